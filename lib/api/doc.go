@@ -1,0 +1,6 @@
+// Package api owns XCE's wire and storage types: the protobuf messages in
+// api.proto (jobs, specs, events, hosts, queues) and the Controller gRPC
+// service. The generated code is committed; `make proto` regenerates it.
+package api
+
+//go:generate buf generate

@@ -1,0 +1,378 @@
+// Package store owns XCE's durable state: jobs, their specs, their event logs
+// and the job id counter, kept in an embedded Badger database as lib/api
+// messages.
+//
+// Every write is synchronous (Badger's SyncWrites): a call returns only once
+// the data is on disk. Badger batches the transactions that concurrent
+// goroutines commit at the same time into one write and one fsync, so
+// concurrent submissions share fsyncs without a second queue here.
+//
+// Layout (all integers big-endian, so keys sort numerically):
+//
+//	j<id:8><index:4>        Job without its specs (the live record)
+//	s<id:8>                 JobSpec as submitted (shared by array elements)
+//	f<id:8>                 JobSpec effective (shared by array elements)
+//	e<id:8><index:4><seq:8> Event, the job's log in order
+//	v<hash:16>              an environment, deduplicated by content
+//	m/idceiling             job ids below this may have been handed out
+//
+// A finished job past the clean period loses its j record; its specs and
+// events stay for bhist and bacct.
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+
+	badger "github.com/dgraph-io/badger/v4"
+	"google.golang.org/protobuf/proto"
+
+	"xce/lib/api"
+)
+
+// Store is the controller's database.
+type Store struct {
+	db *badger.DB
+}
+
+var keyIDCeiling = []byte("m/idceiling")
+
+// Open opens (creating if needed) the database in dir.
+func Open(dir string) (*Store, error) {
+	opts := badger.DefaultOptions(dir).
+		WithSyncWrites(true).
+		WithLogger(nil).
+		WithNumVersionsToKeep(1).
+		// A controller holds little data; small tables and memtables keep
+		// the resident size and the start-up time down.
+		WithMemTableSize(64 << 20).
+		WithBaseTableSize(4 << 20).
+		WithValueLogFileSize(64 << 20).
+		WithBlockCacheSize(16 << 20).
+		WithIndexCacheSize(8 << 20).
+		WithNumCompactors(2)
+	db, err := badger.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Close flushes and closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+func jobKey(id int64, index int32) []byte {
+	k := make([]byte, 13)
+	k[0] = 'j'
+	binary.BigEndian.PutUint64(k[1:], uint64(id))
+	binary.BigEndian.PutUint32(k[9:], uint32(index))
+	return k
+}
+
+func specKey(prefix byte, id int64) []byte {
+	k := make([]byte, 9)
+	k[0] = prefix
+	binary.BigEndian.PutUint64(k[1:], uint64(id))
+	return k
+}
+
+func eventKey(id int64, index int32, seq int64) []byte {
+	k := make([]byte, 21)
+	k[0] = 'e'
+	binary.BigEndian.PutUint64(k[1:], uint64(id))
+	binary.BigEndian.PutUint32(k[9:], uint32(index))
+	binary.BigEndian.PutUint64(k[13:], uint64(seq))
+	return k
+}
+
+func envKey(ref []byte) []byte { return append([]byte{'v'}, ref...) }
+
+// EnvRef returns the content key of an environment.
+func EnvRef(env []string) []byte {
+	h := sha256.New()
+	for _, e := range env {
+		h.Write([]byte(e))
+		h.Write([]byte{0})
+	}
+	return h.Sum(nil)[:16]
+}
+
+// Submission is one bsub: its specs and the jobs it created (one, or every
+// element of an array), each with its SUBMIT event.
+type Submission struct {
+	Spec      *api.JobSpec // with Env; stored deduplicated
+	Effective *api.JobSpec
+	Jobs      []*api.Job // without specs
+	Events    []*api.Event
+}
+
+// Submit stores a submission durably, in one transaction (an array is never
+// half there; Badger refuses a transaction larger than about 10 MB, far
+// beyond MAX_JOB_ARRAY_SIZE elements). It sets Spec.EnvRef; the caller keeps the Env it passed.
+func (s *Store) Submit(sub *Submission) error {
+	spec := sub.Spec
+	env := spec.Env
+	ref := EnvRef(env)
+	spec.EnvRef = ref
+	spec.Env = nil
+	specBytes, err := proto.Marshal(spec)
+	spec.Env = env
+	if err != nil {
+		return fmt.Errorf("encode spec: %w", err)
+	}
+	effBytes, err := proto.Marshal(sub.Effective)
+	if err != nil {
+		return fmt.Errorf("encode effective spec: %w", err)
+	}
+	id := sub.Jobs[0].JobId
+	wb := s.db.NewTransaction(true)
+	defer wb.Discard()
+	if err := s.putEnv(wb, ref, env); err != nil {
+		return err
+	}
+	if err := wb.Set(specKey('s', id), specBytes); err != nil {
+		return err
+	}
+	if err := wb.Set(specKey('f', id), effBytes); err != nil {
+		return err
+	}
+	for i, j := range sub.Jobs {
+		if err := setMsg(wb, jobKey(j.JobId, j.ArrayIndex), j); err != nil {
+			return err
+		}
+		if i < len(sub.Events) {
+			ev := sub.Events[i]
+			if err := setMsg(wb, eventKey(ev.JobId, ev.ArrayIndex, j.Seq), ev); err != nil {
+				return err
+			}
+		}
+	}
+	if err := wb.Commit(); err != nil {
+		return fmt.Errorf("store job %d: %w", id, err)
+	}
+	return nil
+}
+
+func (s *Store) putEnv(wb setter, ref []byte, env []string) error {
+	k := envKey(ref)
+	// An environment already stored need not be written again; most
+	// submissions share their user's environment.
+	err := s.db.View(func(txn *badger.Txn) error {
+		_, err := txn.Get(k)
+		return err
+	})
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, badger.ErrKeyNotFound) {
+		return fmt.Errorf("look up environment: %w", err)
+	}
+	return wb.Set(k, []byte(strings.Join(env, "\x00")))
+}
+
+type setter interface {
+	Set(k, v []byte) error
+}
+
+func setMsg(w setter, key []byte, m proto.Message) error {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode %T: %w", m, err)
+	}
+	return w.Set(key, b)
+}
+
+// Change is one job's new record and the event that explains it.
+type Change struct {
+	Job   *api.Job // without specs; Seq orders its event
+	Event *api.Event
+}
+
+// Apply writes job changes durably, in one transaction.
+func (s *Store) Apply(changes []Change) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	wb := s.db.NewTransaction(true)
+	defer wb.Discard()
+	for _, c := range changes {
+		j := c.Job
+		if j.Spec != nil || j.Effective != nil {
+			return fmt.Errorf("store job %d: record carries its specs", j.JobId)
+		}
+		if err := setMsg(wb, jobKey(j.JobId, j.ArrayIndex), j); err != nil {
+			return err
+		}
+		if c.Event != nil {
+			if err := setMsg(wb, eventKey(j.JobId, j.ArrayIndex, j.Seq), c.Event); err != nil {
+				return err
+			}
+		}
+	}
+	if err := wb.Commit(); err != nil {
+		return fmt.Errorf("store %d job changes: %w", len(changes), err)
+	}
+	return nil
+}
+
+// Forget removes the live records of finished jobs past the clean period;
+// their specs and events stay.
+func (s *Store) Forget(jobs []*api.Job) error {
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	for _, j := range jobs {
+		if err := wb.Delete(jobKey(j.JobId, j.ArrayIndex)); err != nil {
+			return err
+		}
+	}
+	return wb.Flush()
+}
+
+// SetIDCeiling records that job ids below c may have been handed out.
+func (s *Store) SetIDCeiling(c int64) error {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(c))
+	return s.db.Update(func(txn *badger.Txn) error { return txn.Set(keyIDCeiling, b[:]) })
+}
+
+// IDCeiling returns the recorded ceiling, 0 when none.
+func (s *Store) IDCeiling() (int64, error) {
+	var c int64
+	err := s.db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get(keyIDCeiling)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return it.Value(func(v []byte) error {
+			if len(v) == 8 {
+				c = int64(binary.BigEndian.Uint64(v))
+			}
+			return nil
+		})
+	})
+	return c, err
+}
+
+// Loaded is what Load found: every live job, with the specs it shares.
+type Loaded struct {
+	Jobs      []*api.Job
+	Specs     map[int64]*api.JobSpec // as submitted, without Env (see EnvRef)
+	Effective map[int64]*api.JobSpec
+}
+
+// Load reads every live job and its specs.
+func (s *Store) Load() (*Loaded, error) {
+	l := &Loaded{Specs: map[int64]*api.JobSpec{}, Effective: map[int64]*api.JobSpec{}}
+	err := s.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.PrefetchSize = 256
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Seek([]byte{'j'}); it.ValidForPrefix([]byte{'j'}); it.Next() {
+			j := &api.Job{}
+			if err := it.Item().Value(func(v []byte) error { return proto.Unmarshal(v, j) }); err != nil {
+				return fmt.Errorf("decode job %x: %w", it.Item().Key(), err)
+			}
+			l.Jobs = append(l.Jobs, j)
+		}
+		for _, j := range l.Jobs {
+			if _, ok := l.Specs[j.JobId]; ok {
+				continue
+			}
+			spec, err := getSpec(txn, specKey('s', j.JobId))
+			if err != nil {
+				return fmt.Errorf("job %d: %w", j.JobId, err)
+			}
+			eff, err := getSpec(txn, specKey('f', j.JobId))
+			if err != nil {
+				return fmt.Errorf("job %d: %w", j.JobId, err)
+			}
+			l.Specs[j.JobId] = spec
+			l.Effective[j.JobId] = eff
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load jobs: %w", err)
+	}
+	return l, nil
+}
+
+func getSpec(txn *badger.Txn, key []byte) (*api.JobSpec, error) {
+	item, err := txn.Get(key)
+	if err != nil {
+		return nil, fmt.Errorf("read spec: %w", err)
+	}
+	spec := &api.JobSpec{}
+	err = item.Value(func(v []byte) error { return proto.Unmarshal(v, spec) })
+	return spec, err
+}
+
+// Env returns the environment stored under ref.
+func (s *Store) Env(ref []byte) ([]string, error) {
+	var env []string
+	err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(envKey(ref))
+		if err != nil {
+			return err
+		}
+		return item.Value(func(v []byte) error {
+			if len(v) > 0 {
+				env = strings.Split(string(v), "\x00")
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read environment %x: %w", ref, err)
+	}
+	return env, nil
+}
+
+// Spec returns a job's submitted and effective specs, also for a job whose
+// live record is gone.
+func (s *Store) Spec(id int64) (spec, eff *api.JobSpec, err error) {
+	err = s.db.View(func(txn *badger.Txn) error {
+		var err error
+		if spec, err = getSpec(txn, specKey('s', id)); err != nil {
+			return err
+		}
+		eff, err = getSpec(txn, specKey('f', id))
+		return err
+	})
+	return spec, eff, err
+}
+
+// Events returns a job's event log in order; index -1 returns the logs of
+// every element.
+func (s *Store) Events(id int64, index int32) ([]*api.Event, error) {
+	prefix := make([]byte, 9, 13)
+	prefix[0] = 'e'
+	binary.BigEndian.PutUint64(prefix[1:], uint64(id))
+	if index >= 0 {
+		prefix = binary.BigEndian.AppendUint32(prefix, uint32(index))
+	}
+	var evs []*api.Event
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.DefaultIteratorOptions)
+		defer it.Close()
+		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+			ev := &api.Event{}
+			if err := it.Item().Value(func(v []byte) error { return proto.Unmarshal(v, ev) }); err != nil {
+				return err
+			}
+			evs = append(evs, ev)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read events of job %d: %w", id, err)
+	}
+	return evs, nil
+}
