@@ -1,0 +1,137 @@
+// Package client finds the XCE controller and dials it: every command and
+// xcetop use it. The controller's directory is $XCE_DIR when set; otherwise
+// the caller's own default directory when a controller runs there, else the
+// system one. Its socket is DIR/xced.sock.
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"xce/lib/api"
+)
+
+// SocketName is the controller's socket inside its directory.
+const SocketName = "xced.sock"
+
+// SystemDir is the state directory of a controller run by root.
+const SystemDir = "/var/lib/xce"
+
+// DefaultDir is where xced keeps its state when started with no --dir: a
+// per-user directory, or SystemDir for root.
+func DefaultDir() string {
+	if os.Geteuid() == 0 {
+		return SystemDir
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "xce")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), fmt.Sprintf("xce-%d", os.Getuid()))
+	}
+	return filepath.Join(home, ".local", "state", "xce")
+}
+
+// Dir returns the directory of the controller this process talks to.
+func Dir() string {
+	if d := os.Getenv("XCE_DIR"); d != "" {
+		return d
+	}
+	own := DefaultDir()
+	if _, err := os.Stat(filepath.Join(own, SocketName)); err == nil {
+		return own
+	}
+	if _, err := os.Stat(filepath.Join(SystemDir, SocketName)); err == nil {
+		return SystemDir
+	}
+	return own
+}
+
+// Client is a connection to the controller.
+type Client struct {
+	api.ControllerClient
+	conn *grpc.ClientConn
+	Dir  string
+}
+
+// ErrNotRunning says no controller answers at the expected socket.
+var ErrNotRunning = errors.New("controller not running")
+
+// Dial connects to the controller. It checks that the socket exists so
+// that a missing controller is reported at once and precisely.
+func Dial() (*Client, error) {
+	dir := Dir()
+	sock := filepath.Join(dir, SocketName)
+	if _, err := os.Stat(sock); err != nil {
+		return nil, notRunning(sock)
+	}
+	conn, err := grpc.NewClient("unix://"+sock,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(64<<20)))
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", sock, err)
+	}
+	return &Client{ControllerClient: api.NewControllerClient(conn), conn: conn, Dir: dir}, nil
+}
+
+func notRunning(sock string) error {
+	return fmt.Errorf("%w: no xced socket at %s; start the controller with `xced` (or `xced --dir DIR` and set XCE_DIR=DIR)", ErrNotRunning, sock)
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// NotRunningError turns a failed call into the not-running error when the
+// socket is there but nothing answers (a stale socket).
+func (c *Client) NotRunningError() error {
+	return notRunning(filepath.Join(c.Dir, SocketName))
+}
+
+// Jobs is a query's result with each job's specs, pending reason and usage
+// attached.
+type Jobs struct {
+	Jobs     []*api.Job
+	NotFound []*api.JobRef
+}
+
+// Query runs a query and assembles its streamed replies.
+func (c *Client) Query(ctx context.Context, req *api.QueryRequest) (*Jobs, error) {
+	stream, err := c.ControllerClient.Query(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out := &Jobs{}
+	for {
+		part, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out.NotFound = append(out.NotFound, part.NotFound...)
+		for i, j := range part.Jobs {
+			j.Spec = part.Specs[j.JobId]
+			j.Effective = part.Effective[j.JobId]
+			if i < len(part.PendReasons) {
+				j.PendReason = part.PendReasons[i]
+			}
+			if i < len(part.Usage) && isRunning(j.State) {
+				j.Usage = part.Usage[i]
+			}
+			out.Jobs = append(out.Jobs, j)
+		}
+	}
+}
+
+func isRunning(s api.JobState) bool {
+	return s == api.JobState_RUN || s == api.JobState_USUSP || s == api.JobState_SSUSP
+}

@@ -1,0 +1,504 @@
+// Package controller owns the cluster's live state and the job state
+// machine: it answers the API, decides placements (a first-come placement on
+// free slots until lib/sched replaces it), and applies every change write
+// ahead: a change is in the store before it is acted on, reported, or seen
+// by a query.
+//
+// Concurrency: c.mu guards the in-memory state. Job records (*api.Job
+// without specs) are immutable once published: a change clones the record,
+// writes the clone to the store, then swaps it in. Queries therefore collect
+// pointers under the lock and marshal them after releasing it. State changes
+// that come from hosts (a job started or ended) and scheduling decisions are
+// applied by one loop in batches, so a burst of finishing jobs costs one
+// fsync, not one each. Submissions are written outside the lock so that
+// concurrent submissions share fsyncs.
+package controller
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"xce/lib/api"
+	"xce/lib/store"
+	"xce/lib/worker"
+)
+
+// Executor runs jobs on a host; *worker.Worker is the embedded one.
+type Executor interface {
+	Start(job *api.Job) error
+	Reattach(job *api.Job)
+	NeverStarted(job *api.Job) bool
+	Signal(id int64, idx int32, sig syscall.Signal) error
+	Terminate(id int64, idx int32) error
+	Usage(id int64, idx int32) *api.ResourceUsage
+	SpoolOutput(id int64, idx int32) string
+	Remove(id int64, idx int32)
+}
+
+// Config is the controller's fixed configuration.
+type Config struct {
+	ClusterName  string
+	Host         string // the execution host (single-host default)
+	Slots        int
+	NCPUs        int
+	MaxMemKB     int64
+	Queues       []*api.Queue
+	DefaultQueue string
+	AdminUIDs    []uint32
+	CleanPeriod  time.Duration
+	MaxArraySize int
+	StateDir     string
+	// MinCycle is the shortest time between two scheduling cycles.
+	MinCycle time.Duration
+}
+
+// Controller is the live cluster.
+type Controller struct {
+	cfg   Config
+	store *store.Store
+	exec  Executor
+
+	mu        sync.Mutex
+	jobs      map[key]*rec
+	byID      map[int64][]*rec // an array's elements, in index order
+	pending   []*rec           // PEND jobs, in dispatch order when !dirty
+	dirty     bool             // pending needs sorting
+	queues    map[string]*queue
+	host      hostState
+	seq       int64 // last change sequence number
+	nextID    int64
+	ceiling   int64 // ids below it may have been handed out
+	lastCycle time.Time
+	cycleWhy  string // why the last cycle left jobs pending
+	watchers  map[*watcher]struct{}
+	lastSub   map[uint32]int64 // each user's last submitted job id
+
+	repMu   sync.Mutex
+	reports []worker.Report
+	kick    chan struct{}
+	started time.Time
+}
+
+type key struct {
+	id  int64
+	idx int32
+}
+
+// rec is one job in memory.
+type rec struct {
+	job       *api.Job     // immutable; replaced on change
+	spec, eff *api.JobSpec // shared by an array's elements
+	why       string       // pending reason from the last cycle that looked
+	usage     *api.ResourceUsage
+}
+
+type queue struct {
+	q *api.Queue
+}
+
+type hostState struct {
+	used      int
+	exclusive bool // running an exclusive job
+}
+
+// idBlock is how many job ids are reserved with one durable write.
+const idBlock = 1000
+
+// New restores the controller's state from the store and reattaches the
+// jobs that were running.
+func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
+	if cfg.MinCycle == 0 {
+		cfg.MinCycle = 20 * time.Millisecond
+	}
+	c := &Controller{
+		cfg:      cfg,
+		store:    st,
+		exec:     ex,
+		jobs:     map[key]*rec{},
+		byID:     map[int64][]*rec{},
+		queues:   map[string]*queue{},
+		watchers: map[*watcher]struct{}{},
+		lastSub:  map[uint32]int64{},
+		kick:     make(chan struct{}, 1),
+		started:  time.Now(),
+	}
+	for _, q := range cfg.Queues {
+		c.queues[q.Name] = &queue{q: q}
+	}
+	if err := c.restore(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Controller) restore() error {
+	l, err := c.store.Load()
+	if err != nil {
+		return err
+	}
+	ceiling, err := c.store.IDCeiling()
+	if err != nil {
+		return err
+	}
+	c.nextID = max(ceiling, 1)
+	var rerun []*rec
+	for _, j := range l.Jobs {
+		r := &rec{job: j, spec: l.Specs[j.JobId], eff: l.Effective[j.JobId]}
+		c.insert(r)
+		c.nextID = max(c.nextID, j.JobId+1)
+		c.seq = max(c.seq, j.Seq)
+		uid := r.spec.GetUid()
+		c.lastSub[uid] = max(c.lastSub[uid], j.JobId)
+		switch j.State {
+		case api.JobState_RUN, api.JobState_USUSP, api.JobState_SSUSP, api.JobState_UNKWN:
+			c.host.used += int(j.AllocSlots)
+			if r.eff.GetExclusive() {
+				c.host.exclusive = true
+			}
+			rerun = append(rerun, r)
+		}
+	}
+	// Reserve a fresh block: ids handed out before a crash are never reused.
+	c.ceiling = c.nextID + idBlock
+	if err := c.store.SetIDCeiling(c.ceiling); err != nil {
+		return err
+	}
+	var back []store.Change
+	for _, r := range rerun {
+		if c.exec.NeverStarted(r.job) {
+			// Dispatched but never started: dispatch it again.
+			nj := c.clone(r)
+			nj.State = api.JobState_PEND
+			nj.StartTime, nj.ExecHosts, nj.AllocSlots = 0, nil, 0
+			back = append(back, store.Change{Job: nj, Event: c.event(nj, api.EventType_PEND_AGAIN, "", "the controller restarted before the job started")})
+			continue
+		}
+		c.exec.Reattach(r.job)
+	}
+	if err := c.commit(back); err != nil {
+		return err
+	}
+	if len(l.Jobs) > 0 {
+		slog.Info("restored jobs", "jobs", len(l.Jobs), "running", len(rerun)-len(back), "next_id", c.nextID)
+	}
+	return nil
+}
+
+// insert adds a record to the indexes (c.mu held or not yet shared).
+func (c *Controller) insert(r *rec) {
+	k := key{r.job.JobId, r.job.ArrayIndex}
+	c.jobs[k] = r
+	els := c.byID[k.id]
+	i := sort.Search(len(els), func(i int) bool { return els[i].job.ArrayIndex >= k.idx })
+	els = append(els, nil)
+	copy(els[i+1:], els[i:])
+	els[i] = r
+	c.byID[k.id] = els
+	if r.job.State == api.JobState_PEND {
+		c.pending = append(c.pending, r)
+		c.dirty = true
+	}
+}
+
+// clone returns a private copy of a job's record to change.
+func (c *Controller) clone(r *rec) *api.Job {
+	nj := proto.Clone(r.job).(*api.Job)
+	c.seq++
+	nj.Seq = c.seq
+	return nj
+}
+
+func (c *Controller) event(j *api.Job, t api.EventType, user, detail string) *api.Event {
+	return &api.Event{
+		JobId:      j.JobId,
+		ArrayIndex: j.ArrayIndex,
+		Time:       time.Now().UnixNano(),
+		Type:       t,
+		State:      j.State,
+		User:       user,
+		Detail:     detail,
+	}
+}
+
+// commit writes changes, then publishes them (c.mu held). On a failed write
+// nothing changes in memory.
+func (c *Controller) commit(changes []store.Change) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	if err := c.store.Apply(changes); err != nil {
+		return err
+	}
+	for _, ch := range changes {
+		r := c.jobs[key{ch.Job.JobId, ch.Job.ArrayIndex}]
+		was := r.job.State
+		r.job = ch.Job
+		r.why = ""
+		if ch.Job.State == api.JobState_PEND && was != api.JobState_PEND {
+			c.pending = append(c.pending, r)
+			c.dirty = true
+		}
+		if isRunning(was) && !isRunning(ch.Job.State) {
+			c.host.used -= int(r.job.AllocSlots)
+			if r.eff.GetExclusive() {
+				c.host.exclusive = false
+			}
+		}
+		c.publish(r)
+	}
+	return nil
+}
+
+func isRunning(s api.JobState) bool {
+	switch s {
+	case api.JobState_RUN, api.JobState_USUSP, api.JobState_SSUSP, api.JobState_UNKWN:
+		return true
+	}
+	return false
+}
+
+func isFinished(s api.JobState) bool {
+	return s == api.JobState_DONE || s == api.JobState_EXIT
+}
+
+// Report receives what the worker says about a job.
+func (c *Controller) Report(r worker.Report) {
+	c.repMu.Lock()
+	c.reports = append(c.reports, r)
+	c.repMu.Unlock()
+	c.Kick()
+}
+
+// Kick asks for a scheduling cycle soon.
+func (c *Controller) Kick() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run applies reports and schedules until ctx ends.
+func (c *Controller) Run(ctx context.Context) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	clean := time.NewTicker(time.Minute)
+	defer clean.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.kick:
+		case <-tick.C:
+		case <-clean.C:
+			c.clean()
+		}
+		c.cycle()
+		// A short pause lets a burst of submissions or ends share a cycle.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(c.cfg.MinCycle):
+		}
+	}
+}
+
+func (c *Controller) cycle() {
+	c.repMu.Lock()
+	reports := c.reports
+	c.reports = nil
+	c.repMu.Unlock()
+
+	c.mu.Lock()
+	var changes []store.Change
+	for _, rep := range reports {
+		if ch, ok := c.applyReport(rep); ok {
+			changes = append(changes, ch)
+		}
+	}
+	// Apply the reports first: they free the slots the placement uses.
+	if err := c.commit(changes); err != nil {
+		c.mu.Unlock()
+		slog.Error("record job reports; retrying", "err", err)
+		c.repMu.Lock()
+		c.reports = append(reports, c.reports...)
+		c.repMu.Unlock()
+		time.Sleep(time.Second)
+		c.Kick()
+		return
+	}
+	starts := c.schedule()
+	var dispatch []store.Change
+	for _, nj := range starts {
+		dispatch = append(dispatch, store.Change{Job: nj, Event: c.startEvent(nj)})
+	}
+	if err := c.commit(dispatch); err != nil {
+		// Nothing was dispatched; the slots taken in schedule are freed.
+		for _, nj := range starts {
+			c.host.used -= int(nj.AllocSlots)
+		}
+		c.host.exclusive = false
+		slog.Error("record dispatch", "err", err)
+		starts = nil
+	}
+	launches := make([]*api.Job, 0, len(starts))
+	for _, nj := range starts {
+		r := c.jobs[key{nj.JobId, nj.ArrayIndex}]
+		full := proto.Clone(nj).(*api.Job)
+		full.Spec = proto.Clone(r.spec).(*api.JobSpec)
+		full.Effective = r.eff
+		launches = append(launches, full)
+	}
+	c.mu.Unlock()
+
+	for _, j := range launches {
+		go c.launch(j)
+	}
+}
+
+func (c *Controller) startEvent(nj *api.Job) *api.Event {
+	ev := c.event(nj, api.EventType_START, "", "")
+	ev.Hosts = nj.ExecHosts
+	return ev
+}
+
+func (c *Controller) launch(j *api.Job) {
+	env, err := c.store.Env(j.Spec.EnvRef)
+	if err == nil {
+		j.Spec.Env = env
+		err = c.exec.Start(j)
+	}
+	if err != nil {
+		slog.Error("start job", "job", j.JobId, "index", j.ArrayIndex, "err", err)
+		c.Report(worker.Report{JobID: j.JobId, Index: j.ArrayIndex, Err: err})
+	}
+}
+
+// applyReport turns a worker report into a change (c.mu held).
+func (c *Controller) applyReport(rep worker.Report) (store.Change, bool) {
+	r := c.jobs[key{rep.JobID, rep.Index}]
+	if r == nil || !isRunning(r.job.State) {
+		return store.Change{}, false
+	}
+	nj := c.clone(r)
+	switch {
+	case rep.Err != nil:
+		nj.State = api.JobState_EXIT
+		nj.EndTime = time.Now().UnixNano()
+		nj.ExitStatus = 127
+		nj.TermReason, nj.TermReasonSet = api.TermReason_TERM_OTHER, true
+		return store.Change{Job: nj, Event: c.event(nj, api.EventType_FINISH, "", "cannot start the job: "+rep.Err.Error())}, true
+	case rep.Started != nil:
+		ev := rep.Started
+		nj.Pid = ev.Pid
+		nj.ExecHome, nj.ExecCwd = ev.ExecHome, ev.ExecCwd
+		if sp := c.shepherdPid(rep); sp != 0 {
+			nj.ShepherdPid = int32(sp)
+		}
+		e := c.event(nj, api.EventType_START, "", "running")
+		e.Pid, e.ExecHome, e.ExecCwd = ev.Pid, ev.ExecHome, ev.ExecCwd
+		return store.Change{Job: nj, Event: e}, true
+	case rep.Finished != nil:
+		ev := rep.Finished
+		nj.State = ev.State
+		if nj.State != api.JobState_DONE {
+			nj.State = api.JobState_EXIT
+		}
+		nj.EndTime = ev.Time
+		nj.ExitStatus = ev.ExitStatus
+		if ev.Usage != nil {
+			nj.Usage = ev.Usage
+		}
+		if nj.Usage == nil {
+			nj.Usage = &api.ResourceUsage{}
+		}
+		nj.Usage.CpuTimeMs = ev.CpuTimeMs
+		if ev.ExecCwd != "" {
+			nj.ExecHome, nj.ExecCwd = ev.ExecHome, ev.ExecCwd
+		}
+		switch {
+		case ev.TermReason != api.TermReason_TERM_UNKNOWN:
+			nj.TermReason, nj.TermReasonSet = ev.TermReason, true
+		case nj.TermReasonSet && nj.State == api.JobState_EXIT:
+			// bkill asked for this end: keep TERM_OWNER / TERM_ADMIN.
+		case ev.Signal != 0 && nj.State == api.JobState_EXIT:
+			nj.TermReason, nj.TermReasonSet = api.TermReason_TERM_EXTERNAL_SIGNAL, true
+		default:
+			nj.TermReasonSet = false
+		}
+		e := c.event(nj, api.EventType_FINISH, "", ev.Detail)
+		e.ExitStatus, e.TermReason, e.CpuTimeMs, e.Signal = nj.ExitStatus, nj.TermReason, ev.CpuTimeMs, ev.Signal
+		e.Usage = nj.Usage
+		return store.Change{Job: nj, Event: e}, true
+	}
+	return store.Change{}, false
+}
+
+func (c *Controller) shepherdPid(rep worker.Report) int {
+	if w, ok := c.exec.(interface{ ShepherdPid(int64, int32) int }); ok {
+		return w.ShepherdPid(rep.JobID, rep.Index)
+	}
+	return 0
+}
+
+// clean forgets finished jobs older than the clean period.
+func (c *Controller) clean() {
+	cutoff := time.Now().Add(-c.cfg.CleanPeriod).UnixNano()
+	c.mu.Lock()
+	var old []*api.Job
+	for k, r := range c.jobs {
+		if isFinished(r.job.State) && r.job.EndTime < cutoff {
+			old = append(old, r.job)
+			delete(c.jobs, k)
+		}
+	}
+	for _, j := range old {
+		els := c.byID[j.JobId]
+		out := els[:0]
+		for _, r := range els {
+			if r.job.ArrayIndex != j.ArrayIndex {
+				out = append(out, r)
+			}
+		}
+		if len(out) == 0 {
+			delete(c.byID, j.JobId)
+		} else {
+			c.byID[j.JobId] = out
+		}
+	}
+	c.mu.Unlock()
+	if len(old) == 0 {
+		return
+	}
+	if err := c.store.Forget(old); err != nil {
+		slog.Error("forget finished jobs", "err", err)
+	}
+	for _, j := range old {
+		c.exec.Remove(j.JobId, j.ArrayIndex)
+	}
+}
+
+func (c *Controller) isAdmin(uid uint32) bool {
+	if uid == 0 {
+		return true
+	}
+	for _, a := range c.cfg.AdminUIDs {
+		if a == uid {
+			return true
+		}
+	}
+	return false
+}
+
+func jobName(j *api.Job, spec *api.JobSpec) string {
+	if j.ArrayIndex > 0 {
+		return fmt.Sprintf("%s[%d]", spec.GetJobName(), j.ArrayIndex)
+	}
+	return spec.GetJobName()
+}

@@ -1,0 +1,353 @@
+package controller
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"xce/lib/api"
+)
+
+// The dependency expressions of bsub -w: done(), ended(), exit() with an
+// optional exit code comparison, started(), and a bare job as done(); job
+// ids, "id[index]" and job names (the user's own jobs, `*` wildcards); &&,
+// || and ! with parentheses. A name that several jobs share needs all of
+// them (LSF's default, JOB_DEP_LAST_SUB unset). The full set (post_done,
+// numdone, ...) belongs to the scheduler issue.
+
+type depResult int
+
+const (
+	depMet depResult = iota
+	depWait
+	depNever
+)
+
+type depNode struct {
+	op       string // "&&", "||", "!" or "" for a condition
+	kids     []*depNode
+	cond     string // done, ended, exit, started
+	arg      string
+	quoted   bool
+	cmpOp    string
+	cmpValue int32
+	hasCmp   bool
+}
+
+func parseDependency(s string) (*depNode, error) {
+	p := &depParser{s: s}
+	n, err := p.or()
+	if err != nil {
+		return nil, err
+	}
+	p.skip()
+	if p.i < len(p.s) {
+		return nil, fmt.Errorf("unexpected %q at column %d", p.s[p.i:], p.i+1)
+	}
+	return n, nil
+}
+
+type depParser struct {
+	s string
+	i int
+}
+
+func (p *depParser) skip() {
+	for p.i < len(p.s) && p.s[p.i] == ' ' {
+		p.i++
+	}
+}
+
+func (p *depParser) eat(tok string) bool {
+	p.skip()
+	if strings.HasPrefix(p.s[p.i:], tok) {
+		p.i += len(tok)
+		return true
+	}
+	return false
+}
+
+func (p *depParser) or() (*depNode, error) {
+	l, err := p.and()
+	if err != nil {
+		return nil, err
+	}
+	for p.eat("||") {
+		r, err := p.and()
+		if err != nil {
+			return nil, err
+		}
+		l = &depNode{op: "||", kids: []*depNode{l, r}}
+	}
+	return l, nil
+}
+
+func (p *depParser) and() (*depNode, error) {
+	l, err := p.unary()
+	if err != nil {
+		return nil, err
+	}
+	for p.eat("&&") {
+		r, err := p.unary()
+		if err != nil {
+			return nil, err
+		}
+		l = &depNode{op: "&&", kids: []*depNode{l, r}}
+	}
+	return l, nil
+}
+
+func (p *depParser) unary() (*depNode, error) {
+	if p.eat("!") {
+		k, err := p.unary()
+		if err != nil {
+			return nil, err
+		}
+		return &depNode{op: "!", kids: []*depNode{k}}, nil
+	}
+	if p.eat("(") {
+		n, err := p.or()
+		if err != nil {
+			return nil, err
+		}
+		if !p.eat(")") {
+			return nil, fmt.Errorf("missing ')' at column %d", p.i+1)
+		}
+		return n, nil
+	}
+	p.skip()
+	start := p.i
+	for p.i < len(p.s) && (unicode.IsLetter(rune(p.s[p.i])) || p.s[p.i] == '_') {
+		p.i++
+	}
+	word := p.s[start:p.i]
+	switch word {
+	case "done", "ended", "exit", "started":
+		if !p.eat("(") {
+			return nil, fmt.Errorf("expected '(' after %s at column %d", word, p.i+1)
+		}
+		n := &depNode{cond: word}
+		if err := p.arg(n); err != nil {
+			return nil, err
+		}
+		if word == "exit" && p.eat(",") {
+			p.skip()
+			for _, op := range []string{"==", "!=", ">=", "<=", ">", "<"} {
+				if p.eat(op) {
+					n.cmpOp = op
+					break
+				}
+			}
+			if n.cmpOp == "" {
+				n.cmpOp = "=="
+			}
+			p.skip()
+			st := p.i
+			for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+				p.i++
+			}
+			v, err := strconv.Atoi(p.s[st:p.i])
+			if err != nil {
+				return nil, fmt.Errorf("expected an exit code at column %d", st+1)
+			}
+			n.cmpValue, n.hasCmp = int32(v), true
+		}
+		if !p.eat(")") {
+			return nil, fmt.Errorf("missing ')' at column %d", p.i+1)
+		}
+		return n, nil
+	}
+	p.i = start
+	n := &depNode{cond: "done"}
+	return n, p.arg(n)
+}
+
+func (p *depParser) arg(n *depNode) error {
+	p.skip()
+	if p.i < len(p.s) && p.s[p.i] == '"' {
+		end := strings.IndexByte(p.s[p.i+1:], '"')
+		if end < 0 {
+			return fmt.Errorf("unterminated quote at column %d", p.i+1)
+		}
+		n.arg, n.quoted = p.s[p.i+1:p.i+1+end], true
+		p.i += end + 2
+		return nil
+	}
+	start := p.i
+	for p.i < len(p.s) && !strings.ContainsRune(" ,()&|!", rune(p.s[p.i])) {
+		p.i++
+	}
+	if p.i == start {
+		return fmt.Errorf("expected a job id or name at column %d", p.i+1)
+	}
+	n.arg = p.s[start:p.i]
+	return nil
+}
+
+// depTargets resolves a dependency argument to jobs (c.mu held).
+func (c *Controller) depTargets(owner uint32, arg string, quoted bool) []*rec {
+	id, idx, isRef := parseJobRef(arg)
+	if isRef && !(quoted && !strings.Contains(arg, "[")) {
+		if idx >= 0 {
+			if r := c.jobs[key{id, idx}]; r != nil {
+				return []*rec{r}
+			}
+			return nil
+		}
+		return c.byID[id]
+	}
+	var out []*rec
+	for _, r := range c.jobs {
+		if r.spec.GetUid() != owner {
+			continue
+		}
+		if ok, _ := path.Match(arg, r.spec.GetJobName()); ok || r.spec.GetJobName() == arg {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// parseJobRef reads "123" or "123[4]"; idx is -1 for a whole job.
+func parseJobRef(s string) (id int64, idx int32, ok bool) {
+	idx = -1
+	if i := strings.IndexByte(s, '['); i >= 0 && strings.HasSuffix(s, "]") {
+		v, err := strconv.ParseInt(s[i+1:len(s)-1], 10, 32)
+		if err != nil || v < 0 {
+			return 0, 0, false
+		}
+		idx = int32(v)
+		s = s[:i]
+	}
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, 0, false
+	}
+	return id, idx, true
+}
+
+// checkDependency validates an expression at submission: LSF refuses one
+// that names a job it cannot find.
+func (c *Controller) checkDependency(owner uint32, dep string) error {
+	n, err := parseDependency(dep)
+	if err != nil {
+		return fmt.Errorf("Dependency condition syntax error: %v", err)
+	}
+	var walk func(*depNode) error
+	walk = func(n *depNode) error {
+		for _, k := range n.kids {
+			if err := walk(k); err != nil {
+				return err
+			}
+		}
+		if n.op == "" && len(c.depTargets(owner, n.arg, n.quoted)) == 0 {
+			return fmt.Errorf("%s: No matching job found", n.arg)
+		}
+		return nil
+	}
+	return walk(n)
+}
+
+func (c *Controller) dependencyMet(r *rec, dep string) depResult {
+	n, err := parseDependency(dep)
+	if err != nil {
+		return depNever
+	}
+	return c.evalDep(r.spec.GetUid(), n)
+}
+
+func (c *Controller) evalDep(owner uint32, n *depNode) depResult {
+	switch n.op {
+	case "&&":
+		a, b := c.evalDep(owner, n.kids[0]), c.evalDep(owner, n.kids[1])
+		if a == depNever || b == depNever {
+			return depNever
+		}
+		if a == depMet && b == depMet {
+			return depMet
+		}
+		return depWait
+	case "||":
+		a, b := c.evalDep(owner, n.kids[0]), c.evalDep(owner, n.kids[1])
+		if a == depMet || b == depMet {
+			return depMet
+		}
+		if a == depNever && b == depNever {
+			return depNever
+		}
+		return depWait
+	case "!":
+		switch c.evalDep(owner, n.kids[0]) {
+		case depMet:
+			return depNever
+		case depNever:
+			return depMet
+		}
+		return depWait
+	}
+	targets := c.depTargets(owner, n.arg, n.quoted)
+	if len(targets) == 0 {
+		// Forgotten after the clean period: LSF treats it as never.
+		return depNever
+	}
+	res := depMet
+	for _, t := range targets {
+		switch one := condition(n, t.job); {
+		case one == depNever:
+			return depNever
+		case one == depWait:
+			res = depWait
+		}
+	}
+	return res
+}
+
+func condition(n *depNode, j *api.Job) depResult {
+	s := j.State
+	switch n.cond {
+	case "done":
+		switch {
+		case s == api.JobState_DONE:
+			return depMet
+		case s == api.JobState_EXIT:
+			return depNever
+		}
+	case "ended":
+		if isFinished(s) {
+			return depMet
+		}
+	case "exit":
+		switch {
+		case s == api.JobState_EXIT:
+			if !n.hasCmp || compare(j.ExitStatus, n.cmpOp, n.cmpValue) {
+				return depMet
+			}
+			return depNever
+		case s == api.JobState_DONE:
+			return depNever
+		}
+	case "started":
+		if s != api.JobState_PEND && s != api.JobState_PSUSP {
+			return depMet
+		}
+	}
+	return depWait
+}
+
+func compare(a int32, op string, b int32) bool {
+	switch op {
+	case "!=":
+		return a != b
+	case ">":
+		return a > b
+	case ">=":
+		return a >= b
+	case "<":
+		return a < b
+	case "<=":
+		return a <= b
+	}
+	return a == b
+}

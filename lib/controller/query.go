@@ -1,0 +1,316 @@
+package controller
+
+import (
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"xce/lib/api"
+)
+
+// Query returns the jobs bjobs asks for, in bjobs's order: running and
+// suspended jobs, then pending jobs in dispatch order, then finished jobs.
+func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReply {
+	reply := &api.QueryReply{Specs: map[int64]*api.JobSpec{}, Effective: map[int64]*api.JobSpec{}}
+	c.mu.Lock()
+	var recs []*rec
+	if len(req.Refs) > 0 {
+		for _, ref := range req.Refs {
+			var found []*rec
+			if ref.ArrayIndex < 0 {
+				found = c.byID[ref.JobId]
+			} else if r := c.jobs[key{ref.JobId, ref.ArrayIndex}]; r != nil {
+				found = []*rec{r}
+			}
+			if len(found) == 0 {
+				reply.NotFound = append(reply.NotFound, ref)
+			}
+			for _, r := range found {
+				if c.matches(who, req, r, true) {
+					recs = append(recs, r)
+				}
+			}
+		}
+	} else {
+		for _, r := range c.jobs {
+			if c.matches(who, req, r, false) {
+				recs = append(recs, r)
+			}
+		}
+	}
+	if c.dirty {
+		sort.SliceStable(c.pending, func(a, b int) bool { return c.before(c.pending[a], c.pending[b]) })
+		c.dirty = false
+	}
+	sort.Slice(recs, func(a, b int) bool { return c.listBefore(recs[a], recs[b]) })
+	reply.Jobs = make([]*api.Job, len(recs))
+	reply.PendReasons = make([]string, len(recs))
+	reply.Usage = make([]*api.ResourceUsage, len(recs))
+	for i, r := range recs {
+		reply.Jobs[i] = r.job
+		reply.PendReasons[i] = c.pendReason(r)
+		if _, ok := reply.Specs[r.job.JobId]; !ok {
+			reply.Specs[r.job.JobId] = r.spec
+			reply.Effective[r.job.JobId] = r.eff
+		}
+	}
+	c.mu.Unlock()
+	for i, j := range reply.Jobs {
+		if isRunning(j.State) {
+			reply.Usage[i] = c.exec.Usage(j.JobId, j.ArrayIndex)
+		}
+		if reply.Usage[i] == nil {
+			reply.Usage[i] = &api.ResourceUsage{}
+		}
+	}
+	return reply
+}
+
+// matches applies bjobs's filters. A job named by id is shown whoever owns
+// it, as LSF does; the user filter applies to listings.
+func (c *Controller) matches(who Caller, req *api.QueryRequest, r *rec, named bool) bool {
+	s := r.job.State
+	switch req.Scope {
+	case api.QueryRequest_UNFINISHED:
+		if isFinished(s) {
+			return false
+		}
+	case api.QueryRequest_FINISHED:
+		if !isFinished(s) {
+			return false
+		}
+	case api.QueryRequest_PENDING:
+		if s != api.JobState_PEND && s != api.JobState_PSUSP {
+			return false
+		}
+	case api.QueryRequest_RUNNING:
+		if s != api.JobState_RUN {
+			return false
+		}
+	case api.QueryRequest_SUSPENDED:
+		if s != api.JobState_USUSP && s != api.JobState_SSUSP && s != api.JobState_PSUSP {
+			return false
+		}
+	}
+	if !named {
+		switch req.User {
+		case "all":
+		case "":
+			if r.spec.GetUid() != who.UID {
+				return false
+			}
+		default:
+			if r.spec.GetUser() != req.User {
+				return false
+			}
+		}
+	}
+	if req.Queue != "" && r.eff.GetQueue() != req.Queue {
+		return false
+	}
+	if req.Project != "" && r.eff.GetProject() != req.Project {
+		return false
+	}
+	if req.App != "" && r.eff.GetApp() != req.App {
+		return false
+	}
+	if req.Host != "" {
+		on := false
+		for _, h := range r.job.ExecHosts {
+			on = on || h.Host == req.Host
+		}
+		if !on {
+			return false
+		}
+	}
+	if req.Name != "" {
+		name := r.spec.GetJobName()
+		if name == "" {
+			name = r.spec.GetCommand()
+		}
+		if ok, _ := path.Match(req.Name, name); !ok && name != req.Name {
+			return false
+		}
+	}
+	return true
+}
+
+func listGroup(s api.JobState) int {
+	switch {
+	case isRunning(s):
+		return 0
+	case isFinished(s):
+		return 2
+	}
+	return 1
+}
+
+// listBefore is bjobs's order (c.mu held).
+func (c *Controller) listBefore(a, b *rec) bool {
+	ga, gb := listGroup(a.job.State), listGroup(b.job.State)
+	if ga != gb {
+		return ga < gb
+	}
+	if ga == 1 {
+		return c.before(a, b)
+	}
+	if a.job.JobId != b.job.JobId {
+		return a.job.JobId < b.job.JobId
+	}
+	return a.job.ArrayIndex < b.job.ArrayIndex
+}
+
+// Events returns the event logs of jobs.
+func (c *Controller) Events(who Caller, refs []*api.JobRef) ([]*api.Event, error) {
+	var out []*api.Event
+	for _, ref := range refs {
+		evs, err := c.store.Events(ref.JobId, ref.ArrayIndex)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, evs...)
+	}
+	return out, nil
+}
+
+// Queues lists queues with their live counts.
+func (c *Controller) Queues(names []string) ([]*api.Queue, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	counts := map[string]*api.Queue{}
+	for _, q := range c.cfg.Queues {
+		counts[q.Name] = &api.Queue{}
+	}
+	for _, r := range c.jobs {
+		n := counts[r.eff.GetQueue()]
+		if n == nil {
+			continue
+		}
+		slots := max(r.job.AllocSlots, r.eff.GetMinTasks())
+		switch r.job.State {
+		case api.JobState_PEND, api.JobState_PSUSP:
+			n.Pend += slots
+		case api.JobState_RUN:
+			n.Run += slots
+		case api.JobState_SSUSP:
+			n.Ssusp += slots
+		case api.JobState_USUSP:
+			n.Ususp += slots
+		default:
+			continue
+		}
+		n.Njobs += slots
+	}
+	var out []*api.Queue
+	add := func(q *api.Queue) {
+		n := counts[q.Name]
+		cp := proto.Clone(q).(*api.Queue)
+		cp.Njobs, cp.Pend, cp.Run, cp.Ssusp, cp.Ususp = n.Njobs, n.Pend, n.Run, n.Ssusp, n.Ususp
+		cp.IsDefault = q.Name == c.cfg.DefaultQueue
+		out = append(out, cp)
+	}
+	if len(names) == 0 {
+		qs := append([]*api.Queue{}, c.cfg.Queues...)
+		sort.SliceStable(qs, func(a, b int) bool { return qs[a].Priority > qs[b].Priority })
+		for _, q := range qs {
+			add(q)
+		}
+		return out, nil
+	}
+	for _, name := range names {
+		q := c.queues[name]
+		if q == nil {
+			return nil, userErr("%s: No such queue", name)
+		}
+		add(q.q)
+	}
+	return out, nil
+}
+
+// Hosts lists the hosts with their slot counts and load.
+func (c *Controller) Hosts(names []string) ([]*api.Host, error) {
+	for _, n := range names {
+		if n != c.cfg.Host {
+			return nil, userErr("%s: Bad host name, host group name or cluster name", n)
+		}
+	}
+	c.mu.Lock()
+	h := &api.Host{
+		Name:     c.cfg.Host,
+		State:    api.HostState_HOST_OK,
+		MaxSlots: int32(c.cfg.Slots),
+		Ncpus:    int32(c.cfg.NCPUs),
+		MaxmemKb: c.cfg.MaxMemKB,
+		Type:     "X86_64",
+		Model:    "x86_64",
+	}
+	for _, r := range c.jobs {
+		s := r.job.AllocSlots
+		switch r.job.State {
+		case api.JobState_RUN:
+			h.Run += s
+		case api.JobState_SSUSP:
+			h.Ssusp += s
+		case api.JobState_USUSP:
+			h.Ususp += s
+		}
+	}
+	h.Njobs = h.Run + h.Ssusp + h.Ususp
+	if int(h.Njobs) >= c.cfg.Slots || c.host.exclusive {
+		h.State, h.StatusDetail = api.HostState_HOST_CLOSED, "closed_Full"
+		if c.host.exclusive {
+			h.StatusDetail = "closed_Excl"
+		}
+	} else {
+		h.StatusDetail = "ok"
+	}
+	c.mu.Unlock()
+	fillLoad(h)
+	return []*api.Host{h}, nil
+}
+
+// fillLoad reads the local host's load indices.
+func fillLoad(h *api.Host) {
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		var f [3]float64
+		fields := strings.Fields(string(b))
+		for i := 0; i < 3 && i < len(fields); i++ {
+			f[i], _ = strconv.ParseFloat(fields[i], 64)
+		}
+		h.R15S, h.R1M, h.R15M = f[0], f[1], f[2]
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		fields := strings.Fields(string(b))
+		for i := 0; i+1 < len(fields); i++ {
+			v, _ := strconv.ParseInt(fields[i+1], 10, 64)
+			switch fields[i] {
+			case "MemAvailable:":
+				h.MemKb = v
+			case "SwapFree:":
+				h.SwpKb = v
+			case "SwapTotal:":
+				h.MaxswpKb = v
+			}
+		}
+	}
+}
+
+// Info describes the cluster and the caller.
+func (c *Controller) Info(who Caller) *api.ClusterInfo {
+	return &api.ClusterInfo{
+		ClusterName:   c.cfg.ClusterName,
+		MasterHost:    c.cfg.Host,
+		Version:       Version,
+		StateDir:      c.cfg.StateDir,
+		Started:       c.started.UnixNano(),
+		Uid:           who.UID,
+		CallerIsAdmin: c.isAdmin(who.UID),
+	}
+}
+
+// Version is XCE's version, printed by -V.
+const Version = "XCE 0.1"

@@ -1,0 +1,221 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	"golang.org/x/sys/unix"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	"xce/lib/api"
+)
+
+// Service is the gRPC face of the controller.
+type Service struct {
+	api.UnimplementedControllerServer
+	c *Controller
+}
+
+// NewServer returns a gRPC server whose callers are identified by their
+// Unix socket credentials (SO_PEERCRED), never by a claim in the request.
+func NewServer(c *Controller) *grpc.Server {
+	s := grpc.NewServer(grpc.Creds(peerCreds{}), grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
+	api.RegisterControllerServer(s, &Service{c: c})
+	return s
+}
+
+// peerCreds is a TransportCredentials for Unix sockets that records the
+// peer's uid and gid at connection time.
+type peerCreds struct{}
+
+// peerInfo is the AuthInfo of a Unix socket connection.
+type peerInfo struct {
+	credentials.CommonAuthInfo
+	uid, gid uint32
+}
+
+func (peerInfo) AuthType() string { return "peercred" }
+
+func (peerCreds) ClientHandshake(_ context.Context, _ string, conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	return conn, peerInfo{}, nil
+}
+
+func (peerCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	uc, ok := conn.(*net.UnixConn)
+	if !ok {
+		return nil, nil, errors.New("peer credentials need a Unix socket")
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return nil, nil, err
+	}
+	var cred *unix.Ucred
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, serr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil {
+		return nil, nil, err
+	}
+	if serr != nil {
+		return nil, nil, fmt.Errorf("read peer credentials: %w", serr)
+	}
+	return conn, peerInfo{
+		CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity},
+		uid:            cred.Uid, gid: cred.Gid,
+	}, nil
+}
+
+func (peerCreds) Info() credentials.ProtocolInfo {
+	return credentials.ProtocolInfo{SecurityProtocol: "peercred"}
+}
+func (p peerCreds) Clone() credentials.TransportCredentials { return p }
+func (peerCreds) OverrideServerName(string) error             { return nil }
+
+func caller(ctx context.Context) (Caller, error) {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return Caller{}, status.Error(codes.Unauthenticated, "no peer")
+	}
+	pi, ok := p.AuthInfo.(peerInfo)
+	if !ok {
+		return Caller{}, status.Error(codes.Unauthenticated, "caller not identified by its socket credentials")
+	}
+	return Caller{UID: pi.uid, GID: pi.gid}, nil
+}
+
+func toStatus(err error) error {
+	var ue *UserError
+	if errors.As(err, &ue) {
+		if ue.Permission {
+			return status.Error(codes.PermissionDenied, ue.Msg)
+		}
+		return status.Error(codes.InvalidArgument, ue.Msg)
+	}
+	return status.Error(codes.Internal, err.Error())
+}
+
+func (s *Service) Submit(ctx context.Context, req *api.SubmitRequest) (*api.SubmitReply, error) {
+	who, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.c.Submit(who, req.Spec)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return r, nil
+}
+
+// queryChunk bounds one streamed reply message.
+const queryChunk = 5000
+
+func (s *Service) Query(req *api.QueryRequest, stream grpc.ServerStreamingServer[api.QueryReply]) error {
+	who, err := caller(stream.Context())
+	if err != nil {
+		return err
+	}
+	all := s.c.Query(who, req)
+	if len(all.Jobs) <= queryChunk {
+		return stream.Send(all)
+	}
+	for start := 0; start < len(all.Jobs); start += queryChunk {
+		end := min(start+queryChunk, len(all.Jobs))
+		part := &api.QueryReply{
+			Jobs:        all.Jobs[start:end],
+			PendReasons: all.PendReasons[start:end],
+			Usage:       all.Usage[start:end],
+			Specs:       map[int64]*api.JobSpec{},
+			Effective:   map[int64]*api.JobSpec{},
+		}
+		if start == 0 {
+			part.NotFound = all.NotFound
+		}
+		for _, j := range part.Jobs {
+			if _, ok := part.Specs[j.JobId]; !ok {
+				part.Specs[j.JobId] = all.Specs[j.JobId]
+				part.Effective[j.JobId] = all.Effective[j.JobId]
+			}
+		}
+		if err := stream.Send(part); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Service) Signal(ctx context.Context, req *api.SignalRequest) (*api.SignalReply, error) {
+	who, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.c.Signal(who, req), nil
+}
+
+func (s *Service) Watch(req *api.WatchRequest, stream grpc.ServerStreamingServer[api.WatchEvent]) error {
+	if _, err := caller(stream.Context()); err != nil {
+		return err
+	}
+	ch, cancel := s.c.Watch(req.Refs, req.Initial)
+	defer cancel()
+	for {
+		select {
+		case <-stream.Context().Done():
+			return nil
+		case j, ok := <-ch:
+			if !ok {
+				return status.Error(codes.ResourceExhausted, "watcher fell behind; reconnect")
+			}
+			if err := stream.Send(&api.WatchEvent{Job: j}); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (s *Service) ListQueues(ctx context.Context, req *api.ListQueuesRequest) (*api.ListQueuesReply, error) {
+	if _, err := caller(ctx); err != nil {
+		return nil, err
+	}
+	qs, err := s.c.Queues(req.Names)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &api.ListQueuesReply{Queues: qs}, nil
+}
+
+func (s *Service) ListHosts(ctx context.Context, req *api.ListHostsRequest) (*api.ListHostsReply, error) {
+	if _, err := caller(ctx); err != nil {
+		return nil, err
+	}
+	hs, err := s.c.Hosts(req.Names)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &api.ListHostsReply{Hosts: hs}, nil
+}
+
+func (s *Service) Events(ctx context.Context, req *api.EventsRequest) (*api.EventsReply, error) {
+	who, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := s.c.Events(who, req.Refs)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &api.EventsReply{Events: evs}, nil
+}
+
+func (s *Service) Info(ctx context.Context, _ *api.ClusterInfoRequest) (*api.ClusterInfo, error) {
+	who, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.c.Info(who), nil
+}

@@ -1,0 +1,217 @@
+package controller
+
+import (
+	"path"
+	"sort"
+	"syscall"
+	"time"
+
+	"xce/lib/api"
+	"xce/lib/store"
+)
+
+// LSF's texts for job control failures.
+const (
+	errNoJob         = "No matching job found"
+	errFinished      = "Job has already finished"
+	errNotStarted    = "Job has not started yet"
+	errPermission    = "User permission denied"
+	errNotSuspended  = "Job is not suspended"
+	errAlreadyStoped = "Job has already been suspended"
+)
+
+// Signal carries out bkill, bstop and bresume.
+func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply {
+	reply := &api.SignalReply{}
+	c.mu.Lock()
+	targets, missing := c.signalTargets(who, req)
+	for _, ref := range missing {
+		reply.Results = append(reply.Results, &api.SignalResult{Ref: ref, Error: errNoJob})
+	}
+	admin := c.isAdmin(who.UID)
+	user, _ := lookupUser(who.UID)
+	var changes []store.Change
+	type act struct {
+		r   *rec
+		sig syscall.Signal
+		kil bool
+	}
+	var acts []act
+	for _, r := range targets {
+		ref := &api.JobRef{JobId: r.job.JobId, ArrayIndex: r.job.ArrayIndex}
+		res := &api.SignalResult{Ref: ref}
+		reply.Results = append(reply.Results, res)
+		if r.spec.GetUid() != who.UID && !admin {
+			res.Error = errPermission
+			continue
+		}
+		s := r.job.State
+		if isFinished(s) {
+			res.Error = errFinished
+			continue
+		}
+		byAdmin := admin && r.spec.GetUid() != who.UID
+		switch req.Action {
+		case api.SignalRequest_KILL:
+			nj := c.clone(r)
+			reason := api.TermReason_TERM_OWNER
+			if byAdmin {
+				reason = api.TermReason_TERM_ADMIN
+			}
+			nj.TermReason, nj.TermReasonSet = reason, true
+			nj.KillReason = req.Reason
+			ev := c.event(nj, api.EventType_SIGNAL, user, "KILL")
+			ev.Signal = int32(syscall.SIGKILL)
+			if !isRunning(s) {
+				// A pending job is simply removed.
+				nj.State = api.JobState_EXIT
+				nj.EndTime = time.Now().UnixNano()
+				ev.Type, ev.State = api.EventType_FINISH, nj.State
+				ev.TermReason = reason
+			} else {
+				acts = append(acts, act{r: r, kil: true})
+			}
+			changes = append(changes, store.Change{Job: nj, Event: ev})
+		case api.SignalRequest_STOP:
+			var to api.JobState
+			switch s {
+			case api.JobState_PEND:
+				to = api.JobState_PSUSP
+			case api.JobState_RUN, api.JobState_SSUSP:
+				to = api.JobState_USUSP
+				acts = append(acts, act{r: r, sig: syscall.SIGSTOP})
+			default:
+				res.Error = errAlreadyStoped
+				continue
+			}
+			nj := c.clone(r)
+			nj.State, nj.HeldByAdmin = to, byAdmin
+			changes = append(changes, store.Change{Job: nj, Event: c.event(nj, api.EventType_SUSPEND, user, "")})
+		case api.SignalRequest_RESUME:
+			var to api.JobState
+			switch s {
+			case api.JobState_PSUSP:
+				to = api.JobState_PEND
+			case api.JobState_USUSP:
+				to = api.JobState_RUN
+				acts = append(acts, act{r: r, sig: syscall.SIGCONT})
+			default:
+				res.Error = errNotSuspended
+				continue
+			}
+			if r.job.HeldByAdmin && !admin {
+				res.Error = errPermission
+				continue
+			}
+			nj := c.clone(r)
+			nj.State, nj.HeldByAdmin = to, false
+			changes = append(changes, store.Change{Job: nj, Event: c.event(nj, api.EventType_RESUME, user, "")})
+		case api.SignalRequest_SIGNAL:
+			if !isRunning(s) {
+				res.Error = errNotStarted
+				continue
+			}
+			nj := c.clone(r)
+			ev := c.event(nj, api.EventType_SIGNAL, user, signalName(syscall.Signal(req.Signal)))
+			ev.Signal = req.Signal
+			changes = append(changes, store.Change{Job: nj, Event: ev})
+			acts = append(acts, act{r: r, sig: syscall.Signal(req.Signal)})
+		}
+	}
+	// Written before acted on.
+	if err := c.commit(changes); err != nil {
+		c.mu.Unlock()
+		for _, res := range reply.Results {
+			if res.Error == "" {
+				res.Error = "Failed to record the request: " + err.Error()
+			}
+		}
+		return reply
+	}
+	c.mu.Unlock()
+	for _, a := range acts {
+		id, idx := a.r.job.JobId, a.r.job.ArrayIndex
+		if a.kil {
+			c.exec.Terminate(id, idx)
+		} else {
+			c.exec.Signal(id, idx, a.sig)
+		}
+	}
+	c.Kick()
+	return reply
+}
+
+// signalTargets resolves a request to jobs (c.mu held).
+func (c *Controller) signalTargets(who Caller, req *api.SignalRequest) (targets []*rec, missing []*api.JobRef) {
+	if len(req.Refs) > 0 {
+		for _, ref := range req.Refs {
+			var found []*rec
+			if ref.ArrayIndex < 0 {
+				found = c.byID[ref.JobId]
+			} else if r := c.jobs[key{ref.JobId, ref.ArrayIndex}]; r != nil {
+				found = []*rec{r}
+			}
+			if len(found) == 0 {
+				missing = append(missing, ref)
+			}
+			targets = append(targets, found...)
+		}
+		return targets, nil
+	}
+	var all []*rec
+	for _, r := range c.jobs {
+		if isFinished(r.job.State) {
+			continue
+		}
+		switch req.User {
+		case "all":
+		case "":
+			if r.spec.GetUid() != who.UID {
+				continue
+			}
+		default:
+			if r.spec.GetUser() != req.User {
+				continue
+			}
+		}
+		if req.Queue != "" && r.eff.GetQueue() != req.Queue {
+			continue
+		}
+		if req.Name != "" {
+			if ok, _ := path.Match(req.Name, r.spec.GetJobName()); !ok {
+				continue
+			}
+		}
+		all = append(all, r)
+	}
+	sort.Slice(all, func(a, b int) bool {
+		if all[a].job.JobId != all[b].job.JobId {
+			return all[a].job.JobId < all[b].job.JobId
+		}
+		return all[a].job.ArrayIndex < all[b].job.ArrayIndex
+	})
+	if req.All || len(all) == 0 {
+		return all, nil
+	}
+	// Without job id 0, only the last submitted matching job.
+	last := all[len(all)-1].job.JobId
+	for _, r := range all {
+		if r.job.JobId == last {
+			targets = append(targets, r)
+		}
+	}
+	return targets, nil
+}
+
+var signalNames = map[syscall.Signal]string{
+	syscall.SIGHUP: "HUP", syscall.SIGINT: "INT", syscall.SIGQUIT: "QUIT", syscall.SIGKILL: "KILL",
+	syscall.SIGUSR1: "USR1", syscall.SIGUSR2: "USR2", syscall.SIGTERM: "TERM", syscall.SIGSTOP: "STOP",
+	syscall.SIGTSTP: "TSTP", syscall.SIGCONT: "CONT", syscall.SIGALRM: "ALRM", syscall.SIGXCPU: "XCPU",
+}
+
+func signalName(s syscall.Signal) string {
+	if n, ok := signalNames[s]; ok {
+		return n
+	}
+	return s.String()
+}

@@ -1,0 +1,239 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/user"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"xce/lib/api"
+	"xce/lib/store"
+)
+
+// UserError is a submission or request the controller refuses; its text is
+// LSF's where LSF has one. The API turns it into InvalidArgument or
+// PermissionDenied.
+type UserError struct {
+	Msg        string
+	Permission bool
+}
+
+func (e *UserError) Error() string { return e.Msg }
+
+func userErr(format string, a ...any) error { return &UserError{Msg: fmt.Sprintf(format, a...)} }
+
+// Caller is who sent a request, from the socket peer's credentials.
+type Caller struct {
+	UID, GID uint32
+}
+
+// Submit validates a job, stores it durably and queues it.
+func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, error) {
+	if spec == nil || strings.TrimSpace(spec.Command) == "" {
+		return nil, userErr("No command is specified")
+	}
+	spec.Uid, spec.Gid = who.UID, who.GID
+	spec.User, spec.Home = lookupUser(who.UID)
+	spec.EnvRef = nil
+
+	eff := proto.Clone(spec).(*api.JobSpec)
+	eff.Env = nil
+	defaultQueue := eff.Queue == ""
+	if defaultQueue {
+		eff.Queue = c.cfg.DefaultQueue
+	}
+	indices, err := c.validate(who, eff)
+	if err != nil {
+		return nil, err
+	}
+
+	now := time.Now().UnixNano()
+	c.mu.Lock()
+	id := c.nextID
+	c.nextID++
+	if c.nextID >= c.ceiling {
+		// Reserve the next block before handing out an id from it.
+		if err := c.store.SetIDCeiling(c.ceiling + idBlock); err != nil {
+			c.nextID--
+			c.mu.Unlock()
+			return nil, fmt.Errorf("reserve job ids: %w", err)
+		}
+		c.ceiling += idBlock
+	}
+	sub := &store.Submission{Spec: spec, Effective: eff}
+	for _, idx := range indices {
+		c.seq++
+		j := &api.Job{JobId: id, ArrayIndex: idx, State: api.JobState_PEND, SubmitTime: now, Seq: c.seq}
+		if spec.Hold {
+			j.State = api.JobState_PSUSP
+		}
+		if len(indices) > 1 || idx > 0 {
+			j.ArraySize = int32(len(indices))
+			j.ArrayEnd = indices[len(indices)-1]
+			j.ArrayStep = arrayStep(indices)
+		}
+		sub.Jobs = append(sub.Jobs, j)
+		sub.Events = append(sub.Events, &api.Event{
+			JobId: id, ArrayIndex: idx, Time: now, Type: api.EventType_SUBMIT,
+			State: j.State, User: spec.User,
+		})
+	}
+	c.mu.Unlock()
+
+	// Durable before acknowledged; concurrent submissions share the fsync.
+	if err := c.store.Submit(sub); err != nil {
+		slog.Error("store submission", "job", id, "err", err)
+		return nil, fmt.Errorf("cannot store the job: %w", err)
+	}
+	storedSpec := proto.Clone(spec).(*api.JobSpec)
+	storedSpec.Env = nil
+
+	c.mu.Lock()
+	for _, j := range sub.Jobs {
+		r := &rec{job: j, spec: storedSpec, eff: eff}
+		c.insert(r)
+		c.publish(r)
+	}
+	c.lastSub[who.UID] = max(c.lastSub[who.UID], id)
+	c.mu.Unlock()
+	c.Kick()
+	return &api.SubmitReply{JobId: id, Queue: eff.Queue, DefaultQueue: defaultQueue, ArraySize: int32(len(indices))}, nil
+}
+
+// validate checks a submission against the cluster and fills defaults; it
+// returns the array indices ([0] for a plain job).
+func (c *Controller) validate(who Caller, eff *api.JobSpec) ([]int32, error) {
+	q := c.queues[eff.Queue]
+	if q == nil {
+		return nil, userErr("%s: No such queue", eff.Queue)
+	}
+	if !q.q.Open {
+		return nil, userErr("%s: Queue has been closed", eff.Queue)
+	}
+	if eff.MinTasks <= 0 {
+		eff.MinTasks = 1
+	}
+	if eff.MaxTasks < eff.MinTasks {
+		eff.MaxTasks = eff.MinTasks
+	}
+	if int(eff.MinTasks) > c.cfg.Slots {
+		return nil, userErr("Too many processors requested")
+	}
+	for _, h := range eff.Hosts {
+		name := strings.TrimRight(strings.TrimPrefix(h, "!"), "+0123456789")
+		if name != c.cfg.Host && name != "others" && name != "all" {
+			return nil, userErr("%s: Bad host name, host group name or cluster name", h)
+		}
+	}
+	if eff.App != "" {
+		return nil, userErr("%s: No such application profile", eff.App)
+	}
+	if eff.RunLimitSec == 0 {
+		eff.RunLimitSec = q.q.RunLimitSec
+	} else if q.q.RunLimitSec > 0 && eff.RunLimitSec > q.q.RunLimitSec {
+		return nil, userErr("Cannot exceed queue's hard limit(s)")
+	}
+	if eff.Project == "" {
+		eff.Project = "default"
+	}
+	if eff.BeginTime > 0 && eff.TermTime > 0 && eff.BeginTime > eff.TermTime {
+		return nil, userErr("Start time is later than termination time")
+	}
+	if eff.UserPriority < 0 {
+		return nil, userErr("Bad user priority")
+	}
+	if eff.Dependency != "" {
+		c.mu.Lock()
+		err := c.checkDependency(who.UID, eff.Dependency)
+		c.mu.Unlock()
+		if err != nil {
+			return nil, &UserError{Msg: err.Error()}
+		}
+	}
+	if eff.ArraySpec == "" {
+		return []int32{0}, nil
+	}
+	return parseArray(eff.ArraySpec, c.cfg.MaxArraySize)
+}
+
+// parseArray expands "[1-10:2,15]" into sorted, distinct indices.
+func parseArray(spec string, maxSize int) ([]int32, error) {
+	body := strings.TrimSuffix(strings.TrimPrefix(spec, "["), "]")
+	if body == "" || len(body)+2 != len(spec) {
+		return nil, userErr("Job array index error")
+	}
+	seen := map[int32]bool{}
+	var out []int32
+	for _, part := range strings.Split(body, ",") {
+		step := 1
+		if i := strings.IndexByte(part, ':'); i >= 0 {
+			s, err := strconv.Atoi(part[i+1:])
+			if err != nil || s <= 0 {
+				return nil, userErr("Job array index error")
+			}
+			step = s
+			part = part[:i]
+		}
+		lo, hi := part, part
+		if i := strings.IndexByte(part, '-'); i >= 0 {
+			lo, hi = part[:i], part[i+1:]
+		}
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := strconv.Atoi(hi)
+		if err1 != nil || err2 != nil || a <= 0 || b < a {
+			return nil, userErr("Job array index error")
+		}
+		if b > maxSize {
+			return nil, userErr("Job array index too large")
+		}
+		for v := a; v <= b; v += step {
+			if !seen[int32(v)] {
+				seen[int32(v)] = true
+				out = append(out, int32(v))
+			}
+		}
+	}
+	if len(out) > maxSize {
+		return nil, userErr("Job array index too large")
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}
+
+func arrayStep(idx []int32) int32 {
+	if len(idx) < 2 {
+		return 1
+	}
+	return idx[1] - idx[0]
+}
+
+var errNoUser = errors.New("unknown user")
+
+// lookupUser names a uid and its home directory (cached).
+func lookupUser(uid uint32) (name, home string) {
+	userCacheMu.Lock()
+	defer userCacheMu.Unlock()
+	if u, ok := userCache[uid]; ok {
+		return u[0], u[1]
+	}
+	name, home = strconv.Itoa(int(uid)), "/"
+	if u, err := user.LookupId(strconv.Itoa(int(uid))); err == nil {
+		name, home = u.Username, u.HomeDir
+	} else {
+		slog.Warn("look up user", "uid", uid, "err", errors.Join(errNoUser, err))
+	}
+	userCache[uid] = [2]string{name, home}
+	return name, home
+}
+
+var (
+	userCacheMu sync.Mutex
+	userCache   = map[uint32][2]string{}
+)
