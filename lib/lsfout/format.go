@@ -1,0 +1,680 @@
+package lsfout
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"xce/lib/api"
+)
+
+// Format is a parsed bjobs -o specification (or LSB_BJOBS_FORMAT): the
+// columns to print, their widths, justification and memory units, and the
+// delimiter. Set Now, Location and HMS before writing.
+type Format struct {
+	cols  []column
+	delim string // "" = columns separated by one space and padded
+
+	// Now is the current time, for RUN_TIME, TIME_LEFT and the like.
+	Now time.Time
+	// Location is the zone times are printed in; nil means time.Local.
+	Location *time.Location
+	// HMS prints durations as hh:mm:ss (bjobs -hms).
+	HMS bool
+}
+
+type column struct {
+	f     *field
+	width int    // 0 = unlimited
+	right bool   // name:-N
+	unit  string // "" (automatic, with "bytes"), "S", or K M G T P E Z
+}
+
+// field is one name bjobs -o accepts.
+type field struct {
+	name    string
+	aliases []string
+	width   int // recommended width (name:)
+	// text is the value for a job, "" when there is none; kb is the value of
+	// a memory field, in KB, and whether there is one.
+	text func(c *fieldCtx, j *api.Job) string
+	kb   func(j *api.Job) (int64, bool)
+}
+
+// fieldCtx is what a field value may depend on besides the job.
+type fieldCtx struct {
+	now time.Time
+	loc *time.Location
+	hms bool
+}
+
+// header is the column title: the field's name in upper case.
+func (f *field) header() string { return strings.ToUpper(f.name) }
+
+// none is the value of a field XCE has no data for.
+func none(*fieldCtx, *api.Job) string { return "" }
+
+func str(get func(j *api.Job) string) func(*fieldCtx, *api.Job) string {
+	return func(_ *fieldCtx, j *api.Job) string { return get(j) }
+}
+
+func num(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// usageKB reads a memory figure of a job that has usage data.
+func usageKB(get func(u *api.ResourceUsage) int64) func(j *api.Job) (int64, bool) {
+	return func(j *api.Job) (int64, bool) {
+		u := j.GetUsage()
+		if u == nil {
+			return 0, false
+		}
+		return get(u), true
+	}
+}
+
+func noKB(*api.Job) (int64, bool) { return 0, false }
+
+// fields lists every field name in the order "all" prints them: the LSF
+// 9.1/10.1 table of output-formats.md section 4, then the 10.1 additions.
+var fields = []*field{
+	{name: "jobid", aliases: []string{"id"}, width: 7, text: str(func(j *api.Job) string { return strconv.FormatInt(j.GetJobId(), 10) })},
+	{name: "stat", width: 5, text: str(func(j *api.Job) string { return StateName(j.GetState()) })},
+	{name: "user", width: 7, text: str(func(j *api.Job) string { return submitted(j).GetUser() })},
+	{name: "user_group", aliases: []string{"ugroup"}, width: 15, text: str(func(j *api.Job) string { return effective(j).GetUserGroup() })},
+	{name: "queue", width: 10, text: str(func(j *api.Job) string { return effective(j).GetQueue() })},
+	{name: "job_name", aliases: []string{"name"}, width: 10, text: str(DisplayName)},
+	{name: "job_description", aliases: []string{"description"}, width: 17, text: str(func(j *api.Job) string { return submitted(j).GetDescription() })},
+	{name: "proj_name", aliases: []string{"proj", "project"}, width: 11, text: str(projectName)},
+	{name: "job_group", aliases: []string{"group"}, width: 10, text: str(func(j *api.Job) string { return effective(j).GetJobGroup() })},
+	{name: "dependency", width: 15, text: str(func(j *api.Job) string { return submitted(j).GetDependency() })},
+	{name: "command", aliases: []string{"cmd"}, width: 15, text: str(CommandString)},
+	{name: "pre_exec_command", aliases: []string{"pre_cmd"}, width: 16, text: str(func(j *api.Job) string { return effective(j).GetPreExec() })},
+	{name: "pids", width: 20, text: str(pidList)},
+	{name: "exit_code", width: 10, text: str(exitCode)},
+	{name: "from_host", width: 11, text: str(func(j *api.Job) string { return submitted(j).GetSubmitHost() })},
+	{name: "first_host", width: 11, text: str(func(j *api.Job) string {
+		if hs := j.GetExecHosts(); len(hs) > 0 {
+			return hs[0].GetHost()
+		}
+		return ""
+	})},
+	{name: "exec_host", width: 11, text: str(func(j *api.Job) string { return strings.Join(ExecHosts(j), ":") })},
+	{name: "nexec_host", width: 10, text: str(func(j *api.Job) string { return num(int64(len(j.GetExecHosts()))) })},
+	{name: "submit_time", width: 15, text: func(c *fieldCtx, j *api.Job) string { return FormatSubmitTime(j.GetSubmitTime(), c.loc) }},
+	{name: "start_time", width: 15, text: func(c *fieldCtx, j *api.Job) string { return FormatSubmitTime(j.GetStartTime(), c.loc) }},
+	{name: "estimated_start_time", aliases: []string{"estart_time"}, width: 20, text: none},
+	{name: "specified_start_time", aliases: []string{"sstart_time"}, width: 20, text: func(c *fieldCtx, j *api.Job) string {
+		return FormatSubmitTime(submitted(j).GetBeginTime()*int64(time.Second), c.loc)
+	}},
+	{name: "specified_terminate_time", aliases: []string{"sterminate_time"}, width: 24, text: func(c *fieldCtx, j *api.Job) string {
+		return FormatSubmitTime(submitted(j).GetTermTime()*int64(time.Second), c.loc)
+	}},
+	{name: "time_left", width: 11, text: timeLeft},
+	{name: "finish_time", width: 16, text: finishTime},
+	{name: "%complete", width: 11, text: percentComplete},
+	{name: "cpu_used", width: 10, text: cpuUsed},
+	{name: "slots", width: 5, text: str(func(j *api.Job) string {
+		if n := allocSlots(j); n > 0 {
+			return strconv.Itoa(n)
+		}
+		lo, _ := taskRange(submitted(j))
+		return strconv.Itoa(lo)
+	})},
+	{name: "run_time", width: 15, text: func(c *fieldCtx, j *api.Job) string { return c.seconds(runSeconds(c, j)) }},
+	{name: "idle_factor", width: 11, text: func(c *fieldCtx, j *api.Job) string {
+		run := runSeconds(c, j)
+		if run <= 0 || j.GetUsage() == nil {
+			return ""
+		}
+		return fmt.Sprintf("%.2f", float64(j.GetUsage().GetCpuTimeMs())/1000/float64(run))
+	}},
+	{name: "mem", width: 15, kb: usageKB((*api.ResourceUsage).GetMemKb)},
+	{name: "memlimit", width: 10, kb: func(j *api.Job) (int64, bool) {
+		kb := effective(j).GetMemLimitKb()
+		return kb, kb > 0
+	}},
+	{name: "swap", width: 10, kb: usageKB((*api.ResourceUsage).GetSwapKb)},
+	{name: "swaplimit", width: 10, kb: noKB},
+	{name: "min_req_proc", width: 12, text: str(func(j *api.Job) string {
+		lo, _ := taskRange(submitted(j))
+		return strconv.Itoa(lo)
+	})},
+	{name: "max_req_proc", width: 12, text: str(func(j *api.Job) string {
+		_, hi := taskRange(submitted(j))
+		return strconv.Itoa(hi)
+	})},
+	{name: "filelimit", width: 10, text: none},
+	{name: "corelimit", width: 10, kb: noKB},
+	{name: "stacklimit", width: 10, kb: noKB},
+	{name: "processlimit", width: 12, text: none},
+	{name: "input_file", width: 10, text: str(func(j *api.Job) string { return submitted(j).GetInputFile() })},
+	{name: "output_file", width: 11, text: str(func(j *api.Job) string { return submitted(j).GetOutputFile() })},
+	{name: "error_file", width: 10, text: str(func(j *api.Job) string { return submitted(j).GetErrorFile() })},
+	{name: "sub_cwd", width: 10, text: str(submitCWD)},
+	{name: "exec_home", width: 10, text: str((*api.Job).GetExecHome)},
+	{name: "exec_cwd", width: 10, text: str((*api.Job).GetExecCwd)},
+	{name: "effective_resreq", aliases: []string{"eresreq"}, width: 17, text: str(func(j *api.Job) string {
+		rr := strings.Join(effective(j).GetResReq(), " ")
+		if rr == "" || j.GetStartTime() == 0 || isPending(j.GetState()) {
+			return ""
+		}
+		return rr + " "
+	})},
+
+	// LSF 10.1 additions; their recommended widths are not documented, XCE
+	// uses the length of the name, at least 10.
+	{name: "jobindex", text: str(func(j *api.Job) string { return strconv.Itoa(int(j.GetArrayIndex())) })},
+	{name: "application", aliases: []string{"app"}, text: str(func(j *api.Job) string { return effective(j).GetApp() })},
+	{name: "service_class", aliases: []string{"sla"}, text: none},
+	{name: "job_priority", aliases: []string{"priority"}, text: str(func(j *api.Job) string { return num(int64(effective(j).GetUserPriority())) })},
+	{name: "post_exec_command", aliases: []string{"post_cmd"}, text: str(func(j *api.Job) string { return effective(j).GetPostExec() })},
+	{name: "resize_notification_command", aliases: []string{"resize_cmd"}, text: none},
+	{name: "exit_reason", text: str(func(j *api.Job) string {
+		if !isFinished(j.GetState()) || !j.GetTermReasonSet() {
+			return ""
+		}
+		return TermReasonText(j.GetTermReason())
+	})},
+	{name: "pend_reason", text: str(func(j *api.Job) string {
+		if !isPending(j.GetState()) {
+			return ""
+		}
+		return strings.Join(pendReasons(j), "; ")
+	})},
+	{name: "kill_reason", text: str((*api.Job).GetKillReason)},
+	{name: "interactive", text: none},
+	{name: "ask_hosts", text: str(func(j *api.Job) string { return strings.Join(submitted(j).GetHosts(), " ") })},
+	{name: "alloc_slot", text: str(func(j *api.Job) string { return strings.Join(ExecHosts(j), ":") })},
+	{name: "nalloc_slot", text: str(func(j *api.Job) string { return num(int64(allocSlots(j))) })},
+	{name: "nreq_slot", text: str(func(j *api.Job) string {
+		lo, _ := taskRange(submitted(j))
+		return strconv.Itoa(lo)
+	})},
+	{name: "host_file", text: none},
+	{name: "exclusive", text: str(func(j *api.Job) string {
+		if effective(j).GetExclusive() {
+			return "Y"
+		}
+		return "N"
+	})},
+	{name: "max_mem", kb: usageKB((*api.ResourceUsage).GetMaxMemKb)},
+	{name: "avg_mem", kb: usageKB((*api.ResourceUsage).GetAvgMemKb)},
+	{name: "runtimelimit", text: str(func(j *api.Job) string { return minutes(effective(j).GetRunLimitSec()) })},
+	{name: "plimit", text: none},
+	{name: "eplimit", text: none},
+	{name: "pend_time", text: func(c *fieldCtx, j *api.Job) string {
+		end := j.GetStartTime()
+		switch {
+		case isPending(j.GetState()):
+			end = c.now.UnixNano()
+		case end == 0 && isFinished(j.GetState()):
+			end = j.GetEndTime()
+		case end == 0:
+			end = c.now.UnixNano()
+		}
+		if j.GetSubmitTime() == 0 || end < j.GetSubmitTime() {
+			return ""
+		}
+		return strconv.FormatInt((end-j.GetSubmitTime())/int64(time.Second), 10)
+	}},
+	{name: "ependtime", text: none},
+	{name: "ipendtime", text: none},
+	{name: "estimated_run_time", aliases: []string{"ertime"}, text: str(func(j *api.Job) string { return minutes(effective(j).GetEstimatedRunSec()) })},
+	{name: "ru_utime", text: none},
+	{name: "ru_stime", text: none},
+	{name: "warning_action", aliases: []string{"warn_act"}, text: none},
+	{name: "action_warning_time", aliases: []string{"warn_time"}, text: none},
+	{name: "exception_status", aliases: []string{"except_stat"}, text: none},
+	{name: "output_dir", text: str(func(j *api.Job) string { return submitted(j).GetOutdir() })},
+	{name: "licproject", text: none},
+	{name: "forward_cluster", aliases: []string{"fwd_cluster"}, text: none},
+	{name: "forward_time", aliases: []string{"fwd_time"}, text: none},
+	{name: "srcjobid", text: none},
+	{name: "dstjobid", text: none},
+	{name: "source_cluster", text: none},
+	{name: "nthreads", text: str(func(j *api.Job) string {
+		if u := j.GetUsage(); u != nil {
+			return strconv.Itoa(int(u.GetNthreads()))
+		}
+		return ""
+	})},
+	{name: "hrusage", kb: noKB},
+	{name: "gpu_num", text: none},
+	{name: "gpu_mode", text: none},
+	{name: "j_exclusive", text: none},
+	{name: "gpu_alloc", text: none},
+	{name: "cpu_peak", text: none},
+	{name: "cpu_efficiency", text: func(c *fieldCtx, j *api.Job) string {
+		run, n := runSeconds(c, j), allocSlots(j)
+		if run <= 0 || n == 0 || j.GetUsage() == nil {
+			return ""
+		}
+		return fmt.Sprintf("%.2f%%", float64(j.GetUsage().GetCpuTimeMs())/10/float64(run)/float64(n))
+	}},
+	{name: "mem_efficiency", text: none},
+}
+
+// fieldByName indexes fields by name and alias.
+var fieldByName = func() map[string]*field {
+	m := make(map[string]*field)
+	for _, f := range fields {
+		if f.width == 0 {
+			f.width = max(len(f.name), 10)
+		}
+		m[f.name] = f
+		for _, a := range f.aliases {
+			m[a] = f
+		}
+	}
+	return m
+}()
+
+// memUnits are the unit prefixes name:width:unit accepts, by what a user
+// may write.
+var memUnits = map[string]string{
+	"KB": "K", "K": "K", "MB": "M", "M": "M", "GB": "G", "G": "G",
+	"TB": "T", "T": "T", "PB": "P", "P": "P", "EB": "E", "E": "E",
+	"ZB": "Z", "Z": "Z", "S": "S",
+}
+
+// ParseFormat parses a bjobs -o specification:
+//
+//	"field[:[-][width][:unit]] ... [delimiter='c']"
+//
+// Field names and aliases are case-insensitive; "all" stands for every field.
+// A field alone has unlimited width; "name:" the recommended width; "name:N"
+// at most N characters (JOB_NAME loses its front, replaced by "*", other
+// fields their end); "name:-N" right-justifies. The unit (KB/K, MB/M, GB/G,
+// TB/T, PB/P, EB/E, ZB/Z, or S for automatic without "bytes") applies to the
+// memory fields only. An unknown field gives LSF's error
+// "<foo> in the format string is not a valid field name.".
+func ParseFormat(spec string) (*Format, error) {
+	rest, delim, err := cutDelimiter(spec)
+	if err != nil {
+		return nil, err
+	}
+	f := &Format{delim: delim}
+	for _, tok := range strings.Fields(rest) {
+		given, opts, hasOpts := strings.Cut(tok, ":")
+		name := strings.ToLower(given)
+		var defs []*field
+		if name == "all" {
+			defs = fields
+		} else if d := fieldByName[name]; d != nil {
+			defs = []*field{d}
+		} else {
+			return nil, formatError(given + " in the format string is not a valid field name.")
+		}
+		widthPart, unitPart, hasUnit := strings.Cut(opts, ":")
+		right := strings.HasPrefix(widthPart, "-")
+		widthPart = strings.TrimPrefix(widthPart, "-")
+		width := -1 // recommended
+		if widthPart != "" {
+			n, err := strconv.Atoi(widthPart)
+			if err != nil || n <= 0 {
+				return nil, formatError(tok + ": the output width must be a positive number.")
+			}
+			width = n
+		}
+		unit := ""
+		if hasUnit {
+			unit = memUnits[strings.ToUpper(unitPart)]
+			if unit == "" {
+				return nil, formatError(tok + ": <" + unitPart + "> is not a valid unit prefix (KB, MB, GB, TB, PB, EB, ZB or S).")
+			}
+		}
+		for _, d := range defs {
+			c := column{f: d, right: right, unit: unit}
+			switch {
+			case !hasOpts:
+				c.width = 0
+			case width < 0:
+				c.width = d.width
+			default:
+				c.width = width
+			}
+			if unit != "" && d.kb == nil {
+				if name == "all" {
+					c.unit = ""
+				} else {
+					return nil, formatError(tok + ": a unit prefix applies only to the memory fields.")
+				}
+			}
+			f.cols = append(f.cols, c)
+		}
+	}
+	if len(f.cols) == 0 {
+		return nil, formatError("The format string names no field.")
+	}
+	return f, nil
+}
+
+// formatError is an error in a format string, worded as bjobs prints it
+// (a sentence, with its period).
+type formatError string
+
+func (e formatError) Error() string { return string(e) }
+
+// cutDelimiter removes delimiter='c' (or "c") from spec and returns the
+// delimiter.
+func cutDelimiter(spec string) (rest, delim string, err error) {
+	i := strings.Index(strings.ToLower(spec), "delimiter=")
+	if i < 0 {
+		return spec, "", nil
+	}
+	after := spec[i+len("delimiter="):]
+	q := after[:min(1, len(after))]
+	if q != "'" && q != `"` {
+		return "", "", formatError("delimiter= must be followed by a quoted character, as in delimiter=','.")
+	}
+	r, size := utf8.DecodeRuneInString(after[1:])
+	if size == 0 || !strings.HasPrefix(after[1+size:], q) {
+		return "", "", formatError("The delimiter must be a single character.")
+	}
+	return spec[:i] + " " + after[1+size+1:], string(r), nil
+}
+
+func (f *Format) ctx() *fieldCtx {
+	return &fieldCtx{now: f.Now, loc: locOrLocal(f.Location), hms: f.HMS}
+}
+
+// value is a column's untruncated value for a job, "" for none.
+func (c column) value(ctx *fieldCtx, j *api.Job) string {
+	if c.f.kb != nil {
+		kb, ok := c.f.kb(j)
+		if !ok {
+			return ""
+		}
+		return formatMem(kb, c.unit)
+	}
+	return c.f.text(ctx, j)
+}
+
+// fit cuts a cell to the column width and, without a delimiter, pads it.
+func (f *Format) fit(c column, s string, isName bool) string {
+	if c.width > 0 {
+		if isName {
+			s = tailName(s, c.width)
+		} else {
+			s = cut(s, c.width)
+		}
+		if f.delim == "" {
+			if c.right {
+				s = padLeft(s, c.width)
+			} else {
+				s = padRight(s, c.width)
+			}
+		}
+	}
+	return s
+}
+
+func (f *Format) sep() string {
+	if f.delim == "" {
+		return " "
+	}
+	return f.delim
+}
+
+// Write prints the jobs as a table: a header of upper-case field names
+// (unless noheader), then one line per job; an empty value prints "-".
+func (f *Format) Write(w io.Writer, jobs []*api.Job, noheader bool) error {
+	var b bytes.Buffer
+	cells := make([]string, len(f.cols))
+	if !noheader {
+		for i, c := range f.cols {
+			cells[i] = f.fit(c, c.f.header(), false)
+		}
+		b.WriteString(strings.Join(cells, f.sep()) + "\n")
+	}
+	ctx := f.ctx()
+	for _, j := range jobs {
+		for i, c := range f.cols {
+			v := c.value(ctx, j)
+			if v == "" {
+				v = "-"
+			}
+			cells[i] = f.fit(c, v, c.f.name == "job_name")
+		}
+		b.WriteString(strings.Join(cells, f.sep()) + "\n")
+	}
+	return flush(w, &b)
+}
+
+// WriteJSON prints bjobs -o ... -json: every value a string, never cut or
+// padded, "" when empty; "/" written as "\/". notFound are the job IDs asked
+// for that do not exist, each printed after the jobs as a record with JOBID
+// and ERROR.
+func (f *Format) WriteJSON(w io.Writer, jobs []*api.Job, notFound []string) error {
+	var b bytes.Buffer
+	b.WriteString("{\n  \"COMMAND\":\"bjobs\",\n")
+	fmt.Fprintf(&b, "  \"JOBS\":%d,\n", len(jobs)+len(notFound))
+	if len(jobs)+len(notFound) == 0 {
+		b.WriteString("  \"RECORDS\":[]\n}\n")
+		return flush(w, &b)
+	}
+	b.WriteString("  \"RECORDS\":[\n")
+	ctx := f.ctx()
+	var records [][][2]string
+	for _, j := range jobs {
+		rec := make([][2]string, len(f.cols))
+		for i, c := range f.cols {
+			rec[i] = [2]string{c.f.header(), c.value(ctx, j)}
+		}
+		records = append(records, rec)
+	}
+	for _, id := range notFound {
+		records = append(records, [][2]string{{"JOBID", id}, {"ERROR", "Job <" + id + "> is not found"}})
+	}
+	for i, rec := range records {
+		b.WriteString("    {\n")
+		for k, kv := range rec {
+			b.WriteString("      " + jsonString(kv[0]) + ":" + jsonString(kv[1]))
+			if k < len(rec)-1 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('\n')
+		}
+		b.WriteString("    }")
+		if i < len(records)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("  ]\n}\n")
+	return flush(w, &b)
+}
+
+// jsonString quotes s as LSF's JSON does: "/" is escaped as "\/".
+func jsonString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '/':
+			b.WriteString(`\/`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if r < 0x20 {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// formatMem prints a KB amount for a memory field. Without a unit it picks
+// the largest of Mbytes, Gbytes, Tbytes, Pbytes that keeps the number at
+// least 1 and prints one decimal unless whole ("5.2 Gbytes", "0 Mbytes");
+// "S" does the same with a one-letter unit and one decimal ("5.2G"); an
+// explicit unit prints two decimals, the third rounded up ("0.01G").
+func formatMem(kb int64, unit string) string {
+	const letters = "KMGTPEZ"
+	switch unit {
+	case "":
+		v, i := float64(kb)/1024, 1
+		for i < 4 && v >= 1024 {
+			v /= 1024
+			i++
+		}
+		return trimZero(fmt.Sprintf("%.1f", v)) + " " + letters[i:i+1] + "bytes"
+	case "S":
+		v, i := float64(kb)/1024, 1
+		for i < len(letters)-1 && v >= 1024 {
+			v /= 1024
+			i++
+		}
+		return fmt.Sprintf("%.1f%s", v, letters[i:i+1])
+	}
+	v := float64(kb) / math.Pow(1024, float64(strings.Index(letters, unit)))
+	v = math.Ceil(v*100-1e-9) / 100
+	return fmt.Sprintf("%.2f%s", v, unit)
+}
+
+// minutes is a limit in seconds as LSF prints RUNTIMELIMIT: minutes with
+// one decimal ("1440.0"); "" for none.
+func minutes(sec int64) string {
+	if sec <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.1f", float64(sec)/60)
+}
+
+// seconds prints a duration in seconds as RUN_TIME does: "16038 second(s)",
+// or with -hms "04:27:18".
+func (c *fieldCtx) seconds(sec int64) string {
+	if c.hms {
+		return hms(sec)
+	}
+	return strconv.FormatInt(sec, 10) + " second(s)"
+}
+
+func hms(sec int64) string {
+	if sec < 0 {
+		sec = 0
+	}
+	return fmt.Sprintf("%02d:%02d:%02d", sec/3600, sec/60%60, sec%60)
+}
+
+// runSeconds is how long the job has run: until it ended, or until now.
+func runSeconds(c *fieldCtx, j *api.Job) int64 {
+	start := j.GetStartTime()
+	if start == 0 || isPending(j.GetState()) {
+		return 0
+	}
+	end := j.GetEndTime()
+	if end == 0 {
+		end = c.now.UnixNano()
+	}
+	if end < start {
+		return 0
+	}
+	return (end - start) / int64(time.Second)
+}
+
+// runLimitEnd is when a running job's run limit (suffix "L") or, without
+// one, its estimated run time (-We, suffix "E") is reached.
+func runLimitEnd(j *api.Job) (end int64, limit int64, suffix string, ok bool) {
+	if j.GetState() == api.JobState_PEND || j.GetState() == api.JobState_PSUSP || isFinished(j.GetState()) || j.GetStartTime() == 0 {
+		return 0, 0, "", false
+	}
+	e := effective(j)
+	switch {
+	case e.GetRunLimitSec() > 0:
+		limit, suffix = e.GetRunLimitSec(), "L"
+	case e.GetEstimatedRunSec() > 0:
+		limit, suffix = e.GetEstimatedRunSec(), "E"
+	default:
+		return 0, 0, "", false
+	}
+	return j.GetStartTime() + limit*int64(time.Second), limit, suffix, true
+}
+
+// finishTime is when the job finished or, for a running job with a run
+// limit or estimate, when it will: "Dec 28 19:56 L".
+func finishTime(c *fieldCtx, j *api.Job) string {
+	if isFinished(j.GetState()) {
+		return FormatSubmitTime(j.GetEndTime(), c.loc)
+	}
+	if end, _, suffix, ok := runLimitEnd(j); ok {
+		return FormatSubmitTime(end, c.loc) + " " + suffix
+	}
+	return ""
+}
+
+// timeLeft is the time until the run limit (or estimate): "H:MM L", with
+// -hms "hh:mm:ss L".
+func timeLeft(c *fieldCtx, j *api.Job) string {
+	end, _, suffix, ok := runLimitEnd(j)
+	if !ok {
+		return ""
+	}
+	left := (end - c.now.UnixNano()) / int64(time.Second)
+	if left < 0 {
+		left = 0
+	}
+	if c.hms {
+		return hms(left) + " " + suffix
+	}
+	return fmt.Sprintf("%d:%02d %s", left/3600, left/60%60, suffix)
+}
+
+// percentComplete is the share of the run limit (or estimate) used: "25% L".
+func percentComplete(c *fieldCtx, j *api.Job) string {
+	_, limit, suffix, ok := runLimitEnd(j)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%.0f%% %s", 100*float64(runSeconds(c, j))/float64(limit), suffix)
+}
+
+// cpuUsed is the CPU time of a job that has usage data: "12.3 second(s)",
+// with -hms "00:00:12".
+func cpuUsed(c *fieldCtx, j *api.Job) string {
+	u := j.GetUsage()
+	if u == nil {
+		return ""
+	}
+	if c.hms {
+		return hms(u.GetCpuTimeMs() / 1000)
+	}
+	return fmt.Sprintf("%.1f second(s)", float64(u.GetCpuTimeMs())/1000)
+}
+
+// pidList is PIDS: the job's processes, comma-separated.
+func pidList(j *api.Job) string {
+	var ps []string
+	for _, p := range j.GetUsage().GetPids() {
+		ps = append(ps, strconv.Itoa(int(p)))
+	}
+	return strings.Join(ps, ",")
+}
+
+// exitCode is EXIT_CODE: the exit status of an EXIT job, empty otherwise.
+func exitCode(j *api.Job) string {
+	if j.GetState() != api.JobState_EXIT {
+		return ""
+	}
+	return strconv.Itoa(int(j.GetExitStatus()))
+}
