@@ -1,0 +1,463 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/mattn/go-shellwords"
+	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
+
+	"xce/lib/api"
+)
+
+// bsubOpts holds bsub's options as given.
+type bsubOpts struct {
+	queue, name, tasks, output, outputO, errorF, errorO, input, cwd string
+	runLimit, memLimit, project, app, preExec, postExec, envSpec   string
+	hosts, depend, mailUser, desc, group, jobGroup, loginShell      string
+	resReq                                                          []string
+	userPrio                                                        int
+	hold, block, exclusive, notifyBegin, notifyEnd, rerun           bool
+}
+
+func bsubFlags(fs *pflag.FlagSet, o *bsubOpts) {
+	fs.StringVar(&o.queue, "q", "", "submit to this queue")
+	fs.StringVar(&o.name, "J", "", `job name, or job array "name[index_list]%limit"`)
+	fs.StringVar(&o.desc, "Jd", "", "job description")
+	fs.StringVar(&o.tasks, "n", "", "number of tasks: min[,max]")
+	fs.StringArrayVar(&o.resReq, "R", nil, "resource requirement (may be repeated)")
+	fs.StringVar(&o.output, "o", "", "append the job's output to this file (%J, %I expand)")
+	fs.StringVar(&o.outputO, "oo", "", "write the job's output to this file, overwriting it")
+	fs.StringVar(&o.errorF, "e", "", "append the job's error output to this file")
+	fs.StringVar(&o.errorO, "eo", "", "write the job's error output to this file, overwriting it")
+	fs.StringVar(&o.input, "i", "", "the job's standard input file")
+	fs.StringVar(&o.cwd, "cwd", "", "the job's working directory")
+	fs.StringVar(&o.runLimit, "W", "", "run limit: [hour:]minute")
+	fs.StringVar(&o.memLimit, "M", "", "memory limit (KB unless a unit is given; ! = hard)")
+	fs.StringVar(&o.project, "P", "", "project name")
+	fs.StringVar(&o.app, "app", "", "application profile")
+	fs.BoolVar(&o.hold, "H", false, "submit on hold (PSUSP) until bresume")
+	fs.BoolVar(&o.block, "K", false, "wait for the job to finish and exit with its exit code")
+	fs.StringVar(&o.preExec, "E", "", "pre-execution command")
+	fs.StringVar(&o.postExec, "Ep", "", "post-execution command")
+	fs.StringVar(&o.envSpec, "env", "", `environment to pass: "all", "none", "all, ~VAR, VAR=value" or "VAR[=value], ..."`)
+	fs.BoolVar(&o.exclusive, "x", false, "run exclusively on the host")
+	fs.StringVar(&o.hosts, "m", "", "candidate hosts")
+	fs.StringVar(&o.depend, "w", "", "dependency expression")
+	fs.IntVar(&o.userPrio, "sp", 0, "user-assigned job priority")
+	fs.StringVar(&o.mailUser, "u", "", "mail address for job notices")
+	fs.BoolVar(&o.notifyBegin, "B", false, "send mail when the job starts")
+	fs.BoolVar(&o.notifyEnd, "N", false, "send the job report by mail when the job ends")
+	fs.BoolVar(&o.rerun, "r", false, "make the job rerunnable")
+	fs.StringVar(&o.group, "G", "", "user group to charge")
+	fs.StringVar(&o.jobGroup, "g", "", "job group")
+	fs.StringVar(&o.loginShell, "L", "", "login shell initialising the job's environment")
+}
+
+func bsub(args []string) int {
+	var o bsubOpts
+	var words []string
+	cmd, code := newCommand("bsub [options] command [arguments]", "Submit a batch job", func(a []string) int {
+		words = a
+		return 0
+	})
+	bsubFlags(cmd.Flags(), &o)
+	if rc := execute(cmd, code, args, true); rc != 0 || cmd.Flags().Changed("help") || cmd.Flags().Changed("V") {
+		return rc
+	}
+	spec := &api.JobSpec{}
+	if len(words) > 0 {
+		spec.Command = strings.Join(words, " ")
+	} else {
+		script, err := readScript(sys.stdin)
+		if err != nil {
+			fmt.Fprintf(sys.stderr, "%v. Job not submitted.\n", err)
+			return 255
+		}
+		dir, err := directives(script)
+		if err != nil {
+			fmt.Fprintf(sys.stderr, "%v. Job not submitted.\n", err)
+			return 255
+		}
+		if len(dir) > 0 {
+			// Directives first, then the command line again on top: the
+			// command line wins where both set an option.
+			var merged bsubOpts
+			dfs := pflag.NewFlagSet("bsub", pflag.ContinueOnError)
+			dfs.SetOutput(io.Discard)
+			bsubFlags(dfs, &merged)
+			if err := dfs.Parse(lsfArgs(dfs, dir, false)); err != nil {
+				fmt.Fprintf(sys.stderr, "#BSUB: %s. Job not submitted.\n", lsfFlagError(err))
+				return 255
+			}
+			cfs := pflag.NewFlagSet("bsub", pflag.ContinueOnError)
+			cfs.SetOutput(io.Discard)
+			bsubFlags(cfs, &merged)
+			cfs.Bool("help", false, "")
+			cfs.Bool("V", false, "")
+			cfs.SetInterspersed(false)
+			if err := cfs.Parse(lsfArgs(cfs, args, true)); err != nil {
+				fmt.Fprintf(sys.stderr, "%s. Job not submitted.\n", lsfFlagError(err))
+				return 255
+			}
+			o = merged
+		}
+		if !hasCommand(script) {
+			fmt.Fprintln(sys.stderr, "No command is specified in the script file. Job not submitted.")
+			return 255
+		}
+		spec.Command = script
+		spec.CommandIsScript = true
+	}
+	if err := fillSpec(spec, &o); err != nil {
+		fmt.Fprintf(sys.stderr, "%v. Job not submitted.\n", err)
+		return 255
+	}
+	c, ok := dial()
+	if !ok {
+		return 255
+	}
+	defer c.Close()
+	cx, cancel := ctx()
+	defer cancel()
+	reply, err := c.Submit(cx, &api.SubmitRequest{Spec: spec})
+	if err != nil {
+		fmt.Fprintf(sys.stderr, "%s. Job not submitted.\n", rpcError(c, err))
+		return 255
+	}
+	out := sys.stdout
+	if sys.getenv("BSUB_STDERR") != "" {
+		out = sys.stderr
+	}
+	if reply.DefaultQueue {
+		fmt.Fprintf(out, "Job <%d> is submitted to default queue <%s>.\n", reply.JobId, reply.Queue)
+	} else {
+		fmt.Fprintf(out, "Job <%d> is submitted to queue <%s>.\n", reply.JobId, reply.Queue)
+	}
+	if o.block {
+		return waitJob(c, reply.JobId)
+	}
+	return 0
+}
+
+// readScript reads a job from stdin, prompting `bsub> ` on a terminal.
+func readScript(in io.Reader) (string, error) {
+	f, isFile := in.(*os.File)
+	tty := false
+	if isFile {
+		_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+		tty = err == nil
+	}
+	if !tty {
+		b, err := io.ReadAll(in)
+		if err != nil {
+			return "", fmt.Errorf("read the job script: %w", err)
+		}
+		return string(b), nil
+	}
+	var sb strings.Builder
+	sc := bufio.NewScanner(in)
+	fmt.Fprint(sys.stdout, "bsub> ")
+	for sc.Scan() {
+		sb.WriteString(sc.Text())
+		sb.WriteByte('\n')
+		fmt.Fprint(sys.stdout, "bsub> ")
+	}
+	fmt.Fprintln(sys.stdout)
+	return sb.String(), sc.Err()
+}
+
+var directiveRE = regexp.MustCompile(`^\s*#\s*BSUB\s+(.*)$`)
+
+// directives collects the option words of a script's #BSUB lines, from
+// every line of the script (LSF honours directives after commands too). A
+// `#` in the option text starts a comment; a line ending in `\` continues.
+func directives(script string) ([]string, error) {
+	var words []string
+	lines := strings.Split(script, "\n")
+	for i := 0; i < len(lines); i++ {
+		m := directiveRE.FindStringSubmatch(lines[i])
+		if m == nil {
+			continue
+		}
+		text := m[1]
+		for strings.HasSuffix(strings.TrimRight(text, " \t"), `\`) && i+1 < len(lines) {
+			text = strings.TrimSuffix(strings.TrimRight(text, " \t"), `\`) + " " + lines[i+1]
+			i++
+		}
+		text = stripComment(text)
+		p := shellwords.NewParser()
+		w, err := p.Parse(text)
+		if err != nil {
+			return nil, fmt.Errorf("#BSUB %s: %v", text, err)
+		}
+		words = append(words, w...)
+	}
+	return words, nil
+}
+
+// stripComment cuts a directive at a `#` outside quotes.
+func stripComment(s string) string {
+	var q byte
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case q != 0:
+			if c == q {
+				q = 0
+			}
+		case c == '\'' || c == '"':
+			q = c
+		case c == '#':
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// hasCommand reports whether a script has anything besides comments.
+func hasCommand(script string) bool {
+	for _, l := range strings.Split(script, "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "#") {
+			return true
+		}
+	}
+	return false
+}
+
+var arrayRE = regexp.MustCompile(`^([^\[\]]*)(\[[^\]]*\])(?:%(\d+))?$`)
+
+// fillSpec turns options into the submission.
+func fillSpec(s *api.JobSpec, o *bsubOpts) error {
+	s.Queue = o.queue
+	s.JobName = o.name
+	if strings.Contains(o.name, "[") {
+		m := arrayRE.FindStringSubmatch(o.name)
+		if m == nil {
+			return errors.New("Bad job name")
+		}
+		s.JobName, s.ArraySpec = m[1], m[2]
+		if m[3] != "" {
+			lim, err := strconv.Atoi(m[3])
+			if err != nil || lim <= 0 {
+				return errors.New("Job array index error")
+			}
+			s.ArrayLimit = int32(lim)
+		}
+	}
+	s.Description = o.desc
+	if o.tasks != "" {
+		lo, hi, two := strings.Cut(o.tasks, ",")
+		a, err1 := strconv.Atoi(lo)
+		b := a
+		var err2 error
+		if two {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || a <= 0 || b < a {
+			return fmt.Errorf("%s: Bad argument for option -n", o.tasks)
+		}
+		s.MinTasks, s.MaxTasks = int32(a), int32(b)
+	}
+	s.ResReq = o.resReq
+	s.OutputFile, s.OutputOverwrite = o.output, false
+	if o.outputO != "" {
+		s.OutputFile, s.OutputOverwrite = o.outputO, true
+	}
+	s.ErrorFile = o.errorF
+	if o.errorO != "" {
+		s.ErrorFile, s.ErrorOverwrite = o.errorO, true
+	}
+	s.InputFile = o.input
+	wd, err := os.Getwd()
+	if err != nil {
+		wd = sys.getenv("PWD")
+	}
+	s.SubmitCwd = wd
+	s.Cwd = o.cwd
+	if s.Cwd == "" {
+		s.Cwd = sys.getenv("LSB_JOB_CWD")
+	}
+	if s.Cwd != "" && !filepath.IsAbs(s.Cwd) {
+		s.Cwd = filepath.Join(wd, s.Cwd)
+	}
+	if o.runLimit != "" {
+		sec, err := parseMinutes(o.runLimit)
+		if err != nil {
+			return fmt.Errorf("%s: Bad RUNLIMIT specification", o.runLimit)
+		}
+		s.RunLimitSec = sec
+	}
+	if o.memLimit != "" {
+		kb, hard, err := parseMemLimit(o.memLimit)
+		if err != nil {
+			return fmt.Errorf("%s: Bad MEMLIMIT specification", o.memLimit)
+		}
+		s.MemLimitKb, s.MemLimitHard = kb, hard
+	}
+	s.Project = o.project
+	if s.Project == "" {
+		s.Project = sys.getenv("LSB_DEFAULTPROJECT")
+	}
+	if s.Queue == "" {
+		s.Queue = sys.getenv("LSB_DEFAULTQUEUE")
+	}
+	s.App = o.app
+	s.Hold, s.Block, s.Exclusive = o.hold, o.block, o.exclusive
+	s.PreExec, s.PostExec = o.preExec, o.postExec
+	if o.hosts != "" {
+		s.Hosts = strings.Fields(o.hosts)
+	}
+	s.Dependency = o.depend
+	if o.userPrio < 0 {
+		return fmt.Errorf("%d: Bad user priority", o.userPrio)
+	}
+	s.UserPriority = int32(o.userPrio)
+	s.MailUser, s.NotifyBegin, s.NotifyEnd = o.mailUser, o.notifyBegin, o.notifyEnd
+	s.Rerunnable = o.rerun
+	s.UserGroup, s.JobGroup, s.LoginShell = o.group, o.jobGroup, o.loginShell
+	s.EnvSpec = o.envSpec
+	env, err := jobEnv(o.envSpec, os.Environ())
+	if err != nil {
+		return err
+	}
+	s.Env = env
+	s.SubmitHost, _ = os.Hostname()
+	if i := strings.IndexByte(s.SubmitHost, '.'); i > 0 {
+		s.SubmitHost = s.SubmitHost[:i]
+	}
+	mask := syscall.Umask(0)
+	syscall.Umask(mask)
+	s.Umask = uint32(mask)
+	return nil
+}
+
+// parseMinutes reads LSF's [hour:]minute run limit format.
+func parseMinutes(v string) (int64, error) {
+	v, _, _ = strings.Cut(v, "/") // a host or model normalisation is ignored
+	h, m, hasHour := strings.Cut(v, ":")
+	if !hasHour {
+		h, m = "0", v
+	}
+	hours, err1 := strconv.ParseInt(h, 10, 64)
+	mins, err2 := strconv.ParseInt(m, 10, 64)
+	if err1 != nil || err2 != nil || hours < 0 || mins < 0 || (hasHour && mins > 59) || hours*60+mins == 0 {
+		return 0, errors.New("bad time")
+	}
+	return (hours*60 + mins) * 60, nil
+}
+
+// parseMemLimit reads -M: a number in KB (LSF_UNIT_FOR_LIMITS unset) or
+// with a unit suffix, and `!` for a hard limit.
+func parseMemLimit(v string) (kb int64, hard bool, err error) {
+	v, hard = strings.CutSuffix(v, "!")
+	up := strings.ToUpper(v)
+	mult := float64(1)
+	for _, u := range []struct {
+		suffix string
+		kb     float64
+	}{{"KB", 1}, {"MB", 1 << 10}, {"GB", 1 << 20}, {"TB", 1 << 30}, {"PB", 1 << 40}, {"EB", 1 << 50}, {"ZB", 1 << 60},
+		{"K", 1}, {"M", 1 << 10}, {"G", 1 << 20}, {"T", 1 << 30}, {"P", 1 << 40}, {"E", 1 << 50}, {"Z", 1 << 60}} {
+		if strings.HasSuffix(up, u.suffix) {
+			up, mult = strings.TrimSuffix(up, u.suffix), u.kb
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(up, 64)
+	if err != nil || n <= 0 {
+		return 0, false, errors.New("bad memory limit")
+	}
+	return int64(n * mult), hard, nil
+}
+
+// jobEnv applies -env to the submission environment.
+func jobEnv(spec string, environ []string) ([]string, error) {
+	spec = strings.TrimSpace(spec)
+	if spec == "" || strings.EqualFold(spec, "all") {
+		return environ, nil
+	}
+	if strings.EqualFold(spec, "none") {
+		return nil, nil
+	}
+	items, err := splitEnvSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	vals := map[string]string{}
+	var order []string
+	if strings.EqualFold(items[0], "all") {
+		for _, kv := range environ {
+			k, v, _ := strings.Cut(kv, "=")
+			vals[k] = v
+			order = append(order, k)
+		}
+		items = items[1:]
+	}
+	lookup := map[string]string{}
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		lookup[k] = v
+	}
+	for _, it := range items {
+		switch {
+		case strings.HasPrefix(it, "~"):
+			delete(vals, it[1:])
+		case strings.Contains(it, "="):
+			k, v, _ := strings.Cut(it, "=")
+			if _, ok := vals[k]; !ok {
+				order = append(order, k)
+			}
+			vals[k] = strings.Trim(v, "'")
+		default:
+			if v, ok := lookup[it]; ok {
+				if _, seen := vals[it]; !seen {
+					order = append(order, it)
+				}
+				vals[it] = v
+			}
+		}
+	}
+	var out []string
+	for _, k := range order {
+		if v, ok := vals[k]; ok {
+			out = append(out, k+"="+v)
+			delete(vals, k)
+		}
+	}
+	return out, nil
+}
+
+// splitEnvSpec splits -env's comma list; a single-quoted value may hold
+// commas.
+func splitEnvSpec(s string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	quoted := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\'':
+			quoted = !quoted
+			cur.WriteByte(c)
+		case c == ',' && !quoted:
+			out = append(out, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	if quoted {
+		return nil, fmt.Errorf("%s: Bad -env specification", s)
+	}
+	out = append(out, strings.TrimSpace(cur.String()))
+	return out, nil
+}

@@ -1,0 +1,240 @@
+// Package cli owns the user commands (bsub, bjobs, bkill, ...): their
+// options, LSF's argv rules, #BSUB directives, messages and exit codes.
+// Each command's main.go is one call to Main.
+//
+// LSF options are single-dash words (-app, -noheader, -json), which pflag
+// would read as bundles of one-letter flags. Every LSF option is therefore
+// defined as a pflag long flag named exactly like the LSF option, and
+// lsfArgs rewrites argv (-app X → --app=X) before cobra parses it. For bsub
+// the rewrite stops at the first word that is not an option: that word and
+// everything after it are the job command (bsub -n 2 mpirun -np 2 ./a.out).
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"xce/lib/api"
+	"xce/lib/client"
+)
+
+// Version is printed by -V.
+const Version = "XCE 0.1, LSF-compatible batch system\n"
+
+// env is what a command reads from its surroundings; tests replace it.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+var sys = env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+
+// Main runs the named command with its arguments and returns its exit code.
+func Main(name string, args []string) int {
+	cmd, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "%s: not an XCE command\n", name)
+		return 2
+	}
+	return cmd(args)
+}
+
+var commands = map[string]func([]string) int{
+	"bsub":    bsub,
+	"bjobs":   bjobs,
+	"bkill":   bkill,
+	"bstop":   bstop,
+	"bresume": bresume,
+	"bqueues": bqueues,
+	"bhosts":  bhosts,
+}
+
+// lsfArgs rewrites LSF-style single-dash option words to pflag's long form.
+// With stopAtCommand, the first word that is not an option ends the options
+// ("--" is inserted before it).
+func lsfArgs(fs *pflag.FlagSet, args []string, stopAtCommand bool) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if len(a) < 2 || a[0] != '-' || strings.HasPrefix(a, "--") {
+			if stopAtCommand {
+				return append(append(out, "--"), args[i:]...)
+			}
+			out = append(out, a)
+			continue
+		}
+		name := a[1:]
+		f := fs.Lookup(name)
+		if f == nil {
+			out = append(out, "--"+name) // pflag reports it as unknown
+			continue
+		}
+		if f.Value.Type() == "bool" || f.NoOptDefVal != "" {
+			out = append(out, "--"+name)
+			continue
+		}
+		if i+1 >= len(args) {
+			out = append(out, "--"+name) // pflag reports the missing value
+			continue
+		}
+		out = append(out, "--"+name+"="+args[i+1])
+		i++
+	}
+	return out
+}
+
+// newCommand builds a cobra command whose flags are LSF's options.
+func newCommand(use, short string, run func(args []string) int) (*cobra.Command, *int) {
+	code := new(int)
+	c := &cobra.Command{
+		Use:                   use,
+		Short:                 short,
+		SilenceErrors:         true,
+		SilenceUsage:          true,
+		DisableFlagsInUseLine: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			*code = run(args)
+			return nil
+		},
+	}
+	c.SetOut(sys.stderr)
+	c.SetErr(sys.stderr)
+	c.Flags().BoolP("help", "h", false, "print this help and exit")
+	c.Flags().Bool("V", false, "print the version and exit")
+	return c, code
+}
+
+// execute parses LSF argv and runs c; it handles -h, -V and bad options
+// the way LSF's commands do (usage on stderr, non-zero exit).
+func execute(c *cobra.Command, code *int, args []string, stopAtCommand bool) int {
+	for _, a := range args {
+		if a == "-V" {
+			fmt.Fprint(sys.stderr, Version)
+			return 0
+		}
+		if a == "--" || (stopAtCommand && !strings.HasPrefix(a, "-")) {
+			break
+		}
+	}
+	c.Flags().SetInterspersed(!stopAtCommand)
+	c.SetArgs(lsfArgs(c.Flags(), args, stopAtCommand))
+	c.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{err}
+	})
+	if err := c.Execute(); err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(sys.stderr, "%s: %s\n", c.Name(), lsfFlagError(ue.err))
+			fmt.Fprintf(sys.stderr, "Usage: %s\n", c.UseLine())
+			return 255
+		}
+		fmt.Fprintf(sys.stderr, "%s: %v\n", c.Name(), err)
+		return 255
+	}
+	return *code
+}
+
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+
+// lsfFlagError words pflag's errors as LSF's getopt does.
+func lsfFlagError(err error) string {
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+		return "illegal option -- " + rest
+	}
+	if rest, ok := strings.CutPrefix(msg, "flag needs an argument: --"); ok {
+		return "option requires an argument -- " + rest
+	}
+	return strings.ReplaceAll(msg, "--", "-")
+}
+
+// dial connects to the controller, printing LSF-style trouble.
+func dial() (*client.Client, bool) {
+	c, err := client.Dial()
+	if err != nil {
+		fmt.Fprintln(sys.stderr, err)
+		return nil, false
+	}
+	return c, true
+}
+
+// rpcError prints a failed call: the controller's own text for a refused
+// request, or where the command looked when nothing answered.
+func rpcError(c *client.Client, err error) string {
+	st, ok := status.FromError(err)
+	if !ok {
+		return err.Error()
+	}
+	switch st.Code() {
+	case codes.Unavailable:
+		return c.NotRunningError().Error()
+	case codes.InvalidArgument, codes.PermissionDenied:
+		return st.Message()
+	}
+	return st.Message()
+}
+
+func ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 5*time.Minute)
+}
+
+// parseJobIDs reads job id arguments: 123, "123[4]" and "123[1-3,7]".
+// Index -1 stands for every element of a job.
+func parseJobIDs(args []string) ([]*api.JobRef, error) {
+	var refs []*api.JobRef
+	for _, a := range args {
+		base, list, hasIdx := strings.Cut(a, "[")
+		id, err := strconv.ParseInt(base, 10, 64)
+		if err != nil || id < 0 {
+			return nil, fmt.Errorf("%s: Illegal job ID", a)
+		}
+		if !hasIdx {
+			refs = append(refs, &api.JobRef{JobId: id, ArrayIndex: -1})
+			continue
+		}
+		list, ok := strings.CutSuffix(list, "]")
+		if !ok || list == "" {
+			return nil, fmt.Errorf("%s: Illegal job ID", a)
+		}
+		for _, part := range strings.Split(list, ",") {
+			lo, hi, isRange := strings.Cut(part, "-")
+			a1, err1 := strconv.Atoi(lo)
+			a2 := a1
+			var err2 error
+			if isRange {
+				a2, err2 = strconv.Atoi(hi)
+			}
+			if err1 != nil || err2 != nil || a1 < 1 || a2 < a1 {
+				return nil, fmt.Errorf("%s: Illegal job ID", a)
+			}
+			for i := a1; i <= a2; i++ {
+				refs = append(refs, &api.JobRef{JobId: id, ArrayIndex: int32(i)})
+			}
+		}
+	}
+	return refs, nil
+}
+
+func refString(r *api.JobRef) string {
+	if r.ArrayIndex > 0 {
+		return fmt.Sprintf("%d[%d]", r.JobId, r.ArrayIndex)
+	}
+	return strconv.FormatInt(r.JobId, 10)
+}

@@ -1,0 +1,384 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"xce/lib/api"
+	"xce/lib/client"
+	"xce/lib/lsfout"
+)
+
+// waitJob is bsub -K: it waits for every element of the job to finish and
+// returns the job's exit code (126 when it was killed while pending).
+func waitJob(c *client.Client, id int64) int {
+	fmt.Fprintln(sys.stderr, "<<Waiting for dispatch ...>>")
+	showHost := sys.getenv("LSB_SUBK_SHOW_EXEC_HOST") != ""
+	announced := false
+	for {
+		code, done, err := watchUntilDone(c, id, showHost, &announced)
+		if done {
+			fmt.Fprintln(sys.stderr, "<<Job is finished>>")
+			return code
+		}
+		if err != nil {
+			// The stream broke (controller restart); look again shortly.
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+}
+
+func watchUntilDone(c *client.Client, id int64, showHost bool, announced *bool) (int, bool, error) {
+	cx, cancel := ctx()
+	defer cancel()
+	stream, err := c.Watch(cx, &api.WatchRequest{Refs: []*api.JobRef{{JobId: id, ArrayIndex: -1}}, Initial: true})
+	if err != nil {
+		return 0, false, err
+	}
+	states := map[int32]*api.Job{}
+	for {
+		j, err := stream.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errors.New("watch ended")
+			}
+			return 0, false, err
+		}
+		job := j.Job
+		states[job.ArrayIndex] = job
+		if showHost && !*announced && job.State == api.JobState_RUN && len(job.ExecHosts) > 0 {
+			fmt.Fprintf(sys.stderr, "<<Starting on %s>>\n", job.ExecHosts[0].Host)
+			*announced = true
+		}
+		// The initial records tell how many elements there are.
+		size := int(max(job.ArraySize, 1))
+		if len(states) < size {
+			continue
+		}
+		code, finished := 0, true
+		for _, s := range states {
+			switch s.State {
+			case api.JobState_DONE:
+			case api.JobState_EXIT:
+				if s.StartTime == 0 {
+					code = 126
+				} else if s.ExitStatus != 0 {
+					code = int(s.ExitStatus)
+				} else if code == 0 {
+					code = 1
+				}
+			default:
+				finished = false
+			}
+		}
+		if finished {
+			return code, true, nil
+		}
+	}
+}
+
+type bjobsOpts struct {
+	all, done, pend, run, susp, long, wide, noHeader, json, uf bool
+	user, queue, name, format, host, project, app           string
+}
+
+func bjobs(args []string) int {
+	var o bjobsOpts
+	var ids []string
+	cmd, code := newCommand("bjobs [options] [job_ID | \"job_ID[index_list]\" ...]", "Show jobs", func(a []string) int {
+		ids = a
+		return 0
+	})
+	f := cmd.Flags()
+	f.BoolVar(&o.all, "a", false, "also recently finished jobs")
+	f.BoolVar(&o.done, "d", false, "only recently finished jobs")
+	f.BoolVar(&o.pend, "p", false, "pending jobs, with their pending reasons")
+	f.BoolVar(&o.run, "r", false, "running jobs")
+	f.BoolVar(&o.susp, "s", false, "suspended jobs")
+	f.BoolVar(&o.long, "l", false, "long format")
+	f.BoolVar(&o.wide, "w", false, "wide format: nothing truncated")
+	f.BoolVar(&o.noHeader, "noheader", false, "no header line")
+	f.BoolVar(&o.json, "json", false, "JSON output (with -o)")
+	f.BoolVar(&o.uf, "UF", false, "long format without line wrapping")
+	f.StringVar(&o.user, "u", "", "jobs of this user, or all")
+	f.StringVar(&o.queue, "q", "", "jobs in this queue")
+	f.StringVar(&o.name, "J", "", "jobs with this name (* wildcards)")
+	f.StringVar(&o.format, "o", "", `custom output: "field[:[-][width][:unit]] ... [delimiter='c']"`)
+	f.StringVar(&o.host, "m", "", "jobs running on this host")
+	f.StringVar(&o.project, "P", "", "jobs of this project")
+	f.StringVar(&o.app, "app", "", "jobs of this application profile")
+	if rc := execute(cmd, code, args, false); rc != 0 || f.Changed("help") || f.Changed("V") {
+		return rc
+	}
+	if o.format == "" {
+		o.format = sys.getenv("LSB_BJOBS_FORMAT")
+	}
+	if o.json && o.format == "" {
+		fmt.Fprintln(sys.stderr, "bjobs: -json requires -o or LSB_BJOBS_FORMAT")
+		return 255
+	}
+	var format *lsfout.Format
+	if o.format != "" && !o.long {
+		var err error
+		if format, err = lsfout.ParseFormat(o.format); err != nil {
+			fmt.Fprintln(sys.stderr, err)
+			return 255
+		}
+	}
+	refs, err := parseJobIDs(ids)
+	if err != nil {
+		fmt.Fprintln(sys.stderr, err)
+		return 255
+	}
+	req := &api.QueryRequest{Refs: refs, User: o.user, Queue: o.queue, Name: o.name, Host: o.host, Project: o.project, App: o.app}
+	noJobs := "No unfinished job found"
+	switch {
+	case o.all:
+		req.Scope, noJobs = api.QueryRequest_ALL, "No job found"
+	case o.done:
+		req.Scope, noJobs = api.QueryRequest_FINISHED, "No DONE/EXIT job found"
+	case o.pend:
+		req.Scope, noJobs = api.QueryRequest_PENDING, "No pending job found"
+	case o.run:
+		req.Scope, noJobs = api.QueryRequest_RUNNING, "No running job found"
+	case o.susp:
+		req.Scope, noJobs = api.QueryRequest_SUSPENDED, "No suspended job found"
+	}
+	if len(refs) > 0 && !o.done && !o.pend && !o.run && !o.susp {
+		// Jobs named by id are shown whatever their state.
+		req.Scope = api.QueryRequest_ALL
+	}
+	c, ok := dial()
+	if !ok {
+		return 255
+	}
+	defer c.Close()
+	cx, cancel := ctx()
+	defer cancel()
+	res, err := c.Query(cx, req)
+	if err != nil {
+		fmt.Fprintln(sys.stderr, rpcError(c, err))
+		return 255
+	}
+	var notFound []string
+	for _, r := range res.NotFound {
+		notFound = append(notFound, refString(r))
+	}
+	out := sys.stdout
+	switch {
+	case format != nil && o.json:
+		err = format.WriteJSON(out, res.Jobs, notFound)
+		notFound = nil
+	case len(res.Jobs) == 0:
+	case o.long || o.uf:
+		err = lsfout.WriteJobsLong(out, res.Jobs, lsfout.JobsOptions{Unformatted: o.uf, Now: time.Now()})
+	case format != nil:
+		err = format.Write(out, res.Jobs, o.noHeader)
+	default:
+		err = lsfout.WriteJobs(out, res.Jobs, lsfout.JobsOptions{Wide: o.wide, NoHeader: o.noHeader, PendReasons: o.pend, Now: time.Now()})
+	}
+	if err != nil {
+		fmt.Fprintln(sys.stderr, err)
+		return 255
+	}
+	for _, n := range notFound {
+		fmt.Fprintf(sys.stderr, "Job <%s> is not found\n", n)
+	}
+	if len(res.Jobs) == 0 && len(notFound) == 0 && !o.json {
+		msg := noJobs
+		if o.queue != "" {
+			msg += " in queue <" + o.queue + ">"
+		}
+		if o.host != "" {
+			msg += " on host/group <" + o.host + ">"
+		}
+		if o.name != "" && len(refs) == 0 {
+			msg = "Job <" + o.name + "> is not found"
+		}
+		fmt.Fprintln(sys.stderr, msg)
+	}
+	// LSF: 255 only when a job id that does not exist is given next to jobs
+	// that do (LSB_BJOBS_CONSISTENT_EXIT_CODE=N).
+	if len(notFound) > 0 && len(res.Jobs) > 0 {
+		return 255
+	}
+	return 0
+}
+
+// control is bkill, bstop and bresume.
+func control(name string, action api.SignalRequest_Action, args []string) int {
+	var user, queue, jobName, sig, reason string
+	var list bool
+	var ids []string
+	cmd, code := newCommand(name+" [options] [job_ID | 0 | \"job_ID[index]\" ...]", controlShort[name], func(a []string) int {
+		ids = a
+		return 0
+	})
+	f := cmd.Flags()
+	f.StringVar(&user, "u", "", "jobs of this user, or all")
+	f.StringVar(&queue, "q", "", "jobs in this queue")
+	f.StringVar(&jobName, "J", "", "jobs with this name")
+	f.StringVar(&reason, "C", "", "a comment recorded with the request")
+	if name == "bkill" {
+		f.StringVar(&sig, "s", "", "send this signal (name or number) instead of terminating")
+		f.BoolVar(&list, "l", false, "list the signal names")
+	}
+	if rc := execute(cmd, code, args, false); rc != 0 || f.Changed("help") || f.Changed("V") {
+		return rc
+	}
+	if list {
+		fmt.Fprintln(sys.stdout, strings.Join(signalList, " "))
+		return 0
+	}
+	req := &api.SignalRequest{Action: action, User: user, Queue: queue, Name: jobName, Reason: reason}
+	verb := map[string]string{"bkill": "terminated", "bstop": "stopped", "bresume": "resumed"}[name]
+	if sig != "" {
+		n, err := parseSignal(sig)
+		if err != nil {
+			fmt.Fprintln(sys.stderr, err)
+			return 255
+		}
+		req.Action, req.Signal, verb = api.SignalRequest_SIGNAL, int32(n), "signaled"
+	}
+	var idArgs []string
+	for _, a := range ids {
+		if a == "0" {
+			req.All = true
+		} else {
+			idArgs = append(idArgs, a)
+		}
+	}
+	refs, err := parseJobIDs(idArgs)
+	if err != nil {
+		fmt.Fprintln(sys.stderr, err)
+		return 255
+	}
+	req.Refs = refs
+	if len(refs) == 0 && !req.All && user == "" && queue == "" && jobName == "" {
+		fmt.Fprintln(sys.stderr, "Job ID or one of '-m', '-u' '-q' and '-J' must be specified.")
+		fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.Use)
+		return 255
+	}
+	c, ok := dial()
+	if !ok {
+		return 255
+	}
+	defer c.Close()
+	cx, cancel := ctx()
+	defer cancel()
+	reply, err := c.Signal(cx, req)
+	if err != nil {
+		fmt.Fprintln(sys.stderr, rpcError(c, err))
+		return 255
+	}
+	// A whole array named by its id answers as one job, as LSF does.
+	whole := map[int64]bool{}
+	for _, r := range refs {
+		if r.ArrayIndex < 0 {
+			whole[r.JobId] = true
+		}
+	}
+	failed, okCount := 0, 0
+	said := map[string]bool{}
+	for _, r := range reply.Results {
+		id := refString(r.Ref)
+		if whole[r.Ref.JobId] {
+			id = refString(&api.JobRef{JobId: r.Ref.JobId})
+		}
+		if r.Error != "" {
+			failed++
+			if !said[id+r.Error] {
+				fmt.Fprintf(sys.stderr, "Job <%s>: %s\n", id, r.Error)
+				said[id+r.Error] = true
+			}
+			continue
+		}
+		okCount++
+		if !said[id] {
+			fmt.Fprintf(sys.stdout, "Job <%s> is being %s\n", id, verb)
+			said[id] = true
+		}
+	}
+	if len(reply.Results) == 0 {
+		fmt.Fprintln(sys.stderr, "No matching job found")
+		return 255
+	}
+	if failed > 0 {
+		return 255
+	}
+	return 0
+}
+
+var controlShort = map[string]string{
+	"bkill":   "Send signals to kill, suspend or resume jobs",
+	"bstop":   "Suspend jobs",
+	"bresume": "Resume suspended jobs",
+}
+
+func bkill(args []string) int   { return control("bkill", api.SignalRequest_KILL, args) }
+func bstop(args []string) int   { return control("bstop", api.SignalRequest_STOP, args) }
+func bresume(args []string) int { return control("bresume", api.SignalRequest_RESUME, args) }
+
+func bqueues(args []string) int {
+	var noHeader bool
+	var names []string
+	cmd, code := newCommand("bqueues [-noheader] [queue_name ...]", "Show queues", func(a []string) int {
+		names = a
+		return 0
+	})
+	cmd.Flags().BoolVar(&noHeader, "noheader", false, "no header line")
+	if rc := execute(cmd, code, args, false); rc != 0 || cmd.Flags().Changed("help") || cmd.Flags().Changed("V") {
+		return rc
+	}
+	c, ok := dial()
+	if !ok {
+		return 255
+	}
+	defer c.Close()
+	cx, cancel := ctx()
+	defer cancel()
+	reply, err := c.ListQueues(cx, &api.ListQueuesRequest{Names: names})
+	if err != nil {
+		fmt.Fprintln(sys.stderr, rpcError(c, err))
+		return 255
+	}
+	if err := lsfout.WriteQueues(sys.stdout, reply.Queues, noHeader); err != nil {
+		fmt.Fprintln(sys.stderr, err)
+		return 255
+	}
+	return 0
+}
+
+func bhosts(args []string) int {
+	var noHeader, wide bool
+	var names []string
+	cmd, code := newCommand("bhosts [-w] [-noheader] [host_name ...]", "Show hosts", func(a []string) int {
+		names = a
+		return 0
+	})
+	cmd.Flags().BoolVar(&noHeader, "noheader", false, "no header line")
+	cmd.Flags().BoolVar(&wide, "w", false, "wide format with detailed status")
+	if rc := execute(cmd, code, args, false); rc != 0 || cmd.Flags().Changed("help") || cmd.Flags().Changed("V") {
+		return rc
+	}
+	c, ok := dial()
+	if !ok {
+		return 255
+	}
+	defer c.Close()
+	cx, cancel := ctx()
+	defer cancel()
+	reply, err := c.ListHosts(cx, &api.ListHostsRequest{Names: names})
+	if err != nil {
+		fmt.Fprintln(sys.stderr, rpcError(c, err))
+		return 255
+	}
+	if err := lsfout.WriteHosts(sys.stdout, reply.Hosts, lsfout.HostsOptions{Wide: wide, NoHeader: noHeader}); err != nil {
+		fmt.Fprintln(sys.stderr, err)
+		return 255
+	}
+	return 0
+}

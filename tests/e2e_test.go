@@ -1,0 +1,231 @@
+package tests
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A #BSUB script on stdin: directives become options, the command line
+// wins over them, the output file gets the output and LSF's job report.
+func TestScriptOnStdin(t *testing.T) {
+	c := newCluster(t)
+	script := "#!/bin/sh\n#BSUB -J scripted\n#BSUB -o out.%J\n#BSUB -q nosuch\necho hello from $LSB_JOBNAME $LSB_JOBID\n"
+	id := c.submit(script, "-q", "normal")
+	c.waitState(id, "DONE")
+	out, err := os.ReadFile(filepath.Join(c.work, "out."+id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"hello from scripted " + id, "Successfully completed.", "Subject: Job " + id + ": <scripted> in cluster <xce> Done", "# LSBATCH: User input"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output file lacks %q:\n%s", want, out)
+		}
+	}
+	if q := strings.TrimSpace(c.must("", "bjobs", "-a", "-noheader", "-o", "queue job_name", id)); q != "normal scripted" {
+		t.Errorf("queue and name = %q, want the command line's queue and the directive's name", q)
+	}
+}
+
+// A job array with a running limit: every element runs once, with its own
+// index in %I and LSB_JOBINDEX.
+func TestArray(t *testing.T) {
+	c := newCluster(t)
+	id := c.submit("", "-J", "arr[1-6]%2", "-o", "o.%J.%I", "echo index $LSB_JOBINDEX")
+	states := c.waitState(id, "DONE")
+	if n := len(strings.Split(states, "\n")); n != 6 {
+		t.Fatalf("%d elements, want 6", n)
+	}
+	for i := 1; i <= 6; i++ {
+		b, err := os.ReadFile(filepath.Join(c.work, "o."+id+"."+string(rune('0'+i))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(b), "index "+string(rune('0'+i))+"\n") {
+			t.Errorf("element %d wrote %q", i, b)
+		}
+	}
+	names := c.must("", "bjobs", "-a", "-noheader", "-o", "job_name", id+"[3]")
+	if strings.TrimSpace(names) != "arr[3]" {
+		t.Errorf("element name %q", names)
+	}
+}
+
+// A failing job ends EXIT with its exit code in bjobs -l.
+func TestFailingJob(t *testing.T) {
+	c := newCluster(t)
+	id := c.submit("", "exit 3")
+	c.waitState(id, "EXIT")
+	long := c.must("", "bjobs", "-l", id)
+	if !strings.Contains(long, "Exited with exit code 3") {
+		t.Errorf("bjobs -l lacks the exit code:\n%s", long)
+	}
+	if code := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "exit_code", id)); code != "3" {
+		t.Errorf("exit_code %q", code)
+	}
+}
+
+// bkill of a running sleep: the job ends EXIT, killed by its owner.
+func TestKillRunning(t *testing.T) {
+	c := newCluster(t)
+	id := c.submit("", "sleep 60")
+	c.waitState(id, "RUN")
+	time.Sleep(200 * time.Millisecond)
+	if out := c.must("", "bkill", id); out != "Job <"+id+"> is being terminated\n" {
+		t.Errorf("bkill said %q", out)
+	}
+	c.waitState(id, "EXIT")
+	long := c.must("", "bjobs", "-l", id)
+	if !strings.Contains(long, "TERM_OWNER") {
+		t.Errorf("bjobs -l does not say the owner killed it:\n%s", long)
+	}
+	if r := c.run("", "bkill", id); r.code == 0 || r.stderr != "Job <"+id+">: Job has already finished\n" {
+		t.Errorf("second bkill: %d %q", r.code, r.stderr)
+	}
+}
+
+// bstop and bresume of a running job, and of a held one.
+func TestStopResume(t *testing.T) {
+	c := newCluster(t)
+	id := c.submit("", "sleep 60")
+	c.waitState(id, "RUN")
+	time.Sleep(200 * time.Millisecond)
+	if out := c.must("", "bstop", id); out != "Job <"+id+"> is being stopped\n" {
+		t.Errorf("bstop said %q", out)
+	}
+	c.waitState(id, "USUSP")
+	c.must("", "bresume", id)
+	c.waitState(id, "RUN")
+	held := c.submit("", "-H", "true")
+	c.waitState(held, "PSUSP")
+	c.must("", "bresume", held)
+	c.waitState(held, "DONE")
+	c.must("", "bkill", id)
+	c.waitState(id, "EXIT")
+}
+
+// bsub -K waits and exits with the job's exit code.
+func TestBlockingSubmit(t *testing.T) {
+	c := newCluster(t)
+	r := c.run("", "bsub", "-K", "exit 5")
+	if r.code != 5 {
+		t.Fatalf("bsub -K exited %d, want 5; stderr %q", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "<<Waiting for dispatch ...>>") || !strings.Contains(r.stderr, "<<Job is finished>>") {
+		t.Errorf("bsub -K said %q", r.stderr)
+	}
+}
+
+// Output and error files: %J/%I, append versus overwrite, -e apart.
+func TestOutputFiles(t *testing.T) {
+	c := newCluster(t)
+	os.WriteFile(filepath.Join(c.work, "keep.out"), []byte("before\n"), 0o644)
+	os.WriteFile(filepath.Join(c.work, "gone.out"), []byte("before\n"), 0o644)
+	a := c.submit("", "-o", "keep.out", "echo appended")
+	b := c.submit("", "-oo", "gone.out", "-e", "err.%J", "echo fresh; echo oops >&2")
+	c.waitState(a, "DONE")
+	c.waitState(b, "DONE")
+	keep, _ := os.ReadFile(filepath.Join(c.work, "keep.out"))
+	if !strings.HasPrefix(string(keep), "before\nappended\n") {
+		t.Errorf("-o did not append: %q", keep)
+	}
+	gone, _ := os.ReadFile(filepath.Join(c.work, "gone.out"))
+	if !strings.HasPrefix(string(gone), "fresh\n") {
+		t.Errorf("-oo did not overwrite: %q", gone)
+	}
+	errf, _ := os.ReadFile(filepath.Join(c.work, "err."+b))
+	if string(errf) != "oops\n" {
+		t.Errorf("-e file %q", errf)
+	}
+}
+
+// The default bjobs table and -o / -json output, against golden files.
+func TestBjobsFormats(t *testing.T) {
+	c := newCluster(t)
+	c.submit("", "-J", "first", "true")
+	c.waitState("1", "DONE")
+	c.submit("", "-H", "-J", "verylongjobname_abc", "sleep 1")
+	c.submit("", "-H", "-q", "normal", "-n", "2", "sleep 2")
+	golden(t, "bjobs_default", normalizeTable(c.must("", "bjobs")))
+	golden(t, "bjobs_all", normalizeTable(c.must("", "bjobs", "-a")))
+	golden(t, "bjobs_o", normalize(c.must("", "bjobs", "-a", "-o", "jobid stat queue job_name:8 slots exit_code")))
+	js := c.must("", "bjobs", "-a", "-o", "jobid stat job_name queue", "-json")
+	var parsed map[string]any
+	if err := json.Unmarshal([]byte(js), &parsed); err != nil {
+		t.Fatalf("bjobs -json is not JSON: %v\n%s", err, js)
+	}
+	golden(t, "bjobs_json", normalize(js))
+	golden(t, "bqueues", c.must("", "bqueues"))
+}
+
+// Mistakes: LSF's messages and exit codes, and nothing stored.
+func TestBadInput(t *testing.T) {
+	c := newCluster(t)
+	cases := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"-q", "nosuch", "true"}, "nosuch: No such queue. Job not submitted.\n"},
+		{[]string{"-W", "abc", "true"}, "abc: Bad RUNLIMIT specification. Job not submitted.\n"},
+		{[]string{"-M", "lots", "true"}, "lots: Bad MEMLIMIT specification. Job not submitted.\n"},
+		{[]string{"-J", "a[0-3]", "true"}, "Job array index error. Job not submitted.\n"},
+		{[]string{"-J", "a[1-5000]", "true"}, "Job array index too large. Job not submitted.\n"},
+		{[]string{"-w", "done(999)", "true"}, "999: No matching job found. Job not submitted.\n"},
+	}
+	for _, tc := range cases {
+		r := c.run("", "bsub", tc.args...)
+		if r.code != 255 || r.stderr != tc.msg || r.stdout != "" {
+			t.Errorf("bsub %v: exit %d, stderr %q, want 255 and %q", tc.args, r.code, r.stderr, tc.msg)
+		}
+	}
+	r := c.run("", "bsub", "-Q", "true")
+	if r.code == 0 || !strings.Contains(r.stderr, "illegal option -- Q") {
+		t.Errorf("bad option: %d %q", r.code, r.stderr)
+	}
+	if r := c.run("", "bjobs", "-a"); r.stderr != "No job found\n" || r.code != 0 {
+		t.Errorf("nothing was stored, yet bjobs -a says %q (exit %d)", r.stderr, r.code)
+	}
+	if r := c.run("", "bjobs", "42"); r.stderr != "Job <42> is not found\n" || r.code != 0 {
+		t.Errorf("bjobs 42: %d %q", r.code, r.stderr)
+	}
+	if r := c.run("", "bkill", "42"); r.stderr != "Job <42>: No matching job found\n" || r.code == 0 {
+		t.Errorf("bkill 42: %d %q", r.code, r.stderr)
+	}
+	if r := c.run("", "bkill"); !strings.Contains(r.stderr, "Job ID or one of '-m', '-u' '-q' and '-J' must be specified.") {
+		t.Errorf("bkill with nothing: %q", r.stderr)
+	}
+}
+
+// The commands say where they looked when no controller runs.
+func TestNotRunning(t *testing.T) {
+	c := newCluster(t)
+	c.stop()
+	r := c.run("", "bjobs")
+	want := regexp.MustCompile(`no xced socket at .*/state/xced.sock; start the controller with`)
+	if r.code == 0 || !want.MatchString(r.stderr) || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("bjobs without xced: %d %q", r.code, r.stderr)
+	}
+}
+
+// A running job survives kill -9 of xced: after the restart its real exit
+// status is recorded.
+func TestRestartReattach(t *testing.T) {
+	c := newCluster(t)
+	id := c.submit("", "sleep 2; exit 7")
+	c.waitState(id, "RUN")
+	time.Sleep(300 * time.Millisecond)
+	c.crash()
+	c.start()
+	c.waitState(id, "EXIT")
+	if code := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "exit_code", id)); code != "7" {
+		t.Errorf("exit code after restart %q, want 7", code)
+	}
+	next := c.submit("", "true")
+	if next <= id && len(next) <= len(id) {
+		t.Errorf("job id %s after restart is not above %s", next, id)
+	}
+}

@@ -1,0 +1,266 @@
+// Package tests holds XCE's end-to-end tests: they build the real binaries,
+// start xced in a temporary directory on its own socket, and drive it with
+// the real commands as a user's shell would.
+package tests
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// binDir holds the binaries built once for the whole run.
+var binDir string
+
+var commands = []string{"bsub", "bjobs", "bkill", "bstop", "bresume", "bqueues", "bhosts"}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "xce-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	pkgs := []string{"../daemon"}
+	for _, c := range commands {
+		pkgs = append(pkgs, "../"+c)
+	}
+	for _, p := range pkgs {
+		name := filepath.Base(p)
+		if name == "daemon" {
+			name = "xced"
+		}
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), p).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", p, err, out)
+			os.Exit(1)
+		}
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// cluster is one xced in its own directory.
+type cluster struct {
+	t    *testing.T
+	dir  string
+	work string // a scratch directory jobs run in
+	cmd  *exec.Cmd
+	log  *bytes.Buffer
+	args []string
+}
+
+func newCluster(t *testing.T, args ...string) *cluster {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "xce-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(dir, "work")
+	os.MkdirAll(work, 0o755)
+	c := &cluster{t: t, dir: dir, work: work, args: args}
+	t.Cleanup(func() {
+		c.stop()
+		// Let killed jobs' shepherds finish before removing their files.
+		time.Sleep(100 * time.Millisecond)
+		os.RemoveAll(dir)
+	})
+	c.start()
+	return c
+}
+
+func (c *cluster) start() {
+	c.t.Helper()
+	args := append([]string{"--dir", filepath.Join(c.dir, "state"), "--slots", "4",
+		"--terminate-interval", "1s", "--runlimit-grace", "2s"}, c.args...)
+	c.cmd = exec.Command(filepath.Join(binDir, "xced"), args...)
+	c.log = &bytes.Buffer{}
+	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
+	if err := c.cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	sock := filepath.Join(c.dir, "state", "xced.sock")
+	for i := 0; i < 400; i++ {
+		if _, err := os.Stat(sock); err == nil {
+			if r := c.run("", "bqueues"); r.code == 0 {
+				return
+			}
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	c.t.Fatalf("xced did not come up:\n%s", c.log)
+}
+
+// stop ends xced with SIGTERM.
+func (c *cluster) stop() {
+	if c.cmd == nil || c.cmd.Process == nil {
+		return
+	}
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		c.cmd.Process.Kill()
+		<-done
+	}
+	c.cmd = nil
+}
+
+// crash ends xced with SIGKILL.
+func (c *cluster) crash() {
+	c.cmd.Process.Kill()
+	c.cmd.Wait()
+	c.cmd = nil
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// run runs a command as a user's shell would, in the work directory.
+func (c *cluster) run(stdin string, name string, args ...string) result {
+	cmd := exec.Command(filepath.Join(binDir, name), args...)
+	cmd.Dir = c.work
+	cmd.Env = append(os.Environ(), "XCE_DIR="+filepath.Join(c.dir, "state"), "PATH="+binDir+":"+os.Getenv("PATH"))
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		c.t.Fatalf("%s: %v", name, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// must runs a command that has to succeed.
+func (c *cluster) must(stdin, name string, args ...string) string {
+	c.t.Helper()
+	r := c.run(stdin, name, args...)
+	if r.code != 0 {
+		c.t.Fatalf("%s %s: exit %d\nstdout: %s\nstderr: %s", name, strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	return r.stdout
+}
+
+var submittedRE = regexp.MustCompile(`^Job <(\d+)> is submitted to (default )?queue <(\w+)>\.\n$`)
+
+// submit runs bsub and returns the job id.
+func (c *cluster) submit(stdin string, args ...string) string {
+	c.t.Helper()
+	out := c.must(stdin, "bsub", args...)
+	m := submittedRE.FindStringSubmatch(out)
+	if m == nil {
+		c.t.Fatalf("bsub said %q", out)
+	}
+	return m[1]
+}
+
+// stat returns a job's state as bjobs prints it.
+func (c *cluster) stat(id string) string {
+	out := c.must("", "bjobs", "-a", "-noheader", "-o", "stat", id)
+	return strings.TrimSpace(out)
+}
+
+// waitState waits until every line of bjobs -o stat for id is one of want.
+func (c *cluster) waitState(id string, want ...string) string {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var s string
+	for time.Now().Before(deadline) {
+		s = c.stat(id)
+		ok := s != ""
+		for _, line := range strings.Split(s, "\n") {
+			hit := false
+			for _, w := range want {
+				hit = hit || strings.TrimSpace(line) == w
+			}
+			ok = ok && hit
+		}
+		if ok {
+			return s
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.t.Fatalf("job %s: state %q, want %v\nxced log:\n%s", id, s, want, c.log)
+	return ""
+}
+
+// golden compares got with testdata/name.golden.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./tests -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// normalize replaces what differs between runs and machines: the user,
+// the host, dates and times.
+func normalize(s string) string {
+	host, _ := os.Hostname()
+	if i := strings.IndexByte(host, '.'); i > 0 {
+		host = host[:i]
+	}
+	user := os.Getenv("USER")
+	if user == "" {
+		user = "root"
+	}
+	s = regexp.MustCompile(`[A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d`).ReplaceAllString(s, "Mmm dd hh:mm")
+	s = strings.ReplaceAll(s, host, "HOST")
+	s = regexp.MustCompile(`\b`+regexp.QuoteMeta(user)+`\b`).ReplaceAllString(s, "USER")
+	return s
+}
+
+// normalizeTable masks the user and host columns of bjobs's default table
+// (fixed columns), keeping the widths, then dates and times.
+func normalizeTable(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if i == 0 || len(l) < 68 {
+			continue
+		}
+		b := []byte(l)
+		mask := func(from, to int, word string) {
+			if strings.TrimSpace(string(b[from:to])) == "" {
+				return
+			}
+			copy(b[from:to], fmt.Sprintf("%-*s", to-from, word))
+		}
+		mask(8, 15, "USER")
+		mask(33, 44, "HOST")
+		mask(45, 56, "HOST")
+		lines[i] = string(b)
+	}
+	return normalize(strings.Join(lines, "\n"))
+}
