@@ -1,0 +1,148 @@
+package store
+
+import (
+	"sync"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"xce/lib/api"
+)
+
+func submission(id int64, n int, env []string) *Submission {
+	s := &Submission{
+		Spec:      &api.JobSpec{Command: "true", Env: env, Queue: "normal"},
+		Effective: &api.JobSpec{Command: "true", Queue: "normal"},
+	}
+	for i := 0; i < n; i++ {
+		idx := int32(0)
+		if n > 1 {
+			idx = int32(i + 1)
+		}
+		s.Jobs = append(s.Jobs, &api.Job{JobId: id, ArrayIndex: idx, State: api.JobState_PEND, Seq: int64(i + 1)})
+		s.Events = append(s.Events, &api.Event{JobId: id, ArrayIndex: idx, Type: api.EventType_SUBMIT})
+	}
+	return s
+}
+
+// Everything written comes back after a reopen, with specs shared by an
+// array's elements and the environment restored by reference.
+func TestRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"A=1", "B=two"}
+	if err := st.Submit(submission(7, 1, env)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Submit(submission(8, 3, env)); err != nil {
+		t.Fatal(err)
+	}
+	run := &api.Job{JobId: 7, State: api.JobState_RUN, Seq: 10, ExecHosts: []*api.HostSlots{{Host: "h", Slots: 1}}}
+	if err := st.Apply([]Change{{Job: run, Event: &api.Event{JobId: 7, Type: api.EventType_START}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Apply([]Change{{Job: &api.Job{JobId: 7, Spec: &api.JobSpec{}}}}); err == nil {
+		t.Error("a record carrying its spec was stored")
+	}
+	if err := st.SetIDCeiling(2000); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	st, err = Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l, err := st.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Jobs) != 4 {
+		t.Fatalf("%d jobs, want 4", len(l.Jobs))
+	}
+	if !proto.Equal(l.Jobs[0], run) {
+		t.Errorf("job 7 = %v, want %v", l.Jobs[0], run)
+	}
+	if l.Specs[8].Command != "true" || l.Specs[8].Env != nil || len(l.Specs) != 2 {
+		t.Errorf("specs %v", l.Specs)
+	}
+	got, err := st.Env(l.Specs[7].EnvRef)
+	if err != nil || len(got) != 2 || got[1] != "B=two" {
+		t.Errorf("env %v %v", got, err)
+	}
+	evs, err := st.Events(7, 0)
+	if err != nil || len(evs) != 2 || evs[1].Type != api.EventType_START {
+		t.Errorf("events %v %v", evs, err)
+	}
+	all, _ := st.Events(8, -1)
+	if len(all) != 3 {
+		t.Errorf("array events %d, want 3", len(all))
+	}
+	if c, _ := st.IDCeiling(); c != 2000 {
+		t.Errorf("ceiling %d", c)
+	}
+	if err := st.Forget([]*api.Job{run}); err != nil {
+		t.Fatal(err)
+	}
+	l, _ = st.Load()
+	if len(l.Jobs) != 3 {
+		t.Errorf("after Forget %d jobs, want 3", len(l.Jobs))
+	}
+	if evs, _ := st.Events(7, 0); len(evs) != 2 {
+		t.Errorf("Forget dropped the event log")
+	}
+}
+
+// Concurrent submissions all land.
+func TestConcurrentSubmit(t *testing.T) {
+	st, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				if err := st.Submit(submission(int64(w*100+i+1), 1, []string{"X=1"})); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	l, err := st.Load()
+	if err != nil || len(l.Jobs) != 400 {
+		t.Fatalf("%d jobs, %v", len(l.Jobs), err)
+	}
+}
+
+func BenchmarkSubmitParallel(b *testing.B) {
+	st, err := Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	var mu sync.Mutex
+	next := int64(0)
+	b.SetParallelism(16)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			mu.Lock()
+			next++
+			id := next
+			mu.Unlock()
+			if err := st.Submit(submission(id, 1, []string{"X=1"})); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
