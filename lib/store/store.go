@@ -35,7 +35,9 @@ import (
 
 // Store is the controller's database.
 type Store struct {
-	db *badger.DB
+	db       *badger.DB
+	submitCh chan *submitReq
+	stopped  chan struct{}
 }
 
 var keyIDCeiling = []byte("m/idceiling")
@@ -58,11 +60,17 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
-	return &Store{db: db}, nil
+	s := &Store{db: db, submitCh: make(chan *submitReq, maxBatch), stopped: make(chan struct{})}
+	go s.committer()
+	return s, nil
 }
 
-// Close flushes and closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close flushes and closes the database. No Submit may be running.
+func (s *Store) Close() error {
+	close(s.submitCh)
+	<-s.stopped
+	return s.db.Close()
+}
 
 func jobKey(id int64, index int32) []byte {
 	k := make([]byte, 13)
@@ -110,9 +118,72 @@ type Submission struct {
 }
 
 // Submit stores a submission durably, in one transaction (an array is never
-// half there; Badger refuses a transaction larger than about 10 MB, far
-// beyond MAX_JOB_ARRAY_SIZE elements). It sets Spec.EnvRef; the caller keeps the Env it passed.
+// half there). It sets Spec.EnvRef; the caller keeps the Env it passed.
+//
+// Concurrent calls share a transaction and its fsync: one goroutine commits
+// whatever submissions are waiting while the previous commit was on disk.
 func (s *Store) Submit(sub *Submission) error {
+	req := &submitReq{sub: sub, done: make(chan error, 1)}
+	s.submitCh <- req
+	return <-req.done
+}
+
+type submitReq struct {
+	sub  *Submission
+	done chan error
+}
+
+// maxBatch bounds how many submissions share one transaction.
+const maxBatch = 512
+
+func (s *Store) committer() {
+	defer close(s.stopped)
+	for req := range s.submitCh {
+		batch := []*submitReq{req}
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-s.submitCh:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		s.commitBatch(batch)
+	}
+}
+
+// commitBatch writes a batch in one transaction; if that fails (a batch
+// too large, say), each submission is tried alone so that one bad
+// submission does not fail the others.
+func (s *Store) commitBatch(batch []*submitReq) {
+	txn := s.db.NewTransaction(true)
+	err := func() error {
+		seenEnv := map[string]bool{}
+		for _, r := range batch {
+			if err := s.stage(txn, r.sub, seenEnv); err != nil {
+				return err
+			}
+		}
+		return txn.Commit()
+	}()
+	txn.Discard()
+	if err == nil || len(batch) == 1 {
+		for _, r := range batch {
+			r.done <- err
+		}
+		return
+	}
+	for _, r := range batch {
+		s.commitBatch([]*submitReq{r})
+	}
+}
+
+// stage adds one submission's writes to txn.
+func (s *Store) stage(txn *badger.Txn, sub *Submission, seenEnv map[string]bool) error {
 	spec := sub.Spec
 	env := spec.Env
 	ref := EnvRef(env)
@@ -128,49 +199,44 @@ func (s *Store) Submit(sub *Submission) error {
 		return fmt.Errorf("encode effective spec: %w", err)
 	}
 	id := sub.Jobs[0].JobId
-	wb := s.db.NewTransaction(true)
-	defer wb.Discard()
-	if err := s.putEnv(wb, ref, env); err != nil {
-		return err
+	if !seenEnv[string(ref)] {
+		seenEnv[string(ref)] = true
+		if err := s.putEnv(txn, ref, env); err != nil {
+			return err
+		}
 	}
-	if err := wb.Set(specKey('s', id), specBytes); err != nil {
-		return err
+	if err := txn.Set(specKey('s', id), specBytes); err != nil {
+		return fmt.Errorf("store job %d: %w", id, err)
 	}
-	if err := wb.Set(specKey('f', id), effBytes); err != nil {
-		return err
+	if err := txn.Set(specKey('f', id), effBytes); err != nil {
+		return fmt.Errorf("store job %d: %w", id, err)
 	}
 	for i, j := range sub.Jobs {
-		if err := setMsg(wb, jobKey(j.JobId, j.ArrayIndex), j); err != nil {
+		if err := setMsg(txn, jobKey(j.JobId, j.ArrayIndex), j); err != nil {
 			return err
 		}
 		if i < len(sub.Events) {
 			ev := sub.Events[i]
-			if err := setMsg(wb, eventKey(ev.JobId, ev.ArrayIndex, j.Seq), ev); err != nil {
+			if err := setMsg(txn, eventKey(ev.JobId, ev.ArrayIndex, j.Seq), ev); err != nil {
 				return err
 			}
 		}
 	}
-	if err := wb.Commit(); err != nil {
-		return fmt.Errorf("store job %d: %w", id, err)
-	}
 	return nil
 }
 
-func (s *Store) putEnv(wb setter, ref []byte, env []string) error {
+func (s *Store) putEnv(txn *badger.Txn, ref []byte, env []string) error {
 	k := envKey(ref)
 	// An environment already stored need not be written again; most
 	// submissions share their user's environment.
-	err := s.db.View(func(txn *badger.Txn) error {
-		_, err := txn.Get(k)
-		return err
-	})
+	_, err := txn.Get(k)
 	if err == nil {
 		return nil
 	}
 	if !errors.Is(err, badger.ErrKeyNotFound) {
 		return fmt.Errorf("look up environment: %w", err)
 	}
-	return wb.Set(k, []byte(strings.Join(env, "\x00")))
+	return txn.Set(k, []byte(strings.Join(env, "\x00")))
 }
 
 type setter interface {
