@@ -22,7 +22,7 @@ import (
 // bsubOpts holds bsub's options as given.
 type bsubOpts struct {
 	queue, name, tasks, output, outputO, errorF, errorO, input, cwd string
-	runLimit, memLimit, project, app, preExec, postExec, envSpec   string
+	runLimit, memLimit, project, app, preExec, postExec, envSpec    string
 	hosts, depend, mailUser, desc, group, jobGroup, loginShell      string
 	resReq                                                          []string
 	userPrio                                                        int

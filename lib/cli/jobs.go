@@ -82,7 +82,7 @@ func watchUntilDone(c *client.Client, id int64, showHost bool, announced *bool) 
 
 type bjobsOpts struct {
 	all, done, pend, run, susp, long, wide, noHeader, json, uf bool
-	user, queue, name, format, host, project, app           string
+	user, queue, name, format, host, project, app              string
 }
 
 func bjobs(args []string) int {

@@ -75,7 +75,7 @@ func (peerCreds) Info() credentials.ProtocolInfo {
 	return credentials.ProtocolInfo{SecurityProtocol: "peercred"}
 }
 func (p peerCreds) Clone() credentials.TransportCredentials { return p }
-func (peerCreds) OverrideServerName(string) error             { return nil }
+func (peerCreds) OverrideServerName(string) error           { return nil }
 
 func caller(ctx context.Context) (Caller, error) {
 	p, ok := peer.FromContext(ctx)
