@@ -1,0 +1,217 @@
+// Command xced is the XCE controller. With no arguments it is the
+// single-host default: a controller with an embedded worker for this host,
+// its state in a per-user directory (the system one for root), and a
+// default queue `normal`. `xced --dir DIR` keeps everything under DIR.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"xce/lib/api"
+	"xce/lib/client"
+	"xce/lib/controller"
+	"xce/lib/exec"
+	"xce/lib/store"
+	"xce/lib/worker"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+type options struct {
+	dir               string
+	slots             int
+	cluster           string
+	cleanPeriod       time.Duration
+	runlimitGrace     time.Duration
+	terminateInterval time.Duration
+	logLevel          string
+}
+
+func run() int {
+	var o options
+	root := &cobra.Command{
+		Use:           "xced",
+		Short:         "The XCE controller: keeps the cluster's state, schedules jobs and runs them",
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE:          func(*cobra.Command, []string) error { return serve(o) },
+	}
+	f := root.Flags()
+	f.StringVar(&o.dir, "dir", "", "keep all state and the socket under this directory (default: "+client.DefaultDir()+")")
+	f.IntVar(&o.slots, "slots", 0, "job slots of this host (default: its CPUs)")
+	f.StringVar(&o.cluster, "cluster", "xce", "cluster name")
+	f.DurationVar(&o.cleanPeriod, "clean-period", time.Hour, "how long finished jobs stay visible (CLEAN_PERIOD)")
+	f.DurationVar(&o.runlimitGrace, "runlimit-grace", 10*time.Minute, "after a run limit's SIGUSR2, how long before SIGKILL")
+	f.DurationVar(&o.terminateInterval, "terminate-interval", 10*time.Second, "time between bkill's SIGINT, SIGTERM and SIGKILL (JOB_TERMINATE_INTERVAL)")
+	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	root.AddCommand(&cobra.Command{
+		Use:    "shepherd LAUNCHFILE",
+		Short:  "Run one job to its end (started by xced, not by hand)",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		Run: func(_ *cobra.Command, args []string) {
+			os.Exit(exec.ShepherdMain(args[0]))
+		},
+	})
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "xced:", err)
+		return 1
+	}
+	return 0
+}
+
+func serve(o options) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+	dir := o.dir
+	if dir == "" {
+		dir = client.DefaultDir()
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create state directory: %w", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "xced.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return fmt.Errorf("another xced is running with state directory %s", dir)
+	}
+
+	host, _ := os.Hostname()
+	if i := strings.IndexByte(host, '.'); i > 0 {
+		host = host[:i]
+	}
+	ncpu := runtime.NumCPU()
+	slots := o.slots
+	if slots <= 0 {
+		slots = ncpu
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+
+	st, err := store.Open(filepath.Join(dir, "db"))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	var ctl *controller.Controller
+	w, err := worker.New(worker.Config{
+		Host:              host,
+		ClusterName:       o.cluster,
+		RunDir:            filepath.Join(dir, "jobs"),
+		Shepherd:          []string{self, "shepherd"},
+		KillGrace:         o.runlimitGrace,
+		TerminateInterval: o.terminateInterval,
+		Report:            func(r worker.Report) { ctl.Report(r) },
+	})
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	ctl, err = controller.New(controller.Config{
+		ClusterName:  o.cluster,
+		Host:         host,
+		Slots:        slots,
+		NCPUs:        ncpu,
+		MaxMemKB:     totalMemKB(),
+		Queues:       defaultQueues(),
+		DefaultQueue: "normal",
+		AdminUIDs:    []uint32{uint32(os.Geteuid())},
+		CleanPeriod:  o.cleanPeriod,
+		MaxArraySize: 1000,
+		StateDir:     dir,
+	}, st, w)
+	if err != nil {
+		return err
+	}
+	slog.Info("state restored", "dir", dir, "took", time.Since(start).Round(time.Millisecond))
+
+	sock := filepath.Join(dir, client.SocketName)
+	os.Remove(sock)
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", sock, err)
+	}
+	// Anyone may connect; the controller knows each caller by its uid.
+	mode := os.FileMode(0o600)
+	if os.Geteuid() == 0 {
+		mode = 0o666
+	}
+	if err := os.Chmod(sock, mode); err != nil {
+		return err
+	}
+	srv := controller.NewServer(ctl)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go ctl.Run(ctx)
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		slog.Info("stopping; running jobs keep running and are picked up at the next start", "signal", s)
+		cancel()
+		done := make(chan struct{})
+		go func() { srv.GracefulStop(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			srv.Stop()
+		}
+	}()
+	slog.Info("xced ready", "socket", sock, "host", host, "slots", slots, "cluster", o.cluster)
+	fmt.Fprintf(os.Stderr, "xced: listening on %s; use the commands with XCE_DIR=%s\n", sock, dir)
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	os.Remove(sock)
+	return nil
+}
+
+func defaultQueues() []*api.Queue {
+	return []*api.Queue{{
+		Name:        "normal",
+		Priority:    30,
+		Open:        true,
+		Active:      true,
+		Description: "For normal low priority jobs, running only if hosts are lightly loaded.  This is the default queue.",
+		Nice:        20,
+	}}
+}
+
+func totalMemKB() int64 {
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) != nil {
+		return 0
+	}
+	return int64(si.Totalram) * int64(si.Unit) / 1024
+}
