@@ -6,6 +6,7 @@ package lsfout
 
 import (
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -203,7 +204,10 @@ func reportErrorFile(job *api.Job) string {
 		spec = job.GetSpec()
 	}
 	e := reportFileName(spec.GetErrorFile(), ".err", job)
-	if e == "" || e == reportFileName(spec.GetOutputFile(), ".out", job) {
+	if e == "" {
+		return ""
+	}
+	if o := reportFileName(spec.GetOutputFile(), ".out", job); o != "" && path.Clean(o) == path.Clean(e) {
 		return ""
 	}
 	return e
@@ -211,19 +215,19 @@ func reportErrorFile(job *api.Job) string {
 
 // reportFileName is an -o or -e path with %J and %I expanded and, for a
 // directory, the file name in it added.
-func reportFileName(path, ext string, job *api.Job) string {
-	if path == "" {
+func reportFileName(p, ext string, job *api.Job) string {
+	if p == "" {
 		return ""
 	}
-	path = reportExpand(path, job)
-	if strings.HasSuffix(path, "/") {
-		path += strconv.FormatInt(job.GetJobId(), 10)
+	p = reportExpand(p, job)
+	if strings.HasSuffix(p, "/") {
+		p += strconv.FormatInt(job.GetJobId(), 10)
 		if job.GetArrayIndex() > 0 {
-			path += "_" + strconv.Itoa(int(job.GetArrayIndex()))
+			p += "_" + strconv.Itoa(int(job.GetArrayIndex()))
 		}
-		path += ext
+		p += ext
 	}
-	return path
+	return p
 }
 
 // reportExpand replaces %J with the job ID and %I with the array index.

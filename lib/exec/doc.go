@@ -1,0 +1,163 @@
+// Package exec owns the shepherd: the process that runs one batch job to
+// its end on an execution host and records how it ended. The worker
+// (lib/worker) starts it as `xced shepherd LAUNCHFILE`, in its own session
+// and already as the job's user, so the shepherd never changes credentials.
+// ShepherdMain is that process; Run does the work; ExpandPattern is the %J/%I
+// expansion bjobs and bpeek share.
+//
+// # Files (the only channel to xced)
+//
+// The shepherd never writes to pipes of xced, so it and the job survive a
+// `kill -9` of xced, which then finds the job again through these files:
+//
+//	LAUNCHFILE                 api.Launch, binary protobuf (written by the worker)
+//	Launch.job_file            the job script, mode 0700
+//	<job_file>.hostfile        one execution host per slot, one a line (LSB_DJOB_HOSTFILE)
+//	Launch.start_file          api.Event{type START, state RUN, pid, hosts, exec_home,
+//	                           exec_cwd, time}, written once the job's process runs
+//	<status_file>.usage        api.ResourceUsage, rewritten every 5 s while the job runs
+//	Launch.status_file         api.Event{type FINISH, ...} once the job has ended
+//	job.spool_output           stdout and stderr of a job without -o, and its report
+//	                           (<job_file>.out when the launch names none)
+//
+// Every protobuf file is written to a temporary file in the same directory
+// and renamed into place, so a reader sees all of it or none; the start and
+// status files are synced first. The shepherd removes none of them. When the
+// process has a pipe or socket open for writing on file descriptor 3, one
+// byte is written to it and it is closed right after the start file is
+// written (closed without a byte when the job could not start): the worker's
+// "started" signal. Diagnostics go to stderr through log/slog.
+//
+// # The job's process
+//
+// A job given as a command line gets a job file holding "# LSBATCH: User
+// input" and the command, run as `/bin/sh JOBFILE`, as LSF runs command lines
+// through /bin/sh. A script read from stdin (command_is_script) is written as
+// given: one starting with "#!" is executed directly, so the kernel runs its
+// interpreter, any other is run by /bin/sh. Either way the process is started
+// with os/exec in a process group of its own (its pgid is its pid, which the
+// start file reports), so the worker signals the whole job with kill(-pgid).
+// The umask is spec.umask when non-zero, else the shepherd's.
+//
+// Settings come from the effective spec where it sets a field and from the
+// submission otherwise (the environment from the submission).
+//
+// # Working directory
+//
+// -cwd, with %J %I %JG %EJ %EI %U %G %H %P expanded and relative to the
+// submission directory, created when it contains a pattern; else the
+// submission directory. When that is not an accessible directory the job
+// runs in /tmp (LSF's UNIX fallback; LSF's $PWD, /tmp_mnt and automount
+// rewrites and the home mapping are not tried: the shepherd runs on a host
+// where the submission path means the same thing or nothing) and the FINISH
+// event's detail says so. Only if /tmp is unusable too does the job end
+// unstarted with exit code 2 and TERM_CWD_NOTEXIST, what LSF does with
+// LSB_EXIT_IF_CWD_NOTEXIST=Y.
+//
+// # Standard files
+//
+//   - stdin is -i (%J/%I expanded, relative to the working directory), else
+//     /dev/null.
+//   - stdout is -o (%J/%I expanded, relative to the working directory, or to
+//     -outdir when that is given; the output directory is created), opened
+//     for appending, or truncated for -oo. A path that ends in "/" or names an
+//     existing directory is a directory, created if needed, holding
+//     <jobid>.out; for an array element it holds <jobid>_<index>.out, since
+//     LSF's plain <jobid>.out would make all elements share one file.
+//   - stderr is -e (-eo truncates) resolved the same way with ".err"; without
+//     -e, or when -e resolves to the -o file, stderr shares stdout's file.
+//   - Without -o both go to the spool file, truncated at the start.
+//
+// A job whose output, error or input file cannot be opened, or whose job
+// file cannot be written, does not run: it ends EXIT with exit code 2 (the
+// code a shell gives a failed redirection), no exit reason, and the cause in
+// the event's detail and on its stderr when that is open. When -o cannot be
+// opened the message and the report go to the spool file instead. A job file
+// whose interpreter is missing ends with 127, one that cannot be executed
+// with 126, as in a shell.
+//
+// # Environment
+//
+// The submission environment (already filtered by -env), less HOME, USER,
+// LOGNAME, PWD and every LSB_*/LS_* variable that LSF never propagates or
+// sets per job (a job submitted from inside another job does not inherit
+// its parent's), then LSF's variables: LSB_JOBID, LSB_BATCH_JID,
+// LSB_JOBINDEX (0 outside arrays), LSB_JOBINDEX_END and LSB_JOBINDEX_STEP
+// (arrays), LSB_JOBNAME, LSB_QUEUE, LSB_HOSTS (one entry per slot),
+// LSB_MCPU_HOSTS, LSB_DJOB_HOSTFILE, LSB_DJOB_NUMPROC,
+// LSB_MAX_NUM_PROCESSORS, LSB_SUB_HOST, LSB_EXEC_CLUSTER, LSB_OUTPUTFILE and
+// LSB_ERRORFILE (when -o/-e are given), LSB_OUTDIR, LS_SUBCWD, LS_EXECCWD,
+// LSB_JOBFILENAME, LSB_CHKFILENAME, LSB_JOB_EXECUSER, LSB_UNIXGROUP_INT,
+// LSB_PROJECT_NAME, LSB_EFFECTIVE_RSRCREQ (when set), LS_JOBPID,
+// LSB_JOBRES_PID, LSB_EXIT_PRE_ABORT=99, LSF_INVOKE_CMD=bsub,
+// LS_EXEC_T=START, LSFUSER, and HOME, USER, LOGNAME and PWD of the execution
+// user and directory. Choices:
+//
+//   - LSB_JOBNAME is the -J name (else the command line, or a script's first
+//     command), with "[index]" for an array element: "name[7]", the name
+//     bjobs shows for the element, not the whole array's "name[1-100]".
+//   - LS_JOBPID and LSB_JOBRES_PID are the shepherd's pid. In LSF they name
+//     the job's top process, its res; the shepherd plays that part here. The
+//     job's own pid is unknown before it starts; it equals its process group
+//     id, which a job finds with `ps -o pgid= $$`.
+//   - LSB_OUTPUTFILE and LSB_ERRORFILE hold the absolute paths of the files
+//     actually opened (patterns expanded, directory form resolved).
+//   - LSB_EFFECTIVE_RSRCREQ is the effective -R strings joined by a space.
+//   - LSB_CHKFILENAME is the job file's path, as in LSF.
+//   - PATH is set to a system default when the submission environment has
+//     none (bsub -env none).
+//   - Not set: LSB_TRAPSIGS, LSB_JOBRES_CALLBACK, LSB_CHKPNT_DIR,
+//     LSB_BIND_CPU_LIST, GPU variables, LSF_* installation paths.
+//
+// # Limits
+//
+//   - Run limit (-W or the queue's, run_limit_sec) and termination deadline
+//     (-t, term_time): SIGUSR2 to the group, then SIGKILL kill_grace_ms later
+//     (LSF's 10 minutes when the launch gives 0); TERM_RUNLIMIT or
+//     TERM_DEADLINE. The run limit counts from the job's start.
+//   - Memory limit (-M, mem_limit_kb): enforced by the shepherd, whatever
+//     LSB_MEMLIMIT_ENFORCE would say, since Linux ignores RLIMIT_RSS. Every
+//     second the shepherd sums the resident memory of the processes in the
+//     job's process group (from /proc/<pid>/stat); above the limit it sends
+//     SIGINT, SIGTERM and SIGKILL, LSF's JOB_TERMINATE_INTERVAL of 10 s apart
+//     or kill_grace_ms apart when that is shorter; with -M N! (hard) SIGKILL
+//     at once. TERM_MEMLIMIT.
+//   - CPU limit (-c, cpu_limit_sec): the same sample sums the group's CPU
+//     time; above the limit SIGXCPU, SIGINT, SIGTERM, SIGKILL, spaced as for
+//     memory. TERM_CPULIMIT.
+//
+// The first limit reached is the exit reason; a stopped job is sent SIGCONT
+// after the first signal. The FINISH event's detail starts with the reason's
+// name ("TERM_RUNLIMIT: ..."). Signals stop once the job's process has been
+// reaped. Processes that leave the job's process group are not measured or
+// signalled. An end the shepherd did not cause (bkill, a signal from
+// elsewhere) carries no exit reason: the controller attributes it.
+//
+// # Resource usage
+//
+// The sampler reads /proc/<pid>/stat of every process once a second (the
+// first time 0.1 s after the start): for the group's members it records
+// pids, processes, threads, resident memory and CPU time (their own plus that
+// of children they have reaped; USER_HZ=100). The usage file gets the latest
+// sample with the peak (max_mem_kb) and average (avg_mem_kb) so far. In the
+// FINISH event's usage, nprocs and nthreads are the peaks over the run,
+// mem_kb the last sample, max_mem_kb the larger of the sampled peak and the
+// job's ru_maxrss, and cpu_time_ms (also the event's cpu_time_ms) the larger
+// of the sampled total and the job's ru_utime+ru_stime. Swap is not
+// measured.
+//
+// # End of the job
+//
+// The shepherd waits for the job's process, not for the rest of its group:
+// processes the job left running in the background keep running. The FINISH
+// event has state DONE for exit status 0, else EXIT; exit_status is the
+// shell-style code, 128+N for a process killed by signal N (signal is then
+// N): SIGINT 130, SIGKILL 137, SIGUSR2 140, SIGTERM 143.
+//
+// LSF's job report (lsfout.JobReport) is then appended to the output file,
+// or to the spool file without -o, after a blank line and a rule of 60
+// dashes, the way LSF does with LSB_STDOUT_DIRECT=Y (the job's output is
+// above it). With -N the report is not written to any file: mailing it is
+// not this package's job. Pre- and post-execution commands (-E, -Ep), job
+// starters, login shells (-L) and checkpointing are not handled here.
+package exec

@@ -1,0 +1,792 @@
+package exec
+
+import (
+	"bytes"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"xce/lib/api"
+)
+
+// The test binary doubles as the programs some tests need: a shepherd
+// process (as xced would run it) and a job that allocates memory.
+const helperEnv = "XCE_EXEC_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(helperEnv) {
+	case "shepherd":
+		os.Exit(ShepherdMain(os.Args[len(os.Args)-1]))
+	case "alloc":
+		mb, _ := strconv.Atoi(os.Getenv("XCE_EXEC_TEST_MB"))
+		b := make([]byte, mb<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		time.Sleep(30 * time.Second)
+		os.Exit(int(b[0]) - 1)
+	}
+	os.Exit(m.Run())
+}
+
+// newLaunch is a launch for job 748 running command, in a fresh directory
+// that is also the submission directory.
+func newLaunch(t *testing.T, command string) *api.Launch {
+	t.Helper()
+	dir := t.TempDir()
+	return &api.Launch{
+		Job: &api.Job{
+			JobId:      748,
+			SubmitTime: time.Now().Add(-time.Second).UnixNano(),
+			Spec: &api.JobSpec{
+				Command:    command,
+				SubmitCwd:  dir,
+				SubmitHost: "subhost",
+				User:       "alice",
+				Home:       dir,
+				Env: []string{
+					"PATH=" + os.Getenv("PATH"), "FOO=bar baz",
+					"HOME=/submission/home", "LSB_JOBID=999", "LSB_JOBINDEX_END=9", "LSB_DEFAULTQUEUE=keepme",
+				},
+			},
+			Effective:   &api.JobSpec{Queue: "normal"},
+			SpoolOutput: filepath.Join(dir, "run", "output"),
+		},
+		ClusterName: "cluster1",
+		Host:        "hostA",
+		JobFile:     filepath.Join(dir, "run", "1700000000.748"),
+		StartFile:   filepath.Join(dir, "run", "start"),
+		StatusFile:  filepath.Join(dir, "run", "status"),
+		KillGraceMs: 1000,
+	}
+}
+
+func dirOf(l *api.Launch) string { return l.Job.Spec.SubmitCwd }
+
+// runJob runs the job and checks that the status file holds the event Run
+// returned.
+func runJob(t *testing.T, l *api.Launch) *api.Event {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(l.StatusFile), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := Run(l)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	got := readEvent(t, l.StatusFile)
+	if !proto.Equal(got, ev) {
+		t.Errorf("status file holds %v, Run returned %v", got, ev)
+	}
+	if ev.Type != api.EventType_FINISH || ev.JobId != l.Job.JobId || ev.ArrayIndex != l.Job.ArrayIndex {
+		t.Errorf("event = %v, want a FINISH event of the job", ev)
+	}
+	return ev
+}
+
+func readEvent(t *testing.T, path string) *api.Event {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := &api.Event{}
+	if err := proto.Unmarshal(b, ev); err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// output splits a file into the job's own output and the report after it.
+func output(t *testing.T, path string) (jobOut, report string) {
+	t.Helper()
+	s := readFile(t, path)
+	sep := "\n" + strings.Repeat("-", 60) + "\nSender: LSF System <lsfadmin@"
+	i := strings.LastIndex(s, sep)
+	if i < 0 {
+		t.Fatalf("%s has no job report:\n%s", path, s)
+	}
+	return s[:i], s[i+1:]
+}
+
+func wantDone(t *testing.T, ev *api.Event) {
+	t.Helper()
+	if ev.State != api.JobState_DONE || ev.ExitStatus != 0 {
+		t.Fatalf("job ended %v exit %d (%s), want DONE", ev.State, ev.ExitStatus, ev.Detail)
+	}
+}
+
+func parseEnv(s string) map[string]string {
+	env := map[string]string{}
+	for _, line := range strings.Split(s, "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+func TestEnvironment(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		setup func(l *api.Launch)
+		want  map[string]string // "" value: must be absent
+	}{
+		{
+			name: "single",
+			setup: func(l *api.Launch) {
+				l.Job.Spec.JobName = "envjob"
+				l.Job.Spec.Project = "proj1"
+				l.Job.Effective.ResReq = []string{"rusage[mem=100]"}
+				l.Job.ExecHosts = []*api.HostSlots{{Host: "hostA", Slots: 2}, {Host: "hostB", Slots: 1}}
+				l.Job.Spec.MaxTasks = 4
+			},
+			want: map[string]string{
+				"LSB_JOBID": "748", "LSB_BATCH_JID": "748", "LSB_JOBINDEX": "0", "LSB_JOBINDEX_END": "",
+				"LSB_JOBNAME": "envjob", "LSB_QUEUE": "normal",
+				"LSB_HOSTS": "hostA hostA hostB", "LSB_MCPU_HOSTS": "hostA 2 hostB 1",
+				"LSB_DJOB_NUMPROC": "3", "LSB_MAX_NUM_PROCESSORS": "4",
+				"LSB_SUB_HOST": "subhost", "LSB_EXEC_CLUSTER": "cluster1",
+				"LSB_PROJECT_NAME": "proj1", "LSB_EFFECTIVE_RSRCREQ": "rusage[mem=100]",
+				"LSB_OUTPUTFILE": "", "LSB_ERRORFILE": "",
+				"LSB_EXIT_PRE_ABORT": "99", "LSF_INVOKE_CMD": "bsub", "LS_EXEC_T": "START",
+				"LSFUSER": "alice", "USER": "alice", "LOGNAME": "alice", "LSB_JOB_EXECUSER": "alice",
+				"FOO": "bar baz", "LSB_DEFAULTQUEUE": "keepme",
+				"LS_JOBPID": strconv.Itoa(os.Getpid()),
+			},
+		},
+		{
+			name: "array element",
+			setup: func(l *api.Launch) {
+				l.Job.ArrayIndex = 3
+				l.Job.ArrayEnd = 7
+				l.Job.ArrayStep = 2
+				l.Job.Spec.JobName = "arr"
+				l.Job.Spec.ArraySpec = "[1-7:2]"
+			},
+			want: map[string]string{
+				"LSB_JOBID": "748", "LSB_JOBINDEX": "3", "LSB_JOBINDEX_END": "7", "LSB_JOBINDEX_STEP": "2",
+				"LSB_JOBNAME": "arr[3]", "LSB_HOSTS": "hostA", "LSB_MCPU_HOSTS": "hostA 1",
+				"LSB_DJOB_NUMPROC": "1", "LSB_MAX_NUM_PROCESSORS": "1", "LSB_PROJECT_NAME": "",
+			},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			l := newLaunch(t, `env > env.txt`)
+			c.setup(l)
+			wantDone(t, runJob(t, l))
+			dir := dirOf(l)
+			env := parseEnv(readFile(t, filepath.Join(dir, "env.txt")))
+			for k, v := range c.want {
+				got, ok := env[k]
+				if v == "" && ok {
+					t.Errorf("%s=%q is set, want it absent", k, got)
+				} else if v != "" && got != v {
+					t.Errorf("%s=%q, want %q", k, got, v)
+				}
+			}
+			for k, v := range map[string]string{
+				"HOME": dir, "LS_SUBCWD": dir, "LS_EXECCWD": dir, "PWD": dir,
+				"LSB_JOBFILENAME": l.JobFile, "LSB_CHKFILENAME": l.JobFile,
+				"LSB_DJOB_HOSTFILE": l.JobFile + ".hostfile",
+			} {
+				if env[k] != v {
+					t.Errorf("%s=%q, want %q", k, env[k], v)
+				}
+			}
+			hosts := strings.Fields(readFile(t, l.JobFile+".hostfile"))
+			if strings.Join(hosts, " ") != env["LSB_HOSTS"] {
+				t.Errorf("host file lists %v, LSB_HOSTS is %q", hosts, env["LSB_HOSTS"])
+			}
+			if fi, err := os.Stat(l.JobFile); err != nil || fi.Mode().Perm() != 0o700 {
+				t.Errorf("job file: %v, mode %v; want mode 0700", err, fi.Mode())
+			}
+		})
+	}
+}
+
+func TestOutputAppendAndOverwrite(t *testing.T) {
+	t.Parallel()
+	for _, overwrite := range []bool{false, true} {
+		t.Run("overwrite="+strconv.FormatBool(overwrite), func(t *testing.T) {
+			t.Parallel()
+			l := newLaunch(t, `echo hello; echo oops >&2; echo "$LSB_OUTPUTFILE"`)
+			l.Job.ArrayIndex = 2
+			l.Job.Spec.OutputFile = "out.%J.%I"
+			l.Job.Spec.OutputOverwrite = overwrite
+			path := filepath.Join(dirOf(l), "out.748.2")
+			if err := os.WriteFile(path, []byte("old\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			wantDone(t, runJob(t, l))
+			jobOut, report := output(t, path)
+			want := "hello\noops\n" + path + "\n"
+			if !overwrite {
+				want = "old\n" + want
+			}
+			if jobOut != want {
+				t.Errorf("output = %q, want %q", jobOut, want)
+			}
+			for _, s := range []string{
+				"Subject: Job 748[2]: <echo hello; echo oops >&2; echo \"$LSB_OUTPUTFILE\"> in cluster <cluster1> Done\n",
+				"in queue <normal>, as user <alice> in cluster <cluster1>",
+				"\n# LSBATCH: User input\necho hello;",
+				"\nSuccessfully completed.\n",
+				"The output (if any) is above this job summary.\n\n",
+			} {
+				if !strings.Contains(report, s) {
+					t.Errorf("report lacks %q:\n%s", s, report)
+				}
+			}
+			if strings.Contains(report, "PS:") {
+				t.Errorf("report has a PS note without -e:\n%s", report)
+			}
+			if _, err := os.Stat(l.Job.SpoolOutput); err == nil {
+				t.Errorf("spool file written for a job with -o")
+			}
+		})
+	}
+}
+
+func TestErrorFile(t *testing.T) {
+	t.Parallel()
+	t.Run("separate", func(t *testing.T) {
+		t.Parallel()
+		l := newLaunch(t, `echo to-out; echo to-err >&2; echo "$LSB_ERRORFILE"`)
+		l.Job.Spec.OutputFile = "out"
+		l.Job.Spec.ErrorFile = "err.%J"
+		wantDone(t, runJob(t, l))
+		dir := dirOf(l)
+		jobOut, report := output(t, filepath.Join(dir, "out"))
+		if want := "to-out\n" + filepath.Join(dir, "err.748") + "\n"; jobOut != want {
+			t.Errorf("output = %q, want %q", jobOut, want)
+		}
+		if got := readFile(t, filepath.Join(dir, "err.748")); got != "to-err\n" {
+			t.Errorf("error file = %q, want %q", got, "to-err\n")
+		}
+		if !strings.HasSuffix(report, "\n\nPS:\n\nRead file <err.748> for stderr output of this job.\n\n") {
+			t.Errorf("report lacks the PS note:\n%s", report)
+		}
+	})
+	t.Run("same as output", func(t *testing.T) {
+		t.Parallel()
+		l := newLaunch(t, `echo to-out; echo to-err >&2`)
+		l.Job.Spec.OutputFile = "both"
+		l.Job.Spec.ErrorFile = "./both"
+		wantDone(t, runJob(t, l))
+		jobOut, report := output(t, filepath.Join(dirOf(l), "both"))
+		if jobOut != "to-out\nto-err\n" {
+			t.Errorf("output = %q", jobOut)
+		}
+		if strings.Contains(report, "PS:") {
+			t.Errorf("PS note for a shared file:\n%s", report)
+		}
+	})
+	t.Run("overwrite", func(t *testing.T) {
+		t.Parallel()
+		l := newLaunch(t, `echo new >&2`)
+		l.Job.Spec.OutputFile = "out"
+		l.Job.Spec.ErrorFile = "err"
+		l.Job.Spec.ErrorOverwrite = true
+		errPath := filepath.Join(dirOf(l), "err")
+		os.WriteFile(errPath, []byte("old old old\n"), 0o644)
+		wantDone(t, runJob(t, l))
+		if got := readFile(t, errPath); got != "new\n" {
+			t.Errorf("error file = %q, want %q", got, "new\n")
+		}
+	})
+}
+
+func TestOutputDirectory(t *testing.T) {
+	t.Parallel()
+	for _, idx := range []int32{0, 4} {
+		t.Run("index="+strconv.Itoa(int(idx)), func(t *testing.T) {
+			t.Parallel()
+			l := newLaunch(t, `echo out; echo err >&2`)
+			l.Job.ArrayIndex = idx
+			l.Job.Spec.OutputFile = "logs/%J/"
+			l.Job.Spec.ErrorFile = "logs/%J/"
+			wantDone(t, runJob(t, l))
+			name := "748"
+			if idx > 0 {
+				name += "_" + strconv.Itoa(int(idx))
+			}
+			dir := filepath.Join(dirOf(l), "logs", "748")
+			jobOut, report := output(t, filepath.Join(dir, name+".out"))
+			if jobOut != "out\n" {
+				t.Errorf("output = %q", jobOut)
+			}
+			if got := readFile(t, filepath.Join(dir, name+".err")); got != "err\n" {
+				t.Errorf("error file = %q", got)
+			}
+			if want := "Read file <logs/748/" + name + ".err> for stderr"; !strings.Contains(report, want) {
+				t.Errorf("report lacks %q:\n%s", want, report)
+			}
+		})
+	}
+}
+
+func TestInputFile(t *testing.T) {
+	t.Parallel()
+	l := newLaunch(t, `tr a-z A-Z; echo end`)
+	l.Job.ArrayIndex = 5
+	l.Job.Spec.InputFile = "in.%I"
+	l.Job.Spec.OutputFile = "out"
+	os.WriteFile(filepath.Join(dirOf(l), "in.5"), []byte("line one\nline two\n"), 0o644)
+	wantDone(t, runJob(t, l))
+	if jobOut, _ := output(t, filepath.Join(dirOf(l), "out")); jobOut != "LINE ONE\nLINE TWO\nend\n" {
+		t.Errorf("output = %q", jobOut)
+	}
+
+	// Without -i, stdin is /dev/null: cat ends at once.
+	l = newLaunch(t, `cat; echo done`)
+	l.Job.Spec.OutputFile = "out"
+	wantDone(t, runJob(t, l))
+	if jobOut, _ := output(t, filepath.Join(dirOf(l), "out")); jobOut != "done\n" {
+		t.Errorf("output = %q", jobOut)
+	}
+}
+
+func TestSetupFailures(t *testing.T) {
+	t.Parallel()
+	t.Run("missing input", func(t *testing.T) {
+		t.Parallel()
+		l := newLaunch(t, `echo ran`)
+		l.Job.Spec.InputFile = "nothere"
+		l.Job.Spec.OutputFile = "out"
+		ev := runJob(t, l)
+		if ev.State != api.JobState_EXIT || ev.ExitStatus != 2 || !strings.Contains(ev.Detail, "cannot open the input file nothere") {
+			t.Errorf("event = %v, want EXIT 2 naming the input file", ev)
+		}
+		jobOut, report := output(t, filepath.Join(dirOf(l), "out"))
+		if !strings.Contains(jobOut, "nothere") || strings.Contains(jobOut, "ran") {
+			t.Errorf("output = %q, want the error and not the job's output", jobOut)
+		}
+		if !strings.Contains(report, "Exited with exit code 2.") {
+			t.Errorf("report:\n%s", report)
+		}
+		if _, err := os.Stat(l.StartFile); err == nil {
+			t.Errorf("start file written for a job that did not start")
+		}
+	})
+	t.Run("output directory missing", func(t *testing.T) {
+		t.Parallel()
+		l := newLaunch(t, `echo ran`)
+		l.Job.Spec.OutputFile = "no/such/dir/out"
+		ev := runJob(t, l)
+		if ev.State != api.JobState_EXIT || ev.ExitStatus != 2 || !strings.Contains(ev.Detail, "cannot open the output file no/such/dir/out") {
+			t.Errorf("event = %v, want EXIT 2 naming the output file", ev)
+		}
+		// The message and the report go to the spool file instead.
+		jobOut, _ := output(t, l.Job.SpoolOutput)
+		if !strings.Contains(jobOut, "no/such/dir/out") {
+			t.Errorf("spool = %q", jobOut)
+		}
+	})
+	t.Run("interpreter missing", func(t *testing.T) {
+		t.Parallel()
+		l := newLaunch(t, "#!/no/such/interpreter\necho hi\n")
+		l.Job.Spec.CommandIsScript = true
+		ev := runJob(t, l)
+		if ev.State != api.JobState_EXIT || ev.ExitStatus != 127 {
+			t.Errorf("event = %v, want EXIT 127", ev)
+		}
+	})
+}
+
+func TestScripts(t *testing.T) {
+	t.Parallel()
+	t.Run("shebang sh", func(t *testing.T) {
+		t.Parallel()
+		script := "#!/bin/sh\n#BSUB -J myjob\n#BSUB -o ignored.out\necho \"index=$LSB_JOBINDEX\"\nexit 0\n"
+		l := newLaunch(t, script)
+		l.Job.Spec.CommandIsScript = true
+		l.Job.Spec.OutputFile = "out"
+		wantDone(t, runJob(t, l))
+		jobOut, report := output(t, filepath.Join(dirOf(l), "out"))
+		if jobOut != "index=0\n" {
+			t.Errorf("output = %q", jobOut)
+		}
+		if !strings.Contains(report, "# LSBATCH: User input\n"+script+strings.Repeat("-", 60)+"\n") {
+			t.Errorf("report does not show the script:\n%s", report)
+		}
+		if got := readFile(t, l.JobFile); got != script {
+			t.Errorf("job file = %q, want the script as given", got)
+		}
+	})
+	t.Run("interpreter", func(t *testing.T) {
+		t.Parallel()
+		// The kernel runs the #! interpreter with the job file: cat prints it.
+		script := "#!/bin/cat\nthis is not shell\n"
+		l := newLaunch(t, script)
+		l.Job.Spec.CommandIsScript = true
+		l.Job.Spec.OutputFile = "out"
+		wantDone(t, runJob(t, l))
+		if jobOut, _ := output(t, filepath.Join(dirOf(l), "out")); jobOut != script {
+			t.Errorf("output = %q, want the script printed by cat", jobOut)
+		}
+	})
+	t.Run("no shebang", func(t *testing.T) {
+		t.Parallel()
+		l := newLaunch(t, "#BSUB -q normal\nx=1\necho \"x=$x $0\"\n")
+		l.Job.Spec.CommandIsScript = true
+		l.Job.Spec.OutputFile = "out"
+		wantDone(t, runJob(t, l))
+		if jobOut, _ := output(t, filepath.Join(dirOf(l), "out")); jobOut != "x=1 "+l.JobFile+"\n" {
+			t.Errorf("output = %q", jobOut)
+		}
+	})
+}
+
+func TestExitCode(t *testing.T) {
+	t.Parallel()
+	l := newLaunch(t, `echo before; exit 3`)
+	l.Job.Spec.OutputFile = "out"
+	ev := runJob(t, l)
+	if ev.State != api.JobState_EXIT || ev.ExitStatus != 3 || ev.Signal != 0 || ev.TermReason != api.TermReason_TERM_UNKNOWN {
+		t.Errorf("event = %v, want EXIT 3", ev)
+	}
+	jobOut, report := output(t, filepath.Join(dirOf(l), "out"))
+	if jobOut != "before\n" {
+		t.Errorf("output = %q", jobOut)
+	}
+	if !strings.Contains(report, "\n\nExited with exit code 3.\n\nResource usage summary:") ||
+		!strings.Contains(report, "in cluster <cluster1> Exited\n") {
+		t.Errorf("report:\n%s", report)
+	}
+}
+
+func TestSignalExit(t *testing.T) {
+	t.Parallel()
+	l := newLaunch(t, `kill -TERM $$; sleep 5`)
+	ev := runJob(t, l)
+	if ev.State != api.JobState_EXIT || ev.ExitStatus != 143 || ev.Signal != int32(syscall.SIGTERM) {
+		t.Errorf("event = %v, want EXIT 143 by SIGTERM", ev)
+	}
+	if ev.TermReason != api.TermReason_TERM_UNKNOWN {
+		t.Errorf("term reason %v for a signal the shepherd did not send", ev.TermReason)
+	}
+}
+
+func TestRunLimit(t *testing.T) {
+	t.Parallel()
+	t.Run("SIGUSR2", func(t *testing.T) {
+		t.Parallel()
+		l := newLaunch(t, `sleep 30`)
+		l.Job.Spec.OutputFile = "out"
+		l.Job.Effective.RunLimitSec = 1
+		began := time.Now()
+		ev := runJob(t, l)
+		if ev.State != api.JobState_EXIT || ev.ExitStatus != 140 || ev.Signal != int32(syscall.SIGUSR2) ||
+			ev.TermReason != api.TermReason_TERM_RUNLIMIT || !strings.HasPrefix(ev.Detail, "TERM_RUNLIMIT") {
+			t.Errorf("event = %v, want EXIT 140 by SIGUSR2, TERM_RUNLIMIT", ev)
+		}
+		if d := time.Since(began); d < time.Second {
+			t.Errorf("killed after %v, before the limit", d)
+		}
+		_, report := output(t, filepath.Join(dirOf(l), "out"))
+		if !strings.Contains(report, "\nTERM_RUNLIMIT: job killed after reaching LSF run time limit.\nExited with exit code 140.\n") {
+			t.Errorf("report:\n%s", report)
+		}
+	})
+	t.Run("SIGKILL after grace", func(t *testing.T) {
+		t.Parallel()
+		// The job ignores SIGUSR2 (and so does sleep, which inherits it).
+		l := newLaunch(t, `trap "" USR2; sleep 30`)
+		l.Job.Spec.RunLimitSec = 1
+		l.KillGraceMs = 500
+		ev := runJob(t, l)
+		if ev.ExitStatus != 137 || ev.Signal != int32(syscall.SIGKILL) || ev.TermReason != api.TermReason_TERM_RUNLIMIT {
+			t.Errorf("event = %v, want EXIT 137 by SIGKILL, TERM_RUNLIMIT", ev)
+		}
+	})
+	t.Run("deadline", func(t *testing.T) {
+		t.Parallel()
+		l := newLaunch(t, `sleep 30`)
+		l.Job.Spec.TermTime = time.Now().Add(-time.Second).Unix() // already passed
+		ev := runJob(t, l)
+		if ev.ExitStatus != 140 || ev.TermReason != api.TermReason_TERM_DEADLINE || !strings.HasPrefix(ev.Detail, "TERM_DEADLINE") {
+			t.Errorf("event = %v, want EXIT 140, TERM_DEADLINE", ev)
+		}
+	})
+}
+
+func TestMemoryLimit(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLaunch(t, "exec "+exe)
+	l.Job.Spec.Env = append(l.Job.Spec.Env, helperEnv+"=alloc", "XCE_EXEC_TEST_MB=64")
+	l.Job.Spec.MemLimitKb = 16 << 10
+	l.KillGraceMs = 300
+	ev := runJob(t, l)
+	if ev.State != api.JobState_EXIT || ev.TermReason != api.TermReason_TERM_MEMLIMIT || !strings.HasPrefix(ev.Detail, "TERM_MEMLIMIT") {
+		t.Errorf("event = %v, want EXIT with TERM_MEMLIMIT", ev)
+	}
+	if ev.ExitStatus != 130 && ev.ExitStatus != 143 && ev.ExitStatus != 137 {
+		t.Errorf("exit status %d, want death by SIGINT, SIGTERM or SIGKILL", ev.ExitStatus)
+	}
+	if ev.Usage.GetMaxMemKb() <= l.Job.Spec.MemLimitKb {
+		t.Errorf("max memory %d KB, want over the limit", ev.Usage.GetMaxMemKb())
+	}
+}
+
+func TestCwd(t *testing.T) {
+	t.Parallel()
+	t.Run("fallback to /tmp", func(t *testing.T) {
+		t.Parallel()
+		l := newLaunch(t, `pwd; echo "$LS_EXECCWD"`)
+		l.Job.Spec.Cwd = "/no/such/directory"
+		l.Job.Spec.OutputFile = filepath.Join(dirOf(l), "out")
+		ev := runJob(t, l)
+		wantDone(t, ev)
+		if ev.ExecCwd != "/tmp" || !strings.Contains(ev.Detail, "/no/such/directory") {
+			t.Errorf("exec cwd %q, detail %q; want /tmp and a note", ev.ExecCwd, ev.Detail)
+		}
+		jobOut, report := output(t, filepath.Join(dirOf(l), "out"))
+		if jobOut != "/tmp\n/tmp\n" {
+			t.Errorf("output = %q", jobOut)
+		}
+		if !strings.Contains(report, "</tmp> was used as the working directory.") {
+			t.Errorf("report:\n%s", report)
+		}
+	})
+	t.Run("pattern created", func(t *testing.T) {
+		t.Parallel()
+		l := newLaunch(t, `pwd`)
+		l.Job.ArrayIndex = 2
+		l.Job.Spec.Cwd = "work/%J_%I"
+		l.Job.Spec.OutputFile = "out"
+		ev := runJob(t, l)
+		wantDone(t, ev)
+		want := filepath.Join(dirOf(l), "work", "748_2")
+		if ev.ExecCwd != want {
+			t.Errorf("exec cwd %q, want %q", ev.ExecCwd, want)
+		}
+		// -o is relative to the execution directory.
+		if jobOut, _ := output(t, filepath.Join(want, "out")); jobOut != want+"\n" {
+			t.Errorf("output = %q", jobOut)
+		}
+	})
+}
+
+func TestStartFileBeforeEnd(t *testing.T) {
+	t.Parallel()
+	l := newLaunch(t, `while [ ! -e go ]; do sleep 0.02; done`)
+	done := make(chan *api.Event, 1)
+	os.MkdirAll(filepath.Dir(l.StatusFile), 0o700)
+	go func() {
+		ev, err := Run(l)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- ev
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := os.Stat(l.StartFile); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no start file")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := readEvent(t, l.StartFile)
+	if start.Type != api.EventType_START || start.State != api.JobState_RUN || start.Pid <= 0 ||
+		start.ExecCwd != dirOf(l) || start.ExecHome != dirOf(l) || start.Time == 0 {
+		t.Errorf("start event = %v", start)
+	}
+	if pgid, err := syscall.Getpgid(int(start.Pid)); err != nil || pgid != int(start.Pid) {
+		t.Errorf("job pgid = %d (%v), want its pid %d", pgid, err, start.Pid)
+	}
+	if _, err := os.Stat(l.StatusFile); err == nil {
+		t.Errorf("status file written while the job runs")
+	}
+	os.WriteFile(filepath.Join(dirOf(l), "go"), nil, 0o644)
+	ev := <-done
+	wantDone(t, ev)
+	if ev.Pid != start.Pid {
+		t.Errorf("FINISH pid %d, START pid %d", ev.Pid, start.Pid)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	t.Parallel()
+	l := newLaunch(t, `sleep 0.4 & sleep 0.5; wait`)
+	ev := runJob(t, l)
+	wantDone(t, ev)
+	u := &api.ResourceUsage{}
+	b, err := os.ReadFile(l.StatusFile + ".usage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proto.Unmarshal(b, u); err != nil {
+		t.Fatal(err)
+	}
+	if u.Pgid != ev.Pid || !slices.Contains(u.Pids, ev.Pid) || u.Nprocs < 3 || u.Nthreads < u.Nprocs ||
+		u.MemKb <= 0 || u.MaxMemKb < u.MemKb || u.CollectedTime == 0 {
+		t.Errorf("usage sample = %v, want the shell and its two sleeps", u)
+	}
+	if ev.Usage.GetNprocs() < 3 || ev.Usage.GetMaxMemKb() <= 0 || ev.Usage.GetAvgMemKb() <= 0 {
+		t.Errorf("final usage = %v", ev.Usage)
+	}
+}
+
+func TestNotifyEndAndSpool(t *testing.T) {
+	t.Parallel()
+	t.Run("-N", func(t *testing.T) {
+		t.Parallel()
+		l := newLaunch(t, `echo hi`)
+		l.Job.Spec.OutputFile = "out"
+		l.Job.Spec.NotifyEnd = true
+		wantDone(t, runJob(t, l))
+		if got := readFile(t, filepath.Join(dirOf(l), "out")); got != "hi\n" {
+			t.Errorf("output = %q, want no report with -N", got)
+		}
+	})
+	t.Run("spool", func(t *testing.T) {
+		t.Parallel()
+		l := newLaunch(t, `echo out; echo err >&2`)
+		os.MkdirAll(filepath.Dir(l.Job.SpoolOutput), 0o700)
+		os.WriteFile(l.Job.SpoolOutput, []byte("stale\n"), 0o600)
+		wantDone(t, runJob(t, l))
+		if jobOut, _ := output(t, l.Job.SpoolOutput); jobOut != "out\nerr\n" {
+			t.Errorf("spool = %q", jobOut)
+		}
+	})
+}
+
+func TestUmask(t *testing.T) {
+	t.Parallel()
+	l := newLaunch(t, `umask > mask; echo x > made`)
+	l.Job.Spec.Umask = 0o027
+	l.Job.Spec.OutputFile = "out"
+	wantDone(t, runJob(t, l))
+	dir := dirOf(l)
+	if got := strings.TrimSpace(readFile(t, filepath.Join(dir, "mask"))); got != "0027" {
+		t.Errorf("job's umask = %q, want 0027", got)
+	}
+	for _, f := range []string{"made", "out"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Mode().Perm() != 0o640 {
+			t.Errorf("%s: mode %v (%v), want 0640", f, fi.Mode(), err)
+		}
+	}
+}
+
+// TestShepherdMain runs the shepherd as xced does: a separate process given
+// a launch file and a "started" pipe on file descriptor 3.
+func TestShepherdMain(t *testing.T) {
+	t.Parallel()
+	l := newLaunch(t, `echo "job $LSB_JOBID"; exit 4`)
+	l.Job.Spec.OutputFile = "out"
+	runDir := filepath.Dir(l.StatusFile)
+	os.MkdirAll(runDir, 0o700)
+	launchFile := filepath.Join(runDir, "launch")
+	b, _ := proto.Marshal(l)
+	if err := os.WriteFile(launchFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, ready, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	cmd := osexec.Command(exe, "shepherd", launchFile)
+	cmd.Env = append(os.Environ(), helperEnv+"=shepherd")
+	cmd.ExtraFiles = []*os.File{ready}
+	cmd.Stderr = &logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready.Close()
+	var one [1]byte
+	n, _ := started.Read(one[:])
+	started.Close()
+	if n != 1 {
+		t.Errorf("no byte on the started pipe")
+	}
+	if _, err := os.Stat(launchFile[:len(launchFile)-len("launch")] + "start"); err != nil {
+		t.Errorf("start file missing when the started byte came: %v", err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("shepherd: %v\n%s", err, logs.String())
+	}
+	ev := readEvent(t, l.StatusFile)
+	if ev.Type != api.EventType_FINISH || ev.State != api.JobState_EXIT || ev.ExitStatus != 4 {
+		t.Errorf("status = %v, want EXIT 4", ev)
+	}
+	jobOut, report := output(t, filepath.Join(dirOf(l), "out"))
+	if jobOut != "job 748\n" || !strings.Contains(report, "Exited with exit code 4.") {
+		t.Errorf("output %q, report:\n%s", jobOut, report)
+	}
+
+	// An unreadable launch file: exit code 2 and nothing else.
+	cmd = osexec.Command(exe, "shepherd", filepath.Join(runDir, "missing"))
+	cmd.Env = append(os.Environ(), helperEnv+"=shepherd")
+	if err := cmd.Run(); err == nil || cmd.ProcessState.ExitCode() != 2 {
+		t.Errorf("missing launch file: %v, want exit code 2", err)
+	}
+}
+
+func TestExpandPattern(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		id   int64
+		idx  int32
+		want string
+	}{
+		{"out.%J", 12, 0, "out.12"},
+		{"out.%J.%I", 12, 3, "out.12.3"},
+		{"%I/%J/%I", 7, 0, "0/7/0"},
+		{"plain", 7, 1, "plain"},
+		{"100%", 7, 1, "100%"},
+		{"%U", 7, 1, "%U"},
+	} {
+		if got := ExpandPattern(c.in, c.id, c.idx); got != c.want {
+			t.Errorf("ExpandPattern(%q, %d, %d) = %q, want %q", c.in, c.id, c.idx, got, c.want)
+		}
+	}
+	v := pathVars{jobID: 5, index: 2, user: "al", group: "g", host: "h", project: "p", jobGroup: "/a/b"}
+	if got, want := expandFull("%U/%JG/%J_%I/%P/%H/%G/%EJ.%EI", v), "al/a/b/5_2/p/h/g/5.2"; got != want {
+		t.Errorf("expandFull = %q, want %q", got, want)
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	line := "4242 (we (ird) name) S 1 4240 4240 0 -1 4194560 100 0 0 0 150 50 7 3 20 0 3 0 12345 10000000 256 18446744073709551615\n"
+	st, ok := parseStat([]byte(line))
+	if !ok || st.state != 'S' || st.pgrp != 4240 || st.cpuTicks != 210 || st.threads != 3 || st.rssPages != 256 {
+		t.Errorf("parseStat = %+v, %v", st, ok)
+	}
+	if _, ok := parseStat([]byte("4242 (short) S 1 2")); ok {
+		t.Errorf("a truncated line parsed")
+	}
+}

@@ -1,0 +1,106 @@
+package exec
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+)
+
+// ExpandPattern replaces %J with the job ID and %I with the array index (0
+// for a job that is not an array element) in an -o, -e, -i or -cwd path.
+func ExpandPattern(s string, jobID int64, index int32) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	return strings.NewReplacer(
+		"%J", strconv.FormatInt(jobID, 10),
+		"%I", strconv.Itoa(int(index)),
+	).Replace(s)
+}
+
+// pathVars holds what the longer pattern list of -cwd and -outdir refers to.
+type pathVars struct {
+	jobID    int64
+	index    int32
+	user     string
+	group    string // -G user group
+	host     string
+	project  string
+	jobGroup string
+}
+
+// hasPattern reports whether s contains a %-pattern expandFull knows.
+func hasPattern(s string) bool {
+	for _, p := range []string{"%J", "%I", "%U", "%G", "%H", "%P", "%EJ", "%EI"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// expandFull expands the patterns bsub -cwd and -outdir accept: %J, %I,
+// %JG (job group), %EJ and %EI (execution job ID and index, the same as %J
+// and %I in a single cluster), %U (execution user), %G (-G user group), %H
+// (first execution host) and %P (project).
+func expandFull(s string, v pathVars) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	id := strconv.FormatInt(v.jobID, 10)
+	idx := strconv.Itoa(int(v.index))
+	// strings.Replacer prefers the longest match at each position, so %JG
+	// wins over %J.
+	return strings.NewReplacer(
+		"%JG", strings.Trim(v.jobGroup, "/"),
+		"%EJ", id, "%EI", idx,
+		"%J", id, "%I", idx,
+		"%U", v.user, "%G", v.group, "%H", v.host, "%P", v.project,
+	).Replace(s)
+}
+
+// writeAtomic writes data to path through a temporary file in the same
+// directory and a rename, so a reader sees the old content or the new, never
+// a part. With sync the data is on disk before the rename.
+func writeAtomic(path string, data []byte, sync bool) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// writeMessage writes a protobuf message to path atomically.
+func writeMessage(path string, m proto.Message, sync bool) error {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	if err := writeAtomic(path, b, sync); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

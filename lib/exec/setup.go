@@ -1,0 +1,459 @@
+package exec
+
+import (
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"xce/lib/api"
+	"xce/lib/lsfout"
+)
+
+// setup prepares everything the job's process needs, in the order that lets
+// a failure be reported: working directory, output files (so later errors
+// reach the job's stderr), input file, job file and host file.
+func (s *shepherd) setup() error {
+	cwd, err := s.workDir()
+	if err != nil {
+		s.openSpool() // somewhere for the report
+		return err
+	}
+	s.cwd = cwd
+	if err := s.openOutputs(); err != nil {
+		return err
+	}
+	if err := s.openInput(); err != nil {
+		return err
+	}
+	return s.writeJobFile()
+}
+
+func (s *shepherd) vars() pathVars {
+	return pathVars{
+		jobID:    s.job.GetJobId(),
+		index:    s.job.GetArrayIndex(),
+		user:     s.user,
+		group:    s.spec.GetUserGroup(),
+		host:     s.hosts[0].GetHost(),
+		project:  s.spec.GetProject(),
+		jobGroup: s.spec.GetJobGroup(),
+	}
+}
+
+// workDir is the job's working directory: -cwd (patterns expanded, relative
+// to the submission directory, created when it contains a pattern), else
+// the submission directory; /tmp when that is not accessible.
+func (s *shepherd) workDir() (string, error) {
+	want := s.spec.GetSubmitCwd()
+	if c := s.spec.GetCwd(); c != "" {
+		want = expandFull(c, s.vars())
+		if !filepath.IsAbs(want) {
+			base := s.spec.GetSubmitCwd()
+			if base == "" {
+				base = s.home
+			}
+			want = filepath.Join(base, want)
+		}
+		if hasPattern(c) {
+			if err := os.MkdirAll(want, 0o777); err != nil {
+				s.log.Warn("cannot create the working directory", "dir", want, "err", err)
+			}
+		}
+	}
+	if want == "" {
+		want = s.home
+	}
+	err := usableDir(want)
+	if err == nil {
+		return want, nil
+	}
+	s.notes = append(s.notes, fmt.Sprintf("working directory %s is not accessible (%v); the job ran in /tmp", want, err))
+	s.log.Warn("working directory not accessible, using /tmp", "dir", want, "err", err)
+	if terr := usableDir("/tmp"); terr != nil {
+		return "", &setupError{exit: exitSetup, reason: api.TermReason_TERM_CWD_NOTEXIST,
+			msg: fmt.Sprintf("TERM_CWD_NOTEXIST: neither the working directory %s (%v) nor /tmp (%v) is accessible", want, err, terr)}
+	}
+	return "/tmp", nil
+}
+
+// usableDir checks that dir is a directory the job's user can enter.
+func usableDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return syscall.Access(dir, 1) // X_OK
+}
+
+// openOutputs opens the job's stdout and stderr: -o (else the spool file)
+// and -e (else stdout's file).
+func (s *shepherd) openOutputs() error {
+	base := s.cwd
+	if od := s.spec.GetOutdir(); od != "" {
+		od = expandFull(od, s.vars())
+		if !filepath.IsAbs(od) {
+			od = filepath.Join(s.cwd, od)
+		}
+		if err := os.MkdirAll(od, 0o777); err != nil {
+			s.openSpool()
+			return setupErrorf(exitSetup, "cannot create the output directory %s: %v", od, err)
+		}
+		base = od
+	}
+	if o := s.spec.GetOutputFile(); o != "" {
+		path, shown, err := s.outputPath(o, ".out", base)
+		var f *os.File
+		if err == nil {
+			f, err = openOutput(path, s.spec.GetOutputOverwrite())
+		}
+		if err != nil {
+			s.openSpool()
+			return setupErrorf(exitSetup, "cannot open the output file %s: %v", shown, unwrapPath(err))
+		}
+		s.stdout, s.outPath, s.outShown, s.reportPath = f, path, shown, path
+	} else if err := s.openSpool(); err != nil {
+		return setupErrorf(exitSetup, "cannot open the spool file %s: %v", s.spoolPath(), unwrapPath(err))
+	}
+	s.stderr = s.stdout
+	if e := s.spec.GetErrorFile(); e != "" {
+		path, shown, err := s.outputPath(e, ".err", base)
+		if err == nil && path == s.outPath {
+			return nil // -e names the -o file: one file for both
+		}
+		var f *os.File
+		if err == nil {
+			f, err = openOutput(path, s.spec.GetErrorOverwrite())
+		}
+		if err != nil {
+			return setupErrorf(exitSetup, "cannot open the error file %s: %v", shown, unwrapPath(err))
+		}
+		s.stderr, s.errPath, s.errShown = f, path, shown
+	}
+	return nil
+}
+
+// spoolPath is where the output of a job without -o goes.
+func (s *shepherd) spoolPath() string {
+	if p := s.job.GetSpoolOutput(); p != "" {
+		return p
+	}
+	return s.l.GetJobFile() + ".out"
+}
+
+// openSpool opens (truncating) the spool file as the job's stdout and the
+// report's destination, unless an output file is open already.
+func (s *shepherd) openSpool() error {
+	if s.stdout != nil {
+		return nil
+	}
+	path := s.spoolPath()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		s.log.Warn("cannot open the spool file", "file", path, "err", err)
+		return err
+	}
+	s.stdout, s.stderr, s.reportPath = f, f, path
+	return nil
+}
+
+// outputPath resolves an -o or -e path: %J and %I expanded, relative to
+// base; a directory (a path ending in "/", or an existing directory) is
+// created and holds <jobid><ext>, or <jobid>_<index><ext> for an array
+// element. shown is the path as the job report names it.
+func (s *shepherd) outputPath(given, ext, base string) (path, shown string, err error) {
+	id, idx := s.job.GetJobId(), s.job.GetArrayIndex()
+	p := ExpandPattern(given, id, idx)
+	full := p
+	if !filepath.IsAbs(full) {
+		full = filepath.Join(base, full)
+	}
+	isDir := strings.HasSuffix(p, "/")
+	if !isDir {
+		if fi, err := os.Stat(full); err == nil && fi.IsDir() {
+			isDir = true
+		}
+	}
+	if !isDir {
+		return full, p, nil
+	}
+	if err := os.MkdirAll(full, 0o777); err != nil {
+		return "", p, err
+	}
+	name := strconv.FormatInt(id, 10)
+	if idx > 0 {
+		name += "_" + strconv.Itoa(int(idx))
+	}
+	name += ext
+	return filepath.Join(full, name), strings.TrimSuffix(p, "/") + "/" + name, nil
+}
+
+func openOutput(path string, overwrite bool) (*os.File, error) {
+	flag := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	if overwrite {
+		flag = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	return os.OpenFile(path, flag, 0o666)
+}
+
+func unwrapPath(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// openInput opens -i (patterns expanded, relative to the working
+// directory), else /dev/null.
+func (s *shepherd) openInput() error {
+	in := s.spec.GetInputFile()
+	if in == "" {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			return setupErrorf(exitSetup, "cannot open %s: %v", os.DevNull, err)
+		}
+		s.stdin = f
+		return nil
+	}
+	shown := ExpandPattern(in, s.job.GetJobId(), s.job.GetArrayIndex())
+	path := shown
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(s.cwd, path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return setupErrorf(exitSetup, "cannot open the input file %s: %v", shown, unwrapPath(err))
+	}
+	s.stdin = f
+	return nil
+}
+
+// jobFileHeader starts the job file of a job given as a command line.
+const jobFileHeader = "# LSBATCH: User input\n"
+
+// writeJobFile writes the job script (mode 0700) and the host file next to
+// it.
+func (s *shepherd) writeJobFile() error {
+	path := s.l.GetJobFile()
+	text := s.spec.GetCommand()
+	if !s.spec.GetCommandIsScript() {
+		text = jobFileHeader + text + "\n"
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return setupErrorf(exitSetup, "cannot create the job file's directory: %v", err)
+	}
+	if err := writeFile(path, []byte(text), 0o700); err != nil {
+		return setupErrorf(exitSetup, "cannot write the job file %s: %v", path, unwrapPath(err))
+	}
+	var hosts strings.Builder
+	for _, h := range s.hosts {
+		for range max(h.GetSlots(), 1) {
+			hosts.WriteString(h.GetHost() + "\n")
+		}
+	}
+	if err := writeFile(path+".hostfile", []byte(hosts.String()), 0o644); err != nil {
+		return setupErrorf(exitSetup, "cannot write the host file %s.hostfile: %v", path, unwrapPath(err))
+	}
+	return nil
+}
+
+// writeFile writes data to path with exactly mode perm.
+func writeFile(path string, data []byte, perm os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// command is the job's process: the job file itself when it starts with
+// "#!" (the kernel runs its interpreter), else /bin/sh reading it; in its
+// own process group.
+func (s *shepherd) command() *osexec.Cmd {
+	path, _ := filepathAbs(s.l.GetJobFile())
+	cmd := &osexec.Cmd{Path: "/bin/sh", Args: []string{"/bin/sh", path}}
+	if s.spec.GetCommandIsScript() && strings.HasPrefix(s.spec.GetCommand(), "#!") {
+		cmd = &osexec.Cmd{Path: path, Args: []string{path}}
+	}
+	cmd.Dir = s.cwd
+	cmd.Env = s.environ()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.stdin, s.stdout, s.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+func filepathAbs(p string) (string, error) {
+	if filepath.IsAbs(p) {
+		return p, nil
+	}
+	return filepath.Abs(p)
+}
+
+// execUser is the job's user name and home directory: the spec's, else the
+// shepherd's own (it already runs as the job's user).
+func execUser(spec *api.JobSpec) (name, home string) {
+	name, home = spec.GetUser(), spec.GetHome()
+	if name != "" && home != "" {
+		return name, home
+	}
+	var u *user.User
+	var err error
+	if name != "" {
+		u, err = user.Lookup(name)
+	} else {
+		u, err = user.Current()
+	}
+	if err == nil {
+		if name == "" {
+			name = u.Username
+		}
+		if home == "" {
+			home = u.HomeDir
+		}
+	}
+	if home == "" {
+		home = os.Getenv("HOME")
+	}
+	return name, home
+}
+
+// dropped are the submission variables the job never inherits: those LSF
+// never propagates and the job-specific ones it sets afresh (a job submitted
+// from inside another job must not see its parent's).
+var dropped = map[string]bool{
+	"HOME": true, "USER": true, "LOGNAME": true, "PWD": true,
+	"LS_JOBPID": true, "LSB_ACCT_MAP": true, "LSB_EXIT_PRE_ABORT": true,
+	"LSB_EXIT_REQUEUE": true, "LSB_EVENT_ATTRIB": true, "LSB_HOSTS": true,
+	"LSB_INTERACTIVE": true, "LSB_INTERACTIVE_SSH": true, "LSB_INTERACTIVE_TTY": true,
+	"LSB_JOBFILENAME": true, "LSB_JOBID": true, "LSB_JOBINDEX": true,
+	"LSB_JOBINDEX_END": true, "LSB_JOBINDEX_STEP": true, "LSB_JOBNAME": true,
+	"LSB_QUEUE": true, "LSB_MCPU_HOSTS": true, "LSB_DJOB_HOSTFILE": true,
+	"LSB_DJOB_NUMPROC": true, "LSB_MAX_NUM_PROCESSORS": true, "LSB_SUB_HOST": true,
+	"LSB_EXEC_CLUSTER": true, "LSB_OUTPUTFILE": true, "LSB_ERRORFILE": true,
+	"LSB_OUTDIR": true, "LS_SUBCWD": true, "LS_EXECCWD": true, "LSB_CHKFILENAME": true,
+	"LSB_CHKPNT_DIR": true, "LSB_JOB_EXECUSER": true, "LSB_UNIXGROUP_INT": true,
+	"LSB_PROJECT_NAME": true, "LSB_EFFECTIVE_RSRCREQ": true, "LSB_BATCH_JID": true,
+	"LSB_JOBRES_PID": true, "LSB_JOBRES_CALLBACK": true, "LSB_TRAPSIGS": true,
+	"LSB_JOBEXIT_STAT": true, "LSB_JOBEXIT_INFO": true, "LSB_JOBPEND": true,
+	"LSB_RESTART": true, "LSB_DJOB_RU_INTERVAL": true, "LSB_DJOB_HB_INTERVAL": true,
+	"LSB_BIND_CPU_LIST": true, "LSB_JOBPGIDS": true, "LSB_JOBPIDS": true,
+	"LSF_INVOKE_CMD": true, "LS_EXEC_T": true, "LSFUSER": true,
+}
+
+// defaultPath is PATH for a job whose submission environment has none
+// (bsub -env none).
+const defaultPath = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+
+// environ is the job's environment: the submission environment less the
+// dropped variables, then LSF's.
+func (s *shepherd) environ() []string {
+	var env []string
+	hasPath := false
+	for _, kv := range s.spec.GetEnv() {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || dropped[name] {
+			continue
+		}
+		hasPath = hasPath || name == "PATH"
+		env = append(env, kv)
+	}
+	if !hasPath {
+		env = append(env, "PATH="+defaultPath)
+	}
+	set := func(name, value string) { env = append(env, name+"="+value) }
+	job, spec := s.job, s.spec
+	id := strconv.FormatInt(job.GetJobId(), 10)
+	isArray := job.GetArrayIndex() > 0 || spec.GetArraySpec() != ""
+
+	set("HOME", s.home)
+	set("USER", s.user)
+	set("LOGNAME", s.user)
+	set("PWD", s.cwd)
+	set("LSB_JOBID", id)
+	set("LSB_BATCH_JID", id)
+	set("LSB_JOBINDEX", strconv.Itoa(int(job.GetArrayIndex())))
+	if isArray {
+		set("LSB_JOBINDEX_END", strconv.Itoa(int(job.GetArrayEnd())))
+		set("LSB_JOBINDEX_STEP", strconv.Itoa(int(max(job.GetArrayStep(), 1))))
+	}
+	set("LSB_JOBNAME", lsfout.DisplayName(&api.Job{Spec: spec, ArrayIndex: job.GetArrayIndex()}))
+	set("LSB_QUEUE", spec.GetQueue())
+
+	var perSlot, mcpu []string
+	nproc := 0
+	for _, h := range s.hosts {
+		n := int(max(h.GetSlots(), 1))
+		nproc += n
+		for range n {
+			perSlot = append(perSlot, h.GetHost())
+		}
+		mcpu = append(mcpu, h.GetHost(), strconv.Itoa(n))
+	}
+	set("LSB_HOSTS", strings.Join(perSlot, " "))
+	set("LSB_MCPU_HOSTS", strings.Join(mcpu, " "))
+	set("LSB_DJOB_HOSTFILE", s.l.GetJobFile()+".hostfile")
+	set("LSB_DJOB_NUMPROC", strconv.Itoa(nproc))
+	set("LSB_MAX_NUM_PROCESSORS", strconv.Itoa(max(int(spec.GetMaxTasks()), nproc)))
+	set("LSB_SUB_HOST", spec.GetSubmitHost())
+	set("LSB_EXEC_CLUSTER", s.l.GetClusterName())
+	if s.outPath != "" {
+		set("LSB_OUTPUTFILE", s.outPath)
+	}
+	if s.errPath != "" {
+		set("LSB_ERRORFILE", s.errPath)
+	} else if spec.GetErrorFile() != "" && s.outPath != "" {
+		set("LSB_ERRORFILE", s.outPath) // -e named the -o file
+	}
+	if od := spec.GetOutdir(); od != "" {
+		set("LSB_OUTDIR", expandFull(od, s.vars()))
+	}
+	set("LS_SUBCWD", spec.GetSubmitCwd())
+	set("LS_EXECCWD", s.cwd)
+	set("LSB_JOBFILENAME", s.l.GetJobFile())
+	set("LSB_CHKFILENAME", s.l.GetJobFile())
+	set("LSB_JOB_EXECUSER", s.user)
+	if g := s.groupName(); g != "" {
+		set("LSB_UNIXGROUP_INT", g)
+	}
+	if p := spec.GetProject(); p != "" {
+		set("LSB_PROJECT_NAME", p)
+	}
+	if rr := spec.GetResReq(); len(rr) > 0 {
+		set("LSB_EFFECTIVE_RSRCREQ", strings.Join(rr, " "))
+	}
+	pid := strconv.Itoa(os.Getpid())
+	set("LS_JOBPID", pid)
+	set("LSB_JOBRES_PID", pid)
+	set("LSB_EXIT_PRE_ABORT", "99")
+	set("LSF_INVOKE_CMD", "bsub")
+	set("LS_EXEC_T", "START")
+	set("LSFUSER", s.user)
+	return env
+}
+
+// groupName is the name of the job user's primary group, "" if unknown.
+func (s *shepherd) groupName() string {
+	gid := int(s.spec.GetGid())
+	if s.spec.GetUser() == "" {
+		gid = os.Getgid()
+	}
+	g, err := user.LookupGroupId(strconv.Itoa(gid))
+	if err != nil {
+		return ""
+	}
+	return g.Name
+}

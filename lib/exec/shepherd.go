@@ -1,0 +1,615 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	osexec "os/exec"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"xce/lib/api"
+	"xce/lib/lsfout"
+)
+
+const (
+	// defaultKillGrace is LSF's wait between SIGUSR2 and SIGKILL at a run
+	// limit or deadline when the launch gives none.
+	defaultKillGrace = 10 * time.Minute
+	// terminateInterval is LSF's JOB_TERMINATE_INTERVAL default, the wait
+	// between the signals of a memory or CPU limit kill.
+	terminateInterval = 10 * time.Second
+	// firstSample and sampleInterval time the resource usage samples;
+	// usageInterval is how often the usage file is rewritten.
+	firstSample    = 100 * time.Millisecond
+	sampleInterval = time.Second
+	usageInterval  = 5 * time.Second
+)
+
+// Exit codes of a job that could not be started, as a shell would report
+// them.
+const (
+	exitSetup      = 2   // cwd, output or input file: LSF's TERM_CWD_NOTEXIST code, sh's redirection error
+	exitCannotExec = 126 // the job file or its interpreter is not executable
+	exitNotFound   = 127 // the script's interpreter does not exist
+)
+
+// ShepherdMain is the shepherd process (`xced shepherd LAUNCHFILE`): it reads
+// the binary api.Launch in launchFile, runs the job with Run and returns the
+// process's exit code: 0 once the job's end is recorded in the status file,
+// whatever the job's own exit status; 1 when the end could not be recorded;
+// 2 when the launch file is unusable.
+//
+// If the process was started with a pipe (or socket) open for writing on
+// file descriptor 3, ShepherdMain writes one byte to it and closes it once
+// the job's process runs and the start file is written, or closes it
+// without a byte when the job could not be started. SIGTERM and SIGINT sent
+// to the shepherd are passed on to the job's process group, and SIGHUP and
+// SIGPIPE are ignored, so that the shepherd lives to record the job's end.
+func ShepherdMain(launchFile string) int {
+	started := startedPipe()
+	defer started.Close()
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
+	defer signal.Stop(sigs)
+
+	log := slog.Default().With("launch", launchFile)
+	b, err := os.ReadFile(launchFile)
+	if err != nil {
+		log.Error("cannot read the launch file", "err", err)
+		return 2
+	}
+	l := &api.Launch{}
+	if err := proto.Unmarshal(b, l); err != nil {
+		log.Error("cannot decode the launch file", "err", err)
+		return 2
+	}
+	var pgid struct {
+		sync.Mutex
+		n int
+	}
+	go func() {
+		for sig := range sigs {
+			s, ok := sig.(syscall.Signal)
+			if !ok || (s != syscall.SIGTERM && s != syscall.SIGINT) {
+				continue
+			}
+			pgid.Lock()
+			if pgid.n > 0 {
+				syscall.Kill(-pgid.n, s)
+			}
+			pgid.Unlock()
+		}
+	}()
+	ev, err := run(l, hooks{started: func(pid int) {
+		pgid.Lock()
+		pgid.n = pid
+		pgid.Unlock()
+		if started != nil {
+			started.Write([]byte{1})
+			started.Close()
+		}
+	}})
+	pgid.Lock()
+	pgid.n = 0 // the group is no longer the job's once it is reaped
+	pgid.Unlock()
+	if err != nil {
+		log.Error("cannot record the job's end", "err", err)
+		return 1
+	}
+	log.Info("job ended", "job", lsfout.JobIDString(l.GetJob()), "state", ev.State.String(),
+		"exit_status", ev.ExitStatus, "term_reason", ev.TermReason.String())
+	return 0
+}
+
+// startedPipe returns file descriptor 3 when it is the worker's "started"
+// pipe: a pipe or socket open for writing. Anything else on 3 (a file the
+// runtime or a caller opened) is left alone. The descriptor is made
+// close-on-exec so the job does not inherit it.
+func startedPipe() *os.File {
+	const fd = 3
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil
+	}
+	if t := st.Mode & syscall.S_IFMT; t != syscall.S_IFIFO && t != syscall.S_IFSOCK {
+		return nil
+	}
+	fl, _, errno := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+	if errno != 0 || fl&syscall.O_ACCMODE == syscall.O_RDONLY {
+		return nil
+	}
+	syscall.CloseOnExec(fd)
+	return os.NewFile(fd, "started")
+}
+
+// Run runs the job of l to its end: it writes the job file, sets up the
+// working directory, environment and standard files, starts the job in its
+// own process group, writes the start file, enforces the run, deadline,
+// memory and CPU limits, samples resource usage into the usage file, appends
+// the job report to the output file, and writes the FINISH event to the
+// status file. It returns that event.
+//
+// A job that cannot be set up or started still ends with a FINISH event
+// (EXIT, with the reason in detail). Run returns an error only when the
+// launch is incomplete or the status file cannot be written.
+func Run(l *api.Launch) (*api.Event, error) {
+	return run(l, hooks{})
+}
+
+// hooks lets ShepherdMain act when the job's process has started.
+type hooks struct {
+	started func(pid int)
+}
+
+func run(l *api.Launch, h hooks) (*api.Event, error) {
+	if l.GetJob() == nil {
+		return nil, errors.New("the launch carries no job")
+	}
+	if l.GetJobFile() == "" || l.GetStatusFile() == "" {
+		return nil, errors.New("the launch names no job file or no status file")
+	}
+	s := newShepherd(l)
+	ev := s.run(h)
+	if err := writeMessage(l.GetStatusFile(), ev, true); err != nil {
+		return ev, err
+	}
+	return ev, nil
+}
+
+// setupError is a reason the job could not be started.
+type setupError struct {
+	exit   int32
+	reason api.TermReason
+	msg    string
+}
+
+func (e *setupError) Error() string { return e.msg }
+
+func setupErrorf(exit int32, format string, args ...any) *setupError {
+	return &setupError{exit: exit, msg: fmt.Sprintf(format, args...)}
+}
+
+// umaskMu serialises the process-wide umask change around a job's start.
+var umaskMu sync.Mutex
+
+// shepherd is the state of one Run.
+type shepherd struct {
+	l    *api.Launch
+	job  *api.Job
+	spec *api.JobSpec // the submission with the effective values laid over it
+	log  *slog.Logger
+
+	user, home string
+	hosts      []*api.HostSlots
+	cwd        string
+	notes      []string // for the FINISH event's detail
+
+	outShown   string // -o as the job report names it
+	errShown   string // -e as the job report names it, "" when stderr goes to the output file
+	outPath    string // absolute -o file, "" without -o
+	errPath    string // absolute -e file when separate
+	reportPath string // the file the job report is appended to
+
+	stdin, stdout, stderr *os.File
+}
+
+func newShepherd(l *api.Launch) *shepherd {
+	job := l.GetJob()
+	s := &shepherd{
+		l:    l,
+		job:  job,
+		spec: mergedSpec(job),
+		log:  slog.Default().With("job", lsfout.JobIDString(job)),
+	}
+	s.user, s.home = execUser(s.spec)
+	s.hosts = job.GetExecHosts()
+	if len(s.hosts) == 0 {
+		host := l.GetHost()
+		if host == "" {
+			host, _ = os.Hostname()
+		}
+		s.hosts = []*api.HostSlots{{Host: host, Slots: 1}}
+	}
+	return s
+}
+
+// mergedSpec is the job's submission with every field the effective spec
+// sets laid over it: the effective values win where they are set, the
+// submission fills the rest (the environment in particular, which the
+// effective spec may leave out).
+func mergedSpec(job *api.Job) *api.JobSpec {
+	spec := &api.JobSpec{}
+	if job.GetSpec() != nil {
+		spec = proto.Clone(job.GetSpec()).(*api.JobSpec)
+	}
+	eff := job.GetEffective()
+	if eff == nil {
+		return spec
+	}
+	e := proto.Clone(eff).(*api.JobSpec)
+	e.Env, e.ResReq, e.Hosts = nil, nil, nil
+	proto.Merge(spec, e)
+	if len(spec.Env) == 0 {
+		spec.Env = eff.GetEnv()
+	}
+	if len(eff.GetResReq()) > 0 {
+		spec.ResReq = eff.GetResReq()
+	}
+	if len(eff.GetHosts()) > 0 {
+		spec.Hosts = eff.GetHosts()
+	}
+	return spec
+}
+
+func (s *shepherd) run(h hooks) *api.Event {
+	began := time.Now()
+	var old int
+	if m := s.spec.GetUmask(); m != 0 {
+		umaskMu.Lock()
+		old = syscall.Umask(int(m & 0o777))
+	}
+	restoreUmask := func() {
+		if s.spec.GetUmask() != 0 {
+			syscall.Umask(old)
+			umaskMu.Unlock()
+		}
+	}
+	var cmd *osexec.Cmd
+	err := s.setup()
+	if err == nil {
+		cmd = s.command()
+		err = startCmd(cmd)
+	}
+	restoreUmask()
+	if err != nil {
+		return s.failed(err, began)
+	}
+	// The job holds its own copies of its standard files now.
+	s.closeFiles()
+
+	pid := cmd.Process.Pid
+	startTime := time.Now()
+	s.writeStart(pid, startTime)
+	if h.started != nil {
+		h.started(pid)
+	}
+
+	e := newEnforcer(pid, s.log)
+	grace := time.Duration(s.l.GetKillGraceMs()) * time.Millisecond
+	if grace <= 0 {
+		grace = defaultKillGrace
+	}
+	if lim := s.spec.GetRunLimitSec(); lim > 0 {
+		e.after(time.Duration(lim)*time.Second, func() {
+			e.terminate(api.TermReason_TERM_RUNLIMIT,
+				fmt.Sprintf("TERM_RUNLIMIT: the run limit of %d seconds was reached", lim),
+				grace, syscall.SIGUSR2, syscall.SIGKILL)
+		})
+	}
+	if t := s.spec.GetTermTime(); t > 0 {
+		e.after(time.Until(time.Unix(t, 0)), func() {
+			e.terminate(api.TermReason_TERM_DEADLINE,
+				"TERM_DEADLINE: the termination deadline "+time.Unix(t, 0).Format(time.DateTime)+" was reached",
+				grace, syscall.SIGUSR2, syscall.SIGKILL)
+		})
+	}
+	samp := newSampler(pid)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.watch(samp, e, min(grace, terminateInterval))
+	}()
+
+	_ = cmd.Wait() // the status is in cmd.ProcessState
+	reason, detail := e.end()
+	wg.Wait()
+
+	ev := s.event(time.Now())
+	ev.Pid = int32(pid)
+	ev.TermReason = reason
+	if detail != "" {
+		s.notes = append(s.notes, detail)
+	}
+	usage := samp.summary()
+	if ps := cmd.ProcessState; ps != nil {
+		ws, _ := ps.Sys().(syscall.WaitStatus)
+		switch {
+		case ws.Signaled():
+			ev.Signal = int32(ws.Signal())
+			ev.ExitStatus = 128 + int32(ws.Signal())
+		default:
+			ev.ExitStatus = int32(ps.ExitCode())
+		}
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			cpu := (ru.Utime.Nano() + ru.Stime.Nano()) / 1e6
+			usage.CpuTimeMs = max(usage.CpuTimeMs, cpu)
+			// ru_maxrss (KB) counts the memory the child shared with the
+			// shepherd between os/exec's vfork and exec: it tells about
+			// the job only when it exceeds the shepherd's own peak.
+			var self syscall.Rusage
+			if syscall.Getrusage(syscall.RUSAGE_SELF, &self) == nil && ru.Maxrss > self.Maxrss {
+				usage.MaxMemKb = max(usage.MaxMemKb, ru.Maxrss)
+			}
+		}
+	}
+	ev.Usage = usage
+	ev.CpuTimeMs = usage.CpuTimeMs
+	ev.State = api.JobState_DONE
+	if ev.ExitStatus != 0 {
+		ev.State = api.JobState_EXIT
+	}
+	ev.Detail = strings.Join(s.notes, "; ")
+	s.appendReport(ev, startTime)
+	return ev
+}
+
+// event is a FINISH event for the job with what is known so far.
+func (s *shepherd) event(t time.Time) *api.Event {
+	return &api.Event{
+		JobId:      s.job.GetJobId(),
+		ArrayIndex: s.job.GetArrayIndex(),
+		Time:       t.UnixNano(),
+		Type:       api.EventType_FINISH,
+		ExecHome:   s.home,
+		ExecCwd:    s.cwd,
+	}
+}
+
+// startCmd starts the job, retrying briefly on ETXTBSY: a child that
+// another goroutine forks while the job file is being written holds the
+// file open for writing until it execs.
+func startCmd(cmd *osexec.Cmd) error {
+	var err error
+	for try := 0; try < 20; try++ {
+		if err = cmd.Start(); !errors.Is(err, syscall.ETXTBSY) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+		*cmd = osexec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir,
+			Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr, SysProcAttr: cmd.SysProcAttr}
+	}
+	return err
+}
+
+// failed ends a job that could not be started: the reason goes to the job's
+// stderr (when that is open) and the FINISH event, and the job report is
+// appended as for any other end.
+func (s *shepherd) failed(err error, began time.Time) *api.Event {
+	var se *setupError
+	if !errors.As(err, &se) {
+		se = startError(err, s.l.GetJobFile())
+	}
+	s.log.Warn("the job could not be started", "err", se.msg)
+	if s.stderr != nil {
+		fmt.Fprintf(s.stderr, "%s. Job not started.\n", se.msg)
+	}
+	s.closeFiles()
+	ev := s.event(time.Now())
+	ev.State = api.JobState_EXIT
+	ev.ExitStatus = se.exit
+	ev.TermReason = se.reason
+	ev.Usage = &api.ResourceUsage{}
+	s.notes = append(s.notes, se.msg)
+	ev.Detail = strings.Join(s.notes, "; ")
+	s.appendReport(ev, began)
+	return ev
+}
+
+// startError turns an error of exec.Cmd.Start into a shell-style exit code.
+func startError(err error, jobFile string) *setupError {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Op == "chdir" {
+		return &setupError{exit: exitSetup, reason: api.TermReason_TERM_CWD_NOTEXIST,
+			msg: fmt.Sprintf("cannot change to the working directory: %v", pe.Err)}
+	}
+	switch {
+	case errors.Is(err, syscall.ENOENT):
+		return setupErrorf(exitNotFound, "cannot run job file %s: its interpreter was not found (%v)", jobFile, err)
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.ENOEXEC), errors.Is(err, syscall.EPERM),
+		errors.Is(err, syscall.ETXTBSY), errors.Is(err, syscall.EISDIR):
+		return setupErrorf(exitCannotExec, "cannot run job file %s: %v", jobFile, err)
+	}
+	return setupErrorf(exitSetup, "cannot start the job: %v", err)
+}
+
+func (s *shepherd) closeFiles() {
+	for _, f := range []*os.File{s.stdin, s.stdout, s.stderr} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	s.stdin, s.stdout, s.stderr = nil, nil, nil
+}
+
+// writeStart records that the job's process runs.
+func (s *shepherd) writeStart(pid int, t time.Time) {
+	if s.l.GetStartFile() == "" {
+		return
+	}
+	ev := &api.Event{
+		JobId:      s.job.GetJobId(),
+		ArrayIndex: s.job.GetArrayIndex(),
+		Time:       t.UnixNano(),
+		Type:       api.EventType_START,
+		State:      api.JobState_RUN,
+		Pid:        int32(pid),
+		Hosts:      s.hosts,
+		ExecHome:   s.home,
+		ExecCwd:    s.cwd,
+	}
+	if err := writeMessage(s.l.GetStartFile(), ev, true); err != nil {
+		s.log.Error("cannot write the start file", "err", err)
+	}
+}
+
+// watch samples the job's resource usage until the job ends: it rewrites
+// the usage file and enforces the memory and CPU limits.
+func (s *shepherd) watch(samp *sampler, e *enforcer, interval time.Duration) {
+	usageFile := s.l.GetStatusFile() + ".usage"
+	memLimit := s.spec.GetMemLimitKb()
+	cpuLimitMs := s.spec.GetCpuLimitSec() * 1000
+	timer := time.NewTimer(firstSample)
+	defer timer.Stop()
+	var lastWrite time.Time
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-timer.C:
+		}
+		now := time.Now()
+		u := samp.sample(now)
+		if now.Sub(lastWrite) >= usageInterval {
+			if err := writeMessage(usageFile, u, false); err != nil {
+				s.log.Warn("cannot write the usage file", "err", err)
+			}
+			lastWrite = now
+		}
+		if memLimit > 0 && u.MemKb > memLimit {
+			detail := fmt.Sprintf("TERM_MEMLIMIT: the job used %d KB, over its memory limit of %d KB", u.MemKb, memLimit)
+			if s.spec.GetMemLimitHard() {
+				e.terminate(api.TermReason_TERM_MEMLIMIT, detail, interval, syscall.SIGKILL)
+			} else {
+				e.terminate(api.TermReason_TERM_MEMLIMIT, detail, interval, syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL)
+			}
+		}
+		if cpuLimitMs > 0 && u.CpuTimeMs > cpuLimitMs {
+			e.terminate(api.TermReason_TERM_CPULIMIT,
+				fmt.Sprintf("TERM_CPULIMIT: the job used %d seconds of CPU time, over its limit of %d", u.CpuTimeMs/1000, cpuLimitMs/1000),
+				interval, syscall.SIGXCPU, syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL)
+		}
+		timer.Reset(sampleInterval)
+	}
+}
+
+// appendReport appends LSF's job report to the job's output file (or the
+// spool file of a job without -o), unless the job asked for it by mail (-N).
+func (s *shepherd) appendReport(ev *api.Event, start time.Time) {
+	if s.spec.GetNotifyEnd() || s.reportPath == "" {
+		return
+	}
+	job := proto.Clone(s.job).(*api.Job)
+	job.StartTime = start.UnixNano()
+	job.ExecHosts = s.hosts
+	job.ExecHome, job.ExecCwd = s.home, s.cwd
+	// The report names the files as they were resolved.
+	eff := proto.Clone(s.spec).(*api.JobSpec)
+	eff.Env = nil
+	eff.OutputFile, eff.ErrorFile = s.outShown, s.errShown
+	job.Effective = eff
+	if job.Spec == nil {
+		job.Spec = eff
+	} else {
+		job.Spec.Env = nil
+		job.Spec.OutputFile, job.Spec.ErrorFile = s.outShown, s.errShown
+	}
+	text := "\n" + strings.Repeat("-", 60) + "\n" + lsfout.JobReport(job, ev, s.l.GetClusterName(), s.hosts[0].GetHost())
+	f, err := os.OpenFile(s.reportPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
+	if err == nil {
+		_, err = f.WriteString(text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		s.log.Warn("cannot append the job report", "file", s.reportPath, "err", err)
+	}
+}
+
+// enforcer sends the job's process group the signals of the limits, and
+// remembers which limit ended the job. Signals stop once the job has been
+// reaped, so a reused process group id is never hit.
+type enforcer struct {
+	pgid int
+	log  *slog.Logger
+	stop chan struct{}
+
+	mu     sync.Mutex
+	ended  bool
+	reason api.TermReason
+	detail string
+	timers []*time.Timer
+}
+
+func newEnforcer(pgid int, log *slog.Logger) *enforcer {
+	return &enforcer{pgid: pgid, log: log, stop: make(chan struct{})}
+}
+
+// after runs f after d unless the job has ended by then.
+func (e *enforcer) after(d time.Duration, f func()) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.ended {
+		e.timers = append(e.timers, time.AfterFunc(max(d, 0), f))
+	}
+}
+
+// kill signals the job's process group; false once the job has ended.
+func (e *enforcer) kill(sig syscall.Signal) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ended {
+		return false
+	}
+	if err := syscall.Kill(-e.pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		e.log.Warn("cannot signal the job", "signal", sig, "err", err)
+	}
+	return true
+}
+
+// terminate starts a termination sequence, sigs interval apart, unless one
+// has started already: the first limit reached is the job's exit reason.
+// A stopped job is continued after the first signal so that it can act on
+// it.
+func (e *enforcer) terminate(reason api.TermReason, detail string, interval time.Duration, sigs ...syscall.Signal) {
+	e.mu.Lock()
+	if e.ended || e.reason != api.TermReason_TERM_UNKNOWN {
+		e.mu.Unlock()
+		return
+	}
+	e.reason, e.detail = reason, detail
+	e.mu.Unlock()
+	e.log.Info("terminating the job", "reason", reason.String())
+	go func() {
+		for i, sig := range sigs {
+			if i > 0 {
+				t := time.NewTimer(interval)
+				select {
+				case <-e.stop:
+					t.Stop()
+					return
+				case <-t.C:
+				}
+			}
+			if !e.kill(sig) {
+				return
+			}
+			if i == 0 && sig != syscall.SIGKILL {
+				e.kill(syscall.SIGCONT)
+			}
+		}
+	}()
+}
+
+// end marks the job as reaped and returns the limit that ended it.
+func (e *enforcer) end() (api.TermReason, string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.ended {
+		e.ended = true
+		close(e.stop)
+		for _, t := range e.timers {
+			t.Stop()
+		}
+	}
+	return e.reason, e.detail
+}
