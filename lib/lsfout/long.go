@@ -405,12 +405,13 @@ func (lw *longWriter) usage(j *api.Job) {
 	}
 	var pidLine string
 	switch {
-	case pgid != 0:
+	case pgid != 0 && len(pids) > 0:
 		pidLine = fmt.Sprintf("PGID: %d;  PIDs: %s", pgid, strings.Join(pids, " "))
+	case pgid != 0:
+		pidLine = fmt.Sprintf("PGID: %d", pgid)
 	case len(pids) > 0:
 		pidLine = "PIDs: " + strings.Join(pids, " ")
 	}
-	pidLine = strings.TrimSpace(pidLine)
 
 	head := FormatEventTime(at, lw.loc) + ": Resource usage collected."
 	if lw.opt.Unformatted {

@@ -1,0 +1,133 @@
+// Package lsfout owns every text format XCE prints the way LSF does: the
+// bjobs table (default, -w, -noheader, -p), bjobs -l and -UF, bjobs -o with
+// its -json form, bqueues, bhosts, and the job report (report.go). It is
+// pure: it turns lib/api messages into text, writes only to the io.Writer it
+// is given, and never reads the clock or the environment — the current time
+// and the time zone come in JobsOptions (or the Format's fields). The formats
+// follow ../shared/lsf/output-formats.md; the golden files in testdata are
+// that spec made concrete.
+//
+// The API: WriteJobs, WriteJobsLong, ParseFormat with (*Format).Write and
+// (*Format).WriteJSON, WriteQueues, WriteHosts; the helpers the commands
+// share: JobIDString, DisplayName, CommandString, StateName, ExecHosts,
+// DisplayCWD, FormatSubmitTime, FormatEventTime, QueueStatus, HostStatus,
+// TermReasonText and Wrap (the bjobs -l line folding, which bhist -l reuses).
+//
+// # Where the spec was silent or unconfirmed
+//
+// Job names and commands:
+//   - A job without -J is named after its command line; for a script read
+//     from stdin, after the script's first line that is neither blank nor a
+//     comment ("#!" and "#BSUB" lines are comments).
+//   - bjobs -l "Command <...>" and the COMMAND field show such a script as
+//     its non-blank lines joined by "; ".
+//   - Several -R strings are shown joined by a space (Requested Resources,
+//     Combined, EFFECTIVE_RESREQ).
+//
+// bjobs and bjobs -w:
+//   - Execution hosts are always compressed to "N*host" (LSF does so only
+//     with LSB_SHORT_HOSTLIST=1), in the default table, in -w, in bjobs -l
+//     and in the EXEC_HOST and ALLOC_SLOT fields of -o. The further hosts of
+//     the default table are not cut (OpenLava's "%45s%-s").
+//   - Jobs are printed in the order given; sorting is the caller's.
+//   - -p prints reasons only under PEND and PSUSP jobs; Job.pend_reason holds
+//     one reason per line, a trailing ";" of its own is not doubled.
+//   - A job whose state is unset shows STAT "-".
+//
+// bjobs -l and -UF:
+//   - Wrap counts runes, not bytes. A "\n" never triggers a break (OpenLava
+//     would print an extra line of 21 spaces when a line of exactly 79
+//     characters is followed by a newline), and a space dropped at the very
+//     end of the text leaves no empty continuation.
+//   - Event times print as "%a %b %d %H:%M:%S" with the day not padded
+//     ("Tue May 6 15:45:10"), as in the IBM -UF example.
+//   - The submission items follow the order of output-formats.md (Output,
+//     Error, Input File, Specified Start/Termination Time, Notify, Exclusive,
+//     Re-runnable, Task(s), Requested Resources, Dependency Condition, Login
+//     Shell, Pre-/Post-execute Command, Specified Hosts, User Priority); -oo
+//     and -eo show as "Output File (overwrite) <f>" and "Error File
+//     (overwrite) <f>". Specified times use the event time format.
+//   - "Job Priority <n>" in the header is the effective -sp priority; "User
+//     Priority <n>" in the Submitted paragraph is the submitted one.
+//   - XCE addition: a job that has no -o file but a spool file shows it as
+//     the last item of its Started paragraph, ", Output spooled to <path>;".
+//     The spool exists only once the job runs, so that is where it belongs.
+//   - The limit tables (OpenLava's prtResourceLimit, placed after the
+//     Submitted paragraph): CPULIMIT and RUNLIMIT side by side in 25-column
+//     cells as "N.N min" (no "of <host>": XCE does not normalize by CPU
+//     factor); MEMLIMIT as " %6s U" with the largest unit K, M, G, T or P
+//     that keeps the number at least 1 ("      4 G").
+//   - Resource usage lines are indented 21 spaces (OpenLava); the MEM line
+//     always carries SWAP and NTHREAD as in the spec's example; amounts are
+//     whole Mbytes above 1024 KB, else Kbytes (OpenLava). The PIDs start a
+//     new indented line before passing column 79. The usage paragraph is
+//     shown for RUN, UNKWN, SSUSP and USUSP jobs and is dated with the
+//     sample's time (the current time if the sample has none). With -UF its
+//     lines are joined on the event line, each ending in "." or ";".
+//   - A finished job prints "Done successfully." or "Exited with exit code
+//     N." ("Exited." for an exit status of 0), followed by "The CPU time used
+//     is X seconds." once it has run ("unknown" without usage data). The 10.1
+//     line "Completed <exit>; TERM_xxx: message." follows only for EXIT jobs
+//     whose term reason is set; DONE jobs get no "Completed <done>." line.
+//   - SUSPENDING REASONS come from Job.pend_reason; without one a USUSP job
+//     shows "The job was suspended by user" or, when an administrator held
+//     it, "The job was suspended by the LSF admin or root".
+//   - PENDING REASONS follow the events directly, with no blank line
+//     (OpenLava); a pending job without reasons shows the title alone.
+//   - SCHEDULING PARAMETERS always shows "-" thresholds (XCE has no per-job
+//     load thresholds), keeping OpenLava's trailing blanks.
+//   - RESOURCE REQUIREMENT DETAILS: Combined is the effective -R, "-" when
+//     empty; Effective repeats it once the job has started, "-" before.
+//   - The project shows as "default" when the job has none.
+//
+// bjobs -o and -json:
+//   - The recommended widths of the 10.1 fields missing from the table are
+//     the length of the field name, at least 10; MEM uses 15.
+//   - "all" alone gives every field at unlimited width, "all:" their
+//     recommended widths, "all:N" width N; a unit given with "all" applies to
+//     the memory fields only. A unit with any other non-memory field is an
+//     error.
+//   - The header is cut and justified like the values of its column; the
+//     last column is padded too. With a delimiter nothing is padded but
+//     explicit and recommended widths still cut.
+//   - Memory without a unit: the largest of Mbytes, Gbytes, Tbytes, Pbytes
+//     that keeps the number at least 1, one decimal unless whole ("5.2
+//     Gbytes", "0 Mbytes"); with "S": the same with a one-letter unit and
+//     always one decimal ("5.2G"); with a unit: two decimals, the third
+//     rounded up ("0.01G"), as the LSB_UNIT_FOR_JOBS_DISPLAY documentation
+//     describes.
+//   - RUN_TIME counts from the start to the end (or now), suspended time
+//     included. CPU_USED prints "12.3 second(s)". PEND_TIME prints whole
+//     seconds. With -hms (Format.HMS) RUN_TIME and CPU_USED print hh:mm:ss
+//     and TIME_LEFT hh:mm:ss.
+//   - For a running job with a run limit, FINISH_TIME is the time the limit
+//     is reached followed by " L", TIME_LEFT is "H:MM L" and %COMPLETE "N%
+//     L"; with only an estimated run time (-We) the suffix is " E".
+//   - EXIT_CODE is the exit status of EXIT jobs only; EXIT_REASON is
+//     TermReasonText of finished jobs whose reason is set; PEND_REASON joins
+//     the reasons of a pending job with "; ".
+//   - SLOTS is the allocated slots, or the requested minimum before
+//     dispatch; JOBID never carries the array index (JOBINDEX does);
+//     EXCLUSIVE is Y or N; RUNTIMELIMIT and ESTIMATED_RUN_TIME are minutes
+//     with one decimal; CPU_EFFICIENCY is CPU time over run time times
+//     slots, as a percentage with two decimals.
+//   - Fields XCE has no data for (ESTIMATED_START_TIME, SWAPLIMIT, the file,
+//     core, stack and process limits, SERVICE_CLASS, INTERACTIVE, the GPU and
+//     forwarding fields, ...) print "-" ("" in JSON).
+//   - JSON: a job ID asked for but not found is a record of JOBID and ERROR
+//     ("Job <123> is not found") after the jobs; JOBS counts every record;
+//     no records print as "RECORDS":[] on one line. Values are never cut.
+//   - Errors other than the unknown field one (OpenLava's wording) are XCE's.
+//
+// bqueues and bhosts:
+//   - A queue priority or a count wider than its column pushes the row
+//     right, as printf does.
+//   - bhosts JL/U is always "-" (XCE has no per-user host limit); MAX is "-"
+//     for a host without slots. With -w a closed host shows the detail the
+//     controller gave (closed_Adm, closed_Full, ...) or "closed" without
+//     one; the -w header is widened to match.
+//
+// TermReasonText returns "TERM_NAME: message" without a final period. The
+// message of TERM_OTHER ("job killed for another reason") and of XCE's
+// TERM_ORPHAN ("job status lost when the controller restarted") are XCE's.
+package lsfout
