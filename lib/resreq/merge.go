@@ -19,6 +19,10 @@ func And(a, b Expr) Expr {
 	case b == nil:
 		return a
 	}
+	if bb, ok := b.(*Binary); ok && bb.Op == OpAnd {
+		// Keep the chain left-associative, as parsing "a && b && c" does.
+		return &Binary{Op: OpAnd, X: And(a, bb.X), Y: parenOr(bb.Y)}
+	}
 	return &Binary{Op: OpAnd, X: parenOr(a), Y: parenOr(b)}
 }
 

@@ -108,6 +108,9 @@ func (p *parser) describe(pos int) string {
 		return "the end of the string"
 	}
 	c := p.src[pos]
+	if strings.HasPrefix(p.src[pos:], "&&") || strings.HasPrefix(p.src[pos:], "||") {
+		return "'" + p.src[pos:pos+2] + "'"
+	}
 	if isLetter(c) || isDigit(c) {
 		end := pos
 		for end < len(p.src) && isWordChar(p.src[end]) {
@@ -180,6 +183,10 @@ func (p *parser) integer(what string) int {
 
 func (p *parser) parseTop() *ResReq {
 	p.skipWS()
+	if t := strings.TrimSpace(p.src); len(t) > 1 && (t[0] == '"' || t[0] == '\'') && t[len(t)-1] == t[0] &&
+		strings.IndexByte(t[1:len(t)-1], t[0]) < 0 {
+		p.fail(p.pos, "the whole requirement is in quotes: remove them (quotes go only around string values, as in hname=='host-1')")
+	}
 	var r *ResReq
 	switch {
 	case p.eof():
@@ -362,10 +369,18 @@ func (p *parser) parseSimple(inBraces bool) *Simple {
 		start := p.pos
 		name, bracket, ok := p.sectionAhead()
 		if !ok {
-			if strings.HasPrefix(p.src[p.pos:], "||") && !first {
-				// "rusage[...] || rusage[...]" is handled with the
-				// section; anything else ends the requirement.
+			if !first && (strings.HasPrefix(p.src[p.pos:], "||") || p.peekByte() == '+') {
+				// Reported by the caller.
 				break
+			}
+			switch p.peekByte() {
+			case '[':
+				p.fail(p.pos, "'[' without a section name: write select[...], order[...], rusage[...], ...")
+			case ']':
+				p.fail(p.pos, "unbalanced ']': no '[' to close")
+			}
+			if !first && strings.HasPrefix(p.src[p.pos:], "&&") {
+				p.fail(p.pos, "'&&' joins conditions inside one select[]: select[a && b]")
 			}
 			if !first {
 				if inBraces {
@@ -477,13 +492,15 @@ func (p *parser) joinRusage(pos int, a, b *Rusage) *Rusage {
 
 // duplicate returns a resource named twice in the set, or "".
 func (set UsageSet) duplicate() string {
-	seen := map[string]bool{}
+	var names []string
 	for _, u := range set {
 		for _, r := range u.Resources {
-			if seen[r.Name] {
-				return r.Name
+			for _, n := range names {
+				if n == r.Name {
+					return n
+				}
 			}
-			seen[r.Name] = true
+			names = append(names, r.Name)
 		}
 	}
 	return ""

@@ -88,14 +88,6 @@ var aliases = map[string]string{
 	"cpu":   "r1m",
 }
 
-var builtinIndex = func() map[string]int {
-	m := make(map[string]int, len(builtins))
-	for i, r := range builtins {
-		m[r.Name] = i
-	}
-	return m
-}()
-
 // sectionNames cannot be resource names.
 var sectionNames = map[string]bool{
 	"select": true, "order": true, "rusage": true, "span": true,
