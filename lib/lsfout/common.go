@@ -35,6 +35,24 @@ func locOrLocal(l *time.Location) *time.Location {
 	return l
 }
 
+// unixNano is t in unix nanoseconds, 0 for the zero time.
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// firstSet is the first of the times that is not 0.
+func firstSet(ts ...int64) int64 {
+	for _, t := range ts {
+		if t != 0 {
+			return t
+		}
+	}
+	return 0
+}
+
 // submitted returns what the job's owner submitted; never nil.
 func submitted(j *api.Job) *api.JobSpec {
 	if s := j.GetSpec(); s != nil {

@@ -48,7 +48,7 @@ type field struct {
 
 // fieldCtx is what a field value may depend on besides the job.
 type fieldCtx struct {
-	now time.Time
+	now int64 // unix nanoseconds; 0 when the caller gave no time
 	loc *time.Location
 	hms bool
 }
@@ -215,11 +215,11 @@ var fields = []*field{
 		end := j.GetStartTime()
 		switch {
 		case isPending(j.GetState()):
-			end = c.now.UnixNano()
+			end = c.now
 		case end == 0 && isFinished(j.GetState()):
 			end = j.GetEndTime()
 		case end == 0:
-			end = c.now.UnixNano()
+			end = c.now
 		}
 		if j.GetSubmitTime() == 0 || end < j.GetSubmitTime() {
 			return ""
@@ -384,7 +384,7 @@ func cutDelimiter(spec string) (rest, delim string, err error) {
 }
 
 func (f *Format) ctx() *fieldCtx {
-	return &fieldCtx{now: f.Now, loc: locOrLocal(f.Location), hms: f.HMS}
+	return &fieldCtx{now: unixNano(f.Now), loc: locOrLocal(f.Location), hms: f.HMS}
 }
 
 // value is a column's untruncated value for a job, "" for none.
@@ -585,7 +585,7 @@ func runSeconds(c *fieldCtx, j *api.Job) int64 {
 	}
 	end := j.GetEndTime()
 	if end == 0 {
-		end = c.now.UnixNano()
+		end = c.now
 	}
 	if end < start {
 		return 0
@@ -596,7 +596,7 @@ func runSeconds(c *fieldCtx, j *api.Job) int64 {
 // runLimitEnd is when a running job's run limit (suffix "L") or, without
 // one, its estimated run time (-We, suffix "E") is reached.
 func runLimitEnd(j *api.Job) (end int64, limit int64, suffix string, ok bool) {
-	if j.GetState() == api.JobState_PEND || j.GetState() == api.JobState_PSUSP || isFinished(j.GetState()) || j.GetStartTime() == 0 {
+	if isPending(j.GetState()) || isFinished(j.GetState()) || j.GetStartTime() == 0 {
 		return 0, 0, "", false
 	}
 	e := effective(j)
@@ -627,10 +627,10 @@ func finishTime(c *fieldCtx, j *api.Job) string {
 // -hms "hh:mm:ss L".
 func timeLeft(c *fieldCtx, j *api.Job) string {
 	end, _, suffix, ok := runLimitEnd(j)
-	if !ok {
+	if !ok || c.now == 0 {
 		return ""
 	}
-	left := (end - c.now.UnixNano()) / int64(time.Second)
+	left := (end - c.now) / int64(time.Second)
 	if left < 0 {
 		left = 0
 	}

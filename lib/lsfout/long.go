@@ -341,10 +341,7 @@ func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
 
 // finish writes the lines of a finished job.
 func (lw *longWriter) finish(j *api.Job, started bool) {
-	end := j.GetEndTime()
-	if end == 0 {
-		end = lw.opt.Now.UnixNano()
-	}
+	end := firstSet(j.GetEndTime(), unixNano(lw.opt.Now), j.GetStartTime(), j.GetSubmitTime())
 	var text string
 	switch {
 	case j.GetState() == api.JobState_DONE:
@@ -387,10 +384,7 @@ func (lw *longWriter) usage(j *api.Job) {
 	if u == nil {
 		return
 	}
-	at := u.GetCollectedTime()
-	if at == 0 {
-		at = lw.opt.Now.UnixNano()
-	}
+	at := firstSet(u.GetCollectedTime(), unixNano(lw.opt.Now), j.GetStartTime())
 	lines := []string{
 		fmt.Sprintf("The CPU time used is %d seconds.", u.GetCpuTimeMs()/1000),
 		fmt.Sprintf("MEM: %s;  SWAP: %s;  NTHREAD: %d", memKB(u.GetMemKb()), memKB(u.GetSwapKb()), u.GetNthreads()),
