@@ -89,27 +89,36 @@ func bsub(args []string) int {
 			return 255
 		}
 		if len(dir) > 0 {
-			// Directives first, then the command line again on top: the
-			// command line wins where both set an option.
-			var merged bsubOpts
+			// The command line wins where both set an option: a directive
+			// only fills an option the command line left unset.
+			var fromScript bsubOpts
 			dfs := pflag.NewFlagSet("bsub", pflag.ContinueOnError)
 			dfs.SetOutput(io.Discard)
-			bsubFlags(dfs, &merged)
+			bsubFlags(dfs, &fromScript)
 			if err := dfs.Parse(lsfArgs(dfs, dir, false)); err != nil {
 				fmt.Fprintf(sys.stderr, "#BSUB: %s. Job not submitted.\n", lsfFlagError(err))
 				return 255
 			}
-			cfs := pflag.NewFlagSet("bsub", pflag.ContinueOnError)
-			cfs.SetOutput(io.Discard)
-			bsubFlags(cfs, &merged)
-			cfs.Bool("help", false, "")
-			cfs.Bool("V", false, "")
-			cfs.SetInterspersed(false)
-			if err := cfs.Parse(lsfArgs(cfs, args, true)); err != nil {
-				fmt.Fprintf(sys.stderr, "%s. Job not submitted.\n", lsfFlagError(err))
+			cfs := cmd.Flags()
+			var setErr error
+			dfs.Visit(func(f *pflag.Flag) {
+				if cfs.Changed(f.Name) {
+					return
+				}
+				vals := []string{f.Value.String()}
+				if sv, ok := f.Value.(pflag.SliceValue); ok {
+					vals = sv.GetSlice()
+				}
+				for _, v := range vals {
+					if err := cfs.Set(f.Name, v); err != nil && setErr == nil {
+						setErr = err
+					}
+				}
+			})
+			if setErr != nil {
+				fmt.Fprintf(sys.stderr, "#BSUB: %v. Job not submitted.\n", setErr)
 				return 255
 			}
-			o = merged
 		}
 		if !hasCommand(script) {
 			fmt.Fprintln(sys.stderr, "No command is specified in the script file. Job not submitted.")

@@ -156,7 +156,7 @@ func (c *Controller) signalTargets(who Caller, req *api.SignalRequest) (targets 
 			}
 			targets = append(targets, found...)
 		}
-		return targets, nil
+		return targets, missing
 	}
 	var all []*rec
 	for _, r := range c.jobs {

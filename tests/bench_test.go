@@ -1,0 +1,522 @@
+package tests
+
+// The load benchmarks behind `make bench`:
+//
+//	go test -run XXX -bench . -benchtime 1x ./tests/ -timeout 30m -args -bench-report
+//
+// Each benchmark starts its own xced (the binaries TestMain built), drives it
+// with the real commands or with lib/client as the commands do, and reports
+// its figures with b.ReportMetric. The workloads have a fixed size (300
+// submissions, 100,000 jobs, ...) and do not grow with b.N: the figures are
+// rates and latencies of that workload, not per-iteration times, so the
+// built-in ns/op is suppressed, and the benchmarks are meant to be run once
+// (-benchtime 1x). With -bench-report each measurement also prints a line of
+// a summary table: the value, its target and whether it was met. The targets
+// are for a 2-core machine and are never asserted: a missed target is
+// reported, not failed. What fails a benchmark is the system misbehaving
+// (a submission refused, an array element that exits, jobs lost across a
+// restart).
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"xce/lib/api"
+	"xce/lib/client"
+)
+
+var benchReport = flag.Bool("bench-report", false, "benchmarks: print a summary table of each measurement against its target")
+
+// --- the summary table -------------------------------------------------
+
+var reportHeader sync.Once
+
+// goal is a measurement's target: at least (or at most) value, in unit.
+type goal struct {
+	value  float64
+	atMost bool
+}
+
+func atLeast(v float64) *goal { return &goal{value: v} }
+func atMost(v float64) *goal  { return &goal{value: v, atMost: true} }
+
+// report records one measurement: as a benchmark metric, and with
+// -bench-report as a line of the summary table. A nil target means the
+// figure is reported for information only.
+func report(b *testing.B, what string, value float64, unit string, target *goal) {
+	b.Helper()
+	b.ReportMetric(value, unit)
+	b.ReportMetric(0, "ns/op") // the workload does not scale with b.N
+	if !*benchReport {
+		return
+	}
+	reportHeader.Do(func() {
+		fmt.Printf("%s\n%-46s %18s  %-22s %s\n", strings.Repeat("-", 98),
+			"XCE load benchmark ("+strconv.Itoa(runtime.NumCPU())+" CPUs)", "value", "target", "result")
+	})
+	tgt, verdict := "-", "(info)"
+	if target != nil {
+		op, met := ">=", value >= target.value
+		if target.atMost {
+			op, met = "<=", value <= target.value
+		}
+		tgt = fmt.Sprintf("%s %s %s", op, num(target.value), unit)
+		verdict = "met"
+		if !met {
+			verdict = "MISSED"
+		}
+	}
+	fmt.Printf("%-46s %18s  %-22s %s\n", what, num(value)+" "+unit, tgt, verdict)
+}
+
+// num prints a figure with a precision that suits its size.
+func num(v float64) string {
+	switch {
+	case v >= 1000:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case v >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}
+
+// --- a cluster for benchmarks ------------------------------------------
+
+// benchCluster mirrors the harness's cluster for a testing.TB (the
+// harness's is tied to *testing.T), and adds what the benchmarks measure:
+// the time a start takes, the controller's pid and RSS, and output that
+// goes to io.Discard rather than into memory.
+type benchCluster struct {
+	tb    testing.TB
+	dir   string
+	work  string
+	state string
+	args  []string
+	cmd   *exec.Cmd
+	log   *lockedBuffer
+	// exited is closed when the current xced has been waited for.
+	exited chan struct{}
+}
+
+// lockedBuffer is xced's log: written by exec's copying goroutine, read
+// when something went wrong.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// newBenchCluster starts xced in a fresh directory with the harness's
+// arguments plus args, and points lib/client at it (XCE_DIR).
+func newBenchCluster(tb testing.TB, args ...string) *benchCluster {
+	tb.Helper()
+	dir, err := os.MkdirTemp("", "xce-bench-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c := &benchCluster{tb: tb, dir: dir, work: filepath.Join(dir, "work"), state: filepath.Join(dir, "state"), args: args}
+	if err := os.MkdirAll(c.work, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Setenv("XCE_DIR", c.state)
+	tb.Cleanup(func() {
+		c.stop()
+		time.Sleep(100 * time.Millisecond)
+		os.RemoveAll(dir)
+	})
+	c.start()
+	return c
+}
+
+// start starts xced and returns how long it took, from starting the
+// process until bqueues answers (as the harness's start waits).
+func (c *benchCluster) start() time.Duration {
+	c.tb.Helper()
+	args := append([]string{"--dir", c.state, "--slots", "4",
+		"--terminate-interval", "1s", "--runlimit-grace", "2s"}, c.args...)
+	c.cmd = exec.Command(filepath.Join(binDir, "xced"), args...)
+	c.log = &lockedBuffer{}
+	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
+	began := time.Now()
+	if err := c.cmd.Start(); err != nil {
+		c.tb.Fatal(err)
+	}
+	exited := make(chan struct{})
+	c.exited = exited
+	go func(cmd *exec.Cmd) { cmd.Wait(); close(exited) }(c.cmd)
+	sock := filepath.Join(c.state, client.SocketName)
+	for deadline := began.Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		select {
+		case <-exited:
+			c.tb.Fatalf("xced exited while starting:\n%s", c.log)
+		default:
+		}
+		if _, err := os.Stat(sock); err != nil {
+			continue
+		}
+		if code, _ := c.run(io.Discard, "bqueues"); code == 0 {
+			return time.Since(began)
+		}
+	}
+	c.tb.Fatalf("xced did not come up in 2 minutes:\n%s", c.log)
+	return 0
+}
+
+// stop ends xced with SIGTERM and returns how long it took to exit.
+func (c *benchCluster) stop() time.Duration {
+	if c.cmd == nil || c.cmd.Process == nil {
+		return 0
+	}
+	began := time.Now()
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited:
+	case <-time.After(30 * time.Second):
+		c.tb.Errorf("xced did not exit within 30s of SIGTERM; killing it")
+		c.cmd.Process.Kill()
+		<-c.exited
+	}
+	c.cmd = nil
+	return time.Since(began)
+}
+
+// crash ends xced with SIGKILL.
+func (c *benchCluster) crash() {
+	c.cmd.Process.Kill()
+	<-c.exited
+	c.cmd = nil
+}
+
+// run runs a command in the work directory with its stdout going to
+// stdout, and returns its exit code and stderr.
+func (c *benchCluster) run(stdout io.Writer, name string, args ...string) (int, string) {
+	cmd := exec.Command(filepath.Join(binDir, name), args...)
+	cmd.Dir = c.work
+	cmd.Env = append(os.Environ(), "XCE_DIR="+c.state, "PATH="+binDir+":"+os.Getenv("PATH"))
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = stdout, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), errb.String()
+	} else if err != nil {
+		c.tb.Fatalf("%s: %v", name, err)
+	}
+	return 0, errb.String()
+}
+
+// submit runs bsub and returns the job id.
+func (c *benchCluster) submit(args ...string) int64 {
+	c.tb.Helper()
+	var out bytes.Buffer
+	if code, stderr := c.run(&out, "bsub", args...); code != 0 {
+		c.tb.Fatalf("bsub %s: exit %d: %s%s", strings.Join(args, " "), code, out.String(), stderr)
+	}
+	m := submittedRE.FindStringSubmatch(out.String())
+	if m == nil {
+		c.tb.Fatalf("bsub said %q", out.String())
+	}
+	id, _ := strconv.ParseInt(m[1], 10, 64)
+	return id
+}
+
+// timed runs a command with its stdout discarded and returns its wall
+// time; the command has to succeed.
+func (c *benchCluster) timed(name string, args ...string) time.Duration {
+	c.tb.Helper()
+	began := time.Now()
+	code, stderr := c.run(io.Discard, name, args...)
+	d := time.Since(began)
+	if code != 0 {
+		c.tb.Fatalf("%s %s: exit %d: %s", name, strings.Join(args, " "), code, stderr)
+	}
+	return d
+}
+
+// median runs a command n times and returns the median wall time.
+func (c *benchCluster) median(n int, name string, args ...string) time.Duration {
+	c.tb.Helper()
+	ds := make([]time.Duration, n)
+	for i := range ds {
+		ds[i] = c.timed(name, args...)
+	}
+	slices.Sort(ds)
+	return ds[n/2]
+}
+
+// rssKB reads the controller's resident set size from /proc.
+func (c *benchCluster) rssKB() float64 {
+	c.tb.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	if err != nil {
+		c.tb.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^VmRSS:\s+(\d+) kB$`).FindSubmatch(data)
+	if m == nil {
+		c.tb.Fatalf("no VmRSS in /proc/%d/status", c.cmd.Process.Pid)
+	}
+	kb, _ := strconv.ParseFloat(string(m[1]), 64)
+	return kb
+}
+
+// dial connects to the controller as the commands do, and makes one call
+// so that the connection is up before anything is timed.
+func (c *benchCluster) dial() *client.Client {
+	c.tb.Helper()
+	cl, err := client.Dial()
+	if err != nil {
+		c.tb.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := cl.ListQueues(ctx, &api.ListQueuesRequest{}); err != nil {
+		cl.Close()
+		c.tb.Fatalf("ListQueues: %v", err)
+	}
+	return cl
+}
+
+// submitHeld submits n held jobs through the API from the given number of
+// concurrent clients, each on its own connection, and returns the time the
+// submissions took (connections already up).
+func (c *benchCluster) submitHeld(n, clients int) time.Duration {
+	c.tb.Helper()
+	conns := make([]*client.Client, clients)
+	for i := range conns {
+		conns[i] = c.dial()
+	}
+	defer func() {
+		for _, cl := range conns {
+			cl.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var (
+		next     atomic.Int64
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+	)
+	began := time.Now()
+	for _, cl := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(n) {
+				_, err := cl.Submit(ctx, &api.SubmitRequest{Spec: &api.JobSpec{Command: "true", Hold: true, SubmitCwd: "/tmp"}})
+				if err != nil {
+					errOnce.Do(func() { firstErr = err; cancel() })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	d := time.Since(began)
+	if firstErr != nil {
+		c.tb.Fatalf("Submit: %v", firstErr)
+	}
+	return d
+}
+
+// count returns how many jobs of everyone's the controller holds, by state.
+func (c *benchCluster) count() map[api.JobState]int {
+	c.tb.Helper()
+	cl := c.dial()
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	jobs, err := cl.Query(ctx, &api.QueryRequest{Scope: api.QueryRequest_ALL, User: "all"})
+	if err != nil {
+		c.tb.Fatalf("Query: %v", err)
+	}
+	n := map[api.JobState]int{}
+	for _, j := range jobs.Jobs {
+		n[j.State]++
+	}
+	return n
+}
+
+// --- the benchmarks ----------------------------------------------------
+
+// BenchmarkSubmitCLI: 300 `bsub -H true`, one after another, as a user's
+// shell loop would run them.
+func BenchmarkSubmitCLI(b *testing.B) {
+	const n = 300
+	c := newBenchCluster(b)
+	c.submit("-H", "true") // warm the page cache with bsub's binary
+	began := time.Now()
+	for range n {
+		c.submit("-H", "true")
+	}
+	d := time.Since(began)
+	report(b, fmt.Sprintf("sequential bsub -H true (%d)", n), n/d.Seconds(), "submits/s", atLeast(150))
+}
+
+// BenchmarkSubmitAPI: 20,000 durable submissions through lib/client from 32
+// concurrent clients.
+func BenchmarkSubmitAPI(b *testing.B) {
+	const n, clients = 20000, 32
+	c := newBenchCluster(b)
+	d := c.submitHeld(n, clients)
+	report(b, fmt.Sprintf("API submissions, %d clients (%d)", clients, n), n/d.Seconds(), "submits/s", atLeast(10000))
+	if got := c.count()[api.JobState_PSUSP]; got != n {
+		b.Errorf("%d jobs acknowledged, %d held jobs in the controller", n, got)
+	}
+}
+
+// BenchmarkArray1000: a 1000-element array of `true` on 16 slots, from the
+// submission until every element is DONE. Completion is polled through the
+// API every 20 ms (the unfinished elements only, which costs the poller
+// little); bjobs would measure the poller.
+func BenchmarkArray1000(b *testing.B) {
+	const n = 1000
+	c := newBenchCluster(b, "--slots", "16")
+	cl := c.dial()
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	began := time.Now()
+	id := c.submit("-J", fmt.Sprintf("a[1-%d]", n), "-o", "/dev/null", "true")
+	ref := []*api.JobRef{{JobId: id, ArrayIndex: -1}}
+	for {
+		jobs, err := cl.Query(ctx, &api.QueryRequest{Refs: ref})
+		if err != nil {
+			b.Fatalf("Query: %v (after %v)\nxced log:\n%s", err, time.Since(began), c.log)
+		}
+		if len(jobs.NotFound) > 0 {
+			b.Fatalf("job %d not found", id)
+		}
+		if len(jobs.Jobs) == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	d := time.Since(began)
+	jobs, err := cl.Query(ctx, &api.QueryRequest{Scope: api.QueryRequest_ALL, Refs: ref})
+	if err != nil {
+		b.Fatal(err)
+	}
+	done, shown := 0, 0
+	for _, j := range jobs.Jobs {
+		if j.State == api.JobState_DONE {
+			done++
+		} else if shown++; shown <= 5 {
+			b.Errorf("element %d[%d]: %v, exit %d", j.JobId, j.ArrayIndex, j.State, j.ExitStatus)
+		}
+	}
+	if done != n {
+		b.Fatalf("%d of %d elements DONE (of %d reported)", done, n, len(jobs.Jobs))
+	}
+	report(b, fmt.Sprintf("array of %d `true`, 16 slots", n), d.Seconds(), "s", atMost(3))
+}
+
+// BenchmarkBjobsOne: `bjobs <id>` of one job, median of 50 runs.
+func BenchmarkBjobsOne(b *testing.B) {
+	c := newBenchCluster(b)
+	id := strconv.FormatInt(c.submit("-H", "true"), 10)
+	c.timed("bjobs", id) // warm up
+	d := c.median(50, "bjobs", id)
+	report(b, "bjobs <id>, 1 job (median of 50)", ms(d), "ms", atMost(10))
+}
+
+// BenchmarkManyJobs fills one controller with held jobs through the API
+// (32 clients) and measures, as sub-benchmarks, what a large queue costs:
+// bjobs -a -u all at 10,000 and 100,000 jobs, the controller's memory per
+// pending job, and its restart after SIGTERM and after kill -9. The filling
+// happens here, outside the sub-benchmarks, so that -bench can select any
+// of them.
+func BenchmarkManyJobs(b *testing.B) {
+	const small, large = 10000, 100000
+	c := newBenchCluster(b)
+	time.Sleep(time.Second) // let the runtime settle
+	rss0 := c.rssKB()
+
+	c.submitHeld(small, 32)
+	b.Run("bjobs-10000", func(b *testing.B) {
+		d := c.median(5, "bjobs", "-a", "-u", "all")
+		report(b, fmt.Sprintf("bjobs -a -u all, %d jobs (median of 5)", small), ms(d), "ms", nil)
+	})
+
+	fill := c.submitHeld(large-small, 32)
+	time.Sleep(time.Second)
+	rss1 := c.rssKB()
+	b.Run("fill", func(b *testing.B) {
+		report(b, fmt.Sprintf("API submissions %d -> %d jobs", small, large), (large-small)/fill.Seconds(), "submits/s", nil)
+	})
+	b.Run("rss", func(b *testing.B) {
+		report(b, fmt.Sprintf("xced RSS per held job (%.0f -> %.0f MB)", rss0/1024, rss1/1024), (rss1-rss0)/large, "KB/pendjob", atMost(2))
+	})
+	b.Run("bjobs-100000", func(b *testing.B) {
+		d := c.median(5, "bjobs", "-a", "-u", "all")
+		report(b, fmt.Sprintf("bjobs -a -u all, %d jobs (median of 5)", large), ms(d), "ms", atMost(500))
+	})
+	b.Run("bjobs-one-of-100000", func(b *testing.B) {
+		d := c.median(50, "bjobs", strconv.Itoa(large/2))
+		report(b, fmt.Sprintf("bjobs <id>, %d jobs (median of 50)", large), ms(d), "ms", atMost(10))
+	})
+	b.Run("restart-sigterm", func(b *testing.B) {
+		down := c.stop()
+		up := c.start()
+		report(b, fmt.Sprintf("xced exit on SIGTERM, %d jobs", large), down.Seconds(), "s-to-exit", nil)
+		report(b, fmt.Sprintf("xced restart after SIGTERM, %d jobs", large), up.Seconds(), "s", atMost(2))
+		c.reportRestore(b)
+		if got := c.count()[api.JobState_PSUSP]; got != large {
+			b.Errorf("after the restart: %d held jobs, want %d", got, large)
+		}
+	})
+	b.Run("restart-kill9", func(b *testing.B) {
+		c.crash()
+		up := c.start()
+		report(b, fmt.Sprintf("xced restart after kill -9, %d jobs", large), up.Seconds(), "s", atMost(2))
+		c.reportRestore(b)
+		if got := c.count()[api.JobState_PSUSP]; got != large {
+			b.Errorf("after the restart: %d held jobs, want %d", got, large)
+		}
+	})
+}
+
+var restoredRE = regexp.MustCompile(`msg="state restored".* took=(\S+)`)
+
+// reportRestore reports, for information, how much of a start xced's own
+// log says went into restoring its state.
+func (c *benchCluster) reportRestore(b *testing.B) {
+	m := restoredRE.FindStringSubmatch(c.log.String())
+	if m == nil {
+		return
+	}
+	if d, err := time.ParseDuration(m[1]); err == nil {
+		report(b, "  of which restoring state (xced's log)", d.Seconds(), "s-restore", nil)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
