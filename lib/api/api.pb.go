@@ -1092,23 +1092,25 @@ func (x *ResourceUsage) GetCollectedTime() int64 {
 
 // Job is one job, or one element of a job array.
 type Job struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	JobId         int64                  `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	ArrayIndex    int32                  `protobuf:"varint,2,opt,name=array_index,json=arrayIndex,proto3" json:"array_index,omitempty"` // 0 for a job that is not an array element
-	Spec          *JobSpec               `protobuf:"bytes,3,opt,name=spec,proto3" json:"spec,omitempty"`                                // as submitted
-	Effective     *JobSpec               `protobuf:"bytes,4,opt,name=effective,proto3" json:"effective,omitempty"`                      // after defaults and configuration were applied
-	State         JobState               `protobuf:"varint,5,opt,name=state,proto3,enum=xce.api.v1.JobState" json:"state,omitempty"`
-	SubmitTime    int64                  `protobuf:"varint,6,opt,name=submit_time,json=submitTime,proto3" json:"submit_time,omitempty"` // unix nanoseconds
-	StartTime     int64                  `protobuf:"varint,7,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`    // 0 until started
-	EndTime       int64                  `protobuf:"varint,8,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`          // 0 until finished
-	ExecHosts     []*HostSlots           `protobuf:"bytes,9,rep,name=exec_hosts,json=execHosts,proto3" json:"exec_hosts,omitempty"`
-	ExitStatus    int32                  `protobuf:"varint,10,opt,name=exit_status,json=exitStatus,proto3" json:"exit_status,omitempty"` // the exit code as the job's shell reports it
-	TermReason    TermReason             `protobuf:"varint,11,opt,name=term_reason,json=termReason,proto3,enum=xce.api.v1.TermReason" json:"term_reason,omitempty"`
-	TermReasonSet bool                   `protobuf:"varint,12,opt,name=term_reason_set,json=termReasonSet,proto3" json:"term_reason_set,omitempty"` // term_reason is meaningful
-	PendReason    string                 `protobuf:"bytes,13,opt,name=pend_reason,json=pendReason,proto3" json:"pend_reason,omitempty"`
-	Usage         *ResourceUsage         `protobuf:"bytes,14,opt,name=usage,proto3" json:"usage,omitempty"`
-	ExecHome      string                 `protobuf:"bytes,15,opt,name=exec_home,json=execHome,proto3" json:"exec_home,omitempty"`
-	ExecCwd       string                 `protobuf:"bytes,16,opt,name=exec_cwd,json=execCwd,proto3" json:"exec_cwd,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	JobId      int64                  `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	ArrayIndex int32                  `protobuf:"varint,2,opt,name=array_index,json=arrayIndex,proto3" json:"array_index,omitempty"` // 0 for a job that is not an array element
+	Spec       *JobSpec               `protobuf:"bytes,3,opt,name=spec,proto3" json:"spec,omitempty"`                                // as submitted
+	Effective  *JobSpec               `protobuf:"bytes,4,opt,name=effective,proto3" json:"effective,omitempty"`                      // after defaults and configuration were applied
+	State      JobState               `protobuf:"varint,5,opt,name=state,proto3,enum=xce.api.v1.JobState" json:"state,omitempty"`
+	SubmitTime int64                  `protobuf:"varint,6,opt,name=submit_time,json=submitTime,proto3" json:"submit_time,omitempty"` // unix nanoseconds
+	StartTime  int64                  `protobuf:"varint,7,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`    // 0 until started
+	EndTime    int64                  `protobuf:"varint,8,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`          // 0 until finished
+	ExecHosts  []*HostSlots           `protobuf:"bytes,9,rep,name=exec_hosts,json=execHosts,proto3" json:"exec_hosts,omitempty"`
+	ExitStatus int32                  `protobuf:"varint,10,opt,name=exit_status,json=exitStatus,proto3" json:"exit_status,omitempty"` // the exit code as the job's shell reports it
+	// Why the system ended the job. Set while the job still runs when its
+	// termination was requested (bkill), so the end is attributed to it.
+	TermReason    TermReason     `protobuf:"varint,11,opt,name=term_reason,json=termReason,proto3,enum=xce.api.v1.TermReason" json:"term_reason,omitempty"`
+	TermReasonSet bool           `protobuf:"varint,12,opt,name=term_reason_set,json=termReasonSet,proto3" json:"term_reason_set,omitempty"` // term_reason is meaningful
+	PendReason    string         `protobuf:"bytes,13,opt,name=pend_reason,json=pendReason,proto3" json:"pend_reason,omitempty"`
+	Usage         *ResourceUsage `protobuf:"bytes,14,opt,name=usage,proto3" json:"usage,omitempty"`
+	ExecHome      string         `protobuf:"bytes,15,opt,name=exec_home,json=execHome,proto3" json:"exec_home,omitempty"`
+	ExecCwd       string         `protobuf:"bytes,16,opt,name=exec_cwd,json=execCwd,proto3" json:"exec_cwd,omitempty"`
 	// Where stdout goes when the job has no -o: a spool file bpeek can read.
 	SpoolOutput   string `protobuf:"bytes,17,opt,name=spool_output,json=spoolOutput,proto3" json:"spool_output,omitempty"`
 	Pid           int32  `protobuf:"varint,18,opt,name=pid,proto3" json:"pid,omitempty"`                                      // the job's top process; its process group id
@@ -2093,17 +2095,15 @@ func (x *SubmitReply) GetArraySize() int32 {
 
 // QueryRequest carries the filters bjobs needs.
 type QueryRequest struct {
-	state   protoimpl.MessageState `protogen:"open.v1"`
-	Scope   QueryRequest_Scope     `protobuf:"varint,1,opt,name=scope,proto3,enum=xce.api.v1.QueryRequest_Scope" json:"scope,omitempty"`
-	Refs    []*JobRef              `protobuf:"bytes,2,rep,name=refs,proto3" json:"refs,omitempty"` // explicit jobs; empty = all matching
-	User    string                 `protobuf:"bytes,3,opt,name=user,proto3" json:"user,omitempty"` // "" = the caller, "all" = everyone
-	Queue   string                 `protobuf:"bytes,4,opt,name=queue,proto3" json:"queue,omitempty"`
-	Name    string                 `protobuf:"bytes,5,opt,name=name,proto3" json:"name,omitempty"` // -J, '*' wildcards
-	Host    string                 `protobuf:"bytes,6,opt,name=host,proto3" json:"host,omitempty"` // -m
-	Project string                 `protobuf:"bytes,7,opt,name=project,proto3" json:"project,omitempty"`
-	App     string                 `protobuf:"bytes,8,opt,name=app,proto3" json:"app,omitempty"`
-	// Leave out the bulky spec fields (environment, script text).
-	Brief         bool `protobuf:"varint,9,opt,name=brief,proto3" json:"brief,omitempty"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Scope         QueryRequest_Scope     `protobuf:"varint,1,opt,name=scope,proto3,enum=xce.api.v1.QueryRequest_Scope" json:"scope,omitempty"`
+	Refs          []*JobRef              `protobuf:"bytes,2,rep,name=refs,proto3" json:"refs,omitempty"` // explicit jobs; empty = all matching
+	User          string                 `protobuf:"bytes,3,opt,name=user,proto3" json:"user,omitempty"` // "" = the caller, "all" = everyone
+	Queue         string                 `protobuf:"bytes,4,opt,name=queue,proto3" json:"queue,omitempty"`
+	Name          string                 `protobuf:"bytes,5,opt,name=name,proto3" json:"name,omitempty"` // -J, '*' wildcards
+	Host          string                 `protobuf:"bytes,6,opt,name=host,proto3" json:"host,omitempty"` // -m
+	Project       string                 `protobuf:"bytes,7,opt,name=project,proto3" json:"project,omitempty"`
+	App           string                 `protobuf:"bytes,8,opt,name=app,proto3" json:"app,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2194,18 +2194,19 @@ func (x *QueryRequest) GetApp() string {
 	return ""
 }
 
-func (x *QueryRequest) GetBrief() bool {
-	if x != nil {
-		return x.Brief
-	}
-	return false
-}
-
+// QueryReply carries jobs without their specs: a job's specs are sent once
+// per job id (an array's elements share them) and lib/client attaches them.
 type QueryReply struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Jobs  []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
 	// refs from the request that name no job (bjobs: Job <N> is not found).
-	NotFound      []*JobRef `protobuf:"bytes,2,rep,name=not_found,json=notFound,proto3" json:"not_found,omitempty"`
+	NotFound  []*JobRef          `protobuf:"bytes,2,rep,name=not_found,json=notFound,proto3" json:"not_found,omitempty"`
+	Specs     map[int64]*JobSpec `protobuf:"bytes,3,rep,name=specs,proto3" json:"specs,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Effective map[int64]*JobSpec `protobuf:"bytes,4,rep,name=effective,proto3" json:"effective,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Aligned with jobs: the pending reasons and the latest usage sample,
+	// which the controller computes when asked rather than stores.
+	PendReasons   []string         `protobuf:"bytes,5,rep,name=pend_reasons,json=pendReasons,proto3" json:"pend_reasons,omitempty"`
+	Usage         []*ResourceUsage `protobuf:"bytes,6,rep,name=usage,proto3" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2250,6 +2251,34 @@ func (x *QueryReply) GetJobs() []*Job {
 func (x *QueryReply) GetNotFound() []*JobRef {
 	if x != nil {
 		return x.NotFound
+	}
+	return nil
+}
+
+func (x *QueryReply) GetSpecs() map[int64]*JobSpec {
+	if x != nil {
+		return x.Specs
+	}
+	return nil
+}
+
+func (x *QueryReply) GetEffective() map[int64]*JobSpec {
+	if x != nil {
+		return x.Effective
+	}
+	return nil
+}
+
+func (x *QueryReply) GetPendReasons() []string {
+	if x != nil {
+		return x.PendReasons
+	}
+	return nil
+}
+
+func (x *QueryReply) GetUsage() []*ResourceUsage {
+	if x != nil {
+		return x.Usage
 	}
 	return nil
 }
@@ -3267,7 +3296,7 @@ const file_api_proto_rawDesc = "" +
 	"\x05queue\x18\x02 \x01(\tR\x05queue\x12#\n" +
 	"\rdefault_queue\x18\x03 \x01(\bR\fdefaultQueue\x12\x1d\n" +
 	"\n" +
-	"array_size\x18\x04 \x01(\x05R\tarraySize\"\xd9\x02\n" +
+	"array_size\x18\x04 \x01(\x05R\tarraySize\"\xc3\x02\n" +
 	"\fQueryRequest\x124\n" +
 	"\x05scope\x18\x01 \x01(\x0e2\x1e.xce.api.v1.QueryRequest.ScopeR\x05scope\x12&\n" +
 	"\x04refs\x18\x02 \x03(\v2\x12.xce.api.v1.JobRefR\x04refs\x12\x12\n" +
@@ -3276,8 +3305,7 @@ const file_api_proto_rawDesc = "" +
 	"\x04name\x18\x05 \x01(\tR\x04name\x12\x12\n" +
 	"\x04host\x18\x06 \x01(\tR\x04host\x12\x18\n" +
 	"\aproject\x18\a \x01(\tR\aproject\x12\x10\n" +
-	"\x03app\x18\b \x01(\tR\x03app\x12\x14\n" +
-	"\x05brief\x18\t \x01(\bR\x05brief\"W\n" +
+	"\x03app\x18\b \x01(\tR\x03app\"W\n" +
 	"\x05Scope\x12\x0e\n" +
 	"\n" +
 	"UNFINISHED\x10\x00\x12\a\n" +
@@ -3285,11 +3313,22 @@ const file_api_proto_rawDesc = "" +
 	"\bFINISHED\x10\x02\x12\v\n" +
 	"\aPENDING\x10\x03\x12\v\n" +
 	"\aRUNNING\x10\x04\x12\r\n" +
-	"\tSUSPENDED\x10\x05\"b\n" +
+	"\tSUSPENDED\x10\x05\"\xd6\x03\n" +
 	"\n" +
 	"QueryReply\x12#\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x0f.xce.api.v1.JobR\x04jobs\x12/\n" +
-	"\tnot_found\x18\x02 \x03(\v2\x12.xce.api.v1.JobRefR\bnotFound\"\xa7\x02\n" +
+	"\tnot_found\x18\x02 \x03(\v2\x12.xce.api.v1.JobRefR\bnotFound\x127\n" +
+	"\x05specs\x18\x03 \x03(\v2!.xce.api.v1.QueryReply.SpecsEntryR\x05specs\x12C\n" +
+	"\teffective\x18\x04 \x03(\v2%.xce.api.v1.QueryReply.EffectiveEntryR\teffective\x12!\n" +
+	"\fpend_reasons\x18\x05 \x03(\tR\vpendReasons\x12/\n" +
+	"\x05usage\x18\x06 \x03(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\x1aM\n" +
+	"\n" +
+	"SpecsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x03R\x03key\x12)\n" +
+	"\x05value\x18\x02 \x01(\v2\x13.xce.api.v1.JobSpecR\x05value:\x028\x01\x1aQ\n" +
+	"\x0eEffectiveEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x03R\x03key\x12)\n" +
+	"\x05value\x18\x02 \x01(\v2\x13.xce.api.v1.JobSpecR\x05value:\x028\x01\"\xa7\x02\n" +
 	"\rSignalRequest\x128\n" +
 	"\x06action\x18\x01 \x01(\x0e2 .xce.api.v1.SignalRequest.ActionR\x06action\x12\x16\n" +
 	"\x06signal\x18\x02 \x01(\x05R\x06signal\x12&\n" +
@@ -3443,7 +3482,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),              // 0: xce.api.v1.JobState
 	(TermReason)(0),            // 1: xce.api.v1.TermReason
@@ -3477,6 +3516,8 @@ var file_api_proto_goTypes = []any{
 	(*ClusterInfoRequest)(nil), // 29: xce.api.v1.ClusterInfoRequest
 	(*ClusterInfo)(nil),        // 30: xce.api.v1.ClusterInfo
 	(*Launch)(nil),             // 31: xce.api.v1.Launch
+	nil,                        // 32: xce.api.v1.QueryReply.SpecsEntry
+	nil,                        // 33: xce.api.v1.QueryReply.EffectiveEntry
 }
 var file_api_proto_depIdxs = []int32{
 	6,  // 0: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
@@ -3496,40 +3537,45 @@ var file_api_proto_depIdxs = []int32{
 	13, // 14: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
 	9,  // 15: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
 	13, // 16: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	5,  // 17: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	13, // 18: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
-	13, // 19: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	19, // 20: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	13, // 21: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	9,  // 22: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	11, // 23: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	12, // 24: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	12, // 25: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	11, // 26: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	13, // 27: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	10, // 28: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	9,  // 29: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	14, // 30: xce.api.v1.Controller.Submit:input_type -> xce.api.v1.SubmitRequest
-	16, // 31: xce.api.v1.Controller.Query:input_type -> xce.api.v1.QueryRequest
-	18, // 32: xce.api.v1.Controller.Signal:input_type -> xce.api.v1.SignalRequest
-	21, // 33: xce.api.v1.Controller.Watch:input_type -> xce.api.v1.WatchRequest
-	23, // 34: xce.api.v1.Controller.ListQueues:input_type -> xce.api.v1.ListQueuesRequest
-	25, // 35: xce.api.v1.Controller.ListHosts:input_type -> xce.api.v1.ListHostsRequest
-	27, // 36: xce.api.v1.Controller.Events:input_type -> xce.api.v1.EventsRequest
-	29, // 37: xce.api.v1.Controller.Info:input_type -> xce.api.v1.ClusterInfoRequest
-	15, // 38: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
-	17, // 39: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
-	20, // 40: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
-	22, // 41: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
-	24, // 42: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
-	26, // 43: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
-	28, // 44: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
-	30, // 45: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
-	38, // [38:46] is the sub-list for method output_type
-	30, // [30:38] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	32, // 17: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	33, // 18: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	8,  // 19: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
+	5,  // 20: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
+	13, // 21: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	13, // 22: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	19, // 23: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	13, // 24: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	9,  // 25: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	11, // 26: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	12, // 27: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	12, // 28: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	11, // 29: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	13, // 30: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	10, // 31: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	9,  // 32: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	6,  // 33: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	6,  // 34: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	14, // 35: xce.api.v1.Controller.Submit:input_type -> xce.api.v1.SubmitRequest
+	16, // 36: xce.api.v1.Controller.Query:input_type -> xce.api.v1.QueryRequest
+	18, // 37: xce.api.v1.Controller.Signal:input_type -> xce.api.v1.SignalRequest
+	21, // 38: xce.api.v1.Controller.Watch:input_type -> xce.api.v1.WatchRequest
+	23, // 39: xce.api.v1.Controller.ListQueues:input_type -> xce.api.v1.ListQueuesRequest
+	25, // 40: xce.api.v1.Controller.ListHosts:input_type -> xce.api.v1.ListHostsRequest
+	27, // 41: xce.api.v1.Controller.Events:input_type -> xce.api.v1.EventsRequest
+	29, // 42: xce.api.v1.Controller.Info:input_type -> xce.api.v1.ClusterInfoRequest
+	15, // 43: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
+	17, // 44: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
+	20, // 45: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
+	22, // 46: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
+	24, // 47: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
+	26, // 48: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
+	28, // 49: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
+	30, // 50: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
+	43, // [43:51] is the sub-list for method output_type
+	35, // [35:43] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -3543,7 +3589,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   26,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
