@@ -335,8 +335,7 @@ func ParseFormat(spec string) (*Format, error) {
 		for _, d := range defs {
 			c := column{f: d, right: right, unit: unit}
 			switch {
-			case !hasOpts:
-				c.width = 0
+			case !hasOpts: // unlimited
 			case width < 0:
 				c.width = d.width
 			default:
