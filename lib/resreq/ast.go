@@ -157,10 +157,10 @@ func (o Op) isArith() bool   { return o >= OpMul && o <= OpSub }
 // Unit is a memory unit written after a number: 4GB.
 type Unit uint8
 
-// Units. None means the number is in the default unit (MB for memory-like
+// Units. NoUnit means the number is in the default unit (MB for memory-like
 // resources).
 const (
-	None Unit = iota
+	NoUnit Unit = iota
 	KB
 	MB
 	GB
@@ -172,7 +172,7 @@ const (
 
 var unitText = [...]string{"", "KB", "MB", "GB", "TB", "PB", "EB", "ZB"}
 
-// String returns the canonical spelling ("GB"); "" for None.
+// String returns the canonical spelling ("GB"); "" for NoUnit.
 func (u Unit) String() string {
 	if int(u) < len(unitText) {
 		return unitText[u]
@@ -185,7 +185,7 @@ func (u Unit) mbFactor() float64 {
 	switch u {
 	case KB:
 		return 1.0 / 1024
-	case None, MB:
+	case NoUnit, MB:
 		return 1
 	}
 	f := 1.0

@@ -170,6 +170,7 @@ func (p *parser) describeTok(t token) string {
 func (p *parser) parseSelectExpr(bracketed bool, open int) Expr {
 	p.tokOK = false
 	p.cols = p.cols[:0]
+	p.colMap = nil
 	t := p.peekTok()
 	if bracketed && t.kind == tOther && p.src[t.pos] == ']' {
 		p.fail(t.pos, "empty select[]: expected a selection string such as mem>4000")
@@ -219,13 +220,34 @@ func (p *parser) failBadOp(t token) {
 	p.fail(t.pos, "unknown operator '%s'%s", t.text, hint)
 }
 
+// maxNodes bounds the size of one selection string.
+const maxNodes = 10000
+
 func (p *parser) record(e Expr, pos int) Expr {
+	if len(p.cols) >= maxNodes {
+		p.fail(pos, "selection string too long (more than %d terms)", maxNodes)
+	}
 	p.cols = append(p.cols, nodeCol{e, pos})
+	if p.colMap != nil {
+		p.colMap[e] = pos
+	}
 	return e
 }
 
 // posOf returns the byte offset where e was written.
 func (p *parser) posOf(e Expr) int {
+	if len(p.cols) > 32 {
+		if p.colMap == nil {
+			p.colMap = make(map[Expr]int, len(p.cols))
+			for _, c := range p.cols {
+				p.colMap[c.e] = c.pos
+			}
+		}
+		if pos, ok := p.colMap[e]; ok {
+			return pos
+		}
+		return len(p.src)
+	}
 	for _, c := range p.cols {
 		if c.e == e {
 			return c.pos
@@ -552,7 +574,7 @@ func (p *parser) numericName(e Expr) string {
 func (p *parser) checkValue(e Expr, unitOK bool, res string) {
 	switch e := e.(type) {
 	case *Num:
-		if e.Unit != None && !unitOK {
+		if e.Unit != NoUnit && !unitOK {
 			if res != "" && res != "ok" {
 				p.fail(p.posOf(e), "%s takes no unit; units (KB, MB, GB, ...) apply to memory resources such as mem, swp and tmp", res)
 			}

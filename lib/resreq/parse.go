@@ -66,7 +66,8 @@ type parser struct {
 	strict bool
 	depth  int
 	cols   []nodeCol // byte offset of every expression node, for errors
-	tok    token     // lookahead of the expression lexer
+	colMap map[Expr]int
+	tok    token // lookahead of the expression lexer
 	tokOK  bool
 }
 
@@ -745,7 +746,7 @@ func (p *parser) amount(r Resource) Num {
 	if !ok {
 		p.fail(start, "expected a number for the amount of %s, found %s", r.Name, p.describe(start))
 	}
-	if n.Unit != None && r.Kind == Numeric && !r.Units {
+	if n.Unit != NoUnit && r.Kind == Numeric && !r.Units {
 		p.fail(start, "%s takes no unit; units (KB, MB, GB, ...) apply to memory resources such as mem, swp and tmp", r.Name)
 	}
 	return n
@@ -772,7 +773,7 @@ func (p *parser) number() (Num, bool) {
 	for j < len(p.src) && isWordChar(p.src[j]) {
 		j++
 	}
-	unit := None
+	unit := NoUnit
 	if j > i {
 		u, ok := parseUnit(p.src[i:j])
 		if !ok {
@@ -790,10 +791,10 @@ func (p *parser) number() (Num, bool) {
 
 func parseUnit(s string) (Unit, bool) {
 	if len(s) == 0 || len(s) > 2 {
-		return None, false
+		return NoUnit, false
 	}
 	if len(s) == 2 && s[1] != 'B' && s[1] != 'b' {
-		return None, false
+		return NoUnit, false
 	}
 	switch s[0] {
 	case 'K', 'k':
@@ -811,7 +812,7 @@ func parseUnit(s string) (Unit, bool) {
 	case 'Z', 'z':
 		return ZB, true
 	}
-	return None, false
+	return NoUnit, false
 }
 
 func (p *parser) durations() []Duration {

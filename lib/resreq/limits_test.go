@@ -1,0 +1,26 @@
+package resreq
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLongInputs(t *testing.T) {
+	start := time.Now()
+	long := "select[" + strings.Repeat("type == X86_64 || ", 1500) + "mem > 1]"
+	r, err := Parse(long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse(r.String()); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Parse("select[" + strings.Repeat("mem + ", 20000) + "1 > 0]")
+	if err == nil || !strings.Contains(err.Error(), "too long") {
+		t.Errorf("a 20000-term select: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("long inputs took %v", d)
+	}
+}
