@@ -151,6 +151,9 @@ func (c *compiler) binary(e *Binary) (evalFn, error) {
 			return f, err
 		}
 	}
+	if e.Op.isCompare() && (hasUnit(e.X) || hasUnit(e.Y)) && !c.takesUnits(e.X) && !c.takesUnits(e.Y) {
+		return nil, fmt.Errorf("a number with a unit in %s must be compared with a resource that takes units, such as mem", ExprString(e))
+	}
 	// A numeric resource compared with a constant: the common case.
 	if e.Op.isCompare() {
 		if id, ok := unparen(e.X).(*Ident); ok {
@@ -371,4 +374,37 @@ func (c *compiler) notString(e Expr) error {
 		return fmt.Errorf("%s is a %s resource; it cannot be compared with a string", r.Name, r.Kind)
 	}
 	return fmt.Errorf("a string value can only be compared with a string resource")
+}
+
+// hasUnit reports whether the arithmetic expression e has a number with a
+// unit.
+func hasUnit(e Expr) bool {
+	switch e := e.(type) {
+	case *Num:
+		return e.Unit != NoUnit
+	case *Paren:
+		return hasUnit(e.X)
+	case *Unary:
+		return e.Op == OpNeg && hasUnit(e.X)
+	case *Binary:
+		return e.Op.isArith() && (hasUnit(e.X) || hasUnit(e.Y))
+	}
+	return false
+}
+
+// takesUnits reports whether the arithmetic expression e names a resource
+// that takes memory units.
+func (c *compiler) takesUnits(e Expr) bool {
+	switch e := e.(type) {
+	case *Ident:
+		r, _, ok := c.s.Lookup(e.Name)
+		return ok && r.Units
+	case *Paren:
+		return c.takesUnits(e.X)
+	case *Unary:
+		return e.Op == OpNeg && c.takesUnits(e.X)
+	case *Binary:
+		return e.Op.isArith() && (c.takesUnits(e.X) || c.takesUnits(e.Y))
+	}
+	return false
 }

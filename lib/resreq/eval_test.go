@@ -93,6 +93,7 @@ func TestCompileErrors(t *testing.T) {
 		{"select[foo > 1]", "unknown resource name 'foo'"},
 		{"select[os == rhel7]", "unknown resource name 'os'"},
 		{"select[verilog == 'x']", "verilog is a numeric resource; it cannot be compared with a string"},
+		{"select[verilog > 1GB]", "a number with a unit in verilog > 1GB must be compared with a resource that takes units, such as mem"},
 	} {
 		r, err := Parse(c.sel) // lenient: the schema decides at compile time
 		if err != nil {

@@ -392,14 +392,14 @@ func agree[T any](name string, a, b *T, text func(*T) string) (*T, error) {
 
 func joinRusage(a, b *Rusage) (*Rusage, error) {
 	if len(a.Or) > 1 && len(b.Or) > 1 {
-		return nil, errors.New("only one rusage[] may have '||' alternatives")
+		return nil, errors.New("only one rusage[] section may have '||' alternatives")
 	}
 	out := &Rusage{}
 	for _, x := range a.Or {
 		for _, y := range b.Or {
 			set := append(append(UsageSet{}, x...), y...)
 			if dup := set.duplicate(); dup != "" {
-				return nil, fmt.Errorf("%s is reserved twice in rusage", dup)
+				return nil, fmt.Errorf("%s is reserved twice in rusage; a resource may appear once in a usage string", dup)
 			}
 			out.Or = append(out.Or, set)
 		}

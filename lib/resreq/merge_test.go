@@ -136,7 +136,7 @@ func TestJoin(t *testing.T) {
 			"rusage[mem=20, license=1:duration=2, app_lic_v201=1 || mem=20, license=1:duration=2, app_lic_v15=1]", ""},
 		{[]string{"span[hosts=1]", "span[hosts=1] same[type]", "same[model]"}, "span[hosts=1] same[type:model]", ""},
 		{[]string{"2*{-} + 1*{-}"}, "2*{-} + 1*{-}", ""},
-		{[]string{"rusage[mem=100]", "rusage[mem=200]"}, "", "mem is reserved twice in rusage"},
+		{[]string{"rusage[mem=100]", "rusage[mem=200]"}, "", "mem is reserved twice in rusage; a resource may appear once in a usage string"},
 		{[]string{"span[hosts=1]", "span[ptile=2]"}, "", "conflicting span sections: span[hosts=1] and span[ptile=2]"},
 		{[]string{"select[a]", "2*{-} + 1*{-}"}, "", "a compound or alternative resource requirement cannot be combined with other -R options"},
 	} {

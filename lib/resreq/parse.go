@@ -475,20 +475,11 @@ func (p *parser) parseSimple(inBraces bool) *Simple {
 // joinRusage combines two rusage sections of one string: every usage
 // string of both is reserved. Only one of them may have alternatives.
 func (p *parser) joinRusage(pos int, a, b *Rusage) *Rusage {
-	if len(a.Or) > 1 && len(b.Or) > 1 {
-		p.fail(pos, "only one rusage[] section may have '||' alternatives")
+	ru, err := joinRusage(a, b)
+	if err != nil {
+		p.fail(pos, "%v", err)
 	}
-	out := &Rusage{}
-	for _, x := range a.Or {
-		for _, y := range b.Or {
-			set := append(append(UsageSet{}, x...), y...)
-			if dup := set.duplicate(); dup != "" {
-				p.fail(pos, "%s is reserved twice in rusage; a resource may appear once in a usage string", dup)
-			}
-			out.Or = append(out.Or, set)
-		}
-	}
-	return out
+	return ru
 }
 
 // duplicate returns a resource named twice in the set, or "".
