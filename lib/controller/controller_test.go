@@ -1,0 +1,297 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"xce/lib/api"
+	"xce/lib/store"
+	"xce/lib/worker"
+)
+
+// fakeExec runs no process: a started job ends when the test says so.
+type fakeExec struct {
+	mu      sync.Mutex
+	c       *Controller
+	running map[key]bool
+	signals []syscall.Signal
+	// autoExit ends every job at once with this status when >= 0.
+	autoExit int32
+}
+
+func (f *fakeExec) Start(j *api.Job) error {
+	f.mu.Lock()
+	f.running[key{j.JobId, j.ArrayIndex}] = true
+	auto := f.autoExit
+	f.mu.Unlock()
+	f.c.Report(worker.Report{JobID: j.JobId, Index: j.ArrayIndex, Started: &api.Event{Type: api.EventType_START, Pid: 4242}})
+	if auto >= 0 {
+		f.end(j.JobId, j.ArrayIndex, auto, 0)
+	}
+	return nil
+}
+
+func (f *fakeExec) end(id int64, idx int32, status int32, sig syscall.Signal) {
+	f.mu.Lock()
+	delete(f.running, key{id, idx})
+	f.mu.Unlock()
+	state := api.JobState_DONE
+	if status != 0 {
+		state = api.JobState_EXIT
+	}
+	f.c.Report(worker.Report{JobID: id, Index: idx, Finished: &api.Event{
+		Type: api.EventType_FINISH, State: state, ExitStatus: status, Signal: int32(sig), Time: time.Now().UnixNano()}})
+}
+
+func (f *fakeExec) Reattach(*api.Job)                     {}
+func (f *fakeExec) NeverStarted(*api.Job) bool            { return true }
+func (f *fakeExec) Usage(int64, int32) *api.ResourceUsage { return nil }
+func (f *fakeExec) SpoolOutput(id int64, idx int32) string {
+	return fmt.Sprintf("/spool/%d.%d", id, idx)
+}
+func (f *fakeExec) Remove(int64, int32) {}
+func (f *fakeExec) Signal(id int64, idx int32, sig syscall.Signal) error {
+	f.mu.Lock()
+	f.signals = append(f.signals, sig)
+	f.mu.Unlock()
+	return nil
+}
+func (f *fakeExec) Terminate(id int64, idx int32) error {
+	go f.end(id, idx, 130, syscall.SIGINT)
+	return nil
+}
+
+func newTestController(t *testing.T, slots int, autoExit int32) (*Controller, *fakeExec) {
+	t.Helper()
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx := &fakeExec{running: map[key]bool{}, autoExit: autoExit}
+	c, err := New(Config{
+		ClusterName: "test", Host: "hostA", Slots: slots, NCPUs: slots,
+		Queues:       []*api.Queue{{Name: "normal", Priority: 30, Open: true, Active: true}, {Name: "high", Priority: 40, Open: true, Active: true}},
+		DefaultQueue: "normal", CleanPeriod: time.Hour, MaxArraySize: 1000, MinCycle: time.Millisecond,
+	}, st, fx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.c = c
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done; st.Close() })
+	return c, fx
+}
+
+func (c *Controller) stateOf(id int64, idx int32) api.JobState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r := c.jobs[key{id, idx}]; r != nil {
+		return r.job.State
+	}
+	return api.JobState_STATE_UNSPECIFIED
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+var alice = Caller{UID: 1000, GID: 1000}
+
+// Concurrent submissions, queries and kills (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	c, _ := newTestController(t, 4, 0)
+	var wg sync.WaitGroup
+	ids := make(chan int64, 400)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				r, err := c.Submit(alice, &api.JobSpec{Command: "true", Env: []string{"A=1"}})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				ids <- r.JobId
+				c.Query(alice, &api.QueryRequest{Scope: api.QueryRequest_ALL})
+			}
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	seen := map[int64]bool{}
+	for id := range ids {
+		if seen[id] {
+			t.Fatalf("id %d handed out twice", id)
+		}
+		seen[id] = true
+	}
+	waitFor(t, "all jobs done", func() bool {
+		q := c.Query(alice, &api.QueryRequest{Scope: api.QueryRequest_UNFINISHED})
+		return len(q.Jobs) == 0
+	})
+	q := c.Query(alice, &api.QueryRequest{Scope: api.QueryRequest_FINISHED})
+	if len(q.Jobs) != 400 {
+		t.Errorf("%d finished jobs, want 400", len(q.Jobs))
+	}
+}
+
+// Placement: slots, -n, queue priority, exclusive jobs and the reasons
+// left on pending jobs.
+func TestPlacement(t *testing.T) {
+	c, fx := newTestController(t, 4, -1)
+	a, _ := c.Submit(alice, &api.JobSpec{Command: "a", MinTasks: 3})
+	waitFor(t, "a running", func() bool { return c.stateOf(a.JobId, 0) == api.JobState_RUN })
+	b, _ := c.Submit(alice, &api.JobSpec{Command: "b", MinTasks: 2})
+	low, _ := c.Submit(alice, &api.JobSpec{Command: "low"})
+	waitFor(t, "low running", func() bool { return c.stateOf(low.JobId, 0) == api.JobState_RUN })
+	if s := c.stateOf(b.JobId, 0); s != api.JobState_PEND {
+		t.Fatalf("b is %v, want PEND", s)
+	}
+	q := c.Query(alice, &api.QueryRequest{Refs: []*api.JobRef{{JobId: b.JobId, ArrayIndex: -1}}, Scope: api.QueryRequest_ALL})
+	if q.PendReasons[0] != reasonSlots {
+		t.Errorf("pending reason %q", q.PendReasons[0])
+	}
+	x, _ := c.Submit(alice, &api.JobSpec{Command: "x", Exclusive: true, Queue: "high"})
+	fx.end(a.JobId, 0, 0, 0)
+	fx.end(low.JobId, 0, 0, 0)
+	// The high-priority exclusive job goes first and alone.
+	waitFor(t, "x running", func() bool { return c.stateOf(x.JobId, 0) == api.JobState_RUN })
+	if s := c.stateOf(b.JobId, 0); s != api.JobState_PEND {
+		t.Errorf("b started beside an exclusive job: %v", s)
+	}
+	fx.end(x.JobId, 0, 0, 0)
+	waitFor(t, "b running", func() bool { return c.stateOf(b.JobId, 0) == api.JobState_RUN })
+}
+
+// Arrays with a running limit, and dependencies.
+func TestArrayAndDependency(t *testing.T) {
+	c, fx := newTestController(t, 8, -1)
+	arr, err := c.Submit(alice, &api.JobSpec{Command: "e", JobName: "arr", ArraySpec: "[1-5]", ArrayLimit: 2})
+	if err != nil || arr.ArraySize != 5 {
+		t.Fatalf("%v %v", arr, err)
+	}
+	dep, err := c.Submit(alice, &api.JobSpec{Command: "d", Dependency: fmt.Sprintf("done(%d) && ended(\"arr\")", arr.JobId)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	never, _ := c.Submit(alice, &api.JobSpec{Command: "n", Dependency: fmt.Sprintf("exit(%d)", arr.JobId)})
+	running := func() int {
+		n := 0
+		for i := int32(1); i <= 5; i++ {
+			if c.stateOf(arr.JobId, i) == api.JobState_RUN {
+				n++
+			}
+		}
+		return n
+	}
+	waitFor(t, "two elements running", func() bool { return running() == 2 })
+	for i := int32(1); i <= 5; i++ {
+		waitFor(t, "element running", func() bool { return c.stateOf(arr.JobId, i) == api.JobState_RUN })
+		if n := running(); n > 2 {
+			t.Fatalf("%d elements running, limit 2", n)
+		}
+		if s := c.stateOf(dep.JobId, 0); s != api.JobState_PEND {
+			t.Fatalf("dependent job %v before the array ended", s)
+		}
+		fx.end(arr.JobId, i, 0, 0)
+	}
+	waitFor(t, "dependent job running", func() bool { return c.stateOf(dep.JobId, 0) == api.JobState_RUN })
+	q := c.Query(alice, &api.QueryRequest{Refs: []*api.JobRef{{JobId: never.JobId, ArrayIndex: -1}}})
+	if q.PendReasons[0] != reasonDepNever {
+		t.Errorf("never-satisfied dependency: %q", q.PendReasons[0])
+	}
+	if _, err := c.Submit(alice, &api.JobSpec{Command: "x", Dependency: "done(99999)"}); err == nil {
+		t.Error("a dependency on an unknown job was accepted")
+	}
+	if _, err := c.Submit(alice, &api.JobSpec{Command: "x", Dependency: "done(1"}); err == nil {
+		t.Error("a bad dependency was accepted")
+	}
+}
+
+// Kill, stop and resume, and another user's job.
+func TestSignals(t *testing.T) {
+	c, fx := newTestController(t, 2, -1)
+	run, _ := c.Submit(alice, &api.JobSpec{Command: "r"})
+	pend, _ := c.Submit(alice, &api.JobSpec{Command: "p", MinTasks: 2})
+	waitFor(t, "running", func() bool { return c.stateOf(run.JobId, 0) == api.JobState_RUN })
+	bob := Caller{UID: 1001}
+	rep := c.Signal(bob, &api.SignalRequest{Refs: []*api.JobRef{{JobId: run.JobId, ArrayIndex: -1}}})
+	if rep.Results[0].Error != errPermission {
+		t.Errorf("bob killed alice's job: %v", rep.Results)
+	}
+	rep = c.Signal(alice, &api.SignalRequest{Action: api.SignalRequest_STOP, Refs: []*api.JobRef{{JobId: run.JobId, ArrayIndex: -1}}})
+	if rep.Results[0].Error != "" || c.stateOf(run.JobId, 0) != api.JobState_USUSP {
+		t.Errorf("stop: %v, state %v", rep.Results, c.stateOf(run.JobId, 0))
+	}
+	rep = c.Signal(alice, &api.SignalRequest{Action: api.SignalRequest_RESUME, Refs: []*api.JobRef{{JobId: run.JobId, ArrayIndex: -1}}})
+	if rep.Results[0].Error != "" || c.stateOf(run.JobId, 0) != api.JobState_RUN {
+		t.Errorf("resume: %v", rep.Results)
+	}
+	fx.mu.Lock()
+	sigs := append([]syscall.Signal{}, fx.signals...)
+	fx.mu.Unlock()
+	if len(sigs) != 2 || sigs[0] != syscall.SIGSTOP || sigs[1] != syscall.SIGCONT {
+		t.Errorf("signals sent %v", sigs)
+	}
+	rep = c.Signal(alice, &api.SignalRequest{All: true})
+	if len(rep.Results) != 2 {
+		t.Fatalf("bkill 0 hit %d jobs, want 2", len(rep.Results))
+	}
+	waitFor(t, "killed", func() bool { return c.stateOf(run.JobId, 0) == api.JobState_EXIT })
+	if s := c.stateOf(pend.JobId, 0); s != api.JobState_EXIT {
+		t.Errorf("killed pending job is %v", s)
+	}
+	c.mu.Lock()
+	r := c.jobs[key{run.JobId, 0}].job
+	c.mu.Unlock()
+	if r.TermReason != api.TermReason_TERM_OWNER || !r.TermReasonSet || r.ExitStatus != 130 {
+		t.Errorf("killed job: reason %v exit %d", r.TermReason, r.ExitStatus)
+	}
+	rep = c.Signal(alice, &api.SignalRequest{Refs: []*api.JobRef{{JobId: run.JobId, ArrayIndex: -1}}})
+	if rep.Results[0].Error != errFinished {
+		t.Errorf("kill of a finished job: %v", rep.Results)
+	}
+}
+
+func TestParseArray(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		want []int32
+		err  string
+	}{
+		{"[1-5]", []int32{1, 2, 3, 4, 5}, ""},
+		{"[1-10:3]", []int32{1, 4, 7, 10}, ""},
+		{"[1,3,7-9]", []int32{1, 3, 7, 8, 9}, ""},
+		{"[3,1,3]", []int32{1, 3}, ""},
+		{"[0-3]", nil, "Job array index error"},
+		{"[5-1]", nil, "Job array index error"},
+		{"[1-2000]", nil, "Job array index too large"},
+		{"[a]", nil, "Job array index error"},
+		{"[]", nil, "Job array index error"},
+	} {
+		got, err := parseArray(tc.spec, 1000)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%s: err %v, want %s", tc.spec, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: %v %v, want %v", tc.spec, got, err, tc.want)
+		}
+	}
+}
