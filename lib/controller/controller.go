@@ -16,7 +16,6 @@ package controller
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sort"
 	"sync"
@@ -96,7 +95,6 @@ type rec struct {
 	job       *api.Job     // immutable; replaced on change
 	spec, eff *api.JobSpec // shared by an array's elements
 	why       string       // pending reason from the last cycle that looked
-	usage     *api.ResourceUsage
 }
 
 type queue struct {
@@ -494,11 +492,4 @@ func (c *Controller) isAdmin(uid uint32) bool {
 		}
 	}
 	return false
-}
-
-func jobName(j *api.Job, spec *api.JobSpec) string {
-	if j.ArrayIndex > 0 {
-		return fmt.Sprintf("%s[%d]", spec.GetJobName(), j.ArrayIndex)
-	}
-	return spec.GetJobName()
 }
