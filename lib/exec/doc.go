@@ -83,7 +83,8 @@
 // sets per job (a job submitted from inside another job does not inherit
 // its parent's), then LSF's variables: LSB_JOBID, LSB_BATCH_JID,
 // LSB_JOBINDEX (0 outside arrays), LSB_JOBINDEX_END and LSB_JOBINDEX_STEP
-// (arrays), LSB_JOBNAME, LSB_QUEUE, LSB_HOSTS (one entry per slot),
+// (arrays: the job's array_end and array_step, else read from the -J array
+// part), LSB_JOBNAME, LSB_QUEUE, LSB_HOSTS (one entry per slot),
 // LSB_MCPU_HOSTS, LSB_DJOB_HOSTFILE, LSB_DJOB_NUMPROC,
 // LSB_MAX_NUM_PROCESSORS, LSB_SUB_HOST, LSB_EXEC_CLUSTER, LSB_OUTPUTFILE and
 // LSB_ERRORFILE (when -o/-e are given), LSB_OUTDIR, LS_SUBCWD, LS_EXECCWD,
@@ -135,16 +136,22 @@
 //
 // # Resource usage
 //
-// The sampler reads /proc/<pid>/stat of every process once a second (the
-// first time 0.1 s after the start): for the group's members it records
-// pids, processes, threads, resident memory and CPU time (their own plus that
-// of children they have reaped; USER_HZ=100). The usage file gets the latest
-// sample with the peak (max_mem_kb) and average (avg_mem_kb) so far. In the
-// FINISH event's usage, nprocs and nthreads are the peaks over the run,
-// mem_kb the last sample, max_mem_kb the larger of the sampled peak and the
-// job's ru_maxrss, and cpu_time_ms (also the event's cpu_time_ms) the larger
-// of the sampled total and the job's ru_utime+ru_stime. Swap is not
-// measured.
+// The sampler reads /proc/<pid>/stat once a second (the first time 0.1 s
+// after the start). Every fifth sample, and while it has found nothing, it
+// reads every process on the host to find the members of the job's process
+// group; the samples in between reread only the members it knows, so the
+// cost per second is a few reads rather than one per process on the host,
+// and a new process is counted within five seconds. For the members it
+// records pids, processes, threads, resident memory and CPU time (their
+// own plus that of children they have reaped; USER_HZ=100). The usage file
+// gets the latest sample with the peak (max_mem_kb) and average
+// (avg_mem_kb) so far. In the FINISH event's usage, nprocs and nthreads are
+// the peaks over the run, mem_kb the last sample, cpu_time_ms (also the
+// event's cpu_time_ms) the larger of the sampled total and the job's
+// ru_utime+ru_stime, and max_mem_kb the sampled peak, raised to the job's
+// ru_maxrss when that exceeds the shepherd's own peak (below it, ru_maxrss
+// measures the shepherd's memory that the child shared between os/exec's
+// vfork and its exec, not the job). Swap is not measured.
 //
 // # End of the job
 //

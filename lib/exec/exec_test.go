@@ -780,6 +780,23 @@ func TestExpandPattern(t *testing.T) {
 	}
 }
 
+func TestArrayBounds(t *testing.T) {
+	for _, c := range []struct {
+		job       *api.Job
+		spec      string
+		end, step int32
+	}{
+		{&api.Job{ArrayIndex: 3, ArrayEnd: 9, ArrayStep: 3}, "[1-100:7]", 9, 3},
+		{&api.Job{ArrayIndex: 3}, "[1-10:2,15]", 15, 2},
+		{&api.Job{ArrayIndex: 3}, "[1,3,7-9]", 9, 1},
+		{&api.Job{ArrayIndex: 3}, "", 3, 1},
+	} {
+		if end, step := arrayBounds(c.job, c.spec); end != c.end || step != c.step {
+			t.Errorf("arrayBounds(%v, %q) = %d, %d; want %d, %d", c.job, c.spec, end, step, c.end, c.step)
+		}
+	}
+}
+
 func TestParseStat(t *testing.T) {
 	line := "4242 (we (ird) name) S 1 4240 4240 0 -1 4194560 100 0 0 0 150 50 7 3 20 0 3 0 12345 10000000 256 18446744073709551615\n"
 	st, ok := parseStat([]byte(line))

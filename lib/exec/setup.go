@@ -155,6 +155,7 @@ func (s *shepherd) openSpool() error {
 		return nil
 	}
 	path := s.spoolPath()
+	os.MkdirAll(filepath.Dir(path), 0o700)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		s.log.Warn("cannot open the spool file", "file", path, "err", err)
@@ -387,8 +388,9 @@ func (s *shepherd) environ() []string {
 	set("LSB_BATCH_JID", id)
 	set("LSB_JOBINDEX", strconv.Itoa(int(job.GetArrayIndex())))
 	if isArray {
-		set("LSB_JOBINDEX_END", strconv.Itoa(int(job.GetArrayEnd())))
-		set("LSB_JOBINDEX_STEP", strconv.Itoa(int(max(job.GetArrayStep(), 1))))
+		end, step := arrayBounds(job, spec.GetArraySpec())
+		set("LSB_JOBINDEX_END", strconv.Itoa(int(end)))
+		set("LSB_JOBINDEX_STEP", strconv.Itoa(int(step)))
 	}
 	set("LSB_JOBNAME", lsfout.DisplayName(&api.Job{Spec: spec, ArrayIndex: job.GetArrayIndex()}))
 	set("LSB_QUEUE", spec.GetQueue())
@@ -443,6 +445,27 @@ func (s *shepherd) environ() []string {
 	set("LS_EXEC_T", "START")
 	set("LSFUSER", s.user)
 	return env
+}
+
+// arrayBounds is the array's largest index and its step: the job's own
+// figures, else read from the array part of -J ("[1-10:2,15]": 15, and the
+// step of the first range, 2).
+func arrayBounds(job *api.Job, arraySpec string) (end, step int32) {
+	end, step = job.GetArrayEnd(), job.GetArrayStep()
+	for _, elem := range strings.Split(strings.Trim(arraySpec, "[]"), ",") {
+		lo, rest, isRange := strings.Cut(elem, "-")
+		hi, st, hasStep := strings.Cut(rest, ":")
+		if !isRange {
+			hi = lo
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(hi)); err == nil && job.GetArrayEnd() == 0 {
+			end = max(end, int32(n))
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(st)); err == nil && hasStep && step == 0 {
+			step = int32(n)
+		}
+	}
+	return max(end, job.GetArrayIndex()), max(step, 1)
 }
 
 // groupName is the name of the job user's primary group, "" if unknown.

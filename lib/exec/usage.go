@@ -20,7 +20,10 @@ type sampler struct {
 	pgid   int
 	pageKB int64
 	buf    []byte
-	names  []string
+
+	scans      int     // samples taken
+	pids       []int32 // the members found by the last sample
+	candidates []int32
 
 	samples    int64 // samples that found a process
 	memSum     int64 // KB, over those samples
@@ -35,43 +38,53 @@ func newSampler(pgid int) *sampler {
 	return &sampler{pgid: pgid, pageKB: int64(os.Getpagesize()) / 1024, buf: make([]byte, 2048)}
 }
 
-// sample reads /proc once: for every process whose process group is the
-// job's it adds resident memory, threads and CPU time (its own and that of
-// the children it has waited for). Processes that left the group are not
-// seen (LSF's own pgid-based collection has the same blind spot).
+// fullScanEvery is how often (in samples) sample reads every process of
+// the host; the samples in between read only the processes found last time.
+const fullScanEvery = 5
+
+// sample measures the job's process group. Every fullScanEvery-th time (and
+// while it has found nothing) it reads /proc/<pid>/stat of every process on
+// the host to find the group's members; in between it rereads only the
+// members found last time, so a process the job starts is counted within
+// fullScanEvery samples. For each member it adds resident memory, threads
+// and CPU time (its own and that of the children it has waited for).
+// Processes that left the group are not seen (LSF's own pgid-based
+// collection has the same blind spot).
 func (s *sampler) sample(now time.Time) *api.ResourceUsage {
 	u := &api.ResourceUsage{Pgid: int32(s.pgid), CollectedTime: now.UnixNano()}
-	d, err := os.Open("/proc")
-	if err != nil {
-		return u
-	}
-	s.names, err = d.Readdirnames(-1)
-	d.Close()
-	if err != nil && len(s.names) == 0 {
-		return u
+	full := s.scans%fullScanEvery == 0 || len(s.pids) == 0
+	s.scans++
+	if full {
+		s.candidates = s.candidates[:0]
+		if d, err := os.Open("/proc"); err == nil {
+			names, _ := d.Readdirnames(-1)
+			d.Close()
+			for _, name := range names {
+				if pid, err := strconv.Atoi(name); err == nil && pid > 0 {
+					s.candidates = append(s.candidates, int32(pid))
+				}
+			}
+		}
+	} else {
+		s.candidates = append(s.candidates[:0], s.pids...)
 	}
 	var cpuTicks int64
 	path := make([]byte, 0, 32)
-	for _, name := range s.names {
-		if name == "" || name[0] < '0' || name[0] > '9' {
-			continue
-		}
-		path = append(append(append(path[:0], "/proc/"...), name...), "/stat"...)
+	for _, pid := range s.candidates {
+		path = strconv.AppendInt(append(path[:0], "/proc/"...), int64(pid), 10)
+		path = append(path, "/stat"...)
 		st, ok := s.readStat(path)
 		if !ok || st.pgrp != s.pgid || st.state == 'Z' || st.state == 'X' {
 			continue
 		}
-		pid, err := strconv.Atoi(name)
-		if err != nil {
-			continue
-		}
-		u.Pids = append(u.Pids, int32(pid))
+		u.Pids = append(u.Pids, pid)
 		u.Nprocs++
 		u.Nthreads += int32(st.threads)
 		u.MemKb += st.rssPages * s.pageKB
 		cpuTicks += st.cpuTicks
 	}
 	slices.Sort(u.Pids)
+	s.pids = append(s.pids[:0], u.Pids...)
 	u.CpuTimeMs = cpuTicks * 1000 / clockTicks
 	if u.Nprocs > 0 {
 		s.samples++
@@ -122,7 +135,7 @@ type procStat struct {
 	rssPages int64
 }
 
-// readStat reads and parses /proc/<pid>/stat without allocating.
+// readStat reads and parses /proc/<pid>/stat into the sampler's buffer.
 func (s *sampler) readStat(path []byte) (procStat, bool) {
 	fd, err := syscall.Open(string(path), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
