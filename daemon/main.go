@@ -194,7 +194,7 @@ func serve(o options) error {
 		return err
 	}
 	os.Remove(sock)
-	return nil
+	return ctl.Close()
 }
 
 func defaultQueues() []*api.Queue {

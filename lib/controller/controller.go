@@ -189,6 +189,15 @@ func (c *Controller) restore() error {
 	return nil
 }
 
+// Close records the exact next job id, so that after a clean stop job
+// ids continue without the gap a crash leaves.
+func (c *Controller) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ceiling = c.nextID
+	return c.store.SetIDCeiling(c.nextID)
+}
+
 // insert adds a record to the indexes (c.mu held or not yet shared).
 func (c *Controller) insert(r *rec) {
 	k := key{r.job.JobId, r.job.ArrayIndex}

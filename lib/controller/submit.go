@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
+	"xce/lib/resreq"
 	"xce/lib/store"
 )
 
@@ -131,6 +132,13 @@ func (c *Controller) validate(who Caller, eff *api.JobSpec) ([]int32, error) {
 		if name != c.cfg.Host && name != "others" && name != "all" {
 			return nil, userErr("%s: Bad host name, host group name or cluster name", h)
 		}
+	}
+	for i, rr := range eff.ResReq {
+		parsed, err := resreq.Parse(rr)
+		if err != nil {
+			return nil, userErr("%s: Bad resource requirement syntax (%v)", rr, err)
+		}
+		eff.ResReq[i] = parsed.String()
 	}
 	if eff.App != "" {
 		return nil, userErr("%s: No such application profile", eff.App)
