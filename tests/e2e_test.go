@@ -229,3 +229,18 @@ func TestRestartReattach(t *testing.T) {
 		t.Errorf("job id %s after restart is not above %s", next, id)
 	}
 }
+
+// After a clean stop, job ids continue where they were; the state is all
+// there.
+func TestCleanRestart(t *testing.T) {
+	c := newCluster(t)
+	a := c.submit("", "-H", "true")
+	c.stop()
+	c.start()
+	if s := c.stat(a); s != "PSUSP" {
+		t.Errorf("held job is %q after the restart", s)
+	}
+	if b := c.submit("", "true"); b != "2" || a != "1" {
+		t.Errorf("ids %s then %s, want 1 then 2", a, b)
+	}
+}
