@@ -512,7 +512,11 @@ func (s *shepherd) appendReport(ev *api.Event, start time.Time) {
 		job.Spec.Env = nil
 		job.Spec.OutputFile, job.Spec.ErrorFile = s.outShown, s.errShown
 	}
-	text := "\n" + strings.Repeat("-", 60) + "\n" + lsfout.JobReport(job, ev, s.l.GetClusterName(), s.hosts[0].GetHost())
+	host := s.l.GetHost()
+	if host == "" {
+		host = s.hosts[0].GetHost()
+	}
+	text := "\n" + strings.Repeat("-", 60) + "\n" + lsfout.JobReport(job, ev, s.l.GetClusterName(), host)
 	f, err := os.OpenFile(s.reportPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
 	if err == nil {
 		_, err = f.WriteString(text)
