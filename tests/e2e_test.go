@@ -244,3 +244,23 @@ func TestCleanRestart(t *testing.T) {
 		t.Errorf("ids %s then %s, want 1 then 2", a, b)
 	}
 }
+
+// bsub -E and -Ep: the pre-exec runs before the job, the post-exec after
+// it, both into the job's output; a failing pre-exec is retried, and exit
+// 99 makes the job exit at once.
+func TestPrePostExec(t *testing.T) {
+	c := newCluster(t)
+	ok := c.submit("", "-E", "echo pre", "-Ep", "echo post", "-o", "out.%J", "echo job")
+	abort := c.submit("", "-E", "exit 99", "true")
+	retry := c.submit("", "-E", "exit 3", "true")
+	c.waitState(ok, "DONE")
+	out, _ := os.ReadFile(filepath.Join(c.work, "out."+ok))
+	if !strings.HasPrefix(string(out), "pre\njob\npost\n") {
+		t.Errorf("output %q", out)
+	}
+	c.waitState(abort, "EXIT")
+	if code := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "exit_code", abort)); code != "99" {
+		t.Errorf("pre-exec abort: exit code %q", code)
+	}
+	c.waitState(retry, "EXIT")
+}

@@ -1112,18 +1112,19 @@ type Job struct {
 	ExecHome      string         `protobuf:"bytes,15,opt,name=exec_home,json=execHome,proto3" json:"exec_home,omitempty"`
 	ExecCwd       string         `protobuf:"bytes,16,opt,name=exec_cwd,json=execCwd,proto3" json:"exec_cwd,omitempty"`
 	// Where stdout goes when the job has no -o: a spool file bpeek can read.
-	SpoolOutput   string `protobuf:"bytes,17,opt,name=spool_output,json=spoolOutput,proto3" json:"spool_output,omitempty"`
-	Pid           int32  `protobuf:"varint,18,opt,name=pid,proto3" json:"pid,omitempty"`                                      // the job's top process; its process group id
-	ShepherdPid   int32  `protobuf:"varint,19,opt,name=shepherd_pid,json=shepherdPid,proto3" json:"shepherd_pid,omitempty"`   // the process that waits for the job
-	HeldByAdmin   bool   `protobuf:"varint,20,opt,name=held_by_admin,json=heldByAdmin,proto3" json:"held_by_admin,omitempty"` // PSUSP/USUSP set by an administrator
-	Seq           int64  `protobuf:"varint,21,opt,name=seq,proto3" json:"seq,omitempty"`                                      // controller sequence number of the last change
-	ArraySize     int32  `protobuf:"varint,22,opt,name=array_size,json=arraySize,proto3" json:"array_size,omitempty"`         // elements in the whole array (arrays only)
-	ArrayEnd      int32  `protobuf:"varint,23,opt,name=array_end,json=arrayEnd,proto3" json:"array_end,omitempty"`            // largest index of the array
-	ArrayStep     int32  `protobuf:"varint,24,opt,name=array_step,json=arrayStep,proto3" json:"array_step,omitempty"`
-	AllocSlots    int32  `protobuf:"varint,25,opt,name=alloc_slots,json=allocSlots,proto3" json:"alloc_slots,omitempty"` // slots allocated (sum of exec_hosts)
-	KillReason    string `protobuf:"bytes,26,opt,name=kill_reason,json=killReason,proto3" json:"kill_reason,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	SpoolOutput     string `protobuf:"bytes,17,opt,name=spool_output,json=spoolOutput,proto3" json:"spool_output,omitempty"`
+	Pid             int32  `protobuf:"varint,18,opt,name=pid,proto3" json:"pid,omitempty"`                                      // the job's top process; its process group id
+	ShepherdPid     int32  `protobuf:"varint,19,opt,name=shepherd_pid,json=shepherdPid,proto3" json:"shepherd_pid,omitempty"`   // the process that waits for the job
+	HeldByAdmin     bool   `protobuf:"varint,20,opt,name=held_by_admin,json=heldByAdmin,proto3" json:"held_by_admin,omitempty"` // PSUSP/USUSP set by an administrator
+	Seq             int64  `protobuf:"varint,21,opt,name=seq,proto3" json:"seq,omitempty"`                                      // controller sequence number of the last change
+	ArraySize       int32  `protobuf:"varint,22,opt,name=array_size,json=arraySize,proto3" json:"array_size,omitempty"`         // elements in the whole array (arrays only)
+	ArrayEnd        int32  `protobuf:"varint,23,opt,name=array_end,json=arrayEnd,proto3" json:"array_end,omitempty"`            // largest index of the array
+	ArrayStep       int32  `protobuf:"varint,24,opt,name=array_step,json=arrayStep,proto3" json:"array_step,omitempty"`
+	AllocSlots      int32  `protobuf:"varint,25,opt,name=alloc_slots,json=allocSlots,proto3" json:"alloc_slots,omitempty"` // slots allocated (sum of exec_hosts)
+	KillReason      string `protobuf:"bytes,26,opt,name=kill_reason,json=killReason,proto3" json:"kill_reason,omitempty"`
+	PreExecFailures int32  `protobuf:"varint,27,opt,name=pre_exec_failures,json=preExecFailures,proto3" json:"pre_exec_failures,omitempty"` // dispatches whose pre-exec failed
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -1336,6 +1337,13 @@ func (x *Job) GetKillReason() string {
 		return x.KillReason
 	}
 	return ""
+}
+
+func (x *Job) GetPreExecFailures() int32 {
+	if x != nil {
+		return x.PreExecFailures
+	}
+	return 0
 }
 
 // Event is one entry of a job's event log.
@@ -3173,7 +3181,7 @@ const file_api_proto_rawDesc = "" +
 	"\x04pgid\x18\b \x01(\x05R\x04pgid\x12\x12\n" +
 	"\x04pids\x18\t \x03(\x05R\x04pids\x12%\n" +
 	"\x0ecollected_time\x18\n" +
-	" \x01(\x03R\rcollectedTime\"\x8d\a\n" +
+	" \x01(\x03R\rcollectedTime\"\xb9\a\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +
@@ -3212,7 +3220,8 @@ const file_api_proto_rawDesc = "" +
 	"\valloc_slots\x18\x19 \x01(\x05R\n" +
 	"allocSlots\x12\x1f\n" +
 	"\vkill_reason\x18\x1a \x01(\tR\n" +
-	"killReason\"\x90\x04\n" +
+	"killReason\x12*\n" +
+	"\x11pre_exec_failures\x18\x1b \x01(\x05R\x0fpreExecFailures\"\x90\x04\n" +
 	"\x05Event\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +

@@ -106,6 +106,10 @@ type hostState struct {
 	exclusive bool // running an exclusive job
 }
 
+// maxPreExecRetry is how many times a job whose pre-exec fails is
+// dispatched before it exits (LSF's MAX_PREEXEC_RETRY default).
+const maxPreExecRetry = 5
+
 // idBlock is how many job ids are reserved with one durable write.
 const idBlock = 1000
 
@@ -245,15 +249,18 @@ func (c *Controller) commit(changes []store.Change) error {
 	}
 	for _, ch := range changes {
 		r := c.jobs[key{ch.Job.JobId, ch.Job.ArrayIndex}]
-		was := r.job.State
+		was, held := r.job.State, r.job.AllocSlots
 		r.job = ch.Job
 		r.why = ""
+		if ch.Event != nil && ch.Event.Type == api.EventType_PEND_AGAIN {
+			r.why = ch.Event.Detail
+		}
 		if ch.Job.State == api.JobState_PEND && was != api.JobState_PEND {
 			c.pending = append(c.pending, r)
 			c.dirty = true
 		}
 		if isRunning(was) && !isRunning(ch.Job.State) {
-			c.host.used -= int(r.job.AllocSlots)
+			c.host.used -= int(held)
 			if r.eff.GetExclusive() {
 				c.host.exclusive = false
 			}
@@ -411,6 +418,12 @@ func (c *Controller) applyReport(rep worker.Report) (store.Change, bool) {
 		e := c.event(nj, api.EventType_START, "", "running")
 		e.Pid, e.ExecHome, e.ExecCwd = ev.Pid, ev.ExecHome, ev.ExecCwd
 		return store.Change{Job: nj, Event: e}, true
+	case rep.Finished != nil && rep.Finished.Type == api.EventType_PEND_AGAIN && r.job.PreExecFailures+1 < maxPreExecRetry:
+		// The pre-exec failed: back to pending, to be dispatched again.
+		nj.State = api.JobState_PEND
+		nj.PreExecFailures++
+		nj.StartTime, nj.ExecHosts, nj.AllocSlots, nj.Pid, nj.ShepherdPid = 0, nil, 0, 0, 0
+		return store.Change{Job: nj, Event: c.event(nj, api.EventType_PEND_AGAIN, "", rep.Finished.Detail)}, true
 	case rep.Finished != nil:
 		ev := rep.Finished
 		nj.State = ev.State

@@ -264,6 +264,15 @@ func (s *shepherd) run(h hooks) *api.Event {
 	}
 	var cmd *osexec.Cmd
 	err := s.setup()
+	if err == nil && s.spec.GetPreExec() != "" {
+		// bsub -E: the job's own pre-execution command, with the job's
+		// environment, directory and output files.
+		if code := s.hook(s.spec.GetPreExec(), s.stdout, s.stderr); code != 0 {
+			restoreUmask()
+			s.closeFiles()
+			return s.preExecFailed(code)
+		}
+	}
 	if err == nil {
 		cmd = s.command()
 		err = startCmd(cmd)
@@ -347,9 +356,76 @@ func (s *shepherd) run(h hooks) *api.Event {
 	if ev.ExitStatus != 0 {
 		ev.State = api.JobState_EXIT
 	}
+	if post := s.spec.GetPostExec(); post != "" {
+		s.postExec(post, ev)
+	}
 	ev.Detail = strings.Join(s.notes, "; ")
 	s.appendReport(ev, startTime)
 	return ev
+}
+
+// preExitAbort is the pre-exec exit code that makes the job exit instead
+// of being retried (LSB_EXIT_PRE_ABORT).
+const preExitAbort = 99
+
+// hook runs a pre- or post-execution command under /bin/sh -c, as the job
+// runs, and returns its exit code (128+signal when killed).
+func (s *shepherd) hook(command string, stdout, stderr *os.File, extraEnv ...string) int {
+	cmd := osexec.Command("/bin/sh", "-c", command)
+	cmd.Dir = s.cwd
+	cmd.Env = append(s.environ(), extraEnv...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err := cmd.Run()
+	if err == nil {
+		return 0
+	}
+	var ee *osexec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	s.log.Warn("run hook", "command", command, "err", err)
+	return 127
+}
+
+// preExecFailed ends a job whose pre-exec failed: exit 99 makes the job
+// exit; any other code sends it back to pending to be dispatched again
+// (a PEND_AGAIN event the controller acts on).
+func (s *shepherd) preExecFailed(code int) *api.Event {
+	ev := s.event(time.Now())
+	if code == preExitAbort {
+		ev.State = api.JobState_EXIT
+		ev.ExitStatus = int32(code)
+		ev.Detail = fmt.Sprintf("The job's pre-exec command exited with %d (LSB_EXIT_PRE_ABORT): the job exits", code)
+		return ev
+	}
+	ev.Type = api.EventType_PEND_AGAIN
+	ev.State = api.JobState_PEND
+	ev.ExitStatus = int32(code)
+	ev.Detail = fmt.Sprintf("The job's pre-exec command exited with non-zero status (exit code %d)", code)
+	return ev
+}
+
+// postExec runs bsub -Ep after the job, its output appended to the job's
+// output file, and notes how it went (bhist's POST_DONE / POST_ERR).
+func (s *shepherd) postExec(command string, ev *api.Event) {
+	out, err := os.OpenFile(s.reportPath, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		out = nil
+	} else {
+		defer out.Close()
+	}
+	code := s.hook(command, out, out,
+		fmt.Sprintf("LSB_JOBEXIT_STAT=%d", ev.ExitStatus<<8),
+		"LS_EXEC_T=END")
+	if code == 0 {
+		s.notes = append(s.notes, "POST_DONE: post-exec command done successfully")
+	} else {
+		s.notes = append(s.notes, fmt.Sprintf("POST_ERR: post-exec command exited with exit code %d", code))
+	}
 }
 
 // event is a FINISH event for the job with what is known so far.
