@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -263,4 +264,42 @@ func TestPrePostExec(t *testing.T) {
 		t.Errorf("pre-exec abort: exit code %q", code)
 	}
 	c.waitState(retry, "EXIT")
+}
+
+// With xced running as root, a job runs as the user who submitted it, that
+// user is known by the socket's credentials, and may not touch another
+// user's jobs.
+func TestRunsAsSubmitter(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to submit as another user")
+	}
+	const nobody = 65534
+	c := newCluster(t)
+	os.Chmod(c.dir, 0o755)
+	os.Chmod(c.work, 0o777)
+	r := c.runAs(nobody, "", "bsub", "-o", "as.%J", "id -u; id -g")
+	m := submittedRE.FindStringSubmatch(r.stdout)
+	if r.code != 0 || m == nil {
+		t.Fatalf("bsub as nobody: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	id := m[1]
+	c.waitState(id, "DONE")
+	out, err := os.ReadFile(filepath.Join(c.work, "as."+id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(out), "65534\n65534\n") {
+		t.Errorf("the job ran as %q, want uid 65534", strings.SplitN(string(out), "\n", 3)[:2])
+	}
+	fi, _ := os.Stat(filepath.Join(c.work, "as."+id))
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != nobody {
+		t.Errorf("output file owned by uid %d", st.Uid)
+	}
+	mine := c.submit("", "-H", "true")
+	if r := c.runAs(nobody, "", "bkill", mine); r.code == 0 || r.stderr != "Job <"+mine+">: User permission denied\n" {
+		t.Errorf("nobody killed root's job: %d %q", r.code, r.stderr)
+	}
+	if r := c.runAs(nobody, "", "bjobs", "-a"); !strings.Contains(r.stdout, id) || strings.Contains(r.stdout, mine+" ") {
+		t.Errorf("nobody's bjobs -a:\n%s", r.stdout)
+	}
 }

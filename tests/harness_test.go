@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
+	os.Chmod(dir, 0o755) // other users run them too
 	binDir = dir
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -134,7 +135,16 @@ type result struct {
 
 // run runs a command as a user's shell would, in the work directory.
 func (c *cluster) run(stdin string, name string, args ...string) result {
+	return c.runAs(-1, stdin, name, args...)
+}
+
+// runAs runs a command as another user (uid >= 0; the tests must run as
+// root for that).
+func (c *cluster) runAs(uid int, stdin string, name string, args ...string) result {
 	cmd := exec.Command(filepath.Join(binDir, name), args...)
+	if uid >= 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
+	}
 	cmd.Dir = c.work
 	cmd.Env = append(os.Environ(), "XCE_DIR="+filepath.Join(c.dir, "state"), "PATH="+binDir+":"+os.Getenv("PATH"))
 	if stdin != "" {
