@@ -534,7 +534,7 @@ func (p *parser) mentionsUnits(e Expr) bool {
 	case *Paren:
 		return p.mentionsUnits(e.X)
 	case *Unary:
-		return p.mentionsUnits(e.X)
+		return e.Op == OpNeg && p.mentionsUnits(e.X)
 	case *Binary:
 		if e.Op.isArith() {
 			return p.mentionsUnits(e.X) || p.mentionsUnits(e.Y)
