@@ -219,8 +219,10 @@ func (c *Controller) insert(r *rec) {
 }
 
 // clone returns a private copy of a job's record to change.
-func (c *Controller) clone(r *rec) *api.Job {
-	nj := proto.Clone(r.job).(*api.Job)
+func (c *Controller) clone(r *rec) *api.Job { return c.cloneJob(r.job) }
+
+func (c *Controller) cloneJob(j *api.Job) *api.Job {
+	nj := proto.Clone(j).(*api.Job)
 	c.seq++
 	nj.Seq = c.seq
 	return nj
@@ -331,9 +333,13 @@ func (c *Controller) cycle() {
 
 	c.mu.Lock()
 	var changes []store.Change
+	// Several reports about one job may share a batch; each must see the
+	// change the one before it made.
+	staged := map[key]*api.Job{}
 	for _, rep := range reports {
-		if ch, ok := c.applyReport(rep); ok {
+		if ch, ok := c.applyReport(rep, staged); ok {
 			changes = append(changes, ch)
+			staged[key{ch.Job.JobId, ch.Job.ArrayIndex}] = ch.Job
 		}
 	}
 	// Apply the reports first: they free the slots the placement uses.
@@ -395,12 +401,20 @@ func (c *Controller) launch(j *api.Job) {
 }
 
 // applyReport turns a worker report into a change (c.mu held).
-func (c *Controller) applyReport(rep worker.Report) (store.Change, bool) {
-	r := c.jobs[key{rep.JobID, rep.Index}]
-	if r == nil || !isRunning(r.job.State) {
+func (c *Controller) applyReport(rep worker.Report, staged map[key]*api.Job) (store.Change, bool) {
+	k := key{rep.JobID, rep.Index}
+	r := c.jobs[k]
+	if r == nil {
 		return store.Change{}, false
 	}
-	nj := c.clone(r)
+	cur := r.job
+	if s := staged[k]; s != nil {
+		cur = s
+	}
+	if !isRunning(cur.State) {
+		return store.Change{}, false
+	}
+	nj := c.cloneJob(cur)
 	switch {
 	case rep.Err != nil:
 		nj.State = api.JobState_EXIT
@@ -418,7 +432,7 @@ func (c *Controller) applyReport(rep worker.Report) (store.Change, bool) {
 		e := c.event(nj, api.EventType_START, "", "running")
 		e.Pid, e.ExecHome, e.ExecCwd = ev.Pid, ev.ExecHome, ev.ExecCwd
 		return store.Change{Job: nj, Event: e}, true
-	case rep.Finished != nil && rep.Finished.Type == api.EventType_PEND_AGAIN && r.job.PreExecFailures+1 < maxPreExecRetry:
+	case rep.Finished != nil && rep.Finished.Type == api.EventType_PEND_AGAIN && cur.PreExecFailures+1 < maxPreExecRetry:
 		// The pre-exec failed: back to pending, to be dispatched again.
 		nj.State = api.JobState_PEND
 		nj.PreExecFailures++

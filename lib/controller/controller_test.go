@@ -209,7 +209,18 @@ func TestArrayAndDependency(t *testing.T) {
 		}
 		fx.end(arr.JobId, i, 0, 0)
 	}
-	waitFor(t, "dependent job running", func() bool { return c.stateOf(dep.JobId, 0) == api.JobState_RUN })
+	waitFor(t, "dependent job running", func() bool {
+		if c.stateOf(dep.JobId, 0) == api.JobState_RUN {
+			return true
+		}
+		q := c.Query(alice, &api.QueryRequest{Refs: []*api.JobRef{{JobId: dep.JobId, ArrayIndex: -1}}})
+		all := c.Query(alice, &api.QueryRequest{Scope: api.QueryRequest_ALL})
+		for _, j := range all.Jobs {
+			t.Logf("job %d[%d] %v", j.JobId, j.ArrayIndex, j.State)
+		}
+		t.Logf("dependent job: %v %q", q.Jobs[0].State, q.PendReasons[0])
+		return false
+	})
 	q := c.Query(alice, &api.QueryRequest{Refs: []*api.JobRef{{JobId: never.JobId, ArrayIndex: -1}}})
 	if q.PendReasons[0] != reasonDepNever {
 		t.Errorf("never-satisfied dependency: %q", q.PendReasons[0])

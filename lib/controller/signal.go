@@ -31,8 +31,11 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 	admin := c.isAdmin(who.UID)
 	user, _ := lookupUser(who.UID)
 	var changes []store.Change
+	// What to do once the change is on disk; the ids are copied because
+	// r.job may be replaced as soon as the lock is released.
 	type act struct {
-		r   *rec
+		id  int64
+		idx int32
 		sig syscall.Signal
 		kil bool
 	}
@@ -69,7 +72,7 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 				ev.Type, ev.State = api.EventType_FINISH, nj.State
 				ev.TermReason = reason
 			} else {
-				acts = append(acts, act{r: r, kil: true})
+				acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, kil: true})
 			}
 			changes = append(changes, store.Change{Job: nj, Event: ev})
 		case api.SignalRequest_STOP:
@@ -79,7 +82,7 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 				to = api.JobState_PSUSP
 			case api.JobState_RUN, api.JobState_SSUSP:
 				to = api.JobState_USUSP
-				acts = append(acts, act{r: r, sig: syscall.SIGSTOP})
+				acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, sig: syscall.SIGSTOP})
 			default:
 				res.Error = errAlreadyStoped
 				continue
@@ -94,7 +97,7 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 				to = api.JobState_PEND
 			case api.JobState_USUSP:
 				to = api.JobState_RUN
-				acts = append(acts, act{r: r, sig: syscall.SIGCONT})
+				acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, sig: syscall.SIGCONT})
 			default:
 				res.Error = errNotSuspended
 				continue
@@ -115,7 +118,7 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 			ev := c.event(nj, api.EventType_SIGNAL, user, signalName(syscall.Signal(req.Signal)))
 			ev.Signal = req.Signal
 			changes = append(changes, store.Change{Job: nj, Event: ev})
-			acts = append(acts, act{r: r, sig: syscall.Signal(req.Signal)})
+			acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, sig: syscall.Signal(req.Signal)})
 		}
 	}
 	// Written before acted on.
@@ -130,11 +133,10 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 	}
 	c.mu.Unlock()
 	for _, a := range acts {
-		id, idx := a.r.job.JobId, a.r.job.ArrayIndex
 		if a.kil {
-			c.exec.Terminate(id, idx)
+			c.exec.Terminate(a.id, a.idx)
 		} else {
-			c.exec.Signal(id, idx, a.sig)
+			c.exec.Signal(a.id, a.idx, a.sig)
 		}
 	}
 	c.Kick()
