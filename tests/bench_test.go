@@ -76,7 +76,7 @@ func report(b *testing.B, what string, value float64, unit string, target *goal)
 		if target.atMost {
 			op, met = "<=", value <= target.value
 		}
-		tgt = fmt.Sprintf("%s %s %s", op, num(target.value), unit)
+		tgt = fmt.Sprintf("%s %s %s", op, strconv.FormatFloat(target.value, 'f', -1, 64), unit)
 		verdict = "met"
 		if !met {
 			verdict = "MISSED"
@@ -177,7 +177,7 @@ func (c *benchCluster) start() time.Duration {
 	for deadline := began.Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		select {
 		case <-exited:
-			c.tb.Fatalf("xced exited while starting:\n%s", c.log)
+			c.tb.Fatalf("xced exited while starting:\n%s", c.logTail())
 		default:
 		}
 		if _, err := os.Stat(sock); err != nil {
@@ -187,7 +187,7 @@ func (c *benchCluster) start() time.Duration {
 			return time.Since(began)
 		}
 	}
-	c.tb.Fatalf("xced did not come up in 2 minutes:\n%s", c.log)
+	c.tb.Fatalf("xced did not come up in 2 minutes:\n%s", c.logTail())
 	return 0
 }
 
@@ -238,7 +238,7 @@ func (c *benchCluster) submit(args ...string) int64 {
 	c.tb.Helper()
 	var out bytes.Buffer
 	if code, stderr := c.run(&out, "bsub", args...); code != 0 {
-		c.tb.Fatalf("bsub %s: exit %d: %s%s", strings.Join(args, " "), code, out.String(), stderr)
+		c.tb.Fatalf("bsub %s: exit %d: %s%s\nxced log:\n%s", strings.Join(args, " "), code, out.String(), stderr, c.logTail())
 	}
 	m := submittedRE.FindStringSubmatch(out.String())
 	if m == nil {
@@ -256,9 +256,18 @@ func (c *benchCluster) timed(name string, args ...string) time.Duration {
 	code, stderr := c.run(io.Discard, name, args...)
 	d := time.Since(began)
 	if code != 0 {
-		c.tb.Fatalf("%s %s: exit %d: %s", name, strings.Join(args, " "), code, stderr)
+		c.tb.Fatalf("%s %s: exit %d: %s\nxced log:\n%s", name, strings.Join(args, " "), code, stderr, c.logTail())
 	}
 	return d
+}
+
+// logTail is the end of xced's log, for a failure message.
+func (c *benchCluster) logTail() string {
+	s := c.log.String()
+	if len(s) > 4000 {
+		s = "...\n" + s[len(s)-4000:]
+	}
+	return s
 }
 
 // median runs a command n times and returns the median wall time.
@@ -297,17 +306,19 @@ func (c *benchCluster) dial() *client.Client {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := cl.ListQueues(ctx, &api.ListQueuesRequest{}); err != nil {
+	// Info takes no lock in the controller (ListQueues counts every job).
+	if _, err := cl.Info(ctx, &api.ClusterInfoRequest{}); err != nil {
 		cl.Close()
-		c.tb.Fatalf("ListQueues: %v", err)
+		c.tb.Fatalf("Info: %v", err)
 	}
 	return cl
 }
 
 // submitHeld submits n held jobs through the API from the given number of
 // concurrent clients, each on its own connection, and returns the time the
-// submissions took (connections already up).
-func (c *benchCluster) submitHeld(n, clients int) time.Duration {
+// submissions took (connections already up) and the largest job id handed
+// out.
+func (c *benchCluster) submitHeld(n, clients int) (time.Duration, int64) {
 	c.tb.Helper()
 	conns := make([]*client.Client, clients)
 	for i := range conns {
@@ -322,6 +333,7 @@ func (c *benchCluster) submitHeld(n, clients int) time.Duration {
 	defer cancel()
 	var (
 		next     atomic.Int64
+		lastID   atomic.Int64
 		wg       sync.WaitGroup
 		errOnce  sync.Once
 		firstErr error
@@ -332,10 +344,16 @@ func (c *benchCluster) submitHeld(n, clients int) time.Duration {
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(n) {
-				_, err := cl.Submit(ctx, &api.SubmitRequest{Spec: &api.JobSpec{Command: "true", Hold: true, SubmitCwd: "/tmp"}})
+				r, err := cl.Submit(ctx, &api.SubmitRequest{Spec: &api.JobSpec{Command: "true", Hold: true, SubmitCwd: "/tmp"}})
 				if err != nil {
 					errOnce.Do(func() { firstErr = err; cancel() })
 					return
+				}
+				for {
+					last := lastID.Load()
+					if r.JobId <= last || lastID.CompareAndSwap(last, r.JobId) {
+						break
+					}
 				}
 			}
 		}()
@@ -343,9 +361,9 @@ func (c *benchCluster) submitHeld(n, clients int) time.Duration {
 	wg.Wait()
 	d := time.Since(began)
 	if firstErr != nil {
-		c.tb.Fatalf("Submit: %v", firstErr)
+		c.tb.Fatalf("Submit: %v\nxced log:\n%s", firstErr, c.logTail())
 	}
-	return d
+	return d, lastID.Load()
 }
 
 // count returns how many jobs of everyone's the controller holds, by state.
@@ -387,7 +405,7 @@ func BenchmarkSubmitCLI(b *testing.B) {
 func BenchmarkSubmitAPI(b *testing.B) {
 	const n, clients = 20000, 32
 	c := newBenchCluster(b)
-	d := c.submitHeld(n, clients)
+	d, _ := c.submitHeld(n, clients)
 	report(b, fmt.Sprintf("API submissions, %d clients (%d)", clients, n), n/d.Seconds(), "submits/s", atLeast(10000))
 	if got := c.count()[api.JobState_PSUSP]; got != n {
 		b.Errorf("%d jobs acknowledged, %d held jobs in the controller", n, got)
@@ -411,7 +429,7 @@ func BenchmarkArray1000(b *testing.B) {
 	for {
 		jobs, err := cl.Query(ctx, &api.QueryRequest{Refs: ref})
 		if err != nil {
-			b.Fatalf("Query: %v (after %v)\nxced log:\n%s", err, time.Since(began), c.log)
+			b.Fatalf("Query: %v (after %v)\nxced log:\n%s", err, time.Since(began), c.logTail())
 		}
 		if len(jobs.NotFound) > 0 {
 			b.Fatalf("job %d not found", id)
@@ -461,13 +479,13 @@ func BenchmarkManyJobs(b *testing.B) {
 	time.Sleep(time.Second) // let the runtime settle
 	rss0 := c.rssKB()
 
-	c.submitHeld(small, 32)
+	_, someID := c.submitHeld(small, 32)
 	b.Run("bjobs-10000", func(b *testing.B) {
 		d := c.median(5, "bjobs", "-a", "-u", "all")
 		report(b, fmt.Sprintf("bjobs -a -u all, %d jobs (median of 5)", small), ms(d), "ms", nil)
 	})
 
-	fill := c.submitHeld(large-small, 32)
+	fill, _ := c.submitHeld(large-small, 32)
 	time.Sleep(time.Second)
 	rss1 := c.rssKB()
 	b.Run("fill", func(b *testing.B) {
@@ -481,7 +499,7 @@ func BenchmarkManyJobs(b *testing.B) {
 		report(b, fmt.Sprintf("bjobs -a -u all, %d jobs (median of 5)", large), ms(d), "ms", atMost(500))
 	})
 	b.Run("bjobs-one-of-100000", func(b *testing.B) {
-		d := c.median(50, "bjobs", strconv.Itoa(large/2))
+		d := c.median(50, "bjobs", strconv.FormatInt(someID, 10))
 		report(b, fmt.Sprintf("bjobs <id>, %d jobs (median of 50)", large), ms(d), "ms", atMost(10))
 	})
 	b.Run("restart-sigterm", func(b *testing.B) {
