@@ -71,7 +71,7 @@ func bsub(args []string) int {
 		return 0
 	})
 	bsubFlags(cmd.Flags(), &o)
-	if rc := execute(cmd, code, args, true); rc != 0 || cmd.Flags().Changed("help") || cmd.Flags().Changed("V") {
+	if rc, done := execute(cmd, code, args, true); done {
 		return rc
 	}
 	spec := &api.JobSpec{}

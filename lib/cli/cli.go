@@ -80,6 +80,10 @@ func lsfArgs(fs *pflag.FlagSet, args []string, stopAtCommand bool) []string {
 		}
 		name := a[1:]
 		f := fs.Lookup(name)
+		if f == nil && len(name) == 1 && fs.ShorthandLookup(name) != nil {
+			out = append(out, a) // -h
+			continue
+		}
 		if f == nil {
 			out = append(out, "--"+name) // pflag reports it as unknown
 			continue
@@ -120,12 +124,14 @@ func newCommand(use, short string, run func(args []string) int) (*cobra.Command,
 }
 
 // execute parses LSF argv and runs c; it handles -h, -V and bad options
-// the way LSF's commands do (usage on stderr, non-zero exit).
-func execute(c *cobra.Command, code *int, args []string, stopAtCommand bool) int {
+// the way LSF's commands do (usage on stderr, non-zero exit). done says the
+// command has nothing more to do (help, version, a bad option), rc is then
+// its exit code.
+func execute(c *cobra.Command, code *int, args []string, stopAtCommand bool) (rc int, done bool) {
 	for _, a := range args {
 		if a == "-V" {
 			fmt.Fprint(sys.stderr, Version)
-			return 0
+			return 0, true
 		}
 		if a == "--" || (stopAtCommand && !strings.HasPrefix(a, "-")) {
 			break
@@ -141,12 +147,15 @@ func execute(c *cobra.Command, code *int, args []string, stopAtCommand bool) int
 		if errors.As(err, &ue) {
 			fmt.Fprintf(sys.stderr, "%s: %s\n", c.Name(), lsfFlagError(ue.err))
 			fmt.Fprintf(sys.stderr, "Usage: %s\n", c.UseLine())
-			return 255
+			return 255, true
 		}
 		fmt.Fprintf(sys.stderr, "%s: %v\n", c.Name(), err)
-		return 255
+		return 255, true
 	}
-	return *code
+	if help, _ := c.Flags().GetBool("help"); help {
+		return 0, true
+	}
+	return *code, false
 }
 
 type usageError struct{ err error }

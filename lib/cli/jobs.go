@@ -110,7 +110,7 @@ func bjobs(args []string) int {
 	f.StringVar(&o.host, "m", "", "jobs running on this host")
 	f.StringVar(&o.project, "P", "", "jobs of this project")
 	f.StringVar(&o.app, "app", "", "jobs of this application profile")
-	if rc := execute(cmd, code, args, false); rc != 0 || f.Changed("help") || f.Changed("V") {
+	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
 	if o.format == "" {
@@ -226,7 +226,7 @@ func control(name string, action api.SignalRequest_Action, args []string) int {
 		f.StringVar(&sig, "s", "", "send this signal (name or number) instead of terminating")
 		f.BoolVar(&list, "l", false, "list the signal names")
 	}
-	if rc := execute(cmd, code, args, false); rc != 0 || f.Changed("help") || f.Changed("V") {
+	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
 	if list {
@@ -330,7 +330,7 @@ func bqueues(args []string) int {
 		return 0
 	})
 	cmd.Flags().BoolVar(&noHeader, "noheader", false, "no header line")
-	if rc := execute(cmd, code, args, false); rc != 0 || cmd.Flags().Changed("help") || cmd.Flags().Changed("V") {
+	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
 	c, ok := dial()
@@ -361,7 +361,7 @@ func bhosts(args []string) int {
 	})
 	cmd.Flags().BoolVar(&noHeader, "noheader", false, "no header line")
 	cmd.Flags().BoolVar(&wide, "w", false, "wide format with detailed status")
-	if rc := execute(cmd, code, args, false); rc != 0 || cmd.Flags().Changed("help") || cmd.Flags().Changed("V") {
+	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
 	c, ok := dial()

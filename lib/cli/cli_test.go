@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+func TestLSFArgs(t *testing.T) {
+	fs := pflag.NewFlagSet("bsub", pflag.ContinueOnError)
+	var o bsubOpts
+	bsubFlags(fs, &o)
+	for _, tc := range []struct {
+		in   string
+		stop bool
+		want string
+	}{
+		{"-app prof -n 2 mpirun -np 2 ./a.out", true, "--app=prof --n=2 -- mpirun -np 2 ./a.out"},
+		{"-J a[1-3] -K -oo out sleep 1", true, "--J=a[1-3] --K --oo=out -- sleep 1"},
+		{"-E -x true", true, "--E=-x -- true"},
+		{"-q", true, "--q"},
+		{"-Z 1 true", true, "--Z -- 1 true"},
+		{"-q normal -- -weird", true, "--q=normal -- -weird"},
+		{"1 -q normal 2", false, "1 --q=normal 2"},
+	} {
+		got := strings.Join(lsfArgs(fs, strings.Fields(tc.in), tc.stop), " ")
+		if got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestParseJobIDs(t *testing.T) {
+	refs, err := parseJobIDs([]string{"12", "13[2]", "14[1-3,7]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range refs {
+		got = append(got, fmt.Sprintf("%d/%d", r.JobId, r.ArrayIndex))
+	}
+	if s := strings.Join(got, " "); s != "12/-1 13/2 14/1 14/2 14/3 14/7" {
+		t.Errorf("%s", s)
+	}
+	for _, bad := range []string{"x", "12[", "12[0]", "12[3-1]", "-1"} {
+		if _, err := parseJobIDs([]string{bad}); err == nil || !strings.Contains(err.Error(), "Illegal job ID") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+func TestLimits(t *testing.T) {
+	for in, want := range map[string]int64{"10": 600, "3:30": 12600, "90": 5400, "1:00/hostA": 3600} {
+		if got, err := parseMinutes(in); err != nil || got != want {
+			t.Errorf("-W %s: %d %v, want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "abc", "1:75", "-5", "0", "1:x"} {
+		if _, err := parseMinutes(bad); err == nil {
+			t.Errorf("-W %q accepted", bad)
+		}
+	}
+	for in, want := range map[string]int64{"4000": 4000, "4MB": 4096, "2G": 2 << 20, "1.5GB": 3 << 19, "10k": 10} {
+		if got, _, err := parseMemLimit(in); err != nil || got != want {
+			t.Errorf("-M %s: %d %v, want %d", in, got, err, want)
+		}
+	}
+	if _, hard, _ := parseMemLimit("8G!"); !hard {
+		t.Error("-M 8G! is not hard")
+	}
+	for _, bad := range []string{"lots", "-3", "0", "3X"} {
+		if _, _, err := parseMemLimit(bad); err == nil {
+			t.Errorf("-M %q accepted", bad)
+		}
+	}
+}
+
+func TestJobEnv(t *testing.T) {
+	environ := []string{"A=1", "B=2", "C=3"}
+	for _, tc := range []struct{ spec, want string }{
+		{"", "A=1 B=2 C=3"},
+		{"all", "A=1 B=2 C=3"},
+		{"none", ""},
+		{"all, ~B, D=4", "A=1 C=3 D=4"},
+		{"A, C=9", "A=1 C=9"},
+		{"X='a, b'", "X=a, b"},
+	} {
+		got, err := jobEnv(tc.spec, environ)
+		if err != nil || strings.Join(got, " ") != tc.want {
+			t.Errorf("-env %q: %q %v, want %q", tc.spec, got, err, tc.want)
+		}
+	}
+	if _, err := jobEnv("X='a", environ); err == nil {
+		t.Error("an unbalanced quote was accepted")
+	}
+}
+
+func TestDirectives(t *testing.T) {
+	script := "#!/bin/sh\n#BSUB -J test # a comment\n  # BSUB -n 2\n#BSUB -R \"select[mem>1]\" \\\n  -o out.%J\necho hi\n#BSUB -P late\n#bsub -q ignored\n"
+	got, err := directives(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `-J test -n 2 -R select[mem>1] -o out.%J -P late`
+	if strings.Join(got, " ") != want {
+		t.Errorf("%q, want %q", strings.Join(got, " "), want)
+	}
+	if hasCommand("#!/bin/sh\n#BSUB -q x\n\n") || !hasCommand("#BSUB -q x\ntrue\n") {
+		t.Error("hasCommand")
+	}
+}
+
+// -V and -h stop the command with status 0; a bad option gives LSF's
+// getopt message and 255.
+func TestVersionHelpBadOption(t *testing.T) {
+	var errb bytes.Buffer
+	old := sys
+	defer func() { sys = old }()
+	sys.stderr, sys.stdout = &errb, &errb
+	for _, tc := range []struct {
+		cmd  string
+		args []string
+		rc   int
+		want string
+	}{
+		{"bjobs", []string{"-V"}, 0, "XCE 0.1"},
+		{"bsub", []string{"-V"}, 0, "XCE 0.1"},
+		{"bkill", []string{"-h"}, 0, "Usage:"},
+		{"bjobs", []string{"-Z"}, 255, "bjobs: illegal option -- Z"},
+		{"bsub", []string{"-q"}, 255, "bsub: option requires an argument -- q"},
+	} {
+		errb.Reset()
+		if rc := Main(tc.cmd, tc.args); rc != tc.rc || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%s %v: %d %q, want %d and %q", tc.cmd, tc.args, rc, errb.String(), tc.rc, tc.want)
+		}
+	}
+}
