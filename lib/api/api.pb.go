@@ -2103,15 +2103,18 @@ func (x *SubmitReply) GetArraySize() int32 {
 
 // QueryRequest carries the filters bjobs needs.
 type QueryRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Scope         QueryRequest_Scope     `protobuf:"varint,1,opt,name=scope,proto3,enum=xce.api.v1.QueryRequest_Scope" json:"scope,omitempty"`
-	Refs          []*JobRef              `protobuf:"bytes,2,rep,name=refs,proto3" json:"refs,omitempty"` // explicit jobs; empty = all matching
-	User          string                 `protobuf:"bytes,3,opt,name=user,proto3" json:"user,omitempty"` // "" = the caller, "all" = everyone
-	Queue         string                 `protobuf:"bytes,4,opt,name=queue,proto3" json:"queue,omitempty"`
-	Name          string                 `protobuf:"bytes,5,opt,name=name,proto3" json:"name,omitempty"` // -J, '*' wildcards
-	Host          string                 `protobuf:"bytes,6,opt,name=host,proto3" json:"host,omitempty"` // -m
-	Project       string                 `protobuf:"bytes,7,opt,name=project,proto3" json:"project,omitempty"`
-	App           string                 `protobuf:"bytes,8,opt,name=app,proto3" json:"app,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Scope   QueryRequest_Scope     `protobuf:"varint,1,opt,name=scope,proto3,enum=xce.api.v1.QueryRequest_Scope" json:"scope,omitempty"`
+	Refs    []*JobRef              `protobuf:"bytes,2,rep,name=refs,proto3" json:"refs,omitempty"` // explicit jobs; empty = all matching
+	User    string                 `protobuf:"bytes,3,opt,name=user,proto3" json:"user,omitempty"` // "" = the caller, "all" = everyone
+	Queue   string                 `protobuf:"bytes,4,opt,name=queue,proto3" json:"queue,omitempty"`
+	Name    string                 `protobuf:"bytes,5,opt,name=name,proto3" json:"name,omitempty"` // -J, '*' wildcards
+	Host    string                 `protobuf:"bytes,6,opt,name=host,proto3" json:"host,omitempty"` // -m
+	Project string                 `protobuf:"bytes,7,opt,name=project,proto3" json:"project,omitempty"`
+	App     string                 `protobuf:"bytes,8,opt,name=app,proto3" json:"app,omitempty"`
+	// Also send each job's spec as submitted (bjobs -l); otherwise only the
+	// effective spec travels.
+	Submitted     bool `protobuf:"varint,9,opt,name=submitted,proto3" json:"submitted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2202,8 +2205,16 @@ func (x *QueryRequest) GetApp() string {
 	return ""
 }
 
+func (x *QueryRequest) GetSubmitted() bool {
+	if x != nil {
+		return x.Submitted
+	}
+	return false
+}
+
 // QueryReply carries jobs without their specs: a job's specs are sent once
 // per job id (an array's elements share them) and lib/client attaches them.
+// specs holds the submitted specs only when the request asked for them.
 type QueryReply struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Jobs  []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
@@ -3305,7 +3316,7 @@ const file_api_proto_rawDesc = "" +
 	"\x05queue\x18\x02 \x01(\tR\x05queue\x12#\n" +
 	"\rdefault_queue\x18\x03 \x01(\bR\fdefaultQueue\x12\x1d\n" +
 	"\n" +
-	"array_size\x18\x04 \x01(\x05R\tarraySize\"\xc3\x02\n" +
+	"array_size\x18\x04 \x01(\x05R\tarraySize\"\xe1\x02\n" +
 	"\fQueryRequest\x124\n" +
 	"\x05scope\x18\x01 \x01(\x0e2\x1e.xce.api.v1.QueryRequest.ScopeR\x05scope\x12&\n" +
 	"\x04refs\x18\x02 \x03(\v2\x12.xce.api.v1.JobRefR\x04refs\x12\x12\n" +
@@ -3314,7 +3325,8 @@ const file_api_proto_rawDesc = "" +
 	"\x04name\x18\x05 \x01(\tR\x04name\x12\x12\n" +
 	"\x04host\x18\x06 \x01(\tR\x04host\x12\x18\n" +
 	"\aproject\x18\a \x01(\tR\aproject\x12\x10\n" +
-	"\x03app\x18\b \x01(\tR\x03app\"W\n" +
+	"\x03app\x18\b \x01(\tR\x03app\x12\x1c\n" +
+	"\tsubmitted\x18\t \x01(\bR\tsubmitted\"W\n" +
 	"\x05Scope\x12\x0e\n" +
 	"\n" +
 	"UNFINISHED\x10\x00\x12\a\n" +

@@ -133,7 +133,8 @@ func bjobs(args []string) int {
 		fmt.Fprintln(sys.stderr, err)
 		return 255
 	}
-	req := &api.QueryRequest{Refs: refs, User: o.user, Queue: o.queue, Name: o.name, Host: o.host, Project: o.project, App: o.app}
+	req := &api.QueryRequest{Refs: refs, User: o.user, Queue: o.queue, Name: o.name, Host: o.host, Project: o.project, App: o.app,
+		Submitted: o.long || o.uf}
 	noJobs := "No unfinished job found"
 	switch {
 	case o.all:

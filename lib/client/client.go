@@ -119,8 +119,13 @@ func (c *Client) Query(ctx context.Context, req *api.QueryRequest) (*Jobs, error
 		}
 		out.NotFound = append(out.NotFound, part.NotFound...)
 		for i, j := range part.Jobs {
-			j.Spec = part.Specs[j.JobId]
 			j.Effective = part.Effective[j.JobId]
+			// Without the submitted spec (not asked for), the effective one
+			// answers for it: they differ only where defaults applied.
+			j.Spec = part.Specs[j.JobId]
+			if j.Spec == nil {
+				j.Spec = j.Effective
+			}
 			if i < len(part.PendReasons) {
 				j.PendReason = part.PendReasons[i]
 			}

@@ -92,8 +92,11 @@ type key struct {
 
 // rec is one job in memory.
 type rec struct {
-	job       *api.Job     // immutable; replaced on change
-	spec, eff *api.JobSpec // shared by an array's elements
+	job *api.Job     // immutable; replaced on change
+	eff *api.JobSpec // effective spec, shared by an array's elements
+	// The spec as submitted stays in the store: it is read when a job is
+	// launched or shown in full, and two copies of every pending job's
+	// spec would double the controller's memory.
 	why       string       // pending reason from the last cycle that looked
 }
 
@@ -152,11 +155,11 @@ func (c *Controller) restore() error {
 	c.nextID = max(ceiling, 1)
 	var rerun []*rec
 	for _, j := range l.Jobs {
-		r := &rec{job: j, spec: l.Specs[j.JobId], eff: l.Effective[j.JobId]}
+		r := &rec{job: j, eff: l.Effective[j.JobId]}
 		c.insert(r)
 		c.nextID = max(c.nextID, j.JobId+1)
 		c.seq = max(c.seq, j.Seq)
-		uid := r.spec.GetUid()
+		uid := r.eff.GetUid()
 		c.lastSub[uid] = max(c.lastSub[uid], j.JobId)
 		switch j.State {
 		case api.JobState_RUN, api.JobState_USUSP, api.JobState_SSUSP, api.JobState_UNKWN:
@@ -371,7 +374,6 @@ func (c *Controller) cycle() {
 	for _, nj := range starts {
 		r := c.jobs[key{nj.JobId, nj.ArrayIndex}]
 		full := proto.Clone(nj).(*api.Job)
-		full.Spec = proto.Clone(r.spec).(*api.JobSpec)
 		full.Effective = r.eff
 		launches = append(launches, full)
 	}
@@ -389,9 +391,12 @@ func (c *Controller) startEvent(nj *api.Job) *api.Event {
 }
 
 func (c *Controller) launch(j *api.Job) {
-	env, err := c.store.Env(j.Spec.EnvRef)
+	spec, _, err := c.store.Spec(j.JobId)
 	if err == nil {
-		j.Spec.Env = env
+		j.Spec = spec
+		spec.Env, err = c.store.Env(spec.EnvRef)
+	}
+	if err == nil {
 		err = c.exec.Start(j)
 	}
 	if err != nil {

@@ -200,10 +200,10 @@ func (c *Controller) depTargets(owner uint32, arg string, quoted bool) []*rec {
 	}
 	var out []*rec
 	for _, r := range c.jobs {
-		if r.spec.GetUid() != owner {
+		if r.eff.GetUid() != owner {
 			continue
 		}
-		if ok, _ := path.Match(arg, r.spec.GetJobName()); ok || r.spec.GetJobName() == arg {
+		if ok, _ := path.Match(arg, r.eff.GetJobName()); ok || r.eff.GetJobName() == arg {
 			out = append(out, r)
 		}
 	}
@@ -255,7 +255,7 @@ func (c *Controller) dependencyMet(r *rec, dep string) depResult {
 	if err != nil {
 		return depNever
 	}
-	return c.evalDep(r.spec.GetUid(), n)
+	return c.evalDep(r.eff.GetUid(), n)
 }
 
 func (c *Controller) evalDep(owner uint32, n *depNode) depResult {

@@ -14,10 +14,27 @@ import (
 
 // Query returns the jobs bjobs asks for, in bjobs's order: running and
 // suspended jobs, then pending jobs in dispatch order, then finished jobs.
+// The lock is held only to collect the records and their sort keys; the
+// sorting and everything after happen outside it.
 func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReply {
 	reply := &api.QueryReply{Specs: map[int64]*api.JobSpec{}, Effective: map[int64]*api.JobSpec{}}
+	type item struct {
+		job    *api.Job
+		eff    *api.JobSpec
+		reason string
+		group  int
+		qprio  int32
+		uprio  int32
+	}
+	var items []item
+	add := func(r *rec) {
+		it := item{job: r.job, eff: r.eff, group: listGroup(r.job.State), reason: c.pendReason(r)}
+		if it.group == 1 {
+			it.qprio, it.uprio = c.queuePrio(r), r.eff.GetUserPriority()
+		}
+		items = append(items, it)
+	}
 	c.mu.Lock()
-	var recs []*rec
 	if len(req.Refs) > 0 {
 		for _, ref := range req.Refs {
 			var found []*rec
@@ -31,44 +48,62 @@ func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReply {
 			}
 			for _, r := range found {
 				if c.matches(who, req, r, true) {
-					recs = append(recs, r)
+					add(r)
 				}
 			}
 		}
 	} else {
 		for _, r := range c.jobs {
 			if c.matches(who, req, r, false) {
-				recs = append(recs, r)
+				add(r)
 			}
 		}
 	}
-	if c.dirty {
-		sort.SliceStable(c.pending, func(a, b int) bool { return c.before(c.pending[a], c.pending[b]) })
-		c.dirty = false
-	}
-	sort.Slice(recs, func(a, b int) bool { return c.listBefore(recs[a], recs[b]) })
-	reply.Jobs = make([]*api.Job, len(recs))
-	reply.PendReasons = make([]string, len(recs))
-	reply.Usage = make([]*api.ResourceUsage, len(recs))
-	for i, r := range recs {
-		reply.Jobs[i] = r.job
-		reply.PendReasons[i] = c.pendReason(r)
-		if _, ok := reply.Specs[r.job.JobId]; !ok {
-			reply.Specs[r.job.JobId] = r.spec
-			reply.Effective[r.job.JobId] = r.eff
-		}
-	}
 	c.mu.Unlock()
-	for i, j := range reply.Jobs {
+
+	sort.Slice(items, func(a, b int) bool {
+		x, y := &items[a], &items[b]
+		if x.group != y.group {
+			return x.group < y.group
+		}
+		if x.qprio != y.qprio {
+			return x.qprio > y.qprio
+		}
+		if x.uprio != y.uprio {
+			return x.uprio > y.uprio
+		}
+		if x.job.JobId != y.job.JobId {
+			return x.job.JobId < y.job.JobId
+		}
+		return x.job.ArrayIndex < y.job.ArrayIndex
+	})
+	reply.Jobs = make([]*api.Job, len(items))
+	reply.PendReasons = make([]string, len(items))
+	reply.Usage = make([]*api.ResourceUsage, len(items))
+	for i, it := range items {
+		j := it.job
+		reply.Jobs[i] = j
+		reply.PendReasons[i] = it.reason
+		if _, ok := reply.Effective[j.JobId]; !ok {
+			reply.Effective[j.JobId] = it.eff
+			if req.Submitted {
+				if spec, _, err := c.store.Spec(j.JobId); err == nil {
+					reply.Specs[j.JobId] = spec
+				}
+			}
+		}
 		if isRunning(j.State) {
 			reply.Usage[i] = c.exec.Usage(j.JobId, j.ArrayIndex)
 		}
 		if reply.Usage[i] == nil {
-			reply.Usage[i] = &api.ResourceUsage{}
+			reply.Usage[i] = emptyUsage
 		}
 	}
 	return reply
 }
+
+// emptyUsage stands for "no sample" in replies; it is never modified.
+var emptyUsage = &api.ResourceUsage{}
 
 // matches applies bjobs's filters. A job named by id is shown whoever owns
 // it, as LSF does; the user filter applies to listings.
@@ -100,11 +135,11 @@ func (c *Controller) matches(who Caller, req *api.QueryRequest, r *rec, named bo
 		switch req.User {
 		case "all":
 		case "":
-			if r.spec.GetUid() != who.UID {
+			if r.eff.GetUid() != who.UID {
 				return false
 			}
 		default:
-			if r.spec.GetUser() != req.User {
+			if r.eff.GetUser() != req.User {
 				return false
 			}
 		}
@@ -128,9 +163,9 @@ func (c *Controller) matches(who Caller, req *api.QueryRequest, r *rec, named bo
 		}
 	}
 	if req.Name != "" {
-		name := r.spec.GetJobName()
+		name := r.eff.GetJobName()
 		if name == "" {
-			name = r.spec.GetCommand()
+			name = r.eff.GetCommand()
 		}
 		if ok, _ := path.Match(req.Name, name); !ok && name != req.Name {
 			return false
@@ -147,21 +182,6 @@ func listGroup(s api.JobState) int {
 		return 2
 	}
 	return 1
-}
-
-// listBefore is bjobs's order (c.mu held).
-func (c *Controller) listBefore(a, b *rec) bool {
-	ga, gb := listGroup(a.job.State), listGroup(b.job.State)
-	if ga != gb {
-		return ga < gb
-	}
-	if ga == 1 {
-		return c.before(a, b)
-	}
-	if a.job.JobId != b.job.JobId {
-		return a.job.JobId < b.job.JobId
-	}
-	return a.job.ArrayIndex < b.job.ArrayIndex
 }
 
 // Events returns the event logs of jobs.

@@ -137,9 +137,11 @@ func (s *Service) Query(req *api.QueryRequest, stream grpc.ServerStreamingServer
 			part.NotFound = all.NotFound
 		}
 		for _, j := range part.Jobs {
-			if _, ok := part.Specs[j.JobId]; !ok {
-				part.Specs[j.JobId] = all.Specs[j.JobId]
+			if _, ok := part.Effective[j.JobId]; !ok {
 				part.Effective[j.JobId] = all.Effective[j.JobId]
+				if spec := all.Specs[j.JobId]; spec != nil {
+					part.Specs[j.JobId] = spec
+				}
 			}
 		}
 		if err := stream.Send(part); err != nil {

@@ -44,7 +44,7 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 		ref := &api.JobRef{JobId: r.job.JobId, ArrayIndex: r.job.ArrayIndex}
 		res := &api.SignalResult{Ref: ref}
 		reply.Results = append(reply.Results, res)
-		if r.spec.GetUid() != who.UID && !admin {
+		if r.eff.GetUid() != who.UID && !admin {
 			res.Error = errPermission
 			continue
 		}
@@ -53,7 +53,7 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 			res.Error = errFinished
 			continue
 		}
-		byAdmin := admin && r.spec.GetUid() != who.UID
+		byAdmin := admin && r.eff.GetUid() != who.UID
 		switch req.Action {
 		case api.SignalRequest_KILL:
 			nj := c.clone(r)
@@ -168,11 +168,11 @@ func (c *Controller) signalTargets(who Caller, req *api.SignalRequest) (targets 
 		switch req.User {
 		case "all":
 		case "":
-			if r.spec.GetUid() != who.UID {
+			if r.eff.GetUid() != who.UID {
 				continue
 			}
 		default:
-			if r.spec.GetUser() != req.User {
+			if r.eff.GetUser() != req.User {
 				continue
 			}
 		}
@@ -180,7 +180,7 @@ func (c *Controller) signalTargets(who Caller, req *api.SignalRequest) (targets 
 			continue
 		}
 		if req.Name != "" {
-			if ok, _ := path.Match(req.Name, r.spec.GetJobName()); !ok {
+			if ok, _ := path.Match(req.Name, r.eff.GetJobName()); !ok {
 				continue
 			}
 		}

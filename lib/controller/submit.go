@@ -93,12 +93,9 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 		slog.Error("store submission", "job", id, "err", err)
 		return nil, fmt.Errorf("cannot store the job: %w", err)
 	}
-	storedSpec := proto.Clone(spec).(*api.JobSpec)
-	storedSpec.Env = nil
-
 	c.mu.Lock()
 	for _, j := range sub.Jobs {
-		r := &rec{job: j, spec: storedSpec, eff: eff}
+		r := &rec{job: j, eff: eff}
 		c.insert(r)
 		c.publish(r)
 	}

@@ -21,6 +21,7 @@
 package store
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -325,19 +326,21 @@ func (s *Store) IDCeiling() (int64, error) {
 	return c, err
 }
 
-// Loaded is what Load found: every live job, with the specs it shares.
+// Loaded is what Load found: every live job, with the effective spec it
+// shares with the other elements of its array.
 type Loaded struct {
 	Jobs      []*api.Job
-	Specs     map[int64]*api.JobSpec // as submitted, without Env (see EnvRef)
 	Effective map[int64]*api.JobSpec
 }
 
-// Load reads every live job and its specs.
+// Load reads every live job and its effective spec. Both key ranges are
+// walked in id order, so the specs are read with forward seeks, not one
+// lookup each.
 func (s *Store) Load() (*Loaded, error) {
-	l := &Loaded{Specs: map[int64]*api.JobSpec{}, Effective: map[int64]*api.JobSpec{}}
+	l := &Loaded{Effective: map[int64]*api.JobSpec{}}
 	err := s.db.View(func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
-		opts.PrefetchSize = 256
+		opts.PrefetchSize = 1000
 		it := txn.NewIterator(opts)
 		defer it.Close()
 		for it.Seek([]byte{'j'}); it.ValidForPrefix([]byte{'j'}); it.Next() {
@@ -347,19 +350,21 @@ func (s *Store) Load() (*Loaded, error) {
 			}
 			l.Jobs = append(l.Jobs, j)
 		}
+		fit := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false})
+		defer fit.Close()
 		for _, j := range l.Jobs {
-			if _, ok := l.Specs[j.JobId]; ok {
+			if _, ok := l.Effective[j.JobId]; ok {
 				continue
 			}
-			spec, err := getSpec(txn, specKey('s', j.JobId))
-			if err != nil {
-				return fmt.Errorf("job %d: %w", j.JobId, err)
+			k := specKey('f', j.JobId)
+			fit.Seek(k)
+			if !fit.Valid() || !bytes.Equal(fit.Item().Key(), k) {
+				return fmt.Errorf("job %d: its effective spec is missing", j.JobId)
 			}
-			eff, err := getSpec(txn, specKey('f', j.JobId))
-			if err != nil {
-				return fmt.Errorf("job %d: %w", j.JobId, err)
+			eff := &api.JobSpec{}
+			if err := fit.Item().Value(func(v []byte) error { return proto.Unmarshal(v, eff) }); err != nil {
+				return fmt.Errorf("decode spec of job %d: %w", j.JobId, err)
 			}
-			l.Specs[j.JobId] = spec
 			l.Effective[j.JobId] = eff
 		}
 		return nil

@@ -67,10 +67,14 @@ func TestRoundTrip(t *testing.T) {
 	if !proto.Equal(l.Jobs[0], run) {
 		t.Errorf("job 7 = %v, want %v", l.Jobs[0], run)
 	}
-	if l.Specs[8].Command != "true" || l.Specs[8].Env != nil || len(l.Specs) != 2 {
-		t.Errorf("specs %v", l.Specs)
+	if l.Effective[8].Command != "true" || len(l.Effective) != 2 {
+		t.Errorf("effective specs %v", l.Effective)
 	}
-	got, err := st.Env(l.Specs[7].EnvRef)
+	spec, _, err := st.Spec(7)
+	if err != nil || spec.Env != nil || spec.Queue != "normal" {
+		t.Fatalf("spec %v %v", spec, err)
+	}
+	got, err := st.Env(spec.EnvRef)
 	if err != nil || len(got) != 2 || got[1] != "B=two" {
 		t.Errorf("env %v %v", got, err)
 	}
