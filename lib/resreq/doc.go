@@ -8,11 +8,21 @@
 //
 // # Use
 //
+//	schema, err := resreq.NewSchema(siteResources...) // built-ins + lsf.shared-like resources
 //	r, err := resreq.Parse(`select[type==X86_64 && mem>4GB] rusage[mem=4000:duration=10] span[hosts=1]`,
-//		resreq.WithSchema(schema))
-//	fmt.Println(r) // select[type == X86_64 && mem > 4GB] rusage[mem=4000:duration=10] span[hosts=1]
+//		resreq.WithSchema(schema)) // without WithSchema, unknown names are accepted
+//	fmt.Println(r)                   // select[type == X86_64 && mem > 4GB] rusage[mem=4000:duration=10] span[hosts=1]
+//	fmt.Println(resreq.Defaults(r))  // ... with type == local / order[r15s:pg] filled in, as bjobs -l shows
+//
 //	sel, err := schema.Compile(r.Simple.Select, resreq.Local{Type: "X86_64"})
-//	ok := sel.Match(host) // no allocation
+//	h := schema.NewHost() // fill h.Num/h.Str/h.Bool by the indices of schema.Lookup
+//	ok := sel.Match(h)    // no allocation
+//	ord, err := schema.CompileOrder(r.Simple.Order) // ord.Compare(a, b) for slices.SortStableFunc
+//	mb, _ := r.Simple.Rusage.Or[0].AmountAt("mem", 5*time.Minute)
+//
+//	eff := resreq.MergeLSF(job, app, queue)            // imported LSF configurations
+//	eff, err = resreq.MergeProfile(job, profile, fixed) // XCE's job + application profile layering
+//	one, err := resreq.Join(r1, r2)                     // several -R options of one bsub
 //
 // Errors are *SyntaxError values ("column 12: expected a number or a
 // resource name after '>'") that wrap ErrBadResReq, LSF's "Bad resource
@@ -70,6 +80,13 @@
 //     works. type==any and model==any are always true.
 //   - Defaults (bjobs -l Combined/Effective): type == local is ANDed to a
 //     select that does not name type, or type == any when the select names
-//     a string or Boolean resource; order defaults to r15s:pg.
+//     a string or Boolean resource (a name the parser did not know counts
+//     as Boolean where it stands alone as a condition); order defaults to
+//     r15s:pg.
+//   - Resources outside rusage: only consumable numeric resources may be
+//     reserved (LSF_STRICT_RESREQ=Y behaviour), which for built-ins means
+//     the load indices and ngpus_physical; order[] takes numeric resources
+//     only. Without WithSchema, names the parser does not know are kept and
+//     checked when the select is compiled against a schema.
 //   - Merging compound requirements: see MergeLSF and MergeProfile.
 package resreq

@@ -556,6 +556,9 @@ func (p *parser) numericName(e Expr) string {
 	case *Paren:
 		return p.numericName(e.X)
 	case *Unary:
+		if e.Op != OpNeg {
+			return ""
+		}
 		return p.numericName(e.X)
 	case *Binary:
 		if e.Op.isArith() {
