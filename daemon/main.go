@@ -128,7 +128,7 @@ func serve(o options) error {
 		Host:              host,
 		ClusterName:       o.cluster,
 		RunDir:            filepath.Join(dir, "jobs"),
-		Shepherd:          []string{self, "shepherd"},
+		Shepherd:          shepherdCommand(self),
 		KillGrace:         o.runlimitGrace,
 		TerminateInterval: o.terminateInterval,
 		Report:            func(r worker.Report) { ctl.Report(r) },
@@ -195,6 +195,16 @@ func serve(o options) error {
 	}
 	os.Remove(sock)
 	return ctl.Close()
+}
+
+// shepherdCommand is what runs one job: the small xce-shepherd next to
+// xced when it is there (it starts several times faster), else xced itself.
+func shepherdCommand(self string) []string {
+	small := filepath.Join(filepath.Dir(self), "xce-shepherd")
+	if fi, err := os.Stat(small); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return []string{small}
+	}
+	return []string{self, "shepherd"}
 }
 
 func defaultQueues() []*api.Queue {

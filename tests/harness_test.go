@@ -31,16 +31,24 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	pkgs := []string{"../daemon"}
+	// Built as the Makefile builds them (see its build target).
+	pkgs := []string{"../daemon", "../daemon/shepherd"}
 	for _, c := range commands {
 		pkgs = append(pkgs, "../"+c)
 	}
 	for _, p := range pkgs {
 		name := filepath.Base(p)
-		if name == "daemon" {
+		switch name {
+		case "daemon":
 			name = "xced"
+		case "shepherd":
+			name = "xce-shepherd"
 		}
-		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), p).CombinedOutput()
+		build := exec.Command("go", "build", "-o", filepath.Join(dir, name), p)
+		if name != "xced" {
+			build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		}
+		out, err := build.CombinedOutput()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", p, err, out)
 			os.Exit(1)

@@ -3477,18 +3477,7 @@ const file_api_proto_rawDesc = "" +
 	"\aHOST_OK\x10\x01\x12\x0f\n" +
 	"\vHOST_CLOSED\x10\x02\x12\x10\n" +
 	"\fHOST_UNAVAIL\x10\x03\x12\x10\n" +
-	"\fHOST_UNREACH\x10\x042\x92\x04\n" +
-	"\n" +
-	"Controller\x12<\n" +
-	"\x06Submit\x12\x19.xce.api.v1.SubmitRequest\x1a\x17.xce.api.v1.SubmitReply\x12;\n" +
-	"\x05Query\x12\x18.xce.api.v1.QueryRequest\x1a\x16.xce.api.v1.QueryReply0\x01\x12<\n" +
-	"\x06Signal\x12\x19.xce.api.v1.SignalRequest\x1a\x17.xce.api.v1.SignalReply\x12;\n" +
-	"\x05Watch\x12\x18.xce.api.v1.WatchRequest\x1a\x16.xce.api.v1.WatchEvent0\x01\x12H\n" +
-	"\n" +
-	"ListQueues\x12\x1d.xce.api.v1.ListQueuesRequest\x1a\x1b.xce.api.v1.ListQueuesReply\x12E\n" +
-	"\tListHosts\x12\x1c.xce.api.v1.ListHostsRequest\x1a\x1a.xce.api.v1.ListHostsReply\x12<\n" +
-	"\x06Events\x12\x19.xce.api.v1.EventsRequest\x1a\x17.xce.api.v1.EventsReply\x12?\n" +
-	"\x04Info\x12\x1e.xce.api.v1.ClusterInfoRequest\x1a\x17.xce.api.v1.ClusterInfoB\x11Z\x0fxce/lib/api;apib\x06proto3"
+	"\fHOST_UNREACH\x10\x04B\x11Z\x0fxce/lib/api;apib\x06proto3"
 
 var (
 	file_api_proto_rawDescOnce sync.Once
@@ -3576,24 +3565,8 @@ var file_api_proto_depIdxs = []int32{
 	9,  // 32: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
 	6,  // 33: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
 	6,  // 34: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	14, // 35: xce.api.v1.Controller.Submit:input_type -> xce.api.v1.SubmitRequest
-	16, // 36: xce.api.v1.Controller.Query:input_type -> xce.api.v1.QueryRequest
-	18, // 37: xce.api.v1.Controller.Signal:input_type -> xce.api.v1.SignalRequest
-	21, // 38: xce.api.v1.Controller.Watch:input_type -> xce.api.v1.WatchRequest
-	23, // 39: xce.api.v1.Controller.ListQueues:input_type -> xce.api.v1.ListQueuesRequest
-	25, // 40: xce.api.v1.Controller.ListHosts:input_type -> xce.api.v1.ListHostsRequest
-	27, // 41: xce.api.v1.Controller.Events:input_type -> xce.api.v1.EventsRequest
-	29, // 42: xce.api.v1.Controller.Info:input_type -> xce.api.v1.ClusterInfoRequest
-	15, // 43: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
-	17, // 44: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
-	20, // 45: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
-	22, // 46: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
-	24, // 47: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
-	26, // 48: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
-	28, // 49: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
-	30, // 50: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
-	43, // [43:51] is the sub-list for method output_type
-	35, // [35:43] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for method output_type
+	35, // [35:35] is the sub-list for method input_type
 	35, // [35:35] is the sub-list for extension type_name
 	35, // [35:35] is the sub-list for extension extendee
 	0,  // [0:35] is the sub-list for field type_name
@@ -3612,7 +3585,7 @@ func file_api_proto_init() {
 			NumEnums:      6,
 			NumMessages:   28,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   0,
 		},
 		GoTypes:           file_api_proto_goTypes,
 		DependencyIndexes: file_api_proto_depIdxs,

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"xce/lib/api"
+	"xce/lib/api/rpc"
 )
 
 // SocketName is the controller's socket inside its directory.
@@ -57,7 +58,7 @@ func Dir() string {
 
 // Client is a connection to the controller.
 type Client struct {
-	api.ControllerClient
+	rpc.ControllerClient
 	conn *grpc.ClientConn
 	Dir  string
 }
@@ -79,7 +80,7 @@ func Dial() (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", sock, err)
 	}
-	return &Client{ControllerClient: api.NewControllerClient(conn), conn: conn, Dir: dir}, nil
+	return &Client{ControllerClient: rpc.NewControllerClient(conn), conn: conn, Dir: dir}, nil
 }
 
 func notRunning(sock string) error {

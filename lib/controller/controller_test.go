@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"xce/lib/api"
 	"xce/lib/store"
 	"xce/lib/worker"
@@ -303,6 +305,35 @@ func TestParseArray(t *testing.T) {
 		}
 		if err != nil || fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%s: %v %v, want %v", tc.spec, got, err, tc.want)
+		}
+	}
+}
+
+// BenchmarkQueryAll is bjobs -a -u all over 100,000 held jobs, without
+// the socket: the controller's share of that command.
+func BenchmarkQueryAll(b *testing.B) {
+	t := &testing.T{}
+	c, _ := newTestController(t, 4, -1)
+	env := []string{"HOME=/root", "PATH=/usr/bin:/bin", "TERM=xterm"}
+	var wg sync.WaitGroup
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 100000/16; i++ {
+				if _, err := c.Submit(alice, &api.JobSpec{Command: "true", Hold: true, SubmitCwd: "/tmp", Env: env}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		q := c.Query(alice, &api.QueryRequest{Scope: api.QueryRequest_ALL, User: "all"})
+		if _, err := proto.Marshal(q); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

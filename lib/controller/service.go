@@ -14,11 +14,12 @@ import (
 	"google.golang.org/grpc/status"
 
 	"xce/lib/api"
+	"xce/lib/api/rpc"
 )
 
 // Service is the gRPC face of the controller.
 type Service struct {
-	api.UnimplementedControllerServer
+	rpc.UnimplementedControllerServer
 	c *Controller
 }
 
@@ -26,7 +27,7 @@ type Service struct {
 // Unix socket credentials (SO_PEERCRED), never by a claim in the request.
 func NewServer(c *Controller) *grpc.Server {
 	s := grpc.NewServer(grpc.Creds(peerCreds{}), grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
-	api.RegisterControllerServer(s, &Service{c: c})
+	rpc.RegisterControllerServer(s, &Service{c: c})
 	return s
 }
 
