@@ -522,7 +522,7 @@ func (s *shepherd) writeStart(pid int, t time.Time) {
 		ExecHome:   s.home,
 		ExecCwd:    s.cwd,
 	}
-	if err := writeMessage(s.l.GetStartFile(), ev, true); err != nil {
+	if err := writeMessage(s.l.GetStartFile(), ev, false); err != nil {
 		s.log.Error("cannot write the start file", "err", err)
 	}
 }
