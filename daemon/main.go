@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -83,6 +84,12 @@ func serve(o options) error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+	// The controller's heap is mostly long-lived job records: collecting
+	// at +50% rather than +100% keeps its size close to what it holds, for
+	// little extra CPU. GOGC in the environment still wins.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
+	}
 	dir := o.dir
 	if dir == "" {
 		dir = client.DefaultDir()

@@ -51,7 +51,8 @@ func Open(dir string) (*Store, error) {
 		WithNumVersionsToKeep(1).
 		// A controller holds little data; small tables and memtables keep
 		// the resident size and the start-up time down.
-		WithMemTableSize(64 << 20).
+		WithMemTableSize(16 << 20).
+		WithNumMemtables(2).
 		WithBaseTableSize(4 << 20).
 		WithValueLogFileSize(64 << 20).
 		WithBlockCacheSize(16 << 20).
@@ -119,7 +120,8 @@ type Submission struct {
 }
 
 // Submit stores a submission durably, in one transaction (an array is never
-// half there). It sets Spec.EnvRef; the caller keeps the Env it passed.
+// half there; a transaction may hold about 2 MB, thousands of elements).
+// It sets Spec.EnvRef; the caller keeps the Env it passed.
 //
 // Concurrent calls share a transaction and its fsync: one goroutine commits
 // whatever submissions are waiting while the previous commit was on disk.
