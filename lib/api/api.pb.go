@@ -454,7 +454,7 @@ func (x SignalRequest_Action) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SignalRequest_Action.Descriptor instead.
 func (SignalRequest_Action) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{12, 0}
+	return file_api_proto_rawDescGZIP(), []int{14, 0}
 }
 
 // JobSpec is a submission: every bsub option, as the user gave it, plus the
@@ -2302,6 +2302,146 @@ func (x *QueryReply) GetUsage() []*ResourceUsage {
 	return nil
 }
 
+// QueryReplyEncoded is QueryReply as the controller sends it: the same
+// field numbers, with the specs already encoded (the controller keeps them
+// encoded). On the wire it is a QueryReply, and clients decode it as one.
+type QueryReplyEncoded struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Jobs          []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	NotFound      []*JobRef              `protobuf:"bytes,2,rep,name=not_found,json=notFound,proto3" json:"not_found,omitempty"`
+	Specs         []*EncodedSpec         `protobuf:"bytes,3,rep,name=specs,proto3" json:"specs,omitempty"`
+	Effective     []*EncodedSpec         `protobuf:"bytes,4,rep,name=effective,proto3" json:"effective,omitempty"`
+	PendReasons   []string               `protobuf:"bytes,5,rep,name=pend_reasons,json=pendReasons,proto3" json:"pend_reasons,omitempty"`
+	Usage         []*ResourceUsage       `protobuf:"bytes,6,rep,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueryReplyEncoded) Reset() {
+	*x = QueryReplyEncoded{}
+	mi := &file_api_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueryReplyEncoded) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueryReplyEncoded) ProtoMessage() {}
+
+func (x *QueryReplyEncoded) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueryReplyEncoded.ProtoReflect.Descriptor instead.
+func (*QueryReplyEncoded) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *QueryReplyEncoded) GetJobs() []*Job {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *QueryReplyEncoded) GetNotFound() []*JobRef {
+	if x != nil {
+		return x.NotFound
+	}
+	return nil
+}
+
+func (x *QueryReplyEncoded) GetSpecs() []*EncodedSpec {
+	if x != nil {
+		return x.Specs
+	}
+	return nil
+}
+
+func (x *QueryReplyEncoded) GetEffective() []*EncodedSpec {
+	if x != nil {
+		return x.Effective
+	}
+	return nil
+}
+
+func (x *QueryReplyEncoded) GetPendReasons() []string {
+	if x != nil {
+		return x.PendReasons
+	}
+	return nil
+}
+
+func (x *QueryReplyEncoded) GetUsage() []*ResourceUsage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+// EncodedSpec is one entry of QueryReply's spec maps, its value encoded.
+type EncodedSpec struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           int64                  `protobuf:"varint,1,opt,name=key,proto3" json:"key,omitempty"`
+	Value         []byte                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"` // an encoded JobSpec
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EncodedSpec) Reset() {
+	*x = EncodedSpec{}
+	mi := &file_api_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EncodedSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EncodedSpec) ProtoMessage() {}
+
+func (x *EncodedSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EncodedSpec.ProtoReflect.Descriptor instead.
+func (*EncodedSpec) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *EncodedSpec) GetKey() int64 {
+	if x != nil {
+		return x.Key
+	}
+	return 0
+}
+
+func (x *EncodedSpec) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
 type SignalRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Action SignalRequest_Action   `protobuf:"varint,1,opt,name=action,proto3,enum=xce.api.v1.SignalRequest_Action" json:"action,omitempty"`
@@ -2320,7 +2460,7 @@ type SignalRequest struct {
 
 func (x *SignalRequest) Reset() {
 	*x = SignalRequest{}
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2332,7 +2472,7 @@ func (x *SignalRequest) String() string {
 func (*SignalRequest) ProtoMessage() {}
 
 func (x *SignalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2345,7 +2485,7 @@ func (x *SignalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalRequest.ProtoReflect.Descriptor instead.
 func (*SignalRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{12}
+	return file_api_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SignalRequest) GetAction() SignalRequest_Action {
@@ -2414,7 +2554,7 @@ type SignalResult struct {
 
 func (x *SignalResult) Reset() {
 	*x = SignalResult{}
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2426,7 +2566,7 @@ func (x *SignalResult) String() string {
 func (*SignalResult) ProtoMessage() {}
 
 func (x *SignalResult) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2439,7 +2579,7 @@ func (x *SignalResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalResult.ProtoReflect.Descriptor instead.
 func (*SignalResult) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{13}
+	return file_api_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SignalResult) GetRef() *JobRef {
@@ -2465,7 +2605,7 @@ type SignalReply struct {
 
 func (x *SignalReply) Reset() {
 	*x = SignalReply{}
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2477,7 +2617,7 @@ func (x *SignalReply) String() string {
 func (*SignalReply) ProtoMessage() {}
 
 func (x *SignalReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2490,7 +2630,7 @@ func (x *SignalReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalReply.ProtoReflect.Descriptor instead.
 func (*SignalReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{14}
+	return file_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SignalReply) GetResults() []*SignalResult {
@@ -2512,7 +2652,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2524,7 +2664,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2537,7 +2677,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{15}
+	return file_api_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *WatchRequest) GetRefs() []*JobRef {
@@ -2565,7 +2705,7 @@ type WatchEvent struct {
 
 func (x *WatchEvent) Reset() {
 	*x = WatchEvent{}
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2577,7 +2717,7 @@ func (x *WatchEvent) String() string {
 func (*WatchEvent) ProtoMessage() {}
 
 func (x *WatchEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2590,7 +2730,7 @@ func (x *WatchEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEvent.ProtoReflect.Descriptor instead.
 func (*WatchEvent) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16}
+	return file_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WatchEvent) GetJob() *Job {
@@ -2623,7 +2763,7 @@ type ListQueuesRequest struct {
 
 func (x *ListQueuesRequest) Reset() {
 	*x = ListQueuesRequest{}
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2635,7 +2775,7 @@ func (x *ListQueuesRequest) String() string {
 func (*ListQueuesRequest) ProtoMessage() {}
 
 func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2648,7 +2788,7 @@ func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesRequest.ProtoReflect.Descriptor instead.
 func (*ListQueuesRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{17}
+	return file_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListQueuesRequest) GetNames() []string {
@@ -2667,7 +2807,7 @@ type ListQueuesReply struct {
 
 func (x *ListQueuesReply) Reset() {
 	*x = ListQueuesReply{}
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2679,7 +2819,7 @@ func (x *ListQueuesReply) String() string {
 func (*ListQueuesReply) ProtoMessage() {}
 
 func (x *ListQueuesReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2692,7 +2832,7 @@ func (x *ListQueuesReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesReply.ProtoReflect.Descriptor instead.
 func (*ListQueuesReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{18}
+	return file_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListQueuesReply) GetQueues() []*Queue {
@@ -2711,7 +2851,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2723,7 +2863,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2736,7 +2876,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{19}
+	return file_api_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListHostsRequest) GetNames() []string {
@@ -2755,7 +2895,7 @@ type ListHostsReply struct {
 
 func (x *ListHostsReply) Reset() {
 	*x = ListHostsReply{}
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2767,7 +2907,7 @@ func (x *ListHostsReply) String() string {
 func (*ListHostsReply) ProtoMessage() {}
 
 func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2780,7 +2920,7 @@ func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsReply.ProtoReflect.Descriptor instead.
 func (*ListHostsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{20}
+	return file_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListHostsReply) GetHosts() []*Host {
@@ -2799,7 +2939,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2811,7 +2951,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2824,7 +2964,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{21}
+	return file_api_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *EventsRequest) GetRefs() []*JobRef {
@@ -2843,7 +2983,7 @@ type EventsReply struct {
 
 func (x *EventsReply) Reset() {
 	*x = EventsReply{}
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2855,7 +2995,7 @@ func (x *EventsReply) String() string {
 func (*EventsReply) ProtoMessage() {}
 
 func (x *EventsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2868,7 +3008,7 @@ func (x *EventsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsReply.ProtoReflect.Descriptor instead.
 func (*EventsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{22}
+	return file_api_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *EventsReply) GetEvents() []*Event {
@@ -2886,7 +3026,7 @@ type ClusterInfoRequest struct {
 
 func (x *ClusterInfoRequest) Reset() {
 	*x = ClusterInfoRequest{}
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2898,7 +3038,7 @@ func (x *ClusterInfoRequest) String() string {
 func (*ClusterInfoRequest) ProtoMessage() {}
 
 func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2911,7 +3051,7 @@ func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfoRequest.ProtoReflect.Descriptor instead.
 func (*ClusterInfoRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{23}
+	return file_api_proto_rawDescGZIP(), []int{25}
 }
 
 type ClusterInfo struct {
@@ -2929,7 +3069,7 @@ type ClusterInfo struct {
 
 func (x *ClusterInfo) Reset() {
 	*x = ClusterInfo{}
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2941,7 +3081,7 @@ func (x *ClusterInfo) String() string {
 func (*ClusterInfo) ProtoMessage() {}
 
 func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2954,7 +3094,7 @@ func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfo.ProtoReflect.Descriptor instead.
 func (*ClusterInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{24}
+	return file_api_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ClusterInfo) GetClusterName() string {
@@ -3023,7 +3163,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3035,7 +3175,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3048,7 +3188,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{25}
+	return file_api_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -3349,7 +3489,17 @@ const file_api_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x13.xce.api.v1.JobSpecR\x05value:\x028\x01\x1aQ\n" +
 	"\x0eEffectiveEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x03R\x03key\x12)\n" +
-	"\x05value\x18\x02 \x01(\v2\x13.xce.api.v1.JobSpecR\x05value:\x028\x01\"\xa7\x02\n" +
+	"\x05value\x18\x02 \x01(\v2\x13.xce.api.v1.JobSpecR\x05value:\x028\x01\"\xa3\x02\n" +
+	"\x11QueryReplyEncoded\x12#\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x0f.xce.api.v1.JobR\x04jobs\x12/\n" +
+	"\tnot_found\x18\x02 \x03(\v2\x12.xce.api.v1.JobRefR\bnotFound\x12-\n" +
+	"\x05specs\x18\x03 \x03(\v2\x17.xce.api.v1.EncodedSpecR\x05specs\x125\n" +
+	"\teffective\x18\x04 \x03(\v2\x17.xce.api.v1.EncodedSpecR\teffective\x12!\n" +
+	"\fpend_reasons\x18\x05 \x03(\tR\vpendReasons\x12/\n" +
+	"\x05usage\x18\x06 \x03(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\"5\n" +
+	"\vEncodedSpec\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x03R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value\"\xa7\x02\n" +
 	"\rSignalRequest\x128\n" +
 	"\x06action\x18\x01 \x01(\x0e2 .xce.api.v1.SignalRequest.ActionR\x06action\x12\x16\n" +
 	"\x06signal\x18\x02 \x01(\x05R\x06signal\x12&\n" +
@@ -3492,7 +3642,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),              // 0: xce.api.v1.JobState
 	(TermReason)(0),            // 1: xce.api.v1.TermReason
@@ -3512,22 +3662,24 @@ var file_api_proto_goTypes = []any{
 	(*SubmitReply)(nil),        // 15: xce.api.v1.SubmitReply
 	(*QueryRequest)(nil),       // 16: xce.api.v1.QueryRequest
 	(*QueryReply)(nil),         // 17: xce.api.v1.QueryReply
-	(*SignalRequest)(nil),      // 18: xce.api.v1.SignalRequest
-	(*SignalResult)(nil),       // 19: xce.api.v1.SignalResult
-	(*SignalReply)(nil),        // 20: xce.api.v1.SignalReply
-	(*WatchRequest)(nil),       // 21: xce.api.v1.WatchRequest
-	(*WatchEvent)(nil),         // 22: xce.api.v1.WatchEvent
-	(*ListQueuesRequest)(nil),  // 23: xce.api.v1.ListQueuesRequest
-	(*ListQueuesReply)(nil),    // 24: xce.api.v1.ListQueuesReply
-	(*ListHostsRequest)(nil),   // 25: xce.api.v1.ListHostsRequest
-	(*ListHostsReply)(nil),     // 26: xce.api.v1.ListHostsReply
-	(*EventsRequest)(nil),      // 27: xce.api.v1.EventsRequest
-	(*EventsReply)(nil),        // 28: xce.api.v1.EventsReply
-	(*ClusterInfoRequest)(nil), // 29: xce.api.v1.ClusterInfoRequest
-	(*ClusterInfo)(nil),        // 30: xce.api.v1.ClusterInfo
-	(*Launch)(nil),             // 31: xce.api.v1.Launch
-	nil,                        // 32: xce.api.v1.QueryReply.SpecsEntry
-	nil,                        // 33: xce.api.v1.QueryReply.EffectiveEntry
+	(*QueryReplyEncoded)(nil),  // 18: xce.api.v1.QueryReplyEncoded
+	(*EncodedSpec)(nil),        // 19: xce.api.v1.EncodedSpec
+	(*SignalRequest)(nil),      // 20: xce.api.v1.SignalRequest
+	(*SignalResult)(nil),       // 21: xce.api.v1.SignalResult
+	(*SignalReply)(nil),        // 22: xce.api.v1.SignalReply
+	(*WatchRequest)(nil),       // 23: xce.api.v1.WatchRequest
+	(*WatchEvent)(nil),         // 24: xce.api.v1.WatchEvent
+	(*ListQueuesRequest)(nil),  // 25: xce.api.v1.ListQueuesRequest
+	(*ListQueuesReply)(nil),    // 26: xce.api.v1.ListQueuesReply
+	(*ListHostsRequest)(nil),   // 27: xce.api.v1.ListHostsRequest
+	(*ListHostsReply)(nil),     // 28: xce.api.v1.ListHostsReply
+	(*EventsRequest)(nil),      // 29: xce.api.v1.EventsRequest
+	(*EventsReply)(nil),        // 30: xce.api.v1.EventsReply
+	(*ClusterInfoRequest)(nil), // 31: xce.api.v1.ClusterInfoRequest
+	(*ClusterInfo)(nil),        // 32: xce.api.v1.ClusterInfo
+	(*Launch)(nil),             // 33: xce.api.v1.Launch
+	nil,                        // 34: xce.api.v1.QueryReply.SpecsEntry
+	nil,                        // 35: xce.api.v1.QueryReply.EffectiveEntry
 }
 var file_api_proto_depIdxs = []int32{
 	6,  // 0: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
@@ -3547,29 +3699,34 @@ var file_api_proto_depIdxs = []int32{
 	13, // 14: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
 	9,  // 15: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
 	13, // 16: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	32, // 17: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	33, // 18: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	34, // 17: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	35, // 18: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
 	8,  // 19: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
-	5,  // 20: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	13, // 21: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
-	13, // 22: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	19, // 23: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	13, // 24: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	9,  // 25: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	11, // 26: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	12, // 27: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	12, // 28: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	11, // 29: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	13, // 30: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	10, // 31: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	9,  // 32: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	6,  // 33: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	6,  // 34: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	9,  // 20: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
+	13, // 21: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
+	19, // 22: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
+	19, // 23: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
+	8,  // 24: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
+	5,  // 25: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
+	13, // 26: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	13, // 27: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	21, // 28: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	13, // 29: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	9,  // 30: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	11, // 31: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	12, // 32: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	12, // 33: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	11, // 34: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	13, // 35: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	10, // 36: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	9,  // 37: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	6,  // 38: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	6,  // 39: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	40, // [40:40] is the sub-list for method output_type
+	40, // [40:40] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -3583,7 +3740,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   28,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

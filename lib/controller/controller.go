@@ -16,6 +16,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sort"
 	"sync"
@@ -92,8 +93,8 @@ type key struct {
 
 // rec is one job in memory.
 type rec struct {
-	job *api.Job     // immutable; replaced on change
-	eff *api.JobSpec // effective spec, shared by an array's elements
+	job *api.Job // immutable; replaced on change
+	eff *effSpec // effective spec, shared by an array's elements
 	// The spec as submitted stays in the store: it is read when a job is
 	// launched or shown in full, and two copies of every pending job's
 	// spec would double the controller's memory.
@@ -154,8 +155,16 @@ func (c *Controller) restore() error {
 	}
 	c.nextID = max(ceiling, 1)
 	var rerun []*rec
+	effs := map[int64]*effSpec{}
 	for _, j := range l.Jobs {
-		r := &rec{job: j, eff: l.Effective[j.JobId]}
+		eff := effs[j.JobId]
+		if eff == nil {
+			if eff, err = decodeEffSpec(l.Effective[j.JobId]); err != nil {
+				return fmt.Errorf("job %d: decode effective spec: %w", j.JobId, err)
+			}
+			effs[j.JobId] = eff
+		}
+		r := &rec{job: j, eff: eff}
 		c.insert(r)
 		c.nextID = max(c.nextID, j.JobId+1)
 		c.seq = max(c.seq, j.Seq)
@@ -374,7 +383,11 @@ func (c *Controller) cycle() {
 	for _, nj := range starts {
 		r := c.jobs[key{nj.JobId, nj.ArrayIndex}]
 		full := proto.Clone(nj).(*api.Job)
-		full.Effective = r.eff
+		eff, err := r.eff.Spec()
+		if err != nil {
+			slog.Error("decode effective spec", "job", nj.JobId, "err", err)
+		}
+		full.Effective = eff
 		launches = append(launches, full)
 	}
 	c.mu.Unlock()

@@ -337,3 +337,22 @@ func BenchmarkQueryAll(b *testing.B) {
 		}
 	}
 }
+
+// What the controller sends decodes as the QueryReply clients read.
+func TestQueryReplyWireCompatible(t *testing.T) {
+	c, _ := newTestController(t, 4, -1)
+	a, _ := c.Submit(alice, &api.JobSpec{Command: "sleep 1", Hold: true, JobName: "wire", ArraySpec: "[1-2]"})
+	enc := c.Query(alice, &api.QueryRequest{Refs: []*api.JobRef{{JobId: a.JobId, ArrayIndex: -1}}, Submitted: true})
+	b, err := proto.Marshal(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got api.QueryReply
+	if err := proto.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Jobs) != 2 || got.Effective[a.JobId].GetJobName() != "wire" || got.Effective[a.JobId].GetQueue() != "normal" ||
+		got.Specs[a.JobId].GetQueue() != "" || got.Specs[a.JobId].GetCommand() != "sleep 1" || len(got.PendReasons) != 2 {
+		t.Errorf("decoded reply: %v", &got)
+	}
+}

@@ -16,11 +16,11 @@ import (
 // suspended jobs, then pending jobs in dispatch order, then finished jobs.
 // The lock is held only to collect the records and their sort keys; the
 // sorting and everything after happen outside it.
-func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReply {
-	reply := &api.QueryReply{Specs: map[int64]*api.JobSpec{}, Effective: map[int64]*api.JobSpec{}}
+func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReplyEncoded {
+	reply := &api.QueryReplyEncoded{}
 	type item struct {
 		job    *api.Job
-		eff    *api.JobSpec
+		eff    *effSpec
 		reason string
 		group  int
 		qprio  int32
@@ -80,15 +80,17 @@ func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReply {
 	reply.Jobs = make([]*api.Job, len(items))
 	reply.PendReasons = make([]string, len(items))
 	reply.Usage = make([]*api.ResourceUsage, len(items))
+	sent := map[int64]bool{}
 	for i, it := range items {
 		j := it.job
 		reply.Jobs[i] = j
 		reply.PendReasons[i] = it.reason
-		if _, ok := reply.Effective[j.JobId]; !ok {
-			reply.Effective[j.JobId] = it.eff
+		if !sent[j.JobId] {
+			sent[j.JobId] = true
+			reply.Effective = append(reply.Effective, &api.EncodedSpec{Key: j.JobId, Value: it.eff.raw})
 			if req.Submitted {
-				if spec, _, err := c.store.Spec(j.JobId); err == nil {
-					reply.Specs[j.JobId] = spec
+				if raw, err := c.store.SubmittedRaw(j.JobId); err == nil {
+					reply.Specs = append(reply.Specs, &api.EncodedSpec{Key: j.JobId, Value: raw})
 				}
 			}
 		}

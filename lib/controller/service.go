@@ -121,31 +121,41 @@ func (s *Service) Query(req *api.QueryRequest, stream grpc.ServerStreamingServer
 	if err != nil {
 		return err
 	}
+	// A QueryReplyEncoded is a QueryReply on the wire.
 	all := s.c.Query(who, req)
 	if len(all.Jobs) <= queryChunk {
-		return stream.Send(all)
+		return stream.SendMsg(all)
+	}
+	specs := map[int64][]byte{}
+	for _, e := range all.Specs {
+		specs[e.Key] = e.Value
+	}
+	effs := map[int64][]byte{}
+	for _, e := range all.Effective {
+		effs[e.Key] = e.Value
 	}
 	for start := 0; start < len(all.Jobs); start += queryChunk {
 		end := min(start+queryChunk, len(all.Jobs))
-		part := &api.QueryReply{
+		part := &api.QueryReplyEncoded{
 			Jobs:        all.Jobs[start:end],
 			PendReasons: all.PendReasons[start:end],
 			Usage:       all.Usage[start:end],
-			Specs:       map[int64]*api.JobSpec{},
-			Effective:   map[int64]*api.JobSpec{},
 		}
 		if start == 0 {
 			part.NotFound = all.NotFound
 		}
+		sent := map[int64]bool{}
 		for _, j := range part.Jobs {
-			if _, ok := part.Effective[j.JobId]; !ok {
-				part.Effective[j.JobId] = all.Effective[j.JobId]
-				if spec := all.Specs[j.JobId]; spec != nil {
-					part.Specs[j.JobId] = spec
-				}
+			if sent[j.JobId] {
+				continue
+			}
+			sent[j.JobId] = true
+			part.Effective = append(part.Effective, &api.EncodedSpec{Key: j.JobId, Value: effs[j.JobId]})
+			if raw, ok := specs[j.JobId]; ok {
+				part.Specs = append(part.Specs, &api.EncodedSpec{Key: j.JobId, Value: raw})
 			}
 		}
-		if err := stream.Send(part); err != nil {
+		if err := stream.SendMsg(part); err != nil {
 			return err
 		}
 	}

@@ -55,6 +55,11 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 		return nil, err
 	}
 
+	keep, err := newEffSpec(eff, nil)
+	if err != nil {
+		return nil, fmt.Errorf("encode effective spec: %w", err)
+	}
+
 	now := time.Now().UnixNano()
 	c.mu.Lock()
 	id := c.nextID
@@ -68,7 +73,7 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 		}
 		c.ceiling += idBlock
 	}
-	sub := &store.Submission{Spec: spec, Effective: eff}
+	sub := &store.Submission{Spec: spec, EffectiveRaw: keep.raw}
 	for _, idx := range indices {
 		c.seq++
 		j := &api.Job{JobId: id, ArrayIndex: idx, State: api.JobState_PEND, SubmitTime: now, Seq: c.seq}
@@ -95,7 +100,7 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 	}
 	c.mu.Lock()
 	for _, j := range sub.Jobs {
-		r := &rec{job: j, eff: eff}
+		r := &rec{job: j, eff: keep}
 		c.insert(r)
 		c.publish(r)
 	}

@@ -113,10 +113,10 @@ func EnvRef(env []string) []byte {
 // Submission is one bsub: its specs and the jobs it created (one, or every
 // element of an array), each with its SUBMIT event.
 type Submission struct {
-	Spec      *api.JobSpec // with Env; stored deduplicated
-	Effective *api.JobSpec
-	Jobs      []*api.Job // without specs
-	Events    []*api.Event
+	Spec         *api.JobSpec // with Env; stored deduplicated
+	EffectiveRaw []byte       // the effective spec, encoded
+	Jobs         []*api.Job   // without specs
+	Events       []*api.Event
 }
 
 // Submit stores a submission durably, in one transaction (an array is never
@@ -197,10 +197,7 @@ func (s *Store) stage(txn *badger.Txn, sub *Submission, seenEnv map[string]bool)
 	if err != nil {
 		return fmt.Errorf("encode spec: %w", err)
 	}
-	effBytes, err := proto.Marshal(sub.Effective)
-	if err != nil {
-		return fmt.Errorf("encode effective spec: %w", err)
-	}
+	effBytes := sub.EffectiveRaw
 	id := sub.Jobs[0].JobId
 	if !seenEnv[string(ref)] {
 		seenEnv[string(ref)] = true
@@ -328,18 +325,18 @@ func (s *Store) IDCeiling() (int64, error) {
 	return c, err
 }
 
-// Loaded is what Load found: every live job, with the effective spec it
-// shares with the other elements of its array.
+// Loaded is what Load found: every live job, with the effective spec
+// (encoded) it shares with the other elements of its array.
 type Loaded struct {
 	Jobs      []*api.Job
-	Effective map[int64]*api.JobSpec
+	Effective map[int64][]byte
 }
 
 // Load reads every live job and its effective spec. Both key ranges are
 // walked in id order, so the specs are read with forward seeks, not one
 // lookup each.
 func (s *Store) Load() (*Loaded, error) {
-	l := &Loaded{Effective: map[int64]*api.JobSpec{}}
+	l := &Loaded{Effective: map[int64][]byte{}}
 	err := s.db.View(func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
 		opts.PrefetchSize = 1000
@@ -363,11 +360,11 @@ func (s *Store) Load() (*Loaded, error) {
 			if !fit.Valid() || !bytes.Equal(fit.Item().Key(), k) {
 				return fmt.Errorf("job %d: its effective spec is missing", j.JobId)
 			}
-			eff := &api.JobSpec{}
-			if err := fit.Item().Value(func(v []byte) error { return proto.Unmarshal(v, eff) }); err != nil {
-				return fmt.Errorf("decode spec of job %d: %w", j.JobId, err)
+			raw, err := fit.Item().ValueCopy(nil)
+			if err != nil {
+				return fmt.Errorf("read spec of job %d: %w", j.JobId, err)
 			}
-			l.Effective[j.JobId] = eff
+			l.Effective[j.JobId] = raw
 		}
 		return nil
 	})
@@ -385,6 +382,24 @@ func getSpec(txn *badger.Txn, key []byte) (*api.JobSpec, error) {
 	spec := &api.JobSpec{}
 	err = item.Value(func(v []byte) error { return proto.Unmarshal(v, spec) })
 	return spec, err
+}
+
+// SubmittedRaw returns a job's spec as submitted, encoded, without its
+// environment (see EnvRef).
+func (s *Store) SubmittedRaw(id int64) ([]byte, error) {
+	var raw []byte
+	err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(specKey('s', id))
+		if err != nil {
+			return err
+		}
+		raw, err = item.ValueCopy(nil)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read spec of job %d: %w", id, err)
+	}
+	return raw, nil
 }
 
 // Env returns the environment stored under ref.

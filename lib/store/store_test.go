@@ -11,8 +11,8 @@ import (
 
 func submission(id int64, n int, env []string) *Submission {
 	s := &Submission{
-		Spec:      &api.JobSpec{Command: "true", Env: env, Queue: "normal"},
-		Effective: &api.JobSpec{Command: "true", Queue: "normal"},
+		Spec:         &api.JobSpec{Command: "true", Env: env, Queue: "normal"},
+		EffectiveRaw: mustMarshal(&api.JobSpec{Command: "true", Queue: "normal"}),
 	}
 	for i := 0; i < n; i++ {
 		idx := int32(0)
@@ -67,7 +67,8 @@ func TestRoundTrip(t *testing.T) {
 	if !proto.Equal(l.Jobs[0], run) {
 		t.Errorf("job 7 = %v, want %v", l.Jobs[0], run)
 	}
-	if l.Effective[8].Command != "true" || len(l.Effective) != 2 {
+	eff := &api.JobSpec{}
+	if err := proto.Unmarshal(l.Effective[8], eff); err != nil || eff.Command != "true" || len(l.Effective) != 2 {
 		t.Errorf("effective specs %v", l.Effective)
 	}
 	spec, _, err := st.Spec(7)
@@ -149,4 +150,12 @@ func BenchmarkSubmitParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+func mustMarshal(m proto.Message) []byte {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
