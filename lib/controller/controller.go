@@ -98,7 +98,7 @@ type rec struct {
 	// The spec as submitted stays in the store: it is read when a job is
 	// launched or shown in full, and two copies of every pending job's
 	// spec would double the controller's memory.
-	why       string       // pending reason from the last cycle that looked
+	why string // pending reason from the last cycle that looked
 }
 
 type queue struct {
