@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -159,36 +160,56 @@ func bjobs(args []string) int {
 	defer c.Close()
 	cx, cancel := ctx()
 	defer cancel()
-	res, err := c.Query(cx, req)
+	out := bufio.NewWriterSize(sys.stdout, 64<<10)
+	defer out.Flush()
+	// Listings are printed part by part as the controller streams them;
+	// JSON needs the count first, so it waits for everything.
+	var all []*api.Job
+	printed := 0
+	nf, err := c.QueryEach(cx, req, func(jobs []*api.Job) error {
+		if format != nil && o.json {
+			all = append(all, jobs...)
+			return nil
+		}
+		if len(jobs) == 0 {
+			return nil
+		}
+		first := printed == 0
+		printed += len(jobs)
+		switch {
+		case o.long || o.uf:
+			if !first {
+				fmt.Fprint(out, lsfout.LongSeparator)
+			}
+			return lsfout.WriteJobsLong(out, jobs, lsfout.JobsOptions{Unformatted: o.uf, Now: time.Now()})
+		case format != nil:
+			return format.Write(out, jobs, o.noHeader || !first)
+		default:
+			return lsfout.WriteJobs(out, jobs, lsfout.JobsOptions{Wide: o.wide, NoHeader: o.noHeader || !first, PendReasons: o.pend, Now: time.Now()})
+		}
+	})
 	if err != nil {
+		out.Flush()
 		fmt.Fprintln(sys.stderr, rpcError(c, err))
 		return 255
 	}
 	var notFound []string
-	for _, r := range res.NotFound {
+	for _, r := range nf {
 		notFound = append(notFound, refString(r))
 	}
-	out := sys.stdout
-	switch {
-	case format != nil && o.json:
-		err = format.WriteJSON(out, res.Jobs, notFound)
+	if format != nil && o.json {
+		printed = len(all)
+		if err := format.WriteJSON(out, all, notFound); err != nil {
+			fmt.Fprintln(sys.stderr, err)
+			return 255
+		}
 		notFound = nil
-	case len(res.Jobs) == 0:
-	case o.long || o.uf:
-		err = lsfout.WriteJobsLong(out, res.Jobs, lsfout.JobsOptions{Unformatted: o.uf, Now: time.Now()})
-	case format != nil:
-		err = format.Write(out, res.Jobs, o.noHeader)
-	default:
-		err = lsfout.WriteJobs(out, res.Jobs, lsfout.JobsOptions{Wide: o.wide, NoHeader: o.noHeader, PendReasons: o.pend, Now: time.Now()})
 	}
-	if err != nil {
-		fmt.Fprintln(sys.stderr, err)
-		return 255
-	}
+	out.Flush()
 	for _, n := range notFound {
 		fmt.Fprintf(sys.stderr, "Job <%s> is not found\n", n)
 	}
-	if len(res.Jobs) == 0 && len(notFound) == 0 && !o.json {
+	if printed == 0 && len(notFound) == 0 && !o.json {
 		msg := noJobs
 		if o.queue != "" {
 			msg += " in queue <" + o.queue + ">"
@@ -203,7 +224,7 @@ func bjobs(args []string) int {
 	}
 	// LSF: 255 only when a job id that does not exist is given next to jobs
 	// that do (LSB_BJOBS_CONSISTENT_EXIT_CODE=N).
-	if len(notFound) > 0 && len(res.Jobs) > 0 {
+	if len(notFound) > 0 && printed > 0 {
 		return 255
 	}
 	return 0

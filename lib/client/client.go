@@ -105,20 +105,33 @@ type Jobs struct {
 
 // Query runs a query and assembles its streamed replies.
 func (c *Client) Query(ctx context.Context, req *api.QueryRequest) (*Jobs, error) {
+	out := &Jobs{}
+	nf, err := c.QueryEach(ctx, req, func(jobs []*api.Job) error {
+		out.Jobs = append(out.Jobs, jobs...)
+		return nil
+	})
+	out.NotFound = nf
+	return out, err
+}
+
+// QueryEach runs a query and hands each streamed part to fn as it comes,
+// so that a listing of many jobs is printed while the rest still travels.
+// It returns the job ids that named no job.
+func (c *Client) QueryEach(ctx context.Context, req *api.QueryRequest, fn func([]*api.Job) error) ([]*api.JobRef, error) {
 	stream, err := c.ControllerClient.Query(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	out := &Jobs{}
+	var notFound []*api.JobRef
 	for {
 		part, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return notFound, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		out.NotFound = append(out.NotFound, part.NotFound...)
+		notFound = append(notFound, part.NotFound...)
 		for i, j := range part.Jobs {
 			j.Effective = part.Effective[j.JobId]
 			// Without the submitted spec (not asked for), the effective one
@@ -133,7 +146,9 @@ func (c *Client) Query(ctx context.Context, req *api.QueryRequest) (*Jobs, error
 			if i < len(part.Usage) && isRunning(j.State) {
 				j.Usage = part.Usage[i]
 			}
-			out.Jobs = append(out.Jobs, j)
+		}
+		if err := fn(part.Jobs); err != nil {
+			return nil, err
 		}
 	}
 }

@@ -64,8 +64,9 @@ func Wrap(s string) string {
 	return b.String()
 }
 
-// longSeparator separates the records of bjobs -l.
-var longSeparator = strings.Repeat("-", 78) + "\n"
+// LongSeparator separates the records of bjobs -l (exported for callers
+// that print records in several parts).
+var LongSeparator = strings.Repeat("-", 78) + "\n"
 
 // thresholdTable is the SCHEDULING PARAMETERS table of a job, which has no
 // load thresholds of its own (OpenLava's printThresholds with every index
@@ -92,7 +93,7 @@ func WriteJobsLong(w io.Writer, jobs []*api.Job, opt JobsOptions) error {
 	lw := longWriter{opt: opt, loc: opt.loc()}
 	for i, j := range jobs {
 		if i > 0 {
-			lw.b.WriteString(longSeparator)
+			lw.b.WriteString(LongSeparator)
 		}
 		lw.job(j)
 	}
