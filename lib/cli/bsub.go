@@ -131,13 +131,11 @@ func bsub(args []string) int {
 		fmt.Fprintf(sys.stderr, "%v. Job not submitted.\n", err)
 		return 255
 	}
-	c, ok := dial()
+	c, cx, done, ok := connect()
 	if !ok {
 		return 255
 	}
-	defer c.Close()
-	cx, cancel := ctx()
-	defer cancel()
+	defer done()
 	reply, err := c.Submit(cx, &api.SubmitRequest{Spec: spec})
 	if err != nil {
 		fmt.Fprintf(sys.stderr, "%s. Job not submitted.\n", rpcError(c, err))

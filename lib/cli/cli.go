@@ -174,14 +174,16 @@ func lsfFlagError(err error) string {
 	return strings.ReplaceAll(msg, "--", "-")
 }
 
-// dial connects to the controller, printing LSF-style trouble.
-func dial() (*client.Client, bool) {
+// connect dials the controller (printing where it looked when none
+// answers) and gives the context for the calls; done releases both.
+func connect() (c *client.Client, cx context.Context, done func(), ok bool) {
 	c, err := client.Dial()
 	if err != nil {
 		fmt.Fprintln(sys.stderr, err)
-		return nil, false
+		return nil, nil, nil, false
 	}
-	return c, true
+	cx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	return c, cx, func() { cancel(); c.Close() }, true
 }
 
 // rpcError prints a failed call: the controller's own text for a refused
@@ -200,9 +202,6 @@ func rpcError(c *client.Client, err error) string {
 	return st.Message()
 }
 
-func ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), 5*time.Minute)
-}
 
 // parseJobIDs reads job id arguments: 123, "123[4]" and "123[1-3,7]".
 // Index -1 stands for every element of a job.

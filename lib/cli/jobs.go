@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -33,7 +34,8 @@ func waitJob(c *client.Client, id int64) int {
 }
 
 func watchUntilDone(c *client.Client, id int64, showHost bool, announced *bool) (int, bool, error) {
-	cx, cancel := ctx()
+	// No deadline: a job may run for days.
+	cx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stream, err := c.Watch(cx, &api.WatchRequest{Refs: []*api.JobRef{{JobId: id, ArrayIndex: -1}}, Initial: true})
 	if err != nil {
@@ -153,13 +155,11 @@ func bjobs(args []string) int {
 		// Jobs named by id are shown whatever their state.
 		req.Scope = api.QueryRequest_ALL
 	}
-	c, ok := dial()
+	c, cx, done, ok := connect()
 	if !ok {
 		return 255
 	}
-	defer c.Close()
-	cx, cancel := ctx()
-	defer cancel()
+	defer done()
 	out := bufio.NewWriterSize(sys.stdout, 64<<10)
 	defer out.Flush()
 	// Listings are printed part by part as the controller streams them;
@@ -284,13 +284,11 @@ func control(name string, action api.SignalRequest_Action, args []string) int {
 		fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.Use)
 		return 255
 	}
-	c, ok := dial()
+	c, cx, done, ok := connect()
 	if !ok {
 		return 255
 	}
-	defer c.Close()
-	cx, cancel := ctx()
-	defer cancel()
+	defer done()
 	reply, err := c.Signal(cx, req)
 	if err != nil {
 		fmt.Fprintln(sys.stderr, rpcError(c, err))
@@ -355,13 +353,11 @@ func bqueues(args []string) int {
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
-	c, ok := dial()
+	c, cx, done, ok := connect()
 	if !ok {
 		return 255
 	}
-	defer c.Close()
-	cx, cancel := ctx()
-	defer cancel()
+	defer done()
 	reply, err := c.ListQueues(cx, &api.ListQueuesRequest{Names: names})
 	if err != nil {
 		fmt.Fprintln(sys.stderr, rpcError(c, err))
@@ -386,13 +382,11 @@ func bhosts(args []string) int {
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
-	c, ok := dial()
+	c, cx, done, ok := connect()
 	if !ok {
 		return 255
 	}
-	defer c.Close()
-	cx, cancel := ctx()
-	defer cancel()
+	defer done()
 	reply, err := c.ListHosts(cx, &api.ListHostsRequest{Names: names})
 	if err != nil {
 		fmt.Fprintln(sys.stderr, rpcError(c, err))
