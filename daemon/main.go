@@ -196,7 +196,11 @@ func serve(o options) error {
 		}
 	}()
 	slog.Info("xced ready", "socket", sock, "host", host, "slots", slots, "cluster", o.cluster)
-	fmt.Fprintf(os.Stderr, "xced: listening on %s; use the commands with XCE_DIR=%s\n", sock, dir)
+	if o.dir != "" {
+		fmt.Fprintf(os.Stderr, "xced: listening on %s; point the commands at it with XCE_DIR=%s\n", sock, dir)
+	} else {
+		fmt.Fprintf(os.Stderr, "xced: listening on %s\n", sock)
+	}
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, net.ErrClosed) {
 		return err
 	}
