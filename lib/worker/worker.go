@@ -63,6 +63,10 @@ type Worker struct {
 
 	mu   sync.Mutex
 	jobs map[jobKey]*proc
+	// Terminations asked for before the job's shepherd existed: the
+	// controller records a dispatch, then launches; a bkill may come in
+	// between.
+	killPending map[jobKey]bool
 }
 
 type jobKey struct {
@@ -82,7 +86,7 @@ func New(cfg Config) (*Worker, error) {
 	if err := os.MkdirAll(cfg.RunDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
-	return &Worker{cfg: cfg, jobs: map[jobKey]*proc{}}, nil
+	return &Worker{cfg: cfg, jobs: map[jobKey]*proc{}, killPending: map[jobKey]bool{}}, nil
 }
 
 // JobDir is the run directory of a job: its launch, start, status and usage
@@ -173,6 +177,8 @@ func (w *Worker) Start(job *api.Job) error {
 	p := &proc{shepherd: cmd.Process.Pid, dir: dir}
 	w.mu.Lock()
 	w.jobs[k] = p
+	kill := w.killPending[k]
+	delete(w.killPending, k)
 	w.mu.Unlock()
 	go func() {
 		// One byte (or EOF, if the shepherd dies first) on the pipe.
@@ -180,6 +186,9 @@ func (w *Worker) Start(job *api.Job) error {
 		started.Read(one[:])
 		started.Close()
 		w.reportStart(k, p, startFile)
+		if kill {
+			w.Terminate(k.id, k.idx)
+		}
 		cmd.Wait()
 		w.finish(k, p)
 	}()
@@ -319,9 +328,12 @@ func (w *Worker) Terminate(id int64, idx int32) error {
 		}
 		p.killing = true
 	}
+	if p == nil {
+		w.killPending[k] = true
+	}
 	w.mu.Unlock()
 	if p == nil {
-		return fmt.Errorf("job %d[%d] is not running on this host", id, idx)
+		return nil // done once Start has the shepherd
 	}
 	go func() {
 		for i, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {
@@ -359,6 +371,9 @@ func (w *Worker) Usage(id int64, idx int32) *api.ResourceUsage {
 
 // Remove deletes a finished job's run directory.
 func (w *Worker) Remove(id int64, idx int32) {
+	w.mu.Lock()
+	delete(w.killPending, jobKey{id, idx})
+	w.mu.Unlock()
 	os.RemoveAll(w.JobDir(id, idx))
 }
 
