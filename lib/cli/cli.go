@@ -202,7 +202,6 @@ func rpcError(c *client.Client, err error) string {
 	return st.Message()
 }
 
-
 // parseJobIDs reads job id arguments: 123, "123[4]" and "123[1-3,7]".
 // Index -1 stands for every element of a job.
 func parseJobIDs(args []string) ([]*api.JobRef, error) {

@@ -65,7 +65,7 @@ func job(id int64, cmd string, dir string) *api.Job {
 	return &api.Job{
 		JobId: id, State: api.JobState_RUN, SubmitTime: time.Now().UnixNano(),
 		ExecHosts: []*api.HostSlots{{Host: "hostA", Slots: 1}},
-		Spec: &api.JobSpec{Command: cmd, SubmitCwd: dir, Env: []string{"PATH=/usr/bin:/bin"}, Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid())},
+		Spec:      &api.JobSpec{Command: cmd, SubmitCwd: dir, Env: []string{"PATH=/usr/bin:/bin"}, Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid())},
 	}
 }
 
