@@ -159,3 +159,40 @@ func mustMarshal(m proto.Message) []byte {
 	}
 	return b
 }
+
+// A submission the store cannot take (here: larger than one transaction)
+// fails whole: none of its jobs is stored, and submissions that shared its
+// batch are stored all the same.
+func TestFailedSubmitWritesNothing(t *testing.T) {
+	st, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	huge := submission(1, 60000, []string{"A=1"})
+	for _, j := range huge.Jobs {
+		j.PendReason = "padding that makes the array too large for one transaction"
+	}
+	var wg sync.WaitGroup
+	var hugeErr, smallErr error
+	wg.Add(2)
+	go func() { defer wg.Done(); hugeErr = st.Submit(huge) }()
+	go func() { defer wg.Done(); smallErr = st.Submit(submission(2, 1, []string{"A=1"})) }()
+	wg.Wait()
+	if hugeErr == nil {
+		t.Fatal("an oversized submission was accepted")
+	}
+	if smallErr != nil {
+		t.Fatalf("the other submission failed too: %v", smallErr)
+	}
+	l, err := st.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Jobs) != 1 || l.Jobs[0].JobId != 2 {
+		t.Errorf("after the failed submission the store holds %d jobs", len(l.Jobs))
+	}
+	if evs, _ := st.Events(1, -1); len(evs) != 0 {
+		t.Errorf("%d events of the failed submission were stored", len(evs))
+	}
+}
