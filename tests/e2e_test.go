@@ -303,3 +303,35 @@ func TestRunsAsSubmitter(t *testing.T) {
 		t.Errorf("nobody's bjobs -a:\n%s", r.stdout)
 	}
 }
+
+// The other bsub options of the foundation: -i, -cwd, -env, -n with the
+// LSB_* variables, -x, -m, -P and -sp.
+func TestBsubOptions(t *testing.T) {
+	c := newCluster(t)
+	os.WriteFile(filepath.Join(c.work, "in.txt"), []byte("from stdin\n"), 0o644)
+	sub := filepath.Join(c.work, "sub")
+	os.Mkdir(sub, 0o755)
+	host, _ := os.Hostname()
+	if i := strings.IndexByte(host, '.'); i > 0 {
+		host = host[:i]
+	}
+	id := c.submit("", "-i", filepath.Join(c.work, "in.txt"), "-cwd", sub, "-env", "all, ~HOME_AWAY, XCE_T=42", "-n", "2", "-x", "-m", host,
+		"-P", "proj1", "-sp", "5", "-o", filepath.Join(c.work, "o.%J"),
+		`cat; pwd; echo $XCE_T $LSB_JOBID $LSB_DJOB_NUMPROC "$LSB_MCPU_HOSTS" $LSB_QUEUE $LSB_PROJECT_NAME`)
+	c.waitState(id, "DONE")
+	out, _ := os.ReadFile(filepath.Join(c.work, "o."+id))
+	want := "from stdin\n" + sub + "\n42 " + id + " 2 " + host + " 2 normal proj1\n"
+	if !strings.HasPrefix(string(out), want) {
+		t.Errorf("output %q, want it to start with %q", out, want)
+	}
+	got := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "proj_name slots exec_host", id))
+	if got != "proj1 2 2*"+host {
+		t.Errorf("bjobs -o: %q", got)
+	}
+	if r := c.run("", "bsub", "-m", "nosuchhost", "true"); r.code != 255 || !strings.Contains(r.stderr, "nosuchhost: Bad host name, host group name or cluster name. Job not submitted.") {
+		t.Errorf("-m nosuchhost: %d %q", r.code, r.stderr)
+	}
+	if r := c.run("", "bsub", "-n", "99", "true"); r.code != 255 || r.stderr != "Too many processors requested. Job not submitted.\n" {
+		t.Errorf("-n 99: %d %q", r.code, r.stderr)
+	}
+}

@@ -208,11 +208,7 @@ func DisplayCWD(dir, home string) string {
 // directory bsub ran in), shown with DisplayCWD.
 func submitCWD(j *api.Job) string {
 	s := submitted(j)
-	dir := s.GetCwd()
-	if dir == "" {
-		dir = s.GetSubmitCwd()
-	}
-	return DisplayCWD(dir, s.GetHome())
+	return DisplayCWD(s.GetSubmitCwd(), s.GetHome())
 }
 
 // FormatSubmitTime formats a unix-nanosecond time the way the bjobs

@@ -215,6 +215,9 @@ func submittedText(j *api.Job, loc *time.Location) string {
 			b.WriteString(", " + key + " <" + val + ">")
 		}
 	}
+	if s.GetCwd() != "" {
+		item("Specified CWD", DisplayCWD(s.GetCwd(), s.GetHome()))
+	}
 	overwrite := func(ow bool) string {
 		if ow {
 			return " (overwrite)"
