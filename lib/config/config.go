@@ -1,0 +1,326 @@
+package config
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"xce/lib/resreq"
+)
+
+// Config is a cluster's configuration: what xce.toml says, with every
+// default filled in. Load and Default return it validated; treat it as
+// read-only (Layer and the lookups below never modify it). The maps are
+// keyed by name and each element's Name repeats its key.
+type Config struct {
+	Cluster    Cluster               `toml:"cluster"`
+	Resources  map[string]*Resource  `toml:"resources"`
+	Hosts      map[string]*Host      `toml:"hosts"`
+	HostGroups map[string]*HostGroup `toml:"host_groups"`
+	UserGroups map[string]*UserGroup `toml:"user_groups"`
+	Queues     map[string]*Queue     `toml:"queues"`
+	Apps       map[string]*App       `toml:"apps"`
+	Projects   map[string]*Project   `toml:"projects"`
+
+	// File is the path the configuration was loaded from; "" for Default.
+	File string `toml:"-"`
+
+	schema *resreq.Schema
+}
+
+// Cluster holds the cluster-wide parameters (LSF's lsb.params and
+// lsf.cluster ClusterAdmins).
+type Cluster struct {
+	Name           string   `toml:"name"`            // default "xce"
+	Administrators []string `toml:"administrators"`  // user names; the controller's own user is always one
+	DefaultQueue   string   `toml:"default_queue"`   // the queue of a job without -q (DEFAULT_QUEUE)
+	DefaultProject string   `toml:"default_project"` // the project of a job without -P; default "default"
+	DefaultApp     string   `toml:"default_app"`     // the profile of a job without -app; "" = none
+	CleanPeriod    Duration `toml:"clean_period"`    // how long finished jobs stay visible; default 1h
+	MaxArraySize   int      `toml:"max_array_size"`  // largest job array index; default 1000
+}
+
+// Resource is a site-defined resource (lsf.shared Resource and
+// lsf.cluster ResourceMap in one): a host attribute, a static per-host
+// value, or a shared pool such as license tokens.
+type Resource struct {
+	Name        string `toml:"-"`
+	Description string `toml:"description"`
+	// Type is "numeric" (the default), "string" or "boolean".
+	Type string `toml:"type"`
+	// Units: values take memory units (scratch > 100GB) and default to MB.
+	Units bool `toml:"units"`
+	// Consumable: jobs may reserve it in rusage[]. A shared resource is
+	// always consumable.
+	Consumable bool `toml:"consumable"`
+	// Increasing: a larger value means a more loaded host (order[]).
+	Increasing bool `toml:"increasing"`
+	// Total makes the resource shared: one cluster-wide pool of this many
+	// units (LSF's ResourceMap "N@[all]"). 0 = a per-host resource.
+	Total int64 `toml:"total"`
+}
+
+// Shared reports whether the resource is one cluster-wide pool.
+func (r *Resource) Shared() bool { return r.Total > 0 }
+
+// Host is an execution host the configuration knows.
+type Host struct {
+	Name        string `toml:"-"`
+	Description string `toml:"description"`
+	// Slots is the host's job slots (MXJ); 0 = one per CPU, found when the
+	// host's worker registers.
+	Slots int `toml:"slots"`
+	// Type and Model override what the worker detects ("" = detected).
+	Type  string `toml:"type"`
+	Model string `toml:"model"`
+	// Attributes are the Boolean resources the host has (LSF RESOURCES).
+	Attributes []string `toml:"attributes"`
+	// Resources are static values of numeric and string resources:
+	// integers or floats for numeric ones, strings for string ones.
+	Resources map[string]any `toml:"resources"`
+}
+
+// HostGroup names a set of hosts (lsb.hosts HostGroup).
+type HostGroup struct {
+	Name        string `toml:"-"`
+	Description string `toml:"description"`
+	// Members are host names, other group names, "all" (every configured
+	// host) and "~name" exclusions, applied in order.
+	Members []string `toml:"members"`
+}
+
+// UserGroup names a set of users (lsb.users UserGroup).
+type UserGroup struct {
+	Name        string `toml:"-"`
+	Description string `toml:"description"`
+	// Members are user names, other group names and "all".
+	Members []string `toml:"members"`
+}
+
+// Queue is a queue: scheduling policy (DESIGN.md, configuration layering).
+// A zero limit means no limit.
+type Queue struct {
+	Name        string `toml:"-"`
+	Description string `toml:"description"`
+	Priority    int    `toml:"priority"` // higher is scheduled first; default 1
+	Nice        int    `toml:"nice"`
+	// Hosts are the candidate hosts: host and group names, "all",
+	// "others", "none", "~name" exclusions and "name+N" preferences, as
+	// lsb.queues HOSTS. Default ["all"].
+	Hosts []string `toml:"hosts"`
+	// Users may submit to the queue: user and group names, "all" and
+	// "~name" exclusions. Default ["all"].
+	Users          []string `toml:"users"`
+	Administrators []string `toml:"administrators"`
+
+	MaxSlots        int `toml:"max_slots"`          // QJOB_LIMIT, bqueues MAX
+	MaxSlotsPerUser int `toml:"max_slots_per_user"` // UJOB_LIMIT, JL/U
+	MaxSlotsPerHost int `toml:"max_slots_per_host"` // HJOB_LIMIT, JL/H
+
+	// Task range (TASKLIMIT): -n must lie in [MinTasks, MaxTasks];
+	// DefaultTasks is used when neither job nor profile says.
+	MinTasks     int `toml:"min_tasks"`
+	DefaultTasks int `toml:"default_tasks"`
+	MaxTasks     int `toml:"max_tasks"`
+
+	// Ceilings (MEMLIMIT, RUNLIMIT): the largest value a job may have, and
+	// the value a job gets when neither it nor its profile sets one.
+	MaxMem          Memory   `toml:"max_mem"`
+	DefaultMem      Memory   `toml:"default_mem"`
+	MaxRunLimit     Duration `toml:"max_run_limit"`
+	DefaultRunLimit Duration `toml:"default_run_limit"`
+
+	// RunWindows: jobs run only inside them (suspended outside);
+	// DispatchWindows: jobs start only inside them. Empty = always open.
+	RunWindows      []Window `toml:"run_windows"`
+	DispatchWindows []Window `toml:"dispatch_windows"`
+
+	// Exclusive: the queue accepts exclusive jobs (bsub -x).
+	Exclusive bool `toml:"exclusive"`
+
+	// Fairshare maps users, user groups and "default" to shares
+	// (USER_SHARES); empty = first come, first served. Kept for the
+	// scheduler.
+	Fairshare map[string]int `toml:"fairshare"`
+	// Preemptive lists the queues whose jobs this queue's jobs may
+	// preempt ("lower" = every queue of lower priority); Preemptable the
+	// queues whose jobs may preempt this queue's ("higher" = every queue
+	// of higher priority). Kept for the scheduler.
+	Preemptive  []string `toml:"preemptive"`
+	Preemptable []string `toml:"preemptable"`
+
+	// Deprecated, for configurations imported from LSF: a queue-level
+	// resource requirement merged as LSF does (resreq.MergeLSF), and
+	// queue pre/post-exec commands run outside the profile's.
+	ResReq   string `toml:"res_req"`
+	PreExec  string `toml:"pre_exec"`
+	PostExec string `toml:"post_exec"`
+
+	resReq *resreq.ResReq
+}
+
+// App is an application profile (bsub -app): what an application needs
+// and how it runs. A zero limit means not set.
+type App struct {
+	Name        string `toml:"-"`
+	Description string `toml:"description"`
+	// ResReq is the profile's resource requirement. A job's select[] is
+	// always ANDed with it; its other sections may be overridden unless
+	// "res_req" is in Fixed.
+	ResReq       string   `toml:"res_req"`
+	MinTasks     int      `toml:"min_tasks"`
+	DefaultTasks int      `toml:"default_tasks"`
+	MaxTasks     int      `toml:"max_tasks"`
+	RunLimit     Duration `toml:"run_limit"`
+	MemLimit     Memory   `toml:"mem_limit"`
+	// Fixed lists the attributes a job may not override: "res_req",
+	// "tasks", "run_limit", "mem_limit", "env". The others are defaults
+	// that the job's own options replace.
+	Fixed []string `toml:"fixed"`
+	// PreExec and PostExec are the outer pre/post-exec commands: the
+	// profile's pre-exec runs before the job's own -E, its post-exec after
+	// the job's -Ep.
+	PreExec  string `toml:"pre_exec"`
+	PostExec string `toml:"post_exec"`
+	// AllowJobExec says whether a job may bring its own -E/-Ep; default
+	// true.
+	AllowJobExec *bool `toml:"allow_job_exec"`
+	// JobStarter wraps the job's command; %USRCMD stands for it (without
+	// it the command is appended).
+	JobStarter string `toml:"job_starter"`
+	// Env is set in the job's environment.
+	Env map[string]string `toml:"env"`
+
+	resReq *resreq.ResReq
+}
+
+// Fixable attribute names of App.Fixed.
+var fixable = []string{"res_req", "tasks", "run_limit", "mem_limit", "env"}
+
+// IsFixed reports whether the profile fixes attribute attr.
+func (a *App) IsFixed(attr string) bool { return slices.Contains(a.Fixed, attr) }
+
+// JobExecAllowed reports whether a job of this profile may bring its own
+// pre/post-exec commands.
+func (a *App) JobExecAllowed() bool { return a.AllowJobExec == nil || *a.AllowJobExec }
+
+// Project is a project (bsub -P): resource ownership. A zero quota means
+// no quota.
+type Project struct {
+	Name        string `toml:"-"`
+	Description string `toml:"description"`
+	MaxSlots    int    `toml:"max_slots"`
+	MaxMem      Memory `toml:"max_mem"`
+	MaxGPUs     int    `toml:"max_gpus"`
+}
+
+// Default is the built-in configuration xced uses without a configuration
+// file: cluster "xce", one host with the slots given, and the default
+// queue "normal" (priority 30, nice 20) open to every user on every host.
+func Default(hostName string, slots int) *Config {
+	c := &Config{
+		Cluster: Cluster{Name: "xce", DefaultQueue: "normal"},
+		Hosts:   map[string]*Host{hostName: {Slots: slots}},
+		Queues: map[string]*Queue{"normal": {
+			Priority:    30,
+			Nice:        20,
+			Description: "For normal low priority jobs, running only if hosts are lightly loaded.  This is the default queue.",
+		}},
+	}
+	if err := c.finish(); err != nil {
+		panic("config: the built-in default is invalid: " + err.Error())
+	}
+	return c
+}
+
+// Schema returns the resources the cluster knows: the built-in ones and
+// those of [resources]. Resource requirements are parsed against it.
+func (c *Config) Schema() *resreq.Schema { return c.schema }
+
+// QueueNames returns the queue names, highest priority first (ties by
+// name), the order bqueues lists them in.
+func (c *Config) QueueNames() []string {
+	names := slices.Sorted(maps.Keys(c.Queues))
+	slices.SortStableFunc(names, func(a, b string) int { return c.Queues[b].Priority - c.Queues[a].Priority })
+	return names
+}
+
+// IsAdmin reports whether user is a cluster administrator (directly or
+// through a user group).
+func (c *Config) IsAdmin(user string) bool { return c.UserIn(user, c.Cluster.Administrators) }
+
+// UserIn reports whether user is named by list: a user name, a user group
+// (recursively) or "all"; "~name" excludes. Entries apply in order, so
+// ["all", "~guests"] is everyone but the guests group.
+func (c *Config) UserIn(user string, list []string) bool { return c.userIn(user, list, 0) }
+
+func (c *Config) userIn(user string, list []string, depth int) bool {
+	in := false
+	for _, e := range list {
+		neg := strings.HasPrefix(e, "~")
+		name := strings.TrimPrefix(e, "~")
+		match := name == "all" || name == user
+		if g := c.UserGroups[name]; !match && g != nil && depth <= len(c.UserGroups) {
+			match = c.userIn(user, g.Members, depth+1)
+		}
+		if match {
+			in = !neg
+		}
+	}
+	return in
+}
+
+// ExpandHosts turns a list of host and group names ("all", "~name",
+// "name+N" preferences) into configured host names, sorted. "others" and
+// "none" contribute nothing.
+func (c *Config) ExpandHosts(list []string) []string {
+	set := map[string]bool{}
+	c.expandHosts(list, set, 0)
+	return slices.Sorted(maps.Keys(set))
+}
+
+func (c *Config) expandHosts(list []string, set map[string]bool, depth int) {
+	for _, e := range list {
+		neg := strings.HasPrefix(e, "~")
+		name := hostRefName(e)
+		var names []string
+		switch {
+		case name == "all":
+			names = slices.Collect(maps.Keys(c.Hosts))
+		case c.Hosts[name] != nil:
+			names = []string{name}
+		case c.HostGroups[name] != nil && depth <= len(c.HostGroups):
+			sub := map[string]bool{}
+			c.expandHosts(c.HostGroups[name].Members, sub, depth+1)
+			names = slices.Collect(maps.Keys(sub))
+		}
+		for _, n := range names {
+			if neg {
+				delete(set, n)
+			} else {
+				set[n] = true
+			}
+		}
+	}
+}
+
+// hostRefName strips "~" and a "+N" preference from a host list entry.
+func hostRefName(e string) string {
+	e = strings.TrimPrefix(e, "~")
+	if i := strings.LastIndexByte(e, '+'); i > 0 && isDigits(e[i+1:]) {
+		e = e[:i]
+	}
+	return e
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
