@@ -1,0 +1,626 @@
+package sched
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"xce/lib/resreq"
+)
+
+// bucket groups the pending jobs whose requirements are identical: same
+// queue, user, project, requirement, slots, -m, -x, run limit and usable
+// alternatives. Hosts are filtered for a bucket once; once one of its jobs
+// cannot be placed, the rest of the bucket pends with the same reasons.
+type bucket struct {
+	q        *qstate
+	user     string
+	project  string
+	min, max int
+	excl     bool
+	dur      time.Duration // run limit; 0 unknown
+	mset     []bool        // -m hosts; nil: any
+	variants []*variant
+	bad      string // why the requirement cannot be used at all
+	dead     bool
+	why      []string
+}
+
+type variant struct {
+	alt   int
+	parts []*part
+}
+
+// part is a simple requirement placing some slots: the whole job, or one
+// term of a compound requirement.
+type part struct {
+	count int // slots of a compound term; 0: the job's -n
+	expr  resreq.Expr
+	sel   *resreq.Selector
+	ord   string
+	set   resreq.UsageSet
+	hneed []need // host resources
+	sneed []need // shared resources
+	span  resreq.Span
+	same  []string
+	all   []int // hosts passing the static checks, in order[] order
+	live  []int // those that may still take a job of the bucket
+	local resreq.Local
+}
+
+type need struct {
+	name   string
+	idx    int // resource index for host resources
+	amount float64
+	method string
+}
+
+func (c *cycle) bucket(j *Job) *bucket {
+	rs := ""
+	if j.Req != nil {
+		var ok bool
+		if rs, ok = c.reqStr[j.Req]; !ok {
+			rs = j.Req.String()
+			c.reqStr[j.Req] = rs
+		}
+	}
+	alts := 0
+	if j.Req != nil {
+		for _, a := range j.Req.Alternatives {
+			if c.now.Sub(j.Submit) >= time.Duration(a.Delay)*time.Minute {
+				alts++
+			}
+		}
+	}
+	b := c.keyBuf[:0]
+	for _, s := range []string{j.Queue, j.User, j.Project, rs, j.Local.Type, j.Local.Model} {
+		b = append(b, s...)
+		b = append(b, 0)
+	}
+	for _, h := range j.Hosts {
+		b = append(b, h...)
+		b = append(b, 1)
+	}
+	b = fmt.Appendf(b, "\x00%d,%d,%t,%d,%d", j.MinSlots, j.MaxSlots, j.Exclusive, j.RunLimit, alts)
+	c.keyBuf = b
+	if bk, ok := c.buckets[string(b)]; ok {
+		return bk
+	}
+	bk := c.newBucket(j)
+	c.buckets[string(b)] = bk
+	return bk
+}
+
+func (c *cycle) newBucket(j *Job) *bucket {
+	qs := c.queues[j.Queue]
+	b := &bucket{q: qs, user: j.User, project: j.Project, excl: j.Exclusive || qs.q.Exclusive, dur: j.RunLimit}
+	b.min = max(j.MinSlots, 1)
+	b.max = max(j.MaxSlots, b.min)
+	if len(j.Hosts) > 0 {
+		b.mset = c.hostSet(j.Hosts)
+	}
+	r := j.Req
+	if r == nil {
+		r = &resreq.ResReq{Simple: &resreq.Simple{}}
+	}
+	if j.Local.Type != "" {
+		r = resreq.Defaults(r)
+	}
+	add := func(alt int, req *resreq.ResReq) error {
+		if req.Simple != nil {
+			ors := []resreq.UsageSet{nil}
+			if req.Simple.Rusage != nil && len(req.Simple.Rusage.Or) > 0 {
+				ors = req.Simple.Rusage.Or
+			}
+			for _, set := range ors {
+				p, err := c.newPart(b, req.Simple, set, 0, j.Local)
+				if err != nil {
+					return err
+				}
+				b.variants = append(b.variants, &variant{alt: alt, parts: []*part{p}})
+				if alt == 0 && len(ors) > 1 {
+					alt++ // rusage alternatives are numbered too
+				}
+			}
+			return nil
+		}
+		v := &variant{alt: alt}
+		for i := range req.Compound {
+			t := &req.Compound[i]
+			var set resreq.UsageSet
+			if t.Req.Rusage != nil && len(t.Req.Rusage.Or) > 0 {
+				set = t.Req.Rusage.Or[0]
+			}
+			p, err := c.newPart(b, &t.Req, set, t.Count, j.Local)
+			if err != nil {
+				return err
+			}
+			v.parts = append(v.parts, p)
+		}
+		b.variants = append(b.variants, v)
+		return nil
+	}
+	var err error
+	if len(r.Alternatives) > 0 {
+		for i, a := range r.Alternatives {
+			if c.now.Sub(j.Submit) >= time.Duration(a.Delay)*time.Minute && err == nil {
+				err = add(i, a.Req)
+			}
+		}
+	} else {
+		err = add(0, r)
+	}
+	if err != nil {
+		b.bad = "Job's resource requirements not valid on this cluster: " + err.Error()
+	}
+	return b
+}
+
+func (c *cycle) newPart(b *bucket, s *resreq.Simple, set resreq.UsageSet, n int, local resreq.Local) (*part, error) {
+	p := &part{count: n, expr: s.Select, set: set, same: s.Same, local: local}
+	if s.Span != nil {
+		p.span = *s.Span
+	}
+	var err error
+	if p.sel, err = c.schema.Compile(s.Select, local); err != nil {
+		return nil, err
+	}
+	ord := s.Order
+	if ord == nil {
+		ord = &resreq.DefaultOrder
+	}
+	p.ord = orderKey(ord)
+	sorted, err := c.sorted(ord)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range set {
+		for _, ru := range u.Resources {
+			a, _ := u.AmountAt(ru.Name, 0)
+			nd := need{name: ru.Name, amount: a, method: ru.Method}
+			if _, ok := c.s.Shared[ru.Name]; ok {
+				p.sneed = append(p.sneed, nd)
+				continue
+			}
+			nd.idx = c.resIndex(ru.Name)
+			p.hneed = append(p.hneed, nd)
+		}
+	}
+	for _, h := range sorted {
+		if c.staticFail(b, p, h) == okHost {
+			p.all = append(p.all, h)
+		}
+	}
+	p.live = slices.Clone(p.all)
+	return p, nil
+}
+
+// sorted returns the hosts in the order of an order[] section, computed
+// once per cycle and order.
+func (c *cycle) sorted(o *resreq.Order) ([]int, error) {
+	k := orderKey(o)
+	if s, ok := c.orders[k]; ok {
+		return s, nil
+	}
+	ord, err := c.schema.CompileOrder(o)
+	if err != nil {
+		return nil, err
+	}
+	idx := make([]int, len(c.hosts))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return ord.Compare(c.hosts[a].vals, c.hosts[b].vals) })
+	c.orders[k] = idx
+	return idx, nil
+}
+
+// Why a host cannot take a job.
+type fail uint8
+
+const (
+	okHost fail = iota
+	fClosed
+	fLocked
+	fUnavail
+	fQueue
+	fSpecified
+	fSelect
+	fExclRun
+	fExclNeeded
+	fHostLimit
+	fLimit
+	fReserved
+	fSlots
+	fRusage
+	nFail
+)
+
+var failText = [nFail]string{
+	fClosed:     "Closed by LSF administrator",
+	fLocked:     "Host is locked by LSF administrator",
+	fUnavail:    "Unable to reach slave batch server",
+	fQueue:      "Not usable to the queue",
+	fSpecified:  "Not specified in job submission",
+	fSelect:     "Job's resource requirements not satisfied",
+	fExclRun:    "Running an exclusive job",
+	fExclNeeded: "Job's requirement for exclusive execution not satisfied",
+	fHostLimit:  "Queue's per-host job slot limit reached",
+	fLimit:      "Job slot limit reached",
+	fReserved:   "Job slots reserved for a higher-priority pending job",
+	fSlots:      "Not enough job slot(s)",
+	fRusage:     "Job's requirements for resource reservation not satisfied",
+}
+
+// staticFail checks what does not change during a cycle.
+func (c *cycle) staticFail(b *bucket, p *part, h int) fail {
+	hs := &c.hosts[h]
+	switch hs.h.Status {
+	case HostClosed:
+		return fClosed
+	case HostLocked:
+		return fLocked
+	case HostUnavail:
+		return fUnavail
+	}
+	if b.q.hosts != nil && !b.q.hosts[h] {
+		return fQueue
+	}
+	if b.mset != nil && !b.mset[h] {
+		return fSpecified
+	}
+	if !p.sel.Match(hs.vals) {
+		return fSelect
+	}
+	return okHost
+}
+
+// overlay is what earlier parts of the same job take on hosts.
+type overlay map[int]*ovHost
+
+type ovHost struct {
+	slots int
+	res   []float64
+}
+
+func (o overlay) slots(h int) int {
+	if x := o[h]; x != nil {
+		return x.slots
+	}
+	return 0
+}
+
+func (o overlay) res(h, i int) float64 {
+	if x := o[h]; x != nil && i < len(x.res) {
+		return x.res[i]
+	}
+	return 0
+}
+
+// usageAt returns the slots in use on a host at time t: jobs that have
+// not ended by then, and reservations started by then.
+func (c *cycle) usageAt(hs *hostState, t time.Time) int {
+	n := 0
+	for _, u := range hs.uses {
+		if u.end.IsZero() || u.end.After(t) {
+			n += u.slots
+		}
+	}
+	for _, r := range hs.holds {
+		if !r.start.After(t) {
+			n += r.slots
+		}
+	}
+	return n
+}
+
+// capNow returns how many slots of part p a job of bucket b can get on
+// host h now, and why not more when it is below the part's per-host
+// minimum. ri is the resource that failed for fRusage.
+func (c *cycle) capNow(b *bucket, p *part, h int, ov overlay) (n int, why fail, ri int) {
+	hs := &c.hosts[h]
+	if hs.excl {
+		return 0, fExclRun, 0
+	}
+	ovs := ov.slots(h)
+	mx := hs.h.MaxSlots
+	free := mx - hs.used - ovs
+	if b.excl && (hs.used > 0 || ovs > 0) {
+		return 0, fExclNeeded, 0
+	}
+	if free <= 0 {
+		return 0, fSlots, 0
+	}
+	overlaps := false
+	if len(hs.holds) > 0 {
+		end := c.now.Add(forever)
+		if b.dur > 0 {
+			end = c.now.Add(b.dur)
+		}
+		for _, r := range hs.holds {
+			if r.start.Before(end) {
+				overlaps = true
+				if f := mx - c.usageAt(hs, r.start) - ovs; f < free {
+					free = f
+				}
+			}
+		}
+		if free <= 0 {
+			return 0, fReserved, 0
+		}
+		if b.excl && overlaps {
+			return 0, fReserved, 0
+		}
+	}
+	if lim := b.q.q.HostSlotLimit; lim > 0 {
+		if f := lim - hs.qused[b.q.q.Name] - ovs; f < free {
+			free = f
+			if free <= 0 {
+				return 0, fHostLimit, 0
+			}
+		}
+	}
+	for _, ls := range c.limits {
+		if ls.l.Per != PerHost || ls.l.Slots <= 0 || (ls.host != nil && !ls.host[h]) ||
+			!in(ls.l.Queues, b.q.q.Name) || !in(ls.l.Users, b.user) || !in(ls.l.Projects, b.project) {
+			continue
+		}
+		used := 0.0
+		if n := ls.used[hs.h.Name]; n != nil {
+			used = n.slots
+		}
+		if f := ls.l.Slots - int(used) - ovs; f < free {
+			free = f
+			if free <= 0 {
+				return 0, fLimit, 0
+			}
+		}
+	}
+	for _, nd := range p.hneed {
+		av := hs.avail[nd.idx] - ov.res(h, nd.idx)
+		if overlaps {
+			for _, r := range hs.holds {
+				if r.res != nil && nd.idx < len(r.res) {
+					av -= r.res[nd.idx]
+				}
+			}
+		}
+		if math.IsNaN(av) || nd.amount <= 0 {
+			if nd.amount > 0 {
+				return 0, fRusage, nd.idx
+			}
+			continue
+		}
+		if nd.method == "task" {
+			if k := int(math.Floor(av/nd.amount + 1e-9)); k < free {
+				free = k
+			}
+		} else if av+1e-9 < nd.amount {
+			free = 0
+		}
+		if free <= 0 {
+			return 0, fRusage, nd.idx
+		}
+	}
+	if b.excl {
+		return free, okHost, 0
+	}
+	return free, okHost, 0
+}
+
+// perHostMin is the fewest slots a host must offer to be of use.
+func perHostMin(p *part, min int) int {
+	switch {
+	case p.span.Hosts == 1:
+		return min
+	case p.span.Block > 0:
+		return p.span.Block
+	}
+	return 1
+}
+
+type pick struct{ h, n int }
+
+// ptileOf returns the slots per host of a ptile span on host h (0: none).
+func (c *cycle) ptileOf(p *part, h int) int {
+	sp := &p.span
+	if sp.Ptile > 0 {
+		return sp.Ptile
+	}
+	if !sp.PtileMXJ && len(sp.PtileBy) == 0 {
+		return 0
+	}
+	for _, ts := range sp.PtileBy {
+		for _, name := range []string{"type", "model"} {
+			if r, i, ok := c.schema.Lookup(name); ok && r.Kind == resreq.String && c.hosts[h].vals.Str[i] == ts.Type {
+				return ts.Slots
+			}
+		}
+	}
+	return c.hosts[h].h.MaxSlots
+}
+
+// allocate picks hosts from list (in order) for between min and max slots
+// under the part's span. capf gives a host's capacity. With prune, hosts
+// that can no longer serve the part are dropped from the list, which is
+// returned.
+func (c *cycle) allocate(p *part, list []int, capf func(int) int, min, max int, prune bool) ([]pick, []int, int) {
+	phm := perHostMin(p, min)
+	var picks []pick
+	total := 0
+	w := 0
+	keep := func(h, cp int) {
+		if prune && cp < phm {
+			return
+		}
+		list[w] = h
+		w++
+	}
+	stripe := p.span.Stripe
+	var sc []pick // stripe capacities
+	i := 0
+	for ; i < len(list) && total < max; i++ {
+		h := list[i]
+		cp := capf(h)
+		keep(h, cp)
+		if cp <= 0 {
+			continue
+		}
+		switch {
+		case p.span.Hosts == 1:
+			if cp >= min {
+				n := min2(cp, max)
+				picks, total = append(picks, pick{h, n}), n
+				i++
+				goto done
+			}
+		case p.span.Block > 0:
+			bl := p.span.Block
+			n := min2(cp/bl*bl, (max-total)/bl*bl)
+			if n > 0 {
+				picks, total = append(picks, pick{h, n}), total+n
+			}
+		case stripe:
+			lim := cp
+			if p.span.StripeMax > 0 {
+				lim = min2(lim, p.span.StripeMax)
+			}
+			sc = append(sc, pick{h, lim})
+			total += lim
+		default:
+			if pt := c.ptileOf(p, h); pt > 0 {
+				n := min2(pt, max-total)
+				if cp >= n {
+					picks, total = append(picks, pick{h, n}), total+n
+				}
+				continue
+			}
+			n := min2(cp, max-total)
+			picks, total = append(picks, pick{h, n}), total+n
+		}
+	}
+done:
+	if prune {
+		w += copy(list[w:], list[i:])
+		list = list[:w]
+	}
+	if stripe {
+		// Deal the slots out one by one over the hosts found.
+		want := min2(total, max)
+		got := make([]int, len(sc))
+		total = 0
+		for total < want {
+			for k := range sc {
+				if got[k] < sc[k].n && total < want {
+					got[k]++
+					total++
+				}
+			}
+		}
+		for k := range sc {
+			if got[k] > 0 {
+				picks = append(picks, pick{sc[k].h, got[k]})
+			}
+		}
+	}
+	if p.span.Hosts == 1 && len(picks) == 0 {
+		total = 0
+	}
+	if total < min {
+		return nil, list, total
+	}
+	return picks, list, total
+}
+
+func min2(a, b int) int {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+// fit allocates part p now, honouring same[]: hosts are grouped by the
+// values of the same[] resources and the first group (in host order) that
+// fits is used.
+func (c *cycle) fit(b *bucket, p *part, min, max int, ov overlay, prune bool) ([]pick, int) {
+	capf := func(h int) int {
+		n, _, _ := c.capNow(b, p, h, ov)
+		return n
+	}
+	if len(p.same) == 0 {
+		picks, list, total := c.allocate(p, p.live, capf, min, max, prune)
+		if prune {
+			p.live = list
+		}
+		return picks, total
+	}
+	best := 0
+	for _, g := range c.groups(p, p.live) {
+		picks, _, total := c.allocate(p, g, capf, min, max, false)
+		if picks != nil {
+			return picks, total
+		}
+		best = max2(best, total)
+	}
+	return nil, best
+}
+
+func max2(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// groups splits hosts by their values of the part's same[] resources,
+// keeping host order within and between groups.
+func (c *cycle) groups(p *part, list []int) [][]int {
+	idx := map[string]int{}
+	var out [][]int
+	var sb strings.Builder
+	for _, h := range list {
+		sb.Reset()
+		for _, name := range p.same {
+			r, i, ok := c.schema.Lookup(name)
+			if !ok {
+				continue
+			}
+			v := c.hosts[h].vals
+			switch r.Kind {
+			case resreq.Numeric:
+				fmt.Fprint(&sb, v.Num[i])
+			case resreq.String:
+				sb.WriteString(v.Str[i])
+			case resreq.Boolean:
+				fmt.Fprint(&sb, v.Bool[i])
+			}
+			sb.WriteByte(0)
+		}
+		k := sb.String()
+		g, ok := idx[k]
+		if !ok {
+			g = len(out)
+			idx[k] = g
+			out = append(out, nil)
+		}
+		out[g] = append(out[g], h)
+	}
+	return out
+}
+
+func orderKey(o *resreq.Order) string {
+	var sb strings.Builder
+	if o.Resort {
+		sb.WriteByte('!')
+	}
+	for _, k := range o.Keys {
+		if k.Reverse {
+			sb.WriteByte('-')
+		}
+		sb.WriteString(k.Name)
+		sb.WriteByte(':')
+	}
+	return sb.String()
+}

@@ -1,0 +1,508 @@
+package sched
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"xce/lib/resreq"
+)
+
+// gauges are the resources a host reports as currently available (load
+// indices): a job's reservation of one is charged only for the part it
+// does not use yet. Every other host resource is a counter: the host's
+// value is its total and reservations are subtracted whole.
+var gauges = map[string]bool{
+	"r15s": true, "r1m": true, "r15m": true, "ut": true, "pg": true, "io": true,
+	"ls": true, "it": true, "tmp": true, "swp": true, "mem": true,
+}
+
+// forever stands for "no known end" on the time axis of a host.
+const forever = time.Duration(math.MaxInt64)
+
+// use is one job's slots on a host over time.
+type use struct {
+	end   time.Time // zero: no known end
+	slots int
+}
+
+// hold is a reservation for a pending job on one host.
+type hold struct {
+	start time.Time
+	slots int
+	res   []float64 // amounts held, by resource index (nil: none)
+}
+
+type hostState struct {
+	h     *Host
+	vals  *resreq.Host // what select and order read
+	used  int
+	excl  bool
+	uses  []use
+	holds []hold
+	avail []float64 // by resource index: reservable now
+	qused map[string]int
+}
+
+type qstate struct {
+	q     *Queue
+	used  int
+	uused map[string]int
+	hosts []bool // nil: all
+	run   map[string]float64 // fairshare: hours of run time of running jobs per user
+}
+
+type limitState struct {
+	l    *Limit
+	used map[string]*count
+	host []bool // PerHost: hosts it covers (nil all)
+}
+
+type count struct {
+	slots float64
+	res   map[string]float64
+}
+
+type cycle struct {
+	s       *Snapshot
+	schema  *resreq.Schema
+	now     time.Time
+	hosts   []hostState
+	byName  map[string]int
+	resIdx  map[string]int
+	resInfo []resInfo
+	shared  map[string]float64 // available now
+	queues  map[string]*qstate
+	limits  []*limitState
+	buckets map[string]*bucket
+	orders  map[string][]int
+	sets    map[string][]bool
+	reqStr  map[*resreq.ResReq]string
+	dec     *Decision
+	keyBuf  []byte
+}
+
+type resInfo struct {
+	name  string
+	num   int // index in resreq.Host.Num; -1 when the schema lacks it
+	gauge bool
+	units bool
+}
+
+// Schedule runs one scheduling cycle over the snapshot. It does not modify
+// the snapshot, and the same snapshot gives the same decision.
+func Schedule(s *Snapshot) *Decision {
+	c := newCycle(s)
+	for _, qi := range c.queueOrder() {
+		c.scheduleQueue(&s.Queues[qi], c.jobsOf[s.Queues[qi].Name])
+	}
+	for _, ji := range c.orphans {
+		c.pend(s.Jobs[ji].Key, []string{"No such queue: " + s.Jobs[ji].Queue})
+	}
+	return c.dec
+}
+
+func newCycle(s *Snapshot) *cycleX {
+	c := &cycleX{cycle: cycle{
+		s: s, schema: s.Schema, now: s.Now,
+		byName: make(map[string]int, len(s.Hosts)), resIdx: map[string]int{},
+		shared: map[string]float64{}, queues: map[string]*qstate{},
+		buckets: map[string]*bucket{}, orders: map[string][]int{}, sets: map[string][]bool{},
+		reqStr: map[*resreq.ResReq]string{},
+		dec:    &Decision{Pending: map[JobKey][]string{}},
+	}, jobsOf: map[string][]int{}}
+	if c.schema == nil {
+		c.schema, _ = resreq.NewSchema()
+	}
+	c.hosts = make([]hostState, len(s.Hosts))
+	for i := range s.Hosts {
+		h := &s.Hosts[i]
+		c.byName[h.Name] = i
+		vals := h.Values
+		if vals == nil {
+			vals = c.schema.NewHost()
+		}
+		c.hosts[i] = hostState{h: h, vals: vals}
+	}
+	for k, v := range s.Shared {
+		c.shared[k] = v
+	}
+	for i := range s.Queues {
+		q := &s.Queues[i]
+		qs := &qstate{q: q, uused: map[string]int{}, run: map[string]float64{}}
+		if len(q.Hosts) > 0 {
+			qs.hosts = c.hostSet(q.Hosts)
+		}
+		c.queues[q.Name] = qs
+	}
+	for i := range s.Limits {
+		l := &s.Limits[i]
+		ls := &limitState{l: l, used: map[string]*count{}}
+		if l.Per == PerHost && len(l.Hosts) > 0 {
+			ls.host = c.hostSet(l.Hosts)
+		}
+		c.limits = append(c.limits, ls)
+	}
+	// Index every host resource running jobs reserve, so that the values
+	// select reads are net of their reservations.
+	for i := range s.Running {
+		for _, ha := range s.Running[i].Hosts {
+			for _, u := range ha.Rusage {
+				for _, r := range u.Resources {
+					if _, ok := s.Shared[r.Name]; !ok {
+						c.resIndex(r.Name)
+					}
+				}
+			}
+		}
+	}
+	for i := range s.Running {
+		a := &s.Running[i]
+		var end time.Time
+		if a.RunLimit > 0 {
+			end = a.Start.Add(a.RunLimit)
+		}
+		c.account(a.User, a.Queue, a.Project, a.Start, end, a.Exclusive, a.Hosts)
+	}
+	// Select and order see the resources net of running jobs' reservations.
+	for i := range c.hosts {
+		hs := &c.hosts[i]
+		var cp *resreq.Host
+		for ri, info := range c.resInfo {
+			if info.num < 0 || hs.avail[ri] == hs.vals.Num[info.num] || math.IsNaN(hs.avail[ri]) {
+				continue
+			}
+			if cp == nil {
+				cp = &resreq.Host{Num: slices.Clone(hs.vals.Num), Str: hs.vals.Str, Bool: hs.vals.Bool}
+			}
+			cp.Num[info.num] = hs.avail[ri]
+		}
+		if cp != nil {
+			hs.vals = cp
+		}
+	}
+	for i := range s.Jobs {
+		q := s.Jobs[i].Queue
+		if _, ok := c.queues[q]; !ok {
+			c.orphans = append(c.orphans, i)
+			continue
+		}
+		c.jobsOf[q] = append(c.jobsOf[q], i)
+	}
+	return c
+}
+
+// cycleX is a cycle with the job lists of the queues.
+type cycleX struct {
+	cycle
+	jobsOf  map[string][]int
+	orphans []int
+}
+
+// queueOrder returns the queues by priority, highest first, ties in the
+// snapshot's order.
+func (c *cycle) queueOrder() []int {
+	idx := make([]int, len(c.s.Queues))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return c.s.Queues[b].Priority - c.s.Queues[a].Priority })
+	return idx
+}
+
+// resIndex returns the index of a host resource in hostState.avail,
+// adding it (with every host's current value) the first time.
+func (c *cycle) resIndex(name string) int {
+	if i, ok := c.resIdx[name]; ok {
+		return i
+	}
+	info := resInfo{name: name, num: -1, gauge: gauges[name]}
+	if r, i, ok := c.schema.Lookup(name); ok && r.Kind == resreq.Numeric {
+		info.num, info.units = i, r.Units
+	}
+	i := len(c.resInfo)
+	c.resIdx[name] = i
+	c.resInfo = append(c.resInfo, info)
+	for h := range c.hosts {
+		v := math.NaN()
+		if info.num >= 0 {
+			v = c.hosts[h].vals.Num[info.num]
+		}
+		c.hosts[h].avail = append(c.hosts[h].avail, v)
+	}
+	return i
+}
+
+// amount returns what usage set reserves of resource r on one host after
+// elapsed, given the slots there and whether it is the part's lead host.
+// shared selects the cluster-wide rule: a per-host or per-job amount is
+// taken once per job (on the lead host).
+func amount(set resreq.UsageSet, r string, elapsed time.Duration, slots int, lead, shared bool) float64 {
+	for i := range set {
+		for _, ru := range set[i].Resources {
+			if ru.Name != r {
+				continue
+			}
+			a, _ := set[i].AmountAt(r, elapsed)
+			switch {
+			case ru.Method == "task":
+				return a * float64(slots)
+			case ru.Method == "job" || shared:
+				if lead {
+					return a
+				}
+				return 0
+			}
+			return a
+		}
+	}
+	return 0
+}
+
+// account charges an allocation (running, or placed in this cycle) to
+// hosts, queues, limits and shared resources.
+func (c *cycle) account(user, queue, project string, start, end time.Time, excl bool, has []HostAlloc) {
+	elapsed := c.now.Sub(start)
+	total := 0
+	qs := c.queues[queue]
+	lims := c.matching(queue, user, project)
+	for _, ha := range has {
+		total += ha.Slots
+		for _, u := range ha.Rusage {
+			for _, r := range u.Resources {
+				if _, ok := c.s.Shared[r.Name]; ok {
+					c.shared[r.Name] -= amount(ha.Rusage, r.Name, elapsed, ha.Slots, ha.Lead, true)
+				}
+			}
+		}
+		h, ok := c.byName[ha.Host]
+		if !ok {
+			continue // a host gone from the configuration
+		}
+		hs := &c.hosts[h]
+		hs.used += ha.Slots
+		u := use{end: end, slots: ha.Slots}
+		if excl {
+			hs.excl = true
+			u.slots = max(u.slots, hs.h.MaxSlots)
+		}
+		hs.uses = append(hs.uses, u)
+		if hs.qused == nil {
+			hs.qused = map[string]int{}
+		}
+		hs.qused[queue] += ha.Slots
+		for _, u := range ha.Rusage {
+			for _, r := range u.Resources {
+				if _, ok := c.s.Shared[r.Name]; ok {
+					continue
+				}
+				ri := c.resIndex(r.Name)
+				a := amount(ha.Rusage, r.Name, elapsed, ha.Slots, ha.Lead, false)
+				charge := a
+				if c.resInfo[ri].gauge {
+					charge = max(0, a-ha.Used[r.Name])
+				}
+				hs.avail[ri] -= charge
+			}
+		}
+		for _, ls := range lims {
+			if ls.l.Per != PerHost || (ls.host != nil && !ls.host[h]) {
+				continue
+			}
+			ls.add(ha.Host, float64(ha.Slots), ha, elapsed)
+		}
+	}
+	for _, ls := range lims {
+		if ls.l.Per == PerHost {
+			continue
+		}
+		k := ls.key(user, project, queue)
+		for _, ha := range has {
+			ls.add(k, float64(ha.Slots), ha, elapsed)
+		}
+	}
+	if qs != nil {
+		qs.used += total
+		qs.uused[user] += total
+		if qs.q.Fairshare != nil {
+			qs.run[user] += float64(total) * max(0, elapsed.Hours())
+		}
+	}
+}
+
+func (ls *limitState) key(user, project, queue string) string {
+	switch ls.l.Per {
+	case PerUser:
+		return user
+	case PerProject:
+		return project
+	case PerQueue:
+		return queue
+	}
+	return ""
+}
+
+func (ls *limitState) get(k string) *count {
+	n := ls.used[k]
+	if n == nil {
+		n = &count{}
+		ls.used[k] = n
+	}
+	return n
+}
+
+// add counts slots and max(reserved, used) of each limited resource.
+func (ls *limitState) add(k string, slots float64, ha HostAlloc, elapsed time.Duration) {
+	n := ls.get(k)
+	n.slots += slots
+	for r := range ls.l.Resources {
+		a := max(amount(ha.Rusage, r, elapsed, ha.Slots, ha.Lead, false), ha.Used[r])
+		if a == 0 {
+			continue
+		}
+		if n.res == nil {
+			n.res = map[string]float64{}
+		}
+		n.res[r] += a
+	}
+}
+
+func in(list []string, v string) bool { return len(list) == 0 || slices.Contains(list, v) }
+
+// matching returns the limits a job of queue, user and project counts
+// against.
+func (c *cycle) matching(queue, user, project string) []*limitState {
+	var out []*limitState
+	for _, ls := range c.limits {
+		if in(ls.l.Queues, queue) && in(ls.l.Users, user) && in(ls.l.Projects, project) {
+			out = append(out, ls)
+		}
+	}
+	return out
+}
+
+// hostSet expands host names, group names and "all" into a set.
+func (c *cycle) hostSet(names []string) []bool {
+	key := strings.Join(names, "\x00")
+	if s, ok := c.sets[key]; ok {
+		return s
+	}
+	set := make([]bool, len(c.hosts))
+	seen := map[string]bool{}
+	var add func(n string)
+	add = func(n string) {
+		if i := strings.LastIndexByte(n, '+'); i > 0 {
+			if _, err := strconv.Atoi(n[i+1:]); err == nil {
+				n = n[:i]
+			}
+		}
+		if n == "all" {
+			for i := range set {
+				set[i] = true
+			}
+			return
+		}
+		if m, ok := c.s.HostGroups[n]; ok {
+			if seen[n] {
+				return
+			}
+			seen[n] = true
+			for _, x := range m {
+				add(x)
+			}
+			return
+		}
+		if i, ok := c.byName[n]; ok {
+			set[i] = true
+		}
+	}
+	for _, n := range names {
+		add(n)
+	}
+	c.sets[key] = set
+	return set
+}
+
+func (c *cycle) pend(k JobKey, why []string) { c.dec.Pending[k] = why }
+
+// scheduleQueue tries the queue's jobs: by -sp priority then submission
+// order, or by fairshare between users.
+func (c *cycleX) scheduleQueue(q *Queue, jobs []int) {
+	s := c.s
+	slices.SortStableFunc(jobs, func(a, b int) int { return s.Jobs[b].Priority - s.Jobs[a].Priority })
+	if q.Fairshare == nil {
+		for _, ji := range jobs {
+			c.try(&s.Jobs[ji])
+		}
+		return
+	}
+	qs := c.queues[q.Name]
+	byUser := map[string][]int{}
+	var users []string
+	for _, ji := range jobs {
+		u := s.Jobs[ji].User
+		if _, ok := byUser[u]; !ok {
+			users = append(users, u)
+		}
+		byUser[u] = append(byUser[u], ji)
+	}
+	slices.Sort(users)
+	prio := make([]float64, len(users))
+	for i, u := range users {
+		prio[i] = c.dynamicPriority(qs, u)
+	}
+	for {
+		best := -1
+		for i, u := range users {
+			if len(byUser[u]) > 0 && (best < 0 || prio[i] > prio[best]) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return
+		}
+		u := users[best]
+		ji := byUser[u][0]
+		byUser[u] = byUser[u][1:]
+		if c.try(&s.Jobs[ji]) {
+			prio[best] = c.dynamicPriority(qs, u)
+		}
+	}
+}
+
+// dynamicPriority is LSF's fairshare priority of a user in a queue:
+// shares / (cpu*CPU_TIME_FACTOR + run*RUN_TIME_FACTOR +
+// (1+slots)*RUN_JOB_FACTOR), times in hours, past usage decayed.
+func (c *cycle) dynamicPriority(qs *qstate, user string) float64 {
+	fs := qs.q.Fairshare
+	shares, ok := fs.Shares[user]
+	if !ok {
+		shares, ok = fs.Shares["default"]
+		if !ok {
+			shares = 1
+		}
+	}
+	cf, rf, jf, hist := fs.CPUTimeFactor, fs.RunTimeFactor, fs.RunJobFactor, fs.HistHours
+	if cf == 0 {
+		cf = 0.7
+	}
+	if rf == 0 {
+		rf = 0.7
+	}
+	if jf == 0 {
+		jf = 3
+	}
+	if hist <= 0 {
+		hist = 5
+	}
+	var cpu, run float64
+	if u, ok := fs.Usage[user]; ok {
+		d := math.Pow(0.1, max(0, c.now.Sub(u.At).Hours())/hist)
+		cpu, run = u.CPU.Hours()*d, u.Run.Hours()*d
+	}
+	run += qs.run[user]
+	den := cpu*cf + run*rf + float64(1+qs.uused[user])*jf
+	return float64(shares) / den
+}

@@ -1,0 +1,489 @@
+package sched
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+)
+
+const (
+	reasonInactive  = "The queue is inactivated by the administrator"
+	reasonQueueFull = "The queue has reached its job slot limit"
+	reasonQueueUser = "User has reached the per-user job slot limit of the queue"
+	reasonUserLimit = "The user has reached his/her job slot limit"
+	reasonSpan      = "Not enough hosts to meet the job's spanning requirement"
+)
+
+// try places one job now, or records why it pends. It reports whether the
+// job was placed.
+func (c *cycle) try(j *Job) bool {
+	b := c.bucket(j)
+	if b.dead {
+		c.pend(j.Key, b.why)
+		return false
+	}
+	fail := func(why []string) bool {
+		b.dead, b.why = true, why
+		c.pend(j.Key, why)
+		return false
+	}
+	if b.q.q.Inactive {
+		return fail([]string{reasonInactive})
+	}
+	if b.bad != "" {
+		return fail([]string{b.bad})
+	}
+	if len(b.variants) == 0 {
+		return fail([]string{"No alternative resource requirement can be used yet"})
+	}
+	mx, why := c.limitCap(b)
+	if mx < b.min {
+		return fail(why)
+	}
+	mx = min2(mx, b.max)
+	var failed *part
+	var fv *variant
+	for _, v := range b.variants {
+		has, n, fp := c.place(b, v, mx)
+		if has != nil {
+			c.commit(b, j, v, has, n)
+			return true
+		}
+		if failed == nil {
+			failed, fv = fp, v
+		}
+	}
+	why = c.explain(b, fv, failed, mx)
+	if b.q.q.SlotReserve {
+		if r := c.reserve(b, fv, j); r != "" {
+			why = append(why, r)
+		}
+	}
+	return fail(why)
+}
+
+// place allocates every part of variant v now. On failure it returns the
+// part that did not fit.
+func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
+	var ov overlay
+	var out []HostAlloc
+	total := 0
+	single := len(v.parts) == 1
+	for _, p := range v.parts {
+		lo, hi := b.min, mx
+		if p.count > 0 {
+			lo, hi = p.count, p.count
+		}
+		if hi = c.sharedCap(p, lo, hi); hi < lo {
+			return nil, 0, p
+		}
+		picks, n := c.fit(b, p, lo, hi, ov, single)
+		if picks == nil {
+			return nil, 0, p
+		}
+		total += n
+		for k, pk := range picks {
+			ha := HostAlloc{Host: c.hosts[pk.h].h.Name, Slots: pk.n, Rusage: p.set, Lead: k == 0}
+			out = append(out, ha)
+			if !single {
+				if ov == nil {
+					ov = overlay{}
+				}
+				o := ov[pk.h]
+				if o == nil {
+					o = &ovHost{res: make([]float64, len(c.resInfo))}
+					ov[pk.h] = o
+				}
+				o.slots += pk.n
+				for _, nd := range p.hneed {
+					o.res[nd.idx] += amount(p.set, nd.name, 0, pk.n, k == 0, false)
+				}
+			}
+		}
+	}
+	return out, total, nil
+}
+
+// sharedCap lowers hi to what the cluster-wide resources allow.
+func (c *cycle) sharedCap(p *part, lo, hi int) int {
+	for _, nd := range p.sneed {
+		av := c.shared[nd.name]
+		if nd.amount <= 0 {
+			continue
+		}
+		if nd.method == "task" {
+			hi = min2(hi, int(math.Floor(av/nd.amount+1e-9)))
+		} else if av+1e-9 < nd.amount {
+			return lo - 1
+		}
+	}
+	return hi
+}
+
+// limitCap returns the most slots the queue's and the cluster's limits
+// allow the bucket's next job, with the reason when that is below its
+// minimum.
+func (c *cycle) limitCap(b *bucket) (int, []string) {
+	q := b.q.q
+	mx := math.MaxInt32
+	if q.SlotLimit > 0 {
+		if mx = q.SlotLimit - b.q.used; mx < b.min {
+			return mx, []string{reasonQueueFull, fmt.Sprintf("queue %s: %d of %d slots in use", q.Name, b.q.used, q.SlotLimit)}
+		}
+	}
+	if q.UserSlotLimit > 0 {
+		u := b.q.uused[b.user]
+		if f := q.UserSlotLimit - u; f < mx {
+			mx = f
+			if mx < b.min {
+				return mx, []string{reasonQueueUser, fmt.Sprintf("queue %s: user %s has %d of %d slots", q.Name, b.user, u, q.UserSlotLimit)}
+			}
+		}
+	}
+	for _, ls := range c.matching(q.Name, b.user, b.project) {
+		if ls.l.Per == PerHost {
+			continue
+		}
+		k := ls.key(b.user, b.project, q.Name)
+		n := ls.used[k]
+		if n == nil {
+			n = &count{}
+		}
+		if ls.l.Slots > 0 {
+			if f := ls.l.Slots - int(n.slots); f < mx {
+				mx = f
+				if mx < b.min {
+					return mx, c.limitWhy(ls, k, "slots", n.slots, float64(ls.l.Slots))
+				}
+			}
+		}
+		for _, r := range sortedKeys(ls.l.Resources) {
+			lim := ls.l.Resources[r]
+			need := 0.0
+			for _, p := range b.variants[0].parts {
+				cnt := p.count
+				if cnt == 0 {
+					cnt = b.min
+				}
+				need += amount(p.set, r, 0, cnt, true, false)
+			}
+			if need > 0 && n.res[r]+need > lim+1e-9 {
+				return -1, c.limitWhy(ls, k, r, n.res[r], lim)
+			}
+		}
+	}
+	return mx, nil
+}
+
+func sortedKeys(m map[string]float64) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func (c *cycle) limitWhy(ls *limitState, k, what string, used, lim float64) []string {
+	l := ls.l
+	first := fmt.Sprintf("Resource (%s) limit defined cluster-wide has been reached", what)
+	if what == "slots" && l.Per == PerUser && len(l.Queues) == 0 && len(l.Projects) == 0 {
+		first = reasonUserLimit
+	}
+	who := map[Per]string{PerUser: "user ", PerProject: "project ", PerQueue: "queue "}[l.Per] + k
+	if l.Per == PerNone {
+		who = "its consumers"
+	}
+	return []string{first, fmt.Sprintf("limit %s: %s %s of %s in use by %s", l.Name, num(used), what, num(lim), who)}
+}
+
+func num(v float64) string { return fmt.Sprintf("%g", math.Round(v*100)/100) }
+
+// commit records a placement and charges it.
+func (c *cycle) commit(b *bucket, j *Job, v *variant, has []HostAlloc, n int) {
+	var end time.Time
+	if b.dur > 0 {
+		end = c.now.Add(b.dur)
+	}
+	c.account(j.User, j.Queue, j.Project, c.now, end, b.excl, has)
+	c.dec.Placements = append(c.dec.Placements, Placement{Job: j.Key, Hosts: has, Slots: n, Alternative: v.alt})
+}
+
+// reserve computes when and where the job of bucket b can start, from the
+// run limits of the jobs running, and holds those slots. Only slots are
+// planned over time; the job's host rusage amounts are held as they are
+// now. It returns a reason line, or "" when nothing can be planned.
+func (c *cycle) reserve(b *bucket, v *variant, j *Job) string {
+	if len(v.parts) != 1 {
+		return "" // compound requirements are not planned ahead
+	}
+	p := v.parts[0]
+	if len(p.all) == 0 {
+		return ""
+	}
+	// Candidate start times: now and every known end on a candidate host.
+	var times []time.Time
+	for _, h := range p.all {
+		for _, u := range c.hosts[h].uses {
+			if !u.end.IsZero() && u.end.After(c.now) {
+				times = append(times, u.end)
+			}
+		}
+	}
+	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	times = slices.CompactFunc(times, func(a, b time.Time) bool { return a.Equal(b) })
+	never := c.now.Add(forever)
+	times = append(times, never)
+	capAt := func(t time.Time) func(int) int {
+		return func(h int) int {
+			hs := &c.hosts[h]
+			u := c.usageAt(hs, t)
+			for _, r := range hs.holds {
+				if r.start.After(t) {
+					u = max2(u, c.usageAt(hs, r.start))
+				}
+			}
+			if b.excl && u > 0 {
+				return 0
+			}
+			return hs.h.MaxSlots - u
+		}
+	}
+	try := func(t time.Time) []pick {
+		list := slices.Clone(p.all)
+		if len(p.same) == 0 {
+			picks, _, _ := c.allocate(p, list, capAt(t), b.min, b.min, false)
+			return picks
+		}
+		for _, g := range c.groups(p, list) {
+			if picks, _, _ := c.allocate(p, g, capAt(t), b.min, b.min, false); picks != nil {
+				return picks
+			}
+		}
+		return nil
+	}
+	// Capacity only grows with t, so the earliest start is found by
+	// binary search.
+	k := sort.Search(len(times), func(i int) bool { return try(times[i]) != nil })
+	if k == len(times) {
+		return ""
+	}
+	start := times[k]
+	picks := try(start)
+	r := Reservation{Job: j.Key}
+	if start != never {
+		r.Start = start
+	}
+	for i, pk := range picks {
+		hs := &c.hosts[pk.h]
+		hd := hold{start: start, slots: pk.n}
+		if b.excl {
+			hd.slots = hs.h.MaxSlots
+		}
+		if len(p.hneed) > 0 {
+			hd.res = make([]float64, len(c.resInfo))
+			for _, nd := range p.hneed {
+				hd.res[nd.idx] += amount(p.set, nd.name, 0, pk.n, i == 0, false)
+			}
+		}
+		hs.holds = append(hs.holds, hd)
+		r.Hosts = append(r.Hosts, HostAlloc{Host: hs.h.Name, Slots: pk.n, Rusage: p.set, Lead: i == 0})
+	}
+	c.dec.Reservations = append(c.dec.Reservations, r)
+	when := "when running jobs without a run limit finish"
+	if !r.Start.IsZero() {
+		when = "estimated start " + r.Start.UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("Slots reserved on %s; %s", plural(len(picks), "host"), when)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// explain aggregates, over every host, why part p of the bucket's job
+// could not be placed now (FitError style), in LSF's host reason wording,
+// followed by the requirement terms that failed.
+func (c *cycle) explain(b *bucket, v *variant, p *part, mx int) []string {
+	if p == nil {
+		return []string{failText[fSlots]}
+	}
+	lo := b.min
+	if p.count > 0 {
+		lo, mx = p.count, p.count
+	}
+	if hi := c.sharedCap(p, lo, mx); hi < lo {
+		var out []string
+		for _, nd := range p.sneed {
+			av := c.shared[nd.name]
+			out = append(out, fmt.Sprintf("Job's requirements for reserving resource (%s) not satisfied", nd.name),
+				fmt.Sprintf("rusage[%s=%s]: %s of %s available cluster-wide", nd.name, num(nd.amount), num(max(0, av)), num(c.s.Shared[nd.name])))
+		}
+		return out
+	}
+	var counts [nFail]int
+	var selFail []int
+	rusFail := map[int]int{}
+	for h := range c.hosts {
+		f := c.staticFail(b, p, h)
+		if f == fSelect {
+			selFail = append(selFail, h)
+		}
+		counts[f]++
+	}
+	phm := perHostMin(p, lo)
+	freeSum, usable := 0, 0
+	for _, h := range p.all {
+		n, f, ri := c.capNow(b, p, h, nil)
+		if n < phm {
+			if f == okHost {
+				f = fSlots
+			}
+			counts[okHost]--
+			counts[f]++
+			if f == fRusage {
+				rusFail[ri]++
+			}
+			continue
+		}
+		freeSum += n
+		usable++
+	}
+	type line struct {
+		f fail
+		n int
+	}
+	var ls []line
+	for f := fail(1); f < nFail; f++ {
+		if counts[f] > 0 {
+			ls = append(ls, line{f, counts[f]})
+		}
+	}
+	sort.SliceStable(ls, func(i, j int) bool { return ls[i].n > ls[j].n })
+	var out []string
+	if usable > 0 {
+		if p.span.Hosts == 1 || p.span.Ptile > 0 || p.span.Block > 0 || len(p.same) > 0 || p.span.PtileMXJ || len(p.span.PtileBy) > 0 {
+			out = append(out, reasonSpan)
+		} else {
+			out = append(out, fmt.Sprintf("Not enough job slot(s): %d free on %s, the job needs %d", freeSum, plural(usable, "usable host"), lo))
+		}
+	}
+	for _, l := range ls {
+		out = append(out, fmt.Sprintf("%s: %s", failText[l.f], plural(l.n, "host")))
+	}
+	if len(selFail) > 0 {
+		out = append(out, c.selectDetail(p, selFail)...)
+	}
+	for _, nd := range p.hneed {
+		if n := rusFail[nd.idx]; n > 0 {
+			unit := ""
+			if c.resInfo[nd.idx].units {
+				unit = " MB"
+			}
+			what := "have less than " + num(nd.amount*float64(max(1, phmTask(nd, phm)))) + unit + " unreserved"
+			out = append(out, fmt.Sprintf("rusage[%s=%s]: %s %s", nd.name, num(nd.amount), plural(n, "host"), what))
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, "No host is available")
+	}
+	return out
+}
+
+func phmTask(nd need, phm int) int {
+	if nd.method == "task" {
+		return phm
+	}
+	return 1
+}
+
+// kindOf describes a resource for messages.
+var kindOf = map[string]string{"mem": "memory", "swp": "swap space", "tmp": "temporary space", "ncpus": "CPUs", "ngpus": "GPUs", "ngpus_physical": "GPUs"}
+
+func (c *cycle) describe(name string) string {
+	if d, ok := kindOf[name]; ok {
+		return d
+	}
+	return name
+}
+
+func (c *cycle) formatValue(name string, v float64) string {
+	if r, _, ok := c.schema.Lookup(name); ok && r.Units {
+		if v >= 1024 {
+			return num(math.Round(v/1024*10)/10) + " GB"
+		}
+		return num(v) + " MB"
+	}
+	return num(v)
+}
+
+// selectDetail splits the select at its top-level && and says, for each
+// term, on how many of the failing hosts it is the first one false.
+func (c *cycle) selectDetail(p *part, hosts []int) []string {
+	terms := splitAnd(p.expr)
+	type tc struct {
+		text string
+		n    int
+		sel  func(int) bool
+		cmp  *cmpTerm
+	}
+	var tcs []*tc
+	for _, t := range terms {
+		s, err := c.schema.Compile(t, resreqLocal(p))
+		if err != nil {
+			continue
+		}
+		tcs = append(tcs, &tc{text: exprString(t), sel: func(h int) bool { return s.Match(c.hosts[h].vals) }, cmp: asCmp(t)})
+	}
+	for _, h := range hosts {
+		for _, t := range tcs {
+			if !t.sel(h) {
+				t.n++
+				break
+			}
+		}
+	}
+	var out []string
+	for _, t := range tcs {
+		if t.n == 0 {
+			continue
+		}
+		any := false
+		for h := range c.hosts {
+			if c.hosts[h].h.Status == HostOK && t.sel(h) {
+				any = true
+				break
+			}
+		}
+		if !any && t.cmp != nil && (t.cmp.op == ">" || t.cmp.op == ">=") {
+			if _, i, ok := c.schema.Lookup(t.cmp.name); ok {
+				best := math.NaN()
+				for h := range c.hosts {
+					if c.hosts[h].h.Status != HostOK {
+						continue
+					}
+					if v := c.hosts[h].vals.Num[i]; !math.IsNaN(v) && (math.IsNaN(best) || v > best) {
+						best = v
+					}
+				}
+				largest := "none defines it"
+				if !math.IsNaN(best) {
+					largest = "largest: " + c.formatValue(t.cmp.name, best)
+				}
+				out = append(out, fmt.Sprintf("select[%s]: no host has that much %s (%s)", t.text, c.describe(t.cmp.name), largest))
+				continue
+			}
+		}
+		if !any {
+			out = append(out, fmt.Sprintf("select[%s]: no host satisfies it", t.text))
+			continue
+		}
+		out = append(out, fmt.Sprintf("select[%s]: not satisfied on %s", t.text, plural(t.n, "host")))
+	}
+	return out
+}

@@ -1,0 +1,209 @@
+package sched
+
+import (
+	"fmt"
+	"time"
+
+	"xce/lib/resreq"
+)
+
+// JobKey names one job or one array element (Index 0 for a plain job).
+type JobKey struct {
+	ID    int64
+	Index int32
+}
+
+// String returns "12" or "12[3]", as bjobs prints a job.
+func (k JobKey) String() string {
+	if k.Index == 0 {
+		return fmt.Sprint(k.ID)
+	}
+	return fmt.Sprintf("%d[%d]", k.ID, k.Index)
+}
+
+// HostStatus is what the controller knows about a host's availability.
+type HostStatus uint8
+
+// Host states. Only HostOK hosts take jobs.
+const (
+	HostOK      HostStatus = iota
+	HostClosed             // badmin hclose
+	HostLocked             // lim locked
+	HostUnavail            // the worker is not connected
+)
+
+// Host is one execution host as the controller sees it at the start of a
+// cycle.
+type Host struct {
+	Name     string
+	Status   HostStatus
+	MaxSlots int // MXJ: job slots of the host
+	// Values holds the host's static attributes (type, model, ncpus, site
+	// resources) and the load indices its worker last reported (mem, swp
+	// and tmp are the AVAILABLE amounts in MB, r15s, ut, ...), built with
+	// Schema.NewHost. A counter resource (a consumable site resource such
+	// as ngpus_physical) holds the host's total. nil: the host defines no
+	// resource.
+	Values *resreq.Host
+}
+
+// Queue is a queue's scheduling policy (lsb.queues).
+type Queue struct {
+	Name     string
+	Priority int  // PRIORITY: higher is scheduled first
+	Inactive bool // badmin qinact (or a closed run window)
+	// Hosts is HOSTS: host names, host group names, "all"; a trailing
+	// "+N" preference is ignored. Empty: every host.
+	Hosts []string
+	// Exclusive: every job of the queue runs host-exclusive, as if it had
+	// been submitted with -x. (LSF's EXCLUSIVE=Y, which only allows -x,
+	// is checked by the controller at submission.)
+	Exclusive     bool
+	SlotLimit     int // QJOB_LIMIT: slots the queue's jobs may use; 0 none
+	UserSlotLimit int // UJOB_LIMIT: slots each user's jobs may use in the queue
+	HostSlotLimit int // HJOB_LIMIT: slots the queue's jobs may use on one host
+	// SlotReserve (SLOT_RESERVE): a job that does not fit holds the slots
+	// it will start on, computed from the run limits of running jobs;
+	// other jobs may use them only if they finish before (backfill).
+	SlotReserve bool
+	// Fairshare, when set, orders the queue's jobs by their users'
+	// dynamic priority instead of first come first served.
+	Fairshare *Fairshare
+}
+
+// Fairshare is a queue's FAIRSHARE policy between users.
+type Fairshare struct {
+	// Shares per user; "default" applies to users not listed. A user with
+	// no entry and no default has 1 share.
+	Shares map[string]int
+	// Usage is each user's accumulated history in the queue (finished
+	// jobs' CPU and run time), as of its At time; the scheduler decays it
+	// to Snapshot.Now and adds the run time of running jobs itself.
+	Usage map[string]FairUsage
+	// HistHours: one hour of past usage counts 0.1 hour after HistHours
+	// hours (LSF's HIST_HOURS); 0 means 5.
+	HistHours float64
+	// Factors of LSF's dynamic priority formula; 0 means LSF's default
+	// (CPU_TIME_FACTOR 0.7, RUN_TIME_FACTOR 0.7, RUN_JOB_FACTOR 3).
+	CPUTimeFactor, RunTimeFactor, RunJobFactor float64
+}
+
+// FairUsage is one user's accumulated usage.
+type FairUsage struct {
+	CPU, Run time.Duration
+	At       time.Time
+}
+
+// Per says how a Limit counts its consumers.
+type Per uint8
+
+// Per values: PerNone counts all matching jobs together; the others keep
+// one count per user, project, queue or host.
+const (
+	PerNone Per = iota
+	PerUser
+	PerProject
+	PerQueue
+	PerHost
+)
+
+// Limit is a resource limit or quota (lsb.resources Limit section, a
+// project's quota, a user's MAX_JOBS). A job counts against it when its
+// queue, user and project are in the lists (an empty list matches all).
+type Limit struct {
+	Name                    string
+	Queues, Users, Projects []string
+	// Hosts restricts a PerHost limit to these hosts (empty: every host);
+	// it is ignored by the other kinds.
+	Hosts []string
+	Per   Per
+	Slots int // 0: no slot limit
+	// Resources limits the amounts jobs reserve (rusage), e.g. "mem" in
+	// MB or "ngpus_physical"; a job counts max(reserved, used).
+	Resources map[string]float64
+}
+
+// Job is a pending job the controller wants placed: one that is not held,
+// whose begin time has passed, whose dependency is met and whose array
+// limit allows another element.
+type Job struct {
+	Key                   JobKey
+	User, Queue, Project  string
+	Req                   *resreq.ResReq // effective requirement; nil: none
+	Local                 resreq.Local   // for type==local; see the package doc
+	MinSlots, MaxSlots    int            // -n min,max; 0: 1
+	Hosts                 []string       // -m: hosts and host groups
+	Exclusive             bool           // -x
+	Priority              int            // -sp (higher first)
+	Submit                time.Time
+	RunLimit              time.Duration // -W (wall clock); 0 none
+}
+
+// HostAlloc is the part of a job on one host.
+type HostAlloc struct {
+	Host  string
+	Slots int
+	// Rusage is the rusage set reserved by the part of the requirement
+	// this host runs (nil: nothing). Amounts are per host unless the
+	// usage names /task (per slot) or /job (once, on the Lead host).
+	Rusage resreq.UsageSet
+	// Lead is the first host of each part (compound term) of the job.
+	Lead bool
+	// Used is what the job actually uses on the host, as its worker
+	// reports (mem in MB ...); a gauge resource is charged max(reserved,
+	// used). nil in placements.
+	Used map[string]float64
+}
+
+// Alloc is a running (or suspended) job holding resources.
+type Alloc struct {
+	Job                  JobKey
+	User, Queue, Project string
+	Start                time.Time
+	RunLimit             time.Duration // 0: unknown end
+	Exclusive            bool
+	Hosts                []HostAlloc
+}
+
+// Snapshot is everything one scheduling cycle reads.
+type Snapshot struct {
+	Now    time.Time
+	Schema *resreq.Schema // nil: the built-in resources only
+	Hosts  []Host
+	// HostGroups maps a group name to its members (hosts or groups).
+	HostGroups map[string][]string
+	Queues     []Queue
+	Limits     []Limit
+	// Shared holds the totals of cluster-wide resources, such as license
+	// tokens: rusage[lic_x=2] reserves from these.
+	Shared  map[string]float64
+	Jobs    []Job // pending, in submission order
+	Running []Alloc
+}
+
+// Placement starts one job.
+type Placement struct {
+	Job   JobKey
+	Hosts []HostAlloc
+	Slots int
+	// Alternative is the index of the alternative requirement ({..}||{..})
+	// or rusage alternative (rusage[a || b]) used; 0 for the first.
+	Alternative int
+}
+
+// Reservation is a job that did not fit now, holding the slots it will
+// start on (queues with SlotReserve).
+type Reservation struct {
+	Job   JobKey
+	Start time.Time // estimated start; zero when running jobs have no run limit
+	Hosts []HostAlloc
+}
+
+// Decision is the result of one cycle.
+type Decision struct {
+	Placements   []Placement
+	Reservations []Reservation
+	// Pending holds, for every job of the snapshot that was not placed,
+	// the reasons, one line each, as bjobs -p prints them (without ";").
+	Pending map[JobKey][]string
+}
