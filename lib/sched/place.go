@@ -461,7 +461,7 @@ func (c *cycle) allocate(p *part, list []int, capf func(int) int, min, max int, 
 	stripe := p.span.Stripe
 	var sc []pick // stripe capacities
 	i := 0
-	for ; i < len(list) && total < max; i++ {
+	for ; i < len(list) && (total < max || stripe); i++ {
 		h := list[i]
 		cp := capf(h)
 		keep(h, cp)

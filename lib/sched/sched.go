@@ -50,7 +50,7 @@ type qstate struct {
 	q     *Queue
 	used  int
 	uused map[string]int
-	hosts []bool // nil: all
+	hosts []bool             // nil: all
 	run   map[string]float64 // fairshare: hours of run time of running jobs per user
 }
 

@@ -340,7 +340,11 @@ func (c *cycle) explain(b *bucket, v *variant, p *part, mx int) []string {
 	freeSum, usable := 0, 0
 	for _, h := range p.all {
 		n, f, ri := c.capNow(b, p, h, nil)
-		if n < phm {
+		need := phm
+		if pt := c.ptileOf(p, h); pt > 0 {
+			need = min2(pt, lo)
+		}
+		if n < need {
 			if f == okHost {
 				f = fSlots
 			}
@@ -385,7 +389,11 @@ func (c *cycle) explain(b *bucket, v *variant, p *part, mx int) []string {
 			if c.resInfo[nd.idx].units {
 				unit = " MB"
 			}
-			what := "have less than " + num(nd.amount*float64(max(1, phmTask(nd, phm)))) + unit + " unreserved"
+			verb := "have"
+			if n == 1 {
+				verb = "has"
+			}
+			what := verb + " less than " + num(nd.amount*float64(max(1, phmTask(nd, phm)))) + unit + " unreserved"
 			out = append(out, fmt.Sprintf("rusage[%s=%s]: %s %s", nd.name, num(nd.amount), plural(n, "host"), what))
 		}
 	}

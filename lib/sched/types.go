@@ -127,16 +127,16 @@ type Limit struct {
 // whose begin time has passed, whose dependency is met and whose array
 // limit allows another element.
 type Job struct {
-	Key                   JobKey
-	User, Queue, Project  string
-	Req                   *resreq.ResReq // effective requirement; nil: none
-	Local                 resreq.Local   // for type==local; see the package doc
-	MinSlots, MaxSlots    int            // -n min,max; 0: 1
-	Hosts                 []string       // -m: hosts and host groups
-	Exclusive             bool           // -x
-	Priority              int            // -sp (higher first)
-	Submit                time.Time
-	RunLimit              time.Duration // -W (wall clock); 0 none
+	Key                  JobKey
+	User, Queue, Project string
+	Req                  *resreq.ResReq // effective requirement; nil: none
+	Local                resreq.Local   // for type==local; see the package doc
+	MinSlots, MaxSlots   int            // -n min,max; 0: 1
+	Hosts                []string       // -m: hosts and host groups
+	Exclusive            bool           // -x
+	Priority             int            // -sp (higher first)
+	Submit               time.Time
+	RunLimit             time.Duration // -W (wall clock); 0 none
 }
 
 // HostAlloc is the part of a job on one host.
