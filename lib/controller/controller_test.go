@@ -157,7 +157,9 @@ func TestPlacement(t *testing.T) {
 	c, fx := newTestController(t, 4, -1)
 	a, _ := c.Submit(alice, &api.JobSpec{Command: "a", MinTasks: 3})
 	waitFor(t, "a running", func() bool { return c.stateOf(a.JobId, 0) == api.JobState_RUN })
-	b, _ := c.Submit(alice, &api.JobSpec{Command: "b", MinTasks: 2})
+	// b needs the whole host, so it cannot slip in while a and low end one
+	// after the other.
+	b, _ := c.Submit(alice, &api.JobSpec{Command: "b", MinTasks: 4})
 	low, _ := c.Submit(alice, &api.JobSpec{Command: "low"})
 	waitFor(t, "low running", func() bool { return c.stateOf(low.JobId, 0) == api.JobState_RUN })
 	if s := c.stateOf(b.JobId, 0); s != api.JobState_PEND {
