@@ -479,11 +479,15 @@ func (c *cycle) selectDetail(p *part, hosts []int) []string {
 						best = v
 					}
 				}
-				largest := "none defines it"
+				largest := "no host defines " + t.cmp.name
 				if !math.IsNaN(best) {
 					largest = "largest: " + c.formatValue(t.cmp.name, best)
 				}
-				out = append(out, fmt.Sprintf("select[%s]: no host has that much %s (%s)", t.text, c.describe(t.cmp.name), largest))
+				much := "enough"
+				if r, _, _ := c.schema.Lookup(t.cmp.name); r.Units {
+					much = "that much"
+				}
+				out = append(out, fmt.Sprintf("select[%s]: no host has %s %s (%s)", t.text, much, c.describe(t.cmp.name), largest))
 				continue
 			}
 		}
