@@ -415,6 +415,13 @@ func (c *Config) checkApps(k *checker) {
 				k.add(key+".fixed", "%q cannot be fixed; the attributes a profile can fix are %s", f, strings.Join(fixable, ", "))
 			}
 		}
+		for _, f := range a.Fixed {
+			unset := f == "res_req" && a.ResReq == "" || f == "tasks" && a.defaultTasks() == 0 ||
+				f == "run_limit" && a.RunLimit == 0 || f == "mem_limit" && a.MemLimit == 0 || f == "env" && len(a.Env) == 0
+			if unset {
+				k.add(key+".fixed", "%q is fixed but the profile does not set it", f)
+			}
+		}
 		for _, v := range slices.Sorted(maps.Keys(a.Env)) {
 			if v == "" || strings.ContainsAny(v, "= \t\n\x00") {
 				k.add(key+".env", "%q is not an environment variable name", v)

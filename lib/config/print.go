@@ -1,0 +1,289 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Effective returns the effective configuration as xce.toml text: every
+// default filled in, values in canonical form ("64GB", "1h30m"), sections
+// in a fixed order (queues by priority, everything else by name), values
+// that are unset or zero (no limit) left out, and comments where a value
+// needs explaining (the hosts a list expands to, deprecated settings).
+// Parsing the text gives the same configuration back. It is what
+// "xced config check FILE" prints.
+func (c *Config) Effective() string {
+	w := &printer{}
+	from := c.File
+	if from == "" {
+		from = "the built-in default"
+	}
+	w.line("# Effective configuration of cluster %s (from %s).", c.Cluster.Name, from)
+
+	w.table("cluster")
+	cl := &c.Cluster
+	w.kv("name", cl.Name)
+	w.kv("administrators", cl.Administrators)
+	w.kv("default_queue", cl.DefaultQueue)
+	w.kv("default_project", cl.DefaultProject)
+	w.kv("default_app", cl.DefaultApp)
+	w.kv("clean_period", cl.CleanPeriod)
+	w.kv("max_array_size", cl.MaxArraySize)
+
+	for _, name := range slices.Sorted(maps.Keys(c.Resources)) {
+		r := c.Resources[name]
+		w.table("resources." + key(name))
+		w.kv("description", r.Description)
+		w.kv("type", r.Type)
+		w.kv("units", r.Units)
+		w.kv("consumable", r.Consumable && !r.Shared())
+		w.kv("increasing", r.Increasing)
+		w.kv("total", r.Total)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Hosts)) {
+		h := c.Hosts[name]
+		w.table("hosts." + key(name))
+		w.kv("description", h.Description)
+		if h.Slots == 0 {
+			w.line("# slots: one per CPU")
+		}
+		w.kv("slots", h.Slots)
+		w.kv("type", h.Type)
+		w.kv("model", h.Model)
+		w.kv("attributes", h.Attributes)
+		w.kv("resources", h.Resources)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.HostGroups)) {
+		g := c.HostGroups[name]
+		w.table("host_groups." + key(name))
+		w.kv("description", g.Description)
+		w.kvNote("members", g.Members, hostsNote(c.ExpandHosts(g.Members)))
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.UserGroups)) {
+		g := c.UserGroups[name]
+		w.table("user_groups." + key(name))
+		w.kv("description", g.Description)
+		w.kv("members", g.Members)
+	}
+	for _, name := range c.QueueNames() {
+		q := c.Queues[name]
+		w.table("queues." + key(name))
+		if name == cl.DefaultQueue {
+			w.line("# the default queue")
+		}
+		w.kv("description", q.Description)
+		w.kv("priority", q.Priority)
+		w.kv("nice", q.Nice)
+		w.kvNote("hosts", q.Hosts, hostsNote(c.ExpandHosts(q.Hosts)))
+		w.kv("users", q.Users)
+		w.kv("administrators", q.Administrators)
+		w.kv("max_slots", q.MaxSlots)
+		w.kv("max_slots_per_user", q.MaxSlotsPerUser)
+		w.kv("max_slots_per_host", q.MaxSlotsPerHost)
+		w.kv("min_tasks", q.MinTasks)
+		w.kv("default_tasks", q.DefaultTasks)
+		w.kv("max_tasks", q.MaxTasks)
+		w.kv("max_mem", q.MaxMem)
+		w.kv("default_mem", q.DefaultMem)
+		w.kv("max_run_limit", q.MaxRunLimit)
+		w.kv("default_run_limit", q.DefaultRunLimit)
+		w.kv("run_windows", q.RunWindows)
+		w.kv("dispatch_windows", q.DispatchWindows)
+		w.kv("exclusive", q.Exclusive)
+		w.kv("fairshare", q.Fairshare)
+		w.kv("preemptive", q.Preemptive)
+		w.kv("preemptable", q.Preemptable)
+		const dep = "deprecated: imported from LSF; move it to an application profile"
+		if q.resReq != nil {
+			w.kvNote("res_req", q.resReq.String(), dep)
+		}
+		w.kvNote("pre_exec", q.PreExec, dep)
+		w.kvNote("post_exec", q.PostExec, dep)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Apps)) {
+		a := c.Apps[name]
+		w.table("apps." + key(name))
+		w.kv("description", a.Description)
+		if a.resReq != nil {
+			w.kv("res_req", a.resReq.String())
+		}
+		w.kv("min_tasks", a.MinTasks)
+		w.kv("default_tasks", a.DefaultTasks)
+		w.kv("max_tasks", a.MaxTasks)
+		w.kv("run_limit", a.RunLimit)
+		w.kv("mem_limit", a.MemLimit)
+		w.kv("fixed", a.Fixed)
+		w.kv("pre_exec", a.PreExec)
+		w.kv("post_exec", a.PostExec)
+		if !a.JobExecAllowed() {
+			w.line("allow_job_exec = false")
+		}
+		w.kv("job_starter", a.JobStarter)
+		w.kv("env", a.Env)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Projects)) {
+		p := c.Projects[name]
+		w.table("projects." + key(name))
+		w.kv("description", p.Description)
+		w.kv("max_slots", p.MaxSlots)
+		w.kv("max_mem", p.MaxMem)
+		w.kv("max_gpus", p.MaxGPUs)
+	}
+	return w.b.String()
+}
+
+// String returns Effective().
+func (c *Config) String() string { return c.Effective() }
+
+func hostsNote(hosts []string) string {
+	if len(hosts) == 0 {
+		return "no configured host"
+	}
+	return strings.Join(hosts, " ")
+}
+
+type printer struct {
+	b strings.Builder
+}
+
+func (w *printer) line(format string, a ...any) {
+	fmt.Fprintf(&w.b, format, a...)
+	w.b.WriteByte('\n')
+}
+
+func (w *printer) table(name string) {
+	w.line("\n[%s]", name)
+}
+
+func (w *printer) kv(k string, v any) { w.kvNote(k, v, "") }
+
+// kvNote writes k = v with a trailing comment; nothing when v is zero.
+func (w *printer) kvNote(k string, v any, note string) {
+	s := value(v)
+	if s == "" {
+		return
+	}
+	if note != "" {
+		s += "  # " + note
+	}
+	w.line("%s = %s", key(k), s)
+}
+
+// value returns the TOML text of v, or "" for a zero value.
+func value(v any) string {
+	switch v := v.(type) {
+	case string:
+		if v == "" {
+			return ""
+		}
+		return quote(v)
+	case bool:
+		if !v {
+			return ""
+		}
+		return "true"
+	case int:
+		if v == 0 {
+			return ""
+		}
+		return strconv.Itoa(v)
+	case int64:
+		if v == 0 {
+			return ""
+		}
+		return strconv.FormatInt(v, 10)
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case Memory:
+		if v == 0 {
+			return ""
+		}
+		return quote(v.String())
+	case Duration:
+		if v == 0 {
+			return ""
+		}
+		return quote(v.String())
+	case []string:
+		if len(v) == 0 {
+			return ""
+		}
+		q := make([]string, len(v))
+		for i, s := range v {
+			q[i] = quote(s)
+		}
+		return "[" + strings.Join(q, ", ") + "]"
+	case []Window:
+		if len(v) == 0 {
+			return ""
+		}
+		q := make([]string, len(v))
+		for i, s := range v {
+			q[i] = quote(s.String())
+		}
+		return "[" + strings.Join(q, ", ") + "]"
+	case map[string]int:
+		return inline(v, func(n int) string { return strconv.Itoa(n) })
+	case map[string]string:
+		return inline(v, quote)
+	case map[string]any:
+		return inline(v, func(x any) string {
+			if s := value(x); s != "" {
+				return s
+			}
+			return "0"
+		})
+	}
+	panic(fmt.Sprintf("config: cannot print %T", v))
+}
+
+func inline[V any](m map[string]V, f func(V) string) string {
+	if len(m) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, key(k)+" = "+f(m[k]))
+	}
+	return "{ " + strings.Join(parts, ", ") + " }"
+}
+
+// key returns k bare when TOML allows it, else quoted.
+func key(k string) string {
+	for _, r := range k {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return quote(k)
+		}
+	}
+	if k == "" {
+		return `""`
+	}
+	return k
+}
+
+// quote returns s as a TOML basic string.
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
