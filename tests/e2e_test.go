@@ -335,3 +335,47 @@ func TestBsubOptions(t *testing.T) {
 		t.Errorf("-n 99: %d %q", r.code, r.stderr)
 	}
 }
+
+// bkill -s sends just that signal; bkill 0 ends all of the user's jobs.
+// A job without -o spools its output where bjobs -l says.
+func TestSignalAndSpool(t *testing.T) {
+	c := newCluster(t)
+	id := c.submit("", "trap 'echo got USR1; exit 9' USR1; echo ready; while :; do sleep 0.1; done")
+	c.waitState(id, "RUN")
+	var spool string
+	spoolRE := regexp.MustCompile(`Output spooled to <([^>]+)>`)
+	for i := 0; i < 100; i++ {
+		long := strings.ReplaceAll(c.must("", "bjobs", "-UF", id), "\n", "")
+		if m := spoolRE.FindStringSubmatch(long); m != nil {
+			if b, _ := os.ReadFile(m[1]); strings.Contains(string(b), "ready") {
+				spool = m[1]
+				break
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if spool == "" {
+		t.Fatalf("bjobs -l names no spool file holding the output:\n%s", c.must("", "bjobs", "-l", id))
+	}
+	if out := c.must("", "bkill", "-s", "USR1", id); out != "Job <"+id+"> is being signaled\n" {
+		t.Errorf("bkill -s said %q", out)
+	}
+	c.waitState(id, "EXIT")
+	if code := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "exit_code", id)); code != "9" {
+		t.Errorf("exit code %q, want 9 from the trap", code)
+	}
+	b, _ := os.ReadFile(spool)
+	if !strings.Contains(string(b), "got USR1") || !strings.Contains(string(b), "Exited with exit code 9.") {
+		t.Errorf("spool file:\n%s", b)
+	}
+
+	a := c.submit("", "sleep 60")
+	h := c.submit("", "-H", "sleep 60")
+	c.waitState(a, "RUN")
+	out := c.must("", "bkill", "0")
+	if !strings.Contains(out, "Job <"+a+"> is being terminated") || !strings.Contains(out, "Job <"+h+"> is being terminated") {
+		t.Errorf("bkill 0 said %q", out)
+	}
+	c.waitState(a, "EXIT")
+	c.waitState(h, "EXIT")
+}
