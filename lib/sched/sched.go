@@ -19,8 +19,9 @@ var gauges = map[string]bool{
 	"ls": true, "it": true, "tmp": true, "swp": true, "mem": true,
 }
 
-// forever stands for "no known end" on the time axis of a host.
-const forever = time.Duration(math.MaxInt64)
+// forever stands for "no known end" on the time axis of a host: a
+// century, far enough and safe from overflow.
+const forever = 100 * 365 * 24 * time.Hour
 
 // use is one job's slots on a host over time.
 type use struct {
