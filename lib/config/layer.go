@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -378,7 +379,9 @@ func (l *layering) setResReq() error {
 		var err error
 		merged, err = resreq.MergeProfile(job, l.app.resReq, l.app.IsFixed("res_req"))
 		if err != nil {
-			msg := strings.Replace(err.Error(), "the application profile", "application profile "+l.app.Name, 1)
+			// resreq writes some sections twice: "span[span[hosts=1]]".
+			msg := doubled.ReplaceAllString(err.Error(), "$1")
+			msg = strings.Replace(msg, "the application profile", "application profile "+l.app.Name, 1)
 			if !strings.Contains(msg, l.app.Name) {
 				msg = "application profile " + l.app.Name + ": " + msg
 			}
@@ -400,6 +403,8 @@ func (l *layering) setResReq() error {
 	}
 	return nil
 }
+
+var doubled = regexp.MustCompile(`(?:order|span|cu|affinity)\[((?:order|span|cu|affinity)\[[^\[\]]*\])\]`)
 
 func capitalize(s string) string {
 	if s == "" {
