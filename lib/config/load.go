@@ -99,17 +99,24 @@ func decodeErrors(name string, doc []byte, err error) Errors {
 		for i := range missing.Errors {
 			de := &missing.Errors[i]
 			line, _ := de.Position()
-			key := strings.Join(de.Key(), ".")
+			k := de.Key()
+			// Name the first part of the key that is unknown.
+			for n := 1; n <= len(k); n++ {
+				if typeAt(k[:n]) == nil {
+					k = k[:n]
+					break
+				}
+			}
 			msg := "unknown key"
-			if de.Error() == "missing table" {
+			if strings.HasSuffix(de.Error(), "missing table") || len(k) < len(de.Key()) {
 				msg = "unknown table"
 			}
-			if s := suggest(de.Key()); s != "" {
+			if s := suggest(k); s != "" {
 				msg += "; did you mean " + s + "?"
-			} else if known := knownKeys(de.Key()); known != "" {
+			} else if known := knownKeys(k); known != "" {
 				msg += "; expected one of " + known
 			}
-			es = append(es, &Error{File: name, Line: line, Key: key, Msg: msg})
+			es = append(es, &Error{File: name, Line: line, Key: strings.Join(k, "."), Msg: msg})
 		}
 		return es
 	}

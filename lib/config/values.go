@@ -46,7 +46,7 @@ func (m *Memory) UnmarshalText(b []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%s: unknown unit %q; use KB, MB, GB or TB", s, s[i:])
+	return fmt.Errorf("%s: unknown unit %q; use KB, MB, GB or TB", s, strings.TrimSpace(s[i:]))
 }
 
 // MarshalText writes the amount as String does.
