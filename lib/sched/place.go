@@ -47,7 +47,10 @@ type part struct {
 	same  []string
 	all   []int // hosts passing the static checks, in order[] order
 	live  []int // those that may still take a job of the bucket
-	local resreq.Local
+	// groups are the live hosts split by their same[] values (with
+	// same[] only).
+	groups [][]int
+	local  resreq.Local
 }
 
 type need struct {
@@ -188,12 +191,16 @@ func (c *cycle) newPart(b *bucket, s *resreq.Simple, set resreq.UsageSet, n int,
 			p.hneed = append(p.hneed, nd)
 		}
 	}
+	p.all = make([]int, 0, len(sorted))
 	for _, h := range sorted {
 		if c.staticFail(b, p, h) == okHost {
 			p.all = append(p.all, h)
 		}
 	}
 	p.live = slices.Clone(p.all)
+	if len(p.same) > 0 {
+		p.groups = c.groups(p, p.all)
+	}
 	return p, nil
 }
 
@@ -557,12 +564,18 @@ func (c *cycle) fit(b *bucket, p *part, min, max int, ov overlay, prune bool) ([
 		return picks, total
 	}
 	best := 0
-	for _, g := range c.groups(p, p.live) {
-		picks, _, total := c.allocate(p, g, capf, min, max, false)
+	for gi, g := range p.groups {
+		picks, list, total := c.allocate(p, g, capf, min, max, prune)
+		if prune {
+			p.groups[gi] = list
+		}
 		if picks != nil {
 			return picks, total
 		}
 		best = max2(best, total)
+	}
+	if prune {
+		p.groups = slices.DeleteFunc(p.groups, func(g []int) bool { return len(g) == 0 })
 	}
 	return nil, best
 }
@@ -580,13 +593,20 @@ func (c *cycle) groups(p *part, list []int) [][]int {
 	idx := map[string]int{}
 	var out [][]int
 	var sb strings.Builder
+	type res struct {
+		r resreq.Resource
+		i int
+	}
+	var rs []res
+	for _, name := range p.same {
+		if r, i, ok := c.schema.Lookup(name); ok {
+			rs = append(rs, res{r, i})
+		}
+	}
 	for _, h := range list {
 		sb.Reset()
-		for _, name := range p.same {
-			r, i, ok := c.schema.Lookup(name)
-			if !ok {
-				continue
-			}
+		for _, x := range rs {
+			r, i := x.r, x.i
 			v := c.hosts[h].vals
 			switch r.Kind {
 			case resreq.Numeric:

@@ -112,7 +112,7 @@ func newCycle(s *Snapshot) *cycleX {
 		shared: map[string]float64{}, queues: map[string]*qstate{},
 		buckets: map[string]*bucket{}, orders: map[string][]int{}, sets: map[string][]bool{},
 		reqStr: map[*resreq.ResReq]string{},
-		dec:    &Decision{Pending: map[JobKey][]string{}},
+		dec:    &Decision{Pending: make(map[JobKey][]string, len(s.Jobs))},
 	}, jobsOf: map[string][]int{}}
 	if c.schema == nil {
 		c.schema, _ = resreq.NewSchema()

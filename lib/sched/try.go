@@ -257,7 +257,7 @@ func (c *cycle) reserve(b *bucket, v *variant, j *Job) string {
 			picks, _, _ := c.allocate(p, list, capAt(t), b.min, b.min, false)
 			return picks
 		}
-		for _, g := range c.groups(p, list) {
+		for _, g := range c.groups(p, list) { // list: p.all
 			if picks, _, _ := c.allocate(p, g, capAt(t), b.min, b.min, false); picks != nil {
 				return picks
 			}
