@@ -170,7 +170,8 @@ func reject(format string, a ...any) error { return &Rejection{Msg: fmt.Sprintf(
 
 // Layer turns a submission into its effective spec (DESIGN.md,
 // configuration layering). It is pure: it reads sub and cfg and modifies
-// neither. The submission's identity fields (user) should be filled in;
+// neither; cfg comes from Load or Default. The submission's identity
+// fields (user) should be filled in;
 // its env is read for the profile's env layering. Every error is a
 // *Rejection.
 func Layer(sub *api.JobSpec, cfg *Config) (*Result, error) {
@@ -181,6 +182,8 @@ func Layer(sub *api.JobSpec, cfg *Config) (*Result, error) {
 		sub: sub,
 		cfg: cfg,
 		res: &Result{Effective: proto.Clone(sub).(*api.JobSpec), Origin: map[string]Origin{}},
+
+		ceilingOnly: map[string]bool{},
 	}
 	for _, step := range []func() error{
 		l.setQueue, l.setApp, l.setProject, l.checkExclusive, l.setExec, l.setResReq, l.setTasks,
@@ -202,6 +205,10 @@ type layering struct {
 	app *App // nil without a profile
 	prj *Project
 	rr  *resreq.ResReq // the merged requirement
+
+	// ceilingOnly marks limits that are the queue's ceiling because no
+	// layer set a value.
+	ceilingOnly map[string]bool
 }
 
 func (l *layering) eff() *api.JobSpec { return l.res.Effective }
@@ -447,11 +454,11 @@ func (l *layering) setTasks() error {
 	case l.app != nil && l.app.defaultTasks() > 0:
 		lo = int32(l.app.defaultTasks())
 		l.origin("min_tasks", l.profile())
-	case l.q.DefaultTasks > 0 || l.q.MinTasks > 0:
-		lo = int32(max(l.q.DefaultTasks, l.q.MinTasks))
-		if l.q.DefaultTasks > 0 {
-			lo = int32(l.q.DefaultTasks)
-		}
+	case l.q.DefaultTasks > 0:
+		lo = int32(l.q.DefaultTasks)
+		l.origin("min_tasks", l.queuePart())
+	case l.q.MinTasks > 0:
+		lo = int32(l.q.MinTasks)
 		l.origin("min_tasks", l.queuePart())
 	default:
 		lo = 1
@@ -516,6 +523,7 @@ func (l *layering) limit(field, attr, opt string, job int64, prof, qdef, qmax in
 	case qmax > 0:
 		v = qmax
 		l.origin(field, l.queuePart())
+		l.ceilingOnly[field] = true
 	}
 	if qmax > 0 && v > qmax {
 		return 0, reject("Job requests %s%s; queue %s allows at most %s", l.describe(what, text(v)), by(l.res.Origin[field]), l.q.Name, text(qmax))
@@ -566,9 +574,10 @@ func (l *layering) setMemLimit() error {
 }
 
 // memNeed is the memory the job holds against a project quota, in KB: its
-// effective memory limit, else its rusage[mem] times its minimum tasks.
+// effective memory limit, unless that is only the queue's ceiling; else its
+// rusage[mem] times its minimum tasks.
 func (l *layering) memNeed() int64 {
-	if v := l.eff().MemLimitKb; v > 0 {
+	if v := l.eff().MemLimitKb; v > 0 && !l.ceilingOnly["mem_limit_kb"] {
 		return v
 	}
 	if mb, ok := l.reserved("mem"); ok {

@@ -253,6 +253,16 @@ pend 5 p1 need 10485760 of 104857600: Project p1 has reached its quota of 100 GB
 pend 6 p1 need 1 of 4: Project p1 has reached its quota of 4 GPUs
 pend 4 p1 need 2 of 12: Project p1 has reached its quota of 12 job slots
 `},
+		{"project memory by rusage, not by the queue's ceiling", &sub{Queue: "short", Project: "p1", ResReq: []string{"rusage[mem=1GB]"}}, `
+queue short [job]
+project p1 [job]
+min_tasks 1-1 [default]
+res_req rusage[mem=1GB] [job]
+run_limit_sec 10m [queue short]
+mem_limit_kb 64GB [queue short]
+pend 5 p1 need 1048576 of 104857600: Project p1 has reached its quota of 100 GB memory
+pend 4 p1 need 1 of 12: Project p1 has reached its quota of 12 job slots
+`},
 		{"shared resource pends", &sub{ResReq: []string{"rusage[verilog=2]"}}, `
 queue normal [default]
 project default [default]
