@@ -379,3 +379,37 @@ func TestSignalAndSpool(t *testing.T) {
 	c.waitState(a, "EXIT")
 	c.waitState(h, "EXIT")
 }
+
+// bpeek shows a running job's output so far (and -f follows it to the
+// end, without the job report); bhist shows its history from the event log.
+func TestPeekAndHistory(t *testing.T) {
+	c := newCluster(t)
+	id := c.submit("", "-J", "hist", "echo first; sleep 1; echo second; exit 3")
+	c.waitState(id, "RUN")
+	var out string
+	for i := 0; i < 50 && !strings.Contains(out, "first"); i++ {
+		time.Sleep(50 * time.Millisecond)
+		out = c.run("", "bpeek", id).stdout
+	}
+	if out != "<< output from stdout >>\nfirst\n" {
+		t.Errorf("bpeek: %q", out)
+	}
+	if f := c.must("", "bpeek", "-f", id); f != "<< output from stdout >>\nfirst\nsecond\n" {
+		t.Errorf("bpeek -f: %q", f)
+	}
+	c.waitState(id, "EXIT")
+	if r := c.run("", "bpeek", id); r.code == 0 || r.stderr != "Job <"+id+"> : Already finished.\n" {
+		t.Errorf("bpeek of a finished job: %d %q", r.code, r.stderr)
+	}
+	long := c.must("", "bhist", "-l", id)
+	for _, want := range []string{"Job <" + id + ">, Job Name <hist>", "Submitted from host", "Dispatched 1 Task(s)", "Starting (Pid ",
+		"Exited with exit code 3.", "Summary of time in seconds spent in various states by"} {
+		if !strings.Contains(strings.ReplaceAll(long, "\n                     ", ""), want) {
+			t.Errorf("bhist -l lacks %q:\n%s", want, long)
+		}
+	}
+	short := c.must("", "bhist", "-a")
+	if !regexp.MustCompile(`(?m)^` + id + `\s+\S+\s+hist\s+0\s+0\s+[12]\s+0\s+0\s+0\s+[12]\s*$`).MatchString(short) {
+		t.Errorf("bhist -a:\n%s", short)
+	}
+}

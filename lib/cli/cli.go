@@ -59,6 +59,8 @@ var commands = map[string]func([]string) int{
 	"bresume": bresume,
 	"bqueues": bqueues,
 	"bhosts":  bhosts,
+	"bhist":   bhist,
+	"bpeek":   bpeek,
 }
 
 // lsfArgs rewrites LSF-style single-dash option words to pflag's long form.
@@ -184,6 +186,11 @@ func connect() (c *client.Client, cx context.Context, done func(), ok bool) {
 	}
 	cx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	return c, cx, func() { cancel(); c.Close() }, true
+}
+
+// connectTimeout is the context of one more call on an open connection.
+func connectTimeout() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), time.Minute)
 }
 
 // rpcError prints a failed call: the controller's own text for a refused

@@ -157,8 +157,10 @@ func isFinished(s api.JobState) bool {
 
 // ExecHosts lists the job's execution hosts as LSF shows them: "host" for a
 // host with one slot, "N*host" for N slots on it.
-func ExecHosts(j *api.Job) []string {
-	hs := j.GetExecHosts()
+func ExecHosts(j *api.Job) []string { return hostSlotNames(j.GetExecHosts()) }
+
+// hostSlotNames writes hosts as LSF does: "host", or "N*host" for N slots.
+func hostSlotNames(hs []*api.HostSlots) []string {
 	out := make([]string, 0, len(hs))
 	for _, h := range hs {
 		if h.GetSlots() > 1 {
