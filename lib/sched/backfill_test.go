@@ -9,10 +9,10 @@ import (
 
 func TestBackfill(t *testing.T) {
 	s := snapshot(hosts("a 4", "b 4 r15s=1"),
-		mkJob(1, "", "n=8"),        // needs both hosts: starts when r1 ends
-		mkJob(2, "", "W=30m"),      // ends before: backfills
+		mkJob(1, "", "n=8"),         // needs both hosts: starts when r1 ends
+		mkJob(2, "", "W=30m"),       // ends before: backfills
 		mkJob(3, "", "W=2h", "u=b"), // would delay job 1
-		mkJob(4, "", "u=c"),        // no run limit: would delay job 1
+		mkJob(4, "", "u=c"),         // no run limit: would delay job 1
 	)
 	s.Queues[0].SlotReserve = true
 	s.Running = []Alloc{

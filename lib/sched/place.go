@@ -51,6 +51,7 @@ type part struct {
 	// same[] only).
 	groups [][]int
 	local  resreq.Local
+	static *static
 }
 
 type need struct {
@@ -101,6 +102,7 @@ func (c *cycle) newBucket(j *Job) *bucket {
 	b := &bucket{q: qs, user: j.User, project: j.Project, excl: j.Exclusive || qs.q.Exclusive, dur: j.RunLimit}
 	b.min = max(j.MinSlots, 1)
 	b.max = max(j.MaxSlots, b.min)
+	mkey := strings.Join(j.Hosts, "\x00")
 	if len(j.Hosts) > 0 {
 		b.mset = c.hostSet(j.Hosts)
 	}
@@ -118,7 +120,7 @@ func (c *cycle) newBucket(j *Job) *bucket {
 				ors = req.Simple.Rusage.Or
 			}
 			for _, set := range ors {
-				p, err := c.newPart(b, req.Simple, set, 0, j.Local)
+				p, err := c.newPart(b, req.Simple, set, 0, j.Local, mkey)
 				if err != nil {
 					return err
 				}
@@ -136,7 +138,7 @@ func (c *cycle) newBucket(j *Job) *bucket {
 			if t.Req.Rusage != nil && len(t.Req.Rusage.Or) > 0 {
 				set = t.Req.Rusage.Or[0]
 			}
-			p, err := c.newPart(b, &t.Req, set, t.Count, j.Local)
+			p, err := c.newPart(b, &t.Req, set, t.Count, j.Local, mkey)
 			if err != nil {
 				return err
 			}
@@ -161,23 +163,10 @@ func (c *cycle) newBucket(j *Job) *bucket {
 	return b
 }
 
-func (c *cycle) newPart(b *bucket, s *resreq.Simple, set resreq.UsageSet, n int, local resreq.Local) (*part, error) {
+func (c *cycle) newPart(b *bucket, s *resreq.Simple, set resreq.UsageSet, n int, local resreq.Local, mkey string) (*part, error) {
 	p := &part{count: n, expr: s.Select, set: set, same: s.Same, local: local}
 	if s.Span != nil {
 		p.span = *s.Span
-	}
-	var err error
-	if p.sel, err = c.schema.Compile(s.Select, local); err != nil {
-		return nil, err
-	}
-	ord := s.Order
-	if ord == nil {
-		ord = &resreq.DefaultOrder
-	}
-	p.ord = orderKey(ord)
-	sorted, err := c.sorted(ord)
-	if err != nil {
-		return nil, err
 	}
 	for _, u := range set {
 		for _, ru := range u.Resources {
@@ -191,17 +180,61 @@ func (c *cycle) newPart(b *bucket, s *resreq.Simple, set resreq.UsageSet, n int,
 			p.hneed = append(p.hneed, nd)
 		}
 	}
-	p.all = make([]int, 0, len(sorted))
-	for _, h := range sorted {
-		if c.staticFail(b, p, h) == okHost {
-			p.all = append(p.all, h)
+	// What does not change in a cycle is shared by every bucket with the
+	// same queue, -m list and sections.
+	key := b.q.q.Name + "\x00" + mkey + "\x00" + local.Type + "\x00" + local.Model + "\x00" + s.String()
+	st, ok := c.statics[key]
+	if !ok {
+		st = &static{}
+		var err error
+		if st.sel, err = c.schema.Compile(s.Select, local); err != nil {
+			return nil, err
 		}
+		ord := s.Order
+		if ord == nil {
+			ord = &resreq.DefaultOrder
+		}
+		sorted, err := c.sorted(ord)
+		if err != nil {
+			return nil, err
+		}
+		p.sel = st.sel
+		st.all = make([]int, 0, len(sorted))
+		for _, h := range sorted {
+			f := c.staticFail(b, p, h)
+			st.counts[f]++
+			switch f {
+			case okHost:
+				st.all = append(st.all, h)
+			case fSelect:
+				st.selFail = append(st.selFail, h)
+			}
+		}
+		if len(p.same) > 0 {
+			st.groups = c.groups(p, st.all)
+		}
+		c.statics[key] = st
 	}
-	p.live = slices.Clone(p.all)
-	if len(p.same) > 0 {
-		p.groups = c.groups(p, p.all)
+	p.static = st
+	p.sel = st.sel
+	p.all = st.all
+	p.live = slices.Clone(st.all)
+	for _, g := range st.groups {
+		p.groups = append(p.groups, slices.Clone(g))
 	}
 	return p, nil
+}
+
+// static is what a cycle knows of a simple requirement in a queue before
+// placing anything: the hosts that pass the static checks (state, queue,
+// -m, select), in order[] order, and how many fail each check.
+type static struct {
+	sel      *resreq.Selector
+	all      []int
+	groups   [][]int
+	counts   [nFail]int
+	selFail  []int
+	selLines []string // computed when first needed
 }
 
 // sorted returns the hosts in the order of an order[] section, computed
@@ -308,15 +341,15 @@ func (o overlay) res(h, i int) float64 {
 
 // usageAt returns the slots in use on a host at time t: jobs that have
 // not ended by then, and reservations started by then.
-func (c *cycle) usageAt(hs *hostState, t time.Time) int {
+func (c *cycle) usageAt(hs *hostState, t int64) int {
 	n := 0
 	for _, u := range hs.uses {
-		if u.end.IsZero() || u.end.After(t) {
+		if u.end > t {
 			n += u.slots
 		}
 	}
 	for _, r := range hs.holds {
-		if !r.start.After(t) {
+		if r.start <= t {
 			n += r.slots
 		}
 	}
@@ -342,12 +375,14 @@ func (c *cycle) capNow(b *bucket, p *part, h int, ov overlay) (n int, why fail, 
 	}
 	overlaps := false
 	if len(hs.holds) > 0 {
-		end := c.now.Add(forever)
+		end := int64(never)
 		if b.dur > 0 {
-			end = c.now.Add(b.dur)
+			end = c.now.Add(b.dur).UnixNano()
 		}
 		for _, r := range hs.holds {
-			if r.start.Before(end) {
+			// A job with no known end overlaps every hold, even one
+			// planned for when such jobs end.
+			if r.start < end || end == never {
 				overlaps = true
 				if f := mx - c.usageAt(hs, r.start) - ovs; f < free {
 					free = f

@@ -19,19 +19,23 @@ var gauges = map[string]bool{
 	"ls": true, "it": true, "tmp": true, "swp": true, "mem": true,
 }
 
-// forever stands for "no known end" on the time axis of a host: a
-// century, far enough and safe from overflow.
-const forever = 100 * 365 * 24 * time.Hour
+// Times on a host's time axis are Unix nanoseconds; never is "no known
+// end".
+const never = math.MaxInt64
+
+// maxReservations bounds the reservations one cycle makes (each costs a
+// search over the hosts); jobs after that pend without holding slots.
+const maxReservations = 256
 
 // use is one job's slots on a host over time.
 type use struct {
-	end   time.Time // zero: no known end
+	end   int64 // never: no known end
 	slots int
 }
 
 // hold is a reservation for a pending job on one host.
 type hold struct {
-	start time.Time
+	start int64
 	slots int
 	res   []float64 // amounts held, by resource index (nil: none)
 }
@@ -81,6 +85,9 @@ type cycle struct {
 	orders  map[string][]int
 	sets    map[string][]bool
 	reqStr  map[*resreq.ResReq]string
+	ends    []int64 // sorted distinct known ends after now; nil: to compute
+	nres    int     // reservations made
+	statics map[string]*static
 	dec     *Decision
 	keyBuf  []byte
 }
@@ -111,8 +118,8 @@ func newCycle(s *Snapshot) *cycleX {
 		byName: make(map[string]int, len(s.Hosts)), resIdx: map[string]int{},
 		shared: map[string]float64{}, queues: map[string]*qstate{},
 		buckets: map[string]*bucket{}, orders: map[string][]int{}, sets: map[string][]bool{},
-		reqStr: map[*resreq.ResReq]string{},
-		dec:    &Decision{Pending: make(map[JobKey][]string, len(s.Jobs))},
+		reqStr: map[*resreq.ResReq]string{}, statics: map[string]*static{},
+		dec: &Decision{Pending: make(map[JobKey][]string, len(s.Jobs))},
 	}, jobsOf: map[string][]int{}}
 	if c.schema == nil {
 		c.schema, _ = resreq.NewSchema()
@@ -161,9 +168,9 @@ func newCycle(s *Snapshot) *cycleX {
 	}
 	for i := range s.Running {
 		a := &s.Running[i]
-		var end time.Time
+		end := int64(never)
 		if a.RunLimit > 0 {
-			end = a.Start.Add(a.RunLimit)
+			end = a.Start.Add(a.RunLimit).UnixNano()
 		}
 		c.account(a.User, a.Queue, a.Project, a.Start, end, a.Exclusive, a.Hosts)
 	}
@@ -264,7 +271,10 @@ func amount(set resreq.UsageSet, r string, elapsed time.Duration, slots int, lea
 
 // account charges an allocation (running, or placed in this cycle) to
 // hosts, queues, limits and shared resources.
-func (c *cycle) account(user, queue, project string, start, end time.Time, excl bool, has []HostAlloc) {
+func (c *cycle) account(user, queue, project string, start time.Time, end int64, excl bool, has []HostAlloc) {
+	if end != never {
+		c.ends = nil // recomputed when needed
+	}
 	elapsed := c.now.Sub(start)
 	total := 0
 	qs := c.queues[queue]

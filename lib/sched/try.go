@@ -203,9 +203,9 @@ func num(v float64) string { return fmt.Sprintf("%g", math.Round(v*100)/100) }
 
 // commit records a placement and charges it.
 func (c *cycle) commit(b *bucket, j *Job, v *variant, has []HostAlloc, n int) {
-	var end time.Time
+	end := int64(never)
 	if b.dur > 0 {
-		end = c.now.Add(b.dur)
+		end = c.now.Add(b.dur).UnixNano()
 	}
 	c.account(j.User, j.Queue, j.Project, c.now, end, b.excl, has)
 	c.dec.Placements = append(c.dec.Placements, Placement{Job: j.Key, Hosts: has, Slots: n, Alternative: v.alt})
@@ -223,25 +223,17 @@ func (c *cycle) reserve(b *bucket, v *variant, j *Job) string {
 	if len(p.all) == 0 {
 		return ""
 	}
-	// Candidate start times: now and every known end on a candidate host.
-	var times []time.Time
-	for _, h := range p.all {
-		for _, u := range c.hosts[h].uses {
-			if !u.end.IsZero() && u.end.After(c.now) {
-				times = append(times, u.end)
-			}
-		}
+	if c.nres >= maxReservations {
+		return ""
 	}
-	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
-	times = slices.CompactFunc(times, func(a, b time.Time) bool { return a.Equal(b) })
-	never := c.now.Add(forever)
-	times = append(times, never)
-	capAt := func(t time.Time) func(int) int {
+	// Candidate start times: now, every known end, and never.
+	times := c.endTimes()
+	capAt := func(t int64) func(int) int {
 		return func(h int) int {
 			hs := &c.hosts[h]
 			u := c.usageAt(hs, t)
 			for _, r := range hs.holds {
-				if r.start.After(t) {
+				if r.start > t {
 					u = max2(u, c.usageAt(hs, r.start))
 				}
 			}
@@ -251,7 +243,7 @@ func (c *cycle) reserve(b *bucket, v *variant, j *Job) string {
 			return hs.h.MaxSlots - u
 		}
 	}
-	try := func(t time.Time) []pick {
+	try := func(t int64) []pick {
 		list := slices.Clone(p.all)
 		if len(p.same) == 0 {
 			picks, _, _ := c.allocate(p, list, capAt(t), b.min, b.min, false)
@@ -272,9 +264,10 @@ func (c *cycle) reserve(b *bucket, v *variant, j *Job) string {
 	}
 	start := times[k]
 	picks := try(start)
+	c.nres++
 	r := Reservation{Job: j.Key}
 	if start != never {
-		r.Start = start
+		r.Start = c.now.Add(time.Duration(start - c.now.UnixNano()))
 	}
 	for i, pk := range picks {
 		hs := &c.hosts[pk.h]
@@ -297,6 +290,27 @@ func (c *cycle) reserve(b *bucket, v *variant, j *Job) string {
 		when = "estimated start " + r.Start.UTC().Format(time.RFC3339)
 	}
 	return fmt.Sprintf("Slots reserved on %s; %s", plural(len(picks), "host"), when)
+}
+
+// endTimes returns now, the known ends of the jobs holding slots (after
+// now, sorted, once each) and never.
+func (c *cycle) endTimes() []int64 {
+	if c.ends != nil {
+		return c.ends
+	}
+	now := c.now.UnixNano()
+	t := []int64{now}
+	for h := range c.hosts {
+		for _, u := range c.hosts[h].uses {
+			if u.end != never && u.end > now {
+				t = append(t, u.end)
+			}
+		}
+	}
+	slices.Sort(t)
+	t = slices.Compact(t)
+	c.ends = append(t, never)
+	return c.ends
 }
 
 func plural(n int, what string) string {
@@ -326,16 +340,8 @@ func (c *cycle) explain(b *bucket, v *variant, p *part, mx int) []string {
 		}
 		return out
 	}
-	var counts [nFail]int
-	var selFail []int
+	counts := p.static.counts
 	rusFail := map[int]int{}
-	for h := range c.hosts {
-		f := c.staticFail(b, p, h)
-		if f == fSelect {
-			selFail = append(selFail, h)
-		}
-		counts[f]++
-	}
 	phm := perHostMin(p, lo)
 	freeSum, usable := 0, 0
 	for _, h := range p.all {
@@ -380,8 +386,11 @@ func (c *cycle) explain(b *bucket, v *variant, p *part, mx int) []string {
 	for _, l := range ls {
 		out = append(out, fmt.Sprintf("%s: %s", failText[l.f], plural(l.n, "host")))
 	}
-	if len(selFail) > 0 {
-		out = append(out, c.selectDetail(p, selFail)...)
+	if len(p.static.selFail) > 0 {
+		if p.static.selLines == nil {
+			p.static.selLines = c.selectDetail(p, p.static.selFail)
+		}
+		out = append(out, p.static.selLines...)
 	}
 	for _, nd := range p.hneed {
 		if n := rusFail[nd.idx]; n > 0 {
