@@ -284,3 +284,26 @@ func TestWindow(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParse: no input makes Parse panic, and what loads prints a
+// configuration that loads again.
+func FuzzParse(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.toml")
+	bad, _ := filepath.Glob("testdata/bad/*.toml")
+	for _, name := range append(files, bad...) {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse("fuzz.toml", data)
+		if err != nil {
+			return
+		}
+		if _, err := Parse("effective.toml", []byte(c.Effective())); err != nil {
+			t.Fatalf("effective configuration does not load: %v\n%s", err, c.Effective())
+		}
+	})
+}

@@ -171,9 +171,8 @@ func reject(format string, a ...any) error { return &Rejection{Msg: fmt.Sprintf(
 // Layer turns a submission into its effective spec (DESIGN.md,
 // configuration layering). It is pure: it reads sub and cfg and modifies
 // neither; cfg comes from Load or Default. The submission's identity
-// fields (user) should be filled in;
-// its env is read for the profile's env layering. Every error is a
-// *Rejection.
+// fields (user) should be filled in; its env is read for the profile's env
+// layering. Every error is a *Rejection.
 func Layer(sub *api.JobSpec, cfg *Config) (*Result, error) {
 	if sub == nil {
 		return nil, reject("No job specification")
