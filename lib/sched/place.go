@@ -39,7 +39,6 @@ type part struct {
 	count int // slots of a compound term; 0: the job's -n
 	expr  resreq.Expr
 	sel   *resreq.Selector
-	ord   string
 	set   resreq.UsageSet
 	hneed []need // host resources
 	sneed []need // shared resources
@@ -125,9 +124,6 @@ func (c *cycle) newBucket(j *Job) *bucket {
 					return err
 				}
 				b.variants = append(b.variants, &variant{alt: alt, parts: []*part{p}})
-				if alt == 0 && len(ors) > 1 {
-					alt++ // rusage alternatives are numbered too
-				}
 			}
 			return nil
 		}

@@ -186,8 +186,9 @@ type Placement struct {
 	Job   JobKey
 	Hosts []HostAlloc
 	Slots int
-	// Alternative is the index of the alternative requirement ({..}||{..})
-	// or rusage alternative (rusage[a || b]) used; 0 for the first.
+	// Alternative is the index of the alternative requirement
+	// ({..} || {..}) used; 0 otherwise. The rusage alternative chosen
+	// (rusage[a || b]) is the Rusage of the hosts.
 	Alternative int
 }
 

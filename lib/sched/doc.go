@@ -1,0 +1,169 @@
+// Package sched owns scheduling decisions: given a Snapshot of the
+// cluster (hosts with their attributes, load and allocations; queues and
+// their policy; limits and quotas; cluster-wide shared resources; pending
+// jobs) and the clock it contains, Schedule returns the placements, the
+// slot reservations made for jobs that must wait, and for every job it did
+// not place the reasons, one line each, as bjobs -p prints them. It is
+// pure: it imports lib/resreq and the standard library only, reads no
+// clock, and the same snapshot always gives the same Decision. It does not
+// write anything: the controller persists and launches what it returns
+// (DESIGN.md, "The scheduler only decides").
+//
+// # Units
+//
+// Memory (mem, swp, tmp, and site resources defined with units) is in MB,
+// LSF's default LSF_UNIT_FOR_LIMITS: the values hosts report, rusage
+// amounts (resreq converts 4GB to 4096), limits and usage. Times are
+// time.Time and time.Duration; fairshare usage is turned into hours, as
+// LSF's formula expects.
+//
+// # One cycle
+//
+//  1. Accounting. Every running allocation is charged to its hosts, its
+//     queue, the limits it counts against and the shared resources. For a
+//     gauge resource (a load index the host reports as currently available:
+//     mem, swp, tmp, r15s, ut, ...) the host is charged only the unused part
+//     of each reservation, max(0, reserved - used), since the reported figure
+//     already excludes what the job uses; limits and quotas count
+//     max(reserved, used). Any other host resource (ngpus_physical, site
+//     numeric resources) is a counter: the host reports its total and the
+//     whole reservation is subtracted. Reservations follow their duration
+//     and decay (resreq.Usage.AmountAt of the time the job has run).
+//     Cluster-wide resources named in Snapshot.Shared (license tokens) are
+//     reserved from those totals. The values select and order read are the
+//     host's, net of the running reservations.
+//  2. Order. Queues by priority (ties: their order in Snapshot.Queues);
+//     within a queue, -sp priority, then the order of Snapshot.Jobs (which
+//     is submission order, with btop/bbot applied by the controller moving
+//     jobs in it). In a queue with Fairshare, the next job is always the
+//     first one of the user with the highest dynamic priority, shares /
+//     (cpu*CPU_TIME_FACTOR + run*RUN_TIME_FACTOR + (1+slots)*RUN_JOB_FACTOR),
+//     recomputed after each of that user's placements: a user with 10,000
+//     pending jobs and one with 10 alternate.
+//  3. Buckets. Jobs with identical queue, user, project, requirement, -n,
+//     -m, -x, run limit and usable alternatives share a bucket. The hosts
+//     that pass the checks that do not change during a cycle (state, queue
+//     hosts, -m, select) are found once per queue, -m list and requirement,
+//     in the requirement's order[] (default r15s:pg), so select runs once per
+//     host for them. Each bucket keeps its own list of hosts that may still
+//     take one of its jobs, dropping hosts that fill up; once a job of a
+//     bucket cannot be placed, the rest of the bucket pends with the same
+//     reasons without being tried.
+//  4. Placement, for each part of the requirement (the job, or each term
+//     of a compound requirement; alternatives {..}||{..} and rusage
+//     alternatives are tried in order, the first that fits wins): limits
+//     cap the slots (queue QJOB_LIMIT and UJOB_LIMIT, Limit entries); then
+//     hosts are taken in order, each offering its free slots less
+//     reservations held for other jobs, HJOB_LIMIT and per-host limits, and
+//     as many slots as its unreserved rusage amounts allow.
+//  5. Reservation. In a queue with SlotReserve, a job that does not fit
+//     gets the earliest start its slots allow, computed from the run limits
+//     of the jobs holding slots, and holds the hosts and slots it would
+//     start on. Later jobs may use held slots only if their run limit ends
+//     before that start (backfill), so the start is never delayed by them.
+//
+// # Choices where the issue and LSF are silent
+//
+//   - Span: span[hosts=1] takes the first host (in order) with at least
+//     the minimum of -n and gives it up to the maximum. span[ptile=N]
+//     gives N slots per host and lets the last host take the remainder;
+//     ptile='!' uses the host's MaxSlots, and per-type ptile values match
+//     the host's type or model. span[block=N] gives whole blocks, as many
+//     as fit, host after host. span[stripe] deals slots one at a time over
+//     every usable host (at most StripeMax each). Without span, hosts are
+//     filled in order.
+//   - same[]: hosts are grouped by their values of the named resources;
+//     the first group (in host order) that holds the whole job is used.
+//   - type==local: applied (resreq.Defaults) only when Job.Local.Type is
+//     set; a controller that leaves it empty gets no implicit type term.
+//   - rusage amounts are per host (LSF 10.1 with RESOURCE_RESERVE_PER_TASK
+//     =N) unless written /task (per slot) or /job (once, on the first host
+//     of the part). For a shared resource a per-host amount is taken once
+//     per job.
+//   - Exclusive: a job with -x, or any job of a queue with Exclusive, needs
+//     a host running nothing and no other job is placed there while it
+//     runs; it gets the slots it asked for.
+//   - Compound requirements: each term is placed after the previous ones,
+//     seeing their slots and reservations; terms may share a host.
+//     Compound jobs are not planned ahead (no reservation).
+//   - Reservations plan slots only; the rusage host amounts of a reserved
+//     job are held from now (conservatively) for jobs that would still be
+//     running at its start. A job whose start depends on running jobs
+//     without a run limit reserves "for when they finish" (Reservation.Start
+//     zero): then only jobs with a run limit, or that fit beside it, start
+//     on its hosts. At most 256 reservations are made in a cycle. A job
+//     blocked by a limit rather than by capacity reserves nothing.
+//   - Backfill needs only a run limit (-W); LSF's queue BACKFILL switch is
+//     not modelled, the queue's SlotReserve is what makes jobs wait in
+//     order.
+//   - Fairshare: users only (no user groups); shares default to the
+//     "default" entry, else 1. Past usage decays so that one hour counts
+//     0.1 hour after HistHours hours (LSF's HIST_HOURS); the run time of
+//     running jobs of the queue is added as it is.
+//   - Limits: a non-PerHost Limit caps the job's slots and its reserved
+//     amounts at the job level; Hosts is used by PerHost limits only.
+//     A resource quota is checked with the job's minimum slots.
+//   - The values select and order see are those at the start of the
+//     cycle; within the cycle, capacity is tracked by slots and rusage.
+//   - Hosts in -m or queue HOSTS may be host names, group names (nested),
+//     or "all"; a "+N" preference suffix is accepted and ignored.
+//
+// # Pending reasons
+//
+// A job-level reason is one line in LSF's wording where LSF has one ("The
+// queue has reached its job slot limit", "User has reached the per-user job
+// slot limit of the queue", ...), followed by a line naming the limit and
+// the figures. Host-level reasons are aggregated over every host, as
+// Kubernetes' FitError does, one line per LSF reason with its host count
+// ("Closed by LSF administrator: 2 hosts", "Not enough job slot(s): 3
+// hosts"), most hosts first, followed by the terms of the requirement that
+// failed: "select[mem > 64000]: no host has that much memory (largest: 23
+// GB)", "select[type == X86_64]: not satisfied on 3 hosts", "rusage[mem=
+// 8000]: 3 hosts have less than 8000 MB unreserved". When every host could
+// take part of the job but not all of it: "Not enough job slot(s): 6 free
+// on 2 usable hosts, the job needs 8" (or LSF's "Not enough hosts to meet
+// the job's spanning requirement" under span or same). A job holding a
+// reservation adds "Slots reserved on N hosts; estimated start ...".
+//
+// # Building a Snapshot in the controller
+//
+//   - Now: the cycle's time.Now(). Schema: the cluster's resreq.Schema
+//     (built-ins plus configured site resources).
+//   - Hosts: one per configured host (the single-host controller: one, its
+//     own name, MaxSlots = cfg.Slots). Values: Schema.NewHost() filled with
+//     the static attributes (type, model, ncpus, maxmem, site resources)
+//     and the worker's last load report (mem, swp, tmp AVAILABLE in MB,
+//     r15s, r1m, ut, pg, ...). Status: HostUnavail while the worker is not
+//     connected (and reset Values, DESIGN.md), HostClosed after badmin
+//     hclose.
+//   - HostGroups: the configuration's host groups.
+//   - Queues: from the configured queues: api.Queue.Priority, !Active ->
+//     Inactive, MaxSlots -> SlotLimit, UserSlotLimit, HostSlotLimit, Hosts;
+//     Exclusive, SlotReserve and Fairshare from the queue configuration
+//     (Fairshare.Usage from the accounting of finished jobs).
+//   - Limits: lsb.resources-like Limit sections, project quotas (Per:
+//     PerProject, Projects: [name]), users' MAX_JOBS (Per: PerUser).
+//   - Shared: configured totals of cluster-wide resources.
+//   - Jobs: c.pending in submission order (btop/bbot reorder it), only
+//     records in PEND that are not held, whose begin time has passed,
+//     whose dependency is met and whose array limit allows another
+//     element: the controller keeps deciding those itself (its reasons for
+//     them stay its own). Key {JobId, ArrayIndex}; User, Queue, Project
+//     from the effective spec; Req: the merged effective requirement
+//     (resreq.Join of the -R strings, merged with the application profile
+//     and queue), parsed once per distinct string and shared between jobs
+//     (the pointer is the bucket's cache key); MinSlots/MaxSlots from
+//     minTasks/maxTasks; Hosts from -m; Exclusive from -x; Priority from
+//     -sp; Submit from SubmitTime; RunLimit from run_limit_sec (or the
+//     queue's RUNLIMIT).
+//   - Running: every RUN, SSUSP and USUSP job (a suspended job keeps its
+//     slots): Start from StartTime, its ExecHosts with their slots, the
+//     rusage set recorded at dispatch (the Placement's HostAlloc.Rusage)
+//     and the usage its worker last reported (Used, MB).
+//
+// Then for each Placement: write the job as RUN on Hosts (ExecHosts,
+// AllocSlots = Slots, and keep each HostAlloc's Rusage for the next
+// snapshots) before launching it; for each pending job store
+// Decision.Pending[key] joined for bjobs -p; Reservations give bjobs -l's
+// estimated start.
+package sched
