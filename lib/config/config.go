@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"xce/lib/api"
 	"xce/lib/resreq"
 )
 
@@ -323,4 +324,30 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// APIQueues returns the queues as lib/api sends them (bqueues), highest
+// priority first; every queue is open and active, and the counters are
+// zero for the controller to fill.
+func (c *Config) APIQueues() []*api.Queue {
+	var out []*api.Queue
+	for _, name := range c.QueueNames() {
+		q := c.Queues[name]
+		out = append(out, &api.Queue{
+			Name:          name,
+			Priority:      int32(q.Priority),
+			Open:          true,
+			Active:        true,
+			Description:   q.Description,
+			MaxSlots:      int32(q.MaxSlots),
+			UserSlotLimit: int32(q.MaxSlotsPerUser),
+			HostSlotLimit: int32(q.MaxSlotsPerHost),
+			IsDefault:     name == c.Cluster.DefaultQueue,
+			RunLimitSec:   int64(q.MaxRunLimit),
+			Nice:          int32(q.Nice),
+			Hosts:         slices.Clone(q.Hosts),
+			Users:         slices.Clone(q.Users),
+		})
+	}
+	return out
 }

@@ -307,3 +307,21 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestAPIQueues(t *testing.T) {
+	c, err := Load("testdata/example.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := c.APIQueues()
+	if len(qs) != 3 || qs[0].Name != "short" || qs[1].Name != "normal" || !qs[1].IsDefault || qs[0].IsDefault {
+		t.Fatalf("queues: %v", qs)
+	}
+	s := qs[0]
+	if s.Priority != 50 || s.MaxSlots != 128 || s.HostSlotLimit != 8 || s.RunLimitSec != 3600 || !s.Open || !s.Active {
+		t.Errorf("short: %v", s)
+	}
+	if qs[1].UserSlotLimit != 64 || qs[1].Nice != 20 {
+		t.Errorf("normal: %v", qs[1])
+	}
+}
