@@ -11,6 +11,8 @@
 //		// err is config.Errors, one "xce.toml:12: queues.short.max_mem: ..." per line
 //	}
 //	fmt.Print(cfg.Effective()) // every default filled in: for "xced config check"
+//	cfg.APIQueues()            // []*api.Queue for bqueues, highest priority first
+//	cfg.ExpandHosts(q.Hosts); cfg.UserIn(user, q.Users); cfg.IsAdmin(user)
 //
 //	res, err := config.Layer(submission, cfg)
 //	if err != nil {
