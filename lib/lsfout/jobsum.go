@@ -59,7 +59,7 @@ func WriteJobsSum(w io.Writer, jobs []*api.Job, noHeader bool) error {
 
 // ArrayCounts is one line of bjobs -A: an array and its elements by state.
 type ArrayCounts struct {
-	Job                                                   *api.Job // any element: the id, name, spec and owner
+	Job                                               *api.Job // any element: the id, name, spec and owner
 	NJobs, Pend, Done, Run, Exit, Ssusp, Ususp, Psusp int
 }
 

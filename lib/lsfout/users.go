@@ -11,7 +11,7 @@ import (
 
 // UserSlots is one line of busers: a user's job slots by state.
 type UserSlots struct {
-	User                                   string
+	User                                string
 	NJobs, Pend, Run, Ssusp, Ususp, Rsv int
 }
 
