@@ -29,6 +29,25 @@ func TestBackfill(t *testing.T) {
 	}
 }
 
+// TestBackfillSameBucket: jobs identical but for their run limit share a
+// bucket; a long one that would delay the reserved job does not stop a
+// shorter one behind it.
+func TestBackfillSameBucket(t *testing.T) {
+	s := snapshot(hosts("a 4"),
+		mkJob(1, "", "n=4"),
+		mkJob(2, "", "W=2h"),
+		mkJob(3, "", "W=3h"),
+		mkJob(4, "", "W=20m"),
+	)
+	s.Queues[0].SlotReserve = true
+	s.Running = []Alloc{mkRun(10, "bob normal 10m 1h a*2", "", 0)}
+	check(t, s, `
+1: PEND Not enough job slot(s): 2 free on 1 usable host, the job needs 4 | Slots reserved on 1 host; estimated start 2026-01-05T09:50:00Z
+2: PEND Job slots reserved for a higher-priority pending job: 1 host
+3: PEND Job slots reserved for a higher-priority pending job: 1 host
+4: a*1`)
+}
+
 func TestBackfillOtherHostsFree(t *testing.T) {
 	// Host c is not needed by the reservation: anything may run there.
 	s := snapshot(hosts("a 4", "b 4 r15s=1", "c 1 r15s=2 type=SMALL"),

@@ -41,14 +41,15 @@
 //     recomputed after each of that user's placements: a user with 10,000
 //     pending jobs and one with 10 alternate.
 //  3. Buckets. Jobs with identical queue, user, project, requirement, -n,
-//     -m, -x, run limit and usable alternatives share a bucket. The hosts
+//     -m, -x and usable alternatives share a bucket. The hosts
 //     that pass the checks that do not change during a cycle (state, queue
 //     hosts, -m, select) are found once per queue, -m list and requirement,
 //     in the requirement's order[] (default r15s:pg), so select runs once per
 //     host for them. Each bucket keeps its own list of hosts that may still
 //     take one of its jobs, dropping hosts that fill up; once a job of a
 //     bucket cannot be placed, the rest of the bucket pends with the same
-//     reasons without being tried.
+//     reasons without being tried, except, when slots are held for
+//     reservations, jobs with a shorter run limit (they may backfill).
 //  4. Placement, for each part of the requirement (the job, or each term
 //     of a compound requirement; alternatives {..}||{..} and rusage
 //     alternatives are tried in order, the first that fits wins): limits

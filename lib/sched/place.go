@@ -11,8 +11,9 @@ import (
 )
 
 // bucket groups the pending jobs whose requirements are identical: same
-// queue, user, project, requirement, slots, -m, -x, run limit and usable
-// alternatives. Hosts are filtered for a bucket once; once one of its jobs
+// queue, user, project, requirement, slots, -m, -x and usable
+// alternatives (the run limit matters only where slots are held for a
+// reservation, see try). Hosts are filtered for a bucket once; once one of its jobs
 // cannot be placed, the rest of the bucket pends with the same reasons.
 type bucket struct {
 	q        *qstate
@@ -20,7 +21,9 @@ type bucket struct {
 	project  string
 	min, max int
 	excl     bool
-	dur      time.Duration // run limit; 0 unknown
+	dur      time.Duration // run limit of the job being tried; 0 none
+	deadFrom int64         // when dead: jobs with a run limit (ns, never for none) from this one pend
+	reserved bool          // a job of the bucket holds a reservation
 	mset     []bool        // -m hosts; nil: any
 	variants []*variant
 	bad      string // why the requirement cannot be used at all
@@ -86,7 +89,7 @@ func (c *cycle) bucket(j *Job) *bucket {
 		b = append(b, h...)
 		b = append(b, 1)
 	}
-	b = fmt.Appendf(b, "\x00%d,%d,%t,%d,%d", j.MinSlots, j.MaxSlots, j.Exclusive, j.RunLimit, alts)
+	b = fmt.Appendf(b, "\x00%d,%d,%t,%d", j.MinSlots, j.MaxSlots, j.Exclusive, alts)
 	c.keyBuf = b
 	if bk, ok := c.buckets[string(b)]; ok {
 		return bk
@@ -98,7 +101,7 @@ func (c *cycle) bucket(j *Job) *bucket {
 
 func (c *cycle) newBucket(j *Job) *bucket {
 	qs := c.queues[j.Queue]
-	b := &bucket{q: qs, user: j.User, project: j.Project, excl: j.Exclusive || qs.q.Exclusive, dur: j.RunLimit}
+	b := &bucket{q: qs, user: j.User, project: j.Project, excl: j.Exclusive || qs.q.Exclusive}
 	b.min = max(j.MinSlots, 1)
 	b.max = max(j.MaxSlots, b.min)
 	mkey := strings.Join(j.Hosts, "\x00")
@@ -490,7 +493,8 @@ func (c *cycle) allocate(p *part, list []int, capf func(int) int, min, max int, 
 	total := 0
 	w := 0
 	keep := func(h, cp int) {
-		if prune && cp < phm {
+		// A host with holds may still take a shorter job of the bucket.
+		if prune && cp < phm && len(c.hosts[h].holds) == 0 {
 			return
 		}
 		list[w] = h

@@ -20,27 +20,41 @@ const (
 // job was placed.
 func (c *cycle) try(j *Job) bool {
 	b := c.bucket(j)
-	if b.dead {
+	d := int64(never)
+	if j.RunLimit > 0 {
+		d = int64(j.RunLimit)
+	}
+	if b.dead && d >= b.deadFrom {
 		c.pend(j.Key, b.why)
 		return false
 	}
-	fail := func(why []string) bool {
+	b.dur = j.RunLimit
+	// fail marks the bucket dead for every job (all), or for the jobs
+	// running at least as long as this one: a shorter job overlaps fewer
+	// reservations and may still fit.
+	fail := func(why []string, all bool) bool {
+		if all || c.nres == 0 {
+			d = 0
+		}
+		if !b.dead || d < b.deadFrom {
+			b.deadFrom = d
+		}
 		b.dead, b.why = true, why
 		c.pend(j.Key, why)
 		return false
 	}
 	if b.q.q.Inactive {
-		return fail([]string{reasonInactive})
+		return fail([]string{reasonInactive}, true)
 	}
 	if b.bad != "" {
-		return fail([]string{b.bad})
+		return fail([]string{b.bad}, true)
 	}
 	if len(b.variants) == 0 {
-		return fail([]string{"No alternative resource requirement can be used yet"})
+		return fail([]string{"No alternative resource requirement can be used yet"}, true)
 	}
 	mx, why := c.limitCap(b)
 	if mx < b.min {
-		return fail(why)
+		return fail(why, true)
 	}
 	mx = min2(mx, b.max)
 	var failed *part
@@ -56,12 +70,13 @@ func (c *cycle) try(j *Job) bool {
 		}
 	}
 	why = c.explain(b, fv, failed, mx)
-	if b.q.q.SlotReserve {
+	if b.q.q.SlotReserve && !b.reserved {
+		b.reserved = true
 		if r := c.reserve(b, fv, j); r != "" {
 			why = append(why, r)
 		}
 	}
-	return fail(why)
+	return fail(why, false)
 }
 
 // place allocates every part of variant v now. On failure it returns the
