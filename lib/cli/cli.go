@@ -61,6 +61,11 @@ var commands = map[string]func([]string) int{
 	"bhosts":  bhosts,
 	"bhist":   bhist,
 	"bpeek":   bpeek,
+	"lsid":    lsid,
+	"lshosts": lshosts,
+	"lsload":  lsload,
+	"busers":  busers,
+	"bacct":   bacct,
 }
 
 // lsfArgs rewrites LSF-style single-dash option words to pflag's long form.

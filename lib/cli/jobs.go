@@ -85,6 +85,7 @@ func watchUntilDone(c *client.Client, id int64, showHost bool, announced *bool) 
 
 type bjobsOpts struct {
 	all, done, pend, run, susp, long, wide, noHeader, json, uf bool
+	sum, arrays, stats, hms                                    bool
 	user, queue, name, format, host, project, app              string
 }
 
@@ -106,6 +107,10 @@ func bjobs(args []string) int {
 	f.BoolVar(&o.noHeader, "noheader", false, "no header line")
 	f.BoolVar(&o.json, "json", false, "JSON output (with -o)")
 	f.BoolVar(&o.uf, "UF", false, "long format without line wrapping")
+	f.BoolVar(&o.sum, "sum", false, "slot counts of the jobs by state")
+	f.BoolVar(&o.arrays, "A", false, "job arrays: one line per array with its elements by state")
+	f.BoolVar(&o.stats, "W", false, "wide format with project, CPU time, memory, swap, PIDs, start and finish times")
+	f.BoolVar(&o.hms, "hms", false, "durations as hh:mm:ss (with -o)")
 	f.StringVar(&o.user, "u", "", "jobs of this user, or all")
 	f.StringVar(&o.queue, "q", "", "jobs in this queue")
 	f.StringVar(&o.name, "J", "", "jobs with this name (* wildcards)")
@@ -130,6 +135,7 @@ func bjobs(args []string) int {
 			fmt.Fprintln(sys.stderr, err)
 			return 255
 		}
+		format.HMS = o.hms
 	}
 	refs, err := parseJobIDs(ids)
 	if err != nil {
@@ -160,6 +166,9 @@ func bjobs(args []string) int {
 		return 255
 	}
 	defer done()
+	if o.sum || o.arrays {
+		return bjobsTotals(c, cx, req, o, noJobs)
+	}
 	out := bufio.NewWriterSize(sys.stdout, 64<<10)
 	defer out.Flush()
 	// Listings are printed part by part as the controller streams them;
@@ -182,6 +191,8 @@ func bjobs(args []string) int {
 				fmt.Fprint(out, lsfout.LongSeparator)
 			}
 			return lsfout.WriteJobsLong(out, jobs, lsfout.JobsOptions{Unformatted: o.uf, Now: time.Now()})
+		case o.stats:
+			return lsfout.WriteJobsStats(out, jobs, lsfout.JobsOptions{NoHeader: o.noHeader || !first, Now: time.Now()})
 		case format != nil:
 			return format.Write(out, jobs, o.noHeader || !first)
 		default:

@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"fmt"
+	"os/user"
+
+	"xce/lib/api"
+	"xce/lib/lsfout"
+)
+
+// busers shows users' job slots by state, counted from their unfinished
+// jobs. With no user named it shows the invoking user; "all" shows one line
+// per user that has unfinished jobs (LSF also lists the users it knows that
+// have none; XCE knows users only through their jobs). A named user without
+// jobs gets a line of zeros.
+func busers(args []string) int {
+	var wide bool
+	var names []string
+	cmd, code := newCommand("busers [-w] [user_name ... | all]", "Show users' job slots by state", func(a []string) int {
+		names = a
+		return 0
+	})
+	cmd.Flags().BoolVar(&wide, "w", false, "wide format: user names not cut")
+	if rc, done := execute(cmd, code, args, false); done {
+		return rc
+	}
+	all := false
+	for _, n := range names {
+		all = all || n == "all"
+	}
+	if len(names) == 0 {
+		u, err := user.Current()
+		if err != nil {
+			fmt.Fprintf(sys.stderr, "busers: cannot tell who you are: %v\n", err)
+			return 255
+		}
+		names = []string{u.Username}
+	}
+	c, cx, done, ok := connect()
+	if !ok {
+		return 255
+	}
+	defer done()
+	res, err := c.Query(cx, &api.QueryRequest{User: "all"})
+	if err != nil {
+		fmt.Fprintln(sys.stderr, rpcError(c, err))
+		return 255
+	}
+	counts := lsfout.CountUserSlots(res.Jobs)
+	if !all {
+		by := map[string]lsfout.UserSlots{}
+		for _, u := range counts {
+			by[u.User] = u
+		}
+		counts = counts[:0]
+		seen := map[string]bool{}
+		for _, n := range names {
+			if seen[n] {
+				continue
+			}
+			seen[n] = true
+			u, ok := by[n]
+			if !ok {
+				u = lsfout.UserSlots{User: n}
+			}
+			counts = append(counts, u)
+		}
+	}
+	if err := lsfout.WriteUsers(sys.stdout, counts, wide); err != nil {
+		fmt.Fprintln(sys.stderr, err)
+		return 255
+	}
+	return 0
+}
