@@ -85,3 +85,39 @@ func BenchmarkCycle(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(d.Placements)), "placed")
 }
+
+// BenchmarkCycleFull: the same cluster with every slot taken, as in a
+// busy steady state: no job fits and every pending job gets its reasons.
+func BenchmarkCycleFull(b *testing.B) {
+	s := bigSnapshot(1, 10000, 100000, 300, 30)
+	s.Running = s.Running[:0]
+	for i, h := range s.Hosts {
+		s.Running = append(s.Running, Alloc{Job: JobKey{ID: int64(1_000_000 + i)}, User: "run", Queue: "normal", Start: t0.Add(-time.Hour),
+			RunLimit: time.Duration(2+i%5) * time.Hour, Hosts: []HostAlloc{{Host: h.Name, Slots: 16, Lead: true}}})
+	}
+	b.ReportAllocs()
+	var d *Decision
+	for b.Loop() {
+		d = Schedule(s)
+	}
+	b.ReportMetric(float64(len(d.Pending)), "pending")
+}
+
+// BenchmarkCycleReserve: the full cluster with slot reservation in the
+// queues, so that blocked buckets plan their start.
+func BenchmarkCycleReserve(b *testing.B) {
+	s := bigSnapshot(1, 10000, 100000, 300, 30)
+	for i := range s.Queues {
+		s.Queues[i].SlotReserve = true
+	}
+	for i := range s.Jobs {
+		s.Jobs[i].RunLimit = time.Duration(10+i%300) * time.Minute
+	}
+	b.ReportAllocs()
+	var d *Decision
+	for b.Loop() {
+		d = Schedule(s)
+	}
+	b.ReportMetric(float64(len(d.Placements)), "placed")
+	b.ReportMetric(float64(len(d.Reservations)), "reservations")
+}

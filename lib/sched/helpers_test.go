@@ -14,6 +14,7 @@ var t0 = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 var testSchema = func() *resreq.Schema {
 	s, err := resreq.NewSchema(
 		resreq.Resource{Name: "lic_x", Kind: resreq.Numeric, Consumable: true},
+		resreq.Resource{Name: "lic_y", Kind: resreq.Numeric, Consumable: true},
 		resreq.Resource{Name: "gpu", Kind: resreq.Boolean},
 	)
 	if err != nil {

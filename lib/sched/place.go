@@ -217,7 +217,6 @@ func (c *cycle) newPart(b *bucket, s *resreq.Simple, set resreq.UsageSet, n int,
 	p.static = st
 	p.sel = st.sel
 	p.all = st.all
-	p.live = slices.Clone(st.all)
 	for _, g := range st.groups {
 		p.groups = append(p.groups, slices.Clone(g))
 	}
@@ -487,18 +486,20 @@ func (c *cycle) ptileOf(p *part, h int) int {
 // under the part's span. capf gives a host's capacity. With prune, hosts
 // that can no longer serve the part are dropped from the list, which is
 // returned.
-func (c *cycle) allocate(p *part, list []int, capf func(int) int, min, max int, prune bool) ([]pick, []int, int) {
+func (c *cycle) allocate(p *part, list []int, capf func(int) int, min, max int, prune, own bool) ([]pick, []int, int) {
 	phm := perHostMin(p, min)
 	var picks []pick
 	total := 0
-	w := 0
+	var kept []int
+	if prune && own {
+		kept = list[:0] // in place: kept never passes the host read
+	}
 	keep := func(h, cp int) {
 		// A host with holds may still take a shorter job of the bucket.
-		if prune && cp < phm && len(c.hosts[h].holds) == 0 {
+		if !prune || cp < phm && len(c.hosts[h].holds) == 0 {
 			return
 		}
-		list[w] = h
-		w++
+		kept = append(kept, h)
 	}
 	stripe := p.span.Stripe
 	var sc []pick // stripe capacities
@@ -545,8 +546,10 @@ func (c *cycle) allocate(p *part, list []int, capf func(int) int, min, max int, 
 	}
 done:
 	if prune {
-		w += copy(list[w:], list[i:])
-		list = list[:w]
+		list = append(kept, list[i:]...)
+		if list == nil {
+			list = []int{} // pruned empty, not "not pruned yet"
+		}
 	}
 	if stripe {
 		// Deal the slots out one by one over the hosts found.
@@ -592,7 +595,11 @@ func (c *cycle) fit(b *bucket, p *part, min, max int, ov overlay, prune bool) ([
 		return n
 	}
 	if len(p.same) == 0 {
-		picks, list, total := c.allocate(p, p.live, capf, min, max, prune)
+		list, own := p.live, true
+		if list == nil {
+			list, own = p.all, false // shared until first pruned
+		}
+		picks, list, total := c.allocate(p, list, capf, min, max, prune, own)
 		if prune {
 			p.live = list
 		}
@@ -600,7 +607,7 @@ func (c *cycle) fit(b *bucket, p *part, min, max int, ov overlay, prune bool) ([
 	}
 	best := 0
 	for gi, g := range p.groups {
-		picks, list, total := c.allocate(p, g, capf, min, max, prune)
+		picks, list, total := c.allocate(p, g, capf, min, max, prune, true)
 		if prune {
 			p.groups[gi] = list
 		}

@@ -259,6 +259,16 @@ func TestPlacementRusage(t *testing.T) {
 			want: `1: a*1
 2: a*2
 3: PEND Job's requirements for reserving resource (lic_x) not satisfied | rusage[lic_x=2]: 0 of 5 available cluster-wide`},
+		{name: "only the shared resource that is short is named",
+			hosts: []string{"a 8"},
+			jobs:  []Job{mkJob(1, "rusage[lic_x=1:lic_y=4]")},
+			edit:  func(s *Snapshot) { s.Shared = map[string]float64{"lic_x": 5, "lic_y": 3} },
+			want:  `1: PEND Job's requirements for reserving resource (lic_y) not satisfied | rusage[lic_y=4]: 3 of 3 available cluster-wide`},
+		{name: "shared per task",
+			hosts: []string{"a 8"},
+			jobs:  []Job{mkJob(1, "rusage[lic_x=2/task]", "n=1,4")},
+			edit:  func(s *Snapshot) { s.Shared = map[string]float64{"lic_x": 5} },
+			want:  `1: a*2`},
 		{name: "rusage alternatives",
 			hosts: []string{"a 8 mem=4000"},
 			jobs:  []Job{mkJob(1, "rusage[mem=8000 || mem=2000]")},

@@ -259,13 +259,13 @@ func (c *cycle) reserve(b *bucket, v *variant, j *Job) string {
 		}
 	}
 	try := func(t int64) []pick {
-		list := slices.Clone(p.all)
+		list := p.all
 		if len(p.same) == 0 {
-			picks, _, _ := c.allocate(p, list, capAt(t), b.min, b.min, false)
+			picks, _, _ := c.allocate(p, list, capAt(t), b.min, b.min, false, false)
 			return picks
 		}
 		for _, g := range c.groups(p, list) { // list: p.all
-			if picks, _, _ := c.allocate(p, g, capAt(t), b.min, b.min, false); picks != nil {
+			if picks, _, _ := c.allocate(p, g, capAt(t), b.min, b.min, false, false); picks != nil {
 				return picks
 			}
 		}
@@ -350,6 +350,9 @@ func (c *cycle) explain(b *bucket, v *variant, p *part, mx int) []string {
 		var out []string
 		for _, nd := range p.sneed {
 			av := c.shared[nd.name]
+			if nd.method == "task" && av+1e-9 >= nd.amount*float64(lo) || nd.method != "task" && av+1e-9 >= nd.amount {
+				continue
+			}
 			out = append(out, fmt.Sprintf("Job's requirements for reserving resource (%s) not satisfied", nd.name),
 				fmt.Sprintf("rusage[%s=%s]: %s of %s available cluster-wide", nd.name, num(nd.amount), num(max(0, av)), num(c.s.Shared[nd.name])))
 		}
