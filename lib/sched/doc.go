@@ -102,10 +102,15 @@
 //     0.1 hour after HistHours hours (LSF's HIST_HOURS); the run time of
 //     running jobs of the queue is added as it is.
 //   - Limits: a non-PerHost Limit caps the job's slots and its reserved
-//     amounts at the job level; Hosts is used by PerHost limits only.
+//     amounts at the job level; Hosts is used by PerHost limits only,
+//     which limit slots (not Resources).
 //     A resource quota is checked with the job's minimum slots.
 //   - The values select and order see are those at the start of the
 //     cycle; within the cycle, capacity is tracked by slots and rusage.
+//     They see slots as the host's free job slots and maxslots as its
+//     MaxSlots, so order[-slots] packs jobs and order[slots] spreads them.
+//   - A compound requirement's slots are the sum of its terms' counts,
+//     whatever -n says.
 //   - Hosts in -m or queue HOSTS may be host names, group names (nested),
 //     or "all"; a "+N" preference suffix is accepted and ignored.
 //

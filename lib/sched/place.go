@@ -146,6 +146,13 @@ func (c *cycle) newBucket(j *Job) *bucket {
 		b.variants = append(b.variants, v)
 		return nil
 	}
+	if len(r.Compound) > 0 {
+		n := 0
+		for _, t := range r.Compound {
+			n += t.Count
+		}
+		b.min, b.max = n, n // the terms' counts are the job's slots
+	}
 	var err error
 	if len(r.Alternatives) > 0 {
 		for i, a := range r.Alternatives {

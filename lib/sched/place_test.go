@@ -31,6 +31,18 @@ func TestPlacement(t *testing.T) {
 			hosts: []string{"a 4 mem=1000", "b 4 mem=8000", "c 4 mem=4000"},
 			jobs:  []Job{mkJob(1, "order[-mem]")},
 			want:  "1: a*1"},
+		{name: "order[-slots] packs",
+			hosts: []string{"a 8", "b 8 r15s=1"},
+			jobs:  []Job{mkJob(1, "order[-slots]")},
+			edit:  func(s *Snapshot) { s.Running = []Alloc{mkRun(10, "bob normal 1m - b*6", "", 0)} },
+			want:  "1: b*1"},
+		{name: "order[slots] spreads; select on free slots",
+			hosts: []string{"a 8", "b 8 r15s=1", "c 8 r15s=2"},
+			jobs:  []Job{mkJob(1, "select[slots>=4] order[slots]")},
+			edit: func(s *Snapshot) {
+				s.Running = []Alloc{mkRun(10, "bob normal 1m - a*6", "", 0), mkRun(11, "bob normal 1m - b*1", "", 0)}
+			},
+			want: "1: c*1"},
 		{name: "-n spreads over hosts in order",
 			hosts: []string{"a 2", "b 2 r15s=1", "c 2 r15s=2"},
 			jobs:  []Job{mkJob(1, "", "n=5")},

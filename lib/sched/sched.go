@@ -174,10 +174,28 @@ func newCycle(s *Snapshot) *cycleX {
 		}
 		c.account(a.User, a.Queue, a.Project, a.Start, end, a.Exclusive, a.Hosts)
 	}
-	// Select and order see the resources net of running jobs' reservations.
+	// Select and order see the resources net of running jobs'
+	// reservations, and slots / maxslots as the host's free and total job
+	// slots (order[-slots] packs, select[slots>=4] needs free slots).
+	slotsIdx, maxIdx := -1, -1
+	if r, i, ok := c.schema.Lookup("slots"); ok && r.Kind == resreq.Numeric {
+		slotsIdx = i
+	}
+	if r, i, ok := c.schema.Lookup("maxslots"); ok && r.Kind == resreq.Numeric {
+		maxIdx = i
+	}
 	for i := range c.hosts {
 		hs := &c.hosts[i]
 		var cp *resreq.Host
+		if slotsIdx >= 0 && maxIdx >= 0 {
+			cp = &resreq.Host{Num: slices.Clone(hs.vals.Num), Str: hs.vals.Str, Bool: hs.vals.Bool}
+			free := hs.h.MaxSlots - hs.used
+			if hs.excl {
+				free = 0
+			}
+			cp.Num[slotsIdx] = float64(max(0, free))
+			cp.Num[maxIdx] = float64(hs.h.MaxSlots)
+		}
 		for ri, info := range c.resInfo {
 			if info.num < 0 || hs.avail[ri] == hs.vals.Num[info.num] || math.IsNaN(hs.avail[ri]) {
 				continue
