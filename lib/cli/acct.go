@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"fmt"
-	"os/user"
 	"time"
 
 	"xce/lib/api"
@@ -40,12 +39,11 @@ func bacct(args []string) int {
 	case userName != "":
 		filter.Users = []string{userName}
 	default:
-		u, err := user.Current()
-		if err != nil {
-			fmt.Fprintf(sys.stderr, "bacct: cannot tell who you are: %v\n", err)
+		me, ok := currentUser("bacct")
+		if !ok {
 			return 255
 		}
-		filter.Users = []string{u.Username}
+		filter.Users = []string{me}
 	}
 	if queue != "" {
 		filter.Queues = []string{queue}

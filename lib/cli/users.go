@@ -29,12 +29,11 @@ func busers(args []string) int {
 		all = all || n == "all"
 	}
 	if len(names) == 0 {
-		u, err := user.Current()
-		if err != nil {
-			fmt.Fprintf(sys.stderr, "busers: cannot tell who you are: %v\n", err)
+		me, ok := currentUser("busers")
+		if !ok {
 			return 255
 		}
-		names = []string{u.Username}
+		names = []string{me}
 	}
 	c, cx, done, ok := connect()
 	if !ok {
@@ -71,4 +70,18 @@ func busers(args []string) int {
 		return 255
 	}
 	return 0
+}
+
+// currentUser is the invoking user's name: from the user database, else
+// $USER.
+func currentUser(cmd string) (string, bool) {
+	u, err := user.Current()
+	if err == nil {
+		return u.Username, true
+	}
+	if name := sys.getenv("USER"); name != "" {
+		return name, true
+	}
+	fmt.Fprintf(sys.stderr, "%s: cannot tell who you are: %v\n", cmd, err)
+	return "", false
 }
