@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"container/heap"
 	"math"
 	"slices"
 	"strconv"
@@ -478,27 +479,51 @@ func (c *cycleX) scheduleQueue(q *Queue, jobs []int) {
 		byUser[u] = append(byUser[u], ji)
 	}
 	slices.Sort(users)
-	prio := make([]float64, len(users))
-	for i, u := range users {
-		prio[i] = c.dynamicPriority(qs, u)
+	h := &userHeap{}
+	for _, u := range users {
+		h.items = append(h.items, userTurn{user: u, prio: c.dynamicPriority(qs, u), jobs: byUser[u]})
 	}
-	for {
-		best := -1
-		for i, u := range users {
-			if len(byUser[u]) > 0 && (best < 0 || prio[i] > prio[best]) {
-				best = i
-			}
-		}
-		if best < 0 {
-			return
-		}
-		u := users[best]
-		ji := byUser[u][0]
-		byUser[u] = byUser[u][1:]
+	heap.Init(h)
+	for h.Len() > 0 {
+		top := &h.items[0]
+		ji := top.jobs[0]
+		top.jobs = top.jobs[1:]
 		if c.try(&s.Jobs[ji]) {
-			prio[best] = c.dynamicPriority(qs, u)
+			h.items[0].prio = c.dynamicPriority(qs, h.items[0].user)
+		}
+		if len(h.items[0].jobs) == 0 {
+			heap.Pop(h)
+		} else {
+			heap.Fix(h, 0)
 		}
 	}
+}
+
+// userTurn is a user's place in a fairshare queue: its dynamic priority
+// and its pending jobs in order.
+type userTurn struct {
+	user string
+	prio float64
+	jobs []int
+}
+
+// userHeap orders users by dynamic priority, highest first, ties by name.
+type userHeap struct{ items []userTurn }
+
+func (h *userHeap) Len() int { return len(h.items) }
+func (h *userHeap) Less(i, j int) bool {
+	a, b := &h.items[i], &h.items[j]
+	if a.prio != b.prio {
+		return a.prio > b.prio
+	}
+	return a.user < b.user
+}
+func (h *userHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *userHeap) Push(x any)    { h.items = append(h.items, x.(userTurn)) }
+func (h *userHeap) Pop() any {
+	x := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return x
 }
 
 // dynamicPriority is LSF's fairshare priority of a user in a queue:
