@@ -119,11 +119,12 @@ func TestCmdsBjobsSumArraysWide(t *testing.T) {
 		t.Fatalf("bjobs -W:\n%s", wide)
 	}
 	f := strings.Fields(lines[1])
-	if len(f) != 17 || f[2] != "PSUSP" || !regexp.MustCompile(`^\d\d/\d\d-\d\d:\d\d:\d\d$`).MatchString(f[9]) || f[10] != "default" || f[16] != "-" {
+	// JOB_NAME "sleep 30" is two words.
+	if len(f) != 16 || f[2] != "PSUSP" || !regexp.MustCompile(`^\d\d/\d\d-\d\d:\d\d:\d\d$`).MatchString(f[8]) || f[9] != "default" || f[15] != "-" {
 		t.Errorf("bjobs -W row %q", lines[1])
 	}
 	running := strings.Fields(strings.Split(c.must("", "bjobs", "-W", "-noheader", arr+"[1]"), "\n")[0])
-	if len(running) != 15 || !regexp.MustCompile(`^\d{3}:\d\d:\d\d\.\d\d$`).MatchString(running[10]) {
+	if len(running) != 15 || !regexp.MustCompile(`^\d{3}:\d\d:\d\d\.\d\d$`).MatchString(running[9]) || running[14] != "-" {
 		t.Errorf("bjobs -W running element %q", running)
 	}
 
