@@ -112,7 +112,8 @@
 //   - A compound requirement's slots are the sum of its terms' counts,
 //     whatever -n says.
 //   - Hosts in -m or queue HOSTS may be host names, group names (nested),
-//     or "all"; a "+N" preference suffix is accepted and ignored.
+//     "all", and "~name" to leave a host or group out; a "+N" preference
+//     suffix is accepted and ignored; "others" is not supported.
 //
 // # Pending reasons
 //

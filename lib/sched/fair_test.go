@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -82,5 +83,41 @@ func TestFairshareSharesAndHistory(t *testing.T) {
 	got = placedBy(s, Schedule(s))
 	if got["B"] != 20 || got["A"] != 0 {
 		t.Errorf("running: placed %v, want B 20", got)
+	}
+}
+
+// TestFairshareManyUsers: 2,000 users with 3 jobs each and one with
+// 20,000: with 2,001 slots, every user gets one.
+func TestFairshareManyUsers(t *testing.T) {
+	var hs []string
+	for i := 0; i < 3; i++ {
+		hs = append(hs, fmt.Sprintf("h%02d 667", i))
+	}
+	var jobs []Job
+	for i := 0; i < 20000; i++ {
+		jobs = append(jobs, mkJob(int64(i+1), "", "u=big"))
+	}
+	for i := 0; i < 2000*3; i++ {
+		jobs = append(jobs, mkJob(int64(100000+i), "", fmt.Sprintf("u=s%04d", i%2000)))
+	}
+	s := snapshot(hosts(hs...), jobs...)
+	s.Queues[0].Fairshare = &Fairshare{}
+	d := Schedule(s)
+	got := placedBy(s, d)
+	if len(d.Placements) != 2001 {
+		t.Fatalf("placed %d, want 2001", len(d.Placements))
+	}
+	small := 0
+	for u, n := range got {
+		if u != "big" {
+			small++
+			if n != 1 {
+				t.Errorf("user %s got %d slots", u, n)
+				break
+			}
+		}
+	}
+	if small != 2000 || got["big"] != 1 {
+		t.Errorf("%d small users placed, big got %d", small, got["big"])
 	}
 }

@@ -110,6 +110,14 @@ func TestPlacement(t *testing.T) {
 			jobs:  []Job{mkJob(1, "", "m=grp+2")},
 			edit:  func(s *Snapshot) { s.HostGroups = map[string][]string{"grp": {"sub"}, "sub": {"c"}} },
 			want:  "1: c*1"},
+		{name: "queue hosts: all but a group",
+			hosts: []string{"a 4", "b 4 r15s=1", "c 4 r15s=2"},
+			jobs:  []Job{mkJob(1, "", "n=5")},
+			edit: func(s *Snapshot) {
+				s.HostGroups = map[string][]string{"g": {"a"}}
+				s.Queues[0].Hosts = []string{"all", "~g"}
+			},
+			want: "1: b*4 c*1"},
 		{name: "queue hosts",
 			hosts: []string{"a 4", "b 4 r15s=1"},
 			jobs:  []Job{mkJob(1, "")},

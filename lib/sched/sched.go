@@ -413,7 +413,8 @@ func (c *cycle) matching(queue, user, project string) []*limitState {
 	return out
 }
 
-// hostSet expands host names, group names and "all" into a set.
+// hostSet expands host names, group names, "all" and "~name" exclusions
+// into a set.
 func (c *cycle) hostSet(names []string) []bool {
 	key := strings.Join(names, "\x00")
 	if s, ok := c.sets[key]; ok {
@@ -449,7 +450,22 @@ func (c *cycle) hostSet(names []string) []bool {
 		}
 	}
 	for _, n := range names {
-		add(n)
+		if !strings.HasPrefix(n, "~") {
+			add(n)
+		}
+	}
+	// "~name" removes a host or group: HOSTS = all ~hostA.
+	for _, n := range names {
+		if strings.HasPrefix(n, "~") {
+			ex := make([]bool, len(set))
+			set, ex = ex, set // add writes into set
+			clear(seen)
+			add(n[1:])
+			set, ex = ex, set
+			for i := range set {
+				set[i] = set[i] && !ex[i]
+			}
+		}
 	}
 	c.sets[key] = set
 	return set
