@@ -1,6 +1,7 @@
 // Package lsfout owns every text format XCE prints the way LSF does: the
 // bjobs table (default, -w, -noheader, -p), bjobs -l and -UF, bjobs -o with
-// its -json form, bqueues, bhosts, and the job report (report.go). It is
+// its -json form, bjobs -sum, -A and -W, bqueues, bhosts, bhist, busers,
+// bacct, lsid, lshosts, lsload, and the job report (report.go). It is
 // pure: it turns lib/api messages into text, writes only to the io.Writer it
 // is given, and never reads the clock or the environment — the current time
 // and the time zone come in JobsOptions (or the Format's fields). The formats
@@ -8,7 +9,9 @@
 // that spec made concrete.
 //
 // The API: WriteJobs, WriteJobsLong, ParseFormat with (*Format).Write and
-// (*Format).WriteJSON, WriteQueues, WriteHosts; the helpers the commands
+// (*Format).WriteJSON, WriteQueues, WriteHosts, WriteJobsSum, CountArrays
+// with WriteArrays, WriteJobsStats, CountUserSlots with WriteUsers,
+// WriteAcct, WriteClusterID, WriteLSHosts, WriteLSLoad; the helpers the commands
 // share: JobIDString, DisplayName, CommandString, StateName, ExecHosts,
 // DisplayCWD, FormatSubmitTime, FormatEventTime, QueueStatus, HostStatus,
 // TermReasonText and Wrap (the bjobs -l line folding, which bhist -l reuses).
@@ -126,6 +129,66 @@
 //     for a host without slots. With -w a closed host shows the detail the
 //     controller gave (closed_Adm, closed_Full, ...) or "closed" without
 //     one; the -w header is widened to match.
+//
+// bjobs -sum, -A and -W:
+//   - -sum counts slots (allocated, or the -n minimum before dispatch) in
+//     the 11/12/11/11/11/10/9-column layout of the IBM example, values
+//     padded like the titles; FWD_PEND is always 0 (XCE forwards no jobs).
+//   - -A lists only job arrays, in the order their elements come; UNKWN
+//     elements count as RUN. ARRAY_SPEC is the -J name with its index list,
+//     cut to 8 columns (not cut with -w).
+//   - -W is the -w row with SUBMIT_TIME as MM/DD-HH:MM:SS, then PROJ_NAME
+//     "%-10s", CPU_USED "HHH:MM:SS.cc", MEM and SWAP in Kbytes "%-6d" (the
+//     current sample), PIDS joined by "," and START_TIME and FINISH_TIME as
+//     MM/DD-HH:MM:SS, as seen in real LSF output; anything a job does not
+//     have yet is "-" (a job without usage data shows "-" for CPU_USED,
+//     MEM, SWAP and PIDS).
+//
+// busers:
+//   - Counts are slots of unfinished jobs by the submitting user, PSUSP
+//     counted as PEND and UNKWN as RUN; NJOBS is their sum. JL/P and MAX
+//     are "-" (XCE has no per-user slot limits) and RSV is 0. Rows have no
+//     trailing blank, the header keeps LSF's.
+//
+// bacct (the spec has no layout; this one is real LSF 10.1 output as
+// found in public scripts that parse it):
+//   - The header block lists the filters: "submitted by users u1 u2, " or
+//     "submitted by all users.", likewise projects, hosts and queues, each
+//     list line ending in ", " (with LSF's trailing blank); then a line of 78
+//     "-". Each SUMMARY line is one or two 34-column cells (label, value
+//     right-aligned), the first after one space, the second six further.
+//   - Wait time is start minus submission; for a job that never started
+//     (killed while pending) it is end minus submission, its run time 0.
+//     Turnaround is end minus submission, hog factor CPU time over
+//     turnaround. The expansion factor (turnaround over run time) is taken
+//     over jobs that ran at least a second; with none it prints 0.00.
+//     Averages of whole-second values are truncated.
+//   - Throughput is jobs per hour between the earliest start (submission
+//     for jobs that never started) and the latest end, the Beginning and
+//     Ending times; when they are the same moment it is 0.00.
+//   - bacct -l records: bjobs -l's header and Submitted paragraph, then
+//     "Dispatched N Task(s) on Host(s) <h>, Allocated N Slot(s) on Host(s)
+//     <h>[, Effective RES_REQ <r >];" and "Completed <done>." or "Completed
+//     <exit>[; TERM_xxx: message]." and the job's CPU_T WAIT TURNAROUND
+//     STATUS HOG_FACTOR MEM SWAP line; MEM is the peak resident memory, both
+//     in whole Mbytes. XCE has no fairshare, so no "Share group charged".
+//
+// lsid, lshosts and lsload:
+//   - lsid prints the banner the commands' -V prints, a blank line, "My
+//     cluster name is c" and "My master name is h".
+//   - lshosts: unknown values ("" type or model, zero CPU factor, CPU count
+//     or memory) print "-"; server is always "Yes"; RESOURCES is "()" for a
+//     host without boolean resources. maxmem and maxswp are whole Mbytes
+//     ("64000M") while they fit "%5dM", else Gbytes or Tbytes with one
+//     decimal ("255.8G", LSF 10.1's adaptive form). -w takes 25, 10 and 11
+//     columns for the name, type and model and cuts nothing.
+//   - lsload: hosts in the controller's order (LSF sorts by load). pg, ls
+//     and it are "-" (XCE's hosts do not report them); tmp, swp and mem are
+//     "900M" below 1 Gbyte, "3.4G" below 10G, "43G" below 1T, then "1.2T".
+//     Status: ok, lockU (closed_Excl), lockW (closed_Wind), unavail (the
+//     controller has no contact: unavail or unreach in bhosts), ok for other
+//     batch closures. An unavailable host shows only its name and status.
+//     -w gives the name 25 columns and does not cut it.
 //
 // TermReasonText returns "TERM_NAME: message" without a final period. The
 // message of TERM_OTHER ("job killed for another reason") and of XCE's
