@@ -20,8 +20,6 @@ func splitAnd(e resreq.Expr) []resreq.Expr {
 	return []resreq.Expr{e}
 }
 
-func exprString(e resreq.Expr) string { return resreq.ExprString(e) }
-
 // cmpTerm is "resource op number".
 type cmpTerm struct {
 	name string
@@ -47,5 +45,3 @@ func asCmp(e resreq.Expr) *cmpTerm {
 	}
 	return &cmpTerm{name: id.Name, op: b.Op.String()}
 }
-
-func resreqLocal(p *part) resreq.Local { return p.local }

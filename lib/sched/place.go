@@ -451,9 +451,6 @@ func (c *cycle) capNow(b *bucket, p *part, h int, ov overlay) (n int, why fail, 
 			return 0, fRusage, nd.idx
 		}
 	}
-	if b.excl {
-		return free, okHost, 0
-	}
 	return free, okHost, 0
 }
 

@@ -89,6 +89,8 @@ type cycle struct {
 	ends    []int64 // sorted distinct known ends after now; nil: to compute
 	nres    int     // reservations made
 	statics map[string]*static
+	jobsOf  map[string][]int // pending jobs (indices in Snapshot.Jobs) by queue
+	orphans []int            // jobs of queues that do not exist
 	dec     *Decision
 	keyBuf  []byte
 }
@@ -113,15 +115,16 @@ func Schedule(s *Snapshot) *Decision {
 	return c.dec
 }
 
-func newCycle(s *Snapshot) *cycleX {
-	c := &cycleX{cycle: cycle{
+func newCycle(s *Snapshot) *cycle {
+	c := &cycle{
 		s: s, schema: s.Schema, now: s.Now,
 		byName: make(map[string]int, len(s.Hosts)), resIdx: map[string]int{},
 		shared: map[string]float64{}, queues: map[string]*qstate{},
 		buckets: map[string]*bucket{}, orders: map[string][]int{}, sets: map[string][]bool{},
 		reqStr: map[*resreq.ResReq]string{}, statics: map[string]*static{},
-		dec: &Decision{Pending: make(map[JobKey][]string, len(s.Jobs))},
-	}, jobsOf: map[string][]int{}}
+		dec:    &Decision{Pending: make(map[JobKey][]string, len(s.Jobs))},
+		jobsOf: map[string][]int{},
+	}
 	if c.schema == nil {
 		c.schema, _ = resreq.NewSchema()
 	}
@@ -219,13 +222,6 @@ func newCycle(s *Snapshot) *cycleX {
 		c.jobsOf[q] = append(c.jobsOf[q], i)
 	}
 	return c
-}
-
-// cycleX is a cycle with the job lists of the queues.
-type cycleX struct {
-	cycle
-	jobsOf  map[string][]int
-	orphans []int
 }
 
 // queueOrder returns the queues by priority, highest first, ties in the
@@ -475,7 +471,7 @@ func (c *cycle) pend(k JobKey, why []string) { c.dec.Pending[k] = why }
 
 // scheduleQueue tries the queue's jobs: by -sp priority then submission
 // order, or by fairshare between users.
-func (c *cycleX) scheduleQueue(q *Queue, jobs []int) {
+func (c *cycle) scheduleQueue(q *Queue, jobs []int) {
 	s := c.s
 	slices.SortStableFunc(jobs, func(a, b int) int { return s.Jobs[b].Priority - s.Jobs[a].Priority })
 	if q.Fairshare == nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"time"
+	"xce/lib/resreq"
 )
 
 const (
@@ -469,11 +470,11 @@ func (c *cycle) selectDetail(p *part, hosts []int) []string {
 	}
 	var tcs []*tc
 	for _, t := range terms {
-		s, err := c.schema.Compile(t, resreqLocal(p))
+		s, err := c.schema.Compile(t, p.local)
 		if err != nil {
 			continue
 		}
-		tcs = append(tcs, &tc{text: exprString(t), sel: func(h int) bool { return s.Match(c.hosts[h].vals) }, cmp: asCmp(t)})
+		tcs = append(tcs, &tc{text: resreq.ExprString(t), sel: func(h int) bool { return s.Match(c.hosts[h].vals) }, cmp: asCmp(t)})
 	}
 	for _, h := range hosts {
 		for _, t := range tcs {
