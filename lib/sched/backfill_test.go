@@ -142,3 +142,16 @@ func TestBackfillNeverDelays(t *testing.T) {
 		t.Errorf("only %d random clusters had a reservation", checked)
 	}
 }
+
+// TestNoReservationForMemory: a job that waits for memory, not slots,
+// holds nothing, and other jobs keep running.
+func TestNoReservationForMemory(t *testing.T) {
+	s := snapshot(hosts("a 4 mem=1000"), mkJob(1, "rusage[mem=8000]"), mkJob(2, ""))
+	s.Queues[0].SlotReserve = true
+	d := check(t, s, `
+1: PEND Job's requirements for resource reservation not satisfied: 1 host | rusage[mem=8000]: 1 host has less than 8000 MB unreserved
+2: a*1`)
+	if len(d.Reservations) != 0 {
+		t.Errorf("reservations: %+v", d.Reservations)
+	}
+}

@@ -93,7 +93,8 @@
 //     without a run limit reserves "for when they finish" (Reservation.Start
 //     zero): then only jobs with a run limit, or that fit beside it, start
 //     on its hosts. At most 256 reservations are made in a cycle. A job
-//     blocked by a limit rather than by capacity reserves nothing.
+//     blocked by a limit, or by rusage or a shared resource while its
+//     slots are free now, reserves nothing.
 //   - Backfill needs only a run limit (-W); LSF's queue BACKFILL switch is
 //     not modelled, the queue's SlotReserve is what makes jobs wait in
 //     order.

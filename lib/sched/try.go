@@ -275,7 +275,10 @@ func (c *cycle) reserve(b *bucket, v *variant, j *Job) string {
 	// Capacity only grows with t, so the earliest start is found by
 	// binary search.
 	k := sort.Search(len(times), func(i int) bool { return try(times[i]) != nil })
-	if k == len(times) {
+	if k == len(times) || times[k] == c.now.UnixNano() {
+		// Never, or the slots are there now: the job waits for something
+		// else (memory, a license, a limit), which holding slots would
+		// not bring sooner.
 		return ""
 	}
 	start := times[k]
