@@ -174,6 +174,17 @@ func TestCmdsBacct(t *testing.T) {
 	if r := c.run("", "bacct", "-q", "nosuchqueue"); r.code != 255 || !strings.Contains(r.stderr, "No matching job found") {
 		t.Errorf("bacct -q nosuchqueue: exit %d, %q", r.code, r.stderr)
 	}
+	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
+	out = c.must("", "bacct", "-m", host, "-P", "default")
+	for _, want := range []string{"  - accounted on projects default, \n", "  - executed on hosts " + host + ", \n", "done jobs:       1      Total number of exited jobs:     1\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bacct -m -P lacks %q:\n%s", want, out)
+		}
+	}
+	if r := c.run("", "bacct", "-P", "nosuchproject"); r.code != 255 {
+		t.Errorf("bacct -P nosuchproject: exit %d, %q", r.code, r.stderr)
+	}
 }
 
 // padID is a job id as "%-Nd" prints it.

@@ -10,13 +10,13 @@ import (
 )
 
 // bacct summarizes finished jobs: the caller's by default, -u user or all,
-// -q queue, or the jobs named. XCE keeps no accounting log: bacct sees the
+// -q queue, -P project, -m host, or the jobs named. XCE keeps no accounting log: bacct sees the
 // finished jobs the controller still holds (those bjobs -d shows).
 func bacct(args []string) int {
 	var long, uf bool
-	var userName, queue string
+	var userName, queue, project, host string
 	var ids []string
-	cmd, code := newCommand("bacct [-l] [-UF] [-u user_name | -u all] [-q queue_name] [job_ID ...]", "Show accounting statistics of finished jobs", func(a []string) int {
+	cmd, code := newCommand("bacct [-l] [-UF] [-u user_name | -u all] [-q queue_name] [-P project_name] [-m host_name] [job_ID ...]", "Show accounting statistics of finished jobs", func(a []string) int {
 		ids = a
 		return 0
 	})
@@ -25,6 +25,8 @@ func bacct(args []string) int {
 	f.BoolVar(&uf, "UF", false, "long format without line wrapping")
 	f.StringVar(&userName, "u", "", "jobs of this user, or all")
 	f.StringVar(&queue, "q", "", "jobs in this queue")
+	f.StringVar(&project, "P", "", "jobs of this project")
+	f.StringVar(&host, "m", "", "jobs that ran on this host")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
@@ -48,12 +50,18 @@ func bacct(args []string) int {
 	if queue != "" {
 		filter.Queues = []string{queue}
 	}
+	if project != "" {
+		filter.Projects = []string{project}
+	}
+	if host != "" {
+		filter.Hosts = []string{host}
+	}
 	c, cx, done, ok := connect()
 	if !ok {
 		return 255
 	}
 	defer done()
-	req := &api.QueryRequest{Scope: api.QueryRequest_FINISHED, Refs: refs, User: userName, Queue: queue, Submitted: long || uf}
+	req := &api.QueryRequest{Scope: api.QueryRequest_FINISHED, Refs: refs, User: userName, Queue: queue, Project: project, Host: host, Submitted: long || uf}
 	res, err := c.Query(cx, req)
 	if err != nil {
 		fmt.Fprintln(sys.stderr, rpcError(c, err))
