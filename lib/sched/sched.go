@@ -287,8 +287,10 @@ func amount(set resreq.UsageSet, r string, elapsed time.Duration, slots int, lea
 // account charges an allocation (running, or placed in this cycle) to
 // hosts, queues, limits and shared resources.
 func (c *cycle) account(user, queue, project string, start time.Time, end int64, excl bool, has []HostAlloc) {
-	if end != never {
-		c.ends = nil // recomputed when needed
+	if end != never && c.ends != nil && end > c.now.UnixNano() {
+		if i, found := slices.BinarySearch(c.ends, end); !found {
+			c.ends = slices.Insert(c.ends, i, end)
+		}
 	}
 	elapsed := c.now.Sub(start)
 	total := 0

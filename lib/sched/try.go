@@ -265,7 +265,7 @@ func (c *cycle) reserve(b *bucket, v *variant, j *Job) string {
 			picks, _, _ := c.allocate(p, list, capAt(t), b.min, b.min, false, false)
 			return picks
 		}
-		for _, g := range c.groups(p, list) { // list: p.all
+		for _, g := range p.static.groups { // groups of p.all
 			if picks, _, _ := c.allocate(p, g, capAt(t), b.min, b.min, false, false); picks != nil {
 				return picks
 			}
