@@ -82,8 +82,11 @@ func TestCmdsBusers(t *testing.T) {
 	if out := normalize(c.must("", "busers", "all")); !row.MatchString(out) {
 		t.Errorf("busers all:\n%s", out)
 	}
+	if out := normalize(c.must("", "busers", "-w")); !regexp.MustCompile(`(?m)^USER +- +- +3 +1 +2 +0 +0 +0 +- +1 +-$`).MatchString(out) {
+		t.Errorf("busers -w:\n%s", out)
+	}
 	out := c.must("", "busers", "nosuchuser", "-w")
-	if !strings.HasSuffix(out, "\nnosuchuser             -      -      0      0      0      0      0      0\n") {
+	if !strings.HasSuffix(out, "\nnosuchuser             -      -      0      0      0      0      0      0      -      0      -\n") {
 		t.Errorf("busers nosuchuser:\n%q", out)
 	}
 	c.must("", "bkill", "0")

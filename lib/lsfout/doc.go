@@ -149,6 +149,8 @@
 //     counted as PEND and UNKWN as RUN; NJOBS is their sum. JL/P and MAX
 //     are "-" (XCE has no per-user slot limits) and RSV is 0. Rows have no
 //     trailing blank, the header keeps LSF's.
+//   - busers -w adds MPEND PJOBS MPJOBS ("-", the number of pending jobs,
+//     "-"); the PRIO column some LSF fix packs print after them is left out.
 //
 // bacct (the spec has no layout; this one is real LSF 10.1 output as
 // found in public scripts that parse it):

@@ -87,6 +87,20 @@ func TestWriteClusterID(t *testing.T) {
 	}
 }
 
+// busers -w as a real LSF prints it (its PRIO column left out), byte for
+// byte.
+func TestWriteUsersWideExample(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteUsers(&b, []UserSlots{{User: "liayu"}}, true); err != nil {
+		t.Fatal(err)
+	}
+	want := "USER/GROUP          JL/P    MAX  NJOBS   PEND    RUN  SSUSP  USUSP    RSV  MPEND  PJOBS MPJOBS \n" +
+		"liayu                  -      -      0      0      0      0      0      0      -      0      -\n"
+	if b.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", b.String(), want)
+	}
+}
+
 // The busers example of output-formats.md section 8, byte for byte.
 func TestWriteUsersSpecExample(t *testing.T) {
 	var b bytes.Buffer
@@ -111,6 +125,7 @@ func TestCountUserSlotsGolden(t *testing.T) {
 	if err := WriteUsers(&b, users, true); err != nil {
 		t.Fatal(err)
 	}
+	checkGolden(t, "busers_wide", b.String())
 	if !strings.Contains(b.String(), "\nalongusername ") {
 		t.Errorf("-w cuts the user name:\n%s", b.String())
 	}

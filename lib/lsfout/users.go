@@ -9,8 +9,10 @@ import (
 	"xce/lib/api"
 )
 
-// UserSlots is one line of busers: a user's job slots by state.
+// UserSlots is one line of busers: a user's job slots by state, and (for
+// -w) the number of pending jobs.
 type UserSlots struct {
+	PJobs                               int
 	User                                string
 	NJobs, Pend, Run, Ssusp, Ususp, Rsv int
 }
@@ -23,6 +25,9 @@ type UserSlots struct {
 func CountUserSlots(jobs []*api.Job) []UserSlots {
 	by := map[string]*UserSlots{}
 	for _, j := range jobs {
+		if isFinished(j.GetState()) {
+			continue
+		}
 		n := jobSlots(j)
 		u := submitted(j).GetUser()
 		if u == "" {
@@ -36,6 +41,7 @@ func CountUserSlots(jobs []*api.Job) []UserSlots {
 		switch j.GetState() {
 		case api.JobState_PEND, api.JobState_PSUSP:
 			c.Pend += n
+			c.PJobs++
 		case api.JobState_RUN, api.JobState_UNKWN:
 			c.Run += n
 		case api.JobState_SSUSP:
@@ -67,19 +73,29 @@ func jobSlots(j *api.Job) int {
 
 // WriteUsers writes busers: USER/GROUP in 18 columns (cut; not cut with
 // wide), JL/P "%5s", then MAX NJOBS PEND RUN SSUSP USUSP RSV as "%6s"
-// (OpenLava); the header ends in a space as LSF's does. XCE has no per-user
-// slot limits, so JL/P and MAX are "-".
+// (OpenLava); the header ends in a space as LSF's does. Wide (-w) adds
+// MPEND PJOBS MPJOBS, "%6s" each: the pending slot and pending job
+// thresholds and the number of pending jobs. XCE has no per-user limits,
+// so JL/P, MAX, MPEND and MPJOBS are "-".
 func WriteUsers(w io.Writer, users []UserSlots, wide bool) error {
 	var b bytes.Buffer
 	name := fixed
 	if wide {
 		name = padRight
 	}
-	fmt.Fprintf(&b, "%s %5s %6s %6s %6s %6s %6s %6s %6s \n",
+	fmt.Fprintf(&b, "%s %5s %6s %6s %6s %6s %6s %6s %6s ",
 		padRight("USER/GROUP", 18), "JL/P", "MAX", "NJOBS", "PEND", "RUN", "SSUSP", "USUSP", "RSV")
+	if wide {
+		b.WriteString(" MPEND  PJOBS MPJOBS ")
+	}
+	b.WriteByte('\n')
 	for _, u := range users {
-		fmt.Fprintf(&b, "%s %5s %6s %6d %6d %6d %6d %6d %6d\n",
+		fmt.Fprintf(&b, "%s %5s %6s %6d %6d %6d %6d %6d %6d",
 			name(u.User, 18), "-", "-", u.NJobs, u.Pend, u.Run, u.Ssusp, u.Ususp, u.Rsv)
+		if wide {
+			fmt.Fprintf(&b, " %6s %6d %6s", "-", u.PJobs, "-")
+		}
+		b.WriteByte('\n')
 	}
 	return flush(w, &b)
 }
