@@ -22,8 +22,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"xce/lib/api"
 	"xce/lib/client"
+	"xce/lib/config"
 	"xce/lib/controller"
 	"xce/lib/exec"
 	"xce/lib/store"
@@ -36,6 +36,7 @@ func main() {
 
 type options struct {
 	dir               string
+	configFile        string
 	slots             int
 	cluster           string
 	cleanPeriod       time.Duration
@@ -57,11 +58,27 @@ func run() int {
 	f := root.Flags()
 	f.StringVar(&o.dir, "dir", "", "keep all state and the socket under this directory (default: "+client.DefaultDir()+")")
 	f.IntVar(&o.slots, "slots", 0, "job slots of this host (default: its CPUs)")
-	f.StringVar(&o.cluster, "cluster", "xce", "cluster name")
-	f.DurationVar(&o.cleanPeriod, "clean-period", time.Hour, "how long finished jobs stay visible (CLEAN_PERIOD)")
+	f.StringVar(&o.configFile, "config", "", "the cluster's configuration (xce.toml); without it, the single-host default")
+	f.StringVar(&o.cluster, "cluster", "", "cluster name (overrides the configuration's)")
+	f.DurationVar(&o.cleanPeriod, "clean-period", 0, "how long finished jobs stay visible (CLEAN_PERIOD; overrides the configuration's)")
 	f.DurationVar(&o.runlimitGrace, "runlimit-grace", 10*time.Minute, "after a run limit's SIGUSR2, how long before SIGKILL")
 	f.DurationVar(&o.terminateInterval, "terminate-interval", 10*time.Second, "time between bkill's SIGINT, SIGTERM and SIGKILL (JOB_TERMINATE_INTERVAL)")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	configCmd := &cobra.Command{Use: "config", Short: "Work with xce.toml"}
+	configCmd.AddCommand(&cobra.Command{
+		Use:   "check FILE",
+		Short: "Validate a configuration file and print the effective configuration",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			cfg, err := config.Load(args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Print(cfg.Effective())
+			return nil
+		},
+	})
+	root.AddCommand(configCmd)
 	root.AddCommand(&cobra.Command{
 		Use:    "shepherd LAUNCHFILE",
 		Short:  "Run one job to its end (started by xced, not by hand)",
@@ -119,6 +136,23 @@ func serve(o options) error {
 	if slots <= 0 {
 		slots = ncpu
 	}
+	cfg := config.Default(host, slots)
+	if o.configFile != "" {
+		if cfg, err = config.Load(o.configFile); err != nil {
+			return err
+		}
+		// The host this controller runs jobs on: its slots come from the
+		// configuration when it names this host.
+		if h := cfg.Hosts[host]; h != nil && h.Slots > 0 && o.slots <= 0 {
+			slots = h.Slots
+		}
+	}
+	if o.cluster != "" {
+		cfg.Cluster.Name = o.cluster
+	}
+	if o.cleanPeriod > 0 {
+		cfg.Cluster.CleanPeriod = config.Duration(o.cleanPeriod / time.Second)
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -133,7 +167,7 @@ func serve(o options) error {
 	var ctl *controller.Controller
 	w, err := worker.New(worker.Config{
 		Host:              host,
-		ClusterName:       o.cluster,
+		ClusterName:       cfg.Cluster.Name,
 		RunDir:            filepath.Join(dir, "jobs"),
 		Shepherd:          shepherdCommand(self),
 		KillGrace:         o.runlimitGrace,
@@ -145,17 +179,13 @@ func serve(o options) error {
 	}
 	start := time.Now()
 	ctl, err = controller.New(controller.Config{
-		ClusterName:  o.cluster,
-		Host:         host,
-		Slots:        slots,
-		NCPUs:        ncpu,
-		MaxMemKB:     totalMemKB(),
-		Queues:       defaultQueues(),
-		DefaultQueue: "normal",
-		AdminUIDs:    []uint32{uint32(os.Geteuid())},
-		CleanPeriod:  o.cleanPeriod,
-		MaxArraySize: 1000,
-		StateDir:     dir,
+		Host:      host,
+		Slots:     slots,
+		NCPUs:     ncpu,
+		MaxMemKB:  totalMemKB(),
+		Cluster:   cfg,
+		AdminUIDs: []uint32{uint32(os.Geteuid())},
+		StateDir:  dir,
 	}, st, w)
 	if err != nil {
 		return err
@@ -195,7 +225,7 @@ func serve(o options) error {
 			srv.Stop()
 		}
 	}()
-	slog.Info("xced ready", "socket", sock, "host", host, "slots", slots, "cluster", o.cluster)
+	slog.Info("xced ready", "socket", sock, "host", host, "slots", slots, "cluster", cfg.Cluster.Name, "config", o.configFile)
 	if o.dir != "" {
 		fmt.Fprintf(os.Stderr, "xced: listening on %s; point the commands at it with XCE_DIR=%s\n", sock, dir)
 	} else {
@@ -216,17 +246,6 @@ func shepherdCommand(self string) []string {
 		return []string{small}
 	}
 	return []string{self, "shepherd"}
-}
-
-func defaultQueues() []*api.Queue {
-	return []*api.Queue{{
-		Name:        "normal",
-		Priority:    30,
-		Open:        true,
-		Active:      true,
-		Description: "For normal low priority jobs, running only if hosts are lightly loaded.  This is the default queue.",
-		Nice:        20,
-	}}
 }
 
 func totalMemKB() int64 {

@@ -346,6 +346,70 @@ func (HostState) EnumDescriptor() ([]byte, []int) {
 	return file_api_proto_rawDescGZIP(), []int{3}
 }
 
+type PendLimit_Kind int32
+
+const (
+	PendLimit_KIND_UNSPECIFIED PendLimit_Kind = 0
+	PendLimit_QUEUE_SLOTS      PendLimit_Kind = 1 // the queue's slots in use
+	PendLimit_QUEUE_USER_SLOTS PendLimit_Kind = 2 // the user's slots in the queue
+	PendLimit_QUEUE_HOST_SLOTS PendLimit_Kind = 3 // the queue's slots on the host
+	PendLimit_PROJECT_SLOTS    PendLimit_Kind = 4
+	PendLimit_PROJECT_MEM      PendLimit_Kind = 5 // KB
+	PendLimit_PROJECT_GPUS     PendLimit_Kind = 6
+	PendLimit_SHARED_RESOURCE  PendLimit_Kind = 7 // cluster-wide resource units
+)
+
+// Enum value maps for PendLimit_Kind.
+var (
+	PendLimit_Kind_name = map[int32]string{
+		0: "KIND_UNSPECIFIED",
+		1: "QUEUE_SLOTS",
+		2: "QUEUE_USER_SLOTS",
+		3: "QUEUE_HOST_SLOTS",
+		4: "PROJECT_SLOTS",
+		5: "PROJECT_MEM",
+		6: "PROJECT_GPUS",
+		7: "SHARED_RESOURCE",
+	}
+	PendLimit_Kind_value = map[string]int32{
+		"KIND_UNSPECIFIED": 0,
+		"QUEUE_SLOTS":      1,
+		"QUEUE_USER_SLOTS": 2,
+		"QUEUE_HOST_SLOTS": 3,
+		"PROJECT_SLOTS":    4,
+		"PROJECT_MEM":      5,
+		"PROJECT_GPUS":     6,
+		"SHARED_RESOURCE":  7,
+	}
+)
+
+func (x PendLimit_Kind) Enum() *PendLimit_Kind {
+	p := new(PendLimit_Kind)
+	*p = x
+	return p
+}
+
+func (x PendLimit_Kind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PendLimit_Kind) Descriptor() protoreflect.EnumDescriptor {
+	return file_api_proto_enumTypes[4].Descriptor()
+}
+
+func (PendLimit_Kind) Type() protoreflect.EnumType {
+	return &file_api_proto_enumTypes[4]
+}
+
+func (x PendLimit_Kind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PendLimit_Kind.Descriptor instead.
+func (PendLimit_Kind) EnumDescriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{1, 0}
+}
+
 // Which jobs by state.
 type QueryRequest_Scope int32
 
@@ -389,11 +453,11 @@ func (x QueryRequest_Scope) String() string {
 }
 
 func (QueryRequest_Scope) Descriptor() protoreflect.EnumDescriptor {
-	return file_api_proto_enumTypes[4].Descriptor()
+	return file_api_proto_enumTypes[5].Descriptor()
 }
 
 func (QueryRequest_Scope) Type() protoreflect.EnumType {
-	return &file_api_proto_enumTypes[4]
+	return &file_api_proto_enumTypes[5]
 }
 
 func (x QueryRequest_Scope) Number() protoreflect.EnumNumber {
@@ -402,7 +466,7 @@ func (x QueryRequest_Scope) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use QueryRequest_Scope.Descriptor instead.
 func (QueryRequest_Scope) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{10, 0}
+	return file_api_proto_rawDescGZIP(), []int{11, 0}
 }
 
 type SignalRequest_Action int32
@@ -441,11 +505,11 @@ func (x SignalRequest_Action) String() string {
 }
 
 func (SignalRequest_Action) Descriptor() protoreflect.EnumDescriptor {
-	return file_api_proto_enumTypes[5].Descriptor()
+	return file_api_proto_enumTypes[6].Descriptor()
 }
 
 func (SignalRequest_Action) Type() protoreflect.EnumType {
-	return &file_api_proto_enumTypes[5]
+	return &file_api_proto_enumTypes[6]
 }
 
 func (x SignalRequest_Action) Number() protoreflect.EnumNumber {
@@ -454,7 +518,7 @@ func (x SignalRequest_Action) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SignalRequest_Action.Descriptor instead.
 func (SignalRequest_Action) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{14, 0}
+	return file_api_proto_rawDescGZIP(), []int{15, 0}
 }
 
 // JobSpec is a submission: every bsub option, as the user gave it, plus the
@@ -508,6 +572,19 @@ type JobSpec struct {
 	CpuLimitSec     int64    `protobuf:"varint,41,opt,name=cpu_limit_sec,json=cpuLimitSec,proto3" json:"cpu_limit_sec,omitempty"`             // -c
 	EstimatedRunSec int64    `protobuf:"varint,42,opt,name=estimated_run_sec,json=estimatedRunSec,proto3" json:"estimated_run_sec,omitempty"` // -We
 	Outdir          string   `protobuf:"bytes,43,opt,name=outdir,proto3" json:"outdir,omitempty"`                                             // -outdir
+	// Set in the effective spec by the configuration layering (lib/config):
+	// the pre- and post-execution commands in the order they run (queue,
+	// profile, job; job, profile, queue), the profile's job starter (with
+	// %USRCMD standing for the command), NAME=VALUE settings laid over the
+	// job's environment, where each layered value came from (field name ->
+	// "job", "profile fluent", "queue short (deprecated)", ...), and the
+	// limits the scheduler checks before starting the job.
+	PreExecChain  []string          `protobuf:"bytes,44,rep,name=pre_exec_chain,json=preExecChain,proto3" json:"pre_exec_chain,omitempty"`
+	PostExecChain []string          `protobuf:"bytes,45,rep,name=post_exec_chain,json=postExecChain,proto3" json:"post_exec_chain,omitempty"`
+	JobStarter    string            `protobuf:"bytes,46,opt,name=job_starter,json=jobStarter,proto3" json:"job_starter,omitempty"`
+	EnvOverlay    []string          `protobuf:"bytes,47,rep,name=env_overlay,json=envOverlay,proto3" json:"env_overlay,omitempty"`
+	Origin        map[string]string `protobuf:"bytes,48,rep,name=origin,proto3" json:"origin,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	PendLimits    []*PendLimit      `protobuf:"bytes,49,rep,name=pend_limits,json=pendLimits,proto3" json:"pend_limits,omitempty"`
 	// Submission context, filled by bsub.
 	SubmitCwd  string `protobuf:"bytes,60,opt,name=submit_cwd,json=submitCwd,proto3" json:"submit_cwd,omitempty"`
 	SubmitHost string `protobuf:"bytes,61,opt,name=submit_host,json=submitHost,proto3" json:"submit_host,omitempty"`
@@ -857,6 +934,48 @@ func (x *JobSpec) GetOutdir() string {
 	return ""
 }
 
+func (x *JobSpec) GetPreExecChain() []string {
+	if x != nil {
+		return x.PreExecChain
+	}
+	return nil
+}
+
+func (x *JobSpec) GetPostExecChain() []string {
+	if x != nil {
+		return x.PostExecChain
+	}
+	return nil
+}
+
+func (x *JobSpec) GetJobStarter() string {
+	if x != nil {
+		return x.JobStarter
+	}
+	return ""
+}
+
+func (x *JobSpec) GetEnvOverlay() []string {
+	if x != nil {
+		return x.EnvOverlay
+	}
+	return nil
+}
+
+func (x *JobSpec) GetOrigin() map[string]string {
+	if x != nil {
+		return x.Origin
+	}
+	return nil
+}
+
+func (x *JobSpec) GetPendLimits() []*PendLimit {
+	if x != nil {
+		return x.PendLimits
+	}
+	return nil
+}
+
 func (x *JobSpec) GetSubmitCwd() string {
 	if x != nil {
 		return x.SubmitCwd
@@ -920,6 +1039,84 @@ func (x *JobSpec) GetEnvRef() []byte {
 	return nil
 }
 
+// PendLimit is a limit or quota a job's start is checked against: while
+// what is in use plus need exceeds max, the job pends with reason.
+type PendLimit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kind          PendLimit_Kind         `protobuf:"varint,1,opt,name=kind,proto3,enum=xce.api.v1.PendLimit_Kind" json:"kind,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"` // the queue, project or resource
+	Max           int64                  `protobuf:"varint,3,opt,name=max,proto3" json:"max,omitempty"`
+	Need          int64                  `protobuf:"varint,4,opt,name=need,proto3" json:"need,omitempty"`
+	Reason        string                 `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"` // as bjobs -p shows it
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PendLimit) Reset() {
+	*x = PendLimit{}
+	mi := &file_api_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PendLimit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PendLimit) ProtoMessage() {}
+
+func (x *PendLimit) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PendLimit.ProtoReflect.Descriptor instead.
+func (*PendLimit) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *PendLimit) GetKind() PendLimit_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return PendLimit_KIND_UNSPECIFIED
+}
+
+func (x *PendLimit) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PendLimit) GetMax() int64 {
+	if x != nil {
+		return x.Max
+	}
+	return 0
+}
+
+func (x *PendLimit) GetNeed() int64 {
+	if x != nil {
+		return x.Need
+	}
+	return 0
+}
+
+func (x *PendLimit) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // HostSlots is a host and the slots a job holds on it.
 type HostSlots struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -931,7 +1128,7 @@ type HostSlots struct {
 
 func (x *HostSlots) Reset() {
 	*x = HostSlots{}
-	mi := &file_api_proto_msgTypes[1]
+	mi := &file_api_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -943,7 +1140,7 @@ func (x *HostSlots) String() string {
 func (*HostSlots) ProtoMessage() {}
 
 func (x *HostSlots) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[1]
+	mi := &file_api_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -956,7 +1153,7 @@ func (x *HostSlots) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostSlots.ProtoReflect.Descriptor instead.
 func (*HostSlots) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{1}
+	return file_api_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *HostSlots) GetHost() string {
@@ -992,7 +1189,7 @@ type ResourceUsage struct {
 
 func (x *ResourceUsage) Reset() {
 	*x = ResourceUsage{}
-	mi := &file_api_proto_msgTypes[2]
+	mi := &file_api_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1004,7 +1201,7 @@ func (x *ResourceUsage) String() string {
 func (*ResourceUsage) ProtoMessage() {}
 
 func (x *ResourceUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[2]
+	mi := &file_api_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1017,7 +1214,7 @@ func (x *ResourceUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceUsage.ProtoReflect.Descriptor instead.
 func (*ResourceUsage) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{2}
+	return file_api_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ResourceUsage) GetCpuTimeMs() int64 {
@@ -1129,7 +1326,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_api_proto_msgTypes[3]
+	mi := &file_api_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1141,7 +1338,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[3]
+	mi := &file_api_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1154,7 +1351,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{3}
+	return file_api_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Job) GetJobId() int64 {
@@ -1371,7 +1568,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_api_proto_msgTypes[4]
+	mi := &file_api_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1383,7 +1580,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[4]
+	mi := &file_api_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1396,7 +1593,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{4}
+	return file_api_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Event) GetJobId() int64 {
@@ -1544,7 +1741,7 @@ type Host struct {
 
 func (x *Host) Reset() {
 	*x = Host{}
-	mi := &file_api_proto_msgTypes[5]
+	mi := &file_api_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1556,7 +1753,7 @@ func (x *Host) String() string {
 func (*Host) ProtoMessage() {}
 
 func (x *Host) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[5]
+	mi := &file_api_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1569,7 +1766,7 @@ func (x *Host) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Host.ProtoReflect.Descriptor instead.
 func (*Host) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{5}
+	return file_api_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Host) GetName() string {
@@ -1768,7 +1965,7 @@ type Queue struct {
 
 func (x *Queue) Reset() {
 	*x = Queue{}
-	mi := &file_api_proto_msgTypes[6]
+	mi := &file_api_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1780,7 +1977,7 @@ func (x *Queue) String() string {
 func (*Queue) ProtoMessage() {}
 
 func (x *Queue) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[6]
+	mi := &file_api_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1793,7 +1990,7 @@ func (x *Queue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Queue.ProtoReflect.Descriptor instead.
 func (*Queue) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{6}
+	return file_api_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Queue) GetName() string {
@@ -1947,7 +2144,7 @@ type JobRef struct {
 
 func (x *JobRef) Reset() {
 	*x = JobRef{}
-	mi := &file_api_proto_msgTypes[7]
+	mi := &file_api_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1959,7 +2156,7 @@ func (x *JobRef) String() string {
 func (*JobRef) ProtoMessage() {}
 
 func (x *JobRef) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[7]
+	mi := &file_api_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1972,7 +2169,7 @@ func (x *JobRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobRef.ProtoReflect.Descriptor instead.
 func (*JobRef) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{7}
+	return file_api_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *JobRef) GetJobId() int64 {
@@ -1998,7 +2195,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2010,7 +2207,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2023,7 +2220,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{8}
+	return file_api_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SubmitRequest) GetSpec() *JobSpec {
@@ -2045,7 +2242,7 @@ type SubmitReply struct {
 
 func (x *SubmitReply) Reset() {
 	*x = SubmitReply{}
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2057,7 +2254,7 @@ func (x *SubmitReply) String() string {
 func (*SubmitReply) ProtoMessage() {}
 
 func (x *SubmitReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2070,7 +2267,7 @@ func (x *SubmitReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitReply.ProtoReflect.Descriptor instead.
 func (*SubmitReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{9}
+	return file_api_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SubmitReply) GetJobId() int64 {
@@ -2121,7 +2318,7 @@ type QueryRequest struct {
 
 func (x *QueryRequest) Reset() {
 	*x = QueryRequest{}
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2133,7 +2330,7 @@ func (x *QueryRequest) String() string {
 func (*QueryRequest) ProtoMessage() {}
 
 func (x *QueryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2146,7 +2343,7 @@ func (x *QueryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryRequest.ProtoReflect.Descriptor instead.
 func (*QueryRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{10}
+	return file_api_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *QueryRequest) GetScope() QueryRequest_Scope {
@@ -2232,7 +2429,7 @@ type QueryReply struct {
 
 func (x *QueryReply) Reset() {
 	*x = QueryReply{}
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2244,7 +2441,7 @@ func (x *QueryReply) String() string {
 func (*QueryReply) ProtoMessage() {}
 
 func (x *QueryReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2257,7 +2454,7 @@ func (x *QueryReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryReply.ProtoReflect.Descriptor instead.
 func (*QueryReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{11}
+	return file_api_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *QueryReply) GetJobs() []*Job {
@@ -2319,7 +2516,7 @@ type QueryReplyEncoded struct {
 
 func (x *QueryReplyEncoded) Reset() {
 	*x = QueryReplyEncoded{}
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2331,7 +2528,7 @@ func (x *QueryReplyEncoded) String() string {
 func (*QueryReplyEncoded) ProtoMessage() {}
 
 func (x *QueryReplyEncoded) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2344,7 +2541,7 @@ func (x *QueryReplyEncoded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryReplyEncoded.ProtoReflect.Descriptor instead.
 func (*QueryReplyEncoded) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{12}
+	return file_api_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *QueryReplyEncoded) GetJobs() []*Job {
@@ -2400,7 +2597,7 @@ type EncodedSpec struct {
 
 func (x *EncodedSpec) Reset() {
 	*x = EncodedSpec{}
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2412,7 +2609,7 @@ func (x *EncodedSpec) String() string {
 func (*EncodedSpec) ProtoMessage() {}
 
 func (x *EncodedSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2425,7 +2622,7 @@ func (x *EncodedSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodedSpec.ProtoReflect.Descriptor instead.
 func (*EncodedSpec) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{13}
+	return file_api_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *EncodedSpec) GetKey() int64 {
@@ -2460,7 +2657,7 @@ type SignalRequest struct {
 
 func (x *SignalRequest) Reset() {
 	*x = SignalRequest{}
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2472,7 +2669,7 @@ func (x *SignalRequest) String() string {
 func (*SignalRequest) ProtoMessage() {}
 
 func (x *SignalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2485,7 +2682,7 @@ func (x *SignalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalRequest.ProtoReflect.Descriptor instead.
 func (*SignalRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{14}
+	return file_api_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SignalRequest) GetAction() SignalRequest_Action {
@@ -2554,7 +2751,7 @@ type SignalResult struct {
 
 func (x *SignalResult) Reset() {
 	*x = SignalResult{}
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2566,7 +2763,7 @@ func (x *SignalResult) String() string {
 func (*SignalResult) ProtoMessage() {}
 
 func (x *SignalResult) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2579,7 +2776,7 @@ func (x *SignalResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalResult.ProtoReflect.Descriptor instead.
 func (*SignalResult) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{15}
+	return file_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SignalResult) GetRef() *JobRef {
@@ -2605,7 +2802,7 @@ type SignalReply struct {
 
 func (x *SignalReply) Reset() {
 	*x = SignalReply{}
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2617,7 +2814,7 @@ func (x *SignalReply) String() string {
 func (*SignalReply) ProtoMessage() {}
 
 func (x *SignalReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2630,7 +2827,7 @@ func (x *SignalReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalReply.ProtoReflect.Descriptor instead.
 func (*SignalReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16}
+	return file_api_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SignalReply) GetResults() []*SignalResult {
@@ -2652,7 +2849,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2664,7 +2861,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2677,7 +2874,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{17}
+	return file_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WatchRequest) GetRefs() []*JobRef {
@@ -2705,7 +2902,7 @@ type WatchEvent struct {
 
 func (x *WatchEvent) Reset() {
 	*x = WatchEvent{}
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2717,7 +2914,7 @@ func (x *WatchEvent) String() string {
 func (*WatchEvent) ProtoMessage() {}
 
 func (x *WatchEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2730,7 +2927,7 @@ func (x *WatchEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEvent.ProtoReflect.Descriptor instead.
 func (*WatchEvent) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{18}
+	return file_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WatchEvent) GetJob() *Job {
@@ -2763,7 +2960,7 @@ type ListQueuesRequest struct {
 
 func (x *ListQueuesRequest) Reset() {
 	*x = ListQueuesRequest{}
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2775,7 +2972,7 @@ func (x *ListQueuesRequest) String() string {
 func (*ListQueuesRequest) ProtoMessage() {}
 
 func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2788,7 +2985,7 @@ func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesRequest.ProtoReflect.Descriptor instead.
 func (*ListQueuesRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{19}
+	return file_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListQueuesRequest) GetNames() []string {
@@ -2807,7 +3004,7 @@ type ListQueuesReply struct {
 
 func (x *ListQueuesReply) Reset() {
 	*x = ListQueuesReply{}
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2819,7 +3016,7 @@ func (x *ListQueuesReply) String() string {
 func (*ListQueuesReply) ProtoMessage() {}
 
 func (x *ListQueuesReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2832,7 +3029,7 @@ func (x *ListQueuesReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesReply.ProtoReflect.Descriptor instead.
 func (*ListQueuesReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{20}
+	return file_api_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListQueuesReply) GetQueues() []*Queue {
@@ -2851,7 +3048,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2863,7 +3060,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2876,7 +3073,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{21}
+	return file_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListHostsRequest) GetNames() []string {
@@ -2895,7 +3092,7 @@ type ListHostsReply struct {
 
 func (x *ListHostsReply) Reset() {
 	*x = ListHostsReply{}
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2907,7 +3104,7 @@ func (x *ListHostsReply) String() string {
 func (*ListHostsReply) ProtoMessage() {}
 
 func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2920,7 +3117,7 @@ func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsReply.ProtoReflect.Descriptor instead.
 func (*ListHostsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{22}
+	return file_api_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListHostsReply) GetHosts() []*Host {
@@ -2939,7 +3136,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2951,7 +3148,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2964,7 +3161,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{23}
+	return file_api_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *EventsRequest) GetRefs() []*JobRef {
@@ -2983,7 +3180,7 @@ type EventsReply struct {
 
 func (x *EventsReply) Reset() {
 	*x = EventsReply{}
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2995,7 +3192,7 @@ func (x *EventsReply) String() string {
 func (*EventsReply) ProtoMessage() {}
 
 func (x *EventsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3008,7 +3205,7 @@ func (x *EventsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsReply.ProtoReflect.Descriptor instead.
 func (*EventsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{24}
+	return file_api_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *EventsReply) GetEvents() []*Event {
@@ -3026,7 +3223,7 @@ type ClusterInfoRequest struct {
 
 func (x *ClusterInfoRequest) Reset() {
 	*x = ClusterInfoRequest{}
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3038,7 +3235,7 @@ func (x *ClusterInfoRequest) String() string {
 func (*ClusterInfoRequest) ProtoMessage() {}
 
 func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3051,7 +3248,7 @@ func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfoRequest.ProtoReflect.Descriptor instead.
 func (*ClusterInfoRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{25}
+	return file_api_proto_rawDescGZIP(), []int{26}
 }
 
 type ClusterInfo struct {
@@ -3069,7 +3266,7 @@ type ClusterInfo struct {
 
 func (x *ClusterInfo) Reset() {
 	*x = ClusterInfo{}
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3081,7 +3278,7 @@ func (x *ClusterInfo) String() string {
 func (*ClusterInfo) ProtoMessage() {}
 
 func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3094,7 +3291,7 @@ func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfo.ProtoReflect.Descriptor instead.
 func (*ClusterInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{26}
+	return file_api_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ClusterInfo) GetClusterName() string {
@@ -3163,7 +3360,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3175,7 +3372,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3188,7 +3385,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{27}
+	return file_api_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -3245,7 +3442,7 @@ var File_api_proto protoreflect.FileDescriptor
 const file_api_proto_rawDesc = "" +
 	"\n" +
 	"\tapi.proto\x12\n" +
-	"xce.api.v1\"\xe7\v\n" +
+	"xce.api.v1\"\xa3\x0e\n" +
 	"\aJobSpec\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12*\n" +
 	"\x11command_is_script\x18\x02 \x01(\bR\x0fcommandIsScript\x12\x14\n" +
@@ -3304,7 +3501,16 @@ const file_api_proto_rawDesc = "" +
 	"\x03gpu\x18( \x01(\tR\x03gpu\x12\"\n" +
 	"\rcpu_limit_sec\x18) \x01(\x03R\vcpuLimitSec\x12*\n" +
 	"\x11estimated_run_sec\x18* \x01(\x03R\x0festimatedRunSec\x12\x16\n" +
-	"\x06outdir\x18+ \x01(\tR\x06outdir\x12\x1d\n" +
+	"\x06outdir\x18+ \x01(\tR\x06outdir\x12$\n" +
+	"\x0epre_exec_chain\x18, \x03(\tR\fpreExecChain\x12&\n" +
+	"\x0fpost_exec_chain\x18- \x03(\tR\rpostExecChain\x12\x1f\n" +
+	"\vjob_starter\x18. \x01(\tR\n" +
+	"jobStarter\x12\x1f\n" +
+	"\venv_overlay\x18/ \x03(\tR\n" +
+	"envOverlay\x127\n" +
+	"\x06origin\x180 \x03(\v2\x1f.xce.api.v1.JobSpec.OriginEntryR\x06origin\x126\n" +
+	"\vpend_limits\x181 \x03(\v2\x15.xce.api.v1.PendLimitR\n" +
+	"pendLimits\x12\x1d\n" +
 	"\n" +
 	"submit_cwd\x18< \x01(\tR\tsubmitCwd\x12\x1f\n" +
 	"\vsubmit_host\x18= \x01(\tR\n" +
@@ -3315,7 +3521,25 @@ const file_api_proto_rawDesc = "" +
 	"\x03gid\x18G \x01(\rR\x03gid\x12\x12\n" +
 	"\x04user\x18H \x01(\tR\x04user\x12\x12\n" +
 	"\x04home\x18I \x01(\tR\x04home\x12\x17\n" +
-	"\aenv_ref\x18P \x01(\fR\x06envRef\"5\n" +
+	"\aenv_ref\x18P \x01(\fR\x06envRef\x1a9\n" +
+	"\vOriginEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb4\x02\n" +
+	"\tPendLimit\x12.\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x1a.xce.api.v1.PendLimit.KindR\x04kind\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
+	"\x03max\x18\x03 \x01(\x03R\x03max\x12\x12\n" +
+	"\x04need\x18\x04 \x01(\x03R\x04need\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"\xa4\x01\n" +
+	"\x04Kind\x12\x14\n" +
+	"\x10KIND_UNSPECIFIED\x10\x00\x12\x0f\n" +
+	"\vQUEUE_SLOTS\x10\x01\x12\x14\n" +
+	"\x10QUEUE_USER_SLOTS\x10\x02\x12\x14\n" +
+	"\x10QUEUE_HOST_SLOTS\x10\x03\x12\x11\n" +
+	"\rPROJECT_SLOTS\x10\x04\x12\x0f\n" +
+	"\vPROJECT_MEM\x10\x05\x12\x10\n" +
+	"\fPROJECT_GPUS\x10\x06\x12\x13\n" +
+	"\x0fSHARED_RESOURCE\x10\a\"5\n" +
 	"\tHostSlots\x12\x12\n" +
 	"\x04host\x18\x01 \x01(\tR\x04host\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\"\x9e\x02\n" +
@@ -3641,92 +3865,98 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),              // 0: xce.api.v1.JobState
 	(TermReason)(0),            // 1: xce.api.v1.TermReason
 	(EventType)(0),             // 2: xce.api.v1.EventType
 	(HostState)(0),             // 3: xce.api.v1.HostState
-	(QueryRequest_Scope)(0),    // 4: xce.api.v1.QueryRequest.Scope
-	(SignalRequest_Action)(0),  // 5: xce.api.v1.SignalRequest.Action
-	(*JobSpec)(nil),            // 6: xce.api.v1.JobSpec
-	(*HostSlots)(nil),          // 7: xce.api.v1.HostSlots
-	(*ResourceUsage)(nil),      // 8: xce.api.v1.ResourceUsage
-	(*Job)(nil),                // 9: xce.api.v1.Job
-	(*Event)(nil),              // 10: xce.api.v1.Event
-	(*Host)(nil),               // 11: xce.api.v1.Host
-	(*Queue)(nil),              // 12: xce.api.v1.Queue
-	(*JobRef)(nil),             // 13: xce.api.v1.JobRef
-	(*SubmitRequest)(nil),      // 14: xce.api.v1.SubmitRequest
-	(*SubmitReply)(nil),        // 15: xce.api.v1.SubmitReply
-	(*QueryRequest)(nil),       // 16: xce.api.v1.QueryRequest
-	(*QueryReply)(nil),         // 17: xce.api.v1.QueryReply
-	(*QueryReplyEncoded)(nil),  // 18: xce.api.v1.QueryReplyEncoded
-	(*EncodedSpec)(nil),        // 19: xce.api.v1.EncodedSpec
-	(*SignalRequest)(nil),      // 20: xce.api.v1.SignalRequest
-	(*SignalResult)(nil),       // 21: xce.api.v1.SignalResult
-	(*SignalReply)(nil),        // 22: xce.api.v1.SignalReply
-	(*WatchRequest)(nil),       // 23: xce.api.v1.WatchRequest
-	(*WatchEvent)(nil),         // 24: xce.api.v1.WatchEvent
-	(*ListQueuesRequest)(nil),  // 25: xce.api.v1.ListQueuesRequest
-	(*ListQueuesReply)(nil),    // 26: xce.api.v1.ListQueuesReply
-	(*ListHostsRequest)(nil),   // 27: xce.api.v1.ListHostsRequest
-	(*ListHostsReply)(nil),     // 28: xce.api.v1.ListHostsReply
-	(*EventsRequest)(nil),      // 29: xce.api.v1.EventsRequest
-	(*EventsReply)(nil),        // 30: xce.api.v1.EventsReply
-	(*ClusterInfoRequest)(nil), // 31: xce.api.v1.ClusterInfoRequest
-	(*ClusterInfo)(nil),        // 32: xce.api.v1.ClusterInfo
-	(*Launch)(nil),             // 33: xce.api.v1.Launch
-	nil,                        // 34: xce.api.v1.QueryReply.SpecsEntry
-	nil,                        // 35: xce.api.v1.QueryReply.EffectiveEntry
+	(PendLimit_Kind)(0),        // 4: xce.api.v1.PendLimit.Kind
+	(QueryRequest_Scope)(0),    // 5: xce.api.v1.QueryRequest.Scope
+	(SignalRequest_Action)(0),  // 6: xce.api.v1.SignalRequest.Action
+	(*JobSpec)(nil),            // 7: xce.api.v1.JobSpec
+	(*PendLimit)(nil),          // 8: xce.api.v1.PendLimit
+	(*HostSlots)(nil),          // 9: xce.api.v1.HostSlots
+	(*ResourceUsage)(nil),      // 10: xce.api.v1.ResourceUsage
+	(*Job)(nil),                // 11: xce.api.v1.Job
+	(*Event)(nil),              // 12: xce.api.v1.Event
+	(*Host)(nil),               // 13: xce.api.v1.Host
+	(*Queue)(nil),              // 14: xce.api.v1.Queue
+	(*JobRef)(nil),             // 15: xce.api.v1.JobRef
+	(*SubmitRequest)(nil),      // 16: xce.api.v1.SubmitRequest
+	(*SubmitReply)(nil),        // 17: xce.api.v1.SubmitReply
+	(*QueryRequest)(nil),       // 18: xce.api.v1.QueryRequest
+	(*QueryReply)(nil),         // 19: xce.api.v1.QueryReply
+	(*QueryReplyEncoded)(nil),  // 20: xce.api.v1.QueryReplyEncoded
+	(*EncodedSpec)(nil),        // 21: xce.api.v1.EncodedSpec
+	(*SignalRequest)(nil),      // 22: xce.api.v1.SignalRequest
+	(*SignalResult)(nil),       // 23: xce.api.v1.SignalResult
+	(*SignalReply)(nil),        // 24: xce.api.v1.SignalReply
+	(*WatchRequest)(nil),       // 25: xce.api.v1.WatchRequest
+	(*WatchEvent)(nil),         // 26: xce.api.v1.WatchEvent
+	(*ListQueuesRequest)(nil),  // 27: xce.api.v1.ListQueuesRequest
+	(*ListQueuesReply)(nil),    // 28: xce.api.v1.ListQueuesReply
+	(*ListHostsRequest)(nil),   // 29: xce.api.v1.ListHostsRequest
+	(*ListHostsReply)(nil),     // 30: xce.api.v1.ListHostsReply
+	(*EventsRequest)(nil),      // 31: xce.api.v1.EventsRequest
+	(*EventsReply)(nil),        // 32: xce.api.v1.EventsReply
+	(*ClusterInfoRequest)(nil), // 33: xce.api.v1.ClusterInfoRequest
+	(*ClusterInfo)(nil),        // 34: xce.api.v1.ClusterInfo
+	(*Launch)(nil),             // 35: xce.api.v1.Launch
+	nil,                        // 36: xce.api.v1.JobSpec.OriginEntry
+	nil,                        // 37: xce.api.v1.QueryReply.SpecsEntry
+	nil,                        // 38: xce.api.v1.QueryReply.EffectiveEntry
 }
 var file_api_proto_depIdxs = []int32{
-	6,  // 0: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
-	6,  // 1: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
-	0,  // 2: xce.api.v1.Job.state:type_name -> xce.api.v1.JobState
-	7,  // 3: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
-	1,  // 4: xce.api.v1.Job.term_reason:type_name -> xce.api.v1.TermReason
-	8,  // 5: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
-	2,  // 6: xce.api.v1.Event.type:type_name -> xce.api.v1.EventType
-	0,  // 7: xce.api.v1.Event.state:type_name -> xce.api.v1.JobState
-	7,  // 8: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
-	1,  // 9: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
-	8,  // 10: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
-	3,  // 11: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	6,  // 12: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
-	4,  // 13: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
-	13, // 14: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
-	9,  // 15: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
-	13, // 16: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	34, // 17: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	35, // 18: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
-	8,  // 19: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
-	9,  // 20: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
-	13, // 21: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
-	19, // 22: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
-	19, // 23: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
-	8,  // 24: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
-	5,  // 25: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	13, // 26: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
-	13, // 27: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	21, // 28: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	13, // 29: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	9,  // 30: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	11, // 31: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	12, // 32: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	12, // 33: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	11, // 34: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	13, // 35: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	10, // 36: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	9,  // 37: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	6,  // 38: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	6,  // 39: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	40, // [40:40] is the sub-list for method output_type
-	40, // [40:40] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	36, // 0: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	8,  // 1: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
+	4,  // 2: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
+	7,  // 3: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
+	7,  // 4: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
+	0,  // 5: xce.api.v1.Job.state:type_name -> xce.api.v1.JobState
+	9,  // 6: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
+	1,  // 7: xce.api.v1.Job.term_reason:type_name -> xce.api.v1.TermReason
+	10, // 8: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
+	2,  // 9: xce.api.v1.Event.type:type_name -> xce.api.v1.EventType
+	0,  // 10: xce.api.v1.Event.state:type_name -> xce.api.v1.JobState
+	9,  // 11: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
+	1,  // 12: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
+	10, // 13: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
+	3,  // 14: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
+	7,  // 15: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
+	5,  // 16: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
+	15, // 17: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
+	11, // 18: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
+	15, // 19: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
+	37, // 20: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	38, // 21: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	10, // 22: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
+	11, // 23: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
+	15, // 24: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
+	21, // 25: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
+	21, // 26: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
+	10, // 27: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
+	6,  // 28: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
+	15, // 29: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	15, // 30: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	23, // 31: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	15, // 32: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	11, // 33: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	13, // 34: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	14, // 35: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	14, // 36: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	13, // 37: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	15, // 38: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	12, // 39: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	11, // 40: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	7,  // 41: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	7,  // 42: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	43, // [43:43] is the sub-list for method output_type
+	43, // [43:43] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -3739,8 +3969,8 @@ func file_api_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
-			NumEnums:      6,
-			NumMessages:   30,
+			NumEnums:      7,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -218,6 +218,8 @@ type Project struct {
 // Default is the built-in configuration xced uses without a configuration
 // file: cluster "xce", one host with the slots given, and the default
 // queue "normal" (priority 30, nice 20) open to every user on every host.
+// Unlike LSF's stock normal queue it accepts exclusive jobs (bsub -x): on a
+// single host with no configuration, refusing them helps nobody.
 func Default(hostName string, slots int) *Config {
 	c := &Config{
 		Cluster: Cluster{Name: "xce", DefaultQueue: "normal"},
@@ -225,6 +227,7 @@ func Default(hostName string, slots int) *Config {
 		Queues: map[string]*Queue{"normal": {
 			Priority:    30,
 			Nice:        20,
+			Exclusive:   true,
 			Description: "For normal low priority jobs, running only if hosts are lightly loaded.  This is the default queue.",
 		}},
 	}

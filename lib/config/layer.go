@@ -272,7 +272,7 @@ func (l *layering) setProject() error {
 
 func (l *layering) checkExclusive() error {
 	if l.sub.Exclusive && !l.q.Exclusive {
-		return reject("Queue %s does not accept exclusive jobs (-x)", l.q.Name)
+		return reject("%s: Queue does not accept EXCLUSIVE jobs", l.q.Name)
 	}
 	return nil
 }

@@ -277,7 +277,7 @@ pend 7 verilog need 2 of 5: Job's requirements for reserving resource (verilog) 
 		{"no such queue", &sub{Queue: "nosuch"}, "nosuch: No such queue"},
 		{"no such profile", &sub{App: "nosuch"}, "nosuch: No such application profile"},
 		{"user not allowed in the queue", &sub{Queue: "staff", User: "carol"}, "staff: User cannot use the queue"},
-		{"exclusive job in a queue without exclusive", &sub{Exclusive: true}, "Queue normal does not accept exclusive jobs (-x)"},
+		{"exclusive job in a queue without exclusive", &sub{Exclusive: true}, "normal: Queue does not accept EXCLUSIVE jobs"},
 		{"bad -R", &sub{ResReq: []string{"select[mem>]"}}, "Bad resource requirement syntax: column 12: expected a number or a resource name after '>'"},
 		{"bad one of several -R", &sub{ResReq: []string{"bigmem", "select[mem>]"}}, `Bad resource requirement syntax: "select[mem>]": column 12: expected a number or a resource name after '>'`},
 		{"unknown resource in -R", &sub{ResReq: []string{"select[fast]"}}, "Bad resource requirement syntax: column 8: unknown resource name 'fast'"},

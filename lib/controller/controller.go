@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"syscall"
@@ -26,6 +27,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
+	"xce/lib/config"
 	"xce/lib/store"
 	"xce/lib/worker"
 )
@@ -44,17 +46,15 @@ type Executor interface {
 
 // Config is the controller's fixed configuration.
 type Config struct {
-	ClusterName  string
-	Host         string // the execution host (single-host default)
-	Slots        int
-	NCPUs        int
-	MaxMemKB     int64
-	Queues       []*api.Queue
-	DefaultQueue string
-	AdminUIDs    []uint32
-	CleanPeriod  time.Duration
-	MaxArraySize int
-	StateDir     string
+	Host     string // the execution host (single-host default)
+	Slots    int
+	NCPUs    int
+	MaxMemKB int64
+	// Cluster is the cluster's configuration (queues, profiles, projects,
+	// limits); nil means config.Default for Host and Slots.
+	Cluster   *config.Config
+	AdminUIDs []uint32 // besides root and the configured administrators
+	StateDir  string
 	// MinCycle is the shortest time between two scheduling cycles.
 	MinCycle time.Duration
 }
@@ -123,6 +123,9 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 	if cfg.MinCycle == 0 {
 		cfg.MinCycle = 20 * time.Millisecond
 	}
+	if cfg.Cluster == nil {
+		cfg.Cluster = config.Default(cfg.Host, cfg.Slots)
+	}
 	c := &Controller{
 		cfg:      cfg,
 		store:    st,
@@ -135,7 +138,7 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 		kick:     make(chan struct{}, 1),
 		started:  time.Now(),
 	}
-	for _, q := range cfg.Queues {
+	for _, q := range cfg.Cluster.APIQueues() {
 		c.queues[q.Name] = &queue{q: q}
 	}
 	if err := c.restore(); err != nil {
@@ -501,7 +504,7 @@ func (c *Controller) shepherdPid(rep worker.Report) int {
 
 // clean forgets finished jobs older than the clean period.
 func (c *Controller) clean() {
-	cutoff := time.Now().Add(-c.cfg.CleanPeriod).UnixNano()
+	cutoff := time.Now().Add(-time.Duration(c.cfg.Cluster.Cluster.CleanPeriod) * time.Second).UnixNano()
 	c.mu.Lock()
 	var old []*api.Job
 	for k, r := range c.jobs {
@@ -537,13 +540,9 @@ func (c *Controller) clean() {
 }
 
 func (c *Controller) isAdmin(uid uint32) bool {
-	if uid == 0 {
+	if uid == 0 || slices.Contains(c.cfg.AdminUIDs, uid) {
 		return true
 	}
-	for _, a := range c.cfg.AdminUIDs {
-		if a == uid {
-			return true
-		}
-	}
-	return false
+	name, _ := lookupUser(uid)
+	return c.cfg.Cluster.IsAdmin(name)
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
+	"xce/lib/config"
 	"xce/lib/store"
 	"xce/lib/worker"
 )
@@ -67,17 +69,44 @@ func (f *fakeExec) Terminate(id int64, idx int32) error {
 	return nil
 }
 
+// testConfig is the cluster of these tests: hostA, a default queue and a
+// higher-priority one, and a queue with slot limits.
+const testConfig = `
+[cluster]
+name = "test"
+default_queue = "normal"
+
+[hosts.hostA]
+
+[queues.normal]
+priority = 30
+
+[queues.high]
+priority = 40
+exclusive = true
+
+[queues.limited]
+priority = 30
+max_slots = 3
+max_slots_per_user = 2
+
+[projects.small]
+max_slots = 1
+`
+
 func newTestController(t *testing.T, slots int, autoExit int32) (*Controller, *fakeExec) {
 	t.Helper()
 	st, err := store.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	conf, err := config.Parse("test.toml", []byte(testConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
 	fx := &fakeExec{running: map[key]bool{}, autoExit: autoExit}
 	c, err := New(Config{
-		ClusterName: "test", Host: "hostA", Slots: slots, NCPUs: slots,
-		Queues:       []*api.Queue{{Name: "normal", Priority: 30, Open: true, Active: true}, {Name: "high", Priority: 40, Open: true, Active: true}},
-		DefaultQueue: "normal", CleanPeriod: time.Hour, MaxArraySize: 1000, MinCycle: time.Millisecond,
+		Host: "hostA", Slots: slots, NCPUs: slots, Cluster: conf, MinCycle: time.Millisecond,
 	}, st, fx)
 	if err != nil {
 		t.Fatal(err)
@@ -356,5 +385,66 @@ func TestQueryReplyWireCompatible(t *testing.T) {
 	if len(got.Jobs) != 2 || got.Effective[a.JobId].GetJobName() != "wire" || got.Effective[a.JobId].GetQueue() != "normal" ||
 		got.Specs[a.JobId].GetQueue() != "" || got.Specs[a.JobId].GetCommand() != "sleep 1" || len(got.PendReasons) != 2 {
 		t.Errorf("decoded reply: %v", &got)
+	}
+}
+
+// Configured limits hold jobs with the configuration's reason: a queue's
+// slots and its per-user slots, a project's slots.
+func TestConfiguredLimits(t *testing.T) {
+	c, fx := newTestController(t, 8, -1)
+	bob := Caller{UID: 0}
+	var ids []int64
+	for i := 0; i < 3; i++ {
+		r, err := c.Submit(alice, &api.JobSpec{Command: "x", Queue: "limited"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.JobId)
+	}
+	other, _ := c.Submit(bob, &api.JobSpec{Command: "y", Queue: "limited"})
+	more, _ := c.Submit(bob, &api.JobSpec{Command: "z", Queue: "limited"})
+	waitFor(t, "3 running", func() bool {
+		n := 0
+		for _, id := range append(ids, other.JobId, more.JobId) {
+			if c.stateOf(id, 0) == api.JobState_RUN {
+				n++
+			}
+		}
+		return n == 3
+	})
+	aliceRunning := 0
+	for _, id := range ids {
+		if c.stateOf(id, 0) == api.JobState_RUN {
+			aliceRunning++
+		}
+	}
+	if aliceRunning != 2 || c.stateOf(other.JobId, 0) != api.JobState_RUN {
+		t.Errorf("alice runs %d jobs (limit 2 per user); the other user's first job is %v", aliceRunning, c.stateOf(other.JobId, 0))
+	}
+	waitFor(t, "the queue's limit as the reason", func() bool {
+		q := c.Query(alice, &api.QueryRequest{Refs: []*api.JobRef{{JobId: more.JobId, ArrayIndex: -1}}})
+		return q.PendReasons[0] == "The queue has reached its job slot limit"
+	})
+	// With the queue's limit raised by the other user's end, the per-user
+	// limit is what holds alice's third job.
+	fx.end(other.JobId, 0, 0, 0)
+	waitFor(t, "the other user's second job running", func() bool { return c.stateOf(more.JobId, 0) == api.JobState_RUN })
+	fx.end(more.JobId, 0, 0, 0)
+	waitFor(t, "a cycle", func() bool {
+		q := c.Query(alice, &api.QueryRequest{Refs: []*api.JobRef{{JobId: ids[2], ArrayIndex: -1}}})
+		return q.PendReasons[0] == "User has reached the per-user job slot limit of the queue"
+	})
+	p1, _ := c.Submit(alice, &api.JobSpec{Command: "p", Project: "small"})
+	p2, _ := c.Submit(alice, &api.JobSpec{Command: "p", Project: "small"})
+	waitFor(t, "p1 running", func() bool { return c.stateOf(p1.JobId, 0) == api.JobState_RUN })
+	time.Sleep(20 * time.Millisecond)
+	if s := c.stateOf(p2.JobId, 0); s != api.JobState_PEND {
+		t.Errorf("second job of project small is %v", s)
+	}
+	fx.end(p1.JobId, 0, 0, 0)
+	waitFor(t, "p2 running", func() bool { return c.stateOf(p2.JobId, 0) == api.JobState_RUN })
+	if _, err := c.Submit(alice, &api.JobSpec{Command: "p", Project: "small", MinTasks: 2}); err == nil ||
+		!strings.Contains(err.Error(), "project small allows at most 1") {
+		t.Errorf("a job over the project quota: %v", err)
 	}
 }

@@ -22,6 +22,7 @@ type effSpec struct {
 	userPriority                   int32
 	beginTime                      int64
 	exclusive                      bool
+	limits                         []*api.PendLimit
 }
 
 // newEffSpec keeps spec (which the caller no longer changes) in encoded
@@ -50,6 +51,7 @@ func newEffSpec(spec *api.JobSpec, raw []byte) (*effSpec, error) {
 		userPriority: spec.UserPriority,
 		beginTime:    spec.BeginTime,
 		exclusive:    spec.Exclusive,
+		limits:       spec.PendLimits,
 	}, nil
 }
 

@@ -204,8 +204,8 @@ func (c *Controller) Queues(names []string) ([]*api.Queue, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	counts := map[string]*api.Queue{}
-	for _, q := range c.cfg.Queues {
-		counts[q.Name] = &api.Queue{}
+	for name := range c.queues {
+		counts[name] = &api.Queue{}
 	}
 	for _, r := range c.jobs {
 		n := counts[r.eff.GetQueue()]
@@ -232,14 +232,12 @@ func (c *Controller) Queues(names []string) ([]*api.Queue, error) {
 		n := counts[q.Name]
 		cp := proto.Clone(q).(*api.Queue)
 		cp.Njobs, cp.Pend, cp.Run, cp.Ssusp, cp.Ususp = n.Njobs, n.Pend, n.Run, n.Ssusp, n.Ususp
-		cp.IsDefault = q.Name == c.cfg.DefaultQueue
 		out = append(out, cp)
 	}
 	if len(names) == 0 {
-		qs := append([]*api.Queue{}, c.cfg.Queues...)
-		sort.SliceStable(qs, func(a, b int) bool { return qs[a].Priority > qs[b].Priority })
-		for _, q := range qs {
-			add(q)
+		// Highest priority first, as bqueues lists them.
+		for _, name := range c.cfg.Cluster.QueueNames() {
+			add(c.queues[name].q)
 		}
 		return out, nil
 	}
@@ -324,7 +322,7 @@ func fillLoad(h *api.Host) {
 // Info describes the cluster and the caller.
 func (c *Controller) Info(who Caller) *api.ClusterInfo {
 	return &api.ClusterInfo{
-		ClusterName:   c.cfg.ClusterName,
+		ClusterName:   c.cfg.Cluster.Cluster.Name,
 		MasterHost:    c.cfg.Host,
 		Version:       Version,
 		StateDir:      c.cfg.StateDir,

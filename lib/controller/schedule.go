@@ -35,6 +35,7 @@ func (c *Controller) schedule() []*api.Job {
 	c.lastCycle = now
 	c.cycleWhy = ""
 	free := c.cfg.Slots - c.host.used
+	var inUse limitUse // counted when the first job with limits comes
 	var starts []*api.Job
 	running := map[int64]int{} // running elements per array with a limit
 	kept := c.pending[:0]
@@ -91,6 +92,15 @@ func (c *Controller) schedule() []*api.Job {
 			r.why = reasonExclRun
 			continue
 		}
+		if len(r.eff.limits) > 0 {
+			if inUse == nil {
+				inUse = c.limitUsage()
+			}
+			if why := inUse.blocked(r); why != "" {
+				r.why = why
+				continue
+			}
+		}
 		need := int(max(r.eff.GetMinTasks(), 1))
 		if r.eff.GetExclusive() && c.host.used > 0 {
 			r.why = reasonExclNeeded
@@ -106,6 +116,9 @@ func (c *Controller) schedule() []*api.Job {
 		if r.eff.GetExclusive() {
 			c.host.exclusive = true
 			free = 0
+		}
+		if inUse != nil {
+			inUse.take(r, slots)
 		}
 		nj := c.clone(r)
 		nj.State = api.JobState_RUN
@@ -170,4 +183,62 @@ func (c *Controller) pendReason(r *rec) string {
 		return c.cycleWhy
 	}
 	return reasonNew
+}
+
+// limitKey names what a configured limit counts: a queue's, a user's in a
+// queue, a project's or a shared resource's use.
+type limitKey struct {
+	kind api.PendLimit_Kind
+	name string
+	user string // QUEUE_USER_SLOTS only
+}
+
+// limitUse is what the started jobs take from each configured limit.
+type limitUse map[limitKey]int64
+
+func keyOf(p *api.PendLimit, r *rec) limitKey {
+	k := limitKey{kind: p.Kind, name: p.Name}
+	if p.Kind == api.PendLimit_QUEUE_USER_SLOTS {
+		k.user = r.eff.GetUser()
+	}
+	return k
+}
+
+// amount is what a job takes from one of its limits: its slots for slot
+// limits, what the layering computed otherwise.
+func amount(p *api.PendLimit, slots int) int64 {
+	switch p.Kind {
+	case api.PendLimit_QUEUE_SLOTS, api.PendLimit_QUEUE_USER_SLOTS, api.PendLimit_QUEUE_HOST_SLOTS, api.PendLimit_PROJECT_SLOTS:
+		return int64(slots)
+	}
+	return p.Need
+}
+
+// limitUsage adds up the started jobs' use of every limit (c.mu held).
+// With one host, a queue's per-host slots are its slots.
+func (c *Controller) limitUsage() limitUse {
+	u := limitUse{}
+	for _, r := range c.jobs {
+		if isRunning(r.job.State) {
+			u.take(r, int(r.job.AllocSlots))
+		}
+	}
+	return u
+}
+
+func (u limitUse) take(r *rec, slots int) {
+	for _, p := range r.eff.limits {
+		u[keyOf(p, r)] += amount(p, slots)
+	}
+}
+
+// blocked is the reason a limit holds the job now, "" when none does.
+func (u limitUse) blocked(r *rec) string {
+	need := int(max(r.eff.GetMinTasks(), 1))
+	for _, p := range r.eff.limits {
+		if u[keyOf(p, r)]+amount(p, need) > p.Max {
+			return p.Reason
+		}
+	}
+	return ""
 }

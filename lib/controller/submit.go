@@ -11,10 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"xce/lib/api"
-	"xce/lib/resreq"
+	"xce/lib/config"
 	"xce/lib/store"
 )
 
@@ -44,13 +42,8 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 	spec.User, spec.Home = lookupUser(who.UID)
 	spec.EnvRef = nil
 
-	eff := proto.Clone(spec).(*api.JobSpec)
-	eff.Env = nil
-	defaultQueue := eff.Queue == ""
-	if defaultQueue {
-		eff.Queue = c.cfg.DefaultQueue
-	}
-	indices, err := c.validate(who, eff)
+	defaultQueue := spec.Queue == ""
+	eff, indices, err := c.validate(who, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -110,15 +103,20 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 	return &api.SubmitReply{JobId: id, Queue: eff.Queue, DefaultQueue: defaultQueue, ArraySize: int32(len(indices))}, nil
 }
 
-// validate checks a submission against the cluster and fills defaults; it
-// returns the array indices ([0] for a plain job).
-func (c *Controller) validate(who Caller, eff *api.JobSpec) ([]int32, error) {
-	q := c.queues[eff.Queue]
-	if q == nil {
-		return nil, userErr("%s: No such queue", eff.Queue)
+// validate lays the cluster's configuration over a submission (lib/config:
+// queue, profile, project, ceilings and quotas) and checks what only the
+// live cluster knows; it returns the effective spec (without the
+// environment) and the array indices ([0] for a plain job).
+func (c *Controller) validate(who Caller, spec *api.JobSpec) (*api.JobSpec, []int32, error) {
+	conf := c.cfg.Cluster
+	res, err := config.Layer(spec, conf)
+	if err != nil {
+		return nil, nil, &UserError{Msg: err.Error()}
 	}
-	if !q.q.Open {
-		return nil, userErr("%s: Queue has been closed", eff.Queue)
+	eff := res.Effective
+	eff.Env = nil
+	if q := c.queues[eff.Queue]; q == nil || !q.q.Open {
+		return nil, nil, userErr("%s: Queue has been closed", eff.Queue)
 	}
 	if eff.MinTasks <= 0 {
 		eff.MinTasks = 1
@@ -127,50 +125,57 @@ func (c *Controller) validate(who Caller, eff *api.JobSpec) ([]int32, error) {
 		eff.MaxTasks = eff.MinTasks
 	}
 	if int(eff.MinTasks) > c.cfg.Slots {
-		return nil, userErr("Too many processors requested")
+		return nil, nil, userErr("Too many processors requested")
 	}
 	for _, h := range eff.Hosts {
 		name := strings.TrimRight(strings.TrimPrefix(h, "!"), "+0123456789")
-		if name != c.cfg.Host && name != "others" && name != "all" {
-			return nil, userErr("%s: Bad host name, host group name or cluster name", h)
+		if name != "others" && name != "all" && conf.Hosts[name] == nil && conf.HostGroups[name] == nil {
+			return nil, nil, userErr("%s: Bad host name, host group name or cluster name", h)
 		}
-	}
-	for i, rr := range eff.ResReq {
-		parsed, err := resreq.Parse(rr)
-		if err != nil {
-			return nil, userErr("%s: Bad resource requirement syntax (%v)", rr, err)
-		}
-		eff.ResReq[i] = parsed.String()
-	}
-	if eff.App != "" {
-		return nil, userErr("%s: No such application profile", eff.App)
-	}
-	if eff.RunLimitSec == 0 {
-		eff.RunLimitSec = q.q.RunLimitSec
-	} else if q.q.RunLimitSec > 0 && eff.RunLimitSec > q.q.RunLimitSec {
-		return nil, userErr("Cannot exceed queue's hard limit(s)")
-	}
-	if eff.Project == "" {
-		eff.Project = "default"
 	}
 	if eff.BeginTime > 0 && eff.TermTime > 0 && eff.BeginTime > eff.TermTime {
-		return nil, userErr("Start time is later than termination time")
+		return nil, nil, userErr("Start time is later than termination time")
 	}
 	if eff.UserPriority < 0 {
-		return nil, userErr("Bad user priority")
+		return nil, nil, userErr("Bad user priority")
 	}
 	if eff.Dependency != "" {
 		c.mu.Lock()
 		err := c.checkDependency(who.UID, eff.Dependency)
 		c.mu.Unlock()
 		if err != nil {
-			return nil, &UserError{Msg: err.Error()}
+			return nil, nil, &UserError{Msg: err.Error()}
 		}
 	}
-	if eff.ArraySpec == "" {
-		return []int32{0}, nil
+	// What the layering decided beyond the spec's own fields travels with
+	// the effective spec: the worker runs the exec chain, the scheduler
+	// checks the limits, bjobs -l shows the origins.
+	eff.PreExecChain, eff.PostExecChain = res.Exec.PreExec, res.Exec.PostExec
+	eff.JobStarter, eff.EnvOverlay = res.Exec.JobStarter, res.Exec.Env
+	eff.Origin = map[string]string{}
+	for field, o := range res.Origin {
+		eff.Origin[field] = o.String()
 	}
-	return parseArray(eff.ArraySpec, c.cfg.MaxArraySize)
+	for _, p := range res.Pend {
+		eff.PendLimits = append(eff.PendLimits, &api.PendLimit{
+			Kind: pendKind[p.Kind], Name: p.Name, Max: p.Max, Need: p.Need, Reason: p.Reason,
+		})
+	}
+	if eff.ArraySpec == "" {
+		return eff, []int32{0}, nil
+	}
+	indices, err := parseArray(eff.ArraySpec, max(conf.Cluster.MaxArraySize, 1))
+	return eff, indices, err
+}
+
+var pendKind = map[config.LimitKind]api.PendLimit_Kind{
+	config.QueueSlots:     api.PendLimit_QUEUE_SLOTS,
+	config.QueueUserSlots: api.PendLimit_QUEUE_USER_SLOTS,
+	config.QueueHostSlots: api.PendLimit_QUEUE_HOST_SLOTS,
+	config.ProjectSlots:   api.PendLimit_PROJECT_SLOTS,
+	config.ProjectMem:     api.PendLimit_PROJECT_MEM,
+	config.ProjectGPUs:    api.PendLimit_PROJECT_GPUS,
+	config.SharedResource: api.PendLimit_SHARED_RESOURCE,
 }
 
 // parseArray expands "[1-10:2,15]" into sorted, distinct indices.

@@ -287,8 +287,22 @@ func writeFile(path string, data []byte, perm os.FileMode) error {
 func (s *shepherd) command() *osexec.Cmd {
 	path, _ := filepathAbs(s.l.GetJobFile())
 	cmd := &osexec.Cmd{Path: "/bin/sh", Args: []string{"/bin/sh", path}}
-	if s.spec.GetCommandIsScript() && strings.HasPrefix(s.spec.GetCommand(), "#!") {
+	direct := s.spec.GetCommandIsScript() && strings.HasPrefix(s.spec.GetCommand(), "#!")
+	if direct {
 		cmd = &osexec.Cmd{Path: path, Args: []string{path}}
+	}
+	if starter := s.spec.GetJobStarter(); starter != "" {
+		// The profile's job starter runs the job: %USRCMD stands for it
+		// (LSF's JOB_STARTER); without it the job is appended.
+		run := "/bin/sh " + shellQuote(path)
+		if direct {
+			run = shellQuote(path)
+		}
+		line := strings.ReplaceAll(starter, "%USRCMD", run)
+		if !strings.Contains(starter, "%USRCMD") {
+			line = starter + " " + run
+		}
+		cmd = &osexec.Cmd{Path: "/bin/sh", Args: []string{"/bin/sh", "-c", line}}
 	}
 	cmd.Dir = s.cwd
 	cmd.Env = s.environ()
@@ -371,6 +385,13 @@ func (s *shepherd) environ() []string {
 		}
 		hasPath = hasPath || name == "PATH"
 		env = append(env, kv)
+	}
+	// The application profile's environment (lib/config), over the job's.
+	for _, kv := range s.spec.GetEnvOverlay() {
+		if name, _, ok := strings.Cut(kv, "="); ok && name != "" && !dropped[name] {
+			hasPath = hasPath || name == "PATH"
+			env = append(env, kv)
+		}
 	}
 	if !hasPath {
 		env = append(env, "PATH="+defaultPath)
@@ -479,4 +500,9 @@ func (s *shepherd) groupName() string {
 		return ""
 	}
 	return g.Name
+}
+
+// shellQuote quotes a word for /bin/sh.
+func shellQuote(w string) string {
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }

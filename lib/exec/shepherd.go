@@ -264,13 +264,15 @@ func (s *shepherd) run(h hooks) *api.Event {
 	}
 	var cmd *osexec.Cmd
 	err := s.setup()
-	if err == nil && s.spec.GetPreExec() != "" {
-		// bsub -E: the job's own pre-execution command, with the job's
-		// environment, directory and output files.
-		if code := s.hook(s.spec.GetPreExec(), s.stdout, s.stderr); code != 0 {
-			restoreUmask()
-			s.closeFiles()
-			return s.preExecFailed(code)
+	if err == nil {
+		// The pre-execution commands (the profile's, then the job's own
+		// -E), with the job's environment, directory and output files.
+		for _, pre := range chain(s.spec.GetPreExecChain(), s.spec.GetPreExec()) {
+			if code := s.hook(pre, s.stdout, s.stderr); code != 0 {
+				restoreUmask()
+				s.closeFiles()
+				return s.preExecFailed(code)
+			}
 		}
 	}
 	if err == nil {
@@ -356,12 +358,24 @@ func (s *shepherd) run(h hooks) *api.Event {
 	if ev.ExitStatus != 0 {
 		ev.State = api.JobState_EXIT
 	}
-	if post := s.spec.GetPostExec(); post != "" {
-		s.postExec(post, ev)
+	if posts := chain(s.spec.GetPostExecChain(), s.spec.GetPostExec()); len(posts) > 0 {
+		s.postExec(posts, ev)
 	}
 	ev.Detail = strings.Join(s.notes, "; ")
 	s.appendReport(ev, startTime)
 	return ev
+}
+
+// chain is the commands to run: the layered chain when the configuration
+// set one, else the job's own command.
+func chain(layered []string, own string) []string {
+	if len(layered) > 0 {
+		return layered
+	}
+	if own != "" {
+		return []string{own}
+	}
+	return nil
 }
 
 // preExitAbort is the pre-exec exit code that makes the job exit instead
@@ -411,16 +425,22 @@ func (s *shepherd) preExecFailed(code int) *api.Event {
 
 // postExec runs bsub -Ep after the job, its output appended to the job's
 // output file, and notes how it went (bhist's POST_DONE / POST_ERR).
-func (s *shepherd) postExec(command string, ev *api.Event) {
+func (s *shepherd) postExec(commands []string, ev *api.Event) {
 	out, err := os.OpenFile(s.reportPath, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		out = nil
 	} else {
 		defer out.Close()
 	}
-	code := s.hook(command, out, out,
-		fmt.Sprintf("LSB_JOBEXIT_STAT=%d", ev.ExitStatus<<8),
-		"LS_EXEC_T=END")
+	code := 0
+	for _, command := range commands {
+		c := s.hook(command, out, out,
+			fmt.Sprintf("LSB_JOBEXIT_STAT=%d", ev.ExitStatus<<8),
+			"LS_EXEC_T=END")
+		if c != 0 && code == 0 {
+			code = c
+		}
+	}
 	if code == 0 {
 		s.notes = append(s.notes, "POST_DONE: post-exec command done successfully")
 	} else {

@@ -1,0 +1,100 @@
+package tests
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// clusterConfig is an xce.toml for this host, with a limited queue and an
+// application profile that wraps its jobs.
+func clusterConfig(t *testing.T) string {
+	host, _ := os.Hostname()
+	if i := strings.IndexByte(host, '.'); i > 0 {
+		host = host[:i]
+	}
+	text := `
+[cluster]
+name = "e2e"
+default_queue = "normal"
+
+[hosts.` + host + `]
+slots = 4
+
+[queues.normal]
+priority = 30
+
+[queues.short]
+priority = 50
+max_run_limit = "1h"
+max_slots_per_user = 1
+
+[apps.wrapped]
+res_req = "select[mem>0] span[hosts=1]"
+fixed = ["res_req"]
+pre_exec = "echo profile-pre"
+job_starter = "env WRAPPED=yes %USRCMD"
+env = { FROM_PROFILE = "1" }
+`
+	path := filepath.Join(t.TempDir(), "xce.toml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// xced --config: queues, ceilings, per-user limits and application
+// profiles come from xce.toml.
+func TestConfiguredCluster(t *testing.T) {
+	c := newCluster(t, "--config", clusterConfig(t))
+	if out := c.must("", "bqueues"); !regexp.MustCompile(`(?s)^QUEUE_NAME.*\nshort\s+50 .*\nnormal\s+30 `).MatchString(out) {
+		t.Errorf("bqueues:\n%s", out)
+	}
+	r := c.run("", "bsub", "-q", "short", "-W", "120", "true")
+	if r.code != 255 || !strings.Contains(r.stderr, "queue short allows at most") || !strings.HasSuffix(r.stderr, ". Job not submitted.\n") {
+		t.Errorf("a run limit over the queue's: %d %q", r.code, r.stderr)
+	}
+	a := c.submit("", "-q", "short", "sleep 30")
+	b := c.submit("", "-q", "short", "sleep 30")
+	c.waitState(a, "RUN")
+	var reasons string
+	for i := 0; i < 100 && !strings.Contains(reasons, "per-user"); i++ {
+		time.Sleep(20 * time.Millisecond)
+		reasons = c.must("", "bjobs", "-p", b)
+	}
+	if !strings.Contains(reasons, " User has reached the per-user job slot limit of the queue;") {
+		t.Errorf("bjobs -p:\n%s", reasons)
+	}
+	c.must("", "bkill", a, b)
+
+	w := c.submit("", "-app", "wrapped", "-o", "w.%J", "-E", "echo job-pre", `echo $WRAPPED $FROM_PROFILE`)
+	c.waitState(w, "DONE")
+	out, _ := os.ReadFile(filepath.Join(c.work, "w."+w))
+	if !strings.HasPrefix(string(out), "profile-pre\njob-pre\nyes 1\n") {
+		t.Errorf("profile pre-exec, job starter and environment: %q", out)
+	}
+	r = c.run("", "bsub", "-app", "wrapped", "-R", "span[ptile=2]", "true")
+	if r.code != 255 || !strings.Contains(r.stderr, "wrapped") {
+		t.Errorf("-R against a fixed profile requirement: %d %q", r.code, r.stderr)
+	}
+}
+
+// xced config check validates a file and prints the effective
+// configuration, or the errors with file and line.
+func TestConfigCheck(t *testing.T) {
+	good := clusterConfig(t)
+	out, err := exec.Command(filepath.Join(binDir, "xced"), "config", "check", good).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "[queues.short]") {
+		t.Errorf("config check of a good file: %v\n%s", err, out)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	os.WriteFile(bad, []byte("[cluster]\nname = \"x\"\n\n[queues.normal]\npriority = 30\nmax_memory = \"1GB\"\n"), 0o644)
+	out, err = exec.Command(filepath.Join(binDir, "xced"), "config", "check", bad).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "bad.toml:6: queues.normal.max_memory: unknown key") {
+		t.Errorf("config check of a bad file: %v\n%s", err, out)
+	}
+}
