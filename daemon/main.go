@@ -179,13 +179,14 @@ func serve(o options) error {
 	}
 	start := time.Now()
 	ctl, err = controller.New(controller.Config{
-		Host:      host,
-		Slots:     slots,
-		NCPUs:     ncpu,
-		MaxMemKB:  totalMemKB(),
-		Cluster:   cfg,
-		AdminUIDs: []uint32{uint32(os.Geteuid())},
-		StateDir:  dir,
+		Host:        host,
+		Slots:       slots,
+		NCPUs:       ncpu,
+		MaxMemKB:    totalMemKB(),
+		Cluster:     cfg,
+		ClusterFile: o.configFile,
+		AdminUIDs:   []uint32{uint32(os.Geteuid())},
+		StateDir:    dir,
 	}, st, w)
 	if err != nil {
 		return err
@@ -211,6 +212,18 @@ func serve(o options) error {
 	defer cancel()
 	go ctl.Run(ctx)
 
+	// SIGHUP reloads the configuration, as badmin reconfig does.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		for range hup {
+			if notes, err := ctl.Reconfig(controller.Caller{UID: 0}); err != nil {
+				slog.Error("reconfiguration refused; the old configuration stays", "err", err)
+			} else {
+				slog.Info("reconfigured on SIGHUP", "changes", notes)
+			}
+		}
+	}()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	go func() {

@@ -466,7 +466,7 @@ func (x QueryRequest_Scope) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use QueryRequest_Scope.Descriptor instead.
 func (QueryRequest_Scope) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{11, 0}
+	return file_api_proto_rawDescGZIP(), []int{12, 0}
 }
 
 type SignalRequest_Action int32
@@ -518,7 +518,7 @@ func (x SignalRequest_Action) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SignalRequest_Action.Descriptor instead.
 func (SignalRequest_Action) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{15, 0}
+	return file_api_proto_rawDescGZIP(), []int{16, 0}
 }
 
 // JobSpec is a submission: every bsub option, as the user gave it, plus the
@@ -1959,6 +1959,25 @@ type Queue struct {
 	Nice          int32                  `protobuf:"varint,18,opt,name=nice,proto3" json:"nice,omitempty"`
 	Hosts         []string               `protobuf:"bytes,19,rep,name=hosts,proto3" json:"hosts,omitempty"`
 	Users         []string               `protobuf:"bytes,20,rep,name=users,proto3" json:"users,omitempty"`
+	// The configuration bqueues -l shows (lib/config's queue).
+	MinTasks           int32            `protobuf:"varint,21,opt,name=min_tasks,json=minTasks,proto3" json:"min_tasks,omitempty"`
+	DefaultTasks       int32            `protobuf:"varint,22,opt,name=default_tasks,json=defaultTasks,proto3" json:"default_tasks,omitempty"`
+	MaxTasks           int32            `protobuf:"varint,23,opt,name=max_tasks,json=maxTasks,proto3" json:"max_tasks,omitempty"`
+	MaxMemKb           int64            `protobuf:"varint,24,opt,name=max_mem_kb,json=maxMemKb,proto3" json:"max_mem_kb,omitempty"` // MEMLIMIT ceiling; 0 = none
+	DefaultMemKb       int64            `protobuf:"varint,25,opt,name=default_mem_kb,json=defaultMemKb,proto3" json:"default_mem_kb,omitempty"`
+	DefaultRunLimitSec int64            `protobuf:"varint,26,opt,name=default_run_limit_sec,json=defaultRunLimitSec,proto3" json:"default_run_limit_sec,omitempty"`
+	RunWindows         []string         `protobuf:"bytes,27,rep,name=run_windows,json=runWindows,proto3" json:"run_windows,omitempty"` // "hh:mm-hh:mm" as configured
+	DispatchWindows    []string         `protobuf:"bytes,28,rep,name=dispatch_windows,json=dispatchWindows,proto3" json:"dispatch_windows,omitempty"`
+	Exclusive          bool             `protobuf:"varint,29,opt,name=exclusive,proto3" json:"exclusive,omitempty"`
+	UserShares         map[string]int32 `protobuf:"bytes,30,rep,name=user_shares,json=userShares,proto3" json:"user_shares,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"` // fairshare; empty = FCFS
+	Preemptive         []string         `protobuf:"bytes,31,rep,name=preemptive,proto3" json:"preemptive,omitempty"`
+	Preemptable        []string         `protobuf:"bytes,32,rep,name=preemptable,proto3" json:"preemptable,omitempty"`
+	Administrators     []string         `protobuf:"bytes,33,rep,name=administrators,proto3" json:"administrators,omitempty"`
+	// Deprecated queue-level settings kept for imported LSF configurations.
+	ResReq        string `protobuf:"bytes,34,opt,name=res_req,json=resReq,proto3" json:"res_req,omitempty"`
+	PreExec       string `protobuf:"bytes,35,opt,name=pre_exec,json=preExec,proto3" json:"pre_exec,omitempty"`
+	PostExec      string `protobuf:"bytes,36,opt,name=post_exec,json=postExec,proto3" json:"post_exec,omitempty"`
+	LostAndFound  bool   `protobuf:"varint,37,opt,name=lost_and_found,json=lostAndFound,proto3" json:"lost_and_found,omitempty"` // holds jobs whose queue was removed
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2133,6 +2152,323 @@ func (x *Queue) GetUsers() []string {
 	return nil
 }
 
+func (x *Queue) GetMinTasks() int32 {
+	if x != nil {
+		return x.MinTasks
+	}
+	return 0
+}
+
+func (x *Queue) GetDefaultTasks() int32 {
+	if x != nil {
+		return x.DefaultTasks
+	}
+	return 0
+}
+
+func (x *Queue) GetMaxTasks() int32 {
+	if x != nil {
+		return x.MaxTasks
+	}
+	return 0
+}
+
+func (x *Queue) GetMaxMemKb() int64 {
+	if x != nil {
+		return x.MaxMemKb
+	}
+	return 0
+}
+
+func (x *Queue) GetDefaultMemKb() int64 {
+	if x != nil {
+		return x.DefaultMemKb
+	}
+	return 0
+}
+
+func (x *Queue) GetDefaultRunLimitSec() int64 {
+	if x != nil {
+		return x.DefaultRunLimitSec
+	}
+	return 0
+}
+
+func (x *Queue) GetRunWindows() []string {
+	if x != nil {
+		return x.RunWindows
+	}
+	return nil
+}
+
+func (x *Queue) GetDispatchWindows() []string {
+	if x != nil {
+		return x.DispatchWindows
+	}
+	return nil
+}
+
+func (x *Queue) GetExclusive() bool {
+	if x != nil {
+		return x.Exclusive
+	}
+	return false
+}
+
+func (x *Queue) GetUserShares() map[string]int32 {
+	if x != nil {
+		return x.UserShares
+	}
+	return nil
+}
+
+func (x *Queue) GetPreemptive() []string {
+	if x != nil {
+		return x.Preemptive
+	}
+	return nil
+}
+
+func (x *Queue) GetPreemptable() []string {
+	if x != nil {
+		return x.Preemptable
+	}
+	return nil
+}
+
+func (x *Queue) GetAdministrators() []string {
+	if x != nil {
+		return x.Administrators
+	}
+	return nil
+}
+
+func (x *Queue) GetResReq() string {
+	if x != nil {
+		return x.ResReq
+	}
+	return ""
+}
+
+func (x *Queue) GetPreExec() string {
+	if x != nil {
+		return x.PreExec
+	}
+	return ""
+}
+
+func (x *Queue) GetPostExec() string {
+	if x != nil {
+		return x.PostExec
+	}
+	return ""
+}
+
+func (x *Queue) GetLostAndFound() bool {
+	if x != nil {
+		return x.LostAndFound
+	}
+	return false
+}
+
+// App is an application profile (bapp), with live counts.
+type App struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Name         string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Description  string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	ResReq       string                 `protobuf:"bytes,3,opt,name=res_req,json=resReq,proto3" json:"res_req,omitempty"`
+	Fixed        []string               `protobuf:"bytes,4,rep,name=fixed,proto3" json:"fixed,omitempty"` // attributes a job cannot override
+	MinTasks     int32                  `protobuf:"varint,5,opt,name=min_tasks,json=minTasks,proto3" json:"min_tasks,omitempty"`
+	DefaultTasks int32                  `protobuf:"varint,6,opt,name=default_tasks,json=defaultTasks,proto3" json:"default_tasks,omitempty"`
+	MaxTasks     int32                  `protobuf:"varint,7,opt,name=max_tasks,json=maxTasks,proto3" json:"max_tasks,omitempty"`
+	RunLimitSec  int64                  `protobuf:"varint,8,opt,name=run_limit_sec,json=runLimitSec,proto3" json:"run_limit_sec,omitempty"`
+	MemLimitKb   int64                  `protobuf:"varint,9,opt,name=mem_limit_kb,json=memLimitKb,proto3" json:"mem_limit_kb,omitempty"`
+	PreExec      string                 `protobuf:"bytes,10,opt,name=pre_exec,json=preExec,proto3" json:"pre_exec,omitempty"`
+	PostExec     string                 `protobuf:"bytes,11,opt,name=post_exec,json=postExec,proto3" json:"post_exec,omitempty"`
+	AllowJobExec bool                   `protobuf:"varint,12,opt,name=allow_job_exec,json=allowJobExec,proto3" json:"allow_job_exec,omitempty"` // a job may bring its own -E/-Ep
+	JobStarter   string                 `protobuf:"bytes,13,opt,name=job_starter,json=jobStarter,proto3" json:"job_starter,omitempty"`
+	Env          map[string]string      `protobuf:"bytes,14,rep,name=env,proto3" json:"env,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Slots of the profile's jobs by state.
+	Njobs         int32 `protobuf:"varint,20,opt,name=njobs,proto3" json:"njobs,omitempty"`
+	Pend          int32 `protobuf:"varint,21,opt,name=pend,proto3" json:"pend,omitempty"`
+	Run           int32 `protobuf:"varint,22,opt,name=run,proto3" json:"run,omitempty"`
+	Ssusp         int32 `protobuf:"varint,23,opt,name=ssusp,proto3" json:"ssusp,omitempty"`
+	Ususp         int32 `protobuf:"varint,24,opt,name=ususp,proto3" json:"ususp,omitempty"`
+	Rsv           int32 `protobuf:"varint,25,opt,name=rsv,proto3" json:"rsv,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *App) Reset() {
+	*x = App{}
+	mi := &file_api_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *App) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*App) ProtoMessage() {}
+
+func (x *App) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use App.ProtoReflect.Descriptor instead.
+func (*App) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *App) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *App) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *App) GetResReq() string {
+	if x != nil {
+		return x.ResReq
+	}
+	return ""
+}
+
+func (x *App) GetFixed() []string {
+	if x != nil {
+		return x.Fixed
+	}
+	return nil
+}
+
+func (x *App) GetMinTasks() int32 {
+	if x != nil {
+		return x.MinTasks
+	}
+	return 0
+}
+
+func (x *App) GetDefaultTasks() int32 {
+	if x != nil {
+		return x.DefaultTasks
+	}
+	return 0
+}
+
+func (x *App) GetMaxTasks() int32 {
+	if x != nil {
+		return x.MaxTasks
+	}
+	return 0
+}
+
+func (x *App) GetRunLimitSec() int64 {
+	if x != nil {
+		return x.RunLimitSec
+	}
+	return 0
+}
+
+func (x *App) GetMemLimitKb() int64 {
+	if x != nil {
+		return x.MemLimitKb
+	}
+	return 0
+}
+
+func (x *App) GetPreExec() string {
+	if x != nil {
+		return x.PreExec
+	}
+	return ""
+}
+
+func (x *App) GetPostExec() string {
+	if x != nil {
+		return x.PostExec
+	}
+	return ""
+}
+
+func (x *App) GetAllowJobExec() bool {
+	if x != nil {
+		return x.AllowJobExec
+	}
+	return false
+}
+
+func (x *App) GetJobStarter() string {
+	if x != nil {
+		return x.JobStarter
+	}
+	return ""
+}
+
+func (x *App) GetEnv() map[string]string {
+	if x != nil {
+		return x.Env
+	}
+	return nil
+}
+
+func (x *App) GetNjobs() int32 {
+	if x != nil {
+		return x.Njobs
+	}
+	return 0
+}
+
+func (x *App) GetPend() int32 {
+	if x != nil {
+		return x.Pend
+	}
+	return 0
+}
+
+func (x *App) GetRun() int32 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
+func (x *App) GetSsusp() int32 {
+	if x != nil {
+		return x.Ssusp
+	}
+	return 0
+}
+
+func (x *App) GetUsusp() int32 {
+	if x != nil {
+		return x.Ususp
+	}
+	return 0
+}
+
+func (x *App) GetRsv() int32 {
+	if x != nil {
+		return x.Rsv
+	}
+	return 0
+}
+
 // JobRef names a job or one element; index -1 means every element.
 type JobRef struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2144,7 +2480,7 @@ type JobRef struct {
 
 func (x *JobRef) Reset() {
 	*x = JobRef{}
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2156,7 +2492,7 @@ func (x *JobRef) String() string {
 func (*JobRef) ProtoMessage() {}
 
 func (x *JobRef) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2169,7 +2505,7 @@ func (x *JobRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobRef.ProtoReflect.Descriptor instead.
 func (*JobRef) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{8}
+	return file_api_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *JobRef) GetJobId() int64 {
@@ -2195,7 +2531,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2207,7 +2543,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2220,7 +2556,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{9}
+	return file_api_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SubmitRequest) GetSpec() *JobSpec {
@@ -2242,7 +2578,7 @@ type SubmitReply struct {
 
 func (x *SubmitReply) Reset() {
 	*x = SubmitReply{}
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2254,7 +2590,7 @@ func (x *SubmitReply) String() string {
 func (*SubmitReply) ProtoMessage() {}
 
 func (x *SubmitReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2267,7 +2603,7 @@ func (x *SubmitReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitReply.ProtoReflect.Descriptor instead.
 func (*SubmitReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{10}
+	return file_api_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SubmitReply) GetJobId() int64 {
@@ -2318,7 +2654,7 @@ type QueryRequest struct {
 
 func (x *QueryRequest) Reset() {
 	*x = QueryRequest{}
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2330,7 +2666,7 @@ func (x *QueryRequest) String() string {
 func (*QueryRequest) ProtoMessage() {}
 
 func (x *QueryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2343,7 +2679,7 @@ func (x *QueryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryRequest.ProtoReflect.Descriptor instead.
 func (*QueryRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{11}
+	return file_api_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *QueryRequest) GetScope() QueryRequest_Scope {
@@ -2429,7 +2765,7 @@ type QueryReply struct {
 
 func (x *QueryReply) Reset() {
 	*x = QueryReply{}
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2441,7 +2777,7 @@ func (x *QueryReply) String() string {
 func (*QueryReply) ProtoMessage() {}
 
 func (x *QueryReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2454,7 +2790,7 @@ func (x *QueryReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryReply.ProtoReflect.Descriptor instead.
 func (*QueryReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{12}
+	return file_api_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *QueryReply) GetJobs() []*Job {
@@ -2516,7 +2852,7 @@ type QueryReplyEncoded struct {
 
 func (x *QueryReplyEncoded) Reset() {
 	*x = QueryReplyEncoded{}
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2528,7 +2864,7 @@ func (x *QueryReplyEncoded) String() string {
 func (*QueryReplyEncoded) ProtoMessage() {}
 
 func (x *QueryReplyEncoded) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2541,7 +2877,7 @@ func (x *QueryReplyEncoded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryReplyEncoded.ProtoReflect.Descriptor instead.
 func (*QueryReplyEncoded) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{13}
+	return file_api_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *QueryReplyEncoded) GetJobs() []*Job {
@@ -2597,7 +2933,7 @@ type EncodedSpec struct {
 
 func (x *EncodedSpec) Reset() {
 	*x = EncodedSpec{}
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2609,7 +2945,7 @@ func (x *EncodedSpec) String() string {
 func (*EncodedSpec) ProtoMessage() {}
 
 func (x *EncodedSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2622,7 +2958,7 @@ func (x *EncodedSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodedSpec.ProtoReflect.Descriptor instead.
 func (*EncodedSpec) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{14}
+	return file_api_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *EncodedSpec) GetKey() int64 {
@@ -2657,7 +2993,7 @@ type SignalRequest struct {
 
 func (x *SignalRequest) Reset() {
 	*x = SignalRequest{}
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2669,7 +3005,7 @@ func (x *SignalRequest) String() string {
 func (*SignalRequest) ProtoMessage() {}
 
 func (x *SignalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2682,7 +3018,7 @@ func (x *SignalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalRequest.ProtoReflect.Descriptor instead.
 func (*SignalRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{15}
+	return file_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SignalRequest) GetAction() SignalRequest_Action {
@@ -2751,7 +3087,7 @@ type SignalResult struct {
 
 func (x *SignalResult) Reset() {
 	*x = SignalResult{}
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2763,7 +3099,7 @@ func (x *SignalResult) String() string {
 func (*SignalResult) ProtoMessage() {}
 
 func (x *SignalResult) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2776,7 +3112,7 @@ func (x *SignalResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalResult.ProtoReflect.Descriptor instead.
 func (*SignalResult) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16}
+	return file_api_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SignalResult) GetRef() *JobRef {
@@ -2802,7 +3138,7 @@ type SignalReply struct {
 
 func (x *SignalReply) Reset() {
 	*x = SignalReply{}
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2814,7 +3150,7 @@ func (x *SignalReply) String() string {
 func (*SignalReply) ProtoMessage() {}
 
 func (x *SignalReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2827,7 +3163,7 @@ func (x *SignalReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalReply.ProtoReflect.Descriptor instead.
 func (*SignalReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{17}
+	return file_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SignalReply) GetResults() []*SignalResult {
@@ -2849,7 +3185,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2861,7 +3197,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2874,7 +3210,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{18}
+	return file_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WatchRequest) GetRefs() []*JobRef {
@@ -2902,7 +3238,7 @@ type WatchEvent struct {
 
 func (x *WatchEvent) Reset() {
 	*x = WatchEvent{}
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2914,7 +3250,7 @@ func (x *WatchEvent) String() string {
 func (*WatchEvent) ProtoMessage() {}
 
 func (x *WatchEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2927,7 +3263,7 @@ func (x *WatchEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEvent.ProtoReflect.Descriptor instead.
 func (*WatchEvent) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{19}
+	return file_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WatchEvent) GetJob() *Job {
@@ -2960,7 +3296,7 @@ type ListQueuesRequest struct {
 
 func (x *ListQueuesRequest) Reset() {
 	*x = ListQueuesRequest{}
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2972,7 +3308,7 @@ func (x *ListQueuesRequest) String() string {
 func (*ListQueuesRequest) ProtoMessage() {}
 
 func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2985,7 +3321,7 @@ func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesRequest.ProtoReflect.Descriptor instead.
 func (*ListQueuesRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{20}
+	return file_api_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListQueuesRequest) GetNames() []string {
@@ -3004,7 +3340,7 @@ type ListQueuesReply struct {
 
 func (x *ListQueuesReply) Reset() {
 	*x = ListQueuesReply{}
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3016,7 +3352,7 @@ func (x *ListQueuesReply) String() string {
 func (*ListQueuesReply) ProtoMessage() {}
 
 func (x *ListQueuesReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3029,12 +3365,183 @@ func (x *ListQueuesReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesReply.ProtoReflect.Descriptor instead.
 func (*ListQueuesReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{21}
+	return file_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListQueuesReply) GetQueues() []*Queue {
 	if x != nil {
 		return x.Queues
+	}
+	return nil
+}
+
+type ListAppsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Names         []string               `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAppsRequest) Reset() {
+	*x = ListAppsRequest{}
+	mi := &file_api_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAppsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAppsRequest) ProtoMessage() {}
+
+func (x *ListAppsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAppsRequest.ProtoReflect.Descriptor instead.
+func (*ListAppsRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ListAppsRequest) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+type ListAppsReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Apps          []*App                 `protobuf:"bytes,1,rep,name=apps,proto3" json:"apps,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAppsReply) Reset() {
+	*x = ListAppsReply{}
+	mi := &file_api_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAppsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAppsReply) ProtoMessage() {}
+
+func (x *ListAppsReply) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAppsReply.ProtoReflect.Descriptor instead.
+func (*ListAppsReply) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ListAppsReply) GetApps() []*App {
+	if x != nil {
+		return x.Apps
+	}
+	return nil
+}
+
+// ReconfigRequest asks the controller to reload its configuration file.
+type ReconfigRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReconfigRequest) Reset() {
+	*x = ReconfigRequest{}
+	mi := &file_api_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReconfigRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReconfigRequest) ProtoMessage() {}
+
+func (x *ReconfigRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReconfigRequest.ProtoReflect.Descriptor instead.
+func (*ReconfigRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{25}
+}
+
+type ReconfigReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What changed, one line each (queues added, removed; jobs moved to
+	// lost_and_found; pending jobs layered again).
+	Changes       []string `protobuf:"bytes,1,rep,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReconfigReply) Reset() {
+	*x = ReconfigReply{}
+	mi := &file_api_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReconfigReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReconfigReply) ProtoMessage() {}
+
+func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReconfigReply.ProtoReflect.Descriptor instead.
+func (*ReconfigReply) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ReconfigReply) GetChanges() []string {
+	if x != nil {
+		return x.Changes
 	}
 	return nil
 }
@@ -3048,7 +3555,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3060,7 +3567,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3073,7 +3580,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{22}
+	return file_api_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListHostsRequest) GetNames() []string {
@@ -3092,7 +3599,7 @@ type ListHostsReply struct {
 
 func (x *ListHostsReply) Reset() {
 	*x = ListHostsReply{}
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3104,7 +3611,7 @@ func (x *ListHostsReply) String() string {
 func (*ListHostsReply) ProtoMessage() {}
 
 func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3117,7 +3624,7 @@ func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsReply.ProtoReflect.Descriptor instead.
 func (*ListHostsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{23}
+	return file_api_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListHostsReply) GetHosts() []*Host {
@@ -3136,7 +3643,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3148,7 +3655,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3161,7 +3668,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{24}
+	return file_api_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *EventsRequest) GetRefs() []*JobRef {
@@ -3180,7 +3687,7 @@ type EventsReply struct {
 
 func (x *EventsReply) Reset() {
 	*x = EventsReply{}
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3192,7 +3699,7 @@ func (x *EventsReply) String() string {
 func (*EventsReply) ProtoMessage() {}
 
 func (x *EventsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3205,7 +3712,7 @@ func (x *EventsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsReply.ProtoReflect.Descriptor instead.
 func (*EventsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{25}
+	return file_api_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *EventsReply) GetEvents() []*Event {
@@ -3223,7 +3730,7 @@ type ClusterInfoRequest struct {
 
 func (x *ClusterInfoRequest) Reset() {
 	*x = ClusterInfoRequest{}
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3235,7 +3742,7 @@ func (x *ClusterInfoRequest) String() string {
 func (*ClusterInfoRequest) ProtoMessage() {}
 
 func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3248,7 +3755,7 @@ func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfoRequest.ProtoReflect.Descriptor instead.
 func (*ClusterInfoRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{26}
+	return file_api_proto_rawDescGZIP(), []int{31}
 }
 
 type ClusterInfo struct {
@@ -3266,7 +3773,7 @@ type ClusterInfo struct {
 
 func (x *ClusterInfo) Reset() {
 	*x = ClusterInfo{}
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3278,7 +3785,7 @@ func (x *ClusterInfo) String() string {
 func (*ClusterInfo) ProtoMessage() {}
 
 func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3291,7 +3798,7 @@ func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfo.ProtoReflect.Descriptor instead.
 func (*ClusterInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{27}
+	return file_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ClusterInfo) GetClusterName() string {
@@ -3360,7 +3867,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3372,7 +3879,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3385,7 +3892,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{28}
+	return file_api_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -3644,7 +4151,7 @@ const file_api_proto_rawDesc = "" +
 	"\x06swp_kb\x18\x19 \x01(\x03R\x05swpKb\x12\x15\n" +
 	"\x06tmp_kb\x18\x1a \x01(\x03R\x05tmpKb\x12\x14\n" +
 	"\x05ngpus\x18\x1b \x01(\x05R\x05ngpus\x12\x1c\n" +
-	"\tresources\x18\x1c \x03(\tR\tresources\"\x8e\x04\n" +
+	"\tresources\x18\x1c \x03(\tR\tresources\"\xb2\t\n" +
 	"\x05Queue\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bpriority\x18\x02 \x01(\x05R\bpriority\x12\x12\n" +
@@ -3668,7 +4175,59 @@ const file_api_proto_rawDesc = "" +
 	"\rrun_limit_sec\x18\x11 \x01(\x03R\vrunLimitSec\x12\x12\n" +
 	"\x04nice\x18\x12 \x01(\x05R\x04nice\x12\x14\n" +
 	"\x05hosts\x18\x13 \x03(\tR\x05hosts\x12\x14\n" +
-	"\x05users\x18\x14 \x03(\tR\x05users\"@\n" +
+	"\x05users\x18\x14 \x03(\tR\x05users\x12\x1b\n" +
+	"\tmin_tasks\x18\x15 \x01(\x05R\bminTasks\x12#\n" +
+	"\rdefault_tasks\x18\x16 \x01(\x05R\fdefaultTasks\x12\x1b\n" +
+	"\tmax_tasks\x18\x17 \x01(\x05R\bmaxTasks\x12\x1c\n" +
+	"\n" +
+	"max_mem_kb\x18\x18 \x01(\x03R\bmaxMemKb\x12$\n" +
+	"\x0edefault_mem_kb\x18\x19 \x01(\x03R\fdefaultMemKb\x121\n" +
+	"\x15default_run_limit_sec\x18\x1a \x01(\x03R\x12defaultRunLimitSec\x12\x1f\n" +
+	"\vrun_windows\x18\x1b \x03(\tR\n" +
+	"runWindows\x12)\n" +
+	"\x10dispatch_windows\x18\x1c \x03(\tR\x0fdispatchWindows\x12\x1c\n" +
+	"\texclusive\x18\x1d \x01(\bR\texclusive\x12B\n" +
+	"\vuser_shares\x18\x1e \x03(\v2!.xce.api.v1.Queue.UserSharesEntryR\n" +
+	"userShares\x12\x1e\n" +
+	"\n" +
+	"preemptive\x18\x1f \x03(\tR\n" +
+	"preemptive\x12 \n" +
+	"\vpreemptable\x18  \x03(\tR\vpreemptable\x12&\n" +
+	"\x0eadministrators\x18! \x03(\tR\x0eadministrators\x12\x17\n" +
+	"\ares_req\x18\" \x01(\tR\x06resReq\x12\x19\n" +
+	"\bpre_exec\x18# \x01(\tR\apreExec\x12\x1b\n" +
+	"\tpost_exec\x18$ \x01(\tR\bpostExec\x12$\n" +
+	"\x0elost_and_found\x18% \x01(\bR\flostAndFound\x1a=\n" +
+	"\x0fUserSharesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xec\x04\n" +
+	"\x03App\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x17\n" +
+	"\ares_req\x18\x03 \x01(\tR\x06resReq\x12\x14\n" +
+	"\x05fixed\x18\x04 \x03(\tR\x05fixed\x12\x1b\n" +
+	"\tmin_tasks\x18\x05 \x01(\x05R\bminTasks\x12#\n" +
+	"\rdefault_tasks\x18\x06 \x01(\x05R\fdefaultTasks\x12\x1b\n" +
+	"\tmax_tasks\x18\a \x01(\x05R\bmaxTasks\x12\"\n" +
+	"\rrun_limit_sec\x18\b \x01(\x03R\vrunLimitSec\x12 \n" +
+	"\fmem_limit_kb\x18\t \x01(\x03R\n" +
+	"memLimitKb\x12\x19\n" +
+	"\bpre_exec\x18\n" +
+	" \x01(\tR\apreExec\x12\x1b\n" +
+	"\tpost_exec\x18\v \x01(\tR\bpostExec\x12$\n" +
+	"\x0eallow_job_exec\x18\f \x01(\bR\fallowJobExec\x12\x1f\n" +
+	"\vjob_starter\x18\r \x01(\tR\n" +
+	"jobStarter\x12*\n" +
+	"\x03env\x18\x0e \x03(\v2\x18.xce.api.v1.App.EnvEntryR\x03env\x12\x14\n" +
+	"\x05njobs\x18\x14 \x01(\x05R\x05njobs\x12\x12\n" +
+	"\x04pend\x18\x15 \x01(\x05R\x04pend\x12\x10\n" +
+	"\x03run\x18\x16 \x01(\x05R\x03run\x12\x14\n" +
+	"\x05ssusp\x18\x17 \x01(\x05R\x05ssusp\x12\x14\n" +
+	"\x05ususp\x18\x18 \x01(\x05R\x05ususp\x12\x10\n" +
+	"\x03rsv\x18\x19 \x01(\x05R\x03rsv\x1a6\n" +
+	"\bEnvEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"@\n" +
 	"\x06JobRef\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +
@@ -3756,7 +4315,14 @@ const file_api_proto_rawDesc = "" +
 	"\x11ListQueuesRequest\x12\x14\n" +
 	"\x05names\x18\x01 \x03(\tR\x05names\"<\n" +
 	"\x0fListQueuesReply\x12)\n" +
-	"\x06queues\x18\x01 \x03(\v2\x11.xce.api.v1.QueueR\x06queues\"(\n" +
+	"\x06queues\x18\x01 \x03(\v2\x11.xce.api.v1.QueueR\x06queues\"'\n" +
+	"\x0fListAppsRequest\x12\x14\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\"4\n" +
+	"\rListAppsReply\x12#\n" +
+	"\x04apps\x18\x01 \x03(\v2\x0f.xce.api.v1.AppR\x04apps\"\x11\n" +
+	"\x0fReconfigRequest\")\n" +
+	"\rReconfigReply\x12\x18\n" +
+	"\achanges\x18\x01 \x03(\tR\achanges\"(\n" +
 	"\x10ListHostsRequest\x12\x14\n" +
 	"\x05names\x18\x01 \x03(\tR\x05names\"8\n" +
 	"\x0eListHostsReply\x12&\n" +
@@ -3866,7 +4432,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),              // 0: xce.api.v1.JobState
 	(TermReason)(0),            // 1: xce.api.v1.TermReason
@@ -3883,33 +4449,40 @@ var file_api_proto_goTypes = []any{
 	(*Event)(nil),              // 12: xce.api.v1.Event
 	(*Host)(nil),               // 13: xce.api.v1.Host
 	(*Queue)(nil),              // 14: xce.api.v1.Queue
-	(*JobRef)(nil),             // 15: xce.api.v1.JobRef
-	(*SubmitRequest)(nil),      // 16: xce.api.v1.SubmitRequest
-	(*SubmitReply)(nil),        // 17: xce.api.v1.SubmitReply
-	(*QueryRequest)(nil),       // 18: xce.api.v1.QueryRequest
-	(*QueryReply)(nil),         // 19: xce.api.v1.QueryReply
-	(*QueryReplyEncoded)(nil),  // 20: xce.api.v1.QueryReplyEncoded
-	(*EncodedSpec)(nil),        // 21: xce.api.v1.EncodedSpec
-	(*SignalRequest)(nil),      // 22: xce.api.v1.SignalRequest
-	(*SignalResult)(nil),       // 23: xce.api.v1.SignalResult
-	(*SignalReply)(nil),        // 24: xce.api.v1.SignalReply
-	(*WatchRequest)(nil),       // 25: xce.api.v1.WatchRequest
-	(*WatchEvent)(nil),         // 26: xce.api.v1.WatchEvent
-	(*ListQueuesRequest)(nil),  // 27: xce.api.v1.ListQueuesRequest
-	(*ListQueuesReply)(nil),    // 28: xce.api.v1.ListQueuesReply
-	(*ListHostsRequest)(nil),   // 29: xce.api.v1.ListHostsRequest
-	(*ListHostsReply)(nil),     // 30: xce.api.v1.ListHostsReply
-	(*EventsRequest)(nil),      // 31: xce.api.v1.EventsRequest
-	(*EventsReply)(nil),        // 32: xce.api.v1.EventsReply
-	(*ClusterInfoRequest)(nil), // 33: xce.api.v1.ClusterInfoRequest
-	(*ClusterInfo)(nil),        // 34: xce.api.v1.ClusterInfo
-	(*Launch)(nil),             // 35: xce.api.v1.Launch
-	nil,                        // 36: xce.api.v1.JobSpec.OriginEntry
-	nil,                        // 37: xce.api.v1.QueryReply.SpecsEntry
-	nil,                        // 38: xce.api.v1.QueryReply.EffectiveEntry
+	(*App)(nil),                // 15: xce.api.v1.App
+	(*JobRef)(nil),             // 16: xce.api.v1.JobRef
+	(*SubmitRequest)(nil),      // 17: xce.api.v1.SubmitRequest
+	(*SubmitReply)(nil),        // 18: xce.api.v1.SubmitReply
+	(*QueryRequest)(nil),       // 19: xce.api.v1.QueryRequest
+	(*QueryReply)(nil),         // 20: xce.api.v1.QueryReply
+	(*QueryReplyEncoded)(nil),  // 21: xce.api.v1.QueryReplyEncoded
+	(*EncodedSpec)(nil),        // 22: xce.api.v1.EncodedSpec
+	(*SignalRequest)(nil),      // 23: xce.api.v1.SignalRequest
+	(*SignalResult)(nil),       // 24: xce.api.v1.SignalResult
+	(*SignalReply)(nil),        // 25: xce.api.v1.SignalReply
+	(*WatchRequest)(nil),       // 26: xce.api.v1.WatchRequest
+	(*WatchEvent)(nil),         // 27: xce.api.v1.WatchEvent
+	(*ListQueuesRequest)(nil),  // 28: xce.api.v1.ListQueuesRequest
+	(*ListQueuesReply)(nil),    // 29: xce.api.v1.ListQueuesReply
+	(*ListAppsRequest)(nil),    // 30: xce.api.v1.ListAppsRequest
+	(*ListAppsReply)(nil),      // 31: xce.api.v1.ListAppsReply
+	(*ReconfigRequest)(nil),    // 32: xce.api.v1.ReconfigRequest
+	(*ReconfigReply)(nil),      // 33: xce.api.v1.ReconfigReply
+	(*ListHostsRequest)(nil),   // 34: xce.api.v1.ListHostsRequest
+	(*ListHostsReply)(nil),     // 35: xce.api.v1.ListHostsReply
+	(*EventsRequest)(nil),      // 36: xce.api.v1.EventsRequest
+	(*EventsReply)(nil),        // 37: xce.api.v1.EventsReply
+	(*ClusterInfoRequest)(nil), // 38: xce.api.v1.ClusterInfoRequest
+	(*ClusterInfo)(nil),        // 39: xce.api.v1.ClusterInfo
+	(*Launch)(nil),             // 40: xce.api.v1.Launch
+	nil,                        // 41: xce.api.v1.JobSpec.OriginEntry
+	nil,                        // 42: xce.api.v1.Queue.UserSharesEntry
+	nil,                        // 43: xce.api.v1.App.EnvEntry
+	nil,                        // 44: xce.api.v1.QueryReply.SpecsEntry
+	nil,                        // 45: xce.api.v1.QueryReply.EffectiveEntry
 }
 var file_api_proto_depIdxs = []int32{
-	36, // 0: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	41, // 0: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
 	8,  // 1: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	4,  // 2: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
 	7,  // 3: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
@@ -3924,39 +4497,42 @@ var file_api_proto_depIdxs = []int32{
 	1,  // 12: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
 	10, // 13: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	3,  // 14: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	7,  // 15: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
-	5,  // 16: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
-	15, // 17: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
-	11, // 18: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
-	15, // 19: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	37, // 20: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	38, // 21: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
-	10, // 22: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
-	11, // 23: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
-	15, // 24: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
-	21, // 25: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
-	21, // 26: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
-	10, // 27: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
-	6,  // 28: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	15, // 29: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
-	15, // 30: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	23, // 31: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	15, // 32: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	11, // 33: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	13, // 34: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	14, // 35: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	14, // 36: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	13, // 37: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	15, // 38: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	12, // 39: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	11, // 40: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	7,  // 41: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	7,  // 42: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	43, // [43:43] is the sub-list for method output_type
-	43, // [43:43] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	42, // 15: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	43, // 16: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	7,  // 17: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
+	5,  // 18: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
+	16, // 19: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
+	11, // 20: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
+	16, // 21: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
+	44, // 22: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	45, // 23: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	10, // 24: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
+	11, // 25: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
+	16, // 26: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
+	22, // 27: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
+	22, // 28: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
+	10, // 29: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
+	6,  // 30: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
+	16, // 31: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	16, // 32: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	24, // 33: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	16, // 34: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	11, // 35: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	13, // 36: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	14, // 37: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	14, // 38: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	15, // 39: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
+	13, // 40: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	16, // 41: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	12, // 42: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	11, // 43: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	7,  // 44: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	7,  // 45: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	46, // [46:46] is the sub-list for method output_type
+	46, // [46:46] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -3970,7 +4546,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   32,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -350,7 +350,73 @@ func (c *Config) APIQueues() []*api.Queue {
 			Nice:          int32(q.Nice),
 			Hosts:         slices.Clone(q.Hosts),
 			Users:         slices.Clone(q.Users),
+
+			MinTasks:           int32(q.MinTasks),
+			DefaultTasks:       int32(q.DefaultTasks),
+			MaxTasks:           int32(q.MaxTasks),
+			MaxMemKb:           int64(q.MaxMem),
+			DefaultMemKb:       int64(q.DefaultMem),
+			DefaultRunLimitSec: int64(q.DefaultRunLimit),
+			RunWindows:         windowStrings(q.RunWindows),
+			DispatchWindows:    windowStrings(q.DispatchWindows),
+			Exclusive:          q.Exclusive,
+			UserShares:         shares(q.Fairshare),
+			Preemptive:         slices.Clone(q.Preemptive),
+			Preemptable:        slices.Clone(q.Preemptable),
+			Administrators:     slices.Clone(q.Administrators),
+			ResReq:             q.ResReq,
+			PreExec:            q.PreExec,
+			PostExec:           q.PostExec,
 		})
+	}
+	return out
+}
+
+// APIApps returns the application profiles as the API sends them, by
+// name (the live counts are the controller's to fill).
+func (c *Config) APIApps() []*api.App {
+	var out []*api.App
+	for _, name := range slices.Sorted(maps.Keys(c.Apps)) {
+		a := c.Apps[name]
+		var env map[string]string
+		if len(a.Env) > 0 {
+			env = maps.Clone(a.Env)
+		}
+		out = append(out, &api.App{
+			Name:         name,
+			Description:  a.Description,
+			ResReq:       a.ResReq,
+			Fixed:        slices.Clone(a.Fixed),
+			MinTasks:     int32(a.MinTasks),
+			DefaultTasks: int32(a.DefaultTasks),
+			MaxTasks:     int32(a.MaxTasks),
+			RunLimitSec:  int64(a.RunLimit),
+			MemLimitKb:   int64(a.MemLimit),
+			PreExec:      a.PreExec,
+			PostExec:     a.PostExec,
+			AllowJobExec: a.JobExecAllowed(),
+			JobStarter:   a.JobStarter,
+			Env:          env,
+		})
+	}
+	return out
+}
+
+func windowStrings(ws []Window) []string {
+	var out []string
+	for _, w := range ws {
+		out = append(out, w.String())
+	}
+	return out
+}
+
+func shares(m map[string]int) map[string]int32 {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]int32, len(m))
+	for k, v := range m {
+		out[k] = int32(v)
 	}
 	return out
 }

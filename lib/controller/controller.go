@@ -52,9 +52,12 @@ type Config struct {
 	MaxMemKB int64
 	// Cluster is the cluster's configuration (queues, profiles, projects,
 	// limits); nil means config.Default for Host and Slots.
-	Cluster   *config.Config
-	AdminUIDs []uint32 // besides root and the configured administrators
-	StateDir  string
+	Cluster *config.Config
+	// ClusterFile is where Cluster was loaded from ("" = the built-in
+	// default); Reconfig reads it again.
+	ClusterFile string
+	AdminUIDs   []uint32 // besides root and the configured administrators
+	StateDir    string
 	// MinCycle is the shortest time between two scheduling cycles.
 	MinCycle time.Duration
 }
@@ -263,6 +266,16 @@ func (c *Controller) commit(changes []store.Change) error {
 	}
 	if err := c.store.Apply(changes); err != nil {
 		return err
+	}
+	for _, ch := range changes {
+		if ch.EffectiveRaw != nil {
+			// A new effective spec for the job (and its array siblings).
+			if eff, err := decodeEffSpec(ch.EffectiveRaw); err == nil {
+				for _, r := range c.byID[ch.Job.JobId] {
+					r.eff = eff
+				}
+			}
+		}
 	}
 	for _, ch := range changes {
 		r := c.jobs[key{ch.Job.JobId, ch.Job.ArrayIndex}]

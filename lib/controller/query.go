@@ -239,6 +239,9 @@ func (c *Controller) Queues(names []string) ([]*api.Queue, error) {
 		for _, name := range c.cfg.Cluster.QueueNames() {
 			add(c.queues[name].q)
 		}
+		if lf := c.queues[LostAndFound]; lf != nil {
+			add(lf.q)
+		}
 		return out, nil
 	}
 	for _, name := range names {
@@ -247,6 +250,49 @@ func (c *Controller) Queues(names []string) ([]*api.Queue, error) {
 			return nil, userErr("%s: No such queue", name)
 		}
 		add(q.q)
+	}
+	return out, nil
+}
+
+// Apps lists the application profiles with their live counts.
+func (c *Controller) Apps(names []string) ([]*api.App, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	all := c.cfg.Cluster.APIApps()
+	byName := map[string]*api.App{}
+	for _, a := range all {
+		byName[a.Name] = a
+	}
+	for _, r := range c.jobs {
+		a := byName[r.eff.GetApp()]
+		if a == nil {
+			continue
+		}
+		slots := max(r.job.AllocSlots, r.eff.GetMinTasks())
+		switch r.job.State {
+		case api.JobState_PEND, api.JobState_PSUSP:
+			a.Pend += slots
+		case api.JobState_RUN:
+			a.Run += slots
+		case api.JobState_SSUSP:
+			a.Ssusp += slots
+		case api.JobState_USUSP:
+			a.Ususp += slots
+		default:
+			continue
+		}
+		a.Njobs += slots
+	}
+	if len(names) == 0 {
+		return all, nil
+	}
+	var out []*api.App
+	for _, n := range names {
+		a := byName[n]
+		if a == nil {
+			return nil, userErr("%s: No such application profile", n)
+		}
+		out = append(out, a)
 	}
 	return out, nil
 }

@@ -56,6 +56,9 @@ func (c *Controller) schedule() []*api.Job {
 		kept = append(kept, r)
 		if q := c.queues[r.eff.GetQueue()]; q != nil && !q.q.Active {
 			r.why = reasonInactive
+			if q.q.LostAndFound {
+				r.why = reasonLost
+			}
 			continue
 		}
 		if bt := r.eff.GetBeginTime(); bt > 0 && now.Unix() < bt {

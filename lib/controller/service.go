@@ -213,6 +213,29 @@ func (s *Service) ListHosts(ctx context.Context, req *api.ListHostsRequest) (*ap
 	return &api.ListHostsReply{Hosts: hs}, nil
 }
 
+func (s *Service) ListApps(ctx context.Context, req *api.ListAppsRequest) (*api.ListAppsReply, error) {
+	if _, err := caller(ctx); err != nil {
+		return nil, err
+	}
+	apps, err := s.c.Apps(req.Names)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &api.ListAppsReply{Apps: apps}, nil
+}
+
+func (s *Service) Reconfig(ctx context.Context, _ *api.ReconfigRequest) (*api.ReconfigReply, error) {
+	who, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	notes, err := s.c.Reconfig(who)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &api.ReconfigReply{Changes: notes}, nil
+}
+
 func (s *Service) Events(ctx context.Context, req *api.EventsRequest) (*api.EventsReply, error) {
 	who, err := caller(ctx)
 	if err != nil {

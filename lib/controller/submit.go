@@ -109,20 +109,12 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 // environment) and the array indices ([0] for a plain job).
 func (c *Controller) validate(who Caller, spec *api.JobSpec) (*api.JobSpec, []int32, error) {
 	conf := c.cfg.Cluster
-	res, err := config.Layer(spec, conf)
+	_, eff, err := c.layerWith(conf, spec)
 	if err != nil {
-		return nil, nil, &UserError{Msg: err.Error()}
+		return nil, nil, err
 	}
-	eff := res.Effective
-	eff.Env = nil
 	if q := c.queues[eff.Queue]; q == nil || !q.q.Open {
 		return nil, nil, userErr("%s: Queue has been closed", eff.Queue)
-	}
-	if eff.MinTasks <= 0 {
-		eff.MinTasks = 1
-	}
-	if eff.MaxTasks < eff.MinTasks {
-		eff.MaxTasks = eff.MinTasks
 	}
 	if int(eff.MinTasks) > c.cfg.Slots {
 		return nil, nil, userErr("Too many processors requested")
@@ -147,9 +139,31 @@ func (c *Controller) validate(who Caller, spec *api.JobSpec) (*api.JobSpec, []in
 			return nil, nil, &UserError{Msg: err.Error()}
 		}
 	}
-	// What the layering decided beyond the spec's own fields travels with
-	// the effective spec: the worker runs the exec chain, the scheduler
-	// checks the limits, bjobs -l shows the origins.
+	if eff.ArraySpec == "" {
+		return eff, []int32{0}, nil
+	}
+	indices, err := parseArray(eff.ArraySpec, max(conf.Cluster.MaxArraySize, 1))
+	return eff, indices, err
+}
+
+// layerWith lays a configuration over a submission (with its environment)
+// and returns the effective spec without the environment. What the
+// layering decided beyond the spec's own fields travels with it: the
+// worker runs the exec chain, the scheduler checks the limits, bjobs -l
+// shows the origins. It reads no controller state.
+func (c *Controller) layerWith(conf *config.Config, spec *api.JobSpec) (*config.Result, *api.JobSpec, error) {
+	res, err := config.Layer(spec, conf)
+	if err != nil {
+		return nil, nil, &UserError{Msg: err.Error()}
+	}
+	eff := res.Effective
+	eff.Env = nil
+	if eff.MinTasks <= 0 {
+		eff.MinTasks = 1
+	}
+	if eff.MaxTasks < eff.MinTasks {
+		eff.MaxTasks = eff.MinTasks
+	}
 	eff.PreExecChain, eff.PostExecChain = res.Exec.PreExec, res.Exec.PostExec
 	eff.JobStarter, eff.EnvOverlay = res.Exec.JobStarter, res.Exec.Env
 	eff.Origin = map[string]string{}
@@ -161,11 +175,7 @@ func (c *Controller) validate(who Caller, spec *api.JobSpec) (*api.JobSpec, []in
 			Kind: pendKind[p.Kind], Name: p.Name, Max: p.Max, Need: p.Need, Reason: p.Reason,
 		})
 	}
-	if eff.ArraySpec == "" {
-		return eff, []int32{0}, nil
-	}
-	indices, err := parseArray(eff.ArraySpec, max(conf.Cluster.MaxArraySize, 1))
-	return eff, indices, err
+	return res, eff, nil
 }
 
 var pendKind = map[config.LimitKind]api.PendLimit_Kind{

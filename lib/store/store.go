@@ -255,6 +255,9 @@ func setMsg(w setter, key []byte, m proto.Message) error {
 type Change struct {
 	Job   *api.Job // without specs; Seq orders its event
 	Event *api.Event
+	// EffectiveRaw, when set, replaces the job's effective spec (encoded;
+	// shared by an array's elements, so one change per job id is enough).
+	EffectiveRaw []byte
 }
 
 // Apply writes job changes durably, in one transaction.
@@ -274,6 +277,11 @@ func (s *Store) Apply(changes []Change) error {
 		}
 		if c.Event != nil {
 			if err := setMsg(wb, eventKey(j.JobId, j.ArrayIndex, j.Seq), c.Event); err != nil {
+				return err
+			}
+		}
+		if c.EffectiveRaw != nil {
+			if err := wb.Set(specKey('f', j.JobId), c.EffectiveRaw); err != nil {
 				return err
 			}
 		}

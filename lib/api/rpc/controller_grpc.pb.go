@@ -30,6 +30,8 @@ const (
 	Controller_Watch_FullMethodName      = "/xce.api.v1.Controller/Watch"
 	Controller_ListQueues_FullMethodName = "/xce.api.v1.Controller/ListQueues"
 	Controller_ListHosts_FullMethodName  = "/xce.api.v1.Controller/ListHosts"
+	Controller_ListApps_FullMethodName   = "/xce.api.v1.Controller/ListApps"
+	Controller_Reconfig_FullMethodName   = "/xce.api.v1.Controller/Reconfig"
 	Controller_Events_FullMethodName     = "/xce.api.v1.Controller/Events"
 	Controller_Info_FullMethodName       = "/xce.api.v1.Controller/Info"
 )
@@ -46,6 +48,10 @@ type ControllerClient interface {
 	Watch(ctx context.Context, in *api.WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[api.WatchEvent], error)
 	ListQueues(ctx context.Context, in *api.ListQueuesRequest, opts ...grpc.CallOption) (*api.ListQueuesReply, error)
 	ListHosts(ctx context.Context, in *api.ListHostsRequest, opts ...grpc.CallOption) (*api.ListHostsReply, error)
+	ListApps(ctx context.Context, in *api.ListAppsRequest, opts ...grpc.CallOption) (*api.ListAppsReply, error)
+	// Reload the configuration (badmin reconfig); administrators only. A
+	// configuration with an error is refused whole and the old one stays.
+	Reconfig(ctx context.Context, in *api.ReconfigRequest, opts ...grpc.CallOption) (*api.ReconfigReply, error)
 	Events(ctx context.Context, in *api.EventsRequest, opts ...grpc.CallOption) (*api.EventsReply, error)
 	Info(ctx context.Context, in *api.ClusterInfoRequest, opts ...grpc.CallOption) (*api.ClusterInfo, error)
 }
@@ -136,6 +142,26 @@ func (c *controllerClient) ListHosts(ctx context.Context, in *api.ListHostsReque
 	return out, nil
 }
 
+func (c *controllerClient) ListApps(ctx context.Context, in *api.ListAppsRequest, opts ...grpc.CallOption) (*api.ListAppsReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(api.ListAppsReply)
+	err := c.cc.Invoke(ctx, Controller_ListApps_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controllerClient) Reconfig(ctx context.Context, in *api.ReconfigRequest, opts ...grpc.CallOption) (*api.ReconfigReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(api.ReconfigReply)
+	err := c.cc.Invoke(ctx, Controller_Reconfig_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *controllerClient) Events(ctx context.Context, in *api.EventsRequest, opts ...grpc.CallOption) (*api.EventsReply, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(api.EventsReply)
@@ -168,6 +194,10 @@ type ControllerServer interface {
 	Watch(*api.WatchRequest, grpc.ServerStreamingServer[api.WatchEvent]) error
 	ListQueues(context.Context, *api.ListQueuesRequest) (*api.ListQueuesReply, error)
 	ListHosts(context.Context, *api.ListHostsRequest) (*api.ListHostsReply, error)
+	ListApps(context.Context, *api.ListAppsRequest) (*api.ListAppsReply, error)
+	// Reload the configuration (badmin reconfig); administrators only. A
+	// configuration with an error is refused whole and the old one stays.
+	Reconfig(context.Context, *api.ReconfigRequest) (*api.ReconfigReply, error)
 	Events(context.Context, *api.EventsRequest) (*api.EventsReply, error)
 	Info(context.Context, *api.ClusterInfoRequest) (*api.ClusterInfo, error)
 	mustEmbedUnimplementedControllerServer()
@@ -197,6 +227,12 @@ func (UnimplementedControllerServer) ListQueues(context.Context, *api.ListQueues
 }
 func (UnimplementedControllerServer) ListHosts(context.Context, *api.ListHostsRequest) (*api.ListHostsReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListHosts not implemented")
+}
+func (UnimplementedControllerServer) ListApps(context.Context, *api.ListAppsRequest) (*api.ListAppsReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListApps not implemented")
+}
+func (UnimplementedControllerServer) Reconfig(context.Context, *api.ReconfigRequest) (*api.ReconfigReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Reconfig not implemented")
 }
 func (UnimplementedControllerServer) Events(context.Context, *api.EventsRequest) (*api.EventsReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Events not implemented")
@@ -319,6 +355,42 @@ func _Controller_ListHosts_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Controller_ListApps_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(api.ListAppsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControllerServer).ListApps(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Controller_ListApps_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControllerServer).ListApps(ctx, req.(*api.ListAppsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Controller_Reconfig_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(api.ReconfigRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControllerServer).Reconfig(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Controller_Reconfig_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControllerServer).Reconfig(ctx, req.(*api.ReconfigRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Controller_Events_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(api.EventsRequest)
 	if err := dec(in); err != nil {
@@ -377,6 +449,14 @@ var Controller_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListHosts",
 			Handler:    _Controller_ListHosts_Handler,
+		},
+		{
+			MethodName: "ListApps",
+			Handler:    _Controller_ListApps_Handler,
+		},
+		{
+			MethodName: "Reconfig",
+			Handler:    _Controller_Reconfig_Handler,
 		},
 		{
 			MethodName: "Events",
