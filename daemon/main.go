@@ -217,7 +217,7 @@ func serve(o options) error {
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {
 		for range hup {
-			if notes, err := ctl.Reconfig(controller.Caller{UID: 0}); err != nil {
+			if notes, err := ctl.Reconfig(controller.Caller{UID: 0}, false); err != nil {
 				slog.Error("reconfiguration refused; the old configuration stays", "err", err)
 			} else {
 				slog.Info("reconfigured on SIGHUP", "changes", notes)

@@ -3466,6 +3466,7 @@ func (x *ListAppsReply) GetApps() []*App {
 // ReconfigRequest asks the controller to reload its configuration file.
 type ReconfigRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	CheckOnly     bool                   `protobuf:"varint,1,opt,name=check_only,json=checkOnly,proto3" json:"check_only,omitempty"` // badmin ckconfig: validate, change nothing
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3498,6 +3499,13 @@ func (x *ReconfigRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ReconfigRequest.ProtoReflect.Descriptor instead.
 func (*ReconfigRequest) Descriptor() ([]byte, []int) {
 	return file_api_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ReconfigRequest) GetCheckOnly() bool {
+	if x != nil {
+		return x.CheckOnly
+	}
+	return false
 }
 
 type ReconfigReply struct {
@@ -4319,8 +4327,10 @@ const file_api_proto_rawDesc = "" +
 	"\x0fListAppsRequest\x12\x14\n" +
 	"\x05names\x18\x01 \x03(\tR\x05names\"4\n" +
 	"\rListAppsReply\x12#\n" +
-	"\x04apps\x18\x01 \x03(\v2\x0f.xce.api.v1.AppR\x04apps\"\x11\n" +
-	"\x0fReconfigRequest\")\n" +
+	"\x04apps\x18\x01 \x03(\v2\x0f.xce.api.v1.AppR\x04apps\"0\n" +
+	"\x0fReconfigRequest\x12\x1d\n" +
+	"\n" +
+	"check_only\x18\x01 \x01(\bR\tcheckOnly\")\n" +
 	"\rReconfigReply\x12\x18\n" +
 	"\achanges\x18\x01 \x03(\tR\achanges\"(\n" +
 	"\x10ListHostsRequest\x12\x14\n" +

@@ -61,6 +61,7 @@ var commands = map[string]func([]string) int{
 	"bhosts":  bhosts,
 	"bhist":   bhist,
 	"bpeek":   bpeek,
+	"badmin":  badmin,
 	"lsid":    lsid,
 	"lshosts": lshosts,
 	"lsload":  lsload,

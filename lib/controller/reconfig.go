@@ -25,7 +25,7 @@ const reasonLost = "The job's queue was removed from the configuration; it waits
 // again against the new configuration (one the new configuration would
 // refuse keeps what it had: it was accepted, and the administrator decides);
 // running jobs keep what they started with.
-func (c *Controller) Reconfig(who Caller) ([]string, error) {
+func (c *Controller) Reconfig(who Caller, checkOnly bool) ([]string, error) {
 	if !c.isAdmin(who.UID) {
 		return nil, &UserError{Msg: "Operation denied by MBD: User permission denied", Permission: true}
 	}
@@ -36,6 +36,9 @@ func (c *Controller) Reconfig(who Caller) ([]string, error) {
 	conf, err := config.Load(file)
 	if err != nil {
 		return nil, &UserError{Msg: err.Error()}
+	}
+	if checkOnly {
+		return nil, nil
 	}
 	return c.apply(conf)
 }

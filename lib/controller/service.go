@@ -224,12 +224,12 @@ func (s *Service) ListApps(ctx context.Context, req *api.ListAppsRequest) (*api.
 	return &api.ListAppsReply{Apps: apps}, nil
 }
 
-func (s *Service) Reconfig(ctx context.Context, _ *api.ReconfigRequest) (*api.ReconfigReply, error) {
+func (s *Service) Reconfig(ctx context.Context, req *api.ReconfigRequest) (*api.ReconfigReply, error) {
 	who, err := caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	notes, err := s.c.Reconfig(who)
+	notes, err := s.c.Reconfig(who, req.CheckOnly)
 	if err != nil {
 		return nil, toStatus(err)
 	}
