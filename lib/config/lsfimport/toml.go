@@ -1,0 +1,255 @@
+package lsfimport
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"xce/lib/config"
+)
+
+// src is where a translated value came from.
+type src struct {
+	file string
+	line int
+	key  string // the LSF key or column
+}
+
+// doc is the xce.toml being written: tables in order, each with its
+// entries in order.
+type doc struct {
+	tables []*table
+}
+
+type table struct {
+	path    []string // "queues", "normal"
+	comment string
+	src     src
+	entries []*entry
+}
+
+type entry struct {
+	key     string // TOML key within the table
+	val     string // TOML text of the value
+	comment string
+	src     src
+}
+
+func (d *doc) table(comment string, s src, path ...string) *table {
+	for _, t := range d.tables {
+		if strings.Join(t.path, "\x00") == strings.Join(path, "\x00") {
+			return t
+		}
+	}
+	t := &table{path: path, comment: comment, src: s}
+	d.tables = append(d.tables, t)
+	return t
+}
+
+func (d *doc) find(path ...string) *table {
+	for _, t := range d.tables {
+		if strings.Join(t.path, "\x00") == strings.Join(path, "\x00") {
+			return t
+		}
+	}
+	return nil
+}
+
+func (d *doc) removeTable(t *table) {
+	for i, u := range d.tables {
+		if u == t {
+			d.tables = append(d.tables[:i], d.tables[i+1:]...)
+			return
+		}
+	}
+}
+
+// set adds or replaces key; val is TOML text ("" leaves the entry out).
+func (t *table) set(key, val, comment string, s src) {
+	if val == "" {
+		return
+	}
+	for _, e := range t.entries {
+		if e.key == key {
+			e.val, e.comment, e.src = val, comment, s
+			return
+		}
+	}
+	t.entries = append(t.entries, &entry{key: key, val: val, comment: comment, src: s})
+}
+
+func (t *table) get(key string) *entry {
+	for _, e := range t.entries {
+		if e.key == key {
+			return e
+		}
+	}
+	return nil
+}
+
+func (t *table) remove(key string) {
+	for i, e := range t.entries {
+		if e.key == key {
+			t.entries = append(t.entries[:i], t.entries[i+1:]...)
+			return
+		}
+	}
+}
+
+// String returns the document as TOML.
+func (d *doc) String() string {
+	var b strings.Builder
+	b.WriteString("# xce.toml imported from an LSF configuration by \"xced config import-lsf\".\n")
+	b.WriteString("# Each section names the LSF file and line it came from; what could not be\n")
+	b.WriteString("# translated is in the import report, not here.\n")
+	for _, t := range d.tables {
+		b.WriteByte('\n')
+		if t.comment != "" {
+			for _, l := range strings.Split(t.comment, "\n") {
+				b.WriteString("# " + l + "\n")
+			}
+		}
+		parts := make([]string, len(t.path))
+		for i, p := range t.path {
+			parts[i] = tomlKey(p)
+		}
+		b.WriteString("[" + strings.Join(parts, ".") + "]\n")
+		for _, e := range t.entries {
+			b.WriteString(tomlKey(e.key) + " = " + e.val)
+			if e.comment != "" {
+				b.WriteString("  # " + e.comment)
+			}
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// tomlKey returns k bare when TOML allows it, else quoted.
+func tomlKey(k string) string {
+	if k == "" {
+		return `""`
+	}
+	for _, r := range k {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return tomlString(k)
+		}
+	}
+	return k
+}
+
+// tomlString returns s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func tomlList(l []string) string {
+	if len(l) == 0 {
+		return ""
+	}
+	q := make([]string, len(l))
+	for i, s := range l {
+		q[i] = tomlString(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+func tomlInt(n int64) string { return strconv.FormatInt(n, 10) }
+
+// tomlInline returns an inline table of keys and their TOML values, in
+// the order given.
+func tomlInline(keys, vals []string) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	parts := make([]string, len(keys))
+	for i := range keys {
+		parts[i] = tomlKey(keys[i]) + " = " + vals[i]
+	}
+	return "{ " + strings.Join(parts, ", ") + " }"
+}
+
+// settle loads the document with config.Parse and, while it does not
+// load, drops what each error names, with a note saying why. It returns
+// the notes; a last note says so if the document still does not load.
+func (d *doc) settle() []Note {
+	var notes []Note
+	for range 100 {
+		_, err := config.Parse("xce.toml", []byte(d.String()))
+		if err == nil {
+			return notes
+		}
+		var es config.Errors
+		if !errors.As(err, &es) {
+			return append(notes, Note{Msg: "the generated xce.toml does not load: " + err.Error()})
+		}
+		dropped := false
+		for _, e := range es {
+			if n, ok := d.drop(e); ok {
+				notes = append(notes, n)
+				dropped = true
+			}
+		}
+		if !dropped {
+			return append(notes, Note{Msg: "the generated xce.toml does not load: " + err.Error()})
+		}
+	}
+	return append(notes, Note{Msg: "the generated xce.toml does not load"})
+}
+
+// drop removes the entry (or the table) an error's key names.
+func (d *doc) drop(e *config.Error) (Note, bool) {
+	var bestT *table
+	var bestE *entry
+	best := -1
+	for _, t := range d.tables {
+		tk := strings.Join(t.path, ".")
+		if !keyHasPrefix(e.Key, tk) {
+			continue
+		}
+		if len(tk) > best {
+			bestT, bestE, best = t, nil, len(tk)
+		}
+		for _, en := range t.entries {
+			ek := tk + "." + en.key
+			if keyHasPrefix(e.Key, ek) && len(ek) > best {
+				bestT, bestE, best = t, en, len(ek)
+			}
+		}
+	}
+	if bestT == nil || bestE == nil && len(bestT.path) < 2 {
+		return Note{}, false
+	}
+	if bestE != nil {
+		bestT.remove(bestE.key)
+		return Note{File: bestE.src.file, Line: bestE.src.line, Key: bestE.src.key,
+			Msg: fmt.Sprintf("not translated: %s = %s would be refused: %s", e.Key, bestE.val, e.Msg)}, true
+	}
+	d.removeTable(bestT)
+	return Note{File: bestT.src.file, Line: bestT.src.line, Key: bestT.src.key,
+		Msg: fmt.Sprintf("not translated: [%s] would be refused: %s", strings.Join(bestT.path, "."), e.Msg)}, true
+}
+
+func keyHasPrefix(key, prefix string) bool {
+	return key == prefix || strings.HasPrefix(key, prefix+".")
+}
