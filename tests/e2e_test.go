@@ -302,6 +302,9 @@ func TestRunsAsSubmitter(t *testing.T) {
 	if r := c.runAs(nobody, "", "bjobs", "-a"); !strings.Contains(r.stdout, id) || strings.Contains(r.stdout, mine+" ") {
 		t.Errorf("nobody's bjobs -a:\n%s", r.stdout)
 	}
+	if r := c.runAs(nobody, "", "badmin", "reconfig"); r.code != 255 || !strings.Contains(r.stderr, "User permission denied") {
+		t.Errorf("nobody's badmin reconfig: %d %q %q", r.code, r.stdout, r.stderr)
+	}
 }
 
 // The other bsub options of the foundation: -i, -cwd, -env, -n with the
