@@ -88,7 +88,9 @@ const thresholdTable = "           r15s   r1m  r15m   ut      pg    io   ls    i
 // -o file but a spool file (an XCE addition); then by state the finish lines
 // (DONE, EXIT), the resource usage (RUN, UNKWN, SSUSP, USUSP), MEMORY USAGE,
 // PENDING REASONS (PEND, PSUSP) or SUSPENDING REASONS (SSUSP, USUSP); and last
-// the SCHEDULING PARAMETERS table and the RESOURCE REQUIREMENT DETAILS.
+// the SCHEDULING PARAMETERS table and the RESOURCE REQUIREMENT DETAILS;
+// then, for a job whose effective spec records where its values came from
+// (JobSpec.origin), the EFFECTIVE SETTINGS section (an XCE addition).
 func WriteJobsLong(w io.Writer, jobs []*api.Job, opt JobsOptions) error {
 	lw := longWriter{opt: opt, loc: opt.loc()}
 	for i, j := range jobs {
@@ -165,6 +167,7 @@ func (lw *longWriter) job(j *api.Job) {
 	lw.b.WriteString("\n RESOURCE REQUIREMENT DETAILS:\n")
 	lw.b.WriteString(" Combined: " + combined + "\n")
 	lw.b.WriteString(" Effective: " + eff + "\n")
+	effectiveSettings(&lw.b, effective(j))
 }
 
 // projectName is the job's project; LSF's default project is "default".
