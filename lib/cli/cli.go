@@ -67,6 +67,7 @@ var commands = map[string]func([]string) int{
 	"lsload":  lsload,
 	"busers":  busers,
 	"bacct":   bacct,
+	"bapp":    bapp,
 }
 
 // lsfArgs rewrites LSF-style single-dash option words to pflag's long form.

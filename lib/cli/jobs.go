@@ -354,13 +354,14 @@ func bstop(args []string) int   { return control("bstop", api.SignalRequest_STOP
 func bresume(args []string) int { return control("bresume", api.SignalRequest_RESUME, args) }
 
 func bqueues(args []string) int {
-	var noHeader bool
+	var noHeader, long bool
 	var names []string
-	cmd, code := newCommand("bqueues [-noheader] [queue_name ...]", "Show queues", func(a []string) int {
+	cmd, code := newCommand("bqueues [-l | -noheader] [queue_name ...]", "Show queues", func(a []string) int {
 		names = a
 		return 0
 	})
 	cmd.Flags().BoolVar(&noHeader, "noheader", false, "no header line")
+	cmd.Flags().BoolVar(&long, "l", false, "long format: description, limits, policies, users, hosts")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
@@ -374,7 +375,11 @@ func bqueues(args []string) int {
 		fmt.Fprintln(sys.stderr, rpcError(c, err))
 		return 255
 	}
-	if err := lsfout.WriteQueues(sys.stdout, reply.Queues, noHeader); err != nil {
+	write := func(w io.Writer) error { return lsfout.WriteQueues(w, reply.Queues, noHeader) }
+	if long {
+		write = func(w io.Writer) error { return lsfout.WriteQueuesLong(w, reply.Queues) }
+	}
+	if err := write(sys.stdout); err != nil {
 		fmt.Fprintln(sys.stderr, err)
 		return 255
 	}
