@@ -199,39 +199,44 @@ func (c *Controller) Events(who Caller, refs []*api.JobRef) ([]*api.Event, error
 	return out, nil
 }
 
+// slots counts the slots of unfinished jobs by state (bqueues, bapp).
+type slots struct{ njobs, pend, run, ssusp, ususp int32 }
+
+// slotCounts adds up the unfinished jobs' slots per group, as by names
+// them (c.mu held).
+func (c *Controller) slotCounts(by func(*rec) string) map[string]slots {
+	out := map[string]slots{}
+	for _, r := range c.jobs {
+		n := max(r.job.AllocSlots, r.eff.GetMinTasks())
+		k := out[by(r)]
+		switch r.job.State {
+		case api.JobState_PEND, api.JobState_PSUSP:
+			k.pend += n
+		case api.JobState_RUN:
+			k.run += n
+		case api.JobState_SSUSP:
+			k.ssusp += n
+		case api.JobState_USUSP:
+			k.ususp += n
+		default:
+			continue
+		}
+		k.njobs += n
+		out[by(r)] = k
+	}
+	return out
+}
+
 // Queues lists queues with their live counts.
 func (c *Controller) Queues(names []string) ([]*api.Queue, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	counts := map[string]*api.Queue{}
-	for name := range c.queues {
-		counts[name] = &api.Queue{}
-	}
-	for _, r := range c.jobs {
-		n := counts[r.eff.GetQueue()]
-		if n == nil {
-			continue
-		}
-		slots := max(r.job.AllocSlots, r.eff.GetMinTasks())
-		switch r.job.State {
-		case api.JobState_PEND, api.JobState_PSUSP:
-			n.Pend += slots
-		case api.JobState_RUN:
-			n.Run += slots
-		case api.JobState_SSUSP:
-			n.Ssusp += slots
-		case api.JobState_USUSP:
-			n.Ususp += slots
-		default:
-			continue
-		}
-		n.Njobs += slots
-	}
+	counts := c.slotCounts(func(r *rec) string { return r.eff.GetQueue() })
 	var out []*api.Queue
 	add := func(q *api.Queue) {
 		n := counts[q.Name]
 		cp := proto.Clone(q).(*api.Queue)
-		cp.Njobs, cp.Pend, cp.Run, cp.Ssusp, cp.Ususp = n.Njobs, n.Pend, n.Run, n.Ssusp, n.Ususp
+		cp.Njobs, cp.Pend, cp.Run, cp.Ssusp, cp.Ususp = n.njobs, n.pend, n.run, n.ssusp, n.ususp
 		out = append(out, cp)
 	}
 	if len(names) == 0 {
@@ -263,25 +268,10 @@ func (c *Controller) Apps(names []string) ([]*api.App, error) {
 	for _, a := range all {
 		byName[a.Name] = a
 	}
-	for _, r := range c.jobs {
-		a := byName[r.eff.GetApp()]
-		if a == nil {
-			continue
+	for name, n := range c.slotCounts(func(r *rec) string { return r.eff.GetApp() }) {
+		if a := byName[name]; a != nil {
+			a.Njobs, a.Pend, a.Run, a.Ssusp, a.Ususp = n.njobs, n.pend, n.run, n.ssusp, n.ususp
 		}
-		slots := max(r.job.AllocSlots, r.eff.GetMinTasks())
-		switch r.job.State {
-		case api.JobState_PEND, api.JobState_PSUSP:
-			a.Pend += slots
-		case api.JobState_RUN:
-			a.Run += slots
-		case api.JobState_SSUSP:
-			a.Ssusp += slots
-		case api.JobState_USUSP:
-			a.Ususp += slots
-		default:
-			continue
-		}
-		a.Njobs += slots
 	}
 	if len(names) == 0 {
 		return all, nil
