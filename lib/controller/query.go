@@ -199,13 +199,13 @@ func (c *Controller) Events(who Caller, refs []*api.JobRef) ([]*api.Event, error
 	return out, nil
 }
 
-// slots counts the slots of unfinished jobs by state (bqueues, bapp).
-type slots struct{ njobs, pend, run, ssusp, ususp int32 }
+// slotTally counts the slots of unfinished jobs by state (bqueues, bapp).
+type slotTally struct{ njobs, pend, run, ssusp, ususp int32 }
 
 // slotCounts adds up the unfinished jobs' slots per group, as by names
 // them (c.mu held).
-func (c *Controller) slotCounts(by func(*rec) string) map[string]slots {
-	out := map[string]slots{}
+func (c *Controller) slotCounts(by func(*rec) string) map[string]slotTally {
+	out := map[string]slotTally{}
 	for _, r := range c.jobs {
 		n := max(r.job.AllocSlots, r.eff.GetMinTasks())
 		k := out[by(r)]
