@@ -30,13 +30,18 @@ type importer struct {
 	hosts   map[string]*hostInfo
 	hostOrd []string
 	hgroups map[string]bool
-	queues  []*queueInfo
-	apps    map[string]bool
-	projs   map[string]*projInfo
-	projOrd []string
+	// hgroupNames are the names of lsb.hosts, known before the groups
+	// are translated so that a group may name one defined after it.
+	hgroupNames map[string]bool
+	queues      []*queueInfo
+	apps        map[string]bool
+	projs       map[string]*projInfo
+	projOrd     []string
 
 	defaultQueue *Param
 	defaultApp   *Param
+	resreqs      int // resource requirements copied
+	unitSrc      src // where LSF_UNIT_FOR_LIMITS is (or would be)
 }
 
 type resInfo struct {
@@ -78,7 +83,7 @@ func Import(dir string) (tomlText string, report []Note, err error) {
 		return "", nil, err
 	}
 	im := &importer{dir: dir, d: &doc{}, res: map[string]*resInfo{}, hosts: map[string]*hostInfo{},
-		hgroups: map[string]bool{}, apps: map[string]bool{}, projs: map[string]*projInfo{}}
+		hgroups: map[string]bool{}, hgroupNames: map[string]bool{}, apps: map[string]bool{}, projs: map[string]*projInfo{}}
 	files := im.locate(ents)
 	if len(files) == 0 {
 		return "", nil, fmt.Errorf("%s: no LSF configuration files (lsf.shared, lsf.cluster.NAME, lsb.queues, ...)", dir)
@@ -230,9 +235,11 @@ func (im *importer) lsfConf(f *File) {
 		if f != nil {
 			where = f.Name
 		}
-		im.note(src{where, 0, "LSF_UNIT_FOR_LIMITS"}, "not found; memory limits (MEMLIMIT, Limit MEM) are taken as KB, LSF's default")
+		im.unitSrc = src{where, 0, "LSF_UNIT_FOR_LIMITS"}
+		im.note(im.unitSrc, "not found; memory limits (MEMLIMIT, Limit MEM) are taken as KB, LSF's default")
 		return
 	}
+	im.unitSrc = psrc(*unit)
 	u := strings.ToUpper(strings.Trim(unit.Value, `"' `))
 	kb := map[string]int64{"KB": 1, "MB": 1 << 10, "GB": 1 << 20, "TB": 1 << 30, "PB": 1 << 40, "EB": 1 << 50}[u]
 	if kb == 0 {
@@ -622,6 +629,13 @@ func (im *importer) lsbHosts(f *File) {
 		}
 	}
 	for _, s := range groups {
+		for _, r := range s.Rows {
+			if name, _ := s.Get(r, "GROUP_NAME"); im.hosts[name] == nil {
+				im.hgroupNames[name] = true
+			}
+		}
+	}
+	for _, s := range groups {
 		im.hostGroups(s)
 	}
 }
@@ -756,7 +770,7 @@ func (im *importer) hostRefs(list []string, queue bool, at src, owner string) []
 		}
 		names := expandRange(name)
 		for _, n := range names {
-			known := n == "all" || im.hosts[n] != nil || im.hgroups[n] || queue && (n == "others" || n == "none")
+			known := n == "all" || im.hosts[n] != nil || im.hgroups[n] || im.hgroupNames[n] && !queue || queue && (n == "others" || n == "none")
 			if !known {
 				if len(names) == 1 {
 					im.note(at, "not translated for %s: %s is not a known host or host group", owner, n)
@@ -981,8 +995,11 @@ func (im *importer) queue(s *Section) {
 		case "PREEMPTION":
 			q.preempt = &p
 		case "RES_REQ", "PRE_EXEC", "POST_EXEC":
-			t.set(strings.ToLower(k), tomlString(p.Value), "deprecated", at)
+			t.set(strings.ToLower(k), tomlString(p.Value), "deprecated: imported from LSF; move it to an application profile", at)
 			im.note(at, deprecated, k)
+			if k == "RES_REQ" {
+				im.resreqs++
+			}
 		default:
 			im.notTranslated(p, queueReasons)
 		}
@@ -1166,6 +1183,9 @@ func (im *importer) lsbApplications(f *File) {
 				t.set("description", tomlString(strings.Join(strings.Fields(p.Value), " ")), "", at)
 			case "RES_REQ", "PRE_EXEC", "POST_EXEC", "JOB_STARTER":
 				t.set(strings.ToLower(k), tomlString(p.Value), "", at)
+				if k == "RES_REQ" {
+					im.resreqs++
+				}
 			case "TASKLIMIT", "PROCLIMIT":
 				im.tasks(t, p)
 			case "RUNLIMIT":
@@ -1389,6 +1409,9 @@ func (im *importer) finish() {
 		if pi.mem > 0 {
 			pi.t.set("max_mem", tomlString(pi.mem.String()), fmt.Sprintf("MEM %s in %s", im.rawMem(pi), im.unitName), pi.memSrc)
 		}
+	}
+	if im.resreqs > 0 && im.unitKB != 1<<10 {
+		im.note(im.unitSrc, "resource requirements are copied as they are, and xce reads a bare mem, swp or tmp amount in them as MB; memory limits here are in %s: check the res_req strings", im.unitName)
 	}
 	im.pickDefaultQueue()
 	if p := im.defaultApp; p != nil {

@@ -47,15 +47,6 @@ func (d *doc) table(comment string, s src, path ...string) *table {
 	return t
 }
 
-func (d *doc) find(path ...string) *table {
-	for _, t := range d.tables {
-		if strings.Join(t.path, "\x00") == strings.Join(path, "\x00") {
-			return t
-		}
-	}
-	return nil
-}
-
 func (d *doc) removeTable(t *table) {
 	for i, u := range d.tables {
 		if u == t {
@@ -77,15 +68,6 @@ func (t *table) set(key, val, comment string, s src) {
 		}
 	}
 	t.entries = append(t.entries, &entry{key: key, val: val, comment: comment, src: s})
-}
-
-func (t *table) get(key string) *entry {
-	for _, e := range t.entries {
-		if e.key == key {
-			return e
-		}
-	}
-	return nil
 }
 
 func (t *table) remove(key string) {
@@ -242,8 +224,11 @@ func (d *doc) drop(e *config.Error) (Note, bool) {
 	}
 	if bestE != nil {
 		bestT.remove(bestE.key)
-		return Note{File: bestE.src.file, Line: bestE.src.line, Key: bestE.src.key,
-			Msg: fmt.Sprintf("not translated: %s = %s would be refused: %s", e.Key, bestE.val, e.Msg)}, true
+		msg := fmt.Sprintf("not translated: %s = %s would be refused: %s", e.Key, bestE.val, e.Msg)
+		if bestT.path[0] == "queues" && (bestE.key == "hosts" || bestE.key == "users") {
+			msg += "; the queue gets xce's default, all: review it"
+		}
+		return Note{File: bestE.src.file, Line: bestE.src.line, Key: bestE.src.key, Msg: msg}, true
 	}
 	d.removeTable(bestT)
 	return Note{File: bestT.src.file, Line: bestT.src.line, Key: bestT.src.key,

@@ -1,0 +1,135 @@
+// Package lsfimport owns the translation of an LSF configuration directory
+// into xce.toml: "xced config import-lsf DIR". It reads LSF's file syntax
+// (Parse, ReadFile) and writes the xce.toml that lib/config loads
+// (Import), with a Note for every key it did not translate and why. It
+// imports lib/config and lib/resreq and nothing else of ours; facts about
+// LSF's files are from /work/shared/lsf/config.md.
+//
+// # Use
+//
+//	text, report, err := lsfimport.Import("/opt/lsf/conf")
+//	// err: only when the directory cannot be read or holds no LSF file
+//	for _, n := range report {
+//		fmt.Fprintln(os.Stderr, n) // "lsb.queues:29: CPULIMIT: not translated: ..."
+//	}
+//
+// The text always loads with config.Parse: before returning, Import loads
+// it and drops whatever lib/config refuses (a RES_REQ naming an unknown
+// resource, a TASKLIMIT whose minimum exceeds its maximum, ...), with a
+// note quoting lib/config's message. The text is stable: the same
+// directory gives the same bytes. Each section is preceded by a comment
+// naming the LSF file and line it came from, and converted values carry
+// their LSF original ("# MEMLIMIT 8000 in MB (LSF_UNIT_FOR_LIMITS)").
+//
+// # The file syntax
+//
+// Sections are "Begin Name" ... "End Name" (Begin and End in any case). A
+// section whose first line is KEY = VALUE is a keyword section (Params);
+// otherwise its first line is the column header and each further line a
+// row (Columns, Rows), as lsb.hosts Host and HostGroup, lsf.cluster Host,
+// lsb.users and lsf.shared Resource are written. A '#' outside double
+// quotes starts a comment; a trailing '\' joins the next line (with one
+// blank); "#INCLUDE "path"" inserts a file (ReadFile only; relative paths
+// from the including file's directory). A row's fields are split at blanks
+// outside parentheses, brackets and double quotes, so "(hostA hostB)" and
+// "([u1, 5] [default, 1])" are one field each; "()", "-" and a missing
+// trailing field are empty (Empty); List splits a field or value into its
+// words. A value that is one double-quoted string loses its quotes. KEY =
+// VALUE lines outside sections are kept (lsf.conf). Syntax problems (a
+// missing End, a row with more fields than columns) are notes, never
+// errors.
+//
+// # Files
+//
+// Read from DIR: lsf.conf, lsf.shared, lsf.cluster.NAME (the one named by
+// lsf.shared's ClusterName, else the first by name), lsb.params, lsb.hosts,
+// lsb.users, lsb.queues, lsb.applications and lsb.resources; the lsb.*
+// files may also be in LSF's layout, DIR/lsbatch/NAME/configdir. Any other
+// lsf.* or lsb.* file is noted as not read; other files are ignored.
+//
+// # Translations
+//
+//   - lsf.conf: only LSF_UNIT_FOR_LIMITS is read (the unit of MEMLIMIT and
+//     Limit MEM); without it KB, LSF's default, is assumed, with a note.
+//     Resource requirement strings are copied as they are; when the unit is
+//     not MB a note says to check their bare mem amounts, which xce reads
+//     as MB.
+//   - lsf.shared: Cluster ClusterName -> cluster.name (the first cluster
+//     only). Resource rows -> [resources.NAME] with type written out
+//     (LSF's default is Boolean, xce's numeric), description, increasing
+//     and consumable (numeric resources only). INTERVAL (an ELIM-updated
+//     resource: xce runs no ELIM, the resource becomes static) and RELEASE
+//     are noted; built-in names and names xce refuses are noted.
+//     HostType and HostModel sections are noted (xce detects both).
+//   - lsf.cluster.NAME: ClusterAdmins Administrators ->
+//     cluster.administrators. Host rows -> [hosts.NAME]: model and type
+//     unless "!" (detected), RESOURCES: Boolean names -> attributes,
+//     name=value -> static resources; server 0 (client-only) hosts and load
+//     threshold columns are noted. ResourceMap: "N@[all]" -> the
+//     resource's total (a shared pool); "value@[h1 h2]" and
+//     "value@[default]" -> static per-host values (default: every host
+//     without one); an instance without a value ("[hostA]", from an ELIM)
+//     is noted.
+//   - lsb.params: DEFAULT_QUEUE -> cluster.default_queue (the first
+//     candidate that is an imported queue; without one, a queue named
+//     "default", else the first queue, noted), DEFAULT_PROJECT,
+//     DEFAULT_APPLICATION -> default_app, CLEAN_PERIOD (seconds) ->
+//     clean_period, MAX_JOB_ARRAY_SIZE -> max_array_size. Everything else
+//     is noted, with the xced flag where one exists
+//     (JOB_TERMINATE_INTERVAL: --terminate-interval).
+//   - lsb.hosts: Host MXJ -> hosts.NAME.slots ("!" = one per CPU, left
+//     out); the "default" line's MXJ goes to every host without its own;
+//     lines for host types or models, JL/U, thresholds and windows are
+//     noted. HostGroup -> [host_groups.NAME]; ranges ("gpu[01-16]") are
+//     expanded to the hosts lsf.cluster names; wildcards and unknown names
+//     are noted and left out; a group left without members is noted and
+//     dropped. ComputeUnit and HostPartition are noted.
+//   - lsb.users: UserGroup -> [user_groups.NAME] members; USER_SHARES and
+//     GROUP_ADMIN are noted. The User section (MAX_JOBS, JL/P,
+//     MAX_PEND_JOBS) is noted cell by cell: xce.toml has no per-user limit
+//     outside queues.
+//   - lsb.queues: PRIORITY, NICE, DESCRIPTION (blanks collapsed), USERS,
+//     ADMINISTRATORS, HOSTS (unknown hosts and groups left out, noted;
+//     "+N" preferences, "~" exclusions, all, others and none kept),
+//     QJOB_LIMIT -> max_slots (the issue's "QUEUE_LIMIT"; LSF's key is
+//     QJOB_LIMIT, bqueues MAX), UJOB_LIMIT -> max_slots_per_user,
+//     HJOB_LIMIT -> max_slots_per_host, TASKLIMIT or PROCLIMIT "[min
+//     [default]] max" -> min_tasks, default_tasks, max_tasks, MEMLIMIT
+//     "[default] max" -> default_mem, max_mem, RUNLIMIT "[default] max" in
+//     [hour:]minute -> default_run_limit, max_run_limit (a "/host"
+//     normalization is dropped, noted: xce limits are wall-clock),
+//     RUN_WINDOW and DISPATCH_WINDOW -> run_windows, dispatch_windows,
+//     EXCLUSIVE Y -> exclusive (CU[...] noted), FAIRSHARE
+//     USER_SHARES[[name, shares] ...] -> fairshare ("group@" entries
+//     noted), PREEMPTION PREEMPTIVE[...] PREEMPTABLE[...] -> preemptive,
+//     preemptable (an empty list -> "lower"/"higher"; "+N" levels dropped;
+//     queues that do not exist or break the priority order noted).
+//     RES_REQ, PRE_EXEC and POST_EXEC are translated to the queue's
+//     deprecated res_req, pre_exec and post_exec, each with a deprecation
+//     note. JOB_STARTER is noted (it belongs to a profile in xce), as is
+//     every other key, with the reason where there is a specific one.
+//   - lsb.applications: NAME, DESCRIPTION, RES_REQ, TASKLIMIT/PROCLIMIT,
+//     RUNLIMIT (one value) -> run_limit, MEMLIMIT -> mem_limit, PRE_EXEC,
+//     POST_EXEC, JOB_STARTER, ENV_VARS "name='value', ..." -> env. Nothing
+//     is marked fixed: in LSF the job's own -R, -n, -W, -M and environment
+//     override the profile's, which is xce's meaning of a profile value
+//     that is not fixed. Other keys (CPULIMIT, CONTAINER, ...) are noted.
+//   - lsb.resources: a Limit (horizontal, or each row of a vertical one)
+//     whose only consumer is PER_PROJECT = p1 p2 ..., or PROJECTS = p with
+//     one project, becomes a quota of each project named: SLOTS ->
+//     max_slots, MEM -> max_mem. When several limits name one project,
+//     the smallest value of each wins, since all of them hold. Limits on
+//     users, queues, hosts or applications, PROJECTS with several projects
+//     (their sum is limited), PER_PROJECT = all or "~" exclusions (xce has
+//     no quota for every project), percentages and the other resources
+//     (JOBS, SWP, TMP, RESOURCE, ...) are noted. Other sections are noted.
+//
+// Units: memory limits are multiplied by LSF_UNIT_FOR_LIMITS and written
+// in the largest exact unit ("8000MB", "64GB"); run limits are minutes
+// ([hour:]minute) and become Go durations ("12h"); CLEAN_PERIOD is
+// seconds.
+//
+// Where a queue's HOSTS or USERS would be left empty (none of its hosts is
+// known, or lib/config refuses the list), xce's default, all, applies: the
+// note says so, since the queue's reach widens.
+package lsfimport
