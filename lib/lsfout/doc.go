@@ -9,7 +9,8 @@
 // that spec made concrete.
 //
 // The API: WriteJobs, WriteJobsLong, ParseFormat with (*Format).Write and
-// (*Format).WriteJSON, WriteQueues, WriteHosts, WriteJobsSum, CountArrays
+// (*Format).WriteJSON, WriteQueues, WriteQueuesLong, WriteApps, WriteAppsLong,
+// WriteHosts, WriteJobsSum, CountArrays
 // with WriteArrays, WriteJobsStats, CountUserSlots with WriteUsers,
 // WriteAcct, WriteClusterID, WriteLSHosts, WriteLSLoad; the helpers the commands
 // share: JobIDString, DisplayName, CommandString, StateName, ExecHosts,
@@ -83,6 +84,24 @@
 //     empty; Effective repeats it once the job has started, "-" before.
 //   - The project shows as "default" when the job has none.
 //
+//   - XCE addition: a job whose effective spec records where its values
+//     came from (JobSpec.origin, set by the configuration layering) ends
+//     its record with an EFFECTIVE SETTINGS section; LSF has none. One row
+//     per layered value, in this order: queue, application, project, tasks
+//     (min_tasks/max_tasks, "4" or "2-8"), res_req, run limit ("60.0
+//     min"), mem limit ("4 G"), pre-exec, post-exec, job starter, env; then
+//     any other recorded field under its own name with "-" as its value.
+//     The label takes 15 columns after one space, the value 29, the origin
+//     ("job", "default", "profile fluent", "job + profile fluent", "queue
+//     night (deprecated)") follows. A value of 29 characters or more is
+//     folded at spaces within 79 columns under itself and its origin goes
+//     on the next line in the origin column. The pre- and post-exec chains
+//     and the environment print one command or variable a line; when the
+//     origin has one part per command, each command gets its own (the
+//     pre-exec chain in the order it runs, outermost first). The section
+//     keeps its layout with -UF. The Submitted paragraph shows only the
+//     job's own -E and -Ep, as LSF does, not the profile's or the queue's.
+//
 // bjobs -o and -json:
 //   - The recommended widths of the 10.1 fields missing from the table are
 //     the length of the field name, at least 10; MEM uses 15.
@@ -129,6 +148,56 @@
 //     for a host without slots. With -w a closed host shows the detail the
 //     controller gave (closed_Adm, closed_Full, ...) or "closed" without
 //     one; the -w header is widened to match.
+//
+// bqueues -l (OpenLava's layout with LSF 10.1's section names; the spec
+// leaves the details unconfirmed):
+//   - "QUEUE: name", then "  -- description" ("No description provided."
+//     without one) followed by "  This is the default queue." for the
+//     default queue (OpenLava). The lost_and_found queue shows LSF's own
+//     description of it (it holds the jobs of queues removed from the
+//     configuration; they start only once switched to another queue).
+//   - The PARAMETERS/STATISTICS row: PRIO "%3d", NICE "%4d", two spaces,
+//     STATUS in 14 columns, MAX JL/U JL/P JL/H "%4s", NJOBS PEND RUN SSUSP
+//     USUSP "%5d", RSV "%4d", lined up under the spec's header. No
+//     "Interval for a host to accept two jobs" line: XCE has no
+//     JOB_ACCEPT_INTERVAL. No PJOBS column.
+//   - Limits use bjobs -l's tables (" RUNLIMIT" / " 60.0 min", " MEMLIMIT"
+//     / "      4 G") plus " TASKLIMIT" with the values as configured: "max",
+//     "min max" or "min default max" ("-" for no maximum). When the queue
+//     has a default run limit or memory limit, the defaults come under
+//     "DEFAULT LIMITS:" and the ceilings and TASKLIMIT under "MAXIMUM
+//     LIMITS:" (LSF 10.1); otherwise the ceilings alone, untitled
+//     (OpenLava). The run limit is wall-clock and never "of <host>".
+//   - SCHEDULING PARAMETERS always shows "-" thresholds.
+//   - "SCHEDULING POLICIES:" lists FAIRSHARE, PREEMPTIVE, PREEMPTABLE and
+//     EXCLUSIVE, two spaces apart, only when there is one; then
+//     "USER_SHARES:  [name, shares] ..." by name with default last, and
+//     the preemption lists in lsb.queues syntax: "PREEMPTION =
+//     PREEMPTIVE[q1 q2] PREEMPTABLE[q3]". A queue is PREEMPTIVE only with a
+//     list (the API carries no "all lower queues").
+//   - "RUN_WINDOW:  w1 w2" and "DISPATCH_WINDOW:  w1" as configured, after
+//     a blank line, then "USERS: " and "HOSTS:  " ("all" when empty) and
+//     "ADMINISTRATORS:  a b". The queue-level RES_REQ, PRE_EXEC and
+//     POST_EXEC an LSF import may carry print as "PRE_EXEC:  cmd
+//     (deprecated)".
+//   - Records end with a blank line; the next record starts after a line
+//     of 79 "-" and a blank line.
+//
+// bapp (the spec gives the column names only):
+//   - APPLICATION_NAME takes 20 columns and is cut (with -w it grows to the
+//     longest name, uncut); NJOBS PEND RUN SUSP are "%5d" one space apart,
+//     SUSP being SSUSP plus USUSP. Counts are slots, as in bqueues.
+//   - bapp -l: "APPLICATION NAME: name", "  -- description" ("No
+//     description provided." without one), a blank line, "STATISTICS:" with
+//     NJOBS PEND RUN SSUSP USUSP RSV right-aligned in 8-column cells one
+//     space apart, a blank line, "PARAMETERS:", the RUNLIMIT, MEMLIMIT and
+//     TASKLIMIT tables as in bqueues -l, a blank line, and one "KEY: value"
+//     line each for what is set: RES_REQ, FIXED (the attributes a job
+//     cannot override, by their xce.toml names), PRE_EXEC, POST_EXEC,
+//     JOB_EXEC ("allowed" or "not allowed": whether a job may bring its own
+//     -E and -Ep, always shown), JOB_STARTER, ENV_VARS (NAME=value by name,
+//     a value with blanks or quotes in Go's quoting). Records are separated
+//     like bqueues -l's.
 //
 // bjobs -sum, -A and -W:
 //   - -sum counts slots (allocated, or the -n minimum before dispatch) in
