@@ -83,7 +83,6 @@
 //   - RESOURCE REQUIREMENT DETAILS: Combined is the effective -R, "-" when
 //     empty; Effective repeats it once the job has started, "-" before.
 //   - The project shows as "default" when the job has none.
-//
 //   - XCE addition: a job whose effective spec records where its values
 //     came from (JobSpec.origin, set by the configuration layering) ends
 //     its record with an EFFECTIVE SETTINGS section; LSF has none. One row
