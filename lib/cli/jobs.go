@@ -354,14 +354,15 @@ func bstop(args []string) int   { return control("bstop", api.SignalRequest_STOP
 func bresume(args []string) int { return control("bresume", api.SignalRequest_RESUME, args) }
 
 func bqueues(args []string) int {
-	var noHeader, long bool
+	var noHeader, long, wide bool
 	var names []string
-	cmd, code := newCommand("bqueues [-l | -noheader] [queue_name ...]", "Show queues", func(a []string) int {
+	cmd, code := newCommand("bqueues [-w | -l] [-noheader] [queue_name ...]", "Show queues", func(a []string) int {
 		names = a
 		return 0
 	})
 	cmd.Flags().BoolVar(&noHeader, "noheader", false, "no header line")
 	cmd.Flags().BoolVar(&long, "l", false, "long format: description, limits, policies, users, hosts")
+	cmd.Flags().BoolVar(&wide, "w", false, "wide format: queue names not cut")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
@@ -376,6 +377,9 @@ func bqueues(args []string) int {
 		return 255
 	}
 	write := func(w io.Writer) error { return lsfout.WriteQueues(w, reply.Queues, noHeader) }
+	if wide {
+		write = func(w io.Writer) error { return lsfout.WriteQueuesWide(w, reply.Queues, noHeader) }
+	}
 	if long {
 		write = func(w io.Writer) error { return lsfout.WriteQueuesLong(w, reply.Queues) }
 	}

@@ -179,3 +179,11 @@ func TestLongOriginGolden(t *testing.T) {
 		t.Error("EFFECTIVE SETTINGS for jobs without origins")
 	}
 }
+
+func TestQueuesWideGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteQueuesWide(&b, testQueues(), false); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "queues_wide", b.String())
+}

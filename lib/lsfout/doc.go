@@ -9,7 +9,7 @@
 // that spec made concrete.
 //
 // The API: WriteJobs, WriteJobsLong, ParseFormat with (*Format).Write and
-// (*Format).WriteJSON, WriteQueues, WriteQueuesLong, WriteApps, WriteAppsLong,
+// (*Format).WriteJSON, WriteQueues, WriteQueuesWide, WriteQueuesLong, WriteApps, WriteAppsLong,
 // WriteHosts, WriteJobsSum, CountArrays
 // with WriteArrays, WriteJobsStats, CountUserSlots with WriteUsers,
 // WriteAcct, WriteClusterID, WriteLSHosts, WriteLSLoad; the helpers the commands
@@ -147,6 +147,10 @@
 //     for a host without slots. With -w a closed host shows the detail the
 //     controller gave (closed_Adm, closed_Full, ...) or "closed" without
 //     one; the -w header is widened to match.
+//
+// bqueues -w: the default table with QUEUE_NAME as wide as the longest
+// name (at least 15) and never cut; the further 10.1 columns are left out
+// (the spec does not confirm them).
 //
 // bqueues -l (OpenLava's layout with LSF 10.1's section names; the spec
 // leaves the details unconfirmed):

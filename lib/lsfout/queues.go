@@ -17,13 +17,27 @@ const queuesHeader = "QUEUE_NAME      PRIO STATUS          MAX JL/U JL/P JL/H NJ
 // "%4s" ("-" for none), then NJOBS PEND RUN SUSP as "%5d" with SUSP the sum
 // of SSUSP and USUSP.
 func WriteQueues(w io.Writer, queues []*api.Queue, noheader bool) error {
+	return writeQueues(w, queues, noheader, 15, fixed)
+}
+
+// WriteQueuesWide writes bqueues -w: the default table with QUEUE_NAME
+// neither cut nor narrower than the longest name (at least 15 columns).
+func WriteQueuesWide(w io.Writer, queues []*api.Queue, noheader bool) error {
+	width := 15
+	for _, q := range queues {
+		width = max(width, runeLen(q.GetName()))
+	}
+	return writeQueues(w, queues, noheader, width, padRight)
+}
+
+func writeQueues(w io.Writer, queues []*api.Queue, noheader bool, width int, name func(string, int) string) error {
 	var b bytes.Buffer
 	if !noheader {
-		b.WriteString(queuesHeader)
+		b.WriteString(padRight("QUEUE_NAME", width) + queuesHeader[15:])
 	}
 	for _, q := range queues {
 		fmt.Fprintf(&b, "%s %-4s %s %4s %4s %4s %4s %5d %5d %5d %5d\n",
-			fixed(q.GetName(), 15),
+			name(q.GetName(), width),
 			fmt.Sprintf("%3d", q.GetPriority()),
 			fixed(QueueStatus(q), 14),
 			dashIfZero(q.GetMaxSlots()),
