@@ -76,6 +76,10 @@ func TestApps(t *testing.T) {
 		t.Errorf("bqueues -l:\n%s", out)
 	}
 
+	if out := c.must("", "bqueues", "-w"); !regexp.MustCompile(`^QUEUE_NAME +PRIO STATUS .*\nshort +50  Open:Active .*\nnormal +30  Open:Active `).MatchString(out) {
+		t.Errorf("bqueues -w:\n%s", out)
+	}
+
 	if out := c.must("", "bapp"); !regexp.MustCompile(`^APPLICATION_NAME +NJOBS  PEND   RUN  SUSP\nfluent +0 +0 +0 +0\n$`).MatchString(out) {
 		t.Errorf("bapp:\n%s", out)
 	}
@@ -122,4 +126,13 @@ func TestApps(t *testing.T) {
 		t.Errorf("bjobs -l RUNLIMIT:\n%s", out)
 	}
 	c.must("", "bkill", id)
+}
+
+// Without profiles bapp says so.
+func TestAppsNoneConfigured(t *testing.T) {
+	c := newCluster(t)
+	r := c.run("", "bapp")
+	if r.code != 255 || r.stderr != "No application profiles found\n" || r.stdout != "" {
+		t.Errorf("bapp without profiles: %d %q %q", r.code, r.stdout, r.stderr)
+	}
 }
