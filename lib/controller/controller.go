@@ -28,6 +28,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/config"
+	"xce/lib/resreq"
 	"xce/lib/store"
 	"xce/lib/worker"
 )
@@ -81,7 +82,8 @@ type Controller struct {
 	lastCycle time.Time
 	cycleWhy  string // why the last cycle left jobs pending
 	watchers  map[*watcher]struct{}
-	lastSub   map[uint32]int64 // each user's last submitted job id
+	lastSub   map[uint32]int64          // each user's last submitted job id
+	reqs      map[string]*resreq.ResReq // parsed effective requirements
 
 	repMu   sync.Mutex
 	reports []worker.Report
@@ -138,6 +140,7 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 		queues:   map[string]*queue{},
 		watchers: map[*watcher]struct{}{},
 		lastSub:  map[uint32]int64{},
+		reqs:     map[string]*resreq.ResReq{},
 		kick:     make(chan struct{}, 1),
 		started:  time.Now(),
 	}

@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"strings"
+
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
@@ -23,6 +25,9 @@ type effSpec struct {
 	beginTime                      int64
 	exclusive                      bool
 	limits                         []*api.PendLimit
+	hosts                          []string // -m
+	resReq                         string   // the merged effective -R
+	runLimit                       int64    // seconds
 }
 
 // newEffSpec keeps spec (which the caller no longer changes) in encoded
@@ -52,6 +57,9 @@ func newEffSpec(spec *api.JobSpec, raw []byte) (*effSpec, error) {
 		beginTime:    spec.BeginTime,
 		exclusive:    spec.Exclusive,
 		limits:       spec.PendLimits,
+		hosts:        spec.Hosts,
+		resReq:       strings.Join(spec.ResReq, " "),
+		runLimit:     spec.RunLimitSec,
 	}, nil
 }
 

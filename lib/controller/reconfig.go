@@ -9,6 +9,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/config"
+	"xce/lib/resreq"
 	"xce/lib/store"
 )
 
@@ -153,6 +154,7 @@ func (c *Controller) apply(conf *config.Config) ([]string, error) {
 	}
 	c.queues = queues
 	c.cfg.Cluster = conf
+	c.reqs = map[string]*resreq.ResReq{} // the resources may have changed
 	c.dirty = true
 	if lost > 0 {
 		notes = append(notes, fmt.Sprintf("%d job(s) moved to queue <%s>", lost, LostAndFound))

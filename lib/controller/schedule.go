@@ -1,10 +1,14 @@
 package controller
 
 import (
+	"log/slog"
 	"sort"
+	"strings"
 	"time"
 
 	"xce/lib/api"
+	"xce/lib/resreq"
+	"xce/lib/sched"
 )
 
 // Pending reasons, in LSF's wording. Host-level reasons carry the number of
@@ -12,7 +16,6 @@ import (
 const (
 	reasonNew        = "New job is waiting for scheduling"
 	reasonSlots      = "Not enough job slot(s): 1 host"
-	reasonExclNeeded = "Job's requirement for exclusive execution not satisfied: 1 host"
 	reasonExclRun    = "Running an exclusive job: 1 host"
 	reasonInactive   = "The queue is inactivated by the administrator"
 	reasonBegin      = "The job has a specified start time"
@@ -23,9 +26,14 @@ const (
 	reasonDepNever   = "Dependency condition invalid or never satisfied"
 )
 
-// schedule places pending jobs on free slots, first come first served
-// within queue priority and user priority (c.mu held). It returns the
-// dispatched jobs' new records; the caller writes them before launching.
+// schedule decides which pending jobs start now (c.mu held). It checks
+// what only the controller knows (holds, begin times, dependencies, array
+// limits, configured limits at the start of the cycle), then hands the
+// remaining jobs with a snapshot of the host, the queues and the running
+// jobs to lib/sched, which places them (slots, requirements, limits within
+// the cycle, exclusivity) and gives every job it leaves pending its
+// reasons. It returns the dispatched jobs' new records; the caller writes
+// them before launching.
 func (c *Controller) schedule() []*api.Job {
 	if c.dirty {
 		sort.SliceStable(c.pending, func(a, b int) bool { return c.before(c.pending[a], c.pending[b]) })
@@ -35,9 +43,9 @@ func (c *Controller) schedule() []*api.Job {
 	c.lastCycle = now
 	c.cycleWhy = ""
 	free := c.cfg.Slots - c.host.used
-	var inUse limitUse // counted when the first job with limits comes
-	var starts []*api.Job
+	var inUse limitUse         // counted when the first job with limits comes
 	running := map[int64]int{} // running elements per array with a limit
+	var cands []*rec
 	kept := c.pending[:0]
 	i := 0
 	for ; i < len(c.pending); i++ {
@@ -91,10 +99,6 @@ func (c *Controller) schedule() []*api.Job {
 			}
 			running[r.job.JobId] = n + 1
 		}
-		if c.host.exclusive {
-			r.why = reasonExclRun
-			continue
-		}
 		if len(r.eff.limits) > 0 {
 			if inUse == nil {
 				inUse = c.limitUsage()
@@ -104,36 +108,7 @@ func (c *Controller) schedule() []*api.Job {
 				continue
 			}
 		}
-		need := int(max(r.eff.GetMinTasks(), 1))
-		if r.eff.GetExclusive() && c.host.used > 0 {
-			r.why = reasonExclNeeded
-			continue
-		}
-		if need > free {
-			r.why = reasonSlots
-			continue
-		}
-		slots := min(int(max(r.eff.GetMaxTasks(), int32(need))), free)
-		free -= slots
-		c.host.used += slots
-		if r.eff.GetExclusive() {
-			c.host.exclusive = true
-			free = 0
-		}
-		if inUse != nil {
-			inUse.take(r, slots)
-		}
-		nj := c.clone(r)
-		nj.State = api.JobState_RUN
-		nj.StartTime = now.UnixNano()
-		nj.ExecHosts = []*api.HostSlots{{Host: c.cfg.Host, Slots: int32(slots)}}
-		nj.AllocSlots = int32(slots)
-		nj.PendReason = ""
-		if r.eff.GetOutputFile() == "" {
-			nj.SpoolOutput = c.exec.SpoolOutput(nj.JobId, nj.ArrayIndex)
-		}
-		starts = append(starts, nj)
-		kept = kept[:len(kept)-1]
+		cands = append(cands, r)
 	}
 	kept = append(kept, c.pending[i:]...)
 	// Clear the tail so dropped records can be collected.
@@ -141,7 +116,169 @@ func (c *Controller) schedule() []*api.Job {
 		c.pending[j] = nil
 	}
 	c.pending = kept
+	if len(cands) == 0 {
+		return nil
+	}
+
+	d := sched.Schedule(c.snapshot(now, cands))
+	var starts []*api.Job
+	for _, p := range d.Placements {
+		r := c.jobs[key{p.Job.ID, p.Job.Index}]
+		if r == nil || r.job.State != api.JobState_PEND {
+			continue
+		}
+		slots := 0
+		var hosts []*api.HostSlots
+		for _, h := range p.Hosts {
+			slots += h.Slots
+			hosts = append(hosts, &api.HostSlots{Host: h.Host, Slots: int32(h.Slots)})
+		}
+		c.host.used += slots
+		if r.eff.GetExclusive() {
+			c.host.exclusive = true
+		}
+		nj := c.clone(r)
+		nj.State = api.JobState_RUN
+		nj.StartTime = now.UnixNano()
+		nj.ExecHosts = hosts
+		nj.AllocSlots = int32(slots)
+		nj.PendReason = ""
+		if r.eff.GetOutputFile() == "" {
+			nj.SpoolOutput = c.exec.SpoolOutput(nj.JobId, nj.ArrayIndex)
+		}
+		starts = append(starts, nj)
+	}
+	for k, lines := range d.Pending {
+		if r := c.jobs[key{k.ID, k.Index}]; r != nil {
+			r.why = strings.Join(lines, "\n")
+		}
+	}
 	return starts
+}
+
+// snapshot is what lib/sched reads: this host with its load, the queues,
+// the project quotas and shared resources, the running jobs and the
+// candidates (c.mu held).
+func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
+	conf := c.cfg.Cluster
+	schema := conf.Schema()
+	snap := &sched.Snapshot{Now: now, Schema: schema, HostGroups: map[string][]string{}, Shared: map[string]float64{}}
+
+	values := schema.NewHost()
+	h := &api.Host{}
+	fillLoad(h)
+	set := func(name string, v any) {
+		if n, ok := v.(int64); ok { // TOML integers
+			v = float64(n)
+		}
+		schema.Set(values, name, v)
+	}
+	set("mem", float64(h.MemKb)/1024)
+	set("swp", float64(h.SwpKb)/1024)
+	set("maxmem", float64(c.cfg.MaxMemKB)/1024)
+	set("maxswp", float64(h.MaxswpKb)/1024)
+	set("r15s", h.R15S)
+	set("r1m", h.R1M)
+	set("r15m", h.R15M)
+	set("ncpus", float64(c.cfg.NCPUs))
+	set("type", hostType)
+	set("model", hostModel)
+	set("hname", c.cfg.Host)
+	if hc := conf.Hosts[c.cfg.Host]; hc != nil {
+		for _, a := range hc.Attributes {
+			set(a, true)
+		}
+		for name, v := range hc.Resources {
+			set(name, v)
+		}
+	}
+	snap.Hosts = []sched.Host{{Name: c.cfg.Host, MaxSlots: c.cfg.Slots, Values: values}}
+	for name, g := range conf.HostGroups {
+		snap.HostGroups[name] = g.Members
+	}
+	for _, name := range conf.QueueNames() {
+		q := conf.Queues[name]
+		snap.Queues = append(snap.Queues, sched.Queue{
+			Name:          name,
+			Priority:      q.Priority,
+			Hosts:         q.Hosts,
+			SlotLimit:     q.MaxSlots,
+			UserSlotLimit: q.MaxSlotsPerUser,
+			HostSlotLimit: q.MaxSlotsPerHost,
+		})
+	}
+	for name, p := range conf.Projects {
+		l := sched.Limit{Name: "project " + name, Projects: []string{name}, Slots: p.MaxSlots}
+		if p.MaxMem > 0 {
+			l.Resources = map[string]float64{"mem": float64(p.MaxMem) / 1024}
+		}
+		if l.Slots > 0 || l.Resources != nil {
+			snap.Limits = append(snap.Limits, l)
+		}
+	}
+	for name, r := range conf.Resources {
+		if r.Total > 0 {
+			snap.Shared[name] = float64(r.Total)
+		}
+	}
+	for _, r := range c.jobs {
+		if !isRunning(r.job.State) {
+			continue
+		}
+		a := sched.Alloc{
+			Job: sched.JobKey{ID: r.job.JobId, Index: r.job.ArrayIndex}, User: r.eff.GetUser(),
+			Queue: r.eff.GetQueue(), Project: r.eff.GetProject(), Exclusive: r.eff.GetExclusive(),
+			Start: time.Unix(0, r.job.StartTime), RunLimit: time.Duration(r.eff.runLimit) * time.Second,
+		}
+		var rusage resreq.UsageSet
+		if req := c.parsedReq(r); req != nil && req.Simple != nil && req.Simple.Rusage != nil && len(req.Simple.Rusage.Or) > 0 {
+			rusage = req.Simple.Rusage.Or[0]
+		}
+		for i, hs := range r.job.ExecHosts {
+			a.Hosts = append(a.Hosts, sched.HostAlloc{Host: hs.Host, Slots: int(hs.Slots), Rusage: rusage, Lead: i == 0})
+		}
+		snap.Running = append(snap.Running, a)
+	}
+	for _, r := range cands {
+		snap.Jobs = append(snap.Jobs, sched.Job{
+			Key:  sched.JobKey{ID: r.job.JobId, Index: r.job.ArrayIndex},
+			User: r.eff.GetUser(), Queue: r.eff.GetQueue(), Project: r.eff.GetProject(),
+			Req:      c.parsedReq(r),
+			Local:    resreq.Local{Type: hostType, Model: hostModel},
+			MinSlots: int(r.eff.GetMinTasks()), MaxSlots: int(r.eff.GetMaxTasks()),
+			Hosts:     r.eff.hosts,
+			Exclusive: r.eff.GetExclusive(),
+			Priority:  int(r.eff.GetUserPriority()),
+			Submit:    time.Unix(0, r.job.SubmitTime),
+			RunLimit:  time.Duration(r.eff.runLimit) * time.Second,
+		})
+	}
+	return snap
+}
+
+// The local host's type and model, as lshosts shows them.
+const (
+	hostType  = "X86_64"
+	hostModel = "x86_64"
+)
+
+// parsedReq is a job's effective resource requirement, parsed once per
+// distinct string (c.mu held).
+func (c *Controller) parsedReq(r *rec) *resreq.ResReq {
+	s := r.eff.resReq
+	if s == "" {
+		return nil
+	}
+	if req, ok := c.reqs[s]; ok {
+		return req
+	}
+	req, err := resreq.Parse(s, resreq.WithSchema(c.cfg.Cluster.Schema()))
+	if err != nil {
+		slog.Warn("effective requirement does not parse", "job", r.job.JobId, "res_req", s, "err", err)
+		req = nil
+	}
+	c.reqs[s] = req
+	return req
 }
 
 // before orders pending jobs: queue priority, then user priority (-sp),

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 	"xce/lib/resreq"
 )
@@ -215,7 +216,7 @@ func (c *cycle) limitWhy(ls *limitState, k, what string, used, lim float64) []st
 	return []string{first, fmt.Sprintf("limit %s: %s %s of %s in use by %s", l.Name, num(used), what, num(lim), who)}
 }
 
-func num(v float64) string { return fmt.Sprintf("%g", math.Round(v*100)/100) }
+func num(v float64) string { return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) }
 
 // commit records a placement and charges it.
 func (c *cycle) commit(b *bucket, j *Job, v *variant, has []HostAlloc, n int) {
