@@ -258,6 +258,37 @@ func (im *importer) memory(v string) (config.Memory, bool) {
 	return config.Memory(f*float64(im.unitKB) + 0.5), true
 }
 
+// validName mirrors lib/config's rule for names of hosts, groups, queues,
+// profiles and projects, so that a name xce refuses is noted where it is
+// read rather than dropped later.
+func validName(s string) bool {
+	if s == "" || strings.HasPrefix(s, "~") || strings.HasPrefix(s, "-") {
+		return false
+	}
+	for _, r := range s {
+		if r <= ' ' || r == 0x7f || strings.ContainsRune(`"'\#:=[](){}+,;*?~`, r) {
+			return false
+		}
+	}
+	return true
+}
+
+var reservedNames = map[string]bool{"all": true, "others": true, "none": true, "default": true, "lower": true, "higher": true}
+
+// badName notes a name xce refuses; reserved says whether the words
+// all, others, none, default, lower and higher are refused too.
+func (im *importer) badName(at src, name string, reserved bool) bool {
+	switch {
+	case !validName(name):
+		im.note(at, "not translated: %q is not a valid xce name (letters, digits, '_', '-', '.' and '@'; no blanks)", name)
+	case reserved && reservedNames[name]:
+		im.note(at, "not translated: %q is a reserved word in xce.toml", name)
+	default:
+		return false
+	}
+	return true
+}
+
 // ---- lsf.shared
 
 var lsfSharedSkip = map[string]string{
@@ -425,6 +456,9 @@ func (im *importer) clusterHosts(s *Section) {
 		at := src{r.File, r.Line, name}
 		if v, ok := s.Get(r, "server"); ok && strings.TrimSpace(v) == "0" {
 			im.note(at, "not translated: a client-only host (server 0) runs no jobs")
+			continue
+		}
+		if im.badName(at, name, true) {
 			continue
 		}
 		if im.hosts[name] != nil {
@@ -729,6 +763,9 @@ func (im *importer) hostGroups(s *Section) {
 	for _, r := range s.Rows {
 		name, _ := s.Get(r, "GROUP_NAME")
 		at := src{r.File, r.Line, name}
+		if im.badName(at, name, true) {
+			continue
+		}
 		if im.hgroups[name] || im.hosts[name] != nil {
 			im.note(at, "not translated: the name is already a host or a host group")
 			continue
@@ -809,6 +846,9 @@ func (im *importer) lsbUsers(f *File) {
 			for _, r := range s.Rows {
 				name, _ := s.Get(r, "GROUP_NAME")
 				at := src{r.File, r.Line, name}
+				if im.badName(at, name, true) {
+					continue
+				}
 				mem, _ := s.Get(r, "GROUP_MEMBER")
 				members := List(mem)
 				if len(members) == 0 {
@@ -890,6 +930,9 @@ func (im *importer) queue(s *Section) {
 		return
 	}
 	name := np.Value
+	if im.badName(psrc(np), name, false) {
+		return
+	}
 	for _, q := range im.queues {
 		if q.name == name {
 			im.note(psrc(np), "not translated: queue %s is defined twice; the first is kept", name)
@@ -1168,6 +1211,9 @@ func (im *importer) lsbApplications(f *File) {
 			continue
 		}
 		name := np.Value
+		if im.badName(psrc(np), name, false) {
+			continue
+		}
 		if im.apps[name] {
 			im.note(psrc(np), "not translated: profile %s is defined twice; the first is kept", name)
 			continue
@@ -1377,6 +1423,9 @@ func (im *importer) limit(l *limit) {
 		return
 	}
 	for _, p := range projects {
+		if im.badName(l.srcs[consumer], p, false) {
+			continue
+		}
 		pi := im.projs[p]
 		if pi == nil {
 			pi = &projInfo{t: im.d.table(fileLine(l.at.file, l.at.line)+" "+label, src{l.at.file, l.at.line, label}, "projects", p)}

@@ -70,6 +70,15 @@ func (t *table) set(key, val, comment string, s src) {
 	t.entries = append(t.entries, &entry{key: key, val: val, comment: comment, src: s})
 }
 
+func (t *table) get(key string) *entry {
+	for _, e := range t.entries {
+		if e.key == key {
+			return e
+		}
+	}
+	return nil
+}
+
 func (t *table) remove(key string) {
 	for i, e := range t.entries {
 		if e.key == key {
@@ -187,6 +196,14 @@ func (d *doc) settle() []Note {
 		}
 		dropped := false
 		for _, e := range es {
+			if e.Key == "cluster.default_queue" {
+				if q := d.pickQueue(); q != "" {
+					notes = append(notes, Note{File: "lsb.params", Key: "DEFAULT_QUEUE",
+						Msg: fmt.Sprintf("the default queue would be refused (%s); the first queue left, %s, is made the default", e.Msg, q)})
+					dropped = true
+					continue
+				}
+			}
 			if n, ok := d.drop(e); ok {
 				notes = append(notes, n)
 				dropped = true
@@ -197,6 +214,27 @@ func (d *doc) settle() []Note {
 		}
 	}
 	return append(notes, Note{Msg: "the generated xce.toml does not load"})
+}
+
+// pickQueue makes the first queue left the default one, when the
+// default queue was dropped.
+func (d *doc) pickQueue() string {
+	var c *table
+	for _, t := range d.tables {
+		if len(t.path) == 1 && t.path[0] == "cluster" {
+			c = t
+		}
+	}
+	for _, t := range d.tables {
+		if c != nil && len(t.path) == 2 && t.path[0] == "queues" {
+			if e := c.get("default_queue"); e != nil && e.val == tomlString(t.path[1]) {
+				return ""
+			}
+			c.set("default_queue", tomlString(t.path[1]), "chosen by the import", src{})
+			return t.path[1]
+		}
+	}
+	return ""
 }
 
 // drop removes the entry (or the table) an error's key names.
