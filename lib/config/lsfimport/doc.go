@@ -118,7 +118,8 @@
 //     whose only consumer is PER_PROJECT = p1 p2 ..., or PROJECTS = p with
 //     one project, becomes a quota of each project named: SLOTS ->
 //     max_slots, MEM -> max_mem. When several limits name one project,
-//     the smallest value of each wins, since all of them hold. Limits on
+//     the smallest value of each wins, since all of them hold (the larger
+//     ones are noted). Limits on
 //     users, queues, hosts or applications, PROJECTS with several projects
 //     (their sum is limited), PER_PROJECT = all or "~" exclusions (xce has
 //     no quota for every project), percentages and the other resources

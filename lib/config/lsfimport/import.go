@@ -1433,11 +1433,29 @@ func (im *importer) limit(l *limit) {
 			im.projOrd = append(im.projOrd, p)
 		}
 		// Several limits on one project all hold: the smallest wins.
-		if slots > 0 && (pi.slots == 0 || slots < pi.slots) {
-			pi.slots, pi.slotsSrc = slots, l.srcs["SLOTS"]
+		if slots > 0 {
+			at := l.srcs["SLOTS"]
+			switch {
+			case pi.slots == 0:
+				pi.slots, pi.slotsSrc = slots, at
+			case slots < pi.slots:
+				im.note(pi.slotsSrc, "not translated for project %s: %d slots; a smaller limit, %d at %s, also holds", p, pi.slots, slots, fileLine(at.file, at.line))
+				pi.slots, pi.slotsSrc = slots, at
+			default:
+				im.note(at, "not translated for project %s: %d slots; a smaller limit, %d at %s, also holds", p, slots, pi.slots, fileLine(pi.slotsSrc.file, pi.slotsSrc.line))
+			}
 		}
-		if mem > 0 && (pi.mem == 0 || mem < pi.mem) {
-			pi.mem, pi.memSrc = mem, l.srcs["MEM"]
+		if mem > 0 {
+			at := l.srcs["MEM"]
+			switch {
+			case pi.mem == 0:
+				pi.mem, pi.memSrc = mem, at
+			case mem < pi.mem:
+				im.note(pi.memSrc, "not translated for project %s: %s; a smaller limit, %s at %s, also holds", p, pi.mem, mem, fileLine(at.file, at.line))
+				pi.mem, pi.memSrc = mem, at
+			default:
+				im.note(at, "not translated for project %s: %s; a smaller limit, %s at %s, also holds", p, mem, pi.mem, fileLine(pi.memSrc.file, pi.memSrc.line))
+			}
 		}
 	}
 }
