@@ -119,11 +119,11 @@
 //     one project, becomes a quota of each project named: SLOTS ->
 //     max_slots, MEM -> max_mem. When several limits name one project,
 //     the smallest value of each wins, since all of them hold (the larger
-//     ones are noted). Limits on
-//     users, queues, hosts or applications, PROJECTS with several projects
-//     (their sum is limited), PER_PROJECT = all or "~" exclusions (xce has
-//     no quota for every project), percentages and the other resources
-//     (JOBS, SWP, TMP, RESOURCE, ...) are noted. Other sections are noted.
+//     ones are noted). Limits on users, queues, hosts or applications,
+//     PROJECTS with several projects (their sum is limited), PER_PROJECT =
+//     all or "~" exclusions (xce has no quota for every project),
+//     percentages and the other resources (JOBS, SWP, TMP, RESOURCE, ...)
+//     are noted. Other sections are noted.
 //
 // Units: memory limits are multiplied by LSF_UNIT_FOR_LIMITS and written
 // in the largest exact unit ("8000MB", "64GB"); run limits are minutes
