@@ -78,6 +78,7 @@ func run() int {
 			return nil
 		},
 	})
+	configCmd.AddCommand(importLSFCommand())
 	root.AddCommand(configCmd)
 	root.AddCommand(&cobra.Command{
 		Use:    "shepherd LAUNCHFILE",
