@@ -98,3 +98,31 @@ func TestConfigCheck(t *testing.T) {
 		t.Errorf("config check of a bad file: %v\n%s", err, out)
 	}
 }
+
+// A user's cluster-wide slot limit (users.NAME.max_slots): jobs beyond it
+// pend with LSF's reason, and busers shows it as MAX.
+func TestUserSlotLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "xce.toml")
+	os.WriteFile(path, []byte("[queues.normal]\n\n[users.default]\nmax_slots = 1\n"), 0o644)
+	c := newCluster(t, "--config", path)
+	a := c.submit("", "sleep 30")
+	b := c.submit("", "sleep 30")
+	c.waitState(a, "RUN")
+	var why string
+	for i := 0; i < 100 && !strings.Contains(why, "job slot limit"); i++ {
+		time.Sleep(20 * time.Millisecond)
+		why = c.must("", "bjobs", "-p", b)
+	}
+	if !strings.Contains(why, " The user has reached his/her job slot limit;") {
+		t.Errorf("bjobs -p:\n%s", why)
+	}
+	user := strings.Fields(c.must("", "bjobs", "-noheader", "-o", "user", a))[0]
+	out := c.must("", "busers", user)
+	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(user) + `\s+-\s+1\s+2\s+1\s+1\s`).MatchString(out) {
+		t.Errorf("busers:\n%s", out)
+	}
+	if r := c.run("", "bsub", "-n", "2", "true"); r.code != 255 || !strings.Contains(r.stderr, "may use at most 1 job slot.") {
+		t.Errorf("a job over the user's limit: %d %q", r.code, r.stderr)
+	}
+	c.must("", "bkill", a, b)
+}

@@ -357,6 +357,7 @@ const (
 	PendLimit_PROJECT_MEM      PendLimit_Kind = 5 // KB
 	PendLimit_PROJECT_GPUS     PendLimit_Kind = 6
 	PendLimit_SHARED_RESOURCE  PendLimit_Kind = 7 // cluster-wide resource units
+	PendLimit_USER_SLOTS       PendLimit_Kind = 8 // the user's slots in all queues
 )
 
 // Enum value maps for PendLimit_Kind.
@@ -370,6 +371,7 @@ var (
 		5: "PROJECT_MEM",
 		6: "PROJECT_GPUS",
 		7: "SHARED_RESOURCE",
+		8: "USER_SLOTS",
 	}
 	PendLimit_Kind_value = map[string]int32{
 		"KIND_UNSPECIFIED": 0,
@@ -380,6 +382,7 @@ var (
 		"PROJECT_MEM":      5,
 		"PROJECT_GPUS":     6,
 		"SHARED_RESOURCE":  7,
+		"USER_SLOTS":       8,
 	}
 )
 
@@ -3775,8 +3778,11 @@ type ClusterInfo struct {
 	Started       int64                  `protobuf:"varint,5,opt,name=started,proto3" json:"started,omitempty"`
 	Uid           uint32                 `protobuf:"varint,6,opt,name=uid,proto3" json:"uid,omitempty"` // the caller, as the controller sees it
 	CallerIsAdmin bool                   `protobuf:"varint,7,opt,name=caller_is_admin,json=callerIsAdmin,proto3" json:"caller_is_admin,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Cluster-wide slot limits per user (busers MAX); "default" applies to
+	// users without an entry.
+	UserSlotLimits map[string]int32 `protobuf:"bytes,8,rep,name=user_slot_limits,json=userSlotLimits,proto3" json:"user_slot_limits,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ClusterInfo) Reset() {
@@ -3856,6 +3862,13 @@ func (x *ClusterInfo) GetCallerIsAdmin() bool {
 		return x.CallerIsAdmin
 	}
 	return false
+}
+
+func (x *ClusterInfo) GetUserSlotLimits() map[string]int32 {
+	if x != nil {
+		return x.UserSlotLimits
+	}
+	return nil
 }
 
 // Launch is what the worker hands the shepherd, the process that runs one
@@ -4039,13 +4052,13 @@ const file_api_proto_rawDesc = "" +
 	"\aenv_ref\x18P \x01(\fR\x06envRef\x1a9\n" +
 	"\vOriginEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb4\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc4\x02\n" +
 	"\tPendLimit\x12.\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1a.xce.api.v1.PendLimit.KindR\x04kind\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
 	"\x03max\x18\x03 \x01(\x03R\x03max\x12\x12\n" +
 	"\x04need\x18\x04 \x01(\x03R\x04need\x12\x16\n" +
-	"\x06reason\x18\x05 \x01(\tR\x06reason\"\xa4\x01\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"\xb4\x01\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vQUEUE_SLOTS\x10\x01\x12\x14\n" +
@@ -4054,7 +4067,9 @@ const file_api_proto_rawDesc = "" +
 	"\rPROJECT_SLOTS\x10\x04\x12\x0f\n" +
 	"\vPROJECT_MEM\x10\x05\x12\x10\n" +
 	"\fPROJECT_GPUS\x10\x06\x12\x13\n" +
-	"\x0fSHARED_RESOURCE\x10\a\"5\n" +
+	"\x0fSHARED_RESOURCE\x10\a\x12\x0e\n" +
+	"\n" +
+	"USER_SLOTS\x10\b\"5\n" +
 	"\tHostSlots\x12\x12\n" +
 	"\x04host\x18\x01 \x01(\tR\x04host\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\"\x9e\x02\n" +
@@ -4341,7 +4356,7 @@ const file_api_proto_rawDesc = "" +
 	"\x04refs\x18\x01 \x03(\v2\x12.xce.api.v1.JobRefR\x04refs\"8\n" +
 	"\vEventsReply\x12)\n" +
 	"\x06events\x18\x01 \x03(\v2\x11.xce.api.v1.EventR\x06events\"\x14\n" +
-	"\x12ClusterInfoRequest\"\xdc\x01\n" +
+	"\x12ClusterInfoRequest\"\xf6\x02\n" +
 	"\vClusterInfo\x12!\n" +
 	"\fcluster_name\x18\x01 \x01(\tR\vclusterName\x12\x1f\n" +
 	"\vmaster_host\x18\x02 \x01(\tR\n" +
@@ -4350,7 +4365,11 @@ const file_api_proto_rawDesc = "" +
 	"\tstate_dir\x18\x04 \x01(\tR\bstateDir\x12\x18\n" +
 	"\astarted\x18\x05 \x01(\x03R\astarted\x12\x10\n" +
 	"\x03uid\x18\x06 \x01(\rR\x03uid\x12&\n" +
-	"\x0fcaller_is_admin\x18\a \x01(\bR\rcallerIsAdmin\"\xe1\x01\n" +
+	"\x0fcaller_is_admin\x18\a \x01(\bR\rcallerIsAdmin\x12U\n" +
+	"\x10user_slot_limits\x18\b \x03(\v2+.xce.api.v1.ClusterInfo.UserSlotLimitsEntryR\x0euserSlotLimits\x1aA\n" +
+	"\x13UserSlotLimitsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xe1\x01\n" +
 	"\x06Launch\x12!\n" +
 	"\x03job\x18\x01 \x01(\v2\x0f.xce.api.v1.JobR\x03job\x12!\n" +
 	"\fcluster_name\x18\x02 \x01(\tR\vclusterName\x12\x12\n" +
@@ -4442,7 +4461,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),              // 0: xce.api.v1.JobState
 	(TermReason)(0),            // 1: xce.api.v1.TermReason
@@ -4490,6 +4509,7 @@ var file_api_proto_goTypes = []any{
 	nil,                        // 43: xce.api.v1.App.EnvEntry
 	nil,                        // 44: xce.api.v1.QueryReply.SpecsEntry
 	nil,                        // 45: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                        // 46: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	41, // 0: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
@@ -4535,14 +4555,15 @@ var file_api_proto_depIdxs = []int32{
 	13, // 40: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
 	16, // 41: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
 	12, // 42: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	11, // 43: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	7,  // 44: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	7,  // 45: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	46, // [46:46] is the sub-list for method output_type
-	46, // [46:46] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	46, // 43: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	11, // 44: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	7,  // 45: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	7,  // 46: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	47, // [47:47] is the sub-list for method output_type
+	47, // [47:47] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -4556,7 +4577,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   39,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

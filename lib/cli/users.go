@@ -65,6 +65,16 @@ func busers(args []string) int {
 			counts = append(counts, u)
 		}
 	}
+	// MAX: the user's cluster-wide slot limit from the configuration.
+	if info, err := c.Info(cx, &api.ClusterInfoRequest{}); err == nil {
+		for i := range counts {
+			limit, ok := info.UserSlotLimits[counts[i].User]
+			if !ok {
+				limit = info.UserSlotLimits["default"]
+			}
+			counts[i].Max = int(limit)
+		}
+	}
 	if err := lsfout.WriteUsers(sys.stdout, counts, wide); err != nil {
 		fmt.Fprintln(sys.stderr, err)
 		return 255

@@ -22,6 +22,7 @@ type Config struct {
 	Queues     map[string]*Queue     `toml:"queues"`
 	Apps       map[string]*App       `toml:"apps"`
 	Projects   map[string]*Project   `toml:"projects"`
+	Users      map[string]*User      `toml:"users"`
 
 	// File is the path the configuration was loaded from; "" for Default.
 	File string `toml:"-"`
@@ -207,6 +208,25 @@ func (a *App) JobExecAllowed() bool { return a.AllowJobExec == nil || *a.AllowJo
 
 // Project is a project (bsub -P): resource ownership. A zero quota means
 // no quota.
+// User holds one user's cluster-wide limits (LSF's lsb.users MAX_JOBS);
+// the entry "default" applies to every user without one of their own.
+type User struct {
+	Name     string `toml:"-"`
+	MaxSlots int    `toml:"max_slots"` // job slots the user's started jobs may hold; 0 = no limit
+}
+
+// UserSlotLimit is the number of slots user's started jobs may hold, 0 for
+// no limit: the user's own entry, else "default".
+func (c *Config) UserSlotLimit(user string) int {
+	if u := c.Users[user]; u != nil {
+		return u.MaxSlots
+	}
+	if u := c.Users["default"]; u != nil {
+		return u.MaxSlots
+	}
+	return 0
+}
+
 type Project struct {
 	Name        string `toml:"-"`
 	Description string `toml:"description"`

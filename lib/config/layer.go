@@ -135,6 +135,7 @@ const (
 	ProjectMem                          // projects.P.max_mem, in KB
 	ProjectGPUs                         // projects.P.max_gpus
 	SharedResource                      // resources.R.total, in the resource's units
+	UserSlots                           // users.U.max_slots: the user's slots in all queues
 )
 
 // PendCheck is a limit the scheduler must check when it considers
@@ -667,13 +668,20 @@ func (l *layering) checkSlots() error {
 		perHost bool
 	}
 	lims := []lim{
-		{QueueSlots, q.MaxSlots, "queue " + q.Name + " allows at most %d job slots", "The queue has reached its job slot limit", false},
-		{QueueUserSlots, q.MaxSlotsPerUser, "queue " + q.Name + " allows at most %d job slots per user", "User has reached the per-user job slot limit of the queue", false},
-		{QueueHostSlots, q.MaxSlotsPerHost, "queue " + q.Name + " allows at most %d job slots per host", "Queue's per-host job slot limit reached", true},
+		{QueueSlots, q.MaxSlots, "queue " + q.Name + " allows at most %s", "The queue has reached its job slot limit", false},
+		{QueueUserSlots, q.MaxSlotsPerUser, "queue " + q.Name + " allows at most %s per user", "User has reached the per-user job slot limit of the queue", false},
+		{QueueHostSlots, q.MaxSlotsPerHost, "queue " + q.Name + " allows at most %s per host", "Queue's per-host job slot limit reached", true},
 	}
 	if p := l.prj; p != nil {
-		lims = append(lims, lim{ProjectSlots, p.MaxSlots, "project " + p.Name + " allows at most %d job slots",
+		lims = append(lims, lim{ProjectSlots, p.MaxSlots, "project " + p.Name + " allows at most %s",
 			fmt.Sprintf("Project %s has reached its quota of %s", p.Name, plural(int64(p.MaxSlots), "job slot", "job slots")), false})
+	}
+	// The user's own limit; a submission without a user (a test, a tool
+	// checking a spec) has none.
+	user := l.sub.GetUser()
+	if user != "" {
+		lims = append(lims, lim{UserSlots, l.cfg.UserSlotLimit(user), "user " + user + " may use at most %s",
+			"The user has reached his/her job slot limit", false})
 	}
 	for _, m := range lims {
 		if m.max == 0 {
@@ -682,12 +690,15 @@ func (l *layering) checkSlots() error {
 		// A job spread over hosts takes only part of its slots on each;
 		// only one that must fit on one host is held to the whole amount.
 		if (!m.perHost || l.oneHost()) && n > int64(m.max) {
-			return reject("Job requests %s; "+m.ceiling, plural(n, "job slot", "job slots"), m.max)
+			return reject("Job requests %s; "+m.ceiling, plural(n, "job slot", "job slots"), plural(int64(m.max), "job slot", "job slots"))
 		}
 		pc := PendCheck{Kind: m.kind, Max: int64(m.max), Need: n, PerHost: m.perHost, Reason: m.reason}
 		pc.Name = q.Name
-		if m.kind == ProjectSlots {
+		switch m.kind {
+		case ProjectSlots:
 			pc.Name = l.prj.Name
+		case UserSlots:
+			pc.Name = user
 		}
 		if m.perHost && !l.oneHost() {
 			pc.Need = 1 // at least one slot on each host it uses

@@ -225,6 +225,18 @@ env A=app B=app [profile dflt]
 		{"more licenses than the cluster has", &sub{ResReq: []string{"rusage[verilog=6]"}},
 			"Job requests 6 verilog; the cluster has 5 verilog in all"},
 
+		// Per-user limits: the user's own, else users.default.
+		{"a user's own slot limit pends", &sub{User: "carol", MinTasks: 2, Queue: "short"}, `
+queue short [job]
+project default [default]
+min_tasks 2-2 [job]
+run_limit_sec 10m [queue short]
+mem_limit_kb 64GB [queue short]
+pend 8 carol need 2 of 3: The user has reached his/her job slot limit
+`},
+		{"more slots than the user may ever have", &sub{User: "carol", MinTasks: 4},
+			"Job requests 4 job slots; user carol may use at most 3 job slots"},
+
 		// Full now: pend checks for the scheduler.
 		{"queue slot limits pend", &sub{Queue: "limits", MinTasks: 6}, `
 queue limits [job]
@@ -356,5 +368,24 @@ func TestOriginString(t *testing.T) {
 	}
 	if !o.Deprecated() || o[:2].Deprecated() {
 		t.Errorf("Deprecated")
+	}
+}
+
+// users.default limits every user without an entry of their own.
+func TestUserDefaultLimit(t *testing.T) {
+	cfg, err := Parse("u.toml", []byte("[queues.normal]\n[users.default]\nmax_slots = 20\n[users.carol]\nmax_slots = 30\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Layer(&api.JobSpec{User: "dave", MinTasks: 21}, cfg); err == nil ||
+		err.Error() != "Job requests 21 job slots; user dave may use at most 20 job slots" {
+		t.Errorf("dave: %v", err)
+	}
+	r, err := Layer(&api.JobSpec{User: "carol", MinTasks: 21}, cfg)
+	if err != nil {
+		t.Fatalf("carol: %v", err)
+	}
+	if p := r.Pend[len(r.Pend)-1]; p.Kind != UserSlots || p.Max != 30 || p.Name != "carol" {
+		t.Errorf("carol's check: %+v", p)
 	}
 }

@@ -132,6 +132,10 @@ func (c *Config) Effective() string {
 		w.kv("max_mem", p.MaxMem)
 		w.kv("max_gpus", p.MaxGPUs)
 	}
+	for _, name := range slices.Sorted(maps.Keys(c.Users)) {
+		w.table("users." + key(name))
+		w.kv("max_slots", c.Users[name].MaxSlots)
+	}
 	return w.b.String()
 }
 

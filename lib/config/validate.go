@@ -100,6 +100,9 @@ func (c *Config) defaults() {
 	for name, p := range c.Projects {
 		p.Name = name
 	}
+	for name, u := range c.Users {
+		u.Name = name
+	}
 }
 
 // validName: what a queue, host, group, profile, project or user-facing
@@ -135,6 +138,7 @@ func (c *Config) checkNames(k *checker) {
 	check("queues", slices.Sorted(maps.Keys(c.Queues)), false)
 	check("apps", slices.Sorted(maps.Keys(c.Apps)), false)
 	check("projects", slices.Sorted(maps.Keys(c.Projects)), false)
+	check("users", slices.Sorted(maps.Keys(c.Users)), false)
 	for _, n := range slices.Sorted(maps.Keys(c.HostGroups)) {
 		if c.Hosts[n] != nil {
 			k.add("host_groups."+n, "%s is also a host; a host group needs a name of its own", n)
@@ -437,6 +441,9 @@ func (c *Config) checkProjects(k *checker) {
 		key := "projects." + name
 		k.nonNegative(key+".max_slots", p.MaxSlots)
 		k.nonNegative(key+".max_gpus", p.MaxGPUs)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Users)) {
+		k.nonNegative("users."+name+".max_slots", c.Users[name].MaxSlots)
 	}
 }
 

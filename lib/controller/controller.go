@@ -21,6 +21,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -51,8 +52,9 @@ type Config struct {
 	Slots    int
 	NCPUs    int
 	MaxMemKB int64
-	// Cluster is the cluster's configuration (queues, profiles, projects,
-	// limits); nil means config.Default for Host and Slots.
+	// Cluster is the cluster's configuration at start (queues, profiles,
+	// projects, limits); nil means config.Default for Host and Slots.
+	// Reconfig replaces it: read the one in force with c.config().
 	Cluster *config.Config
 	// ClusterFile is where Cluster was loaded from ("" = the built-in
 	// default); Reconfig reads it again.
@@ -84,6 +86,9 @@ type Controller struct {
 	watchers  map[*watcher]struct{}
 	lastSub   map[uint32]int64          // each user's last submitted job id
 	reqs      map[string]*resreq.ResReq // parsed effective requirements
+	// conf is the configuration in force: read without c.mu (submissions
+	// layer against it), swapped by Reconfig.
+	conf atomic.Pointer[config.Config]
 
 	repMu   sync.Mutex
 	reports []worker.Report
@@ -144,6 +149,7 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 		kick:     make(chan struct{}, 1),
 		started:  time.Now(),
 	}
+	c.conf.Store(cfg.Cluster)
 	for _, q := range cfg.Cluster.APIQueues() {
 		c.queues[q.Name] = &queue{q: q}
 	}
@@ -213,6 +219,9 @@ func (c *Controller) restore() error {
 	}
 	return nil
 }
+
+// config is the configuration in force.
+func (c *Controller) config() *config.Config { return c.conf.Load() }
 
 // Close records the exact next job id, so that after a clean stop job
 // ids continue without the gap a crash leaves.
@@ -520,7 +529,7 @@ func (c *Controller) shepherdPid(rep worker.Report) int {
 
 // clean forgets finished jobs older than the clean period.
 func (c *Controller) clean() {
-	cutoff := time.Now().Add(-time.Duration(c.cfg.Cluster.Cluster.CleanPeriod) * time.Second).UnixNano()
+	cutoff := time.Now().Add(-time.Duration(c.config().Cluster.CleanPeriod) * time.Second).UnixNano()
 	c.mu.Lock()
 	var old []*api.Job
 	for k, r := range c.jobs {
@@ -560,5 +569,5 @@ func (c *Controller) isAdmin(uid uint32) bool {
 		return true
 	}
 	name, _ := lookupUser(uid)
-	return c.cfg.Cluster.IsAdmin(name)
+	return c.config().IsAdmin(name)
 }

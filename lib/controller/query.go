@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
+	"xce/lib/config"
 )
 
 // Query returns the jobs bjobs asks for, in bjobs's order: running and
@@ -241,7 +242,7 @@ func (c *Controller) Queues(names []string) ([]*api.Queue, error) {
 	}
 	if len(names) == 0 {
 		// Highest priority first, as bqueues lists them.
-		for _, name := range c.cfg.Cluster.QueueNames() {
+		for _, name := range c.config().QueueNames() {
 			add(c.queues[name].q)
 		}
 		if lf := c.queues[LostAndFound]; lf != nil {
@@ -263,7 +264,7 @@ func (c *Controller) Queues(names []string) ([]*api.Queue, error) {
 func (c *Controller) Apps(names []string) ([]*api.App, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	all := c.cfg.Cluster.APIApps()
+	all := c.config().APIApps()
 	byName := map[string]*api.App{}
 	for _, a := range all {
 		byName[a.Name] = a
@@ -358,15 +359,26 @@ func fillLoad(h *api.Host) {
 // Info describes the cluster and the caller.
 func (c *Controller) Info(who Caller) *api.ClusterInfo {
 	return &api.ClusterInfo{
-		ClusterName:   c.cfg.Cluster.Cluster.Name,
-		MasterHost:    c.cfg.Host,
-		Version:       Version,
-		StateDir:      c.cfg.StateDir,
-		Started:       c.started.UnixNano(),
-		Uid:           who.UID,
-		CallerIsAdmin: c.isAdmin(who.UID),
+		ClusterName:    c.config().Cluster.Name,
+		MasterHost:     c.cfg.Host,
+		Version:        Version,
+		StateDir:       c.cfg.StateDir,
+		Started:        c.started.UnixNano(),
+		Uid:            who.UID,
+		CallerIsAdmin:  c.isAdmin(who.UID),
+		UserSlotLimits: userLimits(c.config()),
 	}
 }
 
 // Version is XCE's version, printed by -V.
 const Version = "XCE 0.1"
+
+func userLimits(conf *config.Config) map[string]int32 {
+	out := map[string]int32{}
+	for name, u := range conf.Users {
+		if u.MaxSlots > 0 {
+			out[name] = int32(u.MaxSlots)
+		}
+	}
+	return out
+}

@@ -153,7 +153,7 @@ func (c *Controller) apply(conf *config.Config) ([]string, error) {
 		return nil, fmt.Errorf("record the reconfiguration: %w", err)
 	}
 	c.queues = queues
-	c.cfg.Cluster = conf
+	c.conf.Store(conf)
 	c.reqs = map[string]*resreq.ResReq{} // the resources may have changed
 	c.dirty = true
 	if lost > 0 {

@@ -107,6 +107,10 @@ func (c *Controller) schedule() []*api.Job {
 				r.why = why
 				continue
 			}
+			// Counted as if it started, so that one cycle does not hand
+			// lib/sched more jobs than the limit allows; one that does not
+			// start this cycle is counted again from scratch in the next.
+			inUse.take(r, int(max(r.eff.GetMinTasks(), 1)))
 		}
 		cands = append(cands, r)
 	}
@@ -160,7 +164,7 @@ func (c *Controller) schedule() []*api.Job {
 // the project quotas and shared resources, the running jobs and the
 // candidates (c.mu held).
 func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
-	conf := c.cfg.Cluster
+	conf := c.config()
 	schema := conf.Schema()
 	snap := &sched.Snapshot{Now: now, Schema: schema, HostGroups: map[string][]string{}, Shared: map[string]float64{}}
 
@@ -272,7 +276,7 @@ func (c *Controller) parsedReq(r *rec) *resreq.ResReq {
 	if req, ok := c.reqs[s]; ok {
 		return req
 	}
-	req, err := resreq.Parse(s, resreq.WithSchema(c.cfg.Cluster.Schema()))
+	req, err := resreq.Parse(s, resreq.WithSchema(c.config().Schema()))
 	if err != nil {
 		slog.Warn("effective requirement does not parse", "job", r.job.JobId, "res_req", s, "err", err)
 		req = nil
@@ -338,7 +342,8 @@ type limitUse map[limitKey]int64
 
 func keyOf(p *api.PendLimit, r *rec) limitKey {
 	k := limitKey{kind: p.Kind, name: p.Name}
-	if p.Kind == api.PendLimit_QUEUE_USER_SLOTS {
+	switch p.Kind {
+	case api.PendLimit_QUEUE_USER_SLOTS, api.PendLimit_USER_SLOTS:
 		k.user = r.eff.GetUser()
 	}
 	return k
@@ -348,7 +353,8 @@ func keyOf(p *api.PendLimit, r *rec) limitKey {
 // limits, what the layering computed otherwise.
 func amount(p *api.PendLimit, slots int) int64 {
 	switch p.Kind {
-	case api.PendLimit_QUEUE_SLOTS, api.PendLimit_QUEUE_USER_SLOTS, api.PendLimit_QUEUE_HOST_SLOTS, api.PendLimit_PROJECT_SLOTS:
+	case api.PendLimit_QUEUE_SLOTS, api.PendLimit_QUEUE_USER_SLOTS, api.PendLimit_QUEUE_HOST_SLOTS,
+		api.PendLimit_PROJECT_SLOTS, api.PendLimit_USER_SLOTS:
 		return int64(slots)
 	}
 	return p.Need

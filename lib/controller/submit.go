@@ -108,7 +108,7 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 // live cluster knows; it returns the effective spec (without the
 // environment) and the array indices ([0] for a plain job).
 func (c *Controller) validate(who Caller, spec *api.JobSpec) (*api.JobSpec, []int32, error) {
-	conf := c.cfg.Cluster
+	conf := c.config()
 	_, eff, err := c.layerWith(conf, spec)
 	if err != nil {
 		return nil, nil, err
@@ -186,6 +186,7 @@ var pendKind = map[config.LimitKind]api.PendLimit_Kind{
 	config.ProjectMem:     api.PendLimit_PROJECT_MEM,
 	config.ProjectGPUs:    api.PendLimit_PROJECT_GPUS,
 	config.SharedResource: api.PendLimit_SHARED_RESOURCE,
+	config.UserSlots:      api.PendLimit_USER_SLOTS,
 }
 
 // parseArray expands "[1-10:2,15]" into sorted, distinct indices.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 
 	"xce/lib/api"
 )
@@ -15,6 +16,8 @@ type UserSlots struct {
 	PJobs                               int
 	User                                string
 	NJobs, Pend, Run, Ssusp, Ususp, Rsv int
+	// Max is the user's cluster-wide slot limit (busers MAX); 0 = none.
+	Max int
 }
 
 // CountUserSlots adds up the slots of jobs by user (the submitting user),
@@ -90,8 +93,12 @@ func WriteUsers(w io.Writer, users []UserSlots, wide bool) error {
 	}
 	b.WriteByte('\n')
 	for _, u := range users {
+		maxText := "-"
+		if u.Max > 0 {
+			maxText = strconv.Itoa(u.Max)
+		}
 		fmt.Fprintf(&b, "%s %5s %6s %6d %6d %6d %6d %6d %6d",
-			name(u.User, 18), "-", "-", u.NJobs, u.Pend, u.Run, u.Ssusp, u.Ususp, u.Rsv)
+			name(u.User, 18), "-", maxText, u.NJobs, u.Pend, u.Run, u.Ssusp, u.Ususp, u.Rsv)
 		if wide {
 			fmt.Fprintf(&b, " %6s %6d %6s", "-", u.PJobs, "-")
 		}

@@ -85,9 +85,9 @@
 //     are noted and left out; a group left without members is noted and
 //     dropped. ComputeUnit and HostPartition are noted.
 //   - lsb.users: UserGroup -> [user_groups.NAME] members; USER_SHARES and
-//     GROUP_ADMIN are noted. The User section (MAX_JOBS, JL/P,
-//     MAX_PEND_JOBS) is noted cell by cell: xce.toml has no per-user limit
-//     outside queues.
+//     GROUP_ADMIN are noted. The User section: MAX_JOBS of a user (or of
+//     "default") -> users.NAME.max_slots; a user group's MAX_JOBS (a total
+//     over its members), JL/P and MAX_PEND_JOBS are noted.
 //   - lsb.queues: PRIORITY, NICE, DESCRIPTION (blanks collapsed), USERS,
 //     ADMINISTRATORS, HOSTS (unknown hosts and groups left out, noted;
 //     "+N" preferences, "~" exclusions, all, others and none kept),

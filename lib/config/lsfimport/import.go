@@ -879,13 +879,42 @@ func (im *importer) lsbUsers(f *File) {
 					if strings.EqualFold(c, "USER_NAME") || Empty(r.Fields[i]) {
 						continue
 					}
-					im.note(src{r.File, r.Line, c}, "not translated for %s (%s): xce.toml has no per-user limits outside queues (queues.NAME.max_slots_per_user)", name, r.Fields[i])
+					at := src{r.File, r.Line, c}
+					// MAX_JOBS of a user (or of "default") is that user's
+					// cluster-wide slot limit; a group's is a total over its
+					// members, which xce does not have.
+					if strings.EqualFold(c, "MAX_JOBS") && !strings.HasSuffix(name, "@") && !im.userGroupNamed(f, name) {
+						n, err := strconv.Atoi(r.Fields[i])
+						if err == nil && n > 0 && !im.badName(src{r.File, r.Line, name}, name, false) {
+							t := im.d.table(fileLine(r.File, r.Line), src{r.File, r.Line, name}, "users", name)
+							t.set("max_slots", tomlInt(int64(n)), "MAX_JOBS", at)
+							continue
+						}
+					}
+					why := "xce.toml has per-user slot limits only (users.NAME.max_slots, from MAX_JOBS of a user)"
+					im.note(at, "not translated for %s (%s): %s", name, r.Fields[i], why)
 				}
 			}
 		default:
 			im.sectionNote(s, "xce.toml has no equivalent")
 		}
 	}
+}
+
+// userGroupNamed reports whether lsb.users defines a user group of that
+// name.
+func (im *importer) userGroupNamed(f *File, name string) bool {
+	for _, s := range f.Sections {
+		if !strings.EqualFold(s.Name, "UserGroup") {
+			continue
+		}
+		for _, r := range s.Rows {
+			if g, _ := s.Get(r, "GROUP_NAME"); g == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ---- lsb.queues
