@@ -45,6 +45,11 @@ func TestReconfigUnderLoad(t *testing.T) {
 	c.waitState(s3, "PEND")
 	all := []string{bigRun, bigHeld, s1, s2, s3, arr}
 
+	// The same file again changes nothing.
+	if out := c.must("", "badmin", "reconfig", "-v"); strings.Contains(out, "layered again") || strings.Contains(out, "moved") {
+		t.Errorf("reconfig with an unchanged file:\n%s", out)
+	}
+
 	// Queue big removed, short's per-user limit lowered.
 	writeConfig(t, path, "\n[queues.short]\npriority = 40\nmax_slots_per_user = 1\n")
 	out := c.must("", "badmin", "reconfig", "-v")

@@ -30,6 +30,19 @@ type effSpec struct {
 	runLimit                       int64    // seconds
 }
 
+// splitOrigin takes the origin map out of an effective spec and returns
+// it encoded on its own (nil when there is none): the store keeps it apart
+// and a query for the long form appends it to the spec's bytes (two
+// encoded messages concatenated decode as their merge).
+func splitOrigin(spec *api.JobSpec) ([]byte, error) {
+	if len(spec.Origin) == 0 {
+		return nil, nil
+	}
+	raw, err := proto.Marshal(&api.JobSpec{Origin: spec.Origin})
+	spec.Origin = nil
+	return raw, err
+}
+
 // newEffSpec keeps spec (which the caller no longer changes) in encoded
 // form; raw, when given, is its encoding.
 func newEffSpec(spec *api.JobSpec, raw []byte) (*effSpec, error) {

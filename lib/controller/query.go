@@ -88,12 +88,17 @@ func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReplyEnc
 		reply.PendReasons[i] = it.reason
 		if !sent[j.JobId] {
 			sent[j.JobId] = true
-			reply.Effective = append(reply.Effective, &api.EncodedSpec{Key: j.JobId, Value: it.eff.raw})
+			eff := it.eff.raw
 			if req.Submitted {
 				if raw, err := c.store.SubmittedRaw(j.JobId); err == nil {
 					reply.Specs = append(reply.Specs, &api.EncodedSpec{Key: j.JobId, Value: raw})
 				}
+				// The long form also shows where each value came from.
+				if origin, err := c.store.OriginRaw(j.JobId); err == nil && origin != nil {
+					eff = append(append([]byte(nil), eff...), origin...)
+				}
 			}
+			reply.Effective = append(reply.Effective, &api.EncodedSpec{Key: j.JobId, Value: eff})
 		}
 		if isRunning(j.State) {
 			reply.Usage[i] = c.exec.Usage(j.JobId, j.ArrayIndex)

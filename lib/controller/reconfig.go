@@ -96,9 +96,8 @@ func (c *Controller) apply(conf *config.Config) ([]string, error) {
 				return nil, err
 			}
 			spec.Queue = LostAndFound
-			if spec.Origin == nil {
-				spec.Origin = map[string]string{}
-			}
+			// Its other values keep their origins; the queue gets a new one.
+			spec.Origin = c.origin(id)
 			spec.Origin["queue"] = "lost_and_found (queue " + eff.GetQueue() + " removed)"
 			newEff = spec
 			detail = "Switched to Queue <" + LostAndFound + ">"
@@ -117,15 +116,23 @@ func (c *Controller) apply(conf *config.Config) ([]string, error) {
 				kept += len(recs)
 				continue
 			}
+			// Unchanged when the values and their origins are the same.
 			old, _ := eff.Spec()
-			if old != nil && proto.Equal(stripForCompare(old), stripForCompare(eff2)) {
-				continue
+			if old != nil {
+				old.Origin = c.origin(id)
+				if proto.Equal(stripForCompare(old), stripForCompare(eff2)) {
+					continue
+				}
 			}
 			newEff = eff2
 			detail = "Parameters of Job are changed: layered again after reconfiguration"
 			relayered += len(recs)
 		} else {
 			continue // running jobs keep what they started with
+		}
+		origin, err := splitOrigin(newEff)
+		if err != nil {
+			return nil, err
 		}
 		raw, err := proto.Marshal(newEff)
 		if err != nil {
@@ -135,7 +142,7 @@ func (c *Controller) apply(conf *config.Config) ([]string, error) {
 			nj := c.clone(r)
 			ch := store.Change{Job: nj, Event: c.event(nj, event, "", detail)}
 			if i == 0 {
-				ch.EffectiveRaw = raw
+				ch.EffectiveRaw, ch.OriginRaw = raw, origin
 			}
 			changes = append(changes, ch)
 		}
@@ -184,6 +191,20 @@ func stripForCompare(s *api.JobSpec) *api.JobSpec {
 	c := proto.Clone(s).(*api.JobSpec)
 	c.Env = nil
 	return c
+}
+
+// origin reads where a job's effective values came from (never nil).
+func (c *Controller) origin(id int64) map[string]string {
+	out := map[string]string{}
+	raw, err := c.store.OriginRaw(id)
+	if err != nil || raw == nil {
+		return out
+	}
+	o := &api.JobSpec{}
+	if proto.Unmarshal(raw, o) == nil && o.Origin != nil {
+		out = o.Origin
+	}
+	return out
 }
 
 // kickLocked asks for a cycle; safe with c.mu held.

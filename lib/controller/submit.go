@@ -48,6 +48,10 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 		return nil, err
 	}
 
+	origin, err := splitOrigin(eff)
+	if err != nil {
+		return nil, fmt.Errorf("encode origins: %w", err)
+	}
 	keep, err := newEffSpec(eff, nil)
 	if err != nil {
 		return nil, fmt.Errorf("encode effective spec: %w", err)
@@ -66,7 +70,7 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 		}
 		c.ceiling += idBlock
 	}
-	sub := &store.Submission{Spec: spec, EffectiveRaw: keep.raw}
+	sub := &store.Submission{Spec: spec, EffectiveRaw: keep.raw, OriginRaw: origin}
 	for _, idx := range indices {
 		c.seq++
 		j := &api.Job{JobId: id, ArrayIndex: idx, State: api.JobState_PEND, SubmitTime: now, Seq: c.seq}
@@ -157,7 +161,7 @@ func (c *Controller) layerWith(conf *config.Config, spec *api.JobSpec) (*config.
 		return nil, nil, &UserError{Msg: err.Error()}
 	}
 	eff := res.Effective
-	eff.Env = nil
+	eff.Env, eff.EnvRef = nil, nil // the environment stays with the submitted spec
 	if eff.MinTasks <= 0 {
 		eff.MinTasks = 1
 	}

@@ -12,6 +12,10 @@
 //	j<id:8><index:4>        Job without its specs (the live record)
 //	s<id:8>                 JobSpec as submitted (shared by array elements)
 //	f<id:8>                 JobSpec effective (shared by array elements)
+//	o<id:8>                 JobSpec holding only the effective spec's
+//	                        origin map, kept apart: it is read only for
+//	                        bjobs -l, and decoding it with every job would
+//	                        slow queries and restarts
 //	e<id:8><index:4><seq:8> Event, the job's log in order
 //	v<hash:16>              an environment, deduplicated by content
 //	m/idceiling             job ids below this may have been handed out
@@ -114,7 +118,8 @@ func EnvRef(env []string) []byte {
 // element of an array), each with its SUBMIT event.
 type Submission struct {
 	Spec         *api.JobSpec // with Env; stored deduplicated
-	EffectiveRaw []byte       // the effective spec, encoded
+	EffectiveRaw []byte       // the effective spec, encoded, without its origin
+	OriginRaw    []byte       // the origin map, encoded as a JobSpec
 	Jobs         []*api.Job   // without specs
 	Events       []*api.Event
 }
@@ -211,6 +216,11 @@ func (s *Store) stage(txn *badger.Txn, sub *Submission, seenEnv map[string]bool)
 	if err := txn.Set(specKey('f', id), effBytes); err != nil {
 		return fmt.Errorf("store job %d: %w", id, err)
 	}
+	if sub.OriginRaw != nil {
+		if err := txn.Set(specKey('o', id), sub.OriginRaw); err != nil {
+			return fmt.Errorf("store job %d: %w", id, err)
+		}
+	}
 	for i, j := range sub.Jobs {
 		if err := setMsg(txn, jobKey(j.JobId, j.ArrayIndex), j); err != nil {
 			return err
@@ -255,9 +265,10 @@ func setMsg(w setter, key []byte, m proto.Message) error {
 type Change struct {
 	Job   *api.Job // without specs; Seq orders its event
 	Event *api.Event
-	// EffectiveRaw, when set, replaces the job's effective spec (encoded;
-	// shared by an array's elements, so one change per job id is enough).
-	EffectiveRaw []byte
+	// EffectiveRaw and OriginRaw, when set, replace the job's effective
+	// spec and its origin (encoded; shared by an array's elements, so one
+	// change per job id is enough).
+	EffectiveRaw, OriginRaw []byte
 }
 
 // Apply writes job changes durably, in one transaction.
@@ -282,6 +293,11 @@ func (s *Store) Apply(changes []Change) error {
 		}
 		if c.EffectiveRaw != nil {
 			if err := wb.Set(specKey('f', j.JobId), c.EffectiveRaw); err != nil {
+				return err
+			}
+		}
+		if c.OriginRaw != nil {
+			if err := wb.Set(specKey('o', j.JobId), c.OriginRaw); err != nil {
 				return err
 			}
 		}
@@ -390,6 +406,27 @@ func getSpec(txn *badger.Txn, key []byte) (*api.JobSpec, error) {
 	spec := &api.JobSpec{}
 	err = item.Value(func(v []byte) error { return proto.Unmarshal(v, spec) })
 	return spec, err
+}
+
+// OriginRaw returns where a job's effective values came from, encoded as
+// a JobSpec holding only its origin map; nil when none was stored.
+func (s *Store) OriginRaw(id int64) ([]byte, error) {
+	var raw []byte
+	err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(specKey('o', id))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		raw, err = item.ValueCopy(nil)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read origin of job %d: %w", id, err)
+	}
+	return raw, nil
 }
 
 // SubmittedRaw returns a job's spec as submitted, encoded, without its
