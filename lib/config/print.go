@@ -35,7 +35,7 @@ func (c *Config) Effective() string {
 
 	for _, name := range slices.Sorted(maps.Keys(c.Resources)) {
 		r := c.Resources[name]
-		w.table("resources." + key(name))
+		w.table("resources." + TOMLKey(name))
 		w.kv("description", r.Description)
 		w.kv("type", r.Type)
 		w.kv("units", r.Units)
@@ -45,7 +45,7 @@ func (c *Config) Effective() string {
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Hosts)) {
 		h := c.Hosts[name]
-		w.table("hosts." + key(name))
+		w.table("hosts." + TOMLKey(name))
 		w.kv("description", h.Description)
 		if h.Slots == 0 {
 			w.line("# slots: one per CPU")
@@ -58,19 +58,19 @@ func (c *Config) Effective() string {
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.HostGroups)) {
 		g := c.HostGroups[name]
-		w.table("host_groups." + key(name))
+		w.table("host_groups." + TOMLKey(name))
 		w.kv("description", g.Description)
 		w.kvNote("members", g.Members, hostsNote(c.ExpandHosts(g.Members)))
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.UserGroups)) {
 		g := c.UserGroups[name]
-		w.table("user_groups." + key(name))
+		w.table("user_groups." + TOMLKey(name))
 		w.kv("description", g.Description)
 		w.kv("members", g.Members)
 	}
 	for _, name := range c.QueueNames() {
 		q := c.Queues[name]
-		w.table("queues." + key(name))
+		w.table("queues." + TOMLKey(name))
 		if name == cl.DefaultQueue {
 			w.line("# the default queue")
 		}
@@ -105,7 +105,7 @@ func (c *Config) Effective() string {
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Apps)) {
 		a := c.Apps[name]
-		w.table("apps." + key(name))
+		w.table("apps." + TOMLKey(name))
 		w.kv("description", a.Description)
 		if a.resReq != nil {
 			w.kv("res_req", a.resReq.String())
@@ -126,14 +126,14 @@ func (c *Config) Effective() string {
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Projects)) {
 		p := c.Projects[name]
-		w.table("projects." + key(name))
+		w.table("projects." + TOMLKey(name))
 		w.kv("description", p.Description)
 		w.kv("max_slots", p.MaxSlots)
 		w.kv("max_mem", p.MaxMem)
 		w.kv("max_gpus", p.MaxGPUs)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Users)) {
-		w.table("users." + key(name))
+		w.table("users." + TOMLKey(name))
 		w.kv("max_slots", c.Users[name].MaxSlots)
 	}
 	return w.b.String()
@@ -173,7 +173,7 @@ func (w *printer) kvNote(k string, v any, note string) {
 	if note != "" {
 		s += "  # " + note
 	}
-	w.line("%s = %s", key(k), s)
+	w.line("%s = %s", TOMLKey(k), s)
 }
 
 // value returns the TOML text of v, or "" for a zero value.
@@ -183,7 +183,7 @@ func value(v any) string {
 		if v == "" {
 			return ""
 		}
-		return quote(v)
+		return TOMLString(v)
 	case bool:
 		if !v {
 			return ""
@@ -205,19 +205,19 @@ func value(v any) string {
 		if v == 0 {
 			return ""
 		}
-		return quote(v.String())
+		return TOMLString(v.String())
 	case Duration:
 		if v == 0 {
 			return ""
 		}
-		return quote(v.String())
+		return TOMLString(v.String())
 	case []string:
 		if len(v) == 0 {
 			return ""
 		}
 		q := make([]string, len(v))
 		for i, s := range v {
-			q[i] = quote(s)
+			q[i] = TOMLString(s)
 		}
 		return "[" + strings.Join(q, ", ") + "]"
 	case []Window:
@@ -226,13 +226,13 @@ func value(v any) string {
 		}
 		q := make([]string, len(v))
 		for i, s := range v {
-			q[i] = quote(s.String())
+			q[i] = TOMLString(s.String())
 		}
 		return "[" + strings.Join(q, ", ") + "]"
 	case map[string]int:
 		return inline(v, func(n int) string { return strconv.Itoa(n) })
 	case map[string]string:
-		return inline(v, quote)
+		return inline(v, TOMLString)
 	case map[string]any:
 		return inline(v, func(x any) string {
 			if s := value(x); s != "" {
@@ -250,16 +250,17 @@ func inline[V any](m map[string]V, f func(V) string) string {
 	}
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, key(k)+" = "+f(m[k]))
+		parts = append(parts, TOMLKey(k)+" = "+f(m[k]))
 	}
 	return "{ " + strings.Join(parts, ", ") + " }"
 }
 
-// key returns k bare when TOML allows it, else quoted.
-func key(k string) string {
+// TOMLKey returns k bare when TOML allows it, else quoted (the LSF
+// importer writes TOML the same way).
+func TOMLKey(k string) string {
 	for _, r := range k {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return quote(k)
+			return TOMLString(k)
 		}
 	}
 	if k == "" {
@@ -268,8 +269,8 @@ func key(k string) string {
 	return k
 }
 
-// quote returns s as a TOML basic string.
-func quote(s string) string {
+// TOMLString returns s as a TOML basic string.
+func TOMLString(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, r := range s {

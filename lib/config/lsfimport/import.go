@@ -314,7 +314,7 @@ func (im *importer) lsfShared(f *File) string {
 					continue
 				}
 				name = cn
-				im.cluster.set("name", tomlString(cn), "", src{r.File, r.Line, "ClusterName"})
+				im.cluster.set("name", config.TOMLString(cn), "", src{r.File, r.Line, "ClusterName"})
 				im.cluster.src = src{r.File, r.Line, "ClusterName"}
 				if v, ok := s.Get(r, "SERVERS"); ok && !Empty(v) {
 					im.note(src{r.File, r.Line, "Servers"}, "not translated: xce has one controller, given to workers on their command line")
@@ -369,9 +369,9 @@ func (im *importer) resources(s *Section) {
 		t := im.d.table("lsf.shared Resource "+name+" ("+fileLine(r.File, r.Line)+")", at, "resources", name)
 		im.res[name] = &resInfo{t: t, kind: kind}
 		if d, _ := s.Get(r, "DESCRIPTION"); !Empty(d) {
-			t.set("description", tomlString(strings.Join(List(d), " ")), "", at)
+			t.set("description", config.TOMLString(strings.Join(List(d), " ")), "", at)
 		}
-		t.set("type", tomlString(kind), "", at)
+		t.set("type", config.TOMLString(kind), "", at)
 		if v, _ := s.Get(r, "INCREASING"); yes(v) {
 			if kind == "numeric" {
 				t.set("increasing", "true", "", at)
@@ -421,7 +421,7 @@ func (im *importer) lsfCluster(f *File, name string, setName bool) {
 		return
 	}
 	if setName {
-		im.cluster.set("name", tomlString(name), "", src{f.Name, 0, ""})
+		im.cluster.set("name", config.TOMLString(name), "", src{f.Name, 0, ""})
 	}
 	for _, p := range f.Params {
 		im.notTranslated(p, nil)
@@ -474,7 +474,7 @@ func (im *importer) clusterHosts(s *Section) {
 			case "HOSTNAME", "SERVER":
 			case "MODEL", "TYPE":
 				if !Empty(v) && v != "!" {
-					h.t.set(strings.ToLower(c), tomlString(v), "", src{r.File, r.Line, c})
+					h.t.set(strings.ToLower(c), config.TOMLString(v), "", src{r.File, r.Line, c})
 				}
 			case "RESOURCES":
 				im.hostResources(h, name, List(v), src{r.File, r.Line, "RESOURCES"})
@@ -506,7 +506,7 @@ func (im *importer) hostResources(h *hostInfo, host string, items []string, at s
 
 // setHostValue records a static value of a numeric or string resource.
 func (im *importer) setHostValue(h *hostInfo, name, kind, val string) {
-	v := tomlString(val)
+	v := config.TOMLString(val)
 	if kind == "numeric" {
 		if _, err := strconv.ParseFloat(val, 64); err != nil {
 			v = "" // settle would refuse it
@@ -619,14 +619,14 @@ func (im *importer) lsbParams(f *File) {
 			case "DEFAULT_APPLICATION":
 				im.defaultApp = &p
 			case "DEFAULT_PROJECT":
-				im.cluster.set("default_project", tomlString(p.Value), "", psrc(p))
+				im.cluster.set("default_project", config.TOMLString(p.Value), "", psrc(p))
 			case "CLEAN_PERIOD":
 				n, err := strconv.ParseInt(p.Value, 10, 64)
 				if err != nil || n <= 0 {
 					im.note(psrc(p), "not translated: %q is not a positive number of seconds", p.Value)
 					continue
 				}
-				im.cluster.set("clean_period", tomlString(config.Duration(n).String()), fmt.Sprintf("CLEAN_PERIOD %d s", n), psrc(p))
+				im.cluster.set("clean_period", config.TOMLString(config.Duration(n).String()), fmt.Sprintf("CLEAN_PERIOD %d s", n), psrc(p))
 			case "MAX_JOB_ARRAY_SIZE":
 				n, err := strconv.ParseInt(p.Value, 10, 64)
 				if err != nil || n < 1 || n > 2147483646 {
@@ -979,7 +979,7 @@ func (im *importer) queue(s *Section) {
 		switch k {
 		case "QUEUE_NAME":
 		case "DESCRIPTION":
-			t.set("description", tomlString(strings.Join(strings.Fields(p.Value), " ")), "", at)
+			t.set("description", config.TOMLString(strings.Join(strings.Fields(p.Value), " ")), "", at)
 		case "PRIORITY", "QJOB_LIMIT", "UJOB_LIMIT", "HJOB_LIMIT":
 			n, err := strconv.ParseInt(p.Value, 10, 64)
 			if err != nil || n <= 0 {
@@ -1025,7 +1025,7 @@ func (im *importer) queue(s *Section) {
 					im.note(at, "not translated: %q is not an amount of memory", v)
 					continue
 				}
-				t.set(keys[i], tomlString(m.String()), fmt.Sprintf("MEMLIMIT %s in %s", v, im.unitName), at)
+				t.set(keys[i], config.TOMLString(m.String()), fmt.Sprintf("MEMLIMIT %s in %s", v, im.unitName), at)
 			}
 		case "RUNLIMIT":
 			vals := strings.Fields(p.Value)
@@ -1039,7 +1039,7 @@ func (im *importer) queue(s *Section) {
 			}
 			for i, v := range vals {
 				if d, ok := im.runLimit(at, v); ok {
-					t.set(keys[i], tomlString(d.String()), "RUNLIMIT "+v, at)
+					t.set(keys[i], config.TOMLString(d.String()), "RUNLIMIT "+v, at)
 				}
 			}
 		case "RUN_WINDOW", "DISPATCH_WINDOW":
@@ -1067,7 +1067,7 @@ func (im *importer) queue(s *Section) {
 		case "PREEMPTION":
 			q.preempt = &p
 		case "RES_REQ", "PRE_EXEC", "POST_EXEC":
-			t.set(strings.ToLower(k), tomlString(p.Value), "deprecated: imported from LSF; move it to an application profile", at)
+			t.set(strings.ToLower(k), config.TOMLString(p.Value), "deprecated: imported from LSF; move it to an application profile", at)
 			im.note(at, deprecated, k)
 			if k == "RES_REQ" {
 				im.resreqs++
@@ -1255,9 +1255,9 @@ func (im *importer) lsbApplications(f *File) {
 			switch k {
 			case "NAME":
 			case "DESCRIPTION":
-				t.set("description", tomlString(strings.Join(strings.Fields(p.Value), " ")), "", at)
+				t.set("description", config.TOMLString(strings.Join(strings.Fields(p.Value), " ")), "", at)
 			case "RES_REQ", "PRE_EXEC", "POST_EXEC", "JOB_STARTER":
-				t.set(strings.ToLower(k), tomlString(p.Value), "", at)
+				t.set(strings.ToLower(k), config.TOMLString(p.Value), "", at)
 				if k == "RES_REQ" {
 					im.resreqs++
 				}
@@ -1270,7 +1270,7 @@ func (im *importer) lsbApplications(f *File) {
 					continue
 				}
 				if d, ok := im.runLimit(at, vals[0]); ok {
-					t.set("run_limit", tomlString(d.String()), "RUNLIMIT "+vals[0], at)
+					t.set("run_limit", config.TOMLString(d.String()), "RUNLIMIT "+vals[0], at)
 				}
 			case "MEMLIMIT":
 				m, ok := im.memory(p.Value)
@@ -1278,7 +1278,7 @@ func (im *importer) lsbApplications(f *File) {
 					im.note(at, "not translated: %q is not an amount of memory", p.Value)
 					continue
 				}
-				t.set("mem_limit", tomlString(m.String()), fmt.Sprintf("MEMLIMIT %s in %s", p.Value, im.unitName), at)
+				t.set("mem_limit", config.TOMLString(m.String()), fmt.Sprintf("MEMLIMIT %s in %s", p.Value, im.unitName), at)
 			case "ENV_VARS":
 				keys, vals := im.envVars(p)
 				t.set("env", tomlInline(keys, vals), "", at)
@@ -1322,10 +1322,10 @@ func (im *importer) envVars(p Param) (keys, vals []string) {
 			v = v[1 : len(v)-1]
 		}
 		if i := slices.Index(keys, n); i >= 0 {
-			vals[i] = tomlString(v)
+			vals[i] = config.TOMLString(v)
 			continue
 		}
-		keys, vals = append(keys, n), append(vals, tomlString(v))
+		keys, vals = append(keys, n), append(vals, config.TOMLString(v))
 	}
 	return keys, vals
 }
@@ -1503,7 +1503,7 @@ func (im *importer) finish() {
 			pi.t.set("max_slots", tomlInt(pi.slots), "SLOTS", pi.slotsSrc)
 		}
 		if pi.mem > 0 {
-			pi.t.set("max_mem", tomlString(pi.mem.String()), fmt.Sprintf("MEM %s in %s", im.rawMem(pi), im.unitName), pi.memSrc)
+			pi.t.set("max_mem", config.TOMLString(pi.mem.String()), fmt.Sprintf("MEM %s in %s", im.rawMem(pi), im.unitName), pi.memSrc)
 		}
 	}
 	if im.resreqs > 0 && im.unitKB != 1<<10 {
@@ -1512,7 +1512,7 @@ func (im *importer) finish() {
 	im.pickDefaultQueue()
 	if p := im.defaultApp; p != nil {
 		if im.apps[p.Value] {
-			im.cluster.set("default_app", tomlString(p.Value), "", psrc(*p))
+			im.cluster.set("default_app", config.TOMLString(p.Value), "", psrc(*p))
 		} else {
 			im.note(psrc(*p), "not translated: no application profile %s was imported", p.Value)
 		}
@@ -1540,7 +1540,7 @@ func (im *importer) pickDefaultQueue() {
 				if i > 0 {
 					im.note(psrc(*p), "%s: not an imported queue", strings.Join(cands[:i], " "))
 				}
-				im.cluster.set("default_queue", tomlString(c), "", psrc(*p))
+				im.cluster.set("default_queue", config.TOMLString(c), "", psrc(*p))
 				return
 			}
 		}
@@ -1550,10 +1550,10 @@ func (im *importer) pickDefaultQueue() {
 	case len(im.queues) == 0:
 		im.note(src{"lsb.queues", 0, ""}, "no queue was imported; xce uses its built-in queue normal")
 	case has("default"):
-		im.cluster.set("default_queue", tomlString("default"), "LSF's default when DEFAULT_QUEUE is not set", src{"lsb.params", 0, "DEFAULT_QUEUE"})
+		im.cluster.set("default_queue", config.TOMLString("default"), "LSF's default when DEFAULT_QUEUE is not set", src{"lsb.params", 0, "DEFAULT_QUEUE"})
 	case len(im.queues) > 1:
 		q := im.queues[0]
 		im.note(src{"lsb.params", 0, "DEFAULT_QUEUE"}, "not set and no queue is named default; the first queue, %s, is made the default", q.name)
-		im.cluster.set("default_queue", tomlString(q.name), "chosen by the import", src{"lsb.params", 0, "DEFAULT_QUEUE"})
+		im.cluster.set("default_queue", config.TOMLString(q.name), "chosen by the import", src{"lsb.params", 0, "DEFAULT_QUEUE"})
 	}
 }

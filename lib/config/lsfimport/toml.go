@@ -103,11 +103,11 @@ func (d *doc) String() string {
 		}
 		parts := make([]string, len(t.path))
 		for i, p := range t.path {
-			parts[i] = tomlKey(p)
+			parts[i] = config.TOMLKey(p)
 		}
 		b.WriteString("[" + strings.Join(parts, ".") + "]\n")
 		for _, e := range t.entries {
-			b.WriteString(tomlKey(e.key) + " = " + e.val)
+			b.WriteString(config.TOMLKey(e.key) + " = " + e.val)
 			if e.comment != "" {
 				b.WriteString("  # " + e.comment)
 			}
@@ -117,50 +117,13 @@ func (d *doc) String() string {
 	return b.String()
 }
 
-// tomlKey returns k bare when TOML allows it, else quoted.
-func tomlKey(k string) string {
-	if k == "" {
-		return `""`
-	}
-	for _, r := range k {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return tomlString(k)
-		}
-	}
-	return k
-}
-
-// tomlString returns s as a TOML basic string.
-func tomlString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\u%04X`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
 func tomlList(l []string) string {
 	if len(l) == 0 {
 		return ""
 	}
 	q := make([]string, len(l))
 	for i, s := range l {
-		q[i] = tomlString(s)
+		q[i] = config.TOMLString(s)
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
@@ -175,7 +138,7 @@ func tomlInline(keys, vals []string) string {
 	}
 	parts := make([]string, len(keys))
 	for i := range keys {
-		parts[i] = tomlKey(keys[i]) + " = " + vals[i]
+		parts[i] = config.TOMLKey(keys[i]) + " = " + vals[i]
 	}
 	return "{ " + strings.Join(parts, ", ") + " }"
 }
@@ -227,10 +190,10 @@ func (d *doc) pickQueue() string {
 	}
 	for _, t := range d.tables {
 		if c != nil && len(t.path) == 2 && t.path[0] == "queues" {
-			if e := c.get("default_queue"); e != nil && e.val == tomlString(t.path[1]) {
+			if e := c.get("default_queue"); e != nil && e.val == config.TOMLString(t.path[1]) {
 				return ""
 			}
-			c.set("default_queue", tomlString(t.path[1]), "chosen by the import", src{})
+			c.set("default_queue", config.TOMLString(t.path[1]), "chosen by the import", src{})
 			return t.path[1]
 		}
 	}
