@@ -469,7 +469,7 @@ func (x QueryRequest_Scope) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use QueryRequest_Scope.Descriptor instead.
 func (QueryRequest_Scope) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{12, 0}
+	return file_api_proto_rawDescGZIP(), []int{13, 0}
 }
 
 type SignalRequest_Action int32
@@ -521,7 +521,74 @@ func (x SignalRequest_Action) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SignalRequest_Action.Descriptor instead.
 func (SignalRequest_Action) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16, 0}
+	return file_api_proto_rawDescGZIP(), []int{17, 0}
+}
+
+type ControlRequest_Action int32
+
+const (
+	ControlRequest_ACTION_UNSPECIFIED ControlRequest_Action = 0
+	ControlRequest_QUEUE_CLOSE        ControlRequest_Action = 1 // badmin qclose: no new submissions
+	ControlRequest_QUEUE_OPEN         ControlRequest_Action = 2 // badmin qopen
+	ControlRequest_QUEUE_INACTIVATE   ControlRequest_Action = 3 // badmin qinact: accept, dispatch nothing
+	ControlRequest_QUEUE_ACTIVATE     ControlRequest_Action = 4 // badmin qact
+	ControlRequest_HOST_CLOSE         ControlRequest_Action = 5 // badmin hclose: no new jobs on the host
+	ControlRequest_HOST_OPEN          ControlRequest_Action = 6 // badmin hopen
+	ControlRequest_SWITCH             ControlRequest_Action = 7 // bswitch: move jobs to queue
+	ControlRequest_REQUEUE            ControlRequest_Action = 8 // brequeue: back to pending (killing running ones)
+)
+
+// Enum value maps for ControlRequest_Action.
+var (
+	ControlRequest_Action_name = map[int32]string{
+		0: "ACTION_UNSPECIFIED",
+		1: "QUEUE_CLOSE",
+		2: "QUEUE_OPEN",
+		3: "QUEUE_INACTIVATE",
+		4: "QUEUE_ACTIVATE",
+		5: "HOST_CLOSE",
+		6: "HOST_OPEN",
+		7: "SWITCH",
+		8: "REQUEUE",
+	}
+	ControlRequest_Action_value = map[string]int32{
+		"ACTION_UNSPECIFIED": 0,
+		"QUEUE_CLOSE":        1,
+		"QUEUE_OPEN":         2,
+		"QUEUE_INACTIVATE":   3,
+		"QUEUE_ACTIVATE":     4,
+		"HOST_CLOSE":         5,
+		"HOST_OPEN":          6,
+		"SWITCH":             7,
+		"REQUEUE":            8,
+	}
+)
+
+func (x ControlRequest_Action) Enum() *ControlRequest_Action {
+	p := new(ControlRequest_Action)
+	*p = x
+	return p
+}
+
+func (x ControlRequest_Action) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ControlRequest_Action) Descriptor() protoreflect.EnumDescriptor {
+	return file_api_proto_enumTypes[7].Descriptor()
+}
+
+func (ControlRequest_Action) Type() protoreflect.EnumType {
+	return &file_api_proto_enumTypes[7]
+}
+
+func (x ControlRequest_Action) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ControlRequest_Action.Descriptor instead.
+func (ControlRequest_Action) EnumDescriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{26, 0}
 }
 
 // JobSpec is a submission: every bsub option, as the user gave it, plus the
@@ -1323,8 +1390,12 @@ type Job struct {
 	AllocSlots      int32  `protobuf:"varint,25,opt,name=alloc_slots,json=allocSlots,proto3" json:"alloc_slots,omitempty"` // slots allocated (sum of exec_hosts)
 	KillReason      string `protobuf:"bytes,26,opt,name=kill_reason,json=killReason,proto3" json:"kill_reason,omitempty"`
 	PreExecFailures int32  `protobuf:"varint,27,opt,name=pre_exec_failures,json=preExecFailures,proto3" json:"pre_exec_failures,omitempty"` // dispatches whose pre-exec failed
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// A requeue was asked for while the job ran: when it ends it goes back
+	// to pending (PSUSP with requeue_hold) instead of finishing.
+	RequeuePending bool `protobuf:"varint,28,opt,name=requeue_pending,json=requeuePending,proto3" json:"requeue_pending,omitempty"`
+	RequeueHold    bool `protobuf:"varint,29,opt,name=requeue_hold,json=requeueHold,proto3" json:"requeue_hold,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -1544,6 +1615,20 @@ func (x *Job) GetPreExecFailures() int32 {
 		return x.PreExecFailures
 	}
 	return 0
+}
+
+func (x *Job) GetRequeuePending() bool {
+	if x != nil {
+		return x.RequeuePending
+	}
+	return false
+}
+
+func (x *Job) GetRequeueHold() bool {
+	if x != nil {
+		return x.RequeueHold
+	}
+	return false
 }
 
 // Event is one entry of a job's event log.
@@ -2274,6 +2359,60 @@ func (x *Queue) GetLostAndFound() bool {
 	return false
 }
 
+// QueueState is an administrator's open/active setting of a queue, kept
+// across restarts.
+type QueueState struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Closed        bool                   `protobuf:"varint,1,opt,name=closed,proto3" json:"closed,omitempty"`
+	Inactive      bool                   `protobuf:"varint,2,opt,name=inactive,proto3" json:"inactive,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueueState) Reset() {
+	*x = QueueState{}
+	mi := &file_api_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueueState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueueState) ProtoMessage() {}
+
+func (x *QueueState) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueueState.ProtoReflect.Descriptor instead.
+func (*QueueState) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *QueueState) GetClosed() bool {
+	if x != nil {
+		return x.Closed
+	}
+	return false
+}
+
+func (x *QueueState) GetInactive() bool {
+	if x != nil {
+		return x.Inactive
+	}
+	return false
+}
+
 // App is an application profile (bapp), with live counts.
 type App struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
@@ -2304,7 +2443,7 @@ type App struct {
 
 func (x *App) Reset() {
 	*x = App{}
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2316,7 +2455,7 @@ func (x *App) String() string {
 func (*App) ProtoMessage() {}
 
 func (x *App) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2329,7 +2468,7 @@ func (x *App) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use App.ProtoReflect.Descriptor instead.
 func (*App) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{8}
+	return file_api_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *App) GetName() string {
@@ -2483,7 +2622,7 @@ type JobRef struct {
 
 func (x *JobRef) Reset() {
 	*x = JobRef{}
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2495,7 +2634,7 @@ func (x *JobRef) String() string {
 func (*JobRef) ProtoMessage() {}
 
 func (x *JobRef) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2508,7 +2647,7 @@ func (x *JobRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobRef.ProtoReflect.Descriptor instead.
 func (*JobRef) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{9}
+	return file_api_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *JobRef) GetJobId() int64 {
@@ -2534,7 +2673,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2546,7 +2685,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2559,7 +2698,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{10}
+	return file_api_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SubmitRequest) GetSpec() *JobSpec {
@@ -2581,7 +2720,7 @@ type SubmitReply struct {
 
 func (x *SubmitReply) Reset() {
 	*x = SubmitReply{}
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2593,7 +2732,7 @@ func (x *SubmitReply) String() string {
 func (*SubmitReply) ProtoMessage() {}
 
 func (x *SubmitReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2606,7 +2745,7 @@ func (x *SubmitReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitReply.ProtoReflect.Descriptor instead.
 func (*SubmitReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{11}
+	return file_api_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SubmitReply) GetJobId() int64 {
@@ -2657,7 +2796,7 @@ type QueryRequest struct {
 
 func (x *QueryRequest) Reset() {
 	*x = QueryRequest{}
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2669,7 +2808,7 @@ func (x *QueryRequest) String() string {
 func (*QueryRequest) ProtoMessage() {}
 
 func (x *QueryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2682,7 +2821,7 @@ func (x *QueryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryRequest.ProtoReflect.Descriptor instead.
 func (*QueryRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{12}
+	return file_api_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *QueryRequest) GetScope() QueryRequest_Scope {
@@ -2768,7 +2907,7 @@ type QueryReply struct {
 
 func (x *QueryReply) Reset() {
 	*x = QueryReply{}
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2780,7 +2919,7 @@ func (x *QueryReply) String() string {
 func (*QueryReply) ProtoMessage() {}
 
 func (x *QueryReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2793,7 +2932,7 @@ func (x *QueryReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryReply.ProtoReflect.Descriptor instead.
 func (*QueryReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{13}
+	return file_api_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *QueryReply) GetJobs() []*Job {
@@ -2855,7 +2994,7 @@ type QueryReplyEncoded struct {
 
 func (x *QueryReplyEncoded) Reset() {
 	*x = QueryReplyEncoded{}
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2867,7 +3006,7 @@ func (x *QueryReplyEncoded) String() string {
 func (*QueryReplyEncoded) ProtoMessage() {}
 
 func (x *QueryReplyEncoded) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2880,7 +3019,7 @@ func (x *QueryReplyEncoded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryReplyEncoded.ProtoReflect.Descriptor instead.
 func (*QueryReplyEncoded) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{14}
+	return file_api_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *QueryReplyEncoded) GetJobs() []*Job {
@@ -2936,7 +3075,7 @@ type EncodedSpec struct {
 
 func (x *EncodedSpec) Reset() {
 	*x = EncodedSpec{}
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2948,7 +3087,7 @@ func (x *EncodedSpec) String() string {
 func (*EncodedSpec) ProtoMessage() {}
 
 func (x *EncodedSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2961,7 +3100,7 @@ func (x *EncodedSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodedSpec.ProtoReflect.Descriptor instead.
 func (*EncodedSpec) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{15}
+	return file_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *EncodedSpec) GetKey() int64 {
@@ -2996,7 +3135,7 @@ type SignalRequest struct {
 
 func (x *SignalRequest) Reset() {
 	*x = SignalRequest{}
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3008,7 +3147,7 @@ func (x *SignalRequest) String() string {
 func (*SignalRequest) ProtoMessage() {}
 
 func (x *SignalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3021,7 +3160,7 @@ func (x *SignalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalRequest.ProtoReflect.Descriptor instead.
 func (*SignalRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16}
+	return file_api_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SignalRequest) GetAction() SignalRequest_Action {
@@ -3090,7 +3229,7 @@ type SignalResult struct {
 
 func (x *SignalResult) Reset() {
 	*x = SignalResult{}
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3102,7 +3241,7 @@ func (x *SignalResult) String() string {
 func (*SignalResult) ProtoMessage() {}
 
 func (x *SignalResult) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3115,7 +3254,7 @@ func (x *SignalResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalResult.ProtoReflect.Descriptor instead.
 func (*SignalResult) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{17}
+	return file_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SignalResult) GetRef() *JobRef {
@@ -3141,7 +3280,7 @@ type SignalReply struct {
 
 func (x *SignalReply) Reset() {
 	*x = SignalReply{}
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3153,7 +3292,7 @@ func (x *SignalReply) String() string {
 func (*SignalReply) ProtoMessage() {}
 
 func (x *SignalReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3166,7 +3305,7 @@ func (x *SignalReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalReply.ProtoReflect.Descriptor instead.
 func (*SignalReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{18}
+	return file_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SignalReply) GetResults() []*SignalResult {
@@ -3188,7 +3327,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3200,7 +3339,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3213,7 +3352,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{19}
+	return file_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WatchRequest) GetRefs() []*JobRef {
@@ -3241,7 +3380,7 @@ type WatchEvent struct {
 
 func (x *WatchEvent) Reset() {
 	*x = WatchEvent{}
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3253,7 +3392,7 @@ func (x *WatchEvent) String() string {
 func (*WatchEvent) ProtoMessage() {}
 
 func (x *WatchEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3266,7 +3405,7 @@ func (x *WatchEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEvent.ProtoReflect.Descriptor instead.
 func (*WatchEvent) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{20}
+	return file_api_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *WatchEvent) GetJob() *Job {
@@ -3299,7 +3438,7 @@ type ListQueuesRequest struct {
 
 func (x *ListQueuesRequest) Reset() {
 	*x = ListQueuesRequest{}
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3311,7 +3450,7 @@ func (x *ListQueuesRequest) String() string {
 func (*ListQueuesRequest) ProtoMessage() {}
 
 func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3324,7 +3463,7 @@ func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesRequest.ProtoReflect.Descriptor instead.
 func (*ListQueuesRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{21}
+	return file_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListQueuesRequest) GetNames() []string {
@@ -3343,7 +3482,7 @@ type ListQueuesReply struct {
 
 func (x *ListQueuesReply) Reset() {
 	*x = ListQueuesReply{}
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3355,7 +3494,7 @@ func (x *ListQueuesReply) String() string {
 func (*ListQueuesReply) ProtoMessage() {}
 
 func (x *ListQueuesReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3368,7 +3507,7 @@ func (x *ListQueuesReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesReply.ProtoReflect.Descriptor instead.
 func (*ListQueuesReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{22}
+	return file_api_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListQueuesReply) GetQueues() []*Queue {
@@ -3387,7 +3526,7 @@ type ListAppsRequest struct {
 
 func (x *ListAppsRequest) Reset() {
 	*x = ListAppsRequest{}
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3399,7 +3538,7 @@ func (x *ListAppsRequest) String() string {
 func (*ListAppsRequest) ProtoMessage() {}
 
 func (x *ListAppsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3412,7 +3551,7 @@ func (x *ListAppsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppsRequest.ProtoReflect.Descriptor instead.
 func (*ListAppsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{23}
+	return file_api_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListAppsRequest) GetNames() []string {
@@ -3431,7 +3570,7 @@ type ListAppsReply struct {
 
 func (x *ListAppsReply) Reset() {
 	*x = ListAppsReply{}
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3443,7 +3582,7 @@ func (x *ListAppsReply) String() string {
 func (*ListAppsReply) ProtoMessage() {}
 
 func (x *ListAppsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3456,12 +3595,212 @@ func (x *ListAppsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppsReply.ProtoReflect.Descriptor instead.
 func (*ListAppsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{24}
+	return file_api_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListAppsReply) GetApps() []*App {
 	if x != nil {
 		return x.Apps
+	}
+	return nil
+}
+
+// ControlRequest is an administrator's queue or host control (badmin) or a
+// job control beyond signals (bswitch, brequeue).
+type ControlRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Action ControlRequest_Action  `protobuf:"varint,1,opt,name=action,proto3,enum=xce.api.v1.ControlRequest_Action" json:"action,omitempty"`
+	Names  []string               `protobuf:"bytes,2,rep,name=names,proto3" json:"names,omitempty"` // queues or hosts
+	Refs   []*JobRef              `protobuf:"bytes,3,rep,name=refs,proto3" json:"refs,omitempty"`   // jobs
+	Queue  string                 `protobuf:"bytes,4,opt,name=queue,proto3" json:"queue,omitempty"` // SWITCH: the destination
+	Hold   bool                   `protobuf:"varint,5,opt,name=hold,proto3" json:"hold,omitempty"`  // REQUEUE -H: requeue into PSUSP
+	// REQUEUE: the states of the jobs it applies to (brequeue -d -e -r -p
+	// -a); lib/cli fills in the default.
+	States        []JobState `protobuf:"varint,6,rep,packed,name=states,proto3,enum=xce.api.v1.JobState" json:"states,omitempty"`
+	Comment       string     `protobuf:"bytes,7,opt,name=comment,proto3" json:"comment,omitempty"` // badmin -C
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ControlRequest) Reset() {
+	*x = ControlRequest{}
+	mi := &file_api_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ControlRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ControlRequest) ProtoMessage() {}
+
+func (x *ControlRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ControlRequest.ProtoReflect.Descriptor instead.
+func (*ControlRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ControlRequest) GetAction() ControlRequest_Action {
+	if x != nil {
+		return x.Action
+	}
+	return ControlRequest_ACTION_UNSPECIFIED
+}
+
+func (x *ControlRequest) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+func (x *ControlRequest) GetRefs() []*JobRef {
+	if x != nil {
+		return x.Refs
+	}
+	return nil
+}
+
+func (x *ControlRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *ControlRequest) GetHold() bool {
+	if x != nil {
+		return x.Hold
+	}
+	return false
+}
+
+func (x *ControlRequest) GetStates() []JobState {
+	if x != nil {
+		return x.States
+	}
+	return nil
+}
+
+func (x *ControlRequest) GetComment() string {
+	if x != nil {
+		return x.Comment
+	}
+	return ""
+}
+
+type ControlResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`   // the queue or host
+	Ref           *JobRef                `protobuf:"bytes,2,opt,name=ref,proto3" json:"ref,omitempty"`     // the job
+	Error         string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"` // empty on success
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ControlResult) Reset() {
+	*x = ControlResult{}
+	mi := &file_api_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ControlResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ControlResult) ProtoMessage() {}
+
+func (x *ControlResult) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ControlResult.ProtoReflect.Descriptor instead.
+func (*ControlResult) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ControlResult) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ControlResult) GetRef() *JobRef {
+	if x != nil {
+		return x.Ref
+	}
+	return nil
+}
+
+func (x *ControlResult) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+type ControlReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*ControlResult       `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ControlReply) Reset() {
+	*x = ControlReply{}
+	mi := &file_api_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ControlReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ControlReply) ProtoMessage() {}
+
+func (x *ControlReply) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ControlReply.ProtoReflect.Descriptor instead.
+func (*ControlReply) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ControlReply) GetResults() []*ControlResult {
+	if x != nil {
+		return x.Results
 	}
 	return nil
 }
@@ -3476,7 +3815,7 @@ type ReconfigRequest struct {
 
 func (x *ReconfigRequest) Reset() {
 	*x = ReconfigRequest{}
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3488,7 +3827,7 @@ func (x *ReconfigRequest) String() string {
 func (*ReconfigRequest) ProtoMessage() {}
 
 func (x *ReconfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3501,7 +3840,7 @@ func (x *ReconfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigRequest.ProtoReflect.Descriptor instead.
 func (*ReconfigRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{25}
+	return file_api_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ReconfigRequest) GetCheckOnly() bool {
@@ -3522,7 +3861,7 @@ type ReconfigReply struct {
 
 func (x *ReconfigReply) Reset() {
 	*x = ReconfigReply{}
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3534,7 +3873,7 @@ func (x *ReconfigReply) String() string {
 func (*ReconfigReply) ProtoMessage() {}
 
 func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3547,7 +3886,7 @@ func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigReply.ProtoReflect.Descriptor instead.
 func (*ReconfigReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{26}
+	return file_api_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ReconfigReply) GetChanges() []string {
@@ -3566,7 +3905,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3578,7 +3917,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3591,7 +3930,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{27}
+	return file_api_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListHostsRequest) GetNames() []string {
@@ -3610,7 +3949,7 @@ type ListHostsReply struct {
 
 func (x *ListHostsReply) Reset() {
 	*x = ListHostsReply{}
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3622,7 +3961,7 @@ func (x *ListHostsReply) String() string {
 func (*ListHostsReply) ProtoMessage() {}
 
 func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3635,7 +3974,7 @@ func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsReply.ProtoReflect.Descriptor instead.
 func (*ListHostsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{28}
+	return file_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListHostsReply) GetHosts() []*Host {
@@ -3654,7 +3993,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3666,7 +4005,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3679,7 +4018,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{29}
+	return file_api_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *EventsRequest) GetRefs() []*JobRef {
@@ -3698,7 +4037,7 @@ type EventsReply struct {
 
 func (x *EventsReply) Reset() {
 	*x = EventsReply{}
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3710,7 +4049,7 @@ func (x *EventsReply) String() string {
 func (*EventsReply) ProtoMessage() {}
 
 func (x *EventsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3723,7 +4062,7 @@ func (x *EventsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsReply.ProtoReflect.Descriptor instead.
 func (*EventsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{30}
+	return file_api_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *EventsReply) GetEvents() []*Event {
@@ -3741,7 +4080,7 @@ type ClusterInfoRequest struct {
 
 func (x *ClusterInfoRequest) Reset() {
 	*x = ClusterInfoRequest{}
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3753,7 +4092,7 @@ func (x *ClusterInfoRequest) String() string {
 func (*ClusterInfoRequest) ProtoMessage() {}
 
 func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3766,7 +4105,7 @@ func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfoRequest.ProtoReflect.Descriptor instead.
 func (*ClusterInfoRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{31}
+	return file_api_proto_rawDescGZIP(), []int{35}
 }
 
 type ClusterInfo struct {
@@ -3787,7 +4126,7 @@ type ClusterInfo struct {
 
 func (x *ClusterInfo) Reset() {
 	*x = ClusterInfo{}
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3799,7 +4138,7 @@ func (x *ClusterInfo) String() string {
 func (*ClusterInfo) ProtoMessage() {}
 
 func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3812,7 +4151,7 @@ func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfo.ProtoReflect.Descriptor instead.
 func (*ClusterInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{32}
+	return file_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ClusterInfo) GetClusterName() string {
@@ -3888,7 +4227,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3900,7 +4239,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3913,7 +4252,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{33}
+	return file_api_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -4086,7 +4425,7 @@ const file_api_proto_rawDesc = "" +
 	"\x04pgid\x18\b \x01(\x05R\x04pgid\x12\x12\n" +
 	"\x04pids\x18\t \x03(\x05R\x04pids\x12%\n" +
 	"\x0ecollected_time\x18\n" +
-	" \x01(\x03R\rcollectedTime\"\xb9\a\n" +
+	" \x01(\x03R\rcollectedTime\"\x85\b\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +
@@ -4126,7 +4465,9 @@ const file_api_proto_rawDesc = "" +
 	"allocSlots\x12\x1f\n" +
 	"\vkill_reason\x18\x1a \x01(\tR\n" +
 	"killReason\x12*\n" +
-	"\x11pre_exec_failures\x18\x1b \x01(\x05R\x0fpreExecFailures\"\x90\x04\n" +
+	"\x11pre_exec_failures\x18\x1b \x01(\x05R\x0fpreExecFailures\x12'\n" +
+	"\x0frequeue_pending\x18\x1c \x01(\bR\x0erequeuePending\x12!\n" +
+	"\frequeue_hold\x18\x1d \x01(\bR\vrequeueHold\"\x90\x04\n" +
 	"\x05Event\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +
@@ -4223,7 +4564,11 @@ const file_api_proto_rawDesc = "" +
 	"\x0elost_and_found\x18% \x01(\bR\flostAndFound\x1a=\n" +
 	"\x0fUserSharesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xec\x04\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"@\n" +
+	"\n" +
+	"QueueState\x12\x16\n" +
+	"\x06closed\x18\x01 \x01(\bR\x06closed\x12\x1a\n" +
+	"\binactive\x18\x02 \x01(\bR\binactive\"\xec\x04\n" +
 	"\x03App\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x17\n" +
@@ -4342,7 +4687,34 @@ const file_api_proto_rawDesc = "" +
 	"\x0fListAppsRequest\x12\x14\n" +
 	"\x05names\x18\x01 \x03(\tR\x05names\"4\n" +
 	"\rListAppsReply\x12#\n" +
-	"\x04apps\x18\x01 \x03(\v2\x0f.xce.api.v1.AppR\x04apps\"0\n" +
+	"\x04apps\x18\x01 \x03(\v2\x0f.xce.api.v1.AppR\x04apps\"\xa1\x03\n" +
+	"\x0eControlRequest\x129\n" +
+	"\x06action\x18\x01 \x01(\x0e2!.xce.api.v1.ControlRequest.ActionR\x06action\x12\x14\n" +
+	"\x05names\x18\x02 \x03(\tR\x05names\x12&\n" +
+	"\x04refs\x18\x03 \x03(\v2\x12.xce.api.v1.JobRefR\x04refs\x12\x14\n" +
+	"\x05queue\x18\x04 \x01(\tR\x05queue\x12\x12\n" +
+	"\x04hold\x18\x05 \x01(\bR\x04hold\x12,\n" +
+	"\x06states\x18\x06 \x03(\x0e2\x14.xce.api.v1.JobStateR\x06states\x12\x18\n" +
+	"\acomment\x18\a \x01(\tR\acomment\"\xa3\x01\n" +
+	"\x06Action\x12\x16\n" +
+	"\x12ACTION_UNSPECIFIED\x10\x00\x12\x0f\n" +
+	"\vQUEUE_CLOSE\x10\x01\x12\x0e\n" +
+	"\n" +
+	"QUEUE_OPEN\x10\x02\x12\x14\n" +
+	"\x10QUEUE_INACTIVATE\x10\x03\x12\x12\n" +
+	"\x0eQUEUE_ACTIVATE\x10\x04\x12\x0e\n" +
+	"\n" +
+	"HOST_CLOSE\x10\x05\x12\r\n" +
+	"\tHOST_OPEN\x10\x06\x12\n" +
+	"\n" +
+	"\x06SWITCH\x10\a\x12\v\n" +
+	"\aREQUEUE\x10\b\"_\n" +
+	"\rControlResult\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12$\n" +
+	"\x03ref\x18\x02 \x01(\v2\x12.xce.api.v1.JobRefR\x03ref\x12\x14\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\"C\n" +
+	"\fControlReply\x123\n" +
+	"\aresults\x18\x01 \x03(\v2\x19.xce.api.v1.ControlResultR\aresults\"0\n" +
 	"\x0fReconfigRequest\x12\x1d\n" +
 	"\n" +
 	"check_only\x18\x01 \x01(\bR\tcheckOnly\")\n" +
@@ -4460,8 +4832,8 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),              // 0: xce.api.v1.JobState
 	(TermReason)(0),            // 1: xce.api.v1.TermReason
@@ -4470,100 +4842,110 @@ var file_api_proto_goTypes = []any{
 	(PendLimit_Kind)(0),        // 4: xce.api.v1.PendLimit.Kind
 	(QueryRequest_Scope)(0),    // 5: xce.api.v1.QueryRequest.Scope
 	(SignalRequest_Action)(0),  // 6: xce.api.v1.SignalRequest.Action
-	(*JobSpec)(nil),            // 7: xce.api.v1.JobSpec
-	(*PendLimit)(nil),          // 8: xce.api.v1.PendLimit
-	(*HostSlots)(nil),          // 9: xce.api.v1.HostSlots
-	(*ResourceUsage)(nil),      // 10: xce.api.v1.ResourceUsage
-	(*Job)(nil),                // 11: xce.api.v1.Job
-	(*Event)(nil),              // 12: xce.api.v1.Event
-	(*Host)(nil),               // 13: xce.api.v1.Host
-	(*Queue)(nil),              // 14: xce.api.v1.Queue
-	(*App)(nil),                // 15: xce.api.v1.App
-	(*JobRef)(nil),             // 16: xce.api.v1.JobRef
-	(*SubmitRequest)(nil),      // 17: xce.api.v1.SubmitRequest
-	(*SubmitReply)(nil),        // 18: xce.api.v1.SubmitReply
-	(*QueryRequest)(nil),       // 19: xce.api.v1.QueryRequest
-	(*QueryReply)(nil),         // 20: xce.api.v1.QueryReply
-	(*QueryReplyEncoded)(nil),  // 21: xce.api.v1.QueryReplyEncoded
-	(*EncodedSpec)(nil),        // 22: xce.api.v1.EncodedSpec
-	(*SignalRequest)(nil),      // 23: xce.api.v1.SignalRequest
-	(*SignalResult)(nil),       // 24: xce.api.v1.SignalResult
-	(*SignalReply)(nil),        // 25: xce.api.v1.SignalReply
-	(*WatchRequest)(nil),       // 26: xce.api.v1.WatchRequest
-	(*WatchEvent)(nil),         // 27: xce.api.v1.WatchEvent
-	(*ListQueuesRequest)(nil),  // 28: xce.api.v1.ListQueuesRequest
-	(*ListQueuesReply)(nil),    // 29: xce.api.v1.ListQueuesReply
-	(*ListAppsRequest)(nil),    // 30: xce.api.v1.ListAppsRequest
-	(*ListAppsReply)(nil),      // 31: xce.api.v1.ListAppsReply
-	(*ReconfigRequest)(nil),    // 32: xce.api.v1.ReconfigRequest
-	(*ReconfigReply)(nil),      // 33: xce.api.v1.ReconfigReply
-	(*ListHostsRequest)(nil),   // 34: xce.api.v1.ListHostsRequest
-	(*ListHostsReply)(nil),     // 35: xce.api.v1.ListHostsReply
-	(*EventsRequest)(nil),      // 36: xce.api.v1.EventsRequest
-	(*EventsReply)(nil),        // 37: xce.api.v1.EventsReply
-	(*ClusterInfoRequest)(nil), // 38: xce.api.v1.ClusterInfoRequest
-	(*ClusterInfo)(nil),        // 39: xce.api.v1.ClusterInfo
-	(*Launch)(nil),             // 40: xce.api.v1.Launch
-	nil,                        // 41: xce.api.v1.JobSpec.OriginEntry
-	nil,                        // 42: xce.api.v1.Queue.UserSharesEntry
-	nil,                        // 43: xce.api.v1.App.EnvEntry
-	nil,                        // 44: xce.api.v1.QueryReply.SpecsEntry
-	nil,                        // 45: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                        // 46: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(ControlRequest_Action)(0), // 7: xce.api.v1.ControlRequest.Action
+	(*JobSpec)(nil),            // 8: xce.api.v1.JobSpec
+	(*PendLimit)(nil),          // 9: xce.api.v1.PendLimit
+	(*HostSlots)(nil),          // 10: xce.api.v1.HostSlots
+	(*ResourceUsage)(nil),      // 11: xce.api.v1.ResourceUsage
+	(*Job)(nil),                // 12: xce.api.v1.Job
+	(*Event)(nil),              // 13: xce.api.v1.Event
+	(*Host)(nil),               // 14: xce.api.v1.Host
+	(*Queue)(nil),              // 15: xce.api.v1.Queue
+	(*QueueState)(nil),         // 16: xce.api.v1.QueueState
+	(*App)(nil),                // 17: xce.api.v1.App
+	(*JobRef)(nil),             // 18: xce.api.v1.JobRef
+	(*SubmitRequest)(nil),      // 19: xce.api.v1.SubmitRequest
+	(*SubmitReply)(nil),        // 20: xce.api.v1.SubmitReply
+	(*QueryRequest)(nil),       // 21: xce.api.v1.QueryRequest
+	(*QueryReply)(nil),         // 22: xce.api.v1.QueryReply
+	(*QueryReplyEncoded)(nil),  // 23: xce.api.v1.QueryReplyEncoded
+	(*EncodedSpec)(nil),        // 24: xce.api.v1.EncodedSpec
+	(*SignalRequest)(nil),      // 25: xce.api.v1.SignalRequest
+	(*SignalResult)(nil),       // 26: xce.api.v1.SignalResult
+	(*SignalReply)(nil),        // 27: xce.api.v1.SignalReply
+	(*WatchRequest)(nil),       // 28: xce.api.v1.WatchRequest
+	(*WatchEvent)(nil),         // 29: xce.api.v1.WatchEvent
+	(*ListQueuesRequest)(nil),  // 30: xce.api.v1.ListQueuesRequest
+	(*ListQueuesReply)(nil),    // 31: xce.api.v1.ListQueuesReply
+	(*ListAppsRequest)(nil),    // 32: xce.api.v1.ListAppsRequest
+	(*ListAppsReply)(nil),      // 33: xce.api.v1.ListAppsReply
+	(*ControlRequest)(nil),     // 34: xce.api.v1.ControlRequest
+	(*ControlResult)(nil),      // 35: xce.api.v1.ControlResult
+	(*ControlReply)(nil),       // 36: xce.api.v1.ControlReply
+	(*ReconfigRequest)(nil),    // 37: xce.api.v1.ReconfigRequest
+	(*ReconfigReply)(nil),      // 38: xce.api.v1.ReconfigReply
+	(*ListHostsRequest)(nil),   // 39: xce.api.v1.ListHostsRequest
+	(*ListHostsReply)(nil),     // 40: xce.api.v1.ListHostsReply
+	(*EventsRequest)(nil),      // 41: xce.api.v1.EventsRequest
+	(*EventsReply)(nil),        // 42: xce.api.v1.EventsReply
+	(*ClusterInfoRequest)(nil), // 43: xce.api.v1.ClusterInfoRequest
+	(*ClusterInfo)(nil),        // 44: xce.api.v1.ClusterInfo
+	(*Launch)(nil),             // 45: xce.api.v1.Launch
+	nil,                        // 46: xce.api.v1.JobSpec.OriginEntry
+	nil,                        // 47: xce.api.v1.Queue.UserSharesEntry
+	nil,                        // 48: xce.api.v1.App.EnvEntry
+	nil,                        // 49: xce.api.v1.QueryReply.SpecsEntry
+	nil,                        // 50: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                        // 51: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
-	41, // 0: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
-	8,  // 1: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
+	46, // 0: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	9,  // 1: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	4,  // 2: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
-	7,  // 3: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
-	7,  // 4: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
+	8,  // 3: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
+	8,  // 4: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
 	0,  // 5: xce.api.v1.Job.state:type_name -> xce.api.v1.JobState
-	9,  // 6: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
+	10, // 6: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
 	1,  // 7: xce.api.v1.Job.term_reason:type_name -> xce.api.v1.TermReason
-	10, // 8: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
+	11, // 8: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
 	2,  // 9: xce.api.v1.Event.type:type_name -> xce.api.v1.EventType
 	0,  // 10: xce.api.v1.Event.state:type_name -> xce.api.v1.JobState
-	9,  // 11: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
+	10, // 11: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
 	1,  // 12: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
-	10, // 13: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
+	11, // 13: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	3,  // 14: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	42, // 15: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	43, // 16: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
-	7,  // 17: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
+	47, // 15: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	48, // 16: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	8,  // 17: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
 	5,  // 18: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
-	16, // 19: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
-	11, // 20: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
-	16, // 21: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	44, // 22: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	45, // 23: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
-	10, // 24: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
-	11, // 25: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
-	16, // 26: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
-	22, // 27: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
-	22, // 28: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
-	10, // 29: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
+	18, // 19: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
+	12, // 20: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
+	18, // 21: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
+	49, // 22: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	50, // 23: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	11, // 24: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
+	12, // 25: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
+	18, // 26: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
+	24, // 27: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
+	24, // 28: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
+	11, // 29: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
 	6,  // 30: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	16, // 31: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
-	16, // 32: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	24, // 33: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	16, // 34: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	11, // 35: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	13, // 36: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	14, // 37: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	14, // 38: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	15, // 39: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	13, // 40: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	16, // 41: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	12, // 42: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	46, // 43: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	11, // 44: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	7,  // 45: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	7,  // 46: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	47, // [47:47] is the sub-list for method output_type
-	47, // [47:47] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	18, // 31: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	18, // 32: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	26, // 33: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	18, // 34: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	12, // 35: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	14, // 36: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	15, // 37: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	15, // 38: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	17, // 39: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
+	7,  // 40: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
+	18, // 41: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 42: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
+	18, // 43: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
+	35, // 44: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
+	14, // 45: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	18, // 46: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	13, // 47: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	51, // 48: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	12, // 49: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	8,  // 50: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	8,  // 51: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	52, // [52:52] is the sub-list for method output_type
+	52, // [52:52] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -4576,8 +4958,8 @@ func file_api_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
-			NumEnums:      7,
-			NumMessages:   40,
+			NumEnums:      8,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

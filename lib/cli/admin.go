@@ -3,30 +3,108 @@ package cli
 import (
 	"fmt"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"xce/lib/api"
 )
 
-// badmin is the administrator's command; this part covers reconfig and
-// ckconfig (the host and queue controls belong to a later change).
+// badmin is the administrator's command: reconfig and ckconfig, and the
+// queue and host controls.
 func badmin(args []string) int {
 	var verbose, force bool
+	var comment string
 	var words []string
-	cmd, code := newCommand("badmin reconfig [-v] [-f] | ckconfig [-v]", "Administer the cluster", func(a []string) int {
-		words = a
-		return 0
-	})
+	cmd, code := newCommand("badmin reconfig [-v] [-f] | ckconfig [-v] | qclose|qopen|qact|qinact queue ... | hclose|hopen [-C comment] host ... | all",
+		"Administer the cluster", func(a []string) int {
+			words = a
+			return 0
+		})
 	cmd.Flags().BoolVar(&verbose, "v", false, "say what changed")
 	cmd.Flags().BoolVar(&force, "f", false, "do not ask before reconfiguring (XCE never asks)")
+	cmd.Flags().StringVar(&comment, "C", "", "a comment kept with a host or queue control")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
-	if len(words) != 1 || (words[0] != "reconfig" && words[0] != "ckconfig") {
+	if len(words) == 0 {
 		fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.Use)
 		return 255
 	}
-	check := words[0] == "ckconfig"
+	sub, names := words[0], words[1:]
+	switch sub {
+	case "reconfig", "ckconfig":
+		if len(names) > 0 {
+			fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.Use)
+			return 255
+		}
+		return reconfig(sub == "ckconfig", verbose)
+	}
+	action, ok := adminActions[sub]
+	if !ok {
+		fmt.Fprintf(sys.stderr, "%s: Invalid command\nUsage: %s\n", sub, cmd.Use)
+		return 255
+	}
+	if len(names) == 0 {
+		fmt.Fprintf(sys.stderr, "%s: a queue or host name must be specified\n", sub)
+		return 255
+	}
+	c, cx, done, ok := connect()
+	if !ok {
+		return 255
+	}
+	defer done()
+	reply, err := c.Control(cx, &api.ControlRequest{Action: action, Names: names, Comment: comment})
+	if err != nil {
+		fmt.Fprintln(sys.stderr, rpcError(c, err))
+		return 255
+	}
+	failed := false
+	for _, r := range reply.Results {
+		switch action {
+		case api.ControlRequest_HOST_CLOSE, api.ControlRequest_HOST_OPEN:
+			verb := "Close"
+			if action == api.ControlRequest_HOST_OPEN {
+				verb = "Open"
+			}
+			if r.Error != "" {
+				fmt.Fprintf(sys.stderr, "%s <%s> ...... %s\n", verb, r.Name, r.Error)
+				failed = true
+			} else {
+				fmt.Fprintf(sys.stdout, "%s <%s> ...... done\n", verb, r.Name)
+			}
+		default:
+			if r.Error != "" {
+				fmt.Fprintf(sys.stderr, "Queue <%s>: %s\n", r.Name, r.Error)
+				failed = true
+			} else {
+				fmt.Fprintf(sys.stdout, "Queue <%s> is %s\n", r.Name, queueVerbs[action])
+			}
+		}
+	}
+	if failed {
+		return 255
+	}
+	return 0
+}
+
+var adminActions = map[string]api.ControlRequest_Action{
+	"qclose": api.ControlRequest_QUEUE_CLOSE,
+	"qopen":  api.ControlRequest_QUEUE_OPEN,
+	"qinact": api.ControlRequest_QUEUE_INACTIVATE,
+	"qact":   api.ControlRequest_QUEUE_ACTIVATE,
+	"hclose": api.ControlRequest_HOST_CLOSE,
+	"hopen":  api.ControlRequest_HOST_OPEN,
+}
+
+var queueVerbs = map[api.ControlRequest_Action]string{
+	api.ControlRequest_QUEUE_CLOSE:      "closed",
+	api.ControlRequest_QUEUE_OPEN:       "opened",
+	api.ControlRequest_QUEUE_INACTIVATE: "inactivated",
+	api.ControlRequest_QUEUE_ACTIVATE:   "activated",
+}
+
+// reconfig is badmin reconfig / ckconfig.
+func reconfig(check, verbose bool) int {
 	c, cx, done, ok := connect()
 	if !ok {
 		return 255
@@ -35,8 +113,7 @@ func badmin(args []string) int {
 	fmt.Fprintln(sys.stdout, "\nChecking configuration files ...")
 	reply, err := c.Reconfig(cx, &api.ReconfigRequest{CheckOnly: check})
 	if err != nil {
-		st, _ := status.FromError(err)
-		if st.Code().String() == "PermissionDenied" {
+		if st, _ := status.FromError(err); st.Code() == codes.PermissionDenied {
 			fmt.Fprintln(sys.stderr, st.Message())
 			return 255
 		}

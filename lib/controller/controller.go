@@ -118,6 +118,7 @@ type queue struct {
 type hostState struct {
 	used      int
 	exclusive bool // running an exclusive job
+	closed    bool // badmin hclose
 }
 
 // maxPreExecRetry is how many times a job whose pre-exec fails is
@@ -152,6 +153,9 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 	c.conf.Store(cfg.Cluster)
 	for _, q := range cfg.Cluster.APIQueues() {
 		c.queues[q.Name] = &queue{q: q}
+	}
+	if err := c.restoreControls(); err != nil {
+		return nil, err
 	}
 	if err := c.restore(); err != nil {
 		return nil, err
@@ -484,6 +488,13 @@ func (c *Controller) applyReport(rep worker.Report, staged map[key]*api.Job) (st
 		nj.PreExecFailures++
 		nj.StartTime, nj.ExecHosts, nj.AllocSlots, nj.Pid, nj.ShepherdPid = 0, nil, 0, 0, 0
 		return store.Change{Job: nj, Event: c.event(nj, api.EventType_PEND_AGAIN, "", rep.Finished.Detail)}, true
+	case rep.Finished != nil && cur.RequeuePending:
+		// brequeue of a running job: back to pending, not finished.
+		hold := cur.RequeueHold
+		requeued(nj, hold)
+		e := c.event(nj, api.EventType_PEND_AGAIN, "", fmt.Sprintf("%s;(exit code %d)", reasonRequeued, rep.Finished.ExitStatus))
+		e.ExitStatus = rep.Finished.ExitStatus
+		return store.Change{Job: nj, Event: e}, true
 	case rep.Finished != nil:
 		ev := rep.Finished
 		nj.State = ev.State

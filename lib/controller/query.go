@@ -322,9 +322,12 @@ func (c *Controller) Hosts(names []string) ([]*api.Host, error) {
 		}
 	}
 	h.Njobs = h.Run + h.Ssusp + h.Ususp
-	if int(h.Njobs) >= c.cfg.Slots || c.host.exclusive {
+	if int(h.Njobs) >= c.cfg.Slots || c.host.exclusive || c.host.closed {
 		h.State, h.StatusDetail = api.HostState_HOST_CLOSED, "closed_Full"
-		if c.host.exclusive {
+		switch {
+		case c.host.closed:
+			h.StatusDetail = "closed_Adm"
+		case c.host.exclusive:
 			h.StatusDetail = "closed_Excl"
 		}
 	} else {

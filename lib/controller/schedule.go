@@ -53,10 +53,13 @@ func (c *Controller) schedule() []*api.Job {
 		if r.job.State != api.JobState_PEND {
 			continue // held, killed or started since it was queued
 		}
-		if free <= 0 {
+		if free <= 0 || c.host.closed {
 			// Nothing else can start; the rest wait for the same reason.
 			c.cycleWhy = reasonSlots
-			if c.host.exclusive {
+			switch {
+			case c.host.closed:
+				c.cycleWhy = reasonHostAdm
+			case c.host.exclusive:
 				c.cycleWhy = reasonExclRun
 			}
 			break

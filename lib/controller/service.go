@@ -236,6 +236,14 @@ func (s *Service) Reconfig(ctx context.Context, req *api.ReconfigRequest) (*api.
 	return &api.ReconfigReply{Changes: notes}, nil
 }
 
+func (s *Service) Control(ctx context.Context, req *api.ControlRequest) (*api.ControlReply, error) {
+	who, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.c.Control(who, req), nil
+}
+
 func (s *Service) Events(ctx context.Context, req *api.EventsRequest) (*api.EventsReply, error) {
 	who, err := caller(ctx)
 	if err != nil {

@@ -19,6 +19,8 @@
 //	e<id:8><index:4><seq:8> Event, the job's log in order
 //	v<hash:16>              an environment, deduplicated by content
 //	m/idceiling             job ids below this may have been handed out
+//	m/queue/<name>          QueueState: an administrator's qclose/qinact
+//	m/host/<name>           the comment of an administrator's hclose
 //
 // A finished job past the clean period loses its j record; its specs and
 // events stay for bhist and bacct.
@@ -319,6 +321,37 @@ func (s *Store) Forget(jobs []*api.Job) error {
 		}
 	}
 	return wb.Flush()
+}
+
+// SetMeta stores (or, with a nil value, deletes) a small controller
+// setting under m/<key>, durably.
+func (s *Store) SetMeta(key string, value []byte) error {
+	k := []byte("m/" + key)
+	return s.db.Update(func(txn *badger.Txn) error {
+		if value == nil {
+			return txn.Delete(k)
+		}
+		return txn.Set(k, value)
+	})
+}
+
+// Meta returns the settings stored under m/<prefix>, by key without m/.
+func (s *Store) Meta(prefix string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	p := []byte("m/" + prefix)
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.DefaultIteratorOptions)
+		defer it.Close()
+		for it.Seek(p); it.ValidForPrefix(p); it.Next() {
+			v, err := it.Item().ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			out[string(it.Item().Key()[2:])] = v
+		}
+		return nil
+	})
+	return out, err
 }
 
 // SetIDCeiling records that job ids below c may have been handed out.

@@ -30,7 +30,7 @@ var File_rpc_controller_proto protoreflect.FileDescriptor
 const file_rpc_controller_proto_rawDesc = "" +
 	"\n" +
 	"\x14rpc/controller.proto\x12\n" +
-	"xce.api.v1\x1a\tapi.proto2\x9a\x05\n" +
+	"xce.api.v1\x1a\tapi.proto2\xdb\x05\n" +
 	"\n" +
 	"Controller\x12<\n" +
 	"\x06Submit\x12\x19.xce.api.v1.SubmitRequest\x1a\x17.xce.api.v1.SubmitReply\x12;\n" +
@@ -41,7 +41,8 @@ const file_rpc_controller_proto_rawDesc = "" +
 	"ListQueues\x12\x1d.xce.api.v1.ListQueuesRequest\x1a\x1b.xce.api.v1.ListQueuesReply\x12E\n" +
 	"\tListHosts\x12\x1c.xce.api.v1.ListHostsRequest\x1a\x1a.xce.api.v1.ListHostsReply\x12B\n" +
 	"\bListApps\x12\x1b.xce.api.v1.ListAppsRequest\x1a\x19.xce.api.v1.ListAppsReply\x12B\n" +
-	"\bReconfig\x12\x1b.xce.api.v1.ReconfigRequest\x1a\x19.xce.api.v1.ReconfigReply\x12<\n" +
+	"\bReconfig\x12\x1b.xce.api.v1.ReconfigRequest\x1a\x19.xce.api.v1.ReconfigReply\x12?\n" +
+	"\aControl\x12\x1a.xce.api.v1.ControlRequest\x1a\x18.xce.api.v1.ControlReply\x12<\n" +
 	"\x06Events\x12\x19.xce.api.v1.EventsRequest\x1a\x17.xce.api.v1.EventsReply\x12?\n" +
 	"\x04Info\x12\x1e.xce.api.v1.ClusterInfoRequest\x1a\x17.xce.api.v1.ClusterInfoB\x15Z\x13xce/lib/api/rpc;rpcb\x06proto3"
 
@@ -54,18 +55,20 @@ var file_rpc_controller_proto_goTypes = []any{
 	(*api.ListHostsRequest)(nil),   // 5: xce.api.v1.ListHostsRequest
 	(*api.ListAppsRequest)(nil),    // 6: xce.api.v1.ListAppsRequest
 	(*api.ReconfigRequest)(nil),    // 7: xce.api.v1.ReconfigRequest
-	(*api.EventsRequest)(nil),      // 8: xce.api.v1.EventsRequest
-	(*api.ClusterInfoRequest)(nil), // 9: xce.api.v1.ClusterInfoRequest
-	(*api.SubmitReply)(nil),        // 10: xce.api.v1.SubmitReply
-	(*api.QueryReply)(nil),         // 11: xce.api.v1.QueryReply
-	(*api.SignalReply)(nil),        // 12: xce.api.v1.SignalReply
-	(*api.WatchEvent)(nil),         // 13: xce.api.v1.WatchEvent
-	(*api.ListQueuesReply)(nil),    // 14: xce.api.v1.ListQueuesReply
-	(*api.ListHostsReply)(nil),     // 15: xce.api.v1.ListHostsReply
-	(*api.ListAppsReply)(nil),      // 16: xce.api.v1.ListAppsReply
-	(*api.ReconfigReply)(nil),      // 17: xce.api.v1.ReconfigReply
-	(*api.EventsReply)(nil),        // 18: xce.api.v1.EventsReply
-	(*api.ClusterInfo)(nil),        // 19: xce.api.v1.ClusterInfo
+	(*api.ControlRequest)(nil),     // 8: xce.api.v1.ControlRequest
+	(*api.EventsRequest)(nil),      // 9: xce.api.v1.EventsRequest
+	(*api.ClusterInfoRequest)(nil), // 10: xce.api.v1.ClusterInfoRequest
+	(*api.SubmitReply)(nil),        // 11: xce.api.v1.SubmitReply
+	(*api.QueryReply)(nil),         // 12: xce.api.v1.QueryReply
+	(*api.SignalReply)(nil),        // 13: xce.api.v1.SignalReply
+	(*api.WatchEvent)(nil),         // 14: xce.api.v1.WatchEvent
+	(*api.ListQueuesReply)(nil),    // 15: xce.api.v1.ListQueuesReply
+	(*api.ListHostsReply)(nil),     // 16: xce.api.v1.ListHostsReply
+	(*api.ListAppsReply)(nil),      // 17: xce.api.v1.ListAppsReply
+	(*api.ReconfigReply)(nil),      // 18: xce.api.v1.ReconfigReply
+	(*api.ControlReply)(nil),       // 19: xce.api.v1.ControlReply
+	(*api.EventsReply)(nil),        // 20: xce.api.v1.EventsReply
+	(*api.ClusterInfo)(nil),        // 21: xce.api.v1.ClusterInfo
 }
 var file_rpc_controller_proto_depIdxs = []int32{
 	0,  // 0: xce.api.v1.Controller.Submit:input_type -> xce.api.v1.SubmitRequest
@@ -76,20 +79,22 @@ var file_rpc_controller_proto_depIdxs = []int32{
 	5,  // 5: xce.api.v1.Controller.ListHosts:input_type -> xce.api.v1.ListHostsRequest
 	6,  // 6: xce.api.v1.Controller.ListApps:input_type -> xce.api.v1.ListAppsRequest
 	7,  // 7: xce.api.v1.Controller.Reconfig:input_type -> xce.api.v1.ReconfigRequest
-	8,  // 8: xce.api.v1.Controller.Events:input_type -> xce.api.v1.EventsRequest
-	9,  // 9: xce.api.v1.Controller.Info:input_type -> xce.api.v1.ClusterInfoRequest
-	10, // 10: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
-	11, // 11: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
-	12, // 12: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
-	13, // 13: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
-	14, // 14: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
-	15, // 15: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
-	16, // 16: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
-	17, // 17: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
-	18, // 18: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
-	19, // 19: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
-	10, // [10:20] is the sub-list for method output_type
-	0,  // [0:10] is the sub-list for method input_type
+	8,  // 8: xce.api.v1.Controller.Control:input_type -> xce.api.v1.ControlRequest
+	9,  // 9: xce.api.v1.Controller.Events:input_type -> xce.api.v1.EventsRequest
+	10, // 10: xce.api.v1.Controller.Info:input_type -> xce.api.v1.ClusterInfoRequest
+	11, // 11: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
+	12, // 12: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
+	13, // 13: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
+	14, // 14: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
+	15, // 15: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
+	16, // 16: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
+	17, // 17: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
+	18, // 18: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
+	19, // 19: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
+	20, // 20: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
+	21, // 21: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
+	11, // [11:22] is the sub-list for method output_type
+	0,  // [0:11] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name

@@ -32,6 +32,7 @@ const (
 	Controller_ListHosts_FullMethodName  = "/xce.api.v1.Controller/ListHosts"
 	Controller_ListApps_FullMethodName   = "/xce.api.v1.Controller/ListApps"
 	Controller_Reconfig_FullMethodName   = "/xce.api.v1.Controller/Reconfig"
+	Controller_Control_FullMethodName    = "/xce.api.v1.Controller/Control"
 	Controller_Events_FullMethodName     = "/xce.api.v1.Controller/Events"
 	Controller_Info_FullMethodName       = "/xce.api.v1.Controller/Info"
 )
@@ -52,6 +53,8 @@ type ControllerClient interface {
 	// Reload the configuration (badmin reconfig); administrators only. A
 	// configuration with an error is refused whole and the old one stays.
 	Reconfig(ctx context.Context, in *api.ReconfigRequest, opts ...grpc.CallOption) (*api.ReconfigReply, error)
+	// Queue and host controls (administrators) and bswitch / brequeue.
+	Control(ctx context.Context, in *api.ControlRequest, opts ...grpc.CallOption) (*api.ControlReply, error)
 	Events(ctx context.Context, in *api.EventsRequest, opts ...grpc.CallOption) (*api.EventsReply, error)
 	Info(ctx context.Context, in *api.ClusterInfoRequest, opts ...grpc.CallOption) (*api.ClusterInfo, error)
 }
@@ -162,6 +165,16 @@ func (c *controllerClient) Reconfig(ctx context.Context, in *api.ReconfigRequest
 	return out, nil
 }
 
+func (c *controllerClient) Control(ctx context.Context, in *api.ControlRequest, opts ...grpc.CallOption) (*api.ControlReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(api.ControlReply)
+	err := c.cc.Invoke(ctx, Controller_Control_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *controllerClient) Events(ctx context.Context, in *api.EventsRequest, opts ...grpc.CallOption) (*api.EventsReply, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(api.EventsReply)
@@ -198,6 +211,8 @@ type ControllerServer interface {
 	// Reload the configuration (badmin reconfig); administrators only. A
 	// configuration with an error is refused whole and the old one stays.
 	Reconfig(context.Context, *api.ReconfigRequest) (*api.ReconfigReply, error)
+	// Queue and host controls (administrators) and bswitch / brequeue.
+	Control(context.Context, *api.ControlRequest) (*api.ControlReply, error)
 	Events(context.Context, *api.EventsRequest) (*api.EventsReply, error)
 	Info(context.Context, *api.ClusterInfoRequest) (*api.ClusterInfo, error)
 	mustEmbedUnimplementedControllerServer()
@@ -233,6 +248,9 @@ func (UnimplementedControllerServer) ListApps(context.Context, *api.ListAppsRequ
 }
 func (UnimplementedControllerServer) Reconfig(context.Context, *api.ReconfigRequest) (*api.ReconfigReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Reconfig not implemented")
+}
+func (UnimplementedControllerServer) Control(context.Context, *api.ControlRequest) (*api.ControlReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Control not implemented")
 }
 func (UnimplementedControllerServer) Events(context.Context, *api.EventsRequest) (*api.EventsReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Events not implemented")
@@ -391,6 +409,24 @@ func _Controller_Reconfig_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Controller_Control_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(api.ControlRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControllerServer).Control(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Controller_Control_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControllerServer).Control(ctx, req.(*api.ControlRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Controller_Events_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(api.EventsRequest)
 	if err := dec(in); err != nil {
@@ -457,6 +493,10 @@ var Controller_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Reconfig",
 			Handler:    _Controller_Reconfig_Handler,
+		},
+		{
+			MethodName: "Control",
+			Handler:    _Controller_Control_Handler,
 		},
 		{
 			MethodName: "Events",

@@ -1,0 +1,102 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// badmin's queue and host controls, bswitch and brequeue, against a real
+// xced; queue and host controls survive a restart.
+func TestControls(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "xce.toml")
+	writeConfig(t, path, "\n[queues.night]\npriority = 10\n")
+	c := newCluster(t, "--config", path)
+
+	if out := c.must("", "badmin", "qclose", "night"); out != "Queue <night> is closed\n" {
+		t.Errorf("qclose: %q", out)
+	}
+	if r := c.run("", "bsub", "-q", "night", "true"); r.code != 255 || !strings.Contains(r.stderr, "night: Queue has been closed. Job not submitted.") {
+		t.Errorf("bsub to a closed queue: %d %q", r.code, r.stderr)
+	}
+	c.must("", "badmin", "qopen", "night")
+	c.must("", "badmin", "qinact", "night")
+	n := c.submit("", "-q", "night", "true")
+	var why string
+	for i := 0; i < 100 && !strings.Contains(why, "inactivated"); i++ {
+		time.Sleep(20 * time.Millisecond)
+		why = c.must("", "bjobs", "-p", n)
+	}
+	if !strings.Contains(why, "The queue is inactivated by the administrator") {
+		t.Errorf("a job in an inactive queue:\n%s", why)
+	}
+	if out := c.must("", "bqueues", "night"); !strings.Contains(out, "Open:Inact") {
+		t.Errorf("bqueues:\n%s", out)
+	}
+
+	// The controls outlive a restart.
+	c.stop()
+	c.start()
+	if out := c.must("", "bqueues", "night"); !strings.Contains(out, "Open:Inact") {
+		t.Errorf("after a restart:\n%s", out)
+	}
+	// bswitch moves the pending job to an active queue, where it runs.
+	if out := c.must("", "bswitch", "normal", n); out != "Job <"+n+"> is switched to queue <normal>\n" {
+		t.Errorf("bswitch: %q", out)
+	}
+	c.waitState(n, "DONE")
+	if r := c.run("", "bswitch", "nosuch", n); r.code != 255 || !strings.Contains(r.stderr, "Job <"+n+">: ") {
+		t.Errorf("bswitch of a finished job: %d %q", r.code, r.stderr)
+	}
+	c.must("", "badmin", "qact", "night")
+
+	// hclose: nothing starts on the host; hopen lets it.
+	host := hostName()
+	if out := c.must("", "badmin", "hclose", host); out != "Close <"+host+"> ...... done\n" {
+		t.Errorf("hclose: %q", out)
+	}
+	if out := c.must("", "bhosts", "-w"); !strings.Contains(out, "closed_Adm") {
+		t.Errorf("bhosts -w after hclose:\n%s", out)
+	}
+	h := c.submit("", "true")
+	time.Sleep(300 * time.Millisecond)
+	if s := c.stat(h); s != "PEND" {
+		t.Errorf("a job started on a closed host: %s", s)
+	}
+	if out := c.must("", "badmin", "hopen", host); out != "Open <"+host+"> ...... done\n" {
+		t.Errorf("hopen: %q", out)
+	}
+	c.waitState(h, "DONE")
+
+	// brequeue: a finished job runs again; a running one is killed and
+	// runs again (it writes one line per run).
+	out := filepath.Join(c.work, "runs")
+	d := c.submit("", "-o", "/dev/null", "echo run >> "+out)
+	c.waitState(d, "DONE")
+	if got := c.must("", "brequeue", d); got != "Job <"+d+"> is being requeued\n" {
+		t.Errorf("brequeue: %q", got)
+	}
+	c.waitState(d, "DONE")
+	if b, _ := os.ReadFile(out); string(b) != "run\nrun\n" {
+		t.Errorf("the requeued job ran %q", b)
+	}
+	r := c.submit("", "-o", "/dev/null", "echo start >> "+out+"2; sleep 30")
+	c.waitState(r, "RUN")
+	time.Sleep(200 * time.Millisecond)
+	c.must("", "brequeue", "-r", r)
+	for i := 0; i < 200; i++ {
+		if b, _ := os.ReadFile(out + "2"); strings.Count(string(b), "start") == 2 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if b, _ := os.ReadFile(out + "2"); strings.Count(string(b), "start") != 2 {
+		t.Errorf("the running job was not run again: %q", b)
+	}
+	if hist := c.must("", "bhist", "-l", r); !strings.Contains(strings.ReplaceAll(hist, "\n                     ", ""), "Requeued job is waiting for rescheduling") {
+		t.Errorf("bhist -l of the requeued job:\n%s", hist)
+	}
+	c.must("", "bkill", r)
+}
