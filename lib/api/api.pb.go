@@ -528,28 +528,32 @@ type ControlRequest_Action int32
 
 const (
 	ControlRequest_ACTION_UNSPECIFIED ControlRequest_Action = 0
-	ControlRequest_QUEUE_CLOSE        ControlRequest_Action = 1 // badmin qclose: no new submissions
-	ControlRequest_QUEUE_OPEN         ControlRequest_Action = 2 // badmin qopen
-	ControlRequest_QUEUE_INACTIVATE   ControlRequest_Action = 3 // badmin qinact: accept, dispatch nothing
-	ControlRequest_QUEUE_ACTIVATE     ControlRequest_Action = 4 // badmin qact
-	ControlRequest_HOST_CLOSE         ControlRequest_Action = 5 // badmin hclose: no new jobs on the host
-	ControlRequest_HOST_OPEN          ControlRequest_Action = 6 // badmin hopen
-	ControlRequest_SWITCH             ControlRequest_Action = 7 // bswitch: move jobs to queue
-	ControlRequest_REQUEUE            ControlRequest_Action = 8 // brequeue: back to pending (killing running ones)
+	ControlRequest_QUEUE_CLOSE        ControlRequest_Action = 1  // badmin qclose: no new submissions
+	ControlRequest_QUEUE_OPEN         ControlRequest_Action = 2  // badmin qopen
+	ControlRequest_QUEUE_INACTIVATE   ControlRequest_Action = 3  // badmin qinact: accept, dispatch nothing
+	ControlRequest_QUEUE_ACTIVATE     ControlRequest_Action = 4  // badmin qact
+	ControlRequest_HOST_CLOSE         ControlRequest_Action = 5  // badmin hclose: no new jobs on the host
+	ControlRequest_HOST_OPEN          ControlRequest_Action = 6  // badmin hopen
+	ControlRequest_SWITCH             ControlRequest_Action = 7  // bswitch: move jobs to queue
+	ControlRequest_REQUEUE            ControlRequest_Action = 8  // brequeue: back to pending (killing running ones)
+	ControlRequest_TOP                ControlRequest_Action = 9  // btop: move a pending job to position from the top
+	ControlRequest_BOTTOM             ControlRequest_Action = 10 // bbot: ... from the bottom
 )
 
 // Enum value maps for ControlRequest_Action.
 var (
 	ControlRequest_Action_name = map[int32]string{
-		0: "ACTION_UNSPECIFIED",
-		1: "QUEUE_CLOSE",
-		2: "QUEUE_OPEN",
-		3: "QUEUE_INACTIVATE",
-		4: "QUEUE_ACTIVATE",
-		5: "HOST_CLOSE",
-		6: "HOST_OPEN",
-		7: "SWITCH",
-		8: "REQUEUE",
+		0:  "ACTION_UNSPECIFIED",
+		1:  "QUEUE_CLOSE",
+		2:  "QUEUE_OPEN",
+		3:  "QUEUE_INACTIVATE",
+		4:  "QUEUE_ACTIVATE",
+		5:  "HOST_CLOSE",
+		6:  "HOST_OPEN",
+		7:  "SWITCH",
+		8:  "REQUEUE",
+		9:  "TOP",
+		10: "BOTTOM",
 	}
 	ControlRequest_Action_value = map[string]int32{
 		"ACTION_UNSPECIFIED": 0,
@@ -561,6 +565,8 @@ var (
 		"HOST_OPEN":          6,
 		"SWITCH":             7,
 		"REQUEUE":            8,
+		"TOP":                9,
+		"BOTTOM":             10,
 	}
 )
 
@@ -1394,8 +1400,11 @@ type Job struct {
 	// to pending (PSUSP with requeue_hold) instead of finishing.
 	RequeuePending bool `protobuf:"varint,28,opt,name=requeue_pending,json=requeuePending,proto3" json:"requeue_pending,omitempty"`
 	RequeueHold    bool `protobuf:"varint,29,opt,name=requeue_hold,json=requeueHold,proto3" json:"requeue_hold,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Dispatch order among pending jobs of equal queue and user priority
+	// (btop / bbot); lower first, then submission order.
+	Order         int64 `protobuf:"varint,30,opt,name=order,proto3" json:"order,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -1629,6 +1638,13 @@ func (x *Job) GetRequeueHold() bool {
 		return x.RequeueHold
 	}
 	return false
+}
+
+func (x *Job) GetOrder() int64 {
+	if x != nil {
+		return x.Order
+	}
+	return 0
 }
 
 // Event is one entry of a job's event log.
@@ -3617,7 +3633,8 @@ type ControlRequest struct {
 	// REQUEUE: the states of the jobs it applies to (brequeue -d -e -r -p
 	// -a); lib/cli fills in the default.
 	States        []JobState `protobuf:"varint,6,rep,packed,name=states,proto3,enum=xce.api.v1.JobState" json:"states,omitempty"`
-	Comment       string     `protobuf:"bytes,7,opt,name=comment,proto3" json:"comment,omitempty"` // badmin -C
+	Comment       string     `protobuf:"bytes,7,opt,name=comment,proto3" json:"comment,omitempty"`    // badmin -C
+	Position      int32      `protobuf:"varint,8,opt,name=position,proto3" json:"position,omitempty"` // TOP / BOTTOM: 1 = first; 0 means 1
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3699,6 +3716,13 @@ func (x *ControlRequest) GetComment() string {
 		return x.Comment
 	}
 	return ""
+}
+
+func (x *ControlRequest) GetPosition() int32 {
+	if x != nil {
+		return x.Position
+	}
+	return 0
 }
 
 type ControlResult struct {
@@ -4425,7 +4449,7 @@ const file_api_proto_rawDesc = "" +
 	"\x04pgid\x18\b \x01(\x05R\x04pgid\x12\x12\n" +
 	"\x04pids\x18\t \x03(\x05R\x04pids\x12%\n" +
 	"\x0ecollected_time\x18\n" +
-	" \x01(\x03R\rcollectedTime\"\x85\b\n" +
+	" \x01(\x03R\rcollectedTime\"\x9b\b\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +
@@ -4467,7 +4491,8 @@ const file_api_proto_rawDesc = "" +
 	"killReason\x12*\n" +
 	"\x11pre_exec_failures\x18\x1b \x01(\x05R\x0fpreExecFailures\x12'\n" +
 	"\x0frequeue_pending\x18\x1c \x01(\bR\x0erequeuePending\x12!\n" +
-	"\frequeue_hold\x18\x1d \x01(\bR\vrequeueHold\"\x90\x04\n" +
+	"\frequeue_hold\x18\x1d \x01(\bR\vrequeueHold\x12\x14\n" +
+	"\x05order\x18\x1e \x01(\x03R\x05order\"\x90\x04\n" +
 	"\x05Event\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +
@@ -4687,7 +4712,7 @@ const file_api_proto_rawDesc = "" +
 	"\x0fListAppsRequest\x12\x14\n" +
 	"\x05names\x18\x01 \x03(\tR\x05names\"4\n" +
 	"\rListAppsReply\x12#\n" +
-	"\x04apps\x18\x01 \x03(\v2\x0f.xce.api.v1.AppR\x04apps\"\xa1\x03\n" +
+	"\x04apps\x18\x01 \x03(\v2\x0f.xce.api.v1.AppR\x04apps\"\xd2\x03\n" +
 	"\x0eControlRequest\x129\n" +
 	"\x06action\x18\x01 \x01(\x0e2!.xce.api.v1.ControlRequest.ActionR\x06action\x12\x14\n" +
 	"\x05names\x18\x02 \x03(\tR\x05names\x12&\n" +
@@ -4695,7 +4720,8 @@ const file_api_proto_rawDesc = "" +
 	"\x05queue\x18\x04 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04hold\x18\x05 \x01(\bR\x04hold\x12,\n" +
 	"\x06states\x18\x06 \x03(\x0e2\x14.xce.api.v1.JobStateR\x06states\x12\x18\n" +
-	"\acomment\x18\a \x01(\tR\acomment\"\xa3\x01\n" +
+	"\acomment\x18\a \x01(\tR\acomment\x12\x1a\n" +
+	"\bposition\x18\b \x01(\x05R\bposition\"\xb8\x01\n" +
 	"\x06Action\x12\x16\n" +
 	"\x12ACTION_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vQUEUE_CLOSE\x10\x01\x12\x0e\n" +
@@ -4708,7 +4734,11 @@ const file_api_proto_rawDesc = "" +
 	"\tHOST_OPEN\x10\x06\x12\n" +
 	"\n" +
 	"\x06SWITCH\x10\a\x12\v\n" +
-	"\aREQUEUE\x10\b\"_\n" +
+	"\aREQUEUE\x10\b\x12\a\n" +
+	"\x03TOP\x10\t\x12\n" +
+	"\n" +
+	"\x06BOTTOM\x10\n" +
+	"\"_\n" +
 	"\rControlResult\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12$\n" +
 	"\x03ref\x18\x02 \x01(\v2\x12.xce.api.v1.JobRefR\x03ref\x12\x14\n" +
