@@ -64,6 +64,8 @@ var commands = map[string]func([]string) int{
 	"badmin":   badmin,
 	"bswitch":  bswitch,
 	"brequeue": brequeue,
+	"btop":     btop,
+	"bbot":     bbot,
 	"lsid":     lsid,
 	"lshosts":  lshosts,
 	"lsload":   lsload,
@@ -139,6 +141,10 @@ func newCommand(use, short string, run func(args []string) int) (*cobra.Command,
 // command has nothing more to do (help, version, a bad option), rc is then
 // its exit code.
 func execute(c *cobra.Command, code *int, args []string, stopAtCommand bool) (rc int, done bool) {
+	if building != nil { // Commands (doc.go) collects c; nothing is parsed or run
+		building(c)
+		return 0, true
+	}
 	for _, a := range args {
 		if a == "-V" {
 			fmt.Fprint(sys.stderr, Version)
