@@ -100,3 +100,24 @@ func TestControls(t *testing.T) {
 	}
 	c.must("", "bkill", r)
 }
+
+// btop and bbot as a user types them.
+func TestTopBottom(t *testing.T) {
+	c := newCluster(t, "--slots", "1")
+	run := c.submit("", "sleep 30")
+	c.waitState(run, "RUN")
+	a := c.submit("", "true")
+	b := c.submit("", "true")
+	r := c.run("", "btop", b)
+	if r.code != 0 || r.stderr != "Job <"+b+"> has been moved to position 1 from top.\n" {
+		t.Errorf("btop: %d %q", r.code, r.stderr)
+	}
+	ids := strings.Fields(c.must("", "bjobs", "-p", "-noheader", "-o", "jobid"))
+	if strings.Join(ids, " ") != b+" "+a {
+		t.Errorf("pending order %v, want %s %s", ids, b, a)
+	}
+	if r := c.run("", "bbot", b, "3"); r.code != 0 || !strings.Contains(r.stderr, "Warning: position value <3> is beyond movable range.") {
+		t.Errorf("bbot past the end: %d %q", r.code, r.stderr)
+	}
+	c.must("", "bkill", run, a, b)
+}

@@ -3727,9 +3727,10 @@ func (x *ControlRequest) GetPosition() int32 {
 
 type ControlResult struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`   // the queue or host
-	Ref           *JobRef                `protobuf:"bytes,2,opt,name=ref,proto3" json:"ref,omitempty"`     // the job
-	Error         string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"` // empty on success
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`       // the queue or host
+	Ref           *JobRef                `protobuf:"bytes,2,opt,name=ref,proto3" json:"ref,omitempty"`         // the job
+	Error         string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`     // empty on success
+	Warning       string                 `protobuf:"bytes,4,opt,name=warning,proto3" json:"warning,omitempty"` // done, with a remark (btop past the end)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3781,6 +3782,13 @@ func (x *ControlResult) GetRef() *JobRef {
 func (x *ControlResult) GetError() string {
 	if x != nil {
 		return x.Error
+	}
+	return ""
+}
+
+func (x *ControlResult) GetWarning() string {
+	if x != nil {
+		return x.Warning
 	}
 	return ""
 }
@@ -4738,11 +4746,12 @@ const file_api_proto_rawDesc = "" +
 	"\x03TOP\x10\t\x12\n" +
 	"\n" +
 	"\x06BOTTOM\x10\n" +
-	"\"_\n" +
+	"\"y\n" +
 	"\rControlResult\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12$\n" +
 	"\x03ref\x18\x02 \x01(\v2\x12.xce.api.v1.JobRefR\x03ref\x12\x14\n" +
-	"\x05error\x18\x03 \x01(\tR\x05error\"C\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\x12\x18\n" +
+	"\awarning\x18\x04 \x01(\tR\awarning\"C\n" +
 	"\fControlReply\x123\n" +
 	"\aresults\x18\x01 \x03(\v2\x19.xce.api.v1.ControlResultR\aresults\"0\n" +
 	"\x0fReconfigRequest\x12\x1d\n" +

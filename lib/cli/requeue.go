@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strconv"
 
 	"xce/lib/api"
 )
@@ -121,6 +122,65 @@ func jobControl(req *api.ControlRequest, success string) int {
 		}
 	}
 	if failed || len(reply.Results) == 0 {
+		return 255
+	}
+	return 0
+}
+
+// btop and bbot move a pending job to a position from the top or the
+// bottom of its queue.
+func btop(args []string) int { return move("btop", "top", api.ControlRequest_TOP, args) }
+func bbot(args []string) int { return move("bbot", "bottom", api.ControlRequest_BOTTOM, args) }
+
+func move(name, end string, action api.ControlRequest_Action, args []string) int {
+	var words []string
+	cmd, code := newCommand(name+` job_ID | "job_ID[index]" [position]`, "Move a pending job to the "+end+" of its queue", func(a []string) int {
+		words = a
+		return 0
+	})
+	if rc, done := execute(cmd, code, args, false); done {
+		return rc
+	}
+	if len(words) == 0 || len(words) > 2 {
+		fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.Use)
+		return 255
+	}
+	refs, err := parseJobIDs(words[:1])
+	if err != nil {
+		fmt.Fprintln(sys.stderr, err)
+		return 255
+	}
+	pos := 1
+	if len(words) == 2 {
+		if pos, err = strconv.Atoi(words[1]); err != nil || pos < 1 {
+			fmt.Fprintf(sys.stderr, "%s: Invalid position\n", words[1])
+			return 255
+		}
+	}
+	c, cx, done, ok := connect()
+	if !ok {
+		return 255
+	}
+	defer done()
+	reply, err := c.Control(cx, &api.ControlRequest{Action: action, Refs: refs, Position: int32(pos)})
+	if err != nil {
+		fmt.Fprintln(sys.stderr, rpcError(c, err))
+		return 255
+	}
+	failed := len(reply.Results) == 0
+	for _, r := range reply.Results {
+		if r.Error != "" {
+			fmt.Fprintf(sys.stderr, "Job <%s>: %s\n", words[0], r.Error)
+			failed = true
+			continue
+		}
+		if r.Warning != "" {
+			fmt.Fprintln(sys.stderr, r.Warning)
+		}
+		// OpenLava writes this line to stderr; LSF's scripts read it there.
+		fmt.Fprintf(sys.stderr, "Job <%s> has been moved to position %d from %s.\n", words[0], pos, end)
+	}
+	if failed {
 		return 255
 	}
 	return 0

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"sort"
 
 	"google.golang.org/protobuf/proto"
 
@@ -31,6 +32,8 @@ func (c *Controller) Control(who Caller, req *api.ControlRequest) *api.ControlRe
 		return c.switchJobs(who, req)
 	case api.ControlRequest_REQUEUE:
 		return c.requeue(who, req)
+	case api.ControlRequest_TOP, api.ControlRequest_BOTTOM:
+		return c.move(who, req)
 	}
 	return &api.ControlReply{Results: []*api.ControlResult{{Error: "unknown control"}}}
 }
@@ -323,4 +326,89 @@ func stateError(s api.JobState) string {
 func lookupName(who Caller) string {
 	name, _ := lookupUser(who.UID)
 	return name
+}
+
+// errBeyond is btop/bbot's warning when the position is past the end.
+const errBeyond = "Warning: position value <%d> is beyond movable range."
+
+// move is btop / bbot: a pending job goes to a position counted from the
+// top or the bottom among the pending jobs of its queue with its user
+// priority (an ordinary user's own jobs only). The jobs it passes get new
+// order keys, so a move to position N writes N records.
+func (c *Controller) move(who Caller, req *api.ControlRequest) *api.ControlReply {
+	reply := &api.ControlReply{}
+	admin := c.isAdmin(who.UID)
+	user := lookupName(who)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	targets, missing := c.signalTargets(who, &api.SignalRequest{Refs: req.Refs})
+	for _, ref := range missing {
+		reply.Results = append(reply.Results, &api.ControlResult{Ref: ref, Error: errNoJob})
+	}
+	if c.dirty {
+		sort.SliceStable(c.pending, func(a, b int) bool { return c.before(c.pending[a], c.pending[b]) })
+		c.dirty = false
+	}
+	for _, r := range targets {
+		res := &api.ControlResult{Ref: &api.JobRef{JobId: r.job.JobId, ArrayIndex: r.job.ArrayIndex}}
+		reply.Results = append(reply.Results, res)
+		switch {
+		case r.eff.GetUid() != who.UID && !admin:
+			res.Error = errPermission
+			continue
+		case r.job.State != api.JobState_PEND && r.job.State != api.JobState_PSUSP:
+			res.Error = stateError(r.job.State)
+			continue
+		}
+		// The jobs it moves among, in dispatch order, without it.
+		var peers []*rec
+		for _, p := range c.pending {
+			if p != r && p.job.State == api.JobState_PEND && p.eff.GetQueue() == r.eff.GetQueue() &&
+				p.eff.GetUserPriority() == r.eff.GetUserPriority() && (admin || p.eff.GetUid() == who.UID) {
+				peers = append(peers, p)
+			}
+		}
+		pos := int(max(req.Position, 1))
+		if pos > len(peers)+1 {
+			res.Warning = fmt.Sprintf(errBeyond, pos)
+			pos = len(peers) + 1
+		}
+		// Renumber the jobs it passes and give it the key just beside them.
+		var changes []store.Change
+		set := func(x *rec, order int64) {
+			if x.job.Order == order {
+				return
+			}
+			nj := c.clone(x)
+			nj.Order = order
+			changes = append(changes, store.Change{Job: nj, Event: c.event(nj, api.EventType_MODIFY, user, "Moved in the queue")})
+		}
+		if req.Action == api.ControlRequest_TOP {
+			m := r.job.Order
+			if pos-1 < len(peers) {
+				m = peers[pos-1].job.Order
+			}
+			for i := 0; i < pos-1; i++ {
+				set(peers[i], m-int64(pos-i))
+			}
+			set(r, m-1)
+		} else {
+			m := r.job.Order
+			from := len(peers) - (pos - 1) // the first job that stays below it
+			if from-1 >= 0 {
+				m = peers[from-1].job.Order
+			}
+			for i := from; i < len(peers); i++ {
+				set(peers[i], m+int64(i-from+2))
+			}
+			set(r, m+1)
+		}
+		if err := c.commit(changes); err != nil {
+			res.Error = "Failed to record the request: " + err.Error()
+			continue
+		}
+		c.dirty = true
+	}
+	c.Kick()
+	return reply
 }

@@ -448,3 +448,55 @@ func TestConfiguredLimits(t *testing.T) {
 		t.Errorf("a job over the project quota: %v", err)
 	}
 }
+
+// btop and bbot reorder pending jobs; the order holds for dispatch.
+func TestMove(t *testing.T) {
+	c, _ := newTestController(t, 1, -1)
+	run, _ := c.Submit(alice, &api.JobSpec{Command: "run"})
+	waitFor(t, "running", func() bool { return c.stateOf(run.JobId, 0) == api.JobState_RUN })
+	var ids []int64
+	for _, n := range []string{"a", "b", "c", "d"} {
+		r, _ := c.Submit(alice, &api.JobSpec{Command: n})
+		ids = append(ids, r.JobId)
+	}
+	order := func() string {
+		q := c.Query(alice, &api.QueryRequest{Scope: api.QueryRequest_PENDING})
+		var names []string
+		for _, j := range q.Jobs {
+			for i, id := range ids {
+				if j.JobId == id {
+					names = append(names, string(rune('a'+i)))
+				}
+			}
+		}
+		return strings.Join(names, "")
+	}
+	ref := func(i int) []*api.JobRef { return []*api.JobRef{{JobId: ids[i], ArrayIndex: -1}} }
+	steps := []struct {
+		action api.ControlRequest_Action
+		job    int
+		pos    int32
+		want   string
+	}{
+		{api.ControlRequest_TOP, 3, 1, "dabc"},
+		{api.ControlRequest_BOTTOM, 0, 1, "dbca"},
+		{api.ControlRequest_TOP, 2, 2, "dcba"},
+		{api.ControlRequest_BOTTOM, 3, 2, "cbda"},
+		{api.ControlRequest_TOP, 0, 9, "cbda"}, // past the end: as far as it goes
+	}
+	for _, s := range steps {
+		rep := c.Control(alice, &api.ControlRequest{Action: s.action, Refs: ref(s.job), Position: s.pos})
+		if rep.Results[0].Error != "" {
+			t.Fatalf("%v: %s", s, rep.Results[0].Error)
+		}
+		if got := order(); got != s.want {
+			t.Errorf("after %v %c %d: %s, want %s", s.action, 'a'+s.job, s.pos, got, s.want)
+		}
+	}
+	if rep := c.Control(alice, &api.ControlRequest{Action: api.ControlRequest_TOP, Refs: ref(0), Position: 9}); rep.Results[0].Warning == "" {
+		t.Error("no warning for a position past the end")
+	}
+	if rep := c.Control(Caller{UID: 1001}, &api.ControlRequest{Action: api.ControlRequest_TOP, Refs: ref(1)}); rep.Results[0].Error != errPermission {
+		t.Errorf("another user moved alice's job: %v", rep.Results)
+	}
+}

@@ -73,6 +73,9 @@ func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReplyEnc
 		if x.uprio != y.uprio {
 			return x.uprio > y.uprio
 		}
+		if x.group == 1 && x.job.Order != y.job.Order {
+			return x.job.Order < y.job.Order
+		}
 		if x.job.JobId != y.job.JobId {
 			return x.job.JobId < y.job.JobId
 		}

@@ -298,6 +298,9 @@ func (c *Controller) before(a, b *rec) bool {
 	if ua, ub := a.eff.GetUserPriority(), b.eff.GetUserPriority(); ua != ub {
 		return ua > ub
 	}
+	if a.job.Order != b.job.Order { // btop / bbot
+		return a.job.Order < b.job.Order
+	}
 	if a.job.JobId != b.job.JobId {
 		return a.job.JobId < b.job.JobId
 	}
