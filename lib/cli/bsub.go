@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"xce/lib/api"
+	"xce/lib/lsfenv"
 )
 
 // bsubOpts holds bsub's options as given.
@@ -42,7 +43,7 @@ func bsubFlags(fs *pflag.FlagSet, o *bsubOpts) {
 	fs.StringVar(&o.input, "i", "", "the job's standard input file")
 	fs.StringVar(&o.cwd, "cwd", "", "the job's working directory")
 	fs.StringVar(&o.runLimit, "W", "", "run limit: [hour:]minute")
-	fs.StringVar(&o.memLimit, "M", "", "memory limit (KB unless a unit is given; ! = hard)")
+	fs.StringVar(&o.memLimit, "M", "", "memory limit, in LSF_UNIT_FOR_LIMITS (KB by default) unless a unit is given; ! = hard")
 	fs.StringVar(&o.project, "P", "", "project name")
 	fs.StringVar(&o.app, "app", "", "application profile")
 	fs.BoolVar(&o.hold, "H", false, "submit on hold (PSUSP) until bresume")
@@ -305,7 +306,11 @@ func fillSpec(s *api.JobSpec, o *bsubOpts) error {
 		s.RunLimitSec = sec
 	}
 	if o.memLimit != "" {
-		kb, hard, err := parseMemLimit(o.memLimit)
+		lsf, err := lsfenv.Load(sys.getenv) // a unitless -M is in LSF_UNIT_FOR_LIMITS
+		if err != nil {
+			return err
+		}
+		kb, hard, err := parseMemLimit(lsf.WithUnit(o.memLimit))
 		if err != nil {
 			return fmt.Errorf("%s: Bad MEMLIMIT specification", o.memLimit)
 		}

@@ -1,5 +1,6 @@
 // Package client finds the XCE controller and dials it: every command and
-// xcetop use it. The controller's directory is $XCE_DIR when set; otherwise
+// xcetop use it. The controller's directory is $XCE_DIR when set, else the
+// XCE_DIR of $LSF_ENVDIR/lsf.conf (xced writes one in DIR/conf); otherwise
 // the caller's own default directory when a controller runs there, else the
 // system one. Its socket is DIR/xced.sock.
 package client
@@ -17,6 +18,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
+	"xce/lib/lsfenv"
 )
 
 // SocketName is the controller's socket inside its directory.
@@ -45,6 +47,9 @@ func DefaultDir() string {
 func Dir() string {
 	if d := os.Getenv("XCE_DIR"); d != "" {
 		return d
+	}
+	if c, err := lsfenv.Load(os.Getenv); err == nil && c.Get("XCE_DIR") != "" {
+		return c.Get("XCE_DIR") // LSF_ENVDIR names the controller's conf/ (lib/lsfenv)
 	}
 	own := DefaultDir()
 	if _, err := os.Stat(filepath.Join(own, SocketName)); err == nil {
