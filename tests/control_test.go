@@ -121,3 +121,23 @@ func TestTopBottom(t *testing.T) {
 	}
 	c.must("", "bkill", run, a, b)
 }
+
+// bwait returns once the condition holds, fails at once when it never
+// can, and gives up at its timeout.
+func TestBwait(t *testing.T) {
+	c := newCluster(t)
+	a := c.submit("", "sleep 1")
+	start := time.Now()
+	if r := c.run("", "bwait", "-w", "done("+a+")"); r.code != 0 {
+		t.Errorf("bwait done: %d %q", r.code, r.stderr)
+	}
+	if time.Since(start) < 500*time.Millisecond || c.stat(a) != "DONE" {
+		t.Errorf("bwait returned before the job was done (%s)", c.stat(a))
+	}
+	if r := c.run("", "bwait", "-w", "exit("+a+")"); r.code == 0 || r.stderr != "Wait condition is never satisfied\n" {
+		t.Errorf("bwait on an impossible condition: %d %q", r.code, r.stderr)
+	}
+	if r := c.run("", "bwait", "-w", "done(424242)"); r.code == 0 || !strings.Contains(r.stderr, "424242: No matching job found") {
+		t.Errorf("bwait on an unknown job: %d %q", r.code, r.stderr)
+	}
+}

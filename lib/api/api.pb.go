@@ -597,6 +597,58 @@ func (ControlRequest_Action) EnumDescriptor() ([]byte, []int) {
 	return file_api_proto_rawDescGZIP(), []int{26, 0}
 }
 
+type DependencyReply_Status int32
+
+const (
+	DependencyReply_STATUS_UNSPECIFIED DependencyReply_Status = 0
+	DependencyReply_MET                DependencyReply_Status = 1
+	DependencyReply_WAITING            DependencyReply_Status = 2
+	DependencyReply_NEVER              DependencyReply_Status = 3 // can never be satisfied
+)
+
+// Enum value maps for DependencyReply_Status.
+var (
+	DependencyReply_Status_name = map[int32]string{
+		0: "STATUS_UNSPECIFIED",
+		1: "MET",
+		2: "WAITING",
+		3: "NEVER",
+	}
+	DependencyReply_Status_value = map[string]int32{
+		"STATUS_UNSPECIFIED": 0,
+		"MET":                1,
+		"WAITING":            2,
+		"NEVER":              3,
+	}
+)
+
+func (x DependencyReply_Status) Enum() *DependencyReply_Status {
+	p := new(DependencyReply_Status)
+	*p = x
+	return p
+}
+
+func (x DependencyReply_Status) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DependencyReply_Status) Descriptor() protoreflect.EnumDescriptor {
+	return file_api_proto_enumTypes[8].Descriptor()
+}
+
+func (DependencyReply_Status) Type() protoreflect.EnumType {
+	return &file_api_proto_enumTypes[8]
+}
+
+func (x DependencyReply_Status) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DependencyReply_Status.Descriptor instead.
+func (DependencyReply_Status) EnumDescriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{30, 0}
+}
+
 // JobSpec is a submission: every bsub option, as the user gave it, plus the
 // submission context. The controller fills the identity fields from the
 // caller's socket credentials, never from the request.
@@ -3837,6 +3889,96 @@ func (x *ControlReply) GetResults() []*ControlResult {
 	return nil
 }
 
+// DependencyRequest asks how a dependency expression (bsub -w, bwait -w)
+// stands now, for the caller's jobs.
+type DependencyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Expression    string                 `protobuf:"bytes,1,opt,name=expression,proto3" json:"expression,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DependencyRequest) Reset() {
+	*x = DependencyRequest{}
+	mi := &file_api_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DependencyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DependencyRequest) ProtoMessage() {}
+
+func (x *DependencyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DependencyRequest.ProtoReflect.Descriptor instead.
+func (*DependencyRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *DependencyRequest) GetExpression() string {
+	if x != nil {
+		return x.Expression
+	}
+	return ""
+}
+
+type DependencyReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Status        DependencyReply_Status `protobuf:"varint,1,opt,name=status,proto3,enum=xce.api.v1.DependencyReply_Status" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DependencyReply) Reset() {
+	*x = DependencyReply{}
+	mi := &file_api_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DependencyReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DependencyReply) ProtoMessage() {}
+
+func (x *DependencyReply) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DependencyReply.ProtoReflect.Descriptor instead.
+func (*DependencyReply) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *DependencyReply) GetStatus() DependencyReply_Status {
+	if x != nil {
+		return x.Status
+	}
+	return DependencyReply_STATUS_UNSPECIFIED
+}
+
 // ReconfigRequest asks the controller to reload its configuration file.
 type ReconfigRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3847,7 +3989,7 @@ type ReconfigRequest struct {
 
 func (x *ReconfigRequest) Reset() {
 	*x = ReconfigRequest{}
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3859,7 +4001,7 @@ func (x *ReconfigRequest) String() string {
 func (*ReconfigRequest) ProtoMessage() {}
 
 func (x *ReconfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3872,7 +4014,7 @@ func (x *ReconfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigRequest.ProtoReflect.Descriptor instead.
 func (*ReconfigRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{29}
+	return file_api_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ReconfigRequest) GetCheckOnly() bool {
@@ -3893,7 +4035,7 @@ type ReconfigReply struct {
 
 func (x *ReconfigReply) Reset() {
 	*x = ReconfigReply{}
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3905,7 +4047,7 @@ func (x *ReconfigReply) String() string {
 func (*ReconfigReply) ProtoMessage() {}
 
 func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3918,7 +4060,7 @@ func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigReply.ProtoReflect.Descriptor instead.
 func (*ReconfigReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{30}
+	return file_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ReconfigReply) GetChanges() []string {
@@ -3937,7 +4079,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3949,7 +4091,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3962,7 +4104,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{31}
+	return file_api_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListHostsRequest) GetNames() []string {
@@ -3981,7 +4123,7 @@ type ListHostsReply struct {
 
 func (x *ListHostsReply) Reset() {
 	*x = ListHostsReply{}
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3993,7 +4135,7 @@ func (x *ListHostsReply) String() string {
 func (*ListHostsReply) ProtoMessage() {}
 
 func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4006,7 +4148,7 @@ func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsReply.ProtoReflect.Descriptor instead.
 func (*ListHostsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{32}
+	return file_api_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListHostsReply) GetHosts() []*Host {
@@ -4025,7 +4167,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4037,7 +4179,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4050,7 +4192,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{33}
+	return file_api_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *EventsRequest) GetRefs() []*JobRef {
@@ -4069,7 +4211,7 @@ type EventsReply struct {
 
 func (x *EventsReply) Reset() {
 	*x = EventsReply{}
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4081,7 +4223,7 @@ func (x *EventsReply) String() string {
 func (*EventsReply) ProtoMessage() {}
 
 func (x *EventsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4094,7 +4236,7 @@ func (x *EventsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsReply.ProtoReflect.Descriptor instead.
 func (*EventsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{34}
+	return file_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *EventsReply) GetEvents() []*Event {
@@ -4112,7 +4254,7 @@ type ClusterInfoRequest struct {
 
 func (x *ClusterInfoRequest) Reset() {
 	*x = ClusterInfoRequest{}
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4124,7 +4266,7 @@ func (x *ClusterInfoRequest) String() string {
 func (*ClusterInfoRequest) ProtoMessage() {}
 
 func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4137,7 +4279,7 @@ func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfoRequest.ProtoReflect.Descriptor instead.
 func (*ClusterInfoRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{35}
+	return file_api_proto_rawDescGZIP(), []int{37}
 }
 
 type ClusterInfo struct {
@@ -4158,7 +4300,7 @@ type ClusterInfo struct {
 
 func (x *ClusterInfo) Reset() {
 	*x = ClusterInfo{}
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4170,7 +4312,7 @@ func (x *ClusterInfo) String() string {
 func (*ClusterInfo) ProtoMessage() {}
 
 func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4183,7 +4325,7 @@ func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfo.ProtoReflect.Descriptor instead.
 func (*ClusterInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{36}
+	return file_api_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ClusterInfo) GetClusterName() string {
@@ -4259,7 +4401,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4271,7 +4413,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4284,7 +4426,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{37}
+	return file_api_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -4753,7 +4895,18 @@ const file_api_proto_rawDesc = "" +
 	"\x05error\x18\x03 \x01(\tR\x05error\x12\x18\n" +
 	"\awarning\x18\x04 \x01(\tR\awarning\"C\n" +
 	"\fControlReply\x123\n" +
-	"\aresults\x18\x01 \x03(\v2\x19.xce.api.v1.ControlResultR\aresults\"0\n" +
+	"\aresults\x18\x01 \x03(\v2\x19.xce.api.v1.ControlResultR\aresults\"3\n" +
+	"\x11DependencyRequest\x12\x1e\n" +
+	"\n" +
+	"expression\x18\x01 \x01(\tR\n" +
+	"expression\"\x90\x01\n" +
+	"\x0fDependencyReply\x12:\n" +
+	"\x06status\x18\x01 \x01(\x0e2\".xce.api.v1.DependencyReply.StatusR\x06status\"A\n" +
+	"\x06Status\x12\x16\n" +
+	"\x12STATUS_UNSPECIFIED\x10\x00\x12\a\n" +
+	"\x03MET\x10\x01\x12\v\n" +
+	"\aWAITING\x10\x02\x12\t\n" +
+	"\x05NEVER\x10\x03\"0\n" +
 	"\x0fReconfigRequest\x12\x1d\n" +
 	"\n" +
 	"check_only\x18\x01 \x01(\bR\tcheckOnly\")\n" +
@@ -4871,120 +5024,124 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_api_proto_goTypes = []any{
-	(JobState)(0),              // 0: xce.api.v1.JobState
-	(TermReason)(0),            // 1: xce.api.v1.TermReason
-	(EventType)(0),             // 2: xce.api.v1.EventType
-	(HostState)(0),             // 3: xce.api.v1.HostState
-	(PendLimit_Kind)(0),        // 4: xce.api.v1.PendLimit.Kind
-	(QueryRequest_Scope)(0),    // 5: xce.api.v1.QueryRequest.Scope
-	(SignalRequest_Action)(0),  // 6: xce.api.v1.SignalRequest.Action
-	(ControlRequest_Action)(0), // 7: xce.api.v1.ControlRequest.Action
-	(*JobSpec)(nil),            // 8: xce.api.v1.JobSpec
-	(*PendLimit)(nil),          // 9: xce.api.v1.PendLimit
-	(*HostSlots)(nil),          // 10: xce.api.v1.HostSlots
-	(*ResourceUsage)(nil),      // 11: xce.api.v1.ResourceUsage
-	(*Job)(nil),                // 12: xce.api.v1.Job
-	(*Event)(nil),              // 13: xce.api.v1.Event
-	(*Host)(nil),               // 14: xce.api.v1.Host
-	(*Queue)(nil),              // 15: xce.api.v1.Queue
-	(*QueueState)(nil),         // 16: xce.api.v1.QueueState
-	(*App)(nil),                // 17: xce.api.v1.App
-	(*JobRef)(nil),             // 18: xce.api.v1.JobRef
-	(*SubmitRequest)(nil),      // 19: xce.api.v1.SubmitRequest
-	(*SubmitReply)(nil),        // 20: xce.api.v1.SubmitReply
-	(*QueryRequest)(nil),       // 21: xce.api.v1.QueryRequest
-	(*QueryReply)(nil),         // 22: xce.api.v1.QueryReply
-	(*QueryReplyEncoded)(nil),  // 23: xce.api.v1.QueryReplyEncoded
-	(*EncodedSpec)(nil),        // 24: xce.api.v1.EncodedSpec
-	(*SignalRequest)(nil),      // 25: xce.api.v1.SignalRequest
-	(*SignalResult)(nil),       // 26: xce.api.v1.SignalResult
-	(*SignalReply)(nil),        // 27: xce.api.v1.SignalReply
-	(*WatchRequest)(nil),       // 28: xce.api.v1.WatchRequest
-	(*WatchEvent)(nil),         // 29: xce.api.v1.WatchEvent
-	(*ListQueuesRequest)(nil),  // 30: xce.api.v1.ListQueuesRequest
-	(*ListQueuesReply)(nil),    // 31: xce.api.v1.ListQueuesReply
-	(*ListAppsRequest)(nil),    // 32: xce.api.v1.ListAppsRequest
-	(*ListAppsReply)(nil),      // 33: xce.api.v1.ListAppsReply
-	(*ControlRequest)(nil),     // 34: xce.api.v1.ControlRequest
-	(*ControlResult)(nil),      // 35: xce.api.v1.ControlResult
-	(*ControlReply)(nil),       // 36: xce.api.v1.ControlReply
-	(*ReconfigRequest)(nil),    // 37: xce.api.v1.ReconfigRequest
-	(*ReconfigReply)(nil),      // 38: xce.api.v1.ReconfigReply
-	(*ListHostsRequest)(nil),   // 39: xce.api.v1.ListHostsRequest
-	(*ListHostsReply)(nil),     // 40: xce.api.v1.ListHostsReply
-	(*EventsRequest)(nil),      // 41: xce.api.v1.EventsRequest
-	(*EventsReply)(nil),        // 42: xce.api.v1.EventsReply
-	(*ClusterInfoRequest)(nil), // 43: xce.api.v1.ClusterInfoRequest
-	(*ClusterInfo)(nil),        // 44: xce.api.v1.ClusterInfo
-	(*Launch)(nil),             // 45: xce.api.v1.Launch
-	nil,                        // 46: xce.api.v1.JobSpec.OriginEntry
-	nil,                        // 47: xce.api.v1.Queue.UserSharesEntry
-	nil,                        // 48: xce.api.v1.App.EnvEntry
-	nil,                        // 49: xce.api.v1.QueryReply.SpecsEntry
-	nil,                        // 50: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                        // 51: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(JobState)(0),               // 0: xce.api.v1.JobState
+	(TermReason)(0),             // 1: xce.api.v1.TermReason
+	(EventType)(0),              // 2: xce.api.v1.EventType
+	(HostState)(0),              // 3: xce.api.v1.HostState
+	(PendLimit_Kind)(0),         // 4: xce.api.v1.PendLimit.Kind
+	(QueryRequest_Scope)(0),     // 5: xce.api.v1.QueryRequest.Scope
+	(SignalRequest_Action)(0),   // 6: xce.api.v1.SignalRequest.Action
+	(ControlRequest_Action)(0),  // 7: xce.api.v1.ControlRequest.Action
+	(DependencyReply_Status)(0), // 8: xce.api.v1.DependencyReply.Status
+	(*JobSpec)(nil),             // 9: xce.api.v1.JobSpec
+	(*PendLimit)(nil),           // 10: xce.api.v1.PendLimit
+	(*HostSlots)(nil),           // 11: xce.api.v1.HostSlots
+	(*ResourceUsage)(nil),       // 12: xce.api.v1.ResourceUsage
+	(*Job)(nil),                 // 13: xce.api.v1.Job
+	(*Event)(nil),               // 14: xce.api.v1.Event
+	(*Host)(nil),                // 15: xce.api.v1.Host
+	(*Queue)(nil),               // 16: xce.api.v1.Queue
+	(*QueueState)(nil),          // 17: xce.api.v1.QueueState
+	(*App)(nil),                 // 18: xce.api.v1.App
+	(*JobRef)(nil),              // 19: xce.api.v1.JobRef
+	(*SubmitRequest)(nil),       // 20: xce.api.v1.SubmitRequest
+	(*SubmitReply)(nil),         // 21: xce.api.v1.SubmitReply
+	(*QueryRequest)(nil),        // 22: xce.api.v1.QueryRequest
+	(*QueryReply)(nil),          // 23: xce.api.v1.QueryReply
+	(*QueryReplyEncoded)(nil),   // 24: xce.api.v1.QueryReplyEncoded
+	(*EncodedSpec)(nil),         // 25: xce.api.v1.EncodedSpec
+	(*SignalRequest)(nil),       // 26: xce.api.v1.SignalRequest
+	(*SignalResult)(nil),        // 27: xce.api.v1.SignalResult
+	(*SignalReply)(nil),         // 28: xce.api.v1.SignalReply
+	(*WatchRequest)(nil),        // 29: xce.api.v1.WatchRequest
+	(*WatchEvent)(nil),          // 30: xce.api.v1.WatchEvent
+	(*ListQueuesRequest)(nil),   // 31: xce.api.v1.ListQueuesRequest
+	(*ListQueuesReply)(nil),     // 32: xce.api.v1.ListQueuesReply
+	(*ListAppsRequest)(nil),     // 33: xce.api.v1.ListAppsRequest
+	(*ListAppsReply)(nil),       // 34: xce.api.v1.ListAppsReply
+	(*ControlRequest)(nil),      // 35: xce.api.v1.ControlRequest
+	(*ControlResult)(nil),       // 36: xce.api.v1.ControlResult
+	(*ControlReply)(nil),        // 37: xce.api.v1.ControlReply
+	(*DependencyRequest)(nil),   // 38: xce.api.v1.DependencyRequest
+	(*DependencyReply)(nil),     // 39: xce.api.v1.DependencyReply
+	(*ReconfigRequest)(nil),     // 40: xce.api.v1.ReconfigRequest
+	(*ReconfigReply)(nil),       // 41: xce.api.v1.ReconfigReply
+	(*ListHostsRequest)(nil),    // 42: xce.api.v1.ListHostsRequest
+	(*ListHostsReply)(nil),      // 43: xce.api.v1.ListHostsReply
+	(*EventsRequest)(nil),       // 44: xce.api.v1.EventsRequest
+	(*EventsReply)(nil),         // 45: xce.api.v1.EventsReply
+	(*ClusterInfoRequest)(nil),  // 46: xce.api.v1.ClusterInfoRequest
+	(*ClusterInfo)(nil),         // 47: xce.api.v1.ClusterInfo
+	(*Launch)(nil),              // 48: xce.api.v1.Launch
+	nil,                         // 49: xce.api.v1.JobSpec.OriginEntry
+	nil,                         // 50: xce.api.v1.Queue.UserSharesEntry
+	nil,                         // 51: xce.api.v1.App.EnvEntry
+	nil,                         // 52: xce.api.v1.QueryReply.SpecsEntry
+	nil,                         // 53: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                         // 54: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
-	46, // 0: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
-	9,  // 1: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
+	49, // 0: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	10, // 1: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	4,  // 2: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
-	8,  // 3: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
-	8,  // 4: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
+	9,  // 3: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
+	9,  // 4: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
 	0,  // 5: xce.api.v1.Job.state:type_name -> xce.api.v1.JobState
-	10, // 6: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
+	11, // 6: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
 	1,  // 7: xce.api.v1.Job.term_reason:type_name -> xce.api.v1.TermReason
-	11, // 8: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
+	12, // 8: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
 	2,  // 9: xce.api.v1.Event.type:type_name -> xce.api.v1.EventType
 	0,  // 10: xce.api.v1.Event.state:type_name -> xce.api.v1.JobState
-	10, // 11: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
+	11, // 11: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
 	1,  // 12: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
-	11, // 13: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
+	12, // 13: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	3,  // 14: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	47, // 15: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	48, // 16: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
-	8,  // 17: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
+	50, // 15: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	51, // 16: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	9,  // 17: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
 	5,  // 18: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
-	18, // 19: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
-	12, // 20: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
-	18, // 21: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	49, // 22: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	50, // 23: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
-	11, // 24: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
-	12, // 25: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
-	18, // 26: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
-	24, // 27: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
-	24, // 28: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
-	11, // 29: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
+	19, // 19: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
+	13, // 20: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
+	19, // 21: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
+	52, // 22: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	53, // 23: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	12, // 24: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
+	13, // 25: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
+	19, // 26: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
+	25, // 27: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
+	25, // 28: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
+	12, // 29: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
 	6,  // 30: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	18, // 31: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
-	18, // 32: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	26, // 33: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	18, // 34: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	12, // 35: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	14, // 36: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	15, // 37: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	15, // 38: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	17, // 39: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
+	19, // 31: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	19, // 32: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	27, // 33: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	19, // 34: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	13, // 35: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	15, // 36: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	16, // 37: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	16, // 38: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	18, // 39: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
 	7,  // 40: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
-	18, // 41: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
+	19, // 41: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
 	0,  // 42: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
-	18, // 43: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
-	35, // 44: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
-	14, // 45: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	18, // 46: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	13, // 47: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	51, // 48: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	12, // 49: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	8,  // 50: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	8,  // 51: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	52, // [52:52] is the sub-list for method output_type
-	52, // [52:52] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	52, // [52:52] is the sub-list for extension extendee
-	0,  // [0:52] is the sub-list for field type_name
+	19, // 43: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
+	36, // 44: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
+	8,  // 45: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
+	15, // 46: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	19, // 47: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	14, // 48: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	54, // 49: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	13, // 50: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	9,  // 51: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	9,  // 52: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	53, // [53:53] is the sub-list for method output_type
+	53, // [53:53] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -4997,8 +5154,8 @@ func file_api_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
-			NumEnums:      8,
-			NumMessages:   44,
+			NumEnums:      9,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

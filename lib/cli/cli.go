@@ -66,6 +66,7 @@ var commands = map[string]func([]string) int{
 	"brequeue": brequeue,
 	"btop":     btop,
 	"bbot":     bbot,
+	"bwait":    bwait,
 	"lsid":     lsid,
 	"lshosts":  lshosts,
 	"lsload":   lsload,

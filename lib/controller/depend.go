@@ -351,3 +351,22 @@ func compare(a int32, op string, b int32) bool {
 	}
 	return a == b
 }
+
+// Dependency evaluates an expression for the caller's jobs (bwait): an
+// expression that does not parse or names no job is an error, as for
+// bsub -w.
+func (c *Controller) Dependency(who Caller, expr string) (api.DependencyReply_Status, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.checkDependency(who.UID, expr); err != nil {
+		return 0, &UserError{Msg: err.Error()}
+	}
+	n, _ := parseDependency(expr)
+	switch c.evalDep(who.UID, n) {
+	case depMet:
+		return api.DependencyReply_MET, nil
+	case depNever:
+		return api.DependencyReply_NEVER, nil
+	}
+	return api.DependencyReply_WAITING, nil
+}

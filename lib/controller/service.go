@@ -244,6 +244,18 @@ func (s *Service) Control(ctx context.Context, req *api.ControlRequest) (*api.Co
 	return s.c.Control(who, req), nil
 }
 
+func (s *Service) Dependency(ctx context.Context, req *api.DependencyRequest) (*api.DependencyReply, error) {
+	who, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.c.Dependency(who, req.Expression)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &api.DependencyReply{Status: st}, nil
+}
+
 func (s *Service) Events(ctx context.Context, req *api.EventsRequest) (*api.EventsReply, error) {
 	who, err := caller(ctx)
 	if err != nil {

@@ -33,6 +33,7 @@ const (
 	Controller_ListApps_FullMethodName   = "/xce.api.v1.Controller/ListApps"
 	Controller_Reconfig_FullMethodName   = "/xce.api.v1.Controller/Reconfig"
 	Controller_Control_FullMethodName    = "/xce.api.v1.Controller/Control"
+	Controller_Dependency_FullMethodName = "/xce.api.v1.Controller/Dependency"
 	Controller_Events_FullMethodName     = "/xce.api.v1.Controller/Events"
 	Controller_Info_FullMethodName       = "/xce.api.v1.Controller/Info"
 )
@@ -55,6 +56,8 @@ type ControllerClient interface {
 	Reconfig(ctx context.Context, in *api.ReconfigRequest, opts ...grpc.CallOption) (*api.ReconfigReply, error)
 	// Queue and host controls (administrators) and bswitch / brequeue.
 	Control(ctx context.Context, in *api.ControlRequest, opts ...grpc.CallOption) (*api.ControlReply, error)
+	// How a dependency expression stands (bwait).
+	Dependency(ctx context.Context, in *api.DependencyRequest, opts ...grpc.CallOption) (*api.DependencyReply, error)
 	Events(ctx context.Context, in *api.EventsRequest, opts ...grpc.CallOption) (*api.EventsReply, error)
 	Info(ctx context.Context, in *api.ClusterInfoRequest, opts ...grpc.CallOption) (*api.ClusterInfo, error)
 }
@@ -175,6 +178,16 @@ func (c *controllerClient) Control(ctx context.Context, in *api.ControlRequest, 
 	return out, nil
 }
 
+func (c *controllerClient) Dependency(ctx context.Context, in *api.DependencyRequest, opts ...grpc.CallOption) (*api.DependencyReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(api.DependencyReply)
+	err := c.cc.Invoke(ctx, Controller_Dependency_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *controllerClient) Events(ctx context.Context, in *api.EventsRequest, opts ...grpc.CallOption) (*api.EventsReply, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(api.EventsReply)
@@ -213,6 +226,8 @@ type ControllerServer interface {
 	Reconfig(context.Context, *api.ReconfigRequest) (*api.ReconfigReply, error)
 	// Queue and host controls (administrators) and bswitch / brequeue.
 	Control(context.Context, *api.ControlRequest) (*api.ControlReply, error)
+	// How a dependency expression stands (bwait).
+	Dependency(context.Context, *api.DependencyRequest) (*api.DependencyReply, error)
 	Events(context.Context, *api.EventsRequest) (*api.EventsReply, error)
 	Info(context.Context, *api.ClusterInfoRequest) (*api.ClusterInfo, error)
 	mustEmbedUnimplementedControllerServer()
@@ -251,6 +266,9 @@ func (UnimplementedControllerServer) Reconfig(context.Context, *api.ReconfigRequ
 }
 func (UnimplementedControllerServer) Control(context.Context, *api.ControlRequest) (*api.ControlReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Control not implemented")
+}
+func (UnimplementedControllerServer) Dependency(context.Context, *api.DependencyRequest) (*api.DependencyReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Dependency not implemented")
 }
 func (UnimplementedControllerServer) Events(context.Context, *api.EventsRequest) (*api.EventsReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Events not implemented")
@@ -427,6 +445,24 @@ func _Controller_Control_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Controller_Dependency_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(api.DependencyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControllerServer).Dependency(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Controller_Dependency_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControllerServer).Dependency(ctx, req.(*api.DependencyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Controller_Events_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(api.EventsRequest)
 	if err := dec(in); err != nil {
@@ -497,6 +533,10 @@ var Controller_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Control",
 			Handler:    _Controller_Control_Handler,
+		},
+		{
+			MethodName: "Dependency",
+			Handler:    _Controller_Dependency_Handler,
 		},
 		{
 			MethodName: "Events",
