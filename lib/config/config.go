@@ -140,6 +140,11 @@ type Queue struct {
 	// Exclusive: the queue accepts exclusive jobs (bsub -x).
 	Exclusive bool `toml:"exclusive"`
 
+	// SlotReserve (LSF's SLOT_RESERVE): a job that does not fit holds the
+	// slots it will start on; smaller jobs with run limits may use them
+	// only if they end before (backfill).
+	SlotReserve bool `toml:"slot_reserve"`
+
 	// Fairshare maps users, user groups and "default" to shares
 	// (USER_SHARES); empty = first come, first served. Kept for the
 	// scheduler.

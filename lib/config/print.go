@@ -93,6 +93,7 @@ func (c *Config) Effective() string {
 		w.kv("run_windows", q.RunWindows)
 		w.kv("dispatch_windows", q.DispatchWindows)
 		w.kv("exclusive", q.Exclusive)
+		w.kv("slot_reserve", q.SlotReserve)
 		w.kv("fairshare", q.Fairshare)
 		w.kv("preemptive", q.Preemptive)
 		w.kv("preemptable", q.Preemptable)

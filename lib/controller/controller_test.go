@@ -90,6 +90,10 @@ priority = 30
 max_slots = 3
 max_slots_per_user = 2
 
+[queues.fair]
+priority = 20
+fairshare = { default = 1 }
+
 [projects.small]
 max_slots = 1
 `
@@ -498,5 +502,30 @@ func TestMove(t *testing.T) {
 	}
 	if rep := c.Control(Caller{UID: 1001}, &api.ControlRequest{Action: api.ControlRequest_TOP, Refs: ref(1)}); rep.Results[0].Error != errPermission {
 		t.Errorf("another user moved alice's job: %v", rep.Results)
+	}
+}
+
+// In a fairshare queue the user with less past use goes first, whatever
+// the submission order.
+func TestFairshareOrder(t *testing.T) {
+	c, fx := newTestController(t, 1, -1)
+	bob := Caller{UID: 0}
+	var as []int64
+	for i := 0; i < 3; i++ {
+		r, err := c.Submit(alice, &api.JobSpec{Command: "a", Queue: "fair"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		as = append(as, r.JobId)
+	}
+	waitFor(t, "alice's first job running", func() bool { return c.stateOf(as[0], 0) == api.JobState_RUN })
+	b, _ := c.Submit(bob, &api.JobSpec{Command: "b", Queue: "fair"})
+	time.Sleep(20 * time.Millisecond)
+	fx.end(as[0], 0, 0, 0)
+	waitFor(t, "a job running", func() bool {
+		return c.stateOf(b.JobId, 0) == api.JobState_RUN || c.stateOf(as[1], 0) == api.JobState_RUN
+	})
+	if c.stateOf(b.JobId, 0) != api.JobState_RUN {
+		t.Errorf("alice's second job went before the other user's first")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"xce/lib/api"
+	"xce/lib/config"
 	"xce/lib/resreq"
 	"xce/lib/sched"
 )
@@ -203,16 +204,22 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 	for name, g := range conf.HostGroups {
 		snap.HostGroups[name] = g.Members
 	}
+	usage := c.fairUsage(conf)
 	for _, name := range conf.QueueNames() {
 		q := conf.Queues[name]
-		snap.Queues = append(snap.Queues, sched.Queue{
+		sq := sched.Queue{
 			Name:          name,
 			Priority:      q.Priority,
 			Hosts:         q.Hosts,
 			SlotLimit:     q.MaxSlots,
 			UserSlotLimit: q.MaxSlotsPerUser,
 			HostSlotLimit: q.MaxSlotsPerHost,
-		})
+			SlotReserve:   q.SlotReserve,
+		}
+		if len(q.Fairshare) > 0 {
+			sq.Fairshare = &sched.Fairshare{Shares: q.Fairshare, Usage: usage[name]}
+		}
+		snap.Queues = append(snap.Queues, sq)
 	}
 	for name, p := range conf.Projects {
 		l := sched.Limit{Name: "project " + name, Projects: []string{name}, Slots: p.MaxSlots}
@@ -393,4 +400,32 @@ func (u limitUse) blocked(r *rec) string {
 		}
 	}
 	return ""
+}
+
+// fairUsage is each user's past use of each fairshare queue, from the
+// finished jobs the controller still holds (the clean period): their CPU
+// and run time, as of the latest end. lib/sched decays it and adds the run
+// time of running jobs itself (c.mu held).
+func (c *Controller) fairUsage(conf *config.Config) map[string]map[string]sched.FairUsage {
+	var out map[string]map[string]sched.FairUsage
+	for _, r := range c.jobs {
+		q := r.eff.GetQueue()
+		if !isFinished(r.job.State) || r.job.StartTime == 0 || conf.Queues[q] == nil || len(conf.Queues[q].Fairshare) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]map[string]sched.FairUsage{}
+		}
+		if out[q] == nil {
+			out[q] = map[string]sched.FairUsage{}
+		}
+		u := out[q][r.eff.GetUser()]
+		u.CPU += time.Duration(r.job.GetUsage().GetCpuTimeMs()) * time.Millisecond
+		u.Run += time.Duration(r.job.EndTime-r.job.StartTime) * time.Duration(max(r.job.AllocSlots, 1))
+		if end := time.Unix(0, r.job.EndTime); end.After(u.At) {
+			u.At = end
+		}
+		out[q][r.eff.GetUser()] = u
+	}
+	return out
 }
