@@ -17,6 +17,7 @@ build:
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/ $(addprefix ./,$(COMMANDS))
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/xce-shepherd ./daemon/shepherd
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/xcetop ./xcetop
 	$(GO) build -o $(BIN)/xced ./daemon
 
 run: build

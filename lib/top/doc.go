@@ -1,0 +1,27 @@
+// Package top is xcetop: the live cluster dashboard, a bubbletea model and
+// its view, fed by messages (Feed turns the controller's watch stream and
+// host and queue polls into them) so that tests and benchmarks drive it
+// with a simulated controller. lib/top/live dials the real one.
+//
+// Choices made here, where the issue leaves room:
+//   - Jobs come from one query at start and then from the watch stream,
+//     batched every 200 ms so that a burst of changes costs one redraw; the
+//     filtered, sorted job list and the overview are rebuilt once per batch
+//     and every frame draws only the rows that fit (a frame with 100,000
+//     jobs costs what one with 100 does).
+//   - Hosts and queues are not streamed: they are polled every 2 s, and
+//     each poll adds one sample to a host's load history (the last 60).
+//   - Submissions, starts and completions per minute come from the jobs'
+//     own times, so the sparklines have a history from the first frame.
+//   - Reserved memory is the rusage[mem=] of running jobs (MB unless a unit
+//     is given), used memory is what hosts report as taken; GPUs used are
+//     the -gpu num= of running jobs.
+//   - The fairshare priority on the users pane is shares / (1 + running
+//     slots), the user's largest share over the queues with fairshare.
+//   - An ordinary user sees every job the controller shows, starts on their
+//     own (filter user:NAME; esc clears it), and may act only on their own
+//     jobs; hosts and queues are controlled by administrators only. The
+//     controller checks again, and its refusal is shown.
+//   - A drilled-into job's output is read from where bpeek finds it, so it
+//     shows when xcetop runs where that file is visible.
+package top

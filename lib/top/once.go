@@ -1,0 +1,12 @@
+package top
+
+// Frame draws one frame of width w and height h, with the model's current
+// data: xcetop --once and the golden tests.
+func (m *Model) Frame(w, h int) string {
+	m.w, m.h = w, h
+	if m.dirty {
+		m.rebuild()
+	}
+	m.layoutDetail()
+	return m.View()
+}

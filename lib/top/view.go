@@ -1,0 +1,624 @@
+package top
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"xce/lib/api"
+	"xce/lib/lsfout"
+)
+
+// Colours carry state, and so does a glyph before every state, for
+// colour-blind readers and for NO_COLOR.
+var (
+	stOK    = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))
+	stWarn  = lipgloss.NewStyle().Foreground(lipgloss.Color("3"))
+	stBad   = lipgloss.NewStyle().Foreground(lipgloss.Color("1"))
+	stDim   = lipgloss.NewStyle().Foreground(lipgloss.Color("8"))
+	stInfo  = lipgloss.NewStyle().Foreground(lipgloss.Color("6"))
+	stBold  = lipgloss.NewStyle().Bold(true)
+	stHead  = lipgloss.NewStyle().Bold(true).Underline(true)
+	stSel   = lipgloss.NewStyle().Reverse(true)
+	stTab   = lipgloss.NewStyle().Reverse(true).Bold(true)
+	stTitle = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("4"))
+)
+
+func jobGlyph(s api.JobState) (string, lipgloss.Style) {
+	switch s {
+	case api.JobState_PEND:
+		return "○", stWarn
+	case api.JobState_PSUSP:
+		return "◌", stWarn
+	case api.JobState_RUN:
+		return "▶", stOK
+	case api.JobState_USUSP, api.JobState_SSUSP:
+		return "‖", stInfo
+	case api.JobState_DONE:
+		return "✔", stDim
+	case api.JobState_EXIT:
+		return "✘", stBad
+	}
+	return "?", stBad
+}
+
+func hostGlyph(s api.HostState) (string, lipgloss.Style) {
+	switch s {
+	case api.HostState_HOST_OK:
+		return "●", stOK
+	case api.HostState_HOST_CLOSED:
+		return "◐", stWarn
+	case api.HostState_HOST_UNAVAIL:
+		return "✘", stBad
+	}
+	return "?", stBad
+}
+
+func stateWord(h *api.Host) string { return lsfout.HostStatus(h, false) }
+
+// View draws the frame.
+func (m *Model) View() string {
+	var b strings.Builder
+	b.Grow(m.w * m.h * 2)
+	lines := 0
+	emit := func(s string) {
+		if lines >= m.h {
+			return
+		}
+		if lines > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(s)
+		lines++
+	}
+	for _, l := range m.header() {
+		emit(l)
+	}
+	emit(m.tabs())
+	body := m.h - lines - 1
+	switch {
+	case m.mode == modeHelp:
+		hl := strings.Split(helpText, "\n")
+		for i := 0; i < body; i++ {
+			s := ""
+			if i < len(hl) {
+				s = hl[i]
+			}
+			emit(fit(s, m.w))
+		}
+	case m.detail != nil:
+		for _, l := range strings.Split(m.vp.View(), "\n") {
+			emit(l)
+		}
+		for lines < m.h-1 {
+			emit("")
+		}
+	default:
+		head, rows := m.table(body - 1)
+		emit(head)
+		for _, r := range rows {
+			emit(r)
+		}
+		for lines < m.h-1 {
+			emit("")
+		}
+	}
+	emit(m.footer())
+	return b.String()
+}
+
+func (m *Model) headerLines() int { return 5 }
+
+// tableRows is how many rows of the current table fit.
+func (m *Model) tableRows() int { return max(1, m.h-m.headerLines()-3) }
+
+func (m *Model) header() []string {
+	w := m.w
+	name, master := "-", ""
+	if m.info != nil {
+		name, master = m.info.GetClusterName(), m.info.GetMasterHost()
+	}
+	conn := stOK.Render("● connected")
+	switch {
+	case !m.ever && m.err == nil:
+		conn = stWarn.Render("◌ connecting")
+	case !m.up:
+		msg := "lost"
+		if m.err != nil {
+			msg = "lost: " + firstLine(m.err.Error())
+		}
+		conn = stBad.Render("✘ controller " + cut(msg, max(10, w-60)) + " (reconnecting)")
+	}
+	who := m.opt.Me
+	if m.admin {
+		who += " (admin)"
+	}
+	left := stTitle.Render("XCE "+name) + " " + master + "  " + conn
+	right := who + "  " + m.now.Format("15:04:05")
+	l1 := spread(left, right, w)
+
+	ov := &m.ov
+	hosts := fmt.Sprintf("Hosts %s %d ok %s %d closed %s %d unavail %s %d unreach",
+		stOK.Render("●"), ov.hosts[api.HostState_HOST_OK],
+		stWarn.Render("◐"), ov.hosts[api.HostState_HOST_CLOSED],
+		stBad.Render("✘"), ov.hosts[api.HostState_HOST_UNAVAIL],
+		stBad.Render("?"), ov.hosts[api.HostState_HOST_UNREACH])
+	slots := fmt.Sprintf("Slots %d/%d ", ov.slotsUsed, ov.slotsTotal)
+	barW := max(5, w-lipgloss.Width(hosts)-len(slots)-8)
+	barW = min(barW, 40)
+	l2 := hosts + "  " + slots + bar(float64(ov.slotsUsed), float64(ov.slotsTotal), barW) + pct(ov.slotsUsed, ov.slotsTotal)
+
+	mem := fmt.Sprintf("Mem resv %s used %s of %s ", kb(ov.memResvKB), kb(ov.memUsedKB), kb(ov.memTotalKB))
+	gpus := fmt.Sprintf("  GPUs %d/%d", ov.gpusUsed, ov.gpusTotal)
+	mbw := min(40, max(5, w-len(mem)-len(gpus)-5))
+	l3 := mem + bar(float64(max(ov.memUsedKB, ov.memResvKB)), float64(ov.memTotalKB), mbw) + pct(max(ov.memUsedKB, ov.memResvKB), ov.memTotalKB) + gpus
+
+	g := func(s api.JobState, n int, label string) string {
+		gl, st := jobGlyph(s)
+		return st.Render(gl) + " " + label + " " + strconv.Itoa(n)
+	}
+	l4 := "Jobs " + g(api.JobState_PEND, ov.jobs[clsPend], "PEND") + "  " + g(api.JobState_RUN, ov.jobs[clsRun], "RUN") + "  " +
+		g(api.JobState_USUSP, ov.jobs[clsSusp], "SUSP") + "  " + g(api.JobState_DONE, ov.jobs[clsDone], "DONE") + "  " +
+		g(api.JobState_EXIT, ov.jobs[clsExit], "EXIT") + stDim.Render("  (finished: last hour)")
+
+	sw := max(4, min(rateMinutes, (w-3*16)/3))
+	sp := func(label string, r *rate) string {
+		vals := make([]float64, sw)
+		for i := range sw {
+			vals[i] = float64(r.buckets[rateMinutes-sw+i])
+		}
+		return label + " " + stInfo.Render(sparkline(vals)) + fmt.Sprintf(" %-4d", r.last())
+	}
+	l5 := sp("Submit/min", &m.subs) + " " + sp("Start/min", &m.starts) + " " + sp("Done/min", &m.ends)
+	return []string{l1, fitStyled(l2, w), fitStyled(l3, w), fitStyled(l4, w), fitStyled(l5, w)}
+}
+
+func (m *Model) tabs() string {
+	var b strings.Builder
+	for p := range paneCount {
+		t := fmt.Sprintf(" %d %s ", p+1, paneNames[p])
+		if p == m.pane && m.detail == nil {
+			b.WriteString(stTab.Render("[" + t[1:len(t)-1] + "]"))
+		} else {
+			b.WriteString(t)
+		}
+	}
+	right := ""
+	if m.detail != nil {
+		if m.detail.host != "" {
+			right = "host " + m.detail.host
+		} else {
+			right = "job " + lsfout.JobIDString(&api.Job{JobId: m.detail.job.id, ArrayIndex: m.detail.job.idx})
+		}
+		b.WriteString(stTab.Render("[" + right + "]"))
+		right = ""
+	}
+	if !m.filter.empty() {
+		right = "filter: " + m.filter.String()
+	}
+	return spread(b.String(), stWarn.Render(right), m.w)
+}
+
+func (m *Model) footer() string {
+	switch m.mode {
+	case modeFilter:
+		return fitStyled(stBold.Render("/ ")+m.input.View(), m.w)
+	case modePrompt:
+		return fitStyled(stBold.Render(m.confirm.prompt)+m.input.View(), m.w)
+	case modeConfirm:
+		return fitStyled(stWarn.Render(m.confirm.confirmLine()), m.w)
+	}
+	if m.status != "" {
+		st := stOK
+		if m.statusErr {
+			st = stBad
+		}
+		return fitStyled(st.Render(cut(m.status, m.w)), m.w)
+	}
+	hint := "?:keys  /:filter  tab:pane  enter:details  q:quit"
+	switch {
+	case m.detail != nil && m.detail.host == "":
+		hint = "esc:back  f:follow output  K kill S stop R resume E requeue W switch  ?:keys"
+	case m.detail != nil:
+		hint = "esc:back  C close O open  ?:keys"
+	case m.pane == PaneJobs:
+		hint = fmt.Sprintf("%d/%d jobs  sort:%s  K kill S stop R resume W switch  ?:keys", len(m.view), len(m.jobs), colNames[m.sortCol])
+	}
+	return stDim.Render(fit(hint, m.w))
+}
+
+// table returns the current pane's header and its visible rows.
+func (m *Model) table(n int) (string, []string) {
+	p := m.pane
+	m.clampSel(p)
+	top := m.top[p]
+	end := min(m.rows(p), top+n)
+	var rows []string
+	var head string
+	switch p {
+	case PaneJobs:
+		cols := m.jobCols()
+		head = cols.head()
+		for i := top; i < end; i++ {
+			rows = append(rows, m.jobLine(cols, m.view[i], i == m.sel[p]))
+		}
+	case PaneHosts:
+		c := m.hostCols()
+		head = c.head
+		for i := top; i < end; i++ {
+			rows = append(rows, m.hostLine(c, m.hview[i], i == m.sel[p]))
+		}
+	case PaneQueues:
+		head = fit(fmt.Sprintf("   %-16s %4s %-14s %5s %5s %6s %6s %6s %6s", "QUEUE_NAME", "PRIO", "STATUS", "MAX", "JL/U", "NJOBS", "PEND", "RUN", "SUSP"), m.w)
+		for i := top; i < end; i++ {
+			rows = append(rows, m.queueLine(m.queues[i], i == m.sel[p]))
+		}
+	case PaneUsers:
+		head = fit(fmt.Sprintf("   %-16s %6s %6s %6s %6s %7s %9s", "USER", "NJOBS", "PEND", "RUN", "SUSP", "SHARES", "PRIORITY"), m.w)
+		for i := top; i < end; i++ {
+			u := m.users[i]
+			pr, sh := "-", "-"
+			if u.priority >= 0 {
+				pr = strconv.FormatFloat(u.priority, 'f', 3, 64)
+				sh = strconv.Itoa(int(u.shares))
+			}
+			line := fit(fmt.Sprintf("   %-16s %6d %6d %6d %6d %7s %9s", cut(u.name, 16), u.pend+u.run+u.susp, u.pend, u.run, u.susp, sh, pr), m.w)
+			if i == m.sel[p] {
+				line = ">" + stSel.Render(line[1:])
+			}
+			rows = append(rows, line)
+		}
+	}
+	if len(rows) == 0 {
+		rows = append(rows, stDim.Render(fit("  (nothing to show"+m.emptyWhy()+")", m.w)))
+	}
+	return stHead.Render(head), rows
+}
+
+func (m *Model) emptyWhy() string {
+	if !m.filter.empty() && (m.pane == PaneJobs || m.pane == PaneHosts) {
+		return " with this filter; esc clears it"
+	}
+	return ""
+}
+
+type jobCols struct {
+	w                                                int
+	id, user, stat, queue, host, name, submit, slots int
+}
+
+func (m *Model) jobCols() jobCols {
+	c := jobCols{w: m.w, id: 10, user: 9, stat: 5, queue: 10, host: 12, submit: 12}
+	rest := m.w - (3 + c.id + 1 + c.user + 1 + c.stat + 1 + c.queue + 1 + c.host + 1 + c.submit + 1)
+	if m.w >= 120 {
+		c.user, c.queue, c.host, c.slots = 12, 14, 18, 5
+		rest = m.w - (3 + c.id + 1 + c.user + 1 + c.stat + 1 + c.queue + 1 + c.host + 1 + c.submit + 1 + c.slots + 1)
+	}
+	c.name = max(8, rest)
+	return c
+}
+
+func (c jobCols) head() string {
+	s := "   " + pad("JOBID", c.id) + " " + pad("USER", c.user) + " " + pad("STAT", c.stat) + " " + pad("QUEUE", c.queue) + " " +
+		pad("EXEC_HOST", c.host) + " " + pad("JOB_NAME", c.name) + " " + pad("SUBMIT_TIME", c.submit)
+	if c.slots > 0 {
+		s += " " + padL("SLOTS", c.slots)
+	}
+	return fit(s, c.w)
+}
+
+func (m *Model) jobLine(c jobCols, r *jobRow, sel bool) string {
+	j := r.job
+	gl, st := jobGlyph(j.GetState())
+	host := r.host
+	if n := len(j.GetExecHosts()); n > 1 {
+		host += "+" + strconv.Itoa(n-1)
+	}
+	if host == "" {
+		host = "-"
+	}
+	s := pad(r.id, c.id) + " " + pad(r.user, c.user) + " " + pad(lsfout.StateName(j.GetState()), c.stat) + " " + pad(r.queue, c.queue) + " " +
+		pad(host, c.host) + " " + pad(r.name, c.name) + " " + pad(shortTime(j.GetSubmitTime(), m.now), c.submit)
+	if c.slots > 0 {
+		s += " " + padL(strconv.Itoa(int(max(j.GetAllocSlots(), j.GetEffective().GetMinTasks(), 1))), c.slots)
+	}
+	s = fit(s, c.w-3)
+	if sel {
+		return ">" + st.Render(gl) + " " + stSel.Render(s)
+	}
+	return " " + st.Render(gl) + " " + st.Render(s)
+}
+
+type hostCols struct {
+	name, slotBar, memBar int
+	head                  string
+}
+
+func (m *Model) hostCols() hostCols {
+	c := hostCols{name: 16, slotBar: 8, memBar: 8}
+	if m.w >= 120 {
+		c.name, c.slotBar, c.memBar = 24, 20, 20
+		extra := m.w - 160
+		if extra > 0 {
+			c.slotBar += extra / 3
+			c.memBar += extra / 3
+		}
+	}
+	c.head = fit("   "+pad("HOST_NAME", c.name)+" "+pad("STATUS", 7)+" "+pad("SLOTS", c.slotBar+8)+" "+padL("r1m", 5)+" "+padL("ut", 4)+" "+
+		pad("MEM used/max", c.memBar+12)+" "+padL("JOBS", 5), m.w)
+	return c
+}
+
+func (m *Model) hostLine(c hostCols, hr *hostRow, sel bool) string {
+	h := hr.host
+	gl, st := hostGlyph(h.GetState())
+	used := max(0, h.GetMaxmemKb()-h.GetMemKb())
+	s := pad(h.GetName(), c.name) + " " + pad(stateWord(h), 7) + " " +
+		bar(float64(h.GetNjobs()), float64(h.GetMaxSlots()), c.slotBar) + " " + pad(fmt.Sprintf("%d/%d", h.GetNjobs(), h.GetMaxSlots()), 7) + " " +
+		padL(strconv.FormatFloat(h.GetR1M(), 'f', 1, 64), 5) + " " + padL(strconv.Itoa(int(math.Round(h.GetUt()*100)))+"%", 4) + " " +
+		bar(float64(used), float64(h.GetMaxmemKb()), c.memBar) + " " + pad(kb(used)+"/"+kb(h.GetMaxmemKb()), 11) + " " + padL(strconv.Itoa(hr.jobs), 5)
+	s = fit(s, m.w-3)
+	if sel {
+		return ">" + st.Render(gl) + " " + stSel.Render(s)
+	}
+	return " " + st.Render(gl) + " " + s
+}
+
+func (m *Model) queueLine(q *api.Queue, sel bool) string {
+	status := "Open"
+	gl, st := "●", stOK
+	if !q.GetOpen() {
+		status, gl, st = "Closed", "◐", stWarn
+	}
+	if q.GetActive() {
+		status += ":Active"
+	} else {
+		status += ":Inact"
+		gl, st = "✘", stBad
+	}
+	lim := func(n int32) string {
+		if n == 0 {
+			return "-"
+		}
+		return strconv.Itoa(int(n))
+	}
+	s := fit(fmt.Sprintf("%-16s %4d %-14s %5s %5s %6d %6d %6d %6d", cut(q.GetName(), 16), q.GetPriority(), status, lim(q.GetMaxSlots()), lim(q.GetUserSlotLimit()),
+		q.GetNjobs(), q.GetPend(), q.GetRun(), q.GetSsusp()+q.GetUsusp()), m.w-3)
+	if sel {
+		return ">" + st.Render(gl) + " " + stSel.Render(s)
+	}
+	return " " + st.Render(gl) + " " + s
+}
+
+// layoutDetail sizes the detail viewport and fills it.
+func (m *Model) layoutDetail() {
+	d := m.detail
+	if d == nil {
+		return
+	}
+	m.vp.Width = m.w
+	m.vp.Height = max(1, m.h-m.headerLines()-2)
+	var b strings.Builder
+	if d.host != "" {
+		m.hostDetail(&b, d.host)
+	} else {
+		m.jobDetail(&b, d)
+	}
+	atBottom := m.vp.AtBottom()
+	m.vp.SetContent(b.String())
+	if d.follow && d.host == "" && (atBottom || len(d.out) > 0) {
+		m.vp.GotoBottom()
+	}
+}
+
+func (m *Model) jobDetail(b *strings.Builder, d *detail) {
+	b.WriteString(d.long)
+	if j := d.full; j != nil && classOf(j.GetState()) == clsPend {
+		b.WriteString("\n" + stBold.Render("PENDING REASONS:") + "\n")
+		rs := strings.Split(strings.TrimSpace(j.GetPendReason()), "\n")
+		if len(rs) == 1 && rs[0] == "" {
+			rs = []string{"(none reported yet)"}
+		}
+		for _, r := range rs {
+			b.WriteString(" " + stWarn.Render(strings.TrimSpace(r)) + "\n")
+		}
+		if rr := j.GetEffective().GetResReq(); len(rr) > 0 {
+			b.WriteString(" requirement: " + strings.Join(rr, " ") + "\n")
+		}
+	}
+	b.WriteString("\n" + stBold.Render("OUTPUT") + stDim.Render(" ("+followWord(d.follow)+", f toggles)") + "\n")
+	switch {
+	case d.outErr != "":
+		b.WriteString(stBad.Render(d.outErr) + "\n")
+	case d.outPath == "":
+		b.WriteString(stDim.Render("(the job has not started)") + "\n")
+	case len(d.out) == 0:
+		b.WriteString(stDim.Render("(no output yet: "+d.outPath+")") + "\n")
+	default:
+		b.Write(d.out)
+	}
+}
+
+func followWord(f bool) string {
+	if f {
+		return "following"
+	}
+	return "paused"
+}
+
+func (m *Model) hostDetail(b *strings.Builder, name string) {
+	var h *api.Host
+	for _, hr := range m.hosts {
+		if hr.host.GetName() == name {
+			h = hr.host
+			break
+		}
+	}
+	if h == nil {
+		b.WriteString("host " + name + " is gone\n")
+		return
+	}
+	gl, st := hostGlyph(h.GetState())
+	fmt.Fprintf(b, "%s %s  %s  slots %d/%d  ncpus %d  mem %s free of %s  gpus %d  type %s model %s\n",
+		st.Render(gl), stBold.Render(h.GetName()), lsfout.HostStatus(h, true), h.GetNjobs(), h.GetMaxSlots(), h.GetNcpus(),
+		kb(h.GetMemKb()), kb(h.GetMaxmemKb()), h.GetNgpus(), h.GetType(), h.GetModel())
+	if hi := m.hist[name]; hi != nil {
+		sw := min(historyLen, max(10, m.w-30))
+		r := hi.values(false)
+		u := hi.values(true)
+		if len(r) > sw {
+			r, u = r[len(r)-sw:], u[len(u)-sw:]
+		}
+		fmt.Fprintf(b, "load r1m %-6.1f %s\n", h.GetR1M(), stInfo.Render(sparkline(r)))
+		fmt.Fprintf(b, "ut       %-6s %s\n", strconv.Itoa(int(math.Round(h.GetUt()*100)))+"%", stInfo.Render(sparklineMax(u, 1)))
+	}
+	b.WriteString("\n")
+	var on []*jobRow
+	for _, r := range m.jobs {
+		for _, hs := range r.job.GetExecHosts() {
+			if hs.GetHost() == name {
+				c := classOf(r.job.GetState())
+				if c == clsRun || c == clsSusp {
+					on = append(on, r)
+				}
+				break
+			}
+		}
+	}
+	sortRows(on, colID, false)
+	fmt.Fprintf(b, "%s (%d)\n", stBold.Render("JOBS ON THIS HOST"), len(on))
+	cols := m.jobCols()
+	b.WriteString(stHead.Render(cols.head()) + "\n")
+	for _, r := range on {
+		b.WriteString(m.jobLine(cols, r, false) + "\n")
+	}
+}
+
+func longText(j *api.Job, now time.Time) string {
+	var buf bytes.Buffer
+	if j.GetEffective() == nil && j.GetSpec() == nil {
+		return "Job <" + lsfout.JobIDString(j) + ">: details not yet fetched\n"
+	}
+	lsfout.WriteJobsLong(&buf, []*api.Job{j}, lsfout.JobsOptions{Now: now})
+	return buf.String()
+}
+
+// Text helpers. Cells are padded and cut on runes; a styled line is cut
+// by lipgloss, which knows about escape sequences.
+
+func pad(s string, w int) string {
+	r := []rune(s)
+	if len(r) > w {
+		return cut(s, w)
+	}
+	return s + strings.Repeat(" ", w-len(r))
+}
+
+func padL(s string, w int) string {
+	r := []rune(s)
+	if len(r) > w {
+		return cut(s, w)
+	}
+	return strings.Repeat(" ", w-len(r)) + s
+}
+
+// fit pads or cuts a plain line to exactly w columns.
+func fit(s string, w int) string { return pad(s, w) }
+
+// fitStyled cuts a styled line to w columns.
+func fitStyled(s string, w int) string {
+	if lipgloss.Width(s) <= w {
+		return s
+	}
+	return lipgloss.NewStyle().MaxWidth(w).Render(s)
+}
+
+// spread puts left and right on one line of width w.
+func spread(left, right string, w int) string {
+	gap := w - lipgloss.Width(left) - lipgloss.Width(right)
+	if gap < 1 {
+		return fitStyled(left+" "+right, w)
+	}
+	return left + strings.Repeat(" ", gap) + right
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+var blocks = []rune("▁▂▃▄▅▆▇█")
+
+func sparkline(v []float64) string {
+	hi := 0.0
+	for _, x := range v {
+		hi = max(hi, x)
+	}
+	return sparklineMax(v, hi)
+}
+
+func sparklineMax(v []float64, hi float64) string {
+	out := make([]rune, len(v))
+	for i, x := range v {
+		k := 0
+		if hi > 0 {
+			k = int(math.Round(x / hi * float64(len(blocks)-1)))
+		}
+		out[i] = blocks[max(0, min(len(blocks)-1, k))]
+	}
+	return string(out)
+}
+
+// bar draws used of total as [####....] in w columns, brackets included.
+func bar(used, total float64, w int) string {
+	in := w - 2
+	if in < 1 {
+		return ""
+	}
+	n := 0
+	if total > 0 {
+		n = int(math.Round(used / total * float64(in)))
+	}
+	n = max(0, min(in, n))
+	st := stOK
+	if total > 0 && used/total >= 0.9 {
+		st = stBad
+	} else if total > 0 && used/total >= 0.7 {
+		st = stWarn
+	}
+	return "[" + st.Render(strings.Repeat("█", n)) + strings.Repeat("·", in-n) + "]"
+}
+
+func pct(a, b int64) string {
+	if b == 0 {
+		return "   -"
+	}
+	return fmt.Sprintf("%3d%%", a*100/b)
+}
+
+// kb prints kilobytes the way lsload does: 512M, 3.5G, 1.2T.
+func kb(k int64) string {
+	f := float64(k)
+	switch {
+	case k >= 1<<30:
+		return strconv.FormatFloat(f/(1<<30), 'f', 1, 64) + "T"
+	case k >= 1<<20:
+		return strconv.FormatFloat(f/(1<<20), 'f', 1, 64) + "G"
+	case k >= 1<<10:
+		return strconv.FormatFloat(f/(1<<10), 'f', 0, 64) + "M"
+	}
+	return strconv.FormatInt(k, 10) + "K"
+}
+
+// shortTime is a submit time as bjobs shows it ("Nov 30 03:04").
+func shortTime(ns int64, now time.Time) string {
+	if ns == 0 {
+		return "-"
+	}
+	return time.Unix(0, ns).In(now.Location()).Format("Jan _2 15:04")
+}
