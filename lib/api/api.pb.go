@@ -1454,7 +1454,10 @@ type Job struct {
 	RequeueHold    bool `protobuf:"varint,29,opt,name=requeue_hold,json=requeueHold,proto3" json:"requeue_hold,omitempty"`
 	// Dispatch order among pending jobs of equal queue and user priority
 	// (btop / bbot); lower first, then submission order.
-	Order         int64 `protobuf:"varint,30,opt,name=order,proto3" json:"order,omitempty"`
+	Order int64 `protobuf:"varint,30,opt,name=order,proto3" json:"order,omitempty"`
+	// How the job's post-execution commands ended: "", "POST_DONE" or
+	// "POST_ERR" (post_done() / post_err() dependencies, bhist).
+	PostExec      string `protobuf:"bytes,31,opt,name=post_exec,json=postExec,proto3" json:"post_exec,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1697,6 +1700,13 @@ func (x *Job) GetOrder() int64 {
 		return x.Order
 	}
 	return 0
+}
+
+func (x *Job) GetPostExec() string {
+	if x != nil {
+		return x.PostExec
+	}
+	return ""
 }
 
 // Event is one entry of a job's event log.
@@ -4599,7 +4609,7 @@ const file_api_proto_rawDesc = "" +
 	"\x04pgid\x18\b \x01(\x05R\x04pgid\x12\x12\n" +
 	"\x04pids\x18\t \x03(\x05R\x04pids\x12%\n" +
 	"\x0ecollected_time\x18\n" +
-	" \x01(\x03R\rcollectedTime\"\x9b\b\n" +
+	" \x01(\x03R\rcollectedTime\"\xb8\b\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +
@@ -4642,7 +4652,8 @@ const file_api_proto_rawDesc = "" +
 	"\x11pre_exec_failures\x18\x1b \x01(\x05R\x0fpreExecFailures\x12'\n" +
 	"\x0frequeue_pending\x18\x1c \x01(\bR\x0erequeuePending\x12!\n" +
 	"\frequeue_hold\x18\x1d \x01(\bR\vrequeueHold\x12\x14\n" +
-	"\x05order\x18\x1e \x01(\x03R\x05order\"\x90\x04\n" +
+	"\x05order\x18\x1e \x01(\x03R\x05order\x12\x1b\n" +
+	"\tpost_exec\x18\x1f \x01(\tR\bpostExec\"\x90\x04\n" +
 	"\x05Event\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +

@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -522,6 +523,12 @@ func (c *Controller) applyReport(rep worker.Report, staged map[key]*api.Job) (st
 			nj.TermReason, nj.TermReasonSet = api.TermReason_TERM_EXTERNAL_SIGNAL, true
 		default:
 			nj.TermReasonSet = false
+		}
+		switch {
+		case strings.Contains(ev.Detail, "POST_ERR"):
+			nj.PostExec = "POST_ERR"
+		case strings.Contains(ev.Detail, "POST_DONE"):
+			nj.PostExec = "POST_DONE"
 		}
 		e := c.event(nj, api.EventType_FINISH, "", ev.Detail)
 		e.ExitStatus, e.TermReason, e.CpuTimeMs, e.Signal = nj.ExitStatus, nj.TermReason, ev.CpuTimeMs, ev.Signal

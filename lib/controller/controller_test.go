@@ -529,3 +529,43 @@ func TestFairshareOrder(t *testing.T) {
 		t.Errorf("alice's second job went before the other user's first")
 	}
 }
+
+func TestParseDependency(t *testing.T) {
+	for _, ok := range []string{"done(1)", "ended(1) && !exit(2, >= 3)", `started("my job")`, "numdone(7, *)",
+		"numexit(7, > 2) || numrun(7, == 0)", "post_done(3)", "post_err(4)", "12", `(done(1) || exit("a*"))`} {
+		if _, err := parseDependency(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"done(1", "numdone(7)", "done(1) &&", "exit(1, >)", "nosuch(1)x", ""} {
+		if _, err := parseDependency(bad); err == nil {
+			t.Errorf("%q was accepted", bad)
+		}
+	}
+}
+
+// The array counts and post-processing conditions.
+func TestCountDependencies(t *testing.T) {
+	c, fx := newTestController(t, 8, -1)
+	arr, _ := c.Submit(alice, &api.JobSpec{Command: "e", ArraySpec: "[1-3]"})
+	waitFor(t, "elements running", func() bool { return c.stateOf(arr.JobId, 3) == api.JobState_RUN })
+	id := fmt.Sprint(arr.JobId)
+	check := func(expr string, want api.DependencyReply_Status) {
+		t.Helper()
+		got, err := c.Dependency(alice, expr)
+		if err != nil || got != want {
+			t.Errorf("%s: %v %v, want %v", expr, got, err, want)
+		}
+	}
+	check("numrun("+id+", == 3)", api.DependencyReply_MET)
+	check("numdone("+id+", *)", api.DependencyReply_WAITING)
+	fx.end(arr.JobId, 1, 0, 0)
+	fx.end(arr.JobId, 2, 5, 0)
+	waitFor(t, "two ended", func() bool { return c.stateOf(arr.JobId, 2) == api.JobState_EXIT })
+	check("numdone("+id+", >= 1)", api.DependencyReply_MET)
+	check("numdone("+id+", *)", api.DependencyReply_NEVER) // one exited
+	check("numexit("+id+", == 1)", api.DependencyReply_MET)
+	check("numended("+id+", *)", api.DependencyReply_WAITING)
+	check("post_done("+id+"[1])", api.DependencyReply_MET)
+	check("post_done("+id+"[3])", api.DependencyReply_WAITING)
+}

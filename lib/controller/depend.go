@@ -10,12 +10,13 @@ import (
 	"xce/lib/api"
 )
 
-// The dependency expressions of bsub -w: done(), ended(), exit() with an
-// optional exit code comparison, started(), and a bare job as done(); job
-// ids, "id[index]" and job names (the user's own jobs, `*` wildcards); &&,
-// || and ! with parentheses. A name that several jobs share needs all of
-// them (LSF's default, JOB_DEP_LAST_SUB unset). The full set (post_done,
-// numdone, ...) belongs to the scheduler issue.
+// The dependency expressions of bsub -w and bwait -w: done(), ended(),
+// exit() with an optional exit code comparison, started(), post_done(),
+// post_err(), the array counts numdone/numended/numexit/numhold/numpend/
+// numrun/numstart(j, op n|*), and a bare job as done(); job ids,
+// "id[index]" and job names (the user's own jobs, `*` wildcards); &&, ||
+// and ! with parentheses. A name that several jobs share needs all of them
+// (LSF's default, JOB_DEP_LAST_SUB unset). external() is not supported.
 
 type depResult int
 
@@ -34,6 +35,7 @@ type depNode struct {
 	cmpOp    string
 	cmpValue int32
 	hasCmp   bool
+	all      bool // num*(j, op *): the array's size
 }
 
 func parseDependency(s string) (*depNode, error) {
@@ -124,7 +126,8 @@ func (p *depParser) unary() (*depNode, error) {
 	}
 	word := p.s[start:p.i]
 	switch word {
-	case "done", "ended", "exit", "started":
+	case "done", "ended", "exit", "started", "post_done", "post_err",
+		"numdone", "numended", "numexit", "numhold", "numpend", "numrun", "numstart":
 		if !p.eat("(") {
 			return nil, fmt.Errorf("expected '(' after %s at column %d", word, p.i+1)
 		}
@@ -132,7 +135,11 @@ func (p *depParser) unary() (*depNode, error) {
 		if err := p.arg(n); err != nil {
 			return nil, err
 		}
-		if word == "exit" && p.eat(",") {
+		isNum := strings.HasPrefix(word, "num")
+		if isNum && !p.eat(",") {
+			return nil, fmt.Errorf("expected ', op count' in %s at column %d", word, p.i+1)
+		}
+		if isNum || word == "exit" && p.eat(",") {
 			p.skip()
 			for _, op := range []string{"==", "!=", ">=", "<=", ">", "<"} {
 				if p.eat(op) {
@@ -144,15 +151,19 @@ func (p *depParser) unary() (*depNode, error) {
 				n.cmpOp = "=="
 			}
 			p.skip()
-			st := p.i
-			for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
-				p.i++
+			if isNum && p.eat("*") {
+				n.all, n.hasCmp = true, true // every element of the array
+			} else {
+				st := p.i
+				for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+					p.i++
+				}
+				v, err := strconv.Atoi(p.s[st:p.i])
+				if err != nil {
+					return nil, fmt.Errorf("expected a number at column %d", st+1)
+				}
+				n.cmpValue, n.hasCmp = int32(v), true
 			}
-			v, err := strconv.Atoi(p.s[st:p.i])
-			if err != nil {
-				return nil, fmt.Errorf("expected an exit code at column %d", st+1)
-			}
-			n.cmpValue, n.hasCmp = int32(v), true
 		}
 		if !p.eat(")") {
 			return nil, fmt.Errorf("missing ')' at column %d", p.i+1)
@@ -292,6 +303,9 @@ func (c *Controller) evalDep(owner uint32, n *depNode) depResult {
 		// Forgotten after the clean period: LSF treats it as never.
 		return depNever
 	}
+	if strings.HasPrefix(n.cond, "num") {
+		return countCondition(n, targets)
+	}
 	res := depMet
 	for _, t := range targets {
 		switch one := condition(n, t.job); {
@@ -331,6 +345,73 @@ func condition(n *depNode, j *api.Job) depResult {
 	case "started":
 		if s != api.JobState_PEND && s != api.JobState_PSUSP {
 			return depMet
+		}
+	case "post_done":
+		// A job without post-exec is done with its post-processing when it
+		// finishes.
+		switch {
+		case isFinished(s) && j.PostExec != "POST_ERR":
+			return depMet
+		case isFinished(s):
+			return depNever
+		}
+	case "post_err":
+		switch {
+		case isFinished(s) && j.PostExec == "POST_ERR":
+			return depMet
+		case isFinished(s):
+			return depNever
+		}
+	}
+	return depWait
+}
+
+// countCondition is num*(j, op n): how many elements of the array are in
+// a state, compared with n (or with the array's size for "*"). It can
+// never hold when even all the unfinished elements could not bring the
+// count there.
+func countCondition(n *depNode, els []*rec) depResult {
+	count, open := 0, 0
+	for _, e := range els {
+		s := e.job.State
+		if !isFinished(s) {
+			open++
+		}
+		var in bool
+		switch n.cond {
+		case "numdone":
+			in = s == api.JobState_DONE
+		case "numended":
+			in = isFinished(s)
+		case "numexit":
+			in = s == api.JobState_EXIT
+		case "numhold":
+			in = s == api.JobState_PSUSP
+		case "numpend":
+			in = s == api.JobState_PEND || s == api.JobState_PSUSP
+		case "numrun":
+			in = s == api.JobState_RUN
+		case "numstart":
+			in = isRunning(s)
+		}
+		if in {
+			count++
+		}
+	}
+	want := n.cmpValue
+	if n.all {
+		want = int32(len(els))
+	}
+	if compare(int32(count), n.cmpOp, want) {
+		return depMet
+	}
+	// Counts of finished states only grow; they cannot pass what the
+	// unfinished elements could still add.
+	switch n.cond {
+	case "numdone", "numended", "numexit":
+		reach := int32(count + open)
+		if (n.cmpOp == "==" || n.cmpOp == ">=") && reach < want || n.cmpOp == ">" && reach <= want || open == 0 {
+			return depNever
 		}
 	}
 	return depWait
