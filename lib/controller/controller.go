@@ -1,8 +1,10 @@
 // Package controller owns the cluster's live state and the job state
-// machine: it answers the API, decides placements (a first-come placement on
-// free slots until lib/sched replaces it), and applies every change write
-// ahead: a change is in the store before it is acted on, reported, or seen
-// by a query.
+// machine: it answers the API, runs the scheduling cycle (its own checks of
+// holds, begin times, dependencies, array and configured limits, then
+// lib/sched for placement), and applies every change write ahead: a change
+// is in the store before it is acted on, reported, or seen by a query. The
+// configuration (lib/config) lays queues, profiles and projects over each
+// submission; Reconfig swaps it at run time.
 //
 // Concurrency: c.mu guards the in-memory state. Job records (*api.Job
 // without specs) are immutable once published: a change clones the record,
@@ -85,8 +87,9 @@ type Controller struct {
 	lastCycle time.Time
 	cycleWhy  string // why the last cycle left jobs pending
 	watchers  map[*watcher]struct{}
-	lastSub   map[uint32]int64          // each user's last submitted job id
-	reqs      map[string]*resreq.ResReq // parsed effective requirements
+	lastSub   map[uint32]int64           // each user's last submitted job id
+	reqs      map[string]*resreq.ResReq  // parsed effective requirements
+	used      map[key]*api.ResourceUsage // running jobs' last usage samples
 	// conf is the configuration in force: read without c.mu (submissions
 	// layer against it), swapped by Reconfig.
 	conf atomic.Pointer[config.Config]
@@ -148,6 +151,7 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 		watchers: map[*watcher]struct{}{},
 		lastSub:  map[uint32]int64{},
 		reqs:     map[string]*resreq.ResReq{},
+		used:     map[key]*api.ResourceUsage{},
 		kick:     make(chan struct{}, 1),
 		started:  time.Now(),
 	}
@@ -351,6 +355,8 @@ func (c *Controller) Run(ctx context.Context) {
 	defer tick.Stop()
 	clean := time.NewTicker(time.Minute)
 	defer clean.Stop()
+	usage := time.NewTicker(5 * time.Second)
+	defer usage.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -359,6 +365,8 @@ func (c *Controller) Run(ctx context.Context) {
 		case <-tick.C:
 		case <-clean.C:
 			c.clean()
+		case <-usage.C:
+			c.refreshUsage()
 		}
 		c.cycle()
 		// A short pause lets a burst of submissions or ends share a cycle.
@@ -543,6 +551,29 @@ func (c *Controller) shepherdPid(rep worker.Report) int {
 		return w.ShepherdPid(rep.JobID, rep.Index)
 	}
 	return 0
+}
+
+// refreshUsage reads the running jobs' latest usage samples, for the
+// scheduler's accounting (a job is charged max(reserved, used)). The files
+// are read without the lock.
+func (c *Controller) refreshUsage() {
+	c.mu.Lock()
+	var keys []key
+	for k, r := range c.jobs {
+		if isRunning(r.job.State) {
+			keys = append(keys, k)
+		}
+	}
+	c.mu.Unlock()
+	used := make(map[key]*api.ResourceUsage, len(keys))
+	for _, k := range keys {
+		if u := c.exec.Usage(k.id, k.idx); u != nil {
+			used[k] = u
+		}
+	}
+	c.mu.Lock()
+	c.used = used
+	c.mu.Unlock()
 }
 
 // clean forgets finished jobs older than the clean period.

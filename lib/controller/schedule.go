@@ -248,8 +248,12 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 		if req := c.parsedReq(r); req != nil && req.Simple != nil && req.Simple.Rusage != nil && len(req.Simple.Rusage.Or) > 0 {
 			rusage = req.Simple.Rusage.Or[0]
 		}
+		var used map[string]float64
+		if u := c.used[key{r.job.JobId, r.job.ArrayIndex}]; u != nil && u.MemKb > 0 {
+			used = map[string]float64{"mem": float64(u.MemKb) / 1024}
+		}
 		for i, hs := range r.job.ExecHosts {
-			a.Hosts = append(a.Hosts, sched.HostAlloc{Host: hs.Host, Slots: int(hs.Slots), Rusage: rusage, Lead: i == 0})
+			a.Hosts = append(a.Hosts, sched.HostAlloc{Host: hs.Host, Slots: int(hs.Slots), Rusage: rusage, Lead: i == 0, Used: used})
 		}
 		snap.Running = append(snap.Running, a)
 	}
