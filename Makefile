@@ -8,7 +8,7 @@ COMMANDS  := bsub bjobs bkill bstop bresume bqueues bhosts bhist bpeek lsid lsho
 TOOLS     := $(CURDIR)/.tools
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build run test lint race bench proto clean
+.PHONY: build run test lint race bench proto clean man completions install
 
 # The commands and the per-job shepherd are built without cgo: a static
 # binary starts in half the time, and they start often. xced keeps cgo so
@@ -40,6 +40,26 @@ proto:
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
 	cd lib/api && PATH=$(TOOLS):$$PATH buf generate
+
+# man/ and completions/ are generated from the commands' definitions and
+# man/src (tools/genman), then committed; tools/genman's test fails when they
+# are out of date. SOURCE_DATE_EPOCH, when set, dates the pages.
+man:
+	$(GO) run ./tools/genman
+
+completions: man
+
+# make install PREFIX=/usr/local [DESTDIR=...]: the commands, xced and the
+# shepherd, the man pages, and the bash and zsh completions.
+PREFIX    ?= /usr/local
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	install -m 755 $(BIN)/* $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 man/man1/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 man/man5/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -m 644 completions/bash/* $(DESTDIR)$(PREFIX)/share/bash-completion/completions/
+	install -m 644 completions/zsh/_* $(DESTDIR)$(PREFIX)/share/zsh/site-functions/
 
 clean:
 	rm -rf $(BIN)
