@@ -201,7 +201,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.detail.outErr = msg.err.Error()
 			} else if msg.job != nil {
 				m.detail.full = msg.job
-				m.detail.long = longText(msg.job, m.now)
 				m.detail.outPath = outputPath(msg.job)
 				m.tailOutput()
 			}
@@ -606,10 +605,19 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		case msg.String() == "f":
 			m.detail.follow = !m.detail.follow
 			m.layoutDetail()
+			if !m.detail.follow {
+				m.vp.GotoTop()
+			}
 			return nil
 		}
 		var cmd tea.Cmd
 		m.vp, cmd = m.vp.Update(msg)
+		if msg.String() == "G" || msg.String() == "end" {
+			m.vp.GotoBottom()
+		}
+		if msg.String() == "g" || msg.String() == "home" {
+			m.vp.GotoTop()
+		}
 		if m.detail.follow && !m.vp.AtBottom() {
 			m.detail.follow = false
 		}
@@ -674,7 +682,7 @@ func (m *Model) enter() tea.Cmd {
 			return nil
 		}
 		k := jobKey{r.job.GetJobId(), r.job.GetArrayIndex()}
-		m.detail = &detail{job: k, follow: true, full: r.job, long: longText(r.job, m.now), outPath: outputPath(r.job)}
+		m.detail = &detail{job: k, full: r.job, outPath: outputPath(r.job)}
 		m.mode = modeDetail
 		m.tailOutput()
 		m.layoutDetail()

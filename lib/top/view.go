@@ -164,7 +164,7 @@ func (m *Model) header() []string {
 	}
 	l4 := "Jobs " + g(api.JobState_PEND, ov.jobs[clsPend], "PEND") + "  " + g(api.JobState_RUN, ov.jobs[clsRun], "RUN") + "  " +
 		g(api.JobState_USUSP, ov.jobs[clsSusp], "SUSP") + "  " + g(api.JobState_DONE, ov.jobs[clsDone], "DONE") + "  " +
-		g(api.JobState_EXIT, ov.jobs[clsExit], "EXIT") + stDim.Render("  (finished: last hour)")
+		g(api.JobState_EXIT, ov.jobs[clsExit], "EXIT") + stDim.Render(" (last hour)")
 
 	sw := max(4, min(rateMinutes, (w-3*16)/3))
 	sp := func(label string, r *rate) string {
@@ -407,36 +407,27 @@ func (m *Model) layoutDetail() {
 	if d.host != "" {
 		m.hostDetail(&b, d.host)
 	} else {
+		if d.full != nil {
+			d.long = longText(d.full, m.now, m.w >= 120)
+		}
 		m.jobDetail(&b, d)
 	}
-	atBottom := m.vp.AtBottom()
 	m.vp.SetContent(b.String())
-	if d.follow && d.host == "" && (atBottom || len(d.out) > 0) {
+	if d.follow && d.host == "" {
 		m.vp.GotoBottom()
 	}
 }
 
 func (m *Model) jobDetail(b *strings.Builder, d *detail) {
 	b.WriteString(d.long)
-	if j := d.full; j != nil && classOf(j.GetState()) == clsPend {
-		b.WriteString("\n" + stBold.Render("PENDING REASONS:") + "\n")
-		rs := strings.Split(strings.TrimSpace(j.GetPendReason()), "\n")
-		if len(rs) == 1 && rs[0] == "" {
-			rs = []string{"(none reported yet)"}
-		}
-		for _, r := range rs {
-			b.WriteString(" " + stWarn.Render(strings.TrimSpace(r)) + "\n")
-		}
-		if rr := j.GetEffective().GetResReq(); len(rr) > 0 {
-			b.WriteString(" requirement: " + strings.Join(rr, " ") + "\n")
-		}
-	}
 	b.WriteString("\n" + stBold.Render("OUTPUT") + stDim.Render(" ("+followWord(d.follow)+", f toggles)") + "\n")
 	switch {
 	case d.outErr != "":
 		b.WriteString(stBad.Render(d.outErr) + "\n")
-	case d.outPath == "":
+	case d.outPath == "" && (d.full == nil || d.full.GetStartTime() == 0):
 		b.WriteString(stDim.Render("(the job has not started)") + "\n")
+	case d.outPath == "":
+		b.WriteString(stDim.Render("(the controller did not say where its output is)") + "\n")
 	case len(d.out) == 0:
 		b.WriteString(stDim.Render("(no output yet: "+d.outPath+")") + "\n")
 	default:
@@ -499,12 +490,14 @@ func (m *Model) hostDetail(b *strings.Builder, name string) {
 	}
 }
 
-func longText(j *api.Job, now time.Time) string {
+// longText is what bjobs -l shows (its pending reasons name the failing
+// requirement terms); a wide terminal gets it unwrapped, as bjobs -UF.
+func longText(j *api.Job, now time.Time, wide bool) string {
 	var buf bytes.Buffer
 	if j.GetEffective() == nil && j.GetSpec() == nil {
 		return "Job <" + lsfout.JobIDString(j) + ">: details not yet fetched\n"
 	}
-	lsfout.WriteJobsLong(&buf, []*api.Job{j}, lsfout.JobsOptions{Now: now})
+	lsfout.WriteJobsLong(&buf, []*api.Job{j}, lsfout.JobsOptions{Now: now, Location: now.Location(), Unformatted: wide})
 	return buf.String()
 }
 
