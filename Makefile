@@ -43,7 +43,7 @@ proto:
 
 # man/ and completions/ are generated from the commands' definitions and
 # man/src (tools/genman), then committed; tools/genman's test fails when they
-# are out of date. SOURCE_DATE_EPOCH, when set, dates the pages.
+# are out of date.
 man:
 	$(GO) run ./tools/genman
 

@@ -17,8 +17,9 @@
 //	                             layout of bash-completion's completions/)
 //	completions/zsh/_CMD         zsh completion functions
 //
-// The date on the pages is fixed (pageDate, or SOURCE_DATE_EPOCH when set)
-// so that regenerating changes nothing unless a definition changed.
+// The date on the pages is a constant (pageDate), not the day of the run
+// (nor SOURCE_DATE_EPOCH, which would make `make man` disagree with the
+// test), so that regenerating changes nothing unless a definition changed.
 //
 // cobra's own generators are not used as they are: its man pages and
 // completion scripts name flags --app (pflag's long form), and its bash v2
@@ -35,9 +36,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -55,7 +54,7 @@ func main() {
 	if *out == "" {
 		*out = *root
 	}
-	files, err := generate(*root, date())
+	files, err := generate(*root, pageDate)
 	if err == nil {
 		err = write(*out, files)
 	}
@@ -63,15 +62,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "genman:", err)
 		os.Exit(1)
 	}
-}
-
-func date() string {
-	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return time.Unix(n, 0).UTC().Format("January 2006")
-		}
-	}
-	return pageDate
 }
 
 // outDirs are the directories genman owns: a file there that generate
