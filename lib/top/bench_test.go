@@ -99,7 +99,7 @@ func BenchmarkFrameFilter(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		m.filter = filters[i%len(filters)]
-		m.dirty = true
+		m.refilter()
 		m.Update(tickMsg(t0))
 		m.View()
 		i++

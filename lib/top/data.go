@@ -27,6 +27,13 @@ type jobRow struct {
 	name  string
 	host  string // first execution host
 	lower string // everything free-text filtering looks at, lower case
+
+	cls    stateClass
+	active bool  // holds slots: running or suspended after it started
+	slots  int   // slots it holds or asks for
+	resvKB int64 // memory its rusage reserves
+	gpus   int64
+	gone   bool // replaced by a newer row for the same job
 }
 
 func newJobRow(j *api.Job) *jobRow {
@@ -42,6 +49,16 @@ func newJobRow(j *api.Job) *jobRow {
 	}
 	if hs := j.GetExecHosts(); len(hs) > 0 {
 		r.host = hs[0].GetHost()
+	}
+	r.cls = classOf(j.GetState())
+	r.active = r.cls == clsRun || r.cls == clsSusp && j.GetStartTime() != 0
+	r.slots = int(j.GetAllocSlots())
+	if r.slots == 0 {
+		r.slots = max(1, int(e.GetMinTasks()))
+	}
+	if r.active {
+		r.resvKB = reservedMemKB(j)
+		r.gpus = gpusOf(j)
 	}
 	r.lower = strings.ToLower(r.id + " " + r.user + " " + r.queue + " " + r.name + " " + r.host + " " + j.GetState().String())
 	return r
@@ -378,4 +395,83 @@ func sortRows(rows []*jobRow, col int, desc bool) {
 		}
 		return c
 	})
+}
+
+// aggregate is what the overview and the users pane count, kept up to
+// date job by job (a change subtracts the old row and adds the new one)
+// rather than recounted over every job.
+type aggregate struct {
+	counts   [clsOther + 1]int   // unfinished jobs by class
+	fin      [2]map[int64]int    // DONE and EXIT jobs by unix minute of their end
+	resvKB   int64               // memory reserved by running jobs
+	gpus     int64               // GPUs of running jobs
+	hostJobs map[string]int      // running jobs by host
+	users    map[string]*userRow // slots by user
+}
+
+func newAggregate() aggregate {
+	return aggregate{fin: [2]map[int64]int{{}, {}}, hostJobs: map[string]int{}, users: map[string]*userRow{}}
+}
+
+func (a *aggregate) account(r *jobRow, sign int) {
+	switch r.cls {
+	case clsDone, clsExit:
+		a.fin[r.cls-clsDone][r.job.GetEndTime()/int64(time.Minute)] += sign
+		return
+	}
+	a.counts[r.cls] += sign
+	if r.active {
+		a.resvKB += int64(sign) * r.resvKB
+		a.gpus += int64(sign) * r.gpus
+		for _, h := range r.job.GetExecHosts() {
+			a.hostJobs[h.GetHost()] += sign
+		}
+	}
+	if r.user == "" {
+		return
+	}
+	u := a.users[r.user]
+	if u == nil {
+		u = &userRow{name: r.user}
+		a.users[r.user] = u
+	}
+	switch r.cls {
+	case clsPend:
+		u.pend += sign * r.slots
+	case clsRun:
+		u.run += sign * r.slots
+	case clsSusp:
+		u.susp += sign * r.slots
+	}
+}
+
+// mergeRows drops the replaced rows from view (sorted) and merges add
+// (sorted the same way) into it.
+func mergeRows(view, add []*jobRow, col int, desc bool) []*jobRow {
+	kept := view[:0]
+	for _, r := range view {
+		if !r.gone {
+			kept = append(kept, r)
+		}
+	}
+	if len(add) == 0 {
+		return kept
+	}
+	out := make([]*jobRow, 0, len(kept)+len(add))
+	i, j := 0, 0
+	for i < len(kept) && j < len(add) {
+		c := lessRow(col, add[j], kept[i])
+		if desc {
+			c = -c
+		}
+		if c < 0 {
+			out = append(out, add[j])
+			j++
+		} else {
+			out = append(out, kept[i])
+			i++
+		}
+	}
+	out = append(out, kept[i:]...)
+	return append(out, add[j:]...)
 }

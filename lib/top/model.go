@@ -70,6 +70,7 @@ type Model struct {
 	ever  bool // connected at least once
 
 	jobs   map[jobKey]*jobRow
+	specs  map[int64]*api.JobSpec // effective specs by job id (array elements share one)
 	hosts  []*hostRow
 	hist   map[string]*history
 	queues []*api.Queue
@@ -78,8 +79,12 @@ type Model struct {
 	filter             Filter
 	sortCol            int
 	sortDesc           bool
-	dirty              bool
+	dirty              bool      // the job list must be filtered and sorted again
+	hostsDirty         bool      // the host list must be filtered again
+	stale              bool      // the overview and users must be recounted
+	added              []*jobRow // changed jobs not yet merged into view
 	view               []*jobRow // filtered and sorted jobs
+	agg                aggregate
 	hview              []*hostRow
 	ov                 overview
 	subs, starts, ends rate
@@ -134,6 +139,8 @@ func New(opt Options) *Model {
 		input:  ti,
 		vp:     viewport.New(80, 10),
 		dirty:  true,
+		specs:  map[int64]*api.JobSpec{},
+		agg:    newAggregate(),
 	}
 	m.subs.advance(m.now)
 	m.starts.advance(m.now)
@@ -173,7 +180,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		m.now = m.opt.Now()
 		m.advance()
-		m.dirty = true
+		m.stale = true
 		m.tailOutput()
 		cmd = tick()
 	case InfoMsg:
@@ -190,9 +197,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.applyJobs(msg.Jobs)
 	case HostsMsg:
 		m.setHosts(msg.Hosts)
+		m.stale = true
 	case QueuesMsg:
 		m.queues = msg.Queues
-		m.dirty = true
+		m.stale = true
 	case statusMsg:
 		m.status, m.statusErr = msg.text, msg.err
 	case detailMsg:
@@ -209,10 +217,23 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		cmd = m.key(msg)
 	}
-	if m.dirty {
-		m.rebuild()
-	}
+	m.refresh()
 	return m, cmd
+}
+
+// refilter asks for the job and host lists to be filtered again.
+func (m *Model) refilter() { m.dirty, m.hostsDirty = true, true }
+
+// refresh brings what the view shows up to date with what came in.
+func (m *Model) refresh() {
+	switch {
+	case m.dirty || m.hostsDirty || len(m.added) > 0:
+		m.rebuild()
+	case m.stale:
+		m.overview()
+		m.usersRows()
+	}
+	m.stale = false
 }
 
 func (m *Model) advance() {
@@ -224,6 +245,8 @@ func (m *Model) advance() {
 func (m *Model) setJobs(jobs []*api.Job) {
 	old := m.jobs
 	m.jobs = make(map[jobKey]*jobRow, len(jobs))
+	m.agg = newAggregate()
+	m.added = nil
 	m.subs, m.starts, m.ends = rate{}, rate{}, rate{}
 	m.advance()
 	for _, j := range jobs {
@@ -231,9 +254,16 @@ func (m *Model) setJobs(jobs []*api.Job) {
 		if j.GetEffective() == nil {
 			if o := old[k]; o != nil {
 				j.Effective = o.job.GetEffective()
+			} else {
+				j.Effective = m.specs[k.id]
 			}
 		}
-		m.jobs[k] = newJobRow(j)
+		if e := j.GetEffective(); e != nil {
+			m.specs[k.id] = e
+		}
+		r := newJobRow(j)
+		m.jobs[k] = r
+		m.agg.account(r, 1)
 		m.subs.add(j.GetSubmitTime())
 		m.starts.add(j.GetStartTime())
 		m.ends.add(j.GetEndTime())
@@ -264,23 +294,25 @@ func (m *Model) applyJobs(jobs []*api.Job) {
 			if j.GetEndTime() != 0 && o.job.GetEndTime() == 0 {
 				m.ends.add(j.GetEndTime())
 			}
+			o.gone = true
+			m.agg.account(o, -1)
 		} else {
-			if j.GetEffective() == nil && j.GetArrayIndex() > 0 {
+			if j.GetEffective() == nil {
 				// An element of an array seen before shares its spec.
-				for ok := range m.jobs {
-					if ok.id == k.id {
-						j.Effective = m.jobs[ok].job.GetEffective()
-						break
-					}
-				}
+				j.Effective = m.specs[k.id]
 			}
 			m.subs.add(j.GetSubmitTime())
 			m.starts.add(j.GetStartTime())
 			m.ends.add(j.GetEndTime())
 		}
-		m.jobs[k] = newJobRow(j)
+		if e := j.GetEffective(); e != nil {
+			m.specs[k.id] = e
+		}
+		r := newJobRow(j)
+		m.jobs[k] = r
+		m.agg.account(r, 1)
+		m.added = append(m.added, r)
 	}
-	m.dirty = true
 }
 
 func (m *Model) setHosts(hs []*api.Host) {
@@ -295,65 +327,71 @@ func (m *Model) setHosts(hs []*api.Host) {
 		hi.add(h.GetR1M(), h.GetUt())
 	}
 	slices.SortFunc(m.hosts, func(a, b *hostRow) int { return strings.Compare(a.host.GetName(), b.host.GetName()) })
-	m.dirty = true
+	m.hostsDirty = true
 }
 
-// rebuild recomputes the filtered, sorted job list, the overview and the
-// users from the jobs: once per batch of changes, not once per frame.
+// rebuild brings the job list, the host list, the overview and the users
+// up to date: in full when the filter or the sort changed or a snapshot
+// came, else by merging the changed jobs into the sorted list, so that a
+// batch from the watch stream costs about what it changes.
 func (m *Model) rebuild() {
+	switch {
+	case m.dirty || len(m.added) > len(m.jobs)/4:
+		view := m.view[:0]
+		for _, r := range m.jobs {
+			if m.filter.match(r) {
+				view = append(view, r)
+			}
+		}
+		sortRows(view, m.sortCol, m.sortDesc)
+		m.view = view
+	case len(m.added) > 0:
+		var add []*jobRow
+		for _, r := range m.added {
+			if !r.gone && m.filter.match(r) {
+				add = append(add, r)
+			}
+		}
+		sortRows(add, m.sortCol, m.sortDesc)
+		m.view = mergeRows(m.view, add, m.sortCol, m.sortDesc)
+	}
 	m.dirty = false
+	m.added = m.added[:0]
+
+	if m.hostsDirty {
+		m.hostsDirty = false
+		hview := m.hview[:0]
+		for _, h := range m.hosts {
+			if m.hostMatch(h.host) {
+				hview = append(hview, h)
+			}
+		}
+		m.hview = hview
+	}
+	m.overview()
+	m.usersRows()
+	m.keepSelection()
+}
+
+// overview sums the hosts and the counted jobs for the header.
+func (m *Model) overview() {
 	ov := overview{}
-	hourAgo := m.now.Add(-time.Hour).UnixNano()
-	users := map[string]*userRow{}
-	hostJobs := map[string]int{}
-	view := m.view[:0]
-	for _, r := range m.jobs {
-		j := r.job
-		c := classOf(j.GetState())
-		if c == clsDone || c == clsExit {
-			if j.GetEndTime() >= hourAgo {
-				ov.jobs[c]++
+	a := &m.agg
+	copy(ov.jobs[:], a.counts[:])
+	from := m.now.Add(-time.Hour).Unix() / 60
+	for c := range a.fin {
+		for min, n := range a.fin[c] {
+			if min >= from {
+				ov.jobs[clsDone+stateClass(c)] += n
+			} else if n == 0 {
+				delete(a.fin[c], min)
 			}
-		} else {
-			ov.jobs[c]++
-		}
-		if c == clsRun || c == clsSusp && j.GetStartTime() != 0 {
-			ov.memResvKB += reservedMemKB(j)
-			ov.gpusUsed += gpusOf(j)
-			for _, h := range j.GetExecHosts() {
-				hostJobs[h.GetHost()]++
-			}
-		}
-		if c != clsDone && c != clsExit && r.user != "" {
-			u := users[r.user]
-			if u == nil {
-				u = &userRow{name: r.user}
-				users[r.user] = u
-			}
-			slots := int(j.GetAllocSlots())
-			if slots == 0 {
-				slots = max(1, int(j.GetEffective().GetMinTasks()))
-			}
-			switch c {
-			case clsPend:
-				u.pend += slots
-			case clsRun:
-				u.run += slots
-			case clsSusp:
-				u.susp += slots
-			}
-		}
-		if m.filter.match(r) {
-			view = append(view, r)
 		}
 	}
-	sortRows(view, m.sortCol, m.sortDesc)
-	m.view = view
-
-	hview := m.hview[:0]
+	ov.memResvKB, ov.gpusUsed = a.resvKB, a.gpus
 	for _, h := range m.hosts {
 		hh := h.host
-		h.jobs = hostJobs[hh.GetName()]
+		h.jobs = a.hostJobs[hh.GetName()]
 		if st := int(hh.GetState()); st < len(ov.hosts) {
 			ov.hosts[st]++
 		}
@@ -364,13 +402,12 @@ func (m *Model) rebuild() {
 			ov.memUsedKB += max(0, hh.GetMaxmemKb()-hh.GetMemKb())
 		}
 		ov.gpusTotal += int64(hh.GetNgpus())
-		if m.hostMatch(hh) {
-			hview = append(hview, h)
-		}
 	}
-	m.hview = hview
 	m.ov = ov
+}
 
+// usersRows lists the users with unfinished jobs, busiest first.
+func (m *Model) usersRows() {
 	shares := map[string]int32{}
 	fair := false
 	for _, q := range m.queues {
@@ -382,7 +419,10 @@ func (m *Model) rebuild() {
 		}
 	}
 	m.users = m.users[:0]
-	for _, u := range users {
+	for _, u := range m.agg.users {
+		if u.pend+u.run+u.susp == 0 {
+			continue
+		}
 		if fair {
 			u.shares = shares[u.name]
 			if u.shares == 0 {
@@ -400,8 +440,10 @@ func (m *Model) rebuild() {
 		}
 		return strings.Compare(a.name, b.name)
 	})
+}
 
-	// Keep the selected job selected.
+// keepSelection keeps the selected job selected when rows move.
+func (m *Model) keepSelection() {
 	if m.selKey != (jobKey{}) {
 		for i, r := range m.view {
 			if (jobKey{r.job.GetJobId(), r.job.GetArrayIndex()}) == m.selKey {
@@ -541,7 +583,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		case tea.KeyEnter:
 			m.filter = ParseFilter(m.input.Value())
 			m.leaveInput()
-			m.dirty = true
+			m.refilter()
 			return nil
 		case tea.KeyEsc:
 			m.leaveInput()
@@ -650,7 +692,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, keys.back):
 		if !m.filter.empty() {
 			m.filter = Filter{}
-			m.dirty = true
+			m.refilter()
 		}
 		m.status = ""
 	case key.Matches(msg, keys.sort):
@@ -700,14 +742,14 @@ func (m *Model) enter() tea.Cmd {
 		}
 		m.filter = Filter{Queue: m.queues[m.sel[PaneQueues]].GetName()}
 		m.pane = PaneJobs
-		m.dirty = true
+		m.refilter()
 	case PaneUsers:
 		if len(m.users) == 0 {
 			return nil
 		}
 		m.filter = Filter{User: m.users[m.sel[PaneUsers]].name}
 		m.pane = PaneJobs
-		m.dirty = true
+		m.refilter()
 	}
 	return nil
 }

@@ -4,9 +4,7 @@ package top
 // data: xcetop --once and the golden tests.
 func (m *Model) Frame(w, h int) string {
 	m.w, m.h = w, h
-	if m.dirty {
-		m.rebuild()
-	}
+	m.refresh()
 	m.layoutDetail()
 	return m.View()
 }
