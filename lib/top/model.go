@@ -195,6 +195,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.setJobs(msg.Jobs)
 	case JobsMsg:
 		m.applyJobs(msg.Jobs)
+		// The job being looked at changed: fetch it whole again.
+		if d := m.detail; d != nil && d.host == "" {
+			for _, j := range msg.Jobs {
+				if (jobKey{j.GetJobId(), j.GetArrayIndex()}) == d.job {
+					cmd = m.fetchDetail(d.job)
+					break
+				}
+			}
+		}
 	case HostsMsg:
 		m.setHosts(msg.Hosts)
 		m.stale = true
