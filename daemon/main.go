@@ -26,6 +26,7 @@ import (
 	"xce/lib/config"
 	"xce/lib/controller"
 	"xce/lib/exec"
+	"xce/lib/lsfenv"
 	"xce/lib/store"
 	"xce/lib/worker"
 )
@@ -157,6 +158,12 @@ func serve(o options) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
+	}
+
+	// An LSF environment directory for tools and workflow managers that
+	// read $LSF_ENVDIR/lsf.conf (LSF_UNIT_FOR_LIMITS and friends).
+	if err := lsfenv.WriteDefault(filepath.Join(dir, "conf"), cfg.Cluster.Name, host); err != nil {
+		slog.Warn("LSF environment directory not written", "err", err)
 	}
 
 	st, err := store.Open(filepath.Join(dir, "db"))

@@ -126,3 +126,31 @@ func TestUserSlotLimit(t *testing.T) {
 	}
 	c.must("", "bkill", a, b)
 }
+
+// xced writes an LSF environment directory; with LSF_ENVDIR pointing at
+// it (and no XCE_DIR), the commands find the controller and read memory
+// limits in its LSF_UNIT_FOR_LIMITS (MB), as workflow tools expect.
+func TestLSFEnvDir(t *testing.T) {
+	c := newCluster(t)
+	envdir := filepath.Join(c.dir, "state", "conf")
+	conf, err := os.ReadFile(filepath.Join(envdir, "lsf.conf"))
+	if err != nil || !strings.Contains(string(conf), "LSF_UNIT_FOR_LIMITS=MB") {
+		t.Fatalf("lsf.conf: %v\n%s", err, conf)
+	}
+	cmd := exec.Command(filepath.Join(binDir, "bsub"), "-M", "4000", "-H", "true")
+	cmd.Dir = c.work
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "XCE_DIR=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "LSF_ENVDIR="+envdir)
+	out, err := cmd.CombinedOutput()
+	m := submittedRE.FindStringSubmatch(string(out))
+	if err != nil || m == nil {
+		t.Fatalf("bsub with LSF_ENVDIR only: %v %s", err, out)
+	}
+	if lim := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "memlimit", m[1])); !strings.HasPrefix(lim, "3.9") {
+		t.Errorf("memlimit of -M 4000 in MB: %q", lim)
+	}
+}
