@@ -135,6 +135,12 @@ func TestXcetopInTmux(t *testing.T) {
 		return k && v
 	})
 
+	// The controller goes away: shown; it comes back: reconnected.
+	c.stop()
+	s.waitText("controller lost", "(reconnecting)")
+	c.start()
+	s.waitText("● connected", "keeper")
+
 	// ? shows the keys; q quits and gives the terminal back.
 	s.keys("?")
 	s.waitText("xcetop keys")

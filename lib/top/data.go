@@ -282,16 +282,15 @@ func (r *rate) last() int { return r.buckets[rateMinutes-1] }
 
 // overview is what the header shows.
 type overview struct {
-	hosts       [5]int // by api.HostState
-	slotsUsed   int64
-	slotsTotal  int64
-	memTotalKB  int64
-	memUsedKB   int64
-	memResvKB   int64
-	gpusTotal   int64
-	gpusUsed    int64
-	jobs        [clsOther + 1]int
-	finishedWin time.Duration
+	hosts      [5]int // by api.HostState
+	slotsUsed  int64
+	slotsTotal int64
+	memTotalKB int64
+	memUsedKB  int64
+	memResvKB  int64
+	gpusTotal  int64
+	gpusUsed   int64
+	jobs       [clsOther + 1]int
 }
 
 var rusageMem = regexp.MustCompile(`rusage\[[^\]]*\bmem=([0-9.]+)([KMGTkmgt]?)`)

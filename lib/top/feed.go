@@ -69,9 +69,12 @@ func (f *Feed) Run(ctx context.Context) {
 	go f.poll(ctx)
 	backoff := 250 * time.Millisecond
 	for ctx.Err() == nil {
-		err := f.session(ctx)
+		up, err := f.session(ctx)
 		if ctx.Err() != nil {
 			return
+		}
+		if up {
+			backoff = 250 * time.Millisecond
 		}
 		f.Send(ConnMsg{Up: false, Err: err})
 		select {
@@ -79,8 +82,11 @@ func (f *Feed) Run(ctx context.Context) {
 			return
 		case <-time.After(backoff):
 		}
-		if backoff < 5*time.Second {
+		if backoff < 4*time.Second {
 			backoff *= 2
+		}
+		if r, ok := f.Ctl.(interface{ Redial() error }); ok {
+			r.Redial()
 		}
 	}
 }
@@ -105,13 +111,14 @@ func (f *Feed) poll(ctx context.Context) {
 	}
 }
 
-// session is one connection: info, snapshot, then the watch stream.
-func (f *Feed) session(ctx context.Context) error {
+// session is one connection: info, snapshot, then the watch stream. It
+// says whether the connection was up before it broke.
+func (f *Feed) session(ctx context.Context) (bool, error) {
 	cx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	info, err := f.Ctl.Info(cx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	f.Send(InfoMsg{Info: info})
 
@@ -131,7 +138,7 @@ func (f *Feed) session(ctx context.Context) error {
 	}()
 	jobs, err := f.Ctl.Jobs(cx, nil, false)
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, j := range jobs {
 		known[j.GetJobId()] = true
@@ -147,7 +154,7 @@ func (f *Feed) session(ctx context.Context) error {
 			if err == nil {
 				err = context.Canceled
 			}
-			return err
+			return true, err
 		case <-t.C:
 		}
 		mu.Lock()

@@ -142,7 +142,7 @@ func TestGoldenFrames(t *testing.T) {
 			},
 		}
 		for name, setup := range frames {
-			t.Run(name, func(t *testing.T) {
+			t.Run(name+"-"+strconv.Itoa(w)+"x"+strconv.Itoa(h), func(t *testing.T) {
 				s := newSim(40, 300)
 				m := load(s, Options{Pane: PaneJobs, ReadFile: func(string, int64) ([]byte, error) { return out, nil }})
 				m.Update(tea.WindowSizeMsg{Width: w, Height: h})

@@ -124,22 +124,24 @@ func (m *Model) header() []string {
 		name, master = m.info.GetClusterName(), m.info.GetMasterHost()
 	}
 	conn := stOK.Render("● connected")
-	switch {
-	case !m.ever && m.err == nil:
+	if !m.ever && m.err == nil {
 		conn = stWarn.Render("◌ connecting")
-	case !m.up:
-		msg := "lost"
-		if m.err != nil {
-			msg = "lost: " + firstLine(m.err.Error())
-		}
-		conn = stBad.Render("✘ controller " + cut(msg, max(10, w-60)) + " (reconnecting)")
 	}
 	who := m.opt.Me
 	if m.admin {
 		who += " (admin)"
 	}
-	left := stTitle.Render("XCE "+name) + " " + master + "  " + conn
 	right := who + "  " + m.now.Format("15:04:05")
+	title := stTitle.Render("XCE "+name) + " " + master + "  "
+	if !m.up && (m.ever || m.err != nil) {
+		msg := "controller lost"
+		if m.err != nil {
+			msg += ": " + errText(m.err)
+		}
+		room := max(12, w-lipgloss.Width(title)-lipgloss.Width(right)-len(" (reconnecting)")-4)
+		conn = stBad.Render("✘ " + cut(msg, room) + " (reconnecting)")
+	}
+	left := title + conn
 	l1 := spread(left, right, w)
 
 	ov := &m.ov
@@ -538,6 +540,16 @@ func spread(left, right string, w int) string {
 		return fitStyled(left+" "+right, w)
 	}
 	return left + strings.Repeat(" ", gap) + right
+}
+
+// errText is an error's first line without gRPC's "rpc error: code = X
+// desc =" prefix.
+func errText(err error) string {
+	s := firstLine(err.Error())
+	if _, d, ok := strings.Cut(s, " desc = "); ok && strings.HasPrefix(s, "rpc error:") {
+		s = d
+	}
+	return s
 }
 
 func firstLine(s string) string {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/user"
 	"strconv"
+	"sync"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -24,16 +25,39 @@ import (
 )
 
 // Ctl is top.Controller over a client connection.
-type Ctl struct{ C *client.Client }
+type Ctl struct {
+	mu sync.Mutex
+	c  *client.Client
+}
+
+func (g *Ctl) cl() *client.Client {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.c
+}
+
+// Redial replaces the connection: after the controller restarts, a new
+// one answers at once where the old one would wait out gRPC's backoff.
+func (g *Ctl) Redial() error {
+	c, err := client.Dial()
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	old := g.c
+	g.c = c
+	g.mu.Unlock()
+	return old.Close()
+}
 
 // Info asks who the caller is and what the cluster is called.
-func (g Ctl) Info(ctx context.Context) (*api.ClusterInfo, error) {
-	return g.C.Info(ctx, &api.ClusterInfoRequest{})
+func (g *Ctl) Info(ctx context.Context) (*api.ClusterInfo, error) {
+	return g.cl().Info(ctx, &api.ClusterInfoRequest{})
 }
 
 // Jobs queries everyone's jobs, finished ones too, or the named ones.
-func (g Ctl) Jobs(ctx context.Context, refs []*api.JobRef, submitted bool) ([]*api.Job, error) {
-	res, err := g.C.Query(ctx, &api.QueryRequest{Scope: api.QueryRequest_ALL, User: "all", Refs: refs, Submitted: submitted})
+func (g *Ctl) Jobs(ctx context.Context, refs []*api.JobRef, submitted bool) ([]*api.Job, error) {
+	res, err := g.cl().Query(ctx, &api.QueryRequest{Scope: api.QueryRequest_ALL, User: "all", Refs: refs, Submitted: submitted})
 	if err != nil {
 		return nil, err
 	}
@@ -41,8 +65,8 @@ func (g Ctl) Jobs(ctx context.Context, refs []*api.JobRef, submitted bool) ([]*a
 }
 
 // Watch streams every job change.
-func (g Ctl) Watch(ctx context.Context, fn func(*api.Job)) error {
-	st, err := g.C.ControllerClient.Watch(ctx, &api.WatchRequest{})
+func (g *Ctl) Watch(ctx context.Context, fn func(*api.Job)) error {
+	st, err := g.cl().ControllerClient.Watch(ctx, &api.WatchRequest{})
 	if err != nil {
 		return err
 	}
@@ -61,26 +85,26 @@ func (g Ctl) Watch(ctx context.Context, fn func(*api.Job)) error {
 }
 
 // Hosts lists the hosts.
-func (g Ctl) Hosts(ctx context.Context) ([]*api.Host, error) {
-	r, err := g.C.ListHosts(ctx, &api.ListHostsRequest{})
+func (g *Ctl) Hosts(ctx context.Context) ([]*api.Host, error) {
+	r, err := g.cl().ListHosts(ctx, &api.ListHostsRequest{})
 	return r.GetHosts(), err
 }
 
 // Queues lists the queues.
-func (g Ctl) Queues(ctx context.Context) ([]*api.Queue, error) {
-	r, err := g.C.ListQueues(ctx, &api.ListQueuesRequest{})
+func (g *Ctl) Queues(ctx context.Context) ([]*api.Queue, error) {
+	r, err := g.cl().ListQueues(ctx, &api.ListQueuesRequest{})
 	return r.GetQueues(), err
 }
 
 // Signal kills, stops or resumes jobs.
-func (g Ctl) Signal(ctx context.Context, req *api.SignalRequest) (*api.SignalReply, error) {
-	return g.C.ControllerClient.Signal(ctx, req)
+func (g *Ctl) Signal(ctx context.Context, req *api.SignalRequest) (*api.SignalReply, error) {
+	return g.cl().ControllerClient.Signal(ctx, req)
 }
 
 // Control requeues, switches and reorders jobs, closes and opens hosts and
 // queues.
-func (g Ctl) Control(ctx context.Context, req *api.ControlRequest) (*api.ControlReply, error) {
-	return g.C.ControllerClient.Control(ctx, req)
+func (g *Ctl) Control(ctx context.Context, req *api.ControlRequest) (*api.ControlReply, error) {
+	return g.cl().ControllerClient.Control(ctx, req)
 }
 
 // Main runs xcetop with args (without the program name) and returns its
@@ -114,8 +138,8 @@ func Main(args []string) int {
 		fmt.Fprintf(os.Stderr, "xcetop: %v\n", err)
 		return 1
 	}
-	defer c.Close()
-	ctl := Ctl{C: c}
+	ctl := &Ctl{c: c}
+	defer func() { ctl.cl().Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	info, err := ctl.Info(ctx)
 	cancel()
@@ -158,7 +182,7 @@ func Main(args []string) int {
 	return 0
 }
 
-func printOnce(ctl Ctl, m *top.Model, info *api.ClusterInfo, w, h int) int {
+func printOnce(ctl *Ctl, m *top.Model, info *api.ClusterInfo, w, h int) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	jobs, err := ctl.Jobs(ctx, nil, false)
