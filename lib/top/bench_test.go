@@ -105,3 +105,14 @@ func BenchmarkFrameFilter(b *testing.B) {
 		i++
 	}
 }
+
+// The sort column changed: every job sorted again.
+func BenchmarkFrameSort(b *testing.B) {
+	m, _ := benchModel(b, PaneJobs)
+	o := keyMsg("o")
+	b.ResetTimer()
+	for b.Loop() {
+		m.Update(o)
+		m.View()
+	}
+}

@@ -82,7 +82,9 @@ type Model struct {
 	dirty              bool      // the job list must be filtered and sorted again
 	hostsDirty         bool      // the host list must be filtered again
 	stale              bool      // the overview and users must be recounted
-	added              []*jobRow // changed jobs not yet merged into view
+	resort             bool      // every job must be sorted again
+	added              []*jobRow // changed jobs not yet merged into all and view
+	all                []*jobRow // every job, sorted
 	view               []*jobRow // filtered and sorted jobs
 	agg                aggregate
 	hview              []*hostRow
@@ -236,7 +238,7 @@ func (m *Model) refilter() { m.dirty, m.hostsDirty = true, true }
 // refresh brings what the view shows up to date with what came in.
 func (m *Model) refresh() {
 	switch {
-	case m.dirty || m.hostsDirty || len(m.added) > 0:
+	case m.dirty || m.resort || m.hostsDirty || len(m.added) > 0:
 		m.rebuild()
 	case m.stale:
 		m.overview()
@@ -277,7 +279,7 @@ func (m *Model) setJobs(jobs []*api.Job) {
 		m.starts.add(j.GetStartTime())
 		m.ends.add(j.GetEndTime())
 	}
-	m.dirty = true
+	m.resort = true
 }
 
 func (m *Model) applyJobs(jobs []*api.Job) {
@@ -345,24 +347,42 @@ func (m *Model) setHosts(hs []*api.Host) {
 // batch from the watch stream costs about what it changes.
 func (m *Model) rebuild() {
 	switch {
-	case m.dirty || len(m.added) > len(m.jobs)/4:
-		view := m.view[:0]
+	case m.resort || len(m.added) > len(m.jobs)/4:
+		all := m.all[:0]
 		for _, r := range m.jobs {
-			if m.filter.match(r) {
-				view = append(view, r)
-			}
+			all = append(all, r)
 		}
-		sortRows(view, m.sortCol, m.sortDesc)
-		m.view = view
+		sortRows(all, m.sortCol, m.sortDesc)
+		m.all = all
+		m.resort, m.dirty = false, true
 	case len(m.added) > 0:
 		var add []*jobRow
 		for _, r := range m.added {
-			if !r.gone && m.filter.match(r) {
+			if !r.gone {
 				add = append(add, r)
 			}
 		}
 		sortRows(add, m.sortCol, m.sortDesc)
-		m.view = mergeRows(m.view, add, m.sortCol, m.sortDesc)
+		m.all = mergeRows(m.all, add, m.sortCol, m.sortDesc)
+		if !m.dirty {
+			shown := add[:0]
+			for _, r := range add {
+				if m.filter.match(r) {
+					shown = append(shown, r)
+				}
+			}
+			m.view = mergeRows(m.view, shown, m.sortCol, m.sortDesc)
+		}
+	}
+	if m.dirty {
+		// The jobs are sorted already: filtering keeps their order.
+		view := m.view[:0]
+		for _, r := range m.all {
+			if m.filter.match(r) {
+				view = append(view, r)
+			}
+		}
+		m.view = view
 	}
 	m.dirty = false
 	m.added = m.added[:0]
@@ -706,10 +726,10 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.status = ""
 	case key.Matches(msg, keys.sort):
 		m.sortCol = (m.sortCol + 1) % colNum
-		m.dirty = true
+		m.resort = true
 	case key.Matches(msg, keys.rev):
 		m.sortDesc = !m.sortDesc
-		m.dirty = true
+		m.resort = true
 	case key.Matches(msg, keys.enter):
 		return m.enter()
 	}

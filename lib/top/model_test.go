@@ -499,3 +499,24 @@ func TestFeed(t *testing.T) {
 		t.Fatalf("%d jobs after reconnecting", len(m.jobs))
 	}
 }
+
+// sortRows (packed keys) orders as lessRow (the merge's comparison) does,
+// or a batch would be merged out of place.
+func TestSortMatchesMerge(t *testing.T) {
+	m := load(newSim(40, 3000), Options{})
+	for col := range colNum {
+		for _, desc := range []bool{false, true} {
+			rows := append([]*jobRow(nil), m.all...)
+			sortRows(rows, col, desc)
+			for i := 1; i < len(rows); i++ {
+				c := lessRow(col, rows[i-1], rows[i])
+				if desc {
+					c = -c
+				}
+				if c >= 0 {
+					t.Fatalf("%s desc=%v: %s before %s", colNames[col], desc, rows[i-1].id, rows[i].id)
+				}
+			}
+		}
+	}
+}
