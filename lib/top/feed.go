@@ -127,7 +127,6 @@ func (f *Feed) session(ctx context.Context) (bool, error) {
 	var mu sync.Mutex
 	var pending []*api.Job
 	known := map[int64]bool{}
-	ready := false
 	watchErr := make(chan error, 1)
 	go func() {
 		watchErr <- f.Ctl.Watch(cx, func(j *api.Job) {
@@ -145,7 +144,6 @@ func (f *Feed) session(ctx context.Context) (bool, error) {
 	}
 	f.Send(SnapshotMsg{Jobs: jobs})
 	f.Send(ConnMsg{Up: true})
-	ready = true
 	t := time.NewTicker(f.BatchEvery)
 	defer t.Stop()
 	for {
@@ -161,7 +159,7 @@ func (f *Feed) session(ctx context.Context) (bool, error) {
 		batch := pending
 		pending = nil
 		mu.Unlock()
-		if len(batch) == 0 || !ready {
+		if len(batch) == 0 {
 			continue
 		}
 		// A job id never seen: fetch it whole (its effective spec, user,

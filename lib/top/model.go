@@ -579,25 +579,20 @@ var keys = struct {
 }
 
 // helpText is what ? shows.
-const helpText = `xcetop keys
-
- 1 2 3 4, tab, shift+tab    hosts, queues, jobs, users
- up/k down/j pgup pgdn g G  move
- enter                      details: a job (bjobs -l, pending reasons,
-                            output as it comes), a host (its jobs and
-                            load), a queue or user (its jobs)
- esc                        back; clear the filter
- /                          filter: user:NAME queue:NAME state:RUN
-                            host:NAME and words (u: q: s: h: for short)
- o O                        sort jobs by the next column; reverse
-
- jobs:   K kill   S stop   R resume   E requeue   W switch queue
-         T top    B bottom  (of the pending jobs of its queue)
- hosts:  C close  O open
- queues: C close  O open   I inactivate   A activate
- each asks first: y does it, anything else does not.
-
- q quit   ? this help (any key closes it)`
+const helpText = `xcetop keys                                       (any key closes this)
+ 1 2 3 4  tab  shift+tab   hosts, queues, jobs, users
+ ↑/k ↓/j  pgup pgdn  g G   move
+ enter     a job: bjobs -l and its output; a host: its jobs and load;
+           a queue or a user: its jobs
+ esc       back; clears the filter      f   follow a job's output
+ /         filter: user:U queue:Q state:S host:H and words (u: q: s: h:)
+ o O       sort jobs by the next column; reverse the order
+ jobs      K kill  S stop  R resume  E requeue  W switch queue
+           T top  B bottom (of its queue's pending jobs)
+ hosts     C close  O open
+ queues    C close  O open  I inactivate  A activate
+           each asks first: y does it, any other key does not
+ q         quit`
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	switch m.mode {

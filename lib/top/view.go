@@ -292,16 +292,33 @@ func (m *Model) emptyWhy() string {
 type jobCols struct {
 	w                                                int
 	id, user, stat, queue, host, name, submit, slots int
+	run, reason                                      int // wide terminals only
 }
 
+// jobCols fits the job table to the width: at 80 columns bjobs's own
+// columns; from 120 wider ones and SLOTS; from 160 also RUN_TIME and the
+// first pending reason (or why it ended).
 func (m *Model) jobCols() jobCols {
 	c := jobCols{w: m.w, id: 10, user: 9, stat: 5, queue: 10, host: 12, submit: 12}
-	rest := m.w - (3 + c.id + 1 + c.user + 1 + c.stat + 1 + c.queue + 1 + c.host + 1 + c.submit + 1)
 	if m.w >= 120 {
 		c.user, c.queue, c.host, c.slots = 12, 14, 18, 5
-		rest = m.w - (3 + c.id + 1 + c.user + 1 + c.stat + 1 + c.queue + 1 + c.host + 1 + c.submit + 1 + c.slots + 1)
 	}
+	if m.w >= 160 {
+		c.run = 10
+	}
+	used := 3 + c.id + 1 + c.user + 1 + c.stat + 1 + c.queue + 1 + c.host + 1 + c.submit + 1
+	if c.slots > 0 {
+		used += c.slots + 1
+	}
+	if c.run > 0 {
+		used += c.run + 1
+	}
+	rest := m.w - used
 	c.name = max(8, rest)
+	if m.w >= 160 {
+		c.name = min(rest/2, 40)
+		c.reason = rest - c.name - 1
+	}
 	return c
 }
 
@@ -310,6 +327,12 @@ func (c jobCols) head() string {
 		pad("EXEC_HOST", c.host) + " " + pad("JOB_NAME", c.name) + " " + pad("SUBMIT_TIME", c.submit)
 	if c.slots > 0 {
 		s += " " + padL("SLOTS", c.slots)
+	}
+	if c.run > 0 {
+		s += " " + padL("RUN_TIME", c.run)
+	}
+	if c.reason > 0 {
+		s += " " + pad("REASON", c.reason)
 	}
 	return fit(s, c.w)
 }
@@ -327,7 +350,13 @@ func (m *Model) jobLine(c jobCols, r *jobRow, sel bool) string {
 	s := pad(r.id, c.id) + " " + pad(r.user, c.user) + " " + pad(lsfout.StateName(j.GetState()), c.stat) + " " + pad(r.queue, c.queue) + " " +
 		pad(host, c.host) + " " + pad(r.name, c.name) + " " + pad(shortTime(j.GetSubmitTime(), m.now), c.submit)
 	if c.slots > 0 {
-		s += " " + padL(strconv.Itoa(int(max(j.GetAllocSlots(), j.GetEffective().GetMinTasks(), 1))), c.slots)
+		s += " " + padL(strconv.Itoa(r.slots), c.slots)
+	}
+	if c.run > 0 {
+		s += " " + padL(runTime(j, m.now), c.run)
+	}
+	if c.reason > 0 {
+		s += " " + pad(reason(j), c.reason)
 	}
 	s = fit(s, c.w-3)
 	if sel {
@@ -336,23 +365,58 @@ func (m *Model) jobLine(c jobCols, r *jobRow, sel bool) string {
 	return " " + st.Render(gl) + " " + st.Render(s)
 }
 
+// runTime is how long the job has run (or ran), as h:mm:ss.
+func runTime(j *api.Job, now time.Time) string {
+	if j.GetStartTime() == 0 {
+		return "-"
+	}
+	end := now.UnixNano()
+	if j.GetEndTime() != 0 {
+		end = j.GetEndTime()
+	}
+	sec := max(0, (end-j.GetStartTime())/int64(time.Second))
+	return fmt.Sprintf("%d:%02d:%02d", sec/3600, sec/60%60, sec%60)
+}
+
+// reason is a pending job's first pending reason, or how a job exited.
+func reason(j *api.Job) string {
+	switch classOf(j.GetState()) {
+	case clsPend:
+		r := firstLine(strings.TrimSpace(j.GetPendReason()))
+		return strings.TrimSuffix(r, ";")
+	case clsExit:
+		if j.GetTermReasonSet() {
+			return lsfout.TermReasonText(j.GetTermReason())
+		}
+		return "exit code " + strconv.Itoa(int(j.GetExitStatus()))
+	}
+	return ""
+}
+
 type hostCols struct {
 	name, slotBar, memBar int
+	wide                  bool
 	head                  string
 }
 
 func (m *Model) hostCols() hostCols {
 	c := hostCols{name: 16, slotBar: 8, memBar: 8}
+	fixed := 3 + c.name + 1 + 7 + 1 + 8 + 1 + 5 + 1 + 4 + 1 + 12 + 1 + 5
 	if m.w >= 120 {
-		c.name, c.slotBar, c.memBar = 24, 20, 20
-		extra := m.w - 160
-		if extra > 0 {
-			c.slotBar += extra / 3
-			c.memBar += extra / 3
-		}
+		c.name, c.wide = 24, true
+		fixed = 3 + c.name + 1 + 7 + 1 + 8 + 1 + 5 + 1 + 5 + 1 + 4 + 1 + 12 + 1 + 5 + 1 + 5 + 1 + 5
+		bars := min(40, (m.w-fixed-2)/2)
+		c.slotBar, c.memBar = bars, bars
 	}
-	c.head = fit("   "+pad("HOST_NAME", c.name)+" "+pad("STATUS", 7)+" "+pad("SLOTS", c.slotBar+8)+" "+padL("r1m", 5)+" "+padL("ut", 4)+" "+
-		pad("MEM used/max", c.memBar+12)+" "+padL("JOBS", 5), m.w)
+	head := "   " + pad("HOST_NAME", c.name) + " " + pad("STATUS", 7) + " " + pad("SLOTS", c.slotBar+8) + " " + padL("r1m", 5)
+	if c.wide {
+		head += " " + padL("r15m", 5)
+	}
+	head += " " + padL("ut", 4) + " " + pad("MEM used/max", c.memBar+12) + " " + padL("JOBS", 5)
+	if c.wide {
+		head += " " + padL("CPUS", 5) + " " + padL("GPUS", 5)
+	}
+	c.head = fit(head, m.w)
 	return c
 }
 
@@ -362,8 +426,15 @@ func (m *Model) hostLine(c hostCols, hr *hostRow, sel bool) string {
 	used := max(0, h.GetMaxmemKb()-h.GetMemKb())
 	s := pad(h.GetName(), c.name) + " " + pad(stateWord(h), 7) + " " +
 		bar(float64(h.GetNjobs()), float64(h.GetMaxSlots()), c.slotBar) + " " + pad(fmt.Sprintf("%d/%d", h.GetNjobs(), h.GetMaxSlots()), 7) + " " +
-		padL(strconv.FormatFloat(h.GetR1M(), 'f', 1, 64), 5) + " " + padL(strconv.Itoa(int(math.Round(h.GetUt()*100)))+"%", 4) + " " +
+		padL(strconv.FormatFloat(h.GetR1M(), 'f', 1, 64), 5) + " "
+	if c.wide {
+		s += padL(strconv.FormatFloat(h.GetR15M(), 'f', 1, 64), 5) + " "
+	}
+	s += padL(strconv.Itoa(int(math.Round(h.GetUt()*100)))+"%", 4) + " " +
 		bar(float64(used), float64(h.GetMaxmemKb()), c.memBar) + " " + pad(kb(used)+"/"+kb(h.GetMaxmemKb()), 11) + " " + padL(strconv.Itoa(hr.jobs), 5)
+	if c.wide {
+		s += " " + padL(strconv.Itoa(int(h.GetNcpus())), 5) + " " + padL(strconv.Itoa(int(h.GetNgpus())), 5)
+	}
 	s = fit(s, m.w-3)
 	if sel {
 		return ">" + st.Render(gl) + " " + stSel.Render(s)
