@@ -135,6 +135,17 @@ func TestXcetopInTmux(t *testing.T) {
 		return k && v
 	})
 
+	// A job no host can take: its detail names the failing term.
+	picky := c.submit("", "-J", "picky", "-R", "select[mem > 99999999]", "sleep", "1")
+	s.keys("/", "picky", "Enter")
+	s.waitText("filter: picky", "PEND", "1/3 jobs")
+	s.keys("Enter")
+	s.waitText("Job <"+picky+">, Job Name <picky>", "FAILING REQUIREMENT TERMS:", "select[mem > 99999999]: no host has that much memory")
+	s.keys("Escape")
+	time.Sleep(100 * time.Millisecond)
+	s.keys("Escape")
+	s.waitText("3/3 jobs")
+
 	// The controller goes away: shown; it comes back: reconnected.
 	c.stop()
 	s.waitText("controller lost", "(reconnecting)")

@@ -380,7 +380,7 @@ func TestJobDetail(t *testing.T) {
 	}
 	press(m, "esc", "down", "enter")
 	f = m.Frame(100, 40)
-	for _, want := range []string{"PENDING REASONS:", "Not enough job slot(s): 3 hosts", "Combined: rusage[mem=1024]", "(the job has not started)"} {
+	for _, want := range []string{"PENDING REASONS:", "Not enough job slot(s): 3 hosts", "FAILING REQUIREMENT TERMS:", " rusage[mem=1024]: 2 hosts have less than 1024 MB unreserved", "of: rusage[mem=1024]", "(the job has not started)"} {
 		if !strings.Contains(f, want) {
 			t.Fatalf("pending detail lacks %q:\n%s", want, f)
 		}

@@ -74,7 +74,7 @@ func simJob(i, nh int, queue string) *api.Job {
 		j.AllocSlots = 1
 		j.SpoolOutput = fmt.Sprintf("/spool/%d.out", i+1)
 	} else {
-		j.PendReason = "Not enough job slot(s): 3 hosts;\nJob requirements for reserving resource (mem) not satisfied: 2 hosts;"
+		j.PendReason = "Not enough job slot(s): 3 hosts;\nJob's requirements for resource reservation not satisfied: 2 hosts;\nrusage[mem=1024]: 2 hosts have less than 1024 MB unreserved"
 	}
 	if st == api.JobState_DONE || st == api.JobState_EXIT {
 		j.EndTime = sub.Add(20 * time.Second).UnixNano()

@@ -493,6 +493,25 @@ func (m *Model) layoutDetail() {
 
 func (m *Model) jobDetail(b *strings.Builder, d *detail) {
 	b.WriteString(d.long)
+	if j := d.full; j != nil && classOf(j.GetState()) == clsPend {
+		// The pending reasons name the terms of the requirement that no
+		// host met; set them apart, next to the requirement itself.
+		var terms []string
+		for _, l := range strings.Split(j.GetPendReason(), "\n") {
+			if l = strings.TrimSuffix(strings.TrimSpace(l), ";"); isTermReason(l) {
+				terms = append(terms, l)
+			}
+		}
+		if len(terms) > 0 {
+			b.WriteString("\n" + stBold.Render("FAILING REQUIREMENT TERMS:") + "\n")
+			for _, t := range terms {
+				b.WriteString(" " + stWarn.Render(t) + "\n")
+			}
+			if rr := j.GetEffective().GetResReq(); len(rr) > 0 {
+				b.WriteString(" of: " + strings.Join(rr, " ") + "\n")
+			}
+		}
+	}
 	b.WriteString("\n" + stBold.Render("OUTPUT") + stDim.Render(" ("+followWord(d.follow)+", f toggles)") + "\n")
 	switch {
 	case d.outErr != "":
@@ -506,6 +525,17 @@ func (m *Model) jobDetail(b *strings.Builder, d *detail) {
 	default:
 		b.Write(d.out)
 	}
+}
+
+// isTermReason says whether a pending reason line is about one term of
+// the resource requirement ("select[mem > 64000]: no host has ...").
+func isTermReason(l string) bool {
+	for _, sec := range []string{"select[", "rusage[", "span[", "same[", "order[", "cu[", "affinity["} {
+		if strings.HasPrefix(l, sec) {
+			return true
+		}
+	}
+	return false
 }
 
 func followWord(f bool) string {
