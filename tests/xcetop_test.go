@@ -164,3 +164,39 @@ func TestXcetopInTmux(t *testing.T) {
 		t.Errorf("the victim's output file: %v", err)
 	}
 }
+
+// TestXcetopOnce checks xcetop --once: one plain frame of the size asked,
+// with -u and -q as starting filters.
+func TestXcetopOnce(t *testing.T) {
+	c := newCluster(t)
+	a := c.submit("", "-J", "alpha", "sleep", "600")
+	c.waitState(a, "RUN")
+	out := c.must("", "xcetop", "--once", "--width", "80", "--height", "24")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 24 {
+		t.Fatalf("%d lines, want 24:\n%s", len(lines), out)
+	}
+	if strings.Contains(out, "\x1b") {
+		t.Fatalf("--once printed escape sequences:\n%q", out)
+	}
+	for _, want := range []string{"connected", "[3 Jobs]", "alpha", "RUN 1", "Slots 1/4"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("--once lacks %q:\n%s", want, out)
+		}
+	}
+	out = c.must("", "xcetop", "--once", "-q", "nosuchqueue", "--width", "100", "--height", "20")
+	if strings.Contains(out, "alpha") || !strings.Contains(out, "filter: queue:nosuchqueue") {
+		t.Fatalf("-q did not filter:\n%s", out)
+	}
+	out = c.must("", "xcetop", "--once", "-u", "nobody-here", "--pane", "jobs", "--width", "100", "--height", "20")
+	if strings.Contains(out, "alpha") || !strings.Contains(out, "filter: user:nobody-here") {
+		t.Fatalf("-u did not filter:\n%s", out)
+	}
+	out = c.must("", "xcetop", "--once", "--pane", "hosts", "--width", "120", "--height", "20")
+	if !strings.Contains(out, "[1 Hosts]") || !strings.Contains(out, "HOST_NAME") {
+		t.Fatalf("--pane hosts:\n%s", out)
+	}
+	if r := c.run("", "xcetop", "--pane", "nope"); r.code != 2 || !strings.Contains(r.stderr, "use hosts, queues, jobs or users") {
+		t.Fatalf("a bad --pane: exit %d, %s", r.code, r.stderr)
+	}
+}

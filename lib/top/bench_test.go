@@ -1,6 +1,7 @@
 package top
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -115,4 +116,39 @@ func BenchmarkFrameSort(b *testing.B) {
 		m.Update(o)
 		m.View()
 	}
+}
+
+// TestFrameBudget holds the budget, 50 ms a frame, with 10,000
+// hosts and 100,000 jobs: a key press, a busy batch of the watch stream
+// and a new filter, each with its frame (the median of several).
+func TestFrameBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds 100,000 jobs")
+	}
+	s := newSim(benchHosts, benchJobs)
+	m := load(s, Options{Pane: PaneJobs})
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+	m.View()
+	measure := func(name string, step func(i int)) {
+		const n = 9
+		d := make([]time.Duration, n)
+		for i := range n {
+			start := time.Now()
+			step(i)
+			m.View()
+			d[i] = time.Since(start)
+		}
+		slices.Sort(d)
+		t.Logf("%s: median %v, max %v", name, d[n/2], d[n-1])
+		if d[n/2] > 50*time.Millisecond {
+			t.Errorf("%s takes %v a frame, over 50 ms", name, d[n/2])
+		}
+	}
+	measure("key", func(i int) { m.Update(keyMsg("down")) })
+	measure("watch batch of 500", func(i int) { m.Update(JobsMsg{Jobs: changes(500, i)}) })
+	measure("filter", func(i int) {
+		m.filter = ParseFilter([]string{"user:u3", "state:PEND", "sim-4", ""}[i%4])
+		m.refilter()
+		m.Update(tickMsg(t0))
+	})
 }
