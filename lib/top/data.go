@@ -428,6 +428,7 @@ func sortRows(rows []*jobRow, col int, desc bool) {
 			it.k1 = rank[str(r)]
 		case col == colName:
 			it.s = r.name
+			it.k1 = prefix8(r.name)
 		case col == colState:
 			it.k1 = uint64(r.job.GetState())
 		case col == colSubmit:
@@ -438,28 +439,65 @@ func sortRows(rows []*jobRow, col int, desc bool) {
 		}
 		items[i] = it
 	}
-	slices.SortFunc(items, func(a, b item) int {
-		if a.s != b.s {
-			if desc {
-				return strings.Compare(b.s, a.s)
+	// Radix sort on (k1, k2): a few linear passes, whatever the order
+	// the rows came in.
+	tmp := make([]item, len(items))
+	for _, key := range []func(*item) uint64{func(it *item) uint64 { return it.k2 }, func(it *item) uint64 { return it.k1 }} {
+		for shift := 0; shift < 64; shift += 8 {
+			var count [256]int
+			for i := range items {
+				count[key(&items[i])>>shift&0xff]++
 			}
-			return strings.Compare(a.s, b.s)
+			if slices.Contains(count[:], len(items)) {
+				continue // every key has the same byte here
+			}
+			pos := 0
+			for b := range count {
+				count[b], pos = pos, pos+count[b]
+			}
+			for i := range items {
+				b := key(&items[i]) >> shift & 0xff
+				tmp[count[b]] = items[i]
+				count[b]++
+			}
+			items, tmp = tmp, items
 		}
-		switch {
-		case a.k1 < b.k1:
-			return -1
-		case a.k1 > b.k1:
-			return 1
-		case a.k2 < b.k2:
-			return -1
-		case a.k2 > b.k2:
-			return 1
+	}
+	// Job names equal in their first 8 bytes: order those runs by the
+	// whole name.
+	if col == colName {
+		for i := 0; i < len(items); {
+			j := i + 1
+			for j < len(items) && items[j].k1 == items[i].k1 {
+				j++
+			}
+			if j-i > 1 {
+				slices.SortStableFunc(items[i:j], func(a, b item) int {
+					if desc {
+						return strings.Compare(b.s, a.s)
+					}
+					return strings.Compare(a.s, b.s)
+				})
+			}
+			i = j
 		}
-		return 0
-	})
+	}
 	for i := range items {
 		rows[i] = items[i].r
 	}
+}
+
+// prefix8 is the first 8 bytes of s as a big-endian integer: integers
+// compare as the strings' prefixes do.
+func prefix8(s string) uint64 {
+	var k uint64
+	for i := range 8 {
+		k <<= 8
+		if i < len(s) {
+			k |= uint64(s[i])
+		}
+	}
+	return k
 }
 
 // aggregate is what the overview and the users pane count, kept up to
