@@ -400,14 +400,15 @@ type hostCols struct {
 }
 
 func (m *Model) hostCols() hostCols {
-	c := hostCols{name: 16, slotBar: 8, memBar: 8}
+	// The two bars share what the other columns leave.
+	c := hostCols{name: 14}
 	fixed := 3 + c.name + 1 + 7 + 1 + 8 + 1 + 5 + 1 + 4 + 1 + 12 + 1 + 5
 	if m.w >= 120 {
 		c.name, c.wide = 24, true
 		fixed = 3 + c.name + 1 + 7 + 1 + 8 + 1 + 5 + 1 + 5 + 1 + 4 + 1 + 12 + 1 + 5 + 1 + 5 + 1 + 5
-		bars := min(40, (m.w-fixed-2)/2)
-		c.slotBar, c.memBar = bars, bars
 	}
+	bars := max(4, min(40, (m.w-fixed)/2))
+	c.slotBar, c.memBar = bars, bars
 	head := "   " + pad("HOST_NAME", c.name) + " " + pad("STATUS", 7) + " " + pad("SLOTS", c.slotBar+8) + " " + padL("r1m", 5)
 	if c.wide {
 		head += " " + padL("r15m", 5)
