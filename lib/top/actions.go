@@ -3,7 +3,6 @@ package top
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -102,25 +101,10 @@ func (m *Model) jobAction(k string) *action {
 	default:
 		return nil
 	}
-	if !m.mayActOn(r) {
+	if !m.admin && r.user != m.opt.Me {
 		return &action{text: fmt.Sprintf("not allowed: job %s belongs to %s, and only administrators act on other users' jobs", r.id, r.user)}
 	}
 	return a
-}
-
-// mayActOn says whether the controller lets the caller control a job: an
-// administrator any job, a queue's administrators the jobs in it, anyone
-// else their own.
-func (m *Model) mayActOn(r *jobRow) bool {
-	if m.admin || r.user == m.opt.Me {
-		return true
-	}
-	for _, q := range m.queues {
-		if q.GetName() == r.queue {
-			return slices.Contains(q.GetAdministrators(), m.opt.Me)
-		}
-	}
-	return false
 }
 
 func (m *Model) hostAction(k, host string) *action {
