@@ -5,10 +5,16 @@
 //
 // Choices made here, where the issue leaves room:
 //   - Jobs come from one query at start and then from the watch stream,
-//     batched every 200 ms so that a burst of changes costs one redraw; the
-//     filtered, sorted job list and the overview are rebuilt once per batch
-//     and every frame draws only the rows that fit (a frame with 100,000
-//     jobs costs what one with 100 does).
+//     batched every 200 ms so that a burst of changes costs one redraw. A
+//     job never seen is fetched whole (the stream carries no specs). After
+//     a broken stream the connection is dialled again and the jobs are
+//     queried again.
+//   - Every job is kept sorted once (radix sort on packed keys); a filter
+//     is a linear pass over that, and a batch from the stream is merged
+//     into both lists. The overview and the users pane are counted job by
+//     job as changes come. A frame draws only the rows that fit, so it
+//     costs the same with 100 jobs or 100,000 (see bench_test.go and
+//     TestFrameBudget).
 //   - Hosts and queues are not streamed: they are polled every 2 s, and
 //     each poll adds one sample to a host's load history (the last 60).
 //   - Submissions, starts and completions per minute come from the jobs'
@@ -20,8 +26,11 @@
 //     slots), the user's largest share over the queues with fairshare.
 //   - An ordinary user sees every job the controller shows, starts on their
 //     own (filter user:NAME; esc clears it), and may act only on their own
-//     jobs; hosts and queues are controlled by administrators only. The
-//     controller checks again, and its refusal is shown.
+//     jobs; hosts and queues are controlled by administrators only, as the
+//     controller decides. It checks again, and its refusal is shown.
+//   - Every state has a glyph as well as a colour (▶ RUN, ○ PEND, ◌ PSUSP,
+//     ‖ suspended, ✔ DONE, ✘ EXIT; ● ok, ◐ closed, ✘ unavail, ? unreach),
+//     the selected row a ">"; NO_COLOR and --once draw no colour at all.
 //   - A drilled-into job's output is read from where bpeek finds it, so it
 //     shows when xcetop runs where that file is visible.
 package top
