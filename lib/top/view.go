@@ -229,7 +229,11 @@ func (m *Model) footer() string {
 	case m.detail != nil:
 		hint = "esc:back  C close O open  ?:keys"
 	case m.pane == PaneJobs:
-		hint = fmt.Sprintf("%d/%d jobs  sort:%s  K kill S stop R resume W switch  ?:keys", len(m.view), len(m.jobs), colNames[m.sortCol])
+		dir := "↑"
+		if m.sortDesc {
+			dir = "↓"
+		}
+		hint = fmt.Sprintf("%d/%d jobs  o:sort %s%s  K kill S stop R resume W switch  ?:keys", len(m.view), len(m.jobs), colNames[m.sortCol], dir)
 	}
 	return stDim.Render(fit(hint, m.w))
 }
