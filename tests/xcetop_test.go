@@ -141,6 +141,11 @@ func TestXcetopInTmux(t *testing.T) {
 	s.waitText("filter: picky", "PEND", "1/3 jobs")
 	s.keys("Enter")
 	s.waitText("Job <"+picky+">, Job Name <picky>", "FAILING REQUIREMENT TERMS:", "select[mem > 99999999]: no host has that much memory")
+	// Pending, it can go to the top of its queue.
+	s.keys("T")
+	s.waitText("Move job " + picky + " (picky) of " + me + " to the top of its queue? [y/N]")
+	s.keys("y")
+	s.waitText("Move job " + picky + " (picky) of " + me + " to the top of its queue: done")
 	s.keys("Escape")
 	time.Sleep(100 * time.Millisecond)
 	s.keys("Escape")
