@@ -2140,10 +2140,12 @@ type Queue struct {
 	Preemptable        []string         `protobuf:"bytes,32,rep,name=preemptable,proto3" json:"preemptable,omitempty"`
 	Administrators     []string         `protobuf:"bytes,33,rep,name=administrators,proto3" json:"administrators,omitempty"`
 	// Deprecated queue-level settings kept for imported LSF configurations.
-	ResReq        string `protobuf:"bytes,34,opt,name=res_req,json=resReq,proto3" json:"res_req,omitempty"`
-	PreExec       string `protobuf:"bytes,35,opt,name=pre_exec,json=preExec,proto3" json:"pre_exec,omitempty"`
-	PostExec      string `protobuf:"bytes,36,opt,name=post_exec,json=postExec,proto3" json:"post_exec,omitempty"`
-	LostAndFound  bool   `protobuf:"varint,37,opt,name=lost_and_found,json=lostAndFound,proto3" json:"lost_and_found,omitempty"` // holds jobs whose queue was removed
+	ResReq       string `protobuf:"bytes,34,opt,name=res_req,json=resReq,proto3" json:"res_req,omitempty"`
+	PreExec      string `protobuf:"bytes,35,opt,name=pre_exec,json=preExec,proto3" json:"pre_exec,omitempty"`
+	PostExec     string `protobuf:"bytes,36,opt,name=post_exec,json=postExec,proto3" json:"post_exec,omitempty"`
+	LostAndFound bool   `protobuf:"varint,37,opt,name=lost_and_found,json=lostAndFound,proto3" json:"lost_and_found,omitempty"` // holds jobs whose queue was removed
+	// Fairshare queues: each user's dynamic priority now (bqueues -r).
+	UserPriority  map[string]float64 `protobuf:"bytes,38,rep,name=user_priority,json=userPriority,proto3" json:"user_priority,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2435,6 +2437,13 @@ func (x *Queue) GetLostAndFound() bool {
 		return x.LostAndFound
 	}
 	return false
+}
+
+func (x *Queue) GetUserPriority() map[string]float64 {
+	if x != nil {
+		return x.UserPriority
+	}
+	return nil
 }
 
 // QueueState is an administrator's open/active setting of a queue, kept
@@ -4701,7 +4710,8 @@ const file_api_proto_rawDesc = "" +
 	"\x06swp_kb\x18\x19 \x01(\x03R\x05swpKb\x12\x15\n" +
 	"\x06tmp_kb\x18\x1a \x01(\x03R\x05tmpKb\x12\x14\n" +
 	"\x05ngpus\x18\x1b \x01(\x05R\x05ngpus\x12\x1c\n" +
-	"\tresources\x18\x1c \x03(\tR\tresources\"\xb2\t\n" +
+	"\tresources\x18\x1c \x03(\tR\tresources\"\xbd\n" +
+	"\n" +
 	"\x05Queue\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bpriority\x18\x02 \x01(\x05R\bpriority\x12\x12\n" +
@@ -4747,10 +4757,14 @@ const file_api_proto_rawDesc = "" +
 	"\ares_req\x18\" \x01(\tR\x06resReq\x12\x19\n" +
 	"\bpre_exec\x18# \x01(\tR\apreExec\x12\x1b\n" +
 	"\tpost_exec\x18$ \x01(\tR\bpostExec\x12$\n" +
-	"\x0elost_and_found\x18% \x01(\bR\flostAndFound\x1a=\n" +
+	"\x0elost_and_found\x18% \x01(\bR\flostAndFound\x12H\n" +
+	"\ruser_priority\x18& \x03(\v2#.xce.api.v1.Queue.UserPriorityEntryR\fuserPriority\x1a=\n" +
 	"\x0fUserSharesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"@\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a?\n" +
+	"\x11UserPriorityEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"@\n" +
 	"\n" +
 	"QueueState\x12\x16\n" +
 	"\x06closed\x18\x01 \x01(\bR\x06closed\x12\x1a\n" +
@@ -5036,7 +5050,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),               // 0: xce.api.v1.JobState
 	(TermReason)(0),             // 1: xce.api.v1.TermReason
@@ -5089,10 +5103,11 @@ var file_api_proto_goTypes = []any{
 	(*Launch)(nil),              // 48: xce.api.v1.Launch
 	nil,                         // 49: xce.api.v1.JobSpec.OriginEntry
 	nil,                         // 50: xce.api.v1.Queue.UserSharesEntry
-	nil,                         // 51: xce.api.v1.App.EnvEntry
-	nil,                         // 52: xce.api.v1.QueryReply.SpecsEntry
-	nil,                         // 53: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                         // 54: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	nil,                         // 51: xce.api.v1.Queue.UserPriorityEntry
+	nil,                         // 52: xce.api.v1.App.EnvEntry
+	nil,                         // 53: xce.api.v1.QueryReply.SpecsEntry
+	nil,                         // 54: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                         // 55: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	49, // 0: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
@@ -5111,48 +5126,49 @@ var file_api_proto_depIdxs = []int32{
 	12, // 13: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	3,  // 14: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
 	50, // 15: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	51, // 16: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
-	9,  // 17: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
-	5,  // 18: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
-	19, // 19: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
-	13, // 20: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
-	19, // 21: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	52, // 22: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	53, // 23: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
-	12, // 24: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
-	13, // 25: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
-	19, // 26: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
-	25, // 27: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
-	25, // 28: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
-	12, // 29: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
-	6,  // 30: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	19, // 31: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
-	19, // 32: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	27, // 33: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	19, // 34: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	13, // 35: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	15, // 36: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	16, // 37: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	16, // 38: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	18, // 39: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	7,  // 40: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
-	19, // 41: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 42: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
-	19, // 43: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
-	36, // 44: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
-	8,  // 45: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
-	15, // 46: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	19, // 47: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	14, // 48: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	54, // 49: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	13, // 50: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	9,  // 51: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	9,  // 52: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	53, // [53:53] is the sub-list for method output_type
-	53, // [53:53] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	51, // 16: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	52, // 17: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	9,  // 18: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
+	5,  // 19: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
+	19, // 20: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
+	13, // 21: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
+	19, // 22: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
+	53, // 23: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	54, // 24: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	12, // 25: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
+	13, // 26: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
+	19, // 27: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
+	25, // 28: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
+	25, // 29: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
+	12, // 30: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
+	6,  // 31: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
+	19, // 32: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	19, // 33: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	27, // 34: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	19, // 35: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	13, // 36: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	15, // 37: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	16, // 38: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	16, // 39: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	18, // 40: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
+	7,  // 41: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
+	19, // 42: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 43: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
+	19, // 44: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
+	36, // 45: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
+	8,  // 46: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
+	15, // 47: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	19, // 48: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	14, // 49: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	55, // 50: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	13, // 51: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	9,  // 52: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	9,  // 53: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	54, // [54:54] is the sub-list for method output_type
+	54, // [54:54] is the sub-list for method input_type
+	54, // [54:54] is the sub-list for extension type_name
+	54, // [54:54] is the sub-list for extension extendee
+	0,  // [0:54] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -5166,7 +5182,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   46,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

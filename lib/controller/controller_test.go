@@ -528,6 +528,17 @@ func TestFairshareOrder(t *testing.T) {
 	if c.stateOf(b.JobId, 0) != api.JobState_RUN {
 		t.Errorf("alice's second job went before the other user's first")
 	}
+	// The queue carries each user's dynamic priority (bqueues -r, xcetop).
+	qs, err := c.Queues([]string{"fair"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prio := qs[0].UserPriority
+	aliceName, _ := lookupUser(alice.UID)
+	bobName, _ := lookupUser(bob.UID)
+	if len(prio) != 2 || prio[aliceName] <= 0 || prio[bobName] <= 0 {
+		t.Errorf("user priorities %v", prio)
+	}
 }
 
 func TestParseDependency(t *testing.T) {

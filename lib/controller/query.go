@@ -6,11 +6,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
 	"xce/lib/config"
+	"xce/lib/sched"
 )
 
 // Query returns the jobs bjobs asks for, in bjobs's order: running and
@@ -241,11 +243,13 @@ func (c *Controller) Queues(names []string) ([]*api.Queue, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	counts := c.slotCounts(func(r *rec) string { return r.eff.GetQueue() })
+	prios := c.fairPriorities()
 	var out []*api.Queue
 	add := func(q *api.Queue) {
 		n := counts[q.Name]
 		cp := proto.Clone(q).(*api.Queue)
 		cp.Njobs, cp.Pend, cp.Run, cp.Ssusp, cp.Ususp = n.njobs, n.pend, n.run, n.ssusp, n.ususp
+		cp.UserPriority = prios[q.Name]
 		out = append(out, cp)
 	}
 	if len(names) == 0 {
@@ -389,6 +393,43 @@ func userLimits(conf *config.Config) map[string]int32 {
 	for name, u := range conf.Users {
 		if u.MaxSlots > 0 {
 			out[name] = int32(u.MaxSlots)
+		}
+	}
+	return out
+}
+
+// fairPriorities is each user's dynamic priority in each fairshare queue,
+// as lib/sched computes it, for the users with jobs there (c.mu held).
+func (c *Controller) fairPriorities() map[string]map[string]float64 {
+	conf := c.config()
+	usage := c.fairUsage(conf)
+	now := time.Now()
+	type held struct {
+		runHours float64
+		slots    int
+	}
+	users := map[string]map[string]held{}
+	for _, r := range c.jobs {
+		q := conf.Queues[r.eff.GetQueue()]
+		if q == nil || len(q.Fairshare) == 0 || isFinished(r.job.State) {
+			continue
+		}
+		if users[q.Name] == nil {
+			users[q.Name] = map[string]held{}
+		}
+		h := users[q.Name][r.eff.GetUser()]
+		if isRunning(r.job.State) {
+			h.slots += int(r.job.AllocSlots)
+			h.runHours += float64(r.job.AllocSlots) * max(0, now.Sub(time.Unix(0, r.job.StartTime)).Hours())
+		}
+		users[q.Name][r.eff.GetUser()] = h
+	}
+	out := map[string]map[string]float64{}
+	for qname, us := range users {
+		fs := &sched.Fairshare{Shares: conf.Queues[qname].Fairshare, Usage: usage[qname]}
+		out[qname] = map[string]float64{}
+		for u, h := range us {
+			out[qname][u] = sched.DynamicPriority(fs, u, now, h.runHours, h.slots)
 		}
 	}
 	return out

@@ -540,11 +540,17 @@ func (h *userHeap) Pop() any {
 	return x
 }
 
-// dynamicPriority is LSF's fairshare priority of a user in a queue:
-// shares / (cpu*CPU_TIME_FACTOR + run*RUN_TIME_FACTOR +
-// (1+slots)*RUN_JOB_FACTOR), times in hours, past usage decayed.
+// dynamicPriority is a user's fairshare priority in a queue this cycle.
 func (c *cycle) dynamicPriority(qs *qstate, user string) float64 {
-	fs := qs.q.Fairshare
+	return DynamicPriority(qs.q.Fairshare, user, c.now, qs.run[user], qs.uused[user])
+}
+
+// DynamicPriority is LSF's fairshare priority of a user in a queue:
+// shares / (cpu*CPU_TIME_FACTOR + run*RUN_TIME_FACTOR +
+// (1+slots)*RUN_JOB_FACTOR), times in hours, past usage decayed to now.
+// runHours and slots are the user's running jobs' slot-hours so far and
+// slots held (bqueues -r and xcetop show it too).
+func DynamicPriority(fs *Fairshare, user string, now time.Time, runHours float64, slots int) float64 {
 	shares, ok := fs.Shares[user]
 	if !ok {
 		shares, ok = fs.Shares["default"]
@@ -567,10 +573,10 @@ func (c *cycle) dynamicPriority(qs *qstate, user string) float64 {
 	}
 	var cpu, run float64
 	if u, ok := fs.Usage[user]; ok {
-		d := math.Pow(0.1, max(0, c.now.Sub(u.At).Hours())/hist)
+		d := math.Pow(0.1, max(0, now.Sub(u.At).Hours())/hist)
 		cpu, run = u.CPU.Hours()*d, u.Run.Hours()*d
 	}
-	run += qs.run[user]
-	den := cpu*cf + run*rf + float64(1+qs.uused[user])*jf
+	run += runHours
+	den := cpu*cf + run*rf + float64(1+slots)*jf
 	return float64(shares) / den
 }

@@ -22,8 +22,10 @@
 //   - Reserved memory is the rusage[mem=] of running jobs (MB unless a unit
 //     is given), used memory is what hosts report as taken; GPUs used are
 //     the -gpu num= of running jobs.
-//   - The fairshare priority on the users pane is shares / (1 + running
-//     slots), the user's largest share over the queues with fairshare.
+//   - The fairshare priority on the users pane is the scheduler's dynamic
+//     priority (LSF's formula, sent with each fairshare queue), the
+//     user's best over the queues; for a user the controller gives none
+//     yet, shares / (1 + running slots) stands in.
 //   - An ordinary user sees every job the controller shows, starts on their
 //     own (filter user:NAME; esc clears it), and may act only on their own
 //     jobs; hosts and queues are controlled by administrators only, as the

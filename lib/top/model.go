@@ -438,12 +438,18 @@ func (m *Model) overview() {
 // usersRows lists the users with unfinished jobs, busiest first.
 func (m *Model) usersRows() {
 	shares := map[string]int32{}
+	prio := map[string]float64{} // the controller's dynamic priority, the best over queues
 	fair := false
 	for _, q := range m.queues {
 		for u, s := range q.GetUserShares() {
 			fair = true
 			if s > shares[u] {
 				shares[u] = s
+			}
+		}
+		for u, p := range q.GetUserPriority() {
+			if old, ok := prio[u]; !ok || p > old {
+				prio[u] = p
 			}
 		}
 	}
@@ -458,6 +464,9 @@ func (m *Model) usersRows() {
 				u.shares = shares["default"]
 			}
 			u.priority = float64(u.shares) / float64(1+u.run)
+			if p, ok := prio[u.name]; ok {
+				u.priority = p
+			}
 		} else {
 			u.priority = -1
 		}
