@@ -1892,17 +1892,22 @@ type Host struct {
 	Model        string                 `protobuf:"bytes,14,opt,name=model,proto3" json:"model,omitempty"`
 	CpuFactor    float64                `protobuf:"fixed64,15,opt,name=cpu_factor,json=cpuFactor,proto3" json:"cpu_factor,omitempty"`
 	// Load indices.
-	R15S          float64  `protobuf:"fixed64,20,opt,name=r15s,proto3" json:"r15s,omitempty"`
-	R1M           float64  `protobuf:"fixed64,21,opt,name=r1m,proto3" json:"r1m,omitempty"`
-	R15M          float64  `protobuf:"fixed64,22,opt,name=r15m,proto3" json:"r15m,omitempty"`
-	Ut            float64  `protobuf:"fixed64,23,opt,name=ut,proto3" json:"ut,omitempty"`                   // 0..1
-	MemKb         int64    `protobuf:"varint,24,opt,name=mem_kb,json=memKb,proto3" json:"mem_kb,omitempty"` // available memory
-	SwpKb         int64    `protobuf:"varint,25,opt,name=swp_kb,json=swpKb,proto3" json:"swp_kb,omitempty"`
-	TmpKb         int64    `protobuf:"varint,26,opt,name=tmp_kb,json=tmpKb,proto3" json:"tmp_kb,omitempty"`
-	Ngpus         int32    `protobuf:"varint,27,opt,name=ngpus,proto3" json:"ngpus,omitempty"`
-	Resources     []string `protobuf:"bytes,28,rep,name=resources,proto3" json:"resources,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	R15S      float64  `protobuf:"fixed64,20,opt,name=r15s,proto3" json:"r15s,omitempty"`
+	R1M       float64  `protobuf:"fixed64,21,opt,name=r1m,proto3" json:"r1m,omitempty"`
+	R15M      float64  `protobuf:"fixed64,22,opt,name=r15m,proto3" json:"r15m,omitempty"`
+	Ut        float64  `protobuf:"fixed64,23,opt,name=ut,proto3" json:"ut,omitempty"`                   // 0..1
+	MemKb     int64    `protobuf:"varint,24,opt,name=mem_kb,json=memKb,proto3" json:"mem_kb,omitempty"` // available memory
+	SwpKb     int64    `protobuf:"varint,25,opt,name=swp_kb,json=swpKb,proto3" json:"swp_kb,omitempty"`
+	TmpKb     int64    `protobuf:"varint,26,opt,name=tmp_kb,json=tmpKb,proto3" json:"tmp_kb,omitempty"`
+	Ngpus     int32    `protobuf:"varint,27,opt,name=ngpus,proto3" json:"ngpus,omitempty"`
+	Resources []string `protobuf:"bytes,28,rep,name=resources,proto3" json:"resources,omitempty"`
+	// The controller's samples of r1m and ut, oldest first, one every
+	// load_interval_sec (the last hour).
+	R1MHistory      []float32 `protobuf:"fixed32,29,rep,packed,name=r1m_history,json=r1mHistory,proto3" json:"r1m_history,omitempty"`
+	UtHistory       []float32 `protobuf:"fixed32,30,rep,packed,name=ut_history,json=utHistory,proto3" json:"ut_history,omitempty"`
+	LoadIntervalSec int32     `protobuf:"varint,31,opt,name=load_interval_sec,json=loadIntervalSec,proto3" json:"load_interval_sec,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Host) Reset() {
@@ -2101,6 +2106,27 @@ func (x *Host) GetResources() []string {
 		return x.Resources
 	}
 	return nil
+}
+
+func (x *Host) GetR1MHistory() []float32 {
+	if x != nil {
+		return x.R1MHistory
+	}
+	return nil
+}
+
+func (x *Host) GetUtHistory() []float32 {
+	if x != nil {
+		return x.UtHistory
+	}
+	return nil
+}
+
+func (x *Host) GetLoadIntervalSec() int32 {
+	if x != nil {
+		return x.LoadIntervalSec
+	}
+	return 0
 }
 
 type Queue struct {
@@ -4683,7 +4709,7 @@ const file_api_proto_rawDesc = "" +
 	"\vcpu_time_ms\x18\r \x01(\x03R\tcpuTimeMs\x12/\n" +
 	"\x05usage\x18\x0e \x01(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\x12\x1b\n" +
 	"\texec_home\x18\x0f \x01(\tR\bexecHome\x12\x19\n" +
-	"\bexec_cwd\x18\x10 \x01(\tR\aexecCwd\"\xcb\x04\n" +
+	"\bexec_cwd\x18\x10 \x01(\tR\aexecCwd\"\xb7\x05\n" +
 	"\x04Host\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x15.xce.api.v1.HostStateR\x05state\x12#\n" +
@@ -4710,7 +4736,12 @@ const file_api_proto_rawDesc = "" +
 	"\x06swp_kb\x18\x19 \x01(\x03R\x05swpKb\x12\x15\n" +
 	"\x06tmp_kb\x18\x1a \x01(\x03R\x05tmpKb\x12\x14\n" +
 	"\x05ngpus\x18\x1b \x01(\x05R\x05ngpus\x12\x1c\n" +
-	"\tresources\x18\x1c \x03(\tR\tresources\"\xbd\n" +
+	"\tresources\x18\x1c \x03(\tR\tresources\x12\x1f\n" +
+	"\vr1m_history\x18\x1d \x03(\x02R\n" +
+	"r1mHistory\x12\x1d\n" +
+	"\n" +
+	"ut_history\x18\x1e \x03(\x02R\tutHistory\x12*\n" +
+	"\x11load_interval_sec\x18\x1f \x01(\x05R\x0floadIntervalSec\"\xbd\n" +
 	"\n" +
 	"\x05Queue\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +

@@ -90,6 +90,7 @@ type Controller struct {
 	lastSub   map[uint32]int64           // each user's last submitted job id
 	reqs      map[string]*resreq.ResReq  // parsed effective requirements
 	used      map[key]*api.ResourceUsage // running jobs' last usage samples
+	load      loadHistory
 	// conf is the configuration in force: read without c.mu (submissions
 	// layer against it), swapped by Reconfig.
 	conf atomic.Pointer[config.Config]
@@ -357,6 +358,9 @@ func (c *Controller) Run(ctx context.Context) {
 	defer clean.Stop()
 	usage := time.NewTicker(5 * time.Second)
 	defer usage.Stop()
+	load := time.NewTicker(loadInterval)
+	defer load.Stop()
+	c.sampleLoad()
 	for {
 		select {
 		case <-ctx.Done():
@@ -367,6 +371,8 @@ func (c *Controller) Run(ctx context.Context) {
 			c.clean()
 		case <-usage.C:
 			c.refreshUsage()
+		case <-load.C:
+			c.sampleLoad()
 		}
 		c.cycle()
 		// A short pause lets a burst of submissions or ends share a cycle.

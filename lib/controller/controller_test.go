@@ -580,3 +580,24 @@ func TestCountDependencies(t *testing.T) {
 	check("post_done("+id+"[1])", api.DependencyReply_MET)
 	check("post_done("+id+"[3])", api.DependencyReply_WAITING)
 }
+
+// The controller keeps the host's load history for xcetop.
+func TestLoadHistory(t *testing.T) {
+	c, _ := newTestController(t, 2, -1)
+	c.sampleLoad()
+	c.sampleLoad()
+	hs, err := c.Hosts(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hs[0]
+	if len(h.R1MHistory) < 2 || len(h.UtHistory) != len(h.R1MHistory) || h.LoadIntervalSec != 30 {
+		t.Errorf("history %v %v every %d s", h.R1MHistory, h.UtHistory, h.LoadIntervalSec)
+	}
+	for i := 0; i < loadSamples+5; i++ {
+		c.sampleLoad()
+	}
+	if hs, _ := c.Hosts(nil); len(hs[0].R1MHistory) != loadSamples {
+		t.Errorf("%d samples kept, want %d", len(hs[0].R1MHistory), loadSamples)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -340,9 +341,80 @@ func (c *Controller) Hosts(names []string) ([]*api.Host, error) {
 	} else {
 		h.StatusDetail = "ok"
 	}
+	h.R1MHistory = append([]float32(nil), c.load.r1m...)
+	h.UtHistory = append([]float32(nil), c.load.ut...)
+	h.LoadIntervalSec = int32(loadInterval / time.Second)
 	c.mu.Unlock()
 	fillLoad(h)
+	h.Ut = c.load.lastUt()
 	return []*api.Host{h}, nil
+}
+
+// loadInterval is how often the controller samples the host's load for
+// its history; loadSamples of them are kept (an hour).
+const (
+	loadInterval = 30 * time.Second
+	loadSamples  = 120
+)
+
+// loadHistory is the host's recent r1m and CPU utilisation.
+type loadHistory struct {
+	mu        sync.Mutex // only for prevBusy/prevTotal and last, read outside c.mu
+	r1m, ut   []float32  // guarded by c.mu
+	prevBusy  uint64
+	prevTotal uint64
+	last      float64
+}
+
+// sample adds one sample (c.mu not held; it takes it to append).
+func (c *Controller) sampleLoad() {
+	h := &api.Host{}
+	fillLoad(h)
+	ut := c.load.cpuUtil()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.load.r1m = append(c.load.r1m, float32(h.R1M))
+	c.load.ut = append(c.load.ut, float32(ut))
+	if n := len(c.load.r1m); n > loadSamples {
+		c.load.r1m = append(c.load.r1m[:0], c.load.r1m[n-loadSamples:]...)
+		c.load.ut = append(c.load.ut[:0], c.load.ut[n-loadSamples:]...)
+	}
+}
+
+// cpuUtil is the share of CPU time spent busy since the last call, from
+// /proc/stat (0..1).
+func (l *loadHistory) cpuUtil() float64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 5 || f[0] != "cpu" {
+		return 0
+	}
+	var total, idle uint64
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseUint(v, 10, 64)
+		total += n
+		if i == 3 || i == 4 { // idle, iowait
+			idle += n
+		}
+	}
+	busy := total - idle
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.prevTotal > 0 && total > l.prevTotal {
+		l.last = float64(busy-l.prevBusy) / float64(total-l.prevTotal)
+	}
+	l.prevBusy, l.prevTotal = busy, total
+	return l.last
+}
+
+func (l *loadHistory) lastUt() float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
 }
 
 // fillLoad reads the local host's load indices.

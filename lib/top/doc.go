@@ -16,7 +16,9 @@
 //     costs the same with 100 jobs or 100,000 (see bench_test.go and
 //     TestFrameBudget).
 //   - Hosts and queues are not streamed: they are polled every 2 s, and
-//     each poll adds one sample to a host's load history (the last 60).
+//     each poll adds one sample to a host's load history (the last 60); a
+//     host's detail shows the controller's own history (the last hour)
+//     when it sends one.
 //   - Submissions, starts and completions per minute come from the jobs'
 //     own times, so the sparklines have a history from the first frame.
 //   - Reserved memory is the rusage[mem=] of running jobs (MB unless a unit

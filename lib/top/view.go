@@ -566,12 +566,25 @@ func (m *Model) hostDetail(b *strings.Builder, name string) {
 	fmt.Fprintf(b, "%s %s  %s  slots %d/%d  ncpus %d  mem %s free of %s  gpus %d  type %s model %s\n",
 		st.Render(gl), stBold.Render(h.GetName()), lsfout.HostStatus(h, true), h.GetNjobs(), h.GetMaxSlots(), h.GetNcpus(),
 		kb(h.GetMemKb()), kb(h.GetMaxmemKb()), h.GetNgpus(), h.GetType(), h.GetModel())
-	if hi := m.hist[name]; hi != nil {
+	if hi := m.hist[name]; hi != nil || len(h.GetR1MHistory()) > 0 {
 		sw := min(historyLen, max(10, m.w-30))
-		r := hi.values(false)
-		u := hi.values(true)
+		var r, u []float64
+		if len(h.GetR1MHistory()) > 0 {
+			// The controller's history (the last hour) when it keeps one.
+			for i, v := range h.GetR1MHistory() {
+				r = append(r, float64(v))
+				if i < len(h.GetUtHistory()) {
+					u = append(u, float64(h.GetUtHistory()[i]))
+				}
+			}
+		} else {
+			r, u = hi.values(false), hi.values(true)
+		}
 		if len(r) > sw {
-			r, u = r[len(r)-sw:], u[len(u)-sw:]
+			r = r[len(r)-sw:]
+		}
+		if len(u) > sw {
+			u = u[len(u)-sw:]
 		}
 		fmt.Fprintf(b, "load r1m %-6.1f %s\n", h.GetR1M(), stInfo.Render(sparkline(r)))
 		fmt.Fprintf(b, "ut       %-6s %s\n", strconv.Itoa(int(math.Round(h.GetUt()*100)))+"%", stInfo.Render(sparklineMax(u, 1)))
