@@ -416,3 +416,25 @@ func TestPeekAndHistory(t *testing.T) {
 		t.Errorf("bhist -a:\n%s", short)
 	}
 }
+
+// bsub -b: the job waits for its begin time, and bsub says when.
+func TestBeginTime(t *testing.T) {
+	c := newCluster(t)
+	at := time.Now().Add(2 * time.Hour)
+	out := c.must("", "bsub", "-b", at.Format("15:04"), "true")
+	if !strings.Contains(out, "Job will be scheduled after "+at.Format("Mon Jan 02 15:04:00 2006")) {
+		t.Errorf("bsub -b said %q", out)
+	}
+	id := submittedRE.FindStringSubmatch(strings.SplitN(out, "\n", 2)[0] + "\n")[1]
+	var why string
+	for i := 0; i < 100 && !strings.Contains(why, "start time"); i++ {
+		time.Sleep(20 * time.Millisecond)
+		why = c.must("", "bjobs", "-p", id)
+	}
+	if !strings.Contains(why, " The job has a specified start time;") {
+		t.Errorf("bjobs -p:\n%s", why)
+	}
+	if r := c.run("", "bsub", "-t", "2001:1:1:0:0", "true"); r.code != 255 || !strings.Contains(r.stderr, "Bad time specification") {
+		t.Errorf("bsub -t in the past: %d %q", r.code, r.stderr)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/mattn/go-shellwords"
 	"github.com/spf13/pflag"
@@ -25,9 +26,10 @@ type bsubOpts struct {
 	queue, name, tasks, output, outputO, errorF, errorO, input, cwd string
 	runLimit, memLimit, project, app, preExec, postExec, envSpec    string
 	hosts, depend, mailUser, desc, group, jobGroup, loginShell      string
+	begin, term, estimate, outdir, gpu                              string
 	resReq                                                          []string
 	userPrio                                                        int
-	hold, block, exclusive, notifyBegin, notifyEnd, rerun           bool
+	hold, block, exclusive, notifyBegin, notifyEnd, rerun, noRerun  bool
 }
 
 func bsubFlags(fs *pflag.FlagSet, o *bsubOpts) {
@@ -59,6 +61,12 @@ func bsubFlags(fs *pflag.FlagSet, o *bsubOpts) {
 	fs.BoolVar(&o.notifyBegin, "B", false, "send mail when the job starts")
 	fs.BoolVar(&o.notifyEnd, "N", false, "send the job report by mail when the job ends")
 	fs.BoolVar(&o.rerun, "r", false, "make the job rerunnable")
+	fs.BoolVar(&o.noRerun, "rn", false, "make the job not rerunnable")
+	fs.StringVar(&o.begin, "b", "", "begin time: [[year:][month:]day:]hour:minute")
+	fs.StringVar(&o.term, "t", "", "termination time: [[year:][month:]day:]hour:minute")
+	fs.StringVar(&o.estimate, "We", "", "estimated run time: [hour:]minute")
+	fs.StringVar(&o.outdir, "outdir", "", "directory for relative -o/-e files (created; %J, %I expand)")
+	fs.StringVar(&o.gpu, "gpu", "", `GPU requirement: "num=N[:mode=...]" or "-"`)
 	fs.StringVar(&o.group, "G", "", "user group to charge")
 	fs.StringVar(&o.jobGroup, "g", "", "job group")
 	fs.StringVar(&o.loginShell, "L", "", "login shell initialising the job's environment")
@@ -150,6 +158,13 @@ func bsub(args []string) int {
 		fmt.Fprintf(out, "Job <%d> is submitted to default queue <%s>.\n", reply.JobId, reply.Queue)
 	} else {
 		fmt.Fprintf(out, "Job <%d> is submitted to queue <%s>.\n", reply.JobId, reply.Queue)
+	}
+	// LSF's own format for these lines: %a %b %d %H:%M:%S %Y.
+	if spec.BeginTime > 0 {
+		fmt.Fprintf(out, "Job will be scheduled after %s\n", time.Unix(spec.BeginTime, 0).Format("Mon Jan 02 15:04:05 2006"))
+	}
+	if spec.TermTime > 0 {
+		fmt.Fprintf(out, "Job will be terminated by %s\n", time.Unix(spec.TermTime, 0).Format("Mon Jan 02 15:04:05 2006"))
 	}
 	if o.block {
 		return waitJob(c, reply.JobId)
@@ -335,7 +350,34 @@ func fillSpec(s *api.JobSpec, o *bsubOpts) error {
 	}
 	s.UserPriority = int32(o.userPrio)
 	s.MailUser, s.NotifyBegin, s.NotifyEnd = o.mailUser, o.notifyBegin, o.notifyEnd
-	s.Rerunnable = o.rerun
+	s.Rerunnable = o.rerun && !o.noRerun
+	now := time.Now()
+	if o.begin != "" {
+		t, err := parseLSFTime(o.begin, now)
+		if err != nil {
+			return fmt.Errorf("%s: Bad time specification", o.begin)
+		}
+		s.BeginTime = t.Unix()
+	}
+	if o.term != "" {
+		t, err := parseLSFTime(o.term, now)
+		if err != nil || !t.After(now) {
+			return fmt.Errorf("%s: Bad time specification", o.term)
+		}
+		s.TermTime = t.Unix()
+	}
+	if o.estimate != "" {
+		sec, err := parseMinutes(o.estimate)
+		if err != nil {
+			return fmt.Errorf("%s: Bad RUNTIME specification", o.estimate)
+		}
+		s.EstimatedRunSec = sec
+	}
+	s.Outdir = o.outdir
+	if s.Outdir != "" && !filepath.IsAbs(s.Outdir) && !strings.Contains(s.Outdir, "%") {
+		s.Outdir = filepath.Join(wd, s.Outdir)
+	}
+	s.Gpu = o.gpu
 	s.UserGroup, s.JobGroup, s.LoginShell = o.group, o.jobGroup, o.loginShell
 	s.EnvSpec = o.envSpec
 	env, err := jobEnv(o.envSpec, os.Environ())
@@ -472,4 +514,66 @@ func splitEnvSpec(s string) ([]string, error) {
 	}
 	out = append(out, strings.TrimSpace(cur.String()))
 	return out, nil
+}
+
+// parseLSFTime reads bsub -b/-t's [[year:][month:]day:]hour:minute. Without
+// a year it is the next such moment from now (LSF's rule); with one, that
+// exact time.
+func parseLSFTime(v string, now time.Time) (time.Time, error) {
+	parts := strings.Split(v, ":")
+	if len(parts) < 2 || len(parts) > 5 {
+		return time.Time{}, errors.New("bad time")
+	}
+	n := make([]int, len(parts))
+	for i, p := range parts {
+		x, err := strconv.Atoi(p)
+		if err != nil || x < 0 {
+			return time.Time{}, errors.New("bad time")
+		}
+		n[i] = x
+	}
+	// Right-aligned: minute, hour, day, month, year.
+	get := func(fromEnd, def int) int {
+		if i := len(n) - 1 - fromEnd; i >= 0 {
+			return n[i]
+		}
+		return def
+	}
+	minute, hour := get(0, 0), get(1, 0)
+	day, month, year := get(2, now.Day()), get(3, int(now.Month())), get(4, now.Year())
+	if minute > 59 || hour > 23 || day < 1 || day > 31 || month < 1 || month > 12 || year < 1970 {
+		return time.Time{}, errors.New("bad time")
+	}
+	mk := func(y, m, d int) (time.Time, bool) {
+		t := time.Date(y, time.Month(m), d, hour, minute, 0, 0, now.Location())
+		return t, t.Day() == d // false when the day does not exist in that month
+	}
+	t, ok := mk(year, month, day)
+	switch len(n) {
+	case 5:
+		if !ok {
+			return time.Time{}, errors.New("bad time")
+		}
+		return t, nil
+	case 4: // month:day:hour:minute: this year, else next
+		if !ok || !t.After(now) {
+			t, ok = mk(year+1, month, day)
+		}
+	case 3: // day:hour:minute: this month, else the next month that has the day
+		for i := 0; (!ok || !t.After(now)) && i < 12; i++ {
+			month++
+			if month > 12 {
+				month, year = 1, year+1
+			}
+			t, ok = mk(year, month, day)
+		}
+	case 2: // hour:minute: today, else tomorrow
+		if !t.After(now) {
+			t = t.AddDate(0, 0, 1)
+		}
+	}
+	if !ok {
+		return time.Time{}, errors.New("bad time")
+	}
+	return t, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -135,6 +136,34 @@ func TestVersionHelpBadOption(t *testing.T) {
 		errb.Reset()
 		if rc := Main(tc.cmd, tc.args); rc != tc.rc || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("%s %v: %d %q, want %d and %q", tc.cmd, tc.args, rc, errb.String(), tc.rc, tc.want)
+		}
+	}
+}
+
+func TestParseLSFTime(t *testing.T) {
+	now := time.Date(2026, 11, 30, 14, 30, 0, 0, time.Local)
+	at := func(y, m, d, h, min int) time.Time { return time.Date(y, time.Month(m), d, h, min, 0, 0, time.Local) }
+	for _, tc := range []struct {
+		in   string
+		want time.Time
+	}{
+		{"16:00", at(2026, 11, 30, 16, 0)},
+		{"9:05", at(2026, 12, 1, 9, 5)},          // past today: tomorrow
+		{"31:10:00", at(2026, 12, 31, 10, 0)},    // no Nov 31: the next month with one
+		{"30:12:00", at(2026, 12, 30, 12, 0)},    // past this month
+		{"1:15:08:00", at(2027, 1, 15, 8, 0)},    // January: next year
+		{"12:24:18:00", at(2026, 12, 24, 18, 0)}, // later this year
+		{"2025:1:2:3:4", at(2025, 1, 2, 3, 4)},   // an exact past time (fine for -b)
+		{"2028:2:29:0:0", at(2028, 2, 29, 0, 0)}, // leap day
+	} {
+		got, err := parseLSFTime(tc.in, now)
+		if err != nil || !got.Equal(tc.want) {
+			t.Errorf("%s: %v %v, want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"16", "25:00", "12:60", "a:b", "2027:2:30:0:0", "1:2:3:4:5:6", "2026:13:1:0:0", "0:1:00"} {
+		if _, err := parseLSFTime(bad, now); err == nil {
+			t.Errorf("%q accepted", bad)
 		}
 	}
 }
