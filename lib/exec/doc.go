@@ -164,7 +164,10 @@
 // LSF's job report (lsfout.JobReport) is then appended to the output file,
 // or to the spool file without -o, after a blank line and a rule of 60
 // dashes, the way LSF does with LSB_STDOUT_DIRECT=Y (the job's output is
-// above it). With -N the report is not written to any file: mailing it is
-// not this package's job. Pre- and post-execution commands (-E, -Ep), job
-// starters, login shells (-L) and checkpointing are not handled here.
+// above it). With -N the report is mailed through the local sendmail
+// instead (-B mails a note when the job starts; -u names the recipient);
+// without a sendmail it goes to the output file after all (mail.go). The
+// pre- and post-execution chains (-E, -Ep and the profile's) and the
+// profile's job starter run here; login shells (-L) and checkpointing do
+// not.
 package exec

@@ -657,16 +657,6 @@ func TestUsage(t *testing.T) {
 
 func TestNotifyEndAndSpool(t *testing.T) {
 	t.Parallel()
-	t.Run("-N", func(t *testing.T) {
-		t.Parallel()
-		l := newLaunch(t, `echo hi`)
-		l.Job.Spec.OutputFile = "out"
-		l.Job.Spec.NotifyEnd = true
-		wantDone(t, runJob(t, l))
-		if got := readFile(t, filepath.Join(dirOf(l), "out")); got != "hi\n" {
-			t.Errorf("output = %q, want no report with -N", got)
-		}
-	})
 	t.Run("spool", func(t *testing.T) {
 		t.Parallel()
 		l := newLaunch(t, `echo out; echo err >&2`)
@@ -805,5 +795,45 @@ func TestParseStat(t *testing.T) {
 	}
 	if _, ok := parseStat([]byte("4242 (short) S 1 2")); ok {
 		t.Errorf("a truncated line parsed")
+	}
+}
+
+// -N mails the report and -B the start through sendmail; without a
+// sendmail the report goes to the output file, as LSF does.
+func TestMail(t *testing.T) {
+	dir := t.TempDir()
+	box := filepath.Join(dir, "mailbox")
+	fake := filepath.Join(dir, "sendmail")
+	os.WriteFile(fake, []byte("#!/bin/sh\necho \"ARGS $*\" >> "+box+"\ncat >> "+box+"\necho .END >> "+box+"\n"), 0o755)
+	t.Setenv("XCE_SENDMAIL", fake)
+
+	l := newLaunch(t, `echo hi`)
+	l.Job.Spec.OutputFile = "out"
+	l.Job.Spec.NotifyEnd, l.Job.Spec.NotifyBegin = true, true
+	l.Job.Spec.MailUser = "someone@example.org"
+	wantDone(t, runJob(t, l))
+	if got := readFile(t, filepath.Join(dirOf(l), "out")); got != "hi\n" {
+		t.Errorf("output = %q, want the report mailed, not appended", got)
+	}
+	var mail string
+	for i := 0; i < 100 && strings.Count(mail, ".END") < 2; i++ { // -B's note is sent in the background
+		time.Sleep(20 * time.Millisecond)
+		b, _ := os.ReadFile(box)
+		mail = string(b)
+	}
+	for _, want := range []string{"ARGS -t -oi", "To: someone@example.org", "Subject: Job 748: <echo hi> in cluster <cluster1> Done",
+		"Successfully completed.", "started on <hostA>"} {
+		if !strings.Contains(mail, want) {
+			t.Errorf("mail lacks %q:\n%s", want, mail)
+		}
+	}
+
+	t.Setenv("XCE_SENDMAIL", filepath.Join(dir, "none"))
+	l = newLaunch(t, `echo hi`)
+	l.Job.Spec.OutputFile = "out"
+	l.Job.Spec.NotifyEnd = true
+	wantDone(t, runJob(t, l))
+	if got := readFile(t, filepath.Join(dirOf(l), "out")); !strings.Contains(got, "Successfully completed.") {
+		t.Errorf("without sendmail the report is lost: %q", got)
 	}
 }

@@ -289,6 +289,7 @@ func (s *shepherd) run(h hooks) *api.Event {
 	pid := cmd.Process.Pid
 	startTime := time.Now()
 	s.writeStart(pid, startTime)
+	go s.mailStart()
 	if h.started != nil {
 		h.started(pid)
 	}
@@ -588,9 +589,10 @@ func (s *shepherd) watch(samp *sampler, e *enforcer, interval time.Duration) {
 }
 
 // appendReport appends LSF's job report to the job's output file (or the
-// spool file of a job without -o), unless the job asked for it by mail (-N).
+// spool file of a job without -o); with -N it mails it instead when it can
+// (see mail.go).
 func (s *shepherd) appendReport(ev *api.Event, start time.Time) {
-	if s.spec.GetNotifyEnd() || s.reportPath == "" {
+	if s.reportPath == "" && !s.spec.GetNotifyEnd() {
 		return
 	}
 	job := proto.Clone(s.job).(*api.Job)
@@ -612,7 +614,11 @@ func (s *shepherd) appendReport(ev *api.Event, start time.Time) {
 	if host == "" {
 		host = s.hosts[0].GetHost()
 	}
-	text := "\n" + strings.Repeat("-", 60) + "\n" + lsfout.JobReport(job, ev, s.l.GetClusterName(), host)
+	report := lsfout.JobReport(job, ev, s.l.GetClusterName(), host)
+	if s.spec.GetNotifyEnd() && s.mailReport(report) || s.reportPath == "" {
+		return
+	}
+	text := "\n" + strings.Repeat("-", 60) + "\n" + report
 	f, err := os.OpenFile(s.reportPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
 	if err == nil {
 		_, err = f.WriteString(text)
