@@ -2,6 +2,7 @@ package tests
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -196,4 +197,27 @@ func padID(id string, n int) string {
 		id += " "
 	}
 	return id
+}
+
+// bparams, bugroup and bmgroup read the cluster's configuration.
+func TestCmdsParamsGroups(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "xce.toml")
+	host, _ := os.Hostname()
+	if i := strings.IndexByte(host, '.'); i > 0 {
+		host = host[:i]
+	}
+	os.WriteFile(path, []byte("[cluster]\ndefault_queue = \"normal\"\nclean_period = \"2h\"\n\n[hosts."+host+"]\n\n[host_groups.mine]\nmembers = [\""+host+"\"]\n\n[user_groups.chem]\nmembers = [\"alice\", \"bob\"]\n\n[queues.normal]\n"), 0o644)
+	c := newCluster(t, "--config", path)
+	if out := c.must("", "bparams"); !strings.HasPrefix(out, "Default Queues:  normal\n") || !strings.Contains(out, "CLEAN_PERIOD:  7200 seconds") {
+		t.Errorf("bparams:\n%s", out)
+	}
+	if out := c.must("", "bugroup"); out != "GROUP_NAME    USERS\nchem          alice bob\n" {
+		t.Errorf("bugroup:\n%q", out)
+	}
+	if out := c.must("", "bmgroup", "mine"); out != "GROUP_NAME    HOSTS\nmine          "+host+"\n" {
+		t.Errorf("bmgroup:\n%q", out)
+	}
+	if r := c.run("", "bugroup", "nosuch"); r.code != 255 || r.stderr != "nosuch: No such user group\n" {
+		t.Errorf("bugroup nosuch: %d %q", r.code, r.stderr)
+	}
 }

@@ -4339,6 +4339,12 @@ type ClusterInfo struct {
 	// Cluster-wide slot limits per user (busers MAX); "default" applies to
 	// users without an entry.
 	UserSlotLimits map[string]int32 `protobuf:"bytes,8,rep,name=user_slot_limits,json=userSlotLimits,proto3" json:"user_slot_limits,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// Cluster parameters (bparams) and groups (bugroup, bmgroup).
+	DefaultQueue   string   `protobuf:"bytes,9,opt,name=default_queue,json=defaultQueue,proto3" json:"default_queue,omitempty"`
+	CleanPeriodSec int64    `protobuf:"varint,10,opt,name=clean_period_sec,json=cleanPeriodSec,proto3" json:"clean_period_sec,omitempty"`
+	MaxArraySize   int32    `protobuf:"varint,11,opt,name=max_array_size,json=maxArraySize,proto3" json:"max_array_size,omitempty"`
+	UserGroups     []*Group `protobuf:"bytes,12,rep,name=user_groups,json=userGroups,proto3" json:"user_groups,omitempty"`
+	HostGroups     []*Group `protobuf:"bytes,13,rep,name=host_groups,json=hostGroups,proto3" json:"host_groups,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -4429,6 +4435,94 @@ func (x *ClusterInfo) GetUserSlotLimits() map[string]int32 {
 	return nil
 }
 
+func (x *ClusterInfo) GetDefaultQueue() string {
+	if x != nil {
+		return x.DefaultQueue
+	}
+	return ""
+}
+
+func (x *ClusterInfo) GetCleanPeriodSec() int64 {
+	if x != nil {
+		return x.CleanPeriodSec
+	}
+	return 0
+}
+
+func (x *ClusterInfo) GetMaxArraySize() int32 {
+	if x != nil {
+		return x.MaxArraySize
+	}
+	return 0
+}
+
+func (x *ClusterInfo) GetUserGroups() []*Group {
+	if x != nil {
+		return x.UserGroups
+	}
+	return nil
+}
+
+func (x *ClusterInfo) GetHostGroups() []*Group {
+	if x != nil {
+		return x.HostGroups
+	}
+	return nil
+}
+
+// Group is a named user or host group as configured.
+type Group struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Members       []string               `protobuf:"bytes,2,rep,name=members,proto3" json:"members,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Group) Reset() {
+	*x = Group{}
+	mi := &file_api_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Group) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Group) ProtoMessage() {}
+
+func (x *Group) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Group.ProtoReflect.Descriptor instead.
+func (*Group) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *Group) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Group) GetMembers() []string {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
 // Launch is what the worker hands the shepherd, the process that runs one
 // job to its end and records how it ended (see lib/exec).
 type Launch struct {
@@ -4446,7 +4540,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4458,7 +4552,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4471,7 +4565,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{39}
+	return file_api_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -4976,7 +5070,7 @@ const file_api_proto_rawDesc = "" +
 	"\x04refs\x18\x01 \x03(\v2\x12.xce.api.v1.JobRefR\x04refs\"8\n" +
 	"\vEventsReply\x12)\n" +
 	"\x06events\x18\x01 \x03(\v2\x11.xce.api.v1.EventR\x06events\"\x14\n" +
-	"\x12ClusterInfoRequest\"\xf6\x02\n" +
+	"\x12ClusterInfoRequest\"\xd3\x04\n" +
 	"\vClusterInfo\x12!\n" +
 	"\fcluster_name\x18\x01 \x01(\tR\vclusterName\x12\x1f\n" +
 	"\vmaster_host\x18\x02 \x01(\tR\n" +
@@ -4986,10 +5080,21 @@ const file_api_proto_rawDesc = "" +
 	"\astarted\x18\x05 \x01(\x03R\astarted\x12\x10\n" +
 	"\x03uid\x18\x06 \x01(\rR\x03uid\x12&\n" +
 	"\x0fcaller_is_admin\x18\a \x01(\bR\rcallerIsAdmin\x12U\n" +
-	"\x10user_slot_limits\x18\b \x03(\v2+.xce.api.v1.ClusterInfo.UserSlotLimitsEntryR\x0euserSlotLimits\x1aA\n" +
+	"\x10user_slot_limits\x18\b \x03(\v2+.xce.api.v1.ClusterInfo.UserSlotLimitsEntryR\x0euserSlotLimits\x12#\n" +
+	"\rdefault_queue\x18\t \x01(\tR\fdefaultQueue\x12(\n" +
+	"\x10clean_period_sec\x18\n" +
+	" \x01(\x03R\x0ecleanPeriodSec\x12$\n" +
+	"\x0emax_array_size\x18\v \x01(\x05R\fmaxArraySize\x122\n" +
+	"\vuser_groups\x18\f \x03(\v2\x11.xce.api.v1.GroupR\n" +
+	"userGroups\x122\n" +
+	"\vhost_groups\x18\r \x03(\v2\x11.xce.api.v1.GroupR\n" +
+	"hostGroups\x1aA\n" +
 	"\x13UserSlotLimitsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xe1\x01\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"5\n" +
+	"\x05Group\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\amembers\x18\x02 \x03(\tR\amembers\"\xe1\x01\n" +
 	"\x06Launch\x12!\n" +
 	"\x03job\x18\x01 \x01(\v2\x0f.xce.api.v1.JobR\x03job\x12!\n" +
 	"\fcluster_name\x18\x02 \x01(\tR\vclusterName\x12\x12\n" +
@@ -5081,7 +5186,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),               // 0: xce.api.v1.JobState
 	(TermReason)(0),             // 1: xce.api.v1.TermReason
@@ -5131,17 +5236,18 @@ var file_api_proto_goTypes = []any{
 	(*EventsReply)(nil),         // 45: xce.api.v1.EventsReply
 	(*ClusterInfoRequest)(nil),  // 46: xce.api.v1.ClusterInfoRequest
 	(*ClusterInfo)(nil),         // 47: xce.api.v1.ClusterInfo
-	(*Launch)(nil),              // 48: xce.api.v1.Launch
-	nil,                         // 49: xce.api.v1.JobSpec.OriginEntry
-	nil,                         // 50: xce.api.v1.Queue.UserSharesEntry
-	nil,                         // 51: xce.api.v1.Queue.UserPriorityEntry
-	nil,                         // 52: xce.api.v1.App.EnvEntry
-	nil,                         // 53: xce.api.v1.QueryReply.SpecsEntry
-	nil,                         // 54: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                         // 55: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(*Group)(nil),               // 48: xce.api.v1.Group
+	(*Launch)(nil),              // 49: xce.api.v1.Launch
+	nil,                         // 50: xce.api.v1.JobSpec.OriginEntry
+	nil,                         // 51: xce.api.v1.Queue.UserSharesEntry
+	nil,                         // 52: xce.api.v1.Queue.UserPriorityEntry
+	nil,                         // 53: xce.api.v1.App.EnvEntry
+	nil,                         // 54: xce.api.v1.QueryReply.SpecsEntry
+	nil,                         // 55: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                         // 56: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
-	49, // 0: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	50, // 0: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
 	10, // 1: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	4,  // 2: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
 	9,  // 3: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
@@ -5156,16 +5262,16 @@ var file_api_proto_depIdxs = []int32{
 	1,  // 12: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
 	12, // 13: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	3,  // 14: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	50, // 15: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	51, // 16: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
-	52, // 17: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	51, // 15: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	52, // 16: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	53, // 17: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
 	9,  // 18: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
 	5,  // 19: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
 	19, // 20: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
 	13, // 21: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
 	19, // 22: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	53, // 23: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	54, // 24: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	54, // 23: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	55, // 24: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
 	12, // 25: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
 	13, // 26: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
 	19, // 27: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
@@ -5191,15 +5297,17 @@ var file_api_proto_depIdxs = []int32{
 	15, // 47: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
 	19, // 48: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
 	14, // 49: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	55, // 50: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	13, // 51: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	9,  // 52: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	9,  // 53: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	54, // [54:54] is the sub-list for method output_type
-	54, // [54:54] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	56, // 50: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	48, // 51: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	48, // 52: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	13, // 53: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	9,  // 54: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	9,  // 55: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	56, // [56:56] is the sub-list for method output_type
+	56, // [56:56] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -5213,7 +5321,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   47,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

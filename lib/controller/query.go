@@ -1,8 +1,10 @@
 package controller
 
 import (
+	"maps"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -445,15 +447,21 @@ func fillLoad(h *api.Host) {
 
 // Info describes the cluster and the caller.
 func (c *Controller) Info(who Caller) *api.ClusterInfo {
+	conf := c.config()
 	return &api.ClusterInfo{
-		ClusterName:    c.config().Cluster.Name,
+		ClusterName:    conf.Cluster.Name,
 		MasterHost:     c.cfg.Host,
 		Version:        Version,
 		StateDir:       c.cfg.StateDir,
 		Started:        c.started.UnixNano(),
 		Uid:            who.UID,
 		CallerIsAdmin:  c.isAdmin(who.UID),
-		UserSlotLimits: userLimits(c.config()),
+		UserSlotLimits: userLimits(conf),
+		DefaultQueue:   conf.Cluster.DefaultQueue,
+		CleanPeriodSec: int64(conf.Cluster.CleanPeriod),
+		MaxArraySize:   int32(conf.Cluster.MaxArraySize),
+		UserGroups:     groups(conf.UserGroups, func(g *config.UserGroup) []string { return g.Members }),
+		HostGroups:     groups(conf.HostGroups, func(g *config.HostGroup) []string { return g.Members }),
 	}
 }
 
@@ -503,6 +511,15 @@ func (c *Controller) fairPriorities() map[string]map[string]float64 {
 		for u, h := range us {
 			out[qname][u] = sched.DynamicPriority(fs, u, now, h.runHours, h.slots)
 		}
+	}
+	return out
+}
+
+// groups lists configured groups by name.
+func groups[G any](m map[string]G, members func(G) []string) []*api.Group {
+	var out []*api.Group
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, &api.Group{Name: name, Members: members(m[name])})
 	}
 	return out
 }

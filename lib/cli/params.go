@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"fmt"
+
+	"xce/lib/api"
+	"xce/lib/lsfout"
+)
+
+// bparams shows the cluster's parameters.
+func bparams(args []string) int {
+	cmd, code := newCommand("bparams", "Show the cluster's batch parameters", func(a []string) int {
+		if len(a) > 0 {
+			return -1
+		}
+		return 0
+	})
+	if rc, done := execute(cmd, code, args, false); done {
+		return rc
+	} else if rc < 0 {
+		fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.Use)
+		return 255
+	}
+	return withInfo(func(info *api.ClusterInfo) error { return lsfout.WriteParams(sys.stdout, info) })
+}
+
+// bugroup and bmgroup list the configured user and host groups.
+func bugroup(args []string) int { return listGroups("bugroup", "USERS", false, args) }
+func bmgroup(args []string) int { return listGroups("bmgroup", "HOSTS", true, args) }
+
+func listGroups(name, title string, hosts bool, args []string) int {
+	var names []string
+	cmd, code := newCommand(name+" [group_name ...]", "Show the configured "+map[bool]string{false: "user", true: "host"}[hosts]+" groups", func(a []string) int {
+		names = a
+		return 0
+	})
+	if rc, done := execute(cmd, code, args, false); done {
+		return rc
+	}
+	kind := map[bool]string{false: "user", true: "host"}[hosts]
+	return withInfo(func(info *api.ClusterInfo) error {
+		all := info.UserGroups
+		if hosts {
+			all = info.HostGroups
+		}
+		groups := all
+		if len(names) > 0 {
+			byName := map[string]*api.Group{}
+			for _, g := range all {
+				byName[g.Name] = g
+			}
+			groups = nil
+			for _, n := range names {
+				g := byName[n]
+				if g == nil {
+					return fmt.Errorf("%s: No such %s group", n, kind)
+				}
+				groups = append(groups, g)
+			}
+		}
+		if len(groups) == 0 {
+			return fmt.Errorf("No %s group found", kind)
+		}
+		return lsfout.WriteGroups(sys.stdout, groups, title)
+	})
+}
+
+// withInfo asks the controller about the cluster and hands the answer to
+// write; an error is printed and gives exit status 255.
+func withInfo(write func(*api.ClusterInfo) error) int {
+	c, cx, done, ok := connect()
+	if !ok {
+		return 255
+	}
+	defer done()
+	info, err := c.Info(cx, &api.ClusterInfoRequest{})
+	if err != nil {
+		fmt.Fprintln(sys.stderr, rpcError(c, err))
+		return 255
+	}
+	if err := write(info); err != nil {
+		fmt.Fprintln(sys.stderr, err)
+		return 255
+	}
+	return 0
+}
