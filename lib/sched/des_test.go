@@ -113,7 +113,7 @@ func newDES(o desOpts) *desCluster {
 		}
 		j.Submit = t0.Add(time.Duration(at) * time.Minute)
 		j.RunLimit = time.Duration(5+r.IntN(40)) * time.Minute
-		j.runs = max(time.Minute, (j.RunLimit*time.Duration(30+r.IntN(71))/100).Truncate(time.Minute))
+		j.runs = max(time.Minute, (j.RunLimit * time.Duration(30+r.IntN(71)) / 100).Truncate(time.Minute))
 		switch q := r.IntN(10); {
 		case q < 2:
 			j.Queue, j.Project = "prio", "p0"
