@@ -26,6 +26,7 @@ run: build
 test: build lint
 	$(GO) test ./...
 	$(GO) test -race ./lib/controller/ ./lib/store/ ./lib/worker/ ./lib/exec/
+	$(GO) test -race -short ./lib/top/...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
