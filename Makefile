@@ -8,7 +8,7 @@ COMMANDS  := bsub bjobs bkill bstop bresume bqueues bhosts bhist bpeek lsid lsho
 TOOLS     := $(CURDIR)/.tools
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build run test lint race bench proto clean man completions install
+.PHONY: build run test lint bench proto clean man completions install
 
 # The commands and the per-job shepherd are built without cgo: a static
 # binary starts in half the time, and they start often. xced keeps cgo so
