@@ -495,8 +495,12 @@ func (c *cycle) allocate(p *part, list []int, capf func(int) int, min, max int, 
 	var picks []pick
 	total := 0
 	var kept []int
-	if prune && own {
-		kept = list[:0] // in place: kept never passes the host read
+	if prune {
+		if own {
+			kept = list[:0] // in place: kept never passes the host read
+		} else {
+			kept = make([]int, 0, len(list))
+		}
 	}
 	keep := func(h, cp int) {
 		// A host with holds may still take a shorter job of the bucket.
@@ -550,7 +554,17 @@ func (c *cycle) allocate(p *part, list []int, capf func(int) int, min, max int, 
 	}
 done:
 	if prune {
-		list = append(kept, list[i:]...)
+		if own {
+			// The kept hosts are list[:len(kept)]: move them up against
+			// list[i:] (only they move, not the rest of the list, which
+			// would cost a copy of the whole list per job).
+			if k := len(kept); k < i {
+				copy(list[i-k:i], kept)
+				list = list[i-k:]
+			}
+		} else {
+			list = append(kept, list[i:]...)
+		}
 		if list == nil {
 			list = []int{} // pruned empty, not "not pruned yet"
 		}
