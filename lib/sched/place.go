@@ -3,8 +3,10 @@ package sched
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"xce/lib/resreq"
@@ -63,15 +65,38 @@ type need struct {
 	method string
 }
 
+// fastKey identifies a job's bucket by its requirement's pointer (the
+// controller shares one parsed requirement between the jobs with the same
+// string), for jobs without -m: a cheaper lookup than the full key, which
+// it only caches (two pointers with the same text still share a bucket).
+type fastKey struct {
+	queue, user, project string
+	req                  *resreq.ResReq
+	local                resreq.Local
+	min, max             int
+	excl                 bool
+	alts                 int
+}
+
 func (c *cycle) bucket(j *Job) *bucket {
-	rs := ""
-	if j.Req != nil {
-		var ok bool
-		if rs, ok = c.reqStr[j.Req]; !ok {
-			rs = j.Req.String()
-			c.reqStr[j.Req] = rs
-		}
+	if len(j.Hosts) > 0 {
+		return c.slowBucket(j)
 	}
+	fk := fastKey{queue: j.Queue, user: j.User, project: j.Project, req: j.Req, local: j.Local,
+		min: j.MinSlots, max: j.MaxSlots, excl: j.Exclusive, alts: c.alts(j)}
+	if bk, ok := c.fast[fk]; ok {
+		return bk
+	}
+	bk := c.slowBucket(j)
+	if c.fast == nil {
+		c.fast = map[fastKey]*bucket{}
+	}
+	c.fast[fk] = bk
+	return bk
+}
+
+// alts counts the alternatives of the job's requirement usable now.
+func (c *cycle) alts(j *Job) int {
 	alts := 0
 	if j.Req != nil {
 		for _, a := range j.Req.Alternatives {
@@ -80,6 +105,19 @@ func (c *cycle) bucket(j *Job) *bucket {
 			}
 		}
 	}
+	return alts
+}
+
+func (c *cycle) slowBucket(j *Job) *bucket {
+	rs := ""
+	if j.Req != nil {
+		var ok bool
+		if rs, ok = c.reqStr[j.Req]; !ok {
+			rs = j.Req.String()
+			c.reqStr[j.Req] = rs
+		}
+	}
+	alts := c.alts(j)
 	b := c.keyBuf[:0]
 	for _, s := range []string{j.Queue, j.User, j.Project, rs, j.Local.Type, j.Local.Model} {
 		b = append(b, s...)
@@ -206,8 +244,9 @@ func (c *cycle) newPart(b *bucket, s *resreq.Simple, set resreq.UsageSet, n int,
 		}
 		p.sel = st.sel
 		st.all = make([]int, 0, len(sorted))
-		for _, h := range sorted {
-			f := c.staticFail(b, p, h)
+		fails := c.staticFails(b, p, sorted)
+		for k, h := range sorted {
+			f := fails[k]
 			st.counts[f]++
 			switch f {
 			case okHost:
@@ -297,6 +336,31 @@ var failText = [nFail]string{
 	fReserved:   "Job slots reserved for a higher-priority pending job",
 	fSlots:      "Not enough job slot(s)",
 	fRusage:     "Job's requirements for resource reservation not satisfied",
+}
+
+// staticFails runs staticFail over hosts, on two goroutines when there
+// are many (the select of every distinct requirement runs once per host:
+// the largest fixed cost of a cycle). Each goroutine writes its own part
+// of the result, so the outcome does not depend on the scheduling.
+func (c *cycle) staticFails(b *bucket, p *part, hosts []int) []fail {
+	out := c.failBuf[:0]
+	out = slices.Grow(out, len(hosts))[:len(hosts)]
+	c.failBuf = out
+	run := func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			out[k] = c.staticFail(b, p, hosts[k])
+		}
+	}
+	if len(hosts) < 1000 || runtime.GOMAXPROCS(0) < 2 {
+		run(0, len(hosts))
+		return out
+	}
+	half := len(hosts) / 2
+	var wg sync.WaitGroup
+	wg.Go(func() { run(half, len(hosts)) })
+	run(0, half)
+	wg.Wait()
+	return out
 }
 
 // staticFail checks what does not change during a cycle.

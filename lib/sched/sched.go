@@ -83,6 +83,8 @@ type cycle struct {
 	queues  map[string]*qstate
 	limits  []*limitState
 	buckets map[string]*bucket
+	fast    map[fastKey]*bucket
+	failBuf []fail
 	orders  map[string][]int
 	sets    map[string][]bool
 	reqStr  map[*resreq.ResReq]string
