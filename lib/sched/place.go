@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -716,7 +717,7 @@ func max2(a, b int) int {
 func (c *cycle) groups(p *part, list []int) [][]int {
 	idx := map[string]int{}
 	var out [][]int
-	var sb strings.Builder
+	var key []byte
 	type res struct {
 		r resreq.Resource
 		i int
@@ -728,25 +729,24 @@ func (c *cycle) groups(p *part, list []int) [][]int {
 		}
 	}
 	for _, h := range list {
-		sb.Reset()
+		key = key[:0]
 		for _, x := range rs {
 			r, i := x.r, x.i
 			v := c.hosts[h].vals
 			switch r.Kind {
 			case resreq.Numeric:
-				fmt.Fprint(&sb, v.Num[i])
+				key = strconv.AppendFloat(key, v.Num[i], 'g', -1, 64)
 			case resreq.String:
-				sb.WriteString(v.Str[i])
+				key = append(key, v.Str[i]...)
 			case resreq.Boolean:
-				fmt.Fprint(&sb, v.Bool[i])
+				key = strconv.AppendBool(key, v.Bool[i])
 			}
-			sb.WriteByte(0)
+			key = append(key, 0)
 		}
-		k := sb.String()
-		g, ok := idx[k]
+		g, ok := idx[string(key)]
 		if !ok {
 			g = len(out)
-			idx[k] = g
+			idx[string(key)] = g
 			out = append(out, nil)
 		}
 		out[g] = append(out[g], h)
