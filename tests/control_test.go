@@ -141,3 +141,36 @@ func TestBwait(t *testing.T) {
 		t.Errorf("bwait on an unknown job: %d %q", r.code, r.stderr)
 	}
 }
+
+// bmod changes a pending job's options and resets them with -Xn; a
+// running job and a bad value are refused, and nothing changes then.
+func TestBmod(t *testing.T) {
+	c := newCluster(t)
+	id := c.submit("", "-H", "-J", "before", "-W", "10", "true")
+	if out := c.must("", "bmod", "-J", "after", "-W", "1:00", "-P", "proj2", id); out != "Parameters of job <"+id+"> are being changed\n" {
+		t.Errorf("bmod said %q", out)
+	}
+	got := strings.Fields(c.must("", "bjobs", "-noheader", "-o", "job_name runtimelimit proj_name", id))
+	if len(got) != 3 || got[0] != "after" || got[1] != "60.0" || got[2] != "proj2" {
+		t.Errorf("after bmod: %v", got)
+	}
+	c.must("", "bmod", "-Wn", id)
+	if got := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "runtimelimit", id)); got != "-" {
+		t.Errorf("after bmod -Wn the run limit is %q", got)
+	}
+	if r := c.run("", "bmod", "-q", "nosuch", id); r.code != 255 || r.stderr != "nosuch: No such queue. Job not modified.\n" {
+		t.Errorf("bmod -q nosuch: %d %q", r.code, r.stderr)
+	}
+	if q := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "queue", id)); q != "normal" {
+		t.Errorf("a refused bmod changed the queue to %q", q)
+	}
+	run := c.submit("", "sleep 30")
+	c.waitState(run, "RUN")
+	if r := c.run("", "bmod", "-W", "5", run); r.code != 255 || !strings.Contains(r.stderr, "Only a pending job can be modified") {
+		t.Errorf("bmod of a running job: %d %q", r.code, r.stderr)
+	}
+	if hist := c.must("", "bhist", "-l", id); !strings.Contains(strings.ReplaceAll(hist, "\n                     ", ""), "Parameters of Job are changed by user or administrator") {
+		t.Errorf("bhist -l:\n%s", hist)
+	}
+	c.must("", "bkill", run, id)
+}

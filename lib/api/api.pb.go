@@ -646,7 +646,7 @@ func (x DependencyReply_Status) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DependencyReply_Status.Descriptor instead.
 func (DependencyReply_Status) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{30, 0}
+	return file_api_proto_rawDescGZIP(), []int{32, 0}
 }
 
 // JobSpec is a submission: every bsub option, as the user gave it, plus the
@@ -3934,6 +3934,113 @@ func (x *ControlReply) GetResults() []*ControlResult {
 	return nil
 }
 
+// ModifyRequest is bmod: the named fields of a job's submitted spec take
+// the values in spec (a field named but unset in spec is reset), and the
+// job is layered again.
+type ModifyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ref           *JobRef                `protobuf:"bytes,1,opt,name=ref,proto3" json:"ref,omitempty"`
+	Spec          *JobSpec               `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
+	Fields        []string               `protobuf:"bytes,3,rep,name=fields,proto3" json:"fields,omitempty"` // JobSpec field names
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModifyRequest) Reset() {
+	*x = ModifyRequest{}
+	mi := &file_api_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModifyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModifyRequest) ProtoMessage() {}
+
+func (x *ModifyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModifyRequest.ProtoReflect.Descriptor instead.
+func (*ModifyRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *ModifyRequest) GetRef() *JobRef {
+	if x != nil {
+		return x.Ref
+	}
+	return nil
+}
+
+func (x *ModifyRequest) GetSpec() *JobSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+func (x *ModifyRequest) GetFields() []string {
+	if x != nil {
+		return x.Fields
+	}
+	return nil
+}
+
+type ModifyReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*ControlResult       `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModifyReply) Reset() {
+	*x = ModifyReply{}
+	mi := &file_api_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModifyReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModifyReply) ProtoMessage() {}
+
+func (x *ModifyReply) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModifyReply.ProtoReflect.Descriptor instead.
+func (*ModifyReply) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ModifyReply) GetResults() []*ControlResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
 // DependencyRequest asks how a dependency expression (bsub -w, bwait -w)
 // stands now, for the caller's jobs.
 type DependencyRequest struct {
@@ -3945,7 +4052,7 @@ type DependencyRequest struct {
 
 func (x *DependencyRequest) Reset() {
 	*x = DependencyRequest{}
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3957,7 +4064,7 @@ func (x *DependencyRequest) String() string {
 func (*DependencyRequest) ProtoMessage() {}
 
 func (x *DependencyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3970,7 +4077,7 @@ func (x *DependencyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DependencyRequest.ProtoReflect.Descriptor instead.
 func (*DependencyRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{29}
+	return file_api_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *DependencyRequest) GetExpression() string {
@@ -3989,7 +4096,7 @@ type DependencyReply struct {
 
 func (x *DependencyReply) Reset() {
 	*x = DependencyReply{}
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4001,7 +4108,7 @@ func (x *DependencyReply) String() string {
 func (*DependencyReply) ProtoMessage() {}
 
 func (x *DependencyReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4014,7 +4121,7 @@ func (x *DependencyReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DependencyReply.ProtoReflect.Descriptor instead.
 func (*DependencyReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{30}
+	return file_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *DependencyReply) GetStatus() DependencyReply_Status {
@@ -4034,7 +4141,7 @@ type ReconfigRequest struct {
 
 func (x *ReconfigRequest) Reset() {
 	*x = ReconfigRequest{}
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4046,7 +4153,7 @@ func (x *ReconfigRequest) String() string {
 func (*ReconfigRequest) ProtoMessage() {}
 
 func (x *ReconfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4059,7 +4166,7 @@ func (x *ReconfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigRequest.ProtoReflect.Descriptor instead.
 func (*ReconfigRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{31}
+	return file_api_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ReconfigRequest) GetCheckOnly() bool {
@@ -4080,7 +4187,7 @@ type ReconfigReply struct {
 
 func (x *ReconfigReply) Reset() {
 	*x = ReconfigReply{}
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4092,7 +4199,7 @@ func (x *ReconfigReply) String() string {
 func (*ReconfigReply) ProtoMessage() {}
 
 func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4105,7 +4212,7 @@ func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigReply.ProtoReflect.Descriptor instead.
 func (*ReconfigReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{32}
+	return file_api_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ReconfigReply) GetChanges() []string {
@@ -4124,7 +4231,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4136,7 +4243,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4149,7 +4256,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{33}
+	return file_api_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListHostsRequest) GetNames() []string {
@@ -4168,7 +4275,7 @@ type ListHostsReply struct {
 
 func (x *ListHostsReply) Reset() {
 	*x = ListHostsReply{}
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4180,7 +4287,7 @@ func (x *ListHostsReply) String() string {
 func (*ListHostsReply) ProtoMessage() {}
 
 func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4193,7 +4300,7 @@ func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsReply.ProtoReflect.Descriptor instead.
 func (*ListHostsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{34}
+	return file_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListHostsReply) GetHosts() []*Host {
@@ -4212,7 +4319,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4224,7 +4331,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4237,7 +4344,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{35}
+	return file_api_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *EventsRequest) GetRefs() []*JobRef {
@@ -4256,7 +4363,7 @@ type EventsReply struct {
 
 func (x *EventsReply) Reset() {
 	*x = EventsReply{}
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4268,7 +4375,7 @@ func (x *EventsReply) String() string {
 func (*EventsReply) ProtoMessage() {}
 
 func (x *EventsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4281,7 +4388,7 @@ func (x *EventsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsReply.ProtoReflect.Descriptor instead.
 func (*EventsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{36}
+	return file_api_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *EventsReply) GetEvents() []*Event {
@@ -4299,7 +4406,7 @@ type ClusterInfoRequest struct {
 
 func (x *ClusterInfoRequest) Reset() {
 	*x = ClusterInfoRequest{}
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4311,7 +4418,7 @@ func (x *ClusterInfoRequest) String() string {
 func (*ClusterInfoRequest) ProtoMessage() {}
 
 func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4324,7 +4431,7 @@ func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfoRequest.ProtoReflect.Descriptor instead.
 func (*ClusterInfoRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{37}
+	return file_api_proto_rawDescGZIP(), []int{39}
 }
 
 type ClusterInfo struct {
@@ -4351,7 +4458,7 @@ type ClusterInfo struct {
 
 func (x *ClusterInfo) Reset() {
 	*x = ClusterInfo{}
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4363,7 +4470,7 @@ func (x *ClusterInfo) String() string {
 func (*ClusterInfo) ProtoMessage() {}
 
 func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4376,7 +4483,7 @@ func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfo.ProtoReflect.Descriptor instead.
 func (*ClusterInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{38}
+	return file_api_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ClusterInfo) GetClusterName() string {
@@ -4481,7 +4588,7 @@ type Group struct {
 
 func (x *Group) Reset() {
 	*x = Group{}
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4493,7 +4600,7 @@ func (x *Group) String() string {
 func (*Group) ProtoMessage() {}
 
 func (x *Group) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4506,7 +4613,7 @@ func (x *Group) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Group.ProtoReflect.Descriptor instead.
 func (*Group) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{39}
+	return file_api_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Group) GetName() string {
@@ -4540,7 +4647,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4552,7 +4659,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4565,7 +4672,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{40}
+	return file_api_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -5045,6 +5152,12 @@ const file_api_proto_rawDesc = "" +
 	"\x05error\x18\x03 \x01(\tR\x05error\x12\x18\n" +
 	"\awarning\x18\x04 \x01(\tR\awarning\"C\n" +
 	"\fControlReply\x123\n" +
+	"\aresults\x18\x01 \x03(\v2\x19.xce.api.v1.ControlResultR\aresults\"v\n" +
+	"\rModifyRequest\x12$\n" +
+	"\x03ref\x18\x01 \x01(\v2\x12.xce.api.v1.JobRefR\x03ref\x12'\n" +
+	"\x04spec\x18\x02 \x01(\v2\x13.xce.api.v1.JobSpecR\x04spec\x12\x16\n" +
+	"\x06fields\x18\x03 \x03(\tR\x06fields\"B\n" +
+	"\vModifyReply\x123\n" +
 	"\aresults\x18\x01 \x03(\v2\x19.xce.api.v1.ControlResultR\aresults\"3\n" +
 	"\x11DependencyRequest\x12\x1e\n" +
 	"\n" +
@@ -5186,7 +5299,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),               // 0: xce.api.v1.JobState
 	(TermReason)(0),             // 1: xce.api.v1.TermReason
@@ -5226,28 +5339,30 @@ var file_api_proto_goTypes = []any{
 	(*ControlRequest)(nil),      // 35: xce.api.v1.ControlRequest
 	(*ControlResult)(nil),       // 36: xce.api.v1.ControlResult
 	(*ControlReply)(nil),        // 37: xce.api.v1.ControlReply
-	(*DependencyRequest)(nil),   // 38: xce.api.v1.DependencyRequest
-	(*DependencyReply)(nil),     // 39: xce.api.v1.DependencyReply
-	(*ReconfigRequest)(nil),     // 40: xce.api.v1.ReconfigRequest
-	(*ReconfigReply)(nil),       // 41: xce.api.v1.ReconfigReply
-	(*ListHostsRequest)(nil),    // 42: xce.api.v1.ListHostsRequest
-	(*ListHostsReply)(nil),      // 43: xce.api.v1.ListHostsReply
-	(*EventsRequest)(nil),       // 44: xce.api.v1.EventsRequest
-	(*EventsReply)(nil),         // 45: xce.api.v1.EventsReply
-	(*ClusterInfoRequest)(nil),  // 46: xce.api.v1.ClusterInfoRequest
-	(*ClusterInfo)(nil),         // 47: xce.api.v1.ClusterInfo
-	(*Group)(nil),               // 48: xce.api.v1.Group
-	(*Launch)(nil),              // 49: xce.api.v1.Launch
-	nil,                         // 50: xce.api.v1.JobSpec.OriginEntry
-	nil,                         // 51: xce.api.v1.Queue.UserSharesEntry
-	nil,                         // 52: xce.api.v1.Queue.UserPriorityEntry
-	nil,                         // 53: xce.api.v1.App.EnvEntry
-	nil,                         // 54: xce.api.v1.QueryReply.SpecsEntry
-	nil,                         // 55: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                         // 56: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(*ModifyRequest)(nil),       // 38: xce.api.v1.ModifyRequest
+	(*ModifyReply)(nil),         // 39: xce.api.v1.ModifyReply
+	(*DependencyRequest)(nil),   // 40: xce.api.v1.DependencyRequest
+	(*DependencyReply)(nil),     // 41: xce.api.v1.DependencyReply
+	(*ReconfigRequest)(nil),     // 42: xce.api.v1.ReconfigRequest
+	(*ReconfigReply)(nil),       // 43: xce.api.v1.ReconfigReply
+	(*ListHostsRequest)(nil),    // 44: xce.api.v1.ListHostsRequest
+	(*ListHostsReply)(nil),      // 45: xce.api.v1.ListHostsReply
+	(*EventsRequest)(nil),       // 46: xce.api.v1.EventsRequest
+	(*EventsReply)(nil),         // 47: xce.api.v1.EventsReply
+	(*ClusterInfoRequest)(nil),  // 48: xce.api.v1.ClusterInfoRequest
+	(*ClusterInfo)(nil),         // 49: xce.api.v1.ClusterInfo
+	(*Group)(nil),               // 50: xce.api.v1.Group
+	(*Launch)(nil),              // 51: xce.api.v1.Launch
+	nil,                         // 52: xce.api.v1.JobSpec.OriginEntry
+	nil,                         // 53: xce.api.v1.Queue.UserSharesEntry
+	nil,                         // 54: xce.api.v1.Queue.UserPriorityEntry
+	nil,                         // 55: xce.api.v1.App.EnvEntry
+	nil,                         // 56: xce.api.v1.QueryReply.SpecsEntry
+	nil,                         // 57: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                         // 58: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
-	50, // 0: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	52, // 0: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
 	10, // 1: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	4,  // 2: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
 	9,  // 3: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
@@ -5262,16 +5377,16 @@ var file_api_proto_depIdxs = []int32{
 	1,  // 12: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
 	12, // 13: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	3,  // 14: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	51, // 15: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	52, // 16: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
-	53, // 17: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	53, // 15: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	54, // 16: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	55, // 17: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
 	9,  // 18: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
 	5,  // 19: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
 	19, // 20: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
 	13, // 21: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
 	19, // 22: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	54, // 23: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	55, // 24: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	56, // 23: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	57, // 24: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
 	12, // 25: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
 	13, // 26: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
 	19, // 27: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
@@ -5293,21 +5408,24 @@ var file_api_proto_depIdxs = []int32{
 	0,  // 43: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
 	19, // 44: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
 	36, // 45: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
-	8,  // 46: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
-	15, // 47: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	19, // 48: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	14, // 49: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	56, // 50: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	48, // 51: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
-	48, // 52: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
-	13, // 53: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	9,  // 54: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	9,  // 55: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	56, // [56:56] is the sub-list for method output_type
-	56, // [56:56] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	19, // 46: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
+	9,  // 47: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
+	36, // 48: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
+	8,  // 49: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
+	15, // 50: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	19, // 51: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	14, // 52: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	58, // 53: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	50, // 54: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	50, // 55: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	13, // 56: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	9,  // 57: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	9,  // 58: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	59, // [59:59] is the sub-list for method output_type
+	59, // [59:59] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -5321,7 +5439,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   48,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -70,6 +70,7 @@ var commands = map[string]func([]string) int{
 	"bparams":  bparams,
 	"bugroup":  bugroup,
 	"bmgroup":  bmgroup,
+	"bmod":     bmod,
 	"lsid":     lsid,
 	"lshosts":  lshosts,
 	"lsload":   lsload,

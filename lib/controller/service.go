@@ -244,6 +244,14 @@ func (s *Service) Control(ctx context.Context, req *api.ControlRequest) (*api.Co
 	return s.c.Control(who, req), nil
 }
 
+func (s *Service) Modify(ctx context.Context, req *api.ModifyRequest) (*api.ModifyReply, error) {
+	who, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.c.Modify(who, req), nil
+}
+
 func (s *Service) Dependency(ctx context.Context, req *api.DependencyRequest) (*api.DependencyReply, error) {
 	who, err := caller(ctx)
 	if err != nil {

@@ -174,6 +174,13 @@ func historyTexts(j *api.Job, ev *api.Event) []string {
 		return []string{"Resumed by the user or administrator <" + ev.GetUser() + ">;"}
 	case api.EventType_PEND_AGAIN:
 		return []string{"Pending: " + ev.GetDetail() + ";"}
+	case api.EventType_MODIFY:
+		// "Parameters of Job are changed", "Switched to Queue <q>", ...
+		t := ev.GetDetail()
+		if u := ev.GetUser(); u != "" {
+			t += " by user or administrator <" + u + ">"
+		}
+		return []string{t + ";"}
 	case api.EventType_FINISH:
 		cpu := fmt.Sprintf("The CPU time used is %.1f seconds", float64(ev.GetCpuTimeMs())/1000)
 		var out []string

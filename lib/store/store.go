@@ -267,10 +267,11 @@ func setMsg(w setter, key []byte, m proto.Message) error {
 type Change struct {
 	Job   *api.Job // without specs; Seq orders its event
 	Event *api.Event
-	// EffectiveRaw and OriginRaw, when set, replace the job's effective
-	// spec and its origin (encoded; shared by an array's elements, so one
+	// EffectiveRaw, OriginRaw and SubmittedRaw, when set, replace the
+	// job's effective spec, its origin and its submitted spec (encoded,
+	// without the environment; shared by an array's elements, so one
 	// change per job id is enough).
-	EffectiveRaw, OriginRaw []byte
+	EffectiveRaw, OriginRaw, SubmittedRaw []byte
 }
 
 // Apply writes job changes durably, in one transaction.
@@ -300,6 +301,11 @@ func (s *Store) Apply(changes []Change) error {
 		}
 		if c.OriginRaw != nil {
 			if err := wb.Set(specKey('o', j.JobId), c.OriginRaw); err != nil {
+				return err
+			}
+		}
+		if c.SubmittedRaw != nil {
+			if err := wb.Set(specKey('s', j.JobId), c.SubmittedRaw); err != nil {
 				return err
 			}
 		}

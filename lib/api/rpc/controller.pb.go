@@ -30,7 +30,7 @@ var File_rpc_controller_proto protoreflect.FileDescriptor
 const file_rpc_controller_proto_rawDesc = "" +
 	"\n" +
 	"\x14rpc/controller.proto\x12\n" +
-	"xce.api.v1\x1a\tapi.proto2\xa5\x06\n" +
+	"xce.api.v1\x1a\tapi.proto2\xe3\x06\n" +
 	"\n" +
 	"Controller\x12<\n" +
 	"\x06Submit\x12\x19.xce.api.v1.SubmitRequest\x1a\x17.xce.api.v1.SubmitReply\x12;\n" +
@@ -42,7 +42,8 @@ const file_rpc_controller_proto_rawDesc = "" +
 	"\tListHosts\x12\x1c.xce.api.v1.ListHostsRequest\x1a\x1a.xce.api.v1.ListHostsReply\x12B\n" +
 	"\bListApps\x12\x1b.xce.api.v1.ListAppsRequest\x1a\x19.xce.api.v1.ListAppsReply\x12B\n" +
 	"\bReconfig\x12\x1b.xce.api.v1.ReconfigRequest\x1a\x19.xce.api.v1.ReconfigReply\x12?\n" +
-	"\aControl\x12\x1a.xce.api.v1.ControlRequest\x1a\x18.xce.api.v1.ControlReply\x12H\n" +
+	"\aControl\x12\x1a.xce.api.v1.ControlRequest\x1a\x18.xce.api.v1.ControlReply\x12<\n" +
+	"\x06Modify\x12\x19.xce.api.v1.ModifyRequest\x1a\x17.xce.api.v1.ModifyReply\x12H\n" +
 	"\n" +
 	"Dependency\x12\x1d.xce.api.v1.DependencyRequest\x1a\x1b.xce.api.v1.DependencyReply\x12<\n" +
 	"\x06Events\x12\x19.xce.api.v1.EventsRequest\x1a\x17.xce.api.v1.EventsReply\x12?\n" +
@@ -58,21 +59,23 @@ var file_rpc_controller_proto_goTypes = []any{
 	(*api.ListAppsRequest)(nil),    // 6: xce.api.v1.ListAppsRequest
 	(*api.ReconfigRequest)(nil),    // 7: xce.api.v1.ReconfigRequest
 	(*api.ControlRequest)(nil),     // 8: xce.api.v1.ControlRequest
-	(*api.DependencyRequest)(nil),  // 9: xce.api.v1.DependencyRequest
-	(*api.EventsRequest)(nil),      // 10: xce.api.v1.EventsRequest
-	(*api.ClusterInfoRequest)(nil), // 11: xce.api.v1.ClusterInfoRequest
-	(*api.SubmitReply)(nil),        // 12: xce.api.v1.SubmitReply
-	(*api.QueryReply)(nil),         // 13: xce.api.v1.QueryReply
-	(*api.SignalReply)(nil),        // 14: xce.api.v1.SignalReply
-	(*api.WatchEvent)(nil),         // 15: xce.api.v1.WatchEvent
-	(*api.ListQueuesReply)(nil),    // 16: xce.api.v1.ListQueuesReply
-	(*api.ListHostsReply)(nil),     // 17: xce.api.v1.ListHostsReply
-	(*api.ListAppsReply)(nil),      // 18: xce.api.v1.ListAppsReply
-	(*api.ReconfigReply)(nil),      // 19: xce.api.v1.ReconfigReply
-	(*api.ControlReply)(nil),       // 20: xce.api.v1.ControlReply
-	(*api.DependencyReply)(nil),    // 21: xce.api.v1.DependencyReply
-	(*api.EventsReply)(nil),        // 22: xce.api.v1.EventsReply
-	(*api.ClusterInfo)(nil),        // 23: xce.api.v1.ClusterInfo
+	(*api.ModifyRequest)(nil),      // 9: xce.api.v1.ModifyRequest
+	(*api.DependencyRequest)(nil),  // 10: xce.api.v1.DependencyRequest
+	(*api.EventsRequest)(nil),      // 11: xce.api.v1.EventsRequest
+	(*api.ClusterInfoRequest)(nil), // 12: xce.api.v1.ClusterInfoRequest
+	(*api.SubmitReply)(nil),        // 13: xce.api.v1.SubmitReply
+	(*api.QueryReply)(nil),         // 14: xce.api.v1.QueryReply
+	(*api.SignalReply)(nil),        // 15: xce.api.v1.SignalReply
+	(*api.WatchEvent)(nil),         // 16: xce.api.v1.WatchEvent
+	(*api.ListQueuesReply)(nil),    // 17: xce.api.v1.ListQueuesReply
+	(*api.ListHostsReply)(nil),     // 18: xce.api.v1.ListHostsReply
+	(*api.ListAppsReply)(nil),      // 19: xce.api.v1.ListAppsReply
+	(*api.ReconfigReply)(nil),      // 20: xce.api.v1.ReconfigReply
+	(*api.ControlReply)(nil),       // 21: xce.api.v1.ControlReply
+	(*api.ModifyReply)(nil),        // 22: xce.api.v1.ModifyReply
+	(*api.DependencyReply)(nil),    // 23: xce.api.v1.DependencyReply
+	(*api.EventsReply)(nil),        // 24: xce.api.v1.EventsReply
+	(*api.ClusterInfo)(nil),        // 25: xce.api.v1.ClusterInfo
 }
 var file_rpc_controller_proto_depIdxs = []int32{
 	0,  // 0: xce.api.v1.Controller.Submit:input_type -> xce.api.v1.SubmitRequest
@@ -84,23 +87,25 @@ var file_rpc_controller_proto_depIdxs = []int32{
 	6,  // 6: xce.api.v1.Controller.ListApps:input_type -> xce.api.v1.ListAppsRequest
 	7,  // 7: xce.api.v1.Controller.Reconfig:input_type -> xce.api.v1.ReconfigRequest
 	8,  // 8: xce.api.v1.Controller.Control:input_type -> xce.api.v1.ControlRequest
-	9,  // 9: xce.api.v1.Controller.Dependency:input_type -> xce.api.v1.DependencyRequest
-	10, // 10: xce.api.v1.Controller.Events:input_type -> xce.api.v1.EventsRequest
-	11, // 11: xce.api.v1.Controller.Info:input_type -> xce.api.v1.ClusterInfoRequest
-	12, // 12: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
-	13, // 13: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
-	14, // 14: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
-	15, // 15: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
-	16, // 16: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
-	17, // 17: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
-	18, // 18: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
-	19, // 19: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
-	20, // 20: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
-	21, // 21: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
-	22, // 22: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
-	23, // 23: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
-	12, // [12:24] is the sub-list for method output_type
-	0,  // [0:12] is the sub-list for method input_type
+	9,  // 9: xce.api.v1.Controller.Modify:input_type -> xce.api.v1.ModifyRequest
+	10, // 10: xce.api.v1.Controller.Dependency:input_type -> xce.api.v1.DependencyRequest
+	11, // 11: xce.api.v1.Controller.Events:input_type -> xce.api.v1.EventsRequest
+	12, // 12: xce.api.v1.Controller.Info:input_type -> xce.api.v1.ClusterInfoRequest
+	13, // 13: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
+	14, // 14: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
+	15, // 15: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
+	16, // 16: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
+	17, // 17: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
+	18, // 18: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
+	19, // 19: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
+	20, // 20: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
+	21, // 21: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
+	22, // 22: xce.api.v1.Controller.Modify:output_type -> xce.api.v1.ModifyReply
+	23, // 23: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
+	24, // 24: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
+	25, // 25: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
+	13, // [13:26] is the sub-list for method output_type
+	0,  // [0:13] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name

@@ -33,6 +33,7 @@ const (
 	Controller_ListApps_FullMethodName   = "/xce.api.v1.Controller/ListApps"
 	Controller_Reconfig_FullMethodName   = "/xce.api.v1.Controller/Reconfig"
 	Controller_Control_FullMethodName    = "/xce.api.v1.Controller/Control"
+	Controller_Modify_FullMethodName     = "/xce.api.v1.Controller/Modify"
 	Controller_Dependency_FullMethodName = "/xce.api.v1.Controller/Dependency"
 	Controller_Events_FullMethodName     = "/xce.api.v1.Controller/Events"
 	Controller_Info_FullMethodName       = "/xce.api.v1.Controller/Info"
@@ -56,6 +57,8 @@ type ControllerClient interface {
 	Reconfig(ctx context.Context, in *api.ReconfigRequest, opts ...grpc.CallOption) (*api.ReconfigReply, error)
 	// Queue and host controls (administrators) and bswitch / brequeue.
 	Control(ctx context.Context, in *api.ControlRequest, opts ...grpc.CallOption) (*api.ControlReply, error)
+	// Change a pending job's submission options (bmod).
+	Modify(ctx context.Context, in *api.ModifyRequest, opts ...grpc.CallOption) (*api.ModifyReply, error)
 	// How a dependency expression stands (bwait).
 	Dependency(ctx context.Context, in *api.DependencyRequest, opts ...grpc.CallOption) (*api.DependencyReply, error)
 	Events(ctx context.Context, in *api.EventsRequest, opts ...grpc.CallOption) (*api.EventsReply, error)
@@ -178,6 +181,16 @@ func (c *controllerClient) Control(ctx context.Context, in *api.ControlRequest, 
 	return out, nil
 }
 
+func (c *controllerClient) Modify(ctx context.Context, in *api.ModifyRequest, opts ...grpc.CallOption) (*api.ModifyReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(api.ModifyReply)
+	err := c.cc.Invoke(ctx, Controller_Modify_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *controllerClient) Dependency(ctx context.Context, in *api.DependencyRequest, opts ...grpc.CallOption) (*api.DependencyReply, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(api.DependencyReply)
@@ -226,6 +239,8 @@ type ControllerServer interface {
 	Reconfig(context.Context, *api.ReconfigRequest) (*api.ReconfigReply, error)
 	// Queue and host controls (administrators) and bswitch / brequeue.
 	Control(context.Context, *api.ControlRequest) (*api.ControlReply, error)
+	// Change a pending job's submission options (bmod).
+	Modify(context.Context, *api.ModifyRequest) (*api.ModifyReply, error)
 	// How a dependency expression stands (bwait).
 	Dependency(context.Context, *api.DependencyRequest) (*api.DependencyReply, error)
 	Events(context.Context, *api.EventsRequest) (*api.EventsReply, error)
@@ -266,6 +281,9 @@ func (UnimplementedControllerServer) Reconfig(context.Context, *api.ReconfigRequ
 }
 func (UnimplementedControllerServer) Control(context.Context, *api.ControlRequest) (*api.ControlReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Control not implemented")
+}
+func (UnimplementedControllerServer) Modify(context.Context, *api.ModifyRequest) (*api.ModifyReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Modify not implemented")
 }
 func (UnimplementedControllerServer) Dependency(context.Context, *api.DependencyRequest) (*api.DependencyReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Dependency not implemented")
@@ -445,6 +463,24 @@ func _Controller_Control_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Controller_Modify_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(api.ModifyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControllerServer).Modify(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Controller_Modify_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControllerServer).Modify(ctx, req.(*api.ModifyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Controller_Dependency_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(api.DependencyRequest)
 	if err := dec(in); err != nil {
@@ -533,6 +569,10 @@ var Controller_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Control",
 			Handler:    _Controller_Control_Handler,
+		},
+		{
+			MethodName: "Modify",
+			Handler:    _Controller_Modify_Handler,
 		},
 		{
 			MethodName: "Dependency",

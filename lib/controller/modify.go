@@ -1,0 +1,123 @@
+package controller
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"xce/lib/api"
+	"xce/lib/store"
+)
+
+// modifiable are the submitted-spec fields bmod may change: the options a
+// user gives bsub, not the identity or the submission context.
+var modifiable = map[string]bool{
+	"queue": true, "job_name": true, "array_limit": true, "min_tasks": true, "max_tasks": true,
+	"res_req": true, "output_file": true, "output_overwrite": true, "error_file": true, "error_overwrite": true,
+	"input_file": true, "cwd": true, "run_limit_sec": true, "mem_limit_kb": true, "mem_limit_hard": true,
+	"project": true, "app": true, "pre_exec": true, "post_exec": true, "exclusive": true, "hosts": true,
+	"dependency": true, "user_priority": true, "mail_user": true, "notify_begin": true, "notify_end": true,
+	"begin_time": true, "term_time": true, "rerunnable": true, "description": true, "login_shell": true,
+	"user_group": true, "job_group": true, "gpu": true, "cpu_limit_sec": true, "estimated_run_sec": true,
+	"outdir": true,
+}
+
+const errModifyRunning = "Only a pending job can be modified; its run limit, memory limit and files are fixed once it runs"
+
+// Modify is bmod: it changes fields of a pending job's submission, lays
+// the configuration over it again, and writes both specs before the job
+// is considered again. An array's elements share their specs, so the
+// whole array is modified, and only while none of its elements has
+// started.
+func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply {
+	reply := &api.ModifyReply{}
+	res := &api.ControlResult{Ref: req.Ref}
+	reply.Results = append(reply.Results, res)
+	for _, f := range req.Fields {
+		if !modifiable[f] {
+			res.Error = fmt.Sprintf("%s cannot be modified", f)
+			return reply
+		}
+	}
+	conf := c.config()
+	admin := c.isAdmin(who.UID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	recs := c.byID[req.Ref.GetJobId()]
+	if len(recs) == 0 {
+		res.Error = errNoJob
+		return reply
+	}
+	r := recs[0]
+	switch {
+	case r.eff.GetUid() != who.UID && !admin:
+		res.Error = errPermission
+		return reply
+	}
+	for _, e := range recs {
+		switch {
+		case isFinished(e.job.State):
+			res.Error = errFinished
+			return reply
+		case isRunning(e.job.State):
+			res.Error = errModifyRunning
+			return reply
+		}
+	}
+	id := r.job.JobId
+	spec, _, err := c.store.Spec(id)
+	if err != nil {
+		res.Error = err.Error()
+		return reply
+	}
+	src, dst := req.Spec.ProtoReflect(), spec.ProtoReflect()
+	for _, name := range req.Fields {
+		fd := dst.Descriptor().Fields().ByName(protoreflect.Name(name))
+		if src.Has(fd) {
+			dst.Set(fd, src.Get(fd))
+		} else {
+			dst.Clear(fd)
+		}
+	}
+	withEnv := proto.Clone(spec).(*api.JobSpec)
+	if withEnv.Env, err = c.store.Env(spec.EnvRef); err != nil {
+		res.Error = err.Error()
+		return reply
+	}
+	_, eff, err := c.layerWith(conf, withEnv)
+	if err == nil && eff.Dependency != "" {
+		err = c.checkDependency(r.eff.GetUid(), eff.Dependency)
+	}
+	if err == nil && (c.queues[eff.Queue] == nil || !c.queues[eff.Queue].q.Open) {
+		err = userErr("%s: Queue has been closed", eff.Queue)
+	}
+	if err != nil {
+		res.Error = err.Error()
+		return reply
+	}
+	origin, err := splitOrigin(eff)
+	raw, err2 := proto.Marshal(eff)
+	submitted, err3 := proto.Marshal(spec)
+	if err != nil || err2 != nil || err3 != nil {
+		res.Error = fmt.Sprint("encode the new spec: ", err, err2, err3)
+		return reply
+	}
+	user := lookupName(who)
+	var changes []store.Change
+	for i, e := range recs {
+		nj := c.clone(e)
+		ch := store.Change{Job: nj, Event: c.event(nj, api.EventType_MODIFY, user, "Parameters of Job are changed")}
+		if i == 0 {
+			ch.EffectiveRaw, ch.OriginRaw, ch.SubmittedRaw = raw, origin, submitted
+		}
+		changes = append(changes, ch)
+	}
+	if err := c.commit(changes); err != nil {
+		res.Error = "Failed to record the request: " + err.Error()
+		return reply
+	}
+	c.dirty = true
+	c.Kick()
+	return reply
+}
