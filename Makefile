@@ -35,6 +35,7 @@ lint:
 
 bench: build
 	$(GO) test -run XXX -bench . -benchtime 1x ./tests/ -timeout 30m -args -bench-report
+	$(GO) test -run '^$$' -bench 'SimulatedRun|Cycle100Buckets|Cycle1000Buckets|PlacementsPerSecond|Growth' -benchtime 3x ./lib/sched/
 
 proto:
 	GOBIN=$(TOOLS) $(GO) install github.com/bufbuild/buf/cmd/buf@v1.75.0
