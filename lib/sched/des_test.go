@@ -238,11 +238,11 @@ func (c *desCluster) apply(d *Decision) []*desRun {
 	return started
 }
 
-// desCheckMemQuota: the memory quota check. Off: limitCap counts a
-// per-host rusage amount once per job while account charges it on every
-// host, so a multi-host job can overrun a memory quota (found by this
-// simulation; reported, not changed here).
-const desCheckMemQuota = false
+// desCheckMemQuota: the memory quota check. It found that limitCap counted
+// a per-host rusage amount once per job while commit charges it on every
+// host (a multi-host job could overrun a memory quota); placements are now
+// checked against the whole charge (limitOver).
+const desCheckMemQuota = true
 
 var debugDES = false
 

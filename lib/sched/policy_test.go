@@ -59,6 +59,13 @@ func TestLimits(t *testing.T) {
 			want: `1: a*1
 2: PEND Resource (mem) limit defined cluster-wide has been reached | limit quota: 6000 mem of 10000 in use by project p1
 3: a*1`},
+		{name: "memory quota counts a multi-host job's reservation on every host",
+			hosts: []string{"a 8 mem=64000", "b 8 mem=64000"},
+			jobs:  []Job{mkJob(1, "rusage[mem=6000] span[ptile=1]", "P=p1", "n=2")},
+			edit: func(s *Snapshot) {
+				s.Limits = []Limit{{Name: "quota", Per: PerProject, Projects: []string{"p1"}, Resources: map[string]float64{"mem": 10000}}}
+			},
+			want: `1: PEND Resource (mem) limit defined cluster-wide has been reached | limit quota: 0 mem of 10000 in use by project p1`},
 		{name: "memory quota counts max(reserved, used)",
 			hosts: []string{"a 8 mem=64000"},
 			jobs:  []Job{mkJob(1, "rusage[mem=2000]", "P=p1")},

@@ -64,6 +64,11 @@ func (c *cycle) try(j *Job) bool {
 	for _, v := range b.variants {
 		has, n, fp := c.place(b, v, mx)
 		if has != nil {
+			// limitCap could only count one host's share of a per-host
+			// reservation; the placement's hosts give the whole charge.
+			if why := c.limitOver(b, has); why != nil {
+				return fail(why, true)
+			}
 			c.commit(b, j, v, has, n)
 			return true
 		}
@@ -192,6 +197,31 @@ func (c *cycle) limitCap(b *bucket) (int, []string) {
 		}
 	}
 	return mx, nil
+}
+
+// limitOver checks a placement against the resource limits it counts
+// toward, charging each host as commit will; nil when it fits.
+func (c *cycle) limitOver(b *bucket, has []HostAlloc) []string {
+	for _, ls := range c.matching(b.q.q.Name, b.user, b.project) {
+		if ls.l.Per == PerHost || len(ls.l.Resources) == 0 {
+			continue
+		}
+		k := ls.key(b.user, b.project, b.q.q.Name)
+		n := ls.used[k]
+		if n == nil {
+			n = &count{}
+		}
+		for _, r := range sortedKeys(ls.l.Resources) {
+			need := 0.0
+			for _, ha := range has {
+				need += amount(ha.Rusage, r, 0, ha.Slots, ha.Lead, false)
+			}
+			if lim := ls.l.Resources[r]; need > 0 && n.res[r]+need > lim+1e-9 {
+				return c.limitWhy(ls, k, r, n.res[r], lim)
+			}
+		}
+	}
+	return nil
 }
 
 func sortedKeys(m map[string]float64) []string {
