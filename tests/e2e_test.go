@@ -438,3 +438,20 @@ func TestBeginTime(t *testing.T) {
 		t.Errorf("bsub -t in the past: %d %q", r.code, r.stderr)
 	}
 }
+
+// bkill -r ends a running job at once.
+func TestForceKill(t *testing.T) {
+	c := newCluster(t)
+	id := c.submit("", "trap '' INT TERM; sleep 60")
+	c.waitState(id, "RUN")
+	time.Sleep(200 * time.Millisecond)
+	if out := c.must("", "bkill", "-r", id); out != "Job <"+id+"> is being terminated\n" {
+		t.Errorf("bkill -r said %q", out)
+	}
+	if s := c.stat(id); s != "EXIT" {
+		t.Errorf("after bkill -r the job is %s", s)
+	}
+	if long := c.must("", "bjobs", "-l", id); !strings.Contains(strings.ReplaceAll(long, "\n                     ", ""), "TERM_FORCE_OWNER") {
+		t.Errorf("bjobs -l:\n%s", long)
+	}
+}

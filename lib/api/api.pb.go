@@ -689,6 +689,7 @@ type JobSpec struct {
 	MailUser        string   `protobuf:"bytes,30,opt,name=mail_user,json=mailUser,proto3" json:"mail_user,omitempty"`                         // -u
 	NotifyBegin     bool     `protobuf:"varint,31,opt,name=notify_begin,json=notifyBegin,proto3" json:"notify_begin,omitempty"`               // -B
 	NotifyEnd       bool     `protobuf:"varint,32,opt,name=notify_end,json=notifyEnd,proto3" json:"notify_end,omitempty"`                     // -N
+	NotifyExitOnly  bool     `protobuf:"varint,50,opt,name=notify_exit_only,json=notifyExitOnly,proto3" json:"notify_exit_only,omitempty"`    // -Ne: mail the report only if the job exits
 	BeginTime       int64    `protobuf:"varint,33,opt,name=begin_time,json=beginTime,proto3" json:"begin_time,omitempty"`                     // -b, unix seconds
 	TermTime        int64    `protobuf:"varint,34,opt,name=term_time,json=termTime,proto3" json:"term_time,omitempty"`                        // -t, unix seconds
 	Rerunnable      bool     `protobuf:"varint,35,opt,name=rerunnable,proto3" json:"rerunnable,omitempty"`                                    // -r
@@ -981,6 +982,13 @@ func (x *JobSpec) GetNotifyBegin() bool {
 func (x *JobSpec) GetNotifyEnd() bool {
 	if x != nil {
 		return x.NotifyEnd
+	}
+	return false
+}
+
+func (x *JobSpec) GetNotifyExitOnly() bool {
+	if x != nil {
+		return x.NotifyExitOnly
 	}
 	return false
 }
@@ -3237,11 +3245,14 @@ type SignalRequest struct {
 	Refs   []*JobRef              `protobuf:"bytes,3,rep,name=refs,proto3" json:"refs,omitempty"`
 	// With no refs: every matching job when all is set (job id 0), otherwise
 	// the caller's last submitted matching job.
-	All           bool   `protobuf:"varint,4,opt,name=all,proto3" json:"all,omitempty"`
-	User          string `protobuf:"bytes,5,opt,name=user,proto3" json:"user,omitempty"`
-	Queue         string `protobuf:"bytes,6,opt,name=queue,proto3" json:"queue,omitempty"`
-	Name          string `protobuf:"bytes,7,opt,name=name,proto3" json:"name,omitempty"`
-	Reason        string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"` // bkill -C
+	All    bool   `protobuf:"varint,4,opt,name=all,proto3" json:"all,omitempty"`
+	User   string `protobuf:"bytes,5,opt,name=user,proto3" json:"user,omitempty"`
+	Queue  string `protobuf:"bytes,6,opt,name=queue,proto3" json:"queue,omitempty"`
+	Name   string `protobuf:"bytes,7,opt,name=name,proto3" json:"name,omitempty"`
+	Reason string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"` // bkill -C
+	// bkill -r: record the job as ended at once (TERM_FORCE_OWNER/ADMIN)
+	// and SIGKILL it, without waiting for it to end.
+	Force         bool `protobuf:"varint,9,opt,name=force,proto3" json:"force,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3330,6 +3341,13 @@ func (x *SignalRequest) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *SignalRequest) GetForce() bool {
+	if x != nil {
+		return x.Force
+	}
+	return false
 }
 
 type SignalResult struct {
@@ -4729,7 +4747,7 @@ var File_api_proto protoreflect.FileDescriptor
 const file_api_proto_rawDesc = "" +
 	"\n" +
 	"\tapi.proto\x12\n" +
-	"xce.api.v1\"\xa3\x0e\n" +
+	"xce.api.v1\"\xcd\x0e\n" +
 	"\aJobSpec\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12*\n" +
 	"\x11command_is_script\x18\x02 \x01(\bR\x0fcommandIsScript\x12\x14\n" +
@@ -4772,7 +4790,8 @@ const file_api_proto_rawDesc = "" +
 	"\tmail_user\x18\x1e \x01(\tR\bmailUser\x12!\n" +
 	"\fnotify_begin\x18\x1f \x01(\bR\vnotifyBegin\x12\x1d\n" +
 	"\n" +
-	"notify_end\x18  \x01(\bR\tnotifyEnd\x12\x1d\n" +
+	"notify_end\x18  \x01(\bR\tnotifyEnd\x12(\n" +
+	"\x10notify_exit_only\x182 \x01(\bR\x0enotifyExitOnly\x12\x1d\n" +
 	"\n" +
 	"begin_time\x18! \x01(\x03R\tbeginTime\x12\x1b\n" +
 	"\tterm_time\x18\" \x01(\x03R\btermTime\x12\x1e\n" +
@@ -5082,7 +5101,7 @@ const file_api_proto_rawDesc = "" +
 	"\x05usage\x18\x06 \x03(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\"5\n" +
 	"\vEncodedSpec\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x03R\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value\"\xa7\x02\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value\"\xbd\x02\n" +
 	"\rSignalRequest\x128\n" +
 	"\x06action\x18\x01 \x01(\x0e2 .xce.api.v1.SignalRequest.ActionR\x06action\x12\x16\n" +
 	"\x06signal\x18\x02 \x01(\x05R\x06signal\x12&\n" +
@@ -5091,7 +5110,8 @@ const file_api_proto_rawDesc = "" +
 	"\x04user\x18\x05 \x01(\tR\x04user\x12\x14\n" +
 	"\x05queue\x18\x06 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\a \x01(\tR\x04name\x12\x16\n" +
-	"\x06reason\x18\b \x01(\tR\x06reason\"4\n" +
+	"\x06reason\x18\b \x01(\tR\x06reason\x12\x14\n" +
+	"\x05force\x18\t \x01(\bR\x05force\"4\n" +
 	"\x06Action\x12\b\n" +
 	"\x04KILL\x10\x00\x12\b\n" +
 	"\x04STOP\x10\x01\x12\n" +

@@ -22,7 +22,7 @@ var bmodFields = map[string][]string{
 	"cwd": {"cwd"}, "W": {"run_limit_sec"}, "M": {"mem_limit_kb", "mem_limit_hard"}, "P": {"project"},
 	"app": {"app"}, "E": {"pre_exec"}, "Ep": {"post_exec"}, "x": {"exclusive"}, "m": {"hosts"},
 	"w": {"dependency"}, "sp": {"user_priority"}, "u": {"mail_user"}, "B": {"notify_begin"},
-	"N": {"notify_end"}, "r": {"rerunnable"}, "rn": {"rerunnable"}, "b": {"begin_time"}, "t": {"term_time"},
+	"N": {"notify_end", "notify_exit_only"}, "Ne": {"notify_end", "notify_exit_only"}, "r": {"rerunnable"}, "rn": {"rerunnable"}, "b": {"begin_time"}, "t": {"term_time"},
 	"We": {"estimated_run_sec"}, "outdir": {"outdir"}, "gpu": {"gpu"}, "G": {"user_group"}, "g": {"job_group"},
 	"L": {"login_shell"},
 }

@@ -30,6 +30,7 @@ type bsubOpts struct {
 	resReq                                                          []string
 	userPrio                                                        int
 	hold, block, exclusive, notifyBegin, notifyEnd, rerun, noRerun  bool
+	notifyExit                                                      bool
 }
 
 func bsubFlags(fs *pflag.FlagSet, o *bsubOpts) {
@@ -60,6 +61,7 @@ func bsubFlags(fs *pflag.FlagSet, o *bsubOpts) {
 	fs.StringVar(&o.mailUser, "u", "", "mail address for job notices")
 	fs.BoolVar(&o.notifyBegin, "B", false, "send mail when the job starts")
 	fs.BoolVar(&o.notifyEnd, "N", false, "send the job report by mail when the job ends")
+	fs.BoolVar(&o.notifyExit, "Ne", false, "send the job report by mail only if the job exits")
 	fs.BoolVar(&o.rerun, "r", false, "make the job rerunnable")
 	fs.BoolVar(&o.noRerun, "rn", false, "make the job not rerunnable")
 	fs.StringVar(&o.begin, "b", "", "begin time: [[year:][month:]day:]hour:minute")
@@ -349,7 +351,8 @@ func fillSpec(s *api.JobSpec, o *bsubOpts) error {
 		return fmt.Errorf("%d: Bad user priority", o.userPrio)
 	}
 	s.UserPriority = int32(o.userPrio)
-	s.MailUser, s.NotifyBegin, s.NotifyEnd = o.mailUser, o.notifyBegin, o.notifyEnd
+	s.MailUser, s.NotifyBegin, s.NotifyEnd = o.mailUser, o.notifyBegin, o.notifyEnd || o.notifyExit
+	s.NotifyExitOnly = o.notifyExit && !o.notifyEnd
 	s.Rerunnable = o.rerun && !o.noRerun
 	now := time.Now()
 	if o.begin != "" {

@@ -255,9 +255,11 @@ func control(name string, action api.SignalRequest_Action, args []string) int {
 	f.StringVar(&queue, "q", "", "jobs in this queue")
 	f.StringVar(&jobName, "J", "", "jobs with this name")
 	f.StringVar(&reason, "C", "", "a comment recorded with the request")
+	var force bool
 	if name == "bkill" {
 		f.StringVar(&sig, "s", "", "send this signal (name or number) instead of terminating")
 		f.BoolVar(&list, "l", false, "list the signal names")
+		f.BoolVar(&force, "r", false, "remove the job at once: record it as ended and send SIGKILL")
 	}
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
@@ -266,7 +268,11 @@ func control(name string, action api.SignalRequest_Action, args []string) int {
 		fmt.Fprintln(sys.stdout, strings.Join(signalList, " "))
 		return 0
 	}
-	req := &api.SignalRequest{Action: action, User: user, Queue: queue, Name: jobName, Reason: reason}
+	req := &api.SignalRequest{Action: action, User: user, Queue: queue, Name: jobName, Reason: reason, Force: force}
+	if force && sig != "" {
+		fmt.Fprintln(sys.stderr, "-r and -s cannot be used together")
+		return 255
+	}
 	verb := map[string]string{"bkill": "terminated", "bstop": "stopped", "bresume": "resumed"}[name]
 	if sig != "" {
 		n, err := parseSignal(sig)

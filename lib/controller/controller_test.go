@@ -601,3 +601,32 @@ func TestLoadHistory(t *testing.T) {
 		t.Errorf("%d samples kept, want %d", len(hs[0].R1MHistory), loadSamples)
 	}
 }
+
+// bkill -r ends a running job at once, as TERM_FORCE_OWNER, with SIGKILL.
+func TestForceKill(t *testing.T) {
+	c, fx := newTestController(t, 2, -1)
+	r, _ := c.Submit(alice, &api.JobSpec{Command: "r"})
+	waitFor(t, "running", func() bool { return c.stateOf(r.JobId, 0) == api.JobState_RUN })
+	rep := c.Signal(alice, &api.SignalRequest{Refs: []*api.JobRef{{JobId: r.JobId, ArrayIndex: -1}}, Force: true})
+	if rep.Results[0].Error != "" || c.stateOf(r.JobId, 0) != api.JobState_EXIT {
+		t.Fatalf("force kill: %v, state %v", rep.Results, c.stateOf(r.JobId, 0))
+	}
+	c.mu.Lock()
+	j := c.jobs[key{r.JobId, 0}].job
+	c.mu.Unlock()
+	if j.TermReason != api.TermReason_TERM_FORCE_OWNER || j.ExitStatus != 137 {
+		t.Errorf("reason %v exit %d", j.TermReason, j.ExitStatus)
+	}
+	fx.mu.Lock()
+	sigs := append([]syscall.Signal{}, fx.signals...)
+	fx.mu.Unlock()
+	if len(sigs) != 1 || sigs[0] != syscall.SIGKILL {
+		t.Errorf("signals %v, want SIGKILL", sigs)
+	}
+	// The process's own end, reported later, changes nothing.
+	fx.end(r.JobId, 0, 0, 0)
+	time.Sleep(20 * time.Millisecond)
+	if c.stateOf(r.JobId, 0) != api.JobState_EXIT {
+		t.Error("the late report changed the job")
+	}
+}

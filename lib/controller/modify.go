@@ -17,7 +17,7 @@ var modifiable = map[string]bool{
 	"res_req": true, "output_file": true, "output_overwrite": true, "error_file": true, "error_overwrite": true,
 	"input_file": true, "cwd": true, "run_limit_sec": true, "mem_limit_kb": true, "mem_limit_hard": true,
 	"project": true, "app": true, "pre_exec": true, "post_exec": true, "exclusive": true, "hosts": true,
-	"dependency": true, "user_priority": true, "mail_user": true, "notify_begin": true, "notify_end": true,
+	"dependency": true, "user_priority": true, "mail_user": true, "notify_begin": true, "notify_end": true, "notify_exit_only": true,
 	"begin_time": true, "term_time": true, "rerunnable": true, "description": true, "login_shell": true,
 	"user_group": true, "job_group": true, "gpu": true, "cpu_limit_sec": true, "estimated_run_sec": true,
 	"outdir": true,

@@ -65,13 +65,27 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 			nj.KillReason = req.Reason
 			ev := c.event(nj, api.EventType_SIGNAL, user, "KILL")
 			ev.Signal = int32(syscall.SIGKILL)
-			if !isRunning(s) {
+			switch {
+			case !isRunning(s):
 				// A pending job is simply removed.
 				nj.State = api.JobState_EXIT
 				nj.EndTime = time.Now().UnixNano()
 				ev.Type, ev.State = api.EventType_FINISH, nj.State
 				ev.TermReason = reason
-			} else {
+			case req.Force:
+				// bkill -r: ended now, whatever the process does next (its
+				// report is ignored: the job is no longer running).
+				reason = api.TermReason_TERM_FORCE_OWNER
+				if byAdmin {
+					reason = api.TermReason_TERM_FORCE_ADMIN
+				}
+				nj.TermReason = reason
+				nj.State = api.JobState_EXIT
+				nj.EndTime = time.Now().UnixNano()
+				nj.ExitStatus = 128 + int32(syscall.SIGKILL)
+				ev.Type, ev.State, ev.TermReason, ev.ExitStatus = api.EventType_FINISH, nj.State, reason, nj.ExitStatus
+				acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, sig: syscall.SIGKILL})
+			default:
 				acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, kil: true})
 			}
 			changes = append(changes, store.Change{Job: nj, Event: ev})
@@ -133,10 +147,13 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 	}
 	c.mu.Unlock()
 	for _, a := range acts {
-		if a.kil {
+		switch {
+		case a.kil:
 			c.exec.Terminate(a.id, a.idx)
-		} else {
-			c.exec.Signal(a.id, a.idx, a.sig)
+		case c.exec.Signal(a.id, a.idx, a.sig) != nil && a.sig == syscall.SIGKILL:
+			// Not started far enough to be signalled: the worker kills it
+			// as soon as it can.
+			c.exec.Terminate(a.id, a.idx)
 		}
 	}
 	c.Kick()

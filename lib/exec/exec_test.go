@@ -828,6 +828,19 @@ func TestMail(t *testing.T) {
 		}
 	}
 
+	// -Ne: a job that succeeds keeps its report in the output file.
+	os.Remove(box)
+	l = newLaunch(t, `echo ok`)
+	l.Job.Spec.OutputFile = "out"
+	l.Job.Spec.NotifyEnd, l.Job.Spec.NotifyExitOnly = true, true
+	wantDone(t, runJob(t, l))
+	if got := readFile(t, filepath.Join(dirOf(l), "out")); !strings.Contains(got, "Successfully completed.") {
+		t.Errorf("-Ne of a job that succeeded: %q", got)
+	}
+	if _, err := os.Stat(box); err == nil {
+		t.Error("-Ne mailed the report of a job that succeeded")
+	}
+
 	t.Setenv("XCE_SENDMAIL", filepath.Join(dir, "none"))
 	l = newLaunch(t, `echo hi`)
 	l.Job.Spec.OutputFile = "out"

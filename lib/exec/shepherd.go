@@ -615,7 +615,10 @@ func (s *shepherd) appendReport(ev *api.Event, start time.Time) {
 		host = s.hosts[0].GetHost()
 	}
 	report := lsfout.JobReport(job, ev, s.l.GetClusterName(), host)
-	if s.spec.GetNotifyEnd() && s.mailReport(report) || s.reportPath == "" {
+	// -N mails every report, -Ne only an exited job's; the others go to the
+	// output file as without mail.
+	mailIt := s.spec.GetNotifyEnd() && (!s.spec.GetNotifyExitOnly() || ev.GetState() == api.JobState_EXIT)
+	if mailIt && s.mailReport(report) || s.reportPath == "" {
 		return
 	}
 	text := "\n" + strings.Repeat("-", 60) + "\n" + report
