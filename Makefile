@@ -55,11 +55,12 @@ completions: man
 # shepherd, the man pages, and the bash and zsh completions.
 PREFIX    ?= /usr/local
 install: build
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 \
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man8 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 	install -m 755 $(BIN)/* $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 man/man1/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/man5/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -m 644 man/man8/*.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 	install -m 644 completions/bash/* $(DESTDIR)$(PREFIX)/share/bash-completion/completions/
 	install -m 644 completions/zsh/_* $(DESTDIR)$(PREFIX)/share/zsh/site-functions/
 

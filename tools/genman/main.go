@@ -13,6 +13,7 @@
 //	                             EXAMPLES, LSF DIFFERENCES (and any other
 //	                             section) from man/src/CMD.md
 //	man/man5/xce.toml.5          from man/src/xce.toml.5.md
+//	man/man8/xced.8, man1/xcetop.1  from man/src/xced.8.md, xcetop.1.md
 //	completions/bash/CMD         bash completion, one file per command (the
 //	                             layout of bash-completion's completions/)
 //	completions/zsh/_CMD         zsh completion functions
@@ -66,7 +67,17 @@ func main() {
 
 // outDirs are the directories genman owns: a file there that generate
 // does not produce is removed by write (a command that went away).
-var outDirs = []string{"man/man1", "man/man5", "completions/bash", "completions/zsh"}
+var outDirs = []string{"man/man1", "man/man5", "man/man8", "completions/bash", "completions/zsh"}
+
+// handPages are written by hand whole, in man/src.
+var handPages = []struct {
+	src, name, manual string
+	section           int
+}{
+	{"xce.toml.5.md", "xce.toml", "XCE File Formats", 5},
+	{"xced.8.md", "xced", "XCE Administration", 8},
+	{"xcetop.1.md", "xcetop", "XCE User Commands", 1},
+}
 
 // generate returns every output file, by path relative to root.
 func generate(root, date string) (map[string][]byte, error) {
@@ -93,21 +104,25 @@ func generate(root, date string) (map[string][]byte, error) {
 		files["completions/bash/"+c.Name()] = bashCompletion(c)
 		files["completions/zsh/_"+c.Name()] = zshCompletion(c)
 	}
-	src, err := os.ReadFile(filepath.Join(srcDir, "xce.toml.5.md"))
-	if err != nil {
-		return nil, err
-	}
-	used["xce.toml.5.md"] = true
-	var b bytes.Buffer
-	b.WriteString(th("xce.toml", 5, date, source, "XCE File Formats"))
-	for _, s := range splitSections(string(src)) {
-		if s.name == "NAME" { // one plain line, for whatis and apropos
-			b.WriteString(".SH NAME\n" + inline(strings.Join(strings.Fields(s.body), " ")) + "\n")
-			continue
+	// The pages written by hand whole: the configuration file, the
+	// controller and the dashboard (not lib/cli commands).
+	for _, hp := range handPages {
+		src, err := os.ReadFile(filepath.Join(srcDir, hp.src))
+		if err != nil {
+			return nil, err
 		}
-		b.WriteString(".SH " + quoteSH(s.name) + "\n" + roffBlocks(s.body))
+		used[hp.src] = true
+		var b bytes.Buffer
+		b.WriteString(th(hp.name, hp.section, date, source, hp.manual))
+		for _, s := range splitSections(string(src)) {
+			if s.name == "NAME" { // one plain line, for whatis and apropos
+				b.WriteString(".SH NAME\n" + inline(strings.Join(strings.Fields(s.body), " ")) + "\n")
+				continue
+			}
+			b.WriteString(".SH " + quoteSH(s.name) + "\n" + roffBlocks(s.body))
+		}
+		files[fmt.Sprintf("man/man%d/%s.%d", hp.section, hp.name, hp.section)] = b.Bytes()
 	}
-	files["man/man5/xce.toml.5"] = b.Bytes()
 	// A source file for a command that does not exist is a stale page.
 	ents, err := os.ReadDir(srcDir)
 	if err != nil {
