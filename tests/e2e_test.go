@@ -3,6 +3,7 @@ package tests
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -453,5 +454,41 @@ func TestForceKill(t *testing.T) {
 	}
 	if long := c.must("", "bjobs", "-l", id); !strings.Contains(strings.ReplaceAll(long, "\n                     ", ""), "TERM_FORCE_OWNER") {
 		t.Errorf("bjobs -l:\n%s", long)
+	}
+}
+
+// bsub job_script reads the script's #BSUB lines when
+// LSB_BSUB_PARSE_SCRIPT=Y (else the file is just the command); BSUB_QUIET
+// silences the acknowledgement.
+func TestBsubScriptArgument(t *testing.T) {
+	c := newCluster(t)
+	os.WriteFile(filepath.Join(c.work, "job.sh"), []byte("#!/bin/sh\n#BSUB -J fromfile\n#BSUB -o parsed.out\necho parsed\n"), 0o755)
+	bsub := func(env ...string) string {
+		cmd := exec.Command(filepath.Join(binDir, "bsub"), "job.sh")
+		cmd.Dir = c.work
+		cmd.Env = append(append(os.Environ(), "XCE_DIR="+filepath.Join(c.dir, "state")), env...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("bsub job.sh %v: %v %s", env, err, out)
+		}
+		return string(out)
+	}
+	m := submittedRE.FindStringSubmatch(bsub("LSB_BSUB_PARSE_SCRIPT=Y"))
+	if m == nil {
+		t.Fatal("no acknowledgement")
+	}
+	c.waitState(m[1], "DONE")
+	if name := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "job_name", m[1])); name != "fromfile" {
+		t.Errorf("with LSB_BSUB_PARSE_SCRIPT=Y the name is %q", name)
+	}
+	if b, _ := os.ReadFile(filepath.Join(c.work, "parsed.out")); !strings.HasPrefix(string(b), "parsed\n") {
+		t.Errorf("parsed.out: %q", b)
+	}
+	m = submittedRE.FindStringSubmatch(bsub())
+	if name := strings.TrimSpace(c.must("", "bjobs", "-a", "-noheader", "-o", "job_name", m[1])); name != "job.sh" {
+		t.Errorf("without it the job is the command: name %q", name)
+	}
+	if out := bsub("BSUB_QUIET=1"); out != "" {
+		t.Errorf("BSUB_QUIET: %q", out)
 	}
 }

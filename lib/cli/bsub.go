@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mattn/go-shellwords"
 	"github.com/spf13/pflag"
@@ -86,14 +88,14 @@ func bsub(args []string) int {
 		return rc
 	}
 	spec := &api.JobSpec{}
-	if len(words) > 0 {
+	script, isScript, err := jobScript(words)
+	if err != nil {
+		fmt.Fprintf(sys.stderr, "%v. Job not submitted.\n", err)
+		return 255
+	}
+	if !isScript {
 		spec.Command = strings.Join(words, " ")
 	} else {
-		script, err := readScript(sys.stdin)
-		if err != nil {
-			fmt.Fprintf(sys.stderr, "%v. Job not submitted.\n", err)
-			return 255
-		}
 		dir, err := directives(script)
 		if err != nil {
 			fmt.Fprintf(sys.stderr, "%v. Job not submitted.\n", err)
@@ -156,9 +158,12 @@ func bsub(args []string) int {
 	if sys.getenv("BSUB_STDERR") != "" {
 		out = sys.stderr
 	}
-	if reply.DefaultQueue {
+	switch {
+	case sys.getenv("BSUB_QUIET") != "":
+		// LSF's BSUB_QUIET: no acknowledgement line.
+	case reply.DefaultQueue:
 		fmt.Fprintf(out, "Job <%d> is submitted to default queue <%s>.\n", reply.JobId, reply.Queue)
-	} else {
+	default:
 		fmt.Fprintf(out, "Job <%d> is submitted to queue <%s>.\n", reply.JobId, reply.Queue)
 	}
 	// LSF's own format for these lines: %a %b %d %H:%M:%S %Y.
@@ -172,6 +177,34 @@ func bsub(args []string) int {
 		return waitJob(c, reply.JobId)
 	}
 	return 0
+}
+
+// jobScript finds the job's script: stdin when no command is given, or the
+// one file named when LSB_BSUB_PARSE_SCRIPT=Y (in the environment or
+// lsf.conf) and it is a text file, as LSF's `bsub job_script`. Otherwise
+// the words are a command.
+func jobScript(words []string) (script string, isScript bool, err error) {
+	if len(words) == 0 {
+		script, err = readScript(sys.stdin)
+		return script, true, err
+	}
+	if len(words) != 1 {
+		return "", false, nil
+	}
+	parse := sys.getenv("LSB_BSUB_PARSE_SCRIPT")
+	if parse == "" {
+		if conf, err := lsfenv.Load(sys.getenv); err == nil {
+			parse = conf.Get("LSB_BSUB_PARSE_SCRIPT")
+		}
+	}
+	if !strings.EqualFold(parse, "y") {
+		return "", false, nil
+	}
+	b, err := os.ReadFile(words[0])
+	if err != nil || !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 {
+		return "", false, nil // not a readable text file: a command
+	}
+	return string(b), true, nil
 }
 
 // readScript reads a job from stdin, prompting `bsub> ` on a terminal.
