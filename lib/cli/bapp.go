@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"io"
 
 	"xce/lib/api"
+	"xce/lib/client"
 	"xce/lib/lsfout"
 )
 
@@ -31,27 +33,15 @@ func bapp(args []string) int {
 		fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.UseLine())
 		return 255
 	}
-	c, cx, done, ok := connect()
-	if !ok {
-		return 255
-	}
-	defer done()
-	reply, err := c.ListApps(cx, &api.ListAppsRequest{Names: names})
-	if err != nil {
-		fmt.Fprintln(sys.stderr, rpcError(c, err))
-		return 255
-	}
-	if len(reply.Apps) == 0 {
-		fmt.Fprintln(sys.stderr, "No application profiles found")
-		return 255
-	}
-	write := func(w io.Writer) error { return lsfout.WriteApps(w, reply.Apps, noHeader, wide) }
-	if long {
-		write = func(w io.Writer) error { return lsfout.WriteAppsLong(w, reply.Apps) }
-	}
-	if err := write(sys.stdout); err != nil {
-		fmt.Fprintln(sys.stderr, err)
-		return 255
-	}
-	return 0
+	return fetch(func(c *client.Client, cx context.Context) (*api.ListAppsReply, error) {
+		return c.ListApps(cx, &api.ListAppsRequest{Names: names})
+	}, func(reply *api.ListAppsReply) error {
+		switch {
+		case len(reply.Apps) == 0:
+			return errors.New("No application profiles found")
+		case long:
+			return lsfout.WriteAppsLong(sys.stdout, reply.Apps)
+		}
+		return lsfout.WriteApps(sys.stdout, reply.Apps, noHeader, wide)
+	})
 }

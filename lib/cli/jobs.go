@@ -372,28 +372,17 @@ func bqueues(args []string) int {
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
-	c, cx, done, ok := connect()
-	if !ok {
-		return 255
-	}
-	defer done()
-	reply, err := c.ListQueues(cx, &api.ListQueuesRequest{Names: names})
-	if err != nil {
-		fmt.Fprintln(sys.stderr, rpcError(c, err))
-		return 255
-	}
-	write := func(w io.Writer) error { return lsfout.WriteQueues(w, reply.Queues, noHeader) }
-	if wide {
-		write = func(w io.Writer) error { return lsfout.WriteQueuesWide(w, reply.Queues, noHeader) }
-	}
-	if long {
-		write = func(w io.Writer) error { return lsfout.WriteQueuesLong(w, reply.Queues) }
-	}
-	if err := write(sys.stdout); err != nil {
-		fmt.Fprintln(sys.stderr, err)
-		return 255
-	}
-	return 0
+	return fetch(func(c *client.Client, cx context.Context) (*api.ListQueuesReply, error) {
+		return c.ListQueues(cx, &api.ListQueuesRequest{Names: names})
+	}, func(reply *api.ListQueuesReply) error {
+		switch {
+		case long:
+			return lsfout.WriteQueuesLong(sys.stdout, reply.Queues)
+		case wide:
+			return lsfout.WriteQueuesWide(sys.stdout, reply.Queues, noHeader)
+		}
+		return lsfout.WriteQueues(sys.stdout, reply.Queues, noHeader)
+	})
 }
 
 func bhosts(args []string) int {
@@ -408,19 +397,9 @@ func bhosts(args []string) int {
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
-	c, cx, done, ok := connect()
-	if !ok {
-		return 255
-	}
-	defer done()
-	reply, err := c.ListHosts(cx, &api.ListHostsRequest{Names: names})
-	if err != nil {
-		fmt.Fprintln(sys.stderr, rpcError(c, err))
-		return 255
-	}
-	if err := lsfout.WriteHosts(sys.stdout, reply.Hosts, lsfout.HostsOptions{Wide: wide, NoHeader: noHeader}); err != nil {
-		fmt.Fprintln(sys.stderr, err)
-		return 255
-	}
-	return 0
+	return fetch(func(c *client.Client, cx context.Context) (*api.ListHostsReply, error) {
+		return c.ListHosts(cx, &api.ListHostsRequest{Names: names})
+	}, func(reply *api.ListHostsReply) error {
+		return lsfout.WriteHosts(sys.stdout, reply.Hosts, lsfout.HostsOptions{Wide: wide, NoHeader: noHeader})
+	})
 }

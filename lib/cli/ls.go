@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 
 	"xce/lib/api"
+	"xce/lib/client"
 	"xce/lib/lsfout"
 )
 
@@ -59,19 +61,7 @@ func listHosts(name, use, short string, write func(w io.Writer, hosts []*api.Hos
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
-	c, cx, done, ok := connect()
-	if !ok {
-		return 255
-	}
-	defer done()
-	reply, err := c.ListHosts(cx, &api.ListHostsRequest{Names: names})
-	if err != nil {
-		fmt.Fprintln(sys.stderr, rpcError(c, err))
-		return 255
-	}
-	if err := write(sys.stdout, reply.Hosts, wide); err != nil {
-		fmt.Fprintln(sys.stderr, err)
-		return 255
-	}
-	return 0
+	return fetch(func(c *client.Client, cx context.Context) (*api.ListHostsReply, error) {
+		return c.ListHosts(cx, &api.ListHostsRequest{Names: names})
+	}, func(reply *api.ListHostsReply) error { return write(sys.stdout, reply.Hosts, wide) })
 }

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"xce/lib/api"
+	"xce/lib/client"
 	"xce/lib/lsfout"
 )
 
@@ -68,17 +70,27 @@ func listGroups(name, title string, hosts bool, args []string) int {
 // withInfo asks the controller about the cluster and hands the answer to
 // write; an error is printed and gives exit status 255.
 func withInfo(write func(*api.ClusterInfo) error) int {
+	return fetch(func(c *client.Client, cx context.Context) (*api.ClusterInfo, error) {
+		return c.Info(cx, &api.ClusterInfoRequest{})
+	}, write)
+}
+
+// fetch makes one call to the controller and shows its answer: the
+// listing commands' common shape. A failed call prints the controller's
+// refusal (or where nothing answered), a failed show its error; both give
+// exit status 255.
+func fetch[T any](call func(*client.Client, context.Context) (T, error), show func(T) error) int {
 	c, cx, done, ok := connect()
 	if !ok {
 		return 255
 	}
 	defer done()
-	info, err := c.Info(cx, &api.ClusterInfoRequest{})
+	reply, err := call(c, cx)
 	if err != nil {
 		fmt.Fprintln(sys.stderr, rpcError(c, err))
 		return 255
 	}
-	if err := write(info); err != nil {
+	if err := show(reply); err != nil {
 		fmt.Fprintln(sys.stderr, err)
 		return 255
 	}

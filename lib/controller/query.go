@@ -43,12 +43,7 @@ func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReplyEnc
 	c.mu.Lock()
 	if len(req.Refs) > 0 {
 		for _, ref := range req.Refs {
-			var found []*rec
-			if ref.ArrayIndex < 0 {
-				found = c.byID[ref.JobId]
-			} else if r := c.jobs[key{ref.JobId, ref.ArrayIndex}]; r != nil {
-				found = []*rec{r}
-			}
+			found := c.resolve(ref)
 			if len(found) == 0 {
 				reply.NotFound = append(reply.NotFound, ref)
 			}
@@ -147,18 +142,8 @@ func (c *Controller) matches(who Caller, req *api.QueryRequest, r *rec, named bo
 			return false
 		}
 	}
-	if !named {
-		switch req.User {
-		case "all":
-		case "":
-			if r.eff.GetUid() != who.UID {
-				return false
-			}
-		default:
-			if r.eff.GetUser() != req.User {
-				return false
-			}
-		}
+	if !named && !userMatches(who, req.User, r) {
+		return false
 	}
 	if req.Queue != "" && r.eff.GetQueue() != req.Queue {
 		return false
@@ -188,6 +173,30 @@ func (c *Controller) matches(who Caller, req *api.QueryRequest, r *rec, named bo
 		}
 	}
 	return true
+}
+
+// resolve finds the jobs a reference names: one element, or every element
+// of a job for index -1 (c.mu held).
+func (c *Controller) resolve(ref *api.JobRef) []*rec {
+	if ref.ArrayIndex < 0 {
+		return c.byID[ref.JobId]
+	}
+	if r := c.jobs[key{ref.JobId, ref.ArrayIndex}]; r != nil {
+		return []*rec{r}
+	}
+	return nil
+}
+
+// userMatches applies a -u filter: "" the caller's own jobs, "all" every
+// job, else one user's.
+func userMatches(who Caller, user string, r *rec) bool {
+	switch user {
+	case "all":
+		return true
+	case "":
+		return r.eff.GetUid() == who.UID
+	}
+	return r.eff.GetUser() == user
 }
 
 func listGroup(s api.JobState) int {

@@ -164,12 +164,7 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 func (c *Controller) signalTargets(who Caller, req *api.SignalRequest) (targets []*rec, missing []*api.JobRef) {
 	if len(req.Refs) > 0 {
 		for _, ref := range req.Refs {
-			var found []*rec
-			if ref.ArrayIndex < 0 {
-				found = c.byID[ref.JobId]
-			} else if r := c.jobs[key{ref.JobId, ref.ArrayIndex}]; r != nil {
-				found = []*rec{r}
-			}
+			found := c.resolve(ref)
 			if len(found) == 0 {
 				missing = append(missing, ref)
 			}
@@ -182,16 +177,8 @@ func (c *Controller) signalTargets(who Caller, req *api.SignalRequest) (targets 
 		if isFinished(r.job.State) {
 			continue
 		}
-		switch req.User {
-		case "all":
-		case "":
-			if r.eff.GetUid() != who.UID {
-				continue
-			}
-		default:
-			if r.eff.GetUser() != req.User {
-				continue
-			}
+		if !userMatches(who, req.User, r) {
+			continue
 		}
 		if req.Queue != "" && r.eff.GetQueue() != req.Queue {
 			continue

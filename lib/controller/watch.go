@@ -31,13 +31,7 @@ func (c *Controller) Watch(refs []*api.JobRef, initial bool) (<-chan *api.Job, f
 	c.watchers[w] = struct{}{}
 	if initial {
 		for _, r := range refs {
-			var recs []*rec
-			if r.ArrayIndex < 0 {
-				recs = c.byID[r.JobId]
-			} else if x := c.jobs[key{r.JobId, r.ArrayIndex}]; x != nil {
-				recs = []*rec{x}
-			}
-			for _, x := range recs {
+			for _, x := range c.resolve(r) {
 				c.send(w, x.job)
 			}
 		}

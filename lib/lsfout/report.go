@@ -185,15 +185,7 @@ func reportHosts(job *api.Job, end *api.Event, host string) []string {
 	if len(hs) == 0 {
 		return []string{host}
 	}
-	out := make([]string, 0, len(hs))
-	for _, h := range hs {
-		if h.GetSlots() > 1 {
-			out = append(out, strconv.Itoa(int(h.GetSlots()))+"*"+h.GetHost())
-		} else {
-			out = append(out, h.GetHost())
-		}
-	}
-	return out
+	return hostSlotNames(hs)
 }
 
 // reportErrorFile is the -e file the PS note names, "" when stderr went to
