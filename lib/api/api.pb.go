@@ -219,6 +219,62 @@ func (TermReason) EnumDescriptor() ([]byte, []int) {
 	return file_api_proto_rawDescGZIP(), []int{1}
 }
 
+// JobSpec is a submission: every bsub option, as the user gave it, plus the
+// submission context. The controller fills the identity fields from the
+// caller's socket credentials, never from the request.
+// Interactive is how an interactive job (bsub -I*) reaches its terminal.
+type Interactive int32
+
+const (
+	Interactive_BATCH     Interactive = 0 // not interactive
+	Interactive_PLAIN     Interactive = 1 // -I: stdin, stdout and stderr relayed, no terminal
+	Interactive_PTY       Interactive = 2 // -Ip: the job runs on a pseudo-terminal
+	Interactive_PTY_SHELL Interactive = 3 // -Is: a pseudo-terminal, bsub's terminal in raw mode
+)
+
+// Enum value maps for Interactive.
+var (
+	Interactive_name = map[int32]string{
+		0: "BATCH",
+		1: "PLAIN",
+		2: "PTY",
+		3: "PTY_SHELL",
+	}
+	Interactive_value = map[string]int32{
+		"BATCH":     0,
+		"PLAIN":     1,
+		"PTY":       2,
+		"PTY_SHELL": 3,
+	}
+)
+
+func (x Interactive) Enum() *Interactive {
+	p := new(Interactive)
+	*p = x
+	return p
+}
+
+func (x Interactive) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Interactive) Descriptor() protoreflect.EnumDescriptor {
+	return file_api_proto_enumTypes[2].Descriptor()
+}
+
+func (Interactive) Type() protoreflect.EnumType {
+	return &file_api_proto_enumTypes[2]
+}
+
+func (x Interactive) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Interactive.Descriptor instead.
+func (Interactive) EnumDescriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{2}
+}
+
 // EventType names what happened to a job; each becomes a bhist line.
 type EventType int32
 
@@ -274,11 +330,11 @@ func (x EventType) String() string {
 }
 
 func (EventType) Descriptor() protoreflect.EnumDescriptor {
-	return file_api_proto_enumTypes[2].Descriptor()
+	return file_api_proto_enumTypes[3].Descriptor()
 }
 
 func (EventType) Type() protoreflect.EnumType {
-	return &file_api_proto_enumTypes[2]
+	return &file_api_proto_enumTypes[3]
 }
 
 func (x EventType) Number() protoreflect.EnumNumber {
@@ -287,7 +343,7 @@ func (x EventType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use EventType.Descriptor instead.
 func (EventType) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{2}
+	return file_api_proto_rawDescGZIP(), []int{3}
 }
 
 // HostState is a host's batch status.
@@ -330,11 +386,11 @@ func (x HostState) String() string {
 }
 
 func (HostState) Descriptor() protoreflect.EnumDescriptor {
-	return file_api_proto_enumTypes[3].Descriptor()
+	return file_api_proto_enumTypes[4].Descriptor()
 }
 
 func (HostState) Type() protoreflect.EnumType {
-	return &file_api_proto_enumTypes[3]
+	return &file_api_proto_enumTypes[4]
 }
 
 func (x HostState) Number() protoreflect.EnumNumber {
@@ -343,7 +399,7 @@ func (x HostState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use HostState.Descriptor instead.
 func (HostState) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{3}
+	return file_api_proto_rawDescGZIP(), []int{4}
 }
 
 type PendLimit_Kind int32
@@ -397,11 +453,11 @@ func (x PendLimit_Kind) String() string {
 }
 
 func (PendLimit_Kind) Descriptor() protoreflect.EnumDescriptor {
-	return file_api_proto_enumTypes[4].Descriptor()
+	return file_api_proto_enumTypes[5].Descriptor()
 }
 
 func (PendLimit_Kind) Type() protoreflect.EnumType {
-	return &file_api_proto_enumTypes[4]
+	return &file_api_proto_enumTypes[5]
 }
 
 func (x PendLimit_Kind) Number() protoreflect.EnumNumber {
@@ -456,11 +512,11 @@ func (x QueryRequest_Scope) String() string {
 }
 
 func (QueryRequest_Scope) Descriptor() protoreflect.EnumDescriptor {
-	return file_api_proto_enumTypes[5].Descriptor()
+	return file_api_proto_enumTypes[6].Descriptor()
 }
 
 func (QueryRequest_Scope) Type() protoreflect.EnumType {
-	return &file_api_proto_enumTypes[5]
+	return &file_api_proto_enumTypes[6]
 }
 
 func (x QueryRequest_Scope) Number() protoreflect.EnumNumber {
@@ -508,11 +564,11 @@ func (x SignalRequest_Action) String() string {
 }
 
 func (SignalRequest_Action) Descriptor() protoreflect.EnumDescriptor {
-	return file_api_proto_enumTypes[6].Descriptor()
+	return file_api_proto_enumTypes[7].Descriptor()
 }
 
 func (SignalRequest_Action) Type() protoreflect.EnumType {
-	return &file_api_proto_enumTypes[6]
+	return &file_api_proto_enumTypes[7]
 }
 
 func (x SignalRequest_Action) Number() protoreflect.EnumNumber {
@@ -581,11 +637,11 @@ func (x ControlRequest_Action) String() string {
 }
 
 func (ControlRequest_Action) Descriptor() protoreflect.EnumDescriptor {
-	return file_api_proto_enumTypes[7].Descriptor()
+	return file_api_proto_enumTypes[8].Descriptor()
 }
 
 func (ControlRequest_Action) Type() protoreflect.EnumType {
-	return &file_api_proto_enumTypes[7]
+	return &file_api_proto_enumTypes[8]
 }
 
 func (x ControlRequest_Action) Number() protoreflect.EnumNumber {
@@ -633,11 +689,11 @@ func (x DependencyReply_Status) String() string {
 }
 
 func (DependencyReply_Status) Descriptor() protoreflect.EnumDescriptor {
-	return file_api_proto_enumTypes[8].Descriptor()
+	return file_api_proto_enumTypes[9].Descriptor()
 }
 
 func (DependencyReply_Status) Type() protoreflect.EnumType {
-	return &file_api_proto_enumTypes[8]
+	return &file_api_proto_enumTypes[9]
 }
 
 func (x DependencyReply_Status) Number() protoreflect.EnumNumber {
@@ -649,9 +705,6 @@ func (DependencyReply_Status) EnumDescriptor() ([]byte, []int) {
 	return file_api_proto_rawDescGZIP(), []int{32, 0}
 }
 
-// JobSpec is a submission: every bsub option, as the user gave it, plus the
-// submission context. The controller fills the identity fields from the
-// caller's socket credentials, never from the request.
 type JobSpec struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The job command line as LSF shows it (words joined by spaces), or, for a
@@ -701,6 +754,10 @@ type JobSpec struct {
 	CpuLimitSec     int64    `protobuf:"varint,41,opt,name=cpu_limit_sec,json=cpuLimitSec,proto3" json:"cpu_limit_sec,omitempty"`             // -c
 	EstimatedRunSec int64    `protobuf:"varint,42,opt,name=estimated_run_sec,json=estimatedRunSec,proto3" json:"estimated_run_sec,omitempty"` // -We
 	Outdir          string   `protobuf:"bytes,43,opt,name=outdir,proto3" json:"outdir,omitempty"`                                             // -outdir
+	// -I / -Ip / -Is: the job's terminal is bsub's, relayed through
+	// interactive_addr, where the waiting bsub listens.
+	Interactive     Interactive `protobuf:"varint,51,opt,name=interactive,proto3,enum=xce.api.v1.Interactive" json:"interactive,omitempty"`
+	InteractiveAddr string      `protobuf:"bytes,52,opt,name=interactive_addr,json=interactiveAddr,proto3" json:"interactive_addr,omitempty"`
 	// Set in the effective spec by the configuration layering (lib/config):
 	// the pre- and post-execution commands in the order they run (queue,
 	// profile, job; job, profile, queue), the profile's job starter (with
@@ -1066,6 +1123,20 @@ func (x *JobSpec) GetEstimatedRunSec() int64 {
 func (x *JobSpec) GetOutdir() string {
 	if x != nil {
 		return x.Outdir
+	}
+	return ""
+}
+
+func (x *JobSpec) GetInteractive() Interactive {
+	if x != nil {
+		return x.Interactive
+	}
+	return Interactive_BATCH
+}
+
+func (x *JobSpec) GetInteractiveAddr() string {
+	if x != nil {
+		return x.InteractiveAddr
 	}
 	return ""
 }
@@ -1465,7 +1536,10 @@ type Job struct {
 	Order int64 `protobuf:"varint,30,opt,name=order,proto3" json:"order,omitempty"`
 	// How the job's post-execution commands ended: "", "POST_DONE" or
 	// "POST_ERR" (post_done() / post_err() dependencies, bhist).
-	PostExec      string `protobuf:"bytes,31,opt,name=post_exec,json=postExec,proto3" json:"post_exec,omitempty"`
+	PostExec string `protobuf:"bytes,31,opt,name=post_exec,json=postExec,proto3" json:"post_exec,omitempty"`
+	// Exceptions the job shows now (bjobs -x, exception_status): "overrun",
+	// "underrun", "idle", "runtime_est_exceeded"; filled at query time.
+	Exceptions    []string `protobuf:"bytes,32,rep,name=exceptions,proto3" json:"exceptions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1715,6 +1789,13 @@ func (x *Job) GetPostExec() string {
 		return x.PostExec
 	}
 	return ""
+}
+
+func (x *Job) GetExceptions() []string {
+	if x != nil {
+		return x.Exceptions
+	}
+	return nil
 }
 
 // Event is one entry of a job's event log.
@@ -2910,7 +2991,11 @@ type QueryRequest struct {
 	App     string                 `protobuf:"bytes,8,opt,name=app,proto3" json:"app,omitempty"`
 	// Also send each job's spec as submitted (bjobs -l); otherwise only the
 	// effective spec travels.
-	Submitted     bool `protobuf:"varint,9,opt,name=submitted,proto3" json:"submitted,omitempty"`
+	Submitted     bool   `protobuf:"varint,9,opt,name=submitted,proto3" json:"submitted,omitempty"`
+	JobGroup      string `protobuf:"bytes,10,opt,name=job_group,json=jobGroup,proto3" json:"job_group,omitempty"`    // -g: the group and its subgroups
+	UserGroup     string `protobuf:"bytes,11,opt,name=user_group,json=userGroup,proto3" json:"user_group,omitempty"` // -G
+	Description   string `protobuf:"bytes,12,opt,name=description,proto3" json:"description,omitempty"`              // -Jd, '*' wildcards
+	Exceptions    bool   `protobuf:"varint,13,opt,name=exceptions,proto3" json:"exceptions,omitempty"`               // -x: only jobs with exceptions
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3004,6 +3089,34 @@ func (x *QueryRequest) GetApp() string {
 func (x *QueryRequest) GetSubmitted() bool {
 	if x != nil {
 		return x.Submitted
+	}
+	return false
+}
+
+func (x *QueryRequest) GetJobGroup() string {
+	if x != nil {
+		return x.JobGroup
+	}
+	return ""
+}
+
+func (x *QueryRequest) GetUserGroup() string {
+	if x != nil {
+		return x.UserGroup
+	}
+	return ""
+}
+
+func (x *QueryRequest) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *QueryRequest) GetExceptions() bool {
+	if x != nil {
+		return x.Exceptions
 	}
 	return false
 }
@@ -3252,7 +3365,17 @@ type SignalRequest struct {
 	Reason string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"` // bkill -C
 	// bkill -r: record the job as ended at once (TERM_FORCE_OWNER/ADMIN)
 	// and SIGKILL it, without waiting for it to end.
-	Force         bool `protobuf:"varint,9,opt,name=force,proto3" json:"force,omitempty"`
+	Force    bool   `protobuf:"varint,9,opt,name=force,proto3" json:"force,omitempty"`
+	Host     string `protobuf:"bytes,10,opt,name=host,proto3" json:"host,omitempty"`                         // -m: jobs running on the host or host group
+	App      string `protobuf:"bytes,11,opt,name=app,proto3" json:"app,omitempty"`                           // -app
+	JobGroup string `protobuf:"bytes,12,opt,name=job_group,json=jobGroup,proto3" json:"job_group,omitempty"` // -g: the group and its subgroups
+	// bkill -stat: only jobs in these states (run, pend, susp); with no refs
+	// it implies all matching jobs.
+	States []JobState `protobuf:"varint,13,rep,packed,name=states,proto3,enum=xce.api.v1.JobState" json:"states,omitempty"`
+	// bkill -d: record the job as DONE once it has been killed.
+	MarkDone bool `protobuf:"varint,14,opt,name=mark_done,json=markDone,proto3" json:"mark_done,omitempty"`
+	// bkill -b: many jobs at once; one reply line per job is still sent.
+	Bulk          bool `protobuf:"varint,15,opt,name=bulk,proto3" json:"bulk,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3346,6 +3469,48 @@ func (x *SignalRequest) GetReason() string {
 func (x *SignalRequest) GetForce() bool {
 	if x != nil {
 		return x.Force
+	}
+	return false
+}
+
+func (x *SignalRequest) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *SignalRequest) GetApp() string {
+	if x != nil {
+		return x.App
+	}
+	return ""
+}
+
+func (x *SignalRequest) GetJobGroup() string {
+	if x != nil {
+		return x.JobGroup
+	}
+	return ""
+}
+
+func (x *SignalRequest) GetStates() []JobState {
+	if x != nil {
+		return x.States
+	}
+	return nil
+}
+
+func (x *SignalRequest) GetMarkDone() bool {
+	if x != nil {
+		return x.MarkDone
+	}
+	return false
+}
+
+func (x *SignalRequest) GetBulk() bool {
+	if x != nil {
+		return x.Bulk
 	}
 	return false
 }
@@ -4470,6 +4635,7 @@ type ClusterInfo struct {
 	MaxArraySize   int32    `protobuf:"varint,11,opt,name=max_array_size,json=maxArraySize,proto3" json:"max_array_size,omitempty"`
 	UserGroups     []*Group `protobuf:"bytes,12,rep,name=user_groups,json=userGroups,proto3" json:"user_groups,omitempty"`
 	HostGroups     []*Group `protobuf:"bytes,13,rep,name=host_groups,json=hostGroups,proto3" json:"host_groups,omitempty"`
+	Pid            int32    `protobuf:"varint,14,opt,name=pid,proto3" json:"pid,omitempty"` // the controller's process id (showstatus)
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -4593,6 +4759,13 @@ func (x *ClusterInfo) GetHostGroups() []*Group {
 		return x.HostGroups
 	}
 	return nil
+}
+
+func (x *ClusterInfo) GetPid() int32 {
+	if x != nil {
+		return x.Pid
+	}
+	return 0
 }
 
 // Group is a named user or host group as configured.
@@ -4747,7 +4920,7 @@ var File_api_proto protoreflect.FileDescriptor
 const file_api_proto_rawDesc = "" +
 	"\n" +
 	"\tapi.proto\x12\n" +
-	"xce.api.v1\"\xcd\x0e\n" +
+	"xce.api.v1\"\xb3\x0f\n" +
 	"\aJobSpec\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12*\n" +
 	"\x11command_is_script\x18\x02 \x01(\bR\x0fcommandIsScript\x12\x14\n" +
@@ -4807,7 +4980,9 @@ const file_api_proto_rawDesc = "" +
 	"\x03gpu\x18( \x01(\tR\x03gpu\x12\"\n" +
 	"\rcpu_limit_sec\x18) \x01(\x03R\vcpuLimitSec\x12*\n" +
 	"\x11estimated_run_sec\x18* \x01(\x03R\x0festimatedRunSec\x12\x16\n" +
-	"\x06outdir\x18+ \x01(\tR\x06outdir\x12$\n" +
+	"\x06outdir\x18+ \x01(\tR\x06outdir\x129\n" +
+	"\vinteractive\x183 \x01(\x0e2\x17.xce.api.v1.InteractiveR\vinteractive\x12)\n" +
+	"\x10interactive_addr\x184 \x01(\tR\x0finteractiveAddr\x12$\n" +
 	"\x0epre_exec_chain\x18, \x03(\tR\fpreExecChain\x12&\n" +
 	"\x0fpost_exec_chain\x18- \x03(\tR\rpostExecChain\x12\x1f\n" +
 	"\vjob_starter\x18. \x01(\tR\n" +
@@ -4864,7 +5039,7 @@ const file_api_proto_rawDesc = "" +
 	"\x04pgid\x18\b \x01(\x05R\x04pgid\x12\x12\n" +
 	"\x04pids\x18\t \x03(\x05R\x04pids\x12%\n" +
 	"\x0ecollected_time\x18\n" +
-	" \x01(\x03R\rcollectedTime\"\xb8\b\n" +
+	" \x01(\x03R\rcollectedTime\"\xd8\b\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +
@@ -4908,7 +5083,10 @@ const file_api_proto_rawDesc = "" +
 	"\x0frequeue_pending\x18\x1c \x01(\bR\x0erequeuePending\x12!\n" +
 	"\frequeue_hold\x18\x1d \x01(\bR\vrequeueHold\x12\x14\n" +
 	"\x05order\x18\x1e \x01(\x03R\x05order\x12\x1b\n" +
-	"\tpost_exec\x18\x1f \x01(\tR\bpostExec\"\x90\x04\n" +
+	"\tpost_exec\x18\x1f \x01(\tR\bpostExec\x12\x1e\n" +
+	"\n" +
+	"exceptions\x18  \x03(\tR\n" +
+	"exceptions\"\x90\x04\n" +
 	"\x05Event\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +
@@ -5058,7 +5236,7 @@ const file_api_proto_rawDesc = "" +
 	"\x05queue\x18\x02 \x01(\tR\x05queue\x12#\n" +
 	"\rdefault_queue\x18\x03 \x01(\bR\fdefaultQueue\x12\x1d\n" +
 	"\n" +
-	"array_size\x18\x04 \x01(\x05R\tarraySize\"\xe1\x02\n" +
+	"array_size\x18\x04 \x01(\x05R\tarraySize\"\xdf\x03\n" +
 	"\fQueryRequest\x124\n" +
 	"\x05scope\x18\x01 \x01(\x0e2\x1e.xce.api.v1.QueryRequest.ScopeR\x05scope\x12&\n" +
 	"\x04refs\x18\x02 \x03(\v2\x12.xce.api.v1.JobRefR\x04refs\x12\x12\n" +
@@ -5068,7 +5246,15 @@ const file_api_proto_rawDesc = "" +
 	"\x04host\x18\x06 \x01(\tR\x04host\x12\x18\n" +
 	"\aproject\x18\a \x01(\tR\aproject\x12\x10\n" +
 	"\x03app\x18\b \x01(\tR\x03app\x12\x1c\n" +
-	"\tsubmitted\x18\t \x01(\bR\tsubmitted\"W\n" +
+	"\tsubmitted\x18\t \x01(\bR\tsubmitted\x12\x1b\n" +
+	"\tjob_group\x18\n" +
+	" \x01(\tR\bjobGroup\x12\x1d\n" +
+	"\n" +
+	"user_group\x18\v \x01(\tR\tuserGroup\x12 \n" +
+	"\vdescription\x18\f \x01(\tR\vdescription\x12\x1e\n" +
+	"\n" +
+	"exceptions\x18\r \x01(\bR\n" +
+	"exceptions\"W\n" +
 	"\x05Scope\x12\x0e\n" +
 	"\n" +
 	"UNFINISHED\x10\x00\x12\a\n" +
@@ -5101,7 +5287,7 @@ const file_api_proto_rawDesc = "" +
 	"\x05usage\x18\x06 \x03(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\"5\n" +
 	"\vEncodedSpec\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x03R\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value\"\xbd\x02\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value\"\xdf\x03\n" +
 	"\rSignalRequest\x128\n" +
 	"\x06action\x18\x01 \x01(\x0e2 .xce.api.v1.SignalRequest.ActionR\x06action\x12\x16\n" +
 	"\x06signal\x18\x02 \x01(\x05R\x06signal\x12&\n" +
@@ -5111,7 +5297,14 @@ const file_api_proto_rawDesc = "" +
 	"\x05queue\x18\x06 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\a \x01(\tR\x04name\x12\x16\n" +
 	"\x06reason\x18\b \x01(\tR\x06reason\x12\x14\n" +
-	"\x05force\x18\t \x01(\bR\x05force\"4\n" +
+	"\x05force\x18\t \x01(\bR\x05force\x12\x12\n" +
+	"\x04host\x18\n" +
+	" \x01(\tR\x04host\x12\x10\n" +
+	"\x03app\x18\v \x01(\tR\x03app\x12\x1b\n" +
+	"\tjob_group\x18\f \x01(\tR\bjobGroup\x12,\n" +
+	"\x06states\x18\r \x03(\x0e2\x14.xce.api.v1.JobStateR\x06states\x12\x1b\n" +
+	"\tmark_done\x18\x0e \x01(\bR\bmarkDone\x12\x12\n" +
+	"\x04bulk\x18\x0f \x01(\bR\x04bulk\"4\n" +
 	"\x06Action\x12\b\n" +
 	"\x04KILL\x10\x00\x12\b\n" +
 	"\x04STOP\x10\x01\x12\n" +
@@ -5203,7 +5396,7 @@ const file_api_proto_rawDesc = "" +
 	"\x04refs\x18\x01 \x03(\v2\x12.xce.api.v1.JobRefR\x04refs\"8\n" +
 	"\vEventsReply\x12)\n" +
 	"\x06events\x18\x01 \x03(\v2\x11.xce.api.v1.EventR\x06events\"\x14\n" +
-	"\x12ClusterInfoRequest\"\xd3\x04\n" +
+	"\x12ClusterInfoRequest\"\xe5\x04\n" +
 	"\vClusterInfo\x12!\n" +
 	"\fcluster_name\x18\x01 \x01(\tR\vclusterName\x12\x1f\n" +
 	"\vmaster_host\x18\x02 \x01(\tR\n" +
@@ -5221,7 +5414,8 @@ const file_api_proto_rawDesc = "" +
 	"\vuser_groups\x18\f \x03(\v2\x11.xce.api.v1.GroupR\n" +
 	"userGroups\x122\n" +
 	"\vhost_groups\x18\r \x03(\v2\x11.xce.api.v1.GroupR\n" +
-	"hostGroups\x1aA\n" +
+	"hostGroups\x12\x10\n" +
+	"\x03pid\x18\x0e \x01(\x05R\x03pid\x1aA\n" +
 	"\x13UserSlotLimitsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"5\n" +
@@ -5281,7 +5475,12 @@ const file_api_proto_rawDesc = "" +
 	"\x10TERM_BUCKET_KILL\x10\x17\x12\x11\n" +
 	"\rTERM_CTRL_PID\x10\x18\x12\x15\n" +
 	"\x11TERM_CWD_NOTEXIST\x10\x19\x12\x0f\n" +
-	"\vTERM_ORPHAN\x10d*\x94\x01\n" +
+	"\vTERM_ORPHAN\x10d*;\n" +
+	"\vInteractive\x12\t\n" +
+	"\x05BATCH\x10\x00\x12\t\n" +
+	"\x05PLAIN\x10\x01\x12\a\n" +
+	"\x03PTY\x10\x02\x12\r\n" +
+	"\tPTY_SHELL\x10\x03*\x94\x01\n" +
 	"\tEventType\x12\x15\n" +
 	"\x11EVENT_UNSPECIFIED\x10\x00\x12\n" +
 	"\n" +
@@ -5318,134 +5517,137 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
+var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
 var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),               // 0: xce.api.v1.JobState
 	(TermReason)(0),             // 1: xce.api.v1.TermReason
-	(EventType)(0),              // 2: xce.api.v1.EventType
-	(HostState)(0),              // 3: xce.api.v1.HostState
-	(PendLimit_Kind)(0),         // 4: xce.api.v1.PendLimit.Kind
-	(QueryRequest_Scope)(0),     // 5: xce.api.v1.QueryRequest.Scope
-	(SignalRequest_Action)(0),   // 6: xce.api.v1.SignalRequest.Action
-	(ControlRequest_Action)(0),  // 7: xce.api.v1.ControlRequest.Action
-	(DependencyReply_Status)(0), // 8: xce.api.v1.DependencyReply.Status
-	(*JobSpec)(nil),             // 9: xce.api.v1.JobSpec
-	(*PendLimit)(nil),           // 10: xce.api.v1.PendLimit
-	(*HostSlots)(nil),           // 11: xce.api.v1.HostSlots
-	(*ResourceUsage)(nil),       // 12: xce.api.v1.ResourceUsage
-	(*Job)(nil),                 // 13: xce.api.v1.Job
-	(*Event)(nil),               // 14: xce.api.v1.Event
-	(*Host)(nil),                // 15: xce.api.v1.Host
-	(*Queue)(nil),               // 16: xce.api.v1.Queue
-	(*QueueState)(nil),          // 17: xce.api.v1.QueueState
-	(*App)(nil),                 // 18: xce.api.v1.App
-	(*JobRef)(nil),              // 19: xce.api.v1.JobRef
-	(*SubmitRequest)(nil),       // 20: xce.api.v1.SubmitRequest
-	(*SubmitReply)(nil),         // 21: xce.api.v1.SubmitReply
-	(*QueryRequest)(nil),        // 22: xce.api.v1.QueryRequest
-	(*QueryReply)(nil),          // 23: xce.api.v1.QueryReply
-	(*QueryReplyEncoded)(nil),   // 24: xce.api.v1.QueryReplyEncoded
-	(*EncodedSpec)(nil),         // 25: xce.api.v1.EncodedSpec
-	(*SignalRequest)(nil),       // 26: xce.api.v1.SignalRequest
-	(*SignalResult)(nil),        // 27: xce.api.v1.SignalResult
-	(*SignalReply)(nil),         // 28: xce.api.v1.SignalReply
-	(*WatchRequest)(nil),        // 29: xce.api.v1.WatchRequest
-	(*WatchEvent)(nil),          // 30: xce.api.v1.WatchEvent
-	(*ListQueuesRequest)(nil),   // 31: xce.api.v1.ListQueuesRequest
-	(*ListQueuesReply)(nil),     // 32: xce.api.v1.ListQueuesReply
-	(*ListAppsRequest)(nil),     // 33: xce.api.v1.ListAppsRequest
-	(*ListAppsReply)(nil),       // 34: xce.api.v1.ListAppsReply
-	(*ControlRequest)(nil),      // 35: xce.api.v1.ControlRequest
-	(*ControlResult)(nil),       // 36: xce.api.v1.ControlResult
-	(*ControlReply)(nil),        // 37: xce.api.v1.ControlReply
-	(*ModifyRequest)(nil),       // 38: xce.api.v1.ModifyRequest
-	(*ModifyReply)(nil),         // 39: xce.api.v1.ModifyReply
-	(*DependencyRequest)(nil),   // 40: xce.api.v1.DependencyRequest
-	(*DependencyReply)(nil),     // 41: xce.api.v1.DependencyReply
-	(*ReconfigRequest)(nil),     // 42: xce.api.v1.ReconfigRequest
-	(*ReconfigReply)(nil),       // 43: xce.api.v1.ReconfigReply
-	(*ListHostsRequest)(nil),    // 44: xce.api.v1.ListHostsRequest
-	(*ListHostsReply)(nil),      // 45: xce.api.v1.ListHostsReply
-	(*EventsRequest)(nil),       // 46: xce.api.v1.EventsRequest
-	(*EventsReply)(nil),         // 47: xce.api.v1.EventsReply
-	(*ClusterInfoRequest)(nil),  // 48: xce.api.v1.ClusterInfoRequest
-	(*ClusterInfo)(nil),         // 49: xce.api.v1.ClusterInfo
-	(*Group)(nil),               // 50: xce.api.v1.Group
-	(*Launch)(nil),              // 51: xce.api.v1.Launch
-	nil,                         // 52: xce.api.v1.JobSpec.OriginEntry
-	nil,                         // 53: xce.api.v1.Queue.UserSharesEntry
-	nil,                         // 54: xce.api.v1.Queue.UserPriorityEntry
-	nil,                         // 55: xce.api.v1.App.EnvEntry
-	nil,                         // 56: xce.api.v1.QueryReply.SpecsEntry
-	nil,                         // 57: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                         // 58: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(Interactive)(0),            // 2: xce.api.v1.Interactive
+	(EventType)(0),              // 3: xce.api.v1.EventType
+	(HostState)(0),              // 4: xce.api.v1.HostState
+	(PendLimit_Kind)(0),         // 5: xce.api.v1.PendLimit.Kind
+	(QueryRequest_Scope)(0),     // 6: xce.api.v1.QueryRequest.Scope
+	(SignalRequest_Action)(0),   // 7: xce.api.v1.SignalRequest.Action
+	(ControlRequest_Action)(0),  // 8: xce.api.v1.ControlRequest.Action
+	(DependencyReply_Status)(0), // 9: xce.api.v1.DependencyReply.Status
+	(*JobSpec)(nil),             // 10: xce.api.v1.JobSpec
+	(*PendLimit)(nil),           // 11: xce.api.v1.PendLimit
+	(*HostSlots)(nil),           // 12: xce.api.v1.HostSlots
+	(*ResourceUsage)(nil),       // 13: xce.api.v1.ResourceUsage
+	(*Job)(nil),                 // 14: xce.api.v1.Job
+	(*Event)(nil),               // 15: xce.api.v1.Event
+	(*Host)(nil),                // 16: xce.api.v1.Host
+	(*Queue)(nil),               // 17: xce.api.v1.Queue
+	(*QueueState)(nil),          // 18: xce.api.v1.QueueState
+	(*App)(nil),                 // 19: xce.api.v1.App
+	(*JobRef)(nil),              // 20: xce.api.v1.JobRef
+	(*SubmitRequest)(nil),       // 21: xce.api.v1.SubmitRequest
+	(*SubmitReply)(nil),         // 22: xce.api.v1.SubmitReply
+	(*QueryRequest)(nil),        // 23: xce.api.v1.QueryRequest
+	(*QueryReply)(nil),          // 24: xce.api.v1.QueryReply
+	(*QueryReplyEncoded)(nil),   // 25: xce.api.v1.QueryReplyEncoded
+	(*EncodedSpec)(nil),         // 26: xce.api.v1.EncodedSpec
+	(*SignalRequest)(nil),       // 27: xce.api.v1.SignalRequest
+	(*SignalResult)(nil),        // 28: xce.api.v1.SignalResult
+	(*SignalReply)(nil),         // 29: xce.api.v1.SignalReply
+	(*WatchRequest)(nil),        // 30: xce.api.v1.WatchRequest
+	(*WatchEvent)(nil),          // 31: xce.api.v1.WatchEvent
+	(*ListQueuesRequest)(nil),   // 32: xce.api.v1.ListQueuesRequest
+	(*ListQueuesReply)(nil),     // 33: xce.api.v1.ListQueuesReply
+	(*ListAppsRequest)(nil),     // 34: xce.api.v1.ListAppsRequest
+	(*ListAppsReply)(nil),       // 35: xce.api.v1.ListAppsReply
+	(*ControlRequest)(nil),      // 36: xce.api.v1.ControlRequest
+	(*ControlResult)(nil),       // 37: xce.api.v1.ControlResult
+	(*ControlReply)(nil),        // 38: xce.api.v1.ControlReply
+	(*ModifyRequest)(nil),       // 39: xce.api.v1.ModifyRequest
+	(*ModifyReply)(nil),         // 40: xce.api.v1.ModifyReply
+	(*DependencyRequest)(nil),   // 41: xce.api.v1.DependencyRequest
+	(*DependencyReply)(nil),     // 42: xce.api.v1.DependencyReply
+	(*ReconfigRequest)(nil),     // 43: xce.api.v1.ReconfigRequest
+	(*ReconfigReply)(nil),       // 44: xce.api.v1.ReconfigReply
+	(*ListHostsRequest)(nil),    // 45: xce.api.v1.ListHostsRequest
+	(*ListHostsReply)(nil),      // 46: xce.api.v1.ListHostsReply
+	(*EventsRequest)(nil),       // 47: xce.api.v1.EventsRequest
+	(*EventsReply)(nil),         // 48: xce.api.v1.EventsReply
+	(*ClusterInfoRequest)(nil),  // 49: xce.api.v1.ClusterInfoRequest
+	(*ClusterInfo)(nil),         // 50: xce.api.v1.ClusterInfo
+	(*Group)(nil),               // 51: xce.api.v1.Group
+	(*Launch)(nil),              // 52: xce.api.v1.Launch
+	nil,                         // 53: xce.api.v1.JobSpec.OriginEntry
+	nil,                         // 54: xce.api.v1.Queue.UserSharesEntry
+	nil,                         // 55: xce.api.v1.Queue.UserPriorityEntry
+	nil,                         // 56: xce.api.v1.App.EnvEntry
+	nil,                         // 57: xce.api.v1.QueryReply.SpecsEntry
+	nil,                         // 58: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                         // 59: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
-	52, // 0: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
-	10, // 1: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
-	4,  // 2: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
-	9,  // 3: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
-	9,  // 4: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
-	0,  // 5: xce.api.v1.Job.state:type_name -> xce.api.v1.JobState
-	11, // 6: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
-	1,  // 7: xce.api.v1.Job.term_reason:type_name -> xce.api.v1.TermReason
-	12, // 8: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
-	2,  // 9: xce.api.v1.Event.type:type_name -> xce.api.v1.EventType
-	0,  // 10: xce.api.v1.Event.state:type_name -> xce.api.v1.JobState
-	11, // 11: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
-	1,  // 12: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
-	12, // 13: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
-	3,  // 14: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	53, // 15: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	54, // 16: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
-	55, // 17: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
-	9,  // 18: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
-	5,  // 19: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
-	19, // 20: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
-	13, // 21: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
-	19, // 22: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	56, // 23: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	57, // 24: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
-	12, // 25: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
-	13, // 26: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
-	19, // 27: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
-	25, // 28: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
-	25, // 29: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
-	12, // 30: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
-	6,  // 31: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	19, // 32: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
-	19, // 33: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	27, // 34: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	19, // 35: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	13, // 36: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	15, // 37: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	16, // 38: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	16, // 39: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	18, // 40: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	7,  // 41: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
-	19, // 42: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 43: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
-	19, // 44: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
-	36, // 45: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
-	19, // 46: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
-	9,  // 47: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
-	36, // 48: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
-	8,  // 49: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
-	15, // 50: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	19, // 51: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	14, // 52: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	58, // 53: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	50, // 54: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
-	50, // 55: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
-	13, // 56: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	9,  // 57: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	9,  // 58: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	59, // [59:59] is the sub-list for method output_type
-	59, // [59:59] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	2,  // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
+	53, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	11, // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
+	5,  // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
+	10, // 4: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
+	10, // 5: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
+	0,  // 6: xce.api.v1.Job.state:type_name -> xce.api.v1.JobState
+	12, // 7: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
+	1,  // 8: xce.api.v1.Job.term_reason:type_name -> xce.api.v1.TermReason
+	13, // 9: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
+	3,  // 10: xce.api.v1.Event.type:type_name -> xce.api.v1.EventType
+	0,  // 11: xce.api.v1.Event.state:type_name -> xce.api.v1.JobState
+	12, // 12: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
+	1,  // 13: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
+	13, // 14: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
+	4,  // 15: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
+	54, // 16: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	55, // 17: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	56, // 18: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	10, // 19: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
+	6,  // 20: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
+	20, // 21: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
+	14, // 22: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
+	20, // 23: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
+	57, // 24: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	58, // 25: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	13, // 26: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
+	14, // 27: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
+	20, // 28: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
+	26, // 29: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
+	26, // 30: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
+	13, // 31: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
+	7,  // 32: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
+	20, // 33: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 34: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
+	20, // 35: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	28, // 36: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	20, // 37: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	14, // 38: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	16, // 39: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	17, // 40: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	17, // 41: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	19, // 42: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
+	8,  // 43: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
+	20, // 44: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 45: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
+	20, // 46: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
+	37, // 47: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
+	20, // 48: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
+	10, // 49: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
+	37, // 50: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
+	9,  // 51: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
+	16, // 52: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	20, // 53: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	15, // 54: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	59, // 55: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	51, // 56: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	51, // 57: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	14, // 58: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	10, // 59: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	10, // 60: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	61, // [61:61] is the sub-list for method output_type
+	61, // [61:61] is the sub-list for method input_type
+	61, // [61:61] is the sub-list for extension type_name
+	61, // [61:61] is the sub-list for extension extendee
+	0,  // [0:61] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -5458,7 +5660,7 @@ func file_api_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
-			NumEnums:      9,
+			NumEnums:      10,
 			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   0,
