@@ -471,6 +471,7 @@ func (c *Controller) Info(who Caller) *api.ClusterInfo {
 		MaxArraySize:   int32(conf.Cluster.MaxArraySize),
 		UserGroups:     groups(conf.UserGroups, func(g *config.UserGroup) []string { return g.Members }),
 		HostGroups:     groups(conf.HostGroups, func(g *config.HostGroup) []string { return g.Members }),
+		Pid:            int32(os.Getpid()),
 	}
 }
 
