@@ -166,11 +166,22 @@ func TestBmod(t *testing.T) {
 	}
 	run := c.submit("", "sleep 30")
 	c.waitState(run, "RUN")
-	if r := c.run("", "bmod", "-W", "5", run); r.code != 255 || !strings.Contains(r.stderr, "Only a pending job can be modified") {
-		t.Errorf("bmod of a running job: %d %q", r.code, r.stderr)
+	if r := c.run("", "bmod", "-q", "normal", run); r.code != 255 ||
+		r.stderr != "Only the following parameters can be used to modify a running job: -c, -M, -W, -o, -e, -r, -We. Job not modified.\n" {
+		t.Errorf("bmod -q of a running job: %d %q", r.code, r.stderr)
+	}
+	// New limits reach the running job: a memory limit it is over ends it.
+	c.must("", "bmod", "-W", "5", run)
+	if got := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "runtimelimit", run)); got != "5.0" {
+		t.Errorf("after bmod -W 5 of a running job the run limit is %q", got)
+	}
+	c.must("", "bmod", "-M", "1KB", run)
+	c.waitState(run, "EXIT")
+	if l := c.must("", "bjobs", "-l", run); !strings.Contains(l, "TERM_MEMLIMIT") {
+		t.Errorf("the running job was not held to its new memory limit:\n%s", l)
 	}
 	if hist := c.must("", "bhist", "-l", id); !strings.Contains(strings.ReplaceAll(hist, "\n                     ", ""), "Parameters of Job are changed by user or administrator") {
 		t.Errorf("bhist -l:\n%s", hist)
 	}
-	c.must("", "bkill", run, id)
+	c.must("", "bkill", id)
 }

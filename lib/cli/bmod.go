@@ -17,7 +17,7 @@ import (
 // then gives).
 var bmodFields = map[string][]string{
 	"q": {"queue"}, "J": {"job_name", "array_limit"}, "Jd": {"description"}, "n": {"min_tasks", "max_tasks"},
-	"R": {"res_req"}, "o": {"output_file", "output_overwrite"}, "oo": {"output_file", "output_overwrite"},
+	"R": {"res_req"}, "c": {"cpu_limit_sec"}, "o": {"output_file", "output_overwrite"}, "oo": {"output_file", "output_overwrite"},
 	"e": {"error_file", "error_overwrite"}, "eo": {"error_file", "error_overwrite"}, "i": {"input_file"},
 	"cwd": {"cwd"}, "W": {"run_limit_sec"}, "M": {"mem_limit_kb", "mem_limit_hard"}, "P": {"project"},
 	"app": {"app"}, "E": {"pre_exec"}, "Ep": {"post_exec"}, "x": {"exclusive"}, "m": {"hosts"},
@@ -26,6 +26,9 @@ var bmodFields = map[string][]string{
 	"We": {"estimated_run_sec"}, "outdir": {"outdir"}, "gpu": {"gpu"}, "G": {"user_group"}, "g": {"job_group"},
 	"L": {"login_shell"},
 }
+
+// notModifiable are the bsub options bmod refuses.
+var notModifiable = []string{"H", "K", "env", "I", "Ip", "Is"}
 
 // bmod changes a pending job's options: the bsub options given take new
 // values, each -Xn option (-Wn, -Rn, -qn, ...) resets one.
@@ -38,7 +41,7 @@ func bmod(args []string) int {
 	})
 	fs := cmd.Flags()
 	bsubFlags(fs, &o)
-	for _, name := range []string{"H", "K", "env"} { // not modifiable
+	for _, name := range notModifiable {
 		fs.Lookup(name).Hidden = true
 	}
 	resets := map[string]*bool{}
@@ -61,7 +64,7 @@ func bmod(args []string) int {
 		fmt.Fprintln(sys.stderr, err)
 		return 255
 	}
-	for _, name := range []string{"H", "K", "env"} {
+	for _, name := range notModifiable {
 		if fs.Changed(name) {
 			fmt.Fprintf(sys.stderr, "-%s cannot be modified. Job not modified.\n", name)
 			return 255

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -20,7 +21,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"xce/lib/api"
+	"xce/lib/interactive"
 	"xce/lib/lsfenv"
+	"xce/lib/resreq"
 )
 
 // bsubOpts holds bsub's options as given.
@@ -28,11 +31,11 @@ type bsubOpts struct {
 	queue, name, tasks, output, outputO, errorF, errorO, input, cwd string
 	runLimit, memLimit, project, app, preExec, postExec, envSpec    string
 	hosts, depend, mailUser, desc, group, jobGroup, loginShell      string
-	begin, term, estimate, outdir, gpu                              string
+	begin, term, estimate, outdir, gpu, cpuLimit                    string
 	resReq                                                          []string
 	userPrio                                                        int
 	hold, block, exclusive, notifyBegin, notifyEnd, rerun, noRerun  bool
-	notifyExit                                                      bool
+	notifyExit, interactive, interPty, interShell                   bool
 }
 
 func bsubFlags(fs *pflag.FlagSet, o *bsubOpts) {
@@ -48,11 +51,15 @@ func bsubFlags(fs *pflag.FlagSet, o *bsubOpts) {
 	fs.StringVar(&o.input, "i", "", "the job's standard input file")
 	fs.StringVar(&o.cwd, "cwd", "", "the job's working directory")
 	fs.StringVar(&o.runLimit, "W", "", "run limit: [hour:]minute")
+	fs.StringVar(&o.cpuLimit, "c", "", "CPU time limit of the whole job: [hour:]minute")
 	fs.StringVar(&o.memLimit, "M", "", "memory limit, in LSF_UNIT_FOR_LIMITS (KB by default) unless a unit is given; ! = hard")
 	fs.StringVar(&o.project, "P", "", "project name")
 	fs.StringVar(&o.app, "app", "", "application profile")
 	fs.BoolVar(&o.hold, "H", false, "submit on hold (PSUSP) until bresume")
 	fs.BoolVar(&o.block, "K", false, "wait for the job to finish and exit with its exit code")
+	fs.BoolVar(&o.interactive, "I", false, "interactive job: its input and output are this terminal's")
+	fs.BoolVar(&o.interPty, "Ip", false, "interactive job on a pseudo-terminal")
+	fs.BoolVar(&o.interShell, "Is", false, "interactive job on a pseudo-terminal in shell mode (this terminal in raw mode)")
 	fs.StringVar(&o.preExec, "E", "", "pre-execution command")
 	fs.StringVar(&o.postExec, "Ep", "", "post-execution command")
 	fs.StringVar(&o.envSpec, "env", "", `environment to pass: "all", "none", "all, ~VAR, VAR=value" or "VAR[=value], ..."`)
@@ -144,6 +151,18 @@ func bsub(args []string) int {
 		fmt.Fprintf(sys.stderr, "%v. Job not submitted.\n", err)
 		return 255
 	}
+	if sys.getenv("BSUB_CHK_RESREQ") != "" {
+		return checkResReq(spec.ResReq)
+	}
+	var ln *interactive.Listener
+	if spec.Interactive != api.Interactive_BATCH {
+		if ln, err = interactive.Listen(); err != nil {
+			fmt.Fprintf(sys.stderr, "%v. Job not submitted.\n", err)
+			return 255
+		}
+		defer ln.Close()
+		spec.InteractiveAddr = ln.Addr()
+	}
 	c, cx, done, ok := connect()
 	if !ok {
 		return 255
@@ -175,6 +194,21 @@ func bsub(args []string) int {
 	}
 	if o.block {
 		return waitJob(c, reply.JobId)
+	}
+	if ln != nil {
+		return attachJob(c, ln, reply.JobId, spec.Interactive, isScript && len(words) == 0)
+	}
+	return 0
+}
+
+// checkResReq is bsub with BSUB_CHK_RESREQ set: the resource requirement
+// strings are checked, nothing is submitted.
+func checkResReq(reqs []string) int {
+	for _, r := range reqs {
+		if _, err := resreq.Parse(r); err != nil {
+			fmt.Fprintf(sys.stderr, "%s: %v. Bad resource requirement syntax.\n", r, err)
+			return 255
+		}
 	}
 	return 0
 }
@@ -355,6 +389,13 @@ func fillSpec(s *api.JobSpec, o *bsubOpts) error {
 		}
 		s.RunLimitSec = sec
 	}
+	if o.cpuLimit != "" {
+		sec, err := parseMinutes(o.cpuLimit)
+		if err != nil {
+			return fmt.Errorf("%s: Bad CPULIMIT specification", o.cpuLimit)
+		}
+		s.CpuLimitSec = sec
+	}
 	if o.memLimit != "" {
 		lsf, err := lsfenv.Load(sys.getenv) // a unitless -M is in LSF_UNIT_FOR_LIMITS
 		if err != nil {
@@ -375,6 +416,15 @@ func fillSpec(s *api.JobSpec, o *bsubOpts) error {
 	}
 	s.App = o.app
 	s.Hold, s.Block, s.Exclusive = o.hold, o.block, o.exclusive
+	s.Interactive = interactiveMode(o)
+	if s.Interactive != api.Interactive_BATCH {
+		if o.block {
+			return errors.New("The -I, -Ip, -Is and -K options are mutually exclusive")
+		}
+		if s.ArraySpec != "" {
+			return errors.New("An interactive job cannot be a job array")
+		}
+	}
 	s.PreExec, s.PostExec = o.preExec, o.postExec
 	if o.hosts != "" {
 		s.Hosts = strings.Fields(o.hosts)
@@ -415,6 +465,15 @@ func fillSpec(s *api.JobSpec, o *bsubOpts) error {
 	}
 	s.Gpu = o.gpu
 	s.UserGroup, s.JobGroup, s.LoginShell = o.group, o.jobGroup, o.loginShell
+	if s.UserGroup == "" {
+		s.UserGroup = sys.getenv("LSB_DEFAULT_USERGROUP")
+	}
+	if s.JobGroup == "" {
+		s.JobGroup = defaultJobGroup(sys.getenv("LSB_DEFAULT_JOBGROUP"), s.Project)
+	}
+	if s.LoginShell != "" && !filepath.IsAbs(s.LoginShell) {
+		return fmt.Errorf("%s: The login shell must be an absolute path", s.LoginShell)
+	}
 	s.EnvSpec = o.envSpec
 	env, err := jobEnv(o.envSpec, os.Environ())
 	if err != nil {
@@ -429,6 +488,22 @@ func fillSpec(s *api.JobSpec, o *bsubOpts) error {
 	syscall.Umask(mask)
 	s.Umask = uint32(mask)
 	return nil
+}
+
+// defaultJobGroup expands LSB_DEFAULT_JOBGROUP's %p (the job's project,
+// else "default") and %u (the submitting user).
+func defaultJobGroup(group, project string) string {
+	if group == "" {
+		return ""
+	}
+	if project == "" {
+		project = "default"
+	}
+	name := sys.getenv("USER")
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	return strings.NewReplacer("%p", project, "%u", name).Replace(group)
 }
 
 // parseMinutes reads LSF's [hour:]minute run limit format.

@@ -23,7 +23,9 @@ func waitJob(c *client.Client, id int64) int {
 	for {
 		code, done, err := watchUntilDone(c, id, showHost, &announced)
 		if done {
-			fmt.Fprintln(sys.stderr, "<<Job is finished>>")
+			if sys.getenv("BSUB_QUIET2") == "" { // LSF's switch for this line
+				fmt.Fprintln(sys.stderr, "<<Job is finished>>")
+			}
 			return code
 		}
 		if err != nil {

@@ -45,6 +45,8 @@ type Executor interface {
 	Signal(id int64, idx int32, sig syscall.Signal) error
 	Terminate(id int64, idx int32) error
 	Usage(id int64, idx int32) *api.ResourceUsage
+	// SetLimits changes a running job's run, memory and CPU limits.
+	SetLimits(id int64, idx int32, limits *api.JobSpec) error
 	SpoolOutput(id int64, idx int32) string
 	Remove(id int64, idx int32)
 }

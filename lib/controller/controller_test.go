@@ -51,9 +51,10 @@ func (f *fakeExec) end(id int64, idx int32, status int32, sig syscall.Signal) {
 		Type: api.EventType_FINISH, State: state, ExitStatus: status, Signal: int32(sig), Time: time.Now().UnixNano()}})
 }
 
-func (f *fakeExec) Reattach(*api.Job)                     {}
-func (f *fakeExec) NeverStarted(*api.Job) bool            { return true }
-func (f *fakeExec) Usage(int64, int32) *api.ResourceUsage { return nil }
+func (f *fakeExec) Reattach(*api.Job)                          {}
+func (f *fakeExec) NeverStarted(*api.Job) bool                 { return true }
+func (f *fakeExec) SetLimits(int64, int32, *api.JobSpec) error { return nil }
+func (f *fakeExec) Usage(int64, int32) *api.ResourceUsage      { return nil }
 func (f *fakeExec) SpoolOutput(id int64, idx int32) string {
 	return fmt.Sprintf("/spool/%d.%d", id, idx)
 }

@@ -2,6 +2,8 @@ package controller
 
 import (
 	"fmt"
+	"log/slog"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -23,13 +25,25 @@ var modifiable = map[string]bool{
 	"outdir": true,
 }
 
-const errModifyRunning = "Only a pending job can be modified; its run limit, memory limit and files are fixed once it runs"
+// runningModifiable are the fields bmod may change once a job runs (LSF's
+// -c, -M, -W, -o, -e, -r, and -We); the limits reach the running job.
+var runningModifiable = map[string]bool{
+	"run_limit_sec": true, "mem_limit_kb": true, "mem_limit_hard": true, "cpu_limit_sec": true,
+	"output_file": true, "output_overwrite": true, "error_file": true, "error_overwrite": true,
+	"rerunnable": true, "estimated_run_sec": true,
+}
 
-// Modify is bmod: it changes fields of a pending job's submission, lays
-// the configuration over it again, and writes both specs before the job
-// is considered again. An array's elements share their specs, so the
-// whole array is modified, and only while none of its elements has
-// started.
+// limitFields are the running job's limits its shepherd enforces.
+var limitFields = []string{"run_limit_sec", "mem_limit_kb", "mem_limit_hard", "cpu_limit_sec"}
+
+const errModifyRunning = "Only the following parameters can be used to modify a running job: -c, -M, -W, -o, -e, -r, -We"
+
+// Modify is bmod: it changes fields of a job's submission, lays the
+// configuration over it again, and writes both specs before the job is
+// considered again. A running job takes only new limits, files and
+// -r/-We (runningModifiable); its new limits are sent to it at once. An
+// array's elements share their specs, so the whole array is modified,
+// and not once one of its elements has finished.
 func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply {
 	reply := &api.ModifyReply{}
 	res := &api.ControlResult{Ref: req.Ref}
@@ -55,14 +69,22 @@ func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply
 		res.Error = errPermission
 		return reply
 	}
+	var running []*rec
 	for _, e := range recs {
 		switch {
 		case isFinished(e.job.State):
 			res.Error = errFinished
 			return reply
 		case isRunning(e.job.State):
-			res.Error = errModifyRunning
-			return reply
+			running = append(running, e)
+		}
+	}
+	if len(running) > 0 {
+		for _, f := range req.Fields {
+			if !runningModifiable[f] {
+				res.Error = errModifyRunning
+				return reply
+			}
 		}
 	}
 	id := r.job.JobId
@@ -86,6 +108,9 @@ func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply
 		return reply
 	}
 	_, eff, err := c.layerWith(conf, withEnv)
+	if err == nil {
+		err = checkSubmission(conf, spec.GetUser(), eff)
+	}
 	if err == nil && eff.Dependency != "" {
 		err = c.checkDependency(r.eff.GetUid(), eff.Dependency)
 	}
@@ -116,6 +141,13 @@ func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply
 	if err := c.commit(changes); err != nil {
 		res.Error = "Failed to record the request: " + err.Error()
 		return reply
+	}
+	if slices.ContainsFunc(req.Fields, func(f string) bool { return slices.Contains(limitFields, f) }) {
+		for _, e := range running {
+			if err := c.exec.SetLimits(e.job.JobId, e.job.ArrayIndex, eff); err != nil {
+				slog.Warn("cannot change a running job's limits", "job", e.job.JobId, "index", e.job.ArrayIndex, "err", err)
+			}
+		}
 	}
 	c.dirty = true
 	c.Kick()

@@ -135,6 +135,9 @@ func (c *Controller) validate(who Caller, spec *api.JobSpec) (*api.JobSpec, []in
 	if eff.UserPriority < 0 {
 		return nil, nil, userErr("Bad user priority")
 	}
+	if err := checkSubmission(conf, spec.GetUser(), eff); err != nil {
+		return nil, nil, err
+	}
 	if eff.Dependency != "" {
 		c.mu.Lock()
 		err := c.checkDependency(who.UID, eff.Dependency)
@@ -148,6 +151,42 @@ func (c *Controller) validate(who Caller, spec *api.JobSpec) (*api.JobSpec, []in
 	}
 	indices, err := parseArray(eff.ArraySpec, max(conf.Cluster.MaxArraySize, 1))
 	return eff, indices, err
+}
+
+// checkSubmission refuses what LSF refuses of a job's groups and
+// interactive mode, with lsb.err's texts.
+func checkSubmission(conf *config.Config, user string, eff *api.JobSpec) error {
+	if g := eff.GetJobGroup(); g != "" && !validJobGroup(g) {
+		return userErr("%s: Bad/empty job group name", g)
+	}
+	if g := eff.GetUserGroup(); g != "" {
+		if conf.UserGroups[g] == nil {
+			return userErr("%s: Bad user group name", g)
+		}
+		if !conf.UserIn(user, []string{g}) {
+			return userErr("%s: User not in the specified user group", g)
+		}
+	}
+	switch eff.GetInteractive() {
+	case api.Interactive_BATCH:
+	case api.Interactive_PTY, api.Interactive_PTY_SHELL:
+		if eff.GetInputFile() != "" {
+			return userErr("Input file not allowed with pseudo-terminal")
+		}
+		fallthrough
+	default:
+		if eff.GetRerunnable() {
+			return userErr("Interactive job cannot be rerunnable")
+		}
+	}
+	return nil
+}
+
+// validJobGroup checks a job group path as LSF does: it starts with "/",
+// does not end with one (except "/" itself), has no "//" and no blanks.
+func validJobGroup(g string) bool {
+	return strings.HasPrefix(g, "/") && (g == "/" || !strings.HasSuffix(g, "/")) &&
+		!strings.Contains(g, "//") && !strings.ContainsAny(g, " \t\n")
 }
 
 // layerWith lays a configuration over a submission (with its environment)

@@ -18,6 +18,12 @@ import (
 // a failure be reported: working directory, output files (so later errors
 // reach the job's stderr), input file, job file and host file.
 func (s *shepherd) setup() error {
+	if s.spec.GetInteractive() != api.Interactive_BATCH {
+		if err := s.dialTerminal(); err != nil {
+			s.openSpool()
+			return err
+		}
+	}
 	cwd, err := s.workDir()
 	if err != nil {
 		s.openSpool() // somewhere for the report
@@ -26,6 +32,19 @@ func (s *shepherd) setup() error {
 	s.cwd = cwd
 	if err := s.openOutputs(); err != nil {
 		return err
+	}
+	if s.term != nil {
+		// What no -i, -o or -e redirects is bsub's terminal.
+		if err := s.term.open(s.spec.GetInputFile() == "", s.stdout == nil, s.stderr == nil); err != nil {
+			return setupErrorf(exitSetup, "cannot set up the interactive job's terminal: %v", err)
+		}
+		s.stdin = s.term.stdin
+		if s.stdout == nil {
+			s.stdout = s.term.stdout
+		}
+		if s.stderr == nil {
+			s.stderr = s.term.stderr
+		}
 	}
 	if err := s.openInput(); err != nil {
 		return err
@@ -119,6 +138,8 @@ func (s *shepherd) openOutputs() error {
 			return setupErrorf(exitSetup, "cannot open the output file %s: %v", shown, unwrapPath(err))
 		}
 		s.stdout, s.outPath, s.outShown, s.reportPath = f, path, shown, path
+	} else if s.term != nil {
+		// Relayed to bsub; no spool file and no job report.
 	} else if err := s.openSpool(); err != nil {
 		return setupErrorf(exitSetup, "cannot open the spool file %s: %v", s.spoolPath(), unwrapPath(err))
 	}
@@ -214,6 +235,9 @@ func unwrapPath(err error) error {
 // openInput opens -i (patterns expanded, relative to the working
 // directory), else /dev/null.
 func (s *shepherd) openInput() error {
+	if s.stdin != nil {
+		return nil // an interactive job's terminal
+	}
 	in := s.spec.GetInputFile()
 	if in == "" {
 		f, err := os.Open(os.DevNull)
@@ -304,10 +328,28 @@ func (s *shepherd) command() *osexec.Cmd {
 		}
 		cmd = &osexec.Cmd{Path: "/bin/sh", Args: []string{"/bin/sh", "-c", line}}
 	}
+	if shell := s.spec.GetLoginShell(); shell != "" {
+		// -L: the login shell (argv[0] "-name", as login(1) starts one)
+		// sets up the environment from the user's profile, then runs the
+		// job as it would run otherwise.
+		line := "exec " + shellQuote(cmd.Path)
+		for _, a := range cmd.Args[1:] {
+			line += " " + shellQuote(a)
+		}
+		cmd = &osexec.Cmd{Path: shell, Args: []string{"-" + filepath.Base(shell), "-c", line}}
+	}
 	cmd.Dir = s.cwd
 	cmd.Env = s.environ()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.stdin, s.stdout, s.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if s.term != nil && s.term.pts != nil {
+		// A session of its own (so also a process group whose id is the
+		// job's pid) with the pseudo-terminal as controlling terminal.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if fd := s.term.cttyFd(); fd >= 0 {
+			cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, fd
+		}
+	}
 	return cmd
 }
 
@@ -374,13 +416,19 @@ var dropped = map[string]bool{
 const defaultPath = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 
 // environ is the job's environment: the submission environment less the
-// dropped variables, then LSF's.
+// dropped variables, then LSF's. With -L the login shell builds the
+// environment instead: of the submission's only TERM is kept (LSF: -L
+// wins over -env).
 func (s *shepherd) environ() []string {
 	var env []string
 	hasPath := false
+	login := s.spec.GetLoginShell() != ""
+	if login {
+		env = append(env, "SHELL="+s.spec.GetLoginShell())
+	}
 	for _, kv := range s.spec.GetEnv() {
 		name, _, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || dropped[name] {
+		if !ok || name == "" || dropped[name] || login && name != "TERM" {
 			continue
 		}
 		hasPath = hasPath || name == "PATH"
@@ -462,6 +510,9 @@ func (s *shepherd) environ() []string {
 	set("LS_JOBPID", pid)
 	set("LSB_JOBRES_PID", pid)
 	set("LSB_EXIT_PRE_ABORT", "99")
+	if spec.GetInteractive() != api.Interactive_BATCH {
+		set("LSB_INTERACTIVE", "Y")
+	}
 	set("LSF_INVOKE_CMD", "bsub")
 	set("LS_EXEC_T", "START")
 	set("LSFUSER", s.user)

@@ -57,7 +57,7 @@ func ShepherdMain(launchFile string) int {
 	started := startedPipe()
 	defer started.Close()
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGUSR1)
 	defer signal.Stop(sigs)
 
 	log := slog.Default().With("launch", launchFile)
@@ -75,9 +75,17 @@ func ShepherdMain(launchFile string) int {
 		sync.Mutex
 		n int
 	}
+	reload := make(chan struct{}, 1)
 	go func() {
 		for sig := range sigs {
 			s, ok := sig.(syscall.Signal)
+			if ok && s == syscall.SIGUSR1 {
+				select { // the worker wrote new limits
+				case reload <- struct{}{}:
+				default:
+				}
+				continue
+			}
 			if !ok || (s != syscall.SIGTERM && s != syscall.SIGINT) {
 				continue
 			}
@@ -88,7 +96,7 @@ func ShepherdMain(launchFile string) int {
 			pgid.Unlock()
 		}
 	}()
-	ev, err := run(l, hooks{started: func(pid int) {
+	ev, err := run(l, hooks{reload: reload, started: func(pid int) {
 		pgid.Lock()
 		pgid.n = pid
 		pgid.Unlock()
@@ -144,9 +152,11 @@ func Run(l *api.Launch) (*api.Event, error) {
 	return run(l, hooks{})
 }
 
-// hooks lets ShepherdMain act when the job's process has started.
+// hooks lets ShepherdMain act when the job's process has started, and
+// tell the job's run that the limits file changed.
 type hooks struct {
 	started func(pid int)
+	reload  <-chan struct{}
 }
 
 func run(l *api.Launch, h hooks) (*api.Event, error) {
@@ -158,6 +168,11 @@ func run(l *api.Launch, h hooks) (*api.Event, error) {
 	}
 	s := newShepherd(l)
 	ev := s.run(h)
+	if s.term != nil {
+		// A job going back to pending (its pre-execution failed) ends
+		// without an exit status: bsub waits for the next dispatch.
+		s.term.finish(ev, ev.GetType() == api.EventType_FINISH)
+	}
 	if err := writeMessage(l.GetStatusFile(), ev, true); err != nil {
 		return ev, err
 	}
@@ -199,6 +214,10 @@ type shepherd struct {
 	reportPath string // the file the job report is appended to
 
 	stdin, stdout, stderr *os.File
+
+	term *termRelay // an interactive job's connection to its bsub
+
+	limits *liveLimits
 }
 
 func newShepherd(l *api.Launch) *shepherd {
@@ -209,6 +228,7 @@ func newShepherd(l *api.Launch) *shepherd {
 		spec: mergedSpec(job),
 		log:  slog.Default().With("job", lsfout.JobIDString(job)),
 	}
+	s.limits = newLimits(s.spec)
 	s.user, s.home = execUser(s.spec)
 	s.hosts = job.GetExecHosts()
 	if len(s.hosts) == 0 {
@@ -295,16 +315,30 @@ func (s *shepherd) run(h hooks) *api.Event {
 	}
 
 	e := newEnforcer(pid, s.log)
+	if s.term != nil {
+		s.term.started(pid, func() {
+			// bsub went away (its user interrupted it, or its terminal
+			// closed): hang the job up as a closed terminal would.
+			e.terminate(api.TermReason_TERM_OWNER, "the interactive bsub went away; the job was hung up",
+				terminateInterval, syscall.SIGHUP, syscall.SIGKILL)
+		})
+	}
 	grace := time.Duration(s.l.GetKillGraceMs()) * time.Millisecond
 	if grace <= 0 {
 		grace = defaultKillGrace
 	}
-	if lim := s.spec.GetRunLimitSec(); lim > 0 {
-		e.after(time.Duration(lim)*time.Second, func() {
-			e.terminate(api.TermReason_TERM_RUNLIMIT,
-				fmt.Sprintf("TERM_RUNLIMIT: the run limit of %d seconds was reached", lim),
-				grace, syscall.SIGUSR2, syscall.SIGKILL)
-		})
+	s.armRunLimit(e, startTime, grace)
+	if h.reload != nil {
+		go func() {
+			for {
+				select {
+				case <-e.stop:
+					return
+				case <-h.reload:
+					s.reloadLimits(e, startTime, grace)
+				}
+			}
+		}()
 	}
 	if t := s.spec.GetTermTime(); t > 0 {
 		e.after(time.Until(time.Unix(t, 0)), func() {
@@ -552,8 +586,6 @@ func (s *shepherd) writeStart(pid int, t time.Time) {
 // the usage file and enforces the memory and CPU limits.
 func (s *shepherd) watch(samp *sampler, e *enforcer, interval time.Duration) {
 	usageFile := s.l.GetStatusFile() + ".usage"
-	memLimit := s.spec.GetMemLimitKb()
-	cpuLimitMs := s.spec.GetCpuLimitSec() * 1000
 	timer := time.NewTimer(firstSample)
 	defer timer.Stop()
 	var lastWrite time.Time
@@ -571,9 +603,11 @@ func (s *shepherd) watch(samp *sampler, e *enforcer, interval time.Duration) {
 			}
 			lastWrite = now
 		}
+		memLimit, memHard := s.limits.memory()
+		cpuLimitMs := s.limits.cpuMs()
 		if memLimit > 0 && u.MemKb > memLimit {
 			detail := fmt.Sprintf("TERM_MEMLIMIT: the job used %d KB, over its memory limit of %d KB", u.MemKb, memLimit)
-			if s.spec.GetMemLimitHard() {
+			if memHard {
 				e.terminate(api.TermReason_TERM_MEMLIMIT, detail, interval, syscall.SIGKILL)
 			} else {
 				e.terminate(api.TermReason_TERM_MEMLIMIT, detail, interval, syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL)
@@ -653,13 +687,17 @@ func newEnforcer(pgid int, log *slog.Logger) *enforcer {
 	return &enforcer{pgid: pgid, log: log, stop: make(chan struct{})}
 }
 
-// after runs f after d unless the job has ended by then.
-func (e *enforcer) after(d time.Duration, f func()) {
+// after runs f after d unless the job has ended by then; the timer may be
+// stopped early (nil when the job has ended).
+func (e *enforcer) after(d time.Duration, f func()) *time.Timer {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.ended {
-		e.timers = append(e.timers, time.AfterFunc(max(d, 0), f))
+	if e.ended {
+		return nil
 	}
+	t := time.AfterFunc(max(d, 0), f)
+	e.timers = append(e.timers, t)
+	return t
 }
 
 // kill signals the job's process group; false once the job has ended.

@@ -178,6 +178,13 @@ func projectName(j *api.Job) string {
 	return "default"
 }
 
+// interactiveModes are bjobs -l's words for an interactive job (LSF's).
+var interactiveModes = map[api.Interactive]string{
+	api.Interactive_PLAIN:     "Interactive mode",
+	api.Interactive_PTY:       "Interactive pseudo-terminal mode",
+	api.Interactive_PTY_SHELL: "Interactive pseudo-terminal shell mode",
+}
+
 func longHeader(j *api.Job) string {
 	s, e := submitted(j), effective(j)
 	items := []string{"Job <" + JobIDString(j) + ">"}
@@ -197,6 +204,9 @@ func longHeader(j *api.Job) string {
 	items = append(items, "Status <"+StateName(j.GetState())+">", "Queue <"+e.GetQueue()+">")
 	if e.GetUserPriority() > 0 {
 		items = append(items, "Job Priority <"+strconv.Itoa(int(e.GetUserPriority()))+">")
+	}
+	if mode := interactiveModes[s.GetInteractive()]; mode != "" {
+		items = append(items, mode)
 	}
 	items = append(items, "Command <"+CommandString(j)+">")
 	if s.GetDescription() != "" {

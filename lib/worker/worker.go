@@ -355,6 +355,54 @@ func (w *Worker) Terminate(id int64, idx int32) error {
 	return nil
 }
 
+// SetLimits gives a running job new run, memory and CPU limits (bmod):
+// they go to the limits file the shepherd reads (status.limits, see
+// exec.LimitsFile) when it gets SIGUSR1.
+func (w *Worker) SetLimits(id int64, idx int32, limits *api.JobSpec) error {
+	w.mu.Lock()
+	p := w.jobs[jobKey{id, idx}]
+	var shepherd int
+	if p != nil {
+		shepherd = p.shepherd
+	}
+	w.mu.Unlock()
+	if p == nil || shepherd <= 0 {
+		return fmt.Errorf("job %d[%d] is not running on this host", id, idx)
+	}
+	dir := w.JobDir(id, idx)
+	_, _, status, _ := w.files(dir)
+	b, err := proto.Marshal(&api.JobSpec{RunLimitSec: limits.GetRunLimitSec(), MemLimitKb: limits.GetMemLimitKb(),
+		MemLimitHard: limits.GetMemLimitHard(), CpuLimitSec: limits.GetCpuLimitSec()})
+	if err != nil {
+		return fmt.Errorf("encode limits: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".limits.*.tmp")
+	if err != nil {
+		return fmt.Errorf("write limits of job %d[%d]: %w", id, idx, err)
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	// The shepherd runs as the job's user: the file must be its to read.
+	if fi, serr := os.Stat(dir); err == nil && serr == nil && os.Geteuid() == 0 {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			err = os.Chown(f.Name(), int(st.Uid), int(st.Gid))
+		}
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), status+".limits")
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write limits of job %d[%d]: %w", id, idx, err)
+	}
+	if err := syscall.Kill(shepherd, syscall.SIGUSR1); err != nil {
+		return fmt.Errorf("tell the shepherd of job %d[%d]: %w", id, idx, err)
+	}
+	return nil
+}
+
 // Usage returns the latest resource usage sample of a running job.
 func (w *Worker) Usage(id int64, idx int32) *api.ResourceUsage {
 	_, _, _, usageFile := w.files(w.JobDir(id, idx))

@@ -1,0 +1,95 @@
+package exec
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"xce/lib/api"
+)
+
+// LimitsFile is where the worker writes a running job's new limits (bmod
+// -W, -M, -c of a running job) before it sends the shepherd SIGUSR1: an
+// api.JobSpec with only run_limit_sec, mem_limit_kb, mem_limit_hard and
+// cpu_limit_sec set.
+func LimitsFile(statusFile string) string { return statusFile + ".limits" }
+
+// liveLimits are the limits the shepherd enforces on a running job; they
+// change when bmod changes them.
+type liveLimits struct {
+	mu       sync.Mutex
+	runSec   int64
+	memKB    int64
+	memHard  bool
+	cpuSec   int64
+	runTimer *time.Timer
+}
+
+func newLimits(spec *api.JobSpec) *liveLimits {
+	return &liveLimits{runSec: spec.GetRunLimitSec(), memKB: spec.GetMemLimitKb(),
+		memHard: spec.GetMemLimitHard(), cpuSec: spec.GetCpuLimitSec()}
+}
+
+// memory returns the memory limit in KB (0: none) and whether it is hard.
+func (l *liveLimits) memory() (int64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.memKB, l.memHard
+}
+
+// cpuMs returns the CPU time limit in milliseconds, 0 for none.
+func (l *liveLimits) cpuMs() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cpuSec * 1000
+}
+
+// armRunLimit (re)sets the run limit's timer, counted from the job's
+// start: a limit already passed ends the job now.
+func (s *shepherd) armRunLimit(e *enforcer, start time.Time, grace time.Duration) {
+	l := s.limits
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.runTimer != nil {
+		l.runTimer.Stop()
+		l.runTimer = nil
+	}
+	lim := l.runSec
+	if lim <= 0 {
+		return
+	}
+	l.runTimer = e.after(time.Until(start.Add(time.Duration(lim)*time.Second)), func() {
+		e.terminate(api.TermReason_TERM_RUNLIMIT,
+			fmt.Sprintf("TERM_RUNLIMIT: the run limit of %d seconds was reached", lim),
+			grace, syscall.SIGUSR2, syscall.SIGKILL)
+	})
+}
+
+// reloadLimits reads the limits file and applies it.
+func (s *shepherd) reloadLimits(e *enforcer, start time.Time, grace time.Duration) {
+	path := LimitsFile(s.l.GetStatusFile())
+	b, err := os.ReadFile(path)
+	if err != nil {
+		s.log.Warn("cannot read the new limits", "file", path, "err", err)
+		return
+	}
+	spec := &api.JobSpec{}
+	if err := proto.Unmarshal(b, spec); err != nil {
+		s.log.Warn("cannot decode the new limits", "file", path, "err", err)
+		return
+	}
+	l := s.limits
+	l.mu.Lock()
+	changed := l.runSec != spec.GetRunLimitSec()
+	l.runSec, l.memKB, l.memHard, l.cpuSec = spec.GetRunLimitSec(), spec.GetMemLimitKb(), spec.GetMemLimitHard(), spec.GetCpuLimitSec()
+	l.mu.Unlock()
+	s.log.Info("limits changed", "run_limit_sec", spec.GetRunLimitSec(), "mem_limit_kb", spec.GetMemLimitKb(),
+		"cpu_limit_sec", spec.GetCpuLimitSec())
+	if changed {
+		s.armRunLimit(e, start, grace)
+	}
+}
