@@ -16,10 +16,10 @@ import (
 // bsubSide accepts the shepherd's connection, sends input, and collects
 // what comes back.
 type bsubSide struct {
-	host               string
-	stdout, stderr     bytes.Buffer
-	exit               int
-	exited, sawWinsize bool
+	host           string
+	stdout, stderr bytes.Buffer
+	exit           int
+	exited         bool
 }
 
 func attachTest(t *testing.T, l *api.Launch, mode api.Interactive, input string) (*api.Event, *bsubSide) {
