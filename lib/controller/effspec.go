@@ -19,6 +19,7 @@ type effSpec struct {
 
 	queue, user, jobName, command  string
 	project, app, dependency, out  string
+	userGroup                      string // -G: the fairshare account when it holds shares
 	uid                            uint32
 	minTasks, maxTasks, arrayLimit int32
 	userPriority                   int32
@@ -62,6 +63,7 @@ func newEffSpec(spec *api.JobSpec, raw []byte) (*effSpec, error) {
 		app:          spec.App,
 		dependency:   spec.Dependency,
 		out:          spec.OutputFile,
+		userGroup:    spec.UserGroup,
 		uid:          spec.Uid,
 		minTasks:     spec.MinTasks,
 		maxTasks:     spec.MaxTasks,
@@ -147,6 +149,13 @@ func (e *effSpec) GetOutputFile() string {
 		return ""
 	}
 	return e.out
+}
+
+func (e *effSpec) GetUserGroup() string {
+	if e == nil {
+		return ""
+	}
+	return e.userGroup
 }
 
 func (e *effSpec) GetUid() uint32 {

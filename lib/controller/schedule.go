@@ -241,7 +241,8 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 		}
 		a := sched.Alloc{
 			Job: sched.JobKey{ID: r.job.JobId, Index: r.job.ArrayIndex}, User: r.eff.GetUser(),
-			Queue: r.eff.GetQueue(), Project: r.eff.GetProject(), Exclusive: r.eff.GetExclusive(),
+			Account: fairAccount(conf, r.eff.GetQueue(), r.eff.GetUserGroup()),
+			Queue:   r.eff.GetQueue(), Project: r.eff.GetProject(), Exclusive: r.eff.GetExclusive(),
 			Start: time.Unix(0, r.job.StartTime), RunLimit: time.Duration(r.eff.runLimit) * time.Second,
 		}
 		var rusage resreq.UsageSet
@@ -261,6 +262,7 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 		snap.Jobs = append(snap.Jobs, sched.Job{
 			Key:  sched.JobKey{ID: r.job.JobId, Index: r.job.ArrayIndex},
 			User: r.eff.GetUser(), Queue: r.eff.GetQueue(), Project: r.eff.GetProject(),
+			Account:  fairAccount(conf, r.eff.GetQueue(), r.eff.GetUserGroup()),
 			Req:      c.parsedReq(r),
 			Local:    resreq.Local{Type: hostType, Model: hostModel},
 			MinSlots: int(r.eff.GetMinTasks()), MaxSlots: int(r.eff.GetMaxTasks()),
@@ -423,13 +425,33 @@ func (c *Controller) fairUsage(conf *config.Config) map[string]map[string]sched.
 		if out[q] == nil {
 			out[q] = map[string]sched.FairUsage{}
 		}
-		u := out[q][r.eff.GetUser()]
+		acct := fairAccount(conf, q, r.eff.GetUserGroup())
+		if acct == "" {
+			acct = r.eff.GetUser()
+		}
+		u := out[q][acct]
 		u.CPU += time.Duration(r.job.GetUsage().GetCpuTimeMs()) * time.Millisecond
 		u.Run += time.Duration(r.job.EndTime-r.job.StartTime) * time.Duration(max(r.job.AllocSlots, 1))
 		if end := time.Unix(0, r.job.EndTime); end.After(u.At) {
 			u.At = end
 		}
-		out[q][r.eff.GetUser()] = u
+		out[q][acct] = u
 	}
 	return out
+}
+
+// fairAccount is the fairshare account a job is charged to in its queue:
+// the user group it named with -G when that group holds shares there (as
+// LSF charges a -G job to the group's share account), else "" for the
+// job's user.
+func fairAccount(conf *config.Config, queue, userGroup string) string {
+	if userGroup == "" {
+		return ""
+	}
+	if q := conf.Queues[queue]; q != nil {
+		if _, ok := q.Fairshare[userGroup]; ok {
+			return userGroup
+		}
+	}
+	return ""
 }

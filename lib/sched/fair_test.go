@@ -241,3 +241,36 @@ func TestFairshareConvergence(t *testing.T) {
 		}
 	}
 }
+
+// TestFairshareGroupAccount: jobs submitted with -G name a group account;
+// its members share the group's shares, so two members together get what
+// a single user with equal shares gets.
+func TestFairshareGroupAccount(t *testing.T) {
+	var jobs []Job
+	id := int64(0)
+	add := func(user, account string, n int) {
+		for range n {
+			id++
+			j := mkJob(id, "", "u="+user)
+			j.Account = account
+			jobs = append(jobs, j)
+		}
+	}
+	add("alice", "chem", 100)
+	add("carol", "chem", 100)
+	add("bob", "", 100)
+	s := snapshot(hosts("ha 4", "hb 4", "hc 4", "hd 4"), jobs...)
+	s.Queues[0].Fairshare = &Fairshare{Shares: map[string]int{"chem": 1, "bob": 1}}
+	got := placedBy(s, Schedule(s))
+	if got["alice"]+got["carol"] != 8 || got["bob"] != 8 {
+		t.Errorf("placed %v, want the chem group (alice+carol) 8 and bob 8", got)
+	}
+	// Without the accounts each user is charged alone: bob gets a third.
+	for i := range s.Jobs {
+		s.Jobs[i].Account = ""
+	}
+	got = placedBy(s, Schedule(s))
+	if got["bob"] > 6 {
+		t.Errorf("without accounts placed %v, want bob near a third of 16", got)
+	}
+}

@@ -57,7 +57,16 @@ type qstate struct {
 	used  int
 	uused map[string]int
 	hosts []bool             // nil: all
-	run   map[string]float64 // fairshare: hours of run time of running jobs per user
+	run   map[string]float64 // fairshare: slot-hours of running jobs per account
+	slots map[string]int     // fairshare: slots held per account
+}
+
+// fairAccount is the fairshare account a job or allocation is charged to.
+func fairAccount(user, account string) string {
+	if account != "" {
+		return account
+	}
+	return user
 }
 
 type limitState struct {
@@ -145,7 +154,7 @@ func newCycle(s *Snapshot) *cycle {
 	}
 	for i := range s.Queues {
 		q := &s.Queues[i]
-		qs := &qstate{q: q, uused: map[string]int{}, run: map[string]float64{}}
+		qs := &qstate{q: q, uused: map[string]int{}, run: map[string]float64{}, slots: map[string]int{}}
 		if len(q.Hosts) > 0 {
 			qs.hosts = c.hostSet(q.Hosts)
 		}
@@ -178,7 +187,7 @@ func newCycle(s *Snapshot) *cycle {
 		if a.RunLimit > 0 {
 			end = a.Start.Add(a.RunLimit).UnixNano()
 		}
-		c.account(a.User, a.Queue, a.Project, a.Start, end, a.Exclusive, a.Hosts)
+		c.account(a.User, fairAccount(a.User, a.Account), a.Queue, a.Project, a.Start, end, a.Exclusive, a.Hosts)
 	}
 	// Select and order see the resources net of running jobs'
 	// reservations, and slots / maxslots as the host's free and total job
@@ -288,7 +297,7 @@ func amount(set resreq.UsageSet, r string, elapsed time.Duration, slots int, lea
 
 // account charges an allocation (running, or placed in this cycle) to
 // hosts, queues, limits and shared resources.
-func (c *cycle) account(user, queue, project string, start time.Time, end int64, excl bool, has []HostAlloc) {
+func (c *cycle) account(user, acct, queue, project string, start time.Time, end int64, excl bool, has []HostAlloc) {
 	if end != never && c.ends != nil && end > c.now.UnixNano() {
 		if i, found := slices.BinarySearch(c.ends, end); !found {
 			c.ends = slices.Insert(c.ends, i, end)
@@ -357,7 +366,8 @@ func (c *cycle) account(user, queue, project string, start time.Time, end int64,
 		qs.used += total
 		qs.uused[user] += total
 		if qs.q.Fairshare != nil {
-			qs.run[user] += float64(total) * max(0, elapsed.Hours())
+			qs.slots[acct] += total
+			qs.run[acct] += float64(total) * max(0, elapsed.Hours())
 		}
 	}
 }
@@ -474,7 +484,7 @@ func (c *cycle) hostSet(names []string) []bool {
 func (c *cycle) pend(k JobKey, why []string) { c.dec.Pending[k] = why }
 
 // scheduleQueue tries the queue's jobs: by -sp priority then submission
-// order, or by fairshare between users.
+// order, or by fairshare between accounts (users, or the groups -G names).
 func (c *cycle) scheduleQueue(q *Queue, jobs []int) {
 	s := c.s
 	slices.SortStableFunc(jobs, func(a, b int) int { return s.Jobs[b].Priority - s.Jobs[a].Priority })
@@ -488,7 +498,7 @@ func (c *cycle) scheduleQueue(q *Queue, jobs []int) {
 	byUser := map[string][]int{}
 	var users []string
 	for _, ji := range jobs {
-		u := s.Jobs[ji].User
+		u := fairAccount(s.Jobs[ji].User, s.Jobs[ji].Account)
 		if _, ok := byUser[u]; !ok {
 			users = append(users, u)
 		}
@@ -542,12 +552,14 @@ func (h *userHeap) Pop() any {
 	return x
 }
 
-// dynamicPriority is a user's fairshare priority in a queue this cycle.
-func (c *cycle) dynamicPriority(qs *qstate, user string) float64 {
-	return DynamicPriority(qs.q.Fairshare, user, c.now, qs.run[user], qs.uused[user])
+// dynamicPriority is an account's fairshare priority in a queue this
+// cycle.
+func (c *cycle) dynamicPriority(qs *qstate, acct string) float64 {
+	return DynamicPriority(qs.q.Fairshare, acct, c.now, qs.run[acct], qs.slots[acct])
 }
 
-// DynamicPriority is LSF's fairshare priority of a user in a queue:
+// DynamicPriority is LSF's fairshare priority of an account (a user, or a
+// user group charged with -G) in a queue:
 // shares / (cpu*CPU_TIME_FACTOR + run*RUN_TIME_FACTOR +
 // (1+slots)*RUN_JOB_FACTOR), times in hours, past usage decayed to now.
 // runHours and slots are the user's running jobs' slot-hours so far and

@@ -254,7 +254,7 @@ func (c *cycle) commit(b *bucket, j *Job, v *variant, has []HostAlloc, n int) {
 	if b.dur > 0 {
 		end = c.now.Add(b.dur).UnixNano()
 	}
-	c.account(j.User, j.Queue, j.Project, c.now, end, b.excl, has)
+	c.account(j.User, fairAccount(j.User, j.Account), j.Queue, j.Project, c.now, end, b.excl, has)
 	c.dec.Placements = append(c.dec.Placements, Placement{Job: j.Key, Hosts: has, Slots: n, Alternative: v.alt})
 }
 

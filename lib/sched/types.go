@@ -73,8 +73,9 @@ type Queue struct {
 
 // Fairshare is a queue's FAIRSHARE policy between users.
 type Fairshare struct {
-	// Shares per user; "default" applies to users not listed. A user with
-	// no entry and no default has 1 share.
+	// Shares per account: a user, or a user group its members charge with
+	// bsub -G (Job.Account); "default" applies to accounts not listed. An
+	// account with no entry and no default has 1 share.
 	Shares map[string]int
 	// Usage is each user's accumulated history in the queue (finished
 	// jobs' CPU and run time), as of its At time; the scheduler decays it
@@ -129,14 +130,17 @@ type Limit struct {
 type Job struct {
 	Key                  JobKey
 	User, Queue, Project string
-	Req                  *resreq.ResReq // effective requirement; nil: none
-	Local                resreq.Local   // for type==local; see the package doc
-	MinSlots, MaxSlots   int            // -n min,max; 0: 1
-	Hosts                []string       // -m: hosts and host groups
-	Exclusive            bool           // -x
-	Priority             int            // -sp (higher first)
-	Submit               time.Time
-	RunLimit             time.Duration // -W (wall clock); 0 none
+	// Account is the fairshare account the job is charged to in its
+	// queue (a user group holding shares, bsub -G); "" means User.
+	Account            string
+	Req                *resreq.ResReq // effective requirement; nil: none
+	Local              resreq.Local   // for type==local; see the package doc
+	MinSlots, MaxSlots int            // -n min,max; 0: 1
+	Hosts              []string       // -m: hosts and host groups
+	Exclusive          bool           // -x
+	Priority           int            // -sp (higher first)
+	Submit             time.Time
+	RunLimit           time.Duration // -W (wall clock); 0 none
 }
 
 // HostAlloc is the part of a job on one host.
@@ -159,6 +163,7 @@ type HostAlloc struct {
 type Alloc struct {
 	Job                  JobKey
 	User, Queue, Project string
+	Account              string // fairshare account; "" means User
 	Start                time.Time
 	RunLimit             time.Duration // 0: unknown end
 	Exclusive            bool
