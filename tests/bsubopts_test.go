@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // bsub's groups, login shell, CPU limit and the environment variables
@@ -107,5 +108,33 @@ func TestBsubGroupsAndDefaults(t *testing.T) {
 	t.Setenv("BSUB_QUIET2", "1")
 	if r := c.run("", "bsub", "-K", "true"); r.code != 0 || r.stderr != "<<Waiting for dispatch ...>>\n" {
 		t.Errorf("BSUB_QUIET2 -K: %d %q", r.code, r.stderr)
+	}
+}
+
+// After the clean period a finished job is gone: bjobs answers as LSF
+// does for an unknown job (exit 0 for a single id, as IBM's examples).
+func TestBjobsAfterCleanPeriod(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "xce.toml")
+	if err := os.WriteFile(path, []byte("[cluster]\nclean_period = \"2s\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newCluster(t, "--config", path)
+	id := c.submit("", "true")
+	c.waitState(id, "DONE")
+	if r := c.run("", "bjobs", id); r.code != 0 || !strings.Contains(r.stdout, "DONE") {
+		t.Fatalf("within the clean period: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	var r result
+	for i := 0; i < 100; i++ {
+		if r = c.run("", "bjobs", id); strings.Contains(r.stderr, "is not found") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if r.code != 0 || r.stdout != "" || r.stderr != "Job <"+id+"> is not found\n" {
+		t.Fatalf("after the clean period: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if r := c.run("", "bjobs", "-a"); r.code != 0 || r.stderr != "No job found\n" {
+		t.Fatalf("bjobs -a after the clean period: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }

@@ -356,7 +356,10 @@ func (c *Controller) Kick() {
 func (c *Controller) Run(ctx context.Context) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	clean := time.NewTicker(time.Minute)
+	// Finished jobs are forgotten within a fraction of the clean period
+	// (at most a minute late).
+	period := time.Duration(c.config().Cluster.CleanPeriod) * time.Second
+	clean := time.NewTicker(min(time.Minute, max(time.Second, period/4)))
 	defer clean.Stop()
 	usage := time.NewTicker(5 * time.Second)
 	defer usage.Stop()
