@@ -28,7 +28,7 @@ type effSpec struct {
 	hosts                          []string // -m
 	resReq                         string   // the merged effective -R
 	runLimit                       int64    // seconds
-	jobGroup, userGroup, desc      string   // -g, -G, -Jd (bjobs and bkill filters)
+	jobGroup, userGroup, desc      string   // -g (as api.JobGroupPath writes it), -G, -Jd
 	estRun                         int64    // -We, seconds (runtime_est_exceeded)
 }
 
@@ -75,7 +75,7 @@ func newEffSpec(spec *api.JobSpec, raw []byte) (*effSpec, error) {
 		hosts:        spec.Hosts,
 		resReq:       strings.Join(spec.ResReq, " "),
 		runLimit:     spec.RunLimitSec,
-		jobGroup:     spec.JobGroup,
+		jobGroup:     api.JobGroupPath(spec.JobGroup),
 		userGroup:    spec.UserGroup,
 		desc:         spec.Description,
 		estRun:       spec.EstimatedRunSec,

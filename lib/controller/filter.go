@@ -48,7 +48,7 @@ func queryFilter(conf *config.Config, req *api.QueryRequest) jobFilter {
 	f := newJobFilter(conf, req.Host)
 	f.user, f.queue, f.project, f.app = req.User, req.Queue, req.Project, req.App
 	f.name, f.desc, f.userGroup = req.Name, req.Description, req.UserGroup
-	f.group, f.subgroups = cleanGroup(req.JobGroup), true
+	f.group, f.subgroups = api.JobGroupPath(req.JobGroup), true
 	return f
 }
 
@@ -57,7 +57,7 @@ func queryFilter(conf *config.Config, req *api.QueryRequest) jobFilter {
 func signalFilter(conf *config.Config, req *api.SignalRequest) jobFilter {
 	f := newJobFilter(conf, req.Host)
 	f.user, f.queue, f.app, f.name = req.User, req.Queue, req.App, req.Name
-	f.group = cleanGroup(req.JobGroup)
+	f.group = api.JobGroupPath(req.JobGroup)
 	f.states = req.States
 	return f
 }
@@ -92,7 +92,7 @@ func (f *jobFilter) match(who Caller, r *rec, named bool) bool {
 	if f.desc != "" && !wildcardMatch(f.desc, r.eff.GetDescription()) {
 		return false
 	}
-	if f.group != "" && !inGroup(cleanGroup(r.eff.GetJobGroup()), f.group, f.subgroups) {
+	if f.group != "" && !inGroup(r.eff.GetJobGroup(), f.group, f.subgroups) {
 		return false
 	}
 	if f.userGroup != "" && r.eff.GetUserGroup() != f.userGroup {
@@ -142,22 +142,6 @@ func wildcardMatch(pattern, s string) bool {
 		s = s[i+len(p):]
 	}
 	return strings.HasSuffix(s, last)
-}
-
-// cleanGroup writes a job group path as LSF shows it: "/a/b", with one
-// leading slash and no trailing one ("" stays "", "/" is the root).
-func cleanGroup(g string) string {
-	g = strings.TrimSpace(g)
-	if g == "" {
-		return ""
-	}
-	var parts []string
-	for _, p := range strings.Split(g, "/") {
-		if p != "" {
-			parts = append(parts, p)
-		}
-	}
-	return "/" + strings.Join(parts, "/")
 }
 
 // inGroup reports whether a job in group jg belongs to group g (both

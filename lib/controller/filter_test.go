@@ -69,8 +69,8 @@ func TestJobGroups(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"", ""}, {"/", "/"}, {"a", "/a"}, {"/a/b/", "/a/b"}, {"//a//b", "/a/b"}, {" /a ", "/a"},
 	} {
-		if got := cleanGroup(tc.in); got != tc.want {
-			t.Errorf("cleanGroup(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := api.JobGroupPath(tc.in); got != tc.want {
+			t.Errorf("JobGroupPath(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 	for _, tc := range []struct {

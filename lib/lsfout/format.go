@@ -94,7 +94,7 @@ var fields = []*field{
 	{name: "job_name", aliases: []string{"name"}, width: 10, text: str(DisplayName)},
 	{name: "job_description", aliases: []string{"description"}, width: 17, text: str(func(j *api.Job) string { return submitted(j).GetDescription() })},
 	{name: "proj_name", aliases: []string{"proj", "project"}, width: 11, text: str(projectName)},
-	{name: "job_group", aliases: []string{"group"}, width: 10, text: str(func(j *api.Job) string { return effective(j).GetJobGroup() })},
+	{name: "job_group", aliases: []string{"group"}, width: 10, text: str(func(j *api.Job) string { return api.JobGroupPath(effective(j).GetJobGroup()) })},
 	{name: "dependency", width: 15, text: str(func(j *api.Job) string { return submitted(j).GetDependency() })},
 	{name: "command", aliases: []string{"cmd"}, width: 15, text: str(CommandString)},
 	{name: "pre_exec_command", aliases: []string{"pre_cmd"}, width: 16, text: str(func(j *api.Job) string { return effective(j).GetPreExec() })},

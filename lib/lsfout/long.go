@@ -197,7 +197,7 @@ func longHeader(j *api.Job) string {
 	if e.GetUserGroup() != "" {
 		items = append(items, "User Group <"+e.GetUserGroup()+">")
 	}
-	if g := e.GetJobGroup(); g != "" {
+	if g := api.JobGroupPath(e.GetJobGroup()); g != "" {
 		items = append(items, "Job Group <"+g+">")
 	}
 	if s.GetMailUser() != "" {
