@@ -31,7 +31,14 @@ func TestNewCommandsArguments(t *testing.T) {
 		{"busers", []string{"-Q"}, 255, "busers: illegal option -- Q"},
 		{"bacct", []string{"-u"}, 255, "bacct: option requires an argument -- u"},
 		{"bacct", []string{"12x"}, 255, "12x: Illegal job ID"},
-		{"bjobs", []string{"-sum", "-x"}, 255, "bjobs: illegal option -- x"},
+		{"bjobs", []string{"-sum", "-Z"}, 255, "bjobs: illegal option -- Z"},
+		{"bjobs", []string{"-g"}, 255, "bjobs: option requires an argument -- g"},
+		{"bkill", []string{"-stat", "busy", "0"}, 255, "busy: -stat takes run, pend or susp"},
+		{"bkill", []string{"-b", "-stat", "run"}, 255, "-b and -stat cannot be used together"},
+		{"bkill", []string{"-d"}, 255, "Job ID or one of '-m', '-u' '-q' and '-J' must be specified."},
+		{"bstop", []string{}, 255, "Job ID or one of '-m', '-u' '-q' and '-J' must be specified."},
+		{"bresume", []string{"-stat", "run"}, 255, "bresume: illegal option -- stat"},
+		{"bstop", []string{"-d", "1"}, 255, "bstop: illegal option -- d"},
 		{"bjobs", []string{"-hms", "-o", "nosuchfield"}, 255, "nosuchfield"},
 	} {
 		errb.Reset()

@@ -87,8 +87,9 @@ func watchUntilDone(c *client.Client, id int64, showHost bool, announced *bool) 
 
 type bjobsOpts struct {
 	all, done, pend, run, susp, long, wide, noHeader, json, uf bool
-	sum, arrays, stats, hms                                    bool
+	sum, arrays, stats, hms, exceptions, psum, pendLong        bool
 	user, queue, name, format, host, project, app              string
+	jobGroup, userGroup, desc                                  string
 }
 
 func bjobs(args []string) int {
@@ -117,11 +118,28 @@ func bjobs(args []string) int {
 	f.StringVar(&o.queue, "q", "", "jobs in this queue")
 	f.StringVar(&o.name, "J", "", "jobs with this name (* wildcards)")
 	f.StringVar(&o.format, "o", "", `custom output: "field[:[-][width][:unit]] ... [delimiter='c']"`)
-	f.StringVar(&o.host, "m", "", "jobs running on this host")
+	f.StringVar(&o.host, "m", "", "jobs running on this host or host group")
 	f.StringVar(&o.project, "P", "", "jobs of this project")
 	f.StringVar(&o.app, "app", "", "jobs of this application profile")
+	f.StringVar(&o.jobGroup, "g", "", "jobs in this job group (/path) and its subgroups")
+	f.StringVar(&o.userGroup, "G", "", "jobs submitted with bsub -G for this user group (all users')")
+	f.StringVar(&o.desc, "Jd", "", "jobs with this `job_description` (* wildcards)")
+	f.BoolVar(&o.exceptions, "x", false, "jobs with exceptions (overrun, underrun, idle, runtime_est_exceeded)")
+	f.BoolVar(&o.psum, "psum", false, "summary of the pending reasons of the pending jobs (implies -p)")
+	f.BoolVar(&o.pendLong, "pl", false, "pending jobs in the long format (-p -l)")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
+	}
+	if o.pendLong {
+		o.pend, o.long = true, true
+	}
+	if o.psum {
+		o.pend = true
+	}
+	if o.userGroup != "" && o.user == "" {
+		// -G selects by the group the jobs were submitted for, whoever
+		// submitted them (LSF: -G and -u do not go together).
+		o.user = "all"
 	}
 	if o.format == "" {
 		o.format = sys.getenv("LSB_BJOBS_FORMAT")
@@ -145,7 +163,8 @@ func bjobs(args []string) int {
 		return 255
 	}
 	req := &api.QueryRequest{Refs: refs, User: o.user, Queue: o.queue, Name: o.name, Host: o.host, Project: o.project, App: o.app,
-		Submitted: o.long || o.uf}
+		JobGroup: o.jobGroup, UserGroup: o.userGroup, Description: o.desc, Exceptions: o.exceptions,
+		Submitted: (o.long || o.uf) && !o.psum}
 	noJobs := "No unfinished job found"
 	switch {
 	case o.all:
@@ -168,6 +187,9 @@ func bjobs(args []string) int {
 		return 255
 	}
 	defer done()
+	if o.psum {
+		return pendSummary(c, cx, req)
+	}
 	if o.sum || o.arrays {
 		return bjobsTotals(c, cx, req, o, noJobs)
 	}
@@ -243,10 +265,34 @@ func bjobs(args []string) int {
 	return 0
 }
 
-// control is bkill, bstop and bresume.
+// pendSummary is bjobs -psum: the pending reasons of the selected jobs,
+// counted.
+func pendSummary(c *client.Client, cx context.Context, req *api.QueryRequest) int {
+	res, err := c.Query(cx, req)
+	if err != nil {
+		fmt.Fprintln(sys.stderr, rpcError(c, err))
+		return 255
+	}
+	info, err := c.Info(cx, &api.ClusterInfoRequest{})
+	if err != nil {
+		fmt.Fprintln(sys.stderr, rpcError(c, err))
+		return 255
+	}
+	if err := lsfout.WritePendSummary(sys.stdout, res.Jobs, info.ClusterName, time.Now()); err != nil {
+		fmt.Fprintln(sys.stderr, err)
+		return 255
+	}
+	for _, r := range res.NotFound {
+		fmt.Fprintf(sys.stderr, "Job <%s> is not found\n", refString(r))
+	}
+	return 0
+}
+
+// control is bkill, bstop and bresume: one set of job filters (-u, -q,
+// -J, -m, -app, -g) for the three, plus bkill's own options.
 func control(name string, action api.SignalRequest_Action, args []string) int {
-	var user, queue, jobName, sig, reason string
-	var list bool
+	var user, queue, jobName, host, app, group, sig, reason, stat string
+	var list, force, markDone, bulk bool
 	var ids []string
 	cmd, code := newCommand(name+" [options] [job_ID | 0 | \"job_ID[index]\" ...]", controlShort[name], func(a []string) int {
 		ids = a
@@ -255,13 +301,18 @@ func control(name string, action api.SignalRequest_Action, args []string) int {
 	f := cmd.Flags()
 	f.StringVar(&user, "u", "", "jobs of this user, or all")
 	f.StringVar(&queue, "q", "", "jobs in this queue")
-	f.StringVar(&jobName, "J", "", "jobs with this name")
+	f.StringVar(&jobName, "J", "", "jobs with this name (* wildcards)")
+	f.StringVar(&host, "m", "", "jobs running on this host or host group")
+	f.StringVar(&app, "app", "", "jobs of this application profile")
+	f.StringVar(&group, "g", "", "jobs in this job group (not its subgroups)")
 	f.StringVar(&reason, "C", "", "a comment recorded with the request")
-	var force bool
 	if name == "bkill" {
 		f.StringVar(&sig, "s", "", "send this signal (name or number) instead of terminating")
 		f.BoolVar(&list, "l", false, "list the signal names")
 		f.BoolVar(&force, "r", false, "remove the job at once: record it as ended and send SIGKILL")
+		f.StringVar(&stat, "stat", "", "only jobs in this state: run, pend or susp; without a job ID, all of them")
+		f.BoolVar(&markDone, "d", false, "kill the job and record it as DONE once it has ended")
+		f.BoolVar(&bulk, "b", false, "bulk kill: with 0, skip the jobs that cannot be killed")
 	}
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
@@ -270,11 +321,27 @@ func control(name string, action api.SignalRequest_Action, args []string) int {
 		fmt.Fprintln(sys.stdout, strings.Join(signalList, " "))
 		return 0
 	}
-	req := &api.SignalRequest{Action: action, User: user, Queue: queue, Name: jobName, Reason: reason, Force: force}
-	if force && sig != "" {
-		fmt.Fprintln(sys.stderr, "-r and -s cannot be used together")
+	usage := func(msg string) int {
+		fmt.Fprintln(sys.stderr, msg)
+		fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.Use)
 		return 255
 	}
+	if force && sig != "" {
+		return usage("-r and -s cannot be used together")
+	}
+	states, ok := statStates[stat]
+	if !ok {
+		return usage(stat + ": -stat takes run, pend or susp")
+	}
+	if bulk && stat != "" {
+		return usage("-b and -stat cannot be used together")
+	}
+	// LSF ignores -b and -d with -r or -s.
+	if force || sig != "" {
+		bulk, markDone = false, false
+	}
+	req := &api.SignalRequest{Action: action, User: user, Queue: queue, Name: jobName, Reason: reason, Force: force,
+		Host: host, App: app, JobGroup: group, States: states, MarkDone: markDone, Bulk: bulk}
 	verb := map[string]string{"bkill": "terminated", "bstop": "stopped", "bresume": "resumed"}[name]
 	if sig != "" {
 		n, err := parseSignal(sig)
@@ -298,10 +365,8 @@ func control(name string, action api.SignalRequest_Action, args []string) int {
 		return 255
 	}
 	req.Refs = refs
-	if len(refs) == 0 && !req.All && user == "" && queue == "" && jobName == "" {
-		fmt.Fprintln(sys.stderr, "Job ID or one of '-m', '-u' '-q' and '-J' must be specified.")
-		fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.Use)
-		return 255
+	if len(refs) == 0 && !req.All && user == "" && queue == "" && jobName == "" && host == "" && app == "" && group == "" && stat == "" {
+		return usage("Job ID or one of '-m', '-u' '-q' and '-J' must be specified.")
 	}
 	c, cx, done, ok := connect()
 	if !ok {
@@ -320,7 +385,7 @@ func control(name string, action api.SignalRequest_Action, args []string) int {
 			whole[r.JobId] = true
 		}
 	}
-	failed, okCount := 0, 0
+	failed := 0
 	said := map[string]bool{}
 	for _, r := range reply.Results {
 		id := refString(r.Ref)
@@ -335,7 +400,6 @@ func control(name string, action api.SignalRequest_Action, args []string) int {
 			}
 			continue
 		}
-		okCount++
 		if !said[id] {
 			fmt.Fprintf(sys.stdout, "Job <%s> is being %s\n", id, verb)
 			said[id] = true
@@ -349,6 +413,14 @@ func control(name string, action api.SignalRequest_Action, args []string) int {
 		return 255
 	}
 	return 0
+}
+
+// statStates are the states bkill -stat selects.
+var statStates = map[string][]api.JobState{
+	"":     nil,
+	"run":  {api.JobState_RUN},
+	"pend": {api.JobState_PEND},
+	"susp": {api.JobState_USUSP, api.JobState_SSUSP, api.JobState_PSUSP},
 }
 
 var controlShort = map[string]string{

@@ -40,6 +40,10 @@ type Cluster struct {
 	DefaultApp     string   `toml:"default_app"`     // the profile of a job without -app; "" = none
 	CleanPeriod    Duration `toml:"clean_period"`    // how long finished jobs stay visible; default 1h
 	MaxArraySize   int      `toml:"max_array_size"`  // largest job array index; default 1000
+	// EadminTriggerDuration (lsb.params EADMIN_TRIGGER_DURATION): how long a
+	// job must have run before its CPU use can make it an idle job (the
+	// queues' job_idle); default 1m.
+	EadminTriggerDuration Duration `toml:"eadmin_trigger_duration"`
 }
 
 // Resource is a site-defined resource (lsf.shared Resource and
@@ -139,6 +143,16 @@ type Queue struct {
 
 	// Exclusive: the queue accepts exclusive jobs (bsub -x).
 	Exclusive bool `toml:"exclusive"`
+
+	// Job exceptions (lsb.queues JOB_OVERRUN, JOB_UNDERRUN, JOB_IDLE), shown
+	// by bjobs -x and EXCEPTION STATUS; 0 = not detected. JobOverrun: a job
+	// running longer is "overrun". JobUnderrun: a job that exits abnormally
+	// (EXIT) after running less is "underrun". JobIdle (0 to 1): a running
+	// job whose CPU time / run time stays below it, once it has run for the
+	// cluster's eadmin_trigger_duration, is "idle".
+	JobOverrun  Duration `toml:"job_overrun"`
+	JobUnderrun Duration `toml:"job_underrun"`
+	JobIdle     float64  `toml:"job_idle"`
 
 	// SlotReserve (LSF's SLOT_RESERVE): a job that does not fit holds the
 	// slots it will start on; smaller jobs with run limits may use them

@@ -32,6 +32,7 @@ func (c *Config) Effective() string {
 	w.kv("default_app", cl.DefaultApp)
 	w.kv("clean_period", cl.CleanPeriod)
 	w.kv("max_array_size", cl.MaxArraySize)
+	w.kv("eadmin_trigger_duration", cl.EadminTriggerDuration)
 
 	for _, name := range slices.Sorted(maps.Keys(c.Resources)) {
 		r := c.Resources[name]
@@ -93,6 +94,11 @@ func (c *Config) Effective() string {
 		w.kv("run_windows", q.RunWindows)
 		w.kv("dispatch_windows", q.DispatchWindows)
 		w.kv("exclusive", q.Exclusive)
+		w.kv("job_overrun", q.JobOverrun)
+		w.kv("job_underrun", q.JobUnderrun)
+		if q.JobIdle > 0 {
+			w.kv("job_idle", q.JobIdle)
+		}
 		w.kv("slot_reserve", q.SlotReserve)
 		w.kv("fairshare", q.Fairshare)
 		w.kv("preemptive", q.Preemptive)

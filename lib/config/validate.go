@@ -56,6 +56,9 @@ func (c *Config) defaults() {
 	if c.Cluster.MaxArraySize == 0 {
 		c.Cluster.MaxArraySize = 1000
 	}
+	if c.Cluster.EadminTriggerDuration == 0 {
+		c.Cluster.EadminTriggerDuration = 60
+	}
 	if len(c.Queues) == 0 {
 		c.Queues = Default("localhost", 1).Queues
 	}
@@ -375,6 +378,9 @@ func (c *Config) checkQueues(k *checker) {
 			if s := q.Fairshare[who]; s <= 0 {
 				k.add(key+".fairshare."+who, "%d: shares must be positive", s)
 			}
+		}
+		if q.JobIdle < 0 || q.JobIdle > 1 {
+			k.add(key+".job_idle", "%g: must be between 0 and 1 (CPU time / run time)", q.JobIdle)
 		}
 		c.checkPreemption(k, q)
 		q.resReq = c.parseResReq(k, key+".res_req", q.ResReq)

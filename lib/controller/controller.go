@@ -543,6 +543,10 @@ func (c *Controller) applyReport(rep worker.Report, staged map[key]*api.Job) (st
 		default:
 			nj.TermReasonSet = false
 		}
+		if killedAsDone(cur) {
+			nj.State, nj.ExitStatus = api.JobState_DONE, 0
+			nj.TermReason, nj.TermReasonSet = api.TermReason_TERM_UNKNOWN, false
+		}
 		switch {
 		case strings.Contains(ev.Detail, "POST_ERR"):
 			nj.PostExec = "POST_ERR"

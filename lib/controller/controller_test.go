@@ -101,11 +101,17 @@ max_slots = 1
 
 func newTestController(t *testing.T, slots int, autoExit int32) (*Controller, *fakeExec) {
 	t.Helper()
+	return newTestControllerWith(t, testConfig, slots, autoExit)
+}
+
+// newTestControllerWith is newTestController with another configuration.
+func newTestControllerWith(t *testing.T, text string, slots int, autoExit int32) (*Controller, *fakeExec) {
+	t.Helper()
 	st, err := store.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	conf, err := config.Parse("test.toml", []byte(testConfig))
+	conf, err := config.Parse("test.toml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,8 @@ type effSpec struct {
 	hosts                          []string // -m
 	resReq                         string   // the merged effective -R
 	runLimit                       int64    // seconds
+	jobGroup, userGroup, desc      string   // -g (as api.JobGroupPath writes it), -G, -Jd
+	estRun                         int64    // -We, seconds (runtime_est_exceeded)
 }
 
 // splitOrigin takes the origin map out of an effective spec and returns
@@ -75,6 +77,10 @@ func newEffSpec(spec *api.JobSpec, raw []byte) (*effSpec, error) {
 		hosts:        spec.Hosts,
 		resReq:       strings.Join(spec.ResReq, " "),
 		runLimit:     spec.RunLimitSec,
+		jobGroup:     api.JobGroupPath(spec.JobGroup),
+		userGroup:    spec.UserGroup,
+		desc:         spec.Description,
+		estRun:       spec.EstimatedRunSec,
 	}, nil
 }
 
@@ -202,4 +208,32 @@ func (e *effSpec) GetBeginTime() int64 {
 
 func (e *effSpec) GetExclusive() bool {
 	return e != nil && e.exclusive
+}
+
+func (e *effSpec) GetJobGroup() string {
+	if e == nil {
+		return ""
+	}
+	return e.jobGroup
+}
+
+func (e *effSpec) GetUserGroup() string {
+	if e == nil {
+		return ""
+	}
+	return e.userGroup
+}
+
+func (e *effSpec) GetDescription() string {
+	if e == nil {
+		return ""
+	}
+	return e.desc
+}
+
+func (e *effSpec) GetEstimatedRunSec() int64 {
+	if e == nil {
+		return 0
+	}
+	return e.estRun
 }

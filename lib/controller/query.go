@@ -3,7 +3,6 @@ package controller
 import (
 	"maps"
 	"os"
-	"path"
 	"slices"
 	"sort"
 	"strconv"
@@ -33,6 +32,8 @@ func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReplyEnc
 		uprio  int32
 	}
 	var items []item
+	conf := c.config()
+	filter := queryFilter(conf, req)
 	add := func(r *rec) {
 		it := item{job: r.job, eff: r.eff, group: listGroup(r.job.State), reason: c.pendReason(r)}
 		if it.group == 1 {
@@ -48,14 +49,14 @@ func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReplyEnc
 				reply.NotFound = append(reply.NotFound, ref)
 			}
 			for _, r := range found {
-				if c.matches(who, req, r, true) {
+				if matches(who, req, &filter, r, true) {
 					add(r)
 				}
 			}
 		}
 	} else {
 		for _, r := range c.jobs {
-			if c.matches(who, req, r, false) {
+			if matches(who, req, &filter, r, false) {
 				add(r)
 			}
 		}
@@ -81,9 +82,47 @@ func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReplyEnc
 		}
 		return x.job.ArrayIndex < y.job.ArrayIndex
 	})
+	// The latest usage samples and the exceptions (which need them) are
+	// gathered outside the lock; -x keeps only the jobs that show one.
+	now := time.Now()
+	rules := map[string]exceptionRules{}
+	usage := make([]*api.ResourceUsage, 0, len(items))
+	kept := items[:0]
+	for _, it := range items {
+		j := it.job
+		u := emptyUsage
+		if isRunning(j.State) {
+			if s := c.exec.Usage(j.JobId, j.ArrayIndex); s != nil {
+				u = s
+			}
+		}
+		cpu := j.GetUsage().GetCpuTimeMs()
+		if isRunning(j.State) {
+			cpu = u.CpuTimeMs
+		}
+		q := it.eff.GetQueue()
+		r, ok := rules[q]
+		if !ok {
+			r = rulesOf(conf, q)
+			rules[q] = r
+		}
+		exc := jobExceptions(j, cpu, time.Duration(it.eff.GetEstimatedRunSec())*time.Second, r, now)
+		if req.Exceptions && len(exc) == 0 {
+			continue
+		}
+		if len(exc) > 0 {
+			// The record is shared: the exceptions go on a copy.
+			j = proto.Clone(j).(*api.Job)
+			j.Exceptions = exc
+			it.job = j
+		}
+		kept = append(kept, it)
+		usage = append(usage, u)
+	}
+	items = kept
 	reply.Jobs = make([]*api.Job, len(items))
 	reply.PendReasons = make([]string, len(items))
-	reply.Usage = make([]*api.ResourceUsage, len(items))
+	reply.Usage = usage
 	sent := map[int64]bool{}
 	for i, it := range items {
 		j := it.job
@@ -103,12 +142,6 @@ func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReplyEnc
 			}
 			reply.Effective = append(reply.Effective, &api.EncodedSpec{Key: j.JobId, Value: eff})
 		}
-		if isRunning(j.State) {
-			reply.Usage[i] = c.exec.Usage(j.JobId, j.ArrayIndex)
-		}
-		if reply.Usage[i] == nil {
-			reply.Usage[i] = emptyUsage
-		}
 	}
 	return reply
 }
@@ -116,9 +149,10 @@ func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReplyEnc
 // emptyUsage stands for "no sample" in replies; it is never modified.
 var emptyUsage = &api.ResourceUsage{}
 
-// matches applies bjobs's filters. A job named by id is shown whoever owns
-// it, as LSF does; the user filter applies to listings.
-func (c *Controller) matches(who Caller, req *api.QueryRequest, r *rec, named bool) bool {
+// matches applies bjobs's state scope and its filters. A job named by id
+// is shown whoever owns it, as LSF does; the user filter applies to
+// listings.
+func matches(who Caller, req *api.QueryRequest, f *jobFilter, r *rec, named bool) bool {
 	s := r.job.State
 	switch req.Scope {
 	case api.QueryRequest_UNFINISHED:
@@ -142,37 +176,7 @@ func (c *Controller) matches(who Caller, req *api.QueryRequest, r *rec, named bo
 			return false
 		}
 	}
-	if !named && !userMatches(who, req.User, r) {
-		return false
-	}
-	if req.Queue != "" && r.eff.GetQueue() != req.Queue {
-		return false
-	}
-	if req.Project != "" && r.eff.GetProject() != req.Project {
-		return false
-	}
-	if req.App != "" && r.eff.GetApp() != req.App {
-		return false
-	}
-	if req.Host != "" {
-		on := false
-		for _, h := range r.job.ExecHosts {
-			on = on || h.Host == req.Host
-		}
-		if !on {
-			return false
-		}
-	}
-	if req.Name != "" {
-		name := r.eff.GetJobName()
-		if name == "" {
-			name = r.eff.GetCommand()
-		}
-		if ok, _ := path.Match(req.Name, name); !ok && name != req.Name {
-			return false
-		}
-	}
-	return true
+	return f.match(who, r, named)
 }
 
 // resolve finds the jobs a reference names: one element, or every element

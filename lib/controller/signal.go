@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"path"
 	"sort"
 	"syscall"
 	"time"
@@ -20,7 +19,20 @@ const (
 	errAlreadyStoped = "Job has already been suspended"
 )
 
-// Signal carries out bkill, bstop and bresume.
+// killedAsDone reports whether a job was killed with bkill -d: its
+// termination was requested (term_reason_set) without a reason, which no
+// other request leaves. The mark is on the job's record, so it survives a
+// restart of the controller; when the job ends it is recorded DONE.
+func killedAsDone(j *api.Job) bool {
+	return j.TermReasonSet && j.TermReason == api.TermReason_TERM_UNKNOWN
+}
+
+// Signal carries out bkill, bstop and bresume. Jobs are chosen by
+// signalTargets. bkill kills a pending job at once (EXIT) and asks the
+// host to terminate a started one; -r records a started job as ended at
+// once and sends SIGKILL; -d (ignored with -r and -s, and for pending
+// jobs) records a started job as DONE once it has ended; -b with no job id
+// leaves out the jobs that cannot be killed instead of reporting them.
 func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply {
 	reply := &api.SignalReply{}
 	c.mu.Lock()
@@ -86,6 +98,11 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 				ev.Type, ev.State, ev.TermReason, ev.ExitStatus = api.EventType_FINISH, nj.State, reason, nj.ExitStatus
 				acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, sig: syscall.SIGKILL})
 			default:
+				if req.MarkDone {
+					// bkill -d: a termination request without a reason
+					// (killedAsDone) makes the job DONE when it ends.
+					nj.TermReason = api.TermReason_TERM_UNKNOWN
+				}
 				acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, kil: true})
 			}
 			changes = append(changes, store.Change{Job: nj, Event: ev})
@@ -135,6 +152,16 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 			acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, sig: syscall.Signal(req.Signal)})
 		}
 	}
+	if req.Bulk && len(req.Refs) == 0 && req.Action == api.SignalRequest_KILL && !req.Force {
+		// bkill -b 0: the jobs that cannot be killed are skipped silently.
+		kept := reply.Results[:0]
+		for _, res := range reply.Results {
+			if res.Error == "" {
+				kept = append(kept, res)
+			}
+		}
+		reply.Results = kept
+	}
 	// Written before acted on.
 	if err := c.commit(changes); err != nil {
 		c.mu.Unlock()
@@ -160,11 +187,21 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 	return reply
 }
 
-// signalTargets resolves a request to jobs (c.mu held).
+// signalTargets resolves a request to jobs (c.mu held). Jobs named by id
+// must also pass the request's filters (a named job that does not is
+// missing, "No matching job found"); without ids the filters select among
+// the caller's (or -u's) unfinished jobs: all of them with job id 0 or
+// -stat, else only the last submitted, as LSF does.
 func (c *Controller) signalTargets(who Caller, req *api.SignalRequest) (targets []*rec, missing []*api.JobRef) {
+	f := signalFilter(c.config(), req)
 	if len(req.Refs) > 0 {
 		for _, ref := range req.Refs {
-			found := c.resolve(ref)
+			var found []*rec
+			for _, r := range c.resolve(ref) {
+				if f.match(who, r, true) {
+					found = append(found, r)
+				}
+			}
 			if len(found) == 0 {
 				missing = append(missing, ref)
 			}
@@ -174,21 +211,9 @@ func (c *Controller) signalTargets(who Caller, req *api.SignalRequest) (targets 
 	}
 	var all []*rec
 	for _, r := range c.jobs {
-		if isFinished(r.job.State) {
-			continue
+		if !isFinished(r.job.State) && f.match(who, r, false) {
+			all = append(all, r)
 		}
-		if !userMatches(who, req.User, r) {
-			continue
-		}
-		if req.Queue != "" && r.eff.GetQueue() != req.Queue {
-			continue
-		}
-		if req.Name != "" {
-			if ok, _ := path.Match(req.Name, r.eff.GetJobName()); !ok {
-				continue
-			}
-		}
-		all = append(all, r)
 	}
 	sort.Slice(all, func(a, b int) bool {
 		if all[a].job.JobId != all[b].job.JobId {
@@ -196,7 +221,7 @@ func (c *Controller) signalTargets(who Caller, req *api.SignalRequest) (targets 
 		}
 		return all[a].job.ArrayIndex < all[b].job.ArrayIndex
 	})
-	if req.All || len(all) == 0 {
+	if req.All || len(req.States) > 0 || len(all) == 0 {
 		return all, nil
 	}
 	// Without job id 0, only the last submitted matching job.

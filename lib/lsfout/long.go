@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -81,14 +82,16 @@ const thresholdTable = "           r15s   r1m  r15m   ut      pg    io   ls    i
 // event paragraph are folded by Wrap unless opt.Unformatted.
 //
 // A record holds: the header (Job, Job Name if -J was given, User, Project,
-// Application, User Group, Mail, Status, Queue, Job Priority, Command, Job
-// Description); the Submitted paragraph; the CPULIMIT/RUNLIMIT and MEMLIMIT
+// Application, User Group, Job Group, Mail, Status, Queue, Job Priority,
+// Command, Job Description); the Submitted paragraph; the CPULIMIT/RUNLIMIT and MEMLIMIT
 // tables when the job has such limits; the Started paragraph once the job
 // has started, which ends with "Output spooled to <file>" when the job has no
 // -o file but a spool file (an XCE addition); then by state the finish lines
 // (DONE, EXIT), the resource usage (RUN, UNKWN, SSUSP, USUSP), MEMORY USAGE,
-// PENDING REASONS (PEND, PSUSP) or SUSPENDING REASONS (SSUSP, USUSP); and last
-// the SCHEDULING PARAMETERS table and the RESOURCE REQUIREMENT DETAILS;
+// PENDING REASONS (PEND, PSUSP) or SUSPENDING REASONS (SSUSP, USUSP); the
+// EXCEPTION STATUS line of a job with exceptions (the resource usage then
+// shows IDLE_FACTOR for an idle job); and last the SCHEDULING PARAMETERS
+// table and the RESOURCE REQUIREMENT DETAILS;
 // then, for a job whose effective spec records where its values came from
 // (JobSpec.origin), the EFFECTIVE SETTINGS section (an XCE addition).
 func WriteJobsLong(w io.Writer, jobs []*api.Job, opt JobsOptions) error {
@@ -153,6 +156,9 @@ func (lw *longWriter) job(j *api.Job) {
 			lw.b.WriteString(" " + r + ";\n")
 		}
 	}
+	if exc := j.GetExceptions(); len(exc) > 0 {
+		lw.b.WriteString("\n EXCEPTION STATUS:  " + strings.Join(exc, "  ") + "\n")
+	}
 	lw.b.WriteString("\n SCHEDULING PARAMETERS:\n")
 	lw.b.WriteString(thresholdTable)
 
@@ -197,6 +203,9 @@ func longHeader(j *api.Job) string {
 	}
 	if e.GetUserGroup() != "" {
 		items = append(items, "User Group <"+e.GetUserGroup()+">")
+	}
+	if g := api.JobGroupPath(e.GetJobGroup()); g != "" {
+		items = append(items, "Job Group <"+g+">")
 	}
 	if s.GetMailUser() != "" {
 		items = append(items, "Mail <"+s.GetMailUser()+">")
@@ -402,10 +411,14 @@ func (lw *longWriter) usage(j *api.Job) {
 		return
 	}
 	at := firstSet(u.GetCollectedTime(), unixNano(lw.opt.Now), j.GetStartTime())
-	lines := []string{
-		fmt.Sprintf("The CPU time used is %d seconds.", u.GetCpuTimeMs()/1000),
-		fmt.Sprintf("MEM: %s;  SWAP: %s;  NTHREAD: %d", memKB(u.GetMemKb()), memKB(u.GetSwapKb()), u.GetNthreads()),
+	lines := []string{fmt.Sprintf("The CPU time used is %d seconds.", u.GetCpuTimeMs()/1000)}
+	if slices.Contains(j.GetExceptions(), "idle") {
+		// LSF adds the idle factor once the job has the idle exception.
+		if run := float64(at-j.GetStartTime()) / 1e9; run > 0 {
+			lines = append(lines, fmt.Sprintf("IDLE_FACTOR(cputime/runtime):   %.2f", float64(u.GetCpuTimeMs())/1000/run))
+		}
 	}
+	lines = append(lines, fmt.Sprintf("MEM: %s;  SWAP: %s;  NTHREAD: %d", memKB(u.GetMemKb()), memKB(u.GetSwapKb()), u.GetNthreads()))
 	pgid := u.GetPgid()
 	if pgid == 0 {
 		pgid = j.GetPid()

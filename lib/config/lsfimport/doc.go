@@ -74,7 +74,8 @@
 //     candidate that is an imported queue; without one, a queue named
 //     "default", else the first queue, noted), DEFAULT_PROJECT,
 //     DEFAULT_APPLICATION -> default_app, CLEAN_PERIOD (seconds) ->
-//     clean_period, MAX_JOB_ARRAY_SIZE -> max_array_size. Everything else
+//     clean_period, MAX_JOB_ARRAY_SIZE -> max_array_size,
+//     EADMIN_TRIGGER_DURATION (minutes) -> eadmin_trigger_duration. Everything else
 //     is noted, with the xced flag where one exists
 //     (JOB_TERMINATE_INTERVAL: --terminate-interval).
 //   - lsb.hosts: Host MXJ -> hosts.NAME.slots ("!" = one per CPU, left
@@ -104,6 +105,8 @@
 //     noted), PREEMPTION PREEMPTIVE[...] PREEMPTABLE[...] -> preemptive,
 //     preemptable (an empty list -> "lower"/"higher"; "+N" levels dropped;
 //     queues that do not exist or break the priority order noted).
+//     JOB_OVERRUN and JOB_UNDERRUN (minutes) -> job_overrun, job_underrun,
+//     JOB_IDLE -> job_idle.
 //     RES_REQ, PRE_EXEC and POST_EXEC are translated to the queue's
 //     deprecated res_req, pre_exec and post_exec, each with a deprecation
 //     note. JOB_STARTER is noted (it belongs to a profile in xce), as is

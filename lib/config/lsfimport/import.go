@@ -627,6 +627,13 @@ func (im *importer) lsbParams(f *File) {
 					continue
 				}
 				im.cluster.set("clean_period", config.TOMLString(config.Duration(n).String()), fmt.Sprintf("CLEAN_PERIOD %d s", n), psrc(p))
+			case "EADMIN_TRIGGER_DURATION":
+				n, err := strconv.ParseInt(p.Value, 10, 64)
+				if err != nil || n <= 0 {
+					im.note(psrc(p), "not translated: %q is not a positive number of minutes", p.Value)
+					continue
+				}
+				im.cluster.set("eadmin_trigger_duration", config.TOMLString(config.Duration(n*60).String()), fmt.Sprintf("EADMIN_TRIGGER_DURATION %d min", n), psrc(p))
 			case "MAX_JOB_ARRAY_SIZE":
 				n, err := strconv.ParseInt(p.Value, 10, 64)
 				if err != nil || n < 1 || n > 2147483646 {
@@ -998,6 +1005,20 @@ func (im *importer) queue(s *Section) {
 				continue
 			}
 			t.set("nice", tomlInt(n), "", at)
+		case "JOB_OVERRUN", "JOB_UNDERRUN":
+			n, err := strconv.ParseInt(p.Value, 10, 64)
+			if err != nil || n <= 0 {
+				im.note(at, "not translated: %q is not a positive number of minutes", p.Value)
+				continue
+			}
+			t.set(strings.ToLower(k), config.TOMLString(config.Duration(n*60).String()), fmt.Sprintf("%s %d min", k, n), at)
+		case "JOB_IDLE":
+			f, err := strconv.ParseFloat(p.Value, 64)
+			if err != nil || f <= 0 || f > 1 {
+				im.note(at, "not translated: %q is not a number from 0 to 1", p.Value)
+				continue
+			}
+			t.set("job_idle", strconv.FormatFloat(f, 'f', -1, 64), "", at)
 		case "USERS", "ADMINISTRATORS":
 			t.set(strings.ToLower(k), tomlList(List(p.Value)), "", at)
 		case "HOSTS":
