@@ -19,7 +19,6 @@ type effSpec struct {
 
 	queue, user, jobName, command  string
 	project, app, dependency, out  string
-	userGroup                      string // -G: the fairshare account when it holds shares
 	uid                            uint32
 	minTasks, maxTasks, arrayLimit int32
 	userPriority                   int32
@@ -65,7 +64,6 @@ func newEffSpec(spec *api.JobSpec, raw []byte) (*effSpec, error) {
 		app:          spec.App,
 		dependency:   spec.Dependency,
 		out:          spec.OutputFile,
-		userGroup:    spec.UserGroup,
 		uid:          spec.Uid,
 		minTasks:     spec.MinTasks,
 		maxTasks:     spec.MaxTasks,
@@ -155,13 +153,6 @@ func (e *effSpec) GetOutputFile() string {
 		return ""
 	}
 	return e.out
-}
-
-func (e *effSpec) GetUserGroup() string {
-	if e == nil {
-		return ""
-	}
-	return e.userGroup
 }
 
 func (e *effSpec) GetUid() uint32 {

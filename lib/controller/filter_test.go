@@ -172,7 +172,7 @@ func TestQueryAndSignalFilters(t *testing.T) {
 		return r.JobId
 	}
 	a := sub(&api.JobSpec{Command: "a", JobGroup: "/proj", Description: "nightly build"})
-	ab := sub(&api.JobSpec{Command: "ab", JobGroup: "/proj/sub/", UserGroup: "chem", Queue: "watched"})
+	ab := sub(&api.JobSpec{Command: "ab", JobGroup: "/proj/sub", UserGroup: "chem", Queue: "watched"})
 	other := sub(&api.JobSpec{Command: "o", JobGroup: "/project", MinTasks: 2, Description: "weekly"})
 	waitFor(t, "two running", func() bool {
 		return c.stateOf(a, 0) == api.JobState_RUN && c.stateOf(ab, 0) == api.JobState_RUN
