@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -156,13 +157,17 @@ job_underrun = "1h"
 
 [host_groups.all_hosts]
 members = ["all"]
+
+[user_groups.chem]
+members = ["%s"]
 `
 
 // bjobs -g takes subgroups, -G one user group, -Jd a wildcard, -x jobs with
 // exceptions; bkill -g only the group itself, -stat jobs in the states, -d
 // records DONE, -b skips what cannot be killed.
 func TestQueryAndSignalFilters(t *testing.T) {
-	c, fx := newTestControllerWith(t, filterConfig, 2, -1)
+	aliceName, _ := lookupUser(alice.UID)
+	c, fx := newTestControllerWith(t, fmt.Sprintf(filterConfig, aliceName), 2, -1)
 	sub := func(spec *api.JobSpec) int64 {
 		t.Helper()
 		r, err := c.Submit(alice, spec)
