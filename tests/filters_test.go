@@ -2,6 +2,7 @@ package tests
 
 import (
 	"os"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -16,6 +17,10 @@ func filtersConfig(t *testing.T) string {
 	host, _ := os.Hostname()
 	if i := strings.IndexByte(host, '.'); i > 0 {
 		host = host[:i]
+	}
+	me := "root"
+	if u, err := user.Current(); err == nil {
+		me = u.Username
 	}
 	text := `
 [cluster]
@@ -43,6 +48,9 @@ job_idle = 0.5
 
 [apps.prof]
 description = "a profile to filter on"
+
+[user_groups.chem]
+members = ["` + me + `"]
 `
 	path := filepath.Join(t.TempDir(), "xce.toml")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
@@ -84,7 +92,7 @@ func (c *cluster) poll(re *regexp.Regexp, args ...string) string {
 func TestFiltersBjobs(t *testing.T) {
 	c := newCluster(t, "--config", filtersConfig(t))
 	a := c.submit("", "-g", "/proj", "-Jd", "nightly build", "sleep 60")
-	b := c.submit("", "-g", "/proj/sub/", "-G", "chem", "sleep 60")
+	b := c.submit("", "-g", "/proj/sub", "-G", "chem", "sleep 60")
 	o := c.submit("", "-g", "/project", "-J", "other", "-Jd", "weekly", "sleep 60")
 	c.waitState(o, "RUN")
 	for _, tc := range []struct {
