@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -137,4 +138,36 @@ func TestBjobsAfterCleanPeriod(t *testing.T) {
 	if r := c.run("", "bjobs", "-a"); r.code != 0 || r.stderr != "No job found\n" {
 		t.Fatalf("bjobs -a after the clean period: %d %q %q", r.code, r.stdout, r.stderr)
 	}
+}
+
+// bjgroup lists the groups jobs were submitted to, with the groups above
+// them, counting subgroups' jobs.
+func TestBjgroup(t *testing.T) {
+	me := "root"
+	if u, err := user.Current(); err == nil {
+		me = u.Username
+	}
+	c := newCluster(t)
+	if r := c.run("", "bjgroup"); r.code != 0 || r.stderr != "No job group found\n" {
+		t.Fatalf("bjgroup with no groups: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	c.submit("", "-H", "-g", "/risk/daily", "true")
+	c.submit("", "-H", "-g", "/risk/daily", "true")
+	run := c.submit("", "-g", "/risk/weekly", "sleep 60")
+	c.submit("", "-H", "-g", "/ops", "true")
+	c.waitState(run, "RUN")
+	row := func(name string, njobs, pend, running int) string {
+		return fmt.Sprintf("%-18s %-7d %-7d %-6d %-6d %-6d %-7d %-5s %7s  %s\n", name, njobs, pend, running, 0, 0, 0, "()", fmt.Sprintf("%d/-", running), me)
+	}
+	head := "GROUP_NAME         NJOBS   PEND    RUN    SSUSP  USUSP  FINISH  SLA    JLIMIT  OWNER\n"
+	if out := c.must("", "bjgroup"); out != head+row("/ops", 1, 1, 0)+row("/risk", 3, 2, 1)+row("/risk/daily", 2, 2, 0)+row("/risk/weekly", 1, 0, 1) {
+		t.Errorf("bjgroup:\n%s", out)
+	}
+	if out := c.must("", "bjgroup", "-s", "/risk/"); out != head+row("/risk", 3, 2, 1) {
+		t.Errorf("bjgroup -s /risk/:\n%s", out)
+	}
+	if r := c.run("", "bjgroup", "-s", "/nosuch"); r.code != 255 || r.stderr != "/nosuch: Job group does not exist\n" {
+		t.Errorf("bjgroup -s /nosuch: %d %q", r.code, r.stderr)
+	}
+	c.must("", "bkill", run)
 }

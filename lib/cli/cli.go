@@ -67,6 +67,7 @@ var commands = map[string]func([]string) int{
 	"btop":     btop,
 	"bbot":     bbot,
 	"bwait":    bwait,
+	"bjgroup":  bjgroup,
 	"bparams":  bparams,
 	"bugroup":  bugroup,
 	"bmgroup":  bmgroup,
