@@ -117,7 +117,7 @@ const (
 )
 
 type timeFields struct {
-	set                             int
+	set                            int
 	year, month, day, hour, minute int
 }
 
