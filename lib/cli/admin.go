@@ -7,15 +7,16 @@ import (
 	"google.golang.org/grpc/status"
 
 	"xce/lib/api"
+	"xce/lib/lsfout"
 )
 
-// badmin is the administrator's command: reconfig and ckconfig, and the
-// queue and host controls.
+// badmin is the administrator's command: reconfig and ckconfig, the
+// queue and host controls, and showstatus (which anyone may run).
 func badmin(args []string) int {
 	var verbose, force bool
 	var comment string
 	var words []string
-	cmd, code := newCommand("badmin reconfig [-v] [-f] | ckconfig [-v] | qclose|qopen|qact|qinact queue ... | hclose|hopen [-C comment] host ... | all",
+	cmd, code := newCommand("badmin reconfig [-v] [-f] | ckconfig [-v] | showstatus | qclose|qopen|qact|qinact queue ... | hclose|hopen [-C comment] host ... | all",
 		"Administer the cluster", func(a []string) int {
 			words = a
 			return 0
@@ -38,6 +39,12 @@ func badmin(args []string) int {
 			return 255
 		}
 		return reconfig(sub == "ckconfig", verbose)
+	case "showstatus":
+		if len(names) > 0 {
+			fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.Use)
+			return 255
+		}
+		return showStatus()
 	}
 	action, ok := adminActions[sub]
 	if !ok {
@@ -134,6 +141,36 @@ func reconfig(check, verbose bool) int {
 		for _, ch := range reply.Changes {
 			fmt.Fprintln(sys.stdout, ch)
 		}
+	}
+	return 0
+}
+
+// showStatus is badmin showstatus: the hosts, every user's jobs and the
+// controller's own facts, summarized.
+func showStatus() int {
+	c, cx, done, ok := connect()
+	if !ok {
+		return 255
+	}
+	defer done()
+	hosts, err := c.ListHosts(cx, &api.ListHostsRequest{})
+	if err != nil {
+		fmt.Fprintln(sys.stderr, rpcError(c, err))
+		return 255
+	}
+	jobs, err := c.Query(cx, &api.QueryRequest{User: "all", Scope: api.QueryRequest_ALL})
+	if err != nil {
+		fmt.Fprintln(sys.stderr, rpcError(c, err))
+		return 255
+	}
+	info, err := c.Info(cx, &api.ClusterInfoRequest{})
+	if err != nil {
+		fmt.Fprintln(sys.stderr, rpcError(c, err))
+		return 255
+	}
+	if err := lsfout.WriteShowStatus(sys.stdout, hosts.Hosts, jobs.Jobs, info, nil); err != nil {
+		fmt.Fprintln(sys.stderr, err)
+		return 255
 	}
 	return 0
 }
