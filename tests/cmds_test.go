@@ -217,7 +217,7 @@ func TestCmdsParamsGroups(t *testing.T) {
 	if out := c.must("", "bmgroup", "mine"); out != "GROUP_NAME    HOSTS\nmine          "+host+"\n" {
 		t.Errorf("bmgroup:\n%q", out)
 	}
-	if r := c.run("", "bugroup", "nosuch"); r.code != 255 || r.stderr != "nosuch: No such user group\n" {
+	if r := c.run("", "bugroup", "nosuch"); r.code != 255 || r.stderr != "nosuch: No such user/host group\n" {
 		t.Errorf("bugroup nosuch: %d %q", r.code, r.stderr)
 	}
 }

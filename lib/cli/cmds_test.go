@@ -30,7 +30,7 @@ func TestNewCommandsArguments(t *testing.T) {
 		{"lsload", []string{"-h"}, 0, "lsload [-w] [host_name ...]"},
 		{"busers", []string{"-Q"}, 255, "busers: illegal option -- Q"},
 		{"bacct", []string{"-u"}, 255, "bacct: option requires an argument -- u"},
-		{"bacct", []string{"12x"}, 255, "12x: Illegal job ID"},
+		{"bacct", []string{"12x"}, 255, "12x: Illegal job ID."},
 		{"bjobs", []string{"-sum", "-x"}, 255, "bjobs: illegal option -- x"},
 		{"bjobs", []string{"-hms", "-o", "nosuchfield"}, 255, "nosuchfield"},
 	} {
