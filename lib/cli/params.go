@@ -45,6 +45,9 @@ func listGroups(name, title string, hosts bool, args []string) int {
 		if hosts {
 			all = info.HostGroups
 		}
+		if len(all) == 0 {
+			return fmt.Errorf("%s group: No %s group defined in the system", kind, kind)
+		}
 		groups := all
 		if len(names) > 0 {
 			byName := map[string]*api.Group{}
@@ -59,9 +62,6 @@ func listGroups(name, title string, hosts bool, args []string) int {
 				}
 				groups = append(groups, g)
 			}
-		}
-		if len(groups) == 0 {
-			return fmt.Errorf("%s group: No %s group defined in the system", kind, kind)
 		}
 		return lsfout.WriteGroups(sys.stdout, groups, title)
 	})

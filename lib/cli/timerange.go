@@ -34,7 +34,6 @@ var errBadTime = errors.New("Bad time specification")
 
 // parseTimeRange reads a time range relative to now (in now's location).
 func parseTimeRange(s string, now time.Time) (timeRange, error) {
-	now = now.Truncate(time.Second)
 	startS, endS, hasComma := strings.Cut(s, ",")
 	if !hasComma {
 		// One time: its whole span.
