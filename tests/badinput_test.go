@@ -143,6 +143,8 @@ func TestBadInputEveryCommand(t *testing.T) {
 	add(
 		badCase{argv: []string{"bqueues", "nosuch"}, stderr: "nosuch: No such queue\n", code: 255},
 		badCase{argv: []string{"bhosts", "nosuch"}, stderr: "nosuch: Bad host name, host group name or cluster name\n", code: 255},
+		badCase{argv: []string{"lshosts", "nosuch"}, stderr: "nosuch: Bad host name, host group name or cluster name\n", code: 255}, // XCE
+		badCase{argv: []string{"lsload", "nosuch"}, stderr: "nosuch: Bad host name, host group name or cluster name\n", code: 255},  // XCE
 		badCase{argv: []string{"busers", "nosuchuser"}, stderr: "nosuchuser: Unknown user\n", code: 255},
 		badCase{argv: []string{"bugroup", "nosuch"}, stderr: "user group: No user group defined in the system\n", code: 255},
 		badCase{argv: []string{"bmgroup"}, stderr: "host group: No host group defined in the system\n", code: 255},
