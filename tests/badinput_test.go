@@ -34,6 +34,8 @@ func TestBadInputEveryCommand(t *testing.T) {
 		os.Chmod(c.work, 0o777)
 	}
 	ids := map[string]string{}
+	// Jobs outlive xced: end them before the cluster goes.
+	t.Cleanup(func() { killJobs(c, ids["run"], ids["ususp"]) })
 	ids["run"] = c.submit("", "sleep 1000")
 	ids["ususp"] = c.submit("", "sleep 1000")
 	ids["psusp"] = c.submit("", "-H", "true")
@@ -223,6 +225,18 @@ func TestBadInputEveryCommand(t *testing.T) {
 	for state, id := range map[string]string{"RUN": ids["run"], "USUSP": ids["ususp"], "PSUSP": ids["psusp"], "PEND": ids["pend"]} {
 		if s := c.stat(id); s != state {
 			t.Errorf("job %s is %s after the bad input, want %s", id, s, state)
+		}
+	}
+}
+
+// killJobs ends all of the user's jobs at once and waits until the
+// running ones (ids) have ended.
+func killJobs(c *cluster, ids ...string) {
+	c.run("", "bkill", "-s", "KILL", "0")
+	c.run("", "bkill", "0")
+	for _, id := range ids {
+		if id != "" {
+			c.waitState(id, "EXIT", "DONE")
 		}
 	}
 }

@@ -84,6 +84,7 @@ func TestBhistSelections(t *testing.T) {
 func TestShowStatus(t *testing.T) {
 	c := newCluster(t)
 	run := c.submit("", "sleep 1000")
+	t.Cleanup(func() { killJobs(c, run) })
 	c.submit("", "-H", "true")
 	fin := c.submit("", "true")
 	c.waitState(run, "RUN")
