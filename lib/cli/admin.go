@@ -2,20 +2,26 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"xce/lib/api"
+	"xce/lib/lsfout"
 )
 
-// badmin is the administrator's command: reconfig and ckconfig, and the
-// queue and host controls.
+// badmin is the administrator's command: reconfig and ckconfig, the
+// queue and host controls, and showstatus (which anyone may run). A queue
+// control without a queue acts on the default queue, a host control
+// without a host on the local host, as LSF's do; a failed queue control
+// says "queue: reason" (OpenLava's lsb_perror(queue)).
 func badmin(args []string) int {
 	var verbose, force bool
 	var comment string
 	var words []string
-	cmd, code := newCommand("badmin reconfig [-v] [-f] | ckconfig [-v] | qclose|qopen|qact|qinact queue ... | hclose|hopen [-C comment] host ... | all",
+	cmd, code := newCommand("badmin reconfig [-v] [-f] | ckconfig [-v] | showstatus | qclose|qopen|qact|qinact [-C comment] [queue ... | all] | hclose|hopen [-C comment] [host ... | all]",
 		"Administer the cluster", func(a []string) int {
 			words = a
 			return 0
@@ -38,14 +44,16 @@ func badmin(args []string) int {
 			return 255
 		}
 		return reconfig(sub == "ckconfig", verbose)
+	case "showstatus":
+		if len(names) > 0 {
+			fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.Use)
+			return 255
+		}
+		return showStatus()
 	}
 	action, ok := adminActions[sub]
 	if !ok {
 		fmt.Fprintf(sys.stderr, "%s: Invalid command\nUsage: %s\n", sub, cmd.Use)
-		return 255
-	}
-	if len(names) == 0 {
-		fmt.Fprintf(sys.stderr, "%s: a queue or host name must be specified\n", sub)
 		return 255
 	}
 	c, cx, done, ok := connect()
@@ -53,6 +61,35 @@ func badmin(args []string) int {
 		return 255
 	}
 	defer done()
+	hostAction := action == api.ControlRequest_HOST_CLOSE || action == api.ControlRequest_HOST_OPEN
+	switch {
+	case len(names) == 0 && hostAction:
+		// No host: the local host, as LSF assumes.
+		h, err := os.Hostname()
+		if err != nil {
+			fmt.Fprintf(sys.stderr, "%s: cannot tell the local host: %v\n", sub, err)
+			return 255
+		}
+		names = []string{strings.SplitN(h, ".", 2)[0]}
+	case len(names) == 0:
+		// No queue: the default queue, as LSF assumes.
+		info, err := c.Info(cx, &api.ClusterInfoRequest{})
+		if err != nil {
+			fmt.Fprintln(sys.stderr, rpcError(c, err))
+			return 255
+		}
+		names = []string{info.DefaultQueue}
+	case !hostAction && len(names) == 1 && names[0] == "all":
+		qs, err := c.ListQueues(cx, &api.ListQueuesRequest{})
+		if err != nil {
+			fmt.Fprintln(sys.stderr, rpcError(c, err))
+			return 255
+		}
+		names = names[:0]
+		for _, q := range qs.Queues {
+			names = append(names, q.Name)
+		}
+	}
 	reply, err := c.Control(cx, &api.ControlRequest{Action: action, Names: names, Comment: comment})
 	if err != nil {
 		fmt.Fprintln(sys.stderr, rpcError(c, err))
@@ -74,7 +111,7 @@ func badmin(args []string) int {
 			}
 		default:
 			if r.Error != "" {
-				fmt.Fprintf(sys.stderr, "Queue <%s>: %s\n", r.Name, r.Error)
+				fmt.Fprintf(sys.stderr, "%s: %s\n", r.Name, r.Error)
 				failed = true
 			} else {
 				fmt.Fprintf(sys.stdout, "Queue <%s> is %s\n", r.Name, queueVerbs[action])
@@ -134,6 +171,36 @@ func reconfig(check, verbose bool) int {
 		for _, ch := range reply.Changes {
 			fmt.Fprintln(sys.stdout, ch)
 		}
+	}
+	return 0
+}
+
+// showStatus is badmin showstatus: the hosts, every user's jobs and the
+// controller's own facts, summarized.
+func showStatus() int {
+	c, cx, done, ok := connect()
+	if !ok {
+		return 255
+	}
+	defer done()
+	hosts, err := c.ListHosts(cx, &api.ListHostsRequest{})
+	if err != nil {
+		fmt.Fprintln(sys.stderr, rpcError(c, err))
+		return 255
+	}
+	jobs, err := c.Query(cx, &api.QueryRequest{User: "all", Scope: api.QueryRequest_ALL})
+	if err != nil {
+		fmt.Fprintln(sys.stderr, rpcError(c, err))
+		return 255
+	}
+	info, err := c.Info(cx, &api.ClusterInfoRequest{})
+	if err != nil {
+		fmt.Fprintln(sys.stderr, rpcError(c, err))
+		return 255
+	}
+	if err := lsfout.WriteShowStatus(sys.stdout, hosts.Hosts, jobs.Jobs, info, nil); err != nil {
+		fmt.Fprintln(sys.stderr, err)
+		return 255
 	}
 	return 0
 }

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -183,6 +184,8 @@ func execute(c *cobra.Command, code *int, args []string, stopAtCommand bool) (rc
 
 type usageError struct{ err error }
 
+var badFlagValue = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?--([\w-]+)" flag`)
+
 func (u usageError) Error() string { return u.err.Error() }
 
 // lsfFlagError words pflag's errors as LSF's getopt does.
@@ -193,6 +196,10 @@ func lsfFlagError(err error) string {
 	}
 	if rest, ok := strings.CutPrefix(msg, "flag needs an argument: --"); ok {
 		return "option requires an argument -- " + rest
+	}
+	// invalid argument "x" for "--t" flag: strconv.ParseInt: ...
+	if m := badFlagValue.FindStringSubmatch(msg); m != nil {
+		return m[1] + ": Bad argument for option -" + m[2]
 	}
 	return strings.ReplaceAll(msg, "--", "-")
 }
@@ -230,41 +237,99 @@ func rpcError(c *client.Client, err error) string {
 	return st.Message()
 }
 
-// parseJobIDs reads job id arguments: 123, "123[4]" and "123[1-3,7]".
-// Index -1 stands for every element of a job.
+// parseJobIDs reads job id arguments: 123, "123[4]", "123[1-3,7]" and
+// "123[1-9:2]". Index -1 stands for every element of a job. Mistakes get
+// LSF's messages (OpenLava's getJobIdIndexList): "12x: Illegal job ID.",
+// "0[1]: Job ID out of valid range.", "1[2: Bad job array index list.",
+// "0: Job Array index out of valid range.", "5-3: Job Array index invalid
+// range.".
 func parseJobIDs(args []string) ([]*api.JobRef, error) {
 	var refs []*api.JobRef
 	for _, a := range args {
 		base, list, hasIdx := strings.Cut(a, "[")
 		id, err := strconv.ParseInt(base, 10, 64)
-		if err != nil || id < 0 {
-			return nil, fmt.Errorf("%s: Illegal job ID", a)
+		if err != nil || id < 0 || strings.HasPrefix(base, "+") {
+			return nil, fmt.Errorf("%s: Illegal job ID.", a)
 		}
 		if !hasIdx {
 			refs = append(refs, &api.JobRef{JobId: id, ArrayIndex: -1})
 			continue
 		}
-		list, ok := strings.CutSuffix(list, "]")
-		if !ok || list == "" {
-			return nil, fmt.Errorf("%s: Illegal job ID", a)
+		if id == 0 {
+			return nil, fmt.Errorf("%s: Job ID out of valid range.", a)
 		}
-		for _, part := range strings.Split(list, ",") {
-			lo, hi, isRange := strings.Cut(part, "-")
-			a1, err1 := strconv.Atoi(lo)
-			a2 := a1
-			var err2 error
-			if isRange {
-				a2, err2 = strconv.Atoi(hi)
-			}
-			if err1 != nil || err2 != nil || a1 < 1 || a2 < a1 {
-				return nil, fmt.Errorf("%s: Illegal job ID", a)
-			}
-			for i := a1; i <= a2; i++ {
-				refs = append(refs, &api.JobRef{JobId: id, ArrayIndex: int32(i)})
-			}
+		idx, err := parseIndexList(a, list)
+		if err != nil {
+			return nil, err
+		}
+		if len(refs)+len(idx) > maxExpandedRefs {
+			return nil, fmt.Errorf("%s: Job array index too large.", a)
+		}
+		for _, i := range idx {
+			refs = append(refs, &api.JobRef{JobId: id, ArrayIndex: i})
 		}
 	}
 	return refs, nil
+}
+
+// maxExpandedRefs bounds how many elements a command line may name: the
+// commands send each element (XCE's choice; LSF sends the index list).
+const maxExpandedRefs = 1 << 20
+
+// parseIndexList reads an index list "1-3,7,10-20:2]" (the text after the
+// "[" of arg).
+func parseIndexList(arg, list string) ([]int32, error) {
+	bad := fmt.Errorf("%s: Bad job array index list.", arg)
+	list, ok := strings.CutSuffix(list, "]")
+	if !ok || list == "" || strings.ContainsAny(list, "[]") {
+		return nil, bad
+	}
+	num := func(s string) (int64, bool) {
+		if s == "" || strings.HasPrefix(s, "+") || strings.HasPrefix(s, "-") {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		return n, err == nil
+	}
+	const maxIndex = 2147483646
+	var out []int32
+	seen := map[int64]bool{}
+	for _, part := range strings.Split(list, ",") {
+		rng, stepS, hasStep := strings.Cut(part, ":")
+		loS, hiS, isRange := strings.Cut(rng, "-")
+		lo, ok1 := num(loS)
+		hi, ok2 := lo, true
+		if isRange {
+			hi, ok2 = num(hiS)
+		}
+		step, ok3 := int64(1), true
+		if hasStep {
+			step, ok3 = num(stepS)
+		}
+		if !ok1 || !ok2 || !ok3 {
+			return nil, bad
+		}
+		switch {
+		case lo > hi:
+			return nil, fmt.Errorf("%d-%d: Job Array index invalid range.", lo, hi)
+		case lo <= 0 || lo > maxIndex:
+			return nil, fmt.Errorf("%d: Job Array index out of valid range.", lo)
+		case hi > maxIndex:
+			return nil, fmt.Errorf("%d: Job Array index out of valid range.", hi)
+		case step <= 0 || step > maxIndex:
+			return nil, fmt.Errorf("%d: Job Array index step out of valid range.", step)
+		}
+		for i := lo; i <= hi; i += step {
+			if len(out) >= maxExpandedRefs {
+				return nil, fmt.Errorf("%s: Job array index too large.", arg)
+			}
+			if !seen[i] {
+				seen[i] = true
+				out = append(out, int32(i))
+			}
+		}
+	}
+	return out, nil
 }
 
 func refString(r *api.JobRef) string {

@@ -35,7 +35,7 @@ func TestLSFArgs(t *testing.T) {
 }
 
 func TestParseJobIDs(t *testing.T) {
-	refs, err := parseJobIDs([]string{"12", "13[2]", "14[1-3,7]"})
+	refs, err := parseJobIDs([]string{"12", "13[2]", "14[1-3,7]", "15[1-7:3,4]", "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,12 +43,30 @@ func TestParseJobIDs(t *testing.T) {
 	for _, r := range refs {
 		got = append(got, fmt.Sprintf("%d/%d", r.JobId, r.ArrayIndex))
 	}
-	if s := strings.Join(got, " "); s != "12/-1 13/2 14/1 14/2 14/3 14/7" {
+	if s := strings.Join(got, " "); s != "12/-1 13/2 14/1 14/2 14/3 14/7 15/1 15/4 15/7 0/-1" {
 		t.Errorf("%s", s)
 	}
-	for _, bad := range []string{"x", "12[", "12[0]", "12[3-1]", "-1"} {
-		if _, err := parseJobIDs([]string{bad}); err == nil || !strings.Contains(err.Error(), "Illegal job ID") {
-			t.Errorf("%q: %v", bad, err)
+	// OpenLava's texts (getJobIdIndexList, parseJobArrayIndex).
+	for bad, want := range map[string]string{
+		"x":              "x: Illegal job ID.",
+		"12x":            "12x: Illegal job ID.",
+		"[3]":            "[3]: Illegal job ID.",
+		"+3":             "+3: Illegal job ID.",
+		"-1":             "-1: Illegal job ID.",
+		"12[":            "12[: Bad job array index list.",
+		"12[]":           "12[]: Bad job array index list.",
+		"12[a]":          "12[a]: Bad job array index list.",
+		"12[1-]":         "12[1-]: Bad job array index list.",
+		"12[1]x":         "12[1]x: Bad job array index list.",
+		"12[0]":          "0: Job Array index out of valid range.",
+		"12[3-1]":        "3-1: Job Array index invalid range.",
+		"12[1-5:0]":      "0: Job Array index step out of valid range.",
+		"12[9999999999]": "9999999999: Job Array index out of valid range.",
+		"0[1]":           "0[1]: Job ID out of valid range.",
+		"12[1-2000000]":  "12[1-2000000]: Job array index too large.",
+	} {
+		if _, err := parseJobIDs([]string{bad}); err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %q", bad, err, want)
 		}
 	}
 }

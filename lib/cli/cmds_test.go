@@ -30,7 +30,7 @@ func TestNewCommandsArguments(t *testing.T) {
 		{"lsload", []string{"-h"}, 0, "lsload [-w] [host_name ...]"},
 		{"busers", []string{"-Q"}, 255, "busers: illegal option -- Q"},
 		{"bacct", []string{"-u"}, 255, "bacct: option requires an argument -- u"},
-		{"bacct", []string{"12x"}, 255, "12x: Illegal job ID"},
+		{"bacct", []string{"12x"}, 255, "12x: Illegal job ID."},
 		{"bjobs", []string{"-sum", "-Z"}, 255, "bjobs: illegal option -- Z"},
 		{"bjobs", []string{"-g"}, 255, "bjobs: option requires an argument -- g"},
 		{"bkill", []string{"-stat", "busy", "0"}, 255, "busy: -stat takes run, pend or susp"},

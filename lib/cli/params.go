@@ -45,6 +45,9 @@ func listGroups(name, title string, hosts bool, args []string) int {
 		if hosts {
 			all = info.HostGroups
 		}
+		if len(all) == 0 {
+			return fmt.Errorf("%s group: No %s group defined in the system", kind, kind)
+		}
 		groups := all
 		if len(names) > 0 {
 			byName := map[string]*api.Group{}
@@ -55,13 +58,10 @@ func listGroups(name, title string, hosts bool, args []string) int {
 			for _, n := range names {
 				g := byName[n]
 				if g == nil {
-					return fmt.Errorf("%s: No such %s group", n, kind)
+					return fmt.Errorf("%s: No such user/host group", n)
 				}
 				groups = append(groups, g)
 			}
-		}
-		if len(groups) == 0 {
-			return fmt.Errorf("No %s group found", kind)
 		}
 		return lsfout.WriteGroups(sys.stdout, groups, title)
 	})

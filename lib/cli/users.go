@@ -12,7 +12,8 @@ import (
 // jobs. With no user named it shows the invoking user; "all" shows one line
 // per user that has unfinished jobs (LSF also lists the users it knows that
 // have none; XCE knows users only through their jobs). A named user without
-// jobs gets a line of zeros.
+// jobs gets a line of zeros; a name that is neither a user nor a user
+// group is refused as LSF does ("name: Unknown user").
 func busers(args []string) int {
 	var wide bool
 	var names []string
@@ -46,6 +47,7 @@ func busers(args []string) int {
 		return 255
 	}
 	counts := lsfout.CountUserSlots(res.Jobs)
+	info, infoErr := c.Info(cx, &api.ClusterInfoRequest{})
 	if !all {
 		by := map[string]lsfout.UserSlots{}
 		for _, u := range counts {
@@ -60,13 +62,17 @@ func busers(args []string) int {
 			seen[n] = true
 			u, ok := by[n]
 			if !ok {
+				if !knownUser(n, info) {
+					fmt.Fprintf(sys.stderr, "%s: Unknown user\n", n)
+					return 255
+				}
 				u = lsfout.UserSlots{User: n}
 			}
 			counts = append(counts, u)
 		}
 	}
 	// MAX: the user's cluster-wide slot limit from the configuration.
-	if info, err := c.Info(cx, &api.ClusterInfoRequest{}); err == nil {
+	if infoErr == nil {
 		for i := range counts {
 			limit, ok := info.UserSlotLimits[counts[i].User]
 			if !ok {
@@ -80,6 +86,20 @@ func busers(args []string) int {
 		return 255
 	}
 	return 0
+}
+
+// knownUser says whether a name busers was given is a user the system
+// knows (or a configured user group).
+func knownUser(name string, info *api.ClusterInfo) bool {
+	if _, err := user.Lookup(name); err == nil {
+		return true
+	}
+	for _, g := range info.GetUserGroups() {
+		if g.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // currentUser is the invoking user's name: from the user database, else

@@ -180,6 +180,14 @@ func (c *Controller) switchJobs(who Caller, req *api.ControlRequest) *api.Contro
 		if res.Error != "" {
 			continue
 		}
+		// LSF names the job, not the queue: "Job <4>: No such queue".
+		if q := c.queues[req.Queue]; q == nil {
+			res.Error = errNoQueue
+			continue
+		} else if !q.q.Open {
+			res.Error = "Queue has been closed"
+			continue
+		}
 		spec, _, err := c.store.Spec(id)
 		if err == nil {
 			spec.Env, err = c.store.Env(spec.EnvRef)

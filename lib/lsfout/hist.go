@@ -60,14 +60,19 @@ const histHeader = "Summary of time in seconds spent in various states:\n" +
 	"JOBID   USER    JOB_NAME  PEND    PSUSP   RUN     USUSP   SSUSP   UNKWN   TOTAL\n"
 
 // WriteHistory writes bhist's default summary table, one row per job
-// (OpenLava's "%-7.7s %-7.7s %-9.9s %-8.0f..." layout); events holds each
-// job's log, keyed by JobIDString.
-func WriteHistory(w io.Writer, jobs []*api.Job, events map[string][]*api.Event, now time.Time) error {
+// (OpenLava's "%-7.7s %-7.7s %-9.9s %-8.0f..." layout; with opt.Wide, bhist
+// -w, the job ID, user and job name are not cut); events holds each job's
+// log, keyed by JobIDString.
+func WriteHistory(w io.Writer, jobs []*api.Job, events map[string][]*api.Event, opt JobsOptions) error {
 	var b bytes.Buffer
 	b.WriteString(histHeader)
+	row := "%-7.7s %-7.7s %-9.9s "
+	if opt.Wide {
+		row = "%-7s %-7s %-9s "
+	}
 	for _, j := range jobs {
-		st := TimeInStates(j, events[JobIDString(j)], now)
-		fmt.Fprintf(&b, "%-7.7s %-7.7s %-9.9s %-8.0f%-8.0f%-8.0f%-8.0f%-8.0f%-8.0f%-10.0f\n",
+		st := TimeInStates(j, events[JobIDString(j)], opt.Now)
+		fmt.Fprintf(&b, row+"%-8.0f%-8.0f%-8.0f%-8.0f%-8.0f%-8.0f%-10.0f\n",
 			JobIDString(j), submitted(j).GetUser(), DisplayName(j),
 			st.Pend, st.Psusp, st.Run, st.Ususp, st.Ssusp, st.Unkwn, st.Total())
 	}
@@ -78,6 +83,17 @@ func WriteHistory(w io.Writer, jobs []*api.Job, events map[string][]*api.Event, 
 // event (wrapped like bjobs -l unless opt.Unformatted), and the summary of
 // time spent in each state.
 func WriteHistoryLong(w io.Writer, jobs []*api.Job, events map[string][]*api.Event, opt JobsOptions) error {
+	return writeHistoryEvents(w, jobs, events, opt, false)
+}
+
+// WriteHistoryBrief writes bhist -b: the layout of bhist -l with each
+// event said in short (where it was submitted and dispatched, not the
+// files, resources and directories).
+func WriteHistoryBrief(w io.Writer, jobs []*api.Job, events map[string][]*api.Event, opt JobsOptions) error {
+	return writeHistoryEvents(w, jobs, events, opt, true)
+}
+
+func writeHistoryEvents(w io.Writer, jobs []*api.Job, events map[string][]*api.Event, opt JobsOptions, brief bool) error {
 	var b bytes.Buffer
 	loc := opt.loc()
 	now := opt.Now
@@ -105,7 +121,7 @@ func WriteHistoryLong(w io.Writer, jobs []*api.Job, events map[string][]*api.Eve
 		b.WriteString("\n" + wrap(head) + "\n")
 		evs := events[JobIDString(j)]
 		for _, ev := range evs {
-			for _, text := range historyTexts(j, ev) {
+			for _, text := range historyTexts(j, ev, brief) {
 				b.WriteString(wrap(FormatEventTime(ev.GetTime(), loc)+": "+text) + "\n")
 			}
 		}
@@ -125,8 +141,9 @@ func WriteHistoryLong(w io.Writer, jobs []*api.Job, events map[string][]*api.Eve
 
 // historyTexts is what bhist -l says of one event; one event may give
 // several lines (a start is "Dispatched ..." then, once the process runs,
-// "Starting ..." and "Running with ...").
-func historyTexts(j *api.Job, ev *api.Event) []string {
+// "Starting ..." and "Running with ..."). brief (bhist -b) leaves out the
+// files, resources and directories.
+func historyTexts(j *api.Job, ev *api.Event, brief bool) []string {
 	s, e := submitted(j), effective(j)
 	switch ev.GetType() {
 	case api.EventType_SUBMIT:
@@ -135,6 +152,9 @@ func historyTexts(j *api.Job, ev *api.Event) []string {
 			t += " with hold"
 		}
 		t += ", to Queue <" + e.GetQueue() + ">, CWD <" + DisplayCWD(s.GetSubmitCwd(), s.GetHome()) + ">"
+		if brief {
+			return []string{t + ";"}
+		}
 		if f := s.GetOutputFile(); f != "" {
 			t += ", Output File <" + f + ">"
 		}
@@ -150,6 +170,9 @@ func historyTexts(j *api.Job, ev *api.Event) []string {
 		return []string{t + ";"}
 	case api.EventType_START:
 		if ev.GetPid() != 0 {
+			if brief {
+				return []string{fmt.Sprintf("Starting (Pid %d);", ev.GetPid())}
+			}
 			return []string{
 				fmt.Sprintf("Starting (Pid %d);", ev.GetPid()),
 				fmt.Sprintf("Running with execution home <%s>, Execution CWD <%s>, Execution Pid <%d>;",
@@ -157,6 +180,9 @@ func historyTexts(j *api.Job, ev *api.Event) []string {
 			}
 		}
 		hosts := strings.Join(hostSlotNames(ev.GetHosts()), " ")
+		if brief {
+			return []string{"Dispatched to <" + hosts + ">;"}
+		}
 		n := 0
 		for _, h := range ev.GetHosts() {
 			n += int(max(h.GetSlots(), 1))

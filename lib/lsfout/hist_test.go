@@ -51,7 +51,7 @@ func TestHistoryGolden(t *testing.T) {
 	j, evs := histJob()
 	events := map[string][]*api.Event{"1234": evs}
 	var b bytes.Buffer
-	if err := WriteHistory(&b, []*api.Job{j}, events, time.Time{}); err != nil {
+	if err := WriteHistory(&b, []*api.Job{j}, events, JobsOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	checkGolden(t, "bhist", b.String())
@@ -60,4 +60,16 @@ func TestHistoryGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, "bhist_long", b.String())
+	b.Reset()
+	if err := WriteHistoryBrief(&b, []*api.Job{j}, events, JobsOptions{Location: testZone}); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "bhist_brief", b.String())
+	// -w: nothing cut.
+	j.Spec.JobName, j.Spec.User = "a_rather_long_job_name", "someoneverylong"
+	b.Reset()
+	if err := WriteHistory(&b, []*api.Job{j}, events, JobsOptions{Wide: true}); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "bhist_wide", b.String())
 }
