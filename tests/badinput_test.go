@@ -113,8 +113,7 @@ func TestBadInputEveryCommand(t *testing.T) {
 		badCase{argv: []string{"bacct", "99"}, stderr: "Job <99> is not found\nNo matching job found\n", code: 255},
 		badCase{argv: []string{"bwait", "-w", "done(99)"}, stderr: "99: No matching job found\n", code: 255},
 		badCase{argv: []string{"bpeek", "-J", "nosuchname"}, stderr: "Job <nosuchname> is not found\n", code: 255},
-		badCase{argv: []string{"bkill", "-J", "nosuchname"}, stderr: "Job <nosuchname> is not found\n", code: 255,
-			skip: "needs fix in lib/cli/jobs.go or lib/controller/signal.go: bkill -J with no matching job must say LSF's jobInfoErr text 'Job <name> is not found' (now 'No matching job found')"},
+		badCase{argv: []string{"bkill", "-J", "nosuchname"}, stderr: "Job <nosuchname> is not found\n", code: 255},
 	)
 	// A job in a state where the action makes no sense.
 	add(
@@ -158,10 +157,8 @@ func TestBadInputEveryCommand(t *testing.T) {
 		badCase{argv: []string{"bhist", "-S", "2026/11/30,2026/11/1"}, stderr: "2026/11/30,2026/11/1: Bad time specification\n", code: 255},
 		badCase{argv: []string{"bhist", "-D", "yesterday"}, stderr: "yesterday: Bad time specification\n", code: 255},
 		badCase{argv: []string{"bhist", "-G", "nosuch"}, stderr: "nosuch: Bad user group name\n", code: 255},
-		badCase{argv: []string{"bjobs", "-q", "nosuch"}, stderr: "nosuch: No such queue\n", code: 255,
-			skip: "needs fix in lib/cli/jobs.go and lib/controller/query.go: bjobs -q with an unknown queue must say 'nosuch: No such queue' and exit 255 (LSF's jobInfoErr); now 'No unfinished job found in queue <nosuch>', exit 0"},
-		badCase{argv: []string{"bkill", "-q", "nosuch", "0"}, stderr: "nosuch: No such queue\n", code: 255,
-			skip: "needs fix in lib/cli/jobs.go and lib/controller/signal.go: bkill/bstop/bresume -q with an unknown queue must say 'nosuch: No such queue' (LSF's jobInfoErr); now 'No matching job found'"},
+		badCase{argv: []string{"bjobs", "-q", "nosuch"}, stderr: "nosuch: No such queue\n", code: 255},
+		badCase{argv: []string{"bkill", "-q", "nosuch", "0"}, stderr: "nosuch: No such queue\n", code: 255},
 	)
 	// Another user's job: only its owner and the administrators may act on it.
 	add(
@@ -176,8 +173,7 @@ func TestBadInputEveryCommand(t *testing.T) {
 		badCase{other: true, argv: []string{"bpeek", "{run}"}, stderr: "Job <{run}>: User permission denied\n", code: 255},
 		badCase{other: true, argv: []string{"badmin", "qclose", "normal"}, stderr: "normal: User permission denied\n", code: 255},
 		badCase{other: true, argv: []string{"badmin", "hclose"}, re: `^Close <[^>]+> \.\.\.\.\.\. User permission denied\n$`, code: 255},
-		badCase{other: true, argv: []string{"bkill", "0"}, stderr: "No unfinished job found\n", code: 255,
-			skip: "needs fix in lib/cli/jobs.go or lib/controller/signal.go: bkill 0 with no job of the caller's must say 'No unfinished job found' (LSF's jobInfoErr); now 'No matching job found'"},
+		badCase{other: true, argv: []string{"bkill", "0"}, stderr: "No unfinished job found\n", code: 255},
 	)
 
 	expand := func(s string) string {

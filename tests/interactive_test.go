@@ -102,6 +102,11 @@ func TestBsubInteractiveShellInTmux(t *testing.T) {
 	if !regexp.MustCompile(`/dev/pts/\d+`).MatchString(scr) {
 		t.Fatalf("the job's shell is not on a pseudo-terminal:\n%s", scr)
 	}
+	// Its output is the terminal's, not a file's: bpeek says so.
+	id := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "jobid"))
+	if r := c.run("", "bpeek", id); r.code != 255 || r.stderr != "Job <"+id+"> : Cannot bpeek an interactive job.\n" {
+		t.Errorf("bpeek of an interactive job: %d %q", r.code, r.stderr)
+	}
 	s.keys("exit 5", "Enter")
 	s.waitText("bsub-exited-5")
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -356,7 +355,13 @@ func bpeek(args []string) int {
 		return 255
 	}
 	if len(res.Jobs) == 0 {
-		fmt.Fprintln(sys.stderr, noJobToPeek(c, cx, refs, queue, name, host))
+		msg := ""
+		if len(refs) > 0 {
+			msg = "Job <" + refString(refs[0]) + "> is not found"
+		} else {
+			msg, _ = nothingFound(c, cx, "No unfinished job found", false, queue, host, name)
+		}
+		fmt.Fprintln(sys.stderr, msg)
 		return 255
 	}
 	if len(refs) > 0 && refs[0].ArrayIndex < 0 && (len(res.Jobs) > 1 || res.Jobs[0].ArrayIndex > 0) {
@@ -387,6 +392,11 @@ func bpeek(args []string) int {
 		return 255
 	case api.JobState_DONE, api.JobState_EXIT:
 		fmt.Fprintf(sys.stderr, "Job <%s> : Already finished.\n", id)
+		return 255
+	}
+	if j.GetEffective().GetInteractive() != api.Interactive_BATCH || j.GetSpec().GetInteractive() != api.Interactive_BATCH {
+		// Its output goes to the waiting bsub, not to a file.
+		fmt.Fprintf(sys.stderr, "Job <%s> : Cannot bpeek an interactive job.\n", id)
 		return 255
 	}
 	outPath := outputPath(j)
@@ -434,29 +444,6 @@ func bpeek(args []string) int {
 			return 0
 		}
 	}
-}
-
-// noJobToPeek is LSF's message when bpeek finds no job: the job ID or name
-// is not found, the queue or host does not exist, or the user has no
-// unfinished job there.
-func noJobToPeek(c *client.Client, cx context.Context, refs []*api.JobRef, queue, name, host string) string {
-	switch {
-	case len(refs) > 0:
-		return "Job <" + refString(refs[0]) + "> is not found"
-	case name != "":
-		return "Job <" + name + "> is not found"
-	case queue != "":
-		if _, err := c.ListQueues(cx, &api.ListQueuesRequest{Names: []string{queue}}); err != nil {
-			return rpcError(c, err)
-		}
-		return "No unfinished job found in queue <" + queue + ">"
-	case host != "":
-		if _, err := c.ListHosts(cx, &api.ListHostsRequest{Names: []string{host}}); err != nil {
-			return rpcError(c, err)
-		}
-		return "No unfinished job found on host/group <" + host + ">"
-	}
-	return "No unfinished job found"
 }
 
 // reportMarker starts the job report appended to an output file.

@@ -245,17 +245,11 @@ func bjobs(args []string) int {
 		fmt.Fprintf(sys.stderr, "Job <%s> is not found\n", n)
 	}
 	if printed == 0 && len(notFound) == 0 && !o.json {
-		msg := noJobs
-		if o.queue != "" {
-			msg += " in queue <" + o.queue + ">"
-		}
-		if o.host != "" {
-			msg += " on host/group <" + o.host + ">"
-		}
-		if o.name != "" && len(refs) == 0 {
-			msg = "Job <" + o.name + "> is not found"
-		}
+		msg, unknown := nothingFound(c, cx, noJobs, len(refs) > 0, o.queue, o.host, o.name)
 		fmt.Fprintln(sys.stderr, msg)
+		if unknown {
+			return 255
+		}
 	}
 	// LSF: 255 only when a job id that does not exist is given next to jobs
 	// that do (LSB_BJOBS_CONSISTENT_EXIT_CODE=N).
@@ -263,6 +257,30 @@ func bjobs(args []string) int {
 		return 255
 	}
 	return 0
+}
+
+// nothingFound is LSF's message (its jobInfoErr) when a command's filters
+// select no job: a job named by -J (and no job id) is not found; a queue
+// or host that does not exist is named with the reason (unknown is then
+// true); otherwise noJobs, with " in queue <q>" and " on host/group <h>".
+func nothingFound(c *client.Client, cx context.Context, noJobs string, ids bool, queue, host, name string) (msg string, unknown bool) {
+	if name != "" && !ids {
+		return "Job <" + name + "> is not found", false
+	}
+	msg = noJobs
+	if queue != "" {
+		if _, err := c.ListQueues(cx, &api.ListQueuesRequest{Names: []string{queue}}); err != nil {
+			return rpcError(c, err), true
+		}
+		msg += " in queue <" + queue + ">"
+	}
+	if host != "" {
+		if _, err := c.ListHosts(cx, &api.ListHostsRequest{Names: []string{host}}); err != nil {
+			return rpcError(c, err), true
+		}
+		msg += " on host/group <" + host + ">"
+	}
+	return msg, false
 }
 
 // pendSummary is bjobs -psum: the pending reasons of the selected jobs,
@@ -406,7 +424,8 @@ func control(name string, action api.SignalRequest_Action, args []string) int {
 		}
 	}
 	if len(reply.Results) == 0 {
-		fmt.Fprintln(sys.stderr, "No matching job found")
+		msg, _ := nothingFound(c, cx, "No unfinished job found", len(refs) > 0, queue, host, jobName)
+		fmt.Fprintln(sys.stderr, msg)
 		return 255
 	}
 	if failed > 0 {
