@@ -1,19 +1,32 @@
 package cli
 
 import (
+	"cmp"
+	"context"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"xce/lib/api"
+	"xce/lib/client"
 )
 
-// bswitch moves pending jobs to another queue.
+// bswitch moves pending jobs to another queue: the jobs named, or those
+// the filters select (with 0 all of them, else the caller's latest).
 func bswitch(args []string) int {
 	var words []string
-	cmd, code := newCommand("bswitch destination_queue job_ID | \"job_ID[index]\" ...", "Move pending jobs to another queue", func(a []string) int {
-		words = a
-		return 0
-	})
+	var sel jobSelection
+	cmd, code := newCommand(`bswitch [-a app] [-J name] [-m host] [-q queue] [-u user|all] destination_queue [0] [job_ID | "job_ID[index]" ...]`,
+		"Move pending jobs to another queue", func(a []string) int {
+			words = a
+			return 0
+		})
+	f := cmd.Flags()
+	f.StringVar(&sel.app, "a", "", "jobs of this application profile")
+	f.StringVar(&sel.name, "J", "", "jobs with this name (* wildcards)")
+	f.StringVar(&sel.host, "m", "", "jobs on this host or host group")
+	f.StringVar(&sel.queue, "q", "", "jobs in this queue")
+	f.StringVar(&sel.user, "u", "", "jobs of this user, or all")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
@@ -22,18 +35,19 @@ func bswitch(args []string) int {
 		return 255
 	}
 	queue, ids := words[0], words[1:]
-	if len(ids) == 0 {
-		fmt.Fprintln(sys.stderr, "Job ID must be specified.")
-		fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.Use)
-		return 255
-	}
-	refs, err := parseJobIDs(ids)
+	refs, all, err := idsAndZero(ids)
 	if err != nil {
 		fmt.Fprintln(sys.stderr, err)
 		return 255
 	}
+	if len(refs) == 0 && !all && !sel.filters() {
+		fmt.Fprintln(sys.stderr, "Job ID must be specified.")
+		fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.Use)
+		return 255
+	}
+	sel.all, sel.states = all, []api.JobState{api.JobState_PEND, api.JobState_PSUSP}
 	return jobControl(&api.ControlRequest{Action: api.ControlRequest_SWITCH, Refs: refs, Queue: queue},
-		"is switched to queue <"+queue+">")
+		"is switched to queue <"+queue+">", &sel)
 }
 
 // brequeue sends jobs back to pending: finished ones at once, running ones
@@ -41,11 +55,14 @@ func bswitch(args []string) int {
 func brequeue(args []string) int {
 	var done, exited, running, pending, all, hold bool
 	var ids []string
-	cmd, code := newCommand("brequeue [-d] [-e] [-r] [-p] [-a] [-H] job_ID | \"job_ID[index]\" ...", "Requeue jobs", func(a []string) int {
+	var sel jobSelection
+	cmd, code := newCommand(`brequeue [-J name] [-u user|all] [-d] [-e] [-r] [-p] [-a] [-H] [0] [job_ID | "job_ID[index]" ...]`, "Requeue jobs", func(a []string) int {
 		ids = a
 		return 0
 	})
 	f := cmd.Flags()
+	f.StringVar(&sel.name, "J", "", "jobs with this name (* wildcards)")
+	f.StringVar(&sel.user, "u", "", "jobs of this user, or all")
 	f.BoolVar(&done, "d", false, "requeue DONE jobs")
 	f.BoolVar(&exited, "e", false, "requeue EXIT jobs")
 	f.BoolVar(&running, "r", false, "requeue running (and suspended) jobs, killing them")
@@ -55,16 +72,18 @@ func brequeue(args []string) int {
 	if rc, finished := execute(cmd, code, args, false); finished {
 		return rc
 	}
-	if len(ids) == 0 {
-		fmt.Fprintln(sys.stderr, "Job ID must be specified.")
-		fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.Use)
-		return 255
-	}
-	refs, err := parseJobIDs(ids)
+	refs, zero, err := idsAndZero(ids)
 	if err != nil {
 		fmt.Fprintln(sys.stderr, err)
 		return 255
 	}
+	if len(refs) == 0 && !zero && !sel.filters() {
+		fmt.Fprintln(sys.stderr, "Job ID must be specified.")
+		fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.Use)
+		return 255
+	}
+	// With filters and no job ID every matching job is requeued (as with 0).
+	sel.all = true
 	// With no state option, DONE, EXIT and running jobs, as -a (LSF's
 	// default set is unconfirmed; this is what a user naming a job means).
 	if !done && !exited && !running && !pending {
@@ -82,17 +101,82 @@ func brequeue(args []string) int {
 	if pending {
 		states = append(states, api.JobState_PEND, api.JobState_PSUSP)
 	}
+	sel.states = states
 	return jobControl(&api.ControlRequest{Action: api.ControlRequest_REQUEUE, Refs: refs, Hold: hold, States: states},
-		"is being requeued")
+		"is being requeued", &sel)
 }
 
-// jobControl sends a job control and prints LSF's line per job.
-func jobControl(req *api.ControlRequest, success string) int {
+// jobSelection selects the jobs of a job control by filters when no job
+// ID is given: every matching job in states with all (job ID 0), else
+// the caller's latest submitted one.
+type jobSelection struct {
+	user, queue, name, host, app string
+	all                          bool
+	states                       []api.JobState
+}
+
+func (s *jobSelection) filters() bool {
+	return s != nil && (s.user != "" || s.queue != "" || s.name != "" || s.host != "" || s.app != "")
+}
+
+// idsAndZero reads job ID arguments, where "0" means all matching jobs.
+func idsAndZero(ids []string) (refs []*api.JobRef, zero bool, err error) {
+	var rest []string
+	for _, a := range ids {
+		if a == "0" {
+			zero = true
+		} else {
+			rest = append(rest, a)
+		}
+	}
+	refs, err = parseJobIDs(rest)
+	return refs, zero, err
+}
+
+// selectRefs finds the jobs a selection names; msg is LSF's message when
+// there is none.
+func (s *jobSelection) selectRefs(c *client.Client, cx context.Context) (refs []*api.JobRef, msg string) {
+	res, err := c.Query(cx, &api.QueryRequest{Scope: api.QueryRequest_ALL, User: s.user, Queue: s.queue,
+		Name: s.name, Host: s.host, App: s.app})
+	if err != nil {
+		return nil, rpcError(c, err)
+	}
+	var jobs []*api.Job
+	for _, j := range res.Jobs {
+		if slices.Contains(s.states, j.State) {
+			jobs = append(jobs, j)
+		}
+	}
+	if len(jobs) == 0 {
+		msg, _ := nothingFound(c, cx, "No matching job found", false, s.queue, s.host, s.name)
+		return nil, msg
+	}
+	if !s.all {
+		last := slices.MaxFunc(jobs, func(a, b *api.Job) int { return cmp.Compare(a.JobId, b.JobId) })
+		jobs = slices.DeleteFunc(jobs, func(j *api.Job) bool { return j.JobId != last.JobId })
+	}
+	for _, j := range jobs {
+		refs = append(refs, &api.JobRef{JobId: j.JobId, ArrayIndex: j.ArrayIndex})
+	}
+	return refs, ""
+}
+
+// jobControl sends a job control and prints LSF's line per job; with no
+// job ID the selection names the jobs.
+func jobControl(req *api.ControlRequest, success string, sel *jobSelection) int {
 	c, cx, done, ok := connect()
 	if !ok {
 		return 255
 	}
 	defer done()
+	if len(req.Refs) == 0 && sel != nil {
+		refs, msg := sel.selectRefs(c, cx)
+		if len(refs) == 0 {
+			fmt.Fprintln(sys.stderr, msg)
+			return 255
+		}
+		req.Refs = refs
+	}
 	reply, err := c.Control(cx, req)
 	if err != nil {
 		fmt.Fprintln(sys.stderr, rpcError(c, err))

@@ -1,0 +1,44 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+)
+
+// bswitch and brequeue select jobs by filters as bkill does: with 0 every
+// matching job, without it the latest one (bswitch) or every one
+// (brequeue); LSF's messages when none matches.
+func TestSwitchRequeueFilters(t *testing.T) {
+	c := newCluster(t)
+	a1 := c.submit("", "-H", "-J", "alpha", "true")
+	a2 := c.submit("", "-H", "-J", "alpha", "true")
+	c.submit("", "-H", "-J", "beta", "true")
+	if out := c.must("", "bswitch", "-J", "alpha", "normal"); out != "Job <"+a2+"> is switched to queue <normal>\n" {
+		t.Errorf("bswitch -J alpha (the latest): %q", out)
+	}
+	if out := c.must("", "bswitch", "-J", "alp*", "normal", "0"); out != "Job <"+a1+"> is switched to queue <normal>\nJob <"+a2+"> is switched to queue <normal>\n" {
+		t.Errorf("bswitch -J alp* 0: %q", out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bswitch", "-J", "nosuch", "normal"}, "Job <nosuch> is not found\n"},
+		{[]string{"bswitch", "-q", "nosuch", "normal", "0"}, "nosuch: No such queue\n"},
+		{[]string{"bswitch", "normal"}, "Job ID must be specified.\n"},
+		{[]string{"brequeue", "-J", "beta"}, "Job <beta> is not found\n"}, // pending: not requeued without -p
+	} {
+		if r := c.run("", tc.args[0], tc.args[1:]...); r.code != 255 || !strings.HasPrefix(r.stderr, tc.want) {
+			t.Errorf("%v: %d %q, want %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	g := c.submit("", "-J", "gamma", "true")
+	c.waitState(g, "DONE")
+	if out := c.must("", "brequeue", "-J", "gamma", "-H"); out != "Job <"+g+"> is being requeued\n" {
+		t.Errorf("brequeue -J gamma: %q", out)
+	}
+	c.waitState(g, "PSUSP")
+	if out := c.must("", "brequeue", "-u", "all", "-p", "0"); strings.Count(out, "is being requeued") != 4 {
+		t.Errorf("brequeue -u all -p 0:\n%s", out)
+	}
+}
