@@ -758,6 +758,19 @@ type JobSpec struct {
 	// interactive_addr, where the waiting bsub listens.
 	Interactive     Interactive `protobuf:"varint,51,opt,name=interactive,proto3,enum=xce.api.v1.Interactive" json:"interactive,omitempty"`
 	InteractiveAddr string      `protobuf:"bytes,52,opt,name=interactive_addr,json=interactiveAddr,proto3" json:"interactive_addr,omitempty"`
+	// Per-process limits in KB (bsub -F -D -S -C), set with setrlimit; the
+	// job's total virtual memory (-v, KB) and its process and thread counts
+	// (-p, -T), enforced by the shepherd; 0 = none.
+	FileLimitKb  int64 `protobuf:"varint,53,opt,name=file_limit_kb,json=fileLimitKb,proto3" json:"file_limit_kb,omitempty"`
+	DataLimitKb  int64 `protobuf:"varint,54,opt,name=data_limit_kb,json=dataLimitKb,proto3" json:"data_limit_kb,omitempty"`
+	StackLimitKb int64 `protobuf:"varint,55,opt,name=stack_limit_kb,json=stackLimitKb,proto3" json:"stack_limit_kb,omitempty"`
+	CoreLimitKb  int64 `protobuf:"varint,56,opt,name=core_limit_kb,json=coreLimitKb,proto3" json:"core_limit_kb,omitempty"`
+	SwapLimitKb  int64 `protobuf:"varint,57,opt,name=swap_limit_kb,json=swapLimitKb,proto3" json:"swap_limit_kb,omitempty"`
+	ProcessLimit int32 `protobuf:"varint,58,opt,name=process_limit,json=processLimit,proto3" json:"process_limit,omitempty"`
+	ThreadLimit  int32 `protobuf:"varint,59,opt,name=thread_limit,json=threadLimit,proto3" json:"thread_limit,omitempty"`
+	// -Q "exit_code ... [EXCLUDE(exit_code ...)]": exit codes that send
+	// the job back to pending, as given.
+	RequeueExitValues string `protobuf:"bytes,90,opt,name=requeue_exit_values,json=requeueExitValues,proto3" json:"requeue_exit_values,omitempty"`
 	// Set in the effective spec by the configuration layering (lib/config):
 	// the pre- and post-execution commands in the order they run (queue,
 	// profile, job; job, profile, queue), the profile's job starter (with
@@ -1137,6 +1150,62 @@ func (x *JobSpec) GetInteractive() Interactive {
 func (x *JobSpec) GetInteractiveAddr() string {
 	if x != nil {
 		return x.InteractiveAddr
+	}
+	return ""
+}
+
+func (x *JobSpec) GetFileLimitKb() int64 {
+	if x != nil {
+		return x.FileLimitKb
+	}
+	return 0
+}
+
+func (x *JobSpec) GetDataLimitKb() int64 {
+	if x != nil {
+		return x.DataLimitKb
+	}
+	return 0
+}
+
+func (x *JobSpec) GetStackLimitKb() int64 {
+	if x != nil {
+		return x.StackLimitKb
+	}
+	return 0
+}
+
+func (x *JobSpec) GetCoreLimitKb() int64 {
+	if x != nil {
+		return x.CoreLimitKb
+	}
+	return 0
+}
+
+func (x *JobSpec) GetSwapLimitKb() int64 {
+	if x != nil {
+		return x.SwapLimitKb
+	}
+	return 0
+}
+
+func (x *JobSpec) GetProcessLimit() int32 {
+	if x != nil {
+		return x.ProcessLimit
+	}
+	return 0
+}
+
+func (x *JobSpec) GetThreadLimit() int32 {
+	if x != nil {
+		return x.ThreadLimit
+	}
+	return 0
+}
+
+func (x *JobSpec) GetRequeueExitValues() string {
+	if x != nil {
+		return x.RequeueExitValues
 	}
 	return ""
 }
@@ -4920,7 +4989,7 @@ var File_api_proto protoreflect.FileDescriptor
 const file_api_proto_rawDesc = "" +
 	"\n" +
 	"\tapi.proto\x12\n" +
-	"xce.api.v1\"\xb3\x0f\n" +
+	"xce.api.v1\"\xe1\x11\n" +
 	"\aJobSpec\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12*\n" +
 	"\x11command_is_script\x18\x02 \x01(\bR\x0fcommandIsScript\x12\x14\n" +
@@ -4982,7 +5051,15 @@ const file_api_proto_rawDesc = "" +
 	"\x11estimated_run_sec\x18* \x01(\x03R\x0festimatedRunSec\x12\x16\n" +
 	"\x06outdir\x18+ \x01(\tR\x06outdir\x129\n" +
 	"\vinteractive\x183 \x01(\x0e2\x17.xce.api.v1.InteractiveR\vinteractive\x12)\n" +
-	"\x10interactive_addr\x184 \x01(\tR\x0finteractiveAddr\x12$\n" +
+	"\x10interactive_addr\x184 \x01(\tR\x0finteractiveAddr\x12\"\n" +
+	"\rfile_limit_kb\x185 \x01(\x03R\vfileLimitKb\x12\"\n" +
+	"\rdata_limit_kb\x186 \x01(\x03R\vdataLimitKb\x12$\n" +
+	"\x0estack_limit_kb\x187 \x01(\x03R\fstackLimitKb\x12\"\n" +
+	"\rcore_limit_kb\x188 \x01(\x03R\vcoreLimitKb\x12\"\n" +
+	"\rswap_limit_kb\x189 \x01(\x03R\vswapLimitKb\x12#\n" +
+	"\rprocess_limit\x18: \x01(\x05R\fprocessLimit\x12!\n" +
+	"\fthread_limit\x18; \x01(\x05R\vthreadLimit\x12.\n" +
+	"\x13requeue_exit_values\x18Z \x01(\tR\x11requeueExitValues\x12$\n" +
 	"\x0epre_exec_chain\x18, \x03(\tR\fpreExecChain\x12&\n" +
 	"\x0fpost_exec_chain\x18- \x03(\tR\rpostExecChain\x12\x1f\n" +
 	"\vjob_starter\x18. \x01(\tR\n" +
