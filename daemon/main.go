@@ -32,6 +32,10 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == exec.RlimitArg {
+		// xced standing in for xce-shepherd: a job's limits, then the job.
+		os.Exit(exec.RlimitMain(os.Args[2:]))
+	}
 	os.Exit(run())
 }
 

@@ -171,3 +171,46 @@ func TestBjgroup(t *testing.T) {
 	}
 	c.must("", "bkill", run)
 }
+
+// -Q and the queue's requeue_exit_values send a job that exits with one
+// of the codes back to pending; -F, -p and -v limit it as LSF does.
+func TestRequeueExitAndLimits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "xce.toml")
+	conf := "[cluster]\ndefault_queue = \"normal\"\n\n[queues.normal]\nrequeue_exit_values = \"4\"\n\n[queues.plain]\n"
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newCluster(t, "--config", path)
+	// Fails once with the code, then succeeds: requeued, then DONE.
+	once := func(marker string, code int) string {
+		return fmt.Sprintf("if [ -f %s ]; then exit 0; fi; touch %s; exit %d", marker, marker, code)
+	}
+	q := c.submit("", "-q", "plain", "-Q", "3 EXCLUDE(9)", once("m1", 3))
+	c.waitState(q, "DONE")
+	if h := c.must("", "bhist", "-l", q); !strings.Contains(strings.ReplaceAll(h, "\n                     ", ""), "requeued") {
+		t.Errorf("bhist -l does not show the requeue:\n%s", h)
+	}
+	qq := c.submit("", once("m2", 4)) // the queue's values
+	c.waitState(qq, "DONE")
+	other := c.submit("", "-q", "plain", once("m3", 5)) // no values: EXIT
+	c.waitState(other, "EXIT")
+	if r := c.run("", "bsub", "-Q", "all ~x", "true"); r.code != 255 || !strings.Contains(r.stderr, "Bad requeue exit value") {
+		t.Errorf("bsub -Q 'all ~x': %d %q", r.code, r.stderr)
+	}
+
+	// -F: the file stops at the limit; -p: too many processes end the job.
+	f := c.submit("", "-F", "8", "-o", "f.out", "head -c 20000 /dev/zero > big; wc -c < big")
+	c.waitState(f, "DONE", "EXIT")
+	if b, _ := os.ReadFile(filepath.Join(c.work, "f.out")); !strings.Contains(string(b), "\n8192\n") {
+		t.Errorf("-F 8 job wrote %q", b)
+	}
+	p := c.submit("", "-p", "2", "sleep 30 & sleep 30 & sleep 30 & wait")
+	c.waitState(p, "EXIT")
+	l := c.must("", "bjobs", "-l", p)
+	if !strings.Contains(l, "TERM_PROCESSLIMIT") || !strings.Contains(l, "PROCESSLIMIT") {
+		t.Errorf("bjobs -l of a -p job:\n%s", l)
+	}
+	if l := c.must("", "bjobs", "-l", f); !strings.Contains(l, "FILELIMIT") {
+		t.Errorf("bjobs -l of a -F job:\n%s", l)
+	}
+}

@@ -11,6 +11,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == exec.RlimitArg {
+		os.Exit(exec.RlimitMain(os.Args[2:])) // a job's limits, then the job
+	}
 	if len(os.Args) != 2 {
 		fmt.Fprintln(os.Stderr, "usage: xce-shepherd LAUNCHFILE (started by xced, not by hand)")
 		os.Exit(2)

@@ -24,7 +24,9 @@ var bmodFields = map[string][]string{
 	"w": {"dependency"}, "sp": {"user_priority"}, "u": {"mail_user"}, "B": {"notify_begin"},
 	"N": {"notify_end", "notify_exit_only"}, "Ne": {"notify_end", "notify_exit_only"}, "r": {"rerunnable"}, "rn": {"rerunnable"}, "b": {"begin_time"}, "t": {"term_time"},
 	"We": {"estimated_run_sec"}, "outdir": {"outdir"}, "gpu": {"gpu"}, "G": {"user_group"}, "g": {"job_group"},
-	"L": {"login_shell"},
+	"L": {"login_shell"}, "F": {"file_limit_kb"}, "D": {"data_limit_kb"}, "S": {"stack_limit_kb"},
+	"C": {"core_limit_kb"}, "v": {"swap_limit_kb"}, "p": {"process_limit"}, "T": {"thread_limit"},
+	"Q": {"requeue_exit_values"},
 }
 
 // notModifiable are the bsub options bmod refuses.

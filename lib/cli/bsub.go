@@ -23,6 +23,7 @@ import (
 	"xce/lib/api"
 	"xce/lib/interactive"
 	"xce/lib/lsfenv"
+	"xce/lib/requeue"
 	"xce/lib/resreq"
 )
 
@@ -32,6 +33,8 @@ type bsubOpts struct {
 	runLimit, memLimit, project, app, preExec, postExec, envSpec    string
 	hosts, depend, mailUser, desc, group, jobGroup, loginShell      string
 	begin, term, estimate, outdir, gpu, cpuLimit                    string
+	fileLimit, dataLimit, stackLimit, coreLimit, swapLimit, requeue string
+	procLimit, threadLimit                                          int
 	resReq                                                          []string
 	userPrio                                                        int
 	hold, block, exclusive, notifyBegin, notifyEnd, rerun, noRerun  bool
@@ -52,6 +55,14 @@ func bsubFlags(fs *pflag.FlagSet, o *bsubOpts) {
 	fs.StringVar(&o.cwd, "cwd", "", "the job's working directory")
 	fs.StringVar(&o.runLimit, "W", "", "run limit: [hour:]minute")
 	fs.StringVar(&o.cpuLimit, "c", "", "CPU time limit of the whole job: [hour:]minute")
+	fs.StringVar(&o.fileLimit, "F", "", "per-process file size limit (units as -M)")
+	fs.StringVar(&o.dataLimit, "D", "", "per-process data segment size limit (units as -M)")
+	fs.StringVar(&o.stackLimit, "S", "", "per-process stack size limit (units as -M)")
+	fs.StringVar(&o.coreLimit, "C", "", "per-process core file size limit (units as -M)")
+	fs.StringVar(&o.swapLimit, "v", "", "the job's total virtual memory limit (units as -M)")
+	fs.IntVar(&o.procLimit, "p", 0, "the most processes the job may run at once")
+	fs.IntVar(&o.threadLimit, "T", 0, "the most threads the job may run at once")
+	fs.StringVar(&o.requeue, "Q", "", `exit codes that requeue the job: "code ... [EXCLUDE(code ...)]", "all [~code ...]"`)
 	fs.StringVar(&o.memLimit, "M", "", "memory limit, in LSF_UNIT_FOR_LIMITS (KB by default) unless a unit is given; ! = hard")
 	fs.StringVar(&o.project, "P", "", "project name")
 	fs.StringVar(&o.app, "app", "", "application profile")
@@ -397,15 +408,36 @@ func fillSpec(s *api.JobSpec, o *bsubOpts) error {
 		s.CpuLimitSec = sec
 	}
 	if o.memLimit != "" {
-		lsf, err := lsfenv.Load(sys.getenv) // a unitless -M is in LSF_UNIT_FOR_LIMITS
+		kb, hard, err := sizeLimit(o.memLimit, "MEMLIMIT")
 		if err != nil {
 			return err
 		}
-		kb, hard, err := parseMemLimit(lsf.WithUnit(o.memLimit))
-		if err != nil {
-			return fmt.Errorf("%s: Bad MEMLIMIT specification", o.memLimit)
-		}
 		s.MemLimitKb, s.MemLimitHard = kb, hard
+	}
+	for _, l := range []struct {
+		given, name string
+		to          *int64
+	}{{o.fileLimit, "FILELIMIT", &s.FileLimitKb}, {o.dataLimit, "DATALIMIT", &s.DataLimitKb},
+		{o.stackLimit, "STACKLIMIT", &s.StackLimitKb}, {o.coreLimit, "CORELIMIT", &s.CoreLimitKb},
+		{o.swapLimit, "SWAPLIMIT", &s.SwapLimitKb}} {
+		if l.given == "" {
+			continue
+		}
+		kb, hard, err := sizeLimit(l.given, l.name)
+		if err != nil || hard {
+			return fmt.Errorf("%s: Bad %s specification", l.given, l.name)
+		}
+		*l.to = kb
+	}
+	if o.procLimit < 0 || o.threadLimit < 0 {
+		return fmt.Errorf("Bad limit specification")
+	}
+	s.ProcessLimit, s.ThreadLimit = int32(o.procLimit), int32(o.threadLimit)
+	if o.requeue != "" {
+		if _, err := requeue.Parse(o.requeue); err != nil {
+			return err
+		}
+		s.RequeueExitValues = o.requeue
 	}
 	s.Project = o.project
 	if s.Project == "" {
@@ -519,6 +551,20 @@ func parseMinutes(v string) (int64, error) {
 		return 0, errors.New("bad time")
 	}
 	return (hours*60 + mins) * 60, nil
+}
+
+// sizeLimit reads a size limit (-M, -F, -D, -S, -C, -v): a number with a
+// unit, or without one in LSF_UNIT_FOR_LIMITS (KB when unset).
+func sizeLimit(v, name string) (kb int64, hard bool, err error) {
+	lsf, err := lsfenv.Load(sys.getenv)
+	if err != nil {
+		return 0, false, err
+	}
+	kb, hard, err = parseMemLimit(lsf.WithUnit(v))
+	if err != nil {
+		return 0, false, fmt.Errorf("%s: Bad %s specification", v, name)
+	}
+	return kb, hard, nil
 }
 
 // parseMemLimit reads -M: a number in KB (LSF_UNIT_FOR_LIMITS unset) or

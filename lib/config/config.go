@@ -177,6 +177,11 @@ type Queue struct {
 	PreExec  string `toml:"pre_exec"`
 	PostExec string `toml:"post_exec"`
 
+	// RequeueExitValues (REQUEUE_EXIT_VALUES): exit codes that send the
+	// queue's jobs back to pending, "code ... [EXCLUDE(code ...)]" or
+	// "all [~code ...]"; a profile's or the job's own (-Q) wins.
+	RequeueExitValues string `toml:"requeue_exit_values"`
+
 	resReq *resreq.ResReq
 }
 
@@ -211,6 +216,9 @@ type App struct {
 	JobStarter string `toml:"job_starter"`
 	// Env is set in the job's environment.
 	Env map[string]string `toml:"env"`
+	// RequeueExitValues: as the queue's, for the profile's jobs; the
+	// job's own -Q wins.
+	RequeueExitValues string `toml:"requeue_exit_values"`
 
 	resReq *resreq.ResReq
 }

@@ -187,7 +187,7 @@ func Layer(sub *api.JobSpec, cfg *Config) (*Result, error) {
 	}
 	for _, step := range []func() error{
 		l.setQueue, l.setApp, l.setProject, l.checkExclusive, l.setExec, l.setResReq, l.setTasks,
-		l.setRunLimit, l.setMemLimit, l.checkGPUs, l.checkShared, l.checkSlots,
+		l.setRunLimit, l.setMemLimit, l.setRequeue, l.checkGPUs, l.checkShared, l.checkSlots,
 	} {
 		if err := step(); err != nil {
 			return nil, err
@@ -268,6 +268,22 @@ func (l *layering) setProject() error {
 	l.eff().Project = name
 	l.origin("project", from)
 	l.prj = l.cfg.Projects[name] // a project need not be configured
+	return nil
+}
+
+// setRequeue chooses the requeue exit values: the job's own (-Q), else
+// the profile's, else the queue's.
+func (l *layering) setRequeue() error {
+	switch {
+	case l.sub.RequeueExitValues != "":
+		l.origin("requeue_exit_values", l.job())
+	case l.app != nil && l.app.RequeueExitValues != "":
+		l.eff().RequeueExitValues = l.app.RequeueExitValues
+		l.origin("requeue_exit_values", l.profile())
+	case l.q.RequeueExitValues != "":
+		l.eff().RequeueExitValues = l.q.RequeueExitValues
+		l.origin("requeue_exit_values", l.queuePart())
+	}
 	return nil
 }
 

@@ -107,6 +107,7 @@ func (c *Config) Effective() string {
 		if q.resReq != nil {
 			w.kvNote("res_req", q.resReq.String(), dep)
 		}
+		w.kv("requeue_exit_values", q.RequeueExitValues)
 		w.kvNote("pre_exec", q.PreExec, dep)
 		w.kvNote("post_exec", q.PostExec, dep)
 	}
@@ -129,6 +130,7 @@ func (c *Config) Effective() string {
 			w.line("allow_job_exec = false")
 		}
 		w.kv("job_starter", a.JobStarter)
+		w.kv("requeue_exit_values", a.RequeueExitValues)
 		w.kv("env", a.Env)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Projects)) {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"xce/lib/requeue"
 
 	"xce/lib/resreq"
 )
@@ -383,6 +384,7 @@ func (c *Config) checkQueues(k *checker) {
 			k.add(key+".job_idle", "%g: must be between 0 and 1 (CPU time / run time)", q.JobIdle)
 		}
 		c.checkPreemption(k, q)
+		checkRequeue(k, key, q.RequeueExitValues)
 		q.resReq = c.parseResReq(k, key+".res_req", q.ResReq)
 	}
 }
@@ -437,7 +439,18 @@ func (c *Config) checkApps(k *checker) {
 				k.add(key+".env", "%q is not an environment variable name", v)
 			}
 		}
+		checkRequeue(k, key, a.RequeueExitValues)
 		a.resReq = c.parseResReq(k, key+".res_req", a.ResReq)
+	}
+}
+
+// checkRequeue checks a requeue_exit_values list.
+func checkRequeue(k *checker, key, v string) {
+	if v == "" {
+		return
+	}
+	if _, err := requeue.Parse(v); err != nil {
+		k.add(key+".requeue_exit_values", "%v", err)
 	}
 }
 

@@ -116,6 +116,9 @@ type rec struct {
 	// launched or shown in full, and two copies of every pending job's
 	// spec would double the controller's memory.
 	why string // pending reason from the last cycle that looked
+	// queued: the job is in Controller.pending (which drops jobs that are
+	// no longer pending lazily, in schedule).
+	queued bool
 }
 
 type queue struct {
@@ -256,6 +259,7 @@ func (c *Controller) insert(r *rec) {
 	c.byID[k.id] = els
 	if r.job.State == api.JobState_PEND {
 		c.pending = append(c.pending, r)
+		r.queued = true
 		c.dirty = true
 	}
 }
@@ -310,7 +314,13 @@ func (c *Controller) commit(changes []store.Change) error {
 			r.why = ch.Event.Detail
 		}
 		if ch.Job.State == api.JobState_PEND && was != api.JobState_PEND {
-			c.pending = append(c.pending, r)
+			// A job dispatched (or held) and back to pending before the
+			// list dropped it is in it still: listing it twice would
+			// dispatch it twice.
+			if !r.queued {
+				c.pending = append(c.pending, r)
+				r.queued = true
+			}
 			c.dirty = true
 		}
 		if isRunning(was) && !isRunning(ch.Job.State) {
@@ -342,6 +352,23 @@ func (c *Controller) Report(r worker.Report) {
 	c.reports = append(c.reports, r)
 	c.repMu.Unlock()
 	c.Kick()
+}
+
+// reasonRequeuedExit is the event text of a job requeued by its exit code.
+const reasonRequeuedExit = "Job has been requeued by its requeue exit values"
+
+// requeueOnExit reports whether a job that ended as ev goes back to
+// pending by its requeue exit values: the job's own exit code is in them,
+// and neither a kill (bkill, which LSF does not requeue) nor a limit ended
+// it.
+func requeueOnExit(eff *effSpec, cur *api.Job, ev *api.Event) bool {
+	if eff == nil || eff.requeue == nil || ev.ExitStatus == 0 || ev.TermReason != api.TermReason_TERM_UNKNOWN {
+		return false
+	}
+	if cur.TermReasonSet || cur.KillReason != "" || killedAsDone(cur) {
+		return false
+	}
+	return eff.requeue.Requeues(int(ev.ExitStatus))
 }
 
 // Kick asks for a scheduling cycle soon.
@@ -513,6 +540,13 @@ func (c *Controller) applyReport(rep worker.Report, staged map[key]*api.Job) (st
 		hold := cur.RequeueHold
 		requeued(nj, hold)
 		e := c.event(nj, api.EventType_PEND_AGAIN, "", fmt.Sprintf("%s;(exit code %d)", reasonRequeued, rep.Finished.ExitStatus))
+		e.ExitStatus = rep.Finished.ExitStatus
+		return store.Change{Job: nj, Event: e}, true
+	case rep.Finished != nil && requeueOnExit(r.eff, cur, rep.Finished):
+		// An exit code of the job's requeue exit values (-Q, the profile's
+		// or the queue's REQUEUE_EXIT_VALUES): back to pending.
+		requeued(nj, false)
+		e := c.event(nj, api.EventType_PEND_AGAIN, "", fmt.Sprintf("%s;(exit code %d)", reasonRequeuedExit, rep.Finished.ExitStatus))
 		e.ExitStatus = rep.Finished.ExitStatus
 		return store.Change{Job: nj, Event: e}, true
 	case rep.Finished != nil:

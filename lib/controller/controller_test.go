@@ -25,10 +25,16 @@ type fakeExec struct {
 	signals []syscall.Signal
 	// autoExit ends every job at once with this status when >= 0.
 	autoExit int32
+	// starts counts launches; doubles those of a job already running.
+	starts, doubles int
 }
 
 func (f *fakeExec) Start(j *api.Job) error {
 	f.mu.Lock()
+	f.starts++
+	if f.running[key{j.JobId, j.ArrayIndex}] {
+		f.doubles++
+	}
 	f.running[key{j.JobId, j.ArrayIndex}] = true
 	auto := f.autoExit
 	f.mu.Unlock()

@@ -1,11 +1,13 @@
 package controller
 
 import (
+	"log/slog"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
+	"xce/lib/requeue"
 )
 
 // effSpec is a job's effective spec as the controller keeps it: encoded,
@@ -25,11 +27,12 @@ type effSpec struct {
 	beginTime                      int64
 	exclusive                      bool
 	limits                         []*api.PendLimit
-	hosts                          []string // -m
-	resReq                         string   // the merged effective -R
-	runLimit                       int64    // seconds
-	jobGroup, userGroup, desc      string   // -g (as api.JobGroupPath writes it), -G, -Jd
-	estRun                         int64    // -We, seconds (runtime_est_exceeded)
+	hosts                          []string        // -m
+	resReq                         string          // the merged effective -R
+	runLimit                       int64           // seconds
+	jobGroup, userGroup, desc      string          // -g (as api.JobGroupPath writes it), -G, -Jd
+	estRun                         int64           // -We, seconds (runtime_est_exceeded)
+	requeue                        *requeue.Values // -Q or the profile's or queue's; nil: none
 }
 
 // splitOrigin takes the origin map out of an effective spec and returns
@@ -79,7 +82,22 @@ func newEffSpec(spec *api.JobSpec, raw []byte) (*effSpec, error) {
 		userGroup:    spec.UserGroup,
 		desc:         spec.Description,
 		estRun:       spec.EstimatedRunSec,
+		requeue:      parseRequeue(spec.RequeueExitValues),
 	}, nil
+}
+
+// parseRequeue reads requeue exit values the submission or the
+// configuration checked already; nil when there are none.
+func parseRequeue(v string) *requeue.Values {
+	if v == "" {
+		return nil
+	}
+	r, err := requeue.Parse(v)
+	if err != nil {
+		slog.Warn("ignoring requeue exit values", "values", v, "err", err)
+		return nil
+	}
+	return r
 }
 
 // decodeEffSpec reads an effective spec as the store returns it.

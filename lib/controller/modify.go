@@ -22,7 +22,8 @@ var modifiable = map[string]bool{
 	"dependency": true, "user_priority": true, "mail_user": true, "notify_begin": true, "notify_end": true, "notify_exit_only": true,
 	"begin_time": true, "term_time": true, "rerunnable": true, "description": true, "login_shell": true,
 	"user_group": true, "job_group": true, "gpu": true, "cpu_limit_sec": true, "estimated_run_sec": true,
-	"outdir": true,
+	"outdir": true, "file_limit_kb": true, "data_limit_kb": true, "stack_limit_kb": true, "core_limit_kb": true,
+	"swap_limit_kb": true, "process_limit": true, "thread_limit": true, "requeue_exit_values": true,
 }
 
 // runningModifiable are the fields bmod may change once a job runs (LSF's

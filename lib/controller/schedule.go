@@ -52,6 +52,7 @@ func (c *Controller) schedule() []*api.Job {
 	for ; i < len(c.pending); i++ {
 		r := c.pending[i]
 		if r.job.State != api.JobState_PEND {
+			r.queued = false
 			continue // held, killed or started since it was queued
 		}
 		if free <= 0 || c.host.closed {

@@ -22,6 +22,9 @@ import (
 const helperEnv = "XCE_EXEC_TEST_HELPER"
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == RlimitArg {
+		os.Exit(RlimitMain(os.Args[2:]))
+	}
 	switch os.Getenv(helperEnv) {
 	case "shepherd":
 		os.Exit(ShepherdMain(os.Args[len(os.Args)-1]))

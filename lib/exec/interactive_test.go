@@ -172,3 +172,37 @@ func TestLimitsReload(t *testing.T) {
 		t.Fatalf("event = %v, want TERM_RUNLIMIT with exit 140", ev)
 	}
 }
+
+// -F -D -S -C: the job's per-process soft limits, in KB.
+func TestRlimits(t *testing.T) {
+	l := newLaunch(t, `echo "f=$(ulimit -S -f) c=$(ulimit -S -c) s=$(ulimit -S -s)"; head -c 20000 /dev/zero > big; echo "size=$(wc -c < big)"`)
+	l.Job.Spec.FileLimitKb, l.Job.Spec.CoreLimitKb, l.Job.Spec.StackLimitKb = 8, 1, 4096
+	ev := runJob(t, l)
+	b, _ := os.ReadFile(l.Job.SpoolOutput)
+	out, _, _ := strings.Cut(string(b), "\n\n")
+	// sh's ulimit -f counts 512-byte blocks (dash) or KB (bash): either way
+	// the file stops at 8 KB.
+	if !strings.Contains(out, "size=8192") || !strings.Contains(out, "s=4096") {
+		t.Fatalf("exit %d, output %q", ev.ExitStatus, out)
+	}
+}
+
+// -p: more processes than the limit end the job (TERM_PROCESSLIMIT).
+func TestProcessLimit(t *testing.T) {
+	l := newLaunch(t, "sleep 20 & sleep 20 & sleep 20 & wait")
+	l.Job.Spec.ProcessLimit = 2
+	ev := runJob(t, l)
+	if ev.TermReason != api.TermReason_TERM_PROCESSLIMIT || ev.State != api.JobState_EXIT {
+		t.Fatalf("event = %v, want TERM_PROCESSLIMIT", ev)
+	}
+}
+
+// -v: the job's virtual memory over the limit ends it (TERM_SWAP).
+func TestSwapLimit(t *testing.T) {
+	l := newLaunch(t, "sleep 20")
+	l.Job.Spec.SwapLimitKb = 64 // sh and sleep map more than 64 KB
+	ev := runJob(t, l)
+	if ev.TermReason != api.TermReason_TERM_SWAP || ev.Usage.GetSwapKb() == 0 {
+		t.Fatalf("event = %v, want TERM_SWAP with the swap used", ev)
+	}
+}

@@ -338,6 +338,15 @@ func (s *shepherd) command() *osexec.Cmd {
 		}
 		cmd = &osexec.Cmd{Path: shell, Args: []string{"-" + filepath.Base(shell), "-c", line}}
 	}
+	if limits := s.rlimitList(); limits != "" {
+		// The job's per-process limits are set by this binary run again
+		// (RlimitMain), which then becomes the job.
+		if self, err := os.Executable(); err == nil {
+			cmd = &osexec.Cmd{Path: self, Args: append([]string{self, RlimitArg, limits, cmd.Path}, cmd.Args...)}
+		} else {
+			s.notes = append(s.notes, "the per-process limits were not set: "+err.Error())
+		}
+	}
 	cmd.Dir = s.cwd
 	cmd.Env = s.environ()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.stdin, s.stdout, s.stderr

@@ -613,6 +613,23 @@ func (s *shepherd) watch(samp *sampler, e *enforcer, interval time.Duration) {
 				e.terminate(api.TermReason_TERM_MEMLIMIT, detail, interval, syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL)
 			}
 		}
+		// -v, -p, -T: the job's virtual memory and its process and thread
+		// counts; LSF's TERMINATE action (SIGINT, SIGTERM, SIGKILL).
+		if lim := s.spec.GetSwapLimitKb(); lim > 0 && u.SwapKb > lim {
+			e.terminate(api.TermReason_TERM_SWAP,
+				fmt.Sprintf("TERM_SWAP: the job used %d KB of virtual memory, over its swap limit of %d KB", u.SwapKb, lim),
+				interval, syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL)
+		}
+		if lim := s.spec.GetProcessLimit(); lim > 0 && u.Nprocs > lim {
+			e.terminate(api.TermReason_TERM_PROCESSLIMIT,
+				fmt.Sprintf("TERM_PROCESSLIMIT: the job ran %d processes, over its limit of %d", u.Nprocs, lim),
+				interval, syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL)
+		}
+		if lim := s.spec.GetThreadLimit(); lim > 0 && u.Nthreads > lim {
+			e.terminate(api.TermReason_TERM_THREADLIMIT,
+				fmt.Sprintf("TERM_THREADLIMIT: the job ran %d threads, over its limit of %d", u.Nthreads, lim),
+				interval, syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL)
+		}
 		if cpuLimitMs > 0 && u.CpuTimeMs > cpuLimitMs {
 			e.terminate(api.TermReason_TERM_CPULIMIT,
 				fmt.Sprintf("TERM_CPULIMIT: the job used %d seconds of CPU time, over its limit of %d", u.CpuTimeMs/1000, cpuLimitMs/1000),

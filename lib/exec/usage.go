@@ -28,6 +28,7 @@ type sampler struct {
 	samples    int64 // samples that found a process
 	memSum     int64 // KB, over those samples
 	maxMem     int64 // KB
+	maxSwap    int64 // KB
 	maxProcs   int32
 	maxThreads int32
 	cpuMs      int64 // the largest CPU time seen
@@ -81,6 +82,7 @@ func (s *sampler) sample(now time.Time) *api.ResourceUsage {
 		u.Nprocs++
 		u.Nthreads += int32(st.threads)
 		u.MemKb += st.rssPages * s.pageKB
+		u.SwapKb += st.vsize / 1024 // LSF's SWAP: the job's virtual memory
 		cpuTicks += st.cpuTicks
 	}
 	slices.Sort(u.Pids)
@@ -90,6 +92,7 @@ func (s *sampler) sample(now time.Time) *api.ResourceUsage {
 		s.samples++
 		s.memSum += u.MemKb
 		s.maxMem = max(s.maxMem, u.MemKb)
+		s.maxSwap = max(s.maxSwap, u.SwapKb)
 		s.maxProcs = max(s.maxProcs, u.Nprocs)
 		s.maxThreads = max(s.maxThreads, u.Nthreads)
 		// Waited-for children move into their parent's figure, and a
@@ -106,13 +109,14 @@ func (s *sampler) sample(now time.Time) *api.ResourceUsage {
 	return u
 }
 
-// summary is the job's usage over its whole run: the peaks as nprocs and
-// nthreads (what the job report calls Max Processes and Max Threads), the
-// latest sample's memory as mem_kb.
+// summary is the job's usage over its whole run: the peaks as nprocs,
+// nthreads and swap_kb (the job report's Max Processes, Max Threads and
+// Max Swap), the latest sample's memory as mem_kb.
 func (s *sampler) summary() *api.ResourceUsage {
 	u := &api.ResourceUsage{
 		Pgid:      int32(s.pgid),
 		MaxMemKb:  s.maxMem,
+		SwapKb:    s.maxSwap,
 		Nprocs:    s.maxProcs,
 		Nthreads:  s.maxThreads,
 		CpuTimeMs: s.cpuMs,
@@ -132,6 +136,7 @@ type procStat struct {
 	pgrp     int
 	cpuTicks int64 // utime + stime + cutime + cstime
 	threads  int64
+	vsize    int64 // bytes of virtual memory
 	rssPages int64
 }
 
@@ -183,6 +188,8 @@ func parseStat(b []byte) (procStat, bool) {
 			st.cpuTicks += atoi(tok)
 		case 20:
 			st.threads = atoi(tok)
+		case 23:
+			st.vsize = atoi(tok)
 		case 24:
 			st.rssPages = atoi(tok)
 		}

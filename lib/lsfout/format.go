@@ -83,6 +83,14 @@ func usageKB(get func(u *api.ResourceUsage) int64) func(j *api.Job) (int64, bool
 
 func noKB(*api.Job) (int64, bool) { return 0, false }
 
+// limitKB reads a limit of the job's effective spec; unset is "-".
+func limitKB(get func(*api.JobSpec) int64) func(*api.Job) (int64, bool) {
+	return func(j *api.Job) (int64, bool) {
+		kb := get(effective(j))
+		return kb, kb > 0
+	}
+}
+
 // fields lists every field name in the order "all" prints them: the LSF
 // 9.1/10.1 table of output-formats.md section 4, then the 10.1 additions.
 var fields = []*field{
@@ -138,12 +146,9 @@ var fields = []*field{
 		return fmt.Sprintf("%.2f", float64(j.GetUsage().GetCpuTimeMs())/1000/float64(run))
 	}},
 	{name: "mem", width: 15, kb: usageKB((*api.ResourceUsage).GetMemKb)},
-	{name: "memlimit", width: 10, kb: func(j *api.Job) (int64, bool) {
-		kb := effective(j).GetMemLimitKb()
-		return kb, kb > 0
-	}},
+	{name: "memlimit", width: 10, kb: limitKB((*api.JobSpec).GetMemLimitKb)},
 	{name: "swap", width: 10, kb: usageKB((*api.ResourceUsage).GetSwapKb)},
-	{name: "swaplimit", width: 10, kb: noKB},
+	{name: "swaplimit", width: 10, kb: limitKB((*api.JobSpec).GetSwapLimitKb)},
 	{name: "min_req_proc", width: 12, text: str(func(j *api.Job) string {
 		lo, _ := taskRange(submitted(j))
 		return strconv.Itoa(lo)
@@ -152,10 +157,15 @@ var fields = []*field{
 		_, hi := taskRange(submitted(j))
 		return strconv.Itoa(hi)
 	})},
-	{name: "filelimit", width: 10, text: none},
-	{name: "corelimit", width: 10, kb: noKB},
-	{name: "stacklimit", width: 10, kb: noKB},
-	{name: "processlimit", width: 12, text: none},
+	{name: "filelimit", width: 10, kb: limitKB((*api.JobSpec).GetFileLimitKb)},
+	{name: "corelimit", width: 10, kb: limitKB((*api.JobSpec).GetCoreLimitKb)},
+	{name: "stacklimit", width: 10, kb: limitKB((*api.JobSpec).GetStackLimitKb)},
+	{name: "processlimit", width: 12, text: str(func(j *api.Job) string {
+		if n := effective(j).GetProcessLimit(); n > 0 {
+			return strconv.Itoa(int(n))
+		}
+		return ""
+	})},
 	{name: "input_file", width: 10, text: str(func(j *api.Job) string { return submitted(j).GetInputFile() })},
 	{name: "output_file", width: 11, text: str(func(j *api.Job) string { return submitted(j).GetOutputFile() })},
 	{name: "error_file", width: 10, text: str(func(j *api.Job) string { return submitted(j).GetErrorFile() })},

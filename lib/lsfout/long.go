@@ -320,7 +320,9 @@ func startedText(j *api.Job) string {
 }
 
 // limits writes the limit tables OpenLava prints after the Submitted
-// paragraph: the time limits side by side in 25-column cells, then MEMLIMIT.
+// paragraph: the time limits side by side in 25-column cells, then the
+// size and count limits (FILELIMIT ... MEMLIMIT SWAPLIMIT PROCESSLIMIT
+// THREADLIMIT), each value under its name.
 func (lw *longWriter) limits(e *api.JobSpec) {
 	var names, values []string
 	if sec := e.GetCpuLimitSec(); sec > 0 {
@@ -342,10 +344,30 @@ func (lw *longWriter) limits(e *api.JobSpec) {
 		}
 		lw.b.WriteByte('\n')
 	}
-	if kb := e.GetMemLimitKb(); kb > 0 {
-		num, unit := scaleKB(kb)
-		lw.b.WriteString("\n MEMLIMIT\n")
-		lw.b.WriteString(" " + padLeft(num, 6) + " " + unit + "\n")
+	// The size and count limits, each in a column under its name.
+	var heads, cells []string
+	size := func(name string, kb int64) {
+		if kb > 0 {
+			num, unit := scaleKB(kb)
+			heads, cells = append(heads, name), append(cells, padRight(padLeft(num, 6)+" "+unit, len(name)))
+		}
+	}
+	count := func(name string, n int32) {
+		if n > 0 {
+			heads, cells = append(heads, name), append(cells, padLeft(strconv.Itoa(int(n)), len(name)))
+		}
+	}
+	size("FILELIMIT", e.GetFileLimitKb())
+	size("DATALIMIT", e.GetDataLimitKb())
+	size("STACKLIMIT", e.GetStackLimitKb())
+	size("CORELIMIT", e.GetCoreLimitKb())
+	size("MEMLIMIT", e.GetMemLimitKb())
+	size("SWAPLIMIT", e.GetSwapLimitKb())
+	count("PROCESSLIMIT", e.GetProcessLimit())
+	count("THREADLIMIT", e.GetThreadLimit())
+	if len(heads) > 0 {
+		lw.b.WriteString("\n " + strings.Join(heads, " ") + "\n")
+		lw.b.WriteString(" " + strings.TrimRight(strings.Join(cells, " "), " ") + "\n")
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"xce/lib/requeue"
 
 	"xce/lib/config"
 	"xce/lib/resreq"
@@ -1087,6 +1088,8 @@ func (im *importer) queue(s *Section) {
 			im.fairshare(t, p)
 		case "PREEMPTION":
 			q.preempt = &p
+		case "REQUEUE_EXIT_VALUES":
+			im.requeue(t, p)
 		case "RES_REQ", "PRE_EXEC", "POST_EXEC":
 			t.set(strings.ToLower(k), config.TOMLString(p.Value), "deprecated: imported from LSF; move it to an application profile", at)
 			im.note(at, deprecated, k)
@@ -1100,6 +1103,17 @@ func (im *importer) queue(s *Section) {
 }
 
 // tasks translates TASKLIMIT = [min [default]] max.
+// requeue translates REQUEUE_EXIT_VALUES, checked as xce checks it.
+func (im *importer) requeue(t *table, p Param) {
+	at := psrc(p)
+	v := strings.Join(strings.Fields(p.Value), " ")
+	if _, err := requeue.Parse(v); err != nil {
+		im.note(at, "not translated: %v", err)
+		return
+	}
+	t.set("requeue_exit_values", config.TOMLString(v), "", at)
+}
+
 func (im *importer) tasks(t *table, p Param) {
 	vals := strings.Fields(p.Value)
 	var ns []int64
@@ -1277,6 +1291,8 @@ func (im *importer) lsbApplications(f *File) {
 			case "NAME":
 			case "DESCRIPTION":
 				t.set("description", config.TOMLString(strings.Join(strings.Fields(p.Value), " ")), "", at)
+			case "REQUEUE_EXIT_VALUES":
+				im.requeue(t, p)
 			case "RES_REQ", "PRE_EXEC", "POST_EXEC", "JOB_STARTER":
 				t.set(strings.ToLower(k), config.TOMLString(p.Value), "", at)
 				if k == "RES_REQ" {
