@@ -42,3 +42,22 @@ func TestSwitchRequeueFilters(t *testing.T) {
 		t.Errorf("brequeue -u all -p 0:\n%s", out)
 	}
 }
+
+// bstop -a and bresume -a act on all the caller's jobs, as job ID 0.
+func TestStopResumeAll(t *testing.T) {
+	c := newCluster(t)
+	a := c.submit("", "sleep 60")
+	b := c.submit("", "sleep 60")
+	c.waitState(a, "RUN")
+	c.waitState(b, "RUN")
+	if out := c.must("", "bstop", "-a"); strings.Count(out, "is being stopped") != 2 {
+		t.Errorf("bstop -a: %q", out)
+	}
+	c.waitState(a, "USUSP")
+	c.waitState(b, "USUSP")
+	if out := c.must("", "bresume", "-a"); strings.Count(out, "is being resumed") != 2 {
+		t.Errorf("bresume -a: %q", out)
+	}
+	c.waitState(a, "RUN")
+	c.must("", "bkill", "0")
+}

@@ -310,7 +310,7 @@ func pendSummary(c *client.Client, cx context.Context, req *api.QueryRequest) in
 // -J, -m, -app, -g) for the three, plus bkill's own options.
 func control(name string, action api.SignalRequest_Action, args []string) int {
 	var user, queue, jobName, host, app, group, sig, reason, stat string
-	var list, force, markDone, bulk bool
+	var list, force, markDone, bulk, allJobs bool
 	var ids []string
 	cmd, code := newCommand(name+" [options] [job_ID | 0 | \"job_ID[index]\" ...]", controlShort[name], func(a []string) int {
 		ids = a
@@ -331,6 +331,8 @@ func control(name string, action api.SignalRequest_Action, args []string) int {
 		f.StringVar(&stat, "stat", "", "only jobs in this state: run, pend or susp; without a job ID, all of them")
 		f.BoolVar(&markDone, "d", false, "kill the job and record it as DONE once it has ended")
 		f.BoolVar(&bulk, "b", false, "bulk kill: with 0, skip the jobs that cannot be killed")
+	} else {
+		f.BoolVar(&allJobs, "a", false, "all jobs that satisfy the other options, as job ID 0")
 	}
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
@@ -370,6 +372,7 @@ func control(name string, action api.SignalRequest_Action, args []string) int {
 		req.Action, req.Signal, verb = api.SignalRequest_SIGNAL, int32(n), "signaled"
 	}
 	var idArgs []string
+	req.All = allJobs
 	for _, a := range ids {
 		if a == "0" {
 			req.All = true
