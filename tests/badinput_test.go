@@ -57,7 +57,7 @@ func TestBadInputEveryCommand(t *testing.T) {
 	for _, cmd := range []string{"bsub", "bjobs", "bkill", "bstop", "bresume", "bqueues", "bhosts", "bhist", "bpeek",
 		"lsid", "lshosts", "lsload", "busers", "bacct", "badmin", "bapp", "bswitch", "brequeue", "btop", "bbot",
 		"bwait", "bparams", "bugroup", "bmgroup", "bmod"} {
-		add(badCase{argv: []string{cmd, "-Q"}, re: `^` + cmd + `: illegal option -- Q` + usage(cmd), code: 255})
+		add(badCase{argv: []string{cmd, "-Y"}, re: `^` + cmd + `: illegal option -- Y` + usage(cmd), code: 255})
 	}
 	// An option without its argument.
 	for _, argv := range [][]string{{"bsub", "-q"}, {"bjobs", "-u"}, {"bkill", "-s"}, {"bstop", "-J"}, {"bresume", "-q"},

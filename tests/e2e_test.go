@@ -184,8 +184,8 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("bsub %v: exit %d, stderr %q, want 255 and %q", tc.args, r.code, r.stderr, tc.msg)
 		}
 	}
-	r := c.run("", "bsub", "-Q", "true")
-	if r.code == 0 || !strings.Contains(r.stderr, "illegal option -- Q") {
+	r := c.run("", "bsub", "-Y", "true")
+	if r.code == 0 || !strings.Contains(r.stderr, "illegal option -- Y") {
 		t.Errorf("bad option: %d %q", r.code, r.stderr)
 	}
 	if r := c.run("", "bjobs", "-a"); r.stderr != "No job found\n" || r.code != 0 {
