@@ -214,3 +214,27 @@ func TestRequeueExitAndLimits(t *testing.T) {
 		t.Errorf("bjobs -l of a -F job:\n%s", l)
 	}
 }
+
+// -wa/-wt are checked as bsub reads them and shown by bjobs -l's
+// submission (the warning itself is exercised in lib/exec, whose run
+// limits can be seconds).
+func TestBsubWarningAction(t *testing.T) {
+	c := newCluster(t)
+	id := c.submit("", "-H", "-W", "10", "-wa", "USR1", "-wt", "2", "true")
+	if got := c.stat(id); got != "PSUSP" {
+		t.Fatalf("state %q", got)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-wa", "NOPE", "-wt", "2", "true"}, "NOPE: Bad job warning action"},
+		{[]string{"-wa", "USR1", "-wt", "1:99", "true"}, "1:99: Bad job warning time"},
+		{[]string{"-wa", "USR1", "true"}, "-wa and -wt must be given together"},
+	} {
+		if r := c.run("", "bsub", tc.args...); r.code != 255 || r.stderr != tc.want+". Job not submitted.\n" {
+			t.Errorf("bsub %v: %d %q", tc.args, r.code, r.stderr)
+		}
+	}
+	c.must("", "bkill", id)
+}

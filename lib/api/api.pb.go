@@ -771,6 +771,10 @@ type JobSpec struct {
 	// -Q "exit_code ... [EXCLUDE(exit_code ...)]": exit codes that send
 	// the job back to pending, as given.
 	RequeueExitValues string `protobuf:"bytes,90,opt,name=requeue_exit_values,json=requeueExitValues,proto3" json:"requeue_exit_values,omitempty"`
+	// -wa / -wt: the signal sent warning_time_sec before the job's run
+	// limit or termination deadline ("" = none).
+	WarningAction  string `protobuf:"bytes,100,opt,name=warning_action,json=warningAction,proto3" json:"warning_action,omitempty"`
+	WarningTimeSec int64  `protobuf:"varint,101,opt,name=warning_time_sec,json=warningTimeSec,proto3" json:"warning_time_sec,omitempty"`
 	// Set in the effective spec by the configuration layering (lib/config):
 	// the pre- and post-execution commands in the order they run (queue,
 	// profile, job; job, profile, queue), the profile's job starter (with
@@ -1208,6 +1212,20 @@ func (x *JobSpec) GetRequeueExitValues() string {
 		return x.RequeueExitValues
 	}
 	return ""
+}
+
+func (x *JobSpec) GetWarningAction() string {
+	if x != nil {
+		return x.WarningAction
+	}
+	return ""
+}
+
+func (x *JobSpec) GetWarningTimeSec() int64 {
+	if x != nil {
+		return x.WarningTimeSec
+	}
+	return 0
 }
 
 func (x *JobSpec) GetPreExecChain() []string {
@@ -4989,7 +5007,7 @@ var File_api_proto protoreflect.FileDescriptor
 const file_api_proto_rawDesc = "" +
 	"\n" +
 	"\tapi.proto\x12\n" +
-	"xce.api.v1\"\xe1\x11\n" +
+	"xce.api.v1\"\xb2\x12\n" +
 	"\aJobSpec\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12*\n" +
 	"\x11command_is_script\x18\x02 \x01(\bR\x0fcommandIsScript\x12\x14\n" +
@@ -5059,7 +5077,9 @@ const file_api_proto_rawDesc = "" +
 	"\rswap_limit_kb\x189 \x01(\x03R\vswapLimitKb\x12#\n" +
 	"\rprocess_limit\x18: \x01(\x05R\fprocessLimit\x12!\n" +
 	"\fthread_limit\x18; \x01(\x05R\vthreadLimit\x12.\n" +
-	"\x13requeue_exit_values\x18Z \x01(\tR\x11requeueExitValues\x12$\n" +
+	"\x13requeue_exit_values\x18Z \x01(\tR\x11requeueExitValues\x12%\n" +
+	"\x0ewarning_action\x18d \x01(\tR\rwarningAction\x12(\n" +
+	"\x10warning_time_sec\x18e \x01(\x03R\x0ewarningTimeSec\x12$\n" +
 	"\x0epre_exec_chain\x18, \x03(\tR\fpreExecChain\x12&\n" +
 	"\x0fpost_exec_chain\x18- \x03(\tR\rpostExecChain\x12\x1f\n" +
 	"\vjob_starter\x18. \x01(\tR\n" +

@@ -34,6 +34,7 @@ type bsubOpts struct {
 	hosts, depend, mailUser, desc, group, jobGroup, loginShell      string
 	begin, term, estimate, outdir, gpu, cpuLimit                    string
 	fileLimit, dataLimit, stackLimit, coreLimit, swapLimit, requeue string
+	warnAction, warnTime                                            string
 	procLimit, threadLimit                                          int
 	resReq                                                          []string
 	userPrio                                                        int
@@ -62,6 +63,8 @@ func bsubFlags(fs *pflag.FlagSet, o *bsubOpts) {
 	fs.StringVar(&o.swapLimit, "v", "", "the job's total virtual memory limit (units as -M)")
 	fs.IntVar(&o.procLimit, "p", 0, "the most processes the job may run at once")
 	fs.IntVar(&o.threadLimit, "T", 0, "the most threads the job may run at once")
+	fs.StringVar(&o.warnAction, "wa", "", "signal sent to the job -wt before its run limit or deadline")
+	fs.StringVar(&o.warnTime, "wt", "", "how long before the run limit or deadline -wa is sent: [hour:]minute")
 	fs.StringVar(&o.requeue, "Q", "", `exit codes that requeue the job: "code ... [EXCLUDE(code ...)]", "all [~code ...]"`)
 	fs.StringVar(&o.memLimit, "M", "", "memory limit, in LSF_UNIT_FOR_LIMITS (KB by default) unless a unit is given; ! = hard")
 	fs.StringVar(&o.project, "P", "", "project name")
@@ -433,6 +436,19 @@ func fillSpec(s *api.JobSpec, o *bsubOpts) error {
 		return fmt.Errorf("Bad limit specification")
 	}
 	s.ProcessLimit, s.ThreadLimit = int32(o.procLimit), int32(o.threadLimit)
+	if o.warnAction != "" || o.warnTime != "" {
+		if o.warnAction == "" || o.warnTime == "" {
+			return errors.New("-wa and -wt must be given together")
+		}
+		if _, err := parseSignal(o.warnAction); err != nil {
+			return fmt.Errorf("%s: Bad job warning action", o.warnAction)
+		}
+		sec, err := parseMinutes(o.warnTime)
+		if err != nil {
+			return fmt.Errorf("%s: Bad job warning time", o.warnTime)
+		}
+		s.WarningAction, s.WarningTimeSec = o.warnAction, sec
+	}
 	if o.requeue != "" {
 		if _, err := requeue.Parse(o.requeue); err != nil {
 			return err

@@ -2,10 +2,10 @@ package cli
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"xce/lib/exec"
 )
 
 // signalList is what bkill -l prints.
@@ -15,14 +15,7 @@ var signalList = []string{"HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "F
 
 // parseSignal reads a signal name (with or without SIG) or number.
 func parseSignal(s string) (unix.Signal, error) {
-	if n, err := strconv.Atoi(s); err == nil {
-		if n <= 0 || n > 64 {
-			return 0, fmt.Errorf("%s: Illegal signal value", s)
-		}
-		return unix.Signal(n), nil
-	}
-	name := strings.TrimPrefix(strings.ToUpper(s), "SIG")
-	if sig := unix.SignalNum("SIG" + name); sig != 0 {
+	if sig := exec.ParseSignal(s); sig != 0 {
 		return sig, nil
 	}
 	return 0, fmt.Errorf("%s: Illegal signal value", s)

@@ -206,3 +206,19 @@ func TestSwapLimit(t *testing.T) {
 		t.Fatalf("event = %v, want TERM_SWAP with the swap used", ev)
 	}
 }
+
+// -wa/-wt: the warning signal comes warning_time before the run limit.
+func TestWarningAction(t *testing.T) {
+	l := newLaunch(t, `trap 'echo warned; exit 0' USR1; sleep 20 & wait`)
+	l.Job.Spec.RunLimitSec, l.Job.Spec.WarningAction, l.Job.Spec.WarningTimeSec = 3, "USR1", 2
+	ev := runJob(t, l)
+	b, _ := os.ReadFile(l.Job.SpoolOutput)
+	// Had the warning not come first, the run limit's SIGUSR2 would have
+	// ended the job (exit 140).
+	if ev.ExitStatus != 0 || !strings.HasPrefix(string(b), "warned\n") {
+		t.Fatalf("exit %d, output %q", ev.ExitStatus, b)
+	}
+	if ParseSignal("SIGUSR1") != ParseSignal("usr1") || ParseSignal("10") == 0 || ParseSignal("NOPE") != 0 || ParseSignal("99") != 0 {
+		t.Error("ParseSignal")
+	}
+}

@@ -3,10 +3,13 @@ package exec
 import (
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
@@ -27,6 +30,8 @@ type liveLimits struct {
 	memHard  bool
 	cpuSec   int64
 	runTimer *time.Timer
+
+	warnTimer *time.Timer // -wa/-wt: the warning before the run limit or deadline
 }
 
 func newLimits(spec *api.JobSpec) *liveLimits {
@@ -58,7 +63,12 @@ func (s *shepherd) armRunLimit(e *enforcer, start time.Time, grace time.Duration
 		l.runTimer.Stop()
 		l.runTimer = nil
 	}
+	if l.warnTimer != nil {
+		l.warnTimer.Stop()
+		l.warnTimer = nil
+	}
 	lim := l.runSec
+	s.armWarning(e, start, lim)
 	if lim <= 0 {
 		return
 	}
@@ -67,6 +77,45 @@ func (s *shepherd) armRunLimit(e *enforcer, start time.Time, grace time.Duration
 			fmt.Sprintf("TERM_RUNLIMIT: the run limit of %d seconds was reached", lim),
 			grace, syscall.SIGUSR2, syscall.SIGKILL)
 	})
+}
+
+// armWarning sets the -wa/-wt warning: the signal goes to the job
+// warning_time before whichever comes first of its run limit (runSec from
+// start) and its termination deadline (-t). l.mu is held.
+func (s *shepherd) armWarning(e *enforcer, start time.Time, runSec int64) {
+	sig, lead := ParseSignal(s.spec.GetWarningAction()), time.Duration(s.spec.GetWarningTimeSec())*time.Second
+	if sig == 0 || lead <= 0 {
+		return
+	}
+	var end time.Time
+	if runSec > 0 {
+		end = start.Add(time.Duration(runSec) * time.Second)
+	}
+	if t := s.spec.GetTermTime(); t > 0 && (end.IsZero() || time.Unix(t, 0).Before(end)) {
+		end = time.Unix(t, 0)
+	}
+	if end.IsZero() {
+		return
+	}
+	s.limits.warnTimer = e.after(time.Until(end.Add(-lead)), func() {
+		s.log.Info("sending the job its warning", "signal", sig)
+		e.kill(sig)
+	})
+}
+
+// ParseSignal reads a signal as LSF's commands take one (bkill -s, bsub
+// -wa): a name, with or without SIG, or a number; 0 when it is none.
+func ParseSignal(action string) syscall.Signal {
+	if action == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(action); err == nil {
+		if n > 0 && n < 65 {
+			return syscall.Signal(n)
+		}
+		return 0
+	}
+	return unix.SignalNum("SIG" + strings.TrimPrefix(strings.ToUpper(action), "SIG"))
 }
 
 // reloadLimits reads the limits file and applies it.
