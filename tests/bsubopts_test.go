@@ -221,8 +221,8 @@ func TestRequeueExitAndLimits(t *testing.T) {
 func TestBsubWarningAction(t *testing.T) {
 	c := newCluster(t)
 	id := c.submit("", "-H", "-W", "10", "-wa", "USR1", "-wt", "2", "true")
-	if got := c.stat(id); got != "PSUSP" {
-		t.Fatalf("state %q", got)
+	if got := strings.Fields(c.must("", "bjobs", "-noheader", "-o", "stat warn_act warn_time", id)); strings.Join(got, " ") != "PSUSP USR1 2.0" {
+		t.Fatalf("bjobs -o stat warn_act warn_time: %v", got)
 	}
 	for _, tc := range []struct {
 		args []string
