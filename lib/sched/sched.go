@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -430,53 +429,7 @@ func (c *cycle) hostSet(names []string) []bool {
 	if s, ok := c.sets[key]; ok {
 		return s
 	}
-	set := make([]bool, len(c.hosts))
-	seen := map[string]bool{}
-	var add func(n string)
-	add = func(n string) {
-		if i := strings.LastIndexByte(n, '+'); i > 0 {
-			if _, err := strconv.Atoi(n[i+1:]); err == nil {
-				n = n[:i]
-			}
-		}
-		if n == "all" {
-			for i := range set {
-				set[i] = true
-			}
-			return
-		}
-		if m, ok := c.s.HostGroups[n]; ok {
-			if seen[n] {
-				return
-			}
-			seen[n] = true
-			for _, x := range m {
-				add(x)
-			}
-			return
-		}
-		if i, ok := c.byName[n]; ok {
-			set[i] = true
-		}
-	}
-	for _, n := range names {
-		if !strings.HasPrefix(n, "~") {
-			add(n)
-		}
-	}
-	// "~name" removes a host or group: HOSTS = all ~hostA.
-	for _, n := range names {
-		if strings.HasPrefix(n, "~") {
-			ex := make([]bool, len(set))
-			set, ex = ex, set // add writes into set
-			clear(seen)
-			add(n[1:])
-			set, ex = ex, set
-			for i := range set {
-				set[i] = set[i] && !ex[i]
-			}
-		}
-	}
+	set := hostSet(names, c.byName, len(c.hosts), c.s.HostGroups)
 	c.sets[key] = set
 	return set
 }
