@@ -511,6 +511,21 @@ func (c *cycle) dynamicPriority(qs *qstate, acct string) float64 {
 	return DynamicPriority(qs.q.Fairshare, acct, c.now, qs.run[acct], qs.slots[acct])
 }
 
+// History is an account's past use (finished jobs' CPU and run time)
+// decayed to now: one hour counts 0.1 hour after HistHours hours.
+func (fs *Fairshare) History(user string, now time.Time) (cpu, run time.Duration) {
+	u, ok := fs.Usage[user]
+	if !ok {
+		return 0, 0
+	}
+	hist := fs.HistHours
+	if hist <= 0 {
+		hist = 5
+	}
+	d := math.Pow(0.1, max(0, now.Sub(u.At).Hours())/hist)
+	return time.Duration(float64(u.CPU) * d), time.Duration(float64(u.Run) * d)
+}
+
 // DynamicPriority is LSF's fairshare priority of an account (a user, or a
 // user group charged with -G) in a queue:
 // shares / (cpu*CPU_TIME_FACTOR + run*RUN_TIME_FACTOR +
@@ -525,7 +540,7 @@ func DynamicPriority(fs *Fairshare, user string, now time.Time, runHours float64
 			shares = 1
 		}
 	}
-	cf, rf, jf, hist := fs.CPUTimeFactor, fs.RunTimeFactor, fs.RunJobFactor, fs.HistHours
+	cf, rf, jf := fs.CPUTimeFactor, fs.RunTimeFactor, fs.RunJobFactor
 	if cf == 0 {
 		cf = 0.7
 	}
@@ -535,14 +550,8 @@ func DynamicPriority(fs *Fairshare, user string, now time.Time, runHours float64
 	if jf == 0 {
 		jf = 3
 	}
-	if hist <= 0 {
-		hist = 5
-	}
-	var cpu, run float64
-	if u, ok := fs.Usage[user]; ok {
-		d := math.Pow(0.1, max(0, now.Sub(u.At).Hours())/hist)
-		cpu, run = u.CPU.Hours()*d, u.Run.Hours()*d
-	}
+	cpuD, runD := fs.History(user, now)
+	cpu, run := cpuD.Hours(), runD.Hours()
 	run += runHours
 	den := cpu*cf + run*rf + float64(1+slots)*jf
 	return float64(shares) / den
