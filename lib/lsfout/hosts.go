@@ -78,6 +78,7 @@ type hostLoadIndex struct {
 func oneDecimal(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 func noDecimal(v float64) string  { return strconv.FormatFloat(v, 'f', 0, 64) }
 func percent(v float64) string    { return strconv.FormatFloat(v*100, 'f', 0, 64) + "%" }
+
 // mbMem is an amount in MB as bhosts -l prints it (OpenLava's makeFields,
 // IBM's example "4231M"): whole Mbytes while that takes at most 5
 // characters, else whole Gbytes.
