@@ -561,6 +561,9 @@ func queuesForUser(conf *config.Config, qs []*api.Queue, name string) ([]*api.Qu
 		if cq == nil {
 			continue
 		}
+		if name == "all" && slices.ContainsFunc(cq.Users, func(u string) bool { return strings.HasPrefix(u, "~") }) {
+			continue // open to all but some
+		}
 		if slices.ContainsFunc(users, func(u string) bool { return conf.UserIn(u, cq.Users) }) {
 			out = append(out, q)
 		}
