@@ -525,7 +525,7 @@ func (x QueryRequest_Scope) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use QueryRequest_Scope.Descriptor instead.
 func (QueryRequest_Scope) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{13, 0}
+	return file_api_proto_rawDescGZIP(), []int{15, 0}
 }
 
 type SignalRequest_Action int32
@@ -577,7 +577,7 @@ func (x SignalRequest_Action) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SignalRequest_Action.Descriptor instead.
 func (SignalRequest_Action) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{17, 0}
+	return file_api_proto_rawDescGZIP(), []int{19, 0}
 }
 
 type ControlRequest_Action int32
@@ -650,7 +650,7 @@ func (x ControlRequest_Action) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ControlRequest_Action.Descriptor instead.
 func (ControlRequest_Action) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{26, 0}
+	return file_api_proto_rawDescGZIP(), []int{28, 0}
 }
 
 type DependencyReply_Status int32
@@ -702,7 +702,7 @@ func (x DependencyReply_Status) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DependencyReply_Status.Descriptor instead.
 func (DependencyReply_Status) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{32, 0}
+	return file_api_proto_rawDescGZIP(), []int{34, 0}
 }
 
 type JobSpec struct {
@@ -2082,8 +2082,21 @@ type Host struct {
 	R1MHistory      []float32 `protobuf:"fixed32,29,rep,packed,name=r1m_history,json=r1mHistory,proto3" json:"r1m_history,omitempty"`
 	UtHistory       []float32 `protobuf:"fixed32,30,rep,packed,name=ut_history,json=utHistory,proto3" json:"ut_history,omitempty"`
 	LoadIntervalSec int32     `protobuf:"varint,31,opt,name=load_interval_sec,json=loadIntervalSec,proto3" json:"load_interval_sec,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// badmin hclose -C: the comment of the close in force (bhosts -l ADMIN
+	// ACTION COMMENT); "" when none.
+	AdminComment string `protobuf:"bytes,32,opt,name=admin_comment,json=adminComment,proto3" json:"admin_comment,omitempty"`
+	// What running jobs reserve of each load index now, as the scheduler
+	// charges it (bhosts -l Reserved row); mem, swp and tmp in MB. For mem
+	// only the part of a reservation a job does not use yet counts.
+	Reserved map[string]float64 `protobuf:"bytes,33,rep,name=reserved,proto3" json:"reserved,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// The CPU topology (lshosts -l): sockets, cores per socket, threads per
+	// core; 0 = unknown.
+	Nprocs        int32 `protobuf:"varint,34,opt,name=nprocs,proto3" json:"nprocs,omitempty"`
+	Ncores        int32 `protobuf:"varint,35,opt,name=ncores,proto3" json:"ncores,omitempty"`
+	Nthreads      int32 `protobuf:"varint,36,opt,name=nthreads,proto3" json:"nthreads,omitempty"`
+	MaxtmpKb      int64 `protobuf:"varint,37,opt,name=maxtmp_kb,json=maxtmpKb,proto3" json:"maxtmp_kb,omitempty"` // size of /tmp
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Host) Reset() {
@@ -2305,6 +2318,48 @@ func (x *Host) GetLoadIntervalSec() int32 {
 	return 0
 }
 
+func (x *Host) GetAdminComment() string {
+	if x != nil {
+		return x.AdminComment
+	}
+	return ""
+}
+
+func (x *Host) GetReserved() map[string]float64 {
+	if x != nil {
+		return x.Reserved
+	}
+	return nil
+}
+
+func (x *Host) GetNprocs() int32 {
+	if x != nil {
+		return x.Nprocs
+	}
+	return 0
+}
+
+func (x *Host) GetNcores() int32 {
+	if x != nil {
+		return x.Ncores
+	}
+	return 0
+}
+
+func (x *Host) GetNthreads() int32 {
+	if x != nil {
+		return x.Nthreads
+	}
+	return 0
+}
+
+func (x *Host) GetMaxtmpKb() int64 {
+	if x != nil {
+		return x.MaxtmpKb
+	}
+	return 0
+}
+
 type Queue struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -2347,7 +2402,10 @@ type Queue struct {
 	PostExec     string `protobuf:"bytes,36,opt,name=post_exec,json=postExec,proto3" json:"post_exec,omitempty"`
 	LostAndFound bool   `protobuf:"varint,37,opt,name=lost_and_found,json=lostAndFound,proto3" json:"lost_and_found,omitempty"` // holds jobs whose queue was removed
 	// Fairshare queues: each user's dynamic priority now (bqueues -r).
-	UserPriority  map[string]float64 `protobuf:"bytes,38,rep,name=user_priority,json=userPriority,proto3" json:"user_priority,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	UserPriority map[string]float64 `protobuf:"bytes,38,rep,name=user_priority,json=userPriority,proto3" json:"user_priority,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// Fairshare queues, when asked for (ListQueuesRequest.share_info): the
+	// share accounts, as bqueues -r's SHARE_INFO_FOR table shows them.
+	ShareAccounts []*ShareAccount `protobuf:"bytes,39,rep,name=share_accounts,json=shareAccounts,proto3" json:"share_accounts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2648,6 +2706,192 @@ func (x *Queue) GetUserPriority() map[string]float64 {
 	return nil
 }
 
+func (x *Queue) GetShareAccounts() []*ShareAccount {
+	if x != nil {
+		return x.ShareAccounts
+	}
+	return nil
+}
+
+// ShareAccount is one fairshare account of a queue: a user, or a user
+// group its members charge with bsub -G.
+type ShareAccount struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Group         bool                   `protobuf:"varint,2,opt,name=group,proto3" json:"group,omitempty"` // a user group (printed "name/")
+	Shares        int32                  `protobuf:"varint,3,opt,name=shares,proto3" json:"shares,omitempty"`
+	Priority      float64                `protobuf:"fixed64,4,opt,name=priority,proto3" json:"priority,omitempty"`                         // the dynamic priority now
+	Started       int32                  `protobuf:"varint,5,opt,name=started,proto3" json:"started,omitempty"`                            // slots of the account's running and suspended jobs
+	Reserved      int32                  `protobuf:"varint,6,opt,name=reserved,proto3" json:"reserved,omitempty"`                          // slots reserved for its pending jobs
+	CpuTimeSec    float64                `protobuf:"fixed64,7,opt,name=cpu_time_sec,json=cpuTimeSec,proto3" json:"cpu_time_sec,omitempty"` // decayed CPU time of finished jobs plus that of running ones
+	RunTimeSec    float64                `protobuf:"fixed64,8,opt,name=run_time_sec,json=runTimeSec,proto3" json:"run_time_sec,omitempty"` // decayed run time (slot-seconds), finished and running jobs
+	Adjust        float64                `protobuf:"fixed64,9,opt,name=adjust,proto3" json:"adjust,omitempty"`                             // FAIRSHARE_ADJUSTMENT_FACTOR part (always 0 in XCE)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShareAccount) Reset() {
+	*x = ShareAccount{}
+	mi := &file_api_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShareAccount) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShareAccount) ProtoMessage() {}
+
+func (x *ShareAccount) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShareAccount.ProtoReflect.Descriptor instead.
+func (*ShareAccount) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ShareAccount) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ShareAccount) GetGroup() bool {
+	if x != nil {
+		return x.Group
+	}
+	return false
+}
+
+func (x *ShareAccount) GetShares() int32 {
+	if x != nil {
+		return x.Shares
+	}
+	return 0
+}
+
+func (x *ShareAccount) GetPriority() float64 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *ShareAccount) GetStarted() int32 {
+	if x != nil {
+		return x.Started
+	}
+	return 0
+}
+
+func (x *ShareAccount) GetReserved() int32 {
+	if x != nil {
+		return x.Reserved
+	}
+	return 0
+}
+
+func (x *ShareAccount) GetCpuTimeSec() float64 {
+	if x != nil {
+		return x.CpuTimeSec
+	}
+	return 0
+}
+
+func (x *ShareAccount) GetRunTimeSec() float64 {
+	if x != nil {
+		return x.RunTimeSec
+	}
+	return 0
+}
+
+func (x *ShareAccount) GetAdjust() float64 {
+	if x != nil {
+		return x.Adjust
+	}
+	return 0
+}
+
+// SharedResource is a cluster-wide pool (bhosts -s, lshosts -s, lsload -s).
+type SharedResource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Total         float64                `protobuf:"fixed64,2,opt,name=total,proto3" json:"total,omitempty"`       // configured amount
+	Reserved      float64                `protobuf:"fixed64,3,opt,name=reserved,proto3" json:"reserved,omitempty"` // held by running jobs' rusage now
+	Hosts         []string               `protobuf:"bytes,4,rep,name=hosts,proto3" json:"hosts,omitempty"`         // the hosts that share it (LOCATION)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SharedResource) Reset() {
+	*x = SharedResource{}
+	mi := &file_api_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SharedResource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SharedResource) ProtoMessage() {}
+
+func (x *SharedResource) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SharedResource.ProtoReflect.Descriptor instead.
+func (*SharedResource) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *SharedResource) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SharedResource) GetTotal() float64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *SharedResource) GetReserved() float64 {
+	if x != nil {
+		return x.Reserved
+	}
+	return 0
+}
+
+func (x *SharedResource) GetHosts() []string {
+	if x != nil {
+		return x.Hosts
+	}
+	return nil
+}
+
 // QueueState is an administrator's open/active setting of a queue, kept
 // across restarts.
 type QueueState struct {
@@ -2660,7 +2904,7 @@ type QueueState struct {
 
 func (x *QueueState) Reset() {
 	*x = QueueState{}
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2672,7 +2916,7 @@ func (x *QueueState) String() string {
 func (*QueueState) ProtoMessage() {}
 
 func (x *QueueState) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2685,7 +2929,7 @@ func (x *QueueState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueState.ProtoReflect.Descriptor instead.
 func (*QueueState) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{8}
+	return file_api_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *QueueState) GetClosed() bool {
@@ -2732,7 +2976,7 @@ type App struct {
 
 func (x *App) Reset() {
 	*x = App{}
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2744,7 +2988,7 @@ func (x *App) String() string {
 func (*App) ProtoMessage() {}
 
 func (x *App) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2757,7 +3001,7 @@ func (x *App) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use App.ProtoReflect.Descriptor instead.
 func (*App) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{9}
+	return file_api_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *App) GetName() string {
@@ -2911,7 +3155,7 @@ type JobRef struct {
 
 func (x *JobRef) Reset() {
 	*x = JobRef{}
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2923,7 +3167,7 @@ func (x *JobRef) String() string {
 func (*JobRef) ProtoMessage() {}
 
 func (x *JobRef) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2936,7 +3180,7 @@ func (x *JobRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobRef.ProtoReflect.Descriptor instead.
 func (*JobRef) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{10}
+	return file_api_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *JobRef) GetJobId() int64 {
@@ -2962,7 +3206,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2974,7 +3218,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2987,7 +3231,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{11}
+	return file_api_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SubmitRequest) GetSpec() *JobSpec {
@@ -3009,7 +3253,7 @@ type SubmitReply struct {
 
 func (x *SubmitReply) Reset() {
 	*x = SubmitReply{}
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3021,7 +3265,7 @@ func (x *SubmitReply) String() string {
 func (*SubmitReply) ProtoMessage() {}
 
 func (x *SubmitReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3034,7 +3278,7 @@ func (x *SubmitReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitReply.ProtoReflect.Descriptor instead.
 func (*SubmitReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{12}
+	return file_api_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SubmitReply) GetJobId() int64 {
@@ -3089,7 +3333,7 @@ type QueryRequest struct {
 
 func (x *QueryRequest) Reset() {
 	*x = QueryRequest{}
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3101,7 +3345,7 @@ func (x *QueryRequest) String() string {
 func (*QueryRequest) ProtoMessage() {}
 
 func (x *QueryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3114,7 +3358,7 @@ func (x *QueryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryRequest.ProtoReflect.Descriptor instead.
 func (*QueryRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{13}
+	return file_api_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *QueryRequest) GetScope() QueryRequest_Scope {
@@ -3228,7 +3472,7 @@ type QueryReply struct {
 
 func (x *QueryReply) Reset() {
 	*x = QueryReply{}
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3240,7 +3484,7 @@ func (x *QueryReply) String() string {
 func (*QueryReply) ProtoMessage() {}
 
 func (x *QueryReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3253,7 +3497,7 @@ func (x *QueryReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryReply.ProtoReflect.Descriptor instead.
 func (*QueryReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{14}
+	return file_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *QueryReply) GetJobs() []*Job {
@@ -3315,7 +3559,7 @@ type QueryReplyEncoded struct {
 
 func (x *QueryReplyEncoded) Reset() {
 	*x = QueryReplyEncoded{}
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3327,7 +3571,7 @@ func (x *QueryReplyEncoded) String() string {
 func (*QueryReplyEncoded) ProtoMessage() {}
 
 func (x *QueryReplyEncoded) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3340,7 +3584,7 @@ func (x *QueryReplyEncoded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryReplyEncoded.ProtoReflect.Descriptor instead.
 func (*QueryReplyEncoded) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{15}
+	return file_api_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *QueryReplyEncoded) GetJobs() []*Job {
@@ -3396,7 +3640,7 @@ type EncodedSpec struct {
 
 func (x *EncodedSpec) Reset() {
 	*x = EncodedSpec{}
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3408,7 +3652,7 @@ func (x *EncodedSpec) String() string {
 func (*EncodedSpec) ProtoMessage() {}
 
 func (x *EncodedSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3421,7 +3665,7 @@ func (x *EncodedSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodedSpec.ProtoReflect.Descriptor instead.
 func (*EncodedSpec) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16}
+	return file_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *EncodedSpec) GetKey() int64 {
@@ -3469,7 +3713,7 @@ type SignalRequest struct {
 
 func (x *SignalRequest) Reset() {
 	*x = SignalRequest{}
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3481,7 +3725,7 @@ func (x *SignalRequest) String() string {
 func (*SignalRequest) ProtoMessage() {}
 
 func (x *SignalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3494,7 +3738,7 @@ func (x *SignalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalRequest.ProtoReflect.Descriptor instead.
 func (*SignalRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{17}
+	return file_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SignalRequest) GetAction() SignalRequest_Action {
@@ -3612,7 +3856,7 @@ type SignalResult struct {
 
 func (x *SignalResult) Reset() {
 	*x = SignalResult{}
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3624,7 +3868,7 @@ func (x *SignalResult) String() string {
 func (*SignalResult) ProtoMessage() {}
 
 func (x *SignalResult) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3637,7 +3881,7 @@ func (x *SignalResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalResult.ProtoReflect.Descriptor instead.
 func (*SignalResult) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{18}
+	return file_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SignalResult) GetRef() *JobRef {
@@ -3663,7 +3907,7 @@ type SignalReply struct {
 
 func (x *SignalReply) Reset() {
 	*x = SignalReply{}
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3675,7 +3919,7 @@ func (x *SignalReply) String() string {
 func (*SignalReply) ProtoMessage() {}
 
 func (x *SignalReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3688,7 +3932,7 @@ func (x *SignalReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalReply.ProtoReflect.Descriptor instead.
 func (*SignalReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{19}
+	return file_api_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SignalReply) GetResults() []*SignalResult {
@@ -3710,7 +3954,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3722,7 +3966,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3735,7 +3979,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{20}
+	return file_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *WatchRequest) GetRefs() []*JobRef {
@@ -3763,7 +4007,7 @@ type WatchEvent struct {
 
 func (x *WatchEvent) Reset() {
 	*x = WatchEvent{}
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3775,7 +4019,7 @@ func (x *WatchEvent) String() string {
 func (*WatchEvent) ProtoMessage() {}
 
 func (x *WatchEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3788,7 +4032,7 @@ func (x *WatchEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEvent.ProtoReflect.Descriptor instead.
 func (*WatchEvent) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{21}
+	return file_api_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *WatchEvent) GetJob() *Job {
@@ -3813,15 +4057,22 @@ func (x *WatchEvent) GetQueue() *Queue {
 }
 
 type ListQueuesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Names         []string               `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Names []string               `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	// bqueues -m: only the queues that can use this host, host group or
+	// cluster ("all": every queue).
+	Host string `protobuf:"bytes,2,opt,name=host,proto3" json:"host,omitempty"`
+	// bqueues -u: only the queues this user, user group or "all" may use.
+	User string `protobuf:"bytes,3,opt,name=user,proto3" json:"user,omitempty"`
+	// bqueues -r: fill Queue.share_accounts.
+	ShareInfo     bool `protobuf:"varint,4,opt,name=share_info,json=shareInfo,proto3" json:"share_info,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListQueuesRequest) Reset() {
 	*x = ListQueuesRequest{}
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3833,7 +4084,7 @@ func (x *ListQueuesRequest) String() string {
 func (*ListQueuesRequest) ProtoMessage() {}
 
 func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3846,7 +4097,7 @@ func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesRequest.ProtoReflect.Descriptor instead.
 func (*ListQueuesRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{22}
+	return file_api_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListQueuesRequest) GetNames() []string {
@@ -3854,6 +4105,27 @@ func (x *ListQueuesRequest) GetNames() []string {
 		return x.Names
 	}
 	return nil
+}
+
+func (x *ListQueuesRequest) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *ListQueuesRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *ListQueuesRequest) GetShareInfo() bool {
+	if x != nil {
+		return x.ShareInfo
+	}
+	return false
 }
 
 type ListQueuesReply struct {
@@ -3865,7 +4137,7 @@ type ListQueuesReply struct {
 
 func (x *ListQueuesReply) Reset() {
 	*x = ListQueuesReply{}
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3877,7 +4149,7 @@ func (x *ListQueuesReply) String() string {
 func (*ListQueuesReply) ProtoMessage() {}
 
 func (x *ListQueuesReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3890,7 +4162,7 @@ func (x *ListQueuesReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesReply.ProtoReflect.Descriptor instead.
 func (*ListQueuesReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{23}
+	return file_api_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListQueuesReply) GetQueues() []*Queue {
@@ -3909,7 +4181,7 @@ type ListAppsRequest struct {
 
 func (x *ListAppsRequest) Reset() {
 	*x = ListAppsRequest{}
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3921,7 +4193,7 @@ func (x *ListAppsRequest) String() string {
 func (*ListAppsRequest) ProtoMessage() {}
 
 func (x *ListAppsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3934,7 +4206,7 @@ func (x *ListAppsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppsRequest.ProtoReflect.Descriptor instead.
 func (*ListAppsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{24}
+	return file_api_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListAppsRequest) GetNames() []string {
@@ -3953,7 +4225,7 @@ type ListAppsReply struct {
 
 func (x *ListAppsReply) Reset() {
 	*x = ListAppsReply{}
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3965,7 +4237,7 @@ func (x *ListAppsReply) String() string {
 func (*ListAppsReply) ProtoMessage() {}
 
 func (x *ListAppsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3978,7 +4250,7 @@ func (x *ListAppsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppsReply.ProtoReflect.Descriptor instead.
 func (*ListAppsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{25}
+	return file_api_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListAppsReply) GetApps() []*App {
@@ -4008,7 +4280,7 @@ type ControlRequest struct {
 
 func (x *ControlRequest) Reset() {
 	*x = ControlRequest{}
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4020,7 +4292,7 @@ func (x *ControlRequest) String() string {
 func (*ControlRequest) ProtoMessage() {}
 
 func (x *ControlRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4033,7 +4305,7 @@ func (x *ControlRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlRequest.ProtoReflect.Descriptor instead.
 func (*ControlRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{26}
+	return file_api_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ControlRequest) GetAction() ControlRequest_Action {
@@ -4104,7 +4376,7 @@ type ControlResult struct {
 
 func (x *ControlResult) Reset() {
 	*x = ControlResult{}
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4116,7 +4388,7 @@ func (x *ControlResult) String() string {
 func (*ControlResult) ProtoMessage() {}
 
 func (x *ControlResult) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4129,7 +4401,7 @@ func (x *ControlResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlResult.ProtoReflect.Descriptor instead.
 func (*ControlResult) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{27}
+	return file_api_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ControlResult) GetName() string {
@@ -4169,7 +4441,7 @@ type ControlReply struct {
 
 func (x *ControlReply) Reset() {
 	*x = ControlReply{}
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4181,7 +4453,7 @@ func (x *ControlReply) String() string {
 func (*ControlReply) ProtoMessage() {}
 
 func (x *ControlReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4194,7 +4466,7 @@ func (x *ControlReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlReply.ProtoReflect.Descriptor instead.
 func (*ControlReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{28}
+	return file_api_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ControlReply) GetResults() []*ControlResult {
@@ -4218,7 +4490,7 @@ type ModifyRequest struct {
 
 func (x *ModifyRequest) Reset() {
 	*x = ModifyRequest{}
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4230,7 +4502,7 @@ func (x *ModifyRequest) String() string {
 func (*ModifyRequest) ProtoMessage() {}
 
 func (x *ModifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4243,7 +4515,7 @@ func (x *ModifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyRequest.ProtoReflect.Descriptor instead.
 func (*ModifyRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{29}
+	return file_api_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ModifyRequest) GetRef() *JobRef {
@@ -4276,7 +4548,7 @@ type ModifyReply struct {
 
 func (x *ModifyReply) Reset() {
 	*x = ModifyReply{}
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4288,7 +4560,7 @@ func (x *ModifyReply) String() string {
 func (*ModifyReply) ProtoMessage() {}
 
 func (x *ModifyReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4301,7 +4573,7 @@ func (x *ModifyReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyReply.ProtoReflect.Descriptor instead.
 func (*ModifyReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{30}
+	return file_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ModifyReply) GetResults() []*ControlResult {
@@ -4322,7 +4594,7 @@ type DependencyRequest struct {
 
 func (x *DependencyRequest) Reset() {
 	*x = DependencyRequest{}
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4334,7 +4606,7 @@ func (x *DependencyRequest) String() string {
 func (*DependencyRequest) ProtoMessage() {}
 
 func (x *DependencyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4347,7 +4619,7 @@ func (x *DependencyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DependencyRequest.ProtoReflect.Descriptor instead.
 func (*DependencyRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{31}
+	return file_api_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *DependencyRequest) GetExpression() string {
@@ -4366,7 +4638,7 @@ type DependencyReply struct {
 
 func (x *DependencyReply) Reset() {
 	*x = DependencyReply{}
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4378,7 +4650,7 @@ func (x *DependencyReply) String() string {
 func (*DependencyReply) ProtoMessage() {}
 
 func (x *DependencyReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4391,7 +4663,7 @@ func (x *DependencyReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DependencyReply.ProtoReflect.Descriptor instead.
 func (*DependencyReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{32}
+	return file_api_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DependencyReply) GetStatus() DependencyReply_Status {
@@ -4411,7 +4683,7 @@ type ReconfigRequest struct {
 
 func (x *ReconfigRequest) Reset() {
 	*x = ReconfigRequest{}
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4423,7 +4695,7 @@ func (x *ReconfigRequest) String() string {
 func (*ReconfigRequest) ProtoMessage() {}
 
 func (x *ReconfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4436,7 +4708,7 @@ func (x *ReconfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigRequest.ProtoReflect.Descriptor instead.
 func (*ReconfigRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{33}
+	return file_api_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ReconfigRequest) GetCheckOnly() bool {
@@ -4457,7 +4729,7 @@ type ReconfigReply struct {
 
 func (x *ReconfigReply) Reset() {
 	*x = ReconfigReply{}
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4469,7 +4741,7 @@ func (x *ReconfigReply) String() string {
 func (*ReconfigReply) ProtoMessage() {}
 
 func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4482,7 +4754,7 @@ func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigReply.ProtoReflect.Descriptor instead.
 func (*ReconfigReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{34}
+	return file_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ReconfigReply) GetChanges() []string {
@@ -4493,15 +4765,18 @@ func (x *ReconfigReply) GetChanges() []string {
 }
 
 type ListHostsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Names         []string               `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Names []string               `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	// -R of bhosts, lshosts and lsload: only the hosts whose values match
+	// the requirement's select, in the order of its order[] section.
+	ResReq        string `protobuf:"bytes,2,opt,name=res_req,json=resReq,proto3" json:"res_req,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4513,7 +4788,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4526,7 +4801,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{35}
+	return file_api_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListHostsRequest) GetNames() []string {
@@ -4536,16 +4811,25 @@ func (x *ListHostsRequest) GetNames() []string {
 	return nil
 }
 
+func (x *ListHostsRequest) GetResReq() string {
+	if x != nil {
+		return x.ResReq
+	}
+	return ""
+}
+
 type ListHostsReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Hosts         []*Host                `protobuf:"bytes,1,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Hosts []*Host                `protobuf:"bytes,1,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	// The cluster's shared resource pools (bhosts -s, lshosts -s, lsload -s).
+	Shared        []*SharedResource `protobuf:"bytes,2,rep,name=shared,proto3" json:"shared,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListHostsReply) Reset() {
 	*x = ListHostsReply{}
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4557,7 +4841,7 @@ func (x *ListHostsReply) String() string {
 func (*ListHostsReply) ProtoMessage() {}
 
 func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4570,12 +4854,19 @@ func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsReply.ProtoReflect.Descriptor instead.
 func (*ListHostsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{36}
+	return file_api_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListHostsReply) GetHosts() []*Host {
 	if x != nil {
 		return x.Hosts
+	}
+	return nil
+}
+
+func (x *ListHostsReply) GetShared() []*SharedResource {
+	if x != nil {
+		return x.Shared
 	}
 	return nil
 }
@@ -4589,7 +4880,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4601,7 +4892,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4614,7 +4905,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{37}
+	return file_api_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *EventsRequest) GetRefs() []*JobRef {
@@ -4633,7 +4924,7 @@ type EventsReply struct {
 
 func (x *EventsReply) Reset() {
 	*x = EventsReply{}
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4645,7 +4936,7 @@ func (x *EventsReply) String() string {
 func (*EventsReply) ProtoMessage() {}
 
 func (x *EventsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4658,7 +4949,7 @@ func (x *EventsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsReply.ProtoReflect.Descriptor instead.
 func (*EventsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{38}
+	return file_api_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *EventsReply) GetEvents() []*Event {
@@ -4676,7 +4967,7 @@ type ClusterInfoRequest struct {
 
 func (x *ClusterInfoRequest) Reset() {
 	*x = ClusterInfoRequest{}
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4688,7 +4979,7 @@ func (x *ClusterInfoRequest) String() string {
 func (*ClusterInfoRequest) ProtoMessage() {}
 
 func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4701,7 +4992,7 @@ func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfoRequest.ProtoReflect.Descriptor instead.
 func (*ClusterInfoRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{39}
+	return file_api_proto_rawDescGZIP(), []int{41}
 }
 
 type ClusterInfo struct {
@@ -4729,7 +5020,7 @@ type ClusterInfo struct {
 
 func (x *ClusterInfo) Reset() {
 	*x = ClusterInfo{}
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4741,7 +5032,7 @@ func (x *ClusterInfo) String() string {
 func (*ClusterInfo) ProtoMessage() {}
 
 func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4754,7 +5045,7 @@ func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfo.ProtoReflect.Descriptor instead.
 func (*ClusterInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{40}
+	return file_api_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ClusterInfo) GetClusterName() string {
@@ -4866,7 +5157,7 @@ type Group struct {
 
 func (x *Group) Reset() {
 	*x = Group{}
-	mi := &file_api_proto_msgTypes[41]
+	mi := &file_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4878,7 +5169,7 @@ func (x *Group) String() string {
 func (*Group) ProtoMessage() {}
 
 func (x *Group) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[41]
+	mi := &file_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4891,7 +5182,7 @@ func (x *Group) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Group.ProtoReflect.Descriptor instead.
 func (*Group) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{41}
+	return file_api_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Group) GetName() string {
@@ -4925,7 +5216,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_api_proto_msgTypes[42]
+	mi := &file_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4937,7 +5228,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[42]
+	mi := &file_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4950,7 +5241,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{42}
+	return file_api_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -5204,7 +5495,7 @@ const file_api_proto_rawDesc = "" +
 	"\vcpu_time_ms\x18\r \x01(\x03R\tcpuTimeMs\x12/\n" +
 	"\x05usage\x18\x0e \x01(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\x12\x1b\n" +
 	"\texec_home\x18\x0f \x01(\tR\bexecHome\x12\x19\n" +
-	"\bexec_cwd\x18\x10 \x01(\tR\aexecCwd\"\xb7\x05\n" +
+	"\bexec_cwd\x18\x10 \x01(\tR\aexecCwd\"\xbe\a\n" +
 	"\x04Host\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x15.xce.api.v1.HostStateR\x05state\x12#\n" +
@@ -5236,7 +5527,16 @@ const file_api_proto_rawDesc = "" +
 	"r1mHistory\x12\x1d\n" +
 	"\n" +
 	"ut_history\x18\x1e \x03(\x02R\tutHistory\x12*\n" +
-	"\x11load_interval_sec\x18\x1f \x01(\x05R\x0floadIntervalSec\"\xbd\n" +
+	"\x11load_interval_sec\x18\x1f \x01(\x05R\x0floadIntervalSec\x12#\n" +
+	"\radmin_comment\x18  \x01(\tR\fadminComment\x12:\n" +
+	"\breserved\x18! \x03(\v2\x1e.xce.api.v1.Host.ReservedEntryR\breserved\x12\x16\n" +
+	"\x06nprocs\x18\" \x01(\x05R\x06nprocs\x12\x16\n" +
+	"\x06ncores\x18# \x01(\x05R\x06ncores\x12\x1a\n" +
+	"\bnthreads\x18$ \x01(\x05R\bnthreads\x12\x1b\n" +
+	"\tmaxtmp_kb\x18% \x01(\x03R\bmaxtmpKb\x1a;\n" +
+	"\rReservedEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xfe\n" +
 	"\n" +
 	"\x05Queue\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
@@ -5284,13 +5584,31 @@ const file_api_proto_rawDesc = "" +
 	"\bpre_exec\x18# \x01(\tR\apreExec\x12\x1b\n" +
 	"\tpost_exec\x18$ \x01(\tR\bpostExec\x12$\n" +
 	"\x0elost_and_found\x18% \x01(\bR\flostAndFound\x12H\n" +
-	"\ruser_priority\x18& \x03(\v2#.xce.api.v1.Queue.UserPriorityEntryR\fuserPriority\x1a=\n" +
+	"\ruser_priority\x18& \x03(\v2#.xce.api.v1.Queue.UserPriorityEntryR\fuserPriority\x12?\n" +
+	"\x0eshare_accounts\x18' \x03(\v2\x18.xce.api.v1.ShareAccountR\rshareAccounts\x1a=\n" +
 	"\x0fUserSharesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a?\n" +
 	"\x11UserPriorityEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"@\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xfe\x01\n" +
+	"\fShareAccount\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05group\x18\x02 \x01(\bR\x05group\x12\x16\n" +
+	"\x06shares\x18\x03 \x01(\x05R\x06shares\x12\x1a\n" +
+	"\bpriority\x18\x04 \x01(\x01R\bpriority\x12\x18\n" +
+	"\astarted\x18\x05 \x01(\x05R\astarted\x12\x1a\n" +
+	"\breserved\x18\x06 \x01(\x05R\breserved\x12 \n" +
+	"\fcpu_time_sec\x18\a \x01(\x01R\n" +
+	"cpuTimeSec\x12 \n" +
+	"\frun_time_sec\x18\b \x01(\x01R\n" +
+	"runTimeSec\x12\x16\n" +
+	"\x06adjust\x18\t \x01(\x01R\x06adjust\"l\n" +
+	"\x0eSharedResource\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x01R\x05total\x12\x1a\n" +
+	"\breserved\x18\x03 \x01(\x01R\breserved\x12\x14\n" +
+	"\x05hosts\x18\x04 \x03(\tR\x05hosts\"@\n" +
 	"\n" +
 	"QueueState\x12\x16\n" +
 	"\x06closed\x18\x01 \x01(\bR\x06closed\x12\x1a\n" +
@@ -5421,9 +5739,13 @@ const file_api_proto_rawDesc = "" +
 	"WatchEvent\x12!\n" +
 	"\x03job\x18\x01 \x01(\v2\x0f.xce.api.v1.JobR\x03job\x12$\n" +
 	"\x04host\x18\x02 \x01(\v2\x10.xce.api.v1.HostR\x04host\x12'\n" +
-	"\x05queue\x18\x03 \x01(\v2\x11.xce.api.v1.QueueR\x05queue\")\n" +
+	"\x05queue\x18\x03 \x01(\v2\x11.xce.api.v1.QueueR\x05queue\"p\n" +
 	"\x11ListQueuesRequest\x12\x14\n" +
-	"\x05names\x18\x01 \x03(\tR\x05names\"<\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\x12\x12\n" +
+	"\x04host\x18\x02 \x01(\tR\x04host\x12\x12\n" +
+	"\x04user\x18\x03 \x01(\tR\x04user\x12\x1d\n" +
+	"\n" +
+	"share_info\x18\x04 \x01(\bR\tshareInfo\"<\n" +
 	"\x0fListQueuesReply\x12)\n" +
 	"\x06queues\x18\x01 \x03(\v2\x11.xce.api.v1.QueueR\x06queues\"'\n" +
 	"\x0fListAppsRequest\x12\x14\n" +
@@ -5484,11 +5806,13 @@ const file_api_proto_rawDesc = "" +
 	"\n" +
 	"check_only\x18\x01 \x01(\bR\tcheckOnly\")\n" +
 	"\rReconfigReply\x12\x18\n" +
-	"\achanges\x18\x01 \x03(\tR\achanges\"(\n" +
+	"\achanges\x18\x01 \x03(\tR\achanges\"A\n" +
 	"\x10ListHostsRequest\x12\x14\n" +
-	"\x05names\x18\x01 \x03(\tR\x05names\"8\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\x12\x17\n" +
+	"\ares_req\x18\x02 \x01(\tR\x06resReq\"l\n" +
 	"\x0eListHostsReply\x12&\n" +
-	"\x05hosts\x18\x01 \x03(\v2\x10.xce.api.v1.HostR\x05hosts\"7\n" +
+	"\x05hosts\x18\x01 \x03(\v2\x10.xce.api.v1.HostR\x05hosts\x122\n" +
+	"\x06shared\x18\x02 \x03(\v2\x1a.xce.api.v1.SharedResourceR\x06shared\"7\n" +
 	"\rEventsRequest\x12&\n" +
 	"\x04refs\x18\x01 \x03(\v2\x12.xce.api.v1.JobRefR\x04refs\"8\n" +
 	"\vEventsReply\x12)\n" +
@@ -5615,7 +5939,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),               // 0: xce.api.v1.JobState
 	(TermReason)(0),             // 1: xce.api.v1.TermReason
@@ -5635,52 +5959,55 @@ var file_api_proto_goTypes = []any{
 	(*Event)(nil),               // 15: xce.api.v1.Event
 	(*Host)(nil),                // 16: xce.api.v1.Host
 	(*Queue)(nil),               // 17: xce.api.v1.Queue
-	(*QueueState)(nil),          // 18: xce.api.v1.QueueState
-	(*App)(nil),                 // 19: xce.api.v1.App
-	(*JobRef)(nil),              // 20: xce.api.v1.JobRef
-	(*SubmitRequest)(nil),       // 21: xce.api.v1.SubmitRequest
-	(*SubmitReply)(nil),         // 22: xce.api.v1.SubmitReply
-	(*QueryRequest)(nil),        // 23: xce.api.v1.QueryRequest
-	(*QueryReply)(nil),          // 24: xce.api.v1.QueryReply
-	(*QueryReplyEncoded)(nil),   // 25: xce.api.v1.QueryReplyEncoded
-	(*EncodedSpec)(nil),         // 26: xce.api.v1.EncodedSpec
-	(*SignalRequest)(nil),       // 27: xce.api.v1.SignalRequest
-	(*SignalResult)(nil),        // 28: xce.api.v1.SignalResult
-	(*SignalReply)(nil),         // 29: xce.api.v1.SignalReply
-	(*WatchRequest)(nil),        // 30: xce.api.v1.WatchRequest
-	(*WatchEvent)(nil),          // 31: xce.api.v1.WatchEvent
-	(*ListQueuesRequest)(nil),   // 32: xce.api.v1.ListQueuesRequest
-	(*ListQueuesReply)(nil),     // 33: xce.api.v1.ListQueuesReply
-	(*ListAppsRequest)(nil),     // 34: xce.api.v1.ListAppsRequest
-	(*ListAppsReply)(nil),       // 35: xce.api.v1.ListAppsReply
-	(*ControlRequest)(nil),      // 36: xce.api.v1.ControlRequest
-	(*ControlResult)(nil),       // 37: xce.api.v1.ControlResult
-	(*ControlReply)(nil),        // 38: xce.api.v1.ControlReply
-	(*ModifyRequest)(nil),       // 39: xce.api.v1.ModifyRequest
-	(*ModifyReply)(nil),         // 40: xce.api.v1.ModifyReply
-	(*DependencyRequest)(nil),   // 41: xce.api.v1.DependencyRequest
-	(*DependencyReply)(nil),     // 42: xce.api.v1.DependencyReply
-	(*ReconfigRequest)(nil),     // 43: xce.api.v1.ReconfigRequest
-	(*ReconfigReply)(nil),       // 44: xce.api.v1.ReconfigReply
-	(*ListHostsRequest)(nil),    // 45: xce.api.v1.ListHostsRequest
-	(*ListHostsReply)(nil),      // 46: xce.api.v1.ListHostsReply
-	(*EventsRequest)(nil),       // 47: xce.api.v1.EventsRequest
-	(*EventsReply)(nil),         // 48: xce.api.v1.EventsReply
-	(*ClusterInfoRequest)(nil),  // 49: xce.api.v1.ClusterInfoRequest
-	(*ClusterInfo)(nil),         // 50: xce.api.v1.ClusterInfo
-	(*Group)(nil),               // 51: xce.api.v1.Group
-	(*Launch)(nil),              // 52: xce.api.v1.Launch
-	nil,                         // 53: xce.api.v1.JobSpec.OriginEntry
-	nil,                         // 54: xce.api.v1.Queue.UserSharesEntry
-	nil,                         // 55: xce.api.v1.Queue.UserPriorityEntry
-	nil,                         // 56: xce.api.v1.App.EnvEntry
-	nil,                         // 57: xce.api.v1.QueryReply.SpecsEntry
-	nil,                         // 58: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                         // 59: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(*ShareAccount)(nil),        // 18: xce.api.v1.ShareAccount
+	(*SharedResource)(nil),      // 19: xce.api.v1.SharedResource
+	(*QueueState)(nil),          // 20: xce.api.v1.QueueState
+	(*App)(nil),                 // 21: xce.api.v1.App
+	(*JobRef)(nil),              // 22: xce.api.v1.JobRef
+	(*SubmitRequest)(nil),       // 23: xce.api.v1.SubmitRequest
+	(*SubmitReply)(nil),         // 24: xce.api.v1.SubmitReply
+	(*QueryRequest)(nil),        // 25: xce.api.v1.QueryRequest
+	(*QueryReply)(nil),          // 26: xce.api.v1.QueryReply
+	(*QueryReplyEncoded)(nil),   // 27: xce.api.v1.QueryReplyEncoded
+	(*EncodedSpec)(nil),         // 28: xce.api.v1.EncodedSpec
+	(*SignalRequest)(nil),       // 29: xce.api.v1.SignalRequest
+	(*SignalResult)(nil),        // 30: xce.api.v1.SignalResult
+	(*SignalReply)(nil),         // 31: xce.api.v1.SignalReply
+	(*WatchRequest)(nil),        // 32: xce.api.v1.WatchRequest
+	(*WatchEvent)(nil),          // 33: xce.api.v1.WatchEvent
+	(*ListQueuesRequest)(nil),   // 34: xce.api.v1.ListQueuesRequest
+	(*ListQueuesReply)(nil),     // 35: xce.api.v1.ListQueuesReply
+	(*ListAppsRequest)(nil),     // 36: xce.api.v1.ListAppsRequest
+	(*ListAppsReply)(nil),       // 37: xce.api.v1.ListAppsReply
+	(*ControlRequest)(nil),      // 38: xce.api.v1.ControlRequest
+	(*ControlResult)(nil),       // 39: xce.api.v1.ControlResult
+	(*ControlReply)(nil),        // 40: xce.api.v1.ControlReply
+	(*ModifyRequest)(nil),       // 41: xce.api.v1.ModifyRequest
+	(*ModifyReply)(nil),         // 42: xce.api.v1.ModifyReply
+	(*DependencyRequest)(nil),   // 43: xce.api.v1.DependencyRequest
+	(*DependencyReply)(nil),     // 44: xce.api.v1.DependencyReply
+	(*ReconfigRequest)(nil),     // 45: xce.api.v1.ReconfigRequest
+	(*ReconfigReply)(nil),       // 46: xce.api.v1.ReconfigReply
+	(*ListHostsRequest)(nil),    // 47: xce.api.v1.ListHostsRequest
+	(*ListHostsReply)(nil),      // 48: xce.api.v1.ListHostsReply
+	(*EventsRequest)(nil),       // 49: xce.api.v1.EventsRequest
+	(*EventsReply)(nil),         // 50: xce.api.v1.EventsReply
+	(*ClusterInfoRequest)(nil),  // 51: xce.api.v1.ClusterInfoRequest
+	(*ClusterInfo)(nil),         // 52: xce.api.v1.ClusterInfo
+	(*Group)(nil),               // 53: xce.api.v1.Group
+	(*Launch)(nil),              // 54: xce.api.v1.Launch
+	nil,                         // 55: xce.api.v1.JobSpec.OriginEntry
+	nil,                         // 56: xce.api.v1.Host.ReservedEntry
+	nil,                         // 57: xce.api.v1.Queue.UserSharesEntry
+	nil,                         // 58: xce.api.v1.Queue.UserPriorityEntry
+	nil,                         // 59: xce.api.v1.App.EnvEntry
+	nil,                         // 60: xce.api.v1.QueryReply.SpecsEntry
+	nil,                         // 61: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                         // 62: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,  // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
-	53, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	55, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
 	11, // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	5,  // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
 	10, // 4: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
@@ -5695,56 +6022,59 @@ var file_api_proto_depIdxs = []int32{
 	1,  // 13: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
 	13, // 14: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	4,  // 15: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	54, // 16: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	55, // 17: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
-	56, // 18: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
-	10, // 19: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
-	6,  // 20: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
-	20, // 21: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
-	14, // 22: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
-	20, // 23: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	57, // 24: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	58, // 25: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
-	13, // 26: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
-	14, // 27: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
-	20, // 28: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
-	26, // 29: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
-	26, // 30: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
-	13, // 31: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
-	7,  // 32: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	20, // 33: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 34: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
-	20, // 35: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	28, // 36: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	20, // 37: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	14, // 38: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	16, // 39: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	17, // 40: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	17, // 41: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	19, // 42: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	8,  // 43: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
-	20, // 44: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 45: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
-	20, // 46: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
-	37, // 47: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
-	20, // 48: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
-	10, // 49: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
-	37, // 50: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
-	9,  // 51: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
-	16, // 52: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	20, // 53: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	15, // 54: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	59, // 55: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	51, // 56: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
-	51, // 57: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
-	14, // 58: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	10, // 59: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	10, // 60: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	61, // [61:61] is the sub-list for method output_type
-	61, // [61:61] is the sub-list for method input_type
-	61, // [61:61] is the sub-list for extension type_name
-	61, // [61:61] is the sub-list for extension extendee
-	0,  // [0:61] is the sub-list for field type_name
+	56, // 16: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	57, // 17: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	58, // 18: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	18, // 19: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
+	59, // 20: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	10, // 21: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
+	6,  // 22: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
+	22, // 23: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
+	14, // 24: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
+	22, // 25: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
+	60, // 26: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	61, // 27: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	13, // 28: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
+	14, // 29: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
+	22, // 30: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
+	28, // 31: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
+	28, // 32: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
+	13, // 33: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
+	7,  // 34: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
+	22, // 35: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 36: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
+	22, // 37: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	30, // 38: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	22, // 39: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	14, // 40: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	16, // 41: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	17, // 42: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	17, // 43: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	21, // 44: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
+	8,  // 45: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
+	22, // 46: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 47: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
+	22, // 48: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
+	39, // 49: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
+	22, // 50: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
+	10, // 51: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
+	39, // 52: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
+	9,  // 53: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
+	16, // 54: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	19, // 55: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
+	22, // 56: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	15, // 57: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	62, // 58: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	53, // 59: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	53, // 60: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	14, // 61: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	10, // 62: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	10, // 63: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	64, // [64:64] is the sub-list for method output_type
+	64, // [64:64] is the sub-list for method input_type
+	64, // [64:64] is the sub-list for extension type_name
+	64, // [64:64] is the sub-list for extension extendee
+	0,  // [0:64] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -5758,7 +6088,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      10,
-			NumMessages:   50,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

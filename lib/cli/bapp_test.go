@@ -28,7 +28,7 @@ func TestBappArguments(t *testing.T) {
 		}
 	}
 	errb.Reset()
-	if rc := Main("bqueues", []string{"-h"}); rc != 0 || !strings.Contains(errb.String(), "bqueues [-w | -l] [-noheader] [queue_name ...]") {
+	if rc := Main("bqueues", []string{"-h"}); rc != 0 || !strings.Contains(errb.String(), "bqueues [-w | -l | -r | -o") {
 		t.Errorf("bqueues -h: %d %q", rc, errb.String())
 	}
 }

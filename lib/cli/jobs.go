@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -456,24 +457,48 @@ func bstop(args []string) int   { return control("bstop", api.SignalRequest_STOP
 func bresume(args []string) int { return control("bresume", api.SignalRequest_RESUME, args) }
 
 func bqueues(args []string) int {
-	var noHeader, long, wide bool
+	var noHeader, long, wide, shares, json bool
+	var host, user, format string
 	var names []string
-	cmd, code := newCommand("bqueues [-w | -l] [-noheader] [queue_name ...]", "Show queues", func(a []string) int {
-		names = a
-		return 0
-	})
-	cmd.Flags().BoolVar(&noHeader, "noheader", false, "no header line")
-	cmd.Flags().BoolVar(&long, "l", false, "long format: description, limits, policies, users, hosts")
-	cmd.Flags().BoolVar(&wide, "w", false, "wide format: queue names not cut")
+	cmd, code := newCommand(`bqueues [-w | -l | -r | -o "field_name[:[-][output_width]] ... [delimiter='character']" [-json]] [-m host_name | -m host_group | -m cluster_name | -m all] [-u user_name | -u user_group | -u all] [-noheader] [queue_name ...]`,
+		"Show queues", func(a []string) int {
+			names = a
+			return 0
+		})
+	f := cmd.Flags()
+	f.BoolVar(&noHeader, "noheader", false, "no header line")
+	f.BoolVar(&long, "l", false, "long format: description, limits, policies, users, hosts")
+	f.BoolVar(&wide, "w", false, "wide format: queue names not cut")
+	f.BoolVar(&shares, "r", false, "long format with the fairshare accounts: shares, dynamic priority, started and reserved slots, CPU and run time")
+	f.StringVar(&format, "o", "", `custom output: "field_name[:[-][output_width]] ... [delimiter='c']"`)
+	f.BoolVar(&json, "json", false, "JSON output (with -o)")
+	f.StringVar(&host, "m", "", "only the queues that can run jobs on this host, host group or cluster (all: every queue)")
+	f.StringVar(&user, "u", "", "only the queues this user or a member of this user group may use (all: the queues open to every user)")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
+	long = long || shares
+	if format == "" {
+		format = sys.getenv("LSB_BQUEUES_FORMAT")
+	}
+	var custom *lsfout.Custom[*api.Queue]
+	if format != "" && !long {
+		var err error
+		if custom, err = lsfout.ParseQueuesFormat(format); err != nil {
+			fmt.Fprintln(sys.stderr, err)
+			return 255
+		}
+	}
 	return fetch(func(c *client.Client, cx context.Context) (*api.ListQueuesReply, error) {
-		return c.ListQueues(cx, &api.ListQueuesRequest{Names: names})
+		return c.ListQueues(cx, &api.ListQueuesRequest{Names: names, Host: host, User: user, ShareInfo: shares})
 	}, func(reply *api.ListQueuesReply) error {
 		switch {
 		case long:
 			return lsfout.WriteQueuesLong(sys.stdout, reply.Queues)
+		case custom != nil && json:
+			return custom.WriteJSON(sys.stdout, reply.Queues)
+		case custom != nil:
+			return custom.Write(sys.stdout, reply.Queues, noHeader)
 		case wide:
 			return lsfout.WriteQueuesWide(sys.stdout, reply.Queues, noHeader)
 		}
@@ -482,20 +507,85 @@ func bqueues(args []string) int {
 }
 
 func bhosts(args []string) int {
-	var noHeader, wide bool
+	var noHeader, wide, long, shared, json bool
+	var resReq, format string
 	var names []string
-	cmd, code := newCommand("bhosts [-w] [-noheader] [host_name ...]", "Show hosts", func(a []string) int {
-		names = a
-		return 0
-	})
-	cmd.Flags().BoolVar(&noHeader, "noheader", false, "no header line")
-	cmd.Flags().BoolVar(&wide, "w", false, "wide format with detailed status")
+	cmd, code := newCommand(`bhosts [-w | -l | -o "field_name[:[-][output_width]] ... [delimiter='character']" [-json]] [-R "res_req"] [-noheader] [host_name ...] | -s [resource_name ...]`,
+		"Show hosts", func(a []string) int {
+			names = a
+			return 0
+		})
+	f := cmd.Flags()
+	f.BoolVar(&noHeader, "noheader", false, "no header line")
+	f.BoolVar(&wide, "w", false, "wide format with detailed status")
+	f.BoolVar(&long, "l", false, "long format: CPU factor, load and reservations used for scheduling, thresholds, the administrator's comment")
+	f.StringVar(&format, "o", "", `custom output: "field_name[:[-][output_width]] ... [delimiter='c']"`)
+	f.BoolVar(&json, "json", false, "JSON output (with -o)")
+	f.StringVar(&resReq, "R", "", "only the hosts that satisfy this resource requirement's select")
+	f.BoolVar(&shared, "s", false, "the shared resources (the arguments are resource names): total left, reserved, location")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
+	if shared {
+		if long || wide || resReq != "" || format != "" {
+			fmt.Fprintln(sys.stderr, "bhosts: -s cannot be used with -l, -w, -R or -o")
+			fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.UseLine())
+			return 255
+		}
+		return showShared("bhosts", names, func(res []*api.SharedResource) error {
+			if len(res) == 0 {
+				return errors.New("No resource defined")
+			}
+			return lsfout.WriteSharedResources(sys.stdout, res)
+		})
+	}
+	if format == "" {
+		format = sys.getenv("LSB_BHOSTS_FORMAT")
+	}
+	var custom *lsfout.Custom[*api.Host]
+	if format != "" && !long {
+		var err error
+		if custom, err = lsfout.ParseHostsFormat(format); err != nil {
+			fmt.Fprintln(sys.stderr, err)
+			return 255
+		}
+	}
 	return fetch(func(c *client.Client, cx context.Context) (*api.ListHostsReply, error) {
-		return c.ListHosts(cx, &api.ListHostsRequest{Names: names})
+		return c.ListHosts(cx, &api.ListHostsRequest{Names: names, ResReq: resReq})
 	}, func(reply *api.ListHostsReply) error {
+		if len(reply.Hosts) == 0 {
+			return errors.New("No host is eligible")
+		}
+		switch {
+		case long:
+			return lsfout.WriteHostsLong(sys.stdout, reply.Hosts, reply.Shared)
+		case custom != nil && json:
+			return custom.WriteJSON(sys.stdout, reply.Hosts)
+		case custom != nil:
+			return custom.Write(sys.stdout, reply.Hosts, noHeader)
+		}
 		return lsfout.WriteHosts(sys.stdout, reply.Hosts, lsfout.HostsOptions{Wide: wide, NoHeader: noHeader})
+	})
+}
+
+// showShared is -s of bhosts, lshosts and lsload: the cluster's shared
+// resources, only those named when names are given (a name that is not one
+// is LSF's "Bad resource name").
+func showShared(cmd string, names []string, show func([]*api.SharedResource) error) int {
+	return fetch(func(c *client.Client, cx context.Context) (*api.ListHostsReply, error) {
+		return c.ListHosts(cx, &api.ListHostsRequest{})
+	}, func(reply *api.ListHostsReply) error {
+		res := reply.Shared
+		if len(names) > 0 {
+			res = nil
+			for _, n := range names {
+				i := slices.IndexFunc(reply.Shared, func(s *api.SharedResource) bool { return s.Name == n })
+				if i < 0 {
+					return fmt.Errorf("%s: Bad resource name", n)
+				}
+				res = append(res, reply.Shared[i])
+			}
+		}
+		return show(res)
 	})
 }

@@ -3,7 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
+
+	"github.com/spf13/cobra"
 
 	"xce/lib/api"
 	"xce/lib/client"
@@ -42,26 +43,105 @@ func lsid(args []string) int {
 
 // lshosts shows the hosts' static information.
 func lshosts(args []string) int {
-	return listHosts("lshosts", "lshosts [-w] [host_name ...]", "Show static host information", lsfout.WriteLSHosts, args)
+	var wide, long, shared bool
+	var resReq string
+	var names []string
+	cmd, code := newCommand(`lshosts [-w | -l] [-R "res_req"] [host_name ...] | -s [static_resource_name ...]`,
+		"Show static host information", func(a []string) int {
+			names = a
+			return 0
+		})
+	f := cmd.Flags()
+	f.BoolVar(&wide, "w", false, "wide format: nothing cut")
+	f.BoolVar(&long, "l", false, "long format: the host's description, resources, run windows and load thresholds")
+	f.StringVar(&resReq, "R", "", "only the hosts that satisfy this resource requirement's select")
+	f.BoolVar(&shared, "s", false, "the static shared resources (the arguments are resource names): value and location")
+	if rc, done := execute(cmd, code, args, false); done {
+		return rc
+	}
+	if shared {
+		if long || wide || resReq != "" {
+			return sharedUsage(cmd, "-l, -w or -R")
+		}
+		return showShared("lshosts", names, func(res []*api.SharedResource) error {
+			return lsfout.WriteSharedValues(sys.stdout, res, (*api.SharedResource).GetTotal, "No static shared resources defined.")
+		})
+	}
+	return listHosts("lshosts", names, resReq, func(hosts []*api.Host) error {
+		if long {
+			return lsfout.WriteLSHostsLong(sys.stdout, hosts)
+		}
+		return lsfout.WriteLSHosts(sys.stdout, hosts, wide)
+	})
 }
 
 // lsload shows the hosts' load indices.
 func lsload(args []string) int {
-	return listHosts("lsload", "lsload [-w] [host_name ...]", "Show host load indices", lsfout.WriteLSLoad, args)
-}
-
-func listHosts(name, use, short string, write func(w io.Writer, hosts []*api.Host, wide bool) error, args []string) int {
-	var wide bool
+	var wide, long, shared bool
+	var resReq, indexList string
+	var number int
 	var names []string
-	cmd, code := newCommand(use, short, func(a []string) int {
-		names = a
-		return 0
-	})
-	cmd.Flags().BoolVar(&wide, "w", false, "wide format: nothing cut")
+	cmd, code := newCommand(`lsload [-l | -w] [-I index_list] [-n num_hosts] [-R "res_req"] [host_name ...] | -s [shared_resource_name ...]`,
+		"Show host load indices", func(a []string) int {
+			names = a
+			return 0
+		})
+	f := cmd.Flags()
+	f.BoolVar(&wide, "w", false, "wide format: nothing cut")
+	f.BoolVar(&long, "l", false, "long format: every load index, io included; host names not cut")
+	f.StringVar(&indexList, "I", "", "only these load indices, in this order: r15s:r1m:mem")
+	f.IntVar(&number, "n", 0, "at most this many hosts, the best first")
+	f.StringVar(&resReq, "R", "", "only the hosts that satisfy this resource requirement's select, in the order of its order[]")
+	f.BoolVar(&shared, "s", false, "the shared resources (the arguments are resource names): what is left of each and where")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
+	if shared {
+		if long || wide || resReq != "" || indexList != "" || cmd.Flags().Changed("n") {
+			return sharedUsage(cmd, "-l, -w, -I, -n or -R")
+		}
+		return showShared("lsload", names, func(res []*api.SharedResource) error {
+			left := func(s *api.SharedResource) float64 { return max(0, s.GetTotal()-s.GetReserved()) }
+			return lsfout.WriteSharedValues(sys.stdout, res, left, "No dynamic shared resources defined.")
+		})
+	}
+	if cmd.Flags().Changed("n") && number <= 0 {
+		fmt.Fprintf(sys.stderr, "lsload: %d: the number of hosts must be positive\n", number)
+		fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.UseLine())
+		return 255
+	}
+	opt := lsfout.LoadOptions{Wide: wide, Long: long}
+	if indexList != "" {
+		var err error
+		if opt.Indices, err = lsfout.ParseLoadIndices(indexList); err != nil {
+			fmt.Fprintln(sys.stderr, "lsload: "+err.Error())
+			return 255
+		}
+	}
+	return listHosts("lsload", names, resReq, func(hosts []*api.Host) error {
+		if number > 0 && len(hosts) > number {
+			hosts = hosts[:number]
+		}
+		return lsfout.WriteLSLoad(sys.stdout, hosts, opt)
+	})
+}
+
+// listHosts fetches the hosts named (all when none) that satisfy resReq
+// and shows them; none satisfying it is LIM's "No host is eligible".
+func listHosts(name string, names []string, resReq string, show func([]*api.Host) error) int {
 	return fetch(func(c *client.Client, cx context.Context) (*api.ListHostsReply, error) {
-		return c.ListHosts(cx, &api.ListHostsRequest{Names: names})
-	}, func(reply *api.ListHostsReply) error { return write(sys.stdout, reply.Hosts, wide) })
+		return c.ListHosts(cx, &api.ListHostsRequest{Names: names, ResReq: resReq})
+	}, func(reply *api.ListHostsReply) error {
+		if len(reply.Hosts) == 0 {
+			return fmt.Errorf("%s: No host is eligible", name)
+		}
+		return show(reply.Hosts)
+	})
+}
+
+// sharedUsage refuses -s with the options that select hosts.
+func sharedUsage(cmd *cobra.Command, others string) int {
+	fmt.Fprintf(sys.stderr, "%s: -s cannot be used with %s\n", cmd.Name(), others)
+	fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.UseLine())
+	return 255
 }

@@ -1,8 +1,10 @@
 package controller
 
 import (
+	"errors"
 	"maps"
 	"os"
+	"os/user"
 	"slices"
 	"sort"
 	"strconv"
@@ -10,10 +12,12 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
 	"xce/lib/config"
+	"xce/lib/resreq"
 	"xce/lib/sched"
 )
 
@@ -318,20 +322,42 @@ func (c *Controller) Apps(names []string) ([]*api.App, error) {
 
 // Hosts lists the hosts with their slot counts and load.
 func (c *Controller) Hosts(names []string) ([]*api.Host, error) {
-	for _, n := range names {
+	r, err := c.ListHosts(&api.ListHostsRequest{Names: names})
+	if err != nil {
+		return nil, err
+	}
+	return r.Hosts, nil
+}
+
+// ListHosts answers bhosts, lshosts and lsload: the hosts named (every
+// host when none is) with their slot counts, load, what running jobs
+// reserve and their static description; with req.ResReq only the hosts
+// whose values, as the scheduler sees them now, match its select, sorted
+// by its order[] section when it has one; and the cluster's shared
+// resource pools with what running jobs reserve of them.
+func (c *Controller) ListHosts(req *api.ListHostsRequest) (*api.ListHostsReply, error) {
+	for _, n := range req.Names {
 		if n != c.cfg.Host {
 			return nil, userErr("%s: Bad host name, host group name or cluster name", n)
 		}
 	}
+	conf := c.config()
+	filter, err := parseHostFilter(conf, req.ResReq)
+	if err != nil {
+		return nil, err
+	}
+	comment := c.hostComment(c.cfg.Host)
+	now := time.Now()
 	c.mu.Lock()
 	h := &api.Host{
-		Name:     c.cfg.Host,
-		State:    api.HostState_HOST_OK,
-		MaxSlots: int32(c.cfg.Slots),
-		Ncpus:    int32(c.cfg.NCPUs),
-		MaxmemKb: c.cfg.MaxMemKB,
-		Type:     "X86_64",
-		Model:    "x86_64",
+		Name:      c.cfg.Host,
+		State:     api.HostState_HOST_OK,
+		MaxSlots:  int32(c.cfg.Slots),
+		Ncpus:     int32(c.cfg.NCPUs),
+		MaxmemKb:  c.cfg.MaxMemKB,
+		Type:      hostType,
+		Model:     hostModel,
+		CpuFactor: hostCPUFactor,
 	}
 	for _, r := range c.jobs {
 		s := r.job.AllocSlots
@@ -350,6 +376,7 @@ func (c *Controller) Hosts(names []string) ([]*api.Host, error) {
 		switch {
 		case c.host.closed:
 			h.StatusDetail = "closed_Adm"
+			h.AdminComment = comment
 		case c.host.exclusive:
 			h.StatusDetail = "closed_Excl"
 		}
@@ -359,10 +386,299 @@ func (c *Controller) Hosts(names []string) ([]*api.Host, error) {
 	h.R1MHistory = append([]float32(nil), c.load.r1m...)
 	h.UtHistory = append([]float32(nil), c.load.ut...)
 	h.LoadIntervalSec = int32(loadInterval / time.Second)
+	view := sched.Look(c.snapshot(now, nil))
 	c.mu.Unlock()
 	fillLoad(h)
 	h.Ut = c.load.lastUt()
-	return []*api.Host{h}, nil
+	fillStatic(h)
+	if hc := conf.Hosts[h.Name]; hc != nil {
+		h.Resources = slices.Sorted(slices.Values(hc.Attributes))
+	}
+	hv := view.Hosts[h.Name]
+	if len(hv.Reserved) > 0 {
+		h.Reserved = hv.Reserved
+	}
+	reply := &api.ListHostsReply{Hosts: filter.apply([]*api.Host{h}, view)}
+	for _, name := range slices.Sorted(maps.Keys(conf.Resources)) {
+		if r := conf.Resources[name]; r.Shared() {
+			reply.Shared = append(reply.Shared, &api.SharedResource{Name: name, Total: float64(r.Total),
+				Reserved: view.SharedReserved[name], Hosts: []string{c.cfg.Host}})
+		}
+	}
+	return reply, nil
+}
+
+// hostCPUFactor is the local host's CPU factor: XCE does not benchmark
+// hosts, and LSF's factor of an unknown model is 1.
+const hostCPUFactor = 1.0
+
+// hostComment is the comment of the badmin hclose in force on a host, ""
+// when none.
+func (c *Controller) hostComment(name string) string {
+	m, err := c.store.Meta("host/" + name)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(m["host/"+name]))
+}
+
+// hostFilter is a -R requirement of bhosts, lshosts and lsload compiled
+// against the cluster's resources; a nil filter keeps every host.
+type hostFilter struct {
+	sel *resreq.Selector
+	ord *resreq.Orderer
+}
+
+// parseHostFilter compiles a -R requirement. Only its select and order
+// sections matter; a compound or alternative requirement is refused.
+func parseHostFilter(conf *config.Config, text string) (*hostFilter, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	bad := func(err error) error {
+		return userErr("%s: %v. Bad resource requirement syntax.", text, err)
+	}
+	r, err := resreq.Parse(text, resreq.WithSchema(conf.Schema()))
+	if err != nil {
+		return nil, bad(err)
+	}
+	if !r.IsSimple() {
+		return nil, bad(errors.New("a compound or alternative requirement does not select hosts"))
+	}
+	f := &hostFilter{}
+	if f.sel, err = conf.Schema().Compile(r.Simple.Select, resreq.Local{Type: hostType, Model: hostModel}); err != nil {
+		return nil, bad(err)
+	}
+	if r.Simple.Order != nil {
+		if f.ord, err = conf.Schema().CompileOrder(r.Simple.Order); err != nil {
+			return nil, bad(err)
+		}
+	}
+	return f, nil
+}
+
+// apply keeps the hosts whose values in the view match, in the filter's
+// order. A host the view does not know never matches.
+func (f *hostFilter) apply(hosts []*api.Host, v *sched.View) []*api.Host {
+	if f == nil {
+		return hosts
+	}
+	var out []*api.Host
+	for _, h := range hosts {
+		if hv, ok := v.Hosts[h.Name]; ok && hv.Values != nil && f.sel.Match(hv.Values) {
+			out = append(out, h)
+		}
+	}
+	if f.ord != nil {
+		slices.SortStableFunc(out, func(a, b *api.Host) int { return f.ord.Compare(v.Hosts[a.Name].Values, v.Hosts[b.Name].Values) })
+	}
+	return out
+}
+
+// ListQueues answers bqueues: the queues named (every queue when none
+// is); with req.Host only those that can use that host, a host of that
+// group, or (the cluster's name, "all") any host; with req.User only those
+// that user, a member of that group, or ("all") every user may use; with
+// req.ShareInfo the fairshare queues' share accounts.
+func (c *Controller) ListQueues(req *api.ListQueuesRequest) ([]*api.Queue, error) {
+	qs, err := c.Queues(req.Names)
+	if err != nil {
+		return nil, err
+	}
+	conf := c.config()
+	if req.Host != "" {
+		if qs, err = c.queuesForHost(conf, qs, req.Host); err != nil {
+			return nil, err
+		}
+	}
+	if req.User != "" {
+		if qs, err = queuesForUser(conf, qs, req.User); err != nil {
+			return nil, err
+		}
+	}
+	if req.ShareInfo {
+		c.addShareAccounts(conf, qs)
+	}
+	return qs, nil
+}
+
+// queuesForHost keeps the queues whose hosts include name (a host), one
+// of its hosts (a host group), or any host (the cluster's name or "all").
+func (c *Controller) queuesForHost(conf *config.Config, qs []*api.Queue, name string) ([]*api.Queue, error) {
+	if name == "all" || name == conf.Cluster.Name {
+		return qs, nil
+	}
+	groups := map[string][]string{}
+	for n, g := range conf.HostGroups {
+		groups[n] = g.Members
+	}
+	known := slices.Collect(maps.Keys(conf.Hosts))
+	if conf.Hosts[c.cfg.Host] == nil {
+		known = append(known, c.cfg.Host)
+	}
+	var hosts []string
+	switch {
+	case slices.Contains(known, name):
+		hosts = []string{name}
+	case groups[name] != nil:
+		for _, h := range known {
+			if sched.HostListIncludes([]string{name}, h, groups) {
+				hosts = append(hosts, h)
+			}
+		}
+	default:
+		return nil, userErr("%s: Bad host name, host group name or cluster name", name)
+	}
+	var out []*api.Queue
+	for _, q := range qs {
+		cq := conf.Queues[q.Name]
+		if cq == nil {
+			continue // lost_and_found dispatches nothing
+		}
+		if slices.ContainsFunc(hosts, func(h string) bool { return sched.HostListIncludes(cq.Hosts, h, groups) }) {
+			out = append(out, q)
+		}
+	}
+	if len(out) == 0 {
+		return nil, userErr("%s: Host or host group is not used by the queue", name)
+	}
+	return out, nil
+}
+
+// queuesForUser keeps the queues that accept jobs from user: a user, any
+// member of a user group (or the group named in the queue's users), or
+// with "all" the queues open to every user.
+func queuesForUser(conf *config.Config, qs []*api.Queue, name string) ([]*api.Queue, error) {
+	users := []string{name}
+	if g := conf.UserGroups[name]; g != nil {
+		users = append(users, groupMembers(conf, name, map[string]bool{})...)
+	} else if name != "all" && !knownUser(conf, name) {
+		return nil, userErr("%s: Unknown user", name)
+	}
+	var out []*api.Queue
+	for _, q := range qs {
+		cq := conf.Queues[q.Name]
+		if cq == nil {
+			continue
+		}
+		if name == "all" && slices.ContainsFunc(cq.Users, func(u string) bool { return strings.HasPrefix(u, "~") }) {
+			continue // open to all but some
+		}
+		if slices.ContainsFunc(users, func(u string) bool { return conf.UserIn(u, cq.Users) }) {
+			out = append(out, q)
+		}
+	}
+	if len(out) == 0 {
+		return nil, userErr("%s: User cannot use the queue", name)
+	}
+	return out, nil
+}
+
+// groupMembers lists the users of a user group, its subgroups expanded.
+func groupMembers(conf *config.Config, name string, seen map[string]bool) []string {
+	g := conf.UserGroups[name]
+	if g == nil || seen[name] {
+		return nil
+	}
+	seen[name] = true
+	var out []string
+	for _, m := range g.Members {
+		if conf.UserGroups[m] != nil {
+			out = append(out, groupMembers(conf, m, seen)...)
+		} else if m != "all" && !strings.HasPrefix(m, "~") {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// knownUser reports whether name is a user of the system or one the
+// configuration names.
+func knownUser(conf *config.Config, name string) bool {
+	if _, err := user.Lookup(name); err == nil {
+		return true
+	}
+	if conf.Users[name] != nil || slices.Contains(conf.Cluster.Administrators, name) {
+		return true
+	}
+	for _, g := range conf.UserGroups {
+		if slices.Contains(g.Members, name) {
+			return true
+		}
+	}
+	for _, q := range conf.Queues {
+		if _, ok := q.Fairshare[name]; ok || slices.Contains(q.Users, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// addShareAccounts fills the share accounts of the fairshare queues among
+// qs (bqueues -r): every account the queue's shares name but "default",
+// and every user charged under "default" who has jobs in the queue, by
+// name. Each shows its shares, its dynamic priority as the scheduler
+// computes it now, the slots its running jobs hold, and its CPU and run
+// time (slot-seconds): finished jobs' decayed as lib/sched decays them,
+// plus running jobs' so far.
+func (c *Controller) addShareAccounts(conf *config.Config, qs []*api.Queue) {
+	now := time.Now()
+	c.mu.Lock()
+	view := sched.Look(c.snapshot(now, nil))
+	usage := c.fairUsage(conf)
+	withJobs := map[string]map[string]bool{}
+	cpu := map[string]map[string]float64{}
+	for k, r := range c.jobs {
+		q := conf.Queues[r.eff.GetQueue()]
+		if q == nil || len(q.Fairshare) == 0 {
+			continue
+		}
+		acct := fairAccount(conf, q.Name, r.eff.GetUserGroup())
+		if acct == "" {
+			acct = r.eff.GetUser()
+		}
+		if withJobs[q.Name] == nil {
+			withJobs[q.Name], cpu[q.Name] = map[string]bool{}, map[string]float64{}
+		}
+		withJobs[q.Name][acct] = true
+		if u := c.used[k]; u != nil && isRunning(r.job.State) {
+			cpu[q.Name][acct] += float64(u.CpuTimeMs) / 1000
+		}
+	}
+	c.mu.Unlock()
+	for _, q := range qs {
+		cq := conf.Queues[q.Name]
+		if cq == nil || len(cq.Fairshare) == 0 {
+			continue
+		}
+		fs := &sched.Fairshare{Shares: cq.Fairshare, Usage: usage[q.Name]}
+		names := map[string]bool{}
+		for n := range cq.Fairshare {
+			if n != "default" {
+				names[n] = true
+			}
+		}
+		for n := range withJobs[q.Name] {
+			names[n] = true
+		}
+		for _, n := range slices.Sorted(maps.Keys(names)) {
+			shares, ok := cq.Fairshare[n]
+			if !ok {
+				if shares, ok = cq.Fairshare["default"]; !ok {
+					shares = 1
+				}
+			}
+			run := view.Fair[q.Name][n]
+			hcpu, hrun := fs.History(n, now)
+			q.ShareAccounts = append(q.ShareAccounts, &api.ShareAccount{
+				Name: n, Group: conf.UserGroups[n] != nil, Shares: int32(shares),
+				Priority:   sched.DynamicPriority(fs, n, now, run.RunHours, run.Slots),
+				Started:    int32(run.Slots),
+				CpuTimeSec: hcpu.Seconds() + cpu[q.Name][n],
+				RunTimeSec: hrun.Seconds() + run.RunHours*3600,
+			})
+		}
+	}
 }
 
 // loadInterval is how often the controller samples the host's load for
@@ -457,6 +773,49 @@ func fillLoad(h *api.Host) {
 		}
 	}
 }
+
+// fillStatic adds what lshosts -l shows of the local host and does not
+// change: its CPU topology and the size of /tmp (with what is free there,
+// the tmp load index).
+func fillStatic(h *api.Host) {
+	t := cpuTopology()
+	h.Nprocs, h.Ncores, h.Nthreads = t[0], t[1], t[2]
+	var st unix.Statfs_t
+	if unix.Statfs(os.TempDir(), &st) == nil {
+		h.MaxtmpKb = int64(st.Blocks) * st.Bsize / 1024
+		h.TmpKb = int64(st.Bavail) * st.Bsize / 1024
+	}
+}
+
+// cpuTopology is the local host's sockets, cores per socket and threads
+// per core, from /proc/cpuinfo (zeros when it does not say).
+var cpuTopology = sync.OnceValue(func() [3]int32 {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return [3]int32{}
+	}
+	sockets := map[string]bool{}
+	var cores, siblings int
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		switch strings.TrimSpace(k) {
+		case "physical id":
+			sockets[v] = true
+		case "cpu cores":
+			cores, _ = strconv.Atoi(v)
+		case "siblings":
+			siblings, _ = strconv.Atoi(v)
+		}
+	}
+	if len(sockets) == 0 || cores == 0 {
+		return [3]int32{}
+	}
+	return [3]int32{int32(len(sockets)), int32(cores), int32(max(1, siblings/cores))}
+})
 
 // Info describes the cluster and the caller.
 func (c *Controller) Info(who Caller) *api.ClusterInfo {

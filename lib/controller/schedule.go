@@ -190,6 +190,15 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 	set("r1m", h.R1M)
 	set("r15m", h.R15M)
 	set("ncpus", float64(c.cfg.NCPUs))
+	set("ut", c.load.lastUt())
+	set("cpuf", hostCPUFactor)
+	fillStatic(h)
+	for name, v := range map[string]float64{"tmp": float64(h.TmpKb) / 1024, "maxtmp": float64(h.MaxtmpKb) / 1024,
+		"nprocs": float64(h.Nprocs), "ncores": float64(h.Ncores), "nthreads": float64(h.Nthreads)} {
+		if v > 0 {
+			set(name, v)
+		}
+	}
 	set("type", hostType)
 	set("model", hostModel)
 	set("hname", c.cfg.Host)

@@ -195,7 +195,7 @@ func (s *Service) ListQueues(ctx context.Context, req *api.ListQueuesRequest) (*
 	if _, err := caller(ctx); err != nil {
 		return nil, err
 	}
-	qs, err := s.c.Queues(req.Names)
+	qs, err := s.c.ListQueues(req)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -206,11 +206,11 @@ func (s *Service) ListHosts(ctx context.Context, req *api.ListHostsRequest) (*ap
 	if _, err := caller(ctx); err != nil {
 		return nil, err
 	}
-	hs, err := s.c.Hosts(req.Names)
+	reply, err := s.c.ListHosts(req)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &api.ListHostsReply{Hosts: hs}, nil
+	return reply, nil
 }
 
 func (s *Service) ListApps(ctx context.Context, req *api.ListAppsRequest) (*api.ListAppsReply, error) {

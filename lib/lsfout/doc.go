@@ -148,6 +148,45 @@
 //     controller gave (closed_Adm, closed_Full, ...) or "closed" without
 //     one; the -w header is widened to match.
 //
+// bqueues -o and bhosts -o (and -json) share bjobs's machinery: the same
+// syntax, widths, truncation, delimiter, "all", errors and JSON shape, with
+// "COMMAND":"bqueues" / "bhosts" and "QUEUES" / "HOSTS" counting the
+// records. The fields are LSF 10.1.0.2's names and aliases; their
+// recommended widths are as remembered from IBM's tables (unconfirmed).
+// Queue limits XCE does not have and host fields it has no data for are
+// empty ("-", "" in JSON); memory limits print as bjobs's memory fields,
+// run limits in minutes with one decimal; a host's STATUS is the -w one.
+//
+// bqueues -r is -l with, for a queue that carries its share accounts, the
+// SHARE_INFO_FOR table after the policies: " USER/GROUP   SHARES
+// PRIORITY  STARTED  RESERVED  CPU_TIME  RUN_TIME   ADJUST", each value
+// right-aligned under its title (" %-10s%9d%10.3f%9d%10d%10.1f%10.0f%9.3f",
+// XCE's reading of IBM's example), groups as "name/".
+//
+// bhosts -l (OpenLava's prtHostsLong with LSF 10.1's slots column, IBM's
+// host_status example for the spacing): "HOST  name", the STATUS row
+// ("%-14s %6.2f %5s %6s %6d ..." with the -w status), a blank line, then
+// for a host in contact " CURRENT LOAD USED FOR SCHEDULING:" with the
+// titles after 12 blanks (r15s r1m r15m ut pg io in 6 columns, ls in 5,
+// it tmp swp mem in 6, slots in 7), " Total" and " Reserved" rows and a
+// blank line; then the shared resources on the host in the same shape
+// (each column one wider than its widest cell); " LOAD THRESHOLD USED FOR
+// SCHEDULING:" (no thresholds: "-"); for a host closed by badmin hclose
+// -C, "ADMIN ACTION COMMENT:  text" (volclava's wording) and a blank line.
+// Total is the load plus the reservations for indices that grow with load
+// and what is left after them for the others; slots' Total is the free
+// slots, its Reserved "-". tmp, swp and mem print in whole Mbytes while
+// that takes at most 5 characters ("4231M"), else whole Gbytes (OpenLava);
+// indices the host does not report print "-". One blank line separates the
+// sections and the records (OpenLava prints two after the load table).
+//
+// bhosts -s: "%-20s%10s%15s%15s" RESOURCE TOTAL RESERVED LOCATION; TOTAL
+// is what is left for scheduling ("17", "2.5"), RESERVED "%.1f"; LOCATION
+// the hosts, each followed by a blank, wrapped at column 80 under column
+// 52 (OpenLava). lshosts -s and lsload -s: "%-25s%20s%15s" RESOURCE VALUE
+// LOCATION, the same LOCATION; VALUE the configured total (lshosts) or
+// what is left after running jobs' reservations (lsload).
+//
 // bqueues -w: the default table with QUEUE_NAME as wide as the longest
 // name (at least 15) and never cut; the further 10.1 columns are left out
 // (the spec does not confirm them).
@@ -262,7 +301,16 @@
 //     Status: ok, lockU (closed_Excl), lockW (closed_Wind), unavail (the
 //     controller has no contact: unavail or unreach in bhosts), ok for other
 //     batch closures. An unavailable host shows only its name and status.
-//     -w gives the name 25 columns and does not cut it.
+//     -w gives the name 25 columns and does not cut it; -l 23 columns,
+//     not cut, and every index with io ("-": not measured) after pg; -I
+//     the indices named, in that order, in either layout.
+//   - lshosts -l (OpenLava's print_long with LSF 10.1's nprocs ncores
+//     nthreads, in 6, 6 and 8 columns): a blank line, "HOST_NAME:  name",
+//     the "%-10.10s %11.11s %5.5s %5.5s %6.6s ..." title row and the
+//     host's row (ndisks "-", rexpri 0, memory sizes as lshosts prints
+//     them), a blank line, "RESOURCES: (...)" or "RESOURCES: Not
+//     defined", "RUN_WINDOWS:  (always open)", a blank line and
+//     LOAD_THRESHOLDS with "-" under each index.
 //
 // TermReasonText returns "TERM_NAME: message" without a final period. The
 // message of TERM_OTHER ("job killed for another reason") and of XCE's

@@ -13,12 +13,17 @@ import (
 	"xce/lib/api"
 )
 
+// The -o machinery is shared by bjobs, bqueues and bhosts: a field table
+// per record type (fieldDef), one parser for "field[:[-][width][:unit]]
+// ... [delimiter='c']" (parseColumns), and one writer for the table and
+// for -json (table.write, table.writeJSON). Format is bjobs's; Custom is
+// the others'.
+
 // Format is a parsed bjobs -o specification (or LSB_BJOBS_FORMAT): the
 // columns to print, their widths, justification and memory units, and the
 // delimiter. Set Now, Location and HMS before writing.
 type Format struct {
-	cols  []column
-	delim string // "" = columns separated by one space and padded
+	table[*api.Job]
 
 	// Now is the current time, for RUN_TIME, TIME_LEFT and the like.
 	Now time.Time
@@ -28,25 +33,37 @@ type Format struct {
 	HMS bool
 }
 
-type column struct {
-	f     *field
+// table is parsed -o columns of one record type.
+type table[T any] struct {
+	cols  []column[T]
+	delim string // "" = columns separated by one space and padded
+}
+
+type column[T any] struct {
+	f     *fieldDef[T]
 	width int    // 0 = unlimited
 	right bool   // name:-N
 	unit  string // "" (automatic, with "bytes"), "S", or K M G T P E Z
 }
 
-// field is one name bjobs -o accepts.
-type field struct {
+// fieldDef is one name an -o specification accepts.
+type fieldDef[T any] struct {
 	name    string
 	aliases []string
 	width   int // recommended width (name:)
-	// text is the value for a job, "" when there is none; kb is the value of
-	// a memory field, in KB, and whether there is one.
-	text func(c *fieldCtx, j *api.Job) string
-	kb   func(j *api.Job) (int64, bool)
+	// text is the value for a record, "" when there is none; kb is the
+	// value of a memory field, in KB, and whether there is one.
+	text func(c *fieldCtx, r T) string
+	kb   func(r T) (int64, bool)
+	// cutFront: a value wider than its column loses its front, replaced
+	// by "*" (bjobs's JOB_NAME); other fields lose their end.
+	cutFront bool
 }
 
-// fieldCtx is what a field value may depend on besides the job.
+// field is a bjobs field.
+type field = fieldDef[*api.Job]
+
+// fieldCtx is what a field value may depend on besides the record.
 type fieldCtx struct {
 	now int64 // unix nanoseconds; 0 when the caller gave no time
 	loc *time.Location
@@ -54,13 +71,13 @@ type fieldCtx struct {
 }
 
 // header is the column title: the field's name in upper case.
-func (f *field) header() string { return strings.ToUpper(f.name) }
+func (f *fieldDef[T]) header() string { return strings.ToUpper(f.name) }
 
 // none is the value of a field XCE has no data for.
 func none(*fieldCtx, *api.Job) string { return "" }
 
-func str(get func(j *api.Job) string) func(*fieldCtx, *api.Job) string {
-	return func(_ *fieldCtx, j *api.Job) string { return get(j) }
+func str[T any](get func(r T) string) func(*fieldCtx, T) string {
+	return func(_ *fieldCtx, r T) string { return get(r) }
 }
 
 func num(n int64) string {
@@ -99,7 +116,7 @@ var fields = []*field{
 	{name: "user", width: 7, text: str(func(j *api.Job) string { return submitted(j).GetUser() })},
 	{name: "user_group", aliases: []string{"ugroup"}, width: 15, text: str(func(j *api.Job) string { return effective(j).GetUserGroup() })},
 	{name: "queue", width: 10, text: str(func(j *api.Job) string { return effective(j).GetQueue() })},
-	{name: "job_name", aliases: []string{"name"}, width: 10, text: str(DisplayName)},
+	{name: "job_name", aliases: []string{"name"}, width: 10, text: str(DisplayName), cutFront: true},
 	{name: "job_description", aliases: []string{"description"}, width: 17, text: str(func(j *api.Job) string { return submitted(j).GetDescription() })},
 	{name: "proj_name", aliases: []string{"proj", "project"}, width: 11, text: str(projectName)},
 	{name: "job_group", aliases: []string{"group"}, width: 10, text: str(func(j *api.Job) string { return api.JobGroupPath(effective(j).GetJobGroup()) })},
@@ -274,9 +291,13 @@ var fields = []*field{
 }
 
 // fieldByName indexes fields by name and alias.
-var fieldByName = func() map[string]*field {
-	m := make(map[string]*field)
-	for _, f := range fields {
+var fieldByName = indexFields(fields)
+
+// indexFields indexes a field table by name and alias, giving the fields
+// without a recommended width that of their name, at least 10.
+func indexFields[T any](list []*fieldDef[T]) map[string]*fieldDef[T] {
+	m := make(map[string]*fieldDef[T])
+	for _, f := range list {
 		if f.width == 0 {
 			f.width = max(len(f.name), 10)
 		}
@@ -286,7 +307,7 @@ var fieldByName = func() map[string]*field {
 		}
 	}
 	return m
-}()
+}
 
 // memUnits are the unit prefixes name:width:unit accepts, by what a user
 // may write.
@@ -308,21 +329,31 @@ var memUnits = map[string]string{
 // memory fields only. An unknown field gives LSF's error
 // "<foo> in the format string is not a valid field name.".
 func ParseFormat(spec string) (*Format, error) {
-	rest, delim, err := cutDelimiter(spec)
+	t, err := parseColumns(spec, fields, fieldByName)
 	if err != nil {
 		return nil, err
 	}
-	f := &Format{delim: delim}
+	return &Format{table: t}, nil
+}
+
+// parseColumns parses an -o specification against a field table (list in
+// the order "all" prints them, byName its index).
+func parseColumns[T any](spec string, list []*fieldDef[T], byName map[string]*fieldDef[T]) (table[T], error) {
+	rest, delim, err := cutDelimiter(spec)
+	if err != nil {
+		return table[T]{}, err
+	}
+	t := table[T]{delim: delim}
 	for _, tok := range strings.Fields(rest) {
 		given, opts, hasOpts := strings.Cut(tok, ":")
 		name := strings.ToLower(given)
-		var defs []*field
+		var defs []*fieldDef[T]
 		if name == "all" {
-			defs = fields
-		} else if d := fieldByName[name]; d != nil {
-			defs = []*field{d}
+			defs = list
+		} else if d := byName[name]; d != nil {
+			defs = []*fieldDef[T]{d}
 		} else {
-			return nil, formatError(given + " in the format string is not a valid field name.")
+			return table[T]{}, formatError(given + " in the format string is not a valid field name.")
 		}
 		widthPart, unitPart, hasUnit := strings.Cut(opts, ":")
 		right := strings.HasPrefix(widthPart, "-")
@@ -331,7 +362,7 @@ func ParseFormat(spec string) (*Format, error) {
 		if widthPart != "" {
 			n, err := strconv.Atoi(widthPart)
 			if err != nil || n <= 0 {
-				return nil, formatError(tok + ": the output width must be a positive number.")
+				return table[T]{}, formatError(tok + ": the output width must be a positive number.")
 			}
 			width = n
 		}
@@ -339,11 +370,11 @@ func ParseFormat(spec string) (*Format, error) {
 		if hasUnit {
 			unit = memUnits[strings.ToUpper(unitPart)]
 			if unit == "" {
-				return nil, formatError(tok + ": <" + unitPart + "> is not a valid unit prefix (KB, MB, GB, TB, PB, EB, ZB or S).")
+				return table[T]{}, formatError(tok + ": <" + unitPart + "> is not a valid unit prefix (KB, MB, GB, TB, PB, EB, ZB or S).")
 			}
 		}
 		for _, d := range defs {
-			c := column{f: d, right: right, unit: unit}
+			c := column[T]{f: d, right: right, unit: unit}
 			switch {
 			case !hasOpts: // unlimited
 			case width < 0:
@@ -355,16 +386,16 @@ func ParseFormat(spec string) (*Format, error) {
 				if name == "all" {
 					c.unit = ""
 				} else {
-					return nil, formatError(tok + ": a unit prefix applies only to the memory fields.")
+					return table[T]{}, formatError(tok + ": a unit prefix applies only to the memory fields.")
 				}
 			}
-			f.cols = append(f.cols, c)
+			t.cols = append(t.cols, c)
 		}
 	}
-	if len(f.cols) == 0 {
-		return nil, formatError("The format string names no field.")
+	if len(t.cols) == 0 {
+		return table[T]{}, formatError("The format string names no field.")
 	}
-	return f, nil
+	return t, nil
 }
 
 // formatError is an error in a format string, worded as bjobs prints it
@@ -396,27 +427,45 @@ func (f *Format) ctx() *fieldCtx {
 	return &fieldCtx{now: unixNano(f.Now), loc: locOrLocal(f.Location), hms: f.HMS}
 }
 
-// value is a column's untruncated value for a job, "" for none.
-func (c column) value(ctx *fieldCtx, j *api.Job) string {
+// Write prints the jobs as a table: a header of upper-case field names
+// (unless noheader), then one line per job; an empty value prints "-".
+func (f *Format) Write(w io.Writer, jobs []*api.Job, noheader bool) error {
+	return f.write(w, f.ctx(), jobs, noheader)
+}
+
+// WriteJSON prints bjobs -o ... -json: every value a string, never cut or
+// padded, "" when empty; "/" written as "\/". notFound are the job IDs asked
+// for that do not exist, each printed after the jobs as a record with JOBID
+// and ERROR.
+func (f *Format) WriteJSON(w io.Writer, jobs []*api.Job, notFound []string) error {
+	records := f.records(f.ctx(), jobs)
+	for _, id := range notFound {
+		records = append(records, [][2]string{{"JOBID", id}, {"ERROR", "Job <" + id + "> is not found"}})
+	}
+	return writeJSON(w, "bjobs", "JOBS", records)
+}
+
+// value is a column's untruncated value for a record, "" for none.
+func (c column[T]) value(ctx *fieldCtx, r T) string {
 	if c.f.kb != nil {
-		kb, ok := c.f.kb(j)
+		kb, ok := c.f.kb(r)
 		if !ok {
 			return ""
 		}
 		return formatMem(kb, c.unit)
 	}
-	return c.f.text(ctx, j)
+	return c.f.text(ctx, r)
 }
 
 // fit cuts a cell to the column width and, without a delimiter, pads it.
-func (f *Format) fit(c column, s string, isName bool) string {
+func (t *table[T]) fit(c column[T], s string, cutFront bool) string {
 	if c.width > 0 {
-		if isName {
+		if cutFront {
 			s = tailName(s, c.width)
 		} else {
 			s = cut(s, c.width)
 		}
-		if f.delim == "" {
+		if t.delim == "" {
 			if c.right {
 				s = padLeft(s, c.width)
 			} else {
@@ -427,63 +476,63 @@ func (f *Format) fit(c column, s string, isName bool) string {
 	return s
 }
 
-func (f *Format) sep() string {
-	if f.delim == "" {
+func (t *table[T]) sep() string {
+	if t.delim == "" {
 		return " "
 	}
-	return f.delim
+	return t.delim
 }
 
-// Write prints the jobs as a table: a header of upper-case field names
-// (unless noheader), then one line per job; an empty value prints "-".
-func (f *Format) Write(w io.Writer, jobs []*api.Job, noheader bool) error {
+// write prints records as a table: a header of upper-case field names
+// (unless noheader), then one line per record; an empty value prints "-".
+func (t *table[T]) write(w io.Writer, ctx *fieldCtx, recs []T, noheader bool) error {
 	var b bytes.Buffer
-	cells := make([]string, len(f.cols))
+	cells := make([]string, len(t.cols))
 	if !noheader {
-		for i, c := range f.cols {
-			cells[i] = f.fit(c, c.f.header(), false)
+		for i, c := range t.cols {
+			cells[i] = t.fit(c, c.f.header(), false)
 		}
-		b.WriteString(strings.Join(cells, f.sep()) + "\n")
+		b.WriteString(strings.Join(cells, t.sep()) + "\n")
 	}
-	ctx := f.ctx()
-	for _, j := range jobs {
-		for i, c := range f.cols {
-			v := c.value(ctx, j)
+	for _, r := range recs {
+		for i, c := range t.cols {
+			v := c.value(ctx, r)
 			if v == "" {
 				v = "-"
 			}
-			cells[i] = f.fit(c, v, c.f.name == "job_name")
+			cells[i] = t.fit(c, v, c.f.cutFront)
 		}
-		b.WriteString(strings.Join(cells, f.sep()) + "\n")
+		b.WriteString(strings.Join(cells, t.sep()) + "\n")
 	}
 	return flush(w, &b)
 }
 
-// WriteJSON prints bjobs -o ... -json: every value a string, never cut or
-// padded, "" when empty; "/" written as "\/". notFound are the job IDs asked
-// for that do not exist, each printed after the jobs as a record with JOBID
-// and ERROR.
-func (f *Format) WriteJSON(w io.Writer, jobs []*api.Job, notFound []string) error {
+// records are the JSON records of recs: each column's header and value,
+// never cut or padded.
+func (t *table[T]) records(ctx *fieldCtx, recs []T) [][][2]string {
+	out := make([][][2]string, 0, len(recs))
+	for _, r := range recs {
+		rec := make([][2]string, len(t.cols))
+		for i, c := range t.cols {
+			rec[i] = [2]string{c.f.header(), c.value(ctx, r)}
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// writeJSON prints the -json form LSF's commands share: "COMMAND", the
+// record count under countKey ("JOBS", "QUEUES", "HOSTS") as a number,
+// then "RECORDS", every value a string; 2-space indentation.
+func writeJSON(w io.Writer, command, countKey string, records [][][2]string) error {
 	var b bytes.Buffer
-	b.WriteString("{\n  \"COMMAND\":\"bjobs\",\n")
-	fmt.Fprintf(&b, "  \"JOBS\":%d,\n", len(jobs)+len(notFound))
-	if len(jobs)+len(notFound) == 0 {
+	b.WriteString("{\n  \"COMMAND\":" + jsonString(command) + ",\n")
+	fmt.Fprintf(&b, "  %s:%d,\n", jsonString(countKey), len(records))
+	if len(records) == 0 {
 		b.WriteString("  \"RECORDS\":[]\n}\n")
 		return flush(w, &b)
 	}
 	b.WriteString("  \"RECORDS\":[\n")
-	ctx := f.ctx()
-	var records [][][2]string
-	for _, j := range jobs {
-		rec := make([][2]string, len(f.cols))
-		for i, c := range f.cols {
-			rec[i] = [2]string{c.f.header(), c.value(ctx, j)}
-		}
-		records = append(records, rec)
-	}
-	for _, id := range notFound {
-		records = append(records, [][2]string{{"JOBID", id}, {"ERROR", "Job <" + id + "> is not found"}})
-	}
 	for i, rec := range records {
 		b.WriteString("    {\n")
 		for k, kv := range rec {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -66,12 +67,15 @@ type lsLoadIndex struct {
 	value func(h *api.Host) string
 }
 
+// lsLoadIndices are lsload's built-in load indices in LSF's order, with
+// OpenLava's widths.
 var lsLoadIndices = []lsLoadIndex{
 	{"r15s", 6, func(h *api.Host) string { return fmt.Sprintf("%.1f", h.GetR15S()) }},
 	{"r1m", 6, func(h *api.Host) string { return fmt.Sprintf("%.1f", h.GetR1M()) }},
 	{"r15m", 6, func(h *api.Host) string { return fmt.Sprintf("%.1f", h.GetR15M()) }},
 	{"ut", 5, func(h *api.Host) string { return fmt.Sprintf("%.0f%%", h.GetUt()*100) }},
 	{"pg", 6, func(*api.Host) string { return "-" }},
+	{"io", 6, func(*api.Host) string { return "-" }},
 	{"ls", 4, func(*api.Host) string { return "-" }},
 	{"it", 6, func(*api.Host) string { return "-" }},
 	{"tmp", 6, func(h *api.Host) string { return loadMem(h.GetTmpKb()) }},
@@ -79,21 +83,80 @@ var lsLoadIndices = []lsLoadIndex{
 	{"mem", 6, func(h *api.Host) string { return loadMem(h.GetMemKb()) }},
 }
 
-// WriteLSLoad writes lsload: HOST_NAME in 15 columns (cut; with wide, -w, 25
-// and not cut), status in 6, then the load indices r15s r1m r15m ut pg ls
-// it tmp swp mem, each right-aligned under its header. XCE's hosts report
-// no paging rate, login sessions or idle time: those print "-". tmp, swp and
-// mem are the available amounts, in whole Mbytes below 1 Gbyte, else in
-// Gbytes (one decimal below 10G). An unavailable host shows its name and
-// status only, as LSF does when LIM has no load for it.
-func WriteLSLoad(w io.Writer, hosts []*api.Host, wide bool) error {
+// lsLoadDefault is what lsload shows without -l or -I: every built-in
+// index but io.
+var lsLoadDefault = []string{"r15s", "r1m", "r15m", "ut", "pg", "ls", "it", "tmp", "swp", "mem"}
+
+// loadAliases are the other names of load indices (resreq.md 2.1).
+var loadAliases = map[string]string{"swap": "swp", "idle": "it", "login": "ls", "cpu": "r1m"}
+
+// LoadOptions selects the variant of lsload.
+type LoadOptions struct {
+	Wide bool // -w: HOST_NAME in 25 columns, not cut
+	Long bool // -l: HOST_NAME in 23 columns, not cut; every index, io included
+	// Indices (-I) are the indices to show, in that order; nil for the
+	// default set (every index with Long).
+	Indices []string
+}
+
+// ParseLoadIndices reads lsload -I's index list, "r15s:r1m:mem": the
+// names of built-in load indices (or their aliases swap, idle, login,
+// cpu) separated by ":". An unknown name gives LSF's "Bad index name
+// list", with the name and the indices there are.
+func ParseLoadIndices(list string) ([]string, error) {
+	var out []string
+	for _, n := range strings.Split(list, ":") {
+		name := n
+		if a, ok := loadAliases[name]; ok {
+			name = a
+		}
+		if !slices.ContainsFunc(lsLoadIndices, func(ix lsLoadIndex) bool { return ix.name == name }) {
+			var all []string
+			for _, ix := range lsLoadIndices {
+				all = append(all, ix.name)
+			}
+			return nil, fmt.Errorf("%s: Bad index name list (the load indices are %s)", n, strings.Join(all, " "))
+		}
+		out = append(out, name)
+	}
+	return out, nil
+}
+
+// WriteLSLoad writes lsload: HOST_NAME in 15 columns (cut; with -w, 25
+// and with -l, 23, not cut), status in 6, then the load indices (r15s r1m
+// r15m ut pg ls it tmp swp mem; -l adds io after pg; -I chooses), each
+// right-aligned under its header. XCE's hosts report no paging rate, disk
+// I/O, login sessions or idle time: those print "-". tmp, swp and mem are
+// the available amounts, in whole Mbytes below 1 Gbyte, else in Gbytes
+// (one decimal below 10G). An unavailable host shows its name and status
+// only, as LSF does when LIM has no load for it.
+func WriteLSLoad(w io.Writer, hosts []*api.Host, opt LoadOptions) error {
 	var b bytes.Buffer
 	nameW, name := 15, fixed
-	if wide {
+	switch {
+	case opt.Long:
+		nameW, name = 23, padRight
+	case opt.Wide:
 		nameW, name = 25, padRight
 	}
+	names := opt.Indices
+	if names == nil && opt.Long {
+		for _, ix := range lsLoadIndices {
+			names = append(names, ix.name)
+		}
+	} else if names == nil {
+		names = lsLoadDefault
+	}
+	var indices []lsLoadIndex
+	for _, n := range names {
+		for _, ix := range lsLoadIndices {
+			if ix.name == n {
+				indices = append(indices, ix)
+			}
+		}
+	}
 	b.WriteString(padRight("HOST_NAME", nameW) + " " + padLeft("status", 6))
-	for _, ix := range lsLoadIndices {
+	for _, ix := range indices {
 		b.WriteString(padLeft(ix.name, ix.width))
 	}
 	b.WriteByte('\n')
@@ -101,7 +164,7 @@ func WriteLSLoad(w io.Writer, hosts []*api.Host, wide bool) error {
 		status := LoadStatus(h)
 		b.WriteString(name(h.GetName(), nameW) + " " + padLeft(status, 6))
 		if status != "unavail" {
-			for _, ix := range lsLoadIndices {
+			for _, ix := range indices {
 				b.WriteString(padLeft(ix.value(h), ix.width))
 			}
 		}
@@ -173,4 +236,64 @@ func dashIfEmpty(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// WriteLSHostsLong writes lshosts -l (OpenLava's print_long, with LSF
+// 10.1's nprocs ncores nthreads columns): for each host a blank line,
+// "HOST_NAME:  name", the table "type model cpuf ncpus ndisks maxmem
+// maxswp maxtmp rexpri server nprocs ncores nthreads" and its row, a blank
+// line, "RESOURCES: (attributes)" or "RESOURCES: Not defined",
+// "RUN_WINDOWS:  (always open)", a blank line and LOAD_THRESHOLDS (XCE
+// has none: "-"). Values XCE does not know print "-": ndisks always.
+func WriteLSHostsLong(w io.Writer, hosts []*api.Host) error {
+	var b bytes.Buffer
+	for _, h := range hosts {
+		b.WriteString("\nHOST_NAME:  " + h.GetName() + "\n")
+		fmt.Fprintf(&b, "%-10.10s %11.11s %5.5s %5.5s %6.6s %6.6s %6.6s %6.6s %6.6s %6.6s %6s %6s %8s\n",
+			"type", "model", "cpuf", "ncpus", "ndisks", "maxmem", "maxswp", "maxtmp", "rexpri", "server",
+			"nprocs", "ncores", "nthreads")
+		cpuf := "-"
+		if f := h.GetCpuFactor(); f > 0 {
+			cpuf = fmt.Sprintf("%.1f", f)
+		}
+		fmt.Fprintf(&b, "%-10s %11s %5s %5s %6s %6s %6s %6s %6d %6s %6s %6s %8s\n",
+			cut(dashIfEmpty(h.GetType()), 10), cut(dashIfEmpty(h.GetModel()), 11), cpuf, dashIfZero(h.GetNcpus()),
+			"-", lsMem(h.GetMaxmemKb()), lsMem(h.GetMaxswpKb()), lsMem(h.GetMaxtmpKb()), 0, "Yes",
+			dashIfZero(h.GetNprocs()), dashIfZero(h.GetNcores()), dashIfZero(h.GetNthreads()))
+		b.WriteString("\nRESOURCES: ")
+		if r := h.GetResources(); len(r) > 0 {
+			b.WriteString("(" + strings.Join(r, " ") + ")\n")
+		} else {
+			b.WriteString("Not defined\n")
+		}
+		b.WriteString("RUN_WINDOWS:  (always open)\n\nLOAD_THRESHOLDS:\n")
+		widths := []int{6, 6, 6, 5, 6, 6, 5, 5, 6, 6, 6}
+		var head, vals strings.Builder
+		for i, ix := range lsLoadIndices {
+			head.WriteString(padLeft(ix.name, widths[i]))
+			vals.WriteString(padLeft("-", widths[i]))
+		}
+		b.WriteString(head.String() + "\n" + vals.String() + "\n")
+	}
+	return flush(w, &b)
+}
+
+// WriteSharedValues writes lshosts -s and lsload -s: RESOURCE VALUE
+// LOCATION (OpenLava's "%-25s%20s%15s"), one line per shared resource,
+// with the value value gives; LOCATION lists the hosts sharing it, each
+// followed by a space, wrapped at 80 columns. With no resource, none
+// (lshosts: "No static shared resources defined.", lsload: "No dynamic
+// shared resources defined.") is printed instead.
+func WriteSharedValues(w io.Writer, shared []*api.SharedResource, value func(*api.SharedResource) float64, none string) error {
+	var b bytes.Buffer
+	if len(shared) == 0 {
+		b.WriteString(none + "\n")
+		return flush(w, &b)
+	}
+	fmt.Fprintf(&b, "%-25s%20s%15s\n", "RESOURCE", "VALUE", "LOCATION")
+	for _, s := range shared {
+		fmt.Fprintf(&b, "%-25s%20s       ", s.GetName(), trimZero(strconv.FormatFloat(value(s), 'f', 1, 64)))
+		writeLocation(&b, s.GetHosts(), 52)
+	}
+	return flush(w, &b)
 }

@@ -40,8 +40,8 @@ func TestWriteLSHostsAndLoadGolden(t *testing.T) {
 	for name, f := range map[string]func(*bytes.Buffer) error{
 		"lshosts":      func(b *bytes.Buffer) error { return WriteLSHosts(b, lsHosts(), false) },
 		"lshosts_wide": func(b *bytes.Buffer) error { return WriteLSHosts(b, lsHosts(), true) },
-		"lsload":       func(b *bytes.Buffer) error { return WriteLSLoad(b, lsHosts(), false) },
-		"lsload_wide":  func(b *bytes.Buffer) error { return WriteLSLoad(b, lsHosts(), true) },
+		"lsload":       func(b *bytes.Buffer) error { return WriteLSLoad(b, lsHosts(), LoadOptions{}) },
+		"lsload_wide":  func(b *bytes.Buffer) error { return WriteLSLoad(b, lsHosts(), LoadOptions{Wide: true}) },
 	} {
 		var b bytes.Buffer
 		if err := f(&b); err != nil {
@@ -54,7 +54,7 @@ func TestWriteLSHostsAndLoadGolden(t *testing.T) {
 // The lsload header of output-formats.md section 9, byte for byte.
 func TestWriteLSLoadHeader(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteLSLoad(&b, nil, false); err != nil {
+	if err := WriteLSLoad(&b, nil, LoadOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want := "HOST_NAME       status  r15s   r1m  r15m   ut    pg  ls    it   tmp   swp   mem\n"

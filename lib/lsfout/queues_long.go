@@ -18,6 +18,9 @@ var QueueSeparator = strings.Repeat("-", 79) + "\n"
 // queueStatsHeader is the PARAMETERS/STATISTICS title row of bqueues -l.
 const queueStatsHeader = "PRIO NICE STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN SSUSP USUSP  RSV\n"
 
+// shareInfoHeader is the title row of bqueues -r's SHARE_INFO_FOR table.
+const shareInfoHeader = " USER/GROUP   SHARES  PRIORITY  STARTED  RESERVED  CPU_TIME  RUN_TIME   ADJUST\n"
+
 // lostAndFoundText is LSF's description of its lost_and_found queue.
 const lostAndFoundText = "This queue is created by the system to hold the jobs that were in the queues being removed from the configuration by the LSF Administrator.  Jobs in this queue will not be started unless they are switched to other queues."
 
@@ -29,7 +32,11 @@ const lostAndFoundText = "This queue is created by the system to hold the jobs t
 // otherwise the maxima alone): RUNLIMIT, MEMLIMIT and TASKLIMIT; the
 // SCHEDULING PARAMETERS thresholds; SCHEDULING POLICIES (FAIRSHARE,
 // PREEMPTIVE, PREEMPTABLE, EXCLUSIVE) with USER_SHARES and the PREEMPTION
-// lists; RUN_WINDOW and DISPATCH_WINDOW; USERS, HOSTS, ADMINISTRATORS; and
+// lists; for a queue that carries its share accounts (bqueues -r), the
+// SHARE_INFO_FOR table (USER/GROUP SHARES PRIORITY STARTED RESERVED
+// CPU_TIME RUN_TIME ADJUST, groups as "name/", values right-aligned under
+// their titles: priority with 3 decimals, CPU time in seconds with one,
+// run time in whole slot-seconds); RUN_WINDOW and DISPATCH_WINDOW; USERS, HOSTS, ADMINISTRATORS; and
 // the deprecated queue-level RES_REQ, PRE_EXEC and POST_EXEC.
 func WriteQueuesLong(w io.Writer, queues []*api.Queue) error {
 	var b bytes.Buffer
@@ -105,6 +112,19 @@ func queueLong(b *bytes.Buffer, q *api.Queue) {
 		}
 		if len(pre) > 0 {
 			b.WriteString("PREEMPTION = " + strings.Join(pre, " ") + "\n")
+		}
+	}
+
+	if accts := q.GetShareAccounts(); len(accts) > 0 {
+		b.WriteString("\nSHARE_INFO_FOR: " + q.GetName() + "/\n")
+		b.WriteString(shareInfoHeader)
+		for _, a := range accts {
+			name := a.GetName()
+			if a.GetGroup() {
+				name += "/"
+			}
+			fmt.Fprintf(b, " %-10s%9d%10.3f%9d%10d%10.1f%10.0f%9.3f\n", name, a.GetShares(), a.GetPriority(),
+				a.GetStarted(), a.GetReserved(), a.GetCpuTimeSec(), a.GetRunTimeSec(), a.GetAdjust())
 		}
 	}
 

@@ -9,6 +9,13 @@
 // write anything: the controller persists and launches what it returns
 // (DESIGN.md, "The scheduler only decides").
 //
+// Look runs step 1 below alone and returns what it computed (the values
+// select reads, what running jobs reserve of each host and shared
+// resource, the fairshare accounts' running slots): bhosts -l and -s,
+// bqueues -r and the -R host filters of bhosts, lshosts and lsload show
+// the scheduler's own accounting. HostListIncludes reads a queue's host
+// list as the scheduler does (bqueues -m).
+//
 // # Units
 //
 // Memory (mem, swp, tmp, and site resources defined with units) is in MB,

@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -430,53 +429,7 @@ func (c *cycle) hostSet(names []string) []bool {
 	if s, ok := c.sets[key]; ok {
 		return s
 	}
-	set := make([]bool, len(c.hosts))
-	seen := map[string]bool{}
-	var add func(n string)
-	add = func(n string) {
-		if i := strings.LastIndexByte(n, '+'); i > 0 {
-			if _, err := strconv.Atoi(n[i+1:]); err == nil {
-				n = n[:i]
-			}
-		}
-		if n == "all" {
-			for i := range set {
-				set[i] = true
-			}
-			return
-		}
-		if m, ok := c.s.HostGroups[n]; ok {
-			if seen[n] {
-				return
-			}
-			seen[n] = true
-			for _, x := range m {
-				add(x)
-			}
-			return
-		}
-		if i, ok := c.byName[n]; ok {
-			set[i] = true
-		}
-	}
-	for _, n := range names {
-		if !strings.HasPrefix(n, "~") {
-			add(n)
-		}
-	}
-	// "~name" removes a host or group: HOSTS = all ~hostA.
-	for _, n := range names {
-		if strings.HasPrefix(n, "~") {
-			ex := make([]bool, len(set))
-			set, ex = ex, set // add writes into set
-			clear(seen)
-			add(n[1:])
-			set, ex = ex, set
-			for i := range set {
-				set[i] = set[i] && !ex[i]
-			}
-		}
-	}
+	set := hostSet(names, c.byName, len(c.hosts), c.s.HostGroups)
 	c.sets[key] = set
 	return set
 }
@@ -558,6 +511,21 @@ func (c *cycle) dynamicPriority(qs *qstate, acct string) float64 {
 	return DynamicPriority(qs.q.Fairshare, acct, c.now, qs.run[acct], qs.slots[acct])
 }
 
+// History is an account's past use (finished jobs' CPU and run time)
+// decayed to now: one hour counts 0.1 hour after HistHours hours.
+func (fs *Fairshare) History(user string, now time.Time) (cpu, run time.Duration) {
+	u, ok := fs.Usage[user]
+	if !ok {
+		return 0, 0
+	}
+	hist := fs.HistHours
+	if hist <= 0 {
+		hist = 5
+	}
+	d := math.Pow(0.1, max(0, now.Sub(u.At).Hours())/hist)
+	return time.Duration(float64(u.CPU) * d), time.Duration(float64(u.Run) * d)
+}
+
 // DynamicPriority is LSF's fairshare priority of an account (a user, or a
 // user group charged with -G) in a queue:
 // shares / (cpu*CPU_TIME_FACTOR + run*RUN_TIME_FACTOR +
@@ -572,7 +540,7 @@ func DynamicPriority(fs *Fairshare, user string, now time.Time, runHours float64
 			shares = 1
 		}
 	}
-	cf, rf, jf, hist := fs.CPUTimeFactor, fs.RunTimeFactor, fs.RunJobFactor, fs.HistHours
+	cf, rf, jf := fs.CPUTimeFactor, fs.RunTimeFactor, fs.RunJobFactor
 	if cf == 0 {
 		cf = 0.7
 	}
@@ -582,14 +550,8 @@ func DynamicPriority(fs *Fairshare, user string, now time.Time, runHours float64
 	if jf == 0 {
 		jf = 3
 	}
-	if hist <= 0 {
-		hist = 5
-	}
-	var cpu, run float64
-	if u, ok := fs.Usage[user]; ok {
-		d := math.Pow(0.1, max(0, now.Sub(u.At).Hours())/hist)
-		cpu, run = u.CPU.Hours()*d, u.Run.Hours()*d
-	}
+	cpuD, runD := fs.History(user, now)
+	cpu, run := cpuD.Hours(), runD.Hours()
 	run += runHours
 	den := cpu*cf + run*rf + float64(1+slots)*jf
 	return float64(shares) / den
