@@ -313,7 +313,8 @@ func startedText(j *api.Job) string {
 	if c := j.GetExecCwd(); c != "" {
 		text += ", Execution CWD <" + c + ">"
 	}
-	if submitted(j).GetOutputFile() == "" && j.GetSpoolOutput() != "" {
+	// An interactive job's output goes to the waiting bsub, not a spool file.
+	if submitted(j).GetOutputFile() == "" && j.GetSpoolOutput() != "" && submitted(j).GetInteractive() == api.Interactive_BATCH {
 		text += ", Output spooled to <" + j.GetSpoolOutput() + ">"
 	}
 	return text + ";"
