@@ -61,3 +61,25 @@ func TestStopResumeAll(t *testing.T) {
 	c.waitState(a, "RUN")
 	c.must("", "bkill", "0")
 }
+
+// bjobs -rusage: jobs reserving every named resource in one section.
+func TestBjobsRusage(t *testing.T) {
+	c := newCluster(t)
+	a := c.submit("", "-H", "-R", "rusage[mem=10]", "true")
+	b := c.submit("", "-H", "-R", "{rusage[mem=1]} || {rusage[tmp=2]}", "true")
+	both := c.submit("", "-H", "-R", "rusage[mem=1,tmp=2]", "true")
+	c.submit("", "-H", "true")
+	for _, tc := range []struct{ names, want string }{
+		{"mem", a + " " + b + " " + both},
+		{"tmp", b + " " + both},
+		{"mem,tmp", both},
+	} {
+		if got := strings.Join(strings.Fields(c.must("", "bjobs", "-noheader", "-o", "jobid", "-rusage", tc.names)), " "); got != tc.want {
+			t.Errorf("bjobs -rusage %s: %s, want %s", tc.names, got, tc.want)
+		}
+	}
+	if r := c.run("", "bjobs", "-rusage", "lic"); r.code != 0 || r.stderr != "No unfinished job found\n" {
+		t.Errorf("bjobs -rusage lic: %d %q", r.code, r.stderr)
+	}
+	c.must("", "bkill", "0")
+}

@@ -13,6 +13,7 @@ import (
 	"xce/lib/api"
 	"xce/lib/client"
 	"xce/lib/lsfout"
+	"xce/lib/resreq"
 )
 
 // waitJob is bsub -K: it waits for every element of the job to finish and
@@ -90,7 +91,7 @@ type bjobsOpts struct {
 	all, done, pend, run, susp, long, wide, noHeader, json, uf bool
 	sum, arrays, stats, hms, exceptions, psum, pendLong        bool
 	user, queue, name, format, host, project, app              string
-	jobGroup, userGroup, desc                                  string
+	jobGroup, userGroup, desc, rusage                          string
 }
 
 func bjobs(args []string) int {
@@ -128,6 +129,7 @@ func bjobs(args []string) int {
 	f.BoolVar(&o.exceptions, "x", false, "jobs with exceptions (overrun, underrun, idle, runtime_est_exceeded)")
 	f.BoolVar(&o.psum, "psum", false, "summary of the pending reasons of the pending jobs (implies -p)")
 	f.BoolVar(&o.pendLong, "pl", false, "pending jobs in the long format (-p -l)")
+	f.StringVar(&o.rusage, "rusage", "", `jobs that reserve these resources: "name[,name...]"`)
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
@@ -201,6 +203,9 @@ func bjobs(args []string) int {
 	var all []*api.Job
 	printed := 0
 	nf, err := c.QueryEach(cx, req, func(jobs []*api.Job) error {
+		if o.rusage != "" {
+			jobs = reserving(jobs, strings.Split(o.rusage, ","))
+		}
 		if format != nil && o.json {
 			all = append(all, jobs...)
 			return nil
@@ -258,6 +263,28 @@ func bjobs(args []string) int {
 		return 255
 	}
 	return 0
+}
+
+// reserving keeps the jobs whose resource requirement reserves every one
+// of names in one rusage section (bjobs -rusage: alternatives count
+// separately).
+func reserving(jobs []*api.Job, names []string) []*api.Job {
+	kept := jobs[:0]
+	for _, j := range jobs {
+		for _, text := range j.GetEffective().GetResReq() {
+			r, err := resreq.Parse(text)
+			if err != nil {
+				continue
+			}
+			if slices.ContainsFunc(r.UsageSections(), func(sec []string) bool {
+				return !slices.ContainsFunc(names, func(n string) bool { return !slices.Contains(sec, strings.TrimSpace(n)) })
+			}) {
+				kept = append(kept, j)
+				break
+			}
+		}
+	}
+	return kept
 }
 
 // nothingFound is LSF's message (its jobInfoErr) when a command's filters
