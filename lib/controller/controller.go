@@ -206,6 +206,11 @@ func (c *Controller) restore() error {
 			rerun = append(rerun, r)
 		}
 	}
+	// Finished jobs ended under a controller that kept no accounting
+	// records get theirs now.
+	if err := c.accountMissing(c.finishedRecords(l.Jobs)); err != nil {
+		return err
+	}
 	// Reserve a fresh block: ids handed out before a crash are never reused.
 	c.ceiling = c.nextID + idBlock
 	if err := c.store.SetIDCeiling(c.ceiling); err != nil {
@@ -288,6 +293,7 @@ func (c *Controller) commit(changes []store.Change) error {
 	if len(changes) == 0 {
 		return nil
 	}
+	c.addAcct(changes) // a finishing job's accounting record rides along
 	if err := c.store.Apply(changes); err != nil {
 		return err
 	}
@@ -363,6 +369,12 @@ func (c *Controller) Run(ctx context.Context) {
 	defer clean.Stop()
 	usage := time.NewTicker(5 * time.Second)
 	defer usage.Stop()
+	// Accounting records past the retention are pruned at start and then
+	// every hour (more often for a retention under 4 hours).
+	retention := time.Duration(c.config().Cluster.AcctRetention) * time.Second
+	prune := time.NewTicker(min(time.Hour, max(time.Second, retention/4)))
+	defer prune.Stop()
+	c.pruneAcct(time.Now())
 	load := time.NewTicker(loadInterval)
 	defer load.Stop()
 	c.sampleLoad()
@@ -374,6 +386,8 @@ func (c *Controller) Run(ctx context.Context) {
 		case <-tick.C:
 		case <-clean.C:
 			c.clean()
+		case <-prune.C:
+			c.pruneAcct(time.Now())
 		case <-usage.C:
 			c.refreshUsage()
 		case <-load.C:
@@ -596,11 +610,16 @@ func (c *Controller) clean() {
 	cutoff := time.Now().Add(-time.Duration(c.config().Cluster.CleanPeriod) * time.Second).UnixNano()
 	c.mu.Lock()
 	var old []*api.Job
-	for k, r := range c.jobs {
+	for _, r := range c.jobs {
 		if isFinished(r.job.State) && r.job.EndTime < cutoff {
 			old = append(old, r.job)
-			delete(c.jobs, k)
 		}
+	}
+	// Their accounting records were written when they finished; a job
+	// that has none (it ended under an older controller) gets it now.
+	recs := c.finishedRecords(old)
+	for _, j := range old {
+		delete(c.jobs, key{j.JobId, j.ArrayIndex})
 	}
 	for _, j := range old {
 		els := c.byID[j.JobId]
@@ -618,6 +637,12 @@ func (c *Controller) clean() {
 	}
 	c.mu.Unlock()
 	if len(old) == 0 {
+		return
+	}
+	if err := c.accountMissing(recs); err != nil {
+		// Their live records stay in the store: the next start accounts
+		// and forgets them.
+		slog.Error("forget finished jobs", "err", err)
 		return
 	}
 	if err := c.store.Forget(old); err != nil {
