@@ -7,31 +7,32 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
 	"xce/lib/config"
 	"xce/lib/store"
 )
 
-// Accounting (bacct). Every finish of a job or array element leaves an
-// accounting record in the store (lib/store's acct.go), kept for the
-// cluster's acct_retention long after clean() has forgotten the job: an
-// api.Job with its times, hosts, exit status and reason, resource usage
-// and the exceptions it showed, its submitted spec, and an effective spec
-// cut down to what accounting reports (user, queue, project, application,
+// Accounting (bacct). Every finish of a job or array element is accounted
+// for the cluster's acct_retention: while the controller holds the job
+// (clean_period), from memory; once clean() forgets it, from its
+// accounting record in the store (lib/store's acct.go), an api.Job with
+// its times, hosts, exit status and reason, resource usage and the
+// exceptions it showed, its submitted spec, and an effective spec cut
+// down to what accounting reports (user, queue, project, application,
 // groups, resource requirement, tasks, limits).
 //
-// The record rides in the change that finishes the job (commit adds it),
-// so it costs the finish path no write of its own: it is built from memory
-// and the store copies the submitted spec into it in the same
-// transaction. clean() and restore() also write, for the finished jobs
-// they handle, any record that is missing (jobs that ended under a
-// controller without accounting), so a job is accounted at the latest
-// when it is forgotten.
+// clean() writes the records of the jobs it forgets, in one batch, before
+// it forgets them: the transaction that records a job's end stays as it
+// was (writing the record there would more than double what the finish
+// path writes; see lib/store's BenchmarkFinishBatch). Accounting merges
+// the two sources in end order; a job clean() is forgetting meanwhile is
+// in both for a moment and counted once.
 //
-// Exceptions are judged once, when the job finishes, with its queue's
-// thresholds then (LSF's lsb.acct records them the same way); bjobs -x
-// -a judges recently finished jobs with the thresholds in force.
+// Exceptions are judged with the queue's thresholds in force when the
+// record is built: at query time while the job is held, when clean()
+// stores it afterwards (LSF judges them once too, when it logs the job).
 
 // acctPage bounds the records of one streamed Accounting reply.
 const acctPage = 1000
@@ -94,54 +95,23 @@ func acctRecord(conf *config.Config, j *api.Job, eff *effSpec) *api.Job {
 	return rec
 }
 
-// addAcct gives each change that finishes a job its accounting record
-// (c.mu held, before the changes are written). A change finishes a job
-// when its state is DONE or EXIT and the job's was not, in memory or in
-// an earlier change of the same batch.
-func (c *Controller) addAcct(changes []store.Change) {
-	var conf *config.Config
-	var staged map[key]api.JobState
-	var effs map[int64]*effSpec // effective specs the batch replaces
+// acctRequeued gives each change that sends a finished job back to
+// pending (brequeue of a DONE or EXIT job) the accounting record of the
+// finish it overwrites (c.mu held, before the changes are written). Jobs
+// that finish are accounted later, by clean().
+func (c *Controller) acctRequeued(changes []store.Change) {
 	for i := range changes {
 		ch := &changes[i]
-		j := ch.Job
-		k := key{j.JobId, j.ArrayIndex}
-		if ch.EffectiveRaw != nil {
-			if eff, err := decodeEffSpec(ch.EffectiveRaw); err == nil {
-				if effs == nil {
-					effs = map[int64]*effSpec{}
-				}
-				effs[j.JobId] = eff
-			}
-		}
-		r := c.jobs[k]
-		if r == nil {
+		r := c.jobs[key{ch.Job.JobId, ch.Job.ArrayIndex}]
+		if r == nil || !isFinished(r.job.State) || isFinished(ch.Job.State) {
 			continue
 		}
-		was, ok := staged[k]
-		if !ok {
-			was = r.job.State
-		}
-		if staged == nil {
-			staged = map[key]api.JobState{}
-		}
-		staged[k] = j.State
-		if !isFinished(j.State) || isFinished(was) {
-			continue
-		}
-		eff := r.eff
-		if e := effs[j.JobId]; e != nil {
-			eff = e
-		}
-		if conf == nil {
-			conf = c.config()
-		}
-		ch.Acct = acctRecord(conf, j, eff)
+		ch.Acct = acctRecord(c.config(), r.job, r.eff)
 	}
 }
 
 // finishedRecords builds the accounting records of finished jobs (c.mu
-// held), for accountMissing.
+// held).
 func (c *Controller) finishedRecords(jobs []*api.Job) []*api.Job {
 	conf := c.config()
 	var recs []*api.Job
@@ -302,12 +272,22 @@ func (f *acctFilter) match(j *api.Job, named bool) bool {
 	return inRange(f.submitted, j.SubmitTime) && inRange(f.dispatched, j.StartTime)
 }
 
+// acctKey identifies one finish of a job.
+type acctKey struct {
+	id  int64
+	idx int32
+	end int64
+}
+
 // Accounting answers bacct: the accounting records that match req, in the
-// order the jobs ended (for job ids, in the order named), handed to send
-// a page at a time. The store is read one page per transaction, so a slow
-// reader holds nothing.
+// order the jobs ended (for job ids, in the order named, each job's in end
+// order), handed to send a page at a time. The finished jobs the
+// controller still holds are accounted from memory, the others from the
+// store, read one page per transaction so that a slow reader holds
+// nothing.
 func (c *Controller) Accounting(who Caller, req *api.AcctRequest, send func(*api.AcctReply) error) error {
-	f := newAcctFilter(c.config(), who, req)
+	conf := c.config()
+	f := newAcctFilter(conf, who, req)
 	page := &api.AcctReply{}
 	flush := func() error {
 		if len(page.Jobs) == 0 && len(page.NotFound) == 0 {
@@ -317,25 +297,85 @@ func (c *Controller) Accounting(who Caller, req *api.AcctRequest, send func(*api
 		page = &api.AcctReply{}
 		return err
 	}
+	specs := map[int64]*api.JobSpec{}
 	keep := func(j *api.Job) {
 		if !req.Specs {
 			j.Spec, j.Effective = nil, nil
 		}
 		page.Jobs = append(page.Jobs, j)
 	}
+	// The jobs held now, by ref (or all of them): their records and, for
+	// the refs, whether the controller knows the job at all.
+	held := func(refs []*api.JobRef) ([]*api.Job, []bool) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		var jobs []*api.Job
+		known := make([]bool, len(refs))
+		if refs == nil {
+			for _, r := range c.jobs {
+				if isFinished(r.job.State) {
+					jobs = append(jobs, acctRecord(conf, r.job, r.eff))
+				}
+			}
+		}
+		for i, ref := range refs {
+			for _, r := range c.resolve(ref) {
+				known[i] = true
+				if isFinished(r.job.State) {
+					jobs = append(jobs, acctRecord(conf, r.job, r.eff))
+				}
+			}
+		}
+		return jobs, known
+	}
+	// live keeps the held records that match, in end order, with their
+	// submitted specs when asked for.
+	live := func(jobs []*api.Job, named bool) ([]*api.Job, map[acctKey]bool) {
+		seen := map[acctKey]bool{}
+		out := jobs[:0]
+		for _, j := range jobs {
+			seen[acctKey{j.JobId, j.ArrayIndex, j.EndTime}] = true
+			if req.Specs {
+				spec, ok := specs[j.JobId]
+				if !ok {
+					spec = &api.JobSpec{}
+					if raw, err := c.store.SubmittedRaw(j.JobId); err == nil {
+						if err := proto.Unmarshal(raw, spec); err != nil {
+							spec = nil
+						}
+					}
+					specs[j.JobId] = spec
+				}
+				j.Spec = spec
+			}
+			if f.match(j, named) && inRange(req.Completed, j.EndTime) {
+				out = append(out, j)
+			}
+		}
+		sortByEnd(out)
+		return out, seen
+	}
 	if len(req.Refs) > 0 {
 		for _, ref := range req.Refs {
+			jobs, known := held([]*api.JobRef{ref})
+			mem, seen := live(jobs, true)
 			recs, err := c.store.AcctOf(ref.JobId, ref.ArrayIndex)
 			if err != nil {
 				return err
 			}
-			if len(recs) == 0 {
+			if len(recs) == 0 && !known[0] {
 				page.NotFound = append(page.NotFound, ref)
 			}
+			stored := recs[:0]
 			for _, j := range recs {
-				if f.match(j, true) && inRange(req.Completed, j.EndTime) {
-					keep(j)
+				if !seen[acctKey{j.JobId, j.ArrayIndex, j.EndTime}] && f.match(j, true) && inRange(req.Completed, j.EndTime) {
+					stored = append(stored, j)
 				}
+			}
+			all := append(stored, mem...)
+			sortByEnd(all)
+			for _, j := range all {
+				keep(j)
 			}
 			if len(page.Jobs) >= acctPage {
 				if err := flush(); err != nil {
@@ -345,6 +385,8 @@ func (c *Controller) Accounting(who Caller, req *api.AcctRequest, send func(*api
 		}
 		return flush()
 	}
+	jobs, _ := held(nil)
+	mem, seen := live(jobs, false)
 	var from, to int64
 	if r := req.Completed; r != nil {
 		from, to = r.Start, r.End
@@ -354,23 +396,61 @@ func (c *Controller) Accounting(who Caller, req *api.AcctRequest, send func(*api
 	}
 	var cursor []byte
 	for {
-		next, err := c.store.ScanAcct(cursor, from, to, func(j *api.Job) bool {
-			if f.match(j, false) {
-				keep(j)
+		next, err := c.store.ScanAcct(cursor, from, to, req.Specs || req.Name != "", func(j *api.Job) bool {
+			if seen[acctKey{j.JobId, j.ArrayIndex, j.EndTime}] || !f.match(j, false) {
+				return false
 			}
+			// Held jobs that ended earlier go first.
+			for len(mem) > 0 && endsBefore(mem[0], j) {
+				keep(mem[0])
+				mem = mem[1:]
+			}
+			keep(j)
 			return len(page.Jobs) >= acctPage
 		})
 		if err != nil {
 			return err
 		}
+		if next == nil {
+			break
+		}
 		if err := flush(); err != nil {
 			return err
 		}
-		if next == nil {
-			return nil
-		}
 		cursor = next
 	}
+	for _, j := range mem {
+		keep(j)
+		if len(page.Jobs) >= acctPage {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+// endsBefore orders records as the store keys them: end, job, element.
+func endsBefore(a, b *api.Job) bool {
+	if a.EndTime != b.EndTime {
+		return a.EndTime < b.EndTime
+	}
+	if a.JobId != b.JobId {
+		return a.JobId < b.JobId
+	}
+	return a.ArrayIndex < b.ArrayIndex
+}
+
+func sortByEnd(jobs []*api.Job) {
+	slices.SortFunc(jobs, func(a, b *api.Job) int {
+		switch {
+		case endsBefore(a, b):
+			return -1
+		case endsBefore(b, a):
+			return 1
+		}
+		return 0
+	})
 }
 
 // Accounting streams bacct's records, a page a message.

@@ -236,10 +236,11 @@ func TestAcctExceptions(t *testing.T) {
 	}
 }
 
-// A finished job whose end was recorded without an accounting record (by
-// a controller that kept none) gets one when the controller starts.
-func TestAcctMissingRecords(t *testing.T) {
-	conf := `
+// A finished job the controller still holds is accounted from memory;
+// while clean() has stored its record but not yet forgotten it (or after
+// a crash in between), it is counted once; so after a restart.
+func TestAcctHeldOnce(t *testing.T) {
+	a := newAcctCluster(t, `
 [cluster]
 name = "test"
 default_queue = "normal"
@@ -248,16 +249,32 @@ default_queue = "normal"
 
 [queues.normal]
 priority = 30
-`
-	a := newAcctCluster(t, conf)
-	id := a.submit(alice, &api.JobSpec{Command: "true"})
+`)
+	id := a.submit(alice, &api.JobSpec{Command: "true", JobName: "held"})
 	waitFor(t, "job done", func() bool { return a.c.stateOf(id, 0) == api.JobState_DONE })
-	if n, err := a.c.store.PruneAcct(time.Now().Add(time.Hour).UnixNano()); err != nil || n != 1 {
-		t.Fatalf("dropping the record: %d, %v", n, err)
+	want := []string{fmt.Sprintf("%d[0] DONE", id)}
+	if got := a.acct(alice, &api.AcctRequest{}); !slices.Equal(got, want) {
+		t.Errorf("held: %v", got)
+	}
+	a.c.mu.Lock()
+	recs := a.c.finishedRecords([]*api.Job{a.c.jobs[key{id, 0}].job})
+	a.c.mu.Unlock()
+	if n, err := a.c.store.AddAcct(recs); err != nil || n != 1 {
+		t.Fatalf("storing the record: %d, %v", n, err)
+	}
+	for _, req := range []*api.AcctRequest{{}, {Refs: []*api.JobRef{{JobId: id, ArrayIndex: -1}}}, {Name: "held", Specs: true}} {
+		if got := a.acct(alice, req); !slices.Equal(got, want) {
+			t.Errorf("held and stored, %v: %v", req, got)
+		}
 	}
 	a.restart()
-	if got := a.acct(alice, &api.AcctRequest{}); !slices.Equal(got, []string{fmt.Sprintf("%d[0] DONE", id)}) {
-		t.Errorf("after restart: %v", got)
+	if got := a.acct(alice, &api.AcctRequest{}); !slices.Equal(got, want) {
+		t.Errorf("after a restart: %v", got)
+	}
+	// A job that is not finished is known: not "not found", just no record.
+	run := a.submit(alice, &api.JobSpec{Command: "true", Hold: true})
+	if got := a.acct(alice, &api.AcctRequest{Refs: []*api.JobRef{{JobId: run, ArrayIndex: -1}}}); len(got) != 0 {
+		t.Errorf("unfinished job: %v", got)
 	}
 }
 
@@ -283,4 +300,71 @@ priority = 30
 	waitFor(t, "job done again", func() bool {
 		return len(a.acct(alice, &api.AcctRequest{})) == 2
 	})
+}
+
+// BenchmarkAccounting100k answers bacct over 100,000 stored records: -u
+// all with the specs (what bacct -b and -l get), the SUMMARY's records
+// alone, and a filter that keeps none (every record is still read).
+func BenchmarkAccounting100k(b *testing.B) {
+	st, err := store.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	conf, err := config.Parse("test.toml", []byte(testConfig))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := New(Config{Host: "hostA", Slots: 4, NCPUs: 4, Cluster: conf}, st, &fakeExec{running: map[key]bool{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	const n = 100000
+	for id := int64(1); id <= n/1000; id++ {
+		// The submitted spec each record gets a copy of.
+		spec := &api.JobSpec{Command: "./run_simulation --input data/case.in", User: "user1", Uid: 1000, Queue: "normal",
+			SubmitHost: "hostA", SubmitCwd: "/home/user1/work", ResReq: []string{"rusage[mem=1000]"}, Env: []string{"A=1"}}
+		sub := &store.Submission{Spec: spec, EffectiveRaw: []byte{}}
+		sub.Jobs = []*api.Job{{JobId: id, ArrayIndex: 1, State: api.JobState_PEND}}
+		if err := st.Submit(sub); err != nil {
+			b.Fatal(err)
+		}
+	}
+	base := time.Now().Add(-24 * time.Hour).UnixNano()
+	recs := make([]*api.Job, 0, n)
+	for i := 0; i < n; i++ {
+		end := base + int64(i)*1e8
+		eff := &effSpec{queue: "normal", user: "user1", uid: 1000, project: "default", resReq: "rusage[mem=1000]"}
+		j := &api.Job{JobId: int64(i/1000 + 1), ArrayIndex: int32(i%1000 + 1), State: api.JobState_DONE,
+			SubmitTime: end - 3e10, StartTime: end - 2e10, EndTime: end,
+			ExecHosts: []*api.HostSlots{{Host: "hostA", Slots: 1}}, ExecCwd: "/home/user1/work", ExecHome: "/home/user1",
+			Usage: &api.ResourceUsage{CpuTimeMs: 15000, MaxMemKb: 204800, AvgMemKb: 102400}}
+		recs = append(recs, acctRecord(conf, j, eff))
+	}
+	if _, err := st.AddAcct(recs); err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		req  *api.AcctRequest
+		want int
+	}{
+		{"all-specs", &api.AcctRequest{AllUsers: true, Specs: true}, n},
+		{"all-summary", &api.AcctRequest{AllUsers: true}, n},
+		{"none-match", &api.AcctRequest{Users: []string{"nobody"}}, 0},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				got := 0
+				err := c.Accounting(alice, bc.req, func(r *api.AcctReply) error {
+					got += len(r.Jobs)
+					return nil
+				})
+				if err != nil || got != bc.want {
+					b.Fatalf("%d records, %v", got, err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/record")
+		})
+	}
 }

@@ -206,11 +206,6 @@ func (c *Controller) restore() error {
 			rerun = append(rerun, r)
 		}
 	}
-	// Finished jobs ended under a controller that kept no accounting
-	// records get theirs now.
-	if err := c.accountMissing(c.finishedRecords(l.Jobs)); err != nil {
-		return err
-	}
 	// Reserve a fresh block: ids handed out before a crash are never reused.
 	c.ceiling = c.nextID + idBlock
 	if err := c.store.SetIDCeiling(c.ceiling); err != nil {
@@ -293,7 +288,7 @@ func (c *Controller) commit(changes []store.Change) error {
 	if len(changes) == 0 {
 		return nil
 	}
-	c.addAcct(changes) // a finishing job's accounting record rides along
+	c.acctRequeued(changes)
 	if err := c.store.Apply(changes); err != nil {
 		return err
 	}
@@ -605,7 +600,10 @@ func (c *Controller) refreshUsage() {
 	c.mu.Unlock()
 }
 
-// clean forgets finished jobs older than the clean period.
+// clean forgets finished jobs older than the clean period, once their
+// accounting records are stored: those are written here, a batch per
+// call, rather than with each job's end, so that the finish path writes
+// no more than it did. A job that changed meanwhile (brequeue) stays.
 func (c *Controller) clean() {
 	cutoff := time.Now().Add(-time.Duration(c.config().Cluster.CleanPeriod) * time.Second).UnixNano()
 	c.mu.Lock()
@@ -615,13 +613,25 @@ func (c *Controller) clean() {
 			old = append(old, r.job)
 		}
 	}
-	// Their accounting records were written when they finished; a job
-	// that has none (it ended under an older controller) gets it now.
 	recs := c.finishedRecords(old)
-	for _, j := range old {
-		delete(c.jobs, key{j.JobId, j.ArrayIndex})
+	c.mu.Unlock()
+	if len(old) == 0 {
+		return
 	}
+	if err := c.accountMissing(recs); err != nil {
+		// They stay, in memory and in the store, until it works.
+		slog.Error("forget finished jobs", "err", err)
+		return
+	}
+	c.mu.Lock()
+	gone := old[:0]
 	for _, j := range old {
+		k := key{j.JobId, j.ArrayIndex}
+		if r := c.jobs[k]; r == nil || r.job != j {
+			continue
+		}
+		gone = append(gone, j)
+		delete(c.jobs, k)
 		els := c.byID[j.JobId]
 		out := els[:0]
 		for _, r := range els {
@@ -636,19 +646,10 @@ func (c *Controller) clean() {
 		}
 	}
 	c.mu.Unlock()
-	if len(old) == 0 {
-		return
-	}
-	if err := c.accountMissing(recs); err != nil {
-		// Their live records stay in the store: the next start accounts
-		// and forgets them.
-		slog.Error("forget finished jobs", "err", err)
-		return
-	}
-	if err := c.store.Forget(old); err != nil {
+	if err := c.store.Forget(gone); err != nil {
 		slog.Error("forget finished jobs", "err", err)
 	}
-	for _, j := range old {
+	for _, j := range gone {
 		c.exec.Remove(j.JobId, j.ArrayIndex)
 	}
 }

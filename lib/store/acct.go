@@ -16,10 +16,12 @@ import (
 // Accounting records (bacct): one per finish of a job or array element,
 // an api.Job that carries everything bacct prints and nothing it does not
 // (no environment, no live fields), kept for the cluster's retention after
-// the live record is forgotten. A record is written in the transaction
-// that records the job's end (Change.Acct), so it costs no fsync of its
-// own; the job's submitted spec is copied into it there, from the store,
-// encoded as it is (the job records carry no specs).
+// the live record is forgotten. The controller writes them in batches when
+// it forgets finished jobs (AddAcct), not in the transaction that records
+// a job's end: that one stays as small as it was. Only a finished job sent
+// back to pending (brequeue) has its record written with that change
+// (Change.Acct), since the change overwrites the job's finish. The job's
+// submitted spec is copied into its record, encoded as the store holds it.
 //
 //	a<end:8><id:8><index:4>  the record, by end time: a -C range is one
 //	                         seek, and pruning old records reads keys only
@@ -101,10 +103,9 @@ func stageAcct(txn *badger.Txn, rec *api.Job) error {
 const acctBatch = 1000
 
 // AddAcct stores the accounting records that are not stored yet (a record
-// is known by its job, element and end time) and returns how many it
-// wrote. The controller calls it for finished jobs it is about to forget
-// and, at start, for those it holds, so that a job whose end was recorded
-// without one (by an older controller) is still accounted.
+// is known by its job, element and end time), durably, and returns how
+// many it wrote. The controller calls it for the finished jobs it is about
+// to forget; one that was stored before a crash is not stored twice.
 func (s *Store) AddAcct(recs []*api.Job) (int, error) {
 	added := 0
 	for start := 0; start < len(recs); start += acctBatch {
@@ -167,14 +168,47 @@ func (s *Store) AcctOf(id int64, index int32) ([]*api.Job, error) {
 	return out, err
 }
 
+// decodeAcct decodes a record; without spec, its submitted spec (the
+// largest part, which the SUMMARY does not need) is skipped unread.
+func decodeAcct(v []byte, spec bool, j *api.Job) error {
+	if !spec {
+		// Job.spec is field 3; keep every other field.
+		var kept []byte
+		for rest := v; len(rest) > 0; {
+			num, typ, n := protowire.ConsumeTag(rest)
+			if n < 0 {
+				return protowire.ParseError(n)
+			}
+			m := protowire.ConsumeFieldValue(num, typ, rest[n:])
+			if m < 0 {
+				return protowire.ParseError(m)
+			}
+			if num == 3 {
+				if kept == nil {
+					kept = make([]byte, 0, len(v))
+					kept = append(kept, v[:len(v)-len(rest)]...)
+				}
+			} else if kept != nil {
+				kept = append(kept, rest[:n+m]...)
+			}
+			rest = rest[n+m:]
+		}
+		if kept != nil {
+			v = kept
+		}
+	}
+	return proto.Unmarshal(v, j)
+}
+
 // ScanAcct reads accounting records in the order the jobs ended, those
 // that ended from from to to (unix nanoseconds, both included; to 0 means
-// no end), starting at cursor (nil: at the first). It hands each record
-// to fn, which says whether to stop after it (a page is full), and returns
-// the cursor to go on from, nil when no record is left. Each call is one
-// short read transaction: a caller that sends pages between calls holds
-// none while it waits.
-func (s *Store) ScanAcct(cursor []byte, from, to int64, fn func(*api.Job) bool) ([]byte, error) {
+// no end), starting at cursor (nil: at the first); without spec, the
+// records come without their submitted spec. It hands each record to fn,
+// which says whether to stop after it (a page is full), and returns the
+// cursor to go on from, nil when no record is left. Each call is one short
+// read transaction: a caller that sends pages between calls holds none
+// while it waits.
+func (s *Store) ScanAcct(cursor []byte, from, to int64, spec bool, fn func(*api.Job) bool) ([]byte, error) {
 	start := acctKey(max(from, 0), 0, 0)
 	if cursor != nil && bytes.Compare(cursor, start) > 0 {
 		start = cursor
@@ -196,7 +230,7 @@ func (s *Store) ScanAcct(cursor []byte, from, to int64, fn func(*api.Job) bool) 
 				return nil
 			}
 			j := &api.Job{}
-			if err := item.Value(func(v []byte) error { return proto.Unmarshal(v, j) }); err != nil {
+			if err := item.Value(func(v []byte) error { return decodeAcct(v, spec, j) }); err != nil {
 				return fmt.Errorf("decode accounting record %x: %w", k, err)
 			}
 			if fn(j) {

@@ -275,9 +275,9 @@ type Change struct {
 	// without the environment; shared by an array's elements, so one
 	// change per job id is enough).
 	EffectiveRaw, OriginRaw, SubmittedRaw []byte
-	// Acct, when set, is the accounting record of a job this change
-	// finishes, without its submitted spec: it is written in the same
-	// transaction, with the job's submitted spec added (see acct.go).
+	// Acct, when set, is an accounting record to write in the same
+	// transaction (without its submitted spec, which is added; see
+	// acct.go): that of a finished job this change sends back to pending.
 	Acct *api.Job
 }
 
