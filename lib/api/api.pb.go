@@ -5037,9 +5037,11 @@ func (x *TimeRange) GetEnd() int64 {
 	return 0
 }
 
-// AcctRequest selects accounting records (bacct): one record per finished
-// job (or job array element), kept for the cluster's acct_retention. Every
-// filter given must match; an empty one matches all.
+// AcctRequest selects accounting records (bacct): one per finish of a job
+// or job array element, from the finished jobs the controller holds and,
+// once it has forgotten them, from the records it stores for the
+// cluster's acct_retention. Every filter given must match; an empty one
+// matches all.
 type AcctRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Explicit jobs (index -1 = every element); empty = all matching. A job
@@ -5209,14 +5211,17 @@ func (x *AcctRequest) GetSpecs() bool {
 	return false
 }
 
-// AcctReply is one page of the streamed answer: records in the order they
-// finished (or, for refs, in the order named), each a Job carrying its
-// submitted spec (spec) and the effective values accounting reports
-// (effective: queue, project, application, groups, resource requirement).
+// AcctReply is one page of the streamed answer: records in the order the
+// jobs ended (for refs, in the order named), each a Job carrying its
+// submitted spec (spec), the effective values accounting reports
+// (effective: user, queue, project, application, groups, resource
+// requirement, tasks, limits) and the exceptions it showed (judged when
+// its record was written), without its environment.
 type AcctReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Jobs          []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
-	NotFound      []*JobRef              `protobuf:"bytes,2,rep,name=not_found,json=notFound,proto3" json:"not_found,omitempty"` // refs that named no record
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Jobs  []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	// refs that name no job the controller holds or has a record of.
+	NotFound      []*JobRef `protobuf:"bytes,2,rep,name=not_found,json=notFound,proto3" json:"not_found,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }

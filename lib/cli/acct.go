@@ -11,14 +11,14 @@ import (
 )
 
 // bacct summarizes finished jobs from the controller's accounting (the
-// jobs it holds, then their records, kept for the cluster's acct_retention,
-// 30 days by default, long after bjobs has forgotten the jobs): the
-// caller's jobs by default, -u users or
-// all, or the jobs named (whoever's). -q, -P and -m (each a list), -app,
-// -J, -G, -g, -d, -e, -x and the -S/-D/-C time ranges select; the
-// controller applies every filter and streams the records in pages, which
-// are printed as they come. -b lists each job on a line, -l (-UF) in
-// full; -w keeps -b's columns whole.
+// finished jobs it holds, then their records, kept for the cluster's
+// acct_retention, 30 days by default, long after bjobs has forgotten
+// them): the caller's jobs by default, -u users or all, or the jobs named
+// (whoever's). -q, -P and -m (each a list), -app, -J, -G, -g, -d, -e, -x
+// and the -S/-D/-C time ranges select; the controller applies every
+// filter and streams the records in pages, which are printed as they
+// come. -b lists each job on a line, -l (-UF) in full; -w keeps -b's
+// columns whole.
 func bacct(args []string) int {
 	var o struct {
 		long, uf, brief, wide, done, exited, exceptions bool

@@ -307,14 +307,19 @@ func (c *Controller) Accounting(who Caller, req *api.AcctRequest, send func(*api
 	// The jobs held now, by ref (or all of them): their records and, for
 	// the refs, whether the controller knows the job at all.
 	held := func(refs []*api.JobRef) ([]*api.Job, []bool) {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		var jobs []*api.Job
+		// Records are immutable and effective specs replaced, not
+		// changed: the lock is held only to collect pointers.
+		type pair struct {
+			job *api.Job
+			eff *effSpec
+		}
+		var found []pair
 		known := make([]bool, len(refs))
+		c.mu.Lock()
 		if refs == nil {
 			for _, r := range c.jobs {
 				if isFinished(r.job.State) {
-					jobs = append(jobs, acctRecord(conf, r.job, r.eff))
+					found = append(found, pair{r.job, r.eff})
 				}
 			}
 		}
@@ -322,9 +327,14 @@ func (c *Controller) Accounting(who Caller, req *api.AcctRequest, send func(*api
 			for _, r := range c.resolve(ref) {
 				known[i] = true
 				if isFinished(r.job.State) {
-					jobs = append(jobs, acctRecord(conf, r.job, r.eff))
+					found = append(found, pair{r.job, r.eff})
 				}
 			}
+		}
+		c.mu.Unlock()
+		jobs := make([]*api.Job, len(found))
+		for i, p := range found {
+			jobs[i] = acctRecord(conf, p.job, p.eff)
 		}
 		return jobs, known
 	}
