@@ -241,7 +241,7 @@ func TestFiltersControl(t *testing.T) {
 	c.waitState(sub, "EXIT")
 	expect("Job <"+prof+"> is being terminated\n", 0, "bkill", "-m", "everything", "-app", "prof", "0")
 	c.waitState(prof, "EXIT")
-	expect("No matching job found\n", 255, "bkill", "-m", "nosuchhost", "0")
+	expect("nosuchhost: Bad host name, host group name or cluster name\n", 255, "bkill", "-m", "nosuchhost", "0")
 	// -d: killed, recorded DONE.
 	expect("Job <"+grp+"> is being terminated\n", 0, "bkill", "-d", grp)
 	c.waitState(grp, "DONE")
@@ -251,5 +251,5 @@ func TestFiltersControl(t *testing.T) {
 	// -b: a plain kill, one line per job.
 	expect("Job <"+plain+"> is being terminated\n", 0, "bkill", "-b", "0")
 	c.waitState(plain, "EXIT")
-	expect("No matching job found\n", 255, "bkill", "-b", "0")
+	expect("No unfinished job found\n", 255, "bkill", "-b", "0")
 }
