@@ -5293,6 +5293,292 @@ func (x *Launch) GetKillGraceMs() int64 {
 	return 0
 }
 
+// TimeRange is a span of time, unix nanoseconds, both ends included.
+type TimeRange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Start         int64                  `protobuf:"varint,1,opt,name=start,proto3" json:"start,omitempty"`
+	End           int64                  `protobuf:"varint,2,opt,name=end,proto3" json:"end,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TimeRange) Reset() {
+	*x = TimeRange{}
+	mi := &file_api_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TimeRange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TimeRange) ProtoMessage() {}
+
+func (x *TimeRange) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TimeRange.ProtoReflect.Descriptor instead.
+func (*TimeRange) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *TimeRange) GetStart() int64 {
+	if x != nil {
+		return x.Start
+	}
+	return 0
+}
+
+func (x *TimeRange) GetEnd() int64 {
+	if x != nil {
+		return x.End
+	}
+	return 0
+}
+
+// AcctRequest selects accounting records (bacct): one per finish of a job
+// or job array element, from the finished jobs the controller holds and,
+// once it has forgotten them, from the records it stores for the
+// cluster's acct_retention. Every filter given must match; an empty one
+// matches all.
+type AcctRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Explicit jobs (index -1 = every element); empty = all matching. A job
+	// named by id is selected whoever owns it.
+	Refs []*JobRef `protobuf:"bytes,1,rep,name=refs,proto3" json:"refs,omitempty"`
+	// Users whose jobs count; empty = the caller's, unless all_users.
+	Users      []string   `protobuf:"bytes,2,rep,name=users,proto3" json:"users,omitempty"`
+	AllUsers   bool       `protobuf:"varint,3,opt,name=all_users,json=allUsers,proto3" json:"all_users,omitempty"`
+	Queues     []string   `protobuf:"bytes,4,rep,name=queues,proto3" json:"queues,omitempty"`                                   // -q
+	Projects   []string   `protobuf:"bytes,5,rep,name=projects,proto3" json:"projects,omitempty"`                               // -P
+	Hosts      []string   `protobuf:"bytes,6,rep,name=hosts,proto3" json:"hosts,omitempty"`                                     // -m: hosts or host groups the job ran on
+	App        string     `protobuf:"bytes,7,opt,name=app,proto3" json:"app,omitempty"`                                         // -app
+	Name       string     `protobuf:"bytes,8,opt,name=name,proto3" json:"name,omitempty"`                                       // -J, '*' wildcards, optional "[index]"
+	UserGroup  string     `protobuf:"bytes,9,opt,name=user_group,json=userGroup,proto3" json:"user_group,omitempty"`            // -G
+	JobGroup   string     `protobuf:"bytes,10,opt,name=job_group,json=jobGroup,proto3" json:"job_group,omitempty"`              // -g: the group and its subgroups
+	States     []JobState `protobuf:"varint,11,rep,packed,name=states,proto3,enum=xce.api.v1.JobState" json:"states,omitempty"` // DONE and/or EXIT (-d, -e); empty = both
+	Exceptions bool       `protobuf:"varint,12,opt,name=exceptions,proto3" json:"exceptions,omitempty"`                         // -x: only jobs that showed an exception
+	Submitted  *TimeRange `protobuf:"bytes,13,opt,name=submitted,proto3" json:"submitted,omitempty"`                            // -S
+	Dispatched *TimeRange `protobuf:"bytes,14,opt,name=dispatched,proto3" json:"dispatched,omitempty"`                          // -D
+	Completed  *TimeRange `protobuf:"bytes,15,opt,name=completed,proto3" json:"completed,omitempty"`                            // -C
+	// Send each record's specs (bacct -b and -l print names, hosts and the
+	// submission); otherwise only what the SUMMARY needs travels.
+	Specs         bool `protobuf:"varint,16,opt,name=specs,proto3" json:"specs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcctRequest) Reset() {
+	*x = AcctRequest{}
+	mi := &file_api_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcctRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcctRequest) ProtoMessage() {}
+
+func (x *AcctRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcctRequest.ProtoReflect.Descriptor instead.
+func (*AcctRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *AcctRequest) GetRefs() []*JobRef {
+	if x != nil {
+		return x.Refs
+	}
+	return nil
+}
+
+func (x *AcctRequest) GetUsers() []string {
+	if x != nil {
+		return x.Users
+	}
+	return nil
+}
+
+func (x *AcctRequest) GetAllUsers() bool {
+	if x != nil {
+		return x.AllUsers
+	}
+	return false
+}
+
+func (x *AcctRequest) GetQueues() []string {
+	if x != nil {
+		return x.Queues
+	}
+	return nil
+}
+
+func (x *AcctRequest) GetProjects() []string {
+	if x != nil {
+		return x.Projects
+	}
+	return nil
+}
+
+func (x *AcctRequest) GetHosts() []string {
+	if x != nil {
+		return x.Hosts
+	}
+	return nil
+}
+
+func (x *AcctRequest) GetApp() string {
+	if x != nil {
+		return x.App
+	}
+	return ""
+}
+
+func (x *AcctRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AcctRequest) GetUserGroup() string {
+	if x != nil {
+		return x.UserGroup
+	}
+	return ""
+}
+
+func (x *AcctRequest) GetJobGroup() string {
+	if x != nil {
+		return x.JobGroup
+	}
+	return ""
+}
+
+func (x *AcctRequest) GetStates() []JobState {
+	if x != nil {
+		return x.States
+	}
+	return nil
+}
+
+func (x *AcctRequest) GetExceptions() bool {
+	if x != nil {
+		return x.Exceptions
+	}
+	return false
+}
+
+func (x *AcctRequest) GetSubmitted() *TimeRange {
+	if x != nil {
+		return x.Submitted
+	}
+	return nil
+}
+
+func (x *AcctRequest) GetDispatched() *TimeRange {
+	if x != nil {
+		return x.Dispatched
+	}
+	return nil
+}
+
+func (x *AcctRequest) GetCompleted() *TimeRange {
+	if x != nil {
+		return x.Completed
+	}
+	return nil
+}
+
+func (x *AcctRequest) GetSpecs() bool {
+	if x != nil {
+		return x.Specs
+	}
+	return false
+}
+
+// AcctReply is one page of the streamed answer: records in the order the
+// jobs ended (for refs, in the order named), each a Job carrying its
+// submitted spec (spec), the effective values accounting reports
+// (effective: user, queue, project, application, groups, resource
+// requirement, tasks, limits) and the exceptions it showed (judged when
+// its record was written), without its environment.
+type AcctReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Jobs  []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	// refs that name no job the controller holds or has a record of.
+	NotFound      []*JobRef `protobuf:"bytes,2,rep,name=not_found,json=notFound,proto3" json:"not_found,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcctReply) Reset() {
+	*x = AcctReply{}
+	mi := &file_api_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcctReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcctReply) ProtoMessage() {}
+
+func (x *AcctReply) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcctReply.ProtoReflect.Descriptor instead.
+func (*AcctReply) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *AcctReply) GetJobs() []*Job {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *AcctReply) GetNotFound() []*JobRef {
+	if x != nil {
+		return x.NotFound
+	}
+	return nil
+}
+
 var File_api_proto protoreflect.FileDescriptor
 
 const file_api_proto_rawDesc = "" +
@@ -5852,7 +6138,36 @@ const file_api_proto_rawDesc = "" +
 	"start_file\x18\x05 \x01(\tR\tstartFile\x12\x1f\n" +
 	"\vstatus_file\x18\x06 \x01(\tR\n" +
 	"statusFile\x12\"\n" +
-	"\rkill_grace_ms\x18\a \x01(\x03R\vkillGraceMs*t\n" +
+	"\rkill_grace_ms\x18\a \x01(\x03R\vkillGraceMs\"3\n" +
+	"\tTimeRange\x12\x14\n" +
+	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +
+	"\x03end\x18\x02 \x01(\x03R\x03end\"\x99\x04\n" +
+	"\vAcctRequest\x12&\n" +
+	"\x04refs\x18\x01 \x03(\v2\x12.xce.api.v1.JobRefR\x04refs\x12\x14\n" +
+	"\x05users\x18\x02 \x03(\tR\x05users\x12\x1b\n" +
+	"\tall_users\x18\x03 \x01(\bR\ballUsers\x12\x16\n" +
+	"\x06queues\x18\x04 \x03(\tR\x06queues\x12\x1a\n" +
+	"\bprojects\x18\x05 \x03(\tR\bprojects\x12\x14\n" +
+	"\x05hosts\x18\x06 \x03(\tR\x05hosts\x12\x10\n" +
+	"\x03app\x18\a \x01(\tR\x03app\x12\x12\n" +
+	"\x04name\x18\b \x01(\tR\x04name\x12\x1d\n" +
+	"\n" +
+	"user_group\x18\t \x01(\tR\tuserGroup\x12\x1b\n" +
+	"\tjob_group\x18\n" +
+	" \x01(\tR\bjobGroup\x12,\n" +
+	"\x06states\x18\v \x03(\x0e2\x14.xce.api.v1.JobStateR\x06states\x12\x1e\n" +
+	"\n" +
+	"exceptions\x18\f \x01(\bR\n" +
+	"exceptions\x123\n" +
+	"\tsubmitted\x18\r \x01(\v2\x15.xce.api.v1.TimeRangeR\tsubmitted\x125\n" +
+	"\n" +
+	"dispatched\x18\x0e \x01(\v2\x15.xce.api.v1.TimeRangeR\n" +
+	"dispatched\x123\n" +
+	"\tcompleted\x18\x0f \x01(\v2\x15.xce.api.v1.TimeRangeR\tcompleted\x12\x14\n" +
+	"\x05specs\x18\x10 \x01(\bR\x05specs\"a\n" +
+	"\tAcctReply\x12#\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x0f.xce.api.v1.JobR\x04jobs\x12/\n" +
+	"\tnot_found\x18\x02 \x03(\v2\x12.xce.api.v1.JobRefR\bnotFound*t\n" +
 	"\bJobState\x12\x15\n" +
 	"\x11STATE_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04PEND\x10\x01\x12\t\n" +
@@ -5939,7 +6254,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),               // 0: xce.api.v1.JobState
 	(TermReason)(0),             // 1: xce.api.v1.TermReason
@@ -5996,18 +6311,21 @@ var file_api_proto_goTypes = []any{
 	(*ClusterInfo)(nil),         // 52: xce.api.v1.ClusterInfo
 	(*Group)(nil),               // 53: xce.api.v1.Group
 	(*Launch)(nil),              // 54: xce.api.v1.Launch
-	nil,                         // 55: xce.api.v1.JobSpec.OriginEntry
-	nil,                         // 56: xce.api.v1.Host.ReservedEntry
-	nil,                         // 57: xce.api.v1.Queue.UserSharesEntry
-	nil,                         // 58: xce.api.v1.Queue.UserPriorityEntry
-	nil,                         // 59: xce.api.v1.App.EnvEntry
-	nil,                         // 60: xce.api.v1.QueryReply.SpecsEntry
-	nil,                         // 61: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                         // 62: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(*TimeRange)(nil),           // 55: xce.api.v1.TimeRange
+	(*AcctRequest)(nil),         // 56: xce.api.v1.AcctRequest
+	(*AcctReply)(nil),           // 57: xce.api.v1.AcctReply
+	nil,                         // 58: xce.api.v1.JobSpec.OriginEntry
+	nil,                         // 59: xce.api.v1.Host.ReservedEntry
+	nil,                         // 60: xce.api.v1.Queue.UserSharesEntry
+	nil,                         // 61: xce.api.v1.Queue.UserPriorityEntry
+	nil,                         // 62: xce.api.v1.App.EnvEntry
+	nil,                         // 63: xce.api.v1.QueryReply.SpecsEntry
+	nil,                         // 64: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                         // 65: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,  // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
-	55, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	58, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
 	11, // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	5,  // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
 	10, // 4: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
@@ -6022,18 +6340,18 @@ var file_api_proto_depIdxs = []int32{
 	1,  // 13: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
 	13, // 14: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	4,  // 15: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	56, // 16: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
-	57, // 17: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	58, // 18: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	59, // 16: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	60, // 17: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	61, // 18: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
 	18, // 19: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	59, // 20: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	62, // 20: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
 	10, // 21: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
 	6,  // 22: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
 	22, // 23: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
 	14, // 24: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
 	22, // 25: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	60, // 26: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	61, // 27: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	63, // 26: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	64, // 27: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
 	13, // 28: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
 	14, // 29: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
 	22, // 30: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
@@ -6064,17 +6382,24 @@ var file_api_proto_depIdxs = []int32{
 	19, // 55: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
 	22, // 56: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
 	15, // 57: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	62, // 58: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	65, // 58: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 	53, // 59: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
 	53, // 60: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
 	14, // 61: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	10, // 62: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	10, // 63: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	64, // [64:64] is the sub-list for method output_type
-	64, // [64:64] is the sub-list for method input_type
-	64, // [64:64] is the sub-list for extension type_name
-	64, // [64:64] is the sub-list for extension extendee
-	0,  // [0:64] is the sub-list for field type_name
+	22, // 62: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 63: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
+	55, // 64: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
+	55, // 65: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
+	55, // 66: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
+	14, // 67: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
+	22, // 68: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
+	10, // 69: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	10, // 70: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	71, // [71:71] is the sub-list for method output_type
+	71, // [71:71] is the sub-list for method input_type
+	71, // [71:71] is the sub-list for extension type_name
+	71, // [71:71] is the sub-list for extension extendee
+	0,  // [0:71] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -6088,7 +6413,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      10,
-			NumMessages:   53,
+			NumMessages:   56,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -44,6 +44,10 @@ type Cluster struct {
 	// job must have run before its CPU use can make it an idle job (the
 	// queues' job_idle); default 1m.
 	EadminTriggerDuration Duration `toml:"eadmin_trigger_duration"`
+	// AcctRetention is how long the accounting record of a finished job
+	// is kept for bacct (LSF keeps lsb.acct files); default 30 days, at
+	// least clean_period.
+	AcctRetention Duration `toml:"acct_retention"`
 }
 
 // Resource is a site-defined resource (lsf.shared Resource and
@@ -261,6 +265,10 @@ type Project struct {
 	MaxMem      Memory `toml:"max_mem"`
 	MaxGPUs     int    `toml:"max_gpus"`
 }
+
+// DefaultAcctRetention is how long accounting records are kept when the
+// configuration does not say: 30 days.
+const DefaultAcctRetention Duration = 30 * 24 * 3600
 
 // Default is the built-in configuration xced uses without a configuration
 // file: cluster "xce", one host with the slots given, and the default

@@ -49,7 +49,9 @@
 //   - cluster.default_queue may be left out when there is one queue; a file
 //     without queues gets Default's queue "normal". cluster.name defaults
 //     to "xce", default_project to "default", clean_period to 1h and
-//     max_array_size to 1000 (LSF's defaults).
+//     max_array_size to 1000 (LSF's defaults), acct_retention to 30 days
+//     (XCE's: LSF keeps lsb.acct until it is archived); acct_retention
+//     shorter than clean_period is an error.
 //   - A project need not be configured (LSF: -P takes any name); an
 //     unconfigured project has no quota. A user group's members and a
 //     queue's users cannot be checked against the system's users; only

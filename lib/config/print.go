@@ -31,6 +31,7 @@ func (c *Config) Effective() string {
 	w.kv("default_project", cl.DefaultProject)
 	w.kv("default_app", cl.DefaultApp)
 	w.kv("clean_period", cl.CleanPeriod)
+	w.kv("acct_retention", cl.AcctRetention)
 	w.kv("max_array_size", cl.MaxArraySize)
 	w.kv("eadmin_trigger_duration", cl.EadminTriggerDuration)
 

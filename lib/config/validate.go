@@ -54,6 +54,9 @@ func (c *Config) defaults() {
 	if c.Cluster.CleanPeriod == 0 {
 		c.Cluster.CleanPeriod = 3600
 	}
+	if c.Cluster.AcctRetention == 0 {
+		c.Cluster.AcctRetention = DefaultAcctRetention
+	}
 	if c.Cluster.MaxArraySize == 0 {
 		c.Cluster.MaxArraySize = 1000
 	}
@@ -476,6 +479,9 @@ func (c *Config) checkCluster(k *checker) {
 	}
 	if cl.DefaultApp != "" && c.Apps[cl.DefaultApp] == nil {
 		k.add("cluster.default_app", "no application profile named %s", cl.DefaultApp)
+	}
+	if cl.AcctRetention < cl.CleanPeriod {
+		k.add("cluster.acct_retention", "%s is shorter than clean_period (%s): bacct would forget finished jobs that bjobs still shows; make it at least %s", cl.AcctRetention, cl.CleanPeriod, cl.CleanPeriod)
 	}
 	if cl.MaxArraySize < 0 || cl.MaxArraySize > 2147483646 {
 		k.add("cluster.max_array_size", "%d: must be between 1 and 2147483646", cl.MaxArraySize)

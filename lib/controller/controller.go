@@ -292,6 +292,7 @@ func (c *Controller) commit(changes []store.Change) error {
 	if len(changes) == 0 {
 		return nil
 	}
+	c.acctRequeued(changes)
 	if err := c.store.Apply(changes); err != nil {
 		return err
 	}
@@ -390,6 +391,12 @@ func (c *Controller) Run(ctx context.Context) {
 	defer clean.Stop()
 	usage := time.NewTicker(5 * time.Second)
 	defer usage.Stop()
+	// Accounting records past the retention are pruned at start and then
+	// every hour (more often for a retention under 4 hours).
+	retention := time.Duration(c.config().Cluster.AcctRetention) * time.Second
+	prune := time.NewTicker(min(time.Hour, max(time.Second, retention/4)))
+	defer prune.Stop()
+	c.pruneAcct(time.Now())
 	load := time.NewTicker(loadInterval)
 	defer load.Stop()
 	c.sampleLoad()
@@ -401,6 +408,8 @@ func (c *Controller) Run(ctx context.Context) {
 		case <-tick.C:
 		case <-clean.C:
 			c.clean()
+		case <-prune.C:
+			c.pruneAcct(time.Now())
 		case <-usage.C:
 			c.refreshUsage()
 		case <-load.C:
@@ -625,18 +634,38 @@ func (c *Controller) refreshUsage() {
 	c.mu.Unlock()
 }
 
-// clean forgets finished jobs older than the clean period.
+// clean forgets finished jobs older than the clean period, once their
+// accounting records are stored: those are written here, a batch per
+// call, rather than with each job's end, so that the finish path writes
+// no more than it did. A job that changed meanwhile (brequeue) stays.
 func (c *Controller) clean() {
 	cutoff := time.Now().Add(-time.Duration(c.config().Cluster.CleanPeriod) * time.Second).UnixNano()
 	c.mu.Lock()
 	var old []*api.Job
-	for k, r := range c.jobs {
+	for _, r := range c.jobs {
 		if isFinished(r.job.State) && r.job.EndTime < cutoff {
 			old = append(old, r.job)
-			delete(c.jobs, k)
 		}
 	}
+	recs := c.finishedRecords(old)
+	c.mu.Unlock()
+	if len(old) == 0 {
+		return
+	}
+	if err := c.accountMissing(recs); err != nil {
+		// They stay, in memory and in the store, until it works.
+		slog.Error("forget finished jobs", "err", err)
+		return
+	}
+	c.mu.Lock()
+	gone := old[:0]
 	for _, j := range old {
+		k := key{j.JobId, j.ArrayIndex}
+		if r := c.jobs[k]; r == nil || r.job != j {
+			continue
+		}
+		gone = append(gone, j)
+		delete(c.jobs, k)
 		els := c.byID[j.JobId]
 		out := els[:0]
 		for _, r := range els {
@@ -651,13 +680,10 @@ func (c *Controller) clean() {
 		}
 	}
 	c.mu.Unlock()
-	if len(old) == 0 {
-		return
-	}
-	if err := c.store.Forget(old); err != nil {
+	if err := c.store.Forget(gone); err != nil {
 		slog.Error("forget finished jobs", "err", err)
 	}
-	for _, j := range old {
+	for _, j := range gone {
 		c.exec.Remove(j.JobId, j.ArrayIndex)
 	}
 }

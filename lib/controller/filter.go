@@ -113,10 +113,16 @@ func nameMatches(pattern string, r *rec) bool {
 	if name == "" {
 		name = r.eff.GetCommand()
 	}
+	return namePatternMatches(pattern, name, r.job.ArrayIndex)
+}
+
+// namePatternMatches applies -J to the name of a job or of array element
+// index.
+func namePatternMatches(pattern, name string, index int32) bool {
 	if base, idx, ok := strings.Cut(pattern, "["); ok && strings.HasSuffix(idx, "]") {
 		n, err := strconv.Atoi(strings.TrimSuffix(idx, "]"))
 		if err == nil && n > 0 {
-			return r.job.ArrayIndex == int32(n) && wildcardMatch(base, name)
+			return index == int32(n) && wildcardMatch(base, name)
 		}
 	}
 	return wildcardMatch(pattern, name)

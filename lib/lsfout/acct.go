@@ -10,12 +10,45 @@ import (
 )
 
 // AcctFilter is what bacct was asked for, as its header block states it.
-// Empty lists mean "all".
+// Empty lists and zero values mean "all".
 type AcctFilter struct {
 	Users    []string // -u (the invoking user by default); nil = all users
 	Queues   []string // -q
 	Projects []string // -P
 	Hosts    []string // -m
+	// -d and -e: only DONE jobs, only EXIT jobs (both: either).
+	Done, Exited bool
+	Exceptions   bool   // -x
+	App          string // -app
+	Name         string // -J
+	UserGroup    string // -G
+	JobGroup     string // -g
+	// -S, -D, -C: submitted, dispatched, completed in the range (zero
+	// ranges select all).
+	Submitted, Dispatched, Completed TimeSpan
+}
+
+// TimeSpan is a range of times, both ends included; the zero value is
+// no range.
+type TimeSpan struct{ Start, End time.Time }
+
+// AcctFormat is what bacct prints for each job before the SUMMARY.
+type AcctFormat int
+
+const (
+	AcctSummary AcctFormat = iota // nothing: the SUMMARY alone
+	AcctBrief                     // -b: one line per job
+	AcctLong                      // -l: a record per job
+)
+
+// AcctOptions says how bacct prints.
+type AcctOptions struct {
+	JobsOptions // Unformatted (-UF), Now, Location
+	Format      AcctFormat
+	// Wide (-w): -b cuts no column.
+	Wide bool
+	// Exceptions (-x): -l shows each job's EXCEPTION STATUS.
+	Exceptions bool
 }
 
 // acctSeparator ends bacct's header block and each -l record.
@@ -29,8 +62,25 @@ func acctCell(label, value string) string {
 }
 
 // WriteAcct writes bacct for finished jobs (DONE and EXIT; others are
-// ignored): the "Accounting information about jobs that are:" block, with
-// long (-l) a record per job, and the SUMMARY. The layout is that of LSF
+// ignored): the header block, the record of each job (-l: long) and the
+// SUMMARY; see AcctWriter.
+func WriteAcct(w io.Writer, jobs []*api.Job, filter AcctFilter, long bool, opt JobsOptions) error {
+	o := AcctOptions{JobsOptions: opt}
+	if long {
+		o.Format = AcctLong
+	}
+	aw := NewAcctWriter(w, filter, o)
+	for _, j := range jobs {
+		if err := aw.Add(j); err != nil {
+			return err
+		}
+	}
+	return aw.Close()
+}
+
+// AcctWriter writes bacct as the records come (a streamed answer need not
+// be held whole): NewAcctWriter, Add for each finished job (DONE or EXIT;
+// others are ignored), Close for the SUMMARY. The layout is that of LSF
 // 10.1 output as seen in the wild:
 //
 //	Accounting information about jobs that are: ␠
@@ -55,13 +105,86 @@ func acctCell(label, value string) string {
 //
 // A -l record is a blank line, the bjobs -l header paragraph, the Submitted,
 // Dispatched and Completed events (folded like bjobs -l unless
-// opt.Unformatted), a blank line, "Accounting information about this job:"
-// with its CPU_T WAIT TURNAROUND STATUS HOG_FACTOR MEM SWAP table
-// ("%10.2f %8d %14d %8s %14.4f %5dM %6dM", memory and swap being the peak
-// resident memory and the swap in whole Mbytes), and a line of 78 "-".
-func WriteAcct(w io.Writer, jobs []*api.Job, filter AcctFilter, long bool, opt JobsOptions) error {
-	lw := &longWriter{opt: opt, loc: opt.loc()}
-	b := &lw.b
+// opt.Unformatted), with -x the EXCEPTION STATUS line of a job that has
+// exceptions (as bjobs -l prints it), a blank line, "Accounting information
+// about this job:" with its CPU_T WAIT TURNAROUND STATUS HOG_FACTOR MEM SWAP
+// table ("%10.2f %8d %14d %8s %14.4f %5dM %6dM", memory and swap being the
+// peak resident memory and the swap in whole Mbytes), and a line of 78 "-".
+//
+// XCE's choices where LSF's output could not be confirmed:
+//   - -b prints, after the header block, a table with a line per job:
+//     JOBID, STAT, U/UID, QUEUE, SUBMIT_TIME, CPU_T, WAIT, TURNAROUND,
+//     FROM, EXEC_ON, JOB_NAME (bjobs's widths and cuts for the names; the
+//     first execution host; -w cuts nothing and joins the hosts with ":");
+//   - the header block states -d ("completed normally"), -e ("exited"),
+//     and, only when given, -x, -app, -J, -G, -g and the -S/-D/-C ranges.
+type AcctWriter struct {
+	w      io.Writer
+	filter AcctFilter
+	opt    AcctOptions
+	lw     *longWriter
+	st     acctStats
+	headed bool
+	err    error
+}
+
+// NewAcctWriter starts bacct's output; nothing is written before the
+// first job (or Close).
+func NewAcctWriter(w io.Writer, filter AcctFilter, opt AcctOptions) *AcctWriter {
+	return &AcctWriter{w: w, filter: filter, opt: opt, lw: &longWriter{opt: opt.JobsOptions, loc: opt.loc()}}
+}
+
+// Count is how many jobs were added.
+func (a *AcctWriter) Count() int { return a.st.n }
+
+// flushAt is how much output is held before it is written.
+const flushAt = 64 << 10
+
+// Add counts a job and writes its record (-b, -l).
+func (a *AcctWriter) Add(j *api.Job) error {
+	if !isFinished(j.GetState()) || a.err != nil {
+		return a.err
+	}
+	a.header()
+	m := acctMeasure(j)
+	a.st.add(m)
+	switch a.opt.Format {
+	case AcctLong:
+		a.lw.acctRecord(j, m, a.opt.Exceptions)
+	case AcctBrief:
+		a.brief(j, m)
+	}
+	if a.lw.b.Len() >= flushAt {
+		a.err = flush(a.w, &a.lw.b)
+		a.lw.b.Reset()
+	}
+	return a.err
+}
+
+// Close writes the SUMMARY.
+func (a *AcctWriter) Close() error {
+	if a.err != nil {
+		return a.err
+	}
+	a.header()
+	a.lw.b.WriteString("\n")
+	a.st.write(&a.lw.b, a.lw.loc)
+	a.err = flush(a.w, &a.lw.b)
+	a.lw.b.Reset()
+	return a.err
+}
+
+// acctBriefHeader heads bacct -b's table.
+const acctBriefHeader = "JOBID   STAT  U/UID   QUEUE      SUBMIT_TIME       CPU_T     WAIT TURNAROUND FROM        EXEC_ON     JOB_NAME\n"
+
+// header writes the block that says what was selected, once.
+func (a *AcctWriter) header() {
+	if a.headed {
+		return
+	}
+	a.headed = true
+	b := &a.lw.b
+	f := a.filter
 	b.WriteString("Accounting information about jobs that are: \n")
 	list := func(what string, items []string, all string) {
 		if len(items) == 0 {
@@ -70,28 +193,75 @@ func WriteAcct(w io.Writer, jobs []*api.Job, filter AcctFilter, long bool, opt J
 		}
 		b.WriteString("  - " + what + " " + strings.Join(items, " ") + ", \n")
 	}
-	list("submitted by users", filter.Users, "submitted by all users")
-	list("accounted on projects", filter.Projects, "accounted on all projects")
-	b.WriteString("  - completed normally or exited\n")
-	list("executed on hosts", filter.Hosts, "executed on all hosts")
-	list("submitted to queues", filter.Queues, "submitted to all queues")
-	b.WriteString("  - accounted on all service classes.\n")
-	b.WriteString(acctSeparator)
-
-	var st acctStats
-	for _, j := range jobs {
-		if !isFinished(j.GetState()) {
-			continue
-		}
-		m := acctMeasure(j)
-		st.add(m)
-		if long {
-			lw.acctRecord(j, m)
+	given := func(what, item string) {
+		if item != "" {
+			b.WriteString("  - " + what + " " + item + ", \n")
 		}
 	}
-	b.WriteString("\n")
-	st.write(b, lw.loc)
-	return flush(w, b)
+	between := func(what string, r TimeSpan) {
+		if r == (TimeSpan{}) {
+			return
+		}
+		const layout = "Mon Jan _2 15:04:05 2006"
+		loc := a.lw.loc
+		fmt.Fprintf(b, "  - %s between %s and %s.\n", what, r.Start.In(loc).Format(layout), r.End.In(loc).Format(layout))
+	}
+	list("submitted by users", f.Users, "submitted by all users")
+	list("accounted on projects", f.Projects, "accounted on all projects")
+	switch {
+	case f.Done && !f.Exited:
+		b.WriteString("  - completed normally\n")
+	case f.Exited && !f.Done:
+		b.WriteString("  - exited\n")
+	default:
+		b.WriteString("  - completed normally or exited\n")
+	}
+	if f.Exceptions {
+		b.WriteString("  - with exceptions (overrun, underrun, idle, runtime_est_exceeded)\n")
+	}
+	between("submitted", f.Submitted)
+	between("dispatched", f.Dispatched)
+	between("completed", f.Completed)
+	list("executed on hosts", f.Hosts, "executed on all hosts")
+	list("submitted to queues", f.Queues, "submitted to all queues")
+	given("of application profile", f.App)
+	given("named", f.Name)
+	given("of user group", f.UserGroup)
+	if f.JobGroup != "" {
+		given("in job group (and its subgroups)", f.JobGroup)
+	}
+	b.WriteString("  - accounted on all service classes.\n")
+	b.WriteString(acctSeparator)
+	if a.opt.Format == AcctBrief {
+		b.WriteString("\n" + acctBriefHeader)
+	}
+}
+
+// brief writes one job of bacct -b.
+func (a *AcctWriter) brief(j *api.Job, m acctJob) {
+	s := submitted(j)
+	hosts := ExecHosts(j)
+	exec := "-"
+	var user, queue, from, name string
+	if a.opt.Wide {
+		if len(hosts) > 0 {
+			exec = strings.Join(hosts, ":")
+		}
+		user, queue, from, name = s.GetUser(), effective(j).GetQueue(), s.GetSubmitHost(), DisplayName(j)
+	} else {
+		if len(hosts) > 0 {
+			exec = cut(hosts[0], 11)
+		}
+		user, queue, from = cut(s.GetUser(), 7), cut(effective(j).GetQueue(), 10), cut(s.GetSubmitHost(), 11)
+		name = tailName(DisplayName(j), 10)
+	}
+	status := "DONE"
+	if !m.done {
+		status = "EXIT"
+	}
+	fmt.Fprintf(&a.lw.b, "%-7d %-5s %-7s %-10s %-12s %10.2f %8d %10d %-11s %-11s %s\n",
+		j.GetJobId(), status, user, queue, FormatSubmitTime(j.GetSubmitTime(), a.lw.loc),
+		m.cpu, m.wait, m.turnaround, from, exec, name)
 }
 
 // acctJob is what bacct measures of one finished job, in seconds.
@@ -131,7 +301,7 @@ func acctMeasure(j *api.Job) acctJob {
 }
 
 // acctRecord writes one job of bacct -l.
-func (lw *longWriter) acctRecord(j *api.Job, m acctJob) {
+func (lw *longWriter) acctRecord(j *api.Job, m acctJob, exceptions bool) {
 	lw.b.WriteByte('\n')
 	lw.para(longHeader(j))
 	lw.event(j.GetSubmitTime(), submittedText(j, lw.loc))
@@ -152,6 +322,9 @@ func (lw *longWriter) acctRecord(j *api.Job, m acctJob) {
 		}
 	}
 	lw.event(m.end, text)
+	if exc := j.GetExceptions(); exceptions && len(exc) > 0 {
+		lw.b.WriteString("\n EXCEPTION STATUS:  " + strings.Join(exc, "  ") + "\n")
+	}
 	lw.b.WriteString("\nAccounting information about this job:\n")
 	lw.b.WriteString("     CPU_T     WAIT     TURNAROUND   STATUS     HOG_FACTOR    MEM    SWAP\n")
 	fmt.Fprintf(&lw.b, "%10.2f %8d %14d %8s %14.4f %5dM %6dM\n",

@@ -21,9 +21,12 @@
 //	m/idceiling             job ids below this may have been handed out
 //	m/queue/<name>          QueueState: an administrator's qclose/qinact
 //	m/host/<name>           the comment of an administrator's hclose
+//	a<end:8><id:8><index:4> accounting record of a finished job (bacct)
+//	A<id:8><index:4><end:8> empty: index of the accounting records by job
 //
 // A finished job past the clean period loses its j record; its specs and
-// events stay for bhist and bacct.
+// events stay for bhist, and its accounting record (acct.go) for bacct
+// until the cluster's acct_retention has passed.
 package store
 
 import (
@@ -272,6 +275,10 @@ type Change struct {
 	// without the environment; shared by an array's elements, so one
 	// change per job id is enough).
 	EffectiveRaw, OriginRaw, SubmittedRaw []byte
+	// Acct, when set, is an accounting record to write in the same
+	// transaction (without its submitted spec, which is added; see
+	// acct.go): that of a finished job this change sends back to pending.
+	Acct *api.Job
 }
 
 // Apply writes job changes durably, in one transaction.
@@ -306,6 +313,11 @@ func (s *Store) Apply(changes []Change) error {
 		}
 		if c.SubmittedRaw != nil {
 			if err := wb.Set(specKey('s', j.JobId), c.SubmittedRaw); err != nil {
+				return err
+			}
+		}
+		if c.Acct != nil {
+			if err := stageAcct(wb, c.Acct); err != nil {
 				return err
 			}
 		}

@@ -30,7 +30,7 @@ var File_rpc_controller_proto protoreflect.FileDescriptor
 const file_rpc_controller_proto_rawDesc = "" +
 	"\n" +
 	"\x14rpc/controller.proto\x12\n" +
-	"xce.api.v1\x1a\tapi.proto2\xe3\x06\n" +
+	"xce.api.v1\x1a\tapi.proto2\xa3\a\n" +
 	"\n" +
 	"Controller\x12<\n" +
 	"\x06Submit\x12\x19.xce.api.v1.SubmitRequest\x1a\x17.xce.api.v1.SubmitReply\x12;\n" +
@@ -47,7 +47,9 @@ const file_rpc_controller_proto_rawDesc = "" +
 	"\n" +
 	"Dependency\x12\x1d.xce.api.v1.DependencyRequest\x1a\x1b.xce.api.v1.DependencyReply\x12<\n" +
 	"\x06Events\x12\x19.xce.api.v1.EventsRequest\x1a\x17.xce.api.v1.EventsReply\x12?\n" +
-	"\x04Info\x12\x1e.xce.api.v1.ClusterInfoRequest\x1a\x17.xce.api.v1.ClusterInfoB\x15Z\x13xce/lib/api/rpc;rpcb\x06proto3"
+	"\x04Info\x12\x1e.xce.api.v1.ClusterInfoRequest\x1a\x17.xce.api.v1.ClusterInfo\x12>\n" +
+	"\n" +
+	"Accounting\x12\x17.xce.api.v1.AcctRequest\x1a\x15.xce.api.v1.AcctReply0\x01B\x15Z\x13xce/lib/api/rpc;rpcb\x06proto3"
 
 var file_rpc_controller_proto_goTypes = []any{
 	(*api.SubmitRequest)(nil),      // 0: xce.api.v1.SubmitRequest
@@ -63,19 +65,21 @@ var file_rpc_controller_proto_goTypes = []any{
 	(*api.DependencyRequest)(nil),  // 10: xce.api.v1.DependencyRequest
 	(*api.EventsRequest)(nil),      // 11: xce.api.v1.EventsRequest
 	(*api.ClusterInfoRequest)(nil), // 12: xce.api.v1.ClusterInfoRequest
-	(*api.SubmitReply)(nil),        // 13: xce.api.v1.SubmitReply
-	(*api.QueryReply)(nil),         // 14: xce.api.v1.QueryReply
-	(*api.SignalReply)(nil),        // 15: xce.api.v1.SignalReply
-	(*api.WatchEvent)(nil),         // 16: xce.api.v1.WatchEvent
-	(*api.ListQueuesReply)(nil),    // 17: xce.api.v1.ListQueuesReply
-	(*api.ListHostsReply)(nil),     // 18: xce.api.v1.ListHostsReply
-	(*api.ListAppsReply)(nil),      // 19: xce.api.v1.ListAppsReply
-	(*api.ReconfigReply)(nil),      // 20: xce.api.v1.ReconfigReply
-	(*api.ControlReply)(nil),       // 21: xce.api.v1.ControlReply
-	(*api.ModifyReply)(nil),        // 22: xce.api.v1.ModifyReply
-	(*api.DependencyReply)(nil),    // 23: xce.api.v1.DependencyReply
-	(*api.EventsReply)(nil),        // 24: xce.api.v1.EventsReply
-	(*api.ClusterInfo)(nil),        // 25: xce.api.v1.ClusterInfo
+	(*api.AcctRequest)(nil),        // 13: xce.api.v1.AcctRequest
+	(*api.SubmitReply)(nil),        // 14: xce.api.v1.SubmitReply
+	(*api.QueryReply)(nil),         // 15: xce.api.v1.QueryReply
+	(*api.SignalReply)(nil),        // 16: xce.api.v1.SignalReply
+	(*api.WatchEvent)(nil),         // 17: xce.api.v1.WatchEvent
+	(*api.ListQueuesReply)(nil),    // 18: xce.api.v1.ListQueuesReply
+	(*api.ListHostsReply)(nil),     // 19: xce.api.v1.ListHostsReply
+	(*api.ListAppsReply)(nil),      // 20: xce.api.v1.ListAppsReply
+	(*api.ReconfigReply)(nil),      // 21: xce.api.v1.ReconfigReply
+	(*api.ControlReply)(nil),       // 22: xce.api.v1.ControlReply
+	(*api.ModifyReply)(nil),        // 23: xce.api.v1.ModifyReply
+	(*api.DependencyReply)(nil),    // 24: xce.api.v1.DependencyReply
+	(*api.EventsReply)(nil),        // 25: xce.api.v1.EventsReply
+	(*api.ClusterInfo)(nil),        // 26: xce.api.v1.ClusterInfo
+	(*api.AcctReply)(nil),          // 27: xce.api.v1.AcctReply
 }
 var file_rpc_controller_proto_depIdxs = []int32{
 	0,  // 0: xce.api.v1.Controller.Submit:input_type -> xce.api.v1.SubmitRequest
@@ -91,21 +95,23 @@ var file_rpc_controller_proto_depIdxs = []int32{
 	10, // 10: xce.api.v1.Controller.Dependency:input_type -> xce.api.v1.DependencyRequest
 	11, // 11: xce.api.v1.Controller.Events:input_type -> xce.api.v1.EventsRequest
 	12, // 12: xce.api.v1.Controller.Info:input_type -> xce.api.v1.ClusterInfoRequest
-	13, // 13: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
-	14, // 14: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
-	15, // 15: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
-	16, // 16: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
-	17, // 17: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
-	18, // 18: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
-	19, // 19: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
-	20, // 20: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
-	21, // 21: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
-	22, // 22: xce.api.v1.Controller.Modify:output_type -> xce.api.v1.ModifyReply
-	23, // 23: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
-	24, // 24: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
-	25, // 25: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
-	13, // [13:26] is the sub-list for method output_type
-	0,  // [0:13] is the sub-list for method input_type
+	13, // 13: xce.api.v1.Controller.Accounting:input_type -> xce.api.v1.AcctRequest
+	14, // 14: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
+	15, // 15: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
+	16, // 16: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
+	17, // 17: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
+	18, // 18: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
+	19, // 19: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
+	20, // 20: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
+	21, // 21: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
+	22, // 22: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
+	23, // 23: xce.api.v1.Controller.Modify:output_type -> xce.api.v1.ModifyReply
+	24, // 24: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
+	25, // 25: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
+	26, // 26: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
+	27, // 27: xce.api.v1.Controller.Accounting:output_type -> xce.api.v1.AcctReply
+	14, // [14:28] is the sub-list for method output_type
+	0,  // [0:14] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name

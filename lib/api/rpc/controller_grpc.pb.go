@@ -37,6 +37,7 @@ const (
 	Controller_Dependency_FullMethodName = "/xce.api.v1.Controller/Dependency"
 	Controller_Events_FullMethodName     = "/xce.api.v1.Controller/Events"
 	Controller_Info_FullMethodName       = "/xce.api.v1.Controller/Info"
+	Controller_Accounting_FullMethodName = "/xce.api.v1.Controller/Accounting"
 )
 
 // ControllerClient is the client API for Controller service.
@@ -63,6 +64,9 @@ type ControllerClient interface {
 	Dependency(ctx context.Context, in *api.DependencyRequest, opts ...grpc.CallOption) (*api.DependencyReply, error)
 	Events(ctx context.Context, in *api.EventsRequest, opts ...grpc.CallOption) (*api.EventsReply, error)
 	Info(ctx context.Context, in *api.ClusterInfoRequest, opts ...grpc.CallOption) (*api.ClusterInfo, error)
+	// Accounting records of finished jobs (bacct), streamed in pages, kept
+	// for the cluster's acct_retention.
+	Accounting(ctx context.Context, in *api.AcctRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[api.AcctReply], error)
 }
 
 type controllerClient struct {
@@ -221,6 +225,25 @@ func (c *controllerClient) Info(ctx context.Context, in *api.ClusterInfoRequest,
 	return out, nil
 }
 
+func (c *controllerClient) Accounting(ctx context.Context, in *api.AcctRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[api.AcctReply], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Controller_ServiceDesc.Streams[2], Controller_Accounting_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[api.AcctRequest, api.AcctReply]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Controller_AccountingClient = grpc.ServerStreamingClient[api.AcctReply]
+
 // ControllerServer is the server API for Controller service.
 // All implementations must embed UnimplementedControllerServer
 // for forward compatibility.
@@ -245,6 +268,9 @@ type ControllerServer interface {
 	Dependency(context.Context, *api.DependencyRequest) (*api.DependencyReply, error)
 	Events(context.Context, *api.EventsRequest) (*api.EventsReply, error)
 	Info(context.Context, *api.ClusterInfoRequest) (*api.ClusterInfo, error)
+	// Accounting records of finished jobs (bacct), streamed in pages, kept
+	// for the cluster's acct_retention.
+	Accounting(*api.AcctRequest, grpc.ServerStreamingServer[api.AcctReply]) error
 	mustEmbedUnimplementedControllerServer()
 }
 
@@ -293,6 +319,9 @@ func (UnimplementedControllerServer) Events(context.Context, *api.EventsRequest)
 }
 func (UnimplementedControllerServer) Info(context.Context, *api.ClusterInfoRequest) (*api.ClusterInfo, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Info not implemented")
+}
+func (UnimplementedControllerServer) Accounting(*api.AcctRequest, grpc.ServerStreamingServer[api.AcctReply]) error {
+	return status.Errorf(codes.Unimplemented, "method Accounting not implemented")
 }
 func (UnimplementedControllerServer) mustEmbedUnimplementedControllerServer() {}
 func (UnimplementedControllerServer) testEmbeddedByValue()                    {}
@@ -535,6 +564,17 @@ func _Controller_Info_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Controller_Accounting_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(api.AcctRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ControllerServer).Accounting(m, &grpc.GenericServerStream[api.AcctRequest, api.AcctReply]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Controller_AccountingServer = grpc.ServerStreamingServer[api.AcctReply]
+
 // Controller_ServiceDesc is the grpc.ServiceDesc for Controller service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -596,6 +636,11 @@ var Controller_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Watch",
 			Handler:       _Controller_Watch_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Accounting",
+			Handler:       _Controller_Accounting_Handler,
 			ServerStreams: true,
 		},
 	},

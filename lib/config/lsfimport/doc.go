@@ -75,7 +75,10 @@
 //     "default", else the first queue, noted), DEFAULT_PROJECT,
 //     DEFAULT_APPLICATION -> default_app, CLEAN_PERIOD (seconds) ->
 //     clean_period, MAX_JOB_ARRAY_SIZE -> max_array_size,
-//     EADMIN_TRIGGER_DURATION (minutes) -> eadmin_trigger_duration. Everything else
+//     EADMIN_TRIGGER_DURATION (minutes) -> eadmin_trigger_duration,
+//     ACCT_ARCHIVE_AGE (days) x (MAX_ACCT_ARCHIVE_FILE + 1) ->
+//     acct_retention (how long lsb.acct records survive archiving; either
+//     alone is noted). Everything else
 //     is noted, with the xced flag where one exists
 //     (JOB_TERMINATE_INTERVAL: --terminate-interval).
 //   - lsb.hosts: Host MXJ -> hosts.NAME.slots ("!" = one per CPU, left

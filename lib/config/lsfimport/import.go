@@ -602,12 +602,16 @@ var paramsReasons = map[string]string{
 	"MAX_JOB_NUM":             "xce keeps finished jobs for clean_period",
 	"DEFAULT_HOST_SPEC":       "xce has no CPU factors; run limits are wall-clock",
 	"ABS_RUNLIMIT":            "xce run limits are always wall-clock",
+	"ACCT_ARCHIVE_SIZE":       "xce keeps accounting records for acct_retention, not in files",
+	"ACCT_ARCHIVE_TIME":       "xce keeps accounting records for acct_retention, not in files",
 }
 
 func (im *importer) lsbParams(f *File) {
 	if f == nil {
 		return
 	}
+	var archiveAge, archiveFiles *Param
+	cleanPeriod := int64(3600)
 	for _, s := range f.Sections {
 		if !strings.EqualFold(s.Name, "Parameters") {
 			im.sectionNote(s, "xce.toml has no equivalent")
@@ -615,6 +619,10 @@ func (im *importer) lsbParams(f *File) {
 		}
 		for _, p := range s.Params {
 			switch strings.ToUpper(p.Key) {
+			case "ACCT_ARCHIVE_AGE":
+				archiveAge = &p
+			case "MAX_ACCT_ARCHIVE_FILE":
+				archiveFiles = &p
 			case "DEFAULT_QUEUE":
 				im.defaultQueue = &p
 			case "DEFAULT_APPLICATION":
@@ -627,6 +635,7 @@ func (im *importer) lsbParams(f *File) {
 					im.note(psrc(p), "not translated: %q is not a positive number of seconds", p.Value)
 					continue
 				}
+				cleanPeriod = n
 				im.cluster.set("clean_period", config.TOMLString(config.Duration(n).String()), fmt.Sprintf("CLEAN_PERIOD %d s", n), psrc(p))
 			case "EADMIN_TRIGGER_DURATION":
 				n, err := strconv.ParseInt(p.Value, 10, 64)
@@ -647,6 +656,42 @@ func (im *importer) lsbParams(f *File) {
 			}
 		}
 	}
+	im.acctArchive(archiveAge, archiveFiles, cleanPeriod)
+}
+
+// acctArchive translates LSF's accounting archive settings: lsb.acct is
+// archived every ACCT_ARCHIVE_AGE days and MAX_ACCT_ARCHIVE_FILE archives
+// are kept, so a record is gone after age x (files + 1) days at most; that
+// is acct_retention. Either alone bounds nothing and is noted.
+func (im *importer) acctArchive(age, files *Param, cleanPeriod int64) {
+	const why = "acct_retention needs both ACCT_ARCHIVE_AGE and MAX_ACCT_ARCHIVE_FILE (records are gone after age x (files + 1) days)"
+	switch {
+	case age == nil && files == nil:
+		return
+	case age == nil:
+		im.note(psrc(*files), "not translated: %s", why)
+		return
+	case files == nil:
+		im.note(psrc(*age), "not translated: %s", why)
+		return
+	}
+	days, err1 := strconv.ParseInt(age.Value, 10, 64)
+	n, err2 := strconv.ParseInt(files.Value, 10, 64)
+	switch {
+	case err1 != nil || days <= 0 || days > 36500:
+		im.note(psrc(*age), "not translated: %q is not a number of days from 1 to 36500", age.Value)
+		return
+	case err2 != nil || n <= 0 || n > 10000:
+		im.note(psrc(*files), "not translated: %q is not a number of files from 1 to 10000", files.Value)
+		return
+	}
+	keep := days * (n + 1) * 24 * 3600
+	if keep < cleanPeriod {
+		im.note(psrc(*age), "not translated: %d days x (%d + 1) is shorter than the clean period", days, n)
+		return
+	}
+	im.cluster.set("acct_retention", config.TOMLString(config.Duration(keep).String()),
+		fmt.Sprintf("ACCT_ARCHIVE_AGE %d days x (MAX_ACCT_ARCHIVE_FILE %d + 1)", days, n), psrc(*age))
 }
 
 // ---- lsb.hosts

@@ -1,0 +1,285 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	badger "github.com/dgraph-io/badger/v4"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"xce/lib/api"
+)
+
+// Accounting records (bacct): one per finish of a job or array element,
+// an api.Job that carries everything bacct prints and nothing it does not
+// (no environment, no live fields), kept for the cluster's retention after
+// the live record is forgotten. The controller writes them in batches when
+// it forgets finished jobs (AddAcct), not in the transaction that records
+// a job's end: that one stays as small as it was. Only a finished job sent
+// back to pending (brequeue) has its record written with that change
+// (Change.Acct), since the change overwrites the job's finish. The job's
+// submitted spec is copied into its record, encoded as the store holds it.
+//
+//	a<end:8><id:8><index:4>  the record, by end time: a -C range is one
+//	                         seek, and pruning old records reads keys only
+//	A<id:8><index:4><end:8>  empty: the records of a job, by id
+//
+// A job that finishes again after a requeue gets a second record, as LSF
+// logs a second JOB_FINISH to lsb.acct.
+
+const (
+	acctPrefix  = 'a'
+	acctIDIndex = 'A'
+	acctKeyLen  = 21
+)
+
+func acctKey(end, id int64, index int32) []byte {
+	k := make([]byte, acctKeyLen)
+	k[0] = acctPrefix
+	binary.BigEndian.PutUint64(k[1:], uint64(end))
+	binary.BigEndian.PutUint64(k[9:], uint64(id))
+	binary.BigEndian.PutUint32(k[17:], uint32(index))
+	return k
+}
+
+func acctIndexKey(id int64, index int32, end int64) []byte {
+	k := make([]byte, acctKeyLen)
+	k[0] = acctIDIndex
+	binary.BigEndian.PutUint64(k[1:], uint64(id))
+	binary.BigEndian.PutUint32(k[9:], uint32(index))
+	binary.BigEndian.PutUint64(k[13:], uint64(end))
+	return k
+}
+
+// acctIndexFor turns a record key into its index key.
+func acctIndexFor(k []byte) []byte {
+	end := int64(binary.BigEndian.Uint64(k[1:]))
+	id := int64(binary.BigEndian.Uint64(k[9:]))
+	index := int32(binary.BigEndian.Uint32(k[17:]))
+	return acctIndexKey(id, index, end)
+}
+
+// stageAcct adds an accounting record to txn, with the job's submitted
+// spec as the store holds it (the record's own Spec must be nil).
+func stageAcct(txn *badger.Txn, rec *api.Job) error {
+	if rec.Spec != nil {
+		return fmt.Errorf("accounting record of job %d: it carries its submitted spec", rec.JobId)
+	}
+	b, err := proto.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode accounting record of job %d: %w", rec.JobId, err)
+	}
+	item, err := txn.Get(specKey('s', rec.JobId))
+	switch {
+	case err == nil:
+		// Job.spec is field 3: an encoded message appended as that field
+		// decodes as if it had been set.
+		err = item.Value(func(v []byte) error {
+			b = protowire.AppendTag(b, 3, protowire.BytesType)
+			b = protowire.AppendBytes(b, v)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("read spec of job %d: %w", rec.JobId, err)
+		}
+	case errors.Is(err, badger.ErrKeyNotFound):
+		// No submitted spec: the record's effective values stand in.
+	default:
+		return fmt.Errorf("read spec of job %d: %w", rec.JobId, err)
+	}
+	if err := txn.Set(acctKey(rec.EndTime, rec.JobId, rec.ArrayIndex), b); err != nil {
+		return fmt.Errorf("store accounting record of job %d: %w", rec.JobId, err)
+	}
+	if err := txn.Set(acctIndexKey(rec.JobId, rec.ArrayIndex, rec.EndTime), nil); err != nil {
+		return fmt.Errorf("store accounting record of job %d: %w", rec.JobId, err)
+	}
+	return nil
+}
+
+// acctBatch bounds the records one AddAcct or PruneAcct transaction holds.
+const acctBatch = 1000
+
+// AddAcct stores the accounting records that are not stored yet (a record
+// is known by its job, element and end time), durably, and returns how
+// many it wrote. The controller calls it for the finished jobs it is about
+// to forget; one that was stored before a crash is not stored twice.
+func (s *Store) AddAcct(recs []*api.Job) (int, error) {
+	added := 0
+	for start := 0; start < len(recs); start += acctBatch {
+		part := recs[start:min(start+acctBatch, len(recs))]
+		n := 0
+		err := s.db.Update(func(txn *badger.Txn) error {
+			n = 0
+			for _, r := range part {
+				_, err := txn.Get(acctIndexKey(r.JobId, r.ArrayIndex, r.EndTime))
+				if err == nil {
+					continue
+				}
+				if !errors.Is(err, badger.ErrKeyNotFound) {
+					return fmt.Errorf("look up accounting record of job %d: %w", r.JobId, err)
+				}
+				if err := stageAcct(txn, r); err != nil {
+					return err
+				}
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			return added, err
+		}
+		added += n
+	}
+	return added, nil
+}
+
+// AcctOf returns the accounting records of a job (index -1: of every
+// element), oldest end first within an element.
+func (s *Store) AcctOf(id int64, index int32) ([]*api.Job, error) {
+	prefix := make([]byte, 9, 13)
+	prefix[0] = acctIDIndex
+	binary.BigEndian.PutUint64(prefix[1:], uint64(id))
+	if index >= 0 {
+		prefix = binary.BigEndian.AppendUint32(prefix, uint32(index))
+	}
+	var out []*api.Job
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		defer it.Close()
+		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+			k := it.Item().Key()
+			end := int64(binary.BigEndian.Uint64(k[13:]))
+			idx := int32(binary.BigEndian.Uint32(k[9:]))
+			item, err := txn.Get(acctKey(end, id, idx))
+			if err != nil {
+				return fmt.Errorf("read accounting record of job %d: %w", id, err)
+			}
+			j := &api.Job{}
+			if err := item.Value(func(v []byte) error { return proto.Unmarshal(v, j) }); err != nil {
+				return fmt.Errorf("decode accounting record of job %d: %w", id, err)
+			}
+			out = append(out, j)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// decodeAcct decodes a record; without spec, its submitted spec (the
+// largest part, which the SUMMARY does not need) is skipped unread.
+func decodeAcct(v []byte, spec bool, j *api.Job) error {
+	if !spec {
+		// Job.spec is field 3; keep every other field.
+		var kept []byte
+		for rest := v; len(rest) > 0; {
+			num, typ, n := protowire.ConsumeTag(rest)
+			if n < 0 {
+				return protowire.ParseError(n)
+			}
+			m := protowire.ConsumeFieldValue(num, typ, rest[n:])
+			if m < 0 {
+				return protowire.ParseError(m)
+			}
+			if num == 3 {
+				if kept == nil {
+					kept = make([]byte, 0, len(v))
+					kept = append(kept, v[:len(v)-len(rest)]...)
+				}
+			} else if kept != nil {
+				kept = append(kept, rest[:n+m]...)
+			}
+			rest = rest[n+m:]
+		}
+		if kept != nil {
+			v = kept
+		}
+	}
+	return proto.Unmarshal(v, j)
+}
+
+// ScanAcct reads accounting records in the order the jobs ended, those
+// that ended from from to to (unix nanoseconds, both included; to 0 means
+// no end), starting at cursor (nil: at the first); without spec, the
+// records come without their submitted spec. It hands each record to fn,
+// which says whether to stop after it (a page is full), and returns the
+// cursor to go on from, nil when no record is left. Each call is one short
+// read transaction: a caller that sends pages between calls holds none
+// while it waits.
+func (s *Store) ScanAcct(cursor []byte, from, to int64, spec bool, fn func(*api.Job) bool) ([]byte, error) {
+	start := acctKey(max(from, 0), 0, 0)
+	if cursor != nil && bytes.Compare(cursor, start) > 0 {
+		start = cursor
+	}
+	var limit []byte // the first key past the range; nil = the prefix's end
+	if to > 0 && to < 1<<63-1 {
+		limit = acctKey(to+1, 0, 0)
+	}
+	var next []byte
+	err := s.db.View(func(txn *badger.Txn) error {
+		// Records are small and kept in the LSM tree with their keys:
+		// prefetching values (a goroutine each) would only cost.
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{acctPrefix}})
+		defer it.Close()
+		for it.Seek(start); it.ValidForPrefix([]byte{acctPrefix}); it.Next() {
+			item := it.Item()
+			k := item.Key()
+			if limit != nil && bytes.Compare(k, limit) >= 0 {
+				return nil
+			}
+			j := &api.Job{}
+			if err := item.Value(func(v []byte) error { return decodeAcct(v, spec, j) }); err != nil {
+				return fmt.Errorf("decode accounting record %x: %w", k, err)
+			}
+			if fn(j) {
+				// Resume just after this key.
+				next = append(item.KeyCopy(nil), 0)
+				return nil
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read accounting records: %w", err)
+	}
+	return next, nil
+}
+
+// PruneAcct deletes the accounting records of jobs that ended before
+// before (unix nanoseconds) and returns how many it deleted. It reads
+// keys only.
+func (s *Store) PruneAcct(before int64) (int, error) {
+	limit := acctKey(before, 0, 0)
+	var old [][]byte
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{acctPrefix}})
+		defer it.Close()
+		for it.Seek([]byte{acctPrefix}); it.ValidForPrefix([]byte{acctPrefix}); it.Next() {
+			k := it.Item().Key()
+			if bytes.Compare(k, limit) >= 0 {
+				break
+			}
+			old = append(old, it.Item().KeyCopy(nil))
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("find old accounting records: %w", err)
+	}
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	for _, k := range old {
+		if err := wb.Delete(k); err != nil {
+			return 0, fmt.Errorf("prune accounting records: %w", err)
+		}
+		if err := wb.Delete(acctIndexFor(k)); err != nil {
+			return 0, fmt.Errorf("prune accounting records: %w", err)
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		return 0, fmt.Errorf("prune accounting records: %w", err)
+	}
+	return len(old), nil
+}
