@@ -281,5 +281,56 @@ func (s *Store) PruneAcct(before int64) (int, error) {
 	if err := wb.Flush(); err != nil {
 		return 0, fmt.Errorf("prune accounting records: %w", err)
 	}
+	ids := map[int64]bool{}
+	for _, k := range old {
+		ids[int64(binary.BigEndian.Uint64(k[9:]))] = true
+	}
+	if err := s.dropJobs(ids); err != nil {
+		return len(old), err
+	}
 	return len(old), nil
+}
+
+// dropJobs deletes the specs and event logs of the jobs among ids that
+// are gone for good: no live record (j) and no accounting record left.
+// Without this a cluster's store would grow by every job it ever ran.
+func (s *Store) dropJobs(ids map[int64]bool) error {
+	var dead [][]byte
+	err := s.db.View(func(txn *badger.Txn) error {
+		has := func(prefix []byte) bool {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+			defer it.Close()
+			it.Seek(prefix)
+			return it.ValidForPrefix(prefix)
+		}
+		for id := range ids {
+			jobs := specKey('j', id)
+			index := specKey(acctIDIndex, id)
+			if has(jobs) || has(index) {
+				continue
+			}
+			dead = append(dead, specKey('s', id), specKey('f', id), specKey('o', id))
+			events := specKey('e', id)
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: events})
+			for it.Seek(events); it.ValidForPrefix(events); it.Next() {
+				dead = append(dead, it.Item().KeyCopy(nil))
+			}
+			it.Close()
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("find the specs and events of pruned jobs: %w", err)
+	}
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	for _, k := range dead {
+		if err := wb.Delete(k); err != nil {
+			return fmt.Errorf("delete the specs and events of pruned jobs: %w", err)
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("delete the specs and events of pruned jobs: %w", err)
+	}
+	return nil
 }

@@ -300,3 +300,43 @@ func BenchmarkFinishBatch(b *testing.B) {
 		}
 	})
 }
+
+// Pruning a forgotten job's last accounting record deletes its specs and
+// event log; a job still live, or with records left, keeps them.
+func TestPruneDropsForgottenJobs(t *testing.T) {
+	st, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, id := range []int64{1, 2, 3} {
+		if err := st.Submit(submission(id, 1, []string{"A=1"})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 1 and 2 are forgotten (past the clean period); 3 is live.
+	if err := st.Forget([]*api.Job{{JobId: 1}, {JobId: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddAcct([]*api.Job{acctRec(1, 0, 1000, api.JobState_DONE), acctRec(2, 0, 1000, api.JobState_DONE),
+		acctRec(2, 0, 5000, api.JobState_DONE), acctRec(3, 0, 1000, api.JobState_DONE)}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.PruneAcct(2000); err != nil || n != 3 {
+		t.Fatalf("PruneAcct = %d, %v; want 3", n, err)
+	}
+	kept := func(id int64) (spec bool, events int) {
+		s, _, _ := st.Spec(id)
+		evs, _ := st.Events(id, 0)
+		return s != nil, len(evs)
+	}
+	if spec, evs := kept(1); spec || evs != 0 {
+		t.Errorf("job 1 (forgotten, no record left) kept its spec %v and %d events", spec, evs)
+	}
+	if spec, evs := kept(2); !spec || evs == 0 {
+		t.Errorf("job 2 (a record left) lost its spec (%v) or events (%d)", spec, evs)
+	}
+	if spec, evs := kept(3); !spec || evs == 0 {
+		t.Errorf("job 3 (live) lost its spec (%v) or events (%d)", spec, evs)
+	}
+}

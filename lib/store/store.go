@@ -25,8 +25,10 @@
 //	A<id:8><index:4><end:8> empty: index of the accounting records by job
 //
 // A finished job past the clean period loses its j record; its specs and
-// events stay for bhist, and its accounting record (acct.go) for bacct
-// until the cluster's acct_retention has passed.
+// events stay for bhist, and its accounting record (acct.go) for bacct,
+// until the cluster's acct_retention has passed: pruning its last
+// accounting record deletes its specs and events too. (Environments, v,
+// are shared by content and stay.)
 package store
 
 import (
