@@ -100,17 +100,20 @@ func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReplyEnc
 				u = s
 			}
 		}
-		cpu := j.GetUsage().GetCpuTimeMs()
-		if isRunning(j.State) {
-			cpu = u.CpuTimeMs
+		var exc []string
+		if j.StartTime != 0 { // a job that never ran has no exception
+			cpu := j.GetUsage().GetCpuTimeMs()
+			if isRunning(j.State) {
+				cpu = u.CpuTimeMs
+			}
+			q := it.eff.GetQueue()
+			r, ok := rules[q]
+			if !ok {
+				r = rulesOf(conf, q)
+				rules[q] = r
+			}
+			exc = jobExceptions(j, cpu, time.Duration(it.eff.GetEstimatedRunSec())*time.Second, r, now)
 		}
-		q := it.eff.GetQueue()
-		r, ok := rules[q]
-		if !ok {
-			r = rulesOf(conf, q)
-			rules[q] = r
-		}
-		exc := jobExceptions(j, cpu, time.Duration(it.eff.GetEstimatedRunSec())*time.Second, r, now)
 		if req.Exceptions && len(exc) == 0 {
 			continue
 		}
