@@ -1586,14 +1586,19 @@ type Job struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	JobId      int64                  `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	ArrayIndex int32                  `protobuf:"varint,2,opt,name=array_index,json=arrayIndex,proto3" json:"array_index,omitempty"` // 0 for a job that is not an array element
-	Spec       *JobSpec               `protobuf:"bytes,3,opt,name=spec,proto3" json:"spec,omitempty"`                                // as submitted
-	Effective  *JobSpec               `protobuf:"bytes,4,opt,name=effective,proto3" json:"effective,omitempty"`                      // after defaults and configuration were applied
-	State      JobState               `protobuf:"varint,5,opt,name=state,proto3,enum=xce.api.v1.JobState" json:"state,omitempty"`
-	SubmitTime int64                  `protobuf:"varint,6,opt,name=submit_time,json=submitTime,proto3" json:"submit_time,omitempty"` // unix nanoseconds
-	StartTime  int64                  `protobuf:"varint,7,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`    // 0 until started
-	EndTime    int64                  `protobuf:"varint,8,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`          // 0 until finished
-	ExecHosts  []*HostSlots           `protobuf:"bytes,9,rep,name=exec_hosts,json=execHosts,proto3" json:"exec_hosts,omitempty"`
-	ExitStatus int32                  `protobuf:"varint,10,opt,name=exit_status,json=exitStatus,proto3" json:"exit_status,omitempty"` // the exit code as the job's shell reports it
+	// The exceptions the job shows (bjobs -x, exception_status), a set of
+	// api.Exception* bits (see ExceptionNames); filled at query time. A bit
+	// set, declared here, where the Go struct has room for it: every field
+	// more in Job costs queries of 100,000 jobs about a fifth of their time.
+	Exceptions uint32       `protobuf:"varint,33,opt,name=exceptions,proto3" json:"exceptions,omitempty"`
+	Spec       *JobSpec     `protobuf:"bytes,3,opt,name=spec,proto3" json:"spec,omitempty"`           // as submitted
+	Effective  *JobSpec     `protobuf:"bytes,4,opt,name=effective,proto3" json:"effective,omitempty"` // after defaults and configuration were applied
+	State      JobState     `protobuf:"varint,5,opt,name=state,proto3,enum=xce.api.v1.JobState" json:"state,omitempty"`
+	SubmitTime int64        `protobuf:"varint,6,opt,name=submit_time,json=submitTime,proto3" json:"submit_time,omitempty"` // unix nanoseconds
+	StartTime  int64        `protobuf:"varint,7,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`    // 0 until started
+	EndTime    int64        `protobuf:"varint,8,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`          // 0 until finished
+	ExecHosts  []*HostSlots `protobuf:"bytes,9,rep,name=exec_hosts,json=execHosts,proto3" json:"exec_hosts,omitempty"`
+	ExitStatus int32        `protobuf:"varint,10,opt,name=exit_status,json=exitStatus,proto3" json:"exit_status,omitempty"` // the exit code as the job's shell reports it
 	// Why the system ended the job. Set while the job still runs when its
 	// termination was requested (bkill), so the end is attributed to it.
 	TermReason    TermReason     `protobuf:"varint,11,opt,name=term_reason,json=termReason,proto3,enum=xce.api.v1.TermReason" json:"term_reason,omitempty"`
@@ -1623,10 +1628,7 @@ type Job struct {
 	Order int64 `protobuf:"varint,30,opt,name=order,proto3" json:"order,omitempty"`
 	// How the job's post-execution commands ended: "", "POST_DONE" or
 	// "POST_ERR" (post_done() / post_err() dependencies, bhist).
-	PostExec string `protobuf:"bytes,31,opt,name=post_exec,json=postExec,proto3" json:"post_exec,omitempty"`
-	// Exceptions the job shows now (bjobs -x, exception_status): "overrun",
-	// "underrun", "idle", "runtime_est_exceeded"; filled at query time.
-	Exceptions    []string `protobuf:"bytes,32,rep,name=exceptions,proto3" json:"exceptions,omitempty"`
+	PostExec      string `protobuf:"bytes,31,opt,name=post_exec,json=postExec,proto3" json:"post_exec,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1671,6 +1673,13 @@ func (x *Job) GetJobId() int64 {
 func (x *Job) GetArrayIndex() int32 {
 	if x != nil {
 		return x.ArrayIndex
+	}
+	return 0
+}
+
+func (x *Job) GetExceptions() uint32 {
+	if x != nil {
+		return x.Exceptions
 	}
 	return 0
 }
@@ -1876,13 +1885,6 @@ func (x *Job) GetPostExec() string {
 		return x.PostExec
 	}
 	return ""
-}
-
-func (x *Job) GetExceptions() []string {
-	if x != nil {
-		return x.Exceptions
-	}
-	return nil
 }
 
 // Event is one entry of a job's event log.
@@ -5713,11 +5715,14 @@ const file_api_proto_rawDesc = "" +
 	"\x04pgid\x18\b \x01(\x05R\x04pgid\x12\x12\n" +
 	"\x04pids\x18\t \x03(\x05R\x04pids\x12%\n" +
 	"\x0ecollected_time\x18\n" +
-	" \x01(\x03R\rcollectedTime\"\xd8\b\n" +
+	" \x01(\x03R\rcollectedTime\"\xde\b\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +
-	"arrayIndex\x12'\n" +
+	"arrayIndex\x12\x1e\n" +
+	"\n" +
+	"exceptions\x18! \x01(\rR\n" +
+	"exceptions\x12'\n" +
 	"\x04spec\x18\x03 \x01(\v2\x13.xce.api.v1.JobSpecR\x04spec\x121\n" +
 	"\teffective\x18\x04 \x01(\v2\x13.xce.api.v1.JobSpecR\teffective\x12*\n" +
 	"\x05state\x18\x05 \x01(\x0e2\x14.xce.api.v1.JobStateR\x05state\x12\x1f\n" +
@@ -5757,10 +5762,7 @@ const file_api_proto_rawDesc = "" +
 	"\x0frequeue_pending\x18\x1c \x01(\bR\x0erequeuePending\x12!\n" +
 	"\frequeue_hold\x18\x1d \x01(\bR\vrequeueHold\x12\x14\n" +
 	"\x05order\x18\x1e \x01(\x03R\x05order\x12\x1b\n" +
-	"\tpost_exec\x18\x1f \x01(\tR\bpostExec\x12\x1e\n" +
-	"\n" +
-	"exceptions\x18  \x03(\tR\n" +
-	"exceptions\"\x90\x04\n" +
+	"\tpost_exec\x18\x1f \x01(\tR\bpostExecJ\x04\b \x10!\"\x90\x04\n" +
 	"\x05Event\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +

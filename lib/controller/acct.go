@@ -70,8 +70,8 @@ func acctRecord(conf *config.Config, j *api.Job, eff *effSpec) *api.Job {
 			SwapKb: u.SwapKb, Nthreads: u.Nthreads, Nprocs: u.Nprocs,
 		}
 	}
-	rec.Exceptions = jobExceptions(rec, rec.GetUsage().GetCpuTimeMs(),
-		time.Duration(eff.GetEstimatedRunSec())*time.Second, rulesOf(conf, eff.GetQueue()), time.Now())
+	rec.Exceptions = api.ExceptionBits(jobExceptions(rec, rec.GetUsage().GetCpuTimeMs(),
+		time.Duration(eff.GetEstimatedRunSec())*time.Second, rulesOf(conf, eff.GetQueue()), time.Now()))
 	if eff != nil {
 		rec.Effective = &api.JobSpec{
 			Queue:           eff.queue,
@@ -266,7 +266,7 @@ func (f *acctFilter) match(j *api.Job, named bool) bool {
 	if len(f.states) > 0 && !slices.Contains(f.states, j.State) {
 		return false
 	}
-	if f.exceptions && len(j.Exceptions) == 0 {
+	if f.exceptions && j.Exceptions == 0 {
 		return false
 	}
 	return inRange(f.submitted, j.SubmitTime) && inRange(f.dispatched, j.StartTime)

@@ -231,7 +231,7 @@ func TestAcctExceptions(t *testing.T) {
 		rec = r.Jobs[0]
 		return nil
 	})
-	if !slices.Equal(rec.GetExceptions(), []string{"underrun"}) || rec.ExitStatus != 3 {
+	if !slices.Equal(api.ExceptionNames(rec.GetExceptions()), []string{"underrun"}) || rec.ExitStatus != 3 {
 		t.Errorf("record exceptions %v, exit %d", rec.GetExceptions(), rec.ExitStatus)
 	}
 }

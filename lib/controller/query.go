@@ -120,7 +120,7 @@ func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReplyEnc
 		if len(exc) > 0 {
 			// The record is shared: the exceptions go on a copy.
 			j = proto.Clone(j).(*api.Job)
-			j.Exceptions = exc
+			j.Exceptions = api.ExceptionBits(exc)
 			it.job = j
 		}
 		kept = append(kept, it)

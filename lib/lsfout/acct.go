@@ -322,7 +322,7 @@ func (lw *longWriter) acctRecord(j *api.Job, m acctJob, exceptions bool) {
 		}
 	}
 	lw.event(m.end, text)
-	if exc := j.GetExceptions(); exceptions && len(exc) > 0 {
+	if exc := api.ExceptionNames(j.GetExceptions()); exceptions && len(exc) > 0 {
 		lw.b.WriteString("\n EXCEPTION STATUS:  " + strings.Join(exc, "  ") + "\n")
 	}
 	lw.b.WriteString("\nAccounting information about this job:\n")

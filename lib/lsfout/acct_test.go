@@ -13,7 +13,7 @@ import (
 // an overrun, and one job ran on two hosts with a long name.
 func acctRecords() []*api.Job {
 	jobs := acctJobs()
-	jobs[1].Exceptions = []string{"overrun"}
+	jobs[1].Exceptions = api.ExceptionOverrun
 	wide := jobArrayElement()
 	wide.JobId, wide.ArrayIndex = 1250, 0
 	wide.Spec.JobName = "a_rather_long_job_name"

@@ -14,7 +14,7 @@ import (
 func TestJobExceptionsShown(t *testing.T) {
 	j := specExampleJob()
 	j.Effective.JobGroup = "/risk_group/sub"
-	j.Exceptions = []string{"overrun", "idle"}
+	j.Exceptions = api.ExceptionOverrun | api.ExceptionIdle
 	got := writeLong(t, []*api.Job{j}, testJobsOptions())
 	for _, want := range []string{
 		"Project <default>, Job Group </risk_group/sub>, Status <RUN>",

@@ -260,7 +260,7 @@ var fields = []*field{
 	{name: "ru_stime", text: none},
 	{name: "warning_action", aliases: []string{"warn_act"}, text: str(func(j *api.Job) string { return effective(j).GetWarningAction() })},
 	{name: "action_warning_time", aliases: []string{"warn_time"}, text: str(func(j *api.Job) string { return minutes(effective(j).GetWarningTimeSec()) })},
-	{name: "exception_status", aliases: []string{"except_stat"}, width: 16, text: str(func(j *api.Job) string { return strings.Join(j.GetExceptions(), " ") })},
+	{name: "exception_status", aliases: []string{"except_stat"}, width: 16, text: str(func(j *api.Job) string { return strings.Join(api.ExceptionNames(j.GetExceptions()), " ") })},
 	{name: "output_dir", text: str(func(j *api.Job) string { return submitted(j).GetOutdir() })},
 	{name: "licproject", text: none},
 	{name: "forward_cluster", aliases: []string{"fwd_cluster"}, text: none},

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -156,7 +155,7 @@ func (lw *longWriter) job(j *api.Job) {
 			lw.b.WriteString(" " + r + ";\n")
 		}
 	}
-	if exc := j.GetExceptions(); len(exc) > 0 {
+	if exc := api.ExceptionNames(j.GetExceptions()); len(exc) > 0 {
 		lw.b.WriteString("\n EXCEPTION STATUS:  " + strings.Join(exc, "  ") + "\n")
 	}
 	lw.b.WriteString("\n SCHEDULING PARAMETERS:\n")
@@ -435,7 +434,7 @@ func (lw *longWriter) usage(j *api.Job) {
 	}
 	at := firstSet(u.GetCollectedTime(), unixNano(lw.opt.Now), j.GetStartTime())
 	lines := []string{fmt.Sprintf("The CPU time used is %d seconds.", u.GetCpuTimeMs()/1000)}
-	if slices.Contains(j.GetExceptions(), "idle") {
+	if j.GetExceptions()&api.ExceptionIdle != 0 {
 		// LSF adds the idle factor once the job has the idle exception.
 		if run := float64(at-j.GetStartTime()) / 1e9; run > 0 {
 			lines = append(lines, fmt.Sprintf("IDLE_FACTOR(cputime/runtime):   %.2f", float64(u.GetCpuTimeMs())/1000/run))
