@@ -80,13 +80,13 @@ func acctRecord(conf *config.Config, j *api.Job, eff *effSpec) *api.Job {
 			JobName:         eff.jobName,
 			Project:         eff.project,
 			App:             eff.app,
-			UserGroup:       eff.userGroup,
-			JobGroup:        eff.jobGroup,
+			UserGroup:       eff.GetUserGroup(),
+			JobGroup:        eff.GetJobGroup(),
 			MinTasks:        eff.minTasks,
 			MaxTasks:        eff.maxTasks,
 			RunLimitSec:     eff.runLimit,
-			EstimatedRunSec: eff.estRun,
-			Description:     eff.desc,
+			EstimatedRunSec: eff.GetEstimatedRunSec(),
+			Description:     eff.GetDescription(),
 		}
 		if eff.resReq != "" {
 			rec.Effective.ResReq = []string{eff.resReq}

@@ -363,7 +363,7 @@ const reasonRequeuedExit = "Job has been requeued by its requeue exit values"
 // and neither a kill (bkill, which LSF does not requeue) nor a limit ended
 // it.
 func requeueOnExit(eff *effSpec, cur *api.Job, ev *api.Event) bool {
-	if eff == nil || eff.requeue == nil || ev.ExitStatus == 0 || ev.TermReason != api.TermReason_TERM_UNKNOWN {
+	if eff == nil || eff.effExtra == nil || eff.requeue == nil || ev.ExitStatus == 0 || ev.TermReason != api.TermReason_TERM_UNKNOWN {
 		return false
 	}
 	if cur.TermReasonSet || cur.KillReason != "" || killedAsDone(cur) {

@@ -27,12 +27,19 @@ type effSpec struct {
 	beginTime                      int64
 	exclusive                      bool
 	limits                         []*api.PendLimit
-	hosts                          []string        // -m
-	resReq                         string          // the merged effective -R
-	runLimit                       int64           // seconds
-	jobGroup, userGroup, desc      string          // -g (as api.JobGroupPath writes it), -G, -Jd
-	estRun                         int64           // -We, seconds (runtime_est_exceeded)
-	requeue                        *requeue.Values // -Q or the profile's or queue's; nil: none
+	hosts                          []string // -m
+	resReq                         string   // the merged effective -R
+	runLimit                       int64    // seconds
+	// The settings few jobs have, apart so that the others do not pay
+	// for them (nil: none of them).
+	*effExtra
+}
+
+// effExtra holds an effective spec's rarely set fields.
+type effExtra struct {
+	jobGroup, userGroup, desc string          // -g (as api.JobGroupPath writes it), -G, -Jd
+	estRun                    int64           // -We, seconds (runtime_est_exceeded)
+	requeue                   *requeue.Values // -Q or the profile's or queue's; nil: none
 }
 
 // splitOrigin takes the origin map out of an effective spec and returns
@@ -57,7 +64,7 @@ func newEffSpec(spec *api.JobSpec, raw []byte) (*effSpec, error) {
 			return nil, err
 		}
 	}
-	return &effSpec{
+	e := &effSpec{
 		raw:          raw,
 		queue:        spec.Queue,
 		user:         spec.User,
@@ -78,12 +85,18 @@ func newEffSpec(spec *api.JobSpec, raw []byte) (*effSpec, error) {
 		hosts:        spec.Hosts,
 		resReq:       strings.Join(spec.ResReq, " "),
 		runLimit:     spec.RunLimitSec,
-		jobGroup:     api.JobGroupPath(spec.JobGroup),
-		userGroup:    spec.UserGroup,
-		desc:         spec.Description,
-		estRun:       spec.EstimatedRunSec,
-		requeue:      parseRequeue(spec.RequeueExitValues),
-	}, nil
+	}
+	x := effExtra{
+		jobGroup:  api.JobGroupPath(spec.JobGroup),
+		userGroup: spec.UserGroup,
+		desc:      spec.Description,
+		estRun:    spec.EstimatedRunSec,
+		requeue:   parseRequeue(spec.RequeueExitValues),
+	}
+	if x != (effExtra{}) {
+		e.effExtra = &x
+	}
+	return e, nil
 }
 
 // parseRequeue reads requeue exit values the submission or the
@@ -220,28 +233,28 @@ func (e *effSpec) GetExclusive() bool {
 }
 
 func (e *effSpec) GetJobGroup() string {
-	if e == nil {
+	if e == nil || e.effExtra == nil {
 		return ""
 	}
 	return e.jobGroup
 }
 
 func (e *effSpec) GetUserGroup() string {
-	if e == nil {
+	if e == nil || e.effExtra == nil {
 		return ""
 	}
 	return e.userGroup
 }
 
 func (e *effSpec) GetDescription() string {
-	if e == nil {
+	if e == nil || e.effExtra == nil {
 		return ""
 	}
 	return e.desc
 }
 
 func (e *effSpec) GetEstimatedRunSec() int64 {
-	if e == nil {
+	if e == nil || e.effExtra == nil {
 		return 0
 	}
 	return e.estRun
