@@ -83,3 +83,19 @@ func TestBjobsRusage(t *testing.T) {
 	}
 	c.must("", "bkill", "0")
 }
+
+// bsub -w ... -ti: a job whose dependency can never be met ends at once
+// as an orphan; bjobs -l and bhist say why.
+func TestOrphanTi(t *testing.T) {
+	c := newCluster(t)
+	parent := c.submit("", "exit 1")
+	c.waitState(parent, "EXIT")
+	child := c.submit("", "-w", "done("+parent+")", "-ti", "true")
+	c.waitState(child, "EXIT")
+	if l := c.must("", "bjobs", "-l", child); !strings.Contains(l, "TERM_ORPHAN_SYSTEM") {
+		t.Errorf("bjobs -l of an orphan:\n%s", l)
+	}
+	if r := c.run("", "bsub", "-ti", "true"); r.code != 255 || r.stderr != "-ti can be used only with -w. Job not submitted.\n" {
+		t.Errorf("bsub -ti without -w: %d %q", r.code, r.stderr)
+	}
+}

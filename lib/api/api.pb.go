@@ -125,6 +125,7 @@ const (
 	TermReason_TERM_BUCKET_KILL     TermReason = 23
 	TermReason_TERM_CTRL_PID        TermReason = 24
 	TermReason_TERM_CWD_NOTEXIST    TermReason = 25
+	TermReason_TERM_ORPHAN_SYSTEM   TermReason = 27 // a pending job whose dependency can never be met, ended
 	// Not an LSF code: the controller restarted and could not learn how the
 	// job ended (its status record was lost).
 	TermReason_TERM_ORPHAN TermReason = 100
@@ -159,6 +160,7 @@ var (
 		23:  "TERM_BUCKET_KILL",
 		24:  "TERM_CTRL_PID",
 		25:  "TERM_CWD_NOTEXIST",
+		27:  "TERM_ORPHAN_SYSTEM",
 		100: "TERM_ORPHAN",
 	}
 	TermReason_value = map[string]int32{
@@ -188,6 +190,7 @@ var (
 		"TERM_BUCKET_KILL":     23,
 		"TERM_CTRL_PID":        24,
 		"TERM_CWD_NOTEXIST":    25,
+		"TERM_ORPHAN_SYSTEM":   27,
 		"TERM_ORPHAN":          100,
 	}
 )
@@ -775,6 +778,9 @@ type JobSpec struct {
 	// limit or termination deadline ("" = none).
 	WarningAction  string `protobuf:"bytes,100,opt,name=warning_action,json=warningAction,proto3" json:"warning_action,omitempty"`
 	WarningTimeSec int64  `protobuf:"varint,101,opt,name=warning_time_sec,json=warningTimeSec,proto3" json:"warning_time_sec,omitempty"`
+	// -ti: end the job as soon as its dependency (-w) can never be met,
+	// without the cluster's orphan_job_term_grace_period.
+	TerminateOrphan bool `protobuf:"varint,102,opt,name=terminate_orphan,json=terminateOrphan,proto3" json:"terminate_orphan,omitempty"`
 	// Set in the effective spec by the configuration layering (lib/config):
 	// the pre- and post-execution commands in the order they run (queue,
 	// profile, job; job, profile, queue), the profile's job starter (with
@@ -1226,6 +1232,13 @@ func (x *JobSpec) GetWarningTimeSec() int64 {
 		return x.WarningTimeSec
 	}
 	return 0
+}
+
+func (x *JobSpec) GetTerminateOrphan() bool {
+	if x != nil {
+		return x.TerminateOrphan
+	}
+	return false
 }
 
 func (x *JobSpec) GetPreExecChain() []string {
@@ -5586,7 +5599,7 @@ var File_api_proto protoreflect.FileDescriptor
 const file_api_proto_rawDesc = "" +
 	"\n" +
 	"\tapi.proto\x12\n" +
-	"xce.api.v1\"\xb2\x12\n" +
+	"xce.api.v1\"\xdd\x12\n" +
 	"\aJobSpec\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12*\n" +
 	"\x11command_is_script\x18\x02 \x01(\bR\x0fcommandIsScript\x12\x14\n" +
@@ -5658,7 +5671,8 @@ const file_api_proto_rawDesc = "" +
 	"\fthread_limit\x18; \x01(\x05R\vthreadLimit\x12.\n" +
 	"\x13requeue_exit_values\x18Z \x01(\tR\x11requeueExitValues\x12%\n" +
 	"\x0ewarning_action\x18d \x01(\tR\rwarningAction\x12(\n" +
-	"\x10warning_time_sec\x18e \x01(\x03R\x0ewarningTimeSec\x12$\n" +
+	"\x10warning_time_sec\x18e \x01(\x03R\x0ewarningTimeSec\x12)\n" +
+	"\x10terminate_orphan\x18f \x01(\bR\x0fterminateOrphan\x12$\n" +
 	"\x0epre_exec_chain\x18, \x03(\tR\fpreExecChain\x12&\n" +
 	"\x0fpost_exec_chain\x18- \x03(\tR\rpostExecChain\x12\x1f\n" +
 	"\vjob_starter\x18. \x01(\tR\n" +
@@ -6179,7 +6193,7 @@ const file_api_proto_rawDesc = "" +
 	"\x05SSUSP\x10\x05\x12\b\n" +
 	"\x04DONE\x10\x06\x12\b\n" +
 	"\x04EXIT\x10\a\x12\t\n" +
-	"\x05UNKWN\x10\b*\x8f\x04\n" +
+	"\x05UNKWN\x10\b*\xa7\x04\n" +
 	"\n" +
 	"TermReason\x12\x10\n" +
 	"\fTERM_UNKNOWN\x10\x00\x12\x10\n" +
@@ -6212,7 +6226,8 @@ const file_api_proto_rawDesc = "" +
 	"TERM_SLURM\x10\x16\x12\x14\n" +
 	"\x10TERM_BUCKET_KILL\x10\x17\x12\x11\n" +
 	"\rTERM_CTRL_PID\x10\x18\x12\x15\n" +
-	"\x11TERM_CWD_NOTEXIST\x10\x19\x12\x0f\n" +
+	"\x11TERM_CWD_NOTEXIST\x10\x19\x12\x16\n" +
+	"\x12TERM_ORPHAN_SYSTEM\x10\x1b\x12\x0f\n" +
 	"\vTERM_ORPHAN\x10d*;\n" +
 	"\vInteractive\x12\t\n" +
 	"\x05BATCH\x10\x00\x12\t\n" +

@@ -39,7 +39,7 @@ type bsubOpts struct {
 	resReq                                                          []string
 	userPrio                                                        int
 	hold, block, exclusive, notifyBegin, notifyEnd, rerun, noRerun  bool
-	notifyExit, interactive, interPty, interShell                   bool
+	notifyExit, interactive, interPty, interShell, terminateOrphan  bool
 }
 
 func bsubFlags(fs *pflag.FlagSet, o *bsubOpts) {
@@ -80,6 +80,7 @@ func bsubFlags(fs *pflag.FlagSet, o *bsubOpts) {
 	fs.BoolVar(&o.exclusive, "x", false, "run exclusively on the host")
 	fs.StringVar(&o.hosts, "m", "", "candidate hosts")
 	fs.StringVar(&o.depend, "w", "", "dependency expression")
+	fs.BoolVar(&o.terminateOrphan, "ti", false, "end the job at once when its -w dependency can never be met")
 	fs.IntVar(&o.userPrio, "sp", 0, "user-assigned job priority")
 	fs.StringVar(&o.mailUser, "u", "", "mail address for job notices")
 	fs.BoolVar(&o.notifyBegin, "B", false, "send mail when the job starts")
@@ -478,6 +479,10 @@ func fillSpec(s *api.JobSpec, o *bsubOpts) error {
 		s.Hosts = strings.Fields(o.hosts)
 	}
 	s.Dependency = o.depend
+	if o.terminateOrphan && o.depend == "" {
+		return errors.New("-ti can be used only with -w")
+	}
+	s.TerminateOrphan = o.terminateOrphan
 	if o.userPrio < 0 {
 		return fmt.Errorf("%d: Bad user priority", o.userPrio)
 	}

@@ -48,6 +48,11 @@ type Cluster struct {
 	// is kept for bacct (LSF keeps lsb.acct files); default 30 days, at
 	// least clean_period.
 	AcctRetention Duration `toml:"acct_retention"`
+	// OrphanJobTermGracePeriod (ORPHAN_JOB_TERM_GRACE_PERIOD): a pending
+	// job whose dependency can never be met is ended (TERM_ORPHAN_SYSTEM)
+	// once it has been so this long; 0 keeps it pending (bsub -ti ends it
+	// at once either way).
+	OrphanJobTermGracePeriod Duration `toml:"orphan_job_term_grace_period"`
 }
 
 // Resource is a site-defined resource (lsf.shared Resource and

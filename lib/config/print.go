@@ -34,6 +34,7 @@ func (c *Config) Effective() string {
 	w.kv("acct_retention", cl.AcctRetention)
 	w.kv("max_array_size", cl.MaxArraySize)
 	w.kv("eadmin_trigger_duration", cl.EadminTriggerDuration)
+	w.kv("orphan_job_term_grace_period", cl.OrphanJobTermGracePeriod)
 
 	for _, name := range slices.Sorted(maps.Keys(c.Resources)) {
 		r := c.Resources[name]

@@ -92,7 +92,12 @@ type Controller struct {
 	lastSub   map[uint32]int64           // each user's last submitted job id
 	reqs      map[string]*resreq.ResReq  // parsed effective requirements
 	used      map[key]*api.ResourceUsage // running jobs' last usage samples
-	load      loadHistory
+	// orphanSince: when each pending job's dependency was first found
+	// never to be met; orphans the jobs schedule ends (TERM_ORPHAN_SYSTEM),
+	// committed with the cycle's dispatches.
+	orphanSince map[key]time.Time
+	orphans     []store.Change
+	load        loadHistory
 	// conf is the configuration in force: read without c.mu (submissions
 	// layer against it), swapped by Reconfig.
 	conf atomic.Pointer[config.Config]
@@ -454,7 +459,8 @@ func (c *Controller) cycle() {
 		return
 	}
 	starts := c.schedule()
-	var dispatch []store.Change
+	dispatch := c.orphans
+	c.orphans = nil
 	for _, nj := range starts {
 		dispatch = append(dispatch, store.Change{Job: nj, Event: c.startEvent(nj)})
 	}

@@ -40,6 +40,7 @@ type effExtra struct {
 	jobGroup, userGroup, desc string          // -g (as api.JobGroupPath writes it), -G, -Jd
 	estRun                    int64           // -We, seconds (runtime_est_exceeded)
 	requeue                   *requeue.Values // -Q or the profile's or queue's; nil: none
+	terminateOrphan           bool            // -ti
 }
 
 // splitOrigin takes the origin map out of an effective spec and returns
@@ -92,6 +93,8 @@ func newEffSpec(spec *api.JobSpec, raw []byte) (*effSpec, error) {
 		desc:      spec.Description,
 		estRun:    spec.EstimatedRunSec,
 		requeue:   parseRequeue(spec.RequeueExitValues),
+
+		terminateOrphan: spec.TerminateOrphan,
 	}
 	if x != (effExtra{}) {
 		e.effExtra = &x
@@ -258,4 +261,8 @@ func (e *effSpec) GetEstimatedRunSec() int64 {
 		return 0
 	}
 	return e.estRun
+}
+
+func (e *effSpec) GetTerminateOrphan() bool {
+	return e != nil && e.effExtra != nil && e.terminateOrphan
 }

@@ -24,7 +24,7 @@ var modifiable = map[string]bool{
 	"user_group": true, "job_group": true, "gpu": true, "cpu_limit_sec": true, "estimated_run_sec": true,
 	"outdir": true, "file_limit_kb": true, "data_limit_kb": true, "stack_limit_kb": true, "core_limit_kb": true,
 	"swap_limit_kb": true, "process_limit": true, "thread_limit": true, "requeue_exit_values": true,
-	"warning_action": true, "warning_time_sec": true,
+	"warning_action": true, "warning_time_sec": true, "terminate_orphan": true,
 }
 
 // runningModifiable are the fields bmod may change once a job runs (LSF's

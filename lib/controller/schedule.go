@@ -10,6 +10,7 @@ import (
 	"xce/lib/config"
 	"xce/lib/resreq"
 	"xce/lib/sched"
+	"xce/lib/store"
 )
 
 // Pending reasons, in LSF's wording. Host-level reasons carry the number of
@@ -85,7 +86,10 @@ func (c *Controller) schedule() []*api.Job {
 				continue
 			case depNever:
 				r.why = reasonDepNever
+				c.orphan(r, now)
 				continue
+			default:
+				delete(c.orphanSince, key{r.job.JobId, r.job.ArrayIndex})
 			}
 		}
 		if lim := int(r.eff.GetArrayLimit()); lim > 0 {
@@ -464,4 +468,32 @@ func fairAccount(conf *config.Config, queue, userGroup string) string {
 		}
 	}
 	return ""
+}
+
+// orphan ends a pending job whose dependency can never be met, as LSF's
+// orphan job termination does: at once with bsub -ti, else once it has
+// been an orphan for the cluster's orphan_job_term_grace_period (never
+// when that is 0). The change is committed with the cycle's dispatches.
+func (c *Controller) orphan(r *rec, now time.Time) {
+	k := key{r.job.JobId, r.job.ArrayIndex}
+	since, seen := c.orphanSince[k]
+	if !seen {
+		if c.orphanSince == nil {
+			c.orphanSince = map[key]time.Time{}
+		}
+		since = now
+		c.orphanSince[k] = now
+	}
+	grace := time.Duration(c.config().Cluster.OrphanJobTermGracePeriod) * time.Second
+	if !r.eff.GetTerminateOrphan() && (grace <= 0 || now.Sub(since) < grace) {
+		return
+	}
+	delete(c.orphanSince, k)
+	nj := c.clone(r)
+	nj.State = api.JobState_EXIT
+	nj.EndTime = now.UnixNano()
+	nj.TermReason, nj.TermReasonSet = api.TermReason_TERM_ORPHAN_SYSTEM, true
+	ev := c.event(nj, api.EventType_FINISH, "", reasonDepNever)
+	ev.State, ev.TermReason = nj.State, nj.TermReason
+	c.orphans = append(c.orphans, store.Change{Job: nj, Event: ev})
 }

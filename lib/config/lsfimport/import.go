@@ -637,6 +637,13 @@ func (im *importer) lsbParams(f *File) {
 				}
 				cleanPeriod = n
 				im.cluster.set("clean_period", config.TOMLString(config.Duration(n).String()), fmt.Sprintf("CLEAN_PERIOD %d s", n), psrc(p))
+			case "ORPHAN_JOB_TERM_GRACE_PERIOD":
+				n, err := strconv.ParseInt(p.Value, 10, 64)
+				if err != nil || n < 0 {
+					im.note(psrc(p), "not translated: %q is not a number of seconds", p.Value)
+					continue
+				}
+				im.cluster.set("orphan_job_term_grace_period", config.TOMLString(config.Duration(n).String()), fmt.Sprintf("ORPHAN_JOB_TERM_GRACE_PERIOD %d s", n), psrc(p))
 			case "EADMIN_TRIGGER_DURATION":
 				n, err := strconv.ParseInt(p.Value, 10, 64)
 				if err != nil || n <= 0 {
