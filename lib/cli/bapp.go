@@ -23,6 +23,7 @@ func bapp(args []string) int {
 		return 0
 	})
 	cmd.Flags().BoolVar(&noHeader, "noheader", false, "no header line")
+	acceptAlloc(cmd.Flags())
 	cmd.Flags().BoolVar(&long, "l", false, "long format: statistics and parameters")
 	cmd.Flags().BoolVar(&wide, "w", false, "wide format: names not cut")
 	if rc, done := execute(cmd, code, args, false); done {

@@ -338,3 +338,10 @@ func refString(r *api.JobRef) string {
 	}
 	return strconv.FormatInt(r.JobId, 10)
 }
+
+// acceptAlloc takes LSF's -alloc (bqueues, bhosts, busers, bapp), which
+// asks for the counters in slots rather than jobs: XCE's counters are
+// slots already, so it changes nothing, and scripts that pass it work.
+func acceptAlloc(fs *pflag.FlagSet) {
+	fs.Bool("alloc", false, "counters in slots (XCE's always are)")
+}

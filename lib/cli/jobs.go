@@ -493,6 +493,7 @@ func bqueues(args []string) int {
 			return 0
 		})
 	f := cmd.Flags()
+	acceptAlloc(f)
 	f.BoolVar(&noHeader, "noheader", false, "no header line")
 	f.BoolVar(&long, "l", false, "long format: description, limits, policies, users, hosts")
 	f.BoolVar(&wide, "w", false, "wide format: queue names not cut")
@@ -543,6 +544,7 @@ func bhosts(args []string) int {
 			return 0
 		})
 	f := cmd.Flags()
+	acceptAlloc(f)
 	f.BoolVar(&noHeader, "noheader", false, "no header line")
 	f.BoolVar(&wide, "w", false, "wide format with detailed status")
 	f.BoolVar(&long, "l", false, "long format: CPU factor, load and reservations used for scheduling, thresholds, the administrator's comment")

@@ -22,6 +22,7 @@ func busers(args []string) int {
 		return 0
 	})
 	cmd.Flags().BoolVar(&wide, "w", false, "wide format: user names not cut")
+	acceptAlloc(cmd.Flags())
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
