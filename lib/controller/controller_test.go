@@ -239,10 +239,12 @@ func TestArrayAndDependency(t *testing.T) {
 		t.Fatal(err)
 	}
 	never, _ := c.Submit(alice, &api.JobSpec{Command: "n", Dependency: fmt.Sprintf("exit(%d)", arr.JobId)})
+	// One query reads every element's state at one instant: reading them
+	// one by one could see an element end and the next start in between.
 	running := func() int {
 		n := 0
-		for i := int32(1); i <= 5; i++ {
-			if c.stateOf(arr.JobId, i) == api.JobState_RUN {
+		for _, j := range c.Query(alice, &api.QueryRequest{Refs: []*api.JobRef{{JobId: arr.JobId, ArrayIndex: -1}}, Scope: api.QueryRequest_ALL}).Jobs {
+			if j.State == api.JobState_RUN {
 				n++
 			}
 		}
