@@ -129,9 +129,18 @@ func bjobs(args []string) int {
 	f.BoolVar(&o.exceptions, "x", false, "jobs with exceptions (overrun, underrun, idle, runtime_est_exceeded)")
 	f.BoolVar(&o.psum, "psum", false, "summary of the pending reasons of the pending jobs (implies -p)")
 	f.BoolVar(&o.pendLong, "pl", false, "pending jobs in the long format (-p -l)")
+	// LSF 10.1's pending reason levels: XCE has one level (the key reason,
+	// with host counts where hosts differ), shown for all four.
+	levels := make([]bool, 4)
+	for i := range levels {
+		f.BoolVar(&levels[i], fmt.Sprintf("p%d", i), false, fmt.Sprintf("pending jobs with their reasons (level %d; as -p)", i))
+	}
 	f.StringVar(&o.rusage, "rusage", "", `jobs that reserve these resources: "name[,name...]"`)
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
+	}
+	if slices.Contains(levels, true) {
+		o.pend = true
 	}
 	if o.pendLong {
 		o.pend, o.long = true, true
