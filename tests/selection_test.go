@@ -3,6 +3,7 @@ package tests
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // bswitch and brequeue select jobs by filters as bkill does: with 0 every
@@ -98,4 +99,44 @@ func TestOrphanTi(t *testing.T) {
 	if r := c.run("", "bsub", "-ti", "true"); r.code != 255 || r.stderr != "-ti can be used only with -w. Job not submitted.\n" {
 		t.Errorf("bsub -ti without -w: %d %q", r.code, r.stderr)
 	}
+}
+
+// bjobs -pe / -pi: pending jobs eligible for scheduling (waiting for
+// slots) and those that are not (held, waiting for a dependency).
+func TestBjobsEligibility(t *testing.T) {
+	c := newCluster(t) // 4 slots
+	var runs []string
+	for range 4 {
+		runs = append(runs, c.submit("", "sleep 60"))
+	}
+	for _, r := range runs {
+		c.waitState(r, "RUN")
+	}
+	waiting := c.submit("", "true")
+	held := c.submit("", "-H", "true")
+	dep := c.submit("", "-w", "done("+runs[0]+")", "true")
+	ids := func(args ...string) string {
+		var out []string
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			out = strings.Fields(c.run("", "bjobs", append([]string{"-noheader", "-o", "jobid"}, args...)...).stdout)
+			if len(out) > 0 {
+				break
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	// The scheduler first has to look at the jobs: poll until it has.
+	var got string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if got = ids("-pi"); got == held+" "+dep {
+			break
+		}
+	}
+	if got != held+" "+dep {
+		t.Errorf("bjobs -pi: %q, want %s %s", got, held, dep)
+	}
+	if got := ids("-pe"); got != waiting {
+		t.Errorf("bjobs -pe: %q, want %s", got, waiting)
+	}
+	c.must("", "bkill", "0")
 }

@@ -531,6 +531,58 @@ func (QueryRequest_Scope) EnumDescriptor() ([]byte, []int) {
 	return file_api_proto_rawDescGZIP(), []int{15, 0}
 }
 
+// -pe / -pi: only the pending jobs that are eligible for scheduling, or
+// only those that are not (held, a start time or dependency not yet
+// met, an inactive or lost queue).
+type QueryRequest_Eligibility int32
+
+const (
+	QueryRequest_ANY        QueryRequest_Eligibility = 0
+	QueryRequest_ELIGIBLE   QueryRequest_Eligibility = 1
+	QueryRequest_INELIGIBLE QueryRequest_Eligibility = 2
+)
+
+// Enum value maps for QueryRequest_Eligibility.
+var (
+	QueryRequest_Eligibility_name = map[int32]string{
+		0: "ANY",
+		1: "ELIGIBLE",
+		2: "INELIGIBLE",
+	}
+	QueryRequest_Eligibility_value = map[string]int32{
+		"ANY":        0,
+		"ELIGIBLE":   1,
+		"INELIGIBLE": 2,
+	}
+)
+
+func (x QueryRequest_Eligibility) Enum() *QueryRequest_Eligibility {
+	p := new(QueryRequest_Eligibility)
+	*p = x
+	return p
+}
+
+func (x QueryRequest_Eligibility) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (QueryRequest_Eligibility) Descriptor() protoreflect.EnumDescriptor {
+	return file_api_proto_enumTypes[7].Descriptor()
+}
+
+func (QueryRequest_Eligibility) Type() protoreflect.EnumType {
+	return &file_api_proto_enumTypes[7]
+}
+
+func (x QueryRequest_Eligibility) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use QueryRequest_Eligibility.Descriptor instead.
+func (QueryRequest_Eligibility) EnumDescriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{15, 1}
+}
+
 type SignalRequest_Action int32
 
 const (
@@ -567,11 +619,11 @@ func (x SignalRequest_Action) String() string {
 }
 
 func (SignalRequest_Action) Descriptor() protoreflect.EnumDescriptor {
-	return file_api_proto_enumTypes[7].Descriptor()
+	return file_api_proto_enumTypes[8].Descriptor()
 }
 
 func (SignalRequest_Action) Type() protoreflect.EnumType {
-	return &file_api_proto_enumTypes[7]
+	return &file_api_proto_enumTypes[8]
 }
 
 func (x SignalRequest_Action) Number() protoreflect.EnumNumber {
@@ -640,11 +692,11 @@ func (x ControlRequest_Action) String() string {
 }
 
 func (ControlRequest_Action) Descriptor() protoreflect.EnumDescriptor {
-	return file_api_proto_enumTypes[8].Descriptor()
+	return file_api_proto_enumTypes[9].Descriptor()
 }
 
 func (ControlRequest_Action) Type() protoreflect.EnumType {
-	return &file_api_proto_enumTypes[8]
+	return &file_api_proto_enumTypes[9]
 }
 
 func (x ControlRequest_Action) Number() protoreflect.EnumNumber {
@@ -692,11 +744,11 @@ func (x DependencyReply_Status) String() string {
 }
 
 func (DependencyReply_Status) Descriptor() protoreflect.EnumDescriptor {
-	return file_api_proto_enumTypes[9].Descriptor()
+	return file_api_proto_enumTypes[10].Descriptor()
 }
 
 func (DependencyReply_Status) Type() protoreflect.EnumType {
-	return &file_api_proto_enumTypes[9]
+	return &file_api_proto_enumTypes[10]
 }
 
 func (x DependencyReply_Status) Number() protoreflect.EnumNumber {
@@ -3337,11 +3389,12 @@ type QueryRequest struct {
 	App     string                 `protobuf:"bytes,8,opt,name=app,proto3" json:"app,omitempty"`
 	// Also send each job's spec as submitted (bjobs -l); otherwise only the
 	// effective spec travels.
-	Submitted     bool   `protobuf:"varint,9,opt,name=submitted,proto3" json:"submitted,omitempty"`
-	JobGroup      string `protobuf:"bytes,10,opt,name=job_group,json=jobGroup,proto3" json:"job_group,omitempty"`    // -g: the group and its subgroups
-	UserGroup     string `protobuf:"bytes,11,opt,name=user_group,json=userGroup,proto3" json:"user_group,omitempty"` // -G
-	Description   string `protobuf:"bytes,12,opt,name=description,proto3" json:"description,omitempty"`              // -Jd, '*' wildcards
-	Exceptions    bool   `protobuf:"varint,13,opt,name=exceptions,proto3" json:"exceptions,omitempty"`               // -x: only jobs with exceptions
+	Submitted     bool                     `protobuf:"varint,9,opt,name=submitted,proto3" json:"submitted,omitempty"`
+	JobGroup      string                   `protobuf:"bytes,10,opt,name=job_group,json=jobGroup,proto3" json:"job_group,omitempty"`    // -g: the group and its subgroups
+	UserGroup     string                   `protobuf:"bytes,11,opt,name=user_group,json=userGroup,proto3" json:"user_group,omitempty"` // -G
+	Description   string                   `protobuf:"bytes,12,opt,name=description,proto3" json:"description,omitempty"`              // -Jd, '*' wildcards
+	Exceptions    bool                     `protobuf:"varint,13,opt,name=exceptions,proto3" json:"exceptions,omitempty"`               // -x: only jobs with exceptions
+	Eligibility   QueryRequest_Eligibility `protobuf:"varint,14,opt,name=eligibility,proto3,enum=xce.api.v1.QueryRequest_Eligibility" json:"eligibility,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3465,6 +3518,13 @@ func (x *QueryRequest) GetExceptions() bool {
 		return x.Exceptions
 	}
 	return false
+}
+
+func (x *QueryRequest) GetEligibility() QueryRequest_Eligibility {
+	if x != nil {
+		return x.Eligibility
+	}
+	return QueryRequest_ANY
 }
 
 // QueryReply carries jobs without their specs: a job's specs are sent once
@@ -5953,7 +6013,7 @@ const file_api_proto_rawDesc = "" +
 	"\x05queue\x18\x02 \x01(\tR\x05queue\x12#\n" +
 	"\rdefault_queue\x18\x03 \x01(\bR\fdefaultQueue\x12\x1d\n" +
 	"\n" +
-	"array_size\x18\x04 \x01(\x05R\tarraySize\"\xdf\x03\n" +
+	"array_size\x18\x04 \x01(\x05R\tarraySize\"\xdd\x04\n" +
 	"\fQueryRequest\x124\n" +
 	"\x05scope\x18\x01 \x01(\x0e2\x1e.xce.api.v1.QueryRequest.ScopeR\x05scope\x12&\n" +
 	"\x04refs\x18\x02 \x03(\v2\x12.xce.api.v1.JobRefR\x04refs\x12\x12\n" +
@@ -5971,7 +6031,8 @@ const file_api_proto_rawDesc = "" +
 	"\vdescription\x18\f \x01(\tR\vdescription\x12\x1e\n" +
 	"\n" +
 	"exceptions\x18\r \x01(\bR\n" +
-	"exceptions\"W\n" +
+	"exceptions\x12F\n" +
+	"\veligibility\x18\x0e \x01(\x0e2$.xce.api.v1.QueryRequest.EligibilityR\veligibility\"W\n" +
 	"\x05Scope\x12\x0e\n" +
 	"\n" +
 	"UNFINISHED\x10\x00\x12\a\n" +
@@ -5979,7 +6040,12 @@ const file_api_proto_rawDesc = "" +
 	"\bFINISHED\x10\x02\x12\v\n" +
 	"\aPENDING\x10\x03\x12\v\n" +
 	"\aRUNNING\x10\x04\x12\r\n" +
-	"\tSUSPENDED\x10\x05\"\xd6\x03\n" +
+	"\tSUSPENDED\x10\x05\"4\n" +
+	"\vEligibility\x12\a\n" +
+	"\x03ANY\x10\x00\x12\f\n" +
+	"\bELIGIBLE\x10\x01\x12\x0e\n" +
+	"\n" +
+	"INELIGIBLE\x10\x02\"\xd6\x03\n" +
 	"\n" +
 	"QueryReply\x12#\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x0f.xce.api.v1.JobR\x04jobs\x12/\n" +
@@ -6270,153 +6336,155 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
+var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
 var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
 var file_api_proto_goTypes = []any{
-	(JobState)(0),               // 0: xce.api.v1.JobState
-	(TermReason)(0),             // 1: xce.api.v1.TermReason
-	(Interactive)(0),            // 2: xce.api.v1.Interactive
-	(EventType)(0),              // 3: xce.api.v1.EventType
-	(HostState)(0),              // 4: xce.api.v1.HostState
-	(PendLimit_Kind)(0),         // 5: xce.api.v1.PendLimit.Kind
-	(QueryRequest_Scope)(0),     // 6: xce.api.v1.QueryRequest.Scope
-	(SignalRequest_Action)(0),   // 7: xce.api.v1.SignalRequest.Action
-	(ControlRequest_Action)(0),  // 8: xce.api.v1.ControlRequest.Action
-	(DependencyReply_Status)(0), // 9: xce.api.v1.DependencyReply.Status
-	(*JobSpec)(nil),             // 10: xce.api.v1.JobSpec
-	(*PendLimit)(nil),           // 11: xce.api.v1.PendLimit
-	(*HostSlots)(nil),           // 12: xce.api.v1.HostSlots
-	(*ResourceUsage)(nil),       // 13: xce.api.v1.ResourceUsage
-	(*Job)(nil),                 // 14: xce.api.v1.Job
-	(*Event)(nil),               // 15: xce.api.v1.Event
-	(*Host)(nil),                // 16: xce.api.v1.Host
-	(*Queue)(nil),               // 17: xce.api.v1.Queue
-	(*ShareAccount)(nil),        // 18: xce.api.v1.ShareAccount
-	(*SharedResource)(nil),      // 19: xce.api.v1.SharedResource
-	(*QueueState)(nil),          // 20: xce.api.v1.QueueState
-	(*App)(nil),                 // 21: xce.api.v1.App
-	(*JobRef)(nil),              // 22: xce.api.v1.JobRef
-	(*SubmitRequest)(nil),       // 23: xce.api.v1.SubmitRequest
-	(*SubmitReply)(nil),         // 24: xce.api.v1.SubmitReply
-	(*QueryRequest)(nil),        // 25: xce.api.v1.QueryRequest
-	(*QueryReply)(nil),          // 26: xce.api.v1.QueryReply
-	(*QueryReplyEncoded)(nil),   // 27: xce.api.v1.QueryReplyEncoded
-	(*EncodedSpec)(nil),         // 28: xce.api.v1.EncodedSpec
-	(*SignalRequest)(nil),       // 29: xce.api.v1.SignalRequest
-	(*SignalResult)(nil),        // 30: xce.api.v1.SignalResult
-	(*SignalReply)(nil),         // 31: xce.api.v1.SignalReply
-	(*WatchRequest)(nil),        // 32: xce.api.v1.WatchRequest
-	(*WatchEvent)(nil),          // 33: xce.api.v1.WatchEvent
-	(*ListQueuesRequest)(nil),   // 34: xce.api.v1.ListQueuesRequest
-	(*ListQueuesReply)(nil),     // 35: xce.api.v1.ListQueuesReply
-	(*ListAppsRequest)(nil),     // 36: xce.api.v1.ListAppsRequest
-	(*ListAppsReply)(nil),       // 37: xce.api.v1.ListAppsReply
-	(*ControlRequest)(nil),      // 38: xce.api.v1.ControlRequest
-	(*ControlResult)(nil),       // 39: xce.api.v1.ControlResult
-	(*ControlReply)(nil),        // 40: xce.api.v1.ControlReply
-	(*ModifyRequest)(nil),       // 41: xce.api.v1.ModifyRequest
-	(*ModifyReply)(nil),         // 42: xce.api.v1.ModifyReply
-	(*DependencyRequest)(nil),   // 43: xce.api.v1.DependencyRequest
-	(*DependencyReply)(nil),     // 44: xce.api.v1.DependencyReply
-	(*ReconfigRequest)(nil),     // 45: xce.api.v1.ReconfigRequest
-	(*ReconfigReply)(nil),       // 46: xce.api.v1.ReconfigReply
-	(*ListHostsRequest)(nil),    // 47: xce.api.v1.ListHostsRequest
-	(*ListHostsReply)(nil),      // 48: xce.api.v1.ListHostsReply
-	(*EventsRequest)(nil),       // 49: xce.api.v1.EventsRequest
-	(*EventsReply)(nil),         // 50: xce.api.v1.EventsReply
-	(*ClusterInfoRequest)(nil),  // 51: xce.api.v1.ClusterInfoRequest
-	(*ClusterInfo)(nil),         // 52: xce.api.v1.ClusterInfo
-	(*Group)(nil),               // 53: xce.api.v1.Group
-	(*Launch)(nil),              // 54: xce.api.v1.Launch
-	(*TimeRange)(nil),           // 55: xce.api.v1.TimeRange
-	(*AcctRequest)(nil),         // 56: xce.api.v1.AcctRequest
-	(*AcctReply)(nil),           // 57: xce.api.v1.AcctReply
-	nil,                         // 58: xce.api.v1.JobSpec.OriginEntry
-	nil,                         // 59: xce.api.v1.Host.ReservedEntry
-	nil,                         // 60: xce.api.v1.Queue.UserSharesEntry
-	nil,                         // 61: xce.api.v1.Queue.UserPriorityEntry
-	nil,                         // 62: xce.api.v1.App.EnvEntry
-	nil,                         // 63: xce.api.v1.QueryReply.SpecsEntry
-	nil,                         // 64: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                         // 65: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(JobState)(0),                 // 0: xce.api.v1.JobState
+	(TermReason)(0),               // 1: xce.api.v1.TermReason
+	(Interactive)(0),              // 2: xce.api.v1.Interactive
+	(EventType)(0),                // 3: xce.api.v1.EventType
+	(HostState)(0),                // 4: xce.api.v1.HostState
+	(PendLimit_Kind)(0),           // 5: xce.api.v1.PendLimit.Kind
+	(QueryRequest_Scope)(0),       // 6: xce.api.v1.QueryRequest.Scope
+	(QueryRequest_Eligibility)(0), // 7: xce.api.v1.QueryRequest.Eligibility
+	(SignalRequest_Action)(0),     // 8: xce.api.v1.SignalRequest.Action
+	(ControlRequest_Action)(0),    // 9: xce.api.v1.ControlRequest.Action
+	(DependencyReply_Status)(0),   // 10: xce.api.v1.DependencyReply.Status
+	(*JobSpec)(nil),               // 11: xce.api.v1.JobSpec
+	(*PendLimit)(nil),             // 12: xce.api.v1.PendLimit
+	(*HostSlots)(nil),             // 13: xce.api.v1.HostSlots
+	(*ResourceUsage)(nil),         // 14: xce.api.v1.ResourceUsage
+	(*Job)(nil),                   // 15: xce.api.v1.Job
+	(*Event)(nil),                 // 16: xce.api.v1.Event
+	(*Host)(nil),                  // 17: xce.api.v1.Host
+	(*Queue)(nil),                 // 18: xce.api.v1.Queue
+	(*ShareAccount)(nil),          // 19: xce.api.v1.ShareAccount
+	(*SharedResource)(nil),        // 20: xce.api.v1.SharedResource
+	(*QueueState)(nil),            // 21: xce.api.v1.QueueState
+	(*App)(nil),                   // 22: xce.api.v1.App
+	(*JobRef)(nil),                // 23: xce.api.v1.JobRef
+	(*SubmitRequest)(nil),         // 24: xce.api.v1.SubmitRequest
+	(*SubmitReply)(nil),           // 25: xce.api.v1.SubmitReply
+	(*QueryRequest)(nil),          // 26: xce.api.v1.QueryRequest
+	(*QueryReply)(nil),            // 27: xce.api.v1.QueryReply
+	(*QueryReplyEncoded)(nil),     // 28: xce.api.v1.QueryReplyEncoded
+	(*EncodedSpec)(nil),           // 29: xce.api.v1.EncodedSpec
+	(*SignalRequest)(nil),         // 30: xce.api.v1.SignalRequest
+	(*SignalResult)(nil),          // 31: xce.api.v1.SignalResult
+	(*SignalReply)(nil),           // 32: xce.api.v1.SignalReply
+	(*WatchRequest)(nil),          // 33: xce.api.v1.WatchRequest
+	(*WatchEvent)(nil),            // 34: xce.api.v1.WatchEvent
+	(*ListQueuesRequest)(nil),     // 35: xce.api.v1.ListQueuesRequest
+	(*ListQueuesReply)(nil),       // 36: xce.api.v1.ListQueuesReply
+	(*ListAppsRequest)(nil),       // 37: xce.api.v1.ListAppsRequest
+	(*ListAppsReply)(nil),         // 38: xce.api.v1.ListAppsReply
+	(*ControlRequest)(nil),        // 39: xce.api.v1.ControlRequest
+	(*ControlResult)(nil),         // 40: xce.api.v1.ControlResult
+	(*ControlReply)(nil),          // 41: xce.api.v1.ControlReply
+	(*ModifyRequest)(nil),         // 42: xce.api.v1.ModifyRequest
+	(*ModifyReply)(nil),           // 43: xce.api.v1.ModifyReply
+	(*DependencyRequest)(nil),     // 44: xce.api.v1.DependencyRequest
+	(*DependencyReply)(nil),       // 45: xce.api.v1.DependencyReply
+	(*ReconfigRequest)(nil),       // 46: xce.api.v1.ReconfigRequest
+	(*ReconfigReply)(nil),         // 47: xce.api.v1.ReconfigReply
+	(*ListHostsRequest)(nil),      // 48: xce.api.v1.ListHostsRequest
+	(*ListHostsReply)(nil),        // 49: xce.api.v1.ListHostsReply
+	(*EventsRequest)(nil),         // 50: xce.api.v1.EventsRequest
+	(*EventsReply)(nil),           // 51: xce.api.v1.EventsReply
+	(*ClusterInfoRequest)(nil),    // 52: xce.api.v1.ClusterInfoRequest
+	(*ClusterInfo)(nil),           // 53: xce.api.v1.ClusterInfo
+	(*Group)(nil),                 // 54: xce.api.v1.Group
+	(*Launch)(nil),                // 55: xce.api.v1.Launch
+	(*TimeRange)(nil),             // 56: xce.api.v1.TimeRange
+	(*AcctRequest)(nil),           // 57: xce.api.v1.AcctRequest
+	(*AcctReply)(nil),             // 58: xce.api.v1.AcctReply
+	nil,                           // 59: xce.api.v1.JobSpec.OriginEntry
+	nil,                           // 60: xce.api.v1.Host.ReservedEntry
+	nil,                           // 61: xce.api.v1.Queue.UserSharesEntry
+	nil,                           // 62: xce.api.v1.Queue.UserPriorityEntry
+	nil,                           // 63: xce.api.v1.App.EnvEntry
+	nil,                           // 64: xce.api.v1.QueryReply.SpecsEntry
+	nil,                           // 65: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                           // 66: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,  // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
-	58, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
-	11, // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
+	59, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	12, // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	5,  // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
-	10, // 4: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
-	10, // 5: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
+	11, // 4: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
+	11, // 5: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
 	0,  // 6: xce.api.v1.Job.state:type_name -> xce.api.v1.JobState
-	12, // 7: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
+	13, // 7: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
 	1,  // 8: xce.api.v1.Job.term_reason:type_name -> xce.api.v1.TermReason
-	13, // 9: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
+	14, // 9: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
 	3,  // 10: xce.api.v1.Event.type:type_name -> xce.api.v1.EventType
 	0,  // 11: xce.api.v1.Event.state:type_name -> xce.api.v1.JobState
-	12, // 12: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
+	13, // 12: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
 	1,  // 13: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
-	13, // 14: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
+	14, // 14: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	4,  // 15: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	59, // 16: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
-	60, // 17: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	61, // 18: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
-	18, // 19: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	62, // 20: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
-	10, // 21: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
+	60, // 16: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	61, // 17: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	62, // 18: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	19, // 19: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
+	63, // 20: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	11, // 21: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
 	6,  // 22: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
-	22, // 23: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
-	14, // 24: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
-	22, // 25: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	63, // 26: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	64, // 27: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
-	13, // 28: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
-	14, // 29: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
-	22, // 30: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
-	28, // 31: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
-	28, // 32: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
-	13, // 33: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
-	7,  // 34: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	22, // 35: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 36: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
-	22, // 37: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	30, // 38: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	22, // 39: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	14, // 40: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	16, // 41: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	17, // 42: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	17, // 43: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	21, // 44: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	8,  // 45: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
-	22, // 46: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 47: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
-	22, // 48: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
-	39, // 49: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
-	22, // 50: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
-	10, // 51: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
-	39, // 52: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
-	9,  // 53: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
-	16, // 54: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	19, // 55: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
-	22, // 56: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	15, // 57: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	65, // 58: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	53, // 59: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
-	53, // 60: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
-	14, // 61: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	22, // 62: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 63: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
-	55, // 64: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
-	55, // 65: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
-	55, // 66: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
-	14, // 67: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
-	22, // 68: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
-	10, // 69: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	10, // 70: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	71, // [71:71] is the sub-list for method output_type
-	71, // [71:71] is the sub-list for method input_type
-	71, // [71:71] is the sub-list for extension type_name
-	71, // [71:71] is the sub-list for extension extendee
-	0,  // [0:71] is the sub-list for field type_name
+	23, // 23: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
+	7,  // 24: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
+	15, // 25: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
+	23, // 26: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
+	64, // 27: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	65, // 28: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	14, // 29: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
+	15, // 30: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
+	23, // 31: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
+	29, // 32: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
+	29, // 33: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
+	14, // 34: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
+	8,  // 35: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
+	23, // 36: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 37: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
+	23, // 38: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	31, // 39: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	23, // 40: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	15, // 41: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	17, // 42: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	18, // 43: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	18, // 44: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	22, // 45: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
+	9,  // 46: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
+	23, // 47: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 48: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
+	23, // 49: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
+	40, // 50: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
+	23, // 51: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
+	11, // 52: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
+	40, // 53: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
+	10, // 54: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
+	17, // 55: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	20, // 56: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
+	23, // 57: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	16, // 58: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	66, // 59: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	54, // 60: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	54, // 61: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	15, // 62: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	23, // 63: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 64: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
+	56, // 65: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
+	56, // 66: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
+	56, // 67: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
+	15, // 68: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
+	23, // 69: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
+	11, // 70: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	11, // 71: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	72, // [72:72] is the sub-list for method output_type
+	72, // [72:72] is the sub-list for method input_type
+	72, // [72:72] is the sub-list for extension type_name
+	72, // [72:72] is the sub-list for extension extendee
+	0,  // [0:72] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -6429,7 +6497,7 @@ func file_api_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
-			NumEnums:      10,
+			NumEnums:      11,
 			NumMessages:   56,
 			NumExtensions: 0,
 			NumServices:   0,

@@ -90,6 +90,7 @@ func watchUntilDone(c *client.Client, id int64, showHost bool, announced *bool) 
 type bjobsOpts struct {
 	all, done, pend, run, susp, long, wide, noHeader, json, uf bool
 	sum, arrays, stats, hms, exceptions, psum, pendLong        bool
+	eligible, ineligible                                       bool
 	user, queue, name, format, host, project, app              string
 	jobGroup, userGroup, desc, rusage                          string
 }
@@ -129,6 +130,8 @@ func bjobs(args []string) int {
 	f.BoolVar(&o.exceptions, "x", false, "jobs with exceptions (overrun, underrun, idle, runtime_est_exceeded)")
 	f.BoolVar(&o.psum, "psum", false, "summary of the pending reasons of the pending jobs (implies -p)")
 	f.BoolVar(&o.pendLong, "pl", false, "pending jobs in the long format (-p -l)")
+	f.BoolVar(&o.eligible, "pe", false, "pending jobs that are eligible for scheduling")
+	f.BoolVar(&o.ineligible, "pi", false, "pending jobs that are not eligible for scheduling (held, a start time or dependency to wait for, an inactive queue)")
 	// LSF 10.1's pending reason levels: XCE has one level (the key reason,
 	// with host counts where hosts differ), shown for all four.
 	levels := make([]bool, 4)
@@ -139,7 +142,7 @@ func bjobs(args []string) int {
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
-	if slices.Contains(levels, true) {
+	if slices.Contains(levels, true) || o.eligible || o.ineligible {
 		o.pend = true
 	}
 	if o.pendLong {
@@ -185,6 +188,12 @@ func bjobs(args []string) int {
 		req.Scope, noJobs = api.QueryRequest_FINISHED, "No DONE/EXIT job found"
 	case o.pend:
 		req.Scope, noJobs = api.QueryRequest_PENDING, "No pending job found"
+		switch {
+		case o.eligible && !o.ineligible:
+			req.Eligibility = api.QueryRequest_ELIGIBLE
+		case o.ineligible && !o.eligible:
+			req.Eligibility = api.QueryRequest_INELIGIBLE
+		}
 	case o.run:
 		req.Scope, noJobs = api.QueryRequest_RUNNING, "No running job found"
 	case o.susp:

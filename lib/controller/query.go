@@ -183,6 +183,9 @@ func matches(who Caller, req *api.QueryRequest, f *jobFilter, r *rec, named bool
 			return false
 		}
 	}
+	if e := req.Eligibility; e != api.QueryRequest_ANY && (ineligible(r) != (e == api.QueryRequest_INELIGIBLE)) {
+		return false
+	}
 	return f.match(who, r, named)
 }
 

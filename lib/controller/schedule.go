@@ -68,29 +68,8 @@ func (c *Controller) schedule() []*api.Job {
 			break
 		}
 		kept = append(kept, r)
-		if q := c.queues[r.eff.GetQueue()]; q != nil && !q.q.Active {
-			r.why = reasonInactive
-			if q.q.LostAndFound {
-				r.why = reasonLost
-			}
+		if c.waitsRegardless(r, now) {
 			continue
-		}
-		if bt := r.eff.GetBeginTime(); bt > 0 && now.Unix() < bt {
-			r.why = reasonBegin
-			continue
-		}
-		if dep := r.eff.GetDependency(); dep != "" {
-			switch c.dependencyMet(r, dep) {
-			case depWait:
-				r.why = reasonDepWait
-				continue
-			case depNever:
-				r.why = reasonDepNever
-				c.orphan(r, now)
-				continue
-			default:
-				delete(c.orphanSince, key{r.job.JobId, r.job.ArrayIndex})
-			}
 		}
 		if lim := int(r.eff.GetArrayLimit()); lim > 0 {
 			n, ok := running[r.job.JobId]
@@ -122,6 +101,14 @@ func (c *Controller) schedule() []*api.Job {
 			inUse.take(r, int(max(r.eff.GetMinTasks(), 1)))
 		}
 		cands = append(cands, r)
+	}
+	// The jobs the loop did not reach wait for slots (cycleWhy), unless
+	// they wait for something else whatever the slots: say so (bjobs -p,
+	// -pi), and end the orphans among them.
+	for _, r := range c.pending[i:] {
+		if r.job.State == api.JobState_PEND && !c.waitsRegardless(r, now) {
+			r.why = ""
+		}
 	}
 	kept = append(kept, c.pending[i:]...)
 	// Clear the tail so dropped records can be collected.
@@ -496,4 +483,52 @@ func (c *Controller) orphan(r *rec, now time.Time) {
 	ev := c.event(nj, api.EventType_FINISH, "", reasonDepNever)
 	ev.State, ev.TermReason = nj.State, nj.TermReason
 	c.orphans = append(c.orphans, store.Change{Job: nj, Event: ev})
+}
+
+// ineligible reports whether a pending job waits for something other than
+// resources and its turn (LSF's ineligible pending state, bjobs -pi): it
+// is held, its start time or dependency has not come, or its queue is
+// inactive or gone.
+func ineligible(r *rec) bool {
+	switch r.job.State {
+	case api.JobState_PSUSP:
+		return true
+	case api.JobState_PEND:
+		switch r.why {
+		case reasonBegin, reasonDepWait, reasonDepNever, reasonInactive, reasonLost:
+			return true
+		}
+	}
+	return false
+}
+
+// waitsRegardless reports whether a pending job cannot start whatever the
+// slots, with the reason in r.why: its queue is inactive or gone, its
+// start time has not come, or its dependency is not (or can never be)
+// met; an orphan's end is arranged (c.orphan).
+func (c *Controller) waitsRegardless(r *rec, now time.Time) bool {
+	if q := c.queues[r.eff.GetQueue()]; q != nil && !q.q.Active {
+		r.why = reasonInactive
+		if q.q.LostAndFound {
+			r.why = reasonLost
+		}
+		return true
+	}
+	if bt := r.eff.GetBeginTime(); bt > 0 && now.Unix() < bt {
+		r.why = reasonBegin
+		return true
+	}
+	if dep := r.eff.GetDependency(); dep != "" {
+		switch c.dependencyMet(r, dep) {
+		case depWait:
+			r.why = reasonDepWait
+			return true
+		case depNever:
+			r.why = reasonDepNever
+			c.orphan(r, now)
+			return true
+		}
+		delete(c.orphanSince, key{r.job.JobId, r.job.ArrayIndex})
+	}
+	return false
 }
