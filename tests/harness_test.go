@@ -81,6 +81,11 @@ func newCluster(t *testing.T, args ...string) *cluster {
 	os.MkdirAll(work, 0o755)
 	c := &cluster{t: t, dir: dir, work: work, args: args}
 	t.Cleanup(func() {
+		if c.cmd != nil {
+			// Jobs outlive xced: end the test's jobs so that none keeps
+			// running after it (bkill -r: at once, SIGKILL).
+			c.runQuiet("bkill", "-r", "-u", "all", "0")
+		}
 		c.stop()
 		// Let killed jobs' shepherds finish before removing their files.
 		time.Sleep(100 * time.Millisecond)
@@ -168,6 +173,14 @@ func (c *cluster) runAs(uid int, stdin string, name string, args ...string) resu
 		c.t.Fatalf("%s: %v", name, err)
 	}
 	return result{out.String(), errb.String(), code}
+}
+
+// runQuiet runs a command whose outcome does not matter (cleanup).
+func (c *cluster) runQuiet(name string, args ...string) {
+	cmd := exec.Command(filepath.Join(binDir, name), args...)
+	cmd.Dir = c.work
+	cmd.Env = append(os.Environ(), "XCE_DIR="+filepath.Join(c.dir, "state"))
+	cmd.Run()
 }
 
 // must runs a command that has to succeed.
