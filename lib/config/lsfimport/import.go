@@ -979,15 +979,17 @@ func (im *importer) userGroupNamed(f *File, name string) bool {
 
 // ---- lsb.queues
 
-var queueReasons = map[string]string{
-	"CPULIMIT":          "xce enforces run time and memory limits only",
-	"SWAPLIMIT":         "xce enforces run time and memory limits only",
-	"FILELIMIT":         "xce enforces run time and memory limits only",
-	"DATALIMIT":         "xce enforces run time and memory limits only",
-	"STACKLIMIT":        "xce enforces run time and memory limits only",
-	"CORELIMIT":         "xce enforces run time and memory limits only",
-	"PROCESSLIMIT":      "xce enforces run time and memory limits only",
-	"THREADLIMIT":       "xce enforces run time and memory limits only",
+// withJobLimits adds to a section's reasons those of the resource limits
+// xce takes from the job only (bsub -c -v -F -D -S -C -p -T): a queue or
+// profile cannot set them.
+func withJobLimits(m map[string]string) map[string]string {
+	for _, k := range []string{"CPULIMIT", "SWAPLIMIT", "FILELIMIT", "DATALIMIT", "STACKLIMIT", "CORELIMIT", "PROCESSLIMIT", "THREADLIMIT"} {
+		m[k] = "xce takes this limit from the job only (bsub -c, -v, -F, -D, -S, -C, -p, -T), not from a queue or profile"
+	}
+	return m
+}
+
+var queueReasons = withJobLimits(map[string]string{
 	"PJOB_LIMIT":        "xce has no per-processor slot limit",
 	"JOB_STARTER":       "a job starter belongs to an application profile in xce (apps.NAME.job_starter)",
 	"HOST_PRE_EXEC":     "xce has no per-host pre/post-exec",
@@ -997,7 +999,7 @@ var queueReasons = map[string]string{
 	"FAIRSHARE_QUEUES":  "xce has no cross-queue fair share",
 	"SLOT_POOL":         "xce has no slot pools",
 	"SLOT_SHARE":        "xce has no slot pools",
-}
+})
 
 func (im *importer) lsbQueues(f *File) {
 	if f == nil {
@@ -1295,22 +1297,14 @@ func (im *importer) preemption(q *queueInfo) {
 
 // ---- lsb.applications
 
-var appReasons = map[string]string{
-	"CPULIMIT":       "xce enforces run time and memory limits only",
-	"SWAPLIMIT":      "xce enforces run time and memory limits only",
-	"FILELIMIT":      "xce enforces run time and memory limits only",
-	"DATALIMIT":      "xce enforces run time and memory limits only",
-	"STACKLIMIT":     "xce enforces run time and memory limits only",
-	"CORELIMIT":      "xce enforces run time and memory limits only",
-	"PROCESSLIMIT":   "xce enforces run time and memory limits only",
-	"THREADLIMIT":    "xce enforces run time and memory limits only",
+var appReasons = withJobLimits(map[string]string{
 	"CONTAINER":      "xce.toml has no container settings yet; a job_starter can run the container",
 	"EXEC_DRIVER":    "xce.toml has no container settings yet",
-	"RUNTIME":        "xce has no run time estimates",
+	"RUNTIME":        "xce profiles set no run time estimate; jobs give theirs with bsub -We",
 	"ABS_RUNLIMIT":   "xce run limits are always wall-clock",
 	"HOST_PRE_EXEC":  "xce has no per-host pre/post-exec",
 	"HOST_POST_EXEC": "xce has no per-host pre/post-exec",
-}
+})
 
 func (im *importer) lsbApplications(f *File) {
 	if f == nil {
