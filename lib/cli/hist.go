@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -399,7 +398,7 @@ func bpeek(args []string) int {
 		fmt.Fprintf(sys.stderr, "Job <%s> : Cannot bpeek an interactive job.\n", id)
 		return 255
 	}
-	outPath := outputPath(j)
+	outPath := exec.OutputPath(j)
 	fmt.Fprintln(sys.stdout, "<< output from stdout >>")
 	file, err := os.Open(outPath)
 	if err != nil {
@@ -449,20 +448,6 @@ func bpeek(args []string) int {
 // reportMarker starts the job report appended to an output file.
 const reportMarker = "\n------------------------------------------------------------\nSender: LSF System"
 
-// outputPath is where a running job's standard output goes: its -o file
-// (with %J and %I expanded, relative to its working directory), else the
-// spool file.
-func outputPath(j *api.Job) string {
-	o := j.Effective.GetOutputFile()
-	if o == "" {
-		return j.SpoolOutput
-	}
-	o = exec.ExpandPattern(o, j.JobId, j.ArrayIndex)
-	if !filepath.IsAbs(o) {
-		o = filepath.Join(j.ExecCwd, o)
-	}
-	return o
-}
 
 func finished(c *client.Client, j *api.Job) bool {
 	cx, cancel := connectTimeout()

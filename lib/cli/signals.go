@@ -5,7 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"xce/lib/exec"
+	"xce/lib/api"
 )
 
 // signalList is what bkill -l prints.
@@ -15,7 +15,7 @@ var signalList = []string{"HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "F
 
 // parseSignal reads a signal name (with or without SIG) or number.
 func parseSignal(s string) (unix.Signal, error) {
-	if sig := exec.ParseSignal(s); sig != 0 {
+	if sig := api.ParseSignal(s); sig != 0 {
 		return sig, nil
 	}
 	return 0, fmt.Errorf("%s: Illegal signal value", s)

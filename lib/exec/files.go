@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/proto"
+
+	"xce/lib/api"
 )
 
 // ExpandPattern replaces %J with the job ID and %I with the array index (0
@@ -20,6 +22,24 @@ func ExpandPattern(s string, jobID int64, index int32) string {
 		"%J", strconv.FormatInt(jobID, 10),
 		"%I", strconv.Itoa(int(index)),
 	).Replace(s)
+}
+
+// OutputPath is where a started job's standard output is, as bpeek and
+// xcetop's output tail read it: its -o file (%J and %I expanded, relative
+// to its working directory), else the spool file; "" before it starts.
+func OutputPath(j *api.Job) string {
+	if j.GetStartTime() == 0 {
+		return ""
+	}
+	o := j.GetEffective().GetOutputFile()
+	if o == "" {
+		return j.GetSpoolOutput()
+	}
+	o = ExpandPattern(o, j.GetJobId(), j.GetArrayIndex())
+	if !filepath.IsAbs(o) {
+		o = filepath.Join(j.GetExecCwd(), o)
+	}
+	return o
 }
 
 // pathVars holds what the longer pattern list of -cwd and -outdir refers to.

@@ -3,13 +3,10 @@ package exec
 import (
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
@@ -83,7 +80,7 @@ func (s *shepherd) armRunLimit(e *enforcer, start time.Time, grace time.Duration
 // warning_time before whichever comes first of its run limit (runSec from
 // start) and its termination deadline (-t). l.mu is held.
 func (s *shepherd) armWarning(e *enforcer, start time.Time, runSec int64) {
-	sig, lead := ParseSignal(s.spec.GetWarningAction()), time.Duration(s.spec.GetWarningTimeSec())*time.Second
+	sig, lead := api.ParseSignal(s.spec.GetWarningAction()), time.Duration(s.spec.GetWarningTimeSec())*time.Second
 	if sig == 0 || lead <= 0 {
 		return
 	}
@@ -101,21 +98,6 @@ func (s *shepherd) armWarning(e *enforcer, start time.Time, runSec int64) {
 		s.log.Info("sending the job its warning", "signal", sig)
 		e.kill(sig)
 	})
-}
-
-// ParseSignal reads a signal as LSF's commands take one (bkill -s, bsub
-// -wa): a name, with or without SIG, or a number; 0 when it is none.
-func ParseSignal(action string) syscall.Signal {
-	if action == "" {
-		return 0
-	}
-	if n, err := strconv.Atoi(action); err == nil {
-		if n > 0 && n < 65 {
-			return syscall.Signal(n)
-		}
-		return 0
-	}
-	return unix.SignalNum("SIG" + strings.TrimPrefix(strings.ToUpper(action), "SIG"))
 }
 
 // reloadLimits reads the limits file and applies it.

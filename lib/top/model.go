@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -220,7 +219,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.detail.outErr = msg.err.Error()
 			} else if msg.job != nil {
 				m.detail.full = msg.job
-				m.detail.outPath = outputPath(msg.job)
+				m.detail.outPath = exec.OutputPath(msg.job)
 				m.tailOutput()
 			}
 			m.layoutDetail()
@@ -757,7 +756,7 @@ func (m *Model) enter() tea.Cmd {
 			return nil
 		}
 		k := jobKey{r.job.GetJobId(), r.job.GetArrayIndex()}
-		m.detail = &detail{job: k, full: r.job, outPath: outputPath(r.job)}
+		m.detail = &detail{job: k, full: r.job, outPath: exec.OutputPath(r.job)}
 		m.mode = modeDetail
 		m.tailOutput()
 		m.layoutDetail()
@@ -866,20 +865,3 @@ func readFrom(path string, off int64) ([]byte, error) {
 	return nil, err
 }
 
-// outputPath is where a job's standard output is while it runs: its -o
-// file (%J and %I expanded, relative to its working directory), else the
-// spool file; as bpeek finds it.
-func outputPath(j *api.Job) string {
-	if j.GetStartTime() == 0 {
-		return ""
-	}
-	o := j.GetEffective().GetOutputFile()
-	if o == "" {
-		return j.GetSpoolOutput()
-	}
-	o = exec.ExpandPattern(o, j.GetJobId(), j.GetArrayIndex())
-	if !filepath.IsAbs(o) {
-		o = filepath.Join(j.GetExecCwd(), o)
-	}
-	return o
-}
