@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -129,32 +128,6 @@ func TestDirectives(t *testing.T) {
 	}
 	if hasCommand("#!/bin/sh\n#BSUB -q x\n\n") || !hasCommand("#BSUB -q x\ntrue\n") {
 		t.Error("hasCommand")
-	}
-}
-
-// -V and -h stop the command with status 0; a bad option gives LSF's
-// getopt message and 255.
-func TestVersionHelpBadOption(t *testing.T) {
-	var errb bytes.Buffer
-	old := sys
-	defer func() { sys = old }()
-	sys.stderr, sys.stdout = &errb, &errb
-	for _, tc := range []struct {
-		cmd  string
-		args []string
-		rc   int
-		want string
-	}{
-		{"bjobs", []string{"-V"}, 0, "XCE 0.1"},
-		{"bsub", []string{"-V"}, 0, "XCE 0.1"},
-		{"bkill", []string{"-h"}, 0, "Usage:"},
-		{"bjobs", []string{"-Z"}, 255, "bjobs: illegal option -- Z"},
-		{"bsub", []string{"-q"}, 255, "bsub: option requires an argument -- q"},
-	} {
-		errb.Reset()
-		if rc := Main(tc.cmd, tc.args); rc != tc.rc || !strings.Contains(errb.String(), tc.want) {
-			t.Errorf("%s %v: %d %q, want %d and %q", tc.cmd, tc.args, rc, errb.String(), tc.rc, tc.want)
-		}
 	}
 }
 

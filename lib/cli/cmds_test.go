@@ -8,9 +8,9 @@ import (
 	"xce/lib/api"
 )
 
-// The commands that need no controller to answer: -V, -h, bad options and
-// bad operands, with LSF's messages and exit codes.
-func TestNewCommandsArguments(t *testing.T) {
+// What the commands answer without a controller: -V and -h stop with
+// status 0; bad options and operands give LSF's messages and 255.
+func TestArgumentsWithoutController(t *testing.T) {
 	var errb bytes.Buffer
 	old := sys
 	defer func() { sys = old }()
@@ -21,6 +21,11 @@ func TestNewCommandsArguments(t *testing.T) {
 		rc   int
 		want string
 	}{
+		{"bjobs", []string{"-V"}, 0, "XCE 0.1"},
+		{"bsub", []string{"-V"}, 0, "XCE 0.1"},
+		{"bkill", []string{"-h"}, 0, "Usage:"},
+		{"bjobs", []string{"-Z"}, 255, "bjobs: illegal option -- Z"},
+		{"bsub", []string{"-q"}, 255, "bsub: option requires an argument -- q"},
 		{"lsid", []string{"-V"}, 0, "XCE 0.1"},
 		{"lsid", []string{"-h"}, 0, "Usage:\n  lsid [-h] [-V]"},
 		{"lsid", []string{"-l"}, 255, "lsid: illegal option -- l"},

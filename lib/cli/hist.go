@@ -448,7 +448,6 @@ func bpeek(args []string) int {
 // reportMarker starts the job report appended to an output file.
 const reportMarker = "\n------------------------------------------------------------\nSender: LSF System"
 
-
 func finished(c *client.Client, j *api.Job) bool {
 	cx, cancel := connectTimeout()
 	defer cancel()
