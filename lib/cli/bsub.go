@@ -411,27 +411,33 @@ func fillSpec(s *api.JobSpec, o *bsubOpts) error {
 		}
 		s.CpuLimitSec = sec
 	}
-	if o.memLimit != "" {
-		kb, hard, err := sizeLimit(o.memLimit, "MEMLIMIT")
-		if err != nil {
-			return err
-		}
-		s.MemLimitKb, s.MemLimitHard = kb, hard
-	}
+	// Size limits: a number with a unit, or without one in
+	// LSF_UNIT_FOR_LIMITS (KB when unset); only -M takes "!" (hard).
+	var lsf *lsfenv.Conf
 	for _, l := range []struct {
 		given, name string
 		to          *int64
-	}{{o.fileLimit, "FILELIMIT", &s.FileLimitKb}, {o.dataLimit, "DATALIMIT", &s.DataLimitKb},
-		{o.stackLimit, "STACKLIMIT", &s.StackLimitKb}, {o.coreLimit, "CORELIMIT", &s.CoreLimitKb},
-		{o.swapLimit, "SWAPLIMIT", &s.SwapLimitKb}} {
+		hard        *bool
+	}{{o.memLimit, "MEMLIMIT", &s.MemLimitKb, &s.MemLimitHard},
+		{o.fileLimit, "FILELIMIT", &s.FileLimitKb, nil}, {o.dataLimit, "DATALIMIT", &s.DataLimitKb, nil},
+		{o.stackLimit, "STACKLIMIT", &s.StackLimitKb, nil}, {o.coreLimit, "CORELIMIT", &s.CoreLimitKb, nil},
+		{o.swapLimit, "SWAPLIMIT", &s.SwapLimitKb, nil}} {
 		if l.given == "" {
 			continue
 		}
-		kb, hard, err := sizeLimit(l.given, l.name)
-		if err != nil || hard {
+		if lsf == nil {
+			if lsf, err = lsfenv.Load(sys.getenv); err != nil {
+				return err
+			}
+		}
+		kb, hard, err := parseMemLimit(lsf.WithUnit(l.given))
+		if err != nil || hard && l.hard == nil {
 			return fmt.Errorf("%s: Bad %s specification", l.given, l.name)
 		}
 		*l.to = kb
+		if l.hard != nil {
+			*l.hard = hard
+		}
 	}
 	if o.procLimit < 0 || o.threadLimit < 0 {
 		return fmt.Errorf("Bad limit specification")
@@ -572,20 +578,6 @@ func parseMinutes(v string) (int64, error) {
 		return 0, errors.New("bad time")
 	}
 	return (hours*60 + mins) * 60, nil
-}
-
-// sizeLimit reads a size limit (-M, -F, -D, -S, -C, -v): a number with a
-// unit, or without one in LSF_UNIT_FOR_LIMITS (KB when unset).
-func sizeLimit(v, name string) (kb int64, hard bool, err error) {
-	lsf, err := lsfenv.Load(sys.getenv)
-	if err != nil {
-		return 0, false, err
-	}
-	kb, hard, err = parseMemLimit(lsf.WithUnit(v))
-	if err != nil {
-		return 0, false, fmt.Errorf("%s: Bad %s specification", v, name)
-	}
-	return kb, hard, nil
 }
 
 // parseMemLimit reads -M: a number in KB (LSF_UNIT_FOR_LIMITS unset) or

@@ -864,4 +864,3 @@ func readFrom(path string, off int64) ([]byte, error) {
 	}
 	return nil, err
 }
-

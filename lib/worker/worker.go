@@ -31,6 +31,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
+	jobexec "xce/lib/exec"
 )
 
 // Report is what the worker tells the controller about a job: that it
@@ -356,8 +357,8 @@ func (w *Worker) Terminate(id int64, idx int32) error {
 }
 
 // SetLimits gives a running job new run, memory and CPU limits (bmod):
-// they go to the limits file the shepherd reads (status.limits, see
-// exec.LimitsFile) when it gets SIGUSR1.
+// they go to the limits file the shepherd reads (exec.LimitsFile) when it
+// gets SIGUSR1.
 func (w *Worker) SetLimits(id int64, idx int32, limits *api.JobSpec) error {
 	w.mu.Lock()
 	p := w.jobs[jobKey{id, idx}]
@@ -391,7 +392,7 @@ func (w *Worker) SetLimits(id int64, idx int32, limits *api.JobSpec) error {
 		}
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), status+".limits")
+		err = os.Rename(f.Name(), jobexec.LimitsFile(status))
 	}
 	if err != nil {
 		os.Remove(f.Name())
