@@ -45,8 +45,7 @@ func TestRequeueExitValuesRunOnce(t *testing.T) {
 // with -ti, after the cluster's grace period otherwise (never without
 // one).
 func TestOrphanTermination(t *testing.T) {
-	conf := testConfig + "\n" // no grace period
-	c, fx := newTestControllerWith(t, conf, 2, 1)
+	c, fx := newTestControllerWith(t, testConfig, 2, 1) // no grace period
 	parent, err := c.Submit(alice, &api.JobSpec{Command: "fails"})
 	if err != nil {
 		t.Fatal(err)
