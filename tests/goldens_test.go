@@ -71,9 +71,7 @@ run_limit = "30m"
 	work := c.work
 	norm := func(s string) string {
 		s = strings.ReplaceAll(s, work, "WORK")
-		s = regexp.MustCompile(`[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d( \d{4})?`).ReplaceAllString(s, "DATE")
-		s = regexp.MustCompile(`\d\d/\d\d-\d\d:\d\d:\d\d`).ReplaceAllString(s, "MM/DD-hh:mm:ss")
-		s = regexp.MustCompile(`[A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d`).ReplaceAllString(s, "Mmm dd hh:mm")
+		s = maskDates(s)
 		return maskKeepingWidth(maskKeepingWidth(s, host, "HOST"), me, "USER")
 	}
 

@@ -256,6 +256,26 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
+// The dates the formats print, on every calendar day: LSF pads the day
+// with a space in some formats ("Dec  1 18:52", "Tue Dec  1 18:52:05 2026")
+// and not in others ("Tue Dec 1 18:52:05"), so a pattern that assumed two
+// characters for the day matched only from the 10th of a month on.
+var (
+	fullDateRE  = regexp.MustCompile(`\b[A-Z][a-z]{2} [A-Z][a-z]{2} {1,2}\d{1,2} \d\d:\d\d:\d\d( \d{4})?`)
+	shortDateRE = regexp.MustCompile(`\b[A-Z][a-z]{2} ( \d|\d{1,2}) \d\d:\d\d\b`)
+	numDateRE   = regexp.MustCompile(`\b\d\d/\d\d-\d\d:\d\d:\d\d\b`)
+)
+
+// maskDates replaces every date: "Tue Dec 1 18:52:05" (with or without a
+// year, padded or not) by DATE, "Dec  1 18:52" by "Mmm dd hh:mm" (the same
+// width when padded, as the tables print it) and "12/01-18:52:05" by
+// "MM/DD-hh:mm:ss".
+func maskDates(s string) string {
+	s = fullDateRE.ReplaceAllString(s, "DATE")
+	s = numDateRE.ReplaceAllString(s, "MM/DD-hh:mm:ss")
+	return shortDateRE.ReplaceAllString(s, "Mmm dd hh:mm")
+}
+
 // normalize replaces what differs between runs and machines: the user,
 // the host, dates and times.
 func normalize(s string) string {
@@ -267,7 +287,7 @@ func normalize(s string) string {
 	if user == "" {
 		user = "root"
 	}
-	s = regexp.MustCompile(`[A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d`).ReplaceAllString(s, "Mmm dd hh:mm")
+	s = maskDates(s)
 	s = strings.ReplaceAll(s, host, "HOST")
 	s = regexp.MustCompile(`\b`+regexp.QuoteMeta(user)+`\b`).ReplaceAllString(s, "USER")
 	return s
@@ -294,4 +314,21 @@ func normalizeTable(s string) string {
 		lines[i] = string(b)
 	}
 	return normalize(strings.Join(lines, "\n"))
+}
+
+// The masking covers every calendar day, padded and unpadded.
+func TestMaskDates(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"Tue Dec 1 18:52:05: Submitted", "DATE: Submitted"},
+		{"Thu Dec 31 23:59:59: Submitted", "DATE: Submitted"},
+		{"Fri Jan  1 00:00:01 2027", "DATE"},
+		{"Results reported at Fri Jan 1 00:00:01 2027\n", "Results reported at DATE\n"},
+		{"sleep 1    Dec  1 18:52\n", "sleep 1    Mmm dd hh:mm\n"},
+		{"sleep 1    Dec 31 23:59\n", "sleep 1    Mmm dd hh:mm\n"},
+		{"12/01-18:52:05 01/01-00:00:01", "MM/DD-hh:mm:ss MM/DD-hh:mm:ss"},
+	} {
+		if got := maskDates(tc.in); got != tc.want {
+			t.Errorf("maskDates(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
 }
