@@ -170,16 +170,26 @@ func TestXcetopInTmux(t *testing.T) {
 	}
 }
 
-// TestXcetopOnce checks xcetop --once: one plain frame of the size asked,
-// with -u and -q as starting filters.
+// TestXcetopOnce checks xcetop --once: one plain frame for a pipe (no
+// wider than asked, no cursor, no key hints, no blank lines or trailing
+// blanks to fill the terminal), with -u and -q as starting filters.
 func TestXcetopOnce(t *testing.T) {
 	c := newCluster(t)
 	a := c.submit("", "-J", "alpha", "sleep", "600")
 	c.waitState(a, "RUN")
 	out := c.must("", "xcetop", "--once", "--width", "80", "--height", "24")
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 24 {
-		t.Fatalf("%d lines, want 24:\n%s", len(lines), out)
+	// The overview (5), the tabs, the table's head, one job, the count.
+	if len(lines) != 9 {
+		t.Fatalf("%d lines, want 9:\n%s", len(lines), out)
+	}
+	for i, l := range lines {
+		if l == "" || strings.HasSuffix(l, " ") || strings.HasPrefix(l, ">") || len([]rune(l)) > 80 {
+			t.Errorf("line %d is not a clean line of at most 80 columns: %q", i+1, l)
+		}
+	}
+	if strings.Contains(out, "?:keys") {
+		t.Errorf("--once printed key hints:\n%s", out)
 	}
 	if strings.Contains(out, "\x1b") {
 		t.Fatalf("--once printed escape sequences:\n%q", out)

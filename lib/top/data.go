@@ -283,6 +283,7 @@ func (r *rate) last() int { return r.buckets[rateMinutes-1] }
 // overview is what the header shows.
 type overview struct {
 	hosts      [5]int // by api.HostState
+	hostsFull  int    // of hosts[HOST_CLOSED]: full or exclusive, not closed by an administrator
 	slotsUsed  int64
 	slotsTotal int64
 	memTotalKB int64

@@ -33,8 +33,17 @@
 //     jobs; hosts and queues are controlled by administrators only, as the
 //     controller decides. It checks again, and its refusal is shown.
 //   - Every state has a glyph as well as a colour (▶ RUN, ○ PEND, ◌ PSUSP,
-//     ‖ suspended, ✔ DONE, ✘ EXIT; ● ok, ◐ closed, ✘ unavail, ? unreach),
-//     the selected row a ">"; NO_COLOR and --once draw no colour at all.
+//     ‖ suspended, ✔ DONE, ✘ EXIT; ● ok, ◑ full (closed_Full or
+//     closed_Excl: busy, not closed by anyone), ◐ closed by an
+//     administrator, ✘ unavail, ? unreach), the selected row a ">";
+//     NO_COLOR and --once draw no colour at all. The overview counts full
+//     hosts apart from closed ones.
+//   - Tables never cut a value in the middle: numeric columns (job ids,
+//     slots, memory) are as wide as their widest visible value, the bars
+//     and the job name give up the room; only free text (names, reasons)
+//     is cut, with "~".
+//   - --once prints one frame for a pipe: no cursor, no key hints, no
+//     blank lines to the terminal's height, no trailing blanks.
 //   - A drilled-into job's output is read from where bpeek finds it, so it
 //     shows when xcetop runs where that file is visible.
 package top

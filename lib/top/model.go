@@ -40,6 +40,8 @@ type Options struct {
 	Now    func() time.Time // the clock; time.Now when nil
 	// ReadFile reads a job's output from an offset (os by default).
 	ReadFile func(path string, off int64) ([]byte, error)
+	// Once draws frames for a pipe (xcetop --once): see Frame.
+	Once bool
 }
 
 type mode int
@@ -422,6 +424,9 @@ func (m *Model) overview() {
 		h.jobs = a.hostJobs[hh.GetName()]
 		if st := int(hh.GetState()); st < len(ov.hosts) {
 			ov.hosts[st]++
+		}
+		if busyNotClosed(hh) {
+			ov.hostsFull++
 		}
 		ov.slotsTotal += int64(hh.GetMaxSlots())
 		ov.slotsUsed += int64(hh.GetNjobs())

@@ -44,8 +44,17 @@ func newSim(nh, nj int) *sim {
 		case i%211 == 3:
 			st = api.HostState_HOST_UNREACH
 		}
-		s.hosts = append(s.hosts, &api.Host{Name: fmt.Sprintf("node%05d", i), State: st, MaxSlots: 32, Njobs: int32(i % 33),
-			Ncpus: 32, MaxmemKb: 256 << 20, MemKb: int64(256-i%200) << 20, R1M: float64(i%40) / 2, Ut: float64(i%100) / 100, Ngpus: int32(i % 3 / 2 * 4)})
+		h := &api.Host{Name: fmt.Sprintf("node%05d", i), State: st, MaxSlots: 32, Njobs: int32(i % 33),
+			Ncpus: 32, MaxmemKb: 256 << 20, MemKb: int64(256-i%200) << 20, R1M: float64(i%40) / 2, Ut: float64(i%100) / 100, Ngpus: int32(i % 3 / 2 * 4)}
+		// As the controller reports them: an administrator's closed_Adm,
+		// a host whose slots are all taken closed_Full.
+		switch {
+		case st == api.HostState_HOST_CLOSED:
+			h.StatusDetail = "closed_Adm"
+		case st == api.HostState_HOST_OK && h.Njobs >= h.MaxSlots:
+			h.State, h.StatusDetail = api.HostState_HOST_CLOSED, "closed_Full"
+		}
+		s.hosts = append(s.hosts, h)
 	}
 	s.queues = []*api.Queue{
 		{Name: "normal", Priority: 30, Open: true, Active: true, IsDefault: true, Njobs: 10, Pend: 4, Run: 6},

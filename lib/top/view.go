@@ -47,11 +47,14 @@ func jobGlyph(s api.JobState) (string, lipgloss.Style) {
 	return "?", stBad
 }
 
-func hostGlyph(s api.HostState) (string, lipgloss.Style) {
-	switch s {
+func hostGlyph(h *api.Host) (string, lipgloss.Style) {
+	switch h.GetState() {
 	case api.HostState_HOST_OK:
 		return "●", stOK
 	case api.HostState_HOST_CLOSED:
+		if busyNotClosed(h) {
+			return "◑", stInfo
+		}
 		return "◐", stWarn
 	case api.HostState_HOST_UNAVAIL:
 		return "✘", stBad
@@ -59,7 +62,17 @@ func hostGlyph(s api.HostState) (string, lipgloss.Style) {
 	return "?", stBad
 }
 
-func stateWord(h *api.Host) string { return lsfout.HostStatus(h, false) }
+// stateWord is the host's status as bhosts -w prints it: closed_Full for a
+// host that is merely full, closed_Adm for one an administrator closed.
+func stateWord(h *api.Host) string { return lsfout.HostStatus(h, true) }
+
+// busyNotClosed reports whether a closed host is closed only because its
+// slots are taken (closed_Full) or an exclusive job holds it
+// (closed_Excl): it opens by itself, no administrator closed it.
+func busyNotClosed(h *api.Host) bool {
+	d := h.GetStatusDetail()
+	return h.GetState() == api.HostState_HOST_CLOSED && (d == "closed_Full" || d == "closed_Excl")
+}
 
 // View draws the frame.
 func (m *Model) View() string {
@@ -95,7 +108,7 @@ func (m *Model) View() string {
 		for _, l := range strings.Split(m.vp.View(), "\n") {
 			emit(l)
 		}
-		for lines < m.h-1 {
+		for lines < m.h-1 && !m.opt.Once {
 			emit("")
 		}
 	default:
@@ -104,9 +117,16 @@ func (m *Model) View() string {
 		for _, r := range rows {
 			emit(r)
 		}
-		for lines < m.h-1 {
+		for lines < m.h-1 && !m.opt.Once {
 			emit("")
 		}
+	}
+	if m.opt.Once {
+		// A frame for a pipe: what the table holds, no key hints.
+		if m.pane == PaneJobs && m.detail == nil {
+			emit(fmt.Sprintf("%d/%d jobs", len(m.view), len(m.jobs)))
+		}
+		return b.String()
 	}
 	emit(m.footer())
 	return b.String()
@@ -145,14 +165,23 @@ func (m *Model) header() []string {
 	l1 := spread(left, right, w)
 
 	ov := &m.ov
-	hosts := fmt.Sprintf("Hosts %s %d ok %s %d closed %s %d unavail %s %d unreach",
+	hosts := fmt.Sprintf("Hosts %s %d ok %s %d full %s %d closed %s %d unavail %s %d unreach",
 		stOK.Render("●"), ov.hosts[api.HostState_HOST_OK],
-		stWarn.Render("◐"), ov.hosts[api.HostState_HOST_CLOSED],
+		stInfo.Render("◑"), ov.hostsFull,
+		stWarn.Render("◐"), ov.hosts[api.HostState_HOST_CLOSED]-ov.hostsFull,
 		stBad.Render("✘"), ov.hosts[api.HostState_HOST_UNAVAIL],
 		stBad.Render("?"), ov.hosts[api.HostState_HOST_UNREACH])
 	slots := fmt.Sprintf("Slots %d/%d ", ov.slotsUsed, ov.slotsTotal)
-	barW := max(5, w-lipgloss.Width(hosts)-len(slots)-8)
-	barW = min(barW, 40)
+	// "  " before the slots, " 42%" after the bar.
+	if w-lipgloss.Width(hosts)-2-len(slots)-4 < 7 {
+		hosts = fmt.Sprintf("Hosts %s%d %s%d %s%d %s%d %s%d",
+			stOK.Render("●"), ov.hosts[api.HostState_HOST_OK],
+			stInfo.Render("◑"), ov.hostsFull,
+			stWarn.Render("◐"), ov.hosts[api.HostState_HOST_CLOSED]-ov.hostsFull,
+			stBad.Render("✘"), ov.hosts[api.HostState_HOST_UNAVAIL],
+			stBad.Render("?"), ov.hosts[api.HostState_HOST_UNREACH])
+	}
+	barW := min(40, max(5, w-lipgloss.Width(hosts)-2-len(slots)-4))
 	l2 := hosts + "  " + slots + bar(float64(ov.slotsUsed), float64(ov.slotsTotal), barW) + pct(ov.slotsUsed, ov.slotsTotal)
 
 	mem := fmt.Sprintf("Mem resv %s used %s of %s ", kb(ov.memResvKB), kb(ov.memUsedKB), kb(ov.memTotalKB))
@@ -244,25 +273,29 @@ func (m *Model) table(n int) (string, []string) {
 	m.clampSel(p)
 	top := m.top[p]
 	end := min(m.rows(p), top+n)
+	sel := m.sel[p]
+	if m.opt.Once {
+		sel = -1 // no cursor in a frame for a pipe
+	}
 	var rows []string
 	var head string
 	switch p {
 	case PaneJobs:
-		cols := m.jobCols()
+		cols := m.jobCols(m.view[top:end])
 		head = cols.head()
 		for i := top; i < end; i++ {
-			rows = append(rows, m.jobLine(cols, m.view[i], i == m.sel[p]))
+			rows = append(rows, m.jobLine(cols, m.view[i], i == sel))
 		}
 	case PaneHosts:
-		c := m.hostCols()
+		c := m.hostCols(m.hview[top:end])
 		head = c.head
 		for i := top; i < end; i++ {
-			rows = append(rows, m.hostLine(c, m.hview[i], i == m.sel[p]))
+			rows = append(rows, m.hostLine(c, m.hview[i], i == sel))
 		}
 	case PaneQueues:
 		head = fit(fmt.Sprintf("   %-16s %4s %-14s %5s %5s %6s %6s %6s %6s", "QUEUE_NAME", "PRIO", "STATUS", "MAX", "JL/U", "NJOBS", "PEND", "RUN", "SUSP"), m.w)
 		for i := top; i < end; i++ {
-			rows = append(rows, m.queueLine(m.queues[i], i == m.sel[p]))
+			rows = append(rows, m.queueLine(m.queues[i], i == sel))
 		}
 	case PaneUsers:
 		head = fit(fmt.Sprintf("   %-16s %6s %6s %6s %6s %7s %9s", "USER", "NJOBS", "PEND", "RUN", "SUSP", "SHARES", "PRIORITY"), m.w)
@@ -274,7 +307,7 @@ func (m *Model) table(n int) (string, []string) {
 				sh = strconv.Itoa(int(u.shares))
 			}
 			line := fit(fmt.Sprintf("   %-16s %6d %6d %6d %6d %7s %9s", cut(u.name, 16), u.pend+u.run+u.susp, u.pend, u.run, u.susp, sh, pr), m.w)
-			if i == m.sel[p] {
+			if i == sel {
 				line = ">" + stSel.Render(line[1:])
 			}
 			rows = append(rows, line)
@@ -301,11 +334,20 @@ type jobCols struct {
 
 // jobCols fits the job table to the width: at 80 columns bjobs's own
 // columns; from 120 wider ones and SLOTS; from 160 also RUN_TIME and the
-// first pending reason (or why it ended).
-func (m *Model) jobCols() jobCols {
+// first pending reason (or why it ended). JOBID, SLOTS and RUN_TIME widen
+// to their widest visible value (an array element's "1234567[1000]"),
+// never cut; the job name gives up the room, then the text columns (user,
+// queue, host, cut with "~").
+func (m *Model) jobCols(rows []*jobRow) jobCols {
 	c := jobCols{w: m.w, id: 10, user: 9, stat: 5, queue: 10, host: 12, submit: 12}
 	if m.w >= 120 {
 		c.user, c.queue, c.host, c.slots = 12, 14, 18, 5
+	}
+	for _, r := range rows {
+		c.id = max(c.id, len(r.id))
+		if c.slots > 0 {
+			c.slots = max(c.slots, len(strconv.Itoa(r.slots)))
+		}
 	}
 	if m.w >= 160 {
 		c.run = 10
@@ -315,7 +357,18 @@ func (m *Model) jobCols() jobCols {
 		used += c.slots + 1
 	}
 	if c.run > 0 {
+		for _, r := range rows {
+			c.run = max(c.run, len(runTime(r.job, m.now)))
+		}
 		used += c.run + 1
+	}
+	// Below 8 columns for the name, the text columns give up room.
+	for _, w := range []*int{&c.host, &c.queue, &c.user} {
+		if short := 8 - (m.w - used); short > 0 {
+			cut := min(short, *w-6)
+			*w -= cut
+			used -= cut
+		}
 	}
 	rest := m.w - used
 	c.name = max(8, rest)
@@ -397,27 +450,51 @@ func reason(j *api.Job) string {
 	return ""
 }
 
+// hostCols are the host table's widths. Every column but the two bars is
+// as wide as its widest visible value, so no value is ever cut; the bars
+// take what is left (4 to 40 columns each), and the host name is cut
+// (with "~") only when even 4-column bars leave it no room.
 type hostCols struct {
-	name, slotBar, memBar int
-	wide                  bool
-	head                  string
+	name, status, slots, mem, slotBar, memBar int
+	wide                                      bool
+	head                                      string
 }
 
-func (m *Model) hostCols() hostCols {
-	// The two bars share what the other columns leave.
-	c := hostCols{name: 14}
-	fixed := 3 + c.name + 1 + 7 + 1 + 8 + 1 + 5 + 1 + 4 + 1 + 12 + 1 + 5
-	if m.w >= 120 {
-		c.name, c.wide = 24, true
-		fixed = 3 + c.name + 1 + 7 + 1 + 8 + 1 + 5 + 1 + 5 + 1 + 4 + 1 + 12 + 1 + 5 + 1 + 5 + 1 + 5
+func hostSlots(h *api.Host) string { return fmt.Sprintf("%d/%d", h.GetNjobs(), h.GetMaxSlots()) }
+
+func hostMem(h *api.Host) string {
+	return kb(max(0, h.GetMaxmemKb()-h.GetMemKb())) + "/" + kb(h.GetMaxmemKb())
+}
+
+func (m *Model) hostCols(rows []*hostRow) hostCols {
+	c := hostCols{name: 9, status: 7, slots: 5, mem: 11, wide: m.w >= 120}
+	for _, hr := range rows {
+		h := hr.host
+		c.name = max(c.name, len([]rune(h.GetName())))
+		c.status = max(c.status, len(stateWord(h)))
+		c.slots = max(c.slots, len(hostSlots(h)))
+		c.mem = max(c.mem, len(hostMem(h)))
 	}
-	bars := max(4, min(40, (m.w-fixed)/2))
+	// The glyph's 3 columns, then name status [bar] slots r1m [r15m] ut
+	// [bar] mem JOBS [CPUS GPUS], one blank between columns and after
+	// each bar.
+	fixed := func() int {
+		n := 3 + c.name + 1 + c.status + 1 + 1 + c.slots + 1 + 5 + 1 + 4 + 1 + 1 + c.mem + 1 + 5
+		if c.wide {
+			n += 5 + 1 + 5 + 1 + 5 + 1
+		}
+		return n
+	}
+	if over := fixed() + 2*4 - m.w; over > 0 {
+		c.name = max(4, c.name-over)
+	}
+	bars := max(4, min(40, (m.w-fixed())/2))
 	c.slotBar, c.memBar = bars, bars
-	head := "   " + pad("HOST_NAME", c.name) + " " + pad("STATUS", 7) + " " + pad("SLOTS", c.slotBar+8) + " " + padL("r1m", 5)
+	head := "   " + pad("HOST_NAME", c.name) + " " + pad("STATUS", c.status) + " " + pad("SLOTS", c.slotBar+1+c.slots) + " " + padL("r1m", 5)
 	if c.wide {
 		head += " " + padL("r15m", 5)
 	}
-	head += " " + padL("ut", 4) + " " + pad("MEM used/max", c.memBar+12) + " " + padL("JOBS", 5)
+	head += " " + padL("ut", 4) + " " + pad("MEM used/max", c.memBar+1+c.mem) + " " + padL("JOBS", 5)
 	if c.wide {
 		head += " " + padL("CPUS", 5) + " " + padL("GPUS", 5)
 	}
@@ -427,16 +504,16 @@ func (m *Model) hostCols() hostCols {
 
 func (m *Model) hostLine(c hostCols, hr *hostRow, sel bool) string {
 	h := hr.host
-	gl, st := hostGlyph(h.GetState())
+	gl, st := hostGlyph(h)
 	used := max(0, h.GetMaxmemKb()-h.GetMemKb())
-	s := pad(h.GetName(), c.name) + " " + pad(stateWord(h), 7) + " " +
-		bar(float64(h.GetNjobs()), float64(h.GetMaxSlots()), c.slotBar) + " " + pad(fmt.Sprintf("%d/%d", h.GetNjobs(), h.GetMaxSlots()), 7) + " " +
+	s := pad(h.GetName(), c.name) + " " + pad(stateWord(h), c.status) + " " +
+		bar(float64(h.GetNjobs()), float64(h.GetMaxSlots()), c.slotBar) + " " + pad(hostSlots(h), c.slots) + " " +
 		padL(strconv.FormatFloat(h.GetR1M(), 'f', 1, 64), 5) + " "
 	if c.wide {
 		s += padL(strconv.FormatFloat(h.GetR15M(), 'f', 1, 64), 5) + " "
 	}
 	s += padL(strconv.Itoa(int(math.Round(h.GetUt()*100)))+"%", 4) + " " +
-		bar(float64(used), float64(h.GetMaxmemKb()), c.memBar) + " " + pad(kb(used)+"/"+kb(h.GetMaxmemKb()), 11) + " " + padL(strconv.Itoa(hr.jobs), 5)
+		bar(float64(used), float64(h.GetMaxmemKb()), c.memBar) + " " + pad(hostMem(h), c.mem) + " " + padL(strconv.Itoa(hr.jobs), 5)
 	if c.wide {
 		s += " " + padL(strconv.Itoa(int(h.GetNcpus())), 5) + " " + padL(strconv.Itoa(int(h.GetNgpus())), 5)
 	}
@@ -562,7 +639,7 @@ func (m *Model) hostDetail(b *strings.Builder, name string) {
 		b.WriteString("host " + name + " is gone\n")
 		return
 	}
-	gl, st := hostGlyph(h.GetState())
+	gl, st := hostGlyph(h)
 	fmt.Fprintf(b, "%s %s  %s  slots %d/%d  ncpus %d  mem %s free of %s  gpus %d  type %s model %s\n",
 		st.Render(gl), stBold.Render(h.GetName()), lsfout.HostStatus(h, true), h.GetNjobs(), h.GetMaxSlots(), h.GetNcpus(),
 		kb(h.GetMemKb()), kb(h.GetMaxmemKb()), h.GetNgpus(), h.GetType(), h.GetModel())
@@ -604,7 +681,7 @@ func (m *Model) hostDetail(b *strings.Builder, name string) {
 	}
 	sortRows(on, colID, false)
 	fmt.Fprintf(b, "%s (%d)\n", stBold.Render("JOBS ON THIS HOST"), len(on))
-	cols := m.jobCols()
+	cols := m.jobCols(on)
 	b.WriteString(stHead.Render(cols.head()) + "\n")
 	for _, r := range on {
 		b.WriteString(m.jobLine(cols, r, false) + "\n")

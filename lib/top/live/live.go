@@ -165,7 +165,7 @@ func Main(args []string) int {
 	if *once || os.Getenv("NO_COLOR") != "" {
 		lipgloss.SetColorProfile(termenv.Ascii)
 	}
-	m := top.New(top.Options{Ctl: ctl, Pane: p, Filter: filter, Me: me})
+	m := top.New(top.Options{Ctl: ctl, Pane: p, Filter: filter, Me: me, Once: *once})
 	if *once {
 		return printOnce(ctl, m, info, *width, *height)
 	}
