@@ -248,13 +248,11 @@ func TestCleanRestart(t *testing.T) {
 }
 
 // bsub -E and -Ep: the pre-exec runs before the job, the post-exec after
-// it, both into the job's output; a failing pre-exec is retried, and exit
-// 99 makes the job exit at once.
+// it, both into the job's output; exit 99 makes the job exit at once.
 func TestPrePostExec(t *testing.T) {
 	c := newCluster(t)
 	ok := c.submit("", "-E", "echo pre", "-Ep", "echo post", "-o", "out.%J", "echo job")
 	abort := c.submit("", "-E", "exit 99", "true")
-	retry := c.submit("", "-E", "exit 3", "true")
 	c.waitState(ok, "DONE")
 	out, _ := os.ReadFile(filepath.Join(c.work, "out."+ok))
 	if !strings.HasPrefix(string(out), "pre\njob\npost\n") {
@@ -264,7 +262,65 @@ func TestPrePostExec(t *testing.T) {
 	if code := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "exit_code", abort)); code != "99" {
 		t.Errorf("pre-exec abort: exit code %q", code)
 	}
-	c.waitState(retry, "EXIT")
+}
+
+// A failing pre-exec sends the job back to PEND with LSF's reason and is
+// tried again after the retry interval (later scheduling cycles, not
+// several times a second), up to local_max_preexec_retry; then the job is
+// suspended (LSF's default action) or ends (action "exit"). Without a
+// limit (LSF's default) it keeps pending and retrying.
+func TestPreExecRetry(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "xce.toml")
+	conf := "[cluster]\nlocal_max_preexec_retry = 3\npreexec_retry_interval = \"1s\"\n"
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newCluster(t, "--config", path)
+	start := time.Now()
+	susp := c.submit("", "-E", "exit 3", "true")
+	c.waitState(susp, "PSUSP")
+	if took := time.Since(start); took < 2*time.Second {
+		t.Errorf("3 attempts 1 s apart took %v: retried without waiting", took)
+	}
+	if r := c.must("", "bjobs", "-p", susp); !strings.Contains(r, "Job pre-exec retry limit") {
+		t.Errorf("suspended at the retry limit, bjobs -p says:\n%s", r)
+	}
+	if h := c.must("", "bhist", "-l", susp); strings.Count(h, "pre-exec command exited") != 3 {
+		t.Errorf("want 3 failed attempts in bhist -l:\n%s", h)
+	}
+
+	conf += "local_max_preexec_retry_action = \"exit\"\n"
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.must("", "badmin", "reconfig")
+	ended := c.submit("", "-E", "exit 4", "true")
+	c.waitState(ended, "EXIT")
+	if code := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "exit_code", ended)); code != "4" {
+		t.Errorf("ended at the retry limit: exit code %q, want the pre-exec's 4", code)
+	}
+
+	// No limit, the default: pending with the reason between attempts.
+	if err := os.WriteFile(path, []byte("[cluster]\npreexec_retry_interval = \"30s\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.must("", "badmin", "reconfig")
+	pend := c.submit("", "-E", "exit 5", "true")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := c.must("", "bjobs", "-p", pend)
+		if strings.Contains(r, "The job's pre-exec command exited with non-zero status") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pre-exec reason after a failure:\n%s", r)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	if h := c.must("", "bhist", "-l", pend); strings.Count(h, "pre-exec command exited") != 1 {
+		t.Errorf("dispatched again within the 30 s retry interval:\n%s", h)
+	}
 }
 
 // With xced running as root, a job runs as the user who submitted it, that

@@ -53,6 +53,19 @@ type Cluster struct {
 	// once it has been so this long; 0 keeps it pending (bsub -ti ends it
 	// at once either way).
 	OrphanJobTermGracePeriod Duration `toml:"orphan_job_term_grace_period"`
+	// LocalMaxPreexecRetry (LOCAL_MAX_PREEXEC_RETRY): how many times a
+	// job's pre-exec may fail (exit codes other than 0 and 99) before
+	// LocalMaxPreexecRetryAction; 0 = no limit, LSF's default.
+	LocalMaxPreexecRetry int `toml:"local_max_preexec_retry"`
+	// LocalMaxPreexecRetryAction (LOCAL_MAX_PREEXEC_RETRY_ACTION): what a
+	// job whose pre-exec reached the limit becomes: "suspend" (PSUSP,
+	// bresume lets it try again; LSF's default) or "exit".
+	LocalMaxPreexecRetryAction string `toml:"local_max_preexec_retry_action"`
+	// PreexecRetryInterval: how long a job whose pre-exec failed waits
+	// before it is dispatched again. LSF tries again at a later scheduling
+	// session (MBD_SLEEP_TIME, 10 s by default), so a host whose pre-exec
+	// check fails is not hammered; default 10s.
+	PreexecRetryInterval Duration `toml:"preexec_retry_interval"`
 }
 
 // Resource is a site-defined resource (lsf.shared Resource and

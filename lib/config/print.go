@@ -35,6 +35,9 @@ func (c *Config) Effective() string {
 	w.kv("max_array_size", cl.MaxArraySize)
 	w.kv("eadmin_trigger_duration", cl.EadminTriggerDuration)
 	w.kv("orphan_job_term_grace_period", cl.OrphanJobTermGracePeriod)
+	w.kv("local_max_preexec_retry", cl.LocalMaxPreexecRetry)
+	w.kv("local_max_preexec_retry_action", cl.LocalMaxPreexecRetryAction)
+	w.kv("preexec_retry_interval", cl.PreexecRetryInterval)
 
 	for _, name := range slices.Sorted(maps.Keys(c.Resources)) {
 		r := c.Resources[name]

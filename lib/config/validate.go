@@ -63,6 +63,12 @@ func (c *Config) defaults() {
 	if c.Cluster.EadminTriggerDuration == 0 {
 		c.Cluster.EadminTriggerDuration = 60
 	}
+	if c.Cluster.LocalMaxPreexecRetryAction == "" {
+		c.Cluster.LocalMaxPreexecRetryAction = "suspend"
+	}
+	if c.Cluster.PreexecRetryInterval == 0 {
+		c.Cluster.PreexecRetryInterval = 10
+	}
 	if len(c.Queues) == 0 {
 		c.Queues = Default("localhost", 1).Queues
 	}
@@ -485,6 +491,15 @@ func (c *Config) checkCluster(k *checker) {
 	}
 	if cl.MaxArraySize < 0 || cl.MaxArraySize > 2147483646 {
 		k.add("cluster.max_array_size", "%d: must be between 1 and 2147483646", cl.MaxArraySize)
+	}
+	if cl.LocalMaxPreexecRetry < 0 || cl.LocalMaxPreexecRetry >= 2147483647 {
+		k.add("cluster.local_max_preexec_retry", "%d: must be between 1 and 2147483646, or 0 for no limit", cl.LocalMaxPreexecRetry)
+	}
+	if a := cl.LocalMaxPreexecRetryAction; a != "suspend" && a != "exit" {
+		k.add("cluster.local_max_preexec_retry_action", "%q: use \"suspend\" or \"exit\"", a)
+	}
+	if cl.PreexecRetryInterval < 0 {
+		k.add("cluster.preexec_retry_interval", "%s: must not be negative", cl.PreexecRetryInterval)
 	}
 	for _, a := range cl.Administrators {
 		if !validName(strings.TrimPrefix(a, "~")) {

@@ -96,6 +96,10 @@ type Controller struct {
 	// never to be met; orphans the jobs schedule ends (TERM_ORPHAN_SYSTEM),
 	// committed with the cycle's dispatches.
 	orphanSince map[key]time.Time
+	// preExecRetryAt: when each job whose pre-exec failed may be
+	// dispatched again (the cluster's preexec_retry_interval after the
+	// failure). Kept in memory only: after a restart they may try at once.
+	preExecRetryAt map[key]time.Time
 	orphans     []store.Change
 	load        loadHistory
 	// conf is the configuration in force: read without c.mu (submissions
@@ -135,10 +139,6 @@ type hostState struct {
 	exclusive bool // running an exclusive job
 	closed    bool // badmin hclose
 }
-
-// maxPreExecRetry is how many times a job whose pre-exec fails is
-// dispatched before it exits (LSF's MAX_PREEXEC_RETRY default).
-const maxPreExecRetry = 5
 
 // idBlock is how many job ids are reserved with one durable write.
 const idBlock = 1000
@@ -544,11 +544,31 @@ func (c *Controller) applyReport(rep worker.Report, staged map[key]*api.Job) (st
 		e := c.event(nj, api.EventType_START, "", "running")
 		e.Pid, e.ExecHome, e.ExecCwd = ev.Pid, ev.ExecHome, ev.ExecCwd
 		return store.Change{Job: nj, Event: e}, true
-	case rep.Finished != nil && rep.Finished.Type == api.EventType_PEND_AGAIN && cur.PreExecFailures+1 < maxPreExecRetry:
-		// The pre-exec failed: back to pending, to be dispatched again.
-		nj.State = api.JobState_PEND
+	case rep.Finished != nil && rep.Finished.Type == api.EventType_PEND_AGAIN:
+		// The pre-exec failed (an exit code other than 99): back to
+		// pending, dispatched again after the retry interval, until the
+		// cluster's local_max_preexec_retry; then suspended (PSUSP) or
+		// ended, as local_max_preexec_retry_action says.
+		cl := &c.config().Cluster
 		nj.PreExecFailures++
 		nj.StartTime, nj.ExecHosts, nj.AllocSlots, nj.Pid, nj.ShepherdPid = 0, nil, 0, 0, 0
+		if lim := cl.LocalMaxPreexecRetry; lim > 0 && int(nj.PreExecFailures) >= lim {
+			detail := fmt.Sprintf("%s; %s (%d)", rep.Finished.Detail, reasonPreExecLimit, lim)
+			if cl.LocalMaxPreexecRetryAction == "exit" {
+				nj.State = api.JobState_EXIT
+				nj.EndTime = rep.Finished.Time
+				nj.ExitStatus = rep.Finished.ExitStatus
+				nj.TermReason, nj.TermReasonSet = api.TermReason_TERM_OTHER, true
+				return store.Change{Job: nj, Event: c.event(nj, api.EventType_FINISH, "", detail)}, true
+			}
+			nj.State, nj.HeldByAdmin = api.JobState_PSUSP, false
+			return store.Change{Job: nj, Event: c.event(nj, api.EventType_PEND_AGAIN, "", detail)}, true
+		}
+		nj.State = api.JobState_PEND
+		if c.preExecRetryAt == nil {
+			c.preExecRetryAt = map[key]time.Time{}
+		}
+		c.preExecRetryAt[k] = time.Now().Add(time.Duration(cl.PreexecRetryInterval) * time.Second)
 		return store.Change{Job: nj, Event: c.event(nj, api.EventType_PEND_AGAIN, "", rep.Finished.Detail)}, true
 	case rep.Finished != nil && cur.RequeuePending:
 		// brequeue of a running job: back to pending, not finished.
@@ -672,6 +692,8 @@ func (c *Controller) clean() {
 		}
 		gone = append(gone, j)
 		delete(c.jobs, k)
+		delete(c.preExecRetryAt, k)
+		delete(c.orphanSince, k)
 		els := c.byID[j.JobId]
 		out := els[:0]
 		for _, r := range els {

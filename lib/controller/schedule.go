@@ -26,6 +26,11 @@ const (
 	reasonArrayLimit = "The job array has reached its limit of running elements"
 	reasonDepWait    = "Job dependency condition not satisfied"
 	reasonDepNever   = "Dependency condition invalid or never satisfied"
+	// reasonPreExec waits out the retry interval after a failed pre-exec;
+	// reasonPreExecLimit is a job suspended at the retry limit
+	// (PEND_JOB_PRE_EXEC and PEND_PREEXEC_LIMIT).
+	reasonPreExec      = "The job's pre-exec command exited with non-zero status"
+	reasonPreExecLimit = "Job pre-exec retry limit"
 )
 
 // schedule decides which pending jobs start now (c.mu held). It checks
@@ -335,6 +340,9 @@ func (c *Controller) pendReason(r *rec) string {
 		if r.job.HeldByAdmin {
 			return reasonAdminHold
 		}
+		if lim := c.config().Cluster.LocalMaxPreexecRetry; lim > 0 && int(r.job.PreExecFailures) >= lim {
+			return reasonPreExecLimit
+		}
 		return reasonUserHold
 	case api.JobState_PEND:
 	default:
@@ -517,6 +525,16 @@ func (c *Controller) waitsRegardless(r *rec, now time.Time) bool {
 	if bt := r.eff.GetBeginTime(); bt > 0 && now.Unix() < bt {
 		r.why = reasonBegin
 		return true
+	}
+	if r.job.PreExecFailures > 0 {
+		k := key{r.job.JobId, r.job.ArrayIndex}
+		if at, ok := c.preExecRetryAt[k]; ok {
+			if now.Before(at) {
+				r.why = reasonPreExec
+				return true
+			}
+			delete(c.preExecRetryAt, k)
+		}
 	}
 	if dep := r.eff.GetDependency(); dep != "" {
 		switch c.dependencyMet(r, dep) {

@@ -658,6 +658,23 @@ func (im *importer) lsbParams(f *File) {
 					continue
 				}
 				im.cluster.set("max_array_size", tomlInt(n), "", psrc(p))
+			case "LOCAL_MAX_PREEXEC_RETRY":
+				n, err := strconv.ParseInt(p.Value, 10, 64)
+				if err != nil || n < 1 || n > 2147483647 {
+					im.note(psrc(p), "not translated: %q is not a number from 1 to 2147483647", p.Value)
+					continue
+				}
+				if n == 2147483647 {
+					n = 0 // LSF's "unlimited"
+				}
+				im.cluster.set("local_max_preexec_retry", tomlInt(n), "", psrc(p))
+			case "LOCAL_MAX_PREEXEC_RETRY_ACTION":
+				switch a := strings.ToLower(p.Value); a {
+				case "suspend", "exit":
+					im.cluster.set("local_max_preexec_retry_action", config.TOMLString(a), "", psrc(p))
+				default:
+					im.note(psrc(p), "not translated: %q is neither SUSPEND nor EXIT", p.Value)
+				}
 			default:
 				im.notTranslated(p, paramsReasons)
 			}
