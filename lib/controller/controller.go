@@ -100,8 +100,8 @@ type Controller struct {
 	// dispatched again (the cluster's preexec_retry_interval after the
 	// failure). Kept in memory only: after a restart they may try at once.
 	preExecRetryAt map[key]time.Time
-	orphans     []store.Change
-	load        loadHistory
+	orphans        []store.Change
+	load           loadHistory
 	// conf is the configuration in force: read without c.mu (submissions
 	// layer against it), swapped by Reconfig.
 	conf atomic.Pointer[config.Config]
