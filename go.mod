@@ -6,6 +6,8 @@ require github.com/pelletier/go-toml/v2 v2.4.3
 
 require github.com/creack/pty v1.1.24
 
+require github.com/prometheus/procfs v0.23.0
+
 require (
 	github.com/atotto/clipboard v0.1.4 // indirect
 	github.com/aymanbagabas/go-osc52/v2 v2.0.1 // indirect

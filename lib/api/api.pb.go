@@ -2158,10 +2158,21 @@ type Host struct {
 	Reserved map[string]float64 `protobuf:"bytes,33,rep,name=reserved,proto3" json:"reserved,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
 	// The CPU topology (lshosts -l): sockets, cores per socket, threads per
 	// core; 0 = unknown.
-	Nprocs        int32 `protobuf:"varint,34,opt,name=nprocs,proto3" json:"nprocs,omitempty"`
-	Ncores        int32 `protobuf:"varint,35,opt,name=ncores,proto3" json:"ncores,omitempty"`
-	Nthreads      int32 `protobuf:"varint,36,opt,name=nthreads,proto3" json:"nthreads,omitempty"`
-	MaxtmpKb      int64 `protobuf:"varint,37,opt,name=maxtmp_kb,json=maxtmpKb,proto3" json:"maxtmp_kb,omitempty"` // size of /tmp
+	Nprocs   int32 `protobuf:"varint,34,opt,name=nprocs,proto3" json:"nprocs,omitempty"`
+	Ncores   int32 `protobuf:"varint,35,opt,name=ncores,proto3" json:"ncores,omitempty"`
+	Nthreads int32 `protobuf:"varint,36,opt,name=nthreads,proto3" json:"nthreads,omitempty"`
+	MaxtmpKb int64 `protobuf:"varint,37,opt,name=maxtmp_kb,json=maxtmpKb,proto3" json:"maxtmp_kb,omitempty"` // size of /tmp
+	// The other load indices, with LSF's meanings (lib/hostload): paging
+	// rate (pages swapped in and out per second), disk I/O (KB/s), login
+	// sessions, idle time (minutes). Unset where the host cannot measure
+	// them (lsload prints "-").
+	Pg *float64 `protobuf:"fixed64,38,opt,name=pg,proto3,oneof" json:"pg,omitempty"`
+	Io *float64 `protobuf:"fixed64,39,opt,name=io,proto3,oneof" json:"io,omitempty"`
+	Ls *int32   `protobuf:"varint,40,opt,name=ls,proto3,oneof" json:"ls,omitempty"`
+	It *float64 `protobuf:"fixed64,41,opt,name=it,proto3,oneof" json:"it,omitempty"`
+	// The host measured its memory, swap and /tmp: mem_kb, swp_kb and
+	// tmp_kb are values even when 0 (a host without swap has 0M free).
+	LoadMeasured  bool `protobuf:"varint,42,opt,name=load_measured,json=loadMeasured,proto3" json:"load_measured,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2425,6 +2436,41 @@ func (x *Host) GetMaxtmpKb() int64 {
 		return x.MaxtmpKb
 	}
 	return 0
+}
+
+func (x *Host) GetPg() float64 {
+	if x != nil && x.Pg != nil {
+		return *x.Pg
+	}
+	return 0
+}
+
+func (x *Host) GetIo() float64 {
+	if x != nil && x.Io != nil {
+		return *x.Io
+	}
+	return 0
+}
+
+func (x *Host) GetLs() int32 {
+	if x != nil && x.Ls != nil {
+		return *x.Ls
+	}
+	return 0
+}
+
+func (x *Host) GetIt() float64 {
+	if x != nil && x.It != nil {
+		return *x.It
+	}
+	return 0
+}
+
+func (x *Host) GetLoadMeasured() bool {
+	if x != nil {
+		return x.LoadMeasured
+	}
+	return false
 }
 
 type Queue struct {
@@ -5857,7 +5903,7 @@ const file_api_proto_rawDesc = "" +
 	"\vcpu_time_ms\x18\r \x01(\x03R\tcpuTimeMs\x12/\n" +
 	"\x05usage\x18\x0e \x01(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\x12\x1b\n" +
 	"\texec_home\x18\x0f \x01(\tR\bexecHome\x12\x19\n" +
-	"\bexec_cwd\x18\x10 \x01(\tR\aexecCwd\"\xbe\a\n" +
+	"\bexec_cwd\x18\x10 \x01(\tR\aexecCwd\"\xd3\b\n" +
 	"\x04Host\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x15.xce.api.v1.HostStateR\x05state\x12#\n" +
@@ -5895,10 +5941,19 @@ const file_api_proto_rawDesc = "" +
 	"\x06nprocs\x18\" \x01(\x05R\x06nprocs\x12\x16\n" +
 	"\x06ncores\x18# \x01(\x05R\x06ncores\x12\x1a\n" +
 	"\bnthreads\x18$ \x01(\x05R\bnthreads\x12\x1b\n" +
-	"\tmaxtmp_kb\x18% \x01(\x03R\bmaxtmpKb\x1a;\n" +
+	"\tmaxtmp_kb\x18% \x01(\x03R\bmaxtmpKb\x12\x13\n" +
+	"\x02pg\x18& \x01(\x01H\x00R\x02pg\x88\x01\x01\x12\x13\n" +
+	"\x02io\x18' \x01(\x01H\x01R\x02io\x88\x01\x01\x12\x13\n" +
+	"\x02ls\x18( \x01(\x05H\x02R\x02ls\x88\x01\x01\x12\x13\n" +
+	"\x02it\x18) \x01(\x01H\x03R\x02it\x88\x01\x01\x12#\n" +
+	"\rload_measured\x18* \x01(\bR\floadMeasured\x1a;\n" +
 	"\rReservedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xfe\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B\x05\n" +
+	"\x03_pgB\x05\n" +
+	"\x03_ioB\x05\n" +
+	"\x03_lsB\x05\n" +
+	"\x03_it\"\xfe\n" +
 	"\n" +
 	"\x05Queue\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
@@ -6492,6 +6547,7 @@ func file_api_proto_init() {
 	if File_api_proto != nil {
 		return
 	}
+	file_api_proto_msgTypes[6].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

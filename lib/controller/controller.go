@@ -32,6 +32,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/config"
+	"xce/lib/hostload"
 	"xce/lib/resreq"
 	"xce/lib/store"
 	"xce/lib/worker"
@@ -102,6 +103,7 @@ type Controller struct {
 	preExecRetryAt map[key]time.Time
 	orphans        []store.Change
 	load           loadHistory
+	hostLoad       *hostload.Sampler
 	// conf is the configuration in force: read without c.mu (submissions
 	// layer against it), swapped by Reconfig.
 	conf atomic.Pointer[config.Config]
@@ -165,6 +167,7 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 		used:     map[key]*api.ResourceUsage{},
 		kick:     make(chan struct{}, 1),
 		started:  time.Now(),
+		hostLoad: hostload.New(hostload.Paths{}),
 	}
 	c.conf.Store(cfg.Cluster)
 	for _, q := range cfg.Cluster.APIQueues() {
@@ -411,6 +414,9 @@ func (c *Controller) Run(ctx context.Context) {
 			return
 		case <-c.kick:
 		case <-tick.C:
+			// The averaged load indices follow the host as often as
+			// they are sampled.
+			c.hostLoad.Latest(time.Now(), time.Second)
 		case <-clean.C:
 			c.clean()
 		case <-prune.C:

@@ -7,6 +7,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/config"
+	"xce/lib/resreq"
 )
 
 const hostsQueuesConfig = `
@@ -112,7 +113,7 @@ func TestParseHostFilter(t *testing.T) {
 		{"order[type]", "order[type]: column 7: order[] sorts by numeric resources"},
 		{"2*{select[fast]} + 2*{-}", "2*{select[fast]} + 2*{-}: a compound or alternative requirement does not select hosts. Bad resource requirement syntax."},
 	} {
-		_, err := parseHostFilter(conf, tc.text)
+		_, err := parseHostFilter(conf, tc.text, resreq.Local{Type: detectedHostType, Model: detectedHostModel})
 		switch {
 		case tc.err == "" && err != nil:
 			t.Errorf("%q: %v", tc.text, err)
@@ -181,4 +182,40 @@ func TestListHostsAndShares(t *testing.T) {
 	if qs, _ := c.ListQueues(&api.ListQueuesRequest{Names: []string{"normal"}}); len(qs[0].ShareAccounts) != 0 {
 		t.Errorf("share accounts without share_info")
 	}
+}
+
+// A host's configured type and model are what lshosts, bhosts -l and
+// select[] see; `type == local` means the submission host's type (this
+// host's, configured); every load index Linux gives is reported.
+func TestConfiguredTypeAndModel(t *testing.T) {
+	c, _ := newTestControllerWith(t, `
+[hosts.hostA]
+slots = 4
+type = "LINUXAVX"
+model = "EPYC_9654"
+`, 4, -1)
+	r, err := c.ListHosts(&api.ListHostsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := r.Hosts[0]; h.Type != "LINUXAVX" || h.Model != "EPYC_9654" {
+		t.Errorf("type %q model %q, want the configured LINUXAVX and EPYC_9654", h.Type, h.Model)
+	}
+	if h := r.Hosts[0]; !h.LoadMeasured || h.Pg == nil || h.Io == nil || h.MemKb <= 0 || h.R1M < 0 {
+		t.Errorf("load indices not measured: %v", h)
+	}
+	for _, tc := range []struct {
+		rr   string
+		want int
+	}{{"type == LINUXAVX", 1}, {"type == X86_64", 0}, {"model == EPYC_9654", 1}, {"model == x86_64", 0}, {"type == local", 1}, {"model == local", 1}} {
+		r, err := c.ListHosts(&api.ListHostsRequest{ResReq: "select[" + tc.rr + "]"})
+		if err != nil || len(r.Hosts) != tc.want {
+			t.Errorf("-R select[%s]: %d hosts, %v; want %d", tc.rr, len(r.GetHosts()), err, tc.want)
+		}
+	}
+	job, err := c.Submit(alice, &api.JobSpec{Command: "a", ResReq: []string{"select[model == EPYC_9654 && type == local]"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the job selecting the configured model running", func() bool { return c.stateOf(job.JobId, 0) == api.JobState_RUN })
 }

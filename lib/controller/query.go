@@ -12,11 +12,11 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
 	"xce/lib/config"
+	"xce/lib/hostload"
 	"xce/lib/resreq"
 	"xce/lib/sched"
 )
@@ -348,7 +348,7 @@ func (c *Controller) ListHosts(req *api.ListHostsRequest) (*api.ListHostsReply, 
 		}
 	}
 	conf := c.config()
-	filter, err := parseHostFilter(conf, req.ResReq)
+	filter, err := parseHostFilter(conf, req.ResReq, c.local())
 	if err != nil {
 		return nil, err
 	}
@@ -361,8 +361,8 @@ func (c *Controller) ListHosts(req *api.ListHostsRequest) (*api.ListHostsReply, 
 		MaxSlots:  int32(c.cfg.Slots),
 		Ncpus:     int32(c.cfg.NCPUs),
 		MaxmemKb:  c.cfg.MaxMemKB,
-		Type:      hostType,
-		Model:     hostModel,
+		Type:      c.hostType(),
+		Model:     c.hostModel(),
 		CpuFactor: hostCPUFactor,
 	}
 	for _, r := range c.jobs {
@@ -394,9 +394,7 @@ func (c *Controller) ListHosts(req *api.ListHostsRequest) (*api.ListHostsReply, 
 	h.LoadIntervalSec = int32(loadInterval / time.Second)
 	view := sched.Look(c.snapshot(now, nil))
 	c.mu.Unlock()
-	fillLoad(h)
-	h.Ut = c.load.lastUt()
-	fillStatic(h)
+	c.fillLoad(h)
 	if hc := conf.Hosts[h.Name]; hc != nil {
 		h.Resources = slices.Sorted(slices.Values(hc.Attributes))
 	}
@@ -437,7 +435,7 @@ type hostFilter struct {
 
 // parseHostFilter compiles a -R requirement. Only its select and order
 // sections matter; a compound or alternative requirement is refused.
-func parseHostFilter(conf *config.Config, text string) (*hostFilter, error) {
+func parseHostFilter(conf *config.Config, text string, local resreq.Local) (*hostFilter, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, nil
 	}
@@ -452,7 +450,7 @@ func parseHostFilter(conf *config.Config, text string) (*hostFilter, error) {
 		return nil, bad(errors.New("a compound or alternative requirement does not select hosts"))
 	}
 	f := &hostFilter{}
-	if f.sel, err = conf.Schema().Compile(r.Simple.Select, resreq.Local{Type: hostType, Model: hostModel}); err != nil {
+	if f.sel, err = conf.Schema().Compile(r.Simple.Select, local); err != nil {
 		return nil, bad(err)
 	}
 	if r.Simple.Order != nil {
@@ -694,103 +692,48 @@ const (
 	loadSamples  = 120
 )
 
-// loadHistory is the host's recent r1m and CPU utilisation.
+// loadHistory is the host's recent r1m and CPU utilisation (c.mu).
 type loadHistory struct {
-	mu        sync.Mutex // only for prevBusy/prevTotal and last, read outside c.mu
-	r1m, ut   []float32  // guarded by c.mu
-	prevBusy  uint64
-	prevTotal uint64
-	last      float64
+	r1m, ut []float32
 }
 
-// sample adds one sample (c.mu not held; it takes it to append).
+// sampleLoad adds one sample to the history (c.mu not held; it takes it
+// to append).
 func (c *Controller) sampleLoad() {
-	h := &api.Host{}
-	fillLoad(h)
-	ut := c.load.cpuUtil()
+	ix := c.hostLoad.Latest(time.Now(), time.Second)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.load.r1m = append(c.load.r1m, float32(h.R1M))
-	c.load.ut = append(c.load.ut, float32(ut))
+	c.load.r1m = append(c.load.r1m, float32(ix.R1m))
+	c.load.ut = append(c.load.ut, float32(ix.Ut))
 	if n := len(c.load.r1m); n > loadSamples {
 		c.load.r1m = append(c.load.r1m[:0], c.load.r1m[n-loadSamples:]...)
 		c.load.ut = append(c.load.ut[:0], c.load.ut[n-loadSamples:]...)
 	}
 }
 
-// cpuUtil is the share of CPU time spent busy since the last call, from
-// /proc/stat (0..1).
-func (l *loadHistory) cpuUtil() float64 {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0
+// fillLoad gives h the local host's load indices, from a sample at most a
+// second old (the controller's loop samples every second, which keeps
+// the averaged indices current).
+func (c *Controller) fillLoad(h *api.Host) {
+	ix := c.hostLoad.Latest(time.Now(), time.Second)
+	h.R15S, h.R1M, h.R15M, h.Ut = ix.R15s, ix.R1m, ix.R15m, ix.Ut
+	h.MemKb, h.SwpKb, h.MaxswpKb, h.TmpKb, h.MaxtmpKb = ix.MemKB, ix.SwpKB, ix.MaxSwpKB, ix.TmpKB, ix.MaxTmpKB
+	h.LoadMeasured = ix.Have&(hostload.HaveMem|hostload.HaveSwp|hostload.HaveTmp) != 0
+	if ix.Have&hostload.HavePg != 0 {
+		h.Pg = &ix.Pg
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	if len(f) < 5 || f[0] != "cpu" {
-		return 0
+	if ix.Have&hostload.HaveIo != 0 {
+		h.Io = &ix.Io
 	}
-	var total, idle uint64
-	for i, v := range f[1:] {
-		n, _ := strconv.ParseUint(v, 10, 64)
-		total += n
-		if i == 3 || i == 4 { // idle, iowait
-			idle += n
-		}
+	if ix.Have&hostload.HaveLs != 0 {
+		ls := int32(ix.Ls)
+		h.Ls = &ls
 	}
-	busy := total - idle
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.prevTotal > 0 && total > l.prevTotal {
-		l.last = float64(busy-l.prevBusy) / float64(total-l.prevTotal)
+	if ix.Have&hostload.HaveIt != 0 {
+		h.It = &ix.It
 	}
-	l.prevBusy, l.prevTotal = busy, total
-	return l.last
-}
-
-func (l *loadHistory) lastUt() float64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.last
-}
-
-// fillLoad reads the local host's load indices.
-func fillLoad(h *api.Host) {
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		var f [3]float64
-		fields := strings.Fields(string(b))
-		for i := 0; i < 3 && i < len(fields); i++ {
-			f[i], _ = strconv.ParseFloat(fields[i], 64)
-		}
-		h.R15S, h.R1M, h.R15M = f[0], f[1], f[2]
-	}
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		fields := strings.Fields(string(b))
-		for i := 0; i+1 < len(fields); i++ {
-			v, _ := strconv.ParseInt(fields[i+1], 10, 64)
-			switch fields[i] {
-			case "MemAvailable:":
-				h.MemKb = v
-			case "SwapFree:":
-				h.SwpKb = v
-			case "SwapTotal:":
-				h.MaxswpKb = v
-			}
-		}
-	}
-}
-
-// fillStatic adds what lshosts -l shows of the local host and does not
-// change: its CPU topology and the size of /tmp (with what is free there,
-// the tmp load index).
-func fillStatic(h *api.Host) {
 	t := cpuTopology()
 	h.Nprocs, h.Ncores, h.Nthreads = t[0], t[1], t[2]
-	var st unix.Statfs_t
-	if unix.Statfs(os.TempDir(), &st) == nil {
-		h.MaxtmpKb = int64(st.Blocks) * st.Bsize / 1024
-		h.TmpKb = int64(st.Bavail) * st.Bsize / 1024
-	}
 }
 
 // cpuTopology is the local host's sockets, cores per socket and threads

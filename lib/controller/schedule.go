@@ -171,7 +171,8 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 
 	values := schema.NewHost()
 	h := &api.Host{}
-	fillLoad(h)
+	c.fillLoad(h)
+	local := c.local()
 	set := func(name string, v any) {
 		if n, ok := v.(int64); ok { // TOML integers
 			v = float64(n)
@@ -186,17 +187,16 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 	set("r1m", h.R1M)
 	set("r15m", h.R15M)
 	set("ncpus", float64(c.cfg.NCPUs))
-	set("ut", c.load.lastUt())
+	set("ut", h.Ut)
 	set("cpuf", hostCPUFactor)
-	fillStatic(h)
 	for name, v := range map[string]float64{"tmp": float64(h.TmpKb) / 1024, "maxtmp": float64(h.MaxtmpKb) / 1024,
 		"nprocs": float64(h.Nprocs), "ncores": float64(h.Ncores), "nthreads": float64(h.Nthreads)} {
 		if v > 0 {
 			set(name, v)
 		}
 	}
-	set("type", hostType)
-	set("model", hostModel)
+	set("type", c.hostType())
+	set("model", c.hostModel())
 	set("hname", c.cfg.Host)
 	if hc := conf.Hosts[c.cfg.Host]; hc != nil {
 		for _, a := range hc.Attributes {
@@ -270,7 +270,7 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 			User: r.eff.GetUser(), Queue: r.eff.GetQueue(), Project: r.eff.GetProject(),
 			Account:  fairAccount(conf, r.eff.GetQueue(), r.eff.GetUserGroup()),
 			Req:      c.parsedReq(r),
-			Local:    resreq.Local{Type: hostType, Model: hostModel},
+			Local:    local,
 			MinSlots: int(r.eff.GetMinTasks()), MaxSlots: int(r.eff.GetMaxTasks()),
 			Hosts:     r.eff.hosts,
 			Exclusive: r.eff.GetExclusive(),
@@ -282,11 +282,35 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 	return snap
 }
 
-// The local host's type and model, as lshosts shows them.
+// The local host's detected type and model, as lshosts shows them when
+// the configuration does not name them.
 const (
-	hostType  = "X86_64"
-	hostModel = "x86_64"
+	detectedHostType  = "X86_64"
+	detectedHostModel = "x86_64"
 )
+
+// hostType is the local host's type: its host entry's type in xce.toml,
+// else the detected one. It is also what `type == local` means: in one
+// host, the submission host is this host.
+func (c *Controller) hostType() string {
+	if hc := c.config().Hosts[c.cfg.Host]; hc != nil && hc.Type != "" {
+		return hc.Type
+	}
+	return detectedHostType
+}
+
+// hostModel is the local host's model, configured or detected.
+func (c *Controller) hostModel() string {
+	if hc := c.config().Hosts[c.cfg.Host]; hc != nil && hc.Model != "" {
+		return hc.Model
+	}
+	return detectedHostModel
+}
+
+// local is what `type == local` and `model == local` mean.
+func (c *Controller) local() resreq.Local {
+	return resreq.Local{Type: c.hostType(), Model: c.hostModel()}
+}
 
 // parsedReq is a job's effective resource requirement, parsed once per
 // distinct string (c.mu held).

@@ -88,7 +88,6 @@ func mbMem(v float64) string {
 	}
 	return strconv.FormatFloat(v/1024, 'f', 0, 64) + "G"
 }
-func unknownLoad(*api.Host) (float64, bool) { return 0, false }
 
 // hostLoadIndices are the built-in load indices of bhosts -l (OpenLava's
 // widths: 6, ls 5), values in the index's unit (mem, swp, tmp in MB).
@@ -97,14 +96,18 @@ var hostLoadIndices = []hostLoadIndex{
 	{"r1m", 6, true, func(h *api.Host) (float64, bool) { return h.GetR1M(), true }, oneDecimal},
 	{"r15m", 6, true, func(h *api.Host) (float64, bool) { return h.GetR15M(), true }, oneDecimal},
 	{"ut", 6, true, func(h *api.Host) (float64, bool) { return h.GetUt(), true }, percent},
-	{"pg", 6, true, unknownLoad, oneDecimal},
-	{"io", 6, true, unknownLoad, noDecimal},
-	{"ls", 5, true, unknownLoad, noDecimal},
-	{"it", 6, false, unknownLoad, noDecimal},
-	{"tmp", 6, false, func(h *api.Host) (float64, bool) { return float64(h.GetTmpKb()) / 1024, h.GetTmpKb() > 0 }, mbMem},
-	{"swp", 6, false, func(h *api.Host) (float64, bool) { return float64(h.GetSwpKb()) / 1024, h.GetSwpKb() > 0 }, mbMem},
-	{"mem", 6, false, func(h *api.Host) (float64, bool) { return float64(h.GetMemKb()) / 1024, h.GetMemKb() > 0 }, mbMem},
+	{"pg", 6, true, func(h *api.Host) (float64, bool) { return h.GetPg(), h.Pg != nil }, oneDecimal},
+	{"io", 6, true, func(h *api.Host) (float64, bool) { return h.GetIo(), h.Io != nil }, noDecimal},
+	{"ls", 5, true, func(h *api.Host) (float64, bool) { return float64(h.GetLs()), h.Ls != nil }, noDecimal},
+	{"it", 6, false, func(h *api.Host) (float64, bool) { return h.GetIt(), h.It != nil }, noDecimal},
+	{"tmp", 6, false, func(h *api.Host) (float64, bool) { return float64(h.GetTmpKb()) / 1024, measured(h, h.GetTmpKb()) }, mbMem},
+	{"swp", 6, false, func(h *api.Host) (float64, bool) { return float64(h.GetSwpKb()) / 1024, measured(h, h.GetSwpKb()) }, mbMem},
+	{"mem", 6, false, func(h *api.Host) (float64, bool) { return float64(h.GetMemKb()) / 1024, measured(h, h.GetMemKb()) }, mbMem},
 }
+
+// measured reports whether a host gave an amount of tmp, swp or mem: 0 is
+// a value (no swap) when the host measured its load.
+func measured(h *api.Host, kb int64) bool { return kb > 0 || h.GetLoadMeasured() }
 
 // WriteHostsLong writes bhosts -l for hosts in the order given (OpenLava's
 // prtHostsLong, LSF 10.1's slots column): "HOST  name"; the STATUS CPUF

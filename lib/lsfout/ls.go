@@ -74,13 +74,36 @@ var lsLoadIndices = []lsLoadIndex{
 	{"r1m", 6, func(h *api.Host) string { return fmt.Sprintf("%.1f", h.GetR1M()) }},
 	{"r15m", 6, func(h *api.Host) string { return fmt.Sprintf("%.1f", h.GetR15M()) }},
 	{"ut", 5, func(h *api.Host) string { return fmt.Sprintf("%.0f%%", h.GetUt()*100) }},
-	{"pg", 6, func(*api.Host) string { return "-" }},
-	{"io", 6, func(*api.Host) string { return "-" }},
-	{"ls", 4, func(*api.Host) string { return "-" }},
-	{"it", 6, func(*api.Host) string { return "-" }},
-	{"tmp", 6, func(h *api.Host) string { return loadMem(h.GetTmpKb()) }},
-	{"swp", 6, func(h *api.Host) string { return loadMem(h.GetSwpKb()) }},
-	{"mem", 6, func(h *api.Host) string { return loadMem(h.GetMemKb()) }},
+	{"pg", 6, func(h *api.Host) string { return optional(h.Pg, "%.1f") }},
+	{"io", 6, func(h *api.Host) string { return optional(h.Io, "%.0f") }},
+	{"ls", 4, func(h *api.Host) string {
+		if h.Ls == nil {
+			return "-"
+		}
+		return fmt.Sprint(*h.Ls)
+	}},
+	{"it", 6, func(h *api.Host) string { return optional(h.It, "%.0f") }},
+	{"tmp", 6, func(h *api.Host) string { return measuredMem(h, h.GetTmpKb()) }},
+	{"swp", 6, func(h *api.Host) string { return measuredMem(h, h.GetSwpKb()) }},
+	{"mem", 6, func(h *api.Host) string { return measuredMem(h, h.GetMemKb()) }},
+}
+
+// optional formats a load index the host may not measure; "-" when it
+// does not.
+func optional(v *float64, format string) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf(format, *v)
+}
+
+// measuredMem is tmp, swp or mem: "0M" when the host measured nothing
+// free (a host without swap), "-" when it did not measure.
+func measuredMem(h *api.Host, kb int64) string {
+	if kb <= 0 && h.GetLoadMeasured() {
+		return "0M"
+	}
+	return loadMem(kb)
 }
 
 // lsLoadDefault is what lsload shows without -l or -I: every built-in
