@@ -281,7 +281,8 @@ func jobCommand(words []string) string {
 // word with the text the user gave:
 //   - a word holding whitespace is quoted whole: in double quotes, as
 //     OpenLava does, or in single quotes when it holds a character double
-//     quotes leave to the shell (" $ ` \), a ' written as '\”;
+//     quotes leave to the shell (" $ ` \), each ' in it closing the
+//     quotes, escaped and reopening them;
 //   - an empty word is "";
 //   - in any other word each character the shell would act on (; & | < >
 //     ( ) * ? [ ] { } ~ # ! ' " \ `) is escaped with a backslash, except $:

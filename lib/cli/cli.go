@@ -5,9 +5,34 @@
 // LSF options are single-dash words (-app, -noheader, -json), which pflag
 // would read as bundles of one-letter flags. Every LSF option is therefore
 // defined as a pflag long flag named exactly like the LSF option, and
-// lsfArgs rewrites argv (-app X → --app=X) before cobra parses it. For bsub
-// the rewrite stops at the first word that is not an option: that word and
-// everything after it are the job command (bsub -n 2 mpirun -np 2 ./a.out).
+// lsfArgs rewrites argv into pflag's form (-app X → --app=X) before cobra
+// parses it, by LSF's getopt rules, for every command alike:
+//
+//   - A word that is an option's whole name is that option, its value the
+//     next word: -noheader, -app X, -Is, -UF, -pl, -stat run. This always
+//     wins over the two readings below (bjobs -pl is -pl, not -p -l;
+//     bkill -stat is -stat, not -s tat).
+//   - Otherwise the word is a bundle of one-letter options, read left to
+//     right as getopt reads them: switches bundle (bjobs -aw, -lw, -ap),
+//     and a one-letter option that takes a value takes the rest of the
+//     word (bsub -n2, -qnormal, bjobs -uall, bkill -s9, -sKILL) or, at
+//     the word's end, the next word (bjobs -awu bob). Multi-letter options
+//     neither bundle nor take an attached value (bsub -Jdx is -J dx).
+//   - A value is the next word whatever it starts with (bsub -E -x).
+//   - "--" ends the options. Any other --word (--foo, --l) is an illegal
+//     option, with the usage line and exit status 255 (--help aside).
+//   - For bsub the first word that is not an option ends the options: it
+//     and every word after it, "-" words too, are the job's command (bsub
+//     -n 2 mpirun -np 2 ./a.out). The other commands take operands among
+//     their options (bkill 12 -s KILL).
+//
+// A word that fits none of these is named whole in the message (bjobs:
+// illegal option -- aZ), where getopt would name the letter. -h prints
+// the options as LSF spells them (-l, -q queue_name), as the man pages do.
+//
+// bsub joins the command's words into the line the job's shell runs as
+// OpenLava's bsub does (jobCommand): the first word as given, each later
+// word quoted so that the shell sees it as the one word the user gave.
 package cli
 
 import (
