@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -191,7 +190,6 @@ func TestHelpSpellsOptionsAsLSF(t *testing.T) {
 			t.Errorf("%s --nosuch: exit %d, %q", c.Name(), rc, errb.String())
 		}
 	}
-	var _ *cobra.Command // the commands are cobra's
 }
 
 // The job's shell sees each word as the user gave it: the words are joined
