@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mattn/go-shellwords"
@@ -116,7 +117,7 @@ func bsub(args []string) int {
 		return 255
 	}
 	if !isScript {
-		spec.Command = strings.Join(words, " ")
+		spec.Command = jobCommand(words)
 	} else {
 		dir, err := directives(script)
 		if err != nil {
@@ -130,7 +131,11 @@ func bsub(args []string) int {
 			dfs := pflag.NewFlagSet("bsub", pflag.ContinueOnError)
 			dfs.SetOutput(io.Discard)
 			bsubFlags(dfs, &fromScript)
-			if err := dfs.Parse(lsfArgs(dfs, dir, false)); err != nil {
+			argv, err := lsfArgs(dfs, dir, false)
+			if err == nil {
+				err = dfs.Parse(argv)
+			}
+			if err != nil {
 				fmt.Fprintf(sys.stderr, "#BSUB: %s. Job not submitted.\n", lsfFlagError(err))
 				return 255
 			}
@@ -254,6 +259,63 @@ func jobScript(words []string) (script string, isScript bool, err error) {
 		return "", false, nil // not a readable text file: a command
 	}
 	return string(b), true, nil
+}
+
+// jobCommand joins bsub's command words into the command line the job's
+// shell runs, as OpenLava's bsub does (CopyCommand): the first word as it
+// was given, so that a whole command line passed as one quoted word
+// (bsub "echo a; echo b") is the shell's to read, and every later word
+// quoted so that the shell sees that one word (bsub sh -c "exit 3" runs
+// sh -c "exit 3"). bjobs -l shows this line, as LSF's does.
+func jobCommand(words []string) string {
+	var b strings.Builder
+	b.WriteString(words[0])
+	for _, w := range words[1:] {
+		b.WriteByte(' ')
+		b.WriteString(shellWord(w))
+	}
+	return b.String()
+}
+
+// shellWord writes one argument for the job's shell so that it stays one
+// word with the text the user gave:
+//   - a word holding whitespace is quoted whole: in double quotes, as
+//     OpenLava does, or in single quotes when it holds a character double
+//     quotes leave to the shell (" $ ` \), each ' in it closing the
+//     quotes, escaped and reopening them;
+//   - an empty word is "";
+//   - in any other word each character the shell would act on (; & | < >
+//     ( ) * ? [ ] { } ~ # ! ' " \ `) is escaped with a backslash, except $:
+//     a variable in a word is expanded when the job runs, which LSF's job
+//     arrays rely on (bsub -J "a[1-10]" ./myJob input.\$LSB_JOBINDEX).
+func shellWord(w string) string {
+	if w == "" {
+		return `""`
+	}
+	if strings.IndexFunc(w, unicode.IsSpace) >= 0 {
+		if !strings.ContainsAny(w, "\"$`\\") {
+			return `"` + w + `"`
+		}
+		return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	var b strings.Builder
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if end := strings.IndexByte(w[i:], '}'); c == '$' && end > 1 && w[i+1] == '{' {
+			// ${NAME} as a whole, so that its braces stay the shell's.
+			b.WriteString(w[i : i+end+1])
+			i += end
+			continue
+		}
+		switch {
+		case c >= 0x80 || c == '$' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9':
+		case strings.IndexByte("-_./:=,+@%^", c) >= 0:
+		default:
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // readScript reads a job from stdin, prompting `bsub> ` on a terminal.

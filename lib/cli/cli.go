@@ -5,9 +5,34 @@
 // LSF options are single-dash words (-app, -noheader, -json), which pflag
 // would read as bundles of one-letter flags. Every LSF option is therefore
 // defined as a pflag long flag named exactly like the LSF option, and
-// lsfArgs rewrites argv (-app X → --app=X) before cobra parses it. For bsub
-// the rewrite stops at the first word that is not an option: that word and
-// everything after it are the job command (bsub -n 2 mpirun -np 2 ./a.out).
+// lsfArgs rewrites argv into pflag's form (-app X → --app=X) before cobra
+// parses it, by LSF's getopt rules, for every command alike:
+//
+//   - A word that is an option's whole name is that option, its value the
+//     next word: -noheader, -app X, -Is, -UF, -pl, -stat run. This always
+//     wins over the two readings below (bjobs -pl is -pl, not -p -l;
+//     bkill -stat is -stat, not -s tat).
+//   - Otherwise the word is a bundle of one-letter options, read left to
+//     right as getopt reads them: switches bundle (bjobs -aw, -lw, -ap),
+//     and a one-letter option that takes a value takes the rest of the
+//     word (bsub -n2, -qnormal, bjobs -uall, bkill -s9, -sKILL) or, at
+//     the word's end, the next word (bjobs -awu bob). Multi-letter options
+//     neither bundle nor take an attached value (bsub -Jdx is -J dx).
+//   - A value is the next word whatever it starts with (bsub -E -x).
+//   - "--" ends the options. Any other --word (--foo, --l) is an illegal
+//     option, with the usage line and exit status 255 (--help aside).
+//   - For bsub the first word that is not an option ends the options: it
+//     and every word after it, "-" words too, are the job's command (bsub
+//     -n 2 mpirun -np 2 ./a.out). The other commands take operands among
+//     their options (bkill 12 -s KILL).
+//
+// A word that fits none of these is named whole in the message (bjobs:
+// illegal option -- aZ), where getopt would name the letter. -h prints
+// the options as LSF spells them (-l, -q queue_name), as the man pages do.
+//
+// bsub joins the command's words into the line the job's shell runs as
+// OpenLava's bsub does (jobCommand): the first word as given, each later
+// word quoted so that the shell sees it as the one word the user gave.
 package cli
 
 import (
@@ -81,46 +106,94 @@ var commands = map[string]func([]string) int{
 	"bapp":     bapp,
 }
 
-// lsfArgs rewrites LSF-style single-dash option words to pflag's long form.
-// With stopAtCommand, the first word that is not an option ends the options
-// ("--" is inserted before it).
-func lsfArgs(fs *pflag.FlagSet, args []string, stopAtCommand bool) []string {
+// lsfArgs rewrites LSF argv into pflag's long form (-app X → --app=X,
+// -aw → --a --w, -n2 → --n=2) by the rules in the package doc, and words
+// a mistake as LSF's getopt does. With stopAtCommand, the first word that
+// is not an option ends the options ("--" is inserted before it).
+func lsfArgs(fs *pflag.FlagSet, args []string, stopAtCommand bool) ([]string, error) {
 	var out []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if a == "--" {
-			return append(out, args[i:]...)
-		}
-		if len(a) < 2 || a[0] != '-' || strings.HasPrefix(a, "--") {
+		switch {
+		case a == "--":
+			return append(out, args[i:]...), nil
+		case a == "--help":
+			out = append(out, a)
+			continue
+		case strings.HasPrefix(a, "--"):
+			return nil, argvError("illegal option -- " + a[1:])
+		case len(a) < 2 || a[0] != '-':
 			if stopAtCommand {
-				return append(append(out, "--"), args[i:]...)
+				return append(append(out, "--"), args[i:]...), nil
 			}
 			out = append(out, a)
 			continue
 		}
 		name := a[1:]
-		f := fs.Lookup(name)
-		if f == nil && len(name) == 1 && fs.ShorthandLookup(name) != nil {
-			out = append(out, a) // -h
+		if f := lsfFlag(fs, name); f != nil {
+			// The whole word is an option: a multi-letter LSF word
+			// (-noheader, -app, -Is) is never read as a bundle.
+			if !takesValue(f) {
+				out = append(out, "--"+f.Name)
+				continue
+			}
+			if i+1 >= len(args) {
+				return nil, argvError("option requires an argument -- " + name)
+			}
+			out = append(out, "--"+f.Name+"="+args[i+1])
+			i++
 			continue
 		}
-		if f == nil {
-			out = append(out, "--"+name) // pflag reports it as unknown
-			continue
+		// getopt: one-letter switches bundle (-aw); a one-letter option
+		// with a value takes the rest of the word (-n2, -uall) or, at its
+		// end, the next word.
+		var bundle []string
+		for j := 0; j < len(name); j++ {
+			f := lsfFlag(fs, name[j:j+1])
+			if f == nil {
+				return nil, argvError("illegal option -- " + name)
+			}
+			if !takesValue(f) {
+				bundle = append(bundle, "--"+f.Name)
+				continue
+			}
+			switch {
+			case j+1 < len(name):
+				bundle = append(bundle, "--"+f.Name+"="+name[j+1:])
+			case i+1 < len(args):
+				bundle = append(bundle, "--"+f.Name+"="+args[i+1])
+				i++
+			default:
+				return nil, argvError("option requires an argument -- " + name[j:j+1])
+			}
+			break
 		}
-		if f.Value.Type() == "bool" || f.NoOptDefVal != "" {
-			out = append(out, "--"+name)
-			continue
-		}
-		if i+1 >= len(args) {
-			out = append(out, "--"+name) // pflag reports the missing value
-			continue
-		}
-		out = append(out, "--"+name+"="+args[i+1])
-		i++
+		out = append(out, bundle...)
 	}
-	return out
+	return out, nil
 }
+
+// lsfFlag is the option LSF's word -name stands for: the flag of that
+// name, or -h (pflag's shorthand of help).
+func lsfFlag(fs *pflag.FlagSet, name string) *pflag.Flag {
+	if f := fs.Lookup(name); f != nil {
+		return f
+	}
+	if len(name) == 1 {
+		return fs.ShorthandLookup(name)
+	}
+	return nil
+}
+
+// takesValue says whether an option reads a value word.
+func takesValue(f *pflag.Flag) bool {
+	return f.Value.Type() != "bool" && f.NoOptDefVal == ""
+}
+
+// argvError is a mistake on the command line, already in getopt's words.
+type argvError string
+
+func (e argvError) Error() string { return string(e) }
 
 // newCommand builds a cobra command whose flags are LSF's options.
 func newCommand(use, short string, run func(args []string) int) (*cobra.Command, *int) {
@@ -138,6 +211,7 @@ func newCommand(use, short string, run func(args []string) int) (*cobra.Command,
 	}
 	c.SetOut(sys.stderr)
 	c.SetErr(sys.stderr)
+	c.SetHelpFunc(printHelp)
 	c.Flags().BoolP("help", "h", false, "print this help and exit")
 	c.Flags().Bool("V", false, "print the version and exit")
 	return c, code
@@ -162,7 +236,13 @@ func execute(c *cobra.Command, code *int, args []string, stopAtCommand bool) (rc
 		}
 	}
 	c.Flags().SetInterspersed(!stopAtCommand)
-	c.SetArgs(lsfArgs(c.Flags(), args, stopAtCommand))
+	argv, err := lsfArgs(c.Flags(), args, stopAtCommand)
+	if err != nil {
+		fmt.Fprintf(sys.stderr, "%s: %v\n", c.Name(), err)
+		fmt.Fprintf(sys.stderr, "Usage: %s\n", c.UseLine())
+		return 255, true
+	}
+	c.SetArgs(argv)
 	c.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{err}
 	})

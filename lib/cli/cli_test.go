@@ -13,20 +13,38 @@ func TestLSFArgs(t *testing.T) {
 	fs := pflag.NewFlagSet("bsub", pflag.ContinueOnError)
 	var o bsubOpts
 	bsubFlags(fs, &o)
+	fs.BoolP("help", "h", false, "") // as newCommand defines it
 	for _, tc := range []struct {
 		in   string
 		stop bool
-		want string
+		want string // or the error
 	}{
 		{"-app prof -n 2 mpirun -np 2 ./a.out", true, "--app=prof --n=2 -- mpirun -np 2 ./a.out"},
 		{"-J a[1-3] -K -oo out sleep 1", true, "--J=a[1-3] --K --oo=out -- sleep 1"},
 		{"-E -x true", true, "--E=-x -- true"},
-		{"-q", true, "--q"},
-		{"-Z 1 true", true, "--Z -- 1 true"},
+		{"-q", true, "option requires an argument -- q"},
+		{"-Z 1 true", true, "illegal option -- Z"},
 		{"-q normal -- -weird", true, "--q=normal -- -weird"},
 		{"1 -q normal 2", false, "1 --q=normal 2"},
+		// getopt's rules: bundles and attached values.
+		{"-n2 -qnormal -Kx sleep 1", true, "--n=2 --q=normal --K --x -- sleep 1"},
+		{"-Kq normal true", true, "--K --q=normal -- true"},
+		{"-KJjob true", true, "--K --J=job -- true"},
+		{"-Hn", true, "option requires an argument -- n"},
+		// A multi-letter LSF word wins over a bundle, and takes no
+		// attached value: -Jdx is -J dx.
+		{"-Is -Ip -Jd d -Jdx true", true, "--Is --Ip --Jd=d --J=dx -- true"},
+		{"-Kz true", true, "illegal option -- Kz"},
+		{"--foo true", true, "illegal option -- -foo"},
+		{"--q normal true", true, "illegal option -- -q"},
+		{"--help", true, "--help"},
+		{"-h", true, "--help"},
 	} {
-		got := strings.Join(lsfArgs(fs, strings.Fields(tc.in), tc.stop), " ")
+		argv, err := lsfArgs(fs, strings.Fields(tc.in), tc.stop)
+		got := strings.Join(argv, " ")
+		if err != nil {
+			got = err.Error()
+		}
 		if got != tc.want {
 			t.Errorf("%q: %q, want %q", tc.in, got, tc.want)
 		}

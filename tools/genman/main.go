@@ -183,13 +183,10 @@ func Flags(c *cobra.Command) []Flag {
 	fs.SortFlags = false
 	var own, common []Flag
 	fs.VisitAll(func(f *pflag.Flag) {
-		name := f.Name
-		if f.Shorthand != "" && len(f.Name) > 1 && f.Name == "help" {
-			name = f.Shorthand
-		}
+		name := cli.OptionName(f)
 		fl := Flag{Name: name, Usage: f.Usage, Flag: f}
 		if f.Value.Type() != "bool" {
-			fl.Arg = argName(f)
+			fl.Arg = cli.ArgName(f) // as the commands' -h names it
 		}
 		if name == "h" || name == "V" {
 			common = append(common, fl)
@@ -198,26 +195,6 @@ func Flags(c *cobra.Command) []Flag {
 		}
 	})
 	return append(own, common...)
-}
-
-// argNames name the values of the options most commands share, as LSF's
-// pages do; man/src/CMD.md may rename one ("### -o output_file").
-var argNames = map[string]string{
-	"q": "queue_name", "J": "job_name", "u": "user_name", "m": "host_name",
-	"P": "project_name", "app": "application_profile", "C": "reason",
-}
-
-func argName(f *pflag.Flag) string {
-	if n, _ := pflag.UnquoteUsage(f); n != "" && n != "string" && n != "stringArray" && n != "int" {
-		return n
-	}
-	if n := argNames[f.Name]; n != "" {
-		return n
-	}
-	if f.Value.Type() == "int" {
-		return "number"
-	}
-	return "value"
 }
 
 // manPage writes one command's page.
