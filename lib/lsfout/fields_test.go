@@ -123,3 +123,35 @@ func TestNewFieldValues(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// TestArraysFormat: bjobs -A -o takes bjobs -A's columns and the bjobs
+// fields; -json gives the counts as strings.
+func TestArraysFormat(t *testing.T) {
+	el := func(i int32, s api.JobState) *api.Job {
+		return &api.Job{JobId: 5, ArrayIndex: i, State: s, Spec: &api.JobSpec{User: "alice", JobName: "sweep", ArraySpec: "[1-3]", Queue: "normal"}}
+	}
+	arrays := CountArrays([]*api.Job{el(1, api.JobState_DONE), el(2, api.JobState_RUN), el(3, api.JobState_PEND)})
+	f, err := ParseArraysFormat("jobid array_spec queue njobs pend done run delimiter=','")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := f.Write(&b, arrays, false); err != nil {
+		t.Fatal(err)
+	}
+	if want := "JOBID,ARRAY_SPEC,QUEUE,NJOBS,PEND,DONE,RUN\n5,sweep[1-3],normal,3,1,1,1\n"; b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+	f, _ = ParseArraysFormat(ArraysColumns)
+	b.Reset()
+	if err := f.WriteJSON(&b, arrays); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		JOBS    int
+		RECORDS []map[string]string
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil || doc.JOBS != 1 || doc.RECORDS[0]["NJOBS"] != "3" || doc.RECORDS[0]["ARRAY_SPEC"] != "sweep[1-3]" {
+		t.Errorf("-json: %v %+v\n%s", err, doc, b.String())
+	}
+}
