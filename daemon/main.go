@@ -199,6 +199,8 @@ func serve(o options) error {
 		ClusterFile: o.configFile,
 		AdminUIDs:   []uint32{uint32(os.Geteuid())},
 		StateDir:    dir,
+
+		TerminateInterval: o.terminateInterval, // for bparams
 	}, st, w)
 	if err != nil {
 		return err

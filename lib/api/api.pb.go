@@ -5135,8 +5135,14 @@ type ClusterInfo struct {
 	UserGroups     []*Group `protobuf:"bytes,12,rep,name=user_groups,json=userGroups,proto3" json:"user_groups,omitempty"`
 	HostGroups     []*Group `protobuf:"bytes,13,rep,name=host_groups,json=hostGroups,proto3" json:"host_groups,omitempty"`
 	Pid            int32    `protobuf:"varint,14,opt,name=pid,proto3" json:"pid,omitempty"` // the controller's process id (showstatus)
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The batch parameters in force by their lsb.params names, in the order
+	// bparams -a and -l print them (bparams, badmin showconf mbd).
+	Parameters []*Parameter `protobuf:"bytes,15,rep,name=parameters,proto3" json:"parameters,omitempty"`
+	// The site-defined resources of the configuration (lsinfo), in name
+	// order; LSF's built-in ones are not listed.
+	Resources     []*ResourceInfo `protobuf:"bytes,16,rep,name=resources,proto3" json:"resources,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ClusterInfo) Reset() {
@@ -5267,6 +5273,143 @@ func (x *ClusterInfo) GetPid() int32 {
 	return 0
 }
 
+func (x *ClusterInfo) GetParameters() []*Parameter {
+	if x != nil {
+		return x.Parameters
+	}
+	return nil
+}
+
+func (x *ClusterInfo) GetResources() []*ResourceInfo {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+// ResourceInfo is a configured resource as lsinfo shows it.
+type ResourceInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Kind          string                 `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`              // "Numeric", "String" or "Boolean"
+	Increasing    bool                   `protobuf:"varint,3,opt,name=increasing,proto3" json:"increasing,omitempty"` // order: a larger value is a more loaded host
+	Description   string                 `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceInfo) Reset() {
+	*x = ResourceInfo{}
+	mi := &file_api_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceInfo) ProtoMessage() {}
+
+func (x *ResourceInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceInfo.ProtoReflect.Descriptor instead.
+func (*ResourceInfo) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *ResourceInfo) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ResourceInfo) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ResourceInfo) GetIncreasing() bool {
+	if x != nil {
+		return x.Increasing
+	}
+	return false
+}
+
+func (x *ResourceInfo) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+// Parameter is one configuration parameter: its LSF name and its value as
+// LSF writes it (durations in the parameter's own unit, without it).
+type Parameter struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Value         string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Parameter) Reset() {
+	*x = Parameter{}
+	mi := &file_api_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Parameter) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Parameter) ProtoMessage() {}
+
+func (x *Parameter) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Parameter.ProtoReflect.Descriptor instead.
+func (*Parameter) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *Parameter) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Parameter) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
 // Group is a named user or host group as configured.
 type Group struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -5278,7 +5421,7 @@ type Group struct {
 
 func (x *Group) Reset() {
 	*x = Group{}
-	mi := &file_api_proto_msgTypes[43]
+	mi := &file_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5290,7 +5433,7 @@ func (x *Group) String() string {
 func (*Group) ProtoMessage() {}
 
 func (x *Group) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[43]
+	mi := &file_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5303,7 +5446,7 @@ func (x *Group) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Group.ProtoReflect.Descriptor instead.
 func (*Group) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{43}
+	return file_api_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *Group) GetName() string {
@@ -5337,7 +5480,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5349,7 +5492,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5362,7 +5505,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{44}
+	return file_api_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -5425,7 +5568,7 @@ type TimeRange struct {
 
 func (x *TimeRange) Reset() {
 	*x = TimeRange{}
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5437,7 +5580,7 @@ func (x *TimeRange) String() string {
 func (*TimeRange) ProtoMessage() {}
 
 func (x *TimeRange) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5450,7 +5593,7 @@ func (x *TimeRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimeRange.ProtoReflect.Descriptor instead.
 func (*TimeRange) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{45}
+	return file_api_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *TimeRange) GetStart() int64 {
@@ -5501,7 +5644,7 @@ type AcctRequest struct {
 
 func (x *AcctRequest) Reset() {
 	*x = AcctRequest{}
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5513,7 +5656,7 @@ func (x *AcctRequest) String() string {
 func (*AcctRequest) ProtoMessage() {}
 
 func (x *AcctRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5526,7 +5669,7 @@ func (x *AcctRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctRequest.ProtoReflect.Descriptor instead.
 func (*AcctRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{46}
+	return file_api_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *AcctRequest) GetRefs() []*JobRef {
@@ -5658,7 +5801,7 @@ type AcctReply struct {
 
 func (x *AcctReply) Reset() {
 	*x = AcctReply{}
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5670,7 +5813,7 @@ func (x *AcctReply) String() string {
 func (*AcctReply) ProtoMessage() {}
 
 func (x *AcctReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5683,7 +5826,7 @@ func (x *AcctReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctReply.ProtoReflect.Descriptor instead.
 func (*AcctReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{47}
+	return file_api_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *AcctReply) GetJobs() []*Job {
@@ -6240,7 +6383,7 @@ const file_api_proto_rawDesc = "" +
 	"\x04refs\x18\x01 \x03(\v2\x12.xce.api.v1.JobRefR\x04refs\"8\n" +
 	"\vEventsReply\x12)\n" +
 	"\x06events\x18\x01 \x03(\v2\x11.xce.api.v1.EventR\x06events\"\x14\n" +
-	"\x12ClusterInfoRequest\"\xe5\x04\n" +
+	"\x12ClusterInfoRequest\"\xd4\x05\n" +
 	"\vClusterInfo\x12!\n" +
 	"\fcluster_name\x18\x01 \x01(\tR\vclusterName\x12\x1f\n" +
 	"\vmaster_host\x18\x02 \x01(\tR\n" +
@@ -6259,10 +6402,24 @@ const file_api_proto_rawDesc = "" +
 	"userGroups\x122\n" +
 	"\vhost_groups\x18\r \x03(\v2\x11.xce.api.v1.GroupR\n" +
 	"hostGroups\x12\x10\n" +
-	"\x03pid\x18\x0e \x01(\x05R\x03pid\x1aA\n" +
+	"\x03pid\x18\x0e \x01(\x05R\x03pid\x125\n" +
+	"\n" +
+	"parameters\x18\x0f \x03(\v2\x15.xce.api.v1.ParameterR\n" +
+	"parameters\x126\n" +
+	"\tresources\x18\x10 \x03(\v2\x18.xce.api.v1.ResourceInfoR\tresources\x1aA\n" +
 	"\x13UserSlotLimitsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"5\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"x\n" +
+	"\fResourceInfo\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x1e\n" +
+	"\n" +
+	"increasing\x18\x03 \x01(\bR\n" +
+	"increasing\x12 \n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\"5\n" +
+	"\tParameter\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"5\n" +
 	"\x05Group\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\amembers\x18\x02 \x03(\tR\amembers\"\xe1\x01\n" +
@@ -6392,7 +6549,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),                 // 0: xce.api.v1.JobState
 	(TermReason)(0),               // 1: xce.api.v1.TermReason
@@ -6448,23 +6605,25 @@ var file_api_proto_goTypes = []any{
 	(*EventsReply)(nil),           // 51: xce.api.v1.EventsReply
 	(*ClusterInfoRequest)(nil),    // 52: xce.api.v1.ClusterInfoRequest
 	(*ClusterInfo)(nil),           // 53: xce.api.v1.ClusterInfo
-	(*Group)(nil),                 // 54: xce.api.v1.Group
-	(*Launch)(nil),                // 55: xce.api.v1.Launch
-	(*TimeRange)(nil),             // 56: xce.api.v1.TimeRange
-	(*AcctRequest)(nil),           // 57: xce.api.v1.AcctRequest
-	(*AcctReply)(nil),             // 58: xce.api.v1.AcctReply
-	nil,                           // 59: xce.api.v1.JobSpec.OriginEntry
-	nil,                           // 60: xce.api.v1.Host.ReservedEntry
-	nil,                           // 61: xce.api.v1.Queue.UserSharesEntry
-	nil,                           // 62: xce.api.v1.Queue.UserPriorityEntry
-	nil,                           // 63: xce.api.v1.App.EnvEntry
-	nil,                           // 64: xce.api.v1.QueryReply.SpecsEntry
-	nil,                           // 65: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                           // 66: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(*ResourceInfo)(nil),          // 54: xce.api.v1.ResourceInfo
+	(*Parameter)(nil),             // 55: xce.api.v1.Parameter
+	(*Group)(nil),                 // 56: xce.api.v1.Group
+	(*Launch)(nil),                // 57: xce.api.v1.Launch
+	(*TimeRange)(nil),             // 58: xce.api.v1.TimeRange
+	(*AcctRequest)(nil),           // 59: xce.api.v1.AcctRequest
+	(*AcctReply)(nil),             // 60: xce.api.v1.AcctReply
+	nil,                           // 61: xce.api.v1.JobSpec.OriginEntry
+	nil,                           // 62: xce.api.v1.Host.ReservedEntry
+	nil,                           // 63: xce.api.v1.Queue.UserSharesEntry
+	nil,                           // 64: xce.api.v1.Queue.UserPriorityEntry
+	nil,                           // 65: xce.api.v1.App.EnvEntry
+	nil,                           // 66: xce.api.v1.QueryReply.SpecsEntry
+	nil,                           // 67: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                           // 68: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,  // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
-	59, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	61, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
 	12, // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	5,  // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
 	11, // 4: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
@@ -6479,19 +6638,19 @@ var file_api_proto_depIdxs = []int32{
 	1,  // 13: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
 	14, // 14: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	4,  // 15: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	60, // 16: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
-	61, // 17: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	62, // 18: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	62, // 16: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	63, // 17: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	64, // 18: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
 	19, // 19: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	63, // 20: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	65, // 20: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
 	11, // 21: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
 	6,  // 22: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
 	23, // 23: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
 	7,  // 24: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
 	15, // 25: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
 	23, // 26: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	64, // 27: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	65, // 28: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	66, // 27: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	67, // 28: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
 	14, // 29: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
 	15, // 30: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
 	23, // 31: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
@@ -6522,24 +6681,26 @@ var file_api_proto_depIdxs = []int32{
 	20, // 56: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
 	23, // 57: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
 	16, // 58: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	66, // 59: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	54, // 60: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
-	54, // 61: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
-	15, // 62: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	23, // 63: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 64: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
-	56, // 65: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
-	56, // 66: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
-	56, // 67: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
-	15, // 68: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
-	23, // 69: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
-	11, // 70: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	11, // 71: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	72, // [72:72] is the sub-list for method output_type
-	72, // [72:72] is the sub-list for method input_type
-	72, // [72:72] is the sub-list for extension type_name
-	72, // [72:72] is the sub-list for extension extendee
-	0,  // [0:72] is the sub-list for field type_name
+	68, // 59: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	56, // 60: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	56, // 61: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	55, // 62: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
+	54, // 63: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
+	15, // 64: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	23, // 65: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 66: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
+	58, // 67: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
+	58, // 68: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
+	58, // 69: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
+	15, // 70: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
+	23, // 71: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
+	11, // 72: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	11, // 73: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	74, // [74:74] is the sub-list for method output_type
+	74, // [74:74] is the sub-list for method input_type
+	74, // [74:74] is the sub-list for extension type_name
+	74, // [74:74] is the sub-list for extension extendee
+	0,  // [0:74] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -6554,7 +6715,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      11,
-			NumMessages:   56,
+			NumMessages:   58,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -21,7 +21,7 @@ func badmin(args []string) int {
 	var verbose, force bool
 	var comment string
 	var words []string
-	cmd, code := newCommand("badmin reconfig [-v] [-f] | ckconfig [-v] | showstatus | qclose|qopen|qact|qinact [-C comment] [queue ... | all] | hclose|hopen [-C comment] [host ... | all]",
+	cmd, code := newCommand("badmin reconfig [-v] [-f] | ckconfig [-v] | showconf mbd | showconf sbd [host ... | all] | showstatus | qclose|qopen|qact|qinact [-C comment] [queue ... | all] | hclose|hopen [-C comment] [host ... | all]",
 		"Administer the cluster", func(a []string) int {
 			words = a
 			return 0
@@ -44,6 +44,8 @@ func badmin(args []string) int {
 			return 255
 		}
 		return reconfig(sub == "ckconfig", verbose)
+	case "showconf":
+		return showConf("badmin", names, "badmin showconf mbd | showconf sbd [host_name ... | all]")
 	case "showstatus":
 		if len(names) > 0 {
 			fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.Use)

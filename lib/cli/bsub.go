@@ -37,6 +37,7 @@ type bsubOpts struct {
 	fileLimit, dataLimit, stackLimit, coreLimit, swapLimit, requeue string
 	warnAction, warnTime                                            string
 	procLimit, threadLimit                                          int
+	nodes                                                           int // -nnodes
 	resReq                                                          []string
 	userPrio                                                        int
 	hold, block, exclusive, notifyBegin, notifyEnd, rerun, noRerun  bool
@@ -48,6 +49,7 @@ func bsubFlags(fs *pflag.FlagSet, o *bsubOpts) {
 	fs.StringVar(&o.name, "J", "", `job name, or job array "name[index_list]%limit"`)
 	fs.StringVar(&o.desc, "Jd", "", "job description")
 	fs.StringVar(&o.tasks, "n", "", "number of tasks: min[,max]")
+	fs.IntVar(&o.nodes, "nnodes", 0, "number of whole hosts (as -n N -x -R \"span[ptile=1]\")")
 	fs.StringArrayVar(&o.resReq, "R", nil, "resource requirement (may be repeated)")
 	fs.StringVar(&o.output, "o", "", "append the job's output to this file (%J, %I expand)")
 	fs.StringVar(&o.outputO, "oo", "", "write the job's output to this file, overwriting it")
@@ -438,6 +440,9 @@ func fillSpec(s *api.JobSpec, o *bsubOpts) error {
 		s.MinTasks, s.MaxTasks = int32(a), int32(b)
 	}
 	s.ResReq = o.resReq
+	if err := wholeHosts(s, o); err != nil {
+		return err
+	}
 	s.OutputFile, s.OutputOverwrite = o.output, false
 	if o.outputO != "" {
 		s.OutputFile, s.OutputOverwrite = o.outputO, true

@@ -101,6 +101,8 @@ var commands = map[string]func([]string) int{
 	"lsid":     lsid,
 	"lshosts":  lshosts,
 	"lsload":   lsload,
+	"lsadmin":  lsadmin,
+	"lsinfo":   lsinfo,
 	"busers":   busers,
 	"bacct":    bacct,
 	"bapp":     bapp,

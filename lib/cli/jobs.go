@@ -156,15 +156,16 @@ func bjobs(args []string) int {
 		// submitted them (LSF: -G and -u do not go together).
 		o.user = "all"
 	}
-	if o.format == "" {
+	if o.format == "" && !o.arrays {
+		// bjobs -A has its own columns: only an explicit -o changes them.
 		o.format = sys.getenv("LSB_BJOBS_FORMAT")
 	}
-	if o.json && o.format == "" {
+	if o.json && o.format == "" && !o.arrays {
 		fmt.Fprintln(sys.stderr, "bjobs: -json requires -o or LSB_BJOBS_FORMAT")
 		return 255
 	}
 	var format *lsfout.Format
-	if o.format != "" && !o.long {
+	if o.format != "" && !o.long && !o.arrays {
 		var err error
 		if format, err = lsfout.ParseFormat(o.format); err != nil {
 			fmt.Fprintln(sys.stderr, err)

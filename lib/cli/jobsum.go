@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"xce/lib/api"
 	"xce/lib/client"
@@ -45,22 +46,48 @@ func bjobsTotals(c *client.Client, cx context.Context, req *api.QueryRequest, o 
 			arrays = append(arrays, a)
 		}
 	}
-	if len(arrays) > 0 {
-		if err := lsfout.WriteArrays(sys.stdout, arrays, o.wide, o.noHeader); err != nil {
-			fmt.Fprintln(sys.stderr, err)
-			return 255
-		}
+	if err := writeArrays(arrays, o); err != nil {
+		fmt.Fprintln(sys.stderr, err)
+		return 255
 	}
 	for _, r := range res.NotFound {
 		fmt.Fprintf(sys.stderr, "Job array <%d> is not found\n", r.JobId)
 	}
-	if len(arrays) == 0 && len(res.NotFound) == 0 {
+	if len(arrays) == 0 && len(res.NotFound) == 0 && !o.json {
 		fmt.Fprintln(sys.stderr, noJobs)
 	}
 	if len(res.NotFound) > 0 && len(arrays) > 0 {
 		return 255
 	}
 	return 0
+}
+
+// writeArrays prints bjobs -A's lines: its own columns (-w: nothing cut,
+// -noheader), or the -o fields, or -json (with -o's fields, else the
+// columns of bjobs -A).
+func writeArrays(arrays []*lsfout.ArrayCounts, o bjobsOpts) error {
+	if o.format == "" && !o.json {
+		if len(arrays) == 0 {
+			return nil
+		}
+		return lsfout.WriteArrays(sys.stdout, arrays, o.wide, o.noHeader)
+	}
+	spec := o.format
+	if spec == "" {
+		spec = lsfout.ArraysColumns
+	}
+	f, err := lsfout.ParseArraysFormat(spec)
+	if err != nil {
+		return err
+	}
+	f.Now = time.Now()
+	if o.json {
+		return f.WriteJSON(sys.stdout, arrays)
+	}
+	if len(arrays) == 0 {
+		return nil
+	}
+	return f.Write(sys.stdout, arrays, o.noHeader)
 }
 
 // inScope says whether a job in state s is one a query of that scope selects.

@@ -3,27 +3,41 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"xce/lib/api"
 	"xce/lib/client"
 	"xce/lib/lsfout"
 )
 
-// bparams shows the cluster's parameters.
+// bparams shows the cluster's parameters: the default summary, -l (each
+// parameter with its description) or -a (every parameter as NAME =
+// value).
 func bparams(args []string) int {
-	cmd, code := newCommand("bparams", "Show the cluster's batch parameters", func(a []string) int {
+	var long, all bool
+	cmd, code := newCommand("bparams [-a] [-l]", "Show the cluster's batch parameters", func(a []string) int {
 		if len(a) > 0 {
 			return -1
 		}
 		return 0
 	})
+	cmd.Flags().BoolVar(&all, "a", false, "every parameter in force, as NAME = value")
+	cmd.Flags().BoolVar(&long, "l", false, "long format: each parameter with its description")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	} else if rc < 0 {
 		fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.Use)
 		return 255
 	}
-	return withInfo(func(info *api.ClusterInfo) error { return lsfout.WriteParams(sys.stdout, info) })
+	return withInfo(func(info *api.ClusterInfo) error {
+		switch {
+		case all:
+			return lsfout.WriteParamsAll(sys.stdout, info, time.Now())
+		case long:
+			return lsfout.WriteParamsLong(sys.stdout, info)
+		}
+		return lsfout.WriteParams(sys.stdout, info)
+	})
 }
 
 // bugroup and bmgroup list the configured user and host groups.

@@ -69,6 +69,9 @@ type Config struct {
 	StateDir    string
 	// MinCycle is the shortest time between two scheduling cycles.
 	MinCycle time.Duration
+	// TerminateInterval is the workers' time between bkill's signals
+	// (JOB_TERMINATE_INTERVAL, for bparams); 0 means 10 s.
+	TerminateInterval time.Duration
 }
 
 // Controller is the live cluster.

@@ -784,6 +784,8 @@ func (c *Controller) Info(who Caller) *api.ClusterInfo {
 		UserGroups:     groups(conf.UserGroups, func(g *config.UserGroup) []string { return g.Members }),
 		HostGroups:     groups(conf.HostGroups, func(g *config.HostGroup) []string { return g.Members }),
 		Pid:            int32(os.Getpid()),
+		Parameters:     c.parameters(conf),
+		Resources:      resources(conf),
 	}
 }
 

@@ -30,6 +30,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -128,6 +129,16 @@ func value(v string) string {
 
 // Get returns a key's value, "" when unset.
 func (c *Conf) Get(key string) string { return c.vals[key] }
+
+// Keys lists the keys the file sets, in the order of their (last) lines.
+func (c *Conf) Keys() []string {
+	keys := make([]string, 0, len(c.vals))
+	for k := range c.vals {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return c.lines[keys[i]] < c.lines[keys[j]] })
+	return keys
+}
 
 // UnitForLimits is LSF_UNIT_FOR_LIMITS, upper case; KB when unset.
 func (c *Conf) UnitForLimits() string {

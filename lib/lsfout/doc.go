@@ -1,7 +1,8 @@
 // Package lsfout owns every text format XCE prints the way LSF does: the
 // bjobs table (default, -w, -noheader, -p), bjobs -l and -UF, bjobs -o with
 // its -json form, bjobs -sum, -A and -W, bqueues, bhosts, bhist, busers,
-// bacct, lsid, lshosts, lsload, and the job report (report.go). It is
+// bacct, bparams, lsadmin/badmin showconf, lsid, lshosts, lsinfo, lsload,
+// and the job report (report.go). It is
 // pure: it turns lib/api messages into text, writes only to the io.Writer it
 // is given, and never reads the clock or the environment — the current time
 // and the time zone come in JobsOptions (or the Format's fields). The formats
@@ -311,6 +312,19 @@
 //     them), a blank line, "RESOURCES: (...)" or "RESOURCES: Not
 //     defined", "RUN_WINDOWS:  (always open)", a blank line and
 //     LOAD_THRESHOLDS with "-" under each index.
+//
+// bparams, the configuration views and lsinfo:
+//   - bparams -l: each parameter's description line, then "    NAME =
+//     value (unit)", blocks separated by blank lines (OpenLava's texts;
+//     XCE's own for the parameters OpenLava does not print). bparams -a:
+//     "lsb.params configuration at <date>", then "    NAME = value".
+//   - lsadmin showconf lim, badmin showconf mbd|sbd: "LIM configuration at
+//     <date>" (or "... for host <h> at ..."), then "    NAME=value" lines.
+//     Dates as "Fri Jun  8 10:27:52 CST 2012" (ConfigTime).
+//   - lsinfo: "%-13s %7s    %-3s   %s" rows under "RESOURCE_NAME   TYPE
+//     ORDER  DESCRIPTION", TYPE_NAME, then "%-16s%10.2f      %s" rows
+//     under "MODEL_NAME      CPU_FACTOR      ARCHITECTURE", parts separated
+//     by a blank line; -l one block per resource (the LSF 4 guide's shape).
 //
 // TermReasonText returns "TERM_NAME: message" without a final period. The
 // message of TERM_OTHER ("job killed for another reason") and of XCE's

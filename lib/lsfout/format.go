@@ -162,7 +162,7 @@ var fields = []*field{
 		}
 		return fmt.Sprintf("%.2f", float64(j.GetUsage().GetCpuTimeMs())/1000/float64(run))
 	}},
-	{name: "mem", width: 15, kb: usageKB((*api.ResourceUsage).GetMemKb)},
+	{name: "mem", width: 10, kb: usageKB((*api.ResourceUsage).GetMemKb)},
 	{name: "memlimit", width: 10, kb: limitKB((*api.JobSpec).GetMemLimitKb)},
 	{name: "swap", width: 10, kb: usageKB((*api.ResourceUsage).GetSwapKb)},
 	{name: "swaplimit", width: 10, kb: limitKB((*api.JobSpec).GetSwapLimitKb)},
@@ -197,48 +197,51 @@ var fields = []*field{
 		return rr + " "
 	})},
 
-	// LSF 10.1 additions; their recommended widths are not documented, XCE
-	// uses the length of the name, at least 10.
-	{name: "jobindex", text: str(func(j *api.Job) string { return strconv.Itoa(int(j.GetArrayIndex())) })},
-	{name: "application", aliases: []string{"app"}, text: str(func(j *api.Job) string { return effective(j).GetApp() })},
-	{name: "service_class", aliases: []string{"sla"}, text: none},
-	{name: "job_priority", aliases: []string{"priority"}, text: str(func(j *api.Job) string { return num(int64(effective(j).GetUserPriority())) })},
-	{name: "post_exec_command", aliases: []string{"post_cmd"}, text: str(func(j *api.Job) string { return effective(j).GetPostExec() })},
-	{name: "resize_notification_command", aliases: []string{"resize_cmd"}, text: none},
-	{name: "exit_reason", text: str(func(j *api.Job) string {
+	// LSF 10.1 additions, with the recommended widths of the 10.1 Fix Pack
+	// 14 table. Fields XCE has no data for (reservations, esub, SAAP,
+	// MultiCluster forwarding, license projects, GPUs, pending time
+	// limits, energy and GPFS accounting) are accepted and always empty:
+	// "-" in a table, "" in -json.
+	{name: "jobindex", width: 8, text: str(func(j *api.Job) string { return strconv.Itoa(int(j.GetArrayIndex())) })},
+	{name: "application", aliases: []string{"app"}, width: 13, text: str(func(j *api.Job) string { return effective(j).GetApp() })},
+	{name: "service_class", aliases: []string{"sla"}, width: 13, text: none},
+	{name: "job_priority", aliases: []string{"priority"}, width: 12, text: str(func(j *api.Job) string { return num(int64(effective(j).GetUserPriority())) })},
+	{name: "post_exec_command", aliases: []string{"post_cmd"}, width: 17, text: str(func(j *api.Job) string { return effective(j).GetPostExec() })},
+	{name: "resize_notification_command", aliases: []string{"resize_cmd"}, width: 27, text: none},
+	{name: "exit_reason", width: 50, text: str(func(j *api.Job) string {
 		if !isFinished(j.GetState()) || !j.GetTermReasonSet() {
 			return ""
 		}
 		return TermReasonText(j.GetTermReason())
 	})},
-	{name: "pend_reason", text: str(func(j *api.Job) string {
+	{name: "pend_reason", width: 11, text: str(func(j *api.Job) string {
 		if !isPending(j.GetState()) {
 			return ""
 		}
 		return strings.Join(pendReasons(j), "; ")
 	})},
-	{name: "kill_reason", text: str((*api.Job).GetKillReason)},
-	{name: "interactive", text: none},
-	{name: "ask_hosts", text: str(func(j *api.Job) string { return strings.Join(submitted(j).GetHosts(), " ") })},
-	{name: "alloc_slot", text: str(func(j *api.Job) string { return strings.Join(ExecHosts(j), ":") })},
-	{name: "nalloc_slot", text: str(func(j *api.Job) string { return num(int64(allocSlots(j))) })},
-	{name: "nreq_slot", text: str(func(j *api.Job) string {
+	{name: "kill_reason", width: 50, text: str((*api.Job).GetKillReason)},
+	{name: "interactive", width: 11, text: none},
+	{name: "ask_hosts", width: 30, text: str(func(j *api.Job) string { return strings.Join(submitted(j).GetHosts(), " ") })},
+	{name: "alloc_slot", width: 20, text: str(func(j *api.Job) string { return strings.Join(ExecHosts(j), ":") })},
+	{name: "nalloc_slot", width: 10, text: str(func(j *api.Job) string { return num(int64(allocSlots(j))) })},
+	{name: "nreq_slot", width: 10, text: str(func(j *api.Job) string {
 		lo, _ := taskRange(submitted(j))
 		return strconv.Itoa(lo)
 	})},
-	{name: "host_file", text: none},
-	{name: "exclusive", text: str(func(j *api.Job) string {
+	{name: "host_file", width: 10, text: none},
+	{name: "exclusive", width: 13, text: str(func(j *api.Job) string {
 		if effective(j).GetExclusive() {
 			return "Y"
 		}
 		return "N"
 	})},
-	{name: "max_mem", kb: usageKB((*api.ResourceUsage).GetMaxMemKb)},
-	{name: "avg_mem", kb: usageKB((*api.ResourceUsage).GetAvgMemKb)},
-	{name: "runtimelimit", text: str(func(j *api.Job) string { return minutes(effective(j).GetRunLimitSec()) })},
-	{name: "plimit", text: none},
-	{name: "eplimit", text: none},
-	{name: "pend_time", text: func(c *fieldCtx, j *api.Job) string {
+	{name: "max_mem", width: 10, kb: usageKB((*api.ResourceUsage).GetMaxMemKb)},
+	{name: "avg_mem", width: 10, kb: usageKB((*api.ResourceUsage).GetAvgMemKb)},
+	{name: "runtimelimit", width: 12, text: str(func(j *api.Job) string { return minutes(effective(j).GetRunLimitSec()) })},
+	{name: "plimit", width: 10, text: none},
+	{name: "eplimit", width: 10, text: none},
+	{name: "pend_time", width: 12, text: func(c *fieldCtx, j *api.Job) string {
 		end := j.GetStartTime()
 		switch {
 		case isPending(j.GetState()):
@@ -253,41 +256,95 @@ var fields = []*field{
 		}
 		return strconv.FormatInt((end-j.GetSubmitTime())/int64(time.Second), 10)
 	}},
-	{name: "ependtime", text: none},
-	{name: "ipendtime", text: none},
-	{name: "estimated_run_time", aliases: []string{"ertime"}, text: str(func(j *api.Job) string { return minutes(effective(j).GetEstimatedRunSec()) })},
-	{name: "ru_utime", text: none},
-	{name: "ru_stime", text: none},
-	{name: "warning_action", aliases: []string{"warn_act"}, text: str(func(j *api.Job) string { return effective(j).GetWarningAction() })},
-	{name: "action_warning_time", aliases: []string{"warn_time"}, text: str(func(j *api.Job) string { return minutes(effective(j).GetWarningTimeSec()) })},
+	{name: "ependtime", width: 12, text: none},
+	{name: "ipendtime", width: 12, text: none},
+	{name: "estimated_run_time", aliases: []string{"ertime"}, width: 20, text: str(func(j *api.Job) string { return minutes(effective(j).GetEstimatedRunSec()) })},
+	{name: "ru_utime", width: 12, text: none},
+	{name: "ru_stime", width: 12, text: none},
+	{name: "warning_action", aliases: []string{"warn_act"}, width: 15, text: str(func(j *api.Job) string { return effective(j).GetWarningAction() })},
+	{name: "action_warning_time", aliases: []string{"warn_time"}, width: 19, text: str(func(j *api.Job) string { return minutes(effective(j).GetWarningTimeSec()) })},
 	{name: "exception_status", aliases: []string{"except_stat"}, width: 16, text: str(func(j *api.Job) string { return strings.Join(api.ExceptionNames(j.GetExceptions()), " ") })},
-	{name: "output_dir", text: str(func(j *api.Job) string { return submitted(j).GetOutdir() })},
-	{name: "licproject", text: none},
-	{name: "forward_cluster", aliases: []string{"fwd_cluster"}, text: none},
-	{name: "forward_time", aliases: []string{"fwd_time"}, text: none},
-	{name: "srcjobid", text: none},
-	{name: "dstjobid", text: none},
-	{name: "source_cluster", text: none},
-	{name: "nthreads", text: str(func(j *api.Job) string {
+	{name: "output_dir", width: 15, text: str(func(j *api.Job) string { return submitted(j).GetOutdir() })},
+	{name: "licproject", width: 20, text: none},
+	{name: "forward_cluster", aliases: []string{"fwd_cluster"}, width: 15, text: none},
+	{name: "forward_time", aliases: []string{"fwd_time"}, width: 15, text: none},
+	{name: "srcjobid", width: 8, text: none},
+	{name: "dstjobid", width: 8, text: none},
+	{name: "source_cluster", aliases: []string{"srcluster"}, width: 15, text: none},
+	{name: "nthreads", width: 10, text: str(func(j *api.Job) string {
 		if u := j.GetUsage(); u != nil {
 			return strconv.Itoa(int(u.GetNthreads()))
 		}
 		return ""
 	})},
-	{name: "hrusage", kb: noKB},
-	{name: "gpu_num", text: none},
-	{name: "gpu_mode", text: none},
-	{name: "j_exclusive", text: none},
-	{name: "gpu_alloc", text: none},
-	{name: "cpu_peak", text: none},
-	{name: "cpu_efficiency", text: func(c *fieldCtx, j *api.Job) string {
-		run, n := runSeconds(c, j), allocSlots(j)
-		if run <= 0 || n == 0 || j.GetUsage() == nil {
+	{name: "hrusage", width: 50, kb: noKB},
+	{name: "gpu_num", aliases: []string{"gnum"}, width: 10, text: none},
+	{name: "gpu_mode", aliases: []string{"gmode"}, width: 20, text: none},
+	{name: "j_exclusive", aliases: []string{"j_excl"}, width: 15, text: none},
+	{name: "gpu_alloc", aliases: []string{"galloc"}, width: 30, text: none},
+	{name: "cpu_peak", width: 10, text: none},
+	{name: "cpu_efficiency", width: 10, text: averageCPUEfficiency},
+	{name: "mem_efficiency", width: 10, text: none},
+
+	// The rest of the 10.1 Fix Pack 14 table.
+	{name: "rsvid", width: 40, text: none},
+	{name: "esub", width: 20, text: none},
+	{name: "suspend_reason", width: 50, text: str(func(j *api.Job) string {
+		if s := j.GetState(); s != api.JobState_USUSP && s != api.JobState_SSUSP {
 			return ""
 		}
-		return fmt.Sprintf("%.2f%%", float64(j.GetUsage().GetCpuTimeMs())/10/float64(run)/float64(n))
-	}},
-	{name: "mem_efficiency", text: none},
+		return strings.Join(suspendReasons(j), "; ")
+	})},
+	{name: "resume_reason", width: 50, text: none},
+	{name: "kill_issue_host", width: 50, text: none},
+	{name: "suspend_issue_host", width: 50, text: none},
+	{name: "resume_issue_host", width: 50, text: none},
+	{name: "charged_saap", aliases: []string{"saap"}, width: 50, text: none},
+	{name: "pendstate", width: 9, text: pendState},
+	{name: "estimated_sim_start_time", aliases: []string{"esstart_time"}, width: 24, text: none},
+	{name: "effective_plimit", width: 18, text: none},
+	{name: "plimit_remain", width: 15, text: none},
+	{name: "effective_eplimit", width: 19, text: none},
+	{name: "eplimit_remain", width: 16, text: none},
+	{name: "combined_resreq", aliases: []string{"cresreq"}, width: 20, text: str(func(j *api.Job) string { return strings.Join(effective(j).GetResReq(), " ") })},
+	{name: "network_req", width: 15, text: none},
+	{name: "energy", text: none},
+	{name: "gpfsio", text: none},
+	{name: "cpu_peak_efficiency", width: 10, text: none},
+	{name: "average_cpu_efficiency", width: 10, text: averageCPUEfficiency},
+	{name: "cpu_peak_reached_duration", width: 10, text: none},
+}
+
+// averageCPUEfficiency is CPU time over run time and slots, in percent.
+func averageCPUEfficiency(c *fieldCtx, j *api.Job) string {
+	run, n := runSeconds(c, j), allocSlots(j)
+	if run <= 0 || n == 0 || j.GetUsage() == nil {
+		return ""
+	}
+	return fmt.Sprintf("%.2f%%", float64(j.GetUsage().GetCpuTimeMs())/10/float64(run)/float64(n))
+}
+
+// pendState is LSF's PENDSTATE: IPEND for a pending job that is not
+// eligible to be scheduled (held, a start time or dependency to wait for),
+// EPEND for one that is, NOTPEND for a job that is not pending.
+func pendState(c *fieldCtx, j *api.Job) string {
+	switch j.GetState() {
+	case api.JobState_PSUSP:
+		return "IPEND"
+	case api.JobState_PEND:
+	default:
+		return "NOTPEND"
+	}
+	if bt := submitted(j).GetBeginTime(); bt > 0 && (c.now == 0 || bt*int64(time.Second) > c.now) {
+		return "IPEND"
+	}
+	for _, r := range pendReasons(j) {
+		if strings.HasPrefix(r, "Job dependency condition") || strings.HasPrefix(r, "Dependency condition") ||
+			strings.HasPrefix(r, "The queue is inactivated") {
+			return "IPEND"
+		}
+	}
+	return "EPEND"
 }
 
 // fieldByName indexes fields by name and alias.
