@@ -16,7 +16,11 @@ func TestNNodes(t *testing.T) {
 		fs := pflag.NewFlagSet("bsub", pflag.ContinueOnError)
 		var o bsubOpts
 		bsubFlags(fs, &o)
-		if err := fs.Parse(lsfArgs(fs, args, false)); err != nil {
+		words, err := lsfArgs(fs, args, false)
+		if err != nil {
+			return nil, err
+		}
+		if err := fs.Parse(words); err != nil {
 			return nil, err
 		}
 		s := &api.JobSpec{}
