@@ -44,6 +44,12 @@ func (c *Controller) parameters(conf *config.Config) []*api.Parameter {
 	if cl.OrphanJobTermGracePeriod > 0 {
 		add("ORPHAN_JOB_TERM_GRACE_PERIOD", seconds(cl.OrphanJobTermGracePeriod))
 	}
+	retry := "2147483647" // LSF's "no limit"
+	if cl.LocalMaxPreexecRetry > 0 {
+		retry = strconv.Itoa(cl.LocalMaxPreexecRetry)
+	}
+	add("LOCAL_MAX_PREEXEC_RETRY", retry)
+	add("LOCAL_MAX_PREEXEC_RETRY_ACTION", strings.ToUpper(cl.LocalMaxPreexecRetryAction))
 	add("RESOURCE_RESERVE_PER_TASK", "N")
 	add("RESOURCE_RESERVE_PER_SLOT", "N")
 	add("ABS_RUNLIMIT", "Y")

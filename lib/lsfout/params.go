@@ -40,20 +40,22 @@ func WriteGroups(w io.Writer, groups []*api.Group, membersTitle string) error {
 // parameter: OpenLava's texts where it prints the parameter, XCE's own
 // wording in LSF's style for the rest.
 var paramTexts = map[string]struct{ desc, unit string }{
-	"DEFAULT_QUEUE":                {"System default queues for automatic queue selection:", ""},
-	"DEFAULT_APPLICATION":          {"The default application profile assigned to jobs:", ""},
-	"DEFAULT_PROJECT":              {"The default project assigned to jobs:", ""},
-	"MBD_SLEEP_TIME":               {"The interval for dispatching jobs by master batch daemon:", " (seconds)"},
-	"SBD_SLEEP_TIME":               {"The interval for checking jobs by slave batch daemon:", " (seconds)"},
-	"JOB_ACCEPT_INTERVAL":          {"The interval for a host to accept two batch jobs:", " (* MBD_SLEEP_TIME)"},
-	"CLEAN_PERIOD":                 {"The amount of time during which finished jobs are kept in core:", " (seconds)"},
-	"MAX_JOB_ARRAY_SIZE":           {"The maximum number of jobs in a job array:", ""},
-	"JOB_TERMINATE_INTERVAL":       {"The interval to terminate a job:", " "},
-	"EADMIN_TRIGGER_DURATION":      {"The time a job must run before its CPU use can make it an idle job:", " (minutes)"},
-	"ORPHAN_JOB_TERM_GRACE_PERIOD": {"The grace period before an orphan job is terminated:", " (seconds)"},
-	"RESOURCE_RESERVE_PER_TASK":    {"Resources are reserved per task:", ""},
-	"RESOURCE_RESERVE_PER_SLOT":    {"Resources are reserved per slot:", ""},
-	"ABS_RUNLIMIT":                 {"Run limits are absolute (wall-clock, not normalized):", ""},
+	"DEFAULT_QUEUE":                  {"System default queues for automatic queue selection:", ""},
+	"DEFAULT_APPLICATION":            {"The default application profile assigned to jobs:", ""},
+	"DEFAULT_PROJECT":                {"The default project assigned to jobs:", ""},
+	"MBD_SLEEP_TIME":                 {"The interval for dispatching jobs by master batch daemon:", " (seconds)"},
+	"SBD_SLEEP_TIME":                 {"The interval for checking jobs by slave batch daemon:", " (seconds)"},
+	"JOB_ACCEPT_INTERVAL":            {"The interval for a host to accept two batch jobs:", " (* MBD_SLEEP_TIME)"},
+	"CLEAN_PERIOD":                   {"The amount of time during which finished jobs are kept in core:", " (seconds)"},
+	"MAX_JOB_ARRAY_SIZE":             {"The maximum number of jobs in a job array:", ""},
+	"JOB_TERMINATE_INTERVAL":         {"The interval to terminate a job:", " "},
+	"EADMIN_TRIGGER_DURATION":        {"The time a job must run before its CPU use can make it an idle job:", " (minutes)"},
+	"ORPHAN_JOB_TERM_GRACE_PERIOD":   {"The grace period before an orphan job is terminated:", " (seconds)"},
+	"LOCAL_MAX_PREEXEC_RETRY":        {"The maximum number of times a job's pre-execution command is retried:", ""},
+	"LOCAL_MAX_PREEXEC_RETRY_ACTION": {"What a job becomes when its pre-execution retry limit is reached:", ""},
+	"RESOURCE_RESERVE_PER_TASK":      {"Resources are reserved per task:", ""},
+	"RESOURCE_RESERVE_PER_SLOT":      {"Resources are reserved per slot:", ""},
+	"ABS_RUNLIMIT":                   {"Run limits are absolute (wall-clock, not normalized):", ""},
 }
 
 // WriteParamsLong writes bparams -l: for each parameter a description
