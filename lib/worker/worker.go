@@ -124,6 +124,7 @@ type proc struct {
 	pgid     int // the job's process group, as the shepherd's pipe said (or as stored)
 	shepherd int // the shepherd's pid: xced's own child, or as stored
 	uid      int // the job's user, who must own what root reads from job/
+	since    int64 // unix ns: the job cannot have ended before this
 	id       int64
 	idx      int32
 	killing  bool
@@ -236,7 +237,7 @@ func (w *Worker) Start(job *api.Job) error {
 		return fmt.Errorf("start shepherd: %w", err)
 	}
 	ready.Close()
-	p := &proc{shepherd: cmd.Process.Pid, uid: uid, id: k.id, idx: k.idx}
+	p := &proc{shepherd: cmd.Process.Pid, uid: uid, since: time.Now().UnixNano(), id: k.id, idx: k.idx}
 	w.mu.Lock()
 	w.jobs[k] = p
 	kill := w.killPending[k]
@@ -388,6 +389,9 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 	}
 	ev.Type = api.EventType_FINISH
 	ev.JobId, ev.ArrayIndex = k.id, k.idx
+	// The end is when the job ended, also when the worker learns of it
+	// later (after a restart), within what is possible.
+	ev.Time = min(max(ev.Time, p.since), time.Now().UnixNano())
 	w.mu.Lock()
 	delete(w.jobs, k)
 	w.mu.Unlock()
@@ -400,7 +404,7 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 // reported once its shepherd has gone.
 func (w *Worker) Reattach(job *api.Job) {
 	k := jobKey{job.JobId, job.ArrayIndex}
-	p := &proc{pgid: int(job.Pid), shepherd: int(job.ShepherdPid), uid: -1, id: k.id, idx: k.idx}
+	p := &proc{pgid: int(job.Pid), shepherd: int(job.ShepherdPid), uid: -1, since: job.StartTime, id: k.id, idx: k.idx}
 	// The user's directory is the user's: root created it and gave it
 	// away, and it cannot be replaced (its parent is root's).
 	if fi, err := os.Lstat(w.userDir(k.id, k.idx)); err == nil && fi.IsDir() {
