@@ -121,9 +121,9 @@ type jobKey struct {
 }
 
 type proc struct {
-	pgid     int // the job's process group, as the shepherd's pipe said (or as stored)
-	shepherd int // the shepherd's pid: xced's own child, or as stored
-	uid      int // the job's user, who must own what root reads from job/
+	pgid     int   // the job's process group, as the shepherd's pipe said (or as stored)
+	shepherd int   // the shepherd's pid: xced's own child, or as stored
+	uid      int   // the job's user, who must own what root reads from job/
 	since    int64 // unix ns: the job cannot have ended before this
 	id       int64
 	idx      int32
