@@ -196,3 +196,18 @@ func TestJobDirLayout(t *testing.T) {
 	}
 	rs.finished(t)
 }
+
+// A failed pre-exec's PEND_AGAIN comes through as the shepherd recorded
+// it (the end checks must not turn it into a FINISH).
+func TestPendAgainKept(t *testing.T) {
+	shep := buildShepherd(t)
+	w, rs := newWorker(t, shep)
+	j := job(1, "true", t.TempDir())
+	j.Spec.PreExec = "exit 1"
+	if err := w.Start(j); err != nil {
+		t.Fatal(err)
+	}
+	if ev := rs.finished(t); ev.Type != api.EventType_PEND_AGAIN {
+		t.Errorf("end %v, want PEND_AGAIN", ev)
+	}
+}

@@ -370,11 +370,14 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 	w.mu.Unlock()
 	_, statusFile, _ := w.files(k.id, k.idx)
 	ev, err := readEvent(statusFile, p.uid)
-	killed := pgid > 0 && w.signalGroup(p, pgid, syscall.SIGKILL) == nil
+	var killed bool
+	if pgid > 0 {
+		killed, _ = w.signalGroup(p, pgid, syscall.SIGKILL)
+	}
 	if err != nil {
 		detail := fmt.Sprintf("TERM_CTRL_PID: the job's shepherd (pid %d) %s before it recorded the job's end (%v)", p.shepherd, how, err)
 		if killed {
-			detail += "; the job's processes were killed"
+			detail += "; what was left of the job was killed"
 		}
 		ev = &api.Event{
 			Type:       api.EventType_FINISH,
@@ -387,7 +390,6 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 		}
 		slog.Warn("a job's shepherd ended without recording the job's end", "job", k.id, "index", k.idx, "detail", detail)
 	}
-	ev.Type = api.EventType_FINISH
 	ev.JobId, ev.ArrayIndex = k.id, k.idx
 	// The end is when the job ended, also when the worker learns of it
 	// later (after a restart), within what is possible.
@@ -462,24 +464,29 @@ func (w *Worker) Signal(id int64, idx int32, sig syscall.Signal) error {
 	if pgid <= 0 {
 		return fmt.Errorf("job %d[%d] has not started its process yet", id, idx)
 	}
-	return w.signalGroup(p, pgid, sig)
+	_, err := w.signalGroup(p, pgid, sig)
+	return err
 }
 
 // signalGroup sends sig to process group pgid of p's job after checking
-// it; a group with no process left is not an error.
-func (w *Worker) signalGroup(p *proc, pgid int, sig syscall.Signal) error {
+// it, and says whether it did; a group with no process left is not an
+// error.
+func (w *Worker) signalGroup(p *proc, pgid int, sig syscall.Signal) (bool, error) {
 	switch err := checkGroup(pgid, p.shepherd); {
 	case errors.Is(err, errNoGroup):
-		return nil
+		return false, nil
 	case err != nil:
 		slog.Error("refused to signal a process group that is not the job's", "job", p.id, "index", p.idx,
 			"pgid", pgid, "shepherd", p.shepherd, "signal", sig, "err", err)
-		return fmt.Errorf("signal job %d[%d]: %w", p.id, p.idx, err)
+		return false, fmt.Errorf("signal job %d[%d]: %w", p.id, p.idx, err)
 	}
-	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("signal job %d[%d]: %w", p.id, p.idx, err)
+	if err := syscall.Kill(-pgid, sig); err != nil {
+		if errors.Is(err, syscall.ESRCH) {
+			return false, nil
+		}
+		return false, fmt.Errorf("signal job %d[%d]: %w", p.id, p.idx, err)
 	}
-	return nil
+	return true, nil
 }
 
 // Terminate runs LSF's default termination sequence: SIGINT, then SIGTERM,
