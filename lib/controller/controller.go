@@ -632,6 +632,9 @@ func (c *Controller) applyReport(rep worker.Report, staged map[key]*api.Job) (st
 			nj.PostExec = "POST_DONE"
 		}
 		e := c.event(nj, api.EventType_FINISH, "", ev.Detail)
+		if ev.Time > 0 { // when the job ended, not when the report came (after a restart)
+			e.Time = ev.Time
+		}
 		e.ExitStatus, e.TermReason, e.CpuTimeMs, e.Signal = nj.ExitStatus, nj.TermReason, ev.CpuTimeMs, ev.Signal
 		e.Usage = nj.Usage
 		return store.Change{Job: nj, Event: e}, true

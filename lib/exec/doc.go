@@ -5,12 +5,18 @@
 // ShepherdMain is that process; Run does the work; ExpandPattern is the %J/%I
 // expansion bjobs and bpeek share.
 //
-// # Files (the only channel to xced)
+// # Files and the started pipe
 //
-// The shepherd never writes to pipes of xced, so it and the job survive a
-// `kill -9` of xced, which then finds the job again through these files:
+// The shepherd runs as the job's user, so everything it writes is the
+// user's to forge; the worker trusts none of it beyond the job's own
+// record (docs/security.md). It writes to no pipe of xced except the
+// started pipe, so it and the job survive a `kill -9` of xced, which then
+// finds the job again through these files:
 //
-//	LAUNCHFILE                 api.Launch, binary protobuf (written by the worker)
+//	LAUNCHFILE                 api.Launch, binary protobuf: root's, mode 0600, in the
+//	                           job's root-owned directory; the worker hands it over
+//	                           open as standard input (see ShepherdMain)
+//	LimitsFile(LAUNCHFILE)     api.JobSpec of new limits, root's, read on SIGUSR1
 //	Launch.job_file            the job script, mode 0700
 //	<job_file>.hostfile        one execution host per slot, one a line (LSB_DJOB_HOSTFILE)
 //	Launch.start_file          api.Event{type START, state RUN, pid, hosts, exec_home,
@@ -20,13 +26,16 @@
 //	job.spool_output           stdout and stderr of a job without -o, and its report
 //	                           (<job_file>.out when the launch names none)
 //
-// Every protobuf file is written to a temporary file in the same directory
-// and renamed into place, so a reader sees all of it or none; the start and
-// status files are synced first. The shepherd removes none of them. When the
-// process has a pipe or socket open for writing on file descriptor 3, one
-// byte is written to it and it is closed right after the start file is
-// written (closed without a byte when the job could not start): the worker's
-// "started" signal. Diagnostics go to stderr through log/slog.
+// The job file, start, status, usage and spool files are in the user's
+// own directory. Every protobuf file is written to a temporary file in the
+// same directory and renamed into place, so a reader sees all of it or
+// none; the start and status files are synced first. The shepherd removes
+// none of them. When the process has a pipe or socket open for writing on
+// file descriptor 3, the job's pid is written to it in decimal with a
+// newline and it is closed right after the start file is written (closed
+// empty when the job could not start): the worker's "started" signal, and
+// the only pid the worker takes (never the start file's). Diagnostics go
+// to stderr through log/slog.
 //
 // # The job's process
 //
@@ -155,8 +164,15 @@
 //
 // # End of the job
 //
-// The shepherd waits for the job's process, not for the rest of its group:
-// processes the job left running in the background keep running. The FINISH
+// The job ends when its top process ends (it exits, or a signal from
+// anywhere kills it): the shepherd then sends SIGKILL to the job's process
+// group before it reaps the top process (so the group's id cannot have
+// been reused) and before it records the end. Processes the job left
+// running in the background are killed with it: nothing a job started
+// runs on untracked once the job is recorded as ended (the LSF behaviour
+// this package follows documents nothing about leftovers, so the choice
+// is ours). A process that must outlive its job has to
+// leave the job's process group (setsid), where it is not tracked. The FINISH
 // event has state DONE for exit status 0, else EXIT; exit_status is the
 // shell-style code, 128+N for a process killed by signal N (signal is then
 // N): SIGINT 130, SIGKILL 137, SIGUSR2 140, SIGTERM 143.

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"bytes"
+	"io"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -720,14 +721,14 @@ func TestShepherdMain(t *testing.T) {
 		t.Fatal(err)
 	}
 	ready.Close()
-	var one [1]byte
-	n, _ := started.Read(one[:])
+	said, _ := io.ReadAll(started)
 	started.Close()
-	if n != 1 {
-		t.Errorf("no byte on the started pipe")
+	pid, err := strconv.Atoi(strings.TrimSuffix(string(said), "\n"))
+	if err != nil || !strings.HasSuffix(string(said), "\n") {
+		t.Errorf("the started pipe said %q, want the job's pid and a newline", said)
 	}
-	if _, err := os.Stat(launchFile[:len(launchFile)-len("launch")] + "start"); err != nil {
-		t.Errorf("start file missing when the started byte came: %v", err)
+	if start := readEvent(t, l.StartFile); int(start.Pid) != pid {
+		t.Errorf("the started pipe said pid %d, the start file %d", pid, start.Pid)
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("shepherd: %v\n%s", err, logs.String())
@@ -791,9 +792,9 @@ func TestArrayBounds(t *testing.T) {
 }
 
 func TestParseStat(t *testing.T) {
-	line := "4242 (we (ird) name) S 1 4240 4240 0 -1 4194560 100 0 0 0 150 50 7 3 20 0 3 0 12345 10000000 256 18446744073709551615\n"
+	line := "4242 (we (ird) name) S 1 4240 4239 0 -1 4194560 100 0 0 0 150 50 7 3 20 0 3 0 12345 10000000 256 18446744073709551615\n"
 	st, ok := parseStat([]byte(line))
-	if !ok || st.state != 'S' || st.pgrp != 4240 || st.cpuTicks != 210 || st.threads != 3 || st.rssPages != 256 {
+	if !ok || st.state != 'S' || st.ppid != 1 || st.pgrp != 4240 || st.session != 4239 || st.cpuTicks != 210 || st.threads != 3 || st.rssPages != 256 {
 		t.Errorf("parseStat = %+v, %v", st, ok)
 	}
 	if _, ok := parseStat([]byte("4242 (short) S 1 2")); ok {

@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -15,8 +16,12 @@ import (
 // LimitsFile is where the worker writes a running job's new limits (bmod
 // -W, -M, -c of a running job) before it sends the shepherd SIGUSR1: an
 // api.JobSpec with only run_limit_sec, mem_limit_kb, mem_limit_hard and
-// cpu_limit_sec set.
-func LimitsFile(statusFile string) string { return statusFile + ".limits" }
+// cpu_limit_sec set. It is next to the launch file, in the job's
+// root-owned directory: root writes it there and the shepherd only reads
+// it.
+func LimitsFile(launchFile string) string {
+	return filepath.Join(filepath.Dir(launchFile), "limits")
+}
 
 // liveLimits are the limits the shepherd enforces on a running job; they
 // change when bmod changes them.
@@ -102,7 +107,10 @@ func (s *shepherd) armWarning(e *enforcer, start time.Time, runSec int64) {
 
 // reloadLimits reads the limits file and applies it.
 func (s *shepherd) reloadLimits(e *enforcer, start time.Time, grace time.Duration) {
-	path := LimitsFile(s.l.GetStatusFile())
+	path := s.limitsFile
+	if path == "" {
+		return
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		s.log.Warn("cannot read the new limits", "file", path, "err", err)

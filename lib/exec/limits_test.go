@@ -3,8 +3,11 @@ package exec
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"xce/lib/api"
 )
@@ -34,14 +37,15 @@ func TestLimitsReload(t *testing.T) {
 	os.MkdirAll(filepath.Dir(l.StatusFile), 0o700)
 	reload := make(chan struct{}, 1)
 	started := make(chan struct{})
+	limits := LimitsFile(filepath.Join(t.TempDir(), "launch"))
 	go func() {
 		<-started
-		if err := writeMessage(LimitsFile(l.StatusFile), &api.JobSpec{RunLimitSec: 1}, false); err != nil {
+		if err := writeMessage(limits, &api.JobSpec{RunLimitSec: 1}, false); err != nil {
 			t.Error(err)
 		}
 		reload <- struct{}{}
 	}()
-	ev, err := run(l, hooks{reload: reload, started: func(int) { close(started) }})
+	ev, err := run(l, hooks{reload: reload, limitsFile: limits, started: func(int) { close(started) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,4 +99,38 @@ func TestWarningAction(t *testing.T) {
 	if ev.ExitStatus != 0 || !strings.HasPrefix(string(b), "warned\n") {
 		t.Fatalf("exit %d, output %q", ev.ExitStatus, b)
 	}
+}
+
+// A job shell killed from outside (here by itself, as kill -9 from
+// another terminal would): what it started in the background does not run
+// on untracked; the shepherd kills the job's process group before it
+// records the end.
+func TestLeftoversKilled(t *testing.T) {
+	l := newLaunch(t, `sleep 300 & echo $! > bg; kill -9 $$`)
+	ev := runJob(t, l)
+	if ev.ExitStatus != 137 || ev.Signal != 9 {
+		t.Errorf("event = %v, want exit 137 by signal 9", ev)
+	}
+	b, err := os.ReadFile(filepath.Join(dirOf(l), "bg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// SIGKILL is delivered when the process next runs: allow it a moment.
+	for i := 0; i < 100 && alive(pid); i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if alive(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the job's background process %d outlived the job", pid)
+	}
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return err == nil && !strings.Contains(string(b), ") Z ")
 }

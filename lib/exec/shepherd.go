@@ -3,16 +3,19 @@ package exec
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	osexec "os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
@@ -47,11 +50,19 @@ const (
 // whatever the job's own exit status; 1 when the end could not be recorded;
 // 2 when the launch file is unusable.
 //
+// The worker keeps the launch file root's (mode 0600, in a root-owned
+// directory) and hands it over open as standard input: when standard input
+// is launchFile itself (same device and inode), the launch is read from it
+// and standard input becomes /dev/null; otherwise launchFile is opened by
+// path (a shepherd run by hand or by a test as the file's owner). New
+// limits are read from LimitsFile(launchFile) on SIGUSR1.
+//
 // If the process was started with a pipe (or socket) open for writing on
-// file descriptor 3, ShepherdMain writes one byte to it and closes it once
-// the job's process runs and the start file is written, or closes it
-// without a byte when the job could not be started. SIGTERM and SIGINT sent
-// to the shepherd are passed on to the job's process group, and SIGHUP and
+// file descriptor 3, ShepherdMain writes the job's pid (also its process
+// group id) to it in decimal, followed by a newline, and closes it once the
+// job's process runs and the start file is written, or closes it without
+// writing when the job could not be started. SIGTERM and SIGINT sent to
+// the shepherd are passed on to the job's process group, and SIGHUP and
 // SIGPIPE are ignored, so that the shepherd lives to record the job's end.
 func ShepherdMain(launchFile string) int {
 	started := startedPipe()
@@ -61,7 +72,7 @@ func ShepherdMain(launchFile string) int {
 	defer signal.Stop(sigs)
 
 	log := slog.Default().With("launch", launchFile)
-	b, err := os.ReadFile(launchFile)
+	b, err := readLaunch(launchFile)
 	if err != nil {
 		log.Error("cannot read the launch file", "err", err)
 		return 2
@@ -96,12 +107,12 @@ func ShepherdMain(launchFile string) int {
 			pgid.Unlock()
 		}
 	}()
-	ev, err := run(l, hooks{reload: reload, started: func(pid int) {
+	ev, err := run(l, hooks{reload: reload, limitsFile: LimitsFile(launchFile), started: func(pid int) {
 		pgid.Lock()
 		pgid.n = pid
 		pgid.Unlock()
 		if started != nil {
-			started.Write([]byte{1})
+			started.Write([]byte(strconv.Itoa(pid) + "\n"))
 			started.Close()
 		}
 	}})
@@ -115,6 +126,24 @@ func ShepherdMain(launchFile string) int {
 	log.Info("job ended", "job", lsfout.JobIDString(l.GetJob()), "state", ev.State.String(),
 		"exit_status", ev.ExitStatus, "term_reason", ev.TermReason.String())
 	return 0
+}
+
+// readLaunch returns the launch: from standard input when that is
+// launchFile, opened by the worker (which keeps the file unreadable to the
+// job's user), else from launchFile by path.
+func readLaunch(launchFile string) ([]byte, error) {
+	var in, named syscall.Stat_t
+	if syscall.Fstat(0, &in) == nil && in.Mode&syscall.S_IFMT == syscall.S_IFREG &&
+		syscall.Stat(launchFile, &named) == nil && in.Dev == named.Dev && in.Ino == named.Ino {
+		b, err := io.ReadAll(os.Stdin)
+		// The job and its hooks never see the launch.
+		if null, nerr := os.Open(os.DevNull); nerr == nil {
+			syscall.Dup2(int(null.Fd()), 0)
+			null.Close()
+		}
+		return b, err
+	}
+	return os.ReadFile(launchFile)
 }
 
 // startedPipe returns file descriptor 3 when it is the worker's "started"
@@ -155,8 +184,9 @@ func Run(l *api.Launch) (*api.Event, error) {
 // hooks lets ShepherdMain act when the job's process has started, and
 // tell the job's run that the limits file changed.
 type hooks struct {
-	started func(pid int)
-	reload  <-chan struct{}
+	started    func(pid int)
+	reload     <-chan struct{}
+	limitsFile string // what reload means to read (LimitsFile)
 }
 
 func run(l *api.Launch, h hooks) (*api.Event, error) {
@@ -167,6 +197,7 @@ func run(l *api.Launch, h hooks) (*api.Event, error) {
 		return nil, errors.New("the launch names no job file or no status file")
 	}
 	s := newShepherd(l)
+	s.limitsFile = h.limitsFile
 	ev := s.run(h)
 	if s.term != nil {
 		// A job going back to pending (its pre-execution failed) ends
@@ -217,7 +248,8 @@ type shepherd struct {
 
 	term *termRelay // an interactive job's connection to its bsub
 
-	limits *liveLimits
+	limits     *liveLimits
+	limitsFile string
 }
 
 func newShepherd(l *api.Launch) *shepherd {
@@ -355,6 +387,13 @@ func (s *shepherd) run(h hooks) *api.Event {
 		s.watch(samp, e, min(grace, terminateInterval))
 	}()
 
+	// The job ends with its top process; what it left running in its
+	// process group is killed (SIGKILL) before the top process is reaped,
+	// while its pid, the group's id, cannot be reused.
+	waitExited(pid)
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		s.log.Warn("cannot kill what is left of the job", "pgid", pid, "err", err)
+	}
 	_ = cmd.Wait() // the status is in cmd.ProcessState
 	reason, detail := e.end()
 	wg.Wait()
@@ -399,6 +438,18 @@ func (s *shepherd) run(h hooks) *api.Event {
 	ev.Detail = strings.Join(s.notes, "; ")
 	s.appendReport(ev, startTime)
 	return ev
+}
+
+// waitExited waits until process pid (a child) has ended, without reaping
+// it.
+func waitExited(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, syscall.EINTR) {
+			return
+		}
+	}
 }
 
 // chain is the commands to run: the layered chain when the configuration

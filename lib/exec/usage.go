@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -133,7 +134,9 @@ func (s *sampler) summary() *api.ResourceUsage {
 
 type procStat struct {
 	state    byte
+	ppid     int
 	pgrp     int
+	session  int
 	cpuTicks int64 // utime + stime + cutime + cstime
 	threads  int64
 	vsize    int64 // bytes of virtual memory
@@ -152,6 +155,28 @@ func (s *sampler) readStat(path []byte) (procStat, bool) {
 		return procStat{}, false
 	}
 	return parseStat(s.buf[:n])
+}
+
+// ProcIDs are the ids /proc/<pid>/stat gives a process: its parent, its
+// process group and its session.
+type ProcIDs struct {
+	PPid, Pgrp, Session int
+}
+
+// ReadProcIDs reads the parent, process group and session ids of process
+// pid from /proc/<pid>/stat (the worker checks them before it signals a
+// job's process group). A zombie still has them.
+func ReadProcIDs(pid int) (ProcIDs, error) {
+	path := "/proc/" + strconv.Itoa(pid) + "/stat"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ProcIDs{}, err
+	}
+	st, ok := parseStat(b)
+	if !ok {
+		return ProcIDs{}, fmt.Errorf("parse %s: unexpected format", path)
+	}
+	return ProcIDs{PPid: st.ppid, Pgrp: st.pgrp, Session: st.session}, nil
 }
 
 // parseStat parses the fields of a /proc/<pid>/stat line that the sampler
@@ -182,8 +207,12 @@ func parseStat(b []byte) (procStat, bool) {
 			if len(tok) > 0 {
 				st.state = tok[0]
 			}
+		case 4:
+			st.ppid = int(atoi(tok))
 		case 5:
 			st.pgrp = int(atoi(tok))
+		case 6:
+			st.session = int(atoi(tok))
 		case 14, 15, 16, 17:
 			st.cpuTicks += atoi(tok)
 		case 20:

@@ -3,12 +3,55 @@
 // when the job started and how it ended, delivers signals to the job's
 // process group, and finds its jobs again after the controller restarts.
 //
-// The shepherd talks to the worker only through files in the job's run
-// directory (launch, start, status, usage), never through pipes, so a job
-// and its shepherd survive a `kill -9` of xced: after a restart Reattach
-// watches the shepherd until it writes the job's status file, and the real
-// exit status is recorded. A job whose shepherd is gone without a status
-// file ends as EXIT with TERM_ORPHAN.
+// # Files and the trust boundary
+//
+// The worker runs as root and the shepherd as the job's user, so nothing
+// the worker does as root may follow a path or a number the user can
+// influence (docs/security.md). Each job has two directories:
+//
+//	RunDir/ID.INDEX/            root, 0711: the user can reach what is
+//	                            inside by name, but not list or change it
+//	    launch                  root 0600: api.Launch, handed to the shepherd
+//	                            open as its standard input
+//	    limits                  root 0644: bmod's new limits (exec.LimitsFile),
+//	                            written to a temporary file and renamed here
+//	    shepherd.log            root 0600: the shepherd's stdout and stderr,
+//	                            opened by root and inherited
+//	    job/                    the job's user, 0700: what the shepherd writes
+//	        start, status, status.usage, output, the job file
+//
+// Root creates the job's directory afresh, then "job" inside it, and hands
+// "job" to the user by descriptor (fchown on a directory opened with
+// O_NOFOLLOW); root's own files are created with O_EXCL|O_NOFOLLOW in the
+// root-owned directory, so no file root writes is ever in a directory the
+// user can write, and root never changes an owner by path.
+//
+// What root reads from job/ (start, status, usage) is read by readJobFile:
+// opened O_NOFOLLOW|O_NONBLOCK, accepted only as a regular file with one
+// link owned by the job's user, and read up to maxJobFile bytes.
+//
+// # The job's process group
+//
+// The shepherd reports the job's pid (its process group id) on the pipe
+// it inherited on file descriptor 3, not in a file the job could rewrite;
+// the controller stores it with the shepherd's pid (Job.Pid and
+// ShepherdPid), and after a restart Reattach uses those, never a file.
+// Before any signal the group is checked in /proc (checkGroup): id above 1,
+// a member whose process group is that id, and whose session is the
+// shepherd's (the shepherd leads a session of its own, which a user cannot
+// join) or, for an interactive job on a pseudo-terminal that leads its own
+// session, whose parent is the shepherd. A group that fails is not
+// signalled and the refusal is logged.
+//
+// # Ends
+//
+// The shepherd and the job survive a `kill -9` of xced: after a restart
+// Reattach watches the shepherd until it has gone, then reads the job's
+// status file, whose event carries the time the job really ended. When a
+// shepherd has gone, whatever is left of the job's (checked) process group
+// is killed. A shepherd gone without a status file (killed itself) ends the
+// job as EXIT with exit code 137 and TERM_CTRL_PID ("job terminated after
+// control PID died"): the shepherd is the job's control process.
 //
 // In the single-host default the worker is embedded in xced and the
 // controller calls it directly.
@@ -17,6 +60,7 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -28,6 +72,7 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
@@ -76,34 +121,64 @@ type jobKey struct {
 }
 
 type proc struct {
-	pgid     int
-	shepherd int
-	dir      string
+	pgid     int   // the job's process group, as the shepherd's pipe said (or as stored)
+	shepherd int   // the shepherd's pid: xced's own child, or as stored
+	uid      int   // the job's user, who must own what root reads from job/
+	since    int64 // unix ns: the job cannot have ended before this
+	id       int64
+	idx      int32
 	killing  bool
 }
 
-// New returns a worker.
+// The files of a job's directory (JobDir); see the package comment.
+const (
+	launchName  = "launch"
+	logName     = "shepherd.log"
+	userDirName = "job"
+)
+
+// New returns a worker. The run directory must be the worker's own: it is
+// created if need be, and made writable by its owner only.
 func New(cfg Config) (*Worker, error) {
 	if err := os.MkdirAll(cfg.RunDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
+	fi, err := os.Lstat(cfg.RunDir)
+	if err != nil {
+		return nil, fmt.Errorf("run directory: %w", err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Geteuid() {
+		return nil, fmt.Errorf("run directory %s: not a directory of uid %d", cfg.RunDir, os.Geteuid())
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		if err := os.Chmod(cfg.RunDir, fi.Mode().Perm()&^0o022); err != nil {
+			return nil, fmt.Errorf("run directory: %w", err)
+		}
+	}
 	return &Worker{cfg: cfg, jobs: map[jobKey]*proc{}, killPending: map[jobKey]bool{}}, nil
 }
 
-// JobDir is the run directory of a job: its launch, start, status and usage
-// files, its script, and its spooled output.
+// JobDir is the root-owned directory of a job: its launch and limits
+// files, the shepherd's log, and the user's directory (userDir).
 func (w *Worker) JobDir(id int64, idx int32) string {
 	return filepath.Join(w.cfg.RunDir, fmt.Sprintf("%d.%d", id, idx))
 }
 
-// SpoolOutput is where a job without -o writes its output.
-func (w *Worker) SpoolOutput(id int64, idx int32) string {
-	return filepath.Join(w.JobDir(id, idx), "output")
+// userDir is the job's user's directory: the start, status and usage
+// files, the job script and the spooled output.
+func (w *Worker) userDir(id int64, idx int32) string {
+	return filepath.Join(w.JobDir(id, idx), userDirName)
 }
 
-func (w *Worker) files(dir string) (launch, start, status, usage string) {
-	return filepath.Join(dir, "launch"), filepath.Join(dir, "start"),
-		filepath.Join(dir, "status"), filepath.Join(dir, "status.usage")
+// SpoolOutput is where a job without -o writes its output.
+func (w *Worker) SpoolOutput(id int64, idx int32) string {
+	return filepath.Join(w.userDir(id, idx), "output")
+}
+
+func (w *Worker) files(id int64, idx int32) (start, status, usage string) {
+	d := w.userDir(id, idx)
+	return filepath.Join(d, "start"), filepath.Join(d, "status"), filepath.Join(d, "status.usage")
 }
 
 // Start launches a job: job carries its specs, with the environment
@@ -111,26 +186,18 @@ func (w *Worker) files(dir string) (launch, start, status, usage string) {
 // and end are reported later.
 func (w *Worker) Start(job *api.Job) error {
 	k := jobKey{job.JobId, job.ArrayIndex}
-	dir := w.JobDir(job.JobId, job.ArrayIndex)
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("clear job directory: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create job directory: %w", err)
-	}
 	uid, gid := int(job.Spec.GetUid()), int(job.Spec.GetGid())
 	asOther := os.Geteuid() == 0 && uid != 0
-	if asOther {
-		if err := os.Chown(dir, uid, gid); err != nil {
-			return fmt.Errorf("give job directory to uid %d: %w", uid, err)
-		}
+	if !asOther {
+		uid = os.Geteuid()
 	}
-	launchFile, startFile, statusFile, _ := w.files(dir)
+	startFile, statusFile, _ := w.files(k.id, k.idx)
+	dir := w.JobDir(k.id, k.idx)
 	l := &api.Launch{
 		Job:         job,
 		ClusterName: w.cfg.ClusterName,
 		Host:        w.cfg.Host,
-		JobFile:     filepath.Join(dir, fmt.Sprintf("%d.%d", job.SubmitTime/1e9, job.JobId)),
+		JobFile:     filepath.Join(w.userDir(k.id, k.idx), fmt.Sprintf("%d.%d", job.SubmitTime/1e9, job.JobId)),
 		StartFile:   startFile,
 		StatusFile:  statusFile,
 		KillGraceMs: w.cfg.KillGrace.Milliseconds(),
@@ -139,23 +206,23 @@ func (w *Worker) Start(job *api.Job) error {
 	if err != nil {
 		return fmt.Errorf("encode launch: %w", err)
 	}
-	if err := os.WriteFile(launchFile, b, 0o600); err != nil {
-		return fmt.Errorf("write launch file: %w", err)
+	launch, logf, err := makeJobDir(dir, uid, gid, asOther, b)
+	if err != nil {
+		return err
 	}
-	if asOther {
-		if err := os.Chown(launchFile, uid, gid); err != nil {
-			return fmt.Errorf("give launch file to uid %d: %w", uid, err)
-		}
-	}
+	defer launch.Close()
+	defer logf.Close()
 	started, ready, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("start pipe: %w", err)
 	}
-	args := append(append([]string{}, w.cfg.Shepherd[1:]...), launchFile)
+	args := append(append([]string{}, w.cfg.Shepherd[1:]...), filepath.Join(dir, launchName))
 	cmd := exec.Command(w.cfg.Shepherd[0], args...)
 	cmd.Dir = "/"
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = launch, logf, logf
 	cmd.ExtraFiles = []*os.File{ready}
-	// Its own session: the shepherd and the job outlive xced.
+	// Its own session: the shepherd and the job outlive xced, and the
+	// session id (the shepherd's pid) marks the job's processes.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if asOther {
 		groups, err := supplementaryGroups(job.Spec.GetUser())
@@ -164,63 +231,169 @@ func (w *Worker) Start(job *api.Job) error {
 		}
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: groups}
 	}
-	logf, err := os.OpenFile(filepath.Join(dir, "shepherd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err == nil {
-		cmd.Stdout, cmd.Stderr = logf, logf
-		defer logf.Close()
-	}
 	if err := cmd.Start(); err != nil {
 		started.Close()
 		ready.Close()
 		return fmt.Errorf("start shepherd: %w", err)
 	}
 	ready.Close()
-	p := &proc{shepherd: cmd.Process.Pid, dir: dir}
+	p := &proc{shepherd: cmd.Process.Pid, uid: uid, since: time.Now().UnixNano(), id: k.id, idx: k.idx}
 	w.mu.Lock()
 	w.jobs[k] = p
 	kill := w.killPending[k]
 	delete(w.killPending, k)
 	w.mu.Unlock()
 	go func() {
-		// One byte (or EOF, if the shepherd dies first) on the pipe.
-		var one [1]byte
-		started.Read(one[:])
+		waited := make(chan struct{})
+		go func() {
+			cmd.Wait()
+			close(waited)
+			// The pipe's other end may live on in a process the user
+			// gave it to: stop waiting for it soon after the shepherd.
+			started.SetReadDeadline(time.Now().Add(time.Second))
+		}()
+		pid := readStarted(started)
 		started.Close()
-		w.reportStart(k, p, startFile)
+		if pid > 0 {
+			w.reportStart(k, p, pid)
+		}
 		if kill {
 			w.Terminate(k.id, k.idx)
 		}
-		cmd.Wait()
-		w.finish(k, p)
+		<-waited
+		how := "ended with exit code " + strconv.Itoa(cmd.ProcessState.ExitCode())
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			how = "was killed by signal " + strconv.Itoa(int(ws.Signal()))
+		}
+		w.finish(k, p, how)
 	}()
 	return nil
 }
 
-func (w *Worker) reportStart(k jobKey, p *proc, startFile string) {
-	ev, err := readEvent(startFile)
-	if err != nil {
-		return // the status file explains it
+// makeJobDir creates a job's directory afresh (root's, 0711) with the
+// user's directory in it, and in it the launch file (holding launch) and
+// the shepherd's log. It returns the launch file open for reading and the
+// log open for appending.
+func makeJobDir(dir string, uid, gid int, chown bool, launch []byte) (*os.File, *os.File, error) {
+	// RemoveAll works through directory handles and follows no link.
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, nil, fmt.Errorf("clear job directory: %w", err)
 	}
+	if err := unix.Mkdir(dir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("create job directory: %w", err)
+	}
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open job directory: %w", err)
+	}
+	defer unix.Close(dfd)
+	if err := unix.Fchmod(dfd, 0o711); err != nil {
+		return nil, nil, fmt.Errorf("job directory: %w", err)
+	}
+	if err := unix.Mkdirat(dfd, userDirName, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("create the job's directory: %w", err)
+	}
+	if chown {
+		ufd, err := unix.Openat(dfd, userDirName, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == nil {
+			err = unix.Fchown(ufd, uid, gid)
+			unix.Close(ufd)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("give the job's directory to uid %d: %w", uid, err)
+		}
+	}
+	const create = unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	lfd, err := unix.Openat(dfd, launchName, unix.O_WRONLY|create, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("write launch file: %w", err)
+	}
+	lw := os.NewFile(uintptr(lfd), filepath.Join(dir, launchName))
+	_, err = lw.Write(launch)
+	if cerr := lw.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("write launch file: %w", err)
+	}
+	rfd, err := unix.Openat(dfd, launchName, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open launch file: %w", err)
+	}
+	gfd, err := unix.Openat(dfd, logName, unix.O_WRONLY|unix.O_APPEND|create, 0o600)
+	if err != nil {
+		unix.Close(rfd)
+		return nil, nil, fmt.Errorf("create shepherd log: %w", err)
+	}
+	return os.NewFile(uintptr(rfd), filepath.Join(dir, launchName)), os.NewFile(uintptr(gfd), filepath.Join(dir, logName)), nil
+}
+
+// readStarted reads the job's pid from the shepherd's pipe: decimal digits
+// and a newline, then end of file. 0 when the job did not start (the pipe
+// was closed empty) or when what came is not a pid.
+func readStarted(r io.Reader) int {
+	b, _ := io.ReadAll(io.LimitReader(r, 32))
+	s, ok := strings.CutSuffix(string(b), "\n")
+	pid, err := strconv.Atoi(s)
+	if !ok || err != nil || pid <= 1 {
+		if len(b) > 0 {
+			slog.Warn("the shepherd's started pipe said something that is no pid", "said", fmt.Sprintf("%q", b))
+		}
+		return 0
+	}
+	return pid
+}
+
+// reportStart reports that the job's process runs, as pid (the shepherd's
+// word on its pipe): the start file adds where and when.
+func (w *Worker) reportStart(k jobKey, p *proc, pid int) {
+	startFile, _, _ := w.files(k.id, k.idx)
+	ev, err := readEvent(startFile, p.uid)
+	if err != nil {
+		slog.Warn("start file", "job", k.id, "index", k.idx, "err", err)
+		ev = &api.Event{Time: time.Now().UnixNano()}
+	}
+	ev.Type, ev.State, ev.Pid = api.EventType_START, api.JobState_RUN, int32(pid)
 	w.mu.Lock()
-	p.pgid = int(ev.Pid)
+	p.pgid = pid
 	w.mu.Unlock()
 	ev.JobId, ev.ArrayIndex = k.id, k.idx
 	w.cfg.Report(Report{JobID: k.id, Index: k.idx, Started: ev})
 }
 
-func (w *Worker) finish(k jobKey, p *proc) {
-	_, _, statusFile, _ := w.files(p.dir)
-	ev, err := readEvent(statusFile)
+// finish reports a job's end once its shepherd has gone (how says how):
+// what is left of the job's process group is killed, and the end is the
+// status file's, or TERM_CTRL_PID when the shepherd left none.
+func (w *Worker) finish(k jobKey, p *proc, how string) {
+	w.mu.Lock()
+	pgid := p.pgid
+	w.mu.Unlock()
+	_, statusFile, _ := w.files(k.id, k.idx)
+	ev, err := readEvent(statusFile, p.uid)
+	var killed bool
+	if pgid > 0 {
+		killed, _ = w.signalGroup(p, pgid, syscall.SIGKILL)
+	}
 	if err != nil {
+		detail := fmt.Sprintf("TERM_CTRL_PID: the job's shepherd (pid %d) %s before it recorded the job's end (%v)", p.shepherd, how, err)
+		if killed {
+			detail += "; what was left of the job was killed"
+		}
 		ev = &api.Event{
 			Type:       api.EventType_FINISH,
 			State:      api.JobState_EXIT,
 			Time:       time.Now().UnixNano(),
-			TermReason: api.TermReason_TERM_ORPHAN,
-			Detail:     "the job's shepherd ended without recording the job's end: " + err.Error(),
+			ExitStatus: 128 + int32(syscall.SIGKILL),
+			Signal:     int32(syscall.SIGKILL),
+			TermReason: api.TermReason_TERM_CTRL_PID,
+			Detail:     detail,
 		}
+		slog.Warn("a job's shepherd ended without recording the job's end", "job", k.id, "index", k.idx, "detail", detail)
 	}
 	ev.JobId, ev.ArrayIndex = k.id, k.idx
+	// The end is when the job ended, also when the worker learns of it
+	// later (after a restart), within what is possible.
+	ev.Time = min(max(ev.Time, p.since), time.Now().UnixNano())
 	w.mu.Lock()
 	delete(w.jobs, k)
 	w.mu.Unlock()
@@ -228,30 +401,27 @@ func (w *Worker) finish(k jobKey, p *proc) {
 }
 
 // Reattach picks up a job the controller believes is running after a
-// restart: it reports its end once its shepherd has recorded it.
+// restart: the job's process group and shepherd are the ones the
+// controller stored (never what a file says), and the job's end is
+// reported once its shepherd has gone.
 func (w *Worker) Reattach(job *api.Job) {
 	k := jobKey{job.JobId, job.ArrayIndex}
-	dir := w.JobDir(job.JobId, job.ArrayIndex)
-	_, startFile, statusFile, _ := w.files(dir)
-	p := &proc{pgid: int(job.Pid), shepherd: int(job.ShepherdPid), dir: dir}
-	if ev, err := readEvent(startFile); err == nil {
-		p.pgid = int(ev.Pid)
+	p := &proc{pgid: int(job.Pid), shepherd: int(job.ShepherdPid), uid: -1, since: job.StartTime, id: k.id, idx: k.idx}
+	// The user's directory is the user's: root created it and gave it
+	// away, and it cannot be replaced (its parent is root's).
+	if fi, err := os.Lstat(w.userDir(k.id, k.idx)); err == nil && fi.IsDir() {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			p.uid = int(st.Uid)
+		}
 	}
 	w.mu.Lock()
 	w.jobs[k] = p
 	w.mu.Unlock()
 	go func() {
-		for {
-			if _, err := os.Stat(statusFile); err == nil {
-				break
-			}
-			if !shepherdAlive(p.shepherd) {
-				// It may have written the file just before exiting.
-				break
-			}
+		for shepherdAlive(p.shepherd, p.uid) {
 			time.Sleep(200 * time.Millisecond)
 		}
-		w.finish(k, p)
+		w.finish(k, p, "is gone")
 	}()
 }
 
@@ -259,14 +429,13 @@ func (w *Worker) Reattach(job *api.Job) {
 // has no trace of a shepherd: xced stopped between recording the dispatch
 // and starting it, so the job can simply be dispatched again.
 func (w *Worker) NeverStarted(job *api.Job) bool {
-	dir := w.JobDir(job.JobId, job.ArrayIndex)
-	_, startFile, statusFile, _ := w.files(dir)
+	startFile, statusFile, _ := w.files(job.JobId, job.ArrayIndex)
 	for _, f := range []string{startFile, statusFile} {
-		if _, err := os.Stat(f); err == nil {
+		if _, err := os.Lstat(f); err == nil {
 			return false
 		}
 	}
-	return job.ShepherdPid == 0 || !shepherdAlive(int(job.ShepherdPid))
+	return job.ShepherdPid == 0 || !shepherdAlive(int(job.ShepherdPid), -1)
 }
 
 // ShepherdPid returns the pid of a running job's shepherd, 0 if unknown.
@@ -279,22 +448,8 @@ func (w *Worker) ShepherdPid(id int64, idx int32) int {
 	return 0
 }
 
-func shepherdAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	// A reused pid is not our shepherd.
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return false
-	}
-	return strings.Contains(string(cmdline), "shepherd")
-}
-
-// Signal sends sig to the job's process group.
+// Signal sends sig to the job's process group, once checkGroup has found
+// it to be the job's.
 func (w *Worker) Signal(id int64, idx int32, sig syscall.Signal) error {
 	w.mu.Lock()
 	p := w.jobs[jobKey{id, idx}]
@@ -309,10 +464,29 @@ func (w *Worker) Signal(id int64, idx int32, sig syscall.Signal) error {
 	if pgid <= 0 {
 		return fmt.Errorf("job %d[%d] has not started its process yet", id, idx)
 	}
-	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("signal job %d[%d]: %w", id, idx, err)
+	_, err := w.signalGroup(p, pgid, sig)
+	return err
+}
+
+// signalGroup sends sig to process group pgid of p's job after checking
+// it, and says whether it did; a group with no process left is not an
+// error.
+func (w *Worker) signalGroup(p *proc, pgid int, sig syscall.Signal) (bool, error) {
+	switch err := checkGroup(pgid, p.shepherd); {
+	case errors.Is(err, errNoGroup):
+		return false, nil
+	case err != nil:
+		slog.Error("refused to signal a process group that is not the job's", "job", p.id, "index", p.idx,
+			"pgid", pgid, "shepherd", p.shepherd, "signal", sig, "err", err)
+		return false, fmt.Errorf("signal job %d[%d]: %w", p.id, p.idx, err)
 	}
-	return nil
+	if err := syscall.Kill(-pgid, sig); err != nil {
+		if errors.Is(err, syscall.ESRCH) {
+			return false, nil
+		}
+		return false, fmt.Errorf("signal job %d[%d]: %w", p.id, p.idx, err)
+	}
+	return true, nil
 }
 
 // Terminate runs LSF's default termination sequence: SIGINT, then SIGTERM,
@@ -358,45 +532,45 @@ func (w *Worker) Terminate(id int64, idx int32) error {
 
 // SetLimits gives a running job new run, memory and CPU limits (bmod):
 // they go to the limits file the shepherd reads (exec.LimitsFile) when it
-// gets SIGUSR1.
+// gets SIGUSR1. The file is root's, in the job's root-owned directory, and
+// readable by all: the shepherd runs as the job's user.
 func (w *Worker) SetLimits(id int64, idx int32, limits *api.JobSpec) error {
 	w.mu.Lock()
 	p := w.jobs[jobKey{id, idx}]
-	var shepherd int
+	var shepherd, uid int
 	if p != nil {
-		shepherd = p.shepherd
+		shepherd, uid = p.shepherd, p.uid
 	}
 	w.mu.Unlock()
 	if p == nil || shepherd <= 0 {
 		return fmt.Errorf("job %d[%d] is not running on this host", id, idx)
 	}
-	dir := w.JobDir(id, idx)
-	_, _, status, _ := w.files(dir)
 	b, err := proto.Marshal(&api.JobSpec{RunLimitSec: limits.GetRunLimitSec(), MemLimitKb: limits.GetMemLimitKb(),
 		MemLimitHard: limits.GetMemLimitHard(), CpuLimitSec: limits.GetCpuLimitSec()})
 	if err != nil {
 		return fmt.Errorf("encode limits: %w", err)
 	}
+	dir := w.JobDir(id, idx)
 	f, err := os.CreateTemp(dir, ".limits.*.tmp")
 	if err != nil {
 		return fmt.Errorf("write limits of job %d[%d]: %w", id, idx, err)
 	}
 	_, err = f.Write(b)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	// The shepherd runs as the job's user: the file must be its to read.
-	if fi, serr := os.Stat(dir); err == nil && serr == nil && os.Geteuid() == 0 {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			err = os.Chown(f.Name(), int(st.Uid), int(st.Gid))
-		}
-	}
 	if err == nil {
-		err = os.Rename(f.Name(), jobexec.LimitsFile(status))
+		err = os.Rename(f.Name(), jobexec.LimitsFile(filepath.Join(dir, launchName)))
 	}
 	if err != nil {
 		os.Remove(f.Name())
 		return fmt.Errorf("write limits of job %d[%d]: %w", id, idx, err)
+	}
+	if !shepherdAlive(shepherd, uid) {
+		return fmt.Errorf("job %d[%d]: its shepherd (pid %d) is not running", id, idx, shepherd)
 	}
 	if err := syscall.Kill(shepherd, syscall.SIGUSR1); err != nil {
 		return fmt.Errorf("tell the shepherd of job %d[%d]: %w", id, idx, err)
@@ -406,8 +580,14 @@ func (w *Worker) SetLimits(id int64, idx int32, limits *api.JobSpec) error {
 
 // Usage returns the latest resource usage sample of a running job.
 func (w *Worker) Usage(id int64, idx int32) *api.ResourceUsage {
-	_, _, _, usageFile := w.files(w.JobDir(id, idx))
-	b, err := os.ReadFile(usageFile)
+	w.mu.Lock()
+	p := w.jobs[jobKey{id, idx}]
+	w.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	_, _, usageFile := w.files(id, idx)
+	b, err := readJobFile(usageFile, p.uid)
 	if err != nil {
 		return nil
 	}
@@ -426,8 +606,9 @@ func (w *Worker) Remove(id int64, idx int32) {
 	os.RemoveAll(w.JobDir(id, idx))
 }
 
-func readEvent(path string) (*api.Event, error) {
-	b, err := os.ReadFile(path)
+// readEvent reads an event the shepherd wrote in the job's directory.
+func readEvent(path string, uid int) (*api.Event, error) {
+	b, err := readJobFile(path, uid)
 	if err != nil {
 		return nil, err
 	}

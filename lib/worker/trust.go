@@ -1,0 +1,142 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	jobexec "xce/lib/exec"
+)
+
+// maxJobFile caps what root reads of a file in a job's directory: a start,
+// status or usage record is a few KB even for a job on thousands of hosts.
+const maxJobFile = 256 << 10
+
+// readJobFile reads a file the job's user can write (start, status, usage)
+// without trusting it: the last component is not followed if it is a
+// link, opening does not block (a FIFO), and only a regular file with one
+// link, owned by uid, of at most maxJobFile bytes is read.
+func readJobFile(path string, uid int) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	// Checked on the raw descriptor: os.NewFile would poll a FIFO.
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		err = fmt.Errorf("%s: not a regular file (mode %#o)", path, st.Mode)
+	case int(st.Uid) != uid:
+		err = fmt.Errorf("%s: owned by uid %d, not by the job's user (uid %d)", path, st.Uid, uid)
+	case st.Nlink != 1:
+		err = fmt.Errorf("%s: %d links to it, want 1", path, st.Nlink)
+	case st.Size > maxJobFile:
+		err = fmt.Errorf("%s: %d bytes, more than %d", path, st.Size, maxJobFile)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxJobFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(b) > maxJobFile {
+		return nil, fmt.Errorf("%s: more than %d bytes", path, maxJobFile)
+	}
+	return b, nil
+}
+
+// errNoGroup: no process of the group is left to signal.
+var errNoGroup = errors.New("no process of the group is left")
+
+// checkGroup checks that process group pgid is the job of the shepherd
+// with pid shepherd before root signals it: pgid is above 1 and a member
+// of the group is in the shepherd's session (which the shepherd created
+// with setsid, so only its descendants are in it) or, for an interactive
+// job on a pseudo-terminal, leads a session of its own as the shepherd's
+// child. It returns errNoGroup when no member is left. The group's leader
+// tells; when it is gone, any member does (all members of a group share
+// its session).
+func checkGroup(pgid, shepherd int) error {
+	if pgid <= 1 {
+		return fmt.Errorf("process group %d is no job's", pgid)
+	}
+	if shepherd <= 1 {
+		return fmt.Errorf("process group %d: the job's shepherd is not known", pgid)
+	}
+	if ids, err := jobexec.ReadProcIDs(pgid); err == nil {
+		return groupOf(pgid, shepherd, pgid, ids)
+	}
+	d, err := os.Open("/proc")
+	if err != nil {
+		return fmt.Errorf("process group %d: %w", pgid, err)
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil || pid <= 1 {
+			continue
+		}
+		if ids, err := jobexec.ReadProcIDs(pid); err == nil && ids.Pgrp == pgid {
+			return groupOf(pgid, shepherd, pid, ids)
+		}
+	}
+	return errNoGroup
+}
+
+// groupOf checks the ids of process pid, which claims to be in pgid.
+func groupOf(pgid, shepherd, pid int, ids jobexec.ProcIDs) error {
+	switch {
+	case ids.Pgrp != pgid:
+		return fmt.Errorf("process %d is in process group %d, not in %d", pid, ids.Pgrp, pgid)
+	case ids.Session == shepherd:
+		return nil
+	case pid == pgid && ids.Session == pgid && ids.PPid == shepherd:
+		return nil
+	}
+	return fmt.Errorf("process group %d is in session %d, not in the session of the job's shepherd (pid %d)",
+		pgid, ids.Session, shepherd)
+}
+
+// shepherdAlive reports whether pid is still a job's shepherd: a live
+// process leading its own session, running a shepherd command line and,
+// when uid >= 0, as uid. A pid reused by another program is not.
+func shepherdAlive(pid, uid int) bool {
+	if pid <= 1 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	ids, err := jobexec.ReadProcIDs(pid)
+	if err != nil || ids.Session != pid {
+		return false
+	}
+	if uid >= 0 {
+		fi, err := os.Lstat("/proc/" + strconv.Itoa(pid))
+		if err != nil {
+			return false
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != uid {
+			return false
+		}
+	}
+	// A zombie has no command line.
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return err == nil && strings.Contains(string(cmdline), "shepherd")
+}
