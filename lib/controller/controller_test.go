@@ -566,7 +566,7 @@ func TestParseDependency(t *testing.T) {
 			t.Errorf("%q: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"done(1", "numdone(7)", "done(1) &&", "exit(1, >)", "nosuch(1)x", ""} {
+	for _, bad := range []string{"done(1", "numdone(7)", "done(1) &&", "exit(1, >)", "nosuch(1)x", "", `""`, `done("")`} {
 		if _, err := parseDependency(bad); err == nil {
 			t.Errorf("%q was accepted", bad)
 		}

@@ -207,6 +207,10 @@ func (p *depParser) arg(n *depNode) error {
 		if end < 0 {
 			return fmt.Errorf("unterminated quote at column %d", p.i+1)
 		}
+		if end == 0 {
+			// "" would match every job without a name.
+			return fmt.Errorf("expected a job id or name at column %d", p.i+2)
+		}
 		n.arg, n.quoted = p.s[p.i+1:p.i+1+end], true
 		p.i += end + 2
 		return nil
