@@ -251,7 +251,7 @@ func (c *Controller) layerWith(conf *config.Config, spec *api.JobSpec) (*config.
 	}
 	eff.PreExecChain, eff.PostExecChain = res.Exec.PreExec, res.Exec.PostExec
 	eff.JobStarter, eff.EnvOverlay = res.Exec.JobStarter, res.Exec.Env
-	eff.Origin = map[string]string{}
+	eff.Origin, eff.PendLimits = map[string]string{}, nil // the layering's alone
 	for field, o := range res.Origin {
 		eff.Origin[field] = o.String()
 	}
