@@ -414,7 +414,15 @@ func (e formatError) Error() string { return string(e) }
 // cutDelimiter removes delimiter='c' (or "c") from spec and returns the
 // delimiter.
 func cutDelimiter(spec string) (rest, delim string, err error) {
-	i := strings.Index(strings.ToLower(spec), "delimiter=")
+	// Lower-case ASCII only: strings.ToLower changes the length of
+	// invalid UTF-8, and i must index spec.
+	lower := []byte(spec)
+	for j, c := range lower {
+		if c >= 'A' && c <= 'Z' {
+			lower[j] = c + 'a' - 'A'
+		}
+	}
+	i := strings.Index(string(lower), "delimiter=")
 	if i < 0 {
 		return spec, "", nil
 	}

@@ -51,3 +51,15 @@ func TestFormatWidthBounded(t *testing.T) {
 		t.Errorf("width 4096: %v", err)
 	}
 }
+
+// TestFormatInvalidUTF8: a byte that is not UTF-8 before delimiter= made
+// the parser slice past the end (found by FuzzParseFormat).
+func TestFormatInvalidUTF8(t *testing.T) {
+	for _, spec := range []string{"\x9fdelimiter=", "\xff\xfeDELIMITER=','", "jobid \x80 delimiter='x'"} {
+		_, _ = ParseFormat(spec) // an error or a format; no panic
+	}
+	f, err := ParseFormat("jobid\xff stat delimiter=','")
+	if err == nil && f == nil {
+		t.Fatal("no format and no error")
+	}
+}
