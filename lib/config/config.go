@@ -66,6 +66,11 @@ type Cluster struct {
 	// session (MBD_SLEEP_TIME, 10 s by default), so a host whose pre-exec
 	// check fails is not hammered; default 10s.
 	PreexecRetryInterval Duration `toml:"preexec_retry_interval"`
+	// MaxPendJobs (lsb.params MAX_PEND_JOBS): how many pending jobs
+	// (PEND and PSUSP, each array element one) a user may have; a
+	// submission beyond it is refused ("Pending job threshold reached").
+	// users.U.max_pend_jobs overrides it; 0 = no limit.
+	MaxPendJobs int `toml:"max_pend_jobs"`
 }
 
 // Resource is a site-defined resource (lsf.shared Resource and
@@ -262,6 +267,21 @@ func (a *App) JobExecAllowed() bool { return a.AllowJobExec == nil || *a.AllowJo
 type User struct {
 	Name     string `toml:"-"`
 	MaxSlots int    `toml:"max_slots"` // job slots the user's started jobs may hold; 0 = no limit
+	// MaxPendJobs (lsb.users MAX_PEND_JOBS): the user's pending jobs;
+	// 0 = the "default" entry's, else cluster.max_pend_jobs.
+	MaxPendJobs int `toml:"max_pend_jobs"`
+}
+
+// UserPendLimit is how many pending jobs user may have, 0 for no limit:
+// the user's own max_pend_jobs, else the "default" entry's, else the
+// cluster's.
+func (c *Config) UserPendLimit(user string) int {
+	for _, name := range []string{user, "default"} {
+		if u := c.Users[name]; u != nil && u.MaxPendJobs > 0 {
+			return u.MaxPendJobs
+		}
+	}
+	return c.Cluster.MaxPendJobs
 }
 
 // UserSlotLimit is the number of slots user's started jobs may hold, 0 for

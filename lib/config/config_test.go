@@ -325,3 +325,27 @@ func TestAPIQueues(t *testing.T) {
 		t.Errorf("normal: %v", qs[1])
 	}
 }
+
+// TestUserPendLimit: MAX_PEND_JOBS, the user's own, else the default
+// user's, else the cluster's; a negative one does not load.
+func TestUserPendLimit(t *testing.T) {
+	c, err := Parse("t.toml", []byte("[cluster]\nmax_pend_jobs = 10\n[users.alice]\nmax_pend_jobs = 2\n[users.bob]\nmax_slots = 4\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for user, want := range map[string]int{"alice": 2, "bob": 10, "carol": 10} {
+		if got := c.UserPendLimit(user); got != want {
+			t.Errorf("%s: %d, want %d", user, got, want)
+		}
+	}
+	c, err = Parse("t.toml", []byte("[users.default]\nmax_pend_jobs = 5\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.UserPendLimit("carol"); got != 5 {
+		t.Errorf("default user: %d, want 5", got)
+	}
+	if _, err := Parse("t.toml", []byte("[cluster]\nmax_pend_jobs = -1\n")); err == nil {
+		t.Error("a negative max_pend_jobs loaded")
+	}
+}

@@ -33,6 +33,7 @@ func (c *Config) Effective() string {
 	w.kv("clean_period", cl.CleanPeriod)
 	w.kv("acct_retention", cl.AcctRetention)
 	w.kv("max_array_size", cl.MaxArraySize)
+	w.kv("max_pend_jobs", cl.MaxPendJobs)
 	w.kv("eadmin_trigger_duration", cl.EadminTriggerDuration)
 	w.kv("orphan_job_term_grace_period", cl.OrphanJobTermGracePeriod)
 	w.kv("local_max_preexec_retry", cl.LocalMaxPreexecRetry)
@@ -149,6 +150,7 @@ func (c *Config) Effective() string {
 	for _, name := range slices.Sorted(maps.Keys(c.Users)) {
 		w.table("users." + TOMLKey(name))
 		w.kv("max_slots", c.Users[name].MaxSlots)
+		w.kv("max_pend_jobs", c.Users[name].MaxPendJobs)
 	}
 	return w.b.String()
 }

@@ -472,6 +472,7 @@ func (c *Config) checkProjects(k *checker) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Users)) {
 		k.nonNegative("users."+name+".max_slots", c.Users[name].MaxSlots)
+		k.nonNegative("users."+name+".max_pend_jobs", c.Users[name].MaxPendJobs)
 	}
 }
 
@@ -489,6 +490,7 @@ func (c *Config) checkCluster(k *checker) {
 	if cl.AcctRetention < cl.CleanPeriod {
 		k.add("cluster.acct_retention", "%s is shorter than clean_period (%s): bacct would forget finished jobs that bjobs still shows; make it at least %s", cl.AcctRetention, cl.CleanPeriod, cl.CleanPeriod)
 	}
+	k.nonNegative("cluster.max_pend_jobs", cl.MaxPendJobs)
 	if cl.MaxArraySize < 0 || cl.MaxArraySize > 2147483646 {
 		k.add("cluster.max_array_size", "%d: must be between 1 and 2147483646", cl.MaxArraySize)
 	}

@@ -93,9 +93,12 @@ type Controller struct {
 	lastCycle time.Time
 	cycleWhy  string // why the last cycle left jobs pending
 	watchers  map[*watcher]struct{}
-	lastSub   map[uint32]int64           // each user's last submitted job id
-	reqs      map[string]*resreq.ResReq  // parsed effective requirements
-	used      map[key]*api.ResourceUsage // running jobs' last usage samples
+	lastSub   map[uint32]int64 // each user's last submitted job id
+	// pendStoring: each user's jobs of submissions past the
+	// MAX_PEND_JOBS check but not yet in jobs.
+	pendStoring map[uint32]int
+	reqs        map[string]*resreq.ResReq  // parsed effective requirements
+	used        map[key]*api.ResourceUsage // running jobs' last usage samples
 	// orphanSince: when each pending job's dependency was first found
 	// never to be met; orphans the jobs schedule ends (TERM_ORPHAN_SYSTEM),
 	// committed with the cycle's dispatches.
@@ -166,11 +169,13 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 		queues:   map[string]*queue{},
 		watchers: map[*watcher]struct{}{},
 		lastSub:  map[uint32]int64{},
-		reqs:     map[string]*resreq.ResReq{},
-		used:     map[key]*api.ResourceUsage{},
-		kick:     make(chan struct{}, 1),
-		started:  time.Now(),
-		hostLoad: hostload.New(hostload.Paths{}),
+
+		pendStoring: map[uint32]int{},
+		reqs:        map[string]*resreq.ResReq{},
+		used:        map[key]*api.ResourceUsage{},
+		kick:        make(chan struct{}, 1),
+		started:     time.Now(),
+		hostLoad:    hostload.New(hostload.Paths{}),
 	}
 	c.conf.Store(cfg.Cluster)
 	for _, q := range cfg.Cluster.APIQueues() {
@@ -509,6 +514,7 @@ func (c *Controller) startEvent(nj *api.Job) *api.Event {
 func (c *Controller) launch(j *api.Job) {
 	spec, _, err := c.store.Spec(j.JobId)
 	if err == nil {
+		scrubLaunch(spec)
 		j.Spec = spec
 		spec.Env, err = c.store.Env(spec.EnvRef)
 	}

@@ -27,6 +27,8 @@ type fakeExec struct {
 	autoExit int32
 	// starts counts launches; doubles those of a job already running.
 	starts, doubles int
+	// launched are the jobs as the worker received them.
+	launched []*api.Job
 }
 
 func (f *fakeExec) Start(j *api.Job) error {
@@ -36,6 +38,7 @@ func (f *fakeExec) Start(j *api.Job) error {
 		f.doubles++
 	}
 	f.running[key{j.JobId, j.ArrayIndex}] = true
+	f.launched = append(f.launched, j)
 	auto := f.autoExit
 	f.mu.Unlock()
 	f.c.Report(worker.Report{JobID: j.JobId, Index: j.ArrayIndex, Started: &api.Event{Type: api.EventType_START, Pid: 4242}})
@@ -563,7 +566,7 @@ func TestParseDependency(t *testing.T) {
 			t.Errorf("%q: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"done(1", "numdone(7)", "done(1) &&", "exit(1, >)", "nosuch(1)x", ""} {
+	for _, bad := range []string{"done(1", "numdone(7)", "done(1) &&", "exit(1, >)", "nosuch(1)x", "", `""`, `done("")`} {
 		if _, err := parseDependency(bad); err == nil {
 			t.Errorf("%q was accepted", bad)
 		}

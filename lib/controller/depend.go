@@ -38,7 +38,14 @@ type depNode struct {
 	all      bool // num*(j, op *): the array's size
 }
 
+// maxDepDepth bounds the nesting of parentheses and '!' in an expression:
+// the parser and the evaluation recurse once a level.
+const maxDepDepth = 100
+
 func parseDependency(s string) (*depNode, error) {
+	if len(s) > maxDepLen {
+		return nil, fmt.Errorf("expression too long: %d bytes; at most %d", len(s), maxDepLen)
+	}
 	p := &depParser{s: s}
 	n, err := p.or()
 	if err != nil {
@@ -52,8 +59,18 @@ func parseDependency(s string) (*depNode, error) {
 }
 
 type depParser struct {
-	s string
-	i int
+	s     string
+	i     int
+	depth int // open parentheses and '!' around the position
+}
+
+// nest enters one more level of nesting; leave with p.depth--.
+func (p *depParser) nest() error {
+	p.depth++
+	if p.depth > maxDepDepth {
+		return fmt.Errorf("expression nested too deeply at column %d (more than %d levels of parentheses and '!')", p.i+1, maxDepDepth)
+	}
+	return nil
 }
 
 func (p *depParser) skip() {
@@ -103,17 +120,25 @@ func (p *depParser) and() (*depNode, error) {
 
 func (p *depParser) unary() (*depNode, error) {
 	if p.eat("!") {
+		if err := p.nest(); err != nil {
+			return nil, err
+		}
 		k, err := p.unary()
 		if err != nil {
 			return nil, err
 		}
+		p.depth--
 		return &depNode{op: "!", kids: []*depNode{k}}, nil
 	}
 	if p.eat("(") {
+		if err := p.nest(); err != nil {
+			return nil, err
+		}
 		n, err := p.or()
 		if err != nil {
 			return nil, err
 		}
+		p.depth--
 		if !p.eat(")") {
 			return nil, fmt.Errorf("missing ')' at column %d", p.i+1)
 		}
@@ -181,6 +206,10 @@ func (p *depParser) arg(n *depNode) error {
 		end := strings.IndexByte(p.s[p.i+1:], '"')
 		if end < 0 {
 			return fmt.Errorf("unterminated quote at column %d", p.i+1)
+		}
+		if end == 0 {
+			// "" would match every job without a name.
+			return fmt.Errorf("expected a job id or name at column %d", p.i+2)
 		}
 		n.arg, n.quoted = p.s[p.i+1:p.i+1+end], true
 		p.i += end + 2
@@ -450,4 +479,92 @@ func (c *Controller) Dependency(who Caller, expr string) (api.DependencyReply_St
 		return api.DependencyReply_NEVER, nil
 	}
 	return api.DependencyReply_WAITING, nil
+}
+
+// checkCycle refuses a dependency that would make job id (owned by owner,
+// named name) wait, directly or through other jobs' dependencies, for
+// itself: such jobs would pend forever (c.mu held). LSF checks a
+// dependency's jobs only for existence; XCE refuses the bmod (or bsub) that
+// closes the cycle.
+func (c *Controller) checkCycle(id int64, owner uint32, name, dep string) error {
+	n, err := parseDependency(dep)
+	if err != nil {
+		return nil // checkDependency reports it
+	}
+	// refersToSelf: does an expression of a job owned by o name the job
+	// being changed (by id, or by its name for the owner's own jobs)?
+	refersToSelf := func(o uint32, n *depNode) bool {
+		var walk func(*depNode) bool
+		walk = func(n *depNode) bool {
+			for _, k := range n.kids {
+				if walk(k) {
+					return true
+				}
+			}
+			if n.op != "" {
+				return false
+			}
+			if rid, _, isRef := parseJobRef(n.arg); isRef && !(n.quoted && !strings.Contains(n.arg, "[")) {
+				return rid == id
+			}
+			ok, _ := path.Match(n.arg, name)
+			return o == owner && name != "" && (ok || n.arg == name)
+		}
+		return walk(n)
+	}
+	self := fmt.Sprintf("<%d>", id)
+	if id == 0 {
+		self = "(the new job)" // a submission: named, not numbered yet
+	}
+	if refersToSelf(owner, n) {
+		return fmt.Errorf("Dependency condition makes job %s wait for itself", self)
+	}
+	seen := map[int64]bool{id: true}
+	var visit func(owner uint32, n *depNode) []int64
+	visit = func(o uint32, n *depNode) []int64 {
+		var targets []int64
+		var walk func(*depNode)
+		walk = func(n *depNode) {
+			for _, k := range n.kids {
+				walk(k)
+			}
+			if n.op == "" {
+				for _, t := range c.depTargets(o, n.arg, n.quoted) {
+					targets = append(targets, t.job.JobId)
+				}
+			}
+		}
+		walk(n)
+		for _, t := range targets {
+			if seen[t] {
+				continue
+			}
+			seen[t] = true
+			recs := c.byID[t]
+			if len(recs) == 0 || recs[0].eff.GetDependency() == "" || isFinished(recs[0].job.State) {
+				continue
+			}
+			tn, err := parseDependency(recs[0].eff.GetDependency())
+			if err != nil {
+				continue
+			}
+			if refersToSelf(recs[0].eff.GetUid(), tn) {
+				return []int64{t}
+			}
+			if rest := visit(recs[0].eff.GetUid(), tn); rest != nil {
+				return append([]int64{t}, rest...)
+			}
+		}
+		return nil
+	}
+	if cycle := visit(owner, n); cycle != nil {
+		ids := make([]string, 0, len(cycle)+2)
+		ids = append(ids, self)
+		for _, t := range cycle {
+			ids = append(ids, fmt.Sprintf("<%d>", t))
+		}
+		ids = append(ids, self)
+		return fmt.Errorf("Dependency condition makes a cycle: job %s waits for itself", strings.Join(ids, " -> "))
+	}
+	return nil
 }

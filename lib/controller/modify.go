@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"xce/lib/api"
+	"xce/lib/config"
 	"xce/lib/store"
 )
 
@@ -50,13 +51,18 @@ func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply
 	reply := &api.ModifyReply{}
 	res := &api.ControlResult{Ref: req.Ref}
 	reply.Results = append(reply.Results, res)
-	for _, f := range req.Fields {
+	conf := c.config()
+	fields, arrayErr := c.modifyArray(conf, req)
+	if arrayErr != "" {
+		res.Error = arrayErr
+		return reply
+	}
+	for _, f := range fields {
 		if !modifiable[f] {
 			res.Error = fmt.Sprintf("%s cannot be modified", f)
 			return reply
 		}
 	}
-	conf := c.config()
 	admin := c.isAdmin(who.UID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -84,8 +90,12 @@ func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply
 			running = append(running, e)
 		}
 	}
+	if arrayErr = sameArray(req, r); arrayErr != "" {
+		res.Error = arrayErr
+		return reply
+	}
 	if len(running) > 0 {
-		for _, f := range req.Fields {
+		for _, f := range fields {
 			if !runningModifiable[f] {
 				res.Error = errModifyRunning
 				return reply
@@ -99,7 +109,7 @@ func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply
 		return reply
 	}
 	src, dst := req.Spec.ProtoReflect(), spec.ProtoReflect()
-	for _, name := range req.Fields {
+	for _, name := range fields {
 		fd := dst.Descriptor().Fields().ByName(protoreflect.Name(name))
 		if src.Has(fd) {
 			dst.Set(fd, src.Get(fd))
@@ -107,8 +117,13 @@ func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply
 			dst.Clear(fd)
 		}
 	}
+	scrubLaunch(spec)
 	withEnv := proto.Clone(spec).(*api.JobSpec)
 	if withEnv.Env, err = c.store.Env(spec.EnvRef); err != nil {
+		res.Error = err.Error()
+		return reply
+	}
+	if err := checkSpec(withEnv); err != nil {
 		res.Error = err.Error()
 		return reply
 	}
@@ -118,6 +133,9 @@ func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply
 	}
 	if err == nil && eff.Dependency != "" {
 		err = c.checkDependency(r.eff.GetUid(), eff.Dependency)
+	}
+	if err == nil && eff.Dependency != "" {
+		err = c.checkCycle(r.job.JobId, r.eff.GetUid(), eff.JobName, eff.Dependency)
 	}
 	if err == nil && (c.queues[eff.Queue] == nil || !c.queues[eff.Queue].q.Open) {
 		err = userErr("%s: Queue has been closed", eff.Queue)
@@ -147,7 +165,7 @@ func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply
 		res.Error = "Failed to record the request: " + err.Error()
 		return reply
 	}
-	if slices.ContainsFunc(req.Fields, func(f string) bool { return slices.Contains(limitFields, f) }) {
+	if slices.ContainsFunc(fields, func(f string) bool { return slices.Contains(limitFields, f) }) {
 		for _, e := range running {
 			if err := c.exec.SetLimits(e.job.JobId, e.job.ArrayIndex, eff); err != nil {
 				slog.Warn("cannot change a running job's limits", "job", e.job.JobId, "index", e.job.ArrayIndex, "err", err)
@@ -157,4 +175,48 @@ func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply
 	c.dirty = true
 	c.Kick()
 	return reply
+}
+
+// modifyArray takes "array_spec" (bmod -J "name[indices]") out of a
+// request's fields: a job's array indices cannot change, but indices the
+// cluster would never accept (more than max_array_size) are refused as
+// bsub refuses them, not dropped. It returns the other fields, or the
+// error.
+func (c *Controller) modifyArray(conf *config.Config, req *api.ModifyRequest) ([]string, string) {
+	if !slices.Contains(req.Fields, "array_spec") {
+		return req.Fields, ""
+	}
+	if a := req.Spec.GetArraySpec(); a != "" {
+		if _, err := parseArray(a, max(conf.Cluster.MaxArraySize, 1)); err != nil {
+			return nil, err.Error()
+		}
+	}
+	return slices.DeleteFunc(slices.Clone(req.Fields), func(f string) bool { return f == "array_spec" }), ""
+}
+
+// sameArray refuses a request that would change the job's array indices
+// (c.mu held).
+func sameArray(req *api.ModifyRequest, r *rec) string {
+	if !slices.Contains(req.Fields, "array_spec") {
+		return ""
+	}
+	if a := req.Spec.GetArraySpec(); a != "" && a != arrayText(r.job) {
+		return errArrayIndices
+	}
+	return ""
+}
+
+const errArrayIndices = "The indices of a job array cannot be modified"
+
+// arrayText is a job's array indices as -J writes them, "[1-10:2]" for a
+// regular range; "" for a plain job.
+func arrayText(j *api.Job) string {
+	if j.ArraySize == 0 {
+		return ""
+	}
+	first := j.ArrayEnd - (j.ArraySize-1)*j.ArrayStep
+	if j.ArrayStep <= 1 {
+		return fmt.Sprintf("[%d-%d]", first, j.ArrayEnd)
+	}
+	return fmt.Sprintf("[%d-%d:%d]", first, j.ArrayEnd, j.ArrayStep)
 }

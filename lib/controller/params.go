@@ -44,6 +44,9 @@ func (c *Controller) parameters(conf *config.Config) []*api.Parameter {
 	if cl.OrphanJobTermGracePeriod > 0 {
 		add("ORPHAN_JOB_TERM_GRACE_PERIOD", seconds(cl.OrphanJobTermGracePeriod))
 	}
+	if cl.MaxPendJobs > 0 {
+		add("MAX_PEND_JOBS", strconv.Itoa(cl.MaxPendJobs))
+	}
 	retry := "2147483647" // LSF's "no limit"
 	if cl.LocalMaxPreexecRetry > 0 {
 		retry = strconv.Itoa(cl.LocalMaxPreexecRetry)

@@ -26,10 +26,17 @@ type Service struct {
 // NewServer returns a gRPC server whose callers are identified by their
 // Unix socket credentials (SO_PEERCRED), never by a claim in the request.
 func NewServer(c *Controller) *grpc.Server {
-	s := grpc.NewServer(grpc.Creds(peerCreds{}), grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
+	s := grpc.NewServer(grpc.Creds(peerCreds{}), grpc.MaxRecvMsgSize(MaxRequestBytes), grpc.MaxSendMsgSize(64<<20))
 	rpc.RegisterControllerServer(s, &Service{c: c})
 	return s
 }
+
+// MaxRequestBytes bounds one request a client sends: the largest is a
+// submission, whose script (8 MiB) and environment (2 MiB, execve's own
+// limit) checkSpec bounds on their own. gRPC refuses a larger message
+// before decoding it (ResourceExhausted), so no client makes the
+// controller hold more than this for one call.
+const MaxRequestBytes = 16 << 20
 
 // peerCreds is a TransportCredentials for Unix sockets that records the
 // peer's uid and gid at connection time.
@@ -95,6 +102,9 @@ func toStatus(err error) error {
 	if errors.As(err, &ue) {
 		if ue.Permission {
 			return status.Error(codes.PermissionDenied, ue.Msg)
+		}
+		if ue.Busy {
+			return status.Error(codes.ResourceExhausted, ue.Msg)
 		}
 		return status.Error(codes.InvalidArgument, ue.Msg)
 	}

@@ -22,6 +22,9 @@ import (
 type UserError struct {
 	Msg        string
 	Permission bool
+	// Busy: refused only for now (a threshold such as MAX_PEND_JOBS); the
+	// API says ResourceExhausted so that a client may retry.
+	Busy bool
 }
 
 func (e *UserError) Error() string { return e.Msg }
@@ -31,6 +34,9 @@ func userErr(format string, a ...any) error { return &UserError{Msg: fmt.Sprintf
 // Caller is who sent a request, from the socket peer's credentials.
 type Caller struct {
 	UID, GID uint32
+	// Host is the host the request came from; "" for the local socket
+	// (this host).
+	Host string
 }
 
 // Submit validates a job, stores it durably and queues it.
@@ -38,9 +44,10 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 	if spec == nil || strings.TrimSpace(spec.Command) == "" {
 		return nil, userErr("No command is specified")
 	}
-	spec.Uid, spec.Gid = who.UID, who.GID
-	spec.User, spec.Home = lookupUser(who.UID)
-	spec.EnvRef = nil
+	c.scrubSpec(who, spec)
+	if err := checkSpec(spec); err != nil {
+		return nil, err
+	}
 
 	defaultQueue := spec.Queue == ""
 	eff, indices, err := c.validate(who, spec)
@@ -58,7 +65,24 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 	}
 
 	now := time.Now().UnixNano()
+	pendLimit := c.config().UserPendLimit(spec.User)
 	c.mu.Lock()
+	if pendLimit > 0 {
+		// LSF's MAX_PEND_JOBS: the user's pending jobs, with those of
+		// submissions being stored now, and this one's.
+		if c.pendingOf(who.UID)+c.pendStoring[who.UID]+len(indices) > pendLimit {
+			c.mu.Unlock()
+			return nil, &UserError{Msg: errPendThreshold, Busy: true}
+		}
+		c.pendStoring[who.UID] += len(indices)
+		defer func() {
+			c.mu.Lock()
+			if c.pendStoring[who.UID] -= len(indices); c.pendStoring[who.UID] <= 0 {
+				delete(c.pendStoring, who.UID)
+			}
+			c.mu.Unlock()
+		}()
+	}
 	id := c.nextID
 	c.nextID++
 	if c.nextID >= c.ceiling {
@@ -107,6 +131,21 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 	return &api.SubmitReply{JobId: id, Queue: eff.Queue, DefaultQueue: defaultQueue, ArraySize: int32(len(indices))}, nil
 }
 
+// errPendThreshold is lsb.err's text for a user at MAX_PEND_JOBS.
+const errPendThreshold = "Pending job threshold reached"
+
+// pendingOf counts a user's pending jobs, PEND and PSUSP, each array
+// element one (c.mu held).
+func (c *Controller) pendingOf(uid uint32) int {
+	n := 0
+	for _, r := range c.jobs {
+		if s := r.job.State; (s == api.JobState_PEND || s == api.JobState_PSUSP) && r.eff.GetUid() == uid {
+			n++
+		}
+	}
+	return n
+}
+
 // validate lays the cluster's configuration over a submission (lib/config:
 // queue, profile, project, ceilings and quotas) and checks what only the
 // live cluster knows; it returns the effective spec (without the
@@ -141,6 +180,9 @@ func (c *Controller) validate(who Caller, spec *api.JobSpec) (*api.JobSpec, []in
 	if eff.Dependency != "" {
 		c.mu.Lock()
 		err := c.checkDependency(who.UID, eff.Dependency)
+		if err == nil {
+			err = c.checkCycle(0, who.UID, eff.JobName, eff.Dependency)
+		}
 		c.mu.Unlock()
 		if err != nil {
 			return nil, nil, &UserError{Msg: err.Error()}
@@ -209,7 +251,7 @@ func (c *Controller) layerWith(conf *config.Config, spec *api.JobSpec) (*config.
 	}
 	eff.PreExecChain, eff.PostExecChain = res.Exec.PreExec, res.Exec.PostExec
 	eff.JobStarter, eff.EnvOverlay = res.Exec.JobStarter, res.Exec.Env
-	eff.Origin = map[string]string{}
+	eff.Origin, eff.PendLimits = map[string]string{}, nil // the layering's alone
 	for field, o := range res.Origin {
 		eff.Origin[field] = o.String()
 	}

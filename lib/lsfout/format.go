@@ -393,6 +393,10 @@ func ParseFormat(spec string) (*Format, error) {
 	return &Format{table: t}, nil
 }
 
+// MaxWidth is the widest column -o may ask for: each row pads its columns
+// to their widths, so "jobid:99999999999" would make every line gigabytes.
+const MaxWidth = 4096
+
 // parseColumns parses an -o specification against a field table (list in
 // the order "all" prints them, byName its index).
 func parseColumns[T any](spec string, list []*fieldDef[T], byName map[string]*fieldDef[T]) (table[T], error) {
@@ -420,6 +424,9 @@ func parseColumns[T any](spec string, list []*fieldDef[T], byName map[string]*fi
 			n, err := strconv.Atoi(widthPart)
 			if err != nil || n <= 0 {
 				return table[T]{}, formatError(tok + ": the output width must be a positive number.")
+			}
+			if n > MaxWidth {
+				return table[T]{}, formatError(fmt.Sprintf("%s: the output width must be at most %d.", tok, MaxWidth))
 			}
 			width = n
 		}
@@ -464,7 +471,15 @@ func (e formatError) Error() string { return string(e) }
 // cutDelimiter removes delimiter='c' (or "c") from spec and returns the
 // delimiter.
 func cutDelimiter(spec string) (rest, delim string, err error) {
-	i := strings.Index(strings.ToLower(spec), "delimiter=")
+	// Lower-case ASCII only: strings.ToLower changes the length of
+	// invalid UTF-8, and i must index spec.
+	lower := []byte(spec)
+	for j, c := range lower {
+		if c >= 'A' && c <= 'Z' {
+			lower[j] = c + 'a' - 'A'
+		}
+	}
+	i := strings.Index(string(lower), "delimiter=")
 	if i < 0 {
 		return spec, "", nil
 	}

@@ -51,6 +51,7 @@ var paramTexts = map[string]struct{ desc, unit string }{
 	"JOB_TERMINATE_INTERVAL":         {"The interval to terminate a job:", " "},
 	"EADMIN_TRIGGER_DURATION":        {"The time a job must run before its CPU use can make it an idle job:", " (minutes)"},
 	"ORPHAN_JOB_TERM_GRACE_PERIOD":   {"The grace period before an orphan job is terminated:", " (seconds)"},
+	"MAX_PEND_JOBS":                  {"The maximum number of pending jobs a user may have:", ""},
 	"LOCAL_MAX_PREEXEC_RETRY":        {"The maximum number of times a job's pre-execution command is retried:", ""},
 	"LOCAL_MAX_PREEXEC_RETRY_ACTION": {"What a job becomes when its pre-execution retry limit is reached:", ""},
 	"RESOURCE_RESERVE_PER_TASK":      {"Resources are reserved per task:", ""},

@@ -26,6 +26,11 @@ func WithSchema(s *Schema) Option {
 // maxDepth bounds the nesting of parentheses and unary operators.
 const maxDepth = 100
 
+// MaxLength bounds a requirement string, in bytes: every section's lists
+// and alternatives are bounded by it (a selection string also by
+// maxNodes terms).
+const MaxLength = 64 << 10
+
 // Parse parses a resource requirement string (bsub -R, RES_REQ). The empty
 // string (or only blanks) is a simple requirement with no section.
 func Parse(s string, opts ...Option) (r *ResReq, err error) {
@@ -183,6 +188,9 @@ func (p *parser) integer(what string) int {
 // Top level: simple, compound, alternative.
 
 func (p *parser) parseTop() *ResReq {
+	if len(p.src) > MaxLength {
+		p.fail(0, "requirement too long: %d bytes; at most %d", len(p.src), MaxLength)
+	}
 	p.skipWS()
 	if t := strings.TrimSpace(p.src); len(t) > 1 && (t[0] == '"' || t[0] == '\'') && t[len(t)-1] == t[0] &&
 		strings.IndexByte(t[1:len(t)-1], t[0]) < 0 {

@@ -90,8 +90,10 @@
 //     dropped. ComputeUnit and HostPartition are noted.
 //   - lsb.users: UserGroup -> [user_groups.NAME] members; USER_SHARES and
 //     GROUP_ADMIN are noted. The User section: MAX_JOBS of a user (or of
-//     "default") -> users.NAME.max_slots; a user group's MAX_JOBS (a total
-//     over its members), JL/P and MAX_PEND_JOBS are noted.
+//     "default") -> users.NAME.max_slots, MAX_PEND_JOBS ->
+//     users.NAME.max_pend_jobs; a user group's limits (totals over its
+//     members) and JL/P are noted. lsb.params MAX_PEND_JOBS ->
+//     cluster.max_pend_jobs.
 //   - lsb.queues: PRIORITY, NICE, DESCRIPTION (blanks collapsed), USERS,
 //     ADMINISTRATORS, HOSTS (unknown hosts and groups left out, noted;
 //     "+N" preferences, "~" exclusions, all, others and none kept),

@@ -171,3 +171,28 @@ func TestImportErrors(t *testing.T) {
 		t.Errorf("a directory without LSF files: %v", err)
 	}
 }
+
+// TestImportNameWithBadBytes: a Limit name quoted in a comment of the
+// imported xce.toml, with invalid UTF-8 or a control character in it,
+// made a document that did not load (found by FuzzImport).
+func TestImportNameWithBadBytes(t *testing.T) {
+	for _, name := range []string{"\xff", "a\rb", "a\x01b", "a\x7fb"} {
+		dir := t.TempDir()
+		text := "Begin Limit\nNAME = " + name + "\nPER_PROJECT = p\nSLOTS = 1\nEnd Limit\n"
+		if err := os.WriteFile(filepath.Join(dir, "lsb.resources"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := Import(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := config.Parse("xce.toml", []byte(out))
+		if err != nil {
+			t.Errorf("NAME = %q: the imported xce.toml does not load: %v\n%s", name, err, out)
+			continue
+		}
+		if p := cfg.Projects["p"]; p == nil || p.MaxSlots != 1 {
+			t.Errorf("NAME = %q: project p's quota is lost:\n%s", name, out)
+		}
+	}
+}

@@ -675,6 +675,15 @@ func (im *importer) lsbParams(f *File) {
 				default:
 					im.note(psrc(p), "not translated: %q is neither SUSPEND nor EXIT", p.Value)
 				}
+			case "MAX_PEND_JOBS":
+				n, err := strconv.ParseInt(p.Value, 10, 64)
+				if err != nil || n < 1 || n > 2147483647 {
+					im.note(psrc(p), "not translated: %q is not a number from 1 to 2147483647", p.Value)
+					continue
+				}
+				if n < 2147483647 { // LSF's "unlimited"
+					im.cluster.set("max_pend_jobs", tomlInt(n), "", psrc(p))
+				}
 			default:
 				im.notTranslated(p, paramsReasons)
 			}
@@ -960,15 +969,16 @@ func (im *importer) lsbUsers(f *File) {
 					// MAX_JOBS of a user (or of "default") is that user's
 					// cluster-wide slot limit; a group's is a total over its
 					// members, which xce does not have.
-					if strings.EqualFold(c, "MAX_JOBS") && !strings.HasSuffix(name, "@") && !im.userGroupNamed(f, name) {
+					key := map[string]string{"MAX_JOBS": "max_slots", "MAX_PEND_JOBS": "max_pend_jobs"}[strings.ToUpper(c)]
+					if key != "" && !strings.HasSuffix(name, "@") && !im.userGroupNamed(f, name) {
 						n, err := strconv.Atoi(r.Fields[i])
 						if err == nil && n > 0 && !im.badName(src{r.File, r.Line, name}, name, false) {
 							t := im.d.table(fileLine(r.File, r.Line), src{r.File, r.Line, name}, "users", name)
-							t.set("max_slots", tomlInt(int64(n)), "MAX_JOBS", at)
+							t.set(key, tomlInt(int64(n)), strings.ToUpper(c), at)
 							continue
 						}
 					}
-					why := "xce.toml has per-user slot limits only (users.NAME.max_slots, from MAX_JOBS of a user)"
+					why := "xce.toml has per-user limits only (users.NAME.max_slots and max_pend_jobs, from MAX_JOBS and MAX_PEND_JOBS of a user)"
 					im.note(at, "not translated for %s (%s): %s", name, r.Fields[i], why)
 				}
 			}

@@ -98,7 +98,7 @@ func (d *doc) String() string {
 		b.WriteByte('\n')
 		if t.comment != "" {
 			for _, l := range strings.Split(t.comment, "\n") {
-				b.WriteString("# " + l + "\n")
+				b.WriteString("# " + commentText(l) + "\n")
 			}
 		}
 		parts := make([]string, len(t.path))
@@ -109,13 +109,36 @@ func (d *doc) String() string {
 		for _, e := range t.entries {
 			b.WriteString(config.TOMLKey(e.key) + " = " + e.val)
 			if e.comment != "" {
-				b.WriteString("  # " + e.comment)
+				b.WriteString("  # " + commentText(e.comment))
 			}
 			b.WriteByte('\n')
 		}
 	}
 	return b.String()
 }
+
+// commentText makes s fit in a TOML comment, which must be valid UTF-8
+// without control characters other than tab: an LSF file's names and
+// values may hold anything, and a comment quoting one must not stop the
+// document from loading. Invalid bytes become U+FFFD, control characters
+// their \xNN escape.
+func commentText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }
 
 func tomlList(l []string) string {
 	if len(l) == 0 {
