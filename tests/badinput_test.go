@@ -288,10 +288,29 @@ func TestBadInputLimits(t *testing.T) {
 	c.must("", "bqueues")
 }
 
-// TestBadInputNeedsCLI: what the controller cannot tell apart because the
-// command loses it before sending.
-func TestBadInputNeedsCLI(t *testing.T) {
-	t.Skip("needs lib/cli: bsub -n 1099511627776 is truncated to int32 (0, one task) before it is sent, and bmod -J 'a[1-100000000]' sends job_name without array_spec; the controller refuses both once they reach it (TestSubmitLimits, TestModifyLimits)")
+// TestBadInputTasksAndArrays: a task count past 32 bits is refused, not
+// cut to what fits (2^40 arrived as 0, one task), and bmod -J with indices
+// sends them, so the array is not silently dropped.
+func TestBadInputTasksAndArrays(t *testing.T) {
+	c := newCluster(t)
+	for _, n := range []string{"1099511627776", "4294967297", "1,1099511627776"} {
+		r := c.run("", "bsub", "-n", n, "true")
+		if r.code == 0 || !strings.Contains(r.stderr, "Bad argument for option -n") {
+			t.Errorf("bsub -n %s: exit %d, %q %q; want it refused", n, r.code, r.stdout, r.stderr)
+		}
+	}
+	arr := c.submit("", "-H", "-J", "a[1-3]", "true")
+	r := c.run("", "bmod", "-J", "a[1-100000000]", arr)
+	if r.code == 0 || !strings.Contains(r.stderr, "Job array index too large") {
+		t.Errorf("bmod -J a[1-100000000]: exit %d, %q %q; want it refused", r.code, r.stdout, r.stderr)
+	}
+	r = c.run("", "bmod", "-J", "a[1-5]", arr)
+	if r.code == 0 || !strings.Contains(r.stderr, "cannot be modified") {
+		t.Errorf("bmod -J a[1-5]: exit %d, %q %q; want the indices refused", r.code, r.stdout, r.stderr)
+	}
+	if out := c.must("", "bjobs", "-noheader", "-o", "jobid job_name", arr); strings.Count(out, "\n") != 3 || !strings.Contains(out, "a[1]") {
+		t.Errorf("the array after the refused bmods:\n%s", out)
+	}
 }
 
 // TestForgedClient: a client that is not bsub sends what the

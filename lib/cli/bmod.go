@@ -92,6 +92,11 @@ func bmod(args []string) int {
 		if f.Name == "J" && !strings.Contains(o.name, "%") {
 			mapped = mapped[:1] // a new name keeps the array's running limit
 		}
+		if f.Name == "J" && strings.Contains(o.name, "[") {
+			// The indices go to the controller, which refuses to change
+			// them, rather than being dropped with the array.
+			mapped = append(slices.Clone(mapped), "array_spec")
+		}
 		if ok {
 			add(mapped...)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -434,7 +435,9 @@ func fillSpec(s *api.JobSpec, o *bsubOpts) error {
 		if two {
 			b, err2 = strconv.Atoi(hi)
 		}
-		if err1 != nil || err2 != nil || a <= 0 || b < a {
+		// Beyond 32 bits is out of range here, not cut to what fits: the
+		// controller sets the real ceiling and names it.
+		if err1 != nil || err2 != nil || a <= 0 || b < a || b > math.MaxInt32 {
 			return fmt.Errorf("%s: Bad argument for option -n", o.tasks)
 		}
 		s.MinTasks, s.MaxTasks = int32(a), int32(b)
