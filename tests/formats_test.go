@@ -1,0 +1,57 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Formats that differed from LSF 10.1 (issue 15, item 8), checked against
+// the real binaries.
+
+// bjobs -l's RESOURCE REQUIREMENT DETAILS show LSF's defaults filled in and
+// rusage amounts with two decimals, for a job with -R and for one without;
+// Effective is "-" while the job pends and the same string once it runs.
+func TestFormatsResReqDetails(t *testing.T) {
+	c := newCluster(t, "--slots", "1")
+	run := c.submit("", "-R", "rusage[mem=100]", "sleep", "30")
+	c.waitState(run, "RUN")
+	pend := c.submit("", "sleep", "30")
+	out := c.must("", "bjobs", "-l", run)
+	want := "\n RESOURCE REQUIREMENT DETAILS:\n Combined: select[type == local] order[r15s:pg] rusage[mem=100.00]\n Effective: select[type == local] order[r15s:pg] rusage[mem=100.00]\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("running job: want %q in\n%s", want, out)
+	}
+	out = c.must("", "bjobs", "-l", pend)
+	want = "\n RESOURCE REQUIREMENT DETAILS:\n Combined: select[type == local] order[r15s:pg]\n Effective: -\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("pending job: want %q in\n%s", want, out)
+	}
+}
+
+// bqueues -l says "This is the default queue." once, even when the
+// description says it already (the shipped default queue's does), and
+// prints the job accept interval under the statistics row.
+func TestFormatsQueueLong(t *testing.T) {
+	c := newCluster(t)
+	out := c.must("", "bqueues", "-l", "normal")
+	if n := strings.Count(out, "This is the default queue."); n != 1 {
+		t.Errorf(`"This is the default queue." %d times:\n%s`, n, out)
+	}
+	if !strings.Contains(out, "    0\nInterval for a host to accept two jobs is 0 seconds\n\n") {
+		t.Errorf("no accept interval line under the statistics:\n%s", out)
+	}
+}
+
+// The lsf.conf xced writes starts with a line of its own.
+func TestFormatsLSFConfFirstLine(t *testing.T) {
+	c := newCluster(t)
+	b, err := os.ReadFile(filepath.Join(c.dir, "state", "conf", "lsf.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first, _, _ := strings.Cut(string(b), "\n"); first != "# Written by xced at every start." {
+		t.Errorf("first line %q", first)
+	}
+}
