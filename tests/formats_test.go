@@ -55,3 +55,17 @@ func TestFormatsLSFConfFirstLine(t *testing.T) {
 		t.Errorf("first line %q", first)
 	}
 }
+
+// A job that waits because the host's job slots are all taken pends with
+// LSF's "Job slot limit reached" (PEND_HOST_JOB_LIMIT), not "Not enough job
+// slot(s)", which LSF keeps for a host with fewer free slots than the job
+// needs.
+func TestFormatsFullHostReason(t *testing.T) {
+	c := newCluster(t, "--slots", "1")
+	c.waitState(c.submit("", "sleep", "30"), "RUN")
+	pend := c.submit("", "sleep", "30")
+	out := c.must("", "bjobs", "-p", pend)
+	if !strings.Contains(out, "\n Job slot limit reached: 1 host;\n") {
+		t.Errorf("bjobs -p:\n%s", out)
+	}
+}
