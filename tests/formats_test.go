@@ -69,3 +69,13 @@ func TestFormatsFullHostReason(t *testing.T) {
 		t.Errorf("bjobs -p:\n%s", out)
 	}
 }
+
+// With no shared resources, bhosts -s says so as OpenLava's bhosts does
+// (lsb_perror of LSBE_NO_RESOURCE) and exits 255.
+func TestFormatsNoSharedResources(t *testing.T) {
+	c := newCluster(t)
+	r := c.run("", "bhosts", "-s")
+	if r.code != 255 || r.stdout != "" || r.stderr != "lsb_sharedresourceinfo: No resource defined\n" {
+		t.Errorf("bhosts -s: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
