@@ -282,9 +282,11 @@
 //     turnaround. The expansion factor (turnaround over run time) is taken
 //     over jobs that ran at least a second; with none it prints 0.00.
 //     Averages of whole-second values are truncated.
-//   - Throughput is jobs per hour between the earliest start (submission
-//     for jobs that never started) and the latest end, the Beginning and
-//     Ending times; when they are the same moment it is 0.00.
+//   - Throughput is jobs per hour, T = N/(ET-BT) as LSF's bacct documents
+//     it, between the earliest start (submission for jobs that never
+//     started) and the latest end in whole seconds, or over the -C
+//     time0,time1 period when both ends are given; BT and ET are the
+//     Beginning and Ending times. When they are the same second it is 0.00.
 //   - bacct -l records: bjobs -l's header and Submitted paragraph, then
 //     "Dispatched N Task(s) on Host(s) <h>, Allocated N Slot(s) on Host(s)
 //     <h>[, Effective RES_REQ <r >];" and "Completed <done>." or "Completed
