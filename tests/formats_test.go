@@ -2,6 +2,7 @@ package tests
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,5 +78,40 @@ func TestFormatsNoSharedResources(t *testing.T) {
 	r := c.run("", "bhosts", "-s")
 	if r.code != 255 || r.stdout != "" || r.stderr != "lsb_sharedresourceinfo: No resource defined\n" {
 		t.Errorf("bhosts -s: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// bjobs -a lists finished jobs in the order they finished, not by id.
+func TestFormatsFinishedOrder(t *testing.T) {
+	c := newCluster(t)
+	slow := c.submit("", "sleep", "2")
+	c.waitState(slow, "RUN")
+	fast := c.submit("", "true")
+	c.waitState(fast, "DONE")
+	c.waitState(slow, "DONE")
+	out := c.must("", "bjobs", "-a", "-noheader", "-o", "jobid")
+	if got, want := strings.Fields(out), []string{fast, slow}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("bjobs -a order %v, want %v (the order they finished)", got, want)
+	}
+}
+
+// bsub -Is on a terminal whose input ended before the job started (an
+// end-of-file typed while it waited; script(1) sends one when its own
+// input ends) prints the job's output and no stray "^@": Linux keeps such
+// an end-of-file as a NUL that raw mode hands over as data.
+func TestFormatsInteractiveNoStrayNUL(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("script(1) is not installed: this test needs a terminal for bsub -Is")
+	}
+	c := newCluster(t)
+	cmd := exec.Command("script", "-qc", filepath.Join(binDir, "bsub")+" -Is echo hello", "/dev/null")
+	cmd.Dir = c.work
+	cmd.Env = append(os.Environ(), "XCE_DIR="+filepath.Join(c.dir, "state"))
+	out, err := cmd.Output() // stdin: /dev/null
+	if err != nil {
+		t.Fatalf("script: %v\n%q", err, out)
+	}
+	if !strings.Contains(string(out), "hello") || strings.Contains(string(out), "^@") || strings.Contains(string(out), "\x00") {
+		t.Errorf("bsub -Is output %q", out)
 	}
 }
