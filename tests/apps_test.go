@@ -132,7 +132,7 @@ func TestApps(t *testing.T) {
 func TestAppsNoneConfigured(t *testing.T) {
 	c := newCluster(t)
 	r := c.run("", "bapp")
-	if r.code != 255 || r.stderr != "No application profiles found\n" || r.stdout != "" {
+	if r.code != 255 || r.stderr != "No application profiles found.\n" || r.stdout != "" {
 		t.Errorf("bapp without profiles: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }

@@ -225,7 +225,7 @@ func TestFidelityNNodes(t *testing.T) {
 	id := c.submit("", "-nnodes", "1", "sh", "-c", "exit 0")
 	c.waitState(id, "DONE")
 	got := c.must("", "bjobs", "-a", "-noheader", "-o", "exclusive nreq_slot combined_resreq delimiter='|'", id)
-	if got != "Y|1|span[ptile=1]\n" {
+	if got != "Y|1|select[type == local] order[r15s:pg] span[ptile=1]\n" {
 		t.Errorf("-nnodes 1: %q", got)
 	}
 	script := "#!/bin/sh\n#BSUB -nnodes 1\n#BSUB -J parsl\ntrue\n"

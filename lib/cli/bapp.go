@@ -13,7 +13,8 @@ import (
 // bapp lists the application profiles: the default table, -w (names not
 // cut) or -l (their configuration). A profile that does not exist is an
 // error ("name: No such application profile", exit 255); with no profiles
-// configured bapp prints "No application profiles found" on stderr and
+// configured bapp prints "No application profiles found." on stderr (LSF's
+// wording, with its full stop) and
 // exits 255, as bjobs does when it finds no jobs.
 func bapp(args []string) int {
 	var noHeader, long, wide bool
@@ -39,7 +40,7 @@ func bapp(args []string) int {
 	}, func(reply *api.ListAppsReply) error {
 		switch {
 		case len(reply.Apps) == 0:
-			return errors.New("No application profiles found")
+			return errors.New("No application profiles found.")
 		case long:
 			return lsfout.WriteAppsLong(sys.stdout, reply.Apps)
 		}

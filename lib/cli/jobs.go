@@ -582,7 +582,9 @@ func bhosts(args []string) int {
 		}
 		return showShared("bhosts", names, func(res []*api.SharedResource) error {
 			if len(res) == 0 {
-				return errors.New("No resource defined")
+				// OpenLava's bhosts: lsb_perror("lsb_sharedresourceinfo")
+				// of LSBE_NO_RESOURCE, exit(-1).
+				return errors.New("lsb_sharedresourceinfo: No resource defined")
 			}
 			return lsfout.WriteSharedResources(sys.stdout, res)
 		})

@@ -215,7 +215,8 @@ func TestPlacement(t *testing.T) {
 		t.Fatalf("b is %v, want PEND", s)
 	}
 	q := c.Query(alice, &api.QueryRequest{Refs: []*api.JobRef{{JobId: b.JobId, ArrayIndex: -1}}, Scope: api.QueryRequest_ALL})
-	if !strings.HasPrefix(q.PendReasons[0], "Not enough job slot(s)") {
+	// The host is full: LSF's PEND_HOST_JOB_LIMIT.
+	if !strings.HasPrefix(q.PendReasons[0], "Job slot limit reached") {
 		t.Errorf("pending reason %q", q.PendReasons[0])
 	}
 	x, _ := c.Submit(alice, &api.JobSpec{Command: "x", Exclusive: true, Queue: "high"})

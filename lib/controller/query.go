@@ -22,7 +22,8 @@ import (
 )
 
 // Query returns the jobs bjobs asks for, in bjobs's order: running and
-// suspended jobs, then pending jobs in dispatch order, then finished jobs.
+// suspended jobs, then pending jobs in dispatch order, then finished jobs
+// in the order they finished.
 // The lock is held only to collect the records and their sort keys; the
 // sorting and everything after happen outside it.
 func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReplyEncoded {
@@ -80,6 +81,11 @@ func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReplyEnc
 		}
 		if x.group == 1 && x.job.Order != y.job.Order {
 			return x.job.Order < y.job.Order
+		}
+		// Finished jobs in the order they finished, as OpenLava's mbatchd
+		// keeps its finished-job list (FJL), not by id.
+		if x.group == 2 && x.job.EndTime != y.job.EndTime {
+			return x.job.EndTime < y.job.EndTime
 		}
 		if x.job.JobId != y.job.JobId {
 			return x.job.JobId < y.job.JobId

@@ -16,8 +16,12 @@ import (
 // Pending reasons, in LSF's wording. Host-level reasons carry the number of
 // hosts they apply to, as `bjobs -p` prints them.
 const (
-	reasonNew        = "New job is waiting for scheduling"
-	reasonSlots      = "Not enough job slot(s): 1 host"
+	reasonNew = "New job is waiting for scheduling"
+	// reasonSlots is a host whose job slots (MXJ) are all taken: LSF's
+	// PEND_HOST_JOB_LIMIT. "Not enough job slot(s)" (PEND_HOST_LESS_SLOTS)
+	// is for a host with some free but fewer than the job needs; lib/sched
+	// gives that one.
+	reasonSlots      = "Job slot limit reached: 1 host"
 	reasonExclRun    = "Running an exclusive job: 1 host"
 	reasonInactive   = "The queue is inactivated by the administrator"
 	reasonBegin      = "The job has a specified start time"

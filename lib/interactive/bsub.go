@@ -138,12 +138,16 @@ func (t *Terminal) Attach(c *Conn) (status int, exited bool, err error) {
 			}
 		}()
 	}
+	// early is what the terminal held when it went raw: input typed while
+	// the job waited for dispatch.
+	early := 0
 	if t.Mode == api.Interactive_PTY_SHELL && t.In != nil {
 		if restore, err := makeRaw(int(t.In.Fd())); err == nil {
 			defer restore()
+			early, _ = unix.IoctlGetInt(int(t.In.Fd()), unix.TIOCINQ)
 		}
 	}
-	go t.relayInput(c)
+	go t.relayInput(c, early)
 	if t.Forward != nil {
 		done := make(chan struct{})
 		defer close(done)
@@ -183,14 +187,25 @@ func (t *Terminal) Attach(c *Conn) (status int, exited bool, err error) {
 	}
 }
 
-// relayInput sends t.In to the job until it ends, then EOF.
-func (t *Terminal) relayInput(c *Conn) {
+// relayInput sends t.In to the job until it ends, then EOF. Of the first
+// early bytes (what a -Is terminal held when it went raw) the NULs are
+// dropped: Linux keeps an end-of-file typed in canonical mode (Ctrl-D
+// while the job waited, or what script(1) sends when its own input ends)
+// as a NUL, which raw mode then delivers as data and the job's terminal
+// would echo as a stray "^@".
+func (t *Terminal) relayInput(c *Conn, early int) {
 	if t.In != nil {
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := t.In.Read(buf)
-			if n > 0 {
-				if c.Send(Stdin, buf[:n]) != nil {
+			data := buf[:n]
+			if early > 0 && n > 0 {
+				k := min(early, n)
+				early -= k
+				data = append(dropNUL(data[:k:k]), data[k:]...)
+			}
+			if len(data) > 0 {
+				if c.Send(Stdin, data) != nil {
 					return
 				}
 			}
@@ -200,6 +215,17 @@ func (t *Terminal) relayInput(c *Conn) {
 		}
 	}
 	c.Send(EOF, nil)
+}
+
+// dropNUL returns b without its NUL bytes.
+func dropNUL(b []byte) []byte {
+	out := b[:0]
+	for _, x := range b {
+		if x != 0 {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // makeRaw puts the terminal fd in raw mode (as cfmakeraw does) and returns

@@ -190,11 +190,11 @@ func WriteDefault(dir, clusterName, masterHost string) error {
 		return err
 	}
 	conf := filepath.Join(abs, ConfName)
-	if b, err := os.ReadFile(conf); err == nil && !strings.HasPrefix(string(b), header) {
+	if b, err := os.ReadFile(conf); err == nil && !ours(string(b)) {
 		return nil // the administrator's own file
 	}
 	var b strings.Builder
-	b.WriteString(header)
+	b.WriteString(header + "\n")
 	b.WriteString(`#
 # LSF tools and workflow managers (Snakemake, Nextflow, ...) read this file
 # to learn the cluster's settings. Point them at it with
@@ -227,8 +227,17 @@ End Host
 	return writeFile(filepath.Join(abs, "lsf.cluster."+clusterName), cluster)
 }
 
-// header marks the files WriteDefault owns.
-const header = "# Written by xced at every start (lib/lsfenv)."
+// header is the first line of the files WriteDefault owns.
+const header = "# Written by xced at every start."
+
+// oldHeader began the files of earlier versions, which ran the next line
+// into it; a file that starts with it is ours too.
+const oldHeader = "# Written by xced at every start (lib/lsfenv)."
+
+// ours reports whether a file's text is one WriteDefault wrote.
+func ours(text string) bool {
+	return strings.HasPrefix(text, header+"\n") || strings.HasPrefix(text, oldHeader)
+}
 
 func quote(s string) string {
 	if s != "" && !strings.ContainsAny(s, " \t#\"'") {

@@ -122,3 +122,26 @@ func TestWriteDefault(t *testing.T) {
 		t.Errorf("a cluster name with a slash was accepted")
 	}
 }
+
+// The written lsf.conf starts with a line of its own (the header once ran
+// into the next comment line), and a file of an earlier version is still
+// recognised as XCE's and rewritten.
+func TestWriteDefaultFirstLine(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "conf")
+	os.MkdirAll(dir, 0o755)
+	write(t, dir, "# Written by xced at every start (lib/lsfenv).#\nLSF_UNIT_FOR_LIMITS=GB\n")
+	if err := WriteDefault(dir, "xce", "node1"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ConfName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	if lines[0] != "# Written by xced at every start." || lines[1] != "#" {
+		t.Errorf("first lines %q, %q", lines[0], lines[1])
+	}
+	if !strings.Contains(string(b), "\nLSF_UNIT_FOR_LIMITS=MB\n") {
+		t.Errorf("an lsf.conf of an earlier version was not rewritten:\n%s", b)
+	}
+}

@@ -100,8 +100,10 @@ func WriteAcct(w io.Writer, jobs []*api.Job, filter AcctFilter, long bool, opt J
 // space, the second after six more. Times are seconds: CPU and wait times
 // with one decimal, turnaround and run times whole; hog factors (CPU time
 // over turnaround) and expansion factors (turnaround over run time) with two
-// decimals; the throughput is jobs per hour between the first start and the
-// last end, "Beginning time" and "Ending time" those two moments.
+// decimals; the throughput is jobs per hour (T = N/(ET-BT), LSF's formula)
+// between the first start and the last end, in whole seconds, or over
+// the -C period when both its ends are given; "Beginning time" and "Ending
+// time" are those two moments.
 //
 // A -l record is a blank line, the bjobs -l header paragraph, the Submitted,
 // Dispatched and Completed events (folded like bjobs -l unless
@@ -168,6 +170,12 @@ func (a *AcctWriter) Close() error {
 	}
 	a.header()
 	a.lw.b.WriteString("\n")
+	// With -C time0,time1 the throughput is over that period (LSF's bacct:
+	// "use -C time0,time1 to specify the job start time as time0 and the
+	// end time as time1").
+	if c := a.filter.Completed; a.st.n > 0 && !c.Start.IsZero() && !c.End.IsZero() {
+		a.st.begin, a.st.end = c.Start.UnixNano(), c.End.UnixNano()
+	}
 	a.st.write(&a.lw.b, a.lw.loc)
 	a.err = flush(a.w, &a.lw.b)
 	a.lw.b.Reset()
@@ -412,7 +420,8 @@ func (s *acctStats) write(b interface{ WriteString(string) (int, error) }, loc *
 	line("Minimum expansion factor of a job:  " + f2(s.expMin))
 	line(acctCell("Total Run time consumed:", d(s.run)), acctCell("Average Run time consumed:", d(int64(float64(s.run)/n))))
 	line(acctCell("Maximum Run time of a job:", d(s.runMax)), acctCell("Minimum Run time of a job:", d(s.runMin)))
-	hours := float64(s.end-s.begin) / float64(time.Hour)
+	// In whole seconds, as LSF's time_t accounting times are.
+	hours := float64(s.end/int64(time.Second)-s.begin/int64(time.Second)) / 3600
 	tput := 0.0
 	if hours > 0 {
 		tput = float64(s.n) / hours

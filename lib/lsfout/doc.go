@@ -81,8 +81,12 @@
 //     (OpenLava); a pending job without reasons shows the title alone.
 //   - SCHEDULING PARAMETERS always shows "-" thresholds (XCE has no per-job
 //     load thresholds), keeping OpenLava's trailing blanks.
-//   - RESOURCE REQUIREMENT DETAILS: Combined is the effective -R, "-" when
-//     empty; Effective repeats it once the job has started, "-" before.
+//   - RESOURCE REQUIREMENT DETAILS: Combined is the effective -R strings
+//     joined, with LSF's defaults filled in (select[type == local] or
+//     [type == any], order[r15s:pg]) and rusage amounts with two decimals
+//     (rusage[mem=100.00]), so a job without -R shows
+//     "select[type == local] order[r15s:pg]"; Effective repeats it once the
+//     job has started, "-" before (output-formats.md §3).
 //   - The project shows as "default" when the job has none.
 //   - XCE addition: a job whose effective spec records where its values
 //     came from (JobSpec.origin, set by the configuration layering) ends
@@ -196,14 +200,15 @@
 // leaves the details unconfirmed):
 //   - "QUEUE: name", then "  -- description" ("No description provided."
 //     without one) followed by "  This is the default queue." for the
-//     default queue (OpenLava). The lost_and_found queue shows LSF's own
+//     default queue (OpenLava), unless the description already ends so. The lost_and_found queue shows LSF's own
 //     description of it (it holds the jobs of queues removed from the
 //     configuration; they start only once switched to another queue).
 //   - The PARAMETERS/STATISTICS row: PRIO "%3d", NICE "%4d", two spaces,
 //     STATUS in 14 columns, MAX JL/U JL/P JL/H "%4s", NJOBS PEND RUN SSUSP
-//     USUSP "%5d", RSV "%4d", lined up under the spec's header. No
-//     "Interval for a host to accept two jobs" line: XCE has no
-//     JOB_ACCEPT_INTERVAL. No PJOBS column.
+//     USUSP "%5d", RSV "%4d", lined up under the spec's header, then
+//     "Interval for a host to accept two jobs is 0 seconds" (XCE has no
+//     JOB_ACCEPT_INTERVAL: a host takes the next job at once). No PJOBS
+//     column.
 //   - Limits use bjobs -l's tables (" RUNLIMIT" / " 60.0 min", " MEMLIMIT"
 //     / "      4 G") plus " TASKLIMIT" with the values as configured: "max",
 //     "min max" or "min default max" ("-" for no maximum). When the queue
@@ -277,9 +282,11 @@
 //     turnaround. The expansion factor (turnaround over run time) is taken
 //     over jobs that ran at least a second; with none it prints 0.00.
 //     Averages of whole-second values are truncated.
-//   - Throughput is jobs per hour between the earliest start (submission
-//     for jobs that never started) and the latest end, the Beginning and
-//     Ending times; when they are the same moment it is 0.00.
+//   - Throughput is jobs per hour, T = N/(ET-BT) as LSF's bacct documents
+//     it, between the earliest start (submission for jobs that never
+//     started) and the latest end in whole seconds, or over the -C
+//     time0,time1 period when both ends are given; BT and ET are the
+//     Beginning and Ending times. When they are the same second it is 0.00.
 //   - bacct -l records: bjobs -l's header and Submitted paragraph, then
 //     "Dispatched N Task(s) on Host(s) <h>, Allocated N Slot(s) on Host(s)
 //     <h>[, Effective RES_REQ <r >];" and "Completed <done>." or "Completed

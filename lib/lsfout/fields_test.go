@@ -116,9 +116,9 @@ func TestNewFieldValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "JOBID|SUSPEND_REASON|PENDSTATE|COMBINED_RESREQ\n" +
-		"8|The job was suspended by user|NOTPEND|select[mem>100] rusage[mem=10]\n" +
-		"9|-|IPEND|-\n" +
-		"10|-|EPEND|-\n"
+		"8|The job was suspended by user|NOTPEND|select[mem > 100 && type == local] order[r15s:pg] rusage[mem=10.00]\n" +
+		"9|-|IPEND|select[type == local] order[r15s:pg]\n" +
+		"10|-|EPEND|select[type == local] order[r15s:pg]\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}

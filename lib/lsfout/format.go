@@ -190,11 +190,11 @@ var fields = []*field{
 	{name: "exec_home", width: 10, text: str((*api.Job).GetExecHome)},
 	{name: "exec_cwd", width: 10, text: str((*api.Job).GetExecCwd)},
 	{name: "effective_resreq", aliases: []string{"eresreq"}, width: 17, text: str(func(j *api.Job) string {
-		rr := strings.Join(effective(j).GetResReq(), " ")
-		if rr == "" || j.GetStartTime() == 0 || isPending(j.GetState()) {
+		// As bjobs -l's Effective, with LSF's trailing blank.
+		if j.GetStartTime() == 0 || isPending(j.GetState()) {
 			return ""
 		}
-		return rr + " "
+		return combinedResReq(effective(j).GetResReq()) + " "
 	})},
 
 	// LSF 10.1 additions, with the recommended widths of the 10.1 Fix Pack
@@ -306,7 +306,7 @@ var fields = []*field{
 	{name: "plimit_remain", width: 15, text: none},
 	{name: "effective_eplimit", width: 19, text: none},
 	{name: "eplimit_remain", width: 16, text: none},
-	{name: "combined_resreq", aliases: []string{"cresreq"}, width: 20, text: str(func(j *api.Job) string { return strings.Join(effective(j).GetResReq(), " ") })},
+	{name: "combined_resreq", aliases: []string{"cresreq"}, width: 20, text: str(func(j *api.Job) string { return combinedResReq(effective(j).GetResReq()) })},
 	{name: "network_req", width: 15, text: none},
 	{name: "energy", text: none},
 	{name: "gpfsio", text: none},

@@ -61,19 +61,25 @@ const histHeader = "Summary of time in seconds spent in various states:\n" +
 
 // WriteHistory writes bhist's default summary table, one row per job
 // (OpenLava's "%-7.7s %-7.7s %-9.9s %-8.0f..." layout; with opt.Wide, bhist
-// -w, the job ID, user and job name are not cut); events holds each job's
+// -w, the job ID, user and job name are not cut); a longer job name is cut
+// from the left to "*" and its last 8 characters, as bjobs cuts it (LSF
+// bhist: "*" marks a truncated name); events holds each job's
 // log, keyed by JobIDString.
 func WriteHistory(w io.Writer, jobs []*api.Job, events map[string][]*api.Event, opt JobsOptions) error {
 	var b bytes.Buffer
 	b.WriteString(histHeader)
-	row := "%-7.7s %-7.7s %-9.9s "
+	row := "%-7.7s %-7.7s %-9s "
 	if opt.Wide {
 		row = "%-7s %-7s %-9s "
 	}
 	for _, j := range jobs {
 		st := TimeInStates(j, events[JobIDString(j)], opt.Now)
+		name := DisplayName(j)
+		if !opt.Wide {
+			name = tailName(name, 9) // its end, as bjobs keeps it
+		}
 		fmt.Fprintf(&b, row+"%-8.0f%-8.0f%-8.0f%-8.0f%-8.0f%-8.0f%-10.0f\n",
-			JobIDString(j), submitted(j).GetUser(), DisplayName(j),
+			JobIDString(j), submitted(j).GetUser(), name,
 			st.Pend, st.Psusp, st.Run, st.Ususp, st.Ssusp, st.Unkwn, st.Total())
 	}
 	return flush(w, &b)

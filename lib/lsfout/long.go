@@ -161,10 +161,8 @@ func (lw *longWriter) job(j *api.Job) {
 	lw.b.WriteString("\n SCHEDULING PARAMETERS:\n")
 	lw.b.WriteString(thresholdTable)
 
-	combined := strings.Join(effective(j).GetResReq(), " ")
-	if combined == "" {
-		combined = "-"
-	}
+	combined := combinedResReq(effective(j).GetResReq())
+	// Effective is what the job was dispatched with: "-" until then (LSF).
 	eff := "-"
 	if started {
 		eff = combined

@@ -21,6 +21,9 @@ const queueStatsHeader = "PRIO NICE STATUS          MAX JL/U JL/P JL/H NJOBS  PE
 // shareInfoHeader is the title row of bqueues -r's SHARE_INFO_FOR table.
 const shareInfoHeader = " USER/GROUP   SHARES  PRIORITY  STARTED  RESERVED  CPU_TIME  RUN_TIME   ADJUST\n"
 
+// defaultQueueText follows the default queue's description.
+const defaultQueueText = "This is the default queue."
+
 // lostAndFoundText is LSF's description of its lost_and_found queue.
 const lostAndFoundText = "This queue is created by the system to hold the jobs that were in the queues being removed from the configuration by the LSF Administrator.  Jobs in this queue will not be started unless they are switched to other queues."
 
@@ -59,8 +62,9 @@ func queueLong(b *bytes.Buffer, q *api.Queue) {
 		desc = "No description provided."
 	}
 	b.WriteString("  -- " + desc)
-	if q.GetIsDefault() {
-		b.WriteString("  This is the default queue.")
+	// The shipped default queue's description already says it.
+	if q.GetIsDefault() && !strings.HasSuffix(desc, defaultQueueText) {
+		b.WriteString("  " + defaultQueueText)
 	}
 	b.WriteString("\n\n")
 
@@ -70,6 +74,8 @@ func queueLong(b *bytes.Buffer, q *api.Queue) {
 		dashIfZero(q.GetMaxSlots()), dashIfZero(q.GetUserSlotLimit()),
 		dashIfZero(q.GetProcLimit()), dashIfZero(q.GetHostSlotLimit()),
 		q.GetNjobs(), q.GetPend(), q.GetRun(), q.GetSsusp(), q.GetUsusp(), q.GetRsv())
+	// XCE has no JOB_ACCEPT_INTERVAL: a host takes the next job at once.
+	b.WriteString("Interval for a host to accept two jobs is 0 seconds\n")
 
 	defaults := limitTables(q.GetDefaultRunLimitSec(), q.GetDefaultMemKb(), "")
 	maxima := limitTables(q.GetRunLimitSec(), q.GetMaxMemKb(),
