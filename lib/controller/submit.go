@@ -38,6 +38,9 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 	if spec == nil || strings.TrimSpace(spec.Command) == "" {
 		return nil, userErr("No command is specified")
 	}
+	if err := c.checkDiskSpace(); err != nil {
+		return nil, err
+	}
 	spec.Uid, spec.Gid = who.UID, who.GID
 	spec.User, spec.Home = lookupUser(who.UID)
 	spec.EnvRef = nil
