@@ -102,25 +102,49 @@ func Salvage(damaged, fresh string) (*SalvageReport, error) {
 		if !strings.HasSuffix(n, ".mem") {
 			continue // value logs hold only values too large for this store's records
 		}
-		entries, _ := readLog(filepath.Join(damaged, n))
-		// A transaction's entries count only once its closing entry is there.
+		entries, after, _ := readLog(filepath.Join(damaged, n))
+		// A transaction's entries count only once its closing entry is
+		// there. After damage, the transaction it cut is lost (its first
+		// closing entry after the damage ends it), and the whole ones
+		// after that are kept.
 		pending := map[uint64][]logEntry{}
-		for _, e := range entries {
-			if e.meta&bitFinTxn != 0 {
+		apply := func(e logEntry) {
+			switch {
+			case e.meta&bitFinTxn != 0:
 				ts, _ := strconv.ParseUint(string(e.value), 10, 64)
 				for _, p := range pending[ts] {
 					keep(y.ParseKey(p.key), ts, p.meta&bitDelete != 0, p.value)
 				}
 				delete(pending, ts)
-				continue
-			}
-			if e.meta&bitTxn != 0 {
+			case e.meta&bitTxn != 0:
 				ts := y.ParseTs(e.key)
 				pending[ts] = append(pending[ts], e)
-				continue
+			default:
+				keep(y.ParseKey(e.key), y.ParseTs(e.key), e.meta&bitDelete != 0, e.value)
 			}
-			keep(y.ParseKey(e.key), y.ParseTs(e.key), e.meta&bitDelete != 0, e.value)
 		}
+		for _, e := range entries {
+			apply(e)
+		}
+		var cut []logEntry
+		for _, es := range pending {
+			cut = append(cut, es...)
+		}
+		pending = map[uint64][]logEntry{}
+		i := 0
+		for ; i < len(after) && after[i].meta&bitFinTxn == 0; i++ {
+			cut = append(cut, after[i])
+		}
+		if i < len(after) {
+			i++ // the cut transaction's closing entry
+		}
+		for _, e := range after[i:] {
+			apply(e)
+		}
+		for _, es := range pending {
+			cut = append(cut, es...)
+		}
+		rep.Dropped = append(rep.Dropped, lostJobs(n, cut)...)
 	}
 	if lostPointers > 0 {
 		rep.Dropped = append(rep.Dropped, fmt.Sprintf("%d records whose values were in the value log", lostPointers))
@@ -199,6 +223,31 @@ func Salvage(damaged, fresh string) (*SalvageReport, error) {
 		return nil, fmt.Errorf("the salvaged store does not load: %w", err)
 	}
 	return rep, st.Close()
+}
+
+// lostJobs names the jobs whose records were in log entries that cannot be
+// applied (a transaction cut by damage).
+func lostJobs(file string, entries []logEntry) []string {
+	elems := map[int64]map[int32]bool{}
+	for _, e := range entries {
+		k := y.ParseKey(e.key)
+		if len(k) == 13 && k[0] == 'j' {
+			id := int64(binary.BigEndian.Uint64(k[1:9]))
+			if elems[id] == nil {
+				elems[id] = map[int32]bool{}
+			}
+			elems[id][int32(binary.BigEndian.Uint32(k[9:]))] = true
+		}
+	}
+	var out []string
+	for id, idx := range elems {
+		what := fmt.Sprintf("job %d", id)
+		if len(idx) > 1 || !idx[0] {
+			what = fmt.Sprintf("job %d (%d array elements seen)", id, len(idx))
+		}
+		out = append(out, fmt.Sprintf("%s: its submission or change was cut by the damage in %s (at least part of it was lost, so none of it is kept)", what, file))
+	}
+	return out
 }
 
 func jobName(id int64, idx int32) string {

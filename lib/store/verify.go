@@ -211,16 +211,19 @@ type logEntry struct {
 // readLog reads a log file's entries up to the first that fails, and says
 // whether that failure is damage (data written after it) rather than the
 // end of what was written.
-func readLog(path string) (entries []logEntry, damage string) {
+//
+// After damage, the entries that still check out further on are returned
+// too (after): found by trying every byte from the damage on.
+func readLog(path string) (entries, after []logEntry, damage string) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Sprintf("%s cannot be read: %v", filepath.Base(path), err)
+		return nil, nil, fmt.Sprintf("%s cannot be read: %v", filepath.Base(path), err)
 	}
 	if len(b) < logHeaderSize {
 		if len(b) == 0 {
-			return nil, ""
+			return nil, nil, ""
 		}
-		return nil, fmt.Sprintf("%s is truncated (%d bytes, shorter than its header)", filepath.Base(path), len(b))
+		return nil, nil, fmt.Sprintf("%s is truncated (%d bytes, shorter than its header)", filepath.Base(path), len(b))
 	}
 	table := crc32.MakeTable(crc32.Castagnoli)
 	off := logHeaderSize
@@ -230,7 +233,7 @@ func readLog(path string) (entries []logEntry, damage string) {
 			break // the zeros after the last entry
 		}
 		if !ok && n > 0 && off+n > len(b) && !allZero(b[off:]) {
-			return entries, fmt.Sprintf("%s is truncated at byte %d (an entry is cut: the writes after it are gone)", filepath.Base(path), len(b))
+			return entries, nil, fmt.Sprintf("%s is truncated at byte %d (an entry is cut: the writes after it are gone)", filepath.Base(path), len(b))
 		}
 		if !ok {
 			// Where the failed entry would end, if its header is sane.
@@ -240,7 +243,7 @@ func readLog(path string) (entries []logEntry, damage string) {
 			}
 			whole := n > 0 && off+n <= len(b) && !allZero(b[off+n-4:off+n])
 			if whole || !allZero(b[end:]) {
-				return entries, fmt.Sprintf("%s is damaged at byte %d of %d (an entry's checksum fails and written data follows it: opened as it is, every later write would be dropped)", filepath.Base(path), off, len(b))
+				return entries, resync(b, off+1, table), fmt.Sprintf("%s is damaged at byte %d of %d (an entry's checksum fails and written data follows it: opened as it is, every later write would be dropped)", filepath.Base(path), off, len(b))
 			}
 			break
 		}
@@ -248,11 +251,31 @@ func readLog(path string) (entries []logEntry, damage string) {
 		entries = append(entries, e)
 		off += n
 	}
-	return entries, ""
+	return entries, nil, ""
+}
+
+// resync returns the entries that check out from off on.
+func resync(b []byte, off int, table *crc32.Table) []logEntry {
+	var out []logEntry
+	end := len(b)
+	for end > off && b[end-1] == 0 {
+		end--
+	}
+	for off < end {
+		e, n, ok := decodeEntry(b[off:], table)
+		if !ok || len(e.key) == 0 {
+			off++
+			continue
+		}
+		e.offset, e.size = off, n
+		out = append(out, e)
+		off += n
+	}
+	return out
 }
 
 func scanLog(path string) string {
-	_, damage := readLog(path)
+	_, _, damage := readLog(path)
 	return damage
 }
 
