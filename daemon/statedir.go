@@ -17,24 +17,23 @@ import (
 const lockWait = 5 * time.Second
 
 // prepareStateDir creates dir (0755: users reach the socket through it) and
-// checks that nobody but its owner can change it. Run as root, xced keeps
-// root's job files there, so dir and every directory above it must be
-// root's and not writable by anyone else (a sticky one such as /tmp
+// checks, when xced runs as root, that no other user can change it: xced
+// keeps root's job files there, so dir and every directory above it must
+// be root's and not writable by anyone else (a sticky one such as /tmp
 // excepted above dir).
 func prepareStateDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create state directory: %w", err)
 	}
-	root := os.Geteuid() == 0
+	if os.Geteuid() != 0 {
+		return nil // a user's own xced holds nothing but that user's files
+	}
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return fmt.Errorf("state directory: %w", err)
 	}
-	if err := checkDirOwner(dir, fi, root, false); err != nil {
+	if err := checkDirOwner(dir, fi, true, false); err != nil {
 		return err
-	}
-	if !root {
-		return nil
 	}
 	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
 		fi, err := os.Stat(p)
