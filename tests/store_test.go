@@ -147,7 +147,7 @@ func TestStoreDamageRefusedAndRecovered(t *testing.T) {
 	}{
 		{"flip sst", clean, ".sst", flipByte, 0, ""},
 		{"truncate sst", clean, ".sst", truncateFile, 0, ""},
-		{"flip mem", crashed, ".mem", flipByte, 3, "lost: job 4 (300 array elements seen)"},
+		{"flip mem", crashed, ".mem", flipByte, 3, "lost: job 4 ("},
 		{"truncate mem", crashed, ".mem", truncateFile, 3, "lost: job 4 ("},
 		{"delete mem", crashed, ".mem", func(t *testing.T, p string) { os.Remove(p) }, 0, ""},
 		{"flip vlog", crashed, ".vlog", func(t *testing.T, p string) {
