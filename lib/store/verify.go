@@ -38,7 +38,8 @@ import (
 //     ceilingFile beside it; the store's may not be below the file's, and
 //     no job id may be at or above it;
 //   - after a clean stop, sealFile holds the record count, which must be
-//     what the store holds at the next start.
+//     what the store holds at the next start; without a seal (a crash) a
+//     memtable log must be there.
 
 const (
 	ceilingFile = "XCE-CEILING"
@@ -144,6 +145,19 @@ func inspect(dir string) ([]string, error) {
 				problems = append(problems, p)
 			}
 		}
+	}
+	// An open store always has a memtable log, and a clean stop flushes
+	// it away and leaves the seal: no log and no seal means the log of a
+	// store that was not stopped cleanly is gone, with its latest writes.
+	// (Only for stores this version has run: they have the ceiling file.)
+	mems := 0
+	for _, n := range f.logs {
+		if strings.HasSuffix(n, ".mem") {
+			mems++
+		}
+	}
+	if f.manifest && mems == 0 && !fileExists(filepath.Join(dir, sealFile)) && fileExists(filepath.Join(dir, ceilingFile)) {
+		problems = append(problems, "its memtable log (.mem) is missing: the store was not stopped cleanly, so its latest writes were in that log")
 	}
 	for _, n := range f.logs {
 		if p := scanLog(filepath.Join(dir, n)); p != "" {

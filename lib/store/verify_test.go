@@ -129,7 +129,7 @@ func TestDamageIsDetected(t *testing.T) {
 		{"delete sst", true, ".sst", func(t *testing.T, p string) { os.Remove(p) }, "missing"},
 		{"flip mem", false, ".mem", flip, ".mem is damaged"},
 		{"truncate mem", false, ".mem", truncateHalf, ".mem is"},
-		{"delete mem", false, ".mem", func(t *testing.T, p string) { os.Remove(p) }, "ceiling"},
+		{"delete mem", false, ".mem", func(t *testing.T, p string) { os.Remove(p) }, "memtable log (.mem) is missing"},
 		{"flip vlog", false, ".vlog", func(t *testing.T, p string) {
 			b, _ := os.ReadFile(p)
 			b[len(b)/3] ^= 1
