@@ -8,7 +8,7 @@ COMMANDS  := bsub bjobs bkill bstop bresume bqueues bhosts bhist bpeek lsid lsho
 TOOLS     := $(CURDIR)/.tools
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build run test lint bench proto clean man completions install
+.PHONY: build run test lint bench soak proto clean man completions install
 
 # The commands and the per-job shepherd are built without cgo: a static
 # binary starts in half the time, and they start often. xced keeps cgo so
@@ -36,6 +36,12 @@ lint:
 bench: build
 	$(GO) test -run XXX -bench . -benchtime 1x ./tests/ -timeout 30m -args -bench-report
 	$(GO) test -run '^$$' -bench 'SimulatedRun|Cycle100Buckets|Cycle1000Buckets|PlacementsPerSecond|Growth' -benchtime 3x ./lib/sched/
+
+# make soak: the fault-injection suite (tests/fault_test.go) with 50 kill -9
+# restarts per test instead of make test's 5 (SOAK_RESTARTS=N to change).
+SOAK_RESTARTS ?= 50
+soak: build
+	$(GO) test ./tests/ -run 'TestFault' -count=1 -v -timeout 60m -args -fault-restarts $(SOAK_RESTARTS)
 
 proto:
 	GOBIN=$(TOOLS) $(GO) install github.com/bufbuild/buf/cmd/buf@v1.75.0

@@ -48,6 +48,7 @@ type options struct {
 	runlimitGrace     time.Duration
 	terminateInterval time.Duration
 	logLevel          string
+	minFreeMB         uint64
 }
 
 func run() int {
@@ -69,6 +70,7 @@ func run() int {
 	f.DurationVar(&o.runlimitGrace, "runlimit-grace", 10*time.Minute, "after a run limit's SIGUSR2, how long before SIGKILL")
 	f.DurationVar(&o.terminateInterval, "terminate-interval", 10*time.Second, "time between bkill's SIGINT, SIGTERM and SIGKILL (JOB_TERMINATE_INTERVAL)")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.Uint64Var(&o.minFreeMB, "min-free", store.DefaultMinFree>>20, "MB the disk holding the store keeps free: below it submissions are refused and xced does not start")
 	configCmd := &cobra.Command{Use: "config", Short: "Work with xce.toml"}
 	configCmd.AddCommand(&cobra.Command{
 		Use:   "check FILE",
@@ -85,6 +87,7 @@ func run() int {
 	})
 	configCmd.AddCommand(importLSFCommand())
 	root.AddCommand(configCmd)
+	root.AddCommand(storeCommand())
 	root.AddCommand(&cobra.Command{
 		Use:    "shepherd LAUNCHFILE",
 		Short:  "Run one job to its end (started by xced, not by hand)",
@@ -121,17 +124,14 @@ func serve(o options) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create state directory: %w", err)
+	if err := prepareStateDir(dir); err != nil {
+		return err
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, "xced.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	lock, err := lockStateDir(dir)
 	if err != nil {
 		return err
 	}
 	defer lock.Close()
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		return fmt.Errorf("another xced is running with state directory %s", dir)
-	}
 
 	host, _ := os.Hostname()
 	if i := strings.IndexByte(host, '.'); i > 0 {
@@ -170,13 +170,24 @@ func serve(o options) error {
 		slog.Warn("LSF environment directory not written", "err", err)
 	}
 
-	st, err := store.Open(filepath.Join(dir, "db"))
+	// A full disk is said, not crashed on (Badger maps its logs).
+	dbDir := filepath.Join(dir, "db")
+	minFree := o.minFreeMB << 20
+	if err := store.OpenCheckSpace(dbDir, minFree); err != nil {
+		return fmt.Errorf("%w: free some space (or lower --min-free) and start xced again", err)
+	}
+	st, err := store.Open(dbDir)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	st.SetMinFree(minFree)
 
-	var ctl *controller.Controller
+	// The worker starts before the controller exists (the controller
+	// reattaches running jobs through it), and a job that ended while
+	// xced was down reports at once: its reports wait at the gate until
+	// the controller is whole.
+	gate := &reportGate{}
 	w, err := worker.New(worker.Config{
 		Host:              host,
 		ClusterName:       cfg.Cluster.Name,
@@ -184,13 +195,13 @@ func serve(o options) error {
 		Shepherd:          shepherdCommand(self),
 		KillGrace:         o.runlimitGrace,
 		TerminateInterval: o.terminateInterval,
-		Report:            func(r worker.Report) { ctl.Report(r) },
+		Report:            gate.Report,
 	})
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	ctl, err = controller.New(controller.Config{
+	ctl, err := controller.New(controller.Config{
 		Host:        host,
 		Slots:       slots,
 		NCPUs:       ncpu,
@@ -205,7 +216,13 @@ func serve(o options) error {
 	if err != nil {
 		return err
 	}
+	gate.open(ctl)
 	slog.Info("state restored", "dir", dir, "took", time.Since(start).Round(time.Millisecond))
+	stopAdmin, err := serveAdmin(dir, st)
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
 
 	sock := filepath.Join(dir, client.SocketName)
 	os.Remove(sock)

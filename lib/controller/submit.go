@@ -48,6 +48,9 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 	if err := checkSpec(spec); err != nil {
 		return nil, err
 	}
+	if err := c.checkDiskSpace(); err != nil {
+		return nil, err
+	}
 
 	defaultQueue := spec.Queue == ""
 	eff, indices, err := c.validate(who, spec)

@@ -37,9 +37,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 
 	badger "github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
@@ -47,42 +51,106 @@ import (
 
 // Store is the controller's database.
 type Store struct {
+	dir      string
 	db       *badger.DB
 	submitCh chan *submitReq
 	stopped  chan struct{}
+	minFree  uint64 // see CheckSpace
+	quit     chan struct{}
+
+	allocMu   sync.Mutex
+	allocated map[string]bool // memtable logs preallocated
+
+	ceilMu  sync.Mutex
+	ceiling int64 // the id ceiling last recorded
 }
 
 var keyIDCeiling = []byte("m/idceiling")
 
-// Open opens (creating if needed) the database in dir.
+// Open opens (creating if needed) the database in dir, after checking it
+// for damage (verify.go): a damaged store is not opened, and the error, a
+// *DamageError, says what is damaged and how to recover.
 func Open(dir string) (*Store, error) {
-	opts := badger.DefaultOptions(dir).
+	problems, err := inspect(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		return nil, &DamageError{Dir: dir, Problems: problems}
+	}
+	db, err := badger.Open(badgerOptions(dir))
+	if err != nil {
+		return nil, &DamageError{Dir: dir, Problems: []string{fmt.Sprintf("the database does not open: %v", err)}}
+	}
+	problems, err = verifyOpen(dir, db)
+	if err == nil && len(problems) > 0 {
+		err = &DamageError{Dir: dir, Problems: problems}
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	// The seal describes the store as it was stopped; from now on it
+	// changes, and a crash must not leave a stale seal behind.
+	if err := os.Remove(filepath.Join(dir, sealFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	s := &Store{dir: dir, db: db, submitCh: make(chan *submitReq, maxBatch), stopped: make(chan struct{}), quit: make(chan struct{}), allocated: map[string]bool{}}
+	s.minFree = s.defaultMinFree()
+	if s.ceiling, err = s.IDCeiling(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.preallocateLogs(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	go s.committer()
+	go s.preallocator()
+	return s, nil
+}
+
+// The sizes Badger writes in: CheckSpace's floor is made of them.
+const (
+	memTableSize     = 16 << 20
+	baseTableSize    = 4 << 20
+	valueLogFileSize = 64 << 20
+)
+
+func badgerOptions(dir string) badger.Options {
+	return badger.DefaultOptions(dir).
 		WithSyncWrites(true).
 		WithLogger(nil).
 		WithNumVersionsToKeep(1).
 		// A controller holds little data; small tables and memtables keep
 		// the resident size and the start-up time down.
-		WithMemTableSize(16 << 20).
+		WithMemTableSize(memTableSize).
 		WithNumMemtables(2).
-		WithBaseTableSize(4 << 20).
-		WithValueLogFileSize(64 << 20).
+		WithBaseTableSize(baseTableSize).
+		WithValueLogFileSize(valueLogFileSize).
 		WithBlockCacheSize(16 << 20).
 		WithIndexCacheSize(8 << 20).
-		WithNumCompactors(2)
-	db, err := badger.Open(opts)
-	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", dir, err)
-	}
-	s := &Store{db: db, submitCh: make(chan *submitReq, maxBatch), stopped: make(chan struct{})}
-	go s.committer()
-	return s, nil
+		WithNumCompactors(2).
+		// A block whose checksum fails is an error, not wrong data.
+		WithChecksumVerificationMode(options.OnBlockRead)
 }
 
-// Close flushes and closes the database. No Submit may be running.
+// Close flushes and closes the database, and seals it: it records what
+// the store holds, which the next Open checks. No Submit may be running.
 func (s *Store) Close() error {
 	close(s.submitCh)
 	<-s.stopped
-	return s.db.Close()
+	close(s.quit)
+	jobs, subs, _, cerr := countRecords(s.db)
+	ceiling, ierr := s.IDCeiling()
+	if err := s.db.Close(); err != nil {
+		return err
+	}
+	if cerr != nil || ierr != nil {
+		return nil // no seal: the next start checks what it can without one
+	}
+	return writeSeal(s.dir, jobs, subs, ceiling)
 }
 
 func jobKey(id int64, index int32) []byte {
@@ -374,11 +442,30 @@ func (s *Store) Meta(prefix string) (map[string][]byte, error) {
 	return out, err
 }
 
-// SetIDCeiling records that job ids below c may have been handed out.
+// SetIDCeiling records that job ids below c may have been handed out, in
+// the store and in the ceiling file beside it (verify.go). The file is
+// written after the store when the ceiling rises and before it when it
+// falls, so that a crash between the two never leaves the file above.
 func (s *Store) SetIDCeiling(c int64) error {
+	s.ceilMu.Lock()
+	defer s.ceilMu.Unlock()
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], uint64(c))
-	return s.db.Update(func(txn *badger.Txn) error { return txn.Set(keyIDCeiling, b[:]) })
+	if c < s.ceiling {
+		if err := writeCeilingFile(s.dir, c); err != nil {
+			return err
+		}
+	}
+	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(keyIDCeiling, b[:]) }); err != nil {
+		return err
+	}
+	if c >= s.ceiling {
+		if err := writeCeilingFile(s.dir, c); err != nil {
+			return err
+		}
+	}
+	s.ceiling = c
+	return nil
 }
 
 // IDCeiling returns the recorded ceiling, 0 when none.

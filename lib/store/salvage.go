@@ -1,0 +1,308 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	badger "github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+	"github.com/dgraph-io/badger/v4/y"
+)
+
+// Salvage. A damaged store is read file by file, outside Badger (which
+// would refuse it, or worse repair it by dropping data): every table up to
+// its first bad block, every memtable log up to its first bad entry, the
+// newest version of each key kept. What is whole is written into a fresh
+// store; a job record whose spec is lost is dropped and named.
+
+const (
+	bitDelete       = 1 << 0
+	bitValuePointer = 1 << 1
+	bitTxn          = 1 << 6
+)
+
+// SalvageReport says what Salvage found and kept.
+type SalvageReport struct {
+	Damage      []string // what was damaged (as Check reports it)
+	Keys        int      // records written into the fresh store
+	Jobs        int      // live job records among them
+	Submissions int
+	Dropped     []string // records found but not kept, and why
+	Ceiling     int64    // the fresh store's job id ceiling
+	// StoppedWith: the live job records the damaged store held when it
+	// was last stopped cleanly (-1: not known, it was not).
+	StoppedWith int64
+}
+
+type version struct {
+	ts      uint64
+	deleted bool
+	value   []byte
+}
+
+// Salvage reads the store in damaged and writes what is intact into a new
+// store in fresh (which must not exist).
+func Salvage(damaged, fresh string) (*SalvageReport, error) {
+	if _, err := os.Stat(fresh); err == nil {
+		return nil, fmt.Errorf("salvage into %s: it exists already", fresh)
+	}
+	rep := &SalvageReport{StoppedWith: -1}
+	if seal, ok, _ := readIntsFile(filepath.Join(damaged, sealFile)); ok && len(seal) == 3 {
+		rep.StoppedWith = seal[0]
+	}
+	problems, err := inspect(damaged)
+	if err != nil {
+		return nil, err
+	}
+	rep.Damage = problems
+	files, err := listStore(damaged)
+	if err != nil {
+		return nil, err
+	}
+	comp := map[uint64]options.CompressionType{}
+	if files.manifest {
+		comp, _ = readManifest(filepath.Join(damaged, "MANIFEST"))
+	}
+	latest := map[string]version{}
+	keep := func(key []byte, ts uint64, deleted bool, value []byte) {
+		k := string(key)
+		if bytes.HasPrefix(key, []byte("!badger!")) {
+			return
+		}
+		if v, ok := latest[k]; ok && v.ts >= ts {
+			return
+		}
+		latest[k] = version{ts: ts, deleted: deleted, value: value}
+	}
+	lostPointers := 0
+	sort.Strings(files.sst)
+	for _, n := range files.sst {
+		id, _ := strconv.ParseUint(strings.TrimSuffix(n, ".sst"), 10, 64)
+		c, ok := comp[id]
+		if !ok {
+			c = options.Snappy // Badger's default, which the store uses
+		}
+		entries, _ := readTable(filepath.Join(damaged, n), c, true)
+		for _, e := range entries {
+			if e.value.Meta&bitValuePointer != 0 {
+				lostPointers++
+				continue
+			}
+			keep(y.ParseKey(e.key), y.ParseTs(e.key), e.value.Meta&bitDelete != 0, e.value.Value)
+		}
+	}
+	sort.Strings(files.logs)
+	for _, n := range files.logs {
+		if !strings.HasSuffix(n, ".mem") {
+			continue // value logs hold only values too large for this store's records
+		}
+		entries, after, _ := readLog(filepath.Join(damaged, n))
+		// A transaction's entries count only once its closing entry is
+		// there. After damage, the transaction it cut is lost (its first
+		// closing entry after the damage ends it), and the whole ones
+		// after that are kept.
+		pending := map[uint64][]logEntry{}
+		apply := func(e logEntry) {
+			switch {
+			case e.meta&bitFinTxn != 0:
+				ts, _ := strconv.ParseUint(string(e.value), 10, 64)
+				for _, p := range pending[ts] {
+					keep(y.ParseKey(p.key), ts, p.meta&bitDelete != 0, p.value)
+				}
+				delete(pending, ts)
+			case e.meta&bitTxn != 0:
+				ts := y.ParseTs(e.key)
+				pending[ts] = append(pending[ts], e)
+			default:
+				keep(y.ParseKey(e.key), y.ParseTs(e.key), e.meta&bitDelete != 0, e.value)
+			}
+		}
+		for _, e := range entries {
+			apply(e)
+		}
+		var cut []logEntry
+		for _, es := range pending {
+			cut = append(cut, es...)
+		}
+		pending = map[uint64][]logEntry{}
+		i := 0
+		for ; i < len(after) && after[i].meta&bitFinTxn == 0; i++ {
+			cut = append(cut, after[i])
+		}
+		if i < len(after) {
+			i++ // the cut transaction's closing entry
+		}
+		for _, e := range after[i:] {
+			apply(e)
+		}
+		for _, es := range pending {
+			cut = append(cut, es...)
+		}
+		rep.Dropped = append(rep.Dropped, lostJobs(n, cut)...)
+	}
+	if lostPointers > 0 {
+		rep.Dropped = append(rep.Dropped, fmt.Sprintf("%d records whose values were in the value log", lostPointers))
+	}
+
+	// Job records whose effective spec is lost cannot be loaded.
+	var maxID, ceiling int64
+	for k, v := range latest {
+		if v.deleted {
+			continue
+		}
+		key := []byte(k)
+		switch {
+		case key[0] == 'j' && len(key) == 13:
+			id := int64(binary.BigEndian.Uint64(key[1:9]))
+			if f, ok := latest[string(specKey('f', id))]; !ok || f.deleted {
+				rep.Dropped = append(rep.Dropped, fmt.Sprintf("job %s: its spec is lost", jobName(id, int32(binary.BigEndian.Uint32(key[9:])))))
+				v.deleted = true
+				latest[k] = v
+				continue
+			}
+			maxID = max(maxID, id)
+		case key[0] == 's' && len(key) == 9:
+			maxID = max(maxID, int64(binary.BigEndian.Uint64(key[1:9])))
+		case k == string(keyIDCeiling) && len(v.value) == 8:
+			ceiling = int64(binary.BigEndian.Uint64(v.value))
+		}
+	}
+	if vals, ok, _ := readIntsFile(filepath.Join(damaged, ceilingFile)); ok && len(vals) == 1 {
+		ceiling = max(ceiling, vals[0])
+	}
+	rep.Ceiling = max(ceiling, maxID+1)
+	sort.Strings(rep.Dropped)
+
+	db, err := badger.Open(badgerOptions(fresh))
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", fresh, err)
+	}
+	wb := db.NewWriteBatch()
+	for k, v := range latest {
+		if v.deleted || k == string(keyIDCeiling) {
+			continue
+		}
+		if err := wb.Set([]byte(k), v.value); err != nil {
+			wb.Cancel()
+			db.Close()
+			return nil, fmt.Errorf("salvage into %s: %w", fresh, err)
+		}
+		rep.Keys++
+		switch k[0] {
+		case 'j':
+			rep.Jobs++
+		case 's':
+			rep.Submissions++
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("salvage into %s: %w", fresh, err)
+	}
+	if err := db.Close(); err != nil {
+		return nil, err
+	}
+	// Through Open and Close: the ceiling in the store and beside it, and
+	// the seal.
+	st, err := Open(fresh)
+	if err != nil {
+		return nil, fmt.Errorf("the salvaged store does not open: %w", err)
+	}
+	if err := st.SetIDCeiling(rep.Ceiling); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if _, err := st.Load(); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("the salvaged store does not load: %w", err)
+	}
+	return rep, st.Close()
+}
+
+// lostJobs names the jobs whose records were in log entries that cannot be
+// applied (a transaction cut by damage).
+func lostJobs(file string, entries []logEntry) []string {
+	elems := map[int64]map[int32]bool{}
+	for _, e := range entries {
+		k := y.ParseKey(e.key)
+		if len(k) == 13 && k[0] == 'j' {
+			id := int64(binary.BigEndian.Uint64(k[1:9]))
+			if elems[id] == nil {
+				elems[id] = map[int32]bool{}
+			}
+			elems[id][int32(binary.BigEndian.Uint32(k[9:]))] = true
+		}
+	}
+	var out []string
+	for id, idx := range elems {
+		what := fmt.Sprintf("job %d", id)
+		if len(idx) > 1 || !idx[0] {
+			what = fmt.Sprintf("job %d (%d array elements seen)", id, len(idx))
+		}
+		out = append(out, fmt.Sprintf("%s: its submission or change was cut by the damage in %s (at least part of it was lost, so none of it is kept)", what, file))
+	}
+	return out
+}
+
+func jobName(id int64, idx int32) string {
+	if idx > 0 {
+		return fmt.Sprintf("%d[%d]", id, idx)
+	}
+	return strconv.FormatInt(id, 10)
+}
+
+// Check inspects the store in dir without changing it and returns what is
+// damaged; nil when it is whole. The store must not be open.
+func Check(dir string) ([]string, error) {
+	problems, err := inspect(dir)
+	if err != nil || len(problems) > 0 {
+		return problems, err
+	}
+	files, err := listStore(dir)
+	if err != nil || !files.manifest {
+		return nil, err // new or empty
+	}
+	// The rest needs Badger; on a copy, so that the check changes nothing
+	// (Badger truncates a memtable log's zeroed tail when it opens).
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".check-")
+	if err != nil {
+		return nil, fmt.Errorf("check %s: %w", dir, err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := copyStoreFiles(dir, tmp); err != nil {
+		return nil, fmt.Errorf("check %s: %w", dir, err)
+	}
+	db, err := badger.Open(badgerOptions(tmp))
+	if err != nil {
+		return []string{fmt.Sprintf("the database does not open: %v", err)}, nil
+	}
+	defer db.Close()
+	return verifyOpen(tmp, db)
+}
+
+// copyStoreFiles copies a store's files (not its lock) into to.
+func copyStoreFiles(from, to string) error {
+	ents, err := os.ReadDir(from)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.Name() == "LOCK" || !e.Type().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
