@@ -86,7 +86,7 @@ func TestBadInputEveryCommand(t *testing.T) {
 		badCase{argv: []string{"bmod"}, stderr: "A job ID must be specified. Job not modified.\n", code: 255},
 		badCase{argv: []string{"bwait"}, re: `^Usage: bwait .*\n$`, code: 255},
 		badCase{argv: []string{"bpeek", "1", "2"}, re: `^Usage: bpeek .*\n$`, code: 255},
-		badCase{argv: []string{"bparams", "extra"}, re: `^Usage: bparams\n$`, code: 255},
+		badCase{argv: []string{"bparams", "extra"}, re: `^Usage: bparams \[-a\] \[-l\]\n$`, code: 255},
 		badCase{argv: []string{"lsid", "extra"}, re: `^lsid: extra operand extra` + usage("lsid"), code: 255},
 		badCase{argv: []string{"badmin", "showstatus", "extra"}, re: `^Usage: badmin .*\n$`, code: 255},
 		badCase{argv: []string{"badmin", "nosuch"}, re: `^nosuch: Invalid command` + usage("badmin"), code: 255}, // XCE
