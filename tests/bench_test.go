@@ -400,6 +400,45 @@ func BenchmarkSubmitCLI(b *testing.B) {
 	report(b, fmt.Sprintf("sequential bsub -H true (%d)", n), n/d.Seconds(), "submits/s", atLeast(150))
 }
 
+// BenchmarkCommandStart: what a command costs as a process, median of 200
+// runs each, beside the limit: a static Go binary that does nothing, built
+// here the way the Makefile builds the commands. `bjobs -h` is the start
+// alone (no call); `bsub -H true` is a whole submission.
+func BenchmarkCommandStart(b *testing.B) {
+	const n = 200
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module noop\n\ngo 1.21\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	noop := filepath.Join(dir, "noop")
+	build := exec.Command("go", "build", "-o", noop, ".")
+	build.Dir, build.Env = dir, append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build the do-nothing binary: %v\n%s", err, out)
+	}
+	medianOf := func(path string, args ...string) time.Duration {
+		ds := make([]time.Duration, n)
+		for i := range ds {
+			began := time.Now()
+			if out, err := exec.Command(path, args...).CombinedOutput(); err != nil {
+				b.Fatalf("%s: %v\n%s", path, err, out)
+			}
+			ds[i] = time.Since(began)
+		}
+		slices.Sort(ds)
+		return ds[n/2]
+	}
+	medianOf(noop) // warm the page cache
+	report(b, fmt.Sprintf("static do-nothing Go process (median of %d)", n), ms(medianOf(noop)), "ms", nil)
+	report(b, fmt.Sprintf("bjobs -h, process start (median of %d)", n), ms(medianOf(filepath.Join(binDir, "bjobs"), "-h")), "ms", atMost(3))
+	c := newBenchCluster(b)
+	c.submit("-H", "true") // warm up
+	report(b, fmt.Sprintf("one bsub -H true, whole process (median of %d)", n), ms(c.median(n, "bsub", "-H", "true")), "ms", atMost(4))
+}
+
 // BenchmarkSubmitAPI: 20,000 durable submissions through lib/client from 32
 // concurrent clients.
 func BenchmarkSubmitAPI(b *testing.B) {

@@ -1,0 +1,96 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A command's work before main, as the Go runtime reports it with
+// GODEBUG=inittrace=1: how many packages run initialisation and the bytes
+// they allocate. The budgets are the measured figures (150 packages and
+// about 350 KB for every command, grpc-go built with grpcnotrace) with a
+// little room. Counts and bytes, not time: they do not depend on how busy
+// the machine is. When a change trips them,
+// `GODEBUG=inittrace=1 bin/bjobs -h 2>&1 >/dev/null | sort -k8 -n` shows
+// which package's init grew; make what it does lazy, or do not link it.
+const (
+	initPackagesBudget = 160
+	initBytesBudget    = 384 << 10
+)
+
+// Packages that a command must not initialise: grpc-go's request tracing
+// and the HTML templates it brings (the grpcnotrace build tag leaves them
+// out; nothing here reads the traces).
+var initForbidden = []string{
+	"golang.org/x/net/trace",
+	"html/template",
+}
+
+type initStats struct {
+	packages []string
+	bytes    int
+	allocs   int
+}
+
+// commandInit runs a command's -h with inittrace on and sums its lines
+// ("init PKG @T ms, C ms clock, B bytes, A allocs").
+func commandInit(t *testing.T, name string) initStats {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, name), "-h")
+	cmd.Env = append(cmd.Environ(), "GODEBUG=inittrace=1", "XCE_DIR="+t.TempDir())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if _, exited := err.(*exec.ExitError); !exited {
+			t.Fatalf("%s: %v", name, err)
+		}
+	} // the exit status of -h does not matter here
+	var st initStats
+	sc := bufio.NewScanner(&stderr)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 11 || f[0] != "init" || f[8] != "bytes," || f[10] != "allocs" {
+			continue
+		}
+		b, err1 := strconv.Atoi(f[7])
+		a, err2 := strconv.Atoi(f[9])
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: unexpected inittrace line %q", name, sc.Text())
+		}
+		st.packages = append(st.packages, f[1])
+		st.bytes += b
+		st.allocs += a
+	}
+	if len(st.packages) == 0 {
+		t.Fatalf("%s -h printed no inittrace lines:\n%s", name, stderr.String())
+	}
+	return st
+}
+
+func TestCmdsInitBudget(t *testing.T) {
+	for _, name := range commands {
+		if name == "xcetop" {
+			continue // the interactive dashboard, started once, not per call
+		}
+		st := commandInit(t, name)
+		t.Logf("%s: %d packages initialised, %d bytes in %d allocations", name, len(st.packages), st.bytes, st.allocs)
+		if len(st.packages) > initPackagesBudget {
+			t.Errorf("%s initialises %d packages before main, budget %d:\n%s", name, len(st.packages), initPackagesBudget, strings.Join(st.packages, " "))
+		}
+		if st.bytes > initBytesBudget {
+			t.Errorf("%s allocates %d bytes at init, budget %d", name, st.bytes, initBytesBudget)
+		}
+		for _, p := range st.packages {
+			for _, bad := range initForbidden {
+				if p == bad {
+					t.Errorf("%s initialises %s", name, p)
+				}
+			}
+		}
+	}
+}
