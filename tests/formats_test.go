@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Formats that differed from LSF 10.1 (issue 15, item 8), checked against
@@ -65,7 +66,14 @@ func TestFormatsFullHostReason(t *testing.T) {
 	c := newCluster(t, "--slots", "1")
 	c.waitState(c.submit("", "sleep", "30"), "RUN")
 	pend := c.submit("", "sleep", "30")
-	out := c.must("", "bjobs", "-p", pend)
+	// Until the scheduler has looked at it, the job is new.
+	var out string
+	for i := 0; i < 100; i++ {
+		if out = c.must("", "bjobs", "-p", pend); !strings.Contains(out, "New job is waiting for scheduling") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if !strings.Contains(out, "\n Job slot limit reached: 1 host;\n") {
 		t.Errorf("bjobs -p:\n%s", out)
 	}
