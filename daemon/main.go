@@ -184,6 +184,9 @@ func serve(o options) error {
 		Shepherd:          shepherdCommand(self),
 		KillGrace:         o.runlimitGrace,
 		TerminateInterval: o.terminateInterval,
+		MemlimitEnforce:   cfg.Cluster.MemlimitEnforce,
+		JobMemlimit:       cfg.Cluster.JobMemlimit,
+		StdoutDirect:      cfg.Cluster.StdoutDirect,
 		Report:            func(r worker.Report) { ctl.Report(r) },
 	})
 	if err != nil {

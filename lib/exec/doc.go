@@ -125,13 +125,17 @@
 //     (-t, term_time): SIGUSR2 to the group, then SIGKILL kill_grace_ms later
 //     (LSF's 10 minutes when the launch gives 0); TERM_RUNLIMIT or
 //     TERM_DEADLINE. The run limit counts from the job's start.
-//   - Memory limit (-M, mem_limit_kb): enforced by the shepherd, whatever
-//     LSB_MEMLIMIT_ENFORCE would say, since Linux ignores RLIMIT_RSS. Every
-//     second the shepherd sums the resident memory of the processes in the
-//     job's process group (from /proc/<pid>/stat); above the limit it sends
-//     SIGINT, SIGTERM and SIGKILL, LSF's JOB_TERMINATE_INTERVAL of 10 s apart
-//     or kill_grace_ms apart when that is shorter; with -M N! (hard) SIGKILL
-//     at once. TERM_MEMLIMIT.
+//   - Memory limit (-M, mem_limit_kb): as LSF, the job's processes get it
+//     as their soft RLIMIT_RSS (which Linux does not enforce), except with
+//     Launch.job_memlimit (LSB_JOB_MEMLIMIT). With Launch.job_memlimit or
+//     memlimit_enforce (LSB_MEMLIMIT_ENFORCE), or a hard limit (-M N!), the
+//     shepherd enforces it: every second it sums the resident memory of the
+//     processes in the job's process group (from /proc/<pid>/stat); above
+//     the limit it sends SIGINT, SIGTERM and SIGKILL, LSF's
+//     JOB_TERMINATE_INTERVAL of 10 s apart or kill_grace_ms apart when that
+//     is shorter; a hard limit gets SIGKILL at once. TERM_MEMLIMIT.
+//     Otherwise a job over its limit runs on. A new limit from bmod
+//     changes what the shepherd enforces, not the RLIMIT_RSS already set.
 //   - CPU limit (-c, cpu_limit_sec): the same sample sums the group's CPU
 //     time; above the limit SIGXCPU, SIGINT, SIGTERM, SIGKILL, spaced as for
 //     memory. TERM_CPULIMIT.

@@ -656,7 +656,9 @@ func (s *shepherd) watch(samp *sampler, e *enforcer, interval time.Duration) {
 		}
 		memLimit, memHard := s.limits.memory()
 		cpuLimitMs := s.limits.cpuMs()
-		if memLimit > 0 && u.MemKb > memLimit {
+		// LSF kills at the memory limit only when lsf.conf says so or the
+		// limit is hard (-M N!); otherwise it is the job's RLIMIT_RSS alone.
+		if memLimit > 0 && u.MemKb > memLimit && (memHard || s.l.GetMemlimitEnforce() || s.l.GetJobMemlimit()) {
 			detail := fmt.Sprintf("TERM_MEMLIMIT: the job used %d KB, over its memory limit of %d KB", u.MemKb, memLimit)
 			if memHard {
 				e.terminate(api.TermReason_TERM_MEMLIMIT, detail, interval, syscall.SIGKILL)
