@@ -75,6 +75,9 @@ func newLaunch(t *testing.T, command string) *api.Launch {
 		StartFile:   filepath.Join(dir, "run", "start"),
 		StatusFile:  filepath.Join(dir, "run", "status"),
 		KillGraceMs: 1000,
+		// Most tests read the -o file while it is written directly
+		// (LSB_STDOUT_DIRECT=Y); TestSpooledOutput covers the default.
+		StdoutDirect: true,
 	}
 }
 
