@@ -238,11 +238,11 @@ type shepherd struct {
 	cwd        string
 	notes      []string // for the FINISH event's detail
 
-	outShown   string // -o as the job report names it
-	errShown   string // -e as the job report names it, "" when stderr goes to the output file
-	outPath    string // absolute -o file, "" without -o
-	errPath    string // absolute -e file when separate
-	reportPath string // the file the job report is appended to
+	outShown   string   // -o as the job report names it
+	errShown   string   // -e as the job report names it, "" when stderr goes to the output file
+	outPath    string   // absolute -o file, "" without -o
+	errPath    string   // absolute -e file when separate
+	reportPath string   // the file the job report is appended to
 	spool      *spooled // output spooled and copied to -o/-e at the end, nil when written directly
 
 	stdin, stdout, stderr *os.File

@@ -150,4 +150,3 @@ func copySpool(spool, dst, dir string, overwrite bool, before, after string) err
 	os.Remove(spool)
 	return nil
 }
-
