@@ -131,12 +131,14 @@ func TestOutputFiles(t *testing.T) {
 	b := c.submit("", "-oo", "gone.out", "-e", "err.%J", "echo fresh; echo oops >&2")
 	c.waitState(a, "DONE")
 	c.waitState(b, "DONE")
+	// The job's report and output are appended to what -o had, and -oo
+	// replaced it (output spooled, LSF's default).
 	keep, _ := os.ReadFile(filepath.Join(c.work, "keep.out"))
-	if !strings.HasPrefix(string(keep), "before\nappended\n") {
+	if rest, ok := strings.CutPrefix(string(keep), "before\n"); !ok || jobOutput(t, rest) != "appended\n" {
 		t.Errorf("-o did not append: %q", keep)
 	}
 	gone, _ := os.ReadFile(filepath.Join(c.work, "gone.out"))
-	if !strings.HasPrefix(string(gone), "fresh\n") {
+	if strings.Contains(string(gone), "before") || jobOutput(t, string(gone)) != "fresh\n" {
 		t.Errorf("-oo did not overwrite: %q", gone)
 	}
 	errf, _ := os.ReadFile(filepath.Join(c.work, "err."+b))

@@ -39,7 +39,9 @@ func OutputPath(j *api.Job) string {
 		return j.GetSpoolOutput()
 	}
 	if sp := j.GetSpoolOutput(); sp != "" {
-		if _, err := os.Stat(sp); err == nil {
+		// Before its START is recorded the job's working directory is
+		// unknown; the spool file is where spooled output will be.
+		if _, err := os.Stat(sp); err == nil || j.GetExecCwd() == "" {
 			return sp
 		}
 	}
