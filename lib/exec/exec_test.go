@@ -746,18 +746,24 @@ func TestNotifyEndAndSpool(t *testing.T) {
 
 func TestUmask(t *testing.T) {
 	t.Parallel()
-	l := newLaunch(t, `umask > mask; echo x > made`)
-	l.Job.Spec.Umask = 0o027
-	l.Job.Spec.OutputFile = "out"
-	wantDone(t, runJob(t, l))
-	dir := dirOf(l)
-	if got := strings.TrimSpace(readFile(t, filepath.Join(dir, "mask"))); got != "0027" {
-		t.Errorf("job's umask = %q, want 0027", got)
-	}
-	for _, f := range []string{"made", "out"} {
-		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Mode().Perm() != 0o640 {
-			t.Errorf("%s: mode %v (%v), want 0640", f, fi.Mode(), err)
-		}
+	for _, direct := range []bool{true, false} {
+		t.Run(fmt.Sprint("stdout_direct=", direct), func(t *testing.T) {
+			t.Parallel()
+			l := newLaunch(t, `umask > mask; echo x > made`)
+			l.StdoutDirect = direct
+			l.Job.Spec.Umask = 0o027
+			l.Job.Spec.OutputFile = "out"
+			wantDone(t, runJob(t, l))
+			dir := dirOf(l)
+			if got := strings.TrimSpace(readFile(t, filepath.Join(dir, "mask"))); got != "0027" {
+				t.Errorf("job's umask = %q, want 0027", got)
+			}
+			for _, f := range []string{"made", "out"} {
+				if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Mode().Perm() != 0o640 {
+					t.Errorf("%s: mode %v (%v), want 0640", f, fi.Mode(), err)
+				}
+			}
+		})
 	}
 }
 

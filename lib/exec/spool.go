@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"xce/lib/api"
@@ -63,6 +64,16 @@ func (s *shepherd) openSpooled(base string) error {
 // spool file; the event's detail and the kept file's report say where.
 func (s *shepherd) deliverSpool(ev *api.Event, start time.Time) {
 	sp := s.spool
+	// The files are created with the job's umask, as a job writing them
+	// directly would.
+	if m := s.spec.GetUmask(); m != 0 {
+		umaskMu.Lock()
+		old := syscall.Umask(int(m & 0o777))
+		defer func() {
+			syscall.Umask(old)
+			umaskMu.Unlock()
+		}()
+	}
 	// Resolved again: the job may have made the directory it names.
 	outPath, outShown, outDir := s.resolveOutput(s.spec.GetOutputFile(), ".out", sp.base)
 	s.outShown = outShown
