@@ -28,8 +28,12 @@ default_mem = "16MB"
 	return path
 }
 
-// hog is a job that holds about 64 MB for 3 seconds, then ends with 0.
-const hog = `perl -e '$x = "a" x (64 << 20); sleep 3; exit 0'`
+// hog is a job that holds about 64 MB for 3 seconds, then ends with 0;
+// longHog holds it for 30 seconds, time enough to be caught on a busy host.
+const (
+	hog     = `perl -e '$x = "a" x (64 << 20); sleep 3; exit 0'`
+	longHog = `perl -e '$x = "a" x (64 << 20); sleep 30; exit 0'`
+)
 
 func needPerl(t *testing.T) {
 	t.Helper()
@@ -50,7 +54,7 @@ func TestMemLimitDefaultNotEnforced(t *testing.T) {
 	c := newCluster(t, "--config", clusterWith(t, ""))
 	over := c.submit("", "-M", "16MB", hog)
 	queue := c.submit("", "-q", "memq", hog)
-	hard := c.submit("", "-M", "16MB!", hog)
+	hard := c.submit("", "-M", "16MB!", longHog)
 	c.waitState(over, "DONE")
 	c.waitState(queue, "DONE")
 	c.waitState(hard, "EXIT")
@@ -69,8 +73,8 @@ func TestMemLimitEnforced(t *testing.T) {
 	for _, key := range []string{"job_memlimit", "memlimit_enforce"} {
 		t.Run(key, func(t *testing.T) {
 			c := newCluster(t, "--config", clusterWith(t, key+" = true\n"))
-			over := c.submit("", "-M", "16MB", hog)
-			queue := c.submit("", "-q", "memq", hog)
+			over := c.submit("", "-M", "16MB", longHog)
+			queue := c.submit("", "-q", "memq", longHog)
 			under := c.submit("", "-M", "1GB", hog)
 			for _, id := range []string{over, queue} {
 				c.waitState(id, "EXIT")
