@@ -195,6 +195,9 @@ func serve(o options) error {
 		Shepherd:          shepherdCommand(self),
 		KillGrace:         o.runlimitGrace,
 		TerminateInterval: o.terminateInterval,
+		MemlimitEnforce:   cfg.Cluster.MemlimitEnforce,
+		JobMemlimit:       cfg.Cluster.JobMemlimit,
+		StdoutDirect:      cfg.Cluster.StdoutDirect,
 		Report:            gate.Report,
 	})
 	if err != nil {

@@ -74,7 +74,7 @@ func TestBsubGroupsAndDefaults(t *testing.T) {
 	t.Setenv("XCE_TEST_MARK", "from-submission")
 	id = c.submit("", "-L", "/bin/sh", "-o", "login.out", `echo "mark=$XCE_TEST_MARK shell=$SHELL"`)
 	c.waitState(id, "DONE")
-	if b, _ := os.ReadFile(filepath.Join(c.work, "login.out")); !strings.HasPrefix(string(b), "mark= shell=/bin/sh\n") {
+	if b, _ := os.ReadFile(filepath.Join(c.work, "login.out")); !strings.HasPrefix(jobOutput(t, string(b)), "mark= shell=/bin/sh\n") {
 		t.Errorf("-L job wrote %q", b)
 	}
 	refused("sh: The login shell must be an absolute path", "-L", "sh", "true")

@@ -74,7 +74,7 @@ func TestConfiguredCluster(t *testing.T) {
 	w := c.submit("", "-app", "wrapped", "-o", "w.%J", "-E", "echo job-pre", `echo $WRAPPED $FROM_PROFILE`)
 	c.waitState(w, "DONE")
 	out, _ := os.ReadFile(filepath.Join(c.work, "w."+w))
-	if !strings.HasPrefix(string(out), "profile-pre\njob-pre\nyes 1\n") {
+	if !strings.HasPrefix(jobOutput(t, string(out)), "profile-pre\njob-pre\nyes 1\n") {
 		t.Errorf("profile pre-exec, job starter and environment: %q", out)
 	}
 	r = c.run("", "bsub", "-app", "wrapped", "-R", "span[ptile=2]", "true")

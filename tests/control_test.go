@@ -175,7 +175,7 @@ func TestBmod(t *testing.T) {
 	if got := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "runtimelimit", run)); got != "5.0" {
 		t.Errorf("after bmod -W 5 of a running job the run limit is %q", got)
 	}
-	c.must("", "bmod", "-M", "1KB", run)
+	c.must("", "bmod", "-M", "1KB!", run) // hard: killed whatever lsf.conf says
 	c.waitState(run, "EXIT")
 	if l := c.must("", "bjobs", "-l", run); !strings.Contains(l, "TERM_MEMLIMIT") {
 		t.Errorf("the running job was not held to its new memory limit:\n%s", l)

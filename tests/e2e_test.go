@@ -47,7 +47,7 @@ func TestArray(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasPrefix(string(b), "index "+string(rune('0'+i))+"\n") {
+		if !strings.HasPrefix(jobOutput(t, string(b)), "index "+string(rune('0'+i))+"\n") {
 			t.Errorf("element %d wrote %q", i, b)
 		}
 	}
@@ -131,12 +131,14 @@ func TestOutputFiles(t *testing.T) {
 	b := c.submit("", "-oo", "gone.out", "-e", "err.%J", "echo fresh; echo oops >&2")
 	c.waitState(a, "DONE")
 	c.waitState(b, "DONE")
+	// The job's report and output are appended to what -o had, and -oo
+	// replaced it (output spooled, LSF's default).
 	keep, _ := os.ReadFile(filepath.Join(c.work, "keep.out"))
-	if !strings.HasPrefix(string(keep), "before\nappended\n") {
+	if rest, ok := strings.CutPrefix(string(keep), "before\n"); !ok || jobOutput(t, rest) != "appended\n" {
 		t.Errorf("-o did not append: %q", keep)
 	}
 	gone, _ := os.ReadFile(filepath.Join(c.work, "gone.out"))
-	if !strings.HasPrefix(string(gone), "fresh\n") {
+	if strings.Contains(string(gone), "before") || jobOutput(t, string(gone)) != "fresh\n" {
 		t.Errorf("-oo did not overwrite: %q", gone)
 	}
 	errf, _ := os.ReadFile(filepath.Join(c.work, "err."+b))
@@ -255,7 +257,7 @@ func TestPrePostExec(t *testing.T) {
 	abort := c.submit("", "-E", "exit 99", "true")
 	c.waitState(ok, "DONE")
 	out, _ := os.ReadFile(filepath.Join(c.work, "out."+ok))
-	if !strings.HasPrefix(string(out), "pre\njob\npost\n") {
+	if !strings.HasPrefix(jobOutput(t, string(out)), "pre\njob\npost\n") {
 		t.Errorf("output %q", out)
 	}
 	c.waitState(abort, "EXIT")
@@ -345,7 +347,7 @@ func TestRunsAsSubmitter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(out), "65534\n65534\n") {
+	if !strings.HasPrefix(jobOutput(t, string(out)), "65534\n65534\n") {
 		t.Errorf("the job ran as %q, want uid 65534", strings.SplitN(string(out), "\n", 3)[:2])
 	}
 	fi, _ := os.Stat(filepath.Join(c.work, "as."+id))
@@ -381,7 +383,7 @@ func TestBsubOptions(t *testing.T) {
 	c.waitState(id, "DONE")
 	out, _ := os.ReadFile(filepath.Join(c.work, "o."+id))
 	want := "from stdin\n" + sub + "\n42 " + id + " 2 " + host + " 2 normal proj1\n"
-	if !strings.HasPrefix(string(out), want) {
+	if !strings.HasPrefix(jobOutput(t, string(out)), want) {
 		t.Errorf("output %q, want it to start with %q", out, want)
 	}
 	got := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "proj_name slots exec_host", id))
@@ -537,7 +539,7 @@ func TestBsubScriptArgument(t *testing.T) {
 	if name := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "job_name", m[1])); name != "fromfile" {
 		t.Errorf("with LSB_BSUB_PARSE_SCRIPT=Y the name is %q", name)
 	}
-	if b, _ := os.ReadFile(filepath.Join(c.work, "parsed.out")); !strings.HasPrefix(string(b), "parsed\n") {
+	if b, _ := os.ReadFile(filepath.Join(c.work, "parsed.out")); !strings.HasPrefix(jobOutput(t, string(b)), "parsed\n") {
 		t.Errorf("parsed.out: %q", b)
 	}
 	m = submittedRE.FindStringSubmatch(bsub())

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // maskKeepingWidth replaces the word name with token; where spaces follow
@@ -128,7 +129,11 @@ run_limit = "30m"
 	golden(t, "cmd_lsid", norm(regexp.MustCompile(`XCE [0-9.]+`).ReplaceAllString(out, "XCE VERSION")))
 	var peek string
 	for i := 0; i < 100 && !strings.Contains(peek, "printed"); i++ {
-		peek = c.must("", "bpeek", run)
+		// Until the shepherd has opened the spool file, bpeek finds none.
+		if r := c.run("", "bpeek", run); r.code == 0 {
+			peek = r.stdout
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	golden(t, "cmd_bpeek", peek)
 	c.must("", "bkill", "0")

@@ -42,7 +42,7 @@ func TestWorkflowSubmitScriptAndPoll(t *testing.T) {
 		t.Fatalf("poll: %v, want [%s EXIT 4]", fields, id)
 	}
 	b, err := os.ReadFile(filepath.Join(c.work, "wf_step1."+id+".out"))
-	if err != nil || !strings.HasPrefix(string(b), "step1 done\n") {
+	if err != nil || jobOutput(t, string(b)) != "step1 done\n" {
 		t.Fatalf("output file: %v %q", err, b)
 	}
 	// A successful job: DONE, and the exit code column is "-".

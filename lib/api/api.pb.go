@@ -5466,14 +5466,25 @@ func (x *Group) GetMembers() []string {
 // Launch is what the worker hands the shepherd, the process that runs one
 // job to its end and records how it ended (see lib/exec).
 type Launch struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"` // with spec (env filled in) and effective
-	ClusterName   string                 `protobuf:"bytes,2,opt,name=cluster_name,json=clusterName,proto3" json:"cluster_name,omitempty"`
-	Host          string                 `protobuf:"bytes,3,opt,name=host,proto3" json:"host,omitempty"`                                     // the execution host's name
-	JobFile       string                 `protobuf:"bytes,4,opt,name=job_file,json=jobFile,proto3" json:"job_file,omitempty"`                // where the job script is written
-	StartFile     string                 `protobuf:"bytes,5,opt,name=start_file,json=startFile,proto3" json:"start_file,omitempty"`          // the shepherd writes a START Event here
-	StatusFile    string                 `protobuf:"bytes,6,opt,name=status_file,json=statusFile,proto3" json:"status_file,omitempty"`       // the shepherd writes the FINISH Event here
-	KillGraceMs   int64                  `protobuf:"varint,7,opt,name=kill_grace_ms,json=killGraceMs,proto3" json:"kill_grace_ms,omitempty"` // run limit: SIGUSR2, then SIGKILL this much later
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Job         *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"` // with spec (env filled in) and effective
+	ClusterName string                 `protobuf:"bytes,2,opt,name=cluster_name,json=clusterName,proto3" json:"cluster_name,omitempty"`
+	Host        string                 `protobuf:"bytes,3,opt,name=host,proto3" json:"host,omitempty"`                                     // the execution host's name
+	JobFile     string                 `protobuf:"bytes,4,opt,name=job_file,json=jobFile,proto3" json:"job_file,omitempty"`                // where the job script is written
+	StartFile   string                 `protobuf:"bytes,5,opt,name=start_file,json=startFile,proto3" json:"start_file,omitempty"`          // the shepherd writes a START Event here
+	StatusFile  string                 `protobuf:"bytes,6,opt,name=status_file,json=statusFile,proto3" json:"status_file,omitempty"`       // the shepherd writes the FINISH Event here
+	KillGraceMs int64                  `protobuf:"varint,7,opt,name=kill_grace_ms,json=killGraceMs,proto3" json:"kill_grace_ms,omitempty"` // run limit: SIGUSR2, then SIGKILL this much later
+	// Memory limits (-M, the queue's and the profile's), as lsf.conf's keys
+	// say: neither set, the limit is only a per-process soft RLIMIT_RSS;
+	// memlimit_enforce (LSB_MEMLIMIT_ENFORCE) the shepherd also kills the
+	// job at the limit; job_memlimit (LSB_JOB_MEMLIMIT) the shepherd kills
+	// the job at the limit and sets no RLIMIT_RSS. -M N! kills regardless.
+	MemlimitEnforce bool `protobuf:"varint,8,opt,name=memlimit_enforce,json=memlimitEnforce,proto3" json:"memlimit_enforce,omitempty"`
+	JobMemlimit     bool `protobuf:"varint,9,opt,name=job_memlimit,json=jobMemlimit,proto3" json:"job_memlimit,omitempty"`
+	// stdout_direct (LSB_STDOUT_DIRECT): the job writes straight into its
+	// -o/-e files; otherwise it writes to the spool file, copied there with
+	// the report at the top when it ends.
+	StdoutDirect  bool `protobuf:"varint,10,opt,name=stdout_direct,json=stdoutDirect,proto3" json:"stdout_direct,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5555,6 +5566,27 @@ func (x *Launch) GetKillGraceMs() int64 {
 		return x.KillGraceMs
 	}
 	return 0
+}
+
+func (x *Launch) GetMemlimitEnforce() bool {
+	if x != nil {
+		return x.MemlimitEnforce
+	}
+	return false
+}
+
+func (x *Launch) GetJobMemlimit() bool {
+	if x != nil {
+		return x.JobMemlimit
+	}
+	return false
+}
+
+func (x *Launch) GetStdoutDirect() bool {
+	if x != nil {
+		return x.StdoutDirect
+	}
+	return false
 }
 
 // TimeRange is a span of time, unix nanoseconds, both ends included.
@@ -6422,7 +6454,7 @@ const file_api_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"5\n" +
 	"\x05Group\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
-	"\amembers\x18\x02 \x03(\tR\amembers\"\xe1\x01\n" +
+	"\amembers\x18\x02 \x03(\tR\amembers\"\xd4\x02\n" +
 	"\x06Launch\x12!\n" +
 	"\x03job\x18\x01 \x01(\v2\x0f.xce.api.v1.JobR\x03job\x12!\n" +
 	"\fcluster_name\x18\x02 \x01(\tR\vclusterName\x12\x12\n" +
@@ -6432,7 +6464,11 @@ const file_api_proto_rawDesc = "" +
 	"start_file\x18\x05 \x01(\tR\tstartFile\x12\x1f\n" +
 	"\vstatus_file\x18\x06 \x01(\tR\n" +
 	"statusFile\x12\"\n" +
-	"\rkill_grace_ms\x18\a \x01(\x03R\vkillGraceMs\"3\n" +
+	"\rkill_grace_ms\x18\a \x01(\x03R\vkillGraceMs\x12)\n" +
+	"\x10memlimit_enforce\x18\b \x01(\bR\x0fmemlimitEnforce\x12!\n" +
+	"\fjob_memlimit\x18\t \x01(\bR\vjobMemlimit\x12#\n" +
+	"\rstdout_direct\x18\n" +
+	" \x01(\bR\fstdoutDirect\"3\n" +
 	"\tTimeRange\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +
 	"\x03end\x18\x02 \x01(\x03R\x03end\"\x99\x04\n" +

@@ -71,6 +71,19 @@ type Cluster struct {
 	// submission beyond it is refused ("Pending job threshold reached").
 	// users.U.max_pend_jobs overrides it; 0 = no limit.
 	MaxPendJobs int `toml:"max_pend_jobs"`
+	// Memory limits (lsf.conf): without either, a job's memory limit is
+	// only a per-process soft RLIMIT_RSS, which Linux does not enforce.
+	// MemlimitEnforce (LSB_MEMLIMIT_ENFORCE) also has the job killed when
+	// its processes together pass it; JobMemlimit (LSB_JOB_MEMLIMIT) has
+	// the job killed there and sets no RLIMIT_RSS. bsub -M N! kills
+	// whatever these say. Read when xced starts.
+	MemlimitEnforce bool `toml:"memlimit_enforce"`
+	JobMemlimit     bool `toml:"job_memlimit"`
+	// StdoutDirect (LSB_STDOUT_DIRECT): a job writes straight into its
+	// -o/-e files, the report appended at the end; otherwise it writes to
+	// a spool file that is copied there, under the report, when it ends.
+	// Read when xced starts.
+	StdoutDirect bool `toml:"stdout_direct"`
 }
 
 // Resource is a site-defined resource (lsf.shared Resource and

@@ -39,6 +39,9 @@ func (c *Config) Effective() string {
 	w.kv("local_max_preexec_retry", cl.LocalMaxPreexecRetry)
 	w.kv("local_max_preexec_retry_action", cl.LocalMaxPreexecRetryAction)
 	w.kv("preexec_retry_interval", cl.PreexecRetryInterval)
+	w.kv("memlimit_enforce", cl.MemlimitEnforce)
+	w.kv("job_memlimit", cl.JobMemlimit)
+	w.kv("stdout_direct", cl.StdoutDirect)
 
 	for _, name := range slices.Sorted(maps.Keys(c.Resources)) {
 		r := c.Resources[name]

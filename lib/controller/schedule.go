@@ -152,9 +152,9 @@ func (c *Controller) schedule() []*api.Job {
 		nj.ExecHosts = hosts
 		nj.AllocSlots = int32(slots)
 		nj.PendReason = ""
-		if r.eff.GetOutputFile() == "" {
-			nj.SpoolOutput = c.exec.SpoolOutput(nj.JobId, nj.ArrayIndex)
-		}
+		// Also with -o: without LSB_STDOUT_DIRECT its output is spooled
+		// there until the job ends (bpeek reads it).
+		nj.SpoolOutput = c.exec.SpoolOutput(nj.JobId, nj.ArrayIndex)
 		starts = append(starts, nj)
 	}
 	for k, lines := range d.Pending {

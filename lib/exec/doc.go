@@ -24,13 +24,15 @@
 //	<status_file>.usage        api.ResourceUsage, rewritten every 5 s while the job runs
 //	Launch.status_file         api.Event{type FINISH, ...} once the job has ended
 //	job.spool_output           stdout and stderr of a job without -o, and its report
-//	                           (<job_file>.out when the launch names none)
+//	                           (<job_file>.out when the launch names none); of a job
+//	                           with -o, its spooled output (see Standard files)
+//	<spool_output>.err         a spooled job's separate -e output
 //
 // The job file, start, status, usage and spool files are in the user's
 // own directory. Every protobuf file is written to a temporary file in the
 // same directory and renamed into place, so a reader sees all of it or
 // none; the start and status files are synced first. The shepherd removes
-// none of them. When the process has a pipe or socket open for writing on
+// none of them but the spool files of -o and -e once they are copied. When the process has a pipe or socket open for writing on
 // file descriptor 3, the job's pid is written to it in decimal with a
 // newline and it is closed right after the start file is written (closed
 // empty when the job could not start): the worker's "started" signal, and
@@ -76,6 +78,23 @@
 //   - stderr is -e (-eo truncates) resolved the same way with ".err"; without
 //     -e, or when -e resolves to the -o file, stderr shares stdout's file.
 //   - Without -o both go to the spool file, truncated at the start.
+//
+// Unless Launch.stdout_direct (LSB_STDOUT_DIRECT=Y), -o and -e are not
+// opened when the job starts (spool.go): stdout goes to the spool file
+// (stderr too, unless -e names another file, which gets <spool>.err), and
+// when the job has ended the shepherd, as the job's user, resolves -o and
+// -e again (the job may have created their directory), creates the
+// directory of the directory form, and writes the job report, "The output
+// (if any) follows:", the spooled output and the report's PS part into the
+// -o file (appended, or replacing it for -oo), and the spooled stderr into
+// the -e file; then it removes the spool files. With -N the report is
+// mailed and the file gets the output alone. When a file cannot be
+// written, what was meant for it goes to $HOME/.lsbatch/<job file
+// name>.out (or .err), LSF's default job spool directory, with a line in
+// the report saying so, and the FINISH event's detail names the file; when
+// that fails too the spool file stays. LSB_OUTPUTFILE and LSB_ERRORFILE
+// name the final files. A job whose pre-exec fails leaves its spooled
+// output behind (it is not copied).
 //
 // A job whose output, error or input file cannot be opened, or whose job
 // file cannot be written, does not run: it ends EXIT with exit code 2 (the
@@ -125,13 +144,17 @@
 //     (-t, term_time): SIGUSR2 to the group, then SIGKILL kill_grace_ms later
 //     (LSF's 10 minutes when the launch gives 0); TERM_RUNLIMIT or
 //     TERM_DEADLINE. The run limit counts from the job's start.
-//   - Memory limit (-M, mem_limit_kb): enforced by the shepherd, whatever
-//     LSB_MEMLIMIT_ENFORCE would say, since Linux ignores RLIMIT_RSS. Every
-//     second the shepherd sums the resident memory of the processes in the
-//     job's process group (from /proc/<pid>/stat); above the limit it sends
-//     SIGINT, SIGTERM and SIGKILL, LSF's JOB_TERMINATE_INTERVAL of 10 s apart
-//     or kill_grace_ms apart when that is shorter; with -M N! (hard) SIGKILL
-//     at once. TERM_MEMLIMIT.
+//   - Memory limit (-M, mem_limit_kb): as LSF, the job's processes get it
+//     as their soft RLIMIT_RSS (which Linux does not enforce), except with
+//     Launch.job_memlimit (LSB_JOB_MEMLIMIT). With Launch.job_memlimit or
+//     memlimit_enforce (LSB_MEMLIMIT_ENFORCE), or a hard limit (-M N!), the
+//     shepherd enforces it: every second it sums the resident memory of the
+//     processes in the job's process group (from /proc/<pid>/stat); above
+//     the limit it sends SIGINT, SIGTERM and SIGKILL, LSF's
+//     JOB_TERMINATE_INTERVAL of 10 s apart or kill_grace_ms apart when that
+//     is shorter; a hard limit gets SIGKILL at once. TERM_MEMLIMIT.
+//     Otherwise a job over its limit runs on. A new limit from bmod
+//     changes what the shepherd enforces, not the RLIMIT_RSS already set.
 //   - CPU limit (-c, cpu_limit_sec): the same sample sums the group's CPU
 //     time; above the limit SIGXCPU, SIGINT, SIGTERM, SIGKILL, spaced as for
 //     memory. TERM_CPULIMIT.
@@ -177,10 +200,11 @@
 // shell-style code, 128+N for a process killed by signal N (signal is then
 // N): SIGINT 130, SIGKILL 137, SIGUSR2 140, SIGTERM 143.
 //
-// LSF's job report (lsfout.JobReport) is then appended to the output file,
-// or to the spool file without -o, after a blank line and a rule of 60
-// dashes, the way LSF does with LSB_STDOUT_DIRECT=Y (the job's output is
-// above it). With -N the report is mailed through the local sendmail
+// LSF's job report (lsfout.JobReport) is then appended to the output file
+// (with stdout_direct), or to the spool file without -o, after a blank line
+// and a rule of 60 dashes, the way LSF does with LSB_STDOUT_DIRECT=Y (the
+// job's output is above it); a spooled -o file gets it at the top, as
+// described under Standard files. With -N the report is mailed through the local sendmail
 // instead (-B mails a note when the job starts; -u names the recipient);
 // without a sendmail it goes to the output file after all (mail.go). The
 // pre- and post-execution chains (-E, -Ep and the profile's) and the

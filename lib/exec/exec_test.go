@@ -2,6 +2,7 @@ package exec
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	osexec "os/exec"
@@ -35,7 +36,11 @@ func TestMain(m *testing.M) {
 		for i := 0; i < len(b); i += 4096 {
 			b[i] = 1
 		}
-		time.Sleep(30 * time.Second)
+		d, err := time.ParseDuration(os.Getenv("XCE_EXEC_TEST_SLEEP"))
+		if err != nil {
+			d = 30 * time.Second
+		}
+		time.Sleep(d)
 		os.Exit(int(b[0]) - 1)
 	}
 	os.Exit(m.Run())
@@ -70,6 +75,9 @@ func newLaunch(t *testing.T, command string) *api.Launch {
 		StartFile:   filepath.Join(dir, "run", "start"),
 		StatusFile:  filepath.Join(dir, "run", "status"),
 		KillGraceMs: 1000,
+		// Most tests read the -o file while it is written directly
+		// (LSB_STDOUT_DIRECT=Y); TestSpooledOutput covers the default.
+		StdoutDirect: true,
 	}
 }
 
@@ -541,19 +549,82 @@ func TestMemoryLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newLaunch(t, "exec "+exe)
-	l.Job.Spec.Env = append(l.Job.Spec.Env, helperEnv+"=alloc", "XCE_EXEC_TEST_MB=64")
-	l.Job.Spec.MemLimitKb = 16 << 10
-	l.KillGraceMs = 300
-	ev := runJob(t, l)
-	if ev.State != api.JobState_EXIT || ev.TermReason != api.TermReason_TERM_MEMLIMIT || !strings.HasPrefix(ev.Detail, "TERM_MEMLIMIT") {
-		t.Errorf("event = %v, want EXIT with TERM_MEMLIMIT", ev)
+	// memLaunch is a job that holds 64 MB for a while, over its 16 MB -M.
+	memLaunch := func(t *testing.T, sleep string) *api.Launch {
+		l := newLaunch(t, "exec "+exe)
+		l.Job.Spec.Env = append(l.Job.Spec.Env, helperEnv+"=alloc", "XCE_EXEC_TEST_MB=64", "XCE_EXEC_TEST_SLEEP="+sleep)
+		l.Job.Spec.MemLimitKb = 16 << 10
+		l.KillGraceMs = 300
+		return l
 	}
-	if ev.ExitStatus != 130 && ev.ExitStatus != 143 && ev.ExitStatus != 137 {
-		t.Errorf("exit status %d, want death by SIGINT, SIGTERM or SIGKILL", ev.ExitStatus)
+	wantKilled := func(t *testing.T, l *api.Launch, ev *api.Event) {
+		t.Helper()
+		if ev.State != api.JobState_EXIT || ev.TermReason != api.TermReason_TERM_MEMLIMIT || !strings.HasPrefix(ev.Detail, "TERM_MEMLIMIT") {
+			t.Errorf("event = %v, want EXIT with TERM_MEMLIMIT", ev)
+		}
+		if ev.Usage.GetMaxMemKb() <= l.Job.Spec.MemLimitKb {
+			t.Errorf("max memory %d KB, want over the limit", ev.Usage.GetMaxMemKb())
+		}
 	}
-	if ev.Usage.GetMaxMemKb() <= l.Job.Spec.MemLimitKb {
-		t.Errorf("max memory %d KB, want over the limit", ev.Usage.GetMaxMemKb())
+	for _, key := range []string{"LSB_MEMLIMIT_ENFORCE", "LSB_JOB_MEMLIMIT"} {
+		t.Run(key, func(t *testing.T) {
+			t.Parallel()
+			l := memLaunch(t, "30s")
+			l.MemlimitEnforce, l.JobMemlimit = key == "LSB_MEMLIMIT_ENFORCE", key == "LSB_JOB_MEMLIMIT"
+			ev := runJob(t, l)
+			wantKilled(t, l, ev)
+			if ev.ExitStatus != 130 && ev.ExitStatus != 143 && ev.ExitStatus != 137 {
+				t.Errorf("exit status %d, want death by SIGINT, SIGTERM or SIGKILL", ev.ExitStatus)
+			}
+		})
+	}
+	t.Run("hard", func(t *testing.T) {
+		t.Parallel()
+		l := memLaunch(t, "30s")
+		l.Job.Spec.MemLimitHard = true
+		ev := runJob(t, l)
+		wantKilled(t, l, ev)
+		if ev.ExitStatus != 137 {
+			t.Errorf("exit status %d, want 137 (SIGKILL at once)", ev.ExitStatus)
+		}
+	})
+	t.Run("default: not killed", func(t *testing.T) {
+		t.Parallel()
+		// Over the limit for several samples, and still it ends by itself.
+		l := memLaunch(t, "3s")
+		ev := runJob(t, l)
+		wantDone(t, ev)
+		if ev.Usage.GetMaxMemKb() <= l.Job.Spec.MemLimitKb {
+			t.Errorf("max memory %d KB, want over the limit", ev.Usage.GetMaxMemKb())
+		}
+	})
+}
+
+// TestMemoryRlimit: -M is the job's soft RLIMIT_RSS, as LSF sets it,
+// except with LSB_JOB_MEMLIMIT.
+func TestMemoryRlimit(t *testing.T) {
+	t.Parallel()
+	for _, jobMemlimit := range []bool{false, true} {
+		t.Run(fmt.Sprint("job_memlimit=", jobMemlimit), func(t *testing.T) {
+			t.Parallel()
+			l := newLaunch(t, `grep "Max resident set" /proc/self/limits`)
+			l.Job.Spec.OutputFile = "out"
+			l.Job.Spec.MemLimitKb = 4096
+			l.JobMemlimit = jobMemlimit
+			wantDone(t, runJob(t, l))
+			jobOut, _ := output(t, filepath.Join(dirOf(l), "out"))
+			f := strings.Fields(jobOut)
+			if len(f) < 5 {
+				t.Fatalf("output %q", jobOut)
+			}
+			want := "4194304"
+			if jobMemlimit {
+				want = "unlimited"
+			}
+			if f[3] != want {
+				t.Errorf("soft RLIMIT_RSS %s, want %s (%q)", f[3], want, jobOut)
+			}
+		})
 	}
 }
 
@@ -675,18 +746,24 @@ func TestNotifyEndAndSpool(t *testing.T) {
 
 func TestUmask(t *testing.T) {
 	t.Parallel()
-	l := newLaunch(t, `umask > mask; echo x > made`)
-	l.Job.Spec.Umask = 0o027
-	l.Job.Spec.OutputFile = "out"
-	wantDone(t, runJob(t, l))
-	dir := dirOf(l)
-	if got := strings.TrimSpace(readFile(t, filepath.Join(dir, "mask"))); got != "0027" {
-		t.Errorf("job's umask = %q, want 0027", got)
-	}
-	for _, f := range []string{"made", "out"} {
-		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Mode().Perm() != 0o640 {
-			t.Errorf("%s: mode %v (%v), want 0640", f, fi.Mode(), err)
-		}
+	for _, direct := range []bool{true, false} {
+		t.Run(fmt.Sprint("stdout_direct=", direct), func(t *testing.T) {
+			t.Parallel()
+			l := newLaunch(t, `umask > mask; echo x > made`)
+			l.StdoutDirect = direct
+			l.Job.Spec.Umask = 0o027
+			l.Job.Spec.OutputFile = "out"
+			wantDone(t, runJob(t, l))
+			dir := dirOf(l)
+			if got := strings.TrimSpace(readFile(t, filepath.Join(dir, "mask"))); got != "0027" {
+				t.Errorf("job's umask = %q, want 0027", got)
+			}
+			for _, f := range []string{"made", "out"} {
+				if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Mode().Perm() != 0o640 {
+					t.Errorf("%s: mode %v (%v), want 0640", f, fi.Mode(), err)
+				}
+			}
+		})
 	}
 }
 

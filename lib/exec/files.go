@@ -25,8 +25,11 @@ func ExpandPattern(s string, jobID int64, index int32) string {
 }
 
 // OutputPath is where a started job's standard output is, as bpeek and
-// xcetop's output tail read it: its -o file (%J and %I expanded, relative
-// to its working directory), else the spool file; "" before it starts.
+// xcetop's output tail read it: the spool file while it exists (a job
+// without -o, or one whose -o output is spooled, the default without
+// LSB_STDOUT_DIRECT, until it is copied at the end), else its -o file (%J
+// and %I expanded, relative to its working directory); "" before it
+// starts.
 func OutputPath(j *api.Job) string {
 	if j.GetStartTime() == 0 {
 		return ""
@@ -34,6 +37,13 @@ func OutputPath(j *api.Job) string {
 	o := j.GetEffective().GetOutputFile()
 	if o == "" {
 		return j.GetSpoolOutput()
+	}
+	if sp := j.GetSpoolOutput(); sp != "" {
+		// Before its START is recorded the job's working directory is
+		// unknown; the spool file is where spooled output will be.
+		if _, err := os.Stat(sp); err == nil || j.GetExecCwd() == "" {
+			return sp
+		}
 	}
 	o = ExpandPattern(o, j.GetJobId(), j.GetArrayIndex())
 	if !filepath.IsAbs(o) {

@@ -19,16 +19,23 @@ const RlimitArg = "--xce-rlimits"
 
 // rlimitNames maps the letters of the limit list to the resources, as
 // bsub's options name them.
-var rlimitNames = map[byte]int{'F': unix.RLIMIT_FSIZE, 'D': unix.RLIMIT_DATA, 'S': unix.RLIMIT_STACK, 'C': unix.RLIMIT_CORE}
+var rlimitNames = map[byte]int{'F': unix.RLIMIT_FSIZE, 'D': unix.RLIMIT_DATA, 'S': unix.RLIMIT_STACK, 'C': unix.RLIMIT_CORE,
+	'M': unix.RLIMIT_RSS}
 
 // rlimitList is the limit list of a spec ("F=1024,C=0", values in KB),
-// "" when it sets none.
+// "" when it sets none. The memory limit (-M) is the job's RLIMIT_RSS, as
+// LSF sets it, except with LSB_JOB_MEMLIMIT, where LSF sets none.
 func (s *shepherd) rlimitList() string {
 	var parts []string
+	rss := s.spec.GetMemLimitKb()
+	if s.l.GetJobMemlimit() {
+		rss = 0
+	}
 	for _, l := range []struct {
 		letter string
 		kb     int64
-	}{{"F", s.spec.GetFileLimitKb()}, {"D", s.spec.GetDataLimitKb()}, {"S", s.spec.GetStackLimitKb()}, {"C", s.spec.GetCoreLimitKb()}} {
+	}{{"F", s.spec.GetFileLimitKb()}, {"D", s.spec.GetDataLimitKb()}, {"S", s.spec.GetStackLimitKb()}, {"C", s.spec.GetCoreLimitKb()},
+		{"M", rss}} {
 		if l.kb > 0 {
 			parts = append(parts, l.letter+"="+strconv.FormatInt(l.kb, 10))
 		}
@@ -36,7 +43,7 @@ func (s *shepherd) rlimitList() string {
 	return strings.Join(parts, ",")
 }
 
-// RlimitMain sets the soft limits of its first argument ("F=1024,C=0", KB;
+// RlimitMain sets the soft limits of its first argument ("F=1024,M=4096", KB;
 // LSF's limits are soft, so the job may lower them further but not raise
 // them past the hard limit) and execs the program of the second with the
 // rest as its argv (argv[0] included). It returns only on failure.

@@ -127,7 +127,9 @@ func (s *shepherd) openOutputs() error {
 		}
 		base = od
 	}
-	if o := s.spec.GetOutputFile(); o != "" {
+	if o := s.spec.GetOutputFile(); o != "" && s.term == nil && !s.l.GetStdoutDirect() {
+		return s.openSpooled(base) // spool.go
+	} else if o != "" {
 		path, shown, err := s.outputPath(o, ".out", base)
 		var f *os.File
 		if err == nil {
@@ -191,6 +193,18 @@ func (s *shepherd) openSpool() error {
 // created and holds <jobid><ext>, or <jobid>_<index><ext> for an array
 // element. shown is the path as the job report names it.
 func (s *shepherd) outputPath(given, ext, base string) (path, shown string, err error) {
+	path, shown, dir := s.resolveOutput(given, ext, base)
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			return "", strings.TrimSuffix(given, "/"), err
+		}
+	}
+	return path, shown, nil
+}
+
+// resolveOutput is outputPath without creating anything: dir is the
+// directory to create for the directory form, else "".
+func (s *shepherd) resolveOutput(given, ext, base string) (path, shown, dir string) {
 	id, idx := s.job.GetJobId(), s.job.GetArrayIndex()
 	p := ExpandPattern(given, id, idx)
 	full := p
@@ -204,17 +218,14 @@ func (s *shepherd) outputPath(given, ext, base string) (path, shown string, err 
 		}
 	}
 	if !isDir {
-		return full, p, nil
-	}
-	if err := os.MkdirAll(full, 0o777); err != nil {
-		return "", p, err
+		return full, p, ""
 	}
 	name := strconv.FormatInt(id, 10)
 	if idx > 0 {
 		name += "_" + strconv.Itoa(int(idx))
 	}
 	name += ext
-	return filepath.Join(full, name), strings.TrimSuffix(p, "/") + "/" + name, nil
+	return filepath.Join(full, name), strings.TrimSuffix(p, "/") + "/" + name, full
 }
 
 func openOutput(path string, overwrite bool) (*os.File, error) {

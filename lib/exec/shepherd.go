@@ -238,11 +238,12 @@ type shepherd struct {
 	cwd        string
 	notes      []string // for the FINISH event's detail
 
-	outShown   string // -o as the job report names it
-	errShown   string // -e as the job report names it, "" when stderr goes to the output file
-	outPath    string // absolute -o file, "" without -o
-	errPath    string // absolute -e file when separate
-	reportPath string // the file the job report is appended to
+	outShown   string   // -o as the job report names it
+	errShown   string   // -e as the job report names it, "" when stderr goes to the output file
+	outPath    string   // absolute -o file, "" without -o
+	errPath    string   // absolute -e file when separate
+	reportPath string   // the file the job report is appended to
+	spool      *spooled // output spooled and copied to -o/-e at the end, nil when written directly
 
 	stdin, stdout, stderr *os.File
 
@@ -656,7 +657,9 @@ func (s *shepherd) watch(samp *sampler, e *enforcer, interval time.Duration) {
 		}
 		memLimit, memHard := s.limits.memory()
 		cpuLimitMs := s.limits.cpuMs()
-		if memLimit > 0 && u.MemKb > memLimit {
+		// LSF kills at the memory limit only when lsf.conf says so or the
+		// limit is hard (-M N!); otherwise it is the job's RLIMIT_RSS alone.
+		if memLimit > 0 && u.MemKb > memLimit && (memHard || s.l.GetMemlimitEnforce() || s.l.GetJobMemlimit()) {
 			detail := fmt.Sprintf("TERM_MEMLIMIT: the job used %d KB, over its memory limit of %d KB", u.MemKb, memLimit)
 			if memHard {
 				e.terminate(api.TermReason_TERM_MEMLIMIT, detail, interval, syscall.SIGKILL)
@@ -694,9 +697,41 @@ func (s *shepherd) watch(samp *sampler, e *enforcer, interval time.Duration) {
 // spool file of a job without -o); with -N it mails it instead when it can
 // (see mail.go).
 func (s *shepherd) appendReport(ev *api.Event, start time.Time) {
+	if s.spool != nil {
+		s.deliverSpool(ev, start)
+		return
+	}
 	if s.reportPath == "" && !s.spec.GetNotifyEnd() {
 		return
 	}
+	report := s.report(ev, start)
+	// -N mails every report, -Ne only an exited job's; the others go to the
+	// output file as without mail.
+	if s.mailIt(ev) && s.mailReport(report) || s.reportPath == "" {
+		return
+	}
+	text := "\n" + strings.Repeat("-", 60) + "\n" + report
+	f, err := os.OpenFile(s.reportPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
+	if err == nil {
+		_, err = f.WriteString(text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		s.log.Warn("cannot append the job report", "file", s.reportPath, "err", err)
+	}
+}
+
+// mailIt reports whether the job's report goes by mail: -N mails every
+// report, -Ne only an exited job's.
+func (s *shepherd) mailIt(ev *api.Event) bool {
+	return s.spec.GetNotifyEnd() && (!s.spec.GetNotifyExitOnly() || ev.GetState() == api.JobState_EXIT)
+}
+
+// report is LSF's job report of the ended job, naming the files as they
+// were resolved.
+func (s *shepherd) report(ev *api.Event, start time.Time) string {
 	job := proto.Clone(s.job).(*api.Job)
 	job.StartTime = start.UnixNano()
 	job.ExecHosts = s.hosts
@@ -716,24 +751,7 @@ func (s *shepherd) appendReport(ev *api.Event, start time.Time) {
 	if host == "" {
 		host = s.hosts[0].GetHost()
 	}
-	report := lsfout.JobReport(job, ev, s.l.GetClusterName(), host)
-	// -N mails every report, -Ne only an exited job's; the others go to the
-	// output file as without mail.
-	mailIt := s.spec.GetNotifyEnd() && (!s.spec.GetNotifyExitOnly() || ev.GetState() == api.JobState_EXIT)
-	if mailIt && s.mailReport(report) || s.reportPath == "" {
-		return
-	}
-	text := "\n" + strings.Repeat("-", 60) + "\n" + report
-	f, err := os.OpenFile(s.reportPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
-	if err == nil {
-		_, err = f.WriteString(text)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
-		s.log.Warn("cannot append the job report", "file", s.reportPath, "err", err)
-	}
+	return lsfout.JobReport(job, ev, s.l.GetClusterName(), host)
 }
 
 // enforcer sends the job's process group the signals of the limits, and

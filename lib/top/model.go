@@ -221,7 +221,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.detail.outErr = msg.err.Error()
 			} else if msg.job != nil {
 				m.detail.full = msg.job
-				m.detail.outPath = exec.OutputPath(msg.job)
+				if p := exec.OutputPath(msg.job); p != m.detail.outPath {
+					// A spooled job's output moves from the spool file
+					// to its -o file when it ends: read that afresh.
+					m.detail.outPath, m.detail.out, m.detail.outOff = p, nil, 0
+				}
 				m.tailOutput()
 			}
 			m.layoutDetail()
@@ -816,6 +820,13 @@ func (m *Model) fetchDetail(k jobKey) tea.Cmd {
 // when it ends; it is not output (bpeek stops there too).
 const reportMarker = "\n------------------------------------------------------------\nSender: LSF System"
 
+// A spooled job's -o file starts with its report; the output comes after
+// spooledMarker.
+const (
+	spooledReport = "Sender: LSF System"
+	spooledMarker = "\nThe output (if any) follows:\n\n"
+)
+
 // maxTail is how much of a job's output the detail keeps.
 const maxTail = 64 << 10
 
@@ -837,6 +848,15 @@ func (m *Model) tailOutput() {
 	}
 	d.outOff += int64(len(b))
 	d.out = append(d.out, b...)
+	if d.outOff == int64(len(d.out)) && strings.HasPrefix(string(d.out), spooledReport) {
+		i := strings.Index(string(d.out), spooledMarker)
+		if i < 0 {
+			// The report is still being written: read it again later.
+			d.out, d.outOff = nil, 0
+			return
+		}
+		d.out = d.out[i+len(spooledMarker):]
+	}
 	if i := strings.Index(string(d.out), reportMarker); i >= 0 {
 		d.out = d.out[:i+1]
 	}

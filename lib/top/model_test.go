@@ -520,3 +520,22 @@ func TestSortMatchesMerge(t *testing.T) {
 		}
 	}
 }
+
+// A spooled job's -o file starts with its report: the tail shows only the
+// output after it.
+func TestJobDetailSpooled(t *testing.T) {
+	s := newSim(40, 300)
+	m := load(s, Options{Pane: PaneJobs, ReadFile: func(path string, off int64) ([]byte, error) {
+		if off == 0 {
+			return []byte("Sender: LSF System <lsfadmin@h>\nSubject: Job 1\n\nResource usage summary:\n\nThe output (if any) follows:\n\nspooled line\n"), nil
+		}
+		return nil, nil
+	}})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 40})
+	do(t, m, press(m, "enter"))
+	press(m, "f")
+	f := m.Frame(100, 40)
+	if !strings.Contains(f, "spooled line") || strings.Contains(f, "Sender: LSF System") {
+		t.Fatalf("the tail of a spooled -o file:\n%s", f)
+	}
+}

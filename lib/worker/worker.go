@@ -100,7 +100,10 @@ type Config struct {
 	// TerminateInterval separates the signals of bkill's default sequence
 	// (JOB_TERMINATE_INTERVAL).
 	TerminateInterval time.Duration
-	Report            func(Report)
+	// The cluster's lsf.conf switches the shepherd follows (api.Launch):
+	// LSB_MEMLIMIT_ENFORCE, LSB_JOB_MEMLIMIT, LSB_STDOUT_DIRECT.
+	MemlimitEnforce, JobMemlimit, StdoutDirect bool
+	Report                                     func(Report)
 }
 
 // Worker runs the jobs of one host.
@@ -201,6 +204,10 @@ func (w *Worker) Start(job *api.Job) error {
 		StartFile:   startFile,
 		StatusFile:  statusFile,
 		KillGraceMs: w.cfg.KillGrace.Milliseconds(),
+
+		MemlimitEnforce: w.cfg.MemlimitEnforce,
+		JobMemlimit:     w.cfg.JobMemlimit,
+		StdoutDirect:    w.cfg.StdoutDirect,
 	}
 	b, err := proto.Marshal(l)
 	if err != nil {

@@ -49,8 +49,10 @@
 //
 // # Translations
 //
-//   - lsf.conf: only LSF_UNIT_FOR_LIMITS is read (the unit of MEMLIMIT and
-//     Limit MEM); without it KB, LSF's default, is assumed, with a note.
+//   - lsf.conf: LSF_UNIT_FOR_LIMITS (the unit of MEMLIMIT and Limit MEM;
+//     without it KB, LSF's default, is assumed, with a note);
+//     LSB_MEMLIMIT_ENFORCE=y -> memlimit_enforce, LSB_JOB_MEMLIMIT=y ->
+//     job_memlimit, LSB_STDOUT_DIRECT=y -> stdout_direct. Nothing else.
 //     Resource requirement strings are copied as they are; when the unit is
 //     not MB a note says to check their bare mem amounts, which xce reads
 //     as MB.

@@ -48,6 +48,17 @@ func TestImportEdges(t *testing.T) {
 			notes: []string{"lsf.conf: LSF_UNIT_FOR_LIMITS: not found; memory limits (MEMLIMIT, Limit MEM) are taken as KB"},
 		},
 		{
+			name: "lsf.conf switches",
+			files: map[string]string{"lsf.conf": "LSB_JOB_MEMLIMIT=Y\nLSB_MEMLIMIT_ENFORCE=y\nLSB_STDOUT_DIRECT=Y\n",
+				"lsb.queues": "Begin Queue\nQUEUE_NAME = q\nEnd Queue\n"},
+			toml: []string{"memlimit_enforce = true", "job_memlimit = true", "stdout_direct = true"},
+		},
+		{
+			name:  "lsf.conf switch off",
+			files: map[string]string{"lsf.conf": "LSB_STDOUT_DIRECT=maybe\n", "lsb.queues": "Begin Queue\nQUEUE_NAME = q\nEnd Queue\n"},
+			notes: []string{`lsf.conf:1: LSB_STDOUT_DIRECT: not translated: "maybe" is neither y nor n`},
+		},
+		{
 			name: "lsb files under lsbatch/NAME/configdir",
 			files: map[string]string{
 				"lsf.conf":                         "LSF_UNIT_FOR_LIMITS=GB\n",

@@ -226,8 +226,11 @@ func (im *importer) lsfConf(f *File) {
 	var unit *Param
 	if f != nil {
 		for _, p := range f.Params {
-			if p.Key == "LSF_UNIT_FOR_LIMITS" {
+			switch p.Key {
+			case "LSF_UNIT_FOR_LIMITS":
 				unit = &p
+			case "LSB_MEMLIMIT_ENFORCE", "LSB_JOB_MEMLIMIT", "LSB_STDOUT_DIRECT":
+				im.lsfConfFlag(p)
 			}
 		}
 	}
@@ -248,6 +251,20 @@ func (im *importer) lsfConf(f *File) {
 		return
 	}
 	im.unitKB, im.unitName = kb, u+" (LSF_UNIT_FOR_LIMITS)"
+}
+
+// lsfConfFlag translates one of lsf.conf's y/n switches that xce.toml has.
+func (im *importer) lsfConfFlag(p Param) {
+	key := map[string]string{"LSB_MEMLIMIT_ENFORCE": "memlimit_enforce", "LSB_JOB_MEMLIMIT": "job_memlimit",
+		"LSB_STDOUT_DIRECT": "stdout_direct"}[p.Key]
+	switch strings.ToLower(strings.Trim(p.Value, `"' `)) {
+	case "y", "yes":
+		im.cluster.set(key, "true", "", psrc(p))
+	case "n", "no", "":
+		// LSF's default, which xce.toml's is too.
+	default:
+		im.note(psrc(p), "not translated: %q is neither y nor n", p.Value)
+	}
 }
 
 // memory converts an LSF memory limit (in LSF_UNIT_FOR_LIMITS) to TOML.
