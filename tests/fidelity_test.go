@@ -1,10 +1,8 @@
 package tests
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"regexp"
@@ -57,24 +55,6 @@ func fidelityCluster(t *testing.T) (*cluster, func(string) string) {
 		return maskKeepingWidth(maskKeepingWidth(s, host, "HOST"), me, "USER")
 	}
 	return c, norm
-}
-
-// runEnv runs a command with extra environment (LSF_ENVDIR).
-func (c *cluster) runEnv(env []string, name string, args ...string) result {
-	c.t.Helper()
-	cmd := exec.Command(filepath.Join(binDir, name), args...)
-	cmd.Dir = c.work
-	cmd.Env = append(append(os.Environ(), "XCE_DIR="+filepath.Join(c.dir, "state")), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		c.t.Fatalf("%s: %v", name, err)
-	}
-	return result{out.String(), errb.String(), code}
 }
 
 // TestFidelityBparams: bparams -a and -l print every parameter XCE has

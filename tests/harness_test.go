@@ -154,12 +154,24 @@ func (c *cluster) run(stdin string, name string, args ...string) result {
 // runAs runs a command as another user (uid >= 0; the tests must run as
 // root for that).
 func (c *cluster) runAs(uid int, stdin string, name string, args ...string) result {
+	return c.runWith(uid, nil, stdin, name, args...)
+}
+
+// runEnv runs a command with extra environment (LSF_ENVDIR).
+func (c *cluster) runEnv(env []string, name string, args ...string) result {
+	return c.runWith(-1, env, "", name, args...)
+}
+
+// runWith runs a command in the work directory, as uid when it is not
+// negative, with env added to the environment.
+func (c *cluster) runWith(uid int, env []string, stdin string, name string, args ...string) result {
+	c.t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, name), args...)
 	if uid >= 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
 	}
 	cmd.Dir = c.work
-	cmd.Env = append(os.Environ(), "XCE_DIR="+filepath.Join(c.dir, "state"), "PATH="+binDir+":"+os.Getenv("PATH"))
+	cmd.Env = append(append(os.Environ(), "XCE_DIR="+filepath.Join(c.dir, "state"), "PATH="+binDir+":"+os.Getenv("PATH")), env...)
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}

@@ -469,9 +469,12 @@ func (s *Store) SetIDCeiling(c int64) error {
 }
 
 // IDCeiling returns the recorded ceiling, 0 when none.
-func (s *Store) IDCeiling() (int64, error) {
+func (s *Store) IDCeiling() (int64, error) { return readIDCeiling(s.db) }
+
+// readIDCeiling reads the job id ceiling record of db, 0 when none.
+func readIDCeiling(db *badger.DB) (int64, error) {
 	var c int64
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := db.View(func(txn *badger.Txn) error {
 		it, err := txn.Get(keyIDCeiling)
 		if errors.Is(err, badger.ErrKeyNotFound) {
 			return nil

@@ -439,22 +439,7 @@ func verifyOpen(dir string, db *badger.DB) ([]string, error) {
 	if err != nil {
 		return append(problems, fmt.Sprintf("its records cannot be read: %v", err)), nil
 	}
-	var ceiling int64
-	err = db.View(func(txn *badger.Txn) error {
-		it, err := txn.Get(keyIDCeiling)
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		return it.Value(func(v []byte) error {
-			if len(v) == 8 {
-				ceiling = int64(binary.BigEndian.Uint64(v))
-			}
-			return nil
-		})
-	})
+	ceiling, err := readIDCeiling(db)
 	if err != nil {
 		return append(problems, fmt.Sprintf("its job id ceiling cannot be read: %v", err)), nil
 	}
