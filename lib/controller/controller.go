@@ -110,6 +110,9 @@ type Controller struct {
 	orphans        []store.Change
 	load           loadHistory
 	hostLoad       *hostload.Sampler
+	// launching counts the launches Run's cycles started: Run returns
+	// only once they are done, so the store is not closed under one.
+	launching sync.WaitGroup
 	// conf is the configuration in force: read without c.mu (submissions
 	// layer against it), swapped by Reconfig.
 	conf atomic.Pointer[config.Config]
@@ -398,6 +401,7 @@ func (c *Controller) Kick() {
 
 // Run applies reports and schedules until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
+	defer c.launching.Wait()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	// Finished jobs are forgotten within a fraction of the clean period
@@ -501,7 +505,11 @@ func (c *Controller) cycle() {
 	c.mu.Unlock()
 
 	for _, j := range launches {
-		go c.launch(j)
+		c.launching.Add(1)
+		go func() {
+			defer c.launching.Done()
+			c.launch(j)
+		}()
 	}
 }
 
