@@ -37,32 +37,39 @@ func storeCommand() *cobra.Command {
 		}
 		return filepath.Abs(dir)
 	}
+	// locked runs fn on the state directory with xced's lock held, so
+	// that no xced runs on the store meanwhile.
+	locked := func(fn func(d string) error) error {
+		d, err := stateDir()
+		if err != nil {
+			return err
+		}
+		lock, err := lockForTool(d)
+		if err != nil {
+			return err
+		}
+		defer lock.Close()
+		return fn(d)
+	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "check",
 		Short: "Check the store for damage (exit 0: whole, 1: damaged or not checked)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			d, err := stateDir()
-			if err != nil {
-				return err
-			}
-			lock, err := lockForTool(d)
-			if err != nil {
-				return err
-			}
-			defer lock.Close()
-			problems, err := store.Check(filepath.Join(d, "db"))
-			if err != nil {
-				return err
-			}
-			if len(problems) == 0 {
-				fmt.Fprintf(c.OutOrStdout(), "The job store %s is whole.\n", filepath.Join(d, "db"))
-				return nil
-			}
-			for _, p := range problems {
-				fmt.Fprintf(c.OutOrStdout(), "damaged: %s\n", p)
-			}
-			return fmt.Errorf("the job store %s is damaged; `xced store recover --dir %s` salvages what is intact", filepath.Join(d, "db"), d)
+			return locked(func(d string) error {
+				problems, err := store.Check(filepath.Join(d, "db"))
+				if err != nil {
+					return err
+				}
+				if len(problems) == 0 {
+					fmt.Fprintf(c.OutOrStdout(), "The job store %s is whole.\n", filepath.Join(d, "db"))
+					return nil
+				}
+				for _, p := range problems {
+					fmt.Fprintf(c.OutOrStdout(), "damaged: %s\n", p)
+				}
+				return fmt.Errorf("the job store %s is damaged; `xced store recover --dir %s` salvages what is intact", filepath.Join(d, "db"), d)
+			})
 		},
 	})
 	cmd.AddCommand(&cobra.Command{
@@ -70,41 +77,34 @@ func storeCommand() *cobra.Command {
 		Short: "Salvage what is intact into a fresh store, keeping the damaged one aside",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			d, err := stateDir()
-			if err != nil {
-				return err
-			}
-			lock, err := lockForTool(d)
-			if err != nil {
-				return err
-			}
-			defer lock.Close()
-			db := filepath.Join(d, "db")
-			aside := db + ".damaged-" + time.Now().Format("20060102-150405")
-			if err := os.Rename(db, aside); err != nil {
-				return fmt.Errorf("move the damaged store aside: %w", err)
-			}
-			rep, err := store.Salvage(aside, db)
-			if err != nil {
-				os.RemoveAll(db)
-				if rerr := os.Rename(aside, db); rerr != nil {
-					return fmt.Errorf("%w (and the damaged store stays at %s: %v)", err, aside, rerr)
+			return locked(func(d string) error {
+				db := filepath.Join(d, "db")
+				aside := db + ".damaged-" + time.Now().Format("20060102-150405")
+				if err := os.Rename(db, aside); err != nil {
+					return fmt.Errorf("move the damaged store aside: %w", err)
 				}
-				return err
-			}
-			out := c.OutOrStdout()
-			for _, p := range rep.Damage {
-				fmt.Fprintf(out, "damaged: %s\n", p)
-			}
-			fmt.Fprintf(out, "Salvaged %d records: %d live jobs, %d submissions (job id ceiling %d).\n", rep.Keys, rep.Jobs, rep.Submissions, rep.Ceiling)
-			if rep.StoppedWith >= 0 {
-				fmt.Fprintf(out, "At its last clean stop the store held %d live jobs: %d lost.\n", rep.StoppedWith, max(0, rep.StoppedWith-int64(rep.Jobs)))
-			}
-			for _, l := range rep.Dropped {
-				fmt.Fprintf(out, "lost: %s\n", l)
-			}
-			fmt.Fprintf(out, "The damaged store is kept at %s.\n", aside)
-			return nil
+				rep, err := store.Salvage(aside, db)
+				if err != nil {
+					os.RemoveAll(db)
+					if rerr := os.Rename(aside, db); rerr != nil {
+						return fmt.Errorf("%w (and the damaged store stays at %s: %v)", err, aside, rerr)
+					}
+					return err
+				}
+				out := c.OutOrStdout()
+				for _, p := range rep.Damage {
+					fmt.Fprintf(out, "damaged: %s\n", p)
+				}
+				fmt.Fprintf(out, "Salvaged %d records: %d live jobs, %d submissions (job id ceiling %d).\n", rep.Keys, rep.Jobs, rep.Submissions, rep.Ceiling)
+				if rep.StoppedWith >= 0 {
+					fmt.Fprintf(out, "At its last clean stop the store held %d live jobs: %d lost.\n", rep.StoppedWith, max(0, rep.StoppedWith-int64(rep.Jobs)))
+				}
+				for _, l := range rep.Dropped {
+					fmt.Fprintf(out, "lost: %s\n", l)
+				}
+				fmt.Fprintf(out, "The damaged store is kept at %s.\n", aside)
+				return nil
+			})
 		},
 	})
 	cmd.AddCommand(&cobra.Command{
@@ -124,44 +124,37 @@ func storeCommand() *cobra.Command {
 		Short: "Replace the store with a backup (xced stopped; the current store is kept aside)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			d, err := stateDir()
-			if err != nil {
-				return err
-			}
-			lock, err := lockForTool(d)
-			if err != nil {
-				return err
-			}
-			defer lock.Close()
-			f, err := os.Open(args[0])
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			db := filepath.Join(d, "db")
-			ceiling := store.RecordedCeiling(db)
-			tmp := db + ".restoring"
-			os.RemoveAll(tmp)
-			jobs, err := store.Restore(bufio.NewReader(f), tmp, ceiling)
-			if err != nil {
-				os.RemoveAll(tmp)
-				return err
-			}
-			aside := ""
-			if _, err := os.Stat(db); err == nil {
-				aside = db + ".before-restore-" + time.Now().Format("20060102-150405")
-				if err := os.Rename(db, aside); err != nil {
-					return fmt.Errorf("move the current store aside: %w", err)
+			return locked(func(d string) error {
+				f, err := os.Open(args[0])
+				if err != nil {
+					return err
 				}
-			}
-			if err := os.Rename(tmp, db); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.OutOrStdout(), "Restored %d live jobs from %s.\n", jobs, args[0])
-			if aside != "" {
-				fmt.Fprintf(c.OutOrStdout(), "The previous store is kept at %s.\n", aside)
-			}
-			return nil
+				defer f.Close()
+				db := filepath.Join(d, "db")
+				ceiling := store.RecordedCeiling(db)
+				tmp := db + ".restoring"
+				os.RemoveAll(tmp)
+				jobs, err := store.Restore(bufio.NewReader(f), tmp, ceiling)
+				if err != nil {
+					os.RemoveAll(tmp)
+					return err
+				}
+				aside := ""
+				if _, err := os.Stat(db); err == nil {
+					aside = db + ".before-restore-" + time.Now().Format("20060102-150405")
+					if err := os.Rename(db, aside); err != nil {
+						return fmt.Errorf("move the current store aside: %w", err)
+					}
+				}
+				if err := os.Rename(tmp, db); err != nil {
+					return err
+				}
+				fmt.Fprintf(c.OutOrStdout(), "Restored %d live jobs from %s.\n", jobs, args[0])
+				if aside != "" {
+					fmt.Fprintf(c.OutOrStdout(), "The previous store is kept at %s.\n", aside)
+				}
+				return nil
+			})
 		},
 	})
 	return cmd
