@@ -214,11 +214,12 @@ func TestPlacement(t *testing.T) {
 	if s := c.stateOf(b.JobId, 0); s != api.JobState_PEND {
 		t.Fatalf("b is %v, want PEND", s)
 	}
-	q := c.Query(alice, &api.QueryRequest{Refs: []*api.JobRef{{JobId: b.JobId, ArrayIndex: -1}}, Scope: api.QueryRequest_ALL})
-	// The host is full: LSF's PEND_HOST_JOB_LIMIT.
-	if !strings.HasPrefix(q.PendReasons[0], "Job slot limit reached") {
-		t.Errorf("pending reason %q", q.PendReasons[0])
-	}
+	// The host is full: LSF's PEND_HOST_JOB_LIMIT. The reason is the last
+	// cycle's, and the cycle that started low saw one slot free.
+	waitFor(t, "the full host's reason, Job slot limit reached", func() bool {
+		q := c.Query(alice, &api.QueryRequest{Refs: []*api.JobRef{{JobId: b.JobId, ArrayIndex: -1}}, Scope: api.QueryRequest_ALL})
+		return strings.HasPrefix(q.PendReasons[0], "Job slot limit reached")
+	})
 	x, _ := c.Submit(alice, &api.JobSpec{Command: "x", Exclusive: true, Queue: "high"})
 	fx.end(a.JobId, 0, 0, 0)
 	fx.end(low.JobId, 0, 0, 0)
