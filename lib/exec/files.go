@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
+	"xce/lib/atomicfile"
 )
 
 // ExpandPattern replaces %J with the job ID and %I with the array index (0
@@ -93,43 +94,13 @@ func expandFull(s string, v pathVars) string {
 	).Replace(s)
 }
 
-// writeAtomic writes data to path through a temporary file in the same
-// directory and a rename, so a reader sees the old content or the new, never
-// a part. With sync the data is on disk before the rename.
-func writeAtomic(path string, data []byte, sync bool) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil && sync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
-}
-
 // writeMessage writes a protobuf message to path atomically.
 func writeMessage(path string, m proto.Message, sync bool) error {
 	b, err := proto.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
-	if err := writeAtomic(path, b, sync); err != nil {
+	if err := atomicfile.Write(path, b, 0o600, sync); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -32,6 +32,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"xce/lib/atomicfile"
 )
 
 // DefaultEnvDir is where lsf.conf is looked for when LSF_ENVDIR is unset.
@@ -255,23 +257,5 @@ func currentUser() string {
 
 // writeFile replaces path atomically, so a tool never reads half a file.
 func writeFile(path, text string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".lsfenv-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.WriteString(text); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, []byte(text), 0o644, false)
 }

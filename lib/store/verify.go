@@ -16,6 +16,8 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/pb"
 	"google.golang.org/protobuf/proto"
+
+	"xce/lib/atomicfile"
 )
 
 // Damage detection. Badger repairs some damage silently when it opens a
@@ -374,23 +376,7 @@ func readIntsFile(path string) ([]int64, bool, error) {
 
 // writeFileSync replaces path with data atomically and durably.
 func writeFileSync(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Write(path, data, 0o600, true); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return syncDir(filepath.Dir(path))

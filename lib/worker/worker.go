@@ -76,6 +76,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
+	"xce/lib/atomicfile"
 	jobexec "xce/lib/exec"
 )
 
@@ -557,23 +558,8 @@ func (w *Worker) SetLimits(id int64, idx int32, limits *api.JobSpec) error {
 	if err != nil {
 		return fmt.Errorf("encode limits: %w", err)
 	}
-	dir := w.JobDir(id, idx)
-	f, err := os.CreateTemp(dir, ".limits.*.tmp")
-	if err != nil {
-		return fmt.Errorf("write limits of job %d[%d]: %w", id, idx, err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), jobexec.LimitsFile(filepath.Join(dir, launchName)))
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	// Root's own file in root's directory, readable by the shepherd.
+	if err := atomicfile.Write(jobexec.LimitsFile(filepath.Join(w.JobDir(id, idx), launchName)), b, 0o644, false); err != nil {
 		return fmt.Errorf("write limits of job %d[%d]: %w", id, idx, err)
 	}
 	if !shepherdAlive(shepherd, uid) {

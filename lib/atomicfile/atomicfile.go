@@ -1,0 +1,44 @@
+// Package atomicfile owns the one way XCE replaces a small file so that a
+// reader sees the old content or the new, never a part: a temporary file
+// in the same directory (created afresh, never through a link), written,
+// given its mode by descriptor, optionally synced, then renamed into
+// place. It imports nothing of ours.
+package atomicfile
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// Write replaces path with data, the file's mode perm. With sync the data
+// is on disk before the rename (the caller syncs the directory when the
+// rename itself must survive a crash).
+func Write(path string, data []byte, perm os.FileMode, sync bool) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
