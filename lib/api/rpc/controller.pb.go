@@ -30,7 +30,7 @@ var File_rpc_controller_proto protoreflect.FileDescriptor
 const file_rpc_controller_proto_rawDesc = "" +
 	"\n" +
 	"\x14rpc/controller.proto\x12\n" +
-	"xce.api.v1\x1a\tapi.proto2\xa3\a\n" +
+	"xce.api.v1\x1a\tapi.proto\x1a\x10rpc/worker.proto2\xdb\a\n" +
 	"\n" +
 	"Controller\x12<\n" +
 	"\x06Submit\x12\x19.xce.api.v1.SubmitRequest\x1a\x17.xce.api.v1.SubmitReply\x12;\n" +
@@ -49,7 +49,8 @@ const file_rpc_controller_proto_rawDesc = "" +
 	"\x06Events\x12\x19.xce.api.v1.EventsRequest\x1a\x17.xce.api.v1.EventsReply\x12?\n" +
 	"\x04Info\x12\x1e.xce.api.v1.ClusterInfoRequest\x1a\x17.xce.api.v1.ClusterInfo\x12>\n" +
 	"\n" +
-	"Accounting\x12\x17.xce.api.v1.AcctRequest\x1a\x15.xce.api.v1.AcctReply0\x01B\x15Z\x13xce/lib/api/rpc;rpcb\x06proto3"
+	"Accounting\x12\x17.xce.api.v1.AcctRequest\x1a\x15.xce.api.v1.AcctReply0\x01\x126\n" +
+	"\x04Peek\x12\x17.xce.api.v1.PeekRequest\x1a\x15.xce.api.v1.PeekReplyB\x15Z\x13xce/lib/api/rpc;rpcb\x06proto3"
 
 var file_rpc_controller_proto_goTypes = []any{
 	(*api.SubmitRequest)(nil),      // 0: xce.api.v1.SubmitRequest
@@ -66,20 +67,22 @@ var file_rpc_controller_proto_goTypes = []any{
 	(*api.EventsRequest)(nil),      // 11: xce.api.v1.EventsRequest
 	(*api.ClusterInfoRequest)(nil), // 12: xce.api.v1.ClusterInfoRequest
 	(*api.AcctRequest)(nil),        // 13: xce.api.v1.AcctRequest
-	(*api.SubmitReply)(nil),        // 14: xce.api.v1.SubmitReply
-	(*api.QueryReply)(nil),         // 15: xce.api.v1.QueryReply
-	(*api.SignalReply)(nil),        // 16: xce.api.v1.SignalReply
-	(*api.WatchEvent)(nil),         // 17: xce.api.v1.WatchEvent
-	(*api.ListQueuesReply)(nil),    // 18: xce.api.v1.ListQueuesReply
-	(*api.ListHostsReply)(nil),     // 19: xce.api.v1.ListHostsReply
-	(*api.ListAppsReply)(nil),      // 20: xce.api.v1.ListAppsReply
-	(*api.ReconfigReply)(nil),      // 21: xce.api.v1.ReconfigReply
-	(*api.ControlReply)(nil),       // 22: xce.api.v1.ControlReply
-	(*api.ModifyReply)(nil),        // 23: xce.api.v1.ModifyReply
-	(*api.DependencyReply)(nil),    // 24: xce.api.v1.DependencyReply
-	(*api.EventsReply)(nil),        // 25: xce.api.v1.EventsReply
-	(*api.ClusterInfo)(nil),        // 26: xce.api.v1.ClusterInfo
-	(*api.AcctReply)(nil),          // 27: xce.api.v1.AcctReply
+	(*PeekRequest)(nil),            // 14: xce.api.v1.PeekRequest
+	(*api.SubmitReply)(nil),        // 15: xce.api.v1.SubmitReply
+	(*api.QueryReply)(nil),         // 16: xce.api.v1.QueryReply
+	(*api.SignalReply)(nil),        // 17: xce.api.v1.SignalReply
+	(*api.WatchEvent)(nil),         // 18: xce.api.v1.WatchEvent
+	(*api.ListQueuesReply)(nil),    // 19: xce.api.v1.ListQueuesReply
+	(*api.ListHostsReply)(nil),     // 20: xce.api.v1.ListHostsReply
+	(*api.ListAppsReply)(nil),      // 21: xce.api.v1.ListAppsReply
+	(*api.ReconfigReply)(nil),      // 22: xce.api.v1.ReconfigReply
+	(*api.ControlReply)(nil),       // 23: xce.api.v1.ControlReply
+	(*api.ModifyReply)(nil),        // 24: xce.api.v1.ModifyReply
+	(*api.DependencyReply)(nil),    // 25: xce.api.v1.DependencyReply
+	(*api.EventsReply)(nil),        // 26: xce.api.v1.EventsReply
+	(*api.ClusterInfo)(nil),        // 27: xce.api.v1.ClusterInfo
+	(*api.AcctReply)(nil),          // 28: xce.api.v1.AcctReply
+	(*PeekReply)(nil),              // 29: xce.api.v1.PeekReply
 }
 var file_rpc_controller_proto_depIdxs = []int32{
 	0,  // 0: xce.api.v1.Controller.Submit:input_type -> xce.api.v1.SubmitRequest
@@ -96,22 +99,24 @@ var file_rpc_controller_proto_depIdxs = []int32{
 	11, // 11: xce.api.v1.Controller.Events:input_type -> xce.api.v1.EventsRequest
 	12, // 12: xce.api.v1.Controller.Info:input_type -> xce.api.v1.ClusterInfoRequest
 	13, // 13: xce.api.v1.Controller.Accounting:input_type -> xce.api.v1.AcctRequest
-	14, // 14: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
-	15, // 15: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
-	16, // 16: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
-	17, // 17: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
-	18, // 18: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
-	19, // 19: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
-	20, // 20: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
-	21, // 21: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
-	22, // 22: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
-	23, // 23: xce.api.v1.Controller.Modify:output_type -> xce.api.v1.ModifyReply
-	24, // 24: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
-	25, // 25: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
-	26, // 26: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
-	27, // 27: xce.api.v1.Controller.Accounting:output_type -> xce.api.v1.AcctReply
-	14, // [14:28] is the sub-list for method output_type
-	0,  // [0:14] is the sub-list for method input_type
+	14, // 14: xce.api.v1.Controller.Peek:input_type -> xce.api.v1.PeekRequest
+	15, // 15: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
+	16, // 16: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
+	17, // 17: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
+	18, // 18: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
+	19, // 19: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
+	20, // 20: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
+	21, // 21: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
+	22, // 22: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
+	23, // 23: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
+	24, // 24: xce.api.v1.Controller.Modify:output_type -> xce.api.v1.ModifyReply
+	25, // 25: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
+	26, // 26: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
+	27, // 27: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
+	28, // 28: xce.api.v1.Controller.Accounting:output_type -> xce.api.v1.AcctReply
+	29, // 29: xce.api.v1.Controller.Peek:output_type -> xce.api.v1.PeekReply
+	15, // [15:30] is the sub-list for method output_type
+	0,  // [0:15] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name
@@ -122,6 +127,7 @@ func file_rpc_controller_proto_init() {
 	if File_rpc_controller_proto != nil {
 		return
 	}
+	file_rpc_worker_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

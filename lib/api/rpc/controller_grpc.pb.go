@@ -38,6 +38,7 @@ const (
 	Controller_Events_FullMethodName     = "/xce.api.v1.Controller/Events"
 	Controller_Info_FullMethodName       = "/xce.api.v1.Controller/Info"
 	Controller_Accounting_FullMethodName = "/xce.api.v1.Controller/Accounting"
+	Controller_Peek_FullMethodName       = "/xce.api.v1.Controller/Peek"
 )
 
 // ControllerClient is the client API for Controller service.
@@ -67,6 +68,9 @@ type ControllerClient interface {
 	// Accounting records of finished jobs (bacct), streamed in pages, kept
 	// for the cluster's acct_retention.
 	Accounting(ctx context.Context, in *api.AcctRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[api.AcctReply], error)
+	// A job's output so far (bpeek, xcetop), read by the worker of the
+	// job's host: the job's owner and administrators only.
+	Peek(ctx context.Context, in *PeekRequest, opts ...grpc.CallOption) (*PeekReply, error)
 }
 
 type controllerClient struct {
@@ -244,6 +248,16 @@ func (c *controllerClient) Accounting(ctx context.Context, in *api.AcctRequest, 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Controller_AccountingClient = grpc.ServerStreamingClient[api.AcctReply]
 
+func (c *controllerClient) Peek(ctx context.Context, in *PeekRequest, opts ...grpc.CallOption) (*PeekReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PeekReply)
+	err := c.cc.Invoke(ctx, Controller_Peek_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControllerServer is the server API for Controller service.
 // All implementations must embed UnimplementedControllerServer
 // for forward compatibility.
@@ -271,6 +285,9 @@ type ControllerServer interface {
 	// Accounting records of finished jobs (bacct), streamed in pages, kept
 	// for the cluster's acct_retention.
 	Accounting(*api.AcctRequest, grpc.ServerStreamingServer[api.AcctReply]) error
+	// A job's output so far (bpeek, xcetop), read by the worker of the
+	// job's host: the job's owner and administrators only.
+	Peek(context.Context, *PeekRequest) (*PeekReply, error)
 	mustEmbedUnimplementedControllerServer()
 }
 
@@ -322,6 +339,9 @@ func (UnimplementedControllerServer) Info(context.Context, *api.ClusterInfoReque
 }
 func (UnimplementedControllerServer) Accounting(*api.AcctRequest, grpc.ServerStreamingServer[api.AcctReply]) error {
 	return status.Errorf(codes.Unimplemented, "method Accounting not implemented")
+}
+func (UnimplementedControllerServer) Peek(context.Context, *PeekRequest) (*PeekReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Peek not implemented")
 }
 func (UnimplementedControllerServer) mustEmbedUnimplementedControllerServer() {}
 func (UnimplementedControllerServer) testEmbeddedByValue()                    {}
@@ -575,6 +595,24 @@ func _Controller_Accounting_Handler(srv interface{}, stream grpc.ServerStream) e
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Controller_AccountingServer = grpc.ServerStreamingServer[api.AcctReply]
 
+func _Controller_Peek_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PeekRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControllerServer).Peek(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Controller_Peek_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControllerServer).Peek(ctx, req.(*PeekRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Controller_ServiceDesc is the grpc.ServiceDesc for Controller service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -625,6 +663,10 @@ var Controller_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Info",
 			Handler:    _Controller_Info_Handler,
+		},
+		{
+			MethodName: "Peek",
+			Handler:    _Controller_Peek_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
