@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"xce/lib/api"
+	"xce/lib/hostload"
 	"xce/lib/config"
 	"xce/lib/resreq"
 )
@@ -113,7 +114,7 @@ func TestParseHostFilter(t *testing.T) {
 		{"order[type]", "order[type]: column 7: order[] sorts by numeric resources"},
 		{"2*{select[fast]} + 2*{-}", "2*{select[fast]} + 2*{-}: a compound or alternative requirement does not select hosts. Bad resource requirement syntax."},
 	} {
-		_, err := parseHostFilter(conf, tc.text, resreq.Local{Type: detectedHostType, Model: detectedHostModel})
+		_, err := parseHostFilter(conf, tc.text, resreq.Local{Type: hostload.DetectedType(), Model: hostload.DetectedModel()})
 		switch {
 		case tc.err == "" && err != nil:
 			t.Errorf("%q: %v", tc.text, err)

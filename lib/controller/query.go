@@ -7,9 +7,7 @@ import (
 	"os/user"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -721,56 +719,8 @@ func (c *Controller) sampleLoad() {
 // second old (the controller's loop samples every second, which keeps
 // the averaged indices current).
 func (c *Controller) fillLoad(h *api.Host) {
-	ix := c.hostLoad.Latest(time.Now(), time.Second)
-	h.R15S, h.R1M, h.R15M, h.Ut = ix.R15s, ix.R1m, ix.R15m, ix.Ut
-	h.MemKb, h.SwpKb, h.MaxswpKb, h.TmpKb, h.MaxtmpKb = ix.MemKB, ix.SwpKB, ix.MaxSwpKB, ix.TmpKB, ix.MaxTmpKB
-	h.LoadMeasured = ix.Have&(hostload.HaveMem|hostload.HaveSwp|hostload.HaveTmp) != 0
-	if ix.Have&hostload.HavePg != 0 {
-		h.Pg = &ix.Pg
-	}
-	if ix.Have&hostload.HaveIo != 0 {
-		h.Io = &ix.Io
-	}
-	if ix.Have&hostload.HaveLs != 0 {
-		ls := int32(ix.Ls)
-		h.Ls = &ls
-	}
-	if ix.Have&hostload.HaveIt != 0 {
-		h.It = &ix.It
-	}
-	t := cpuTopology()
-	h.Nprocs, h.Ncores, h.Nthreads = t[0], t[1], t[2]
+	hostload.Fill(h, c.hostLoad.Latest(time.Now(), time.Second))
 }
-
-// cpuTopology is the local host's sockets, cores per socket and threads
-// per core, from /proc/cpuinfo (zeros when it does not say).
-var cpuTopology = sync.OnceValue(func() [3]int32 {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return [3]int32{}
-	}
-	sockets := map[string]bool{}
-	var cores, siblings int
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		v = strings.TrimSpace(v)
-		switch strings.TrimSpace(k) {
-		case "physical id":
-			sockets[v] = true
-		case "cpu cores":
-			cores, _ = strconv.Atoi(v)
-		case "siblings":
-			siblings, _ = strconv.Atoi(v)
-		}
-	}
-	if len(sockets) == 0 || cores == 0 {
-		return [3]int32{}
-	}
-	return [3]int32{int32(len(sockets)), int32(cores), int32(max(1, siblings/cores))}
-})
 
 // Info describes the cluster and the caller.
 func (c *Controller) Info(who Caller) *api.ClusterInfo {

@@ -8,6 +8,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/config"
+	"xce/lib/hostload"
 	"xce/lib/resreq"
 	"xce/lib/sched"
 	"xce/lib/store"
@@ -286,13 +287,6 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 	return snap
 }
 
-// The local host's detected type and model, as lshosts shows them when
-// the configuration does not name them.
-const (
-	detectedHostType  = "X86_64"
-	detectedHostModel = "x86_64"
-)
-
 // hostType is the local host's type: its host entry's type in xce.toml,
 // else the detected one. It is also what `type == local` means: in one
 // host, the submission host is this host.
@@ -300,7 +294,7 @@ func (c *Controller) hostType() string {
 	if hc := c.config().Hosts[c.cfg.Host]; hc != nil && hc.Type != "" {
 		return hc.Type
 	}
-	return detectedHostType
+	return hostload.DetectedType()
 }
 
 // hostModel is the local host's model, configured or detected.
@@ -308,7 +302,7 @@ func (c *Controller) hostModel() string {
 	if hc := c.config().Hosts[c.cfg.Host]; hc != nil && hc.Model != "" {
 		return hc.Model
 	}
-	return detectedHostModel
+	return hostload.DetectedModel()
 }
 
 // local is what `type == local` and `model == local` mean.
