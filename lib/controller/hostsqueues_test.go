@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"xce/lib/api"
-	"xce/lib/hostload"
 	"xce/lib/config"
+	"xce/lib/hostload"
 	"xce/lib/resreq"
 )
 
