@@ -125,6 +125,9 @@ const (
 	TermReason_TERM_BUCKET_KILL     TermReason = 23
 	TermReason_TERM_CTRL_PID        TermReason = 24
 	TermReason_TERM_CWD_NOTEXIST    TermReason = 25
+	// Removed by the system: its execution host failed for longer than the
+	// cluster's host_failure_timeout (REMOVE_HUNG_JOBS_FOR's host_unavail).
+	TermReason_TERM_REMOVE_HUNG_JOB TermReason = 26
 	TermReason_TERM_ORPHAN_SYSTEM   TermReason = 27 // a pending job whose dependency can never be met, ended
 	// Not an LSF code: the controller restarted and could not learn how the
 	// job ended (its status record was lost).
@@ -160,6 +163,7 @@ var (
 		23:  "TERM_BUCKET_KILL",
 		24:  "TERM_CTRL_PID",
 		25:  "TERM_CWD_NOTEXIST",
+		26:  "TERM_REMOVE_HUNG_JOB",
 		27:  "TERM_ORPHAN_SYSTEM",
 		100: "TERM_ORPHAN",
 	}
@@ -190,6 +194,7 @@ var (
 		"TERM_BUCKET_KILL":     23,
 		"TERM_CTRL_PID":        24,
 		"TERM_CWD_NOTEXIST":    25,
+		"TERM_REMOVE_HUNG_JOB": 26,
 		"TERM_ORPHAN_SYSTEM":   27,
 		"TERM_ORPHAN":          100,
 	}
@@ -292,21 +297,24 @@ const (
 	EventType_MODIFY            EventType = 7
 	EventType_REATTACH          EventType = 8 // the controller restarted and found the job again
 	EventType_PEND_AGAIN        EventType = 9 // back to pending (requeue, failed start)
+	// The job's host became unavailable (state UNKWN) or came back.
+	EventType_HOST_STATUS EventType = 10
 )
 
 // Enum value maps for EventType.
 var (
 	EventType_name = map[int32]string{
-		0: "EVENT_UNSPECIFIED",
-		1: "SUBMIT",
-		2: "START",
-		3: "SIGNAL",
-		4: "SUSPEND",
-		5: "RESUME",
-		6: "FINISH",
-		7: "MODIFY",
-		8: "REATTACH",
-		9: "PEND_AGAIN",
+		0:  "EVENT_UNSPECIFIED",
+		1:  "SUBMIT",
+		2:  "START",
+		3:  "SIGNAL",
+		4:  "SUSPEND",
+		5:  "RESUME",
+		6:  "FINISH",
+		7:  "MODIFY",
+		8:  "REATTACH",
+		9:  "PEND_AGAIN",
+		10: "HOST_STATUS",
 	}
 	EventType_value = map[string]int32{
 		"EVENT_UNSPECIFIED": 0,
@@ -319,6 +327,7 @@ var (
 		"MODIFY":            7,
 		"REATTACH":          8,
 		"PEND_AGAIN":        9,
+		"HOST_STATUS":       10,
 	}
 )
 
@@ -1693,7 +1702,12 @@ type Job struct {
 	Order int64 `protobuf:"varint,30,opt,name=order,proto3" json:"order,omitempty"`
 	// How the job's post-execution commands ended: "", "POST_DONE" or
 	// "POST_ERR" (post_done() / post_err() dependencies, bhist).
-	PostExec      string `protobuf:"bytes,31,opt,name=post_exec,json=postExec,proto3" json:"post_exec,omitempty"`
+	PostExec string `protobuf:"bytes,31,opt,name=post_exec,json=postExec,proto3" json:"post_exec,omitempty"`
+	// The state a job had before its host became unavailable (UNKWN), and
+	// gets back when the host returns.
+	PrevState JobState `protobuf:"varint,34,opt,name=prev_state,json=prevState,proto3,enum=xce.api.v1.JobState" json:"prev_state,omitempty"`
+	// How often the job was rerun after its host failed (LSB_RESTART).
+	Reruns        int32 `protobuf:"varint,35,opt,name=reruns,proto3" json:"reruns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1950,6 +1964,20 @@ func (x *Job) GetPostExec() string {
 		return x.PostExec
 	}
 	return ""
+}
+
+func (x *Job) GetPrevState() JobState {
+	if x != nil {
+		return x.PrevState
+	}
+	return JobState_STATE_UNSPECIFIED
+}
+
+func (x *Job) GetReruns() int32 {
+	if x != nil {
+		return x.Reruns
+	}
+	return 0
 }
 
 // Event is one entry of a job's event log.
@@ -6010,7 +6038,7 @@ const file_api_proto_rawDesc = "" +
 	"\x04pgid\x18\b \x01(\x05R\x04pgid\x12\x12\n" +
 	"\x04pids\x18\t \x03(\x05R\x04pids\x12%\n" +
 	"\x0ecollected_time\x18\n" +
-	" \x01(\x03R\rcollectedTime\"\xde\b\n" +
+	" \x01(\x03R\rcollectedTime\"\xab\t\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +
@@ -6057,7 +6085,10 @@ const file_api_proto_rawDesc = "" +
 	"\x0frequeue_pending\x18\x1c \x01(\bR\x0erequeuePending\x12!\n" +
 	"\frequeue_hold\x18\x1d \x01(\bR\vrequeueHold\x12\x14\n" +
 	"\x05order\x18\x1e \x01(\x03R\x05order\x12\x1b\n" +
-	"\tpost_exec\x18\x1f \x01(\tR\bpostExecJ\x04\b \x10!\"\x90\x04\n" +
+	"\tpost_exec\x18\x1f \x01(\tR\bpostExec\x123\n" +
+	"\n" +
+	"prev_state\x18\" \x01(\x0e2\x14.xce.api.v1.JobStateR\tprevState\x12\x16\n" +
+	"\x06reruns\x18# \x01(\x05R\x06rerunsJ\x04\b \x10!\"\x90\x04\n" +
 	"\x05Event\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +
@@ -6507,7 +6538,7 @@ const file_api_proto_rawDesc = "" +
 	"\x05SSUSP\x10\x05\x12\b\n" +
 	"\x04DONE\x10\x06\x12\b\n" +
 	"\x04EXIT\x10\a\x12\t\n" +
-	"\x05UNKWN\x10\b*\xa7\x04\n" +
+	"\x05UNKWN\x10\b*\xc1\x04\n" +
 	"\n" +
 	"TermReason\x12\x10\n" +
 	"\fTERM_UNKNOWN\x10\x00\x12\x10\n" +
@@ -6540,14 +6571,15 @@ const file_api_proto_rawDesc = "" +
 	"TERM_SLURM\x10\x16\x12\x14\n" +
 	"\x10TERM_BUCKET_KILL\x10\x17\x12\x11\n" +
 	"\rTERM_CTRL_PID\x10\x18\x12\x15\n" +
-	"\x11TERM_CWD_NOTEXIST\x10\x19\x12\x16\n" +
+	"\x11TERM_CWD_NOTEXIST\x10\x19\x12\x18\n" +
+	"\x14TERM_REMOVE_HUNG_JOB\x10\x1a\x12\x16\n" +
 	"\x12TERM_ORPHAN_SYSTEM\x10\x1b\x12\x0f\n" +
 	"\vTERM_ORPHAN\x10d*;\n" +
 	"\vInteractive\x12\t\n" +
 	"\x05BATCH\x10\x00\x12\t\n" +
 	"\x05PLAIN\x10\x01\x12\a\n" +
 	"\x03PTY\x10\x02\x12\r\n" +
-	"\tPTY_SHELL\x10\x03*\x94\x01\n" +
+	"\tPTY_SHELL\x10\x03*\xa5\x01\n" +
 	"\tEventType\x12\x15\n" +
 	"\x11EVENT_UNSPECIFIED\x10\x00\x12\n" +
 	"\n" +
@@ -6564,7 +6596,9 @@ const file_api_proto_rawDesc = "" +
 	"\x06MODIFY\x10\a\x12\f\n" +
 	"\bREATTACH\x10\b\x12\x0e\n" +
 	"\n" +
-	"PEND_AGAIN\x10\t*c\n" +
+	"PEND_AGAIN\x10\t\x12\x0f\n" +
+	"\vHOST_STATUS\x10\n" +
+	"*c\n" +
 	"\tHostState\x12\x14\n" +
 	"\x10HOST_UNSPECIFIED\x10\x00\x12\v\n" +
 	"\aHOST_OK\x10\x01\x12\x0f\n" +
@@ -6668,75 +6702,76 @@ var file_api_proto_depIdxs = []int32{
 	13, // 7: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
 	1,  // 8: xce.api.v1.Job.term_reason:type_name -> xce.api.v1.TermReason
 	14, // 9: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
-	3,  // 10: xce.api.v1.Event.type:type_name -> xce.api.v1.EventType
-	0,  // 11: xce.api.v1.Event.state:type_name -> xce.api.v1.JobState
-	13, // 12: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
-	1,  // 13: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
-	14, // 14: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
-	4,  // 15: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	62, // 16: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
-	63, // 17: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	64, // 18: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
-	19, // 19: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	65, // 20: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
-	11, // 21: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
-	6,  // 22: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
-	23, // 23: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
-	7,  // 24: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
-	15, // 25: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
-	23, // 26: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	66, // 27: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	67, // 28: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
-	14, // 29: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
-	15, // 30: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
-	23, // 31: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
-	29, // 32: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
-	29, // 33: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
-	14, // 34: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
-	8,  // 35: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	23, // 36: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 37: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
-	23, // 38: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	31, // 39: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	23, // 40: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	15, // 41: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	17, // 42: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	18, // 43: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	18, // 44: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	22, // 45: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	9,  // 46: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
-	23, // 47: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 48: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
-	23, // 49: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
-	40, // 50: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
-	23, // 51: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
-	11, // 52: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
-	40, // 53: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
-	10, // 54: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
-	17, // 55: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	20, // 56: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
-	23, // 57: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	16, // 58: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	68, // 59: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	56, // 60: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
-	56, // 61: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
-	55, // 62: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
-	54, // 63: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
-	15, // 64: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	23, // 65: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 66: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
-	58, // 67: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
-	58, // 68: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
-	58, // 69: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
-	15, // 70: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
-	23, // 71: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
-	11, // 72: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	11, // 73: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	74, // [74:74] is the sub-list for method output_type
-	74, // [74:74] is the sub-list for method input_type
-	74, // [74:74] is the sub-list for extension type_name
-	74, // [74:74] is the sub-list for extension extendee
-	0,  // [0:74] is the sub-list for field type_name
+	0,  // 10: xce.api.v1.Job.prev_state:type_name -> xce.api.v1.JobState
+	3,  // 11: xce.api.v1.Event.type:type_name -> xce.api.v1.EventType
+	0,  // 12: xce.api.v1.Event.state:type_name -> xce.api.v1.JobState
+	13, // 13: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
+	1,  // 14: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
+	14, // 15: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
+	4,  // 16: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
+	62, // 17: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	63, // 18: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	64, // 19: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	19, // 20: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
+	65, // 21: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	11, // 22: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
+	6,  // 23: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
+	23, // 24: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
+	7,  // 25: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
+	15, // 26: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
+	23, // 27: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
+	66, // 28: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	67, // 29: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	14, // 30: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
+	15, // 31: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
+	23, // 32: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
+	29, // 33: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
+	29, // 34: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
+	14, // 35: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
+	8,  // 36: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
+	23, // 37: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 38: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
+	23, // 39: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	31, // 40: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	23, // 41: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	15, // 42: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	17, // 43: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	18, // 44: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	18, // 45: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	22, // 46: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
+	9,  // 47: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
+	23, // 48: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 49: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
+	23, // 50: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
+	40, // 51: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
+	23, // 52: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
+	11, // 53: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
+	40, // 54: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
+	10, // 55: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
+	17, // 56: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	20, // 57: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
+	23, // 58: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	16, // 59: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	68, // 60: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	56, // 61: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	56, // 62: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	55, // 63: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
+	54, // 64: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
+	15, // 65: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	23, // 66: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 67: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
+	58, // 68: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
+	58, // 69: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
+	58, // 70: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
+	15, // 71: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
+	23, // 72: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
+	11, // 73: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	11, // 74: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	75, // [75:75] is the sub-list for method output_type
+	75, // [75:75] is the sub-list for method input_type
+	75, // [75:75] is the sub-list for extension type_name
+	75, // [75:75] is the sub-list for extension extendee
+	0,  // [0:75] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }

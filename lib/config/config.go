@@ -28,6 +28,9 @@ type Config struct {
 	File string `toml:"-"`
 
 	schema *resreq.Schema
+	// hostFailureTimeoutSet: the file names host_failure_timeout (0 there
+	// means never, not the default).
+	hostFailureTimeoutSet bool
 }
 
 // Cluster holds the cluster-wide parameters (LSF's lsb.params and
@@ -84,6 +87,17 @@ type Cluster struct {
 	// a spool file that is copied there, under the report, when it ends.
 	// Read when xced starts.
 	StdoutDirect bool `toml:"stdout_direct"`
+	// HostUnavailGrace: how long a host's worker may be out of touch
+	// before the host is unavail and its jobs UNKWN (LSF's
+	// HOST_INACTIVITY_LIMIT times EXINTERVAL); longer than a worker's
+	// restart and rejoin. Default 60s.
+	HostUnavailGrace Duration `toml:"host_unavail_grace"`
+	// HostFailureTimeout: how long after its worker went a host's jobs
+	// are given up on: rerunnable ones (-r, the queue's or profile's
+	// rerunnable) are requeued to run elsewhere, the others end EXIT
+	// (TERM_REMOVE_HUNG_JOB, as REMOVE_HUNG_JOBS_FOR=host_unavail does).
+	// Default 10m; 0 = never (they stay UNKWN until the host returns).
+	HostFailureTimeout Duration `toml:"host_failure_timeout"`
 }
 
 // Resource is a site-defined resource (lsf.shared Resource and

@@ -77,6 +77,7 @@ func Parse(name string, data []byte) (*Config, error) {
 		slices.SortStableFunc(es, func(a, b *Error) int { return a.Line - b.Line })
 		return nil, es
 	}
+	_, c.hostFailureTimeoutSet = lines["cluster.host_failure_timeout"]
 	if err := c.finish(); err != nil {
 		var es Errors
 		if errors.As(err, &es) {

@@ -42,6 +42,8 @@ func (c *Config) Effective() string {
 	w.kv("memlimit_enforce", cl.MemlimitEnforce)
 	w.kv("job_memlimit", cl.JobMemlimit)
 	w.kv("stdout_direct", cl.StdoutDirect)
+	w.kv("host_unavail_grace", cl.HostUnavailGrace)
+	w.kv("host_failure_timeout", cl.HostFailureTimeout)
 
 	for _, name := range slices.Sorted(maps.Keys(c.Resources)) {
 		r := c.Resources[name]

@@ -69,6 +69,12 @@ func (c *Config) defaults() {
 	if c.Cluster.PreexecRetryInterval == 0 {
 		c.Cluster.PreexecRetryInterval = 10
 	}
+	if c.Cluster.HostUnavailGrace == 0 {
+		c.Cluster.HostUnavailGrace = 60
+	}
+	if c.Cluster.HostFailureTimeout == 0 && !c.hostFailureTimeoutSet {
+		c.Cluster.HostFailureTimeout = 600
+	}
 	if len(c.Queues) == 0 {
 		c.Queues = Default("localhost", 1).Queues
 	}
@@ -499,6 +505,12 @@ func (c *Config) checkCluster(k *checker) {
 	}
 	if a := cl.LocalMaxPreexecRetryAction; a != "suspend" && a != "exit" {
 		k.add("cluster.local_max_preexec_retry_action", "%q: use \"suspend\" or \"exit\"", a)
+	}
+	if cl.HostUnavailGrace < 0 {
+		k.add("cluster.host_unavail_grace", "%s: must not be negative", cl.HostUnavailGrace)
+	}
+	if cl.HostFailureTimeout < 0 {
+		k.add("cluster.host_failure_timeout", "%s: must not be negative", cl.HostFailureTimeout)
 	}
 	if cl.PreexecRetryInterval < 0 {
 		k.add("cluster.preexec_retry_interval", "%s: must not be negative", cl.PreexecRetryInterval)

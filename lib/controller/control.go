@@ -82,18 +82,22 @@ func (c *Controller) hostControl(who Caller, req *api.ControlRequest) *api.Contr
 	admin := c.isAdmin(who.UID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var names []string
 	for _, name := range req.Names {
+		if name == "all" {
+			names = append(names, c.hostNames...)
+		} else {
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
 		res := &api.ControlResult{Name: name}
 		reply.Results = append(reply.Results, res)
-		if name == "all" {
-			name = c.cfg.Host
-			res.Name = name
-		}
 		switch {
 		case !admin:
 			res.Error = errPermission
 			continue
-		case name != c.cfg.Host:
+		case c.hosts[name] == nil:
 			res.Error = errBadHost
 			continue
 		}
@@ -106,7 +110,12 @@ func (c *Controller) hostControl(who Caller, req *api.ControlRequest) *api.Contr
 			res.Error = "Failed to record the change: " + err.Error()
 			continue
 		}
-		c.host.closed = closed
+		c.hosts[name].closed = closed
+		if closed {
+			c.closedHosts[name] = true
+		} else {
+			delete(c.closedHosts, name)
+		}
 	}
 	c.Kick()
 	return reply
@@ -124,11 +133,18 @@ func (c *Controller) restoreControls() error {
 			q.q.Open, q.q.Active = !st.Closed, !st.Inactive
 		}
 	}
-	hs, err := c.store.Meta("host/" + c.cfg.Host)
+	hs, err := c.store.Meta("host/")
 	if err != nil {
 		return err
 	}
-	c.host.closed = len(hs) > 0
+	c.closedHosts = map[string]bool{}
+	for k := range hs {
+		name := k[len("host/"):]
+		c.closedHosts[name] = true
+		if h := c.hosts[name]; h != nil {
+			h.closed = true
+		}
+	}
 	return nil
 }
 
@@ -257,7 +273,12 @@ func (c *Controller) requeue(who Caller, req *api.ControlRequest) *api.ControlRe
 		}
 	}
 	var changes []store.Change
-	var kill []key
+	type killOn struct {
+		id  int64
+		idx int32
+		ex  Executor
+	}
+	var kill []killOn
 	for _, r := range targets {
 		s := r.job.State
 		// -r covers suspended jobs too: they hold the slots of a started job.
@@ -284,7 +305,7 @@ func (c *Controller) requeue(who Caller, req *api.ControlRequest) *api.ControlRe
 			nj.TermReason, nj.TermReasonSet = reason, true
 			ev := c.event(nj, api.EventType_SIGNAL, user, "REQUEUE")
 			changes = append(changes, store.Change{Job: nj, Event: ev})
-			kill = append(kill, key{r.job.JobId, r.job.ArrayIndex})
+			kill = append(kill, killOn{r.job.JobId, r.job.ArrayIndex, c.execOf(r.job)})
 			continue
 		}
 		requeued(nj, req.Hold)
@@ -301,7 +322,7 @@ func (c *Controller) requeue(who Caller, req *api.ControlRequest) *api.ControlRe
 		return reply
 	}
 	for _, k := range kill {
-		c.exec.Terminate(k.id, k.idx)
+		k.ex.Terminate(k.id, k.idx)
 	}
 	c.Kick()
 	return reply

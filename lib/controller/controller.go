@@ -18,6 +18,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -72,13 +73,19 @@ type Config struct {
 	// TerminateInterval is the workers' time between bkill's signals
 	// (JOB_TERMINATE_INTERVAL, for bparams); 0 means 10 s.
 	TerminateInterval time.Duration
+	// Workers: remote workers may join (xced --listen). The configured
+	// hosts are then listed (unavail until their worker registers), and a
+	// submission is not measured against the hosts connected now.
+	Workers bool
+	// KillGrace is the workers' time between a run limit's SIGUSR2 and
+	// SIGKILL, sent to remote workers.
+	KillGrace time.Duration
 }
 
 // Controller is the live cluster.
 type Controller struct {
 	cfg   Config
 	store *store.Store
-	exec  Executor
 
 	mu        sync.Mutex
 	jobs      map[key]*rec
@@ -86,8 +93,9 @@ type Controller struct {
 	pending   []*rec           // PEND jobs, in dispatch order when !dirty
 	dirty     bool             // pending needs sorting
 	queues    map[string]*queue
-	host      hostState
-	seq       int64 // last change sequence number
+	hosts     map[string]*host // the execution hosts, by name
+	hostNames []string         // their names, sorted
+	seq       int64            // last change sequence number
 	nextID    int64
 	ceiling   int64 // ids below it may have been handed out
 	lastCycle time.Time
@@ -108,17 +116,23 @@ type Controller struct {
 	// failure). Kept in memory only: after a restart they may try at once.
 	preExecRetryAt map[key]time.Time
 	orphans        []store.Change
-	load           loadHistory
 	hostLoad       *hostload.Sampler
 	// launching counts the launches Run's cycles started: Run returns
 	// only once they are done, so the store is not closed under one.
 	launching sync.WaitGroup
+	// closedHosts: the hosts badmin hclose closed, as stored.
+	closedHosts map[string]bool
+	// execs: the connected hosts' executors, read without c.mu (execOf).
+	execs atomic.Pointer[map[string]Executor]
+	// kills: terminations asked for while a job's host was away (killMu).
+	killMu sync.Mutex
+	kills  map[string]map[key]bool
 	// conf is the configuration in force: read without c.mu (submissions
 	// layer against it), swapped by Reconfig.
 	conf atomic.Pointer[config.Config]
 
 	repMu   sync.Mutex
-	reports []worker.Report
+	reports []pendingReport
 	kick    chan struct{}
 	started time.Time
 }
@@ -145,17 +159,19 @@ type queue struct {
 	q *api.Queue
 }
 
-type hostState struct {
-	used      int
-	exclusive bool // running an exclusive job
-	closed    bool // badmin hclose
+// pendingReport is a worker's report waiting for the loop, and what to do
+// once it is stored (a remote worker's acknowledgement).
+type pendingReport struct {
+	rep  worker.Report
+	done func()
 }
 
 // idBlock is how many job ids are reserved with one durable write.
 const idBlock = 1000
 
 // New restores the controller's state from the store and reattaches the
-// jobs that were running.
+// jobs that were running. ex is the embedded worker of cfg.Host; nil when
+// this host runs no jobs (remote workers only).
 func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 	if cfg.MinCycle == 0 {
 		cfg.MinCycle = 20 * time.Millisecond
@@ -166,7 +182,7 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 	c := &Controller{
 		cfg:      cfg,
 		store:    st,
-		exec:     ex,
+		hosts:    map[string]*host{},
 		jobs:     map[key]*rec{},
 		byID:     map[int64][]*rec{},
 		queues:   map[string]*queue{},
@@ -181,6 +197,18 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 		hostLoad:    hostload.New(hostload.Paths{}),
 	}
 	c.conf.Store(cfg.Cluster)
+	if ex != nil {
+		h := c.hostNamed(cfg.Host)
+		h.local, h.exec, h.slots, h.lostAt = true, ex, cfg.Slots, time.Time{}
+	}
+	c.publishExecs()
+	if cfg.Workers {
+		for name, hc := range cfg.Cluster.Hosts {
+			if h := c.hostNamed(name); !h.local && hc.Slots > 0 {
+				h.slots = hc.Slots
+			}
+		}
+	}
 	for _, q := range cfg.Cluster.APIQueues() {
 		c.queues[q.Name] = &queue{q: q}
 	}
@@ -219,12 +247,8 @@ func (c *Controller) restore() error {
 		c.seq = max(c.seq, j.Seq)
 		uid := r.eff.GetUid()
 		c.lastSub[uid] = max(c.lastSub[uid], j.JobId)
-		switch j.State {
-		case api.JobState_RUN, api.JobState_USUSP, api.JobState_SSUSP, api.JobState_UNKWN:
-			c.host.used += int(j.AllocSlots)
-			if r.eff.GetExclusive() {
-				c.host.exclusive = true
-			}
+		if isRunning(j.State) {
+			c.takeSlots(j, r.eff.GetExclusive(), 1)
 			rerun = append(rerun, r)
 		}
 	}
@@ -234,8 +258,15 @@ func (c *Controller) restore() error {
 		return err
 	}
 	var back []store.Change
+	remote := 0
 	for _, r := range rerun {
-		if c.exec.NeverStarted(r.job) {
+		h := c.hosts[firstHost(r.job)]
+		if h == nil || !h.local {
+			// A remote worker's: adopted when the worker registers.
+			remote++
+			continue
+		}
+		if h.exec.NeverStarted(r.job) {
 			// Dispatched but never started: dispatch it again.
 			nj := c.clone(r)
 			nj.State = api.JobState_PEND
@@ -243,13 +274,13 @@ func (c *Controller) restore() error {
 			back = append(back, store.Change{Job: nj, Event: c.event(nj, api.EventType_PEND_AGAIN, "", "the controller restarted before the job started")})
 			continue
 		}
-		c.exec.Reattach(r.job)
+		h.exec.Reattach(r.job)
 	}
 	if err := c.commit(back); err != nil {
 		return err
 	}
 	if len(l.Jobs) > 0 {
-		slog.Info("restored jobs", "jobs", len(l.Jobs), "running", len(rerun)-len(back), "next_id", c.nextID)
+		slog.Info("restored jobs", "jobs", len(l.Jobs), "running", len(rerun)-len(back), "on_remote_hosts", remote, "next_id", c.nextID)
 	}
 	return nil
 }
@@ -327,7 +358,8 @@ func (c *Controller) commit(changes []store.Change) error {
 	}
 	for _, ch := range changes {
 		r := c.jobs[key{ch.Job.JobId, ch.Job.ArrayIndex}]
-		was, held := r.job.State, r.job.AllocSlots
+		old := r.job
+		was := old.State
 		r.job = ch.Job
 		r.why = ""
 		if ch.Event != nil && ch.Event.Type == api.EventType_PEND_AGAIN {
@@ -344,10 +376,7 @@ func (c *Controller) commit(changes []store.Change) error {
 			c.dirty = true
 		}
 		if isRunning(was) && !isRunning(ch.Job.State) {
-			c.host.used -= int(held)
-			if r.eff.GetExclusive() {
-				c.host.exclusive = false
-			}
+			c.takeSlots(old, r.eff.GetExclusive(), -1)
 		}
 		c.publish(r)
 	}
@@ -366,10 +395,17 @@ func isFinished(s api.JobState) bool {
 	return s == api.JobState_DONE || s == api.JobState_EXIT
 }
 
-// Report receives what the worker says about a job.
-func (c *Controller) Report(r worker.Report) {
+// Report receives what the embedded worker says about a job.
+func (c *Controller) Report(r worker.Report) { c.reportThen(r, nil) }
+
+// reportThen queues a report; done, when set, runs once the loop has
+// stored it (or found nothing to store).
+func (c *Controller) reportThen(r worker.Report, done func()) {
+	if r.Host == "" {
+		r.Host = c.cfg.Host
+	}
 	c.repMu.Lock()
-	c.reports = append(c.reports, r)
+	c.reports = append(c.reports, pendingReport{r, done})
 	c.repMu.Unlock()
 	c.Kick()
 }
@@ -429,6 +465,7 @@ func (c *Controller) Run(ctx context.Context) {
 			// The averaged load indices follow the host as often as
 			// they are sampled.
 			c.hostLoad.Latest(time.Now(), time.Second)
+			c.checkHosts(time.Now())
 		case <-clean.C:
 			c.clean()
 		case <-prune.C:
@@ -459,8 +496,8 @@ func (c *Controller) cycle() {
 	// Several reports about one job may share a batch; each must see the
 	// change the one before it made.
 	staged := map[key]*api.Job{}
-	for _, rep := range reports {
-		if ch, ok := c.applyReport(rep, staged); ok {
+	for _, pr := range reports {
+		if ch, ok := c.applyReport(pr.rep, staged); ok {
 			changes = append(changes, ch)
 			staged[key{ch.Job.JobId, ch.Job.ArrayIndex}] = ch.Job
 		}
@@ -476,6 +513,11 @@ func (c *Controller) cycle() {
 		c.Kick()
 		return
 	}
+	for _, pr := range reports {
+		if pr.done != nil {
+			pr.done()
+		}
+	}
 	starts := c.schedule()
 	dispatch := c.orphans
 	c.orphans = nil
@@ -485,13 +527,16 @@ func (c *Controller) cycle() {
 	if err := c.commit(dispatch); err != nil {
 		// Nothing was dispatched; the slots taken in schedule are freed.
 		for _, nj := range starts {
-			c.host.used -= int(nj.AllocSlots)
+			c.takeSlots(nj, c.jobs[key{nj.JobId, nj.ArrayIndex}].eff.GetExclusive(), -1)
 		}
-		c.host.exclusive = false
 		slog.Error("record dispatch", "err", err)
 		starts = nil
 	}
-	launches := make([]*api.Job, 0, len(starts))
+	type launch struct {
+		job *api.Job
+		ex  Executor
+	}
+	launches := make([]launch, 0, len(starts))
 	for _, nj := range starts {
 		r := c.jobs[key{nj.JobId, nj.ArrayIndex}]
 		full := proto.Clone(nj).(*api.Job)
@@ -500,15 +545,15 @@ func (c *Controller) cycle() {
 			slog.Error("decode effective spec", "job", nj.JobId, "err", err)
 		}
 		full.Effective = eff
-		launches = append(launches, full)
+		launches = append(launches, launch{full, c.execOf(nj)})
 	}
 	c.mu.Unlock()
 
-	for _, j := range launches {
+	for _, l := range launches {
 		c.launching.Add(1)
 		go func() {
 			defer c.launching.Done()
-			c.launch(j)
+			c.launch(l.job, l.ex)
 		}()
 	}
 }
@@ -519,7 +564,7 @@ func (c *Controller) startEvent(nj *api.Job) *api.Event {
 	return ev
 }
 
-func (c *Controller) launch(j *api.Job) {
+func (c *Controller) launch(j *api.Job, ex Executor) {
 	spec, _, err := c.store.Spec(j.JobId)
 	if err == nil {
 		scrubLaunch(spec)
@@ -527,11 +572,15 @@ func (c *Controller) launch(j *api.Job) {
 		spec.Env, err = c.store.Env(spec.EnvRef)
 	}
 	if err == nil {
-		err = c.exec.Start(j)
+		err = ex.Start(j)
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, errAbsent):
+		// The host's worker went between the decision and the launch.
+		c.Report(worker.Report{JobID: j.JobId, Index: j.ArrayIndex, Host: firstHost(j), NeverStarted: true})
+	case err != nil:
 		slog.Error("start job", "job", j.JobId, "index", j.ArrayIndex, "err", err)
-		c.Report(worker.Report{JobID: j.JobId, Index: j.ArrayIndex, Err: err})
+		c.Report(worker.Report{JobID: j.JobId, Index: j.ArrayIndex, Host: firstHost(j), Err: err})
 	}
 }
 
@@ -549,8 +598,24 @@ func (c *Controller) applyReport(rep worker.Report, staged map[key]*api.Job) (st
 	if !isRunning(cur.State) {
 		return store.Change{}, false
 	}
+	if rep.Host != "" && firstHost(cur) != "" && rep.Host != firstHost(cur) {
+		// An instance on a host the job no longer runs on (it was rerun
+		// elsewhere after that host failed): it is being terminated.
+		return store.Change{}, false
+	}
 	nj := c.cloneJob(cur)
+	if cur.State == api.JobState_UNKWN {
+		nj.State = cur.PrevState
+		if !isRunning(nj.State) {
+			nj.State = api.JobState_RUN
+		}
+	}
 	switch {
+	case rep.NeverStarted:
+		// Dispatched, but the host never started it: dispatch it again.
+		nj.State = api.JobState_PEND
+		nj.StartTime, nj.ExecHosts, nj.AllocSlots, nj.Pid, nj.ShepherdPid = 0, nil, 0, 0, 0
+		return store.Change{Job: nj, Event: c.event(nj, api.EventType_PEND_AGAIN, "", "the job's host did not start it; it is dispatched again")}, true
 	case rep.Err != nil:
 		nj.State = api.JobState_EXIT
 		nj.EndTime = time.Now().UnixNano()
@@ -561,7 +626,9 @@ func (c *Controller) applyReport(rep worker.Report, staged map[key]*api.Job) (st
 		ev := rep.Started
 		nj.Pid = ev.Pid
 		nj.ExecHome, nj.ExecCwd = ev.ExecHome, ev.ExecCwd
-		if sp := c.shepherdPid(rep); sp != 0 {
+		if sp := rep.ShepherdPid; sp != 0 {
+			nj.ShepherdPid = int32(sp)
+		} else if sp := c.shepherdPid(rep); sp != 0 {
 			nj.ShepherdPid = int32(sp)
 		}
 		e := c.event(nj, api.EventType_START, "", "running")
@@ -657,7 +724,11 @@ func (c *Controller) applyReport(rep worker.Report, staged map[key]*api.Job) (st
 }
 
 func (c *Controller) shepherdPid(rep worker.Report) int {
-	if w, ok := c.exec.(interface{ ShepherdPid(int64, int32) int }); ok {
+	h := c.hosts[rep.Host]
+	if h == nil {
+		return 0
+	}
+	if w, ok := h.exec.(interface{ ShepherdPid(int64, int32) int }); ok {
 		return w.ShepherdPid(rep.JobID, rep.Index)
 	}
 	return 0
@@ -667,18 +738,22 @@ func (c *Controller) shepherdPid(rep worker.Report) int {
 // scheduler's accounting (a job is charged max(reserved, used)). The files
 // are read without the lock.
 func (c *Controller) refreshUsage() {
+	type on struct {
+		k  key
+		ex Executor
+	}
 	c.mu.Lock()
-	var keys []key
+	var keys []on
 	for k, r := range c.jobs {
 		if isRunning(r.job.State) {
-			keys = append(keys, k)
+			keys = append(keys, on{k, c.execOf(r.job)})
 		}
 	}
 	c.mu.Unlock()
 	used := make(map[key]*api.ResourceUsage, len(keys))
-	for _, k := range keys {
-		if u := c.exec.Usage(k.id, k.idx); u != nil {
-			used[k] = u
+	for _, o := range keys {
+		if u := o.ex.Usage(o.k.id, o.k.idx); u != nil {
+			used[o.k] = u
 		}
 	}
 	c.mu.Lock()
@@ -711,12 +786,14 @@ func (c *Controller) clean() {
 	}
 	c.mu.Lock()
 	gone := old[:0]
+	var execs []Executor
 	for _, j := range old {
 		k := key{j.JobId, j.ArrayIndex}
 		if r := c.jobs[k]; r == nil || r.job != j {
 			continue
 		}
 		gone = append(gone, j)
+		execs = append(execs, c.execOf(j))
 		delete(c.jobs, k)
 		delete(c.preExecRetryAt, k)
 		delete(c.orphanSince, k)
@@ -737,8 +814,8 @@ func (c *Controller) clean() {
 	if err := c.store.Forget(gone); err != nil {
 		slog.Error("forget finished jobs", "err", err)
 	}
-	for _, j := range gone {
-		c.exec.Remove(j.JobId, j.ArrayIndex)
+	for i, j := range gone {
+		execs[i].Remove(j.JobId, j.ArrayIndex)
 	}
 }
 

@@ -41,6 +41,7 @@ type effExtra struct {
 	estRun                    int64           // -We, seconds (runtime_est_exceeded)
 	requeue                   *requeue.Values // -Q or the profile's or queue's; nil: none
 	terminateOrphan           bool            // -ti
+	rerunnable                bool            // -r (or the queue's or profile's)
 }
 
 // splitOrigin takes the origin map out of an effective spec and returns
@@ -95,6 +96,7 @@ func newEffSpec(spec *api.JobSpec, raw []byte) (*effSpec, error) {
 		requeue:   parseRequeue(spec.RequeueExitValues),
 
 		terminateOrphan: spec.TerminateOrphan,
+		rerunnable:      spec.Rerunnable,
 	}
 	if x != (effExtra{}) {
 		e.effExtra = &x
@@ -132,6 +134,11 @@ func (e *effSpec) Spec() (*api.JobSpec, error) {
 }
 
 // The getters mirror api.JobSpec's, nil-safe like them.
+
+// GetRerunnable: the job is rerun when its host fails.
+func (e *effSpec) GetRerunnable() bool {
+	return e != nil && e.effExtra != nil && e.rerunnable
+}
 
 func (e *effSpec) GetQueue() string {
 	if e == nil {

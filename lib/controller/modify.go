@@ -167,7 +167,7 @@ func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply
 	}
 	if slices.ContainsFunc(fields, func(f string) bool { return slices.Contains(limitFields, f) }) {
 		for _, e := range running {
-			if err := c.exec.SetLimits(e.job.JobId, e.job.ArrayIndex, eff); err != nil {
+			if err := c.execOf(e.job).SetLimits(e.job.JobId, e.job.ArrayIndex, eff); err != nil {
 				slog.Warn("cannot change a running job's limits", "job", e.job.JobId, "index", e.job.ArrayIndex, "err", err)
 			}
 		}

@@ -33,11 +33,7 @@ func (c *Controller) parameters(conf *config.Config) []*api.Parameter {
 	add("JOB_ACCEPT_INTERVAL", "0")
 	add("CLEAN_PERIOD", seconds(cl.CleanPeriod))
 	add("MAX_JOB_ARRAY_SIZE", strconv.Itoa(cl.MaxArraySize))
-	term := c.cfg.TerminateInterval
-	if term <= 0 {
-		term = 10 * time.Second
-	}
-	add("JOB_TERMINATE_INTERVAL", strconv.FormatInt(int64(term/time.Second), 10))
+	add("JOB_TERMINATE_INTERVAL", strconv.FormatInt(int64(c.terminateInterval()/time.Second), 10))
 	if cl.EadminTriggerDuration > 0 {
 		add("EADMIN_TRIGGER_DURATION", strconv.FormatInt(int64(cl.EadminTriggerDuration)/60, 10))
 	}
@@ -79,4 +75,13 @@ func resources(conf *config.Config) []*api.ResourceInfo {
 		out = append(out, &api.ResourceInfo{Name: n, Kind: kind, Increasing: r.Increasing, Description: r.Description})
 	}
 	return out
+}
+
+// terminateInterval is the time between bkill's signals
+// (JOB_TERMINATE_INTERVAL).
+func (c *Controller) terminateInterval() time.Duration {
+	if c.cfg.TerminateInterval <= 0 {
+		return 10 * time.Second
+	}
+	return c.cfg.TerminateInterval
 }

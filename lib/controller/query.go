@@ -100,7 +100,7 @@ func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReplyEnc
 		j := it.job
 		u := emptyUsage
 		if isRunning(j.State) {
-			if s := c.exec.Usage(j.JobId, j.ArrayIndex); s != nil {
+			if s := c.execOf(j).Usage(j.JobId, j.ArrayIndex); s != nil {
 				u = s
 			}
 		}
@@ -346,71 +346,74 @@ func (c *Controller) Hosts(names []string) ([]*api.Host, error) {
 // by its order[] section when it has one; and the cluster's shared
 // resource pools with what running jobs reserve of them.
 func (c *Controller) ListHosts(req *api.ListHostsRequest) (*api.ListHostsReply, error) {
-	for _, n := range req.Names {
-		if n != c.cfg.Host {
-			return nil, userErr("%s: Bad host name, host group name or cluster name", n)
-		}
-	}
 	conf := c.config()
 	filter, err := parseHostFilter(conf, req.ResReq, c.local())
 	if err != nil {
 		return nil, err
 	}
-	comment := c.hostComment(c.cfg.Host)
 	now := time.Now()
 	c.mu.Lock()
-	h := &api.Host{
-		Name:      c.cfg.Host,
-		State:     api.HostState_HOST_OK,
-		MaxSlots:  int32(c.cfg.Slots),
-		Ncpus:     int32(c.cfg.NCPUs),
-		MaxmemKb:  c.cfg.MaxMemKB,
-		Type:      c.hostType(),
-		Model:     c.hostModel(),
-		CpuFactor: hostCPUFactor,
+	names := c.hostNames
+	if len(req.Names) > 0 {
+		names = nil
+		for _, n := range req.Names {
+			if c.hosts[n] == nil {
+				c.mu.Unlock()
+				return nil, userErr("%s: Bad host name, host group name or cluster name", n)
+			}
+			names = append(names, n)
+		}
+	}
+	byName := map[string]*api.Host{}
+	var hosts []*api.Host
+	for _, name := range names {
+		hs := c.hosts[name]
+		h := c.hostView(hs)
+		h.State, h.StatusDetail = c.hostStatus(hs)
+		if hs.closed {
+			h.AdminComment = c.hostComment(name)
+		}
+		hist := &hs.load
+		h.R1MHistory = append([]float32(nil), hist.r1m...)
+		h.UtHistory = append([]float32(nil), hist.ut...)
+		h.LoadIntervalSec = int32(loadInterval / time.Second)
+		if hc := conf.Hosts[name]; hc != nil {
+			h.Resources = slices.Sorted(slices.Values(hc.Attributes))
+		}
+		byName[name] = h
+		hosts = append(hosts, h)
 	}
 	for _, r := range c.jobs {
-		s := r.job.AllocSlots
-		switch r.job.State {
-		case api.JobState_RUN:
-			h.Run += s
-		case api.JobState_SSUSP:
-			h.Ssusp += s
-		case api.JobState_USUSP:
-			h.Ususp += s
+		for _, es := range r.job.ExecHosts {
+			h := byName[es.Host]
+			if h == nil {
+				continue
+			}
+			switch r.job.State {
+			case api.JobState_RUN, api.JobState_UNKWN:
+				h.Run += es.Slots
+			case api.JobState_SSUSP:
+				h.Ssusp += es.Slots
+			case api.JobState_USUSP:
+				h.Ususp += es.Slots
+			}
 		}
 	}
-	h.Njobs = h.Run + h.Ssusp + h.Ususp
-	if int(h.Njobs) >= c.cfg.Slots || c.host.exclusive || c.host.closed {
-		h.State, h.StatusDetail = api.HostState_HOST_CLOSED, "closed_Full"
-		switch {
-		case c.host.closed:
-			h.StatusDetail = "closed_Adm"
-			h.AdminComment = comment
-		case c.host.exclusive:
-			h.StatusDetail = "closed_Excl"
-		}
-	} else {
-		h.StatusDetail = "ok"
+	for _, h := range hosts {
+		h.Njobs = h.Run + h.Ssusp + h.Ususp
 	}
-	h.R1MHistory = append([]float32(nil), c.load.r1m...)
-	h.UtHistory = append([]float32(nil), c.load.ut...)
-	h.LoadIntervalSec = int32(loadInterval / time.Second)
 	view := sched.Look(c.snapshot(now, nil))
 	c.mu.Unlock()
-	c.fillLoad(h)
-	if hc := conf.Hosts[h.Name]; hc != nil {
-		h.Resources = slices.Sorted(slices.Values(hc.Attributes))
+	for _, h := range hosts {
+		if hv := view.Hosts[h.Name]; len(hv.Reserved) > 0 {
+			h.Reserved = hv.Reserved
+		}
 	}
-	hv := view.Hosts[h.Name]
-	if len(hv.Reserved) > 0 {
-		h.Reserved = hv.Reserved
-	}
-	reply := &api.ListHostsReply{Hosts: filter.apply([]*api.Host{h}, view)}
+	reply := &api.ListHostsReply{Hosts: filter.apply(hosts, view)}
 	for _, name := range slices.Sorted(maps.Keys(conf.Resources)) {
 		if r := conf.Resources[name]; r.Shared() {
 			reply.Shared = append(reply.Shared, &api.SharedResource{Name: name, Total: float64(r.Total),
-				Reserved: view.SharedReserved[name], Hosts: []string{c.cfg.Host}})
+				Reserved: view.SharedReserved[name], Hosts: slices.Clone(c.hostNames)})
 		}
 	}
 	return reply, nil
@@ -707,11 +710,23 @@ func (c *Controller) sampleLoad() {
 	ix := c.hostLoad.Latest(time.Now(), time.Second)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.load.r1m = append(c.load.r1m, float32(ix.R1m))
-	c.load.ut = append(c.load.ut, float32(ix.Ut))
-	if n := len(c.load.r1m); n > loadSamples {
-		c.load.r1m = append(c.load.r1m[:0], c.load.r1m[n-loadSamples:]...)
-		c.load.ut = append(c.load.ut[:0], c.load.ut[n-loadSamples:]...)
+	for _, h := range c.hosts {
+		switch {
+		case h.local:
+			h.load.add(ix.R1m, ix.Ut)
+		case h.connected() && h.attrs != nil:
+			h.load.add(h.attrs.R1M, h.attrs.Ut)
+		}
+	}
+}
+
+// add appends a sample, keeping the last loadSamples.
+func (l *loadHistory) add(r1m, ut float64) {
+	l.r1m = append(l.r1m, float32(r1m))
+	l.ut = append(l.ut, float32(ut))
+	if n := len(l.r1m); n > loadSamples {
+		l.r1m = append(l.r1m[:0], l.r1m[n-loadSamples:]...)
+		l.ut = append(l.ut[:0], l.ut[n-loadSamples:]...)
 	}
 }
 

@@ -54,7 +54,13 @@ func (c *Controller) schedule() []*api.Job {
 	now := time.Now()
 	c.lastCycle = now
 	c.cycleWhy = ""
-	free := c.cfg.Slots - c.host.used
+	anyFree := false
+	for _, h := range c.hosts {
+		if h.usable() {
+			anyFree = true
+			break
+		}
+	}
 	var inUse limitUse         // counted when the first job with limits comes
 	running := map[int64]int{} // running elements per array with a limit
 	var cands []*rec
@@ -66,15 +72,9 @@ func (c *Controller) schedule() []*api.Job {
 			r.queued = false
 			continue // held, killed or started since it was queued
 		}
-		if free <= 0 || c.host.closed {
+		if !anyFree {
 			// Nothing else can start; the rest wait for the same reason.
-			c.cycleWhy = reasonSlots
-			switch {
-			case c.host.closed:
-				c.cycleWhy = reasonHostAdm
-			case c.host.exclusive:
-				c.cycleWhy = reasonExclRun
-			}
+			c.cycleWhy = c.fullReason()
 			break
 		}
 		kept = append(kept, r)
@@ -143,19 +143,16 @@ func (c *Controller) schedule() []*api.Job {
 			slots += h.Slots
 			hosts = append(hosts, &api.HostSlots{Host: h.Host, Slots: int32(h.Slots)})
 		}
-		c.host.used += slots
-		if r.eff.GetExclusive() {
-			c.host.exclusive = true
-		}
 		nj := c.clone(r)
 		nj.State = api.JobState_RUN
 		nj.StartTime = now.UnixNano()
 		nj.ExecHosts = hosts
 		nj.AllocSlots = int32(slots)
 		nj.PendReason = ""
+		c.takeSlots(nj, r.eff.GetExclusive(), 1)
 		// Also with -o: without LSB_STDOUT_DIRECT its output is spooled
 		// there until the job ends (bpeek reads it).
-		nj.SpoolOutput = c.exec.SpoolOutput(nj.JobId, nj.ArrayIndex)
+		nj.SpoolOutput = c.execOf(nj).SpoolOutput(nj.JobId, nj.ArrayIndex)
 		starts = append(starts, nj)
 	}
 	for k, lines := range d.Pending {
@@ -166,52 +163,18 @@ func (c *Controller) schedule() []*api.Job {
 	return starts
 }
 
-// snapshot is what lib/sched reads: this host with its load, the queues,
+// snapshot is what lib/sched reads: the hosts with their load, the queues,
 // the project quotas and shared resources, the running jobs and the
 // candidates (c.mu held).
 func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 	conf := c.config()
 	schema := conf.Schema()
 	snap := &sched.Snapshot{Now: now, Schema: schema, HostGroups: map[string][]string{}, Shared: map[string]float64{}}
-
-	values := schema.NewHost()
-	h := &api.Host{}
-	c.fillLoad(h)
 	local := c.local()
-	set := func(name string, v any) {
-		if n, ok := v.(int64); ok { // TOML integers
-			v = float64(n)
-		}
-		schema.Set(values, name, v)
+
+	for _, name := range c.hostNames {
+		snap.Hosts = append(snap.Hosts, c.schedHost(c.hosts[name], schema))
 	}
-	set("mem", float64(h.MemKb)/1024)
-	set("swp", float64(h.SwpKb)/1024)
-	set("maxmem", float64(c.cfg.MaxMemKB)/1024)
-	set("maxswp", float64(h.MaxswpKb)/1024)
-	set("r15s", h.R15S)
-	set("r1m", h.R1M)
-	set("r15m", h.R15M)
-	set("ncpus", float64(c.cfg.NCPUs))
-	set("ut", h.Ut)
-	set("cpuf", hostCPUFactor)
-	for name, v := range map[string]float64{"tmp": float64(h.TmpKb) / 1024, "maxtmp": float64(h.MaxtmpKb) / 1024,
-		"nprocs": float64(h.Nprocs), "ncores": float64(h.Ncores), "nthreads": float64(h.Nthreads)} {
-		if v > 0 {
-			set(name, v)
-		}
-	}
-	set("type", c.hostType())
-	set("model", c.hostModel())
-	set("hname", c.cfg.Host)
-	if hc := conf.Hosts[c.cfg.Host]; hc != nil {
-		for _, a := range hc.Attributes {
-			set(a, true)
-		}
-		for name, v := range hc.Resources {
-			set(name, v)
-		}
-	}
-	snap.Hosts = []sched.Host{{Name: c.cfg.Host, MaxSlots: c.cfg.Slots, Values: values}}
 	for name, g := range conf.HostGroups {
 		snap.HostGroups[name] = g.Members
 	}

@@ -293,3 +293,15 @@ func (s *Service) Info(ctx context.Context, _ *api.ClusterInfoRequest) (*api.Clu
 	}
 	return s.c.Info(who), nil
 }
+
+func (s *Service) Peek(ctx context.Context, req *rpc.PeekRequest) (*rpc.PeekReply, error) {
+	who, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.c.Peek(who, req)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return r, nil
+}

@@ -50,6 +50,7 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 		idx int32
 		sig syscall.Signal
 		kil bool
+		ex  Executor
 	}
 	var acts []act
 	for _, r := range targets {
@@ -96,14 +97,14 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 				nj.EndTime = time.Now().UnixNano()
 				nj.ExitStatus = 128 + int32(syscall.SIGKILL)
 				ev.Type, ev.State, ev.TermReason, ev.ExitStatus = api.EventType_FINISH, nj.State, reason, nj.ExitStatus
-				acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, sig: syscall.SIGKILL})
+				acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, ex: c.execOf(r.job), sig: syscall.SIGKILL})
 			default:
 				if req.MarkDone {
 					// bkill -d: a termination request without a reason
 					// (killedAsDone) makes the job DONE when it ends.
 					nj.TermReason = api.TermReason_TERM_UNKNOWN
 				}
-				acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, kil: true})
+				acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, ex: c.execOf(r.job), kil: true})
 			}
 			changes = append(changes, store.Change{Job: nj, Event: ev})
 		case api.SignalRequest_STOP:
@@ -113,7 +114,7 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 				to = api.JobState_PSUSP
 			case api.JobState_RUN, api.JobState_SSUSP:
 				to = api.JobState_USUSP
-				acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, sig: syscall.SIGSTOP})
+				acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, ex: c.execOf(r.job), sig: syscall.SIGSTOP})
 			default:
 				res.Error = errAlreadyStoped
 				continue
@@ -128,7 +129,7 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 				to = api.JobState_PEND
 			case api.JobState_USUSP:
 				to = api.JobState_RUN
-				acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, sig: syscall.SIGCONT})
+				acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, ex: c.execOf(r.job), sig: syscall.SIGCONT})
 			default:
 				res.Error = errNotSuspended
 				continue
@@ -149,7 +150,7 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 			ev := c.event(nj, api.EventType_SIGNAL, user, signalName(syscall.Signal(req.Signal)))
 			ev.Signal = req.Signal
 			changes = append(changes, store.Change{Job: nj, Event: ev})
-			acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, sig: syscall.Signal(req.Signal)})
+			acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, ex: c.execOf(r.job), sig: syscall.Signal(req.Signal)})
 		}
 	}
 	if req.Bulk && len(req.Refs) == 0 && req.Action == api.SignalRequest_KILL && !req.Force {
@@ -176,11 +177,11 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 	for _, a := range acts {
 		switch {
 		case a.kil:
-			c.exec.Terminate(a.id, a.idx)
-		case c.exec.Signal(a.id, a.idx, a.sig) != nil && a.sig == syscall.SIGKILL:
+			a.ex.Terminate(a.id, a.idx)
+		case a.ex.Signal(a.id, a.idx, a.sig) != nil && a.sig == syscall.SIGKILL:
 			// Not started far enough to be signalled: the worker kills it
 			// as soon as it can.
-			c.exec.Terminate(a.id, a.idx)
+			a.ex.Terminate(a.id, a.idx)
 		}
 	}
 	c.Kick()

@@ -162,12 +162,14 @@ func (c *Controller) validate(who Caller, spec *api.JobSpec) (*api.JobSpec, []in
 	if q := c.queues[eff.Queue]; q == nil || !q.q.Open {
 		return nil, nil, userErr("%s: Queue has been closed", eff.Queue)
 	}
-	if int(eff.MinTasks) > c.cfg.Slots {
+	// With remote workers the hosts connected now are not all there is: a
+	// large job waits for hosts rather than being refused.
+	if int(eff.MinTasks) > c.cfg.Slots && !c.cfg.Workers {
 		return nil, nil, userErr("Too many processors requested")
 	}
 	for _, h := range eff.Hosts {
 		name := strings.TrimRight(strings.TrimPrefix(h, "!"), "+0123456789")
-		if name != "others" && name != "all" && conf.Hosts[name] == nil && conf.HostGroups[name] == nil {
+		if name != "others" && name != "all" && conf.Hosts[name] == nil && conf.HostGroups[name] == nil && !c.knownHost(name) {
 			return nil, nil, userErr("%s: Bad host name, host group name or cluster name", h)
 		}
 	}

@@ -336,6 +336,7 @@ var termReasons = map[api.TermReason]string{
 	api.TermReason_TERM_BUCKET_KILL:     "job killed with bkill -b",
 	api.TermReason_TERM_CTRL_PID:        "job terminated after control PID died",
 	api.TermReason_TERM_CWD_NOTEXIST:    "Current working directory is not accessible or does not exist on the execution host",
+	api.TermReason_TERM_REMOVE_HUNG_JOB: "job removed from LSF system",
 	api.TermReason_TERM_ORPHAN_SYSTEM:   "The orphan job was automatically terminated by LSF",
 	api.TermReason_TERM_ORPHAN:          "job status lost when the controller restarted",
 }

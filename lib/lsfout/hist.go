@@ -206,6 +206,11 @@ func historyTexts(j *api.Job, ev *api.Event, brief bool) []string {
 		return []string{"Resumed by the user or administrator <" + ev.GetUser() + ">;"}
 	case api.EventType_PEND_AGAIN:
 		return []string{"Pending: " + ev.GetDetail() + ";"}
+	case api.EventType_HOST_STATUS:
+		if ev.GetState() == api.JobState_UNKWN {
+			return []string{"Unknown; unable to reach the execution host;"}
+		}
+		return []string{"Running; the execution host is reachable again;"}
 	case api.EventType_MODIFY:
 		// "Parameters of Job are changed", "Switched to Queue <q>", ...
 		t := ev.GetDetail()

@@ -89,6 +89,12 @@ type Report struct {
 	Started  *api.Event
 	Finished *api.Event
 	Err      error
+	// Set by the controller's side of a remote worker's link: the host
+	// the report came from ("" = the embedded worker's), the shepherd's
+	// pid with Started, and an adopted job the worker had no trace of.
+	Host         string
+	ShepherdPid  int
+	NeverStarted bool
 }
 
 // Config describes the worker's host and where it keeps job files.
@@ -177,7 +183,13 @@ func (w *Worker) userDir(id int64, idx int32) string {
 
 // SpoolOutput is where a job without -o writes its output.
 func (w *Worker) SpoolOutput(id int64, idx int32) string {
-	return filepath.Join(w.userDir(id, idx), "output")
+	return SpoolPath(w.cfg.RunDir, id, idx)
+}
+
+// SpoolPath is the spool file of a job on a worker whose run directory is
+// runDir.
+func SpoolPath(runDir string, id int64, idx int32) string {
+	return filepath.Join(runDir, fmt.Sprintf("%d.%d", id, idx), userDirName, "output")
 }
 
 func (w *Worker) files(id int64, idx int32) (start, status, usage string) {

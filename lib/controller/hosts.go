@@ -1,0 +1,535 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"syscall"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"xce/lib/api"
+	"xce/lib/api/rpc"
+	"xce/lib/hostload"
+	"xce/lib/resreq"
+	"xce/lib/sched"
+	"xce/lib/store"
+)
+
+// host is one execution host: the embedded worker's (local) or a remote
+// worker's, known from its registration, from a running job's record
+// after a restart, or from the configuration (c.mu guards it).
+type host struct {
+	name  string
+	local bool
+	// exec is the host's worker while it is connected; nil otherwise.
+	exec Executor
+	// conn is the remote worker's connection (nil for the local host).
+	conn *workerConn
+	// attrs: the static attributes a remote worker registered, with the
+	// load fields of its latest sample.
+	attrs *api.Host
+	// slots is the host's job slots (MXJ): configured, else registered.
+	slots     int
+	used      int
+	exclusive bool // running an exclusive job
+	closed    bool // badmin hclose
+	// lostAt: when the remote worker went (or, for a host only known from
+	// a running job, when this controller started); zero while connected.
+	lostAt  time.Time
+	unavail bool // past the grace: its jobs are UNKWN
+	load    loadHistory
+}
+
+// connected reports whether the host's worker can take jobs now.
+func (h *host) connected() bool { return h.exec != nil }
+
+// hostNamed returns the host of that name, adding it when it is new
+// (c.mu held).
+func (c *Controller) hostNamed(name string) *host {
+	h := c.hosts[name]
+	if h == nil {
+		h = &host{name: name, lostAt: c.started, closed: c.closedHosts[name]}
+		c.hosts[name] = h
+		c.hostNames = slices.Sorted(maps.Keys(c.hosts))
+	}
+	return h
+}
+
+// knownHost reports whether a host of that name is known.
+func (c *Controller) knownHost(name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hosts[name] != nil
+}
+
+// firstHost is where a job's own process runs: its first execution host.
+func firstHost(j *api.Job) string {
+	if len(j.ExecHosts) > 0 {
+		return j.ExecHosts[0].Host
+	}
+	return ""
+}
+
+// takeSlots charges (sign 1) or frees (sign -1) a job's slots on each of
+// its hosts (c.mu held).
+func (c *Controller) takeSlots(j *api.Job, exclusive bool, sign int) {
+	for _, hs := range j.ExecHosts {
+		h := c.hostNamed(hs.Host)
+		h.used += sign * int(hs.Slots)
+		if exclusive {
+			h.exclusive = sign > 0
+		}
+	}
+}
+
+// execOf is the executor of a job's first host: its worker, or one that
+// refuses while the worker is not connected. It needs no lock.
+func (c *Controller) execOf(j *api.Job) Executor {
+	name := firstHost(j)
+	if name == "" {
+		name = c.cfg.Host
+	}
+	if m := c.execs.Load(); m != nil {
+		if ex := (*m)[name]; ex != nil {
+			return ex
+		}
+	}
+	return offline{c, name}
+}
+
+// publishExecs makes the connected hosts' executors what execOf sees
+// (c.mu held).
+func (c *Controller) publishExecs() {
+	m := make(map[string]Executor, len(c.hosts))
+	for name, h := range c.hosts {
+		if h.exec != nil {
+			m[name] = h.exec
+		}
+	}
+	c.execs.Store(&m)
+}
+
+// offline is the executor of a host whose worker is not connected: a
+// termination asked for meanwhile is remembered and sent when the worker
+// is back (workerJoined), the rest waits for the worker's own report.
+type offline struct {
+	c    *Controller
+	host string
+}
+
+var errAbsent = errors.New("the job's host is not connected")
+
+func (offline) Start(*api.Job) error                       { return errAbsent }
+func (offline) Reattach(*api.Job)                          {}
+func (offline) NeverStarted(*api.Job) bool                 { return false }
+func (offline) Signal(int64, int32, syscall.Signal) error  { return errAbsent }
+func (offline) Usage(int64, int32) *api.ResourceUsage      { return nil }
+func (offline) SetLimits(int64, int32, *api.JobSpec) error { return errAbsent }
+func (offline) SpoolOutput(int64, int32) string            { return "" }
+func (offline) Remove(int64, int32)                        {}
+
+func (o offline) Terminate(id int64, idx int32) error {
+	o.c.killMu.Lock()
+	defer o.c.killMu.Unlock()
+	if o.c.kills == nil {
+		o.c.kills = map[string]map[key]bool{}
+	}
+	if o.c.kills[o.host] == nil {
+		o.c.kills[o.host] = map[key]bool{}
+	}
+	o.c.kills[o.host][key{id, idx}] = true
+	return nil
+}
+
+// takeKills returns (and forgets) the terminations asked for while a
+// host's worker was away.
+func (c *Controller) takeKills(name string) map[key]bool {
+	c.killMu.Lock()
+	defer c.killMu.Unlock()
+	k := c.kills[name]
+	delete(c.kills, name)
+	return k
+}
+
+// hostView is a host as the commands and the scheduler see it: its static
+// attributes and, while its worker is connected, its load (c.mu held). A
+// host whose worker is not connected advertises no capacity: only its
+// name, type, model and slots stay.
+func (c *Controller) hostView(h *host) *api.Host {
+	conf := c.config()
+	v := &api.Host{Name: h.name, MaxSlots: int32(h.slots), CpuFactor: hostCPUFactor}
+	switch {
+	case h.local:
+		v.Ncpus, v.MaxmemKb = int32(c.cfg.NCPUs), c.cfg.MaxMemKB
+		c.fillLoad(v)
+	case h.attrs != nil && h.connected():
+		v = proto.Clone(h.attrs).(*api.Host)
+		v.Name, v.MaxSlots = h.name, int32(h.slots)
+		if v.CpuFactor == 0 {
+			v.CpuFactor = hostCPUFactor
+		}
+	case h.attrs != nil:
+		v.Type, v.Model, v.Ncpus = h.attrs.Type, h.attrs.Model, h.attrs.Ncpus
+	}
+	hc := conf.Hosts[h.name]
+	if v.Type == "" || (hc != nil && hc.Type != "") {
+		v.Type = c.typeOf(h.name, v.Type)
+	}
+	if v.Model == "" || (hc != nil && hc.Model != "") {
+		v.Model = c.modelOf(h.name, v.Model)
+	}
+	return v
+}
+
+// typeOf is a host's type: its host entry's in xce.toml, else what its
+// worker detected (or this host's detected one).
+func (c *Controller) typeOf(name, detected string) string {
+	if hc := c.config().Hosts[name]; hc != nil && hc.Type != "" {
+		return hc.Type
+	}
+	if detected != "" {
+		return detected
+	}
+	return hostload.DetectedType()
+}
+
+func (c *Controller) modelOf(name, detected string) string {
+	if hc := c.config().Hosts[name]; hc != nil && hc.Model != "" {
+		return hc.Model
+	}
+	if detected != "" {
+		return detected
+	}
+	return hostload.DetectedModel()
+}
+
+// hostStatus is a host's state as bhosts shows it (c.mu held).
+func (c *Controller) hostStatus(h *host) (api.HostState, string) {
+	switch {
+	case !h.connected() && h.unavail:
+		return api.HostState_HOST_UNAVAIL, "unavail"
+	case !h.connected():
+		return api.HostState_HOST_UNREACH, "unreach"
+	case h.closed:
+		return api.HostState_HOST_CLOSED, "closed_Adm"
+	case h.exclusive:
+		return api.HostState_HOST_CLOSED, "closed_Excl"
+	case h.used >= h.slots:
+		return api.HostState_HOST_CLOSED, "closed_Full"
+	}
+	return api.HostState_HOST_OK, "ok"
+}
+
+// usable reports whether a job could start on the host now (c.mu held).
+func (h *host) usable() bool {
+	return h.connected() && !h.closed && !h.exclusive && h.used < h.slots
+}
+
+// fullReason is why nothing can start when no host is usable: each
+// host's cause with the number of hosts, as bjobs -p prints host-level
+// reasons (c.mu held).
+func (c *Controller) fullReason() string {
+	counts := map[string]int{}
+	var order []string
+	for _, name := range c.hostNames {
+		h := c.hosts[name]
+		why := reasonSlotsText
+		switch {
+		case !h.connected():
+			why = reasonUnreachText
+		case h.closed:
+			why = reasonHostAdmText
+		case h.exclusive:
+			why = reasonExclRunText
+		}
+		if counts[why] == 0 {
+			order = append(order, why)
+		}
+		counts[why]++
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return counts[b] - counts[a] })
+	out := ""
+	for i, why := range order {
+		if i > 0 {
+			out += "\n"
+		}
+		out += hostCount(why, counts[why])
+	}
+	return out
+}
+
+// hostCount is "REASON: 1 host" or "REASON: N hosts".
+func hostCount(why string, n int) string {
+	if n == 1 {
+		return why + ": 1 host"
+	}
+	return fmt.Sprintf("%s: %d hosts", why, n)
+}
+
+// Host-level pending reasons without their counts.
+const (
+	reasonSlotsText   = "Job slot limit reached"
+	reasonHostAdmText = "Closed by LSF administrator"
+	reasonExclRunText = "Running an exclusive job"
+	reasonUnreachText = "Unable to reach slave batch server"
+)
+
+// WorkerJoined records a remote worker's registration: its host's
+// attributes, and the jobs the store says run there, which the worker is
+// asked to adopt when it does not watch them already (after a worker
+// restart); jobs it watches that the controller does not place there (a
+// rerun elsewhere, a job that ended) are terminated. It returns the
+// name the host is known by.
+func (c *Controller) workerJoined(conn *workerConn, reg *rpc.WorkerRegister) error {
+	conf := c.config()
+	name := conn.name
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h := c.hosts[name]; h != nil && h.local {
+		return fmt.Errorf("host %s is the controller's own host, whose jobs it runs itself", name)
+	}
+	h := c.hostNamed(name)
+	if old := h.conn; old != nil {
+		// The worker restarted before its old connection was found dead:
+		// the newer connection wins.
+		old.close("replaced by a newer connection of the same host")
+	}
+	h.conn, h.exec = conn, conn
+	h.attrs = proto.Clone(reg.Host).(*api.Host)
+	h.slots = int(reg.Host.GetMaxSlots())
+	if hc := conf.Hosts[name]; hc != nil && hc.Slots > 0 {
+		h.slots = hc.Slots
+	}
+	if h.slots <= 0 {
+		h.slots = max(1, int(reg.Host.GetNcpus()))
+	}
+	h.lostAt, h.unavail = time.Time{}, false
+	h.closed = c.closedHosts[name]
+	c.publishExecs()
+	cl := &conf.Cluster
+	conn.send(&rpc.ControllerMessage{Msg: &rpc.ControllerMessage_Welcome{Welcome: &rpc.Welcome{
+		ClusterName: cl.Name, Host: name,
+		KillGraceMs:         c.cfg.KillGrace.Milliseconds(),
+		TerminateIntervalMs: c.terminateInterval().Milliseconds(),
+		MemlimitEnforce:     cl.MemlimitEnforce, JobMemlimit: cl.JobMemlimit, StdoutDirect: cl.StdoutDirect,
+	}}})
+	watched := map[key]bool{}
+	for _, ref := range reg.Running {
+		watched[key{ref.JobId, ref.ArrayIndex}] = true
+	}
+	kills := c.takeKills(name)
+	var changes []store.Change
+	here := map[key]bool{}
+	for _, r := range c.jobsOn(name) {
+		k := key{r.job.JobId, r.job.ArrayIndex}
+		here[k] = true
+		if !watched[k] {
+			conn.Reattach(proto.Clone(r.job).(*api.Job))
+		}
+		if kills[k] {
+			conn.Terminate(k.id, k.idx)
+		}
+		if r.job.State == api.JobState_UNKWN {
+			nj := c.clone(r)
+			nj.State = r.job.PrevState
+			if !isRunning(nj.State) || nj.State == api.JobState_UNKWN {
+				nj.State = api.JobState_RUN
+			}
+			changes = append(changes, store.Change{Job: nj, Event: c.event(nj, api.EventType_HOST_STATUS, "", fmt.Sprintf(detailBack, name))})
+		}
+	}
+	for k := range watched {
+		if !here[k] {
+			// Not this host's job any more (rerun elsewhere, or ended):
+			// whatever is left of it here goes.
+			slog.Warn("terminating a job instance its host no longer runs", "host", name, "job", k.id, "index", k.idx)
+			conn.Terminate(k.id, k.idx)
+		}
+	}
+	if err := c.commit(changes); err != nil {
+		slog.Error("record host's return", "host", name, "err", err)
+	}
+	c.Kick()
+	return nil
+}
+
+// workerLeft records that a remote worker's connection ended.
+func (c *Controller) workerLeft(conn *workerConn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h := c.hosts[conn.name]; h != nil && h.conn == conn {
+		h.conn, h.exec = nil, nil
+		h.lostAt = time.Now()
+		c.publishExecs()
+	}
+}
+
+// hostLoaded records a remote worker's load sample.
+func (c *Controller) hostLoaded(conn *workerConn, load *api.Host) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := c.hosts[conn.name]
+	if h == nil || h.conn != conn || h.attrs == nil {
+		return
+	}
+	copyLoad(h.attrs, load)
+}
+
+// copyLoad copies the load indices of a sample into a host.
+func copyLoad(dst, src *api.Host) {
+	dst.R15S, dst.R1M, dst.R15M, dst.Ut = src.R15S, src.R1M, src.R15M, src.Ut
+	dst.MemKb, dst.SwpKb, dst.TmpKb, dst.LoadMeasured = src.MemKb, src.SwpKb, src.TmpKb, src.LoadMeasured
+	dst.Pg, dst.Io, dst.Ls, dst.It = src.Pg, src.Io, src.Ls, src.It
+	if src.MaxswpKb > 0 {
+		dst.MaxswpKb = src.MaxswpKb
+	}
+	if src.MaxtmpKb > 0 {
+		dst.MaxtmpKb = src.MaxtmpKb
+	}
+}
+
+// hostTimes are the cluster's failure timers: how long a host may be out
+// of touch before it is unavail (its jobs UNKWN), and before its jobs are
+// given up on (rerunnable ones requeued, the others ended).
+func (c *Controller) hostTimes() (grace, failure time.Duration) {
+	cl := &c.config().Cluster
+	return time.Duration(cl.HostUnavailGrace) * time.Second, time.Duration(cl.HostFailureTimeout) * time.Second
+}
+
+// Host-failure texts of bjobs -l and bhist.
+const (
+	detailUnknown = "the execution host %s is unavailable: the job's state is unknown"
+	detailBack    = "the execution host %s is back: the job runs"
+	detailRerun   = "Job has been requeued: its execution host %s failed"
+	detailHung    = "Job removed: its execution host %s failed"
+)
+
+// checkHosts moves hosts whose worker has been gone past the grace to
+// unavail (their jobs UNKWN), and past the failure timeout gives up on
+// their jobs: rerunnable ones go back to pending, to run elsewhere, the
+// others end EXIT (TERM_REMOVE_HUNG_JOB). Called from Run's loop.
+func (c *Controller) checkHosts(now time.Time) {
+	grace, failure := c.hostTimes()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var changes []store.Change
+	for _, name := range c.hostNames {
+		h := c.hosts[name]
+		if h.connected() || h.local || h.lostAt.IsZero() {
+			continue
+		}
+		gone := now.Sub(h.lostAt)
+		if gone >= grace && !h.unavail {
+			h.unavail = true
+			slog.Warn("host unavailable", "host", name, "gone", gone.Round(time.Second))
+			for _, r := range c.jobsOn(name) {
+				if r.job.State == api.JobState_UNKWN {
+					continue
+				}
+				nj := c.clone(r)
+				nj.PrevState = r.job.State
+				nj.State = api.JobState_UNKWN
+				changes = append(changes, store.Change{Job: nj, Event: c.event(nj, api.EventType_HOST_STATUS, "", fmt.Sprintf(detailUnknown, name))})
+			}
+		}
+		if failure > 0 && gone >= failure {
+			for _, r := range c.jobsOn(name) {
+				changes = append(changes, c.hostFailed(r, name, now))
+			}
+		}
+	}
+	if err := c.commit(changes); err != nil {
+		slog.Error("record host failure", "err", err)
+	}
+}
+
+// jobsOn lists the running jobs whose first host is name (c.mu held).
+func (c *Controller) jobsOn(name string) []*rec {
+	var out []*rec
+	for _, r := range c.jobs {
+		if isRunning(r.job.State) && firstHost(r.job) == name {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b *rec) int {
+		if a.job.JobId != b.job.JobId {
+			return int(a.job.JobId - b.job.JobId)
+		}
+		return int(a.job.ArrayIndex - b.job.ArrayIndex)
+	})
+	return out
+}
+
+// hostFailed gives up on a job whose host failed (c.mu held).
+func (c *Controller) hostFailed(r *rec, name string, now time.Time) store.Change {
+	nj := c.clone(r)
+	if r.eff.GetRerunnable() {
+		requeued(nj, false)
+		nj.Reruns++
+		return store.Change{Job: nj, Event: c.event(nj, api.EventType_PEND_AGAIN, "", fmt.Sprintf(detailRerun, name))}
+	}
+	nj.State = api.JobState_EXIT
+	nj.EndTime = now.UnixNano()
+	nj.ExitStatus = 0
+	nj.TermReason, nj.TermReasonSet = api.TermReason_TERM_REMOVE_HUNG_JOB, true
+	ev := c.event(nj, api.EventType_FINISH, "", fmt.Sprintf(detailHung, name))
+	ev.TermReason = nj.TermReason
+	return store.Change{Job: nj, Event: ev}
+}
+
+// schedHost is a host as lib/sched reads it (c.mu held): its status, its
+// slots, and the values select[], order[] and rusage[] see. A host whose
+// worker is not connected advertises no capacity (DESIGN.md): only its
+// name, type, model and configured resources stay.
+func (c *Controller) schedHost(h *host, schema *resreq.Schema) sched.Host {
+	conf := c.config()
+	values := schema.NewHost()
+	v := c.hostView(h)
+	set := func(name string, val any) {
+		if n, ok := val.(int64); ok { // TOML integers
+			val = float64(n)
+		}
+		schema.Set(values, name, val)
+	}
+	status := sched.HostOK
+	switch {
+	case !h.connected():
+		status = sched.HostUnavail
+	case h.closed:
+		status = sched.HostClosed
+	}
+	if h.connected() {
+		set("mem", float64(v.MemKb)/1024)
+		set("swp", float64(v.SwpKb)/1024)
+		set("maxmem", float64(v.MaxmemKb)/1024)
+		set("maxswp", float64(v.MaxswpKb)/1024)
+		set("r15s", v.R15S)
+		set("r1m", v.R1M)
+		set("r15m", v.R15M)
+		set("ncpus", float64(v.Ncpus))
+		set("ut", v.Ut)
+		set("cpuf", v.CpuFactor)
+		for name, x := range map[string]float64{"tmp": float64(v.TmpKb) / 1024, "maxtmp": float64(v.MaxtmpKb) / 1024,
+			"nprocs": float64(v.Nprocs), "ncores": float64(v.Ncores), "nthreads": float64(v.Nthreads)} {
+			if x > 0 {
+				set(name, x)
+			}
+		}
+	}
+	set("type", v.Type)
+	set("model", v.Model)
+	set("hname", h.name)
+	if hc := conf.Hosts[h.name]; hc != nil {
+		for _, a := range hc.Attributes {
+			set(a, true)
+		}
+		for name, x := range hc.Resources {
+			set(name, x)
+		}
+	}
+	return sched.Host{Name: h.name, Status: status, MaxSlots: h.slots, Values: values}
+}
