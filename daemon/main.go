@@ -49,6 +49,7 @@ type options struct {
 	terminateInterval time.Duration
 	logLevel          string
 	minFreeMB         uint64
+	listen            string
 }
 
 func run() int {
@@ -70,6 +71,7 @@ func run() int {
 	f.DurationVar(&o.runlimitGrace, "runlimit-grace", 10*time.Minute, "after a run limit's SIGUSR2, how long before SIGKILL")
 	f.DurationVar(&o.terminateInterval, "terminate-interval", 10*time.Second, "time between bkill's SIGINT, SIGTERM and SIGKILL (JOB_TERMINATE_INTERVAL)")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&o.listen, "listen", "", "serve the workers of other hosts on this TCP address (HOST:PORT); writes DIR/cluster.token on first start")
 	f.Uint64Var(&o.minFreeMB, "min-free", store.DefaultMinFree>>20, "MB the disk holding the store keeps free: below it submissions are refused and xced does not start")
 	configCmd := &cobra.Command{Use: "config", Short: "Work with xce.toml"}
 	configCmd.AddCommand(&cobra.Command{
@@ -188,20 +190,26 @@ func serve(o options) error {
 	// xced was down reports at once: its reports wait at the gate until
 	// the controller is whole.
 	gate := &reportGate{}
-	w, err := worker.New(worker.Config{
-		Host:              host,
-		ClusterName:       cfg.Cluster.Name,
-		RunDir:            filepath.Join(dir, "jobs"),
-		Shepherd:          shepherdCommand(self),
-		KillGrace:         o.runlimitGrace,
-		TerminateInterval: o.terminateInterval,
-		MemlimitEnforce:   cfg.Cluster.MemlimitEnforce,
-		JobMemlimit:       cfg.Cluster.JobMemlimit,
-		StdoutDirect:      cfg.Cluster.StdoutDirect,
-		Report:            gate.Report,
-	})
-	if err != nil {
-		return err
+	// This host runs jobs unless its host entry says it is not a server
+	// (a controller that only schedules for remote workers).
+	var local controller.Executor
+	if hc := cfg.Hosts[host]; hc == nil || hc.IsServer() {
+		w, err := worker.New(worker.Config{
+			Host:              host,
+			ClusterName:       cfg.Cluster.Name,
+			RunDir:            filepath.Join(dir, "jobs"),
+			Shepherd:          shepherdCommand(self),
+			KillGrace:         o.runlimitGrace,
+			TerminateInterval: o.terminateInterval,
+			MemlimitEnforce:   cfg.Cluster.MemlimitEnforce,
+			JobMemlimit:       cfg.Cluster.JobMemlimit,
+			StdoutDirect:      cfg.Cluster.StdoutDirect,
+			Report:            gate.Report,
+		})
+		if err != nil {
+			return err
+		}
+		local = w
 	}
 	start := time.Now()
 	ctl, err := controller.New(controller.Config{
@@ -214,8 +222,10 @@ func serve(o options) error {
 		AdminUIDs:   []uint32{uint32(os.Geteuid())},
 		StateDir:    dir,
 
-		TerminateInterval: o.terminateInterval, // for bparams
-	}, st, w)
+		TerminateInterval: o.terminateInterval, // for bparams and the workers
+		KillGrace:         o.runlimitGrace,
+		Workers:           o.listen != "",
+	}, st, local)
 	if err != nil {
 		return err
 	}
@@ -245,6 +255,13 @@ func serve(o options) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go ctl.Run(ctx)
+	if o.listen != "" {
+		stop, err := serveWorkers(o.listen, dir, host, ctl)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 
 	// SIGHUP reloads the configuration, as badmin reconfig does.
 	hup := make(chan os.Signal, 1)

@@ -130,6 +130,9 @@ type Host struct {
 	// Slots is the host's job slots (MXJ); 0 = one per CPU, found when the
 	// host's worker registers.
 	Slots int `toml:"slots"`
+	// Server: the host runs jobs (LSF's server column of lsf.cluster);
+	// false for a controller's host that only schedules. Default true.
+	Server *bool `toml:"server"`
 	// Type and Model override what the worker detects ("" = detected).
 	Type  string `toml:"type"`
 	Model string `toml:"model"`
@@ -139,6 +142,9 @@ type Host struct {
 	// integers or floats for numeric ones, strings for string ones.
 	Resources map[string]any `toml:"resources"`
 }
+
+// IsServer reports whether the host runs jobs.
+func (h *Host) IsServer() bool { return h.Server == nil || *h.Server }
 
 // HostGroup names a set of hosts (lsb.hosts HostGroup).
 type HostGroup struct {

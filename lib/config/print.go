@@ -63,6 +63,9 @@ func (c *Config) Effective() string {
 			w.line("# slots: one per CPU")
 		}
 		w.kv("slots", h.Slots)
+		if !h.IsServer() {
+			w.line("server = false")
+		}
 		w.kv("type", h.Type)
 		w.kv("model", h.Model)
 		w.kv("attributes", h.Attributes)

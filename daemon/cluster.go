@@ -1,0 +1,48 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
+
+	"xce/lib/api/rpc"
+	"xce/lib/controller"
+)
+
+// serveWorkers serves the Cluster service to remote workers on a TCP
+// address: TLS with the cluster's certificate, and only peers that prove
+// they hold the cluster token (DIR/cluster.token, written on first start).
+func serveWorkers(addr, dir, host string, ctl *controller.Controller) (stop func(), err error) {
+	creds, err := clusterServerCredentials(dir, addr, host)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	srv := grpc.NewServer(grpc.Creds(creds),
+		grpc.MaxRecvMsgSize(controller.MaxRequestBytes),
+		// A worker that vanishes (its host died, the network split) is
+		// found within seconds, not when TCP gives up.
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: workerKeepalive, Timeout: workerKeepalive}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: workerKeepalive / 2, PermitWithoutStream: true}),
+	)
+	rpc.RegisterClusterServer(srv, ctl.ClusterService())
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			slog.Error("worker listener", "addr", addr, "err", err)
+		}
+	}()
+	slog.Info("serving workers", "addr", ln.Addr().String())
+	return srv.Stop, nil
+}
+
+// workerKeepalive is how often each side of a worker's link checks that
+// the other is there, and how long it waits for the answer.
+const workerKeepalive = 5 * time.Second
