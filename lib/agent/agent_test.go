@@ -146,7 +146,7 @@ func runAgent(t *testing.T, f *fakeController, runDir string) *result {
 	t.Helper()
 	shep := buildShepherd(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	res := &result{done: make(chan struct{})}
+	res := &result{done: make(chan struct{}), stop: cancel}
 	go func() {
 		defer close(res.done)
 		res.err = Run(ctx, Config{
@@ -177,6 +177,7 @@ func runAgent(t *testing.T, f *fakeController, runDir string) *result {
 type result struct {
 	done chan struct{}
 	err  error
+	stop func() // ends Run
 }
 
 func buildShepherd(t *testing.T) string {
@@ -373,6 +374,41 @@ func TestPeekSignalLoad(t *testing.T) {
 	c.send(t, &rpc.ControllerMessage{Msg: &rpc.ControllerMessage_Signal{Signal: &rpc.WorkerSignal{JobId: 2, Signal: int32(syscall.SIGKILL)}}})
 	if r := c.report(t); r.GetFinished().GetExitStatus() != 137 {
 		t.Fatalf("killed job: %v", r)
+	}
+}
+
+// A controller that comes back hears from the worker which jobs it still
+// runs; a worker that comes back is told of its jobs (adopt) and reports
+// their real ends.
+func TestRestarts(t *testing.T) {
+	f := newFakeController(t)
+	runDir := filepath.Join(t.TempDir(), "jobs")
+	first := runAgent(t, f, runDir)
+	c := f.next(t)
+	js := newJobs(t, runDir)
+	j := js.job(1, "sleep 2; exit 5")
+	c.send(t, start(j))
+	started := c.report(t)
+	if started.GetStarted() == nil {
+		t.Fatalf("no start: %v", started)
+	}
+	close(c.drop)
+	c = f.next(t)
+	if r := c.reg.GetRunning(); len(r) != 1 || r[0].GetJobId() != 1 {
+		t.Errorf("register after the controller's restart: running %v, want job 1", r)
+	}
+
+	first.stop()
+	<-first.done
+	runAgent(t, f, runDir)
+	c = f.next(t)
+	if r := c.reg.GetRunning(); len(r) != 0 {
+		t.Errorf("a new worker's register says it runs %v", r)
+	}
+	j.Pid, j.ShepherdPid, j.StartTime = started.GetStarted().GetPid(), started.GetShepherdPid(), started.GetStarted().GetTime()
+	c.send(t, adopt(j))
+	if r := c.report(t); r.GetJobId() != 1 || r.GetFinished().GetExitStatus() != 5 {
+		t.Fatalf("adopted job's end: %v, want exit 5", r)
 	}
 }
 
