@@ -90,6 +90,7 @@ func run() int {
 	configCmd.AddCommand(importLSFCommand())
 	root.AddCommand(configCmd)
 	root.AddCommand(storeCommand())
+	root.AddCommand(workerCommand())
 	root.AddCommand(&cobra.Command{
 		Use:    "shepherd LAUNCHFILE",
 		Short:  "Run one job to its end (started by xced, not by hand)",

@@ -22,7 +22,13 @@ const lockWait = 5 * time.Second
 // be root's and not writable by anyone else (a sticky one such as /tmp
 // excepted above dir).
 func prepareStateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	return prepareDir(dir, 0o755)
+}
+
+// prepareDir is prepareStateDir for a directory created with mode perm
+// (a worker's: 0711).
+func prepareDir(dir string, perm os.FileMode) error {
+	if err := os.MkdirAll(dir, perm); err != nil {
 		return fmt.Errorf("create state directory: %w", err)
 	}
 	if os.Geteuid() != 0 {

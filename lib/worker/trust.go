@@ -20,36 +20,16 @@ import (
 const maxJobFile = 256 << 10
 
 // readJobFile reads a file the job's user can write (start, status, usage)
-// without trusting it: the last component is not followed if it is a
-// link, opening does not block (a FIFO), and only a regular file with one
-// link, owned by uid, of at most maxJobFile bytes is read.
+// without trusting it: openJobFile's checks, and at most maxJobFile bytes.
 func readJobFile(path string, uid int) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	f, size, err := openJobFile(path, uid)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	// Checked on the raw descriptor: os.NewFile would poll a FIFO.
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
-	}
-	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		err = fmt.Errorf("%s: not a regular file (mode %#o)", path, st.Mode)
-	case int(st.Uid) != uid:
-		err = fmt.Errorf("%s: owned by uid %d, not by the job's user (uid %d)", path, st.Uid, uid)
-	case st.Nlink != 1:
-		err = fmt.Errorf("%s: %d links to it, want 1", path, st.Nlink)
-	case st.Size > maxJobFile:
-		err = fmt.Errorf("%s: %d bytes, more than %d", path, st.Size, maxJobFile)
-	}
-	if err != nil {
-		unix.Close(fd)
 		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
+	if size > maxJobFile {
+		return nil, fmt.Errorf("%s: %d bytes, more than %d", path, size, maxJobFile)
+	}
 	b, err := io.ReadAll(io.LimitReader(f, maxJobFile+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
@@ -58,6 +38,37 @@ func readJobFile(path string, uid int) ([]byte, error) {
 		return nil, fmt.Errorf("%s: more than %d bytes", path, maxJobFile)
 	}
 	return b, nil
+}
+
+// openJobFile opens for reading a file the job's user can write (its
+// records, its output) without trusting it: the last component is not
+// followed if it is a link, opening does not block (a FIFO), and only a
+// regular file with one link, owned by uid, is accepted. It returns the
+// file and its size when opened.
+func openJobFile(path string, uid int) (*os.File, int64, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, 0, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	// Checked on the raw descriptor: os.NewFile would poll a FIFO.
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, 0, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		err = fmt.Errorf("%s: not a regular file (mode %#o)", path, st.Mode)
+	case int(st.Uid) != uid:
+		err = fmt.Errorf("%s: owned by uid %d, not by the job's user (uid %d)", path, st.Uid, uid)
+	case st.Nlink != 1:
+		err = fmt.Errorf("%s: %d links to it, want 1", path, st.Nlink)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, 0, err
+	}
+	return os.NewFile(uintptr(fd), path), st.Size, nil
 }
 
 // errNoGroup: no process of the group is left to signal.

@@ -58,6 +58,7 @@
 package worker
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -66,6 +67,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -202,11 +204,8 @@ func (w *Worker) files(id int64, idx int32) (start, status, usage string) {
 // and end are reported later.
 func (w *Worker) Start(job *api.Job) error {
 	k := jobKey{job.JobId, job.ArrayIndex}
-	uid, gid := int(job.Spec.GetUid()), int(job.Spec.GetGid())
-	asOther := os.Geteuid() == 0 && uid != 0
-	if !asOther {
-		uid = os.Geteuid()
-	}
+	uid, gid := jobUID(job.Spec), int(job.Spec.GetGid())
+	asOther := uid != os.Geteuid()
 	startFile, statusFile, _ := w.files(k.id, k.idx)
 	dir := w.JobDir(k.id, k.idx)
 	l := &api.Launch{
@@ -288,6 +287,15 @@ func (w *Worker) Start(job *api.Job) error {
 		w.finish(k, p, how)
 	}()
 	return nil
+}
+
+// jobUID is the user a job runs as: its own when the worker is root (and
+// the job is not root's), else the worker's.
+func jobUID(spec *api.JobSpec) int {
+	if os.Geteuid() == 0 && spec.GetUid() != 0 {
+		return int(spec.GetUid())
+	}
+	return os.Geteuid()
 }
 
 // makeJobDir creates a job's directory afresh (root's, 0711) with the
@@ -456,6 +464,28 @@ func (w *Worker) NeverStarted(job *api.Job) bool {
 		}
 	}
 	return job.ShepherdPid == 0 || !shepherdAlive(int(job.ShepherdPid), -1)
+}
+
+// Running lists the jobs the worker watches now (started or reattached,
+// not yet ended), in job order.
+func (w *Worker) Running() []*api.JobRef {
+	w.mu.Lock()
+	refs := make([]*api.JobRef, 0, len(w.jobs))
+	for k := range w.jobs {
+		refs = append(refs, &api.JobRef{JobId: k.id, ArrayIndex: k.idx})
+	}
+	w.mu.Unlock()
+	slices.SortFunc(refs, func(a, b *api.JobRef) int {
+		return cmp.Or(cmp.Compare(a.JobId, b.JobId), cmp.Compare(a.ArrayIndex, b.ArrayIndex))
+	})
+	return refs
+}
+
+// Watches reports whether the worker watches the job now.
+func (w *Worker) Watches(id int64, idx int32) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.jobs[jobKey{id, idx}] != nil
 }
 
 // ShepherdPid returns the pid of a running job's shepherd, 0 if unknown.

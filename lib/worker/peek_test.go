@@ -1,0 +1,142 @@
+package worker
+
+import (
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"xce/lib/api"
+)
+
+// jobUser is the user the tests' jobs run as: an unprivileged one made
+// for the tests (xcetest1) when they run as root, so that what root reads
+// is another user's; the caller otherwise. dirs are made reachable by it.
+func jobUser(t *testing.T, dirs ...string) (uid, gid int) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return os.Getuid(), os.Getgid()
+	}
+	const name = "xcetest1"
+	if _, err := user.Lookup(name); err != nil {
+		out, err := exec.Command("useradd", "-M", "-s", "/bin/sh", name).CombinedOutput()
+		if _, lerr := user.Lookup(name); lerr != nil {
+			t.Skipf("cannot create user %s: %v %s", name, err, out)
+		}
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ = strconv.Atoi(u.Uid)
+	gid, _ = strconv.Atoi(u.Gid)
+	for _, d := range dirs {
+		// t.TempDir's parent is 0700 too.
+		os.Chmod(filepath.Dir(d), 0o755)
+		os.Chmod(d, 0o777)
+	}
+	return uid, gid
+}
+
+// peekFor polls Peek until its data is want (or a generous deadline).
+func peekFor(t *testing.T, w *Worker, id int64, want string) (size int64, path string) {
+	t.Helper()
+	var data []byte
+	var err error
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		data, size, path, err = w.Peek(id, 0, 0, 0)
+		if err == nil && string(data) == want {
+			return size, path
+		}
+	}
+	t.Fatalf("Peek(%d) = %q, %v; want %q", id, data, err, want)
+	return 0, ""
+}
+
+// A running job's output so far is read from its spool file, from an
+// offset and capped; with LSB_STDOUT_DIRECT from its -o file; a spool
+// file the job replaced with a link is refused, not followed.
+func TestPeek(t *testing.T) {
+	shep := buildShepherd(t)
+	w, rs := newWorker(t, shep)
+	dir := t.TempDir()
+	uid, gid := jobUser(t, w.cfg.RunDir, dir)
+	userJob := func(id int64, cmd string) *api.Job {
+		j := job(id, cmd, dir)
+		j.Spec.Uid, j.Spec.Gid = uint32(uid), uint32(gid)
+		j.SpoolOutput = w.SpoolOutput(id, 0) // as the controller sets it
+		j.Effective = &api.JobSpec{Uid: uint32(uid), Gid: uint32(gid)}
+		return j
+	}
+	defer func() {
+		for _, id := range []int64{1, 2, 3} {
+			w.Signal(id, 0, 9)
+		}
+	}()
+
+	if err := w.Start(userJob(1, "echo hi; sleep 30")); err != nil {
+		t.Fatal(err)
+	}
+	size, path := peekFor(t, w, 1, "hi\n")
+	if size != 3 || path != w.SpoolOutput(1, 0) {
+		t.Errorf("Peek = size %d, path %s; want 3, %s", size, path, w.SpoolOutput(1, 0))
+	}
+	if data, _, _, err := w.Peek(1, 0, 1, 1); err != nil || string(data) != "i" {
+		t.Errorf("Peek(offset 1, max 1) = %q, %v; want \"i\"", data, err)
+	}
+	if data, _, _, err := w.Peek(1, 0, 10, 0); err != nil || len(data) != 0 {
+		t.Errorf("Peek past the end = %q, %v; want nothing", data, err)
+	}
+
+	// The job swaps its spool file for a link to a file it cannot read.
+	spool := w.SpoolOutput(2, 0)
+	if err := w.Start(userJob(2, "echo hi; rm -f "+spool+"; ln -s /etc/shadow "+spool+"; sleep 30")); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if fi, lerr := os.Lstat(spool); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			var data []byte
+			data, _, _, err = w.Peek(2, 0, 0, 0)
+			if err == nil {
+				t.Fatalf("Peek followed the job's link: %q", data)
+			}
+			break
+		}
+	}
+	if err == nil {
+		t.Fatal("the job did not replace its spool file")
+	}
+
+	// LSB_STDOUT_DIRECT: the job writes into its -o file (relative to its
+	// working directory), which Peek reads.
+	w.cfg.StdoutDirect = true
+	j := userJob(3, "echo direct; sleep 30")
+	j.Spec.OutputFile, j.Effective.OutputFile = "out.%J", "out.%J"
+	if err := w.Start(j); err != nil {
+		t.Fatal(err)
+	}
+	if _, path := peekFor(t, w, 3, "direct\n"); path != filepath.Join(dir, "out.3") {
+		t.Errorf("Peek read %s, want the -o file %s", path, filepath.Join(dir, "out.3"))
+	}
+
+	if r := w.Running(); len(r) != 3 || r[0].JobId != 1 || r[2].JobId != 3 || !w.Watches(2, 0) {
+		t.Errorf("Running = %v, want jobs 1, 2 and 3", r)
+	}
+	if _, _, _, err := w.Peek(9, 0, 0, 0); err == nil || !strings.Contains(err.Error(), "no files") {
+		t.Errorf("Peek of an unknown job: %v", err)
+	}
+	for _, id := range []int64{1, 2, 3} {
+		w.Signal(id, 0, 9)
+	}
+	for range 3 {
+		rs.finished(t)
+	}
+	if r := w.Running(); len(r) != 0 {
+		t.Errorf("Running after the ends = %v", r)
+	}
+}
