@@ -4,15 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"strings"
 	"time"
 
 	"xce/lib/api"
+	"xce/lib/api/rpc"
 	"xce/lib/client"
-	"xce/lib/exec"
 	"xce/lib/lsfout"
 )
 
@@ -398,22 +397,43 @@ func bpeek(args []string) int {
 		fmt.Fprintf(sys.stderr, "Job <%s> : Cannot bpeek an interactive job.\n", id)
 		return 255
 	}
-	outPath := exec.OutputPath(j)
-	fmt.Fprintln(sys.stdout, "<< output from stdout >>")
-	file, err := os.Open(outPath)
+	// The worker of the job's host reads the output, wherever that is.
+	var off int64
+	read := func() ([]byte, error) {
+		var got []byte
+		for {
+			pcx, cancel := connectTimeout()
+			r, err := c.Peek(pcx, &rpc.PeekRequest{JobId: j.JobId, Index: j.ArrayIndex, Offset: off})
+			cancel()
+			if err != nil {
+				return got, err
+			}
+			got = append(got, r.Data...)
+			off += int64(len(r.Data))
+			if len(r.Data) == 0 || off >= r.Size {
+				return got, nil
+			}
+		}
+	}
+	first, err := read()
 	if err != nil {
-		fmt.Fprintf(sys.stderr, "Job <%s> : Cannot open the output file %s: %v\n", id, outPath, err)
+		fmt.Fprintln(sys.stderr, rpcError(c, err))
 		return 255
 	}
-	defer file.Close()
+	fmt.Fprintln(sys.stdout, "<< output from stdout >>")
 	out := bufio.NewWriter(sys.stdout)
 	defer out.Flush()
 	// The job report the shepherd appends when the job ends is not output:
 	// stop at its first line. A tail as long as that line is held back in
 	// case it arrives in two parts.
 	var held []byte
+	pending := first
 	copyNew := func() (ended bool) {
-		b, _ := io.ReadAll(file)
+		b := pending
+		pending = nil
+		if b == nil {
+			b, _ = read()
+		}
 		held = append(held, b...)
 		if i := bytes.Index(held, []byte(reportMarker)); i >= 0 {
 			out.Write(held[:i])

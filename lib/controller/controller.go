@@ -622,6 +622,9 @@ func (c *Controller) applyReport(rep worker.Report, staged map[key]*api.Job) (st
 		nj.ExitStatus = 127
 		nj.TermReason, nj.TermReasonSet = api.TermReason_TERM_OTHER, true
 		return store.Change{Job: nj, Event: c.event(nj, api.EventType_FINISH, "", "cannot start the job: "+rep.Err.Error())}, true
+	case rep.Started != nil && cur.Pid != 0 && cur.Pid == rep.Started.Pid:
+		// Sent again after a reconnect: recorded already.
+		return store.Change{}, false
 	case rep.Started != nil:
 		ev := rep.Started
 		nj.Pid = ev.Pid

@@ -33,8 +33,10 @@ func (c *Controller) Peek(who Caller, req *rpc.PeekRequest) (*rpc.PeekReply, err
 		return nil, userErr("Job <%s> is not found", jobName(req.JobId, req.Index))
 	case uid != who.UID && !c.isAdmin(who.UID):
 		return nil, userErr("Job <%s>: User permission denied", jobName(req.JobId, req.Index))
-	case !isRunning(j.State):
-		return nil, userErr("Job <%s> : Not running", jobName(req.JobId, req.Index))
+	case j.StartTime == 0:
+		// A finished job's spool stays on its host until the job is
+		// forgotten, so bpeek -f reads the last of it.
+		return nil, userErr("Job <%s> : Not yet started.", jobName(req.JobId, req.Index))
 	}
 	p, ok := c.execOf(j).(peeker)
 	if !ok {
