@@ -9,7 +9,7 @@ func SchedGPUs(devs []Device) []sched.GPU {
 	out := make([]sched.GPU, 0, len(devs))
 	for i := range devs {
 		d := &devs[i]
-		g := sched.GPU{Index: d.Index, Model: d.Model(), Names: ModelNames(d.Name)}
+		g := sched.GPU{Index: d.Index, Model: d.Model(), Names: ModelNames(d.Name), Vendor: "nvidia"}
 		if d.MemTotalMB > 0 {
 			g.MemTotal = float64(d.MemTotalMB)
 		}
@@ -26,5 +26,5 @@ func SchedGPUs(devs []Device) []sched.GPU {
 func (r *Req) Sched() *sched.GPUReq {
 	e := r.Effective()
 	return &sched.GPUReq{Num: e.Num, PerTask: e.PerTask, Exclusive: e.Exclusive(), Model: e.Model,
-		ModelMem: e.ModelMemMB, Mem: e.MemMB, Pack: e.Gpack}
+		ModelMem: e.ModelMemMB, Mem: e.MemMB, Pack: e.Gpack, Vendor: e.Vendor}
 }

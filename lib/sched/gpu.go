@@ -22,6 +22,8 @@ type GPU struct {
 	// MemTotal and MemUsed are the device's memory in MB; MemTotal 0:
 	// unknown (then no gmem request fits it).
 	MemTotal, MemUsed float64
+	// Vendor is "nvidia" (also when "") or "amd".
+	Vendor string
 }
 
 // GPUReq is a job's GPU requirement as the scheduler reads it: bsub -gpu
@@ -44,6 +46,8 @@ type GPUReq struct {
 	// Pack is gpack=yes: shared jobs go to the GPUs already running the
 	// most jobs (otherwise the fewest).
 	Pack bool
+	// Vendor is gvendor: "" or "nvidia" for NVIDIA devices, "amd".
+	Vendor string
 }
 
 // String prints the requirement in -gpu syntax, for pending reasons.
@@ -66,6 +70,9 @@ func (g *GPUReq) String() string {
 	}
 	if g.Pack {
 		b = append(b, "gpack=yes")
+	}
+	if g.Vendor != "" && g.Vendor != "nvidia" {
+		b = append(b, "gvendor="+g.Vendor)
 	}
 	if g.Mem > 0 {
 		b = append(b, "gmem="+num(g.Mem)+"M")
@@ -137,7 +144,7 @@ func (c *cycle) newGPUNeed(j *Job, hneed []need) *gpuNeed {
 // matches reports whether a device can ever serve the need (model, its
 // memory, gmem against its total).
 func (g *gpuNeed) matches(d *GPU) bool {
-	if g.Model != "" && !modelMatches(d, g.Model) {
+	if !g.modelOK(d) {
 		return false
 	}
 	if g.ModelMem > 0 && (d.MemTotal <= 0 || math.Abs(d.MemTotal-g.ModelMem) > 0.1*g.ModelMem) {
@@ -147,6 +154,21 @@ func (g *gpuNeed) matches(d *GPU) bool {
 		return false
 	}
 	return true
+}
+
+// modelOK reports whether the device is of the vendor and model asked.
+func (g *GPUReq) modelOK(d *GPU) bool {
+	if vendor(g.Vendor) != vendor(d.Vendor) {
+		return false
+	}
+	return g.Model == "" || modelMatches(d, g.Model)
+}
+
+func vendor(v string) string {
+	if v == "" {
+		return "nvidia"
+	}
+	return strings.ToLower(v)
 }
 
 func modelMatches(d *GPU, want string) bool {
@@ -174,7 +196,7 @@ func (c *cycle) gpuStatic(g *gpuNeed, hs *hostState) (fail, uint64) {
 	model := 0
 	for i := range hs.gpus {
 		d := hs.gpus[i].dev
-		if g.Model != "" && !modelMatches(d, g.Model) {
+		if !g.modelOK(d) {
 			continue
 		}
 		model++
@@ -323,6 +345,9 @@ func (c *cycle) gpuWhy(g *gpuNeed, counts map[fail]int, perHost int) string {
 	if g.Model != "" {
 		model = " of model " + g.Model
 	}
+	if vendor(g.Vendor) != "nvidia" {
+		model = " of vendor " + vendor(g.Vendor) + strings.Replace(model, " of", ",", 1)
+	}
 	mem := ""
 	if g.ModelMem > 0 {
 		mem = " with " + c.formatValue("mem", g.ModelMem)
@@ -370,4 +395,27 @@ func (c *cycle) gpuWhy(g *gpuNeed, counts map[fail]int, perHost int) string {
 		parts[i] = fmt.Sprintf("%d %s %s", x.n, verb, x.text)
 	}
 	return fmt.Sprintf("%s: 0/%d hosts: %s", g.text, len(c.hosts), strings.Join(parts, ", "))
+}
+
+// CanEverRun reports whether some host of hosts could serve the
+// requirement if nothing else ran there (its devices' number, model,
+// vendor and memory; not slots or state), for rejecting at submission a
+// request no host can ever meet. slots is the job's minimum slots on one
+// host (num=N/task). A host without a device list counts as having no
+// GPUs.
+func (g *GPUReq) CanEverRun(hosts []Host, slots int) bool {
+	need := &gpuNeed{GPUReq: *g}
+	n := need.perHost(max(1, slots))
+	for i := range hosts {
+		k := 0
+		for j := range hosts[i].GPUs {
+			if need.matches(&hosts[i].GPUs[j]) {
+				k++
+			}
+		}
+		if k >= n && k > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -197,6 +197,34 @@ func TestGPUPlacement(t *testing.T) {
 	}
 }
 
+func TestGPUCanEverRun(t *testing.T) {
+	hs := []Host{mkHost("c 8"), gpuHost("a 8", v100, v100, t4), gpuHost("b 8", a100, a100)}
+	for _, c := range []struct {
+		g     GPUReq
+		slots int
+		want  bool
+	}{
+		{GPUReq{Num: 2}, 1, true},
+		{GPUReq{Num: 3}, 1, true},
+		{GPUReq{Num: 4}, 1, false},
+		{GPUReq{Num: 2, Model: "A100", Mem: 40000}, 1, true},
+		{GPUReq{Num: 1, Model: "V100", Mem: 40000}, 1, false},
+		{GPUReq{Num: 1, Model: "T4", PerTask: true}, 2, false},
+		{GPUReq{Num: 1, PerTask: true}, 3, true},
+		{GPUReq{Num: 1, Vendor: "amd"}, 1, false},
+		{GPUReq{Num: 1, Model: "H100"}, 1, false},
+	} {
+		if got := c.g.CanEverRun(hs, c.slots); got != c.want {
+			t.Errorf("%s with %d slots: %v, want %v", c.g.String(), c.slots, got, c.want)
+		}
+	}
+	s := snapshot(hs, gpuJob(1, "num=1"))
+	s.Jobs[0].GPU.Vendor = "amd"
+	if got := renderGPU(s, Schedule(s)); !strings.Contains(got, "-gpu num=1:gvendor=amd: 0/3 hosts: 2 have no GPU of vendor amd, 1 has no GPUs") {
+		t.Errorf("amd: %s", got)
+	}
+}
+
 // TestGPURelease: devices held by a running job are free in the next
 // snapshot once its Alloc is gone (job ended, killed, or the controller
 // rebuilt Running after a restart without it).
