@@ -390,3 +390,15 @@ func TestGPUSimulation(t *testing.T) {
 		t.Fatalf("only %d jobs", next)
 	}
 }
+
+// TestGPUCompound: the terms of a compound requirement on one host get
+// different devices (the earlier terms' devices are taken).
+func TestGPUCompound(t *testing.T) {
+	s := snapshot([]Host{gpuHost("a 8", v100, v100, v100)}, gpuJob(1, "num=1:x"), gpuJob(2, "num=1:x"))
+	s.Jobs[0].Req = req("1*{select[type==X86_64]} + 2*{select[type==X86_64]}")
+	got := renderGPU(s, Schedule(s))
+	want := "1: a*1[0] a*2[1]\n2: a*1[2]"
+	if strings.TrimSpace(got) != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
