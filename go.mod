@@ -8,6 +8,8 @@ require github.com/creack/pty v1.1.24
 
 require github.com/prometheus/procfs v0.23.0
 
+require github.com/NVIDIA/go-nvml v0.13.4-1
+
 require (
 	github.com/atotto/clipboard v0.1.4 // indirect
 	github.com/aymanbagabas/go-osc52/v2 v2.0.1 // indirect

@@ -164,3 +164,33 @@ func BenchmarkSimulatedRun(b *testing.B) {
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(float64(all[len(all)-1].Microseconds())/1000, "max-ms")
 }
+
+// BenchmarkCycleGPU: 1,000 hosts with 8 GPUs each (two models), 10,000
+// pending GPU jobs in 20 buckets (num 1-4, shared or exclusive, some
+// with gmodel): the cost of per-device placement.
+func BenchmarkCycleGPU(b *testing.B) {
+	var hs []Host
+	for i := range 1000 {
+		h := mkHost(fmt.Sprintf("g%04d 64", i))
+		h.GPUs = devs(append(times(4, a100), times(4, v100)...)...)
+		hs = append(hs, h)
+	}
+	var jobs []Job
+	for i := range 10000 {
+		spec := fmt.Sprintf("num=%d", 1+i%4)
+		if i%5 < 2 {
+			spec += ":x"
+		}
+		if i%5 == 4 {
+			spec += ":gmodel=A100"
+		}
+		jobs = append(jobs, gpuJob(int64(i+1), spec))
+	}
+	s := snapshot(hs, jobs...)
+	b.ReportAllocs()
+	placed := 0
+	for b.Loop() {
+		placed = len(Schedule(s).Placements)
+	}
+	b.ReportMetric(float64(placed), "placed")
+}

@@ -124,6 +124,29 @@
 //     "all", and "~name" to leave a host or group out; a "+N" preference
 //     suffix is accepted and ignored; "others" is not supported.
 //
+// # GPUs
+//
+// A host that lists its devices (Host.GPUs) has them accounted one by
+// one: every running allocation holds the devices named in its
+// HostAlloc.GPU (an exclusive holder, or a count of sharing jobs, and
+// the gmem reserved), and a job with a GPU requirement (Job.GPU, or on
+// such hosts rusage[ngpus_physical=N], which LSF treats as -gpu num=N)
+// gets specific devices: num per host (or per task, which then bounds
+// the host's slots), only devices no job uses when it is exclusive
+// (j_exclusive=yes or mode=exclusive_process), never a device an
+// exclusive job holds, gmem fitting the device's total less
+// max(reserved, reported used), gmodel among the device's names (and
+// its -mem within 10% of the device's total). Among the usable devices
+// one model is preferred when it has enough, then the lowest indices
+// (exclusive) or the fewest jobs (shared; the most with gpack). On such
+// hosts the ngpus_physical counter is not charged (the devices replace
+// it) and select/order read ngpus_physical as the devices no job uses.
+// A host without a device list keeps ngpus_physical as a counter, and a
+// job with -gpu cannot run there. Reservations plan slots only, not
+// devices. A running job with rusage[ngpus_physical] but no device list
+// (dispatched before its host listed devices) is charged the devices a
+// shared job would get now.
+//
 // # Pending reasons
 //
 // A job-level reason is one line in LSF's wording where LSF has one ("The
@@ -140,6 +163,13 @@
 // on 2 usable hosts, the job needs 8" (or LSF's "Not enough hosts to meet
 // the job's spanning requirement" under span or same). A job holding a
 // reservation adds "Slots reserved on N hosts; estimated start ...".
+// A GPU job's host reasons use LSF's "Job's resource requirements not
+// satisfied" for hosts that can never serve it and "Job requirements for
+// reserving resource (ngpus_physical) not satisfied" for those whose
+// GPUs are taken now (gpu.md §6: LSF publishes no GPU-specific list),
+// followed by one line over all hosts: "-gpu num=2:gmodel=V100: 0/12
+// hosts: 4 have fewer than 2 free GPUs, 3 have no GPU of model V100, 5
+// have no GPUs".
 //
 // # Building a Snapshot in the controller
 //
@@ -175,7 +205,11 @@
 //   - Running: every RUN, SSUSP and USUSP job (a suspended job keeps its
 //     slots): Start from StartTime, its ExecHosts with their slots, the
 //     rusage set recorded at dispatch (the Placement's HostAlloc.Rusage)
-//     and the usage its worker last reported (Used, MB).
+//     and the usage its worker last reported (Used, MB), and the
+//     devices it holds (HostAlloc.GPU, kept from its Placement).
+//   - GPUs: Host.GPUs from the worker's device report (gpu.SchedGPUs);
+//     Job.GPU from the merged -gpu requirement (gpu.Merge, then
+//     (*gpu.Req).Sched()).
 //
 // Then for each Placement: write the job as RUN on Hosts (ExecHosts,
 // AllocSlots = Slots, and keep each HostAlloc's Rusage for the next

@@ -3,6 +3,7 @@ package sched
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"strconv"
@@ -57,6 +58,7 @@ type part struct {
 	groups [][]int
 	local  resreq.Local
 	static *static
+	gpu    *gpuNeed // nil: no GPUs
 }
 
 type need struct {
@@ -77,6 +79,7 @@ type fastKey struct {
 	min, max             int
 	excl                 bool
 	alts                 int
+	gpu                  *GPUReq
 }
 
 func (c *cycle) bucket(j *Job) *bucket {
@@ -84,7 +87,7 @@ func (c *cycle) bucket(j *Job) *bucket {
 		return c.slowBucket(j)
 	}
 	fk := fastKey{queue: j.Queue, user: j.User, project: j.Project, req: j.Req, local: j.Local,
-		min: j.MinSlots, max: j.MaxSlots, excl: j.Exclusive, alts: c.alts(j)}
+		min: j.MinSlots, max: j.MaxSlots, excl: j.Exclusive, alts: c.alts(j), gpu: j.GPU}
 	if bk, ok := c.fast[fk]; ok {
 		return bk
 	}
@@ -129,6 +132,10 @@ func (c *cycle) slowBucket(j *Job) *bucket {
 		b = append(b, 1)
 	}
 	b = fmt.Appendf(b, "\x00%d,%d,%t,%d", j.MinSlots, j.MaxSlots, j.Exclusive, alts)
+	if j.GPU != nil {
+		b = append(b, "\x00gpu "...)
+		b = append(b, j.GPU.String()...)
+	}
 	c.keyBuf = b
 	if bk, ok := c.buckets[string(b)]; ok {
 		return bk
@@ -161,7 +168,7 @@ func (c *cycle) newBucket(j *Job) *bucket {
 				ors = req.Simple.Rusage.Or
 			}
 			for _, set := range ors {
-				p, err := c.newPart(b, req.Simple, set, 0, j.Local, mkey)
+				p, err := c.newPart(b, j, req.Simple, set, 0, mkey)
 				if err != nil {
 					return err
 				}
@@ -176,7 +183,7 @@ func (c *cycle) newBucket(j *Job) *bucket {
 			if t.Req.Rusage != nil && len(t.Req.Rusage.Or) > 0 {
 				set = t.Req.Rusage.Or[0]
 			}
-			p, err := c.newPart(b, &t.Req, set, t.Count, j.Local, mkey)
+			p, err := c.newPart(b, j, &t.Req, set, t.Count, mkey)
 			if err != nil {
 				return err
 			}
@@ -208,7 +215,8 @@ func (c *cycle) newBucket(j *Job) *bucket {
 	return b
 }
 
-func (c *cycle) newPart(b *bucket, s *resreq.Simple, set resreq.UsageSet, n int, local resreq.Local, mkey string) (*part, error) {
+func (c *cycle) newPart(b *bucket, j *Job, s *resreq.Simple, set resreq.UsageSet, n int, mkey string) (*part, error) {
+	local := j.Local
 	p := &part{count: n, expr: s.Select, set: set, same: s.Same, local: local}
 	if s.Span != nil {
 		p.span = *s.Span
@@ -225,9 +233,13 @@ func (c *cycle) newPart(b *bucket, s *resreq.Simple, set resreq.UsageSet, n int,
 			p.hneed = append(p.hneed, nd)
 		}
 	}
+	p.gpu = c.newGPUNeed(j, p.hneed)
 	// What does not change in a cycle is shared by every bucket with the
-	// same queue, -m list and sections.
+	// same queue, -m list, sections and GPU need.
 	key := b.q.q.Name + "\x00" + mkey + "\x00" + local.Type + "\x00" + local.Model + "\x00" + s.String()
+	if p.gpu != nil {
+		key += "\x00" + p.gpu.text
+	}
 	st, ok := c.statics[key]
 	if !ok {
 		st = &static{}
@@ -244,6 +256,10 @@ func (c *cycle) newPart(b *bucket, s *resreq.Simple, set resreq.UsageSet, n int,
 			return nil, err
 		}
 		p.sel = st.sel
+		if p.gpu != nil {
+			st.gpuMask = make([]uint64, len(c.hosts))
+		}
+		p.static = st // staticFail records the GPU masks
 		st.all = make([]int, 0, len(sorted))
 		fails := c.staticFails(b, p, sorted)
 		for k, h := range sorted {
@@ -280,6 +296,9 @@ type static struct {
 	counts   [nFail]int
 	selFail  []int
 	selLines []string // computed when first needed
+	// gpuMask holds, by host, the devices that could ever serve the
+	// part's GPU need (nil: no need).
+	gpuMask []uint64
 }
 
 // sorted returns the hosts in the order of an order[] section, computed
@@ -320,6 +339,11 @@ const (
 	fReserved
 	fSlots
 	fRusage
+	fNoGPU    // no GPU devices
+	fGPUModel // no device of the model
+	fGPUMem   // no device of the model with that much memory
+	fGPUCount // fewer matching devices than the job takes on a host
+	fGPU      // fewer free matching devices now
 	nFail
 )
 
@@ -337,6 +361,14 @@ var failText = [nFail]string{
 	fReserved:   "Job slots reserved for a higher-priority pending job",
 	fSlots:      "Not enough job slot(s)",
 	fRusage:     "Job's requirements for resource reservation not satisfied",
+	// gpu.md §6: a host without the GPUs falls under the resource
+	// requirement reason, one without enough free under the rusage
+	// pattern with LSF's resource name.
+	fNoGPU:    "Job's resource requirements not satisfied",
+	fGPUModel: "Job's resource requirements not satisfied",
+	fGPUMem:   "Job's resource requirements not satisfied",
+	fGPUCount: "Job's resource requirements not satisfied",
+	fGPU:      "Job requirements for reserving resource (ngpus_physical) not satisfied",
 }
 
 // staticFails runs staticFail over hosts, on two goroutines when there
@@ -384,6 +416,11 @@ func (c *cycle) staticFail(b *bucket, p *part, h int) fail {
 	if !p.sel.Match(hs.vals) {
 		return fSelect
 	}
+	if p.gpu != nil {
+		f, mask := c.gpuStatic(p.gpu, hs)
+		p.static.gpuMask[h] = mask // each goroutine writes its own hosts
+		return f
+	}
 	return okHost
 }
 
@@ -393,11 +430,19 @@ type overlay map[int]*ovHost
 type ovHost struct {
 	slots int
 	res   []float64
+	gpus  uint64 // devices taken (by position)
 }
 
 func (o overlay) slots(h int) int {
 	if x := o[h]; x != nil {
 		return x.slots
+	}
+	return 0
+}
+
+func (o overlay) gpus(h int) uint64 {
+	if x := o[h]; x != nil {
+		return x.gpus
 	}
 	return 0
 }
@@ -491,6 +536,9 @@ func (c *cycle) capNow(b *bucket, p *part, h int, ov overlay) (n int, why fail, 
 		}
 	}
 	for _, nd := range p.hneed {
+		if hs.gpus != nil && nd.name == ngpusPhysical && p.gpu != nil {
+			continue // the devices decide, below
+		}
 		av := hs.avail[nd.idx] - ov.res(h, nd.idx)
 		if overlaps {
 			for _, r := range hs.holds {
@@ -514,6 +562,19 @@ func (c *cycle) capNow(b *bucket, p *part, h int, ov overlay) (n int, why fail, 
 		}
 		if free <= 0 {
 			return 0, fRusage, nd.idx
+		}
+	}
+	if p.gpu != nil && hs.gpus != nil {
+		n := bits.OnesCount64(p.gpu.usable(hs, p.static.gpuMask[h], ov.gpus(h)))
+		if !p.gpu.PerTask {
+			if n < p.gpu.perHost(1) {
+				return 0, fGPU, 0
+			}
+		} else if k := n / max(1, p.gpu.Num); k < free {
+			free = k
+			if free <= 0 {
+				return 0, fGPU, 0
+			}
 		}
 	}
 	return free, okHost, 0

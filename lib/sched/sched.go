@@ -49,6 +49,7 @@ type hostState struct {
 	holds []hold
 	avail []float64 // by resource index: reservable now
 	qused map[string]int
+	gpus  []gpuState // the host's devices (Host.GPUs); nil: none listed
 }
 
 type qstate struct {
@@ -103,6 +104,7 @@ type cycle struct {
 	orphans []int            // jobs of queues that do not exist
 	dec     *Decision
 	keyBuf  []byte
+	anyGPU  bool // some host lists GPU devices
 }
 
 type resInfo struct {
@@ -147,6 +149,14 @@ func newCycle(s *Snapshot) *cycle {
 			vals = c.schema.NewHost()
 		}
 		c.hosts[i] = hostState{h: h, vals: vals}
+		if len(h.GPUs) > 0 {
+			c.anyGPU = true
+			n := min(len(h.GPUs), maxGPUs)
+			c.hosts[i].gpus = make([]gpuState, n)
+			for k := range n {
+				c.hosts[i].gpus[k].dev = &h.GPUs[k]
+			}
+		}
 	}
 	for k, v := range s.Shared {
 		c.shared[k] = v
@@ -198,6 +208,10 @@ func newCycle(s *Snapshot) *cycle {
 	if r, i, ok := c.schema.Lookup("maxslots"); ok && r.Kind == resreq.Numeric {
 		maxIdx = i
 	}
+	gpuIdx := -1
+	if r, i, ok := c.schema.Lookup(ngpusPhysical); ok && r.Kind == resreq.Numeric && c.anyGPU {
+		gpuIdx = i
+	}
 	for i := range c.hosts {
 		hs := &c.hosts[i]
 		var cp *resreq.Host
@@ -218,6 +232,12 @@ func newCycle(s *Snapshot) *cycle {
 				cp = &resreq.Host{Num: slices.Clone(hs.vals.Num), Str: hs.vals.Str, Bool: hs.vals.Bool}
 			}
 			cp.Num[info.num] = hs.avail[ri]
+		}
+		if gpuIdx >= 0 && hs.gpus != nil {
+			if cp == nil {
+				cp = &resreq.Host{Num: slices.Clone(hs.vals.Num), Str: hs.vals.Str, Bool: hs.vals.Bool}
+			}
+			cp.Num[gpuIdx] = float64(freeGPUs(hs))
 		}
 		if cp != nil {
 			hs.vals = cp
@@ -331,10 +351,16 @@ func (c *cycle) account(user, acct, queue, project string, start time.Time, end 
 			hs.qused = map[string]int{}
 		}
 		hs.qused[queue] += ha.Slots
+		if hs.gpus != nil {
+			c.chargeGPUs(hs, &ha)
+		}
 		for _, u := range ha.Rusage {
 			for _, r := range u.Resources {
 				if _, ok := c.s.Shared[r.Name]; ok {
 					continue
+				}
+				if hs.gpus != nil && r.Name == ngpusPhysical {
+					continue // the devices are the accounting
 				}
 				ri := c.resIndex(r.Name)
 				a := amount(ha.Rusage, r.Name, elapsed, ha.Slots, ha.Lead, false)

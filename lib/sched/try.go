@@ -108,6 +108,18 @@ func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
 		total += n
 		for k, pk := range picks {
 			ha := HostAlloc{Host: c.hosts[pk.h].h.Name, Slots: pk.n, Rusage: p.set, Lead: k == 0}
+			var took uint64
+			if hs := &c.hosts[pk.h]; p.gpu != nil && hs.gpus != nil {
+				use := p.gpu.usable(hs, p.static.gpuMask[pk.h], ov.gpus(pk.h))
+				pos := p.gpu.pickGPUs(hs, use, p.gpu.perHost(pk.n))
+				if pos == nil {
+					return nil, 0, p // capNow counted them; cannot happen
+				}
+				for _, i := range pos {
+					took |= 1 << i
+				}
+				ha.GPU = &GPUAlloc{Devices: devIndices(hs, pos), Exclusive: p.gpu.Exclusive, Mem: p.gpu.Mem}
+			}
 			out = append(out, ha)
 			if !single {
 				if ov == nil {
@@ -119,6 +131,7 @@ func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
 					ov[pk.h] = o
 				}
 				o.slots += pk.n
+				o.gpus |= took
 				for _, nd := range p.hneed {
 					o.res[nd.idx] += amount(p.set, nd.name, 0, pk.n, k == 0, false)
 				}
@@ -395,6 +408,15 @@ func (c *cycle) explain(b *bucket, v *variant, p *part, mx int) []string {
 	}
 	counts := p.static.counts
 	rusFail := map[int]int{}
+	var gpuFail map[fail]int
+	if p.gpu != nil {
+		gpuFail = map[fail]int{}
+		for _, f := range []fail{fNoGPU, fGPUModel, fGPUMem, fGPUCount} {
+			if counts[f] > 0 {
+				gpuFail[f] = counts[f]
+			}
+		}
+	}
 	phm := perHostMin(p, lo)
 	freeSum, usable := 0, 0
 	for _, h := range p.all {
@@ -412,6 +434,9 @@ func (c *cycle) explain(b *bucket, v *variant, p *part, mx int) []string {
 			if f == fRusage {
 				rusFail[ri]++
 			}
+			if f == fGPU {
+				gpuFail[f]++
+			}
 			continue
 		}
 		freeSum += n
@@ -423,7 +448,18 @@ func (c *cycle) explain(b *bucket, v *variant, p *part, mx int) []string {
 	}
 	var ls []line
 	for f := fail(1); f < nFail; f++ {
-		if counts[f] > 0 {
+		if counts[f] == 0 {
+			continue
+		}
+		// The GPU checks share the select reason's text: one line.
+		dup := false
+		for k := range ls {
+			if failText[ls[k].f] == failText[f] {
+				ls[k].n += counts[f]
+				dup = true
+			}
+		}
+		if !dup {
 			ls = append(ls, line{f, counts[f]})
 		}
 	}
@@ -457,6 +493,11 @@ func (c *cycle) explain(b *bucket, v *variant, p *part, mx int) []string {
 			}
 			what := verb + " less than " + num(nd.amount*float64(max(1, phmTask(nd, phm)))) + unit + " unreserved"
 			out = append(out, fmt.Sprintf("rusage[%s=%s]: %s %s", nd.name, num(nd.amount), plural(n, "host"), what))
+		}
+	}
+	if p.gpu != nil {
+		if w := c.gpuWhy(p.gpu, gpuFail, p.gpu.perHost(phm)); w != "" {
+			out = append(out, w)
 		}
 	}
 	if len(out) == 0 {

@@ -45,6 +45,11 @@ type Host struct {
 	// as ngpus_physical) holds the host's total. nil: the host defines no
 	// resource.
 	Values *resreq.Host
+	// GPUs are the host's GPU devices (at most 64). On a host that lists
+	// them, GPU jobs get devices (GPUAlloc) and the ngpus_physical select
+	// and order read is the devices no job uses; a host without a list
+	// keeps ngpus_physical as a plain counter for rusage.
+	GPUs []GPU
 }
 
 // Queue is a queue's scheduling policy (lsb.queues).
@@ -141,6 +146,12 @@ type Job struct {
 	Priority           int            // -sp (higher first)
 	Submit             time.Time
 	RunLimit           time.Duration // -W (wall clock); 0 none
+	// GPU is the job's effective GPU requirement (-gpu merged with the
+	// queue, profile and cluster); nil: none, except that
+	// rusage[ngpus_physical=N] asks for N shared GPUs on hosts that list
+	// their devices. The rusage of ngpus_physical that LSF adds for -gpu
+	// may be in Req too: on hosts with devices it is not counted twice.
+	GPU *GPUReq
 }
 
 // HostAlloc is the part of a job on one host.
@@ -157,6 +168,11 @@ type HostAlloc struct {
 	// reports (mem in MB ...); a gauge resource is charged max(reserved,
 	// used). nil in placements.
 	Used map[string]float64
+	// GPU is the devices the job holds on the host (nil: none). The
+	// controller keeps a placement's GPU with the job and gives it back in
+	// every later snapshot's Running, so devices stay held across
+	// restarts and are free again once the Alloc is gone.
+	GPU *GPUAlloc
 }
 
 // Alloc is a running (or suspended) job holding resources.

@@ -32,6 +32,18 @@ type HostView struct {
 	// reserve (for a gauge such as mem only the part a job does not use
 	// yet), in the resource's unit.
 	Reserved map[string]float64
+	// GPUs is what running jobs hold of each of the host's devices, in
+	// Host.GPUs order (nil: the host lists none): bhosts -gpu's NJOBS,
+	// JEXCL and MRSV.
+	GPUs []GPUView
+}
+
+// GPUView is one device as the scheduler accounts it.
+type GPUView struct {
+	Index     int
+	Jobs      int     // jobs using it
+	Exclusive bool    // held by an exclusive job
+	MemRsv    float64 // gmem its jobs reserve, MB
 }
 
 // FairRun is an account's running jobs in a fairshare queue: the slots
@@ -56,6 +68,9 @@ func Look(s *Snapshot) *View {
 			if r := orig.Num[info.num] - hs.avail[ri]; !math.IsNaN(r) && r != 0 {
 				hv.Reserved[info.name] = r
 			}
+		}
+		for _, g := range hs.gpus {
+			hv.GPUs = append(hv.GPUs, GPUView{Index: g.dev.Index, Jobs: g.jobs, Exclusive: g.excl, MemRsv: g.memRes})
 		}
 		v.Hosts[s.Hosts[i].Name] = hv
 	}
