@@ -253,9 +253,6 @@ func serve(o options) error {
 		return err
 	}
 	srv := controller.NewServer(ctl)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go ctl.Run(ctx)
 	if o.listen != "" {
 		stop, err := serveWorkers(o.listen, dir, host, ctl)
 		if err != nil {
@@ -263,6 +260,11 @@ func serve(o options) error {
 		}
 		defer stop()
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	// The loop ends before the store closes, whatever way serve returns.
+	ran := make(chan struct{})
+	go func() { ctl.Run(ctx); close(ran) }()
+	defer func() { cancel(); <-ran }()
 
 	// SIGHUP reloads the configuration, as badmin reconfig does.
 	hup := make(chan os.Signal, 1)

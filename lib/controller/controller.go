@@ -203,10 +203,13 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 	}
 	c.publishExecs()
 	if cfg.Workers {
+		// The configured execution hosts are listed (unavail) until
+		// their workers register.
 		for name, hc := range cfg.Cluster.Hosts {
-			if h := c.hostNamed(name); !h.local && hc.Slots > 0 {
-				h.slots = hc.Slots
+			if !hc.IsServer() || (ex != nil && name == cfg.Host) {
+				continue
 			}
+			c.hostNamed(name).slots = hc.Slots
 		}
 	}
 	for _, q := range cfg.Cluster.APIQueues() {

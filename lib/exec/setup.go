@@ -483,6 +483,10 @@ func (s *shepherd) environ() []string {
 	}
 	set("LSB_JOBNAME", lsfout.DisplayName(&api.Job{Spec: spec, ArrayIndex: job.GetArrayIndex()}))
 	set("LSB_QUEUE", spec.GetQueue())
+	if job.GetReruns() > 0 {
+		// Run again from the beginning after its host failed.
+		set("LSB_RESTART", "Y")
+	}
 
 	var perSlot, mcpu []string
 	nproc := 0

@@ -1,0 +1,357 @@
+package tests
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A real cluster on this machine: a controller serving workers on a
+// loopback port (its own host runs no jobs) and workers under their own
+// names, each with its own directory.
+
+// multi is a controller and its workers.
+type multi struct {
+	*cluster
+	addr    string
+	workers map[string]*workerProc
+}
+
+// workerProc is one `xced worker`.
+type workerProc struct {
+	t     *testing.T
+	name  string
+	dir   string
+	slots int
+	addr  string
+	token string
+	cmd   *exec.Cmd
+	log   *bytes.Buffer
+}
+
+// freePort is a loopback address nothing listens on now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// shortHost is this host's name as xced names it.
+func shortHost(t *testing.T) string {
+	h, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := strings.IndexByte(h, '.'); i > 0 {
+		h = h[:i]
+	}
+	return h
+}
+
+// newMulti starts a controller whose host only schedules, with the
+// cluster settings given (TOML lines of [cluster]), and no workers yet.
+func newMulti(t *testing.T, clusterLines ...string) *multi {
+	t.Helper()
+	addr := freePort(t)
+	conf, err := os.CreateTemp("", "xce-cluster-*.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conf, "[cluster]\n%s\n\n[hosts.%s]\nserver = false\n", strings.Join(clusterLines, "\n"), shortHost(t))
+	conf.Close()
+	t.Cleanup(func() { os.Remove(conf.Name()) })
+	t.Setenv("XCE_INSECURE_CLUSTER", "1")
+	m := &multi{addr: addr, workers: map[string]*workerProc{}}
+	m.cluster = newCluster(t, "--listen", addr, "--config", conf.Name())
+	t.Cleanup(func() {
+		for _, w := range m.workers {
+			w.stop()
+		}
+	})
+	return m
+}
+
+// worker starts (or starts again) the worker of host name.
+func (m *multi) worker(name string, slots int) *workerProc {
+	m.t.Helper()
+	w := m.workers[name]
+	if w == nil {
+		w = &workerProc{t: m.t, name: name, dir: filepath.Join(m.dir, "w-"+name), slots: slots, addr: m.addr,
+			token: filepath.Join(m.dir, "state", "cluster.token")}
+		m.workers[name] = w
+	}
+	w.start()
+	return w
+}
+
+func (w *workerProc) start() {
+	w.t.Helper()
+	w.cmd = exec.Command(filepath.Join(binDir, "xced"), "worker", "--controller", w.addr, "--token-file", w.token,
+		"--dir", w.dir, "--name", w.name, "--slots", fmt.Sprint(w.slots), "--load-interval", "1s")
+	w.cmd.Env = append(os.Environ(), "XCE_INSECURE_CLUSTER=1")
+	w.log = &bytes.Buffer{}
+	w.cmd.Stdout, w.cmd.Stderr = w.log, w.log
+	if err := w.cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// crash ends the worker with SIGKILL; its jobs keep running.
+func (w *workerProc) crash() {
+	if w.cmd != nil {
+		w.cmd.Process.Kill()
+		w.cmd.Wait()
+		w.cmd = nil
+	}
+}
+
+func (w *workerProc) stop() {
+	if w.cmd == nil {
+		return
+	}
+	w.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { w.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		w.cmd.Process.Kill()
+		<-done
+	}
+	w.cmd = nil
+}
+
+// waitHosts waits until bhosts shows each host with its status.
+func (m *multi) waitHosts(want map[string]string) {
+	m.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var out string
+	for time.Now().Before(deadline) {
+		out = m.run("", "bhosts", "-w").stdout
+		ok := true
+		for h, st := range want {
+			found := false
+			for _, line := range strings.Split(out, "\n") {
+				f := strings.Fields(line)
+				if len(f) > 1 && f[0] == h && f[1] == st {
+					found = true
+				}
+			}
+			ok = ok && found
+		}
+		if ok {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var logs strings.Builder
+	for _, w := range m.workers {
+		fmt.Fprintf(&logs, "worker %s:\n%s\n", w.name, w.log)
+	}
+	m.t.Fatalf("hosts: want %v, bhosts -w:\n%s\nxced:\n%s\n%s", want, out, m.log, logs.String())
+}
+
+// execHosts is a job's EXEC_HOST as bjobs -w prints it.
+func (m *multi) execHosts(id string) string {
+	return strings.TrimSpace(m.must("", "bjobs", "-a", "-noheader", "-o", "exec_host", id))
+}
+
+// A parallel job across three hosts gets LSF's parallel environment: one
+// LSB_HOSTS entry per slot, host and count pairs in LSB_MCPU_HOSTS, a host
+// file of one line per slot; bhosts, lshosts and lsload list the workers.
+func TestClusterParallelJob(t *testing.T) {
+	m := newMulti(t)
+	for _, h := range []string{"hA", "hB", "hC"} {
+		m.worker(h, 2)
+	}
+	m.waitHosts(map[string]string{"hA": "ok", "hB": "ok", "hC": "ok"})
+	script := `echo "hosts=$LSB_HOSTS"
+echo "mcpu=$LSB_MCPU_HOSTS"
+echo "numproc=$LSB_DJOB_NUMPROC"
+echo "hostfile=$(tr '\n' ' ' < $LSB_DJOB_HOSTFILE)"
+`
+	id := m.submit(script, "-n", "6", "-R", "span[ptile=2]", "-o", "par.out")
+	m.waitState(id, "DONE")
+	out, err := os.ReadFile(filepath.Join(m.work, "par.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(out)
+	for _, want := range []string{"hosts=hA hA hB hB hC hC\n", "mcpu=hA 2 hB 2 hC 2\n", "numproc=6\n", "hostfile=hA hA hB hB hC hC \n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("job output lacks %q:\n%s", want, got)
+		}
+	}
+	if eh := m.execHosts(id); eh != "2*hA:2*hB:2*hC" {
+		t.Errorf("exec_host %q", eh)
+	}
+	ls := m.must("", "lshosts")
+	for _, h := range []string{"hA", "hB", "hC"} {
+		if !strings.Contains(ls, h+" ") {
+			t.Errorf("lshosts lacks %s:\n%s", h, ls)
+		}
+	}
+	if ld := m.must("", "lsload", "hB"); !strings.Contains(ld, "hB") || !strings.Contains(ld, "ok") {
+		t.Errorf("lsload hB:\n%s", ld)
+	}
+	// A host the cluster does not know.
+	if r := m.run("", "bhosts", "nohost"); r.code == 0 || !strings.Contains(r.stderr, "nohost: Bad host name") {
+		t.Errorf("bhosts nohost: %d %q", r.code, r.stderr)
+	}
+}
+
+// The controller killed while jobs finish on the workers: the workers keep
+// the reports until the controller is back, and every job ends with its
+// real exit code, once.
+func TestClusterControllerCrash(t *testing.T) {
+	m := newMulti(t)
+	m.worker("hA", 2)
+	m.worker("hB", 2)
+	m.waitHosts(map[string]string{"hA": "ok", "hB": "ok"})
+	var ids []string
+	for i := 0; i < 4; i++ {
+		ids = append(ids, m.submit("", "-o", fmt.Sprintf("crash%d.out", i), fmt.Sprintf("sleep 2; exit %d", i+1)))
+	}
+	for _, id := range ids {
+		m.waitState(id, "RUN")
+	}
+	m.crash()
+	time.Sleep(3 * time.Second) // the jobs end meanwhile
+	m.start()
+	for i, id := range ids {
+		m.waitState(id, "EXIT")
+		if code := strings.TrimSpace(m.must("", "bjobs", "-a", "-noheader", "-o", "exit_code", id)); code != fmt.Sprint(i+1) {
+			t.Errorf("job %s: exit code %q, want %d", id, code, i+1)
+		}
+		hist := m.must("", "bhist", "-l", id)
+		if n := strings.Count(hist, "Exited with exit code"); n != 1 {
+			t.Errorf("job %s ended %d times:\n%s", id, n, hist)
+		}
+	}
+}
+
+// A worker killed mid-job and started again finds its job (through the
+// controller) and reports how it really ended.
+func TestClusterWorkerCrash(t *testing.T) {
+	m := newMulti(t)
+	w := m.worker("hA", 2)
+	m.waitHosts(map[string]string{"hA": "ok"})
+	id := m.submit("", "-o", "wcrash.out", "sleep 3; echo done; exit 7")
+	m.waitState(id, "RUN")
+	w.crash()
+	m.waitHosts(map[string]string{"hA": "unreach"})
+	time.Sleep(500 * time.Millisecond)
+	m.worker("hA", 2)
+	m.waitHosts(map[string]string{"hA": "ok"})
+	m.waitState(id, "EXIT")
+	if code := strings.TrimSpace(m.must("", "bjobs", "-a", "-noheader", "-o", "exit_code", id)); code != "7" {
+		t.Errorf("exit code %q, want 7", code)
+	}
+	out, _ := os.ReadFile(filepath.Join(m.work, "wcrash.out"))
+	if !strings.Contains(string(out), "done\n") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+// A host that stops answering: unreach at once, unavail after the grace
+// (its jobs UNKWN), and after the failure timeout its rerunnable job runs
+// elsewhere exactly once while the other one ends EXIT with the reason.
+// When the host comes back, what is left of the rerun job there is
+// terminated, and its late end changes nothing.
+func TestClusterHostFailure(t *testing.T) {
+	m := newMulti(t, `host_unavail_grace = "2s"`, `host_failure_timeout = "5s"`)
+	a := m.worker("hA", 3)
+	m.waitHosts(map[string]string{"hA": "ok"})
+	runs := filepath.Join(m.work, "runs")
+	rerun := m.submit("", "-r", "-o", "rerun.out", "echo run >> "+runs+"; echo restart=$LSB_RESTART; sleep 30")
+	plain := m.submit("", "-o", "plain.out", "sleep 30")
+	m.waitState(rerun, "RUN")
+	m.waitState(plain, "RUN")
+	m.worker("hB", 2)
+	m.waitHosts(map[string]string{"hA": "ok", "hB": "ok"})
+	t0 := time.Now()
+	a.crash() // the host's jobs go on running, out of the controller's reach
+	t.Logf("crash took %s", time.Since(t0))
+	m.waitHosts(map[string]string{"hA": "unreach"})
+	m.waitHosts(map[string]string{"hA": "unavail"})
+	m.waitState(plain, "UNKWN")
+	m.waitState(plain, "EXIT")
+	m.waitState(rerun, "RUN")
+	if eh := m.execHosts(rerun); eh != "hB" {
+		t.Errorf("rerun job on %q, want hB", eh)
+	}
+	long := m.must("", "bjobs", "-l", plain)
+	if !strings.Contains(strings.ReplaceAll(long, "\n                     ", ""), "TERM_REMOVE_HUNG_JOB") {
+		t.Errorf("bjobs -l of the removed job:\n%s", long)
+	}
+	hist := m.must("", "bhist", "-l", rerun)
+	if !strings.Contains(strings.ReplaceAll(hist, "\n                     ", ""), "its execution host hA failed") {
+		t.Errorf("bhist -l of the rerun job:\n%s", hist)
+	}
+	// The host comes back: its stale instances are terminated, and the
+	// rerun job keeps running where it runs now.
+	m.worker("hA", 3)
+	m.waitHosts(map[string]string{"hA": "ok"})
+	time.Sleep(2 * time.Second)
+	if st := m.stat(rerun); st != "RUN" {
+		t.Errorf("rerun job %s after the host returned", st)
+	}
+	if eh := m.execHosts(rerun); eh != "hB" {
+		t.Errorf("rerun job on %q after the host returned", eh)
+	}
+	b, _ := os.ReadFile(runs)
+	if n := strings.Count(string(b), "run\n"); n != 2 {
+		t.Errorf("the rerunnable job started %d times, want 2 (once, then once elsewhere)", n)
+	}
+	m.must("", "bkill", rerun)
+	m.waitState(rerun, "EXIT")
+}
+
+// bpeek of a job running on another host reads it through that host's
+// worker.
+func TestClusterPeek(t *testing.T) {
+	m := newMulti(t)
+	m.worker("hA", 1)
+	m.waitHosts(map[string]string{"hA": "ok"})
+	id := m.submit("", "echo hello from hA; sleep 30")
+	m.waitState(id, "RUN")
+	var out string
+	for i := 0; i < 100 && !strings.Contains(out, "hello"); i++ {
+		time.Sleep(50 * time.Millisecond)
+		out = m.run("", "bpeek", id).stdout
+	}
+	if out != "<< output from stdout >>\nhello from hA\n" {
+		t.Errorf("bpeek: %q", out)
+	}
+	m.must("", "bkill", id)
+	m.waitState(id, "EXIT")
+}
+
+// badmin hclose and hopen work on a remote host.
+func TestClusterHostClose(t *testing.T) {
+	m := newMulti(t)
+	m.worker("hA", 1)
+	m.worker("hB", 1)
+	m.waitHosts(map[string]string{"hA": "ok", "hB": "ok"})
+	m.must("", "badmin", "hclose", "hA")
+	m.waitHosts(map[string]string{"hA": "closed_Adm"})
+	id := m.submit("", "sleep 30")
+	m.waitState(id, "RUN")
+	if eh := m.execHosts(id); eh != "hB" {
+		t.Errorf("job on %q with hA closed", eh)
+	}
+	m.must("", "badmin", "hopen", "hA")
+	m.waitHosts(map[string]string{"hA": "ok", "hB": "closed_Full"})
+	m.must("", "bkill", id)
+}
