@@ -211,12 +211,14 @@ func (c *serverCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthI
 	raw.SetDeadline(time.Now().Add(c.o.timeout))
 	tc := tls.Server(raw, c.cfg)
 	fail := func(stage string, err error) (net.Conn, credentials.AuthInfo, error) {
-		tc.Close()
+		// Logged before the peer can see the close.
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			c.o.log.Warn("cluster handshake timed out", "peer", addr, "stage", stage)
-			return nil, nil, fmt.Errorf("clusterauth: %s from %s: timed out", stage, addr)
+			err = errors.New("timed out")
+		} else {
+			c.o.log.Info("cluster handshake failed", "peer", addr, "stage", stage, "err", err)
 		}
-		c.o.log.Info("cluster handshake failed", "peer", addr, "stage", stage, "err", err)
+		tc.Close()
 		return nil, nil, fmt.Errorf("clusterauth: %s from %s: %w", stage, addr, err)
 	}
 	if err := tc.Handshake(); err != nil {
@@ -232,9 +234,9 @@ func (c *serverCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthI
 	}
 	role := Role(hdr[1])
 	if hdr[0] != version1 || role != RoleWorker {
+		c.o.log.Warn("cluster peer refused: unsupported version or role", "peer", addr, "version", hdr[0], "role", role)
 		tc.Write([]byte{version1, statusUnsupported})
 		tc.Close()
-		c.o.log.Warn("cluster peer refused: unsupported version or role", "peer", addr, "version", hdr[0], "role", role)
 		return nil, nil, fmt.Errorf("clusterauth: %s: unsupported version %d or role %s", addr, hdr[0], role)
 	}
 	got := make([]byte, macLen)
@@ -242,9 +244,9 @@ func (c *serverCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthI
 		return fail("reading the cluster proof", err)
 	}
 	if !hmac.Equal(got, proof(c.tok, role, ek)) {
+		c.o.log.Warn("bad cluster token", "peer", addr, "role", role)
 		tc.Write([]byte{version1, statusRefused})
 		tc.Close()
-		c.o.log.Warn("bad cluster token", "peer", addr, "role", role)
 		return nil, nil, fmt.Errorf("clusterauth: %s %s: bad cluster token", role, addr)
 	}
 	if _, err := tc.Write(append([]byte{version1, statusOK}, proof(c.tok, RoleController, ek)...)); err != nil {
