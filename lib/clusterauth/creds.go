@@ -265,7 +265,7 @@ func (c *serverCreds) ClientHandshake(context.Context, string, net.Conn) (net.Co
 }
 
 func (c *serverCreds) Info() credentials.ProtocolInfo {
-	return credentials.ProtocolInfo{SecurityProtocol: authType, SecurityVersion: "1"}
+	return credentials.ProtocolInfo{SecurityProtocol: authType}
 }
 
 func (c *serverCreds) Clone() credentials.TransportCredentials {
@@ -382,7 +382,7 @@ func (c *clientCreds) ServerHandshake(net.Conn) (net.Conn, credentials.AuthInfo,
 }
 
 func (c *clientCreds) Info() credentials.ProtocolInfo {
-	return credentials.ProtocolInfo{SecurityProtocol: authType, SecurityVersion: "1", ServerName: c.serverName}
+	return credentials.ProtocolInfo{SecurityProtocol: authType}
 }
 
 func (c *clientCreds) Clone() credentials.TransportCredentials {
