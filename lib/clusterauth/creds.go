@@ -329,7 +329,11 @@ func (c *clientCreds) ClientHandshake(ctx context.Context, authority string, raw
 			conn, ai = nil, nil
 			tc.Close()
 			if IsRefused(err) {
-				c.o.log.Error("cluster token refused", "controller", addr, "err", err)
+				msg := "the controller refused the cluster token"
+				if errors.Is(err, ErrUnproven) {
+					msg = "the controller could not prove it holds the cluster token"
+				}
+				c.o.log.Error(msg, "controller", addr, "err", err)
 				if c.o.onRefused != nil {
 					c.o.onRefused(err)
 				}

@@ -159,7 +159,7 @@ func TestWrongTokenRefusedOnBothSides(t *testing.T) {
 	}
 	waitLog(t, &s.log, "bad cluster token")
 	waitLog(t, &s.log, "peer=127.0.0.1:")
-	if !strings.Contains(clog.String(), "cluster token refused") {
+	if !strings.Contains(clog.String(), "the controller refused the cluster token") {
 		t.Errorf("client log: %q", clog.String())
 	}
 	mu.Lock()
@@ -319,7 +319,7 @@ func TestClientChecksTheProof(t *testing.T) {
 		if !errors.Is(err, tc.want) || conn != nil {
 			t.Errorf("%s: handshake %v, %v; want %v", tc.name, conn, err, tc.want)
 		}
-		if !strings.Contains(clog.String(), "cluster token refused") {
+		if want := map[error]string{ErrRefused: "refused the cluster token", ErrUnproven: "could not prove"}[tc.want]; !strings.Contains(clog.String(), want) {
 			t.Errorf("%s: client log %q", tc.name, clog.String())
 		}
 		noSecret(t, []string{err.Error(), clog.String()}, tok, wrong)
