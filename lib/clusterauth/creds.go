@@ -236,6 +236,10 @@ func (c *serverCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthI
 	if hdr[0] != version1 || role != RoleWorker {
 		c.o.log.Warn("cluster peer refused: unsupported version or role", "peer", addr, "version", hdr[0], "role", role)
 		tc.Write([]byte{version1, statusUnsupported})
+		// The rest of the frame is read (up to the deadline), so closing
+		// with unread data does not reset the connection before the peer
+		// reads the answer.
+		io.CopyN(io.Discard, tc, macLen)
 		tc.Close()
 		return nil, nil, fmt.Errorf("clusterauth: %s: unsupported version %d or role %s", addr, hdr[0], role)
 	}
