@@ -1,0 +1,406 @@
+package clusterauth
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+)
+
+// The proof, after the TLS 1.3 handshake and before HTTP/2. Both sides
+// derive ek, 32 bytes of the TLS session's exporter under exporterLabel.
+//
+//	client -> server: version, role, HMAC-SHA256(token, "xce-cluster/1 " role-name || ek)
+//	server -> client: version, statusOK, HMAC-SHA256(token, "xce-cluster/1 controller" || ek)
+//	              or: version, statusRefused (or statusUnsupported), then close
+//
+// The server answers with its proof only after checking the client's. A
+// relay between two TLS sessions sees two different ek, so it can neither
+// replay nor forward a proof.
+const (
+	exporterLabel = "EXPORTER-xce-cluster"
+	ekLen         = 32
+	macLen        = sha256.Size
+
+	version1 = 1
+
+	statusOK          = 'A'
+	statusRefused     = 'R'
+	statusUnsupported = 'U'
+
+	// defaultHandshakeTimeout bounds TLS and the proof: a peer that says
+	// nothing cannot hold a server's goroutine and descriptor longer.
+	defaultHandshakeTimeout = 10 * time.Second
+
+	authType = "xce-cluster"
+)
+
+// Role is the kind of peer a client says it is, in the proof's frame, so
+// later kinds (users' commands over TCP) can share the port.
+type Role byte
+
+const (
+	// RoleWorker is an execution host's worker.
+	RoleWorker Role = 'W'
+	// RoleController is the server side, as the client's AuthInfo names it.
+	RoleController Role = 'C'
+)
+
+func (r Role) name() string {
+	switch r {
+	case RoleWorker:
+		return "worker"
+	case RoleController:
+		return "controller"
+	}
+	return fmt.Sprintf("role %#x", byte(r))
+}
+
+// String names the role.
+func (r Role) String() string { return r.name() }
+
+var (
+	// ErrRefused: the controller refused this side's cluster token (the
+	// token files differ). Retrying does not help; the worker should say
+	// so and exit.
+	ErrRefused = errors.New("the controller refused the cluster token; the worker's token file must hold the controller's cluster.token")
+	// ErrUnproven: the server did not prove it holds the cluster token: it
+	// has another token, or it is not the controller (a man in the middle).
+	ErrUnproven = errors.New("the server could not prove it holds the cluster token; it is not this cluster's controller, or its cluster.token differs")
+)
+
+// IsRefused says whether err, a handshake's error or the error of an RPC
+// that failed because the connection's handshake did, is ErrRefused or
+// ErrUnproven: the token does not match, and retrying will not help. An
+// RPC's error carries the handshake's only as text (gRPC's status).
+func IsRefused(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, ErrRefused) || errors.Is(err, ErrUnproven) {
+		return true
+	}
+	msg := err.Error()
+	if s, ok := status.FromError(err); ok {
+		msg = s.Message()
+	}
+	return strings.Contains(msg, ErrRefused.Error()) || strings.Contains(msg, ErrUnproven.Error())
+}
+
+// AuthInfo is a connection's peer as the proof established it: Role is
+// the client's role on the server's side, RoleController on the client's.
+type AuthInfo struct {
+	credentials.CommonAuthInfo
+	Role  Role
+	State tls.ConnectionState
+}
+
+// AuthType names the credentials.
+func (AuthInfo) AuthType() string { return authType }
+
+// PeerIsWorker says whether the RPC's connection proved the cluster token
+// as a worker. Handlers of worker RPCs check it, so a server that also
+// serves other roles (or other credentials) cannot mistake them.
+func PeerIsWorker(ctx context.Context) bool {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return false
+	}
+	ai, ok := p.AuthInfo.(AuthInfo)
+	return ok && ai.Role == RoleWorker
+}
+
+// An Option tunes credentials.
+type Option func(*options)
+
+type options struct {
+	roots     *x509.CertPool
+	log       *slog.Logger
+	timeout   time.Duration
+	onRefused func(error)
+}
+
+// WithRootCAs (client) verifies the controller's certificate against
+// pool and the dialed host name, for a site that configured certificates
+// (or copied the controller's cluster.crt to the workers). Without it the
+// token proof alone authenticates the controller.
+func WithRootCAs(pool *x509.CertPool) Option { return func(o *options) { o.roots = pool } }
+
+// WithLogger (client) logs refusals there; the server's logger is
+// ServerCredentials' argument.
+func WithLogger(log *slog.Logger) Option { return func(o *options) { o.log = log } }
+
+// WithHandshakeTimeout bounds TLS and the proof (default 10s). The client
+// also stops at its context's deadline.
+func WithHandshakeTimeout(d time.Duration) Option {
+	return func(o *options) { o.timeout = d }
+}
+
+// OnRefused (client) calls f with the error when the controller refuses
+// the token or cannot prove it (IsRefused), as gRPC otherwise only retries.
+func OnRefused(f func(error)) Option { return func(o *options) { o.onRefused = f } }
+
+func newOptions(log *slog.Logger, opts []Option) options {
+	o := options{log: log, timeout: defaultHandshakeTimeout}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.log == nil {
+		o.log = slog.New(slog.DiscardHandler)
+	}
+	if o.timeout <= 0 {
+		o.timeout = defaultHandshakeTimeout
+	}
+	return o
+}
+
+func proof(tok Token, role Role, ek []byte) []byte {
+	m := hmac.New(sha256.New, tok.b[:])
+	m.Write([]byte("xce-cluster/1 " + role.name()))
+	m.Write(ek)
+	return m.Sum(nil)
+}
+
+func exporter(tc *tls.Conn) ([]byte, error) {
+	st := tc.ConnectionState()
+	return st.ExportKeyingMaterial(exporterLabel, nil, ekLen)
+}
+
+// ServerCredentials are the controller's: TLS 1.3 with cert, then the
+// client's proof of tok checked and the controller's given. A refusal is
+// logged on log with the peer's address; the handshake (TLS and proof)
+// must end within the handshake timeout.
+func ServerCredentials(cert tls.Certificate, tok Token, log *slog.Logger, opts ...Option) credentials.TransportCredentials {
+	o := newOptions(log, opts)
+	return &serverCreds{
+		tok: tok,
+		o:   o,
+		cfg: &tls.Config{
+			Certificates: []tls.Certificate{cert},
+			MinVersion:   tls.VersionTLS13,
+			NextProtos:   []string{"h2"},
+		},
+	}
+}
+
+type serverCreds struct {
+	tok Token
+	o   options
+	cfg *tls.Config
+}
+
+func (c *serverCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	addr := raw.RemoteAddr().String()
+	if c.tok.IsZero() {
+		raw.Close()
+		return nil, nil, errors.New("clusterauth: server has no cluster token")
+	}
+	raw.SetDeadline(time.Now().Add(c.o.timeout))
+	tc := tls.Server(raw, c.cfg)
+	fail := func(stage string, err error) (net.Conn, credentials.AuthInfo, error) {
+		// Logged before the peer can see the close.
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			c.o.log.Warn("cluster handshake timed out", "peer", addr, "stage", stage)
+			err = errors.New("timed out")
+		} else {
+			c.o.log.Info("cluster handshake failed", "peer", addr, "stage", stage, "err", err)
+		}
+		tc.Close()
+		return nil, nil, fmt.Errorf("clusterauth: %s from %s: %w", stage, addr, err)
+	}
+	if err := tc.Handshake(); err != nil {
+		return fail("TLS handshake", err)
+	}
+	ek, err := exporter(tc)
+	if err != nil {
+		return fail("TLS exporter", err)
+	}
+	var hdr [2]byte
+	if _, err := io.ReadFull(tc, hdr[:]); err != nil {
+		return fail("reading the cluster proof", err)
+	}
+	role := Role(hdr[1])
+	if hdr[0] != version1 || role != RoleWorker {
+		c.o.log.Warn("cluster peer refused: unsupported version or role", "peer", addr, "version", hdr[0], "role", role)
+		tc.Write([]byte{version1, statusUnsupported})
+		// The rest of the frame is read (up to the deadline), so closing
+		// with unread data does not reset the connection before the peer
+		// reads the answer.
+		io.CopyN(io.Discard, tc, macLen)
+		tc.Close()
+		return nil, nil, fmt.Errorf("clusterauth: %s: unsupported version %d or role %s", addr, hdr[0], role)
+	}
+	got := make([]byte, macLen)
+	if _, err := io.ReadFull(tc, got); err != nil {
+		return fail("reading the cluster proof", err)
+	}
+	if !hmac.Equal(got, proof(c.tok, role, ek)) {
+		c.o.log.Warn("bad cluster token", "peer", addr, "role", role)
+		tc.Write([]byte{version1, statusRefused})
+		tc.Close()
+		return nil, nil, fmt.Errorf("clusterauth: %s %s: bad cluster token", role, addr)
+	}
+	if _, err := tc.Write(append([]byte{version1, statusOK}, proof(c.tok, RoleController, ek)...)); err != nil {
+		return fail("answering the cluster proof", err)
+	}
+	raw.SetDeadline(time.Time{})
+	return tc, AuthInfo{
+		CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity},
+		Role:           role,
+		State:          tc.ConnectionState(),
+	}, nil
+}
+
+func (c *serverCreds) ClientHandshake(context.Context, string, net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	return nil, nil, errors.New("clusterauth: server credentials used by a client")
+}
+
+func (c *serverCreds) Info() credentials.ProtocolInfo {
+	return credentials.ProtocolInfo{SecurityProtocol: authType}
+}
+
+func (c *serverCreds) Clone() credentials.TransportCredentials {
+	n := *c
+	n.cfg = c.cfg.Clone()
+	return &n
+}
+
+func (c *serverCreds) OverrideServerName(string) error { return nil }
+
+// ClientCredentials are a worker's: TLS 1.3 to the controller (its
+// certificate verified only WithRootCAs), then the worker's proof of tok
+// given and the controller's checked. A refusal returns an error for
+// which IsRefused holds (errors.Is ErrRefused or ErrUnproven) and is
+// logged WithLogger.
+func ClientCredentials(tok Token, opts ...Option) credentials.TransportCredentials {
+	return &clientCreds{tok: tok, o: newOptions(nil, opts)}
+}
+
+type clientCreds struct {
+	tok        Token
+	o          options
+	serverName string
+}
+
+func (c *clientCreds) ClientHandshake(ctx context.Context, authority string, raw net.Conn) (conn net.Conn, ai credentials.AuthInfo, err error) {
+	if c.tok.IsZero() {
+		raw.Close()
+		return nil, nil, errors.New("clusterauth: client has no cluster token")
+	}
+	host := authority
+	if c.serverName != "" {
+		host = c.serverName
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	cfg := &tls.Config{
+		ServerName: host,
+		MinVersion: tls.VersionTLS13,
+		NextProtos: []string{"h2"},
+		RootCAs:    c.o.roots,
+		// Without a configured CA the controller is authenticated by its
+		// proof of the token, bound to this session, not by its certificate.
+		InsecureSkipVerify: c.o.roots == nil,
+	}
+	deadline := time.Now().Add(c.o.timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	raw.SetDeadline(deadline)
+	// Cancellation interrupts the reads below as the deadline does.
+	stop := context.AfterFunc(ctx, func() { raw.SetDeadline(time.Unix(1, 0)) })
+	addr := raw.RemoteAddr().String()
+	tc := tls.Client(raw, cfg)
+	defer func() {
+		if !stop() && err == nil {
+			err = ctx.Err()
+		}
+		if err != nil {
+			conn, ai = nil, nil
+			tc.Close()
+			if IsRefused(err) {
+				msg := "the controller refused the cluster token"
+				if errors.Is(err, ErrUnproven) {
+					msg = "the controller could not prove it holds the cluster token"
+				}
+				c.o.log.Error(msg, "controller", addr, "err", err)
+				if c.o.onRefused != nil {
+					c.o.onRefused(err)
+				}
+			}
+		}
+	}()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return nil, nil, fmt.Errorf("clusterauth: TLS handshake with %s: %w", addr, err)
+	}
+	ek, err := exporter(tc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("clusterauth: TLS exporter with %s: %w", addr, err)
+	}
+	if _, err := tc.Write(append([]byte{version1, byte(RoleWorker)}, proof(c.tok, RoleWorker, ek)...)); err != nil {
+		return nil, nil, fmt.Errorf("clusterauth: sending the cluster proof to %s: %w", addr, err)
+	}
+	var hdr [2]byte
+	if _, err := io.ReadFull(tc, hdr[:]); err != nil {
+		// Closed without an answer is not a refusal: a controller that is
+		// stopping does so too, and the worker should try again.
+		return nil, nil, fmt.Errorf("clusterauth: reading the cluster proof from %s: %w", addr, err)
+	}
+	switch {
+	case hdr[0] != version1:
+		return nil, nil, fmt.Errorf("clusterauth: %s answered with version %d: %w", addr, hdr[0], ErrUnproven)
+	case hdr[1] == statusRefused:
+		return nil, nil, fmt.Errorf("clusterauth: %s: %w", addr, ErrRefused)
+	case hdr[1] == statusUnsupported:
+		return nil, nil, fmt.Errorf("clusterauth: %s does not support this worker's protocol version %d", addr, version1)
+	case hdr[1] != statusOK:
+		return nil, nil, fmt.Errorf("clusterauth: %s answered with status %#x: %w", addr, hdr[1], ErrUnproven)
+	}
+	got := make([]byte, macLen)
+	if _, err := io.ReadFull(tc, got); err != nil {
+		return nil, nil, fmt.Errorf("clusterauth: reading the cluster proof from %s: %w", addr, err)
+	}
+	if !hmac.Equal(got, proof(c.tok, RoleController, ek)) {
+		return nil, nil, fmt.Errorf("clusterauth: %s: %w", addr, ErrUnproven)
+	}
+	raw.SetDeadline(time.Time{})
+	return tc, AuthInfo{
+		CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity},
+		Role:           RoleController,
+		State:          tc.ConnectionState(),
+	}, nil
+}
+
+func (c *clientCreds) ServerHandshake(net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	return nil, nil, errors.New("clusterauth: client credentials used by a server")
+}
+
+func (c *clientCreds) Info() credentials.ProtocolInfo {
+	return credentials.ProtocolInfo{SecurityProtocol: authType}
+}
+
+func (c *clientCreds) Clone() credentials.TransportCredentials {
+	n := *c
+	return &n
+}
+
+// OverrideServerName sets the name the controller's certificate is
+// checked against (WithRootCAs) instead of the dialed host.
+func (c *clientCreds) OverrideServerName(name string) error {
+	c.serverName = name
+	return nil
+}
