@@ -11,14 +11,15 @@ import (
 	"google.golang.org/grpc/keepalive"
 
 	"xce/lib/api/rpc"
+	"xce/lib/config"
 	"xce/lib/controller"
 )
 
 // serveWorkers serves the Cluster service to remote workers on a TCP
 // address: TLS with the cluster's certificate, and only peers that prove
 // they hold the cluster token (DIR/cluster.token, written on first start).
-func serveWorkers(addr, dir, host string, ctl *controller.Controller) (stop func(), err error) {
-	creds, err := clusterServerCredentials(dir, addr, host)
+func serveWorkers(addr, dir, host string, cl *config.Cluster, ctl *controller.Controller) (stop func(), err error) {
+	creds, err := clusterServerCredentials(dir, addr, host, cl)
 	if err != nil {
 		return nil, err
 	}

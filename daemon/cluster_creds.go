@@ -1,17 +1,38 @@
 package main
 
 import (
-	"errors"
-	"os"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
 
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
+
+	"xce/lib/clusterauth"
+	"xce/lib/config"
 )
 
-// clusterServerCredentials: replaced by lib/clusterauth's when it lands.
-func clusterServerCredentials(dir, addr, host string) (credentials.TransportCredentials, error) {
-	if os.Getenv("XCE_INSECURE_CLUSTER") == "1" {
-		return insecure.NewCredentials(), nil
+// clusterServerCredentials are the controller's side of the workers'
+// port: TLS with the configured certificate or the one generated in DIR
+// on first start, and the cluster token (DIR/cluster.token, written on
+// first start), which every worker must prove it holds.
+func clusterServerCredentials(dir, addr, host string, cl *config.Cluster) (credentials.TransportCredentials, error) {
+	tok, err := clusterauth.EnsureToken(dir)
+	if err != nil {
+		return nil, err
 	}
-	return nil, errors.New("cluster authentication not built yet")
+	var names []string
+	if h, _, err := net.SplitHostPort(addr); err == nil && h != "" {
+		names = append(names, h)
+	}
+	names = append(names, host)
+	cert, err := clusterauth.EnsureCert(dir, names)
+	if cl.TLSCertFile != "" {
+		cert, err = clusterauth.LoadCert(cl.TLSCertFile, cl.TLSKeyFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster certificate: %w", err)
+	}
+	slog.Info("cluster token", "file", filepath.Join(dir, clusterauth.TokenFile))
+	return clusterauth.ServerCredentials(cert, tok, slog.Default()), nil
 }

@@ -254,7 +254,7 @@ func serve(o options) error {
 	}
 	srv := controller.NewServer(ctl)
 	if o.listen != "" {
-		stop, err := serveWorkers(o.listen, dir, host, ctl)
+		stop, err := serveWorkers(o.listen, dir, host, &cfg.Cluster, ctl)
 		if err != nil {
 			return err
 		}

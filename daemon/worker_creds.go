@@ -1,27 +1,28 @@
 package main
 
 import (
-	"errors"
-	"os"
+	"log/slog"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"xce/lib/agent"
+	"xce/lib/clusterauth"
 )
 
 // workerCredentials are what `xced worker` shows the controller: TLS and
-// the cluster token read from tokenFile. Until cluster authentication is
-// in, only XCE_INSECURE_CLUSTER=1 connects (plain TCP, no token).
+// a proof that it holds the cluster token read from tokenFile (the
+// controller's DIR/cluster.token, copied to this host).
 func workerCredentials(tokenFile string) (grpc.DialOption, error) {
-	if os.Getenv("XCE_INSECURE_CLUSTER") == "1" {
-		return grpc.WithTransportCredentials(insecure.NewCredentials()), nil
+	tok, err := clusterauth.LoadToken(tokenFile)
+	if err != nil {
+		return nil, err
 	}
-	return nil, errors.New("cluster authentication not built yet (XCE_INSECURE_CLUSTER=1 connects without it)")
+	return grpc.WithTransportCredentials(clusterauth.ClientCredentials(tok, clusterauth.WithLogger(slog.Default()))), nil
 }
 
 // workerRefused says whether a connection error is the controller
-// refusing this worker's credentials, which ends `xced worker`.
+// refusing this worker's token (or failing to prove it holds it), which
+// ends `xced worker`.
 func workerRefused(err error) bool {
-	return agent.Refused(err)
+	return clusterauth.IsRefused(err) || agent.Refused(err)
 }

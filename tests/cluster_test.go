@@ -71,7 +71,6 @@ func newMulti(t *testing.T, clusterLines ...string) *multi {
 	fmt.Fprintf(conf, "[cluster]\n%s\n\n[hosts.%s]\nserver = false\n", strings.Join(clusterLines, "\n"), shortHost(t))
 	conf.Close()
 	t.Cleanup(func() { os.Remove(conf.Name()) })
-	t.Setenv("XCE_INSECURE_CLUSTER", "1")
 	m := &multi{addr: addr, workers: map[string]*workerProc{}}
 	m.cluster = newCluster(t, "--listen", addr, "--config", conf.Name())
 	t.Cleanup(func() {
@@ -99,7 +98,6 @@ func (w *workerProc) start() {
 	w.t.Helper()
 	w.cmd = exec.Command(filepath.Join(binDir, "xced"), "worker", "--controller", w.addr, "--token-file", w.token,
 		"--dir", w.dir, "--name", w.name, "--slots", fmt.Sprint(w.slots), "--load-interval", "1s")
-	w.cmd.Env = append(os.Environ(), "XCE_INSECURE_CLUSTER=1")
 	w.log = &bytes.Buffer{}
 	w.cmd.Stdout, w.cmd.Stderr = w.log, w.log
 	if err := w.cmd.Start(); err != nil {
@@ -354,4 +352,55 @@ func TestClusterHostClose(t *testing.T) {
 	m.must("", "badmin", "hopen", "hA")
 	m.waitHosts(map[string]string{"hA": "ok", "hB": "closed_Full"})
 	m.must("", "bkill", id)
+}
+
+// A worker without the cluster's token is refused, and the refusal is
+// logged on both sides; the worker exits rather than retrying.
+func TestClusterWrongToken(t *testing.T) {
+	m := newMulti(t)
+	bad := filepath.Join(m.dir, "bad.token")
+	if err := os.WriteFile(bad, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	cmd := exec.Command(filepath.Join(binDir, "xced"), "worker", "--controller", m.addr, "--token-file", bad,
+		"--dir", filepath.Join(m.dir, "w-bad"), "--name", "hBad")
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("the worker with a wrong token exited 0:\n%s", log.String())
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the worker with a wrong token kept running:\n%s", log.String())
+	}
+	if !strings.Contains(log.String(), "refused") {
+		t.Errorf("the worker's log does not say it was refused:\n%s", log.String())
+	}
+	if !strings.Contains(m.log.String(), "bad cluster token") {
+		t.Errorf("the controller's log does not say it refused a token:\n%s", m.log.String())
+	}
+	if out := m.run("", "bhosts", "-w").stdout; strings.Contains(out, "hBad") {
+		t.Errorf("the refused worker's host is listed:\n%s", out)
+	}
+	// A token file others can read is not used at all.
+	open := filepath.Join(m.dir, "open.token")
+	b, _ := os.ReadFile(filepath.Join(m.dir, "state", "cluster.token"))
+	os.WriteFile(open, b, 0o644)
+	os.Chmod(open, 0o644)
+	out, err := exec.Command(filepath.Join(binDir, "xced"), "worker", "--controller", m.addr, "--token-file", open,
+		"--dir", filepath.Join(m.dir, "w-open"), "--name", "hOpen").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "open.token") {
+		t.Errorf("a group-readable token file was accepted (%v):\n%s", err, out)
+	}
+	if fi, err := os.Stat(filepath.Join(m.dir, "state", "cluster.token")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("cluster.token: %v %v, want mode 0600", fi.Mode(), err)
+	}
 }

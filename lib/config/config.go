@@ -98,6 +98,11 @@ type Cluster struct {
 	// (TERM_REMOVE_HUNG_JOB, as REMOVE_HUNG_JOBS_FOR=host_unavail does).
 	// Default 10m; 0 = never (they stay UNKWN until the host returns).
 	HostFailureTimeout Duration `toml:"host_failure_timeout"`
+	// TLSCertFile and TLSKeyFile: the certificate (PEM) the workers' port
+	// presents, instead of the one xced generates in its directory on
+	// first start (cluster.crt, cluster.key).
+	TLSCertFile string `toml:"tls_cert_file"`
+	TLSKeyFile  string `toml:"tls_key_file"`
 }
 
 // Resource is a site-defined resource (lsf.shared Resource and

@@ -44,6 +44,8 @@ func (c *Config) Effective() string {
 	w.kv("stdout_direct", cl.StdoutDirect)
 	w.kv("host_unavail_grace", cl.HostUnavailGrace)
 	w.kv("host_failure_timeout", cl.HostFailureTimeout)
+	w.kv("tls_cert_file", cl.TLSCertFile)
+	w.kv("tls_key_file", cl.TLSKeyFile)
 
 	for _, name := range slices.Sorted(maps.Keys(c.Resources)) {
 		r := c.Resources[name]

@@ -506,6 +506,9 @@ func (c *Config) checkCluster(k *checker) {
 	if a := cl.LocalMaxPreexecRetryAction; a != "suspend" && a != "exit" {
 		k.add("cluster.local_max_preexec_retry_action", "%q: use \"suspend\" or \"exit\"", a)
 	}
+	if (cl.TLSCertFile == "") != (cl.TLSKeyFile == "") {
+		k.add("cluster.tls_cert_file", "name both tls_cert_file and tls_key_file, or neither")
+	}
 	if cl.HostUnavailGrace < 0 {
 		k.add("cluster.host_unavail_grace", "%s: must not be negative", cl.HostUnavailGrace)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
+	"xce/lib/clusterauth"
 	"xce/lib/worker"
 )
 
@@ -35,6 +36,9 @@ var validHostName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,62})$`)
 
 // Connect is one worker's connection, for as long as it lasts.
 func (s *ClusterService) Connect(stream rpc.Cluster_ConnectServer) error {
+	if !clusterauth.PeerIsWorker(stream.Context()) {
+		return status.Error(codes.Unauthenticated, "only a cluster worker may connect")
+	}
 	first, err := stream.Recv()
 	if err != nil {
 		return err

@@ -211,3 +211,27 @@ func TestPendAgainKept(t *testing.T) {
 		t.Errorf("end %v, want PEND_AGAIN", ev)
 	}
 }
+
+// A worker that restarts before the controller stored the job's pids (the
+// started report was lost with the old worker) finds the shepherd through
+// its own record and reports the job's real end, not TERM_CTRL_PID.
+func TestReattachWithoutStoredPids(t *testing.T) {
+	shep := buildShepherd(t)
+	w, rs := newWorker(t, shep)
+	if err := w.Start(job(1, "sleep 1; exit 4", t.TempDir())); err != nil {
+		t.Fatal(err)
+	}
+	w2, rs2 := newWorker(t, shep)
+	w2.cfg.RunDir = w.cfg.RunDir
+	j := job(1, "sleep 1; exit 4", "")
+	j.StartTime = time.Now().Add(-time.Minute).UnixNano()
+	if w2.NeverStarted(j) {
+		t.Fatal("a started job without stored pids was taken for never started")
+	}
+	w2.Reattach(j) // Pid and ShepherdPid unknown to the controller
+	ev := rs2.finished(t)
+	if ev.ExitStatus != 4 || ev.TermReason == api.TermReason_TERM_CTRL_PID {
+		t.Errorf("end: exit %d, %v; want exit 4", ev.ExitStatus, ev.TermReason)
+	}
+	rs.finished(t)
+}

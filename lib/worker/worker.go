@@ -17,6 +17,9 @@
 //	                            written to a temporary file and renamed here
 //	    shepherd.log            root 0600: the shepherd's stdout and stderr,
 //	                            opened by root and inherited
+//	    pids                    root 0600: the shepherd's pid and the job's
+//	                            process group, for a restart that comes
+//	                            before the controller stored them
 //	    job/                    the job's user, 0700: what the shepherd writes
 //	        start, status, status.usage, output, the job file
 //
@@ -257,6 +260,7 @@ func (w *Worker) Start(job *api.Job) error {
 	}
 	ready.Close()
 	p := &proc{shepherd: cmd.Process.Pid, uid: uid, since: time.Now().UnixNano(), id: k.id, idx: k.idx}
+	w.writePids(k, p.shepherd, 0)
 	w.mu.Lock()
 	w.jobs[k] = p
 	kill := w.killPending[k]
@@ -385,6 +389,7 @@ func (w *Worker) reportStart(k jobKey, p *proc, pid int) {
 	w.mu.Lock()
 	p.pgid = pid
 	w.mu.Unlock()
+	w.writePids(k, p.shepherd, pid)
 	ev.JobId, ev.ArrayIndex = k.id, k.idx
 	w.cfg.Report(Report{JobID: k.id, Index: k.idx, Started: ev})
 }
@@ -435,6 +440,14 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 func (w *Worker) Reattach(job *api.Job) {
 	k := jobKey{job.JobId, job.ArrayIndex}
 	p := &proc{pgid: int(job.Pid), shepherd: int(job.ShepherdPid), uid: -1, since: job.StartTime, id: k.id, idx: k.idx}
+	if p.shepherd == 0 || p.pgid == 0 {
+		// Its start was not recorded before the restart: the worker's
+		// own record has the pids.
+		if sp, pg := w.readPids(k); sp > 0 {
+			p.shepherd = cmp.Or(p.shepherd, sp)
+			p.pgid = cmp.Or(p.pgid, pg)
+		}
+	}
 	// The user's directory is the user's: root created it and gave it
 	// away, and it cannot be replaced (its parent is root's).
 	if fi, err := os.Lstat(w.userDir(k.id, k.idx)); err == nil && fi.IsDir() {
@@ -463,7 +476,34 @@ func (w *Worker) NeverStarted(job *api.Job) bool {
 			return false
 		}
 	}
-	return job.ShepherdPid == 0 || !shepherdAlive(int(job.ShepherdPid), -1)
+	sp := int(job.ShepherdPid)
+	if sp == 0 {
+		sp, _ = w.readPids(jobKey{job.JobId, job.ArrayIndex})
+	}
+	return sp == 0 || !shepherdAlive(sp, -1)
+}
+
+// pidsName is the worker's record of a job's shepherd and process group
+// (root 0600 in the job's root-owned directory), for a restart that
+// comes before the controller stored them.
+const pidsName = "pids"
+
+func (w *Worker) writePids(k jobKey, shepherd, pgid int) {
+	path := filepath.Join(w.JobDir(k.id, k.idx), pidsName)
+	if err := atomicfile.Write(path, fmt.Appendf(nil, "%d %d\n", shepherd, pgid), 0o600, false); err != nil {
+		slog.Warn("record the job's pids", "job", k.id, "index", k.idx, "err", err)
+	}
+}
+
+func (w *Worker) readPids(k jobKey) (shepherd, pgid int) {
+	b, err := os.ReadFile(filepath.Join(w.JobDir(k.id, k.idx), pidsName))
+	if err != nil || len(b) > 64 {
+		return 0, 0
+	}
+	if _, err := fmt.Sscanf(string(b), "%d %d", &shepherd, &pgid); err != nil {
+		return 0, 0
+	}
+	return shepherd, pgid
 }
 
 // Running lists the jobs the worker watches now (started or reattached,
