@@ -37,8 +37,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"xce/lib/api"
 	"xce/lib/client"
+	"xce/lib/store"
 )
 
 var benchReport = flag.Bool("bench-report", false, "benchmarks: print a summary table of each measurement against its target")
@@ -440,15 +443,82 @@ func BenchmarkCommandStart(b *testing.B) {
 }
 
 // BenchmarkSubmitAPI: 20,000 durable submissions through lib/client from 32
-// concurrent clients.
+// concurrent clients, beside the limit the store sets: the same number of
+// submissions of the same shape (specs, environment, job and event, each
+// synced) written by lib/store directly from 32 goroutines, in the same
+// run on the same disk. The ratio says how much of a submission's cost is
+// the store's and how much the RPC's and the controller's.
 func BenchmarkSubmitAPI(b *testing.B) {
 	const n, clients = 20000, 32
 	c := newBenchCluster(b)
 	d, _ := c.submitHeld(n, clients)
-	report(b, fmt.Sprintf("API submissions, %d clients (%d)", clients, n), n/d.Seconds(), "submits/s", atLeast(10000))
-	if got := c.count()[api.JobState_PSUSP]; got != n {
+	api := n / d.Seconds()
+	report(b, fmt.Sprintf("API submissions, %d clients (%d)", clients, n), api, "submits/s", atLeast(20000))
+	if got := c.count()[apiPSUSP]; got != n {
 		b.Errorf("%d jobs acknowledged, %d held jobs in the controller", n, got)
 	}
+	c.stop()
+	subs, keys := storeSubmitRate(b, n, clients)
+	report(b, fmt.Sprintf("  store alone: synced submissions, %d goroutines", clients), subs, "store-submits/s", nil)
+	report(b, "  store alone: keys written", keys, "keys/s", nil)
+	report(b, "  API rate / store rate", api/subs, "ratio", nil)
+}
+
+const apiPSUSP = api.JobState_PSUSP
+
+// storeSubmitRate submits n submissions shaped like a held `true` (a spec
+// with this process's environment, an effective spec, one job and its
+// SUBMIT event) straight into a fresh lib/store from the given number of
+// goroutines, and returns the submissions and keys written per second.
+func storeSubmitRate(b *testing.B, n, goroutines int) (subs, keys float64) {
+	b.Helper()
+	st, err := store.Open(filepath.Join(b.TempDir(), "db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	env := os.Environ()
+	eff, err := proto.Marshal(&api.JobSpec{Command: "true", Hold: true, SubmitCwd: "/tmp", Queue: "normal", User: "root", ResReq: []string{"select[type == any]"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+		fail atomic.Value
+	)
+	began := time.Now()
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				id := next.Add(1)
+				if id > int64(n) {
+					return
+				}
+				sub := &store.Submission{
+					Spec:         &api.JobSpec{Command: "true", Hold: true, SubmitCwd: "/tmp", Env: env},
+					EffectiveRaw: eff,
+					Jobs:         []*api.Job{{JobId: id, State: api.JobState_PSUSP, SubmitTime: time.Now().UnixNano(), Seq: id}},
+					Events:       []*api.Event{{JobId: id, Type: api.EventType_SUBMIT, State: api.JobState_PSUSP, User: "root"}},
+				}
+				if err := st.Submit(sub); err != nil {
+					fail.Store(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	d := time.Since(began)
+	if err, _ := fail.Load().(error); err != nil {
+		b.Fatalf("store Submit: %v", err)
+	}
+	// Each submission writes its submitted and effective specs, its job
+	// and its event (the environment once: it is shared by content).
+	const keysPerSubmission = 4
+	return float64(n) / d.Seconds(), float64(n*keysPerSubmission) / d.Seconds()
 }
 
 // BenchmarkArray1000: a 1000-element array of `true` on 16 slots, from the
