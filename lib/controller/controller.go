@@ -86,6 +86,7 @@ type Controller struct {
 	pending   []*rec           // PEND jobs, in dispatch order when !dirty
 	dirty     bool             // pending needs sorting
 	queues    map[string]*queue
+	order     jobOrder // the job list in bjobs's order (order.go)
 	host      hostState
 	seq       int64 // last change sequence number
 	nextID    int64
@@ -281,6 +282,7 @@ func (c *Controller) insert(r *rec) {
 		r.queued = true
 		c.dirty = true
 	}
+	c.ordered(r)
 }
 
 // clone returns a private copy of a job's record to change.
@@ -718,6 +720,7 @@ func (c *Controller) clean() {
 		}
 		gone = append(gone, j)
 		delete(c.jobs, k)
+		c.unordered(j)
 		delete(c.preExecRetryAt, k)
 		delete(c.orphanSince, k)
 		els := c.byID[j.JobId]

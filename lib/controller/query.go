@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/user"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,74 +23,50 @@ import (
 // Query returns the jobs bjobs asks for, in bjobs's order: running and
 // suspended jobs, then pending jobs in dispatch order, then finished jobs
 // in the order they finished.
-// The lock is held only to collect the records and their sort keys; the
-// sorting and everything after happen outside it.
+// A listing walks the job list kept in that order (order.go); jobs named
+// by id are sorted among themselves. The lock is held only to collect the
+// records; everything after happens outside it.
 func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReplyEncoded {
 	reply := &api.QueryReplyEncoded{}
 	type item struct {
 		job    *api.Job
 		eff    *effSpec
 		reason string
-		group  int
-		qprio  int32
-		uprio  int32
 	}
 	var items []item
 	conf := c.config()
 	filter := queryFilter(conf, req)
 	add := func(r *rec) {
-		it := item{job: r.job, eff: r.eff, group: listGroup(r.job.State), reason: c.pendReason(r)}
-		if it.group == 1 {
-			it.qprio, it.uprio = c.queuePrio(r), r.eff.GetUserPriority()
-		}
-		items = append(items, it)
+		items = append(items, item{job: r.job, eff: r.eff, reason: c.pendReason(r)})
 	}
 	c.mu.Lock()
 	if len(req.Refs) > 0 {
+		var found []orderEntry
 		for _, ref := range req.Refs {
-			found := c.resolve(ref)
-			if len(found) == 0 {
+			recs := c.resolve(ref)
+			if len(recs) == 0 {
 				reply.NotFound = append(reply.NotFound, ref)
 			}
-			for _, r := range found {
+			for _, r := range recs {
 				if matches(who, req, &filter, r, true) {
-					add(r)
+					found = append(found, c.entryOf(r))
 				}
 			}
 		}
+		slices.SortFunc(found, func(a, b orderEntry) int { return compareKeys(&a.key, &b.key) })
+		items = make([]item, 0, len(found))
+		for _, e := range found {
+			add(e.r)
+		}
 	} else {
-		for _, r := range c.jobs {
-			if matches(who, req, &filter, r, false) {
-				add(r)
+		for _, e := range c.jobsInOrder() {
+			if matches(who, req, &filter, e.r, false) {
+				add(e.r)
 			}
 		}
 	}
 	c.mu.Unlock()
 
-	sort.Slice(items, func(a, b int) bool {
-		x, y := &items[a], &items[b]
-		if x.group != y.group {
-			return x.group < y.group
-		}
-		if x.qprio != y.qprio {
-			return x.qprio > y.qprio
-		}
-		if x.uprio != y.uprio {
-			return x.uprio > y.uprio
-		}
-		if x.group == 1 && x.job.Order != y.job.Order {
-			return x.job.Order < y.job.Order
-		}
-		// Finished jobs in the order they finished, as OpenLava's mbatchd
-		// keeps its finished-job list (FJL), not by id.
-		if x.group == 2 && x.job.EndTime != y.job.EndTime {
-			return x.job.EndTime < y.job.EndTime
-		}
-		if x.job.JobId != y.job.JobId {
-			return x.job.JobId < y.job.JobId
-		}
-		return x.job.ArrayIndex < y.job.ArrayIndex
-	})
 	// The latest usage samples and the exceptions (which need them) are
 	// gathered outside the lock; -x keeps only the jobs that show one.
 	now := time.Now()
@@ -136,25 +111,36 @@ func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReplyEnc
 	reply.Jobs = make([]*api.Job, len(items))
 	reply.PendReasons = make([]string, len(items))
 	reply.Usage = usage
-	sent := map[int64]bool{}
+	// Each job's effective spec goes once: an array's elements share it.
+	// The messages are allocated in one block, not one by one.
+	var sent map[int64]bool
+	effs := make([]api.EncodedSpec, 0, len(items))
+	reply.Effective = make([]*api.EncodedSpec, 0, len(items))
 	for i, it := range items {
 		j := it.job
 		reply.Jobs[i] = j
 		reply.PendReasons[i] = it.reason
-		if !sent[j.JobId] {
-			sent[j.JobId] = true
-			eff := it.eff.raw
-			if req.Submitted {
-				if raw, err := c.store.SubmittedRaw(j.JobId); err == nil {
-					reply.Specs = append(reply.Specs, &api.EncodedSpec{Key: j.JobId, Value: raw})
-				}
-				// The long form also shows where each value came from.
-				if origin, err := c.store.OriginRaw(j.JobId); err == nil && origin != nil {
-					eff = append(append([]byte(nil), eff...), origin...)
-				}
+		if j.ArraySize > 0 || j.ArrayIndex > 0 {
+			if sent == nil {
+				sent = map[int64]bool{}
 			}
-			reply.Effective = append(reply.Effective, &api.EncodedSpec{Key: j.JobId, Value: eff})
+			if sent[j.JobId] {
+				continue
+			}
+			sent[j.JobId] = true
 		}
+		eff := it.eff.raw
+		if req.Submitted {
+			if raw, err := c.store.SubmittedRaw(j.JobId); err == nil {
+				reply.Specs = append(reply.Specs, &api.EncodedSpec{Key: j.JobId, Value: raw})
+			}
+			// The long form also shows where each value came from.
+			if origin, err := c.store.OriginRaw(j.JobId); err == nil && origin != nil {
+				eff = append(append([]byte(nil), eff...), origin...)
+			}
+		}
+		effs = append(effs, api.EncodedSpec{Key: j.JobId, Value: eff})
+		reply.Effective = append(reply.Effective, &effs[len(effs)-1])
 	}
 	return reply
 }
