@@ -578,10 +578,13 @@ func BenchmarkBjobsOne(b *testing.B) {
 
 // BenchmarkManyJobs fills one controller with held jobs through the API
 // (32 clients) and measures, as sub-benchmarks, what a large queue costs:
-// bjobs -a -u all at 10,000 and 100,000 jobs, the controller's memory per
-// pending job, and its restart after SIGTERM and after kill -9. The filling
-// happens here, outside the sub-benchmarks, so that -bench can select any
-// of them.
+// bjobs -u all, bjobs -a -u all, bjobs -l ID and a workflow tool's poll of
+// 1,000 ids with -o ... -json, at 10,000 and 100,000 jobs; the
+// controller's memory per pending job; and its restart after SIGTERM and
+// after kill -9. The filling happens here, outside the sub-benchmarks, so
+// that -bench can select any of them. The references in the names are
+// issue 13's, measured on the same machine kind: Slurm 22.05 (squeue) and
+// Volclava (OpenLava's bjobs).
 func BenchmarkManyJobs(b *testing.B) {
 	const small, large = 10000, 100000
 	c := newBenchCluster(b)
@@ -589,10 +592,7 @@ func BenchmarkManyJobs(b *testing.B) {
 	rss0 := c.rssKB()
 
 	_, someID := c.submitHeld(small, 32)
-	b.Run("bjobs-10000", func(b *testing.B) {
-		d := c.median(5, "bjobs", "-a", "-u", "all")
-		report(b, fmt.Sprintf("bjobs -a -u all, %d jobs (median of 5)", small), ms(d), "ms", nil)
-	})
+	c.queries(b, small, someID)
 
 	fill, _ := c.submitHeld(large-small, 32)
 	time.Sleep(time.Second)
@@ -603,14 +603,7 @@ func BenchmarkManyJobs(b *testing.B) {
 	b.Run("rss", func(b *testing.B) {
 		report(b, fmt.Sprintf("xced RSS per held job (%.0f -> %.0f MB)", rss0/1024, rss1/1024), (rss1-rss0)/large, "KB/pendjob", atMost(2))
 	})
-	b.Run("bjobs-100000", func(b *testing.B) {
-		d := c.median(5, "bjobs", "-a", "-u", "all")
-		report(b, fmt.Sprintf("bjobs -a -u all, %d jobs (median of 5)", large), ms(d), "ms", atMost(500))
-	})
-	b.Run("bjobs-one-of-100000", func(b *testing.B) {
-		d := c.median(50, "bjobs", strconv.FormatInt(someID, 10))
-		report(b, fmt.Sprintf("bjobs <id>, %d jobs (median of 50)", large), ms(d), "ms", atMost(10))
-	})
+	c.queries(b, large, someID)
 	b.Run("restart-sigterm", func(b *testing.B) {
 		down := c.stop()
 		up := c.start()
@@ -629,6 +622,49 @@ func BenchmarkManyJobs(b *testing.B) {
 		if got := c.count()[api.JobState_PSUSP]; got != large {
 			b.Errorf("after the restart: %d held jobs, want %d", got, large)
 		}
+	})
+}
+
+// queries measures the query rows of BenchmarkManyJobs with n jobs in the
+// controller; lastID and the 999 ids before it are jobs it holds.
+func (c *benchCluster) queries(b *testing.B, n int, lastID int64) {
+	id := strconv.FormatInt(lastID, 10)
+	b.Run(fmt.Sprintf("bjobs-u-all-%d", n), func(b *testing.B) {
+		ref := ""
+		if n == 10000 {
+			ref = "; squeue 151 ms, Volclava 122 ms"
+		}
+		d := c.median(5, "bjobs", "-u", "all")
+		report(b, fmt.Sprintf("bjobs -u all, %d jobs (median of 5%s)", n, ref), ms(d), "ms", atMost(40*float64(n)/10000))
+	})
+	b.Run(fmt.Sprintf("bjobs-a-u-all-%d", n), func(b *testing.B) {
+		d := c.median(5, "bjobs", "-a", "-u", "all")
+		report(b, fmt.Sprintf("bjobs -a -u all, %d jobs (median of 5)", n), ms(d), "ms", atMost(300*float64(n)/100000))
+	})
+	b.Run(fmt.Sprintf("bjobs-one-of-%d", n), func(b *testing.B) {
+		d := c.median(50, "bjobs", id)
+		report(b, fmt.Sprintf("bjobs <id>, %d jobs (median of 50)", n), ms(d), "ms", atMost(4))
+	})
+	b.Run(fmt.Sprintf("bjobs-l-one-of-%d", n), func(b *testing.B) {
+		ref := ""
+		if n == 10000 {
+			ref = "; squeue -j 7 ms, Volclava 22 ms"
+		}
+		d := c.median(50, "bjobs", "-l", id)
+		report(b, fmt.Sprintf("bjobs -l <id>, %d jobs (median of 50%s)", n, ref), ms(d), "ms", atMost(4))
+	})
+	b.Run(fmt.Sprintf("bjobs-json-1000-ids-of-%d", n), func(b *testing.B) {
+		// A workflow tool's poll: its 1,000 jobs in one call, beside the
+		// same call for one of them.
+		args := []string{"-o", "jobid stat exit_code", "-json"}
+		for i := range int64(1000) {
+			args = append(args, strconv.FormatInt(lastID-i, 10))
+		}
+		one := c.median(20, "bjobs", args[:4]...)
+		many := c.median(20, "bjobs", args...)
+		report(b, fmt.Sprintf("bjobs -o ... -json, 1 id, %d jobs (median of 20)", n), ms(one), "ms", nil)
+		report(b, fmt.Sprintf("bjobs -o ... -json, 1000 ids, %d jobs (median of 20)", n), ms(many), "ms", nil)
+		report(b, "  1000 ids / 1 id", float64(many)/float64(one), "ratio", atMost(2))
 	})
 }
 

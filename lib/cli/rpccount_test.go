@@ -73,6 +73,8 @@ func TestOneCallPerCommand(t *testing.T) {
 	}{
 		{"bsub", []string{"-H", "true"}, "Submit"},
 		{"bjobs", []string{"7"}, "Query"},
+		{"bjobs", []string{"-l", "7"}, "Query"},
+		{"bjobs", []string{"-o", "jobid stat", "-json", "7", "8", "9"}, "Query"},
 	} {
 		f := serveFake(t)
 		var out bytes.Buffer
