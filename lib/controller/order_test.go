@@ -3,6 +3,7 @@ package controller
 import (
 	"math/rand"
 	"slices"
+	"strconv"
 	"testing"
 
 	"xce/lib/api"
@@ -80,4 +81,68 @@ func TestJobOrderMatchesFullSort(t *testing.T) {
 		}
 	}
 	check(-1)
+}
+
+// A query in parts is the one-part reply cut up: the same jobs in the same
+// order, each part with the effective specs its jobs need (an array's
+// elements in several parts bring theirs to each), the refs that named no
+// job in the first, and one part for an answer with no job.
+func TestQueryParts(t *testing.T) {
+	c, _ := newTestController(t, 4, -1)
+	for i := range 12 {
+		spec := &api.JobSpec{Command: "true", Hold: true, JobName: "j" + strconv.Itoa(i)}
+		if i == 5 {
+			spec.ArraySpec = "[1-9]"
+		}
+		if _, err := c.Submit(alice, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := &api.QueryRequest{Scope: api.QueryRequest_ALL, User: "all"}
+	whole := c.Query(alice, req)
+	if len(whole.Jobs) != 20 {
+		t.Fatalf("%d jobs, want 20", len(whole.Jobs))
+	}
+	var jobs []*api.Job
+	parts := 0
+	err := c.QueryParts(alice, req, 7, func(p *api.QueryReplyEncoded) error {
+		parts++
+		if len(p.Jobs) > 7 || len(p.PendReasons) != len(p.Jobs) || len(p.Usage) != len(p.Jobs) {
+			t.Errorf("part %d: %d jobs, %d reasons, %d usage samples", parts, len(p.Jobs), len(p.PendReasons), len(p.Usage))
+		}
+		have := map[int64]bool{}
+		for _, e := range p.Effective {
+			have[e.Key] = true
+		}
+		for _, j := range p.Jobs {
+			if !have[j.JobId] {
+				t.Errorf("part %d: no effective spec for job %d", parts, j.JobId)
+			}
+		}
+		jobs = append(jobs, p.Jobs...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parts != 3 || len(jobs) != len(whole.Jobs) {
+		t.Fatalf("%d parts of %d jobs, want 3 of %d", parts, len(jobs), len(whole.Jobs))
+	}
+	for i := range jobs {
+		if jobs[i] != whole.Jobs[i] {
+			t.Fatalf("job %d: %d[%d], want %d[%d]", i, jobs[i].JobId, jobs[i].ArrayIndex, whole.Jobs[i].JobId, whole.Jobs[i].ArrayIndex)
+		}
+	}
+	parts = 0
+	missing := &api.JobRef{JobId: 99999, ArrayIndex: -1}
+	err = c.QueryParts(alice, &api.QueryRequest{Refs: []*api.JobRef{missing}}, 7, func(p *api.QueryReplyEncoded) error {
+		parts++
+		if len(p.Jobs) != 0 || len(p.NotFound) != 1 || p.NotFound[0].JobId != 99999 {
+			t.Errorf("query of a missing job: %d jobs, not found %v", len(p.Jobs), p.NotFound)
+		}
+		return nil
+	})
+	if err != nil || parts != 1 {
+		t.Fatalf("query of a missing job: %d parts, %v", parts, err)
+	}
 }
