@@ -598,8 +598,13 @@ func (t *table[T]) records(ctx *fieldCtx, recs []T) [][][2]string {
 // then "RECORDS", every value a string; 2-space indentation.
 func writeJSON(w io.Writer, command, countKey string, records [][][2]string) error {
 	var b bytes.Buffer
-	b.WriteString("{\n  \"COMMAND\":" + jsonString(command) + ",\n")
-	fmt.Fprintf(&b, "  %s:%d,\n", jsonString(countKey), len(records))
+	b.WriteString("{\n  \"COMMAND\":")
+	writeJSONString(&b, command)
+	b.WriteString(",\n  ")
+	writeJSONString(&b, countKey)
+	b.WriteByte(':')
+	b.WriteString(strconv.Itoa(len(records)))
+	b.WriteString(",\n")
 	if len(records) == 0 {
 		b.WriteString("  \"RECORDS\":[]\n}\n")
 		return flush(w, &b)
@@ -608,7 +613,10 @@ func writeJSON(w io.Writer, command, countKey string, records [][][2]string) err
 	for i, rec := range records {
 		b.WriteString("    {\n")
 		for k, kv := range rec {
-			b.WriteString("      " + jsonString(kv[0]) + ":" + jsonString(kv[1]))
+			b.WriteString("      ")
+			writeJSONString(&b, kv[0])
+			b.WriteByte(':')
+			writeJSONString(&b, kv[1])
 			if k < len(rec)-1 {
 				b.WriteByte(',')
 			}
@@ -626,10 +634,26 @@ func writeJSON(w io.Writer, command, countKey string, records [][][2]string) err
 
 // jsonString quotes s as LSF's JSON does: "/" is escaped as "\/".
 func jsonString(s string) string {
-	var b strings.Builder
+	var b bytes.Buffer
+	writeJSONString(&b, s)
+	return b.String()
+}
+
+// writeJSONString writes jsonString(s) into b.
+func writeJSONString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			// Invalid UTF-8 comes out as U+FFFD, byte by byte, as ranging
+			// over the string gives it.
+			r, size := utf8.DecodeRuneInString(s[i:])
+			b.WriteRune(r)
+			i += size
+			continue
+		}
+		i++
+		switch c {
 		case '"':
 			b.WriteString(`\"`)
 		case '\\':
@@ -643,15 +667,14 @@ func jsonString(s string) string {
 		case '\t':
 			b.WriteString(`\t`)
 		default:
-			if r < 0x20 {
-				fmt.Fprintf(&b, `\u%04x`, r)
+			if c < 0x20 {
+				fmt.Fprintf(b, `\u%04x`, c)
 			} else {
-				b.WriteRune(r)
+				b.WriteByte(c)
 			}
 		}
 	}
 	b.WriteByte('"')
-	return b.String()
 }
 
 // formatMem prints a KB amount for a memory field. Without a unit it picks

@@ -2,6 +2,7 @@ package lsfout
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -88,6 +89,44 @@ func TestJobRowMatchesReference(t *testing.T) {
 				}
 			}
 			t.Fatalf("%+v: %d lines, want %d", opt, len(g), len(w))
+		}
+	}
+}
+
+// referenceJSONString is jsonString as it was, rune by rune.
+func referenceJSONString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '/':
+			b.WriteString(`\/`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if r < 0x20 {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func TestJSONStringMatchesReference(t *testing.T) {
+	for _, s := range []string{"", "plain", `a "quoted" \path/to`, "tab\tnl\ncr\r\x01\x1f\x7f", "ünï 日本", "bad\xff\xfe utf8 \xe6\x97", "\xed\xa0\x80 surrogate"} {
+		if got, want := jsonString(s), referenceJSONString(s); got != want {
+			t.Errorf("jsonString(%q) = %q, want %q", s, got, want)
 		}
 	}
 }
