@@ -529,25 +529,6 @@ func (c column[T]) value(ctx *fieldCtx, r T) string {
 	return c.f.text(ctx, r)
 }
 
-// fit cuts a cell to the column width and, without a delimiter, pads it.
-func (t *table[T]) fit(c column[T], s string, cutFront bool) string {
-	if c.width > 0 {
-		if cutFront {
-			s = tailName(s, c.width)
-		} else {
-			s = cut(s, c.width)
-		}
-		if t.delim == "" {
-			if c.right {
-				s = padLeft(s, c.width)
-			} else {
-				s = padRight(s, c.width)
-			}
-		}
-	}
-	return s
-}
-
 func (t *table[T]) sep() string {
 	if t.delim == "" {
 		return " "
@@ -557,26 +538,59 @@ func (t *table[T]) sep() string {
 
 // write prints records as a table: a header of upper-case field names
 // (unless noheader), then one line per record; an empty value prints "-".
+// Cells are written straight into the output, not joined from strings.
 func (t *table[T]) write(w io.Writer, ctx *fieldCtx, recs []T, noheader bool) error {
 	var b bytes.Buffer
-	cells := make([]string, len(t.cols))
+	sep := t.sep()
 	if !noheader {
 		for i, c := range t.cols {
-			cells[i] = t.fit(c, c.f.header(), false)
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			t.writeFit(&b, c, c.f.header(), false)
 		}
-		b.WriteString(strings.Join(cells, t.sep()) + "\n")
+		b.WriteByte('\n')
 	}
 	for _, r := range recs {
 		for i, c := range t.cols {
+			if i > 0 {
+				b.WriteString(sep)
+			}
 			v := c.value(ctx, r)
 			if v == "" {
 				v = "-"
 			}
-			cells[i] = t.fit(c, v, c.f.cutFront)
+			t.writeFit(&b, c, v, c.f.cutFront)
 		}
-		b.WriteString(strings.Join(cells, t.sep()) + "\n")
+		b.WriteByte('\n')
 	}
 	return flush(w, &b)
+}
+
+// writeFit writes a cell cut to the column width (its front cut off when
+// cutFront) and, without a delimiter, padded to it.
+func (t *table[T]) writeFit(b *bytes.Buffer, c column[T], s string, cutFront bool) {
+	if c.width <= 0 {
+		b.WriteString(s)
+		return
+	}
+	if cutFront {
+		s = tailName(s, c.width)
+	} else {
+		s = cut(s, c.width)
+	}
+	if t.delim != "" {
+		b.WriteString(s)
+		return
+	}
+	pad := c.width - utf8.RuneCountInString(s)
+	if c.right {
+		writeSpaces(b, pad)
+		b.WriteString(s)
+		return
+	}
+	b.WriteString(s)
+	writeSpaces(b, pad)
 }
 
 // records are the JSON records of recs: each column's header and value,
