@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -214,6 +215,12 @@ func bjobs(args []string) int {
 	}
 	if o.sum || o.arrays {
 		return bjobsTotals(c, cx, req, o, noJobs)
+	}
+	// A listing allocates mostly short-lived messages, part by part: with
+	// the collector's default it runs a cycle every few parts, for a heap
+	// that stays small (48 MB at 100,000 jobs with 400).
+	if sys.getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
 	}
 	out := bufio.NewWriterSize(sys.stdout, 64<<10)
 	defer out.Flush()

@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
@@ -122,14 +123,22 @@ func (c *Client) Query(ctx context.Context, req *api.QueryRequest) (*Jobs, error
 // QueryEach runs a query and hands each streamed part to fn as it comes,
 // so that a listing of many jobs is printed while the rest still travels.
 // It returns the job ids that named no job.
+//
+// The specs are received encoded and decoded once per distinct encoding:
+// jobs of one submission pattern (an array's elements, a workflow's many
+// similar jobs) share one decoded spec, which callers must not change.
 func (c *Client) QueryEach(ctx context.Context, req *api.QueryRequest, fn func([]*api.Job) error) ([]*api.JobRef, error) {
 	stream, err := c.ControllerClient.Query(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	var notFound []*api.JobRef
+	dec := specDecoder{}
 	for {
-		part, err := stream.Recv()
+		// A QueryReply on the wire, with its spec maps' values left
+		// encoded (lib/api's QueryReplyEncoded).
+		part := &api.QueryReplyEncoded{}
+		err := stream.RecvMsg(part)
 		if errors.Is(err, io.EOF) {
 			return notFound, nil
 		}
@@ -137,11 +146,19 @@ func (c *Client) QueryEach(ctx context.Context, req *api.QueryRequest, fn func([
 			return nil, err
 		}
 		notFound = append(notFound, part.NotFound...)
+		effective, err := dec.decodeAll(part.Effective)
+		if err != nil {
+			return nil, err
+		}
+		specs, err := dec.decodeAll(part.Specs)
+		if err != nil {
+			return nil, err
+		}
 		for i, j := range part.Jobs {
-			j.Effective = part.Effective[j.JobId]
+			j.Effective = effective[j.JobId]
 			// Without the submitted spec (not asked for), the effective one
 			// answers for it: they differ only where defaults applied.
-			j.Spec = part.Specs[j.JobId]
+			j.Spec = specs[j.JobId]
 			if j.Spec == nil {
 				j.Spec = j.Effective
 			}
@@ -156,6 +173,39 @@ func (c *Client) QueryEach(ctx context.Context, req *api.QueryRequest, fn func([
 			return nil, err
 		}
 	}
+}
+
+// specDecoder decodes a query's specs, each distinct encoding once.
+type specDecoder struct {
+	seen map[string]*api.JobSpec
+}
+
+// maxSharedSpecs bounds the decoded specs a query keeps for reuse, so
+// that a listing of many different jobs is not held whole.
+const maxSharedSpecs = 4096
+
+// decodeAll decodes spec map entries into a map by job id (the last entry
+// for an id wins, as for a map on the wire).
+func (d *specDecoder) decodeAll(entries []*api.EncodedSpec) (map[int64]*api.JobSpec, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	if d.seen == nil || len(d.seen) > maxSharedSpecs {
+		d.seen = make(map[string]*api.JobSpec, min(len(entries), maxSharedSpecs))
+	}
+	out := make(map[int64]*api.JobSpec, len(entries))
+	for _, e := range entries {
+		spec, ok := d.seen[string(e.Value)]
+		if !ok {
+			spec = &api.JobSpec{}
+			if err := proto.Unmarshal(e.Value, spec); err != nil {
+				return nil, fmt.Errorf("decode the spec of job %d: %w", e.Key, err)
+			}
+			d.seen[string(e.Value)] = spec
+		}
+		out[e.Key] = spec
+	}
+	return out, nil
 }
 
 func isRunning(s api.JobState) bool {

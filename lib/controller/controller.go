@@ -95,6 +95,7 @@ type Controller struct {
 	queues    map[string]*queue
 	hosts     map[string]*host // the execution hosts, by name
 	hostNames []string         // their names, sorted
+	order     jobOrder         // the job list in bjobs's order (order.go)
 	seq       int64            // last change sequence number
 	nextID    int64
 	ceiling   int64 // ids below it may have been handed out
@@ -315,6 +316,7 @@ func (c *Controller) insert(r *rec) {
 		r.queued = true
 		c.dirty = true
 	}
+	c.ordered(r)
 }
 
 // clone returns a private copy of a job's record to change.
@@ -801,6 +803,7 @@ func (c *Controller) clean() {
 		gone = append(gone, j)
 		execs = append(execs, c.execOf(j))
 		delete(c.jobs, k)
+		c.unordered(j)
 		delete(c.preExecRetryAt, k)
 		delete(c.orphanSince, k)
 		els := c.byID[j.JobId]

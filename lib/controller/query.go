@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/user"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -19,83 +18,118 @@ import (
 	"xce/lib/sched"
 )
 
-// Query returns the jobs bjobs asks for, in bjobs's order: running and
-// suspended jobs, then pending jobs in dispatch order, then finished jobs
-// in the order they finished.
-// The lock is held only to collect the records and their sort keys; the
-// sorting and everything after happen outside it.
+// Query returns the jobs bjobs asks for, in bjobs's order, as one reply
+// (QueryParts with no bound on a part).
 func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReplyEncoded {
-	reply := &api.QueryReplyEncoded{}
-	type item struct {
-		job    *api.Job
-		eff    *effSpec
-		reason string
-		group  int
-		qprio  int32
-		uprio  int32
-	}
-	var items []item
+	var reply *api.QueryReplyEncoded
+	c.QueryParts(who, req, 0, func(p *api.QueryReplyEncoded) error {
+		reply = p
+		return nil
+	})
+	return reply
+}
+
+// QueryParts hands send the jobs bjobs asks for, in bjobs's order:
+// running and suspended jobs, then pending jobs in dispatch order, then
+// finished jobs in the order they finished. Each part holds at most
+// perPart jobs (any number when perPart <= 0) with the effective specs
+// they need, and each is built only when the one before has been sent, so
+// that a listing of many jobs is never held encoded whole. The first part
+// carries the refs that named no job; there is always one part.
+//
+// A listing walks the job list kept in that order (order.go); jobs named
+// by id are sorted among themselves. The lock is held only to collect the
+// records; everything after happens outside it.
+func (c *Controller) QueryParts(who Caller, req *api.QueryRequest, perPart int, send func(*api.QueryReplyEncoded) error) error {
 	conf := c.config()
+	items, notFound := c.queryItems(who, req, conf)
+	if perPart <= 0 {
+		perPart = max(len(items), 1)
+	}
+	q := queryParts{c: c, req: req, conf: conf, now: time.Now(), rules: map[string]exceptionRules{}}
+	for start := 0; start == 0 || start < len(items); start += perPart {
+		part := q.part(items[start:min(start+perPart, len(items))])
+		if start == 0 {
+			part.NotFound = notFound
+		}
+		if err := send(part); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queryItem is one job of a query's answer, as collected under the lock.
+type queryItem struct {
+	job    *api.Job
+	eff    *effSpec
+	reason string
+}
+
+// queryItems collects the jobs a query selects, in bjobs's order, and the
+// refs that name no job.
+func (c *Controller) queryItems(who Caller, req *api.QueryRequest, conf *config.Config) ([]queryItem, []*api.JobRef) {
+	var (
+		items    []queryItem
+		notFound []*api.JobRef
+	)
 	filter := queryFilter(conf, req)
 	add := func(r *rec) {
-		it := item{job: r.job, eff: r.eff, group: listGroup(r.job.State), reason: c.pendReason(r)}
-		if it.group == 1 {
-			it.qprio, it.uprio = c.queuePrio(r), r.eff.GetUserPriority()
-		}
-		items = append(items, it)
+		items = append(items, queryItem{job: r.job, eff: r.eff, reason: c.pendReason(r)})
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if len(req.Refs) > 0 {
+		var found []orderEntry
 		for _, ref := range req.Refs {
-			found := c.resolve(ref)
-			if len(found) == 0 {
-				reply.NotFound = append(reply.NotFound, ref)
+			recs := c.resolve(ref)
+			if len(recs) == 0 {
+				notFound = append(notFound, ref)
 			}
-			for _, r := range found {
+			for _, r := range recs {
 				if matches(who, req, &filter, r, true) {
-					add(r)
+					found = append(found, c.entryOf(r))
 				}
 			}
 		}
-	} else {
-		for _, r := range c.jobs {
-			if matches(who, req, &filter, r, false) {
-				add(r)
-			}
+		slices.SortFunc(found, func(a, b orderEntry) int { return compareKeys(&a.key, &b.key) })
+		items = make([]queryItem, 0, len(found))
+		for _, e := range found {
+			add(e.r)
+		}
+		return items, notFound
+	}
+	for _, e := range c.jobsInOrder() {
+		if matches(who, req, &filter, e.r, false) {
+			add(e.r)
 		}
 	}
-	c.mu.Unlock()
+	return items, nil
+}
 
-	sort.Slice(items, func(a, b int) bool {
-		x, y := &items[a], &items[b]
-		if x.group != y.group {
-			return x.group < y.group
-		}
-		if x.qprio != y.qprio {
-			return x.qprio > y.qprio
-		}
-		if x.uprio != y.uprio {
-			return x.uprio > y.uprio
-		}
-		if x.group == 1 && x.job.Order != y.job.Order {
-			return x.job.Order < y.job.Order
-		}
-		// Finished jobs in the order they finished, as OpenLava's mbatchd
-		// keeps its finished-job list (FJL), not by id.
-		if x.group == 2 && x.job.EndTime != y.job.EndTime {
-			return x.job.EndTime < y.job.EndTime
-		}
-		if x.job.JobId != y.job.JobId {
-			return x.job.JobId < y.job.JobId
-		}
-		return x.job.ArrayIndex < y.job.ArrayIndex
-	})
-	// The latest usage samples and the exceptions (which need them) are
-	// gathered outside the lock; -x keeps only the jobs that show one.
-	now := time.Now()
-	rules := map[string]exceptionRules{}
-	usage := make([]*api.ResourceUsage, 0, len(items))
-	kept := items[:0]
+// queryParts builds a query's reply parts.
+type queryParts struct {
+	c     *Controller
+	req   *api.QueryRequest
+	conf  *config.Config
+	now   time.Time
+	rules map[string]exceptionRules // by queue
+}
+
+// part builds the reply part of items: their latest usage samples and
+// exceptions (-x keeps only the jobs that show one) and their specs.
+func (q *queryParts) part(items []queryItem) *api.QueryReplyEncoded {
+	c, req := q.c, q.req
+	reply := &api.QueryReplyEncoded{
+		Jobs:        make([]*api.Job, 0, len(items)),
+		PendReasons: make([]string, 0, len(items)),
+		Usage:       make([]*api.ResourceUsage, 0, len(items)),
+		Effective:   make([]*api.EncodedSpec, 0, len(items)),
+	}
+	// Each job's effective spec goes once: an array's elements share it.
+	// The messages are allocated in one block, not one by one.
+	var sent map[int64]bool
+	effs := make([]api.EncodedSpec, 0, len(items))
 	for _, it := range items {
 		j := it.job
 		u := emptyUsage
@@ -110,13 +144,13 @@ func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReplyEnc
 			if isRunning(j.State) {
 				cpu = u.CpuTimeMs
 			}
-			q := it.eff.GetQueue()
-			r, ok := rules[q]
+			qn := it.eff.GetQueue()
+			r, ok := q.rules[qn]
 			if !ok {
-				r = rulesOf(conf, q)
-				rules[q] = r
+				r = rulesOf(q.conf, qn)
+				q.rules[qn] = r
 			}
-			exc = jobExceptions(j, cpu, time.Duration(it.eff.GetEstimatedRunSec())*time.Second, r, now)
+			exc = jobExceptions(j, cpu, time.Duration(it.eff.GetEstimatedRunSec())*time.Second, r, q.now)
 		}
 		if req.Exceptions && len(exc) == 0 {
 			continue
@@ -125,34 +159,31 @@ func (c *Controller) Query(who Caller, req *api.QueryRequest) *api.QueryReplyEnc
 			// The record is shared: the exceptions go on a copy.
 			j = proto.Clone(j).(*api.Job)
 			j.Exceptions = api.ExceptionBits(exc)
-			it.job = j
 		}
-		kept = append(kept, it)
-		usage = append(usage, u)
-	}
-	items = kept
-	reply.Jobs = make([]*api.Job, len(items))
-	reply.PendReasons = make([]string, len(items))
-	reply.Usage = usage
-	sent := map[int64]bool{}
-	for i, it := range items {
-		j := it.job
-		reply.Jobs[i] = j
-		reply.PendReasons[i] = it.reason
-		if !sent[j.JobId] {
-			sent[j.JobId] = true
-			eff := it.eff.raw
-			if req.Submitted {
-				if raw, err := c.store.SubmittedRaw(j.JobId); err == nil {
-					reply.Specs = append(reply.Specs, &api.EncodedSpec{Key: j.JobId, Value: raw})
-				}
-				// The long form also shows where each value came from.
-				if origin, err := c.store.OriginRaw(j.JobId); err == nil && origin != nil {
-					eff = append(append([]byte(nil), eff...), origin...)
-				}
+		reply.Jobs = append(reply.Jobs, j)
+		reply.PendReasons = append(reply.PendReasons, it.reason)
+		reply.Usage = append(reply.Usage, u)
+		if j.ArraySize > 0 || j.ArrayIndex > 0 {
+			if sent == nil {
+				sent = map[int64]bool{}
 			}
-			reply.Effective = append(reply.Effective, &api.EncodedSpec{Key: j.JobId, Value: eff})
+			if sent[j.JobId] {
+				continue
+			}
+			sent[j.JobId] = true
 		}
+		eff := it.eff.raw
+		if req.Submitted {
+			if raw, err := c.store.SubmittedRaw(j.JobId); err == nil {
+				reply.Specs = append(reply.Specs, &api.EncodedSpec{Key: j.JobId, Value: raw})
+			}
+			// The long form also shows where each value came from.
+			if origin, err := c.store.OriginRaw(j.JobId); err == nil && origin != nil {
+				eff = append(append([]byte(nil), eff...), origin...)
+			}
+		}
+		effs = append(effs, api.EncodedSpec{Key: j.JobId, Value: eff})
+		reply.Effective = append(reply.Effective, &effs[len(effs)-1])
 	}
 	return reply
 }

@@ -131,45 +131,9 @@ func (s *Service) Query(req *api.QueryRequest, stream grpc.ServerStreamingServer
 	if err != nil {
 		return err
 	}
-	// A QueryReplyEncoded is a QueryReply on the wire.
-	all := s.c.Query(who, req)
-	if len(all.Jobs) <= queryChunk {
-		return stream.SendMsg(all)
-	}
-	specs := map[int64][]byte{}
-	for _, e := range all.Specs {
-		specs[e.Key] = e.Value
-	}
-	effs := map[int64][]byte{}
-	for _, e := range all.Effective {
-		effs[e.Key] = e.Value
-	}
-	for start := 0; start < len(all.Jobs); start += queryChunk {
-		end := min(start+queryChunk, len(all.Jobs))
-		part := &api.QueryReplyEncoded{
-			Jobs:        all.Jobs[start:end],
-			PendReasons: all.PendReasons[start:end],
-			Usage:       all.Usage[start:end],
-		}
-		if start == 0 {
-			part.NotFound = all.NotFound
-		}
-		sent := map[int64]bool{}
-		for _, j := range part.Jobs {
-			if sent[j.JobId] {
-				continue
-			}
-			sent[j.JobId] = true
-			part.Effective = append(part.Effective, &api.EncodedSpec{Key: j.JobId, Value: effs[j.JobId]})
-			if raw, ok := specs[j.JobId]; ok {
-				part.Specs = append(part.Specs, &api.EncodedSpec{Key: j.JobId, Value: raw})
-			}
-		}
-		if err := stream.SendMsg(part); err != nil {
-			return err
-		}
-	}
-	return nil
+	// A QueryReplyEncoded is a QueryReply on the wire; the reply is built
+	// and sent part by part, never held whole.
+	return s.c.QueryParts(who, req, queryChunk, func(p *api.QueryReplyEncoded) error { return stream.SendMsg(p) })
 }
 
 func (s *Service) Signal(ctx context.Context, req *api.SignalRequest) (*api.SignalReply, error) {

@@ -529,25 +529,6 @@ func (c column[T]) value(ctx *fieldCtx, r T) string {
 	return c.f.text(ctx, r)
 }
 
-// fit cuts a cell to the column width and, without a delimiter, pads it.
-func (t *table[T]) fit(c column[T], s string, cutFront bool) string {
-	if c.width > 0 {
-		if cutFront {
-			s = tailName(s, c.width)
-		} else {
-			s = cut(s, c.width)
-		}
-		if t.delim == "" {
-			if c.right {
-				s = padLeft(s, c.width)
-			} else {
-				s = padRight(s, c.width)
-			}
-		}
-	}
-	return s
-}
-
 func (t *table[T]) sep() string {
 	if t.delim == "" {
 		return " "
@@ -557,26 +538,59 @@ func (t *table[T]) sep() string {
 
 // write prints records as a table: a header of upper-case field names
 // (unless noheader), then one line per record; an empty value prints "-".
+// Cells are written straight into the output, not joined from strings.
 func (t *table[T]) write(w io.Writer, ctx *fieldCtx, recs []T, noheader bool) error {
 	var b bytes.Buffer
-	cells := make([]string, len(t.cols))
+	sep := t.sep()
 	if !noheader {
 		for i, c := range t.cols {
-			cells[i] = t.fit(c, c.f.header(), false)
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			t.writeFit(&b, c, c.f.header(), false)
 		}
-		b.WriteString(strings.Join(cells, t.sep()) + "\n")
+		b.WriteByte('\n')
 	}
 	for _, r := range recs {
 		for i, c := range t.cols {
+			if i > 0 {
+				b.WriteString(sep)
+			}
 			v := c.value(ctx, r)
 			if v == "" {
 				v = "-"
 			}
-			cells[i] = t.fit(c, v, c.f.cutFront)
+			t.writeFit(&b, c, v, c.f.cutFront)
 		}
-		b.WriteString(strings.Join(cells, t.sep()) + "\n")
+		b.WriteByte('\n')
 	}
 	return flush(w, &b)
+}
+
+// writeFit writes a cell cut to the column width (its front cut off when
+// cutFront) and, without a delimiter, padded to it.
+func (t *table[T]) writeFit(b *bytes.Buffer, c column[T], s string, cutFront bool) {
+	if c.width <= 0 {
+		b.WriteString(s)
+		return
+	}
+	if cutFront {
+		s = tailName(s, c.width)
+	} else {
+		s = cut(s, c.width)
+	}
+	if t.delim != "" {
+		b.WriteString(s)
+		return
+	}
+	pad := c.width - utf8.RuneCountInString(s)
+	if c.right {
+		writeSpaces(b, pad)
+		b.WriteString(s)
+		return
+	}
+	b.WriteString(s)
+	writeSpaces(b, pad)
 }
 
 // records are the JSON records of recs: each column's header and value,
@@ -598,8 +612,13 @@ func (t *table[T]) records(ctx *fieldCtx, recs []T) [][][2]string {
 // then "RECORDS", every value a string; 2-space indentation.
 func writeJSON(w io.Writer, command, countKey string, records [][][2]string) error {
 	var b bytes.Buffer
-	b.WriteString("{\n  \"COMMAND\":" + jsonString(command) + ",\n")
-	fmt.Fprintf(&b, "  %s:%d,\n", jsonString(countKey), len(records))
+	b.WriteString("{\n  \"COMMAND\":")
+	writeJSONString(&b, command)
+	b.WriteString(",\n  ")
+	writeJSONString(&b, countKey)
+	b.WriteByte(':')
+	b.WriteString(strconv.Itoa(len(records)))
+	b.WriteString(",\n")
 	if len(records) == 0 {
 		b.WriteString("  \"RECORDS\":[]\n}\n")
 		return flush(w, &b)
@@ -608,7 +627,10 @@ func writeJSON(w io.Writer, command, countKey string, records [][][2]string) err
 	for i, rec := range records {
 		b.WriteString("    {\n")
 		for k, kv := range rec {
-			b.WriteString("      " + jsonString(kv[0]) + ":" + jsonString(kv[1]))
+			b.WriteString("      ")
+			writeJSONString(&b, kv[0])
+			b.WriteByte(':')
+			writeJSONString(&b, kv[1])
 			if k < len(rec)-1 {
 				b.WriteByte(',')
 			}
@@ -626,10 +648,26 @@ func writeJSON(w io.Writer, command, countKey string, records [][][2]string) err
 
 // jsonString quotes s as LSF's JSON does: "/" is escaped as "\/".
 func jsonString(s string) string {
-	var b strings.Builder
+	var b bytes.Buffer
+	writeJSONString(&b, s)
+	return b.String()
+}
+
+// writeJSONString writes jsonString(s) into b.
+func writeJSONString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			// Invalid UTF-8 comes out as U+FFFD, byte by byte, as ranging
+			// over the string gives it.
+			r, size := utf8.DecodeRuneInString(s[i:])
+			b.WriteRune(r)
+			i += size
+			continue
+		}
+		i++
+		switch c {
 		case '"':
 			b.WriteString(`\"`)
 		case '\\':
@@ -643,15 +681,14 @@ func jsonString(s string) string {
 		case '\t':
 			b.WriteString(`\t`)
 		default:
-			if r < 0x20 {
-				fmt.Fprintf(&b, `\u%04x`, r)
+			if c < 0x20 {
+				fmt.Fprintf(b, `\u%04x`, c)
 			} else {
-				b.WriteRune(r)
+				b.WriteByte(c)
 			}
 		}
 	}
 	b.WriteByte('"')
-	return b.String()
 }
 
 // formatMem prints a KB amount for a memory field. Without a unit it picks

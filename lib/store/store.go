@@ -41,9 +41,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
+	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
@@ -71,6 +73,9 @@ var keyIDCeiling = []byte("m/idceiling")
 // for damage (verify.go): a damaged store is not opened, and the error, a
 // *DamageError, says what is damaged and how to recover.
 func Open(dir string) (*Store, error) {
+	if err := waitUnlocked(dir, lockWait); err != nil {
+		return nil, err
+	}
 	problems, err := inspect(dir)
 	if err != nil {
 		return nil, err
@@ -109,6 +114,40 @@ func Open(dir string) (*Store, error) {
 	go s.committer()
 	go s.preallocator()
 	return s, nil
+}
+
+// lockWait bounds how long Open waits for another process's hold on the
+// database to go: after kill -9 the kernel releases the dead controller's
+// locks only as it tears the process down, which a restart can beat.
+var lockWait = 5 * time.Second
+
+// waitUnlocked waits, up to wait, until no process holds Badger's lock on
+// dir (a flock on the directory itself), so that a database still held is
+// neither inspected while in use nor reported as damaged when Badger
+// refuses to open it.
+func waitUnlocked(dir string, wait time.Duration) error {
+	d, err := os.Open(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // a new store
+	}
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", dir, err)
+	}
+	defer d.Close()
+	deadline := time.Now().Add(wait)
+	for {
+		err := unix.Flock(int(d.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return unix.Flock(int(d.Fd()), unix.LOCK_UN)
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			return fmt.Errorf("lock store %s: %w", dir, err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("store %s is in use by another process", dir)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // The sizes Badger writes in: CheckSpace's floor is made of them.

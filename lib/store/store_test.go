@@ -1,8 +1,11 @@
 package store
 
 import (
+	"errors"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -194,5 +197,46 @@ func TestFailedSubmitWritesNothing(t *testing.T) {
 	}
 	if evs, _ := st.Events(1, -1); len(evs) != 0 {
 		t.Errorf("%d events of the failed submission were stored", len(evs))
+	}
+}
+
+// A store another process still holds (a controller killed with -9 whose
+// locks the kernel has not released yet) is waited for, not reported as
+// damaged: Open returns once the holder lets go.
+func TestOpenWaitsForHolder(t *testing.T) {
+	dir := t.TempDir()
+	first, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan error, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		released <- first.Close()
+	}()
+	second, err := Open(dir)
+	if cerr := <-released; cerr != nil {
+		t.Fatal(cerr)
+	}
+	if err != nil {
+		t.Fatalf("open while the first holder closes: %v", err)
+	}
+	second.Close()
+}
+
+// A store held past the wait is refused as in use, not as damaged.
+func TestOpenHeldIsInUse(t *testing.T) {
+	defer func(w time.Duration) { lockWait = w }(lockWait)
+	lockWait = 100 * time.Millisecond
+	dir := t.TempDir()
+	first, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	_, err = Open(dir)
+	var d *DamageError
+	if err == nil || errors.As(err, &d) || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("open of a held store: %v, want an in-use error", err)
 	}
 }
