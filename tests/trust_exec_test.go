@@ -416,3 +416,49 @@ func groupGone(t *testing.T, pgid int) {
 	syscall.Kill(-pgid, syscall.SIGKILL)
 	t.Errorf("processes of the job's group %d outlived it: %v", pgid, left)
 }
+
+// A process a job started that left its process group and session
+// (setsid) is still the job's: it ends with the job, when the job ends by
+// itself and when it is killed.
+func TestEscapedProcessesEndWithTheJob(t *testing.T) {
+	c := newCluster(t)
+	gone := func(pidFile string) {
+		t.Helper()
+		var pid string
+		for i := 0; i < 100; i++ {
+			b, _ := os.ReadFile(filepath.Join(c.work, pidFile))
+			if pid = strings.TrimSpace(string(b)); pid != "" {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if pid == "" {
+			t.Fatalf("%s: no pid written", pidFile)
+		}
+		for i := 0; i < 100; i++ {
+			if _, err := os.Stat("/proc/" + pid); err != nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		st, _ := os.ReadFile("/proc/" + pid + "/stat")
+		if n, err := strconv.Atoi(pid); err == nil {
+			syscall.Kill(n, syscall.SIGKILL)
+		}
+		t.Errorf("process %s that left the job's session outlived the job: %s", pid, st)
+	}
+	done := c.submit("", "setsid sleep 300 & echo $! > esc1.pid; sleep 1")
+	c.waitState(done, "DONE")
+	gone("esc1.pid")
+	killed := c.submit("", "setsid sleep 300 & echo $! > esc2.pid; sleep 300")
+	c.waitState(killed, "RUN")
+	for i := 0; i < 100; i++ {
+		if b, _ := os.ReadFile(filepath.Join(c.work, "esc2.pid")); len(b) > 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.must("", "bkill", killed)
+	c.waitState(killed, "EXIT")
+	gone("esc2.pid")
+}

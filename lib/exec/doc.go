@@ -194,8 +194,11 @@
 // running in the background are killed with it: nothing a job started
 // runs on untracked once the job is recorded as ended (the LSF behaviour
 // this package follows documents nothing about leftovers, so the choice
-// is ours). A process that must outlive its job has to
-// leave the job's process group (setsid), where it is not tracked. The FINISH
+// is ours). That includes processes that left the job's process group or
+// session (setsid, a daemon's double fork): the shepherd is a child
+// subreaper (PR_SET_CHILD_SUBREAPER), so they are reparented to it, not
+// to init; every descendant of the shepherd is measured as the job's and
+// killed when the job ends, and the ones reparented to it are reaped. The FINISH
 // event has state DONE for exit status 0, else EXIT; exit_status is the
 // shell-style code, 128+N for a process killed by signal N (signal is then
 // N): SIGINT 130, SIGKILL 137, SIGUSR2 140, SIGTERM 143.

@@ -107,7 +107,10 @@ func ShepherdMain(launchFile string) int {
 			pgid.Unlock()
 		}
 	}()
-	ev, err := run(l, hooks{reload: reload, limitsFile: LimitsFile(launchFile), started: func(pid int) {
+	// A process the job starts that leaves its group or session is
+	// reparented to the shepherd, not to init, and stays the job's.
+	tree := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil
+	ev, err := run(l, hooks{tree: tree, reload: reload, limitsFile: LimitsFile(launchFile), started: func(pid int) {
 		pgid.Lock()
 		pgid.n = pid
 		pgid.Unlock()
@@ -187,6 +190,9 @@ type hooks struct {
 	started    func(pid int)
 	reload     <-chan struct{}
 	limitsFile string // what reload means to read (LimitsFile)
+	// tree: the shepherd is a child subreaper (ShepherdMain), so every
+	// descendant of it is the job's: counted, and killed at the end.
+	tree bool
 }
 
 func run(l *api.Launch, h hooks) (*api.Event, error) {
@@ -380,7 +386,11 @@ func (s *shepherd) run(h hooks) *api.Event {
 				grace, syscall.SIGUSR2, syscall.SIGKILL)
 		})
 	}
-	samp := newSampler(pid)
+	root := 0
+	if h.tree {
+		root = os.Getpid()
+	}
+	samp := newSampler(pid, root)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -395,9 +405,13 @@ func (s *shepherd) run(h hooks) *api.Event {
 	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		s.log.Warn("cannot kill what is left of the job", "pgid", pid, "err", err)
 	}
-	_ = cmd.Wait() // the status is in cmd.ProcessState
 	reason, detail := e.end()
 	wg.Wait()
+	if root > 0 {
+		// The job's processes outside its group: killed too, and reaped.
+		killTree(samp, pid)
+	}
+	_ = cmd.Wait() // the status is in cmd.ProcessState
 
 	ev := s.event(time.Now())
 	ev.Pid = int32(pid)
@@ -649,6 +663,7 @@ func (s *shepherd) watch(samp *sampler, e *enforcer, interval time.Duration) {
 		}
 		now := time.Now()
 		u := samp.sample(now)
+		reapZombies(samp, samp.pgid)
 		if now.Sub(lastWrite) >= usageInterval {
 			if err := writeMessage(usageFile, u, false); err != nil {
 				s.log.Warn("cannot write the usage file", "err", err)

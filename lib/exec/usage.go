@@ -15,12 +15,19 @@ import (
 // on every Linux architecture Go supports.
 const clockTicks = 100
 
-// sampler measures the processes of one process group from /proc. It is
-// used by one goroutine at a time.
+// sampler measures the processes of one job from /proc: its process
+// group, and every other descendant of the shepherd (root), which is how
+// a process that left the group or the session (setsid, a daemon's double
+// fork) stays the job's: the shepherd is a child subreaper, so such
+// processes are reparented to it rather than to init. It is used by one
+// goroutine at a time.
 type sampler struct {
-	pgid   int
-	pageKB int64
-	buf    []byte
+	pgid int
+	root int // the shepherd's pid; 0: the process group only
+	// rootGroup: the shepherd's process group.
+	rootGroup int
+	pageKB    int64
+	buf       []byte
 
 	scans      int     // samples taken
 	pids       []int32 // the members found by the last sample
@@ -34,10 +41,60 @@ type sampler struct {
 	maxThreads int32
 	cpuMs      int64 // the largest CPU time seen
 	last       *api.ResourceUsage
+	// zombies: the root's ended children other than the job's top
+	// process, found by the last full scan, for the shepherd to reap.
+	zombies []int
+	stats   map[int32]procStat // scratch of a full scan
 }
 
-func newSampler(pgid int) *sampler {
-	return &sampler{pgid: pgid, pageKB: int64(os.Getpagesize()) / 1024, buf: make([]byte, 2048)}
+func newSampler(pgid, root int) *sampler {
+	return &sampler{pgid: pgid, root: root, rootGroup: syscall.Getpgrp(), pageKB: int64(os.Getpagesize()) / 1024, buf: make([]byte, 2048)}
+}
+
+// descends reports whether pid descends from the root, by the parents the
+// last full scan read (memo caches the answers of one scan).
+func (s *sampler) descends(pid int32, memo map[int32]bool) bool {
+	if s.root <= 0 {
+		return false
+	}
+	var path []int32
+	found := false
+	for p := pid; ; {
+		if v, ok := memo[p]; ok {
+			found = v
+			break
+		}
+		st, ok := s.stats[p]
+		if !ok || st.ppid <= 1 {
+			break
+		}
+		if st.ppid == s.root {
+			found = true
+			path = append(path, p)
+			break
+		}
+		path = append(path, p)
+		p = int32(st.ppid)
+		if len(path) > 4096 { // a loop cannot happen in /proc; stay safe
+			break
+		}
+	}
+	for _, p := range path {
+		memo[p] = found
+	}
+	return found
+}
+
+// members returns the job's live processes now, from a full scan of
+// /proc (the shepherd kills them at the end).
+func (s *sampler) members() []int {
+	s.scans = 0 // the next sample scans fully
+	u := s.sample(time.Now())
+	out := make([]int, 0, len(u.Pids))
+	for _, p := range u.Pids {
+		out = append(out, int(p))
+	}
+	return out
 }
 
 // fullScanEvery is how often (in samples) sample reads every process of
@@ -50,8 +107,9 @@ const fullScanEvery = 5
 // members found last time, so a process the job starts is counted within
 // fullScanEvery samples. For each member it adds resident memory, threads
 // and CPU time (its own and that of the children it has waited for).
-// Processes that left the group are not seen (LSF's own pgid-based
-// collection has the same blind spot).
+// A full scan also finds the shepherd's other descendants (with the
+// shepherd a child subreaper, a process that left the group or the
+// session stays one); the scans in between reread them by pid.
 func (s *sampler) sample(now time.Time) *api.ResourceUsage {
 	u := &api.ResourceUsage{Pgid: int32(s.pgid), CollectedTime: now.UnixNano()}
 	full := s.scans%fullScanEvery == 0 || len(s.pids) == 0
@@ -72,11 +130,41 @@ func (s *sampler) sample(now time.Time) *api.ResourceUsage {
 	}
 	var cpuTicks int64
 	path := make([]byte, 0, 32)
+	if full && s.root > 0 {
+		if s.stats == nil {
+			s.stats = map[int32]procStat{}
+		}
+		clear(s.stats)
+		s.zombies = s.zombies[:0]
+	}
+	var stats []procStat
 	for _, pid := range s.candidates {
 		path = strconv.AppendInt(append(path[:0], "/proc/"...), int64(pid), 10)
 		path = append(path, "/stat"...)
 		st, ok := s.readStat(path)
-		if !ok || st.pgrp != s.pgid || st.state == 'Z' || st.state == 'X' {
+		if !ok {
+			st.state = 'X'
+		}
+		stats = append(stats, st)
+		if full && s.root > 0 && ok {
+			s.stats[pid] = st
+		}
+	}
+	memo := map[int32]bool{}
+	for i, pid := range s.candidates {
+		st := stats[i]
+		if st.state == 'X' || int(pid) == s.root {
+			continue
+		}
+		if st.state == 'Z' {
+			// The shepherd's own children (mail) share its group and are
+			// reaped by os/exec; the job's orphans are in other groups.
+			if full && st.ppid == s.root && int(pid) != s.pgid && st.pgrp != s.rootGroup {
+				s.zombies = append(s.zombies, int(pid))
+			}
+			continue
+		}
+		if st.pgrp != s.pgid && !(full && s.descends(pid, memo)) && !(!full && slices.Contains(s.pids, pid)) {
 			continue
 		}
 		u.Pids = append(u.Pids, pid)
@@ -245,4 +333,37 @@ func atoi(b []byte) int64 {
 		return -n
 	}
 	return n
+}
+
+// killTree kills the job's processes that are left outside its process
+// group (top is its top process, already ended and killed with its group)
+// and reaps those that were reparented to the shepherd. A process forking
+// while it is killed is found by the next round.
+func killTree(s *sampler, top int) {
+	for range 5 {
+		left := 0
+		for _, p := range s.members() {
+			if p != top {
+				syscall.Kill(p, syscall.SIGKILL)
+				left++
+			}
+		}
+		reapZombies(s, top)
+		if left == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// reapZombies reaps the shepherd's ended children that the last full scan
+// found, except the job's top process (os/exec reaps that one).
+func reapZombies(s *sampler, top int) {
+	for _, z := range s.zombies {
+		if z != top {
+			var ws syscall.WaitStatus
+			syscall.Wait4(z, &ws, syscall.WNOHANG, nil)
+		}
+	}
+	s.zombies = s.zombies[:0]
 }
