@@ -40,6 +40,9 @@ type Options struct {
 	Now    func() time.Time // the clock; time.Now when nil
 	// ReadFile reads a job's output from an offset (os by default).
 	ReadFile func(path string, off int64) ([]byte, error)
+	// Peek reads a running job's output from an offset through the
+	// worker of its host (the controller's Peek); nil: ReadFile.
+	Peek func(j *api.Job, off int64) ([]byte, error)
 	// Once draws frames for a pipe (xcetop --once): see Frame.
 	Once bool
 }
@@ -836,7 +839,13 @@ func (m *Model) tailOutput() {
 	if d == nil || d.host != "" || d.outPath == "" {
 		return
 	}
-	b, err := m.opt.ReadFile(d.outPath, d.outOff)
+	var b []byte
+	var err error
+	if m.opt.Peek != nil && d.full != nil && running(d.full.State) {
+		b, err = m.opt.Peek(d.full, d.outOff)
+	} else {
+		b, err = m.opt.ReadFile(d.outPath, d.outOff)
+	}
 	if err != nil {
 		d.outErr = fmt.Sprintf("output not readable from here: %v", err)
 		m.layoutDetail()
@@ -888,4 +897,13 @@ func readFrom(path string, off int64) ([]byte, error) {
 		return b[:n], nil
 	}
 	return nil, err
+}
+
+// running: the job's output is still being written on its host.
+func running(s api.JobState) bool {
+	switch s {
+	case api.JobState_RUN, api.JobState_USUSP, api.JobState_SSUSP, api.JobState_UNKWN:
+		return true
+	}
+	return false
 }

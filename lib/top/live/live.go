@@ -20,6 +20,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"xce/lib/api"
+	"xce/lib/api/rpc"
 	"xce/lib/client"
 	"xce/lib/top"
 )
@@ -165,7 +166,7 @@ func Main(args []string) int {
 	if *once || os.Getenv("NO_COLOR") != "" {
 		lipgloss.SetColorProfile(termenv.Ascii)
 	}
-	m := top.New(top.Options{Ctl: ctl, Pane: p, Filter: filter, Me: me, Once: *once})
+	m := top.New(top.Options{Ctl: ctl, Pane: p, Filter: filter, Me: me, Once: *once, Peek: ctl.peek})
 	if *once {
 		return printOnce(ctl, m, info, *width, *height)
 	}
@@ -217,4 +218,15 @@ func printOnce(ctl *Ctl, m *top.Model, info *api.ClusterInfo, w, h int) int {
 	}
 	fmt.Println(m.Frame(w, h))
 	return 0
+}
+
+// peek reads a running job's output through the worker of its host.
+func (g *Ctl) peek(j *api.Job, off int64) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := g.cl().Peek(ctx, &rpc.PeekRequest{JobId: j.JobId, Index: j.ArrayIndex, Offset: off, MaxBytes: 64 << 10})
+	if err != nil {
+		return nil, err
+	}
+	return r.Data, nil
 }
