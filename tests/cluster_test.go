@@ -351,7 +351,24 @@ func TestClusterHostClose(t *testing.T) {
 	}
 	m.must("", "badmin", "hopen", "hA")
 	m.waitHosts(map[string]string{"hA": "ok", "hB": "closed_Full"})
-	m.must("", "bkill", id)
+	// The commands see the real cluster.
+	if out := m.must("", "bjobs", "-noheader", "-o", "jobid", "-m", "hB"); strings.TrimSpace(out) != id {
+		t.Errorf("bjobs -m hB: %q", out)
+	}
+	if r := m.run("", "bjobs", "-m", "hA"); !strings.Contains(r.stderr, "No unfinished job found") {
+		t.Errorf("bjobs -m hA: %q %q", r.stdout, r.stderr)
+	}
+	if out := m.must("", "bhosts", "-l", "hB"); !strings.Contains(out, "HOST  hB") || !strings.Contains(out, "closed_Full") {
+		t.Errorf("bhosts -l hB:\n%s", out)
+	}
+	if out := m.must("", "bhosts", "-o", "host_name status", "-json"); !strings.Contains(out, `"HOST_NAME":"hA"`) || !strings.Contains(out, `"HOST_NAME":"hB"`) {
+		t.Errorf("bhosts -json:\n%s", out)
+	}
+	if out := m.must("", "lsid"); !strings.Contains(out, "My master name is "+shortHost(t)) {
+		t.Errorf("lsid:\n%s", out)
+	}
+	m.must("", "bkill", "-m", "hB", "0")
+	m.waitState(id, "EXIT")
 }
 
 // A worker without the cluster's token is refused, and the refusal is
