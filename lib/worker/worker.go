@@ -125,6 +125,11 @@ type Worker struct {
 	// controller records a dispatch, then launches; a bkill may come in
 	// between.
 	killPending map[jobKey]bool
+
+	// blaunch's tasks (task.go).
+	tmu   sync.Mutex
+	tk    tasks
+	relay TaskRelay
 }
 
 type jobKey struct {
@@ -140,6 +145,10 @@ type proc struct {
 	id       int64
 	idx      int32
 	killing  bool
+	// For the job's tasks (task.go): its group, user and allocation.
+	gid   int
+	user  string
+	hosts []*api.HostSlots
 }
 
 // The files of a job's directory (JobDir); see the package comment.
@@ -220,6 +229,7 @@ func (w *Worker) Start(job *api.Job) error {
 		MemlimitEnforce: w.cfg.MemlimitEnforce,
 		JobMemlimit:     w.cfg.JobMemlimit,
 		StdoutDirect:    w.cfg.StdoutDirect,
+		TaskSocket:      filepath.Join(dir, TaskSocketName),
 	}
 	b, err := proto.Marshal(l)
 	if err != nil {
@@ -231,8 +241,12 @@ func (w *Worker) Start(job *api.Job) error {
 	}
 	defer launch.Close()
 	defer logf.Close()
+	if err := w.serveTasks(k, uid); err != nil {
+		return err
+	}
 	started, ready, err := os.Pipe()
 	if err != nil {
+		w.endTasks(k)
 		return fmt.Errorf("start pipe: %w", err)
 	}
 	args := append(append([]string{}, w.cfg.Shepherd[1:]...), filepath.Join(dir, launchName))
@@ -253,10 +267,12 @@ func (w *Worker) Start(job *api.Job) error {
 	if err := cmd.Start(); err != nil {
 		started.Close()
 		ready.Close()
+		w.endTasks(k)
 		return fmt.Errorf("start shepherd: %w", err)
 	}
 	ready.Close()
-	p := &proc{shepherd: cmd.Process.Pid, uid: uid, since: time.Now().UnixNano(), id: k.id, idx: k.idx}
+	p := &proc{shepherd: cmd.Process.Pid, uid: uid, since: time.Now().UnixNano(), id: k.id, idx: k.idx,
+		gid: gid, user: job.Spec.GetUser(), hosts: job.ExecHosts}
 	w.mu.Lock()
 	w.jobs[k] = p
 	kill := w.killPending[k]
@@ -419,6 +435,8 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 		slog.Warn("a job's shepherd ended without recording the job's end", "job", k.id, "index", k.idx, "detail", detail)
 	}
 	ev.JobId, ev.ArrayIndex = k.id, k.idx
+	// Its tasks go with it, and count in its usage.
+	ev.Usage = addUsage(ev.Usage, w.endTasks(k))
 	// The end is when the job ended, also when the worker learns of it
 	// later (after a restart), within what is possible.
 	ev.Time = min(max(ev.Time, p.since), time.Now().UnixNano())
@@ -434,7 +452,8 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 // reported once its shepherd has gone.
 func (w *Worker) Reattach(job *api.Job) {
 	k := jobKey{job.JobId, job.ArrayIndex}
-	p := &proc{pgid: int(job.Pid), shepherd: int(job.ShepherdPid), uid: -1, since: job.StartTime, id: k.id, idx: k.idx}
+	p := &proc{pgid: int(job.Pid), shepherd: int(job.ShepherdPid), uid: -1, since: job.StartTime, id: k.id, idx: k.idx,
+		gid: int(job.Spec.GetGid()), user: job.Spec.GetUser(), hosts: job.ExecHosts}
 	// The user's directory is the user's: root created it and gave it
 	// away, and it cannot be replaced (its parent is root's).
 	if fi, err := os.Lstat(w.userDir(k.id, k.idx)); err == nil && fi.IsDir() {
@@ -445,6 +464,11 @@ func (w *Worker) Reattach(job *api.Job) {
 	w.mu.Lock()
 	w.jobs[k] = p
 	w.mu.Unlock()
+	if p.uid >= 0 {
+		if err := w.serveTasks(k, p.uid); err != nil {
+			slog.Warn("blaunch will not work in a reattached job", "job", k.id, "index", k.idx, "err", err)
+		}
+	}
 	go func() {
 		for shepherdAlive(p.shepherd, p.uid) {
 			time.Sleep(200 * time.Millisecond)
@@ -630,7 +654,7 @@ func (w *Worker) Usage(id int64, idx int32) *api.ResourceUsage {
 	if proto.Unmarshal(b, u) != nil {
 		return nil
 	}
-	return u
+	return addUsage(u, w.taskUsage(jobKey{id, idx}))
 }
 
 // Remove deletes a finished job's run directory.
