@@ -98,6 +98,8 @@ func (s *ClusterService) receive(conn *workerConn, stream rpc.Cluster_ConnectSer
 			conn.setUsage(m.Usage)
 		case *rpc.WorkerMessage_Peek:
 			conn.peeked(m.Peek)
+		default:
+			s.c.taskMessage(conn.name, msg) // blaunch (tasks.go)
 		}
 	}
 }
