@@ -80,6 +80,10 @@ const TaskSocketName = "task.sock"
 // launched (OpenLava's exit(-1)).
 const taskExitLaunch = 255
 
+// taskEndGrace is how long a blaunch may still hear of its tasks' ends
+// once its job has ended.
+const taskEndGrace = 5 * time.Second
+
 // taskKey names a task of a job.
 type taskKey struct {
 	job  jobKey
@@ -208,14 +212,19 @@ func (w *Worker) endTasks(k jobKey) *api.ResourceUsage {
 	delete(t.next, k)
 	relay := w.relay
 	w.tmu.Unlock()
-	if s != nil {
-		s.Stop()
-	}
 	w.SignalTask(&rpc.TaskSignal{JobId: k.id, Index: k.idx, Signal: int32(syscall.SIGKILL)})
 	for _, h := range hosts {
 		if relay != nil {
 			relay.RelayTaskSignal(&rpc.TaskSignal{JobId: k.id, Index: k.idx, Host: h, Signal: int32(syscall.SIGKILL)})
 		}
+	}
+	if s != nil {
+		// No new blaunch; those running hear their tasks' ends first.
+		go func() {
+			t := time.AfterFunc(taskEndGrace, s.Stop)
+			s.GracefulStop()
+			t.Stop()
+		}()
 	}
 	return u
 }
@@ -551,8 +560,9 @@ func (w *Worker) startTaskCmd(ts *rpc.TaskStart, argv []string, stdout, stderr i
 		if err = cmd.Start(); err == nil {
 			return cmd, nil
 		}
-		var pe *os.PathError
-		if !errors.As(err, &pe) || pe.Op != "chdir" {
+		// The child's chdir failing reads as "fork/exec": try the next
+		// directory on the errors chdir gives.
+		if !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.EACCES) && !errors.Is(err, syscall.ENOTDIR) {
 			return nil, fmt.Errorf("start task: %w", err)
 		}
 	}

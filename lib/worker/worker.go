@@ -646,15 +646,16 @@ func (w *Worker) Usage(id int64, idx int32) *api.ResourceUsage {
 		return nil
 	}
 	_, _, usageFile := w.files(id, idx)
+	tasks := w.taskUsage(jobKey{id, idx})
 	b, err := readJobFile(usageFile, p.uid)
 	if err != nil {
-		return nil
+		return tasks
 	}
 	u := &api.ResourceUsage{}
 	if proto.Unmarshal(b, u) != nil {
-		return nil
+		return tasks
 	}
-	return addUsage(u, w.taskUsage(jobKey{id, idx}))
+	return addUsage(u, tasks)
 }
 
 // Remove deletes a finished job's run directory.
