@@ -551,6 +551,9 @@ func (w *Worker) startTaskCmd(ts *rpc.TaskStart, argv []string, stdout, stderr i
 			continue
 		}
 		cmd := exec.Command(argv[0], argv[1:]...)
+		if ts.Shell == rpc.TaskShell_TASK_SHELL_NONE {
+			cmd.Args[0] = ts.Argv[0] // as exec'd by a shell: the name as given
+		}
 		cmd.Env = env
 		cmd.Dir = dir
 		cmd.Stdout, cmd.Stderr = stdout, stderr

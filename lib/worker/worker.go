@@ -436,7 +436,10 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 	}
 	ev.JobId, ev.ArrayIndex = k.id, k.idx
 	// Its tasks go with it, and count in its usage.
-	ev.Usage = addUsage(ev.Usage, w.endTasks(k))
+	if tu := w.endTasks(k); tu != nil {
+		ev.Usage = addUsage(ev.Usage, tu)
+		ev.CpuTimeMs += tu.CpuTimeMs
+	}
 	// The end is when the job ended, also when the worker learns of it
 	// later (after a restart), within what is possible.
 	ev.Time = min(max(ev.Time, p.since), time.Now().UnixNano())
