@@ -1,10 +1,16 @@
 package tests
 
 import (
+	"bytes"
+	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -106,4 +112,130 @@ func blWaitProcs(t *testing.T, cmdline string, n int) bool {
 		}
 	}
 	return false
+}
+
+// blWorkers starts a controller that runs no jobs itself (--listen) and
+// one worker process per name, each with 2 slots; it returns the
+// controller's cluster.
+func blWorkers(t *testing.T, names ...string) *cluster {
+	t.Helper()
+	self, _ := os.Hostname()
+	self, _, _ = strings.Cut(self, ".")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	conf := filepath.Join(t.TempDir(), "xce.toml")
+	toml := fmt.Sprintf("[cluster]\nname = \"xce\"\ndefault_queue = \"normal\"\n\n[queues.normal]\npriority = 30\n\n[hosts.%s]\nserver = false\n", self)
+	for _, n := range names {
+		toml += fmt.Sprintf("\n[hosts.%s]\nslots = 2\n", n)
+	}
+	if err := os.WriteFile(conf, []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XCE_INSECURE_CLUSTER", "1")
+	c := newCluster(t, "--config", conf, "--listen", addr)
+	for _, n := range names {
+		wdir := filepath.Join(c.dir, "w-"+n)
+		cmd := exec.Command(filepath.Join(binDir, "xced"), "worker", "--controller", addr,
+			"--token-file", filepath.Join(c.dir, "state", "cluster.token"), "--dir", wdir, "--name", n,
+			"--slots", "2", "--load-interval", "1s")
+		log := &bytes.Buffer{}
+		cmd.Stdout, cmd.Stderr = log, log
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			cmd.Wait()
+			if t.Failed() {
+				t.Logf("worker %s:\n%s", n, log)
+			}
+		})
+	}
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		out := c.run("", "bhosts", "-noheader").stdout
+		ok := 0
+		for _, line := range strings.Split(out, "\n") {
+			f := strings.Fields(line)
+			if len(f) > 1 && f[1] == "ok" {
+				ok++
+			}
+		}
+		if ok == len(names) {
+			return c
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the workers did not join:\n%s\nxced log:\n%s", out, c.log)
+		}
+	}
+}
+
+// A -n 6 span[ptile=2] job on three of four worker processes: blaunch
+// reaches each of its hosts through that host's worker (the task's parent
+// is the worker named for it), one task per slot without a host, a remote
+// task's exit code comes back, and the host the job was not given is
+// refused.
+func TestBlaunchCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a controller and four workers")
+	}
+	c := blWorkers(t, "h1", "h2", "h3", "h4")
+	script := `echo "mcpu=$LSB_MCPU_HOSTS"
+for h in $(echo $LSB_MCPU_HOSTS | awk '{for (i = 1; i <= NF; i += 2) print $i}'); do
+  blaunch $h 'echo "on $(tr "\0" " " < /proc/$PPID/cmdline | grep -o "name h[0-9]")"'
+done
+echo "rc1=$?"
+blaunch sh -c 'echo slot $LSF_PM_TASKID' > slots.out; echo "rc2=$?"
+last=$(echo $LSB_MCPU_HOSTS | awk '{print $5}')
+blaunch $last 'exit 5'; echo "rc3=$?"
+for h in h1 h2 h3 h4; do case " $LSB_MCPU_HOSTS " in *" $h "*) ;; *) blaunch $h true; echo "rc4=$?";; esac; done
+`
+	id := c.submit(script, "-n", "6", "-R", "span[ptile=2]", "-o", "cl.out")
+	c.waitState(id, "DONE")
+	b, err := os.ReadFile(filepath.Join(c.work, "cl.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := jobOutput(t, string(b))
+	var mcpu []string
+	for _, line := range strings.Split(out, "\n") {
+		if m, ok := strings.CutPrefix(line, "mcpu="); ok {
+			mcpu = strings.Fields(m)
+		}
+	}
+	if len(mcpu) != 6 {
+		t.Fatalf("LSB_MCPU_HOSTS %q, want three hosts with 2 slots each:\n%s", mcpu, out)
+	}
+	for i := 0; i < 6; i += 2 {
+		if !strings.Contains(out, "on name "+mcpu[i]+"\n") {
+			t.Errorf("no task ran through the worker of %s:\n%s", mcpu[i], out)
+		}
+	}
+	for _, want := range []string{"rc1=0\n", "rc2=0\n", "rc3=5\n", "rc4=255\n", "is not allocated to job <" + id + ">"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the job's output lacks %q:\n%s", want, out)
+		}
+	}
+	slots, _ := os.ReadFile(filepath.Join(c.work, "slots.out"))
+	lines := strings.Split(strings.TrimSpace(string(slots)), "\n")
+	sort.Strings(lines)
+	if strings.Join(lines, ",") != "slot 4,slot 5,slot 6,slot 7,slot 8,slot 9" {
+		t.Errorf("blaunch without a host: %q, want slots 4 to 9", lines)
+	}
+
+	// bkill kills the tasks on every host.
+	mark := "4" + strconv.Itoa(os.Getpid()%10000+10000)
+	id = c.submit("", "-n", "6", "-R", "span[ptile=2]", "-o", "clkill.out", "blaunch -no-shell sleep "+mark)
+	c.waitState(id, "RUN")
+	if !blWaitProcs(t, "sleep\x00"+mark+"\x00", 6) {
+		t.Fatal("the six tasks did not start")
+	}
+	c.must("", "bkill", id)
+	c.waitState(id, "EXIT")
+	if !blWaitProcs(t, "sleep\x00"+mark+"\x00", 0) {
+		t.Error("tasks outlived bkill of their job")
+	}
 }
