@@ -68,6 +68,7 @@ func (s *ClusterService) Connect(stream rpc.Cluster_ConnectServer) error {
 	}
 	conn.close("connection ended")
 	s.c.workerLeft(conn)
+	s.c.tasksHostLeft(name, conn) // blaunch's tasks to or from it (tasks.go)
 	slog.Warn("worker left", "host", name, "err", err)
 	return err
 }

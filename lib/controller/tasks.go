@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"syscall"
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
@@ -162,6 +163,11 @@ func (c *Controller) taskSignal(from string, s *rpc.TaskSignal) {
 			return
 		}
 	}
+	c.sendTaskSignal(s)
+}
+
+// sendTaskSignal gives a task signal to the worker of its host.
+func (c *Controller) sendTaskSignal(s *rpc.TaskSignal) {
 	switch ex := c.taskExecutor(s.Host).(type) {
 	case *workerConn:
 		ex.send(&rpc.ControllerMessage{Msg: &rpc.ControllerMessage_TaskSignal{TaskSignal: s}})
@@ -207,5 +213,38 @@ func (c *Controller) deliverTask(host string, ev *rpc.TaskEvent) {
 		ex.send(m)
 	case localTasks:
 		ex.TaskResult(ev)
+	}
+}
+
+// tasksHostLeft is a worker's connection ending: the tasks it ran for
+// other hosts' blaunches end for them (their output is lost with it), and
+// the tasks its own blaunches ran elsewhere are killed (nobody hears them
+// any more).
+func (c *Controller) tasksHostLeft(host string, conn *workerConn) {
+	if ex, ok := c.taskExecutor(host).(*workerConn); ok && ex != conn {
+		return // a newer connection of the same worker carries on
+	}
+	type end struct {
+		ref   taskRef
+		route taskRoute
+	}
+	var ends []end
+	c.tasks.mu.Lock()
+	for ref, r := range c.tasks.origin {
+		if r.host == host || r.from == host {
+			ends = append(ends, end{ref, r})
+			delete(c.tasks.origin, ref)
+		}
+	}
+	c.tasks.mu.Unlock()
+	for _, e := range ends {
+		if e.route.host == host {
+			c.deliverTask(e.route.from, &rpc.TaskEvent{Msg: &rpc.TaskEvent_Exit{Exit: &rpc.TaskExit{JobId: e.ref.job.id,
+				Index: e.ref.job.idx, TaskId: e.ref.task, Host: host, ExitCode: 255,
+				Error: "lost contact with the task's host"}}})
+			continue
+		}
+		c.sendTaskSignal(&rpc.TaskSignal{JobId: e.ref.job.id, Index: e.ref.job.idx, TaskId: e.ref.task,
+			Host: e.route.host, Signal: int32(syscall.SIGKILL)})
 	}
 }
