@@ -22,10 +22,10 @@ import (
 func TestBlaunchSingleHost(t *testing.T) {
 	c := newCluster(t)
 	script := `H=${LSB_HOSTS%% *}
-blaunch $H sh -c "echo task \$LSF_PM_TASKID"; echo "rc1=$?"
-blaunch sh -c 'echo slot $LSF_PM_TASKID' > slots.out; echo "rc2=$?"
+blaunch $H "echo task \$LSF_PM_TASKID"; echo "rc1=$?"
+blaunch 'echo slot $LSF_PM_TASKID' > slots.out; echo "rc2=$?"
 blaunch -z "$H $H" echo z; echo "rc3=$?"
-blaunch sh -c 'exit 3'; echo "rc4=$?"
+blaunch 'exit 3'; echo "rc4=$?"
 blaunch nosuchhost hostname; echo "rc5=$?"
 blaunch -no-shell sh -c 'echo noshell $LSF_PM_TASKID $LSB_JOBID'; echo "rc6=$?"
 `
@@ -83,7 +83,7 @@ func TestBlaunchKillAndUsage(t *testing.T) {
 
 	// About a second of CPU in the tasks, none in the job's own shell.
 	burn := `i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done`
-	id = c.submit("", "-n", "2", "-o", "burn.out", "blaunch sh -c '"+burn+"'")
+	id = c.submit("", "-n", "2", "-o", "burn.out", "blaunch '"+burn+"'")
 	c.waitState(id, "DONE")
 	cpu := strings.TrimSpace(c.must("", "bjobs", "-a", "-noheader", "-o", "cpu_used", id))
 	if f := strings.Fields(cpu); len(f) == 0 || f[0] == "0.0" || f[0] == "00:00:00" || f[0] == "-" {
@@ -188,7 +188,7 @@ for h in $(echo $LSB_MCPU_HOSTS | awk '{for (i = 1; i <= NF; i += 2) print $i}')
   blaunch $h 'echo "on $(tr "\0" " " < /proc/$PPID/cmdline | grep -o "name h[0-9]")"'
 done
 echo "rc1=$?"
-blaunch sh -c 'echo slot $LSF_PM_TASKID' > slots.out; echo "rc2=$?"
+blaunch echo slot '$LSF_PM_TASKID' > slots.out; echo "rc2=$?"
 last=$(echo $LSB_MCPU_HOSTS | awk '{print $5}')
 blaunch $last 'exit 5'; echo "rc3=$?"
 for h in h1 h2 h3 h4; do case " $LSB_MCPU_HOSTS " in *" $h "*) ;; *) blaunch $h true; echo "rc4=$?";; esac; done
@@ -237,5 +237,47 @@ for h in h1 h2 h3 h4; do case " $LSB_MCPU_HOSTS " in *" $h "*) ;; *) blaunch $h 
 	c.waitState(id, "EXIT")
 	if !blWaitProcs(t, "sleep\x00"+mark+"\x00", 0) {
 		t.Error("tasks outlived bkill of their job")
+	}
+}
+
+// An MPI hello world across three workers, launched by MPICH's hydra
+// through blaunch (its lsf bootstrap and resource manager); skipped where
+// MPICH is not installed.
+func TestBlaunchMPI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a controller and three workers")
+	}
+	mpicc, err := exec.LookPath("mpicc")
+	if err != nil {
+		t.Skip("no MPICH (mpicc) here")
+	}
+	c := blWorkers(t, "h1", "h2", "h3")
+	src := filepath.Join(c.work, "hello.c")
+	os.WriteFile(src, []byte(`#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+	int rank, size, sum = 0;
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	printf("hello rank %d of %d task %s sum %d\n", rank, size, getenv("LSF_PM_TASKID") ? "set" : "unset", sum);
+	MPI_Finalize();
+	return 0;
+}
+`), 0o644)
+	if out, err := exec.Command(mpicc, "-o", filepath.Join(c.work, "hello"), src).CombinedOutput(); err != nil {
+		t.Skipf("mpicc: %v\n%s", err, out)
+	}
+	id := c.submit("", "-n", "6", "-R", "span[ptile=2]", "-o", "mpi.out",
+		"mpiexec -rmk lsf -launcher lsf -launcher-exec $(command -v blaunch) ./hello")
+	c.waitState(id, "DONE", "EXIT")
+	b, _ := os.ReadFile(filepath.Join(c.work, "mpi.out"))
+	out := jobOutput(t, string(b))
+	for r := 0; r < 6; r++ {
+		if !strings.Contains(out, fmt.Sprintf("hello rank %d of 6 task set sum 15\n", r)) {
+			t.Errorf("rank %d missing:\n%s", r, out)
+		}
 	}
 }

@@ -599,21 +599,15 @@ func taskEnv(ts *rpc.TaskStart) []string {
 	return append(env, "LSF_PM_TASKID="+strconv.Itoa(int(ts.TaskId)))
 }
 
-// taskArgv is the task's command line: argv run by /bin/sh -c (a single
-// argument is a command line, as rsh takes it; several are quoted, so
-// that each stays one word), by the login shell, or as it is.
+// taskArgv is the task's command line: its words joined with spaces, as
+// rsh and ssh join them, run by /bin/sh -c or the login shell (MPI
+// launchers quote for that: hydra passes "\"/path/proxy\"" as a word),
+// or argv as it is (-no-shell).
 func taskArgv(ts *rpc.TaskStart) ([]string, error) {
 	if len(ts.Argv) == 0 {
 		return nil, errors.New("no command")
 	}
-	line := ts.Argv[0]
-	if len(ts.Argv) > 1 {
-		q := make([]string, len(ts.Argv))
-		for i, a := range ts.Argv {
-			q[i] = shellQuote(a)
-		}
-		line = strings.Join(q, " ")
-	}
+	line := strings.Join(ts.Argv, " ")
 	switch ts.Shell {
 	case rpc.TaskShell_TASK_SHELL_NONE:
 		path, err := lookPath(ts.Argv[0], ts.Env)
@@ -654,15 +648,6 @@ func lookPath(name string, env []string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s: command not found", name)
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // taskWriter sends what a task writes to its blaunch.

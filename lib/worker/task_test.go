@@ -186,7 +186,8 @@ func TestTasks(t *testing.T) {
 	os.Chmod(noEntry, 0o700) // root's: xcetest1 cannot work there
 	env := []string{"PATH=/usr/bin:/bin", "LSB_JOBID=1", "LSF_PM_TASKID=99"}
 
-	cmd := []string{"sh", "-c", `echo task $LSF_PM_TASKID $(id -u) $LSB_JOBID; echo e >&2; exit $((LSF_PM_TASKID + 1))`}
+	// Words are joined, as rsh joins them, for /bin/sh -c.
+	cmd := []string{"echo", "task", "$LSF_PM_TASKID", "$(id -u)", "$LSB_JOBID;", "echo e >&2; exit $((LSF_PM_TASKID + 1))"}
 	r := runLaunch(t, c, &rpc.TaskLaunch{Argv: cmd, Env: env, Cwd: dir}, 0)
 	if r.err != nil {
 		t.Fatal(r.err)
