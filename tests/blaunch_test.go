@@ -17,8 +17,8 @@ import (
 
 // blaunch in a -n 4 job of the single-host default: the rsh form on the
 // job's host, one task per slot without a host, -z, the first failing
-// task's exit code, a host outside the allocation refused; blaunch
-// outside a job refused.
+// task's exit code, a host outside the allocation refused, SIGTERM to
+// blaunch reaching its task; blaunch outside a job refused.
 func TestBlaunchSingleHost(t *testing.T) {
 	c := newCluster(t)
 	script := `H=${LSB_HOSTS%% *}
@@ -28,6 +28,9 @@ blaunch -z "$H $H" echo z; echo "rc3=$?"
 blaunch 'exit 3'; echo "rc4=$?"
 blaunch nosuchhost hostname; echo "rc5=$?"
 blaunch -no-shell sh -c 'echo noshell $LSF_PM_TASKID $LSB_JOBID'; echo "rc6=$?"
+blaunch $H 'trap "echo got TERM; exit 7" TERM; touch ready; sleep 100 & wait' & b=$!
+while [ ! -e ready ]; do sleep 0.1; done
+kill -TERM $b; wait $b; echo "rc7=$?"
 `
 	id := c.submit(script, "-n", "4", "-o", "bl.out")
 	c.waitState(id, "DONE")
@@ -44,6 +47,7 @@ blaunch -no-shell sh -c 'echo noshell $LSF_PM_TASKID $LSB_JOBID'; echo "rc6=$?"
 		"blaunch: host <nosuchhost> is not allocated to job <" + id + ">\nrc5=255\n",
 		"noshell 12 " + id + "\n",
 		"rc6=0\n",
+		"got TERM\nrc7=7\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the job's output lacks %q:\n%s", want, out)
