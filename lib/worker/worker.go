@@ -17,6 +17,8 @@
 //	                            written to a temporary file and renamed here
 //	    shepherd.log            root 0600: the shepherd's stdout and stderr,
 //	                            opened by root and inherited
+//	    task.sock               root 0666 socket: blaunch's (task.go), which
+//	                            answers the job's uid only
 //	    job/                    the job's user, 0700: what the shepherd writes
 //	        start, status, status.usage, output, the job file
 //
