@@ -551,9 +551,6 @@ func (w *Worker) startTaskCmd(ts *rpc.TaskStart, argv []string, stdout, stderr i
 			continue
 		}
 		cmd := exec.Command(argv[0], argv[1:]...)
-		if ts.Shell == rpc.TaskShell_TASK_SHELL_NONE {
-			cmd.Args[0] = ts.Argv[0] // as exec'd by a shell: the name as given
-		}
 		cmd.Env = env
 		cmd.Dir = dir
 		cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -610,11 +607,9 @@ func taskArgv(ts *rpc.TaskStart) ([]string, error) {
 	line := strings.Join(ts.Argv, " ")
 	switch ts.Shell {
 	case rpc.TaskShell_TASK_SHELL_NONE:
-		path, err := lookPath(ts.Argv[0], ts.Env)
-		if err != nil {
-			return nil, err
-		}
-		return append([]string{path}, ts.Argv[1:]...), nil
+		// env finds the command on the task's PATH, as the task's user:
+		// root looks at no path the user names.
+		return append([]string{"/usr/bin/env", "--"}, ts.Argv...), nil
 	case rpc.TaskShell_TASK_SHELL_LOGIN:
 		shell := "/bin/sh"
 		for _, kv := range ts.Env {
@@ -625,29 +620,6 @@ func taskArgv(ts *rpc.TaskStart) ([]string, error) {
 		return []string{shell, "-l", "-c", line}, nil
 	}
 	return []string{"/bin/sh", "-c", line}, nil
-}
-
-// lookPath finds a command on the PATH of the task's environment.
-func lookPath(name string, env []string) (string, error) {
-	if strings.Contains(name, "/") {
-		return name, nil
-	}
-	path := "/usr/local/bin:/usr/bin:/bin"
-	for _, kv := range env {
-		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = p
-		}
-	}
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			dir = "."
-		}
-		f := filepath.Join(dir, name)
-		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return f, nil
-		}
-	}
-	return "", fmt.Errorf("%s: command not found", name)
 }
 
 // taskWriter sends what a task writes to its blaunch.
