@@ -231,6 +231,9 @@ func serve(o options) error {
 		return err
 	}
 	gate.open(ctl)
+	if w, ok := local.(*worker.Worker); ok {
+		w.SetTaskRelay(ctl.LocalTaskRelay()) // blaunch's tasks on the other hosts
+	}
 	slog.Info("state restored", "dir", dir, "took", time.Since(start).Round(time.Millisecond))
 	stopAdmin, err := serveAdmin(dir, st)
 	if err != nil {

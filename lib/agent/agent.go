@@ -112,6 +112,8 @@ type agent struct {
 	nextSeq uint64
 	pending []*rpc.WorkerReport // not yet acknowledged, in seq order
 	notify  chan struct{}       // a report was queued
+
+	cur atomic.Pointer[sessionOut] // the connection's way up, for tasks (tasks.go)
 }
 
 // Run runs the agent until ctx ends (then it returns nil; the jobs keep
@@ -240,6 +242,9 @@ func (a *agent) session(ctx context.Context, client rpc.ClusterClient) (welcomed
 		"slots", reg.Host.MaxSlots, "running", len(reg.Running), "unacknowledged_reports", a.pendingCount())
 
 	out := make(chan *rpc.WorkerMessage, 16)
+	so := &sessionOut{ctx: sctx, out: out}
+	a.cur.Store(so)
+	defer a.cur.CompareAndSwap(so, nil)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -303,6 +308,7 @@ func (a *agent) worker(wel *rpc.Welcome) (*worker.Worker, error) {
 		return nil, err
 	}
 	a.welcome = wel
+	w.SetTaskRelay(a)
 	a.w.Store(w)
 	return w, nil
 }
@@ -392,6 +398,14 @@ func (a *agent) handle(ctx context.Context, w *worker.Worker, m *rpc.ControllerM
 		}()
 	case *rpc.ControllerMessage_Ack:
 		a.ack(m.Ack)
+	case *rpc.ControllerMessage_TaskStart:
+		w.StartTask(m.TaskStart, a.taskEvent)
+	case *rpc.ControllerMessage_TaskSignal:
+		w.SignalTask(m.TaskSignal)
+	case *rpc.ControllerMessage_TaskOutput:
+		w.TaskResult(&rpc.TaskEvent{Msg: &rpc.TaskEvent_Output{Output: m.TaskOutput}})
+	case *rpc.ControllerMessage_TaskExit:
+		w.TaskResult(&rpc.TaskEvent{Msg: &rpc.TaskEvent_Exit{Exit: m.TaskExit}})
 	default:
 		a.log.Warn("a message this worker does not know; ignored", "type", fmt.Sprintf("%T", m))
 	}

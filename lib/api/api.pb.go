@@ -5512,7 +5512,9 @@ type Launch struct {
 	// stdout_direct (LSB_STDOUT_DIRECT): the job writes straight into its
 	// -o/-e files; otherwise it writes to the spool file, copied there with
 	// the report at the top when it ends.
-	StdoutDirect  bool `protobuf:"varint,10,opt,name=stdout_direct,json=stdoutDirect,proto3" json:"stdout_direct,omitempty"`
+	StdoutDirect bool `protobuf:"varint,10,opt,name=stdout_direct,json=stdoutDirect,proto3" json:"stdout_direct,omitempty"`
+	// The job's task socket (blaunch), set as XCE_TASK_SOCKET.
+	TaskSocket    string `protobuf:"bytes,11,opt,name=task_socket,json=taskSocket,proto3" json:"task_socket,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5615,6 +5617,13 @@ func (x *Launch) GetStdoutDirect() bool {
 		return x.StdoutDirect
 	}
 	return false
+}
+
+func (x *Launch) GetTaskSocket() string {
+	if x != nil {
+		return x.TaskSocket
+	}
+	return ""
 }
 
 // TimeRange is a span of time, unix nanoseconds, both ends included.
@@ -6485,7 +6494,7 @@ const file_api_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"5\n" +
 	"\x05Group\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
-	"\amembers\x18\x02 \x03(\tR\amembers\"\xd4\x02\n" +
+	"\amembers\x18\x02 \x03(\tR\amembers\"\xf5\x02\n" +
 	"\x06Launch\x12!\n" +
 	"\x03job\x18\x01 \x01(\v2\x0f.xce.api.v1.JobR\x03job\x12!\n" +
 	"\fcluster_name\x18\x02 \x01(\tR\vclusterName\x12\x12\n" +
@@ -6499,7 +6508,9 @@ const file_api_proto_rawDesc = "" +
 	"\x10memlimit_enforce\x18\b \x01(\bR\x0fmemlimitEnforce\x12!\n" +
 	"\fjob_memlimit\x18\t \x01(\bR\vjobMemlimit\x12#\n" +
 	"\rstdout_direct\x18\n" +
-	" \x01(\bR\fstdoutDirect\"3\n" +
+	" \x01(\bR\fstdoutDirect\x12\x1f\n" +
+	"\vtask_socket\x18\v \x01(\tR\n" +
+	"taskSocket\"3\n" +
 	"\tTimeRange\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +
 	"\x03end\x18\x02 \x01(\x03R\x03end\"\x99\x04\n" +

@@ -106,6 +106,7 @@ var commands = map[string]func([]string) int{
 	"busers":   busers,
 	"bacct":    bacct,
 	"bapp":     bapp,
+	"blaunch":  blaunch,
 }
 
 // lsfArgs rewrites LSF argv into pflag's long form (-app X → --app=X,

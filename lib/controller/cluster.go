@@ -72,6 +72,7 @@ func (s *ClusterService) Connect(stream rpc.Cluster_ConnectServer) error {
 	}
 	conn.close("connection ended")
 	s.c.workerLeft(conn)
+	s.c.tasksHostLeft(name, conn) // blaunch's tasks to or from it (tasks.go)
 	slog.Warn("worker left", "host", name, "err", err)
 	return err
 }
@@ -102,6 +103,8 @@ func (s *ClusterService) receive(conn *workerConn, stream rpc.Cluster_ConnectSer
 			conn.setUsage(m.Usage)
 		case *rpc.WorkerMessage_Peek:
 			conn.peeked(m.Peek)
+		default:
+			s.c.taskMessage(conn.name, msg) // blaunch (tasks.go)
 		}
 	}
 }

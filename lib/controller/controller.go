@@ -131,6 +131,8 @@ type Controller struct {
 	// conf is the configuration in force: read without c.mu (submissions
 	// layer against it), swapped by Reconfig.
 	conf atomic.Pointer[config.Config]
+	// tasks: where blaunch's tasks on other hosts report (tasks.go).
+	tasks taskRoutes
 
 	repMu   sync.Mutex
 	reports []pendingReport

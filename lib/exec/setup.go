@@ -429,6 +429,7 @@ var dropped = map[string]bool{
 	"LSB_RESTART": true, "LSB_DJOB_RU_INTERVAL": true, "LSB_DJOB_HB_INTERVAL": true,
 	"LSB_BIND_CPU_LIST": true, "LSB_JOBPGIDS": true, "LSB_JOBPIDS": true,
 	"LSF_INVOKE_CMD": true, "LS_EXEC_T": true, "LSFUSER": true,
+	"XCE_TASK_SOCKET": true, "LSF_PM_TASKID": true,
 }
 
 // defaultPath is PATH for a job whose submission environment has none
@@ -540,6 +541,9 @@ func (s *shepherd) environ() []string {
 	set("LSF_INVOKE_CMD", "bsub")
 	set("LS_EXEC_T", "START")
 	set("LSFUSER", s.user)
+	if ts := s.l.GetTaskSocket(); ts != "" {
+		set("XCE_TASK_SOCKET", ts) // blaunch's way to the worker (lib/worker/task.go)
+	}
 	return env
 }
 

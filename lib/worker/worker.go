@@ -20,6 +20,8 @@
 //	    pids                    root 0600: the shepherd's pid and the job's
 //	                            process group, for a restart that comes
 //	                            before the controller stored them
+//	    task.sock               root 0666 socket: blaunch's (task.go), which
+//	                            answers the job's uid only
 //	    job/                    the job's user, 0700: what the shepherd writes
 //	        start, status, status.usage, output, the job file
 //
@@ -128,6 +130,11 @@ type Worker struct {
 	// controller records a dispatch, then launches; a bkill may come in
 	// between.
 	killPending map[jobKey]bool
+
+	// blaunch's tasks (task.go).
+	tmu   sync.Mutex
+	tk    tasks
+	relay TaskRelay
 }
 
 type jobKey struct {
@@ -143,6 +150,10 @@ type proc struct {
 	id       int64
 	idx      int32
 	killing  bool
+	// For the job's tasks (task.go): its group, user and allocation.
+	gid   int
+	user  string
+	hosts []*api.HostSlots
 }
 
 // The files of a job's directory (JobDir); see the package comment.
@@ -223,6 +234,7 @@ func (w *Worker) Start(job *api.Job) error {
 		MemlimitEnforce: w.cfg.MemlimitEnforce,
 		JobMemlimit:     w.cfg.JobMemlimit,
 		StdoutDirect:    w.cfg.StdoutDirect,
+		TaskSocket:      filepath.Join(dir, TaskSocketName),
 	}
 	b, err := proto.Marshal(l)
 	if err != nil {
@@ -234,8 +246,12 @@ func (w *Worker) Start(job *api.Job) error {
 	}
 	defer launch.Close()
 	defer logf.Close()
+	if err := w.serveTasks(k, uid); err != nil {
+		return err
+	}
 	started, ready, err := os.Pipe()
 	if err != nil {
+		w.endTasks(k)
 		return fmt.Errorf("start pipe: %w", err)
 	}
 	args := append(append([]string{}, w.cfg.Shepherd[1:]...), filepath.Join(dir, launchName))
@@ -256,10 +272,12 @@ func (w *Worker) Start(job *api.Job) error {
 	if err := cmd.Start(); err != nil {
 		started.Close()
 		ready.Close()
+		w.endTasks(k)
 		return fmt.Errorf("start shepherd: %w", err)
 	}
 	ready.Close()
-	p := &proc{shepherd: cmd.Process.Pid, uid: uid, since: time.Now().UnixNano(), id: k.id, idx: k.idx}
+	p := &proc{shepherd: cmd.Process.Pid, uid: uid, since: time.Now().UnixNano(), id: k.id, idx: k.idx,
+		gid: gid, user: job.Spec.GetUser(), hosts: job.ExecHosts}
 	w.writePids(k, p.shepherd, 0)
 	w.mu.Lock()
 	w.jobs[k] = p
@@ -424,6 +442,11 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 		slog.Warn("a job's shepherd ended without recording the job's end", "job", k.id, "index", k.idx, "detail", detail)
 	}
 	ev.JobId, ev.ArrayIndex = k.id, k.idx
+	// Its tasks go with it, and count in its usage.
+	if tu := w.endTasks(k); tu != nil {
+		ev.Usage = addUsage(ev.Usage, tu)
+		ev.CpuTimeMs += tu.CpuTimeMs
+	}
 	// The end is when the job ended, also when the worker learns of it
 	// later (after a restart), within what is possible.
 	ev.Time = min(max(ev.Time, p.since), time.Now().UnixNano())
@@ -439,7 +462,8 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 // reported once its shepherd has gone.
 func (w *Worker) Reattach(job *api.Job) {
 	k := jobKey{job.JobId, job.ArrayIndex}
-	p := &proc{pgid: int(job.Pid), shepherd: int(job.ShepherdPid), uid: -1, since: job.StartTime, id: k.id, idx: k.idx}
+	p := &proc{pgid: int(job.Pid), shepherd: int(job.ShepherdPid), uid: -1, since: job.StartTime, id: k.id, idx: k.idx,
+		gid: int(job.Spec.GetGid()), user: job.Spec.GetUser(), hosts: job.ExecHosts}
 	if p.shepherd == 0 || p.pgid == 0 {
 		// Its start was not recorded before the restart: the worker's
 		// own record has the pids.
@@ -453,11 +477,26 @@ func (w *Worker) Reattach(job *api.Job) {
 	if fi, err := os.Lstat(w.userDir(k.id, k.idx)); err == nil && fi.IsDir() {
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 			p.uid = int(st.Uid)
+			if job.Spec == nil {
+				// A record without its spec (the controller's adopt):
+				// the group root gave the directory is the job's.
+				p.gid = int(st.Gid)
+			}
+		}
+	}
+	if p.user == "" && p.uid >= 0 {
+		if u, err := user.LookupId(strconv.Itoa(p.uid)); err == nil {
+			p.user = u.Username
 		}
 	}
 	w.mu.Lock()
 	w.jobs[k] = p
 	w.mu.Unlock()
+	if p.uid >= 0 {
+		if err := w.serveTasks(k, p.uid); err != nil {
+			slog.Warn("blaunch will not work in a reattached job", "job", k.id, "index", k.idx, "err", err)
+		}
+	}
 	go func() {
 		for shepherdAlive(p.shepherd, p.uid) {
 			time.Sleep(200 * time.Millisecond)
@@ -662,15 +701,16 @@ func (w *Worker) Usage(id int64, idx int32) *api.ResourceUsage {
 		return nil
 	}
 	_, _, usageFile := w.files(id, idx)
+	tasks := w.taskUsage(jobKey{id, idx})
 	b, err := readJobFile(usageFile, p.uid)
 	if err != nil {
-		return nil
+		return tasks
 	}
 	u := &api.ResourceUsage{}
 	if proto.Unmarshal(b, u) != nil {
-		return nil
+		return tasks
 	}
-	return u
+	return addUsage(u, tasks)
 }
 
 // Remove deletes a finished job's run directory.

@@ -29,6 +29,55 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type TaskShell int32
+
+const (
+	TaskShell_TASK_SHELL_SH    TaskShell = 0 // /bin/sh -c (one argument: a command line)
+	TaskShell_TASK_SHELL_LOGIN TaskShell = 1 // -use-login-shell
+	TaskShell_TASK_SHELL_NONE  TaskShell = 2 // -no-shell
+)
+
+// Enum value maps for TaskShell.
+var (
+	TaskShell_name = map[int32]string{
+		0: "TASK_SHELL_SH",
+		1: "TASK_SHELL_LOGIN",
+		2: "TASK_SHELL_NONE",
+	}
+	TaskShell_value = map[string]int32{
+		"TASK_SHELL_SH":    0,
+		"TASK_SHELL_LOGIN": 1,
+		"TASK_SHELL_NONE":  2,
+	}
+)
+
+func (x TaskShell) Enum() *TaskShell {
+	p := new(TaskShell)
+	*p = x
+	return p
+}
+
+func (x TaskShell) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TaskShell) Descriptor() protoreflect.EnumDescriptor {
+	return file_rpc_worker_proto_enumTypes[0].Descriptor()
+}
+
+func (TaskShell) Type() protoreflect.EnumType {
+	return &file_rpc_worker_proto_enumTypes[0]
+}
+
+func (x TaskShell) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TaskShell.Descriptor instead.
+func (TaskShell) EnumDescriptor() ([]byte, []int) {
+	return file_rpc_worker_proto_rawDescGZIP(), []int{0}
+}
+
 type WorkerMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Msg:
@@ -38,6 +87,10 @@ type WorkerMessage struct {
 	//	*WorkerMessage_Report
 	//	*WorkerMessage_Usage
 	//	*WorkerMessage_Peek
+	//	*WorkerMessage_TaskStart
+	//	*WorkerMessage_TaskSignal
+	//	*WorkerMessage_TaskOutput
+	//	*WorkerMessage_TaskExit
 	Msg           isWorkerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -125,6 +178,42 @@ func (x *WorkerMessage) GetPeek() *PeekReply {
 	return nil
 }
 
+func (x *WorkerMessage) GetTaskStart() *TaskStart {
+	if x != nil {
+		if x, ok := x.Msg.(*WorkerMessage_TaskStart); ok {
+			return x.TaskStart
+		}
+	}
+	return nil
+}
+
+func (x *WorkerMessage) GetTaskSignal() *TaskSignal {
+	if x != nil {
+		if x, ok := x.Msg.(*WorkerMessage_TaskSignal); ok {
+			return x.TaskSignal
+		}
+	}
+	return nil
+}
+
+func (x *WorkerMessage) GetTaskOutput() *TaskOutput {
+	if x != nil {
+		if x, ok := x.Msg.(*WorkerMessage_TaskOutput); ok {
+			return x.TaskOutput
+		}
+	}
+	return nil
+}
+
+func (x *WorkerMessage) GetTaskExit() *TaskExit {
+	if x != nil {
+		if x, ok := x.Msg.(*WorkerMessage_TaskExit); ok {
+			return x.TaskExit
+		}
+	}
+	return nil
+}
+
 type isWorkerMessage_Msg interface {
 	isWorkerMessage_Msg()
 }
@@ -151,6 +240,24 @@ type WorkerMessage_Peek struct {
 	Peek *PeekReply `protobuf:"bytes,5,opt,name=peek,proto3,oneof"`
 }
 
+type WorkerMessage_TaskStart struct {
+	// blaunch (see below): start or signal a task on another host of a
+	// job; the output and end of a task running here.
+	TaskStart *TaskStart `protobuf:"bytes,40,opt,name=task_start,json=taskStart,proto3,oneof"`
+}
+
+type WorkerMessage_TaskSignal struct {
+	TaskSignal *TaskSignal `protobuf:"bytes,41,opt,name=task_signal,json=taskSignal,proto3,oneof"`
+}
+
+type WorkerMessage_TaskOutput struct {
+	TaskOutput *TaskOutput `protobuf:"bytes,42,opt,name=task_output,json=taskOutput,proto3,oneof"`
+}
+
+type WorkerMessage_TaskExit struct {
+	TaskExit *TaskExit `protobuf:"bytes,43,opt,name=task_exit,json=taskExit,proto3,oneof"`
+}
+
 func (*WorkerMessage_Register) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Load) isWorkerMessage_Msg() {}
@@ -160,6 +267,14 @@ func (*WorkerMessage_Report) isWorkerMessage_Msg() {}
 func (*WorkerMessage_Usage) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Peek) isWorkerMessage_Msg() {}
+
+func (*WorkerMessage_TaskStart) isWorkerMessage_Msg() {}
+
+func (*WorkerMessage_TaskSignal) isWorkerMessage_Msg() {}
+
+func (*WorkerMessage_TaskOutput) isWorkerMessage_Msg() {}
+
+func (*WorkerMessage_TaskExit) isWorkerMessage_Msg() {}
 
 // WorkerRegister describes the host and what the worker runs now.
 type WorkerRegister struct {
@@ -456,6 +571,10 @@ type ControllerMessage struct {
 	//	*ControllerMessage_Remove
 	//	*ControllerMessage_Peek
 	//	*ControllerMessage_Ack
+	//	*ControllerMessage_TaskStart
+	//	*ControllerMessage_TaskSignal
+	//	*ControllerMessage_TaskOutput
+	//	*ControllerMessage_TaskExit
 	Msg           isControllerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -570,6 +689,42 @@ func (x *ControllerMessage) GetAck() uint64 {
 	return 0
 }
 
+func (x *ControllerMessage) GetTaskStart() *TaskStart {
+	if x != nil {
+		if x, ok := x.Msg.(*ControllerMessage_TaskStart); ok {
+			return x.TaskStart
+		}
+	}
+	return nil
+}
+
+func (x *ControllerMessage) GetTaskSignal() *TaskSignal {
+	if x != nil {
+		if x, ok := x.Msg.(*ControllerMessage_TaskSignal); ok {
+			return x.TaskSignal
+		}
+	}
+	return nil
+}
+
+func (x *ControllerMessage) GetTaskOutput() *TaskOutput {
+	if x != nil {
+		if x, ok := x.Msg.(*ControllerMessage_TaskOutput); ok {
+			return x.TaskOutput
+		}
+	}
+	return nil
+}
+
+func (x *ControllerMessage) GetTaskExit() *TaskExit {
+	if x != nil {
+		if x, ok := x.Msg.(*ControllerMessage_TaskExit); ok {
+			return x.TaskExit
+		}
+	}
+	return nil
+}
+
 type isControllerMessage_Msg interface {
 	isControllerMessage_Msg()
 }
@@ -612,6 +767,24 @@ type ControllerMessage_Ack struct {
 	Ack uint64 `protobuf:"varint,8,opt,name=ack,proto3,oneof"`
 }
 
+type ControllerMessage_TaskStart struct {
+	// blaunch (see below): start or signal a task here; the output and
+	// end of a task this worker's blaunch started on another host.
+	TaskStart *TaskStart `protobuf:"bytes,40,opt,name=task_start,json=taskStart,proto3,oneof"`
+}
+
+type ControllerMessage_TaskSignal struct {
+	TaskSignal *TaskSignal `protobuf:"bytes,41,opt,name=task_signal,json=taskSignal,proto3,oneof"`
+}
+
+type ControllerMessage_TaskOutput struct {
+	TaskOutput *TaskOutput `protobuf:"bytes,42,opt,name=task_output,json=taskOutput,proto3,oneof"`
+}
+
+type ControllerMessage_TaskExit struct {
+	TaskExit *TaskExit `protobuf:"bytes,43,opt,name=task_exit,json=taskExit,proto3,oneof"`
+}
+
 func (*ControllerMessage_Welcome) isControllerMessage_Msg() {}
 
 func (*ControllerMessage_Start) isControllerMessage_Msg() {}
@@ -627,6 +800,14 @@ func (*ControllerMessage_Remove) isControllerMessage_Msg() {}
 func (*ControllerMessage_Peek) isControllerMessage_Msg() {}
 
 func (*ControllerMessage_Ack) isControllerMessage_Msg() {}
+
+func (*ControllerMessage_TaskStart) isControllerMessage_Msg() {}
+
+func (*ControllerMessage_TaskSignal) isControllerMessage_Msg() {}
+
+func (*ControllerMessage_TaskOutput) isControllerMessage_Msg() {}
+
+func (*ControllerMessage_TaskExit) isControllerMessage_Msg() {}
 
 // Welcome accepts a registration and carries what the worker follows of
 // the cluster's configuration.
@@ -1006,18 +1187,726 @@ func (x *PeekReply) GetPath() string {
 	return ""
 }
 
+type TaskRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Msg:
+	//
+	//	*TaskRequest_Launch
+	//	*TaskRequest_Signal
+	Msg           isTaskRequest_Msg `protobuf_oneof:"msg"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskRequest) Reset() {
+	*x = TaskRequest{}
+	mi := &file_rpc_worker_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskRequest) ProtoMessage() {}
+
+func (x *TaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_rpc_worker_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskRequest.ProtoReflect.Descriptor instead.
+func (*TaskRequest) Descriptor() ([]byte, []int) {
+	return file_rpc_worker_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *TaskRequest) GetMsg() isTaskRequest_Msg {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *TaskRequest) GetLaunch() *TaskLaunch {
+	if x != nil {
+		if x, ok := x.Msg.(*TaskRequest_Launch); ok {
+			return x.Launch
+		}
+	}
+	return nil
+}
+
+func (x *TaskRequest) GetSignal() int32 {
+	if x != nil {
+		if x, ok := x.Msg.(*TaskRequest_Signal); ok {
+			return x.Signal
+		}
+	}
+	return 0
+}
+
+type isTaskRequest_Msg interface {
+	isTaskRequest_Msg()
+}
+
+type TaskRequest_Launch struct {
+	Launch *TaskLaunch `protobuf:"bytes,1,opt,name=launch,proto3,oneof"`
+}
+
+type TaskRequest_Signal struct {
+	Signal int32 `protobuf:"varint,2,opt,name=signal,proto3,oneof"` // to every task of this launch
+}
+
+func (*TaskRequest_Launch) isTaskRequest_Msg() {}
+
+func (*TaskRequest_Signal) isTaskRequest_Msg() {}
+
+// TaskLaunch is what blaunch asks for: one task per host entry (a host
+// named twice gets two tasks); no host = one per slot of the job.
+type TaskLaunch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hosts         []string               `protobuf:"bytes,1,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	Argv          []string               `protobuf:"bytes,2,rep,name=argv,proto3" json:"argv,omitempty"`
+	Env           []string               `protobuf:"bytes,3,rep,name=env,proto3" json:"env,omitempty"` // blaunch's own environment
+	Cwd           string                 `protobuf:"bytes,4,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	Shell         TaskShell              `protobuf:"varint,5,opt,name=shell,proto3,enum=xce.api.v1.TaskShell" json:"shell,omitempty"`
+	NoStdin       bool                   `protobuf:"varint,6,opt,name=no_stdin,json=noStdin,proto3" json:"no_stdin,omitempty"` // -n (tasks' stdin is /dev/null anyway)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskLaunch) Reset() {
+	*x = TaskLaunch{}
+	mi := &file_rpc_worker_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskLaunch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskLaunch) ProtoMessage() {}
+
+func (x *TaskLaunch) ProtoReflect() protoreflect.Message {
+	mi := &file_rpc_worker_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskLaunch.ProtoReflect.Descriptor instead.
+func (*TaskLaunch) Descriptor() ([]byte, []int) {
+	return file_rpc_worker_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *TaskLaunch) GetHosts() []string {
+	if x != nil {
+		return x.Hosts
+	}
+	return nil
+}
+
+func (x *TaskLaunch) GetArgv() []string {
+	if x != nil {
+		return x.Argv
+	}
+	return nil
+}
+
+func (x *TaskLaunch) GetEnv() []string {
+	if x != nil {
+		return x.Env
+	}
+	return nil
+}
+
+func (x *TaskLaunch) GetCwd() string {
+	if x != nil {
+		return x.Cwd
+	}
+	return ""
+}
+
+func (x *TaskLaunch) GetShell() TaskShell {
+	if x != nil {
+		return x.Shell
+	}
+	return TaskShell_TASK_SHELL_SH
+}
+
+func (x *TaskLaunch) GetNoStdin() bool {
+	if x != nil {
+		return x.NoStdin
+	}
+	return false
+}
+
+type TaskEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Msg:
+	//
+	//	*TaskEvent_Launched
+	//	*TaskEvent_Output
+	//	*TaskEvent_Exit
+	Msg           isTaskEvent_Msg `protobuf_oneof:"msg"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskEvent) Reset() {
+	*x = TaskEvent{}
+	mi := &file_rpc_worker_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskEvent) ProtoMessage() {}
+
+func (x *TaskEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_rpc_worker_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskEvent.ProtoReflect.Descriptor instead.
+func (*TaskEvent) Descriptor() ([]byte, []int) {
+	return file_rpc_worker_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *TaskEvent) GetMsg() isTaskEvent_Msg {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *TaskEvent) GetLaunched() *TaskLaunched {
+	if x != nil {
+		if x, ok := x.Msg.(*TaskEvent_Launched); ok {
+			return x.Launched
+		}
+	}
+	return nil
+}
+
+func (x *TaskEvent) GetOutput() *TaskOutput {
+	if x != nil {
+		if x, ok := x.Msg.(*TaskEvent_Output); ok {
+			return x.Output
+		}
+	}
+	return nil
+}
+
+func (x *TaskEvent) GetExit() *TaskExit {
+	if x != nil {
+		if x, ok := x.Msg.(*TaskEvent_Exit); ok {
+			return x.Exit
+		}
+	}
+	return nil
+}
+
+type isTaskEvent_Msg interface {
+	isTaskEvent_Msg()
+}
+
+type TaskEvent_Launched struct {
+	Launched *TaskLaunched `protobuf:"bytes,1,opt,name=launched,proto3,oneof"`
+}
+
+type TaskEvent_Output struct {
+	Output *TaskOutput `protobuf:"bytes,2,opt,name=output,proto3,oneof"`
+}
+
+type TaskEvent_Exit struct {
+	Exit *TaskExit `protobuf:"bytes,3,opt,name=exit,proto3,oneof"`
+}
+
+func (*TaskEvent_Launched) isTaskEvent_Msg() {}
+
+func (*TaskEvent_Output) isTaskEvent_Msg() {}
+
+func (*TaskEvent_Exit) isTaskEvent_Msg() {}
+
+// TaskLaunched answers a launch: the tasks it started, in host order.
+type TaskLaunched struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TaskIds       []int32                `protobuf:"varint,1,rep,packed,name=task_ids,json=taskIds,proto3" json:"task_ids,omitempty"`
+	Hosts         []string               `protobuf:"bytes,2,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskLaunched) Reset() {
+	*x = TaskLaunched{}
+	mi := &file_rpc_worker_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskLaunched) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskLaunched) ProtoMessage() {}
+
+func (x *TaskLaunched) ProtoReflect() protoreflect.Message {
+	mi := &file_rpc_worker_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskLaunched.ProtoReflect.Descriptor instead.
+func (*TaskLaunched) Descriptor() ([]byte, []int) {
+	return file_rpc_worker_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *TaskLaunched) GetTaskIds() []int32 {
+	if x != nil {
+		return x.TaskIds
+	}
+	return nil
+}
+
+func (x *TaskLaunched) GetHosts() []string {
+	if x != nil {
+		return x.Hosts
+	}
+	return nil
+}
+
+// TaskStart starts one task on host. Between workers and the controller
+// only: user, uid and gid are the job's, filled in by the controller from
+// its record (whatever a worker sent there is replaced).
+type TaskStart struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         int64                  `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Index         int32                  `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	TaskId        int32                  `protobuf:"varint,3,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Host          string                 `protobuf:"bytes,4,opt,name=host,proto3" json:"host,omitempty"`
+	Argv          []string               `protobuf:"bytes,5,rep,name=argv,proto3" json:"argv,omitempty"`
+	Env           []string               `protobuf:"bytes,6,rep,name=env,proto3" json:"env,omitempty"`
+	Cwd           string                 `protobuf:"bytes,7,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	Shell         TaskShell              `protobuf:"varint,8,opt,name=shell,proto3,enum=xce.api.v1.TaskShell" json:"shell,omitempty"`
+	User          string                 `protobuf:"bytes,9,opt,name=user,proto3" json:"user,omitempty"`
+	Uid           uint32                 `protobuf:"varint,10,opt,name=uid,proto3" json:"uid,omitempty"`
+	Gid           uint32                 `protobuf:"varint,11,opt,name=gid,proto3" json:"gid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskStart) Reset() {
+	*x = TaskStart{}
+	mi := &file_rpc_worker_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskStart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskStart) ProtoMessage() {}
+
+func (x *TaskStart) ProtoReflect() protoreflect.Message {
+	mi := &file_rpc_worker_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskStart.ProtoReflect.Descriptor instead.
+func (*TaskStart) Descriptor() ([]byte, []int) {
+	return file_rpc_worker_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *TaskStart) GetJobId() int64 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *TaskStart) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *TaskStart) GetTaskId() int32 {
+	if x != nil {
+		return x.TaskId
+	}
+	return 0
+}
+
+func (x *TaskStart) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *TaskStart) GetArgv() []string {
+	if x != nil {
+		return x.Argv
+	}
+	return nil
+}
+
+func (x *TaskStart) GetEnv() []string {
+	if x != nil {
+		return x.Env
+	}
+	return nil
+}
+
+func (x *TaskStart) GetCwd() string {
+	if x != nil {
+		return x.Cwd
+	}
+	return ""
+}
+
+func (x *TaskStart) GetShell() TaskShell {
+	if x != nil {
+		return x.Shell
+	}
+	return TaskShell_TASK_SHELL_SH
+}
+
+func (x *TaskStart) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *TaskStart) GetUid() uint32 {
+	if x != nil {
+		return x.Uid
+	}
+	return 0
+}
+
+func (x *TaskStart) GetGid() uint32 {
+	if x != nil {
+		return x.Gid
+	}
+	return 0
+}
+
+type TaskOutput struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         int64                  `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Index         int32                  `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	TaskId        int32                  `protobuf:"varint,3,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Stderr        bool                   `protobuf:"varint,4,opt,name=stderr,proto3" json:"stderr,omitempty"`
+	Data          []byte                 `protobuf:"bytes,5,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskOutput) Reset() {
+	*x = TaskOutput{}
+	mi := &file_rpc_worker_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskOutput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskOutput) ProtoMessage() {}
+
+func (x *TaskOutput) ProtoReflect() protoreflect.Message {
+	mi := &file_rpc_worker_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskOutput.ProtoReflect.Descriptor instead.
+func (*TaskOutput) Descriptor() ([]byte, []int) {
+	return file_rpc_worker_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *TaskOutput) GetJobId() int64 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *TaskOutput) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *TaskOutput) GetTaskId() int32 {
+	if x != nil {
+		return x.TaskId
+	}
+	return 0
+}
+
+func (x *TaskOutput) GetStderr() bool {
+	if x != nil {
+		return x.Stderr
+	}
+	return false
+}
+
+func (x *TaskOutput) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// TaskExit: a task ended (or could not start: error set, exit_code 255).
+type TaskExit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         int64                  `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Index         int32                  `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	TaskId        int32                  `protobuf:"varint,3,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	ExitCode      int32                  `protobuf:"varint,4,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"` // 128+N when killed by signal N
+	Signal        int32                  `protobuf:"varint,5,opt,name=signal,proto3" json:"signal,omitempty"`
+	Error         string                 `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	Usage         *api.ResourceUsage     `protobuf:"bytes,7,opt,name=usage,proto3" json:"usage,omitempty"` // CPU time and peak memory of the task
+	Host          string                 `protobuf:"bytes,8,opt,name=host,proto3" json:"host,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskExit) Reset() {
+	*x = TaskExit{}
+	mi := &file_rpc_worker_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskExit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskExit) ProtoMessage() {}
+
+func (x *TaskExit) ProtoReflect() protoreflect.Message {
+	mi := &file_rpc_worker_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskExit.ProtoReflect.Descriptor instead.
+func (*TaskExit) Descriptor() ([]byte, []int) {
+	return file_rpc_worker_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *TaskExit) GetJobId() int64 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *TaskExit) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *TaskExit) GetTaskId() int32 {
+	if x != nil {
+		return x.TaskId
+	}
+	return 0
+}
+
+func (x *TaskExit) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
+func (x *TaskExit) GetSignal() int32 {
+	if x != nil {
+		return x.Signal
+	}
+	return 0
+}
+
+func (x *TaskExit) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *TaskExit) GetUsage() *api.ResourceUsage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *TaskExit) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+// TaskSignal signals one task (task_id > 0) or every task of the job on
+// the receiving host (task_id 0, kill = the job ended).
+type TaskSignal struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         int64                  `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Index         int32                  `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	TaskId        int32                  `protobuf:"varint,3,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Signal        int32                  `protobuf:"varint,4,opt,name=signal,proto3" json:"signal,omitempty"`
+	Host          string                 `protobuf:"bytes,5,opt,name=host,proto3" json:"host,omitempty"` // the task's host (worker -> controller)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskSignal) Reset() {
+	*x = TaskSignal{}
+	mi := &file_rpc_worker_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskSignal) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskSignal) ProtoMessage() {}
+
+func (x *TaskSignal) ProtoReflect() protoreflect.Message {
+	mi := &file_rpc_worker_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskSignal.ProtoReflect.Descriptor instead.
+func (*TaskSignal) Descriptor() ([]byte, []int) {
+	return file_rpc_worker_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *TaskSignal) GetJobId() int64 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *TaskSignal) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *TaskSignal) GetTaskId() int32 {
+	if x != nil {
+		return x.TaskId
+	}
+	return 0
+}
+
+func (x *TaskSignal) GetSignal() int32 {
+	if x != nil {
+		return x.Signal
+	}
+	return 0
+}
+
+func (x *TaskSignal) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
 var File_rpc_worker_proto protoreflect.FileDescriptor
 
 const file_rpc_worker_proto_rawDesc = "" +
 	"\n" +
 	"\x10rpc/worker.proto\x12\n" +
-	"xce.api.v1\x1a\tapi.proto\"\x8a\x02\n" +
+	"xce.api.v1\x1a\tapi.proto\"\xed\x03\n" +
 	"\rWorkerMessage\x128\n" +
 	"\bregister\x18\x01 \x01(\v2\x1a.xce.api.v1.WorkerRegisterH\x00R\bregister\x12&\n" +
 	"\x04load\x18\x02 \x01(\v2\x10.xce.api.v1.HostH\x00R\x04load\x122\n" +
 	"\x06report\x18\x03 \x01(\v2\x18.xce.api.v1.WorkerReportH\x00R\x06report\x12/\n" +
 	"\x05usage\x18\x04 \x01(\v2\x17.xce.api.v1.WorkerUsageH\x00R\x05usage\x12+\n" +
-	"\x04peek\x18\x05 \x01(\v2\x15.xce.api.v1.PeekReplyH\x00R\x04peekB\x05\n" +
+	"\x04peek\x18\x05 \x01(\v2\x15.xce.api.v1.PeekReplyH\x00R\x04peek\x126\n" +
+	"\n" +
+	"task_start\x18( \x01(\v2\x15.xce.api.v1.TaskStartH\x00R\ttaskStart\x129\n" +
+	"\vtask_signal\x18) \x01(\v2\x16.xce.api.v1.TaskSignalH\x00R\n" +
+	"taskSignal\x129\n" +
+	"\vtask_output\x18* \x01(\v2\x16.xce.api.v1.TaskOutputH\x00R\n" +
+	"taskOutput\x123\n" +
+	"\ttask_exit\x18+ \x01(\v2\x14.xce.api.v1.TaskExitH\x00R\btaskExitB\x05\n" +
 	"\x03msg\"\x97\x01\n" +
 	"\x0eWorkerRegister\x12$\n" +
 	"\x04host\x18\x01 \x01(\v2\x10.xce.api.v1.HostR\x04host\x12,\n" +
@@ -1038,7 +1927,7 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\bJobUsage\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12/\n" +
-	"\x05usage\x18\x03 \x01(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\"\xf6\x02\n" +
+	"\x05usage\x18\x03 \x01(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\"\xd9\x04\n" +
 	"\x11ControllerMessage\x12/\n" +
 	"\awelcome\x18\x01 \x01(\v2\x13.xce.api.v1.WelcomeH\x00R\awelcome\x12'\n" +
 	"\x05start\x18\x02 \x01(\v2\x0f.xce.api.v1.JobH\x00R\x05start\x12'\n" +
@@ -1047,7 +1936,14 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\x06limits\x18\x05 \x01(\v2\x18.xce.api.v1.WorkerLimitsH\x00R\x06limits\x12,\n" +
 	"\x06remove\x18\x06 \x01(\v2\x12.xce.api.v1.JobRefH\x00R\x06remove\x12-\n" +
 	"\x04peek\x18\a \x01(\v2\x17.xce.api.v1.PeekRequestH\x00R\x04peek\x12\x12\n" +
-	"\x03ack\x18\b \x01(\x04H\x00R\x03ackB\x05\n" +
+	"\x03ack\x18\b \x01(\x04H\x00R\x03ack\x126\n" +
+	"\n" +
+	"task_start\x18( \x01(\v2\x15.xce.api.v1.TaskStartH\x00R\ttaskStart\x129\n" +
+	"\vtask_signal\x18) \x01(\v2\x16.xce.api.v1.TaskSignalH\x00R\n" +
+	"taskSignal\x129\n" +
+	"\vtask_output\x18* \x01(\v2\x16.xce.api.v1.TaskOutputH\x00R\n" +
+	"taskOutput\x123\n" +
+	"\ttask_exit\x18+ \x01(\v2\x14.xce.api.v1.TaskExitH\x00R\btaskExitB\x05\n" +
 	"\x03msg\"\x8b\x02\n" +
 	"\aWelcome\x12!\n" +
 	"\fcluster_name\x18\x01 \x01(\tR\vclusterName\x12\x12\n" +
@@ -1077,9 +1973,71 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12\x12\n" +
 	"\x04size\x18\x03 \x01(\x03R\x04size\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12\x12\n" +
-	"\x04path\x18\x05 \x01(\tR\x04path2R\n" +
+	"\x04path\x18\x05 \x01(\tR\x04path\"`\n" +
+	"\vTaskRequest\x120\n" +
+	"\x06launch\x18\x01 \x01(\v2\x16.xce.api.v1.TaskLaunchH\x00R\x06launch\x12\x18\n" +
+	"\x06signal\x18\x02 \x01(\x05H\x00R\x06signalB\x05\n" +
+	"\x03msg\"\xa2\x01\n" +
+	"\n" +
+	"TaskLaunch\x12\x14\n" +
+	"\x05hosts\x18\x01 \x03(\tR\x05hosts\x12\x12\n" +
+	"\x04argv\x18\x02 \x03(\tR\x04argv\x12\x10\n" +
+	"\x03env\x18\x03 \x03(\tR\x03env\x12\x10\n" +
+	"\x03cwd\x18\x04 \x01(\tR\x03cwd\x12+\n" +
+	"\x05shell\x18\x05 \x01(\x0e2\x15.xce.api.v1.TaskShellR\x05shell\x12\x19\n" +
+	"\bno_stdin\x18\x06 \x01(\bR\anoStdin\"\xa8\x01\n" +
+	"\tTaskEvent\x126\n" +
+	"\blaunched\x18\x01 \x01(\v2\x18.xce.api.v1.TaskLaunchedH\x00R\blaunched\x120\n" +
+	"\x06output\x18\x02 \x01(\v2\x16.xce.api.v1.TaskOutputH\x00R\x06output\x12*\n" +
+	"\x04exit\x18\x03 \x01(\v2\x14.xce.api.v1.TaskExitH\x00R\x04exitB\x05\n" +
+	"\x03msg\"?\n" +
+	"\fTaskLaunched\x12\x19\n" +
+	"\btask_ids\x18\x01 \x03(\x05R\ataskIds\x12\x14\n" +
+	"\x05hosts\x18\x02 \x03(\tR\x05hosts\"\x82\x02\n" +
+	"\tTaskStart\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x17\n" +
+	"\atask_id\x18\x03 \x01(\x05R\x06taskId\x12\x12\n" +
+	"\x04host\x18\x04 \x01(\tR\x04host\x12\x12\n" +
+	"\x04argv\x18\x05 \x03(\tR\x04argv\x12\x10\n" +
+	"\x03env\x18\x06 \x03(\tR\x03env\x12\x10\n" +
+	"\x03cwd\x18\a \x01(\tR\x03cwd\x12+\n" +
+	"\x05shell\x18\b \x01(\x0e2\x15.xce.api.v1.TaskShellR\x05shell\x12\x12\n" +
+	"\x04user\x18\t \x01(\tR\x04user\x12\x10\n" +
+	"\x03uid\x18\n" +
+	" \x01(\rR\x03uid\x12\x10\n" +
+	"\x03gid\x18\v \x01(\rR\x03gid\"~\n" +
+	"\n" +
+	"TaskOutput\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x17\n" +
+	"\atask_id\x18\x03 \x01(\x05R\x06taskId\x12\x16\n" +
+	"\x06stderr\x18\x04 \x01(\bR\x06stderr\x12\x12\n" +
+	"\x04data\x18\x05 \x01(\fR\x04data\"\xe0\x01\n" +
+	"\bTaskExit\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x17\n" +
+	"\atask_id\x18\x03 \x01(\x05R\x06taskId\x12\x1b\n" +
+	"\texit_code\x18\x04 \x01(\x05R\bexitCode\x12\x16\n" +
+	"\x06signal\x18\x05 \x01(\x05R\x06signal\x12\x14\n" +
+	"\x05error\x18\x06 \x01(\tR\x05error\x12/\n" +
+	"\x05usage\x18\a \x01(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\x12\x12\n" +
+	"\x04host\x18\b \x01(\tR\x04host\"~\n" +
+	"\n" +
+	"TaskSignal\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x17\n" +
+	"\atask_id\x18\x03 \x01(\x05R\x06taskId\x12\x16\n" +
+	"\x06signal\x18\x04 \x01(\x05R\x06signal\x12\x12\n" +
+	"\x04host\x18\x05 \x01(\tR\x04host*I\n" +
+	"\tTaskShell\x12\x11\n" +
+	"\rTASK_SHELL_SH\x10\x00\x12\x14\n" +
+	"\x10TASK_SHELL_LOGIN\x10\x01\x12\x13\n" +
+	"\x0fTASK_SHELL_NONE\x10\x022R\n" +
 	"\aCluster\x12G\n" +
-	"\aConnect\x12\x19.xce.api.v1.WorkerMessage\x1a\x1d.xce.api.v1.ControllerMessage(\x010\x01B\x15Z\x13xce/lib/api/rpc;rpcb\x06proto3"
+	"\aConnect\x12\x19.xce.api.v1.WorkerMessage\x1a\x1d.xce.api.v1.ControllerMessage(\x010\x012E\n" +
+	"\x05Tasks\x12<\n" +
+	"\x06Launch\x12\x17.xce.api.v1.TaskRequest\x1a\x15.xce.api.v1.TaskEvent(\x010\x01B\x15Z\x13xce/lib/api/rpc;rpcb\x06proto3"
 
 var (
 	file_rpc_worker_proto_rawDescOnce sync.Once
@@ -1093,53 +2051,80 @@ func file_rpc_worker_proto_rawDescGZIP() []byte {
 	return file_rpc_worker_proto_rawDescData
 }
 
-var file_rpc_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_rpc_worker_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_rpc_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_rpc_worker_proto_goTypes = []any{
-	(*WorkerMessage)(nil),     // 0: xce.api.v1.WorkerMessage
-	(*WorkerRegister)(nil),    // 1: xce.api.v1.WorkerRegister
-	(*WorkerReport)(nil),      // 2: xce.api.v1.WorkerReport
-	(*WorkerUsage)(nil),       // 3: xce.api.v1.WorkerUsage
-	(*JobUsage)(nil),          // 4: xce.api.v1.JobUsage
-	(*ControllerMessage)(nil), // 5: xce.api.v1.ControllerMessage
-	(*Welcome)(nil),           // 6: xce.api.v1.Welcome
-	(*WorkerSignal)(nil),      // 7: xce.api.v1.WorkerSignal
-	(*WorkerLimits)(nil),      // 8: xce.api.v1.WorkerLimits
-	(*PeekRequest)(nil),       // 9: xce.api.v1.PeekRequest
-	(*PeekReply)(nil),         // 10: xce.api.v1.PeekReply
-	(*api.Host)(nil),          // 11: xce.api.v1.Host
-	(*api.JobRef)(nil),        // 12: xce.api.v1.JobRef
-	(*api.Event)(nil),         // 13: xce.api.v1.Event
-	(*api.ResourceUsage)(nil), // 14: xce.api.v1.ResourceUsage
-	(*api.Job)(nil),           // 15: xce.api.v1.Job
-	(*api.JobSpec)(nil),       // 16: xce.api.v1.JobSpec
+	(TaskShell)(0),            // 0: xce.api.v1.TaskShell
+	(*WorkerMessage)(nil),     // 1: xce.api.v1.WorkerMessage
+	(*WorkerRegister)(nil),    // 2: xce.api.v1.WorkerRegister
+	(*WorkerReport)(nil),      // 3: xce.api.v1.WorkerReport
+	(*WorkerUsage)(nil),       // 4: xce.api.v1.WorkerUsage
+	(*JobUsage)(nil),          // 5: xce.api.v1.JobUsage
+	(*ControllerMessage)(nil), // 6: xce.api.v1.ControllerMessage
+	(*Welcome)(nil),           // 7: xce.api.v1.Welcome
+	(*WorkerSignal)(nil),      // 8: xce.api.v1.WorkerSignal
+	(*WorkerLimits)(nil),      // 9: xce.api.v1.WorkerLimits
+	(*PeekRequest)(nil),       // 10: xce.api.v1.PeekRequest
+	(*PeekReply)(nil),         // 11: xce.api.v1.PeekReply
+	(*TaskRequest)(nil),       // 12: xce.api.v1.TaskRequest
+	(*TaskLaunch)(nil),        // 13: xce.api.v1.TaskLaunch
+	(*TaskEvent)(nil),         // 14: xce.api.v1.TaskEvent
+	(*TaskLaunched)(nil),      // 15: xce.api.v1.TaskLaunched
+	(*TaskStart)(nil),         // 16: xce.api.v1.TaskStart
+	(*TaskOutput)(nil),        // 17: xce.api.v1.TaskOutput
+	(*TaskExit)(nil),          // 18: xce.api.v1.TaskExit
+	(*TaskSignal)(nil),        // 19: xce.api.v1.TaskSignal
+	(*api.Host)(nil),          // 20: xce.api.v1.Host
+	(*api.JobRef)(nil),        // 21: xce.api.v1.JobRef
+	(*api.Event)(nil),         // 22: xce.api.v1.Event
+	(*api.ResourceUsage)(nil), // 23: xce.api.v1.ResourceUsage
+	(*api.Job)(nil),           // 24: xce.api.v1.Job
+	(*api.JobSpec)(nil),       // 25: xce.api.v1.JobSpec
 }
 var file_rpc_worker_proto_depIdxs = []int32{
-	1,  // 0: xce.api.v1.WorkerMessage.register:type_name -> xce.api.v1.WorkerRegister
-	11, // 1: xce.api.v1.WorkerMessage.load:type_name -> xce.api.v1.Host
-	2,  // 2: xce.api.v1.WorkerMessage.report:type_name -> xce.api.v1.WorkerReport
-	3,  // 3: xce.api.v1.WorkerMessage.usage:type_name -> xce.api.v1.WorkerUsage
-	10, // 4: xce.api.v1.WorkerMessage.peek:type_name -> xce.api.v1.PeekReply
-	11, // 5: xce.api.v1.WorkerRegister.host:type_name -> xce.api.v1.Host
-	12, // 6: xce.api.v1.WorkerRegister.running:type_name -> xce.api.v1.JobRef
-	13, // 7: xce.api.v1.WorkerReport.started:type_name -> xce.api.v1.Event
-	13, // 8: xce.api.v1.WorkerReport.finished:type_name -> xce.api.v1.Event
-	4,  // 9: xce.api.v1.WorkerUsage.jobs:type_name -> xce.api.v1.JobUsage
-	14, // 10: xce.api.v1.JobUsage.usage:type_name -> xce.api.v1.ResourceUsage
-	6,  // 11: xce.api.v1.ControllerMessage.welcome:type_name -> xce.api.v1.Welcome
-	15, // 12: xce.api.v1.ControllerMessage.start:type_name -> xce.api.v1.Job
-	15, // 13: xce.api.v1.ControllerMessage.adopt:type_name -> xce.api.v1.Job
-	7,  // 14: xce.api.v1.ControllerMessage.signal:type_name -> xce.api.v1.WorkerSignal
-	8,  // 15: xce.api.v1.ControllerMessage.limits:type_name -> xce.api.v1.WorkerLimits
-	12, // 16: xce.api.v1.ControllerMessage.remove:type_name -> xce.api.v1.JobRef
-	9,  // 17: xce.api.v1.ControllerMessage.peek:type_name -> xce.api.v1.PeekRequest
-	16, // 18: xce.api.v1.WorkerLimits.limits:type_name -> xce.api.v1.JobSpec
-	0,  // 19: xce.api.v1.Cluster.Connect:input_type -> xce.api.v1.WorkerMessage
-	5,  // 20: xce.api.v1.Cluster.Connect:output_type -> xce.api.v1.ControllerMessage
-	20, // [20:21] is the sub-list for method output_type
-	19, // [19:20] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	2,  // 0: xce.api.v1.WorkerMessage.register:type_name -> xce.api.v1.WorkerRegister
+	20, // 1: xce.api.v1.WorkerMessage.load:type_name -> xce.api.v1.Host
+	3,  // 2: xce.api.v1.WorkerMessage.report:type_name -> xce.api.v1.WorkerReport
+	4,  // 3: xce.api.v1.WorkerMessage.usage:type_name -> xce.api.v1.WorkerUsage
+	11, // 4: xce.api.v1.WorkerMessage.peek:type_name -> xce.api.v1.PeekReply
+	16, // 5: xce.api.v1.WorkerMessage.task_start:type_name -> xce.api.v1.TaskStart
+	19, // 6: xce.api.v1.WorkerMessage.task_signal:type_name -> xce.api.v1.TaskSignal
+	17, // 7: xce.api.v1.WorkerMessage.task_output:type_name -> xce.api.v1.TaskOutput
+	18, // 8: xce.api.v1.WorkerMessage.task_exit:type_name -> xce.api.v1.TaskExit
+	20, // 9: xce.api.v1.WorkerRegister.host:type_name -> xce.api.v1.Host
+	21, // 10: xce.api.v1.WorkerRegister.running:type_name -> xce.api.v1.JobRef
+	22, // 11: xce.api.v1.WorkerReport.started:type_name -> xce.api.v1.Event
+	22, // 12: xce.api.v1.WorkerReport.finished:type_name -> xce.api.v1.Event
+	5,  // 13: xce.api.v1.WorkerUsage.jobs:type_name -> xce.api.v1.JobUsage
+	23, // 14: xce.api.v1.JobUsage.usage:type_name -> xce.api.v1.ResourceUsage
+	7,  // 15: xce.api.v1.ControllerMessage.welcome:type_name -> xce.api.v1.Welcome
+	24, // 16: xce.api.v1.ControllerMessage.start:type_name -> xce.api.v1.Job
+	24, // 17: xce.api.v1.ControllerMessage.adopt:type_name -> xce.api.v1.Job
+	8,  // 18: xce.api.v1.ControllerMessage.signal:type_name -> xce.api.v1.WorkerSignal
+	9,  // 19: xce.api.v1.ControllerMessage.limits:type_name -> xce.api.v1.WorkerLimits
+	21, // 20: xce.api.v1.ControllerMessage.remove:type_name -> xce.api.v1.JobRef
+	10, // 21: xce.api.v1.ControllerMessage.peek:type_name -> xce.api.v1.PeekRequest
+	16, // 22: xce.api.v1.ControllerMessage.task_start:type_name -> xce.api.v1.TaskStart
+	19, // 23: xce.api.v1.ControllerMessage.task_signal:type_name -> xce.api.v1.TaskSignal
+	17, // 24: xce.api.v1.ControllerMessage.task_output:type_name -> xce.api.v1.TaskOutput
+	18, // 25: xce.api.v1.ControllerMessage.task_exit:type_name -> xce.api.v1.TaskExit
+	25, // 26: xce.api.v1.WorkerLimits.limits:type_name -> xce.api.v1.JobSpec
+	13, // 27: xce.api.v1.TaskRequest.launch:type_name -> xce.api.v1.TaskLaunch
+	0,  // 28: xce.api.v1.TaskLaunch.shell:type_name -> xce.api.v1.TaskShell
+	15, // 29: xce.api.v1.TaskEvent.launched:type_name -> xce.api.v1.TaskLaunched
+	17, // 30: xce.api.v1.TaskEvent.output:type_name -> xce.api.v1.TaskOutput
+	18, // 31: xce.api.v1.TaskEvent.exit:type_name -> xce.api.v1.TaskExit
+	0,  // 32: xce.api.v1.TaskStart.shell:type_name -> xce.api.v1.TaskShell
+	23, // 33: xce.api.v1.TaskExit.usage:type_name -> xce.api.v1.ResourceUsage
+	1,  // 34: xce.api.v1.Cluster.Connect:input_type -> xce.api.v1.WorkerMessage
+	12, // 35: xce.api.v1.Tasks.Launch:input_type -> xce.api.v1.TaskRequest
+	6,  // 36: xce.api.v1.Cluster.Connect:output_type -> xce.api.v1.ControllerMessage
+	14, // 37: xce.api.v1.Tasks.Launch:output_type -> xce.api.v1.TaskEvent
+	36, // [36:38] is the sub-list for method output_type
+	34, // [34:36] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_rpc_worker_proto_init() }
@@ -1153,6 +2138,10 @@ func file_rpc_worker_proto_init() {
 		(*WorkerMessage_Report)(nil),
 		(*WorkerMessage_Usage)(nil),
 		(*WorkerMessage_Peek)(nil),
+		(*WorkerMessage_TaskStart)(nil),
+		(*WorkerMessage_TaskSignal)(nil),
+		(*WorkerMessage_TaskOutput)(nil),
+		(*WorkerMessage_TaskExit)(nil),
 	}
 	file_rpc_worker_proto_msgTypes[5].OneofWrappers = []any{
 		(*ControllerMessage_Welcome)(nil),
@@ -1163,19 +2152,33 @@ func file_rpc_worker_proto_init() {
 		(*ControllerMessage_Remove)(nil),
 		(*ControllerMessage_Peek)(nil),
 		(*ControllerMessage_Ack)(nil),
+		(*ControllerMessage_TaskStart)(nil),
+		(*ControllerMessage_TaskSignal)(nil),
+		(*ControllerMessage_TaskOutput)(nil),
+		(*ControllerMessage_TaskExit)(nil),
+	}
+	file_rpc_worker_proto_msgTypes[11].OneofWrappers = []any{
+		(*TaskRequest_Launch)(nil),
+		(*TaskRequest_Signal)(nil),
+	}
+	file_rpc_worker_proto_msgTypes[13].OneofWrappers = []any{
+		(*TaskEvent_Launched)(nil),
+		(*TaskEvent_Output)(nil),
+		(*TaskEvent_Exit)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rpc_worker_proto_rawDesc), len(file_rpc_worker_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   11,
+			NumEnums:      1,
+			NumMessages:   19,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_rpc_worker_proto_goTypes,
 		DependencyIndexes: file_rpc_worker_proto_depIdxs,
+		EnumInfos:         file_rpc_worker_proto_enumTypes,
 		MessageInfos:      file_rpc_worker_proto_msgTypes,
 	}.Build()
 	File_rpc_worker_proto = out.File

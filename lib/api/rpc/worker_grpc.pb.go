@@ -126,3 +126,105 @@ var Cluster_ServiceDesc = grpc.ServiceDesc{
 	},
 	Metadata: "rpc/worker.proto",
 }
+
+const (
+	Tasks_Launch_FullMethodName = "/xce.api.v1.Tasks/Launch"
+)
+
+// TasksClient is the client API for Tasks service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+type TasksClient interface {
+	// One blaunch: the first message is a launch; then signals. The
+	// answers are the launch's tasks' output and ends; the stream ends
+	// once every task has ended.
+	Launch(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[TaskRequest, TaskEvent], error)
+}
+
+type tasksClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewTasksClient(cc grpc.ClientConnInterface) TasksClient {
+	return &tasksClient{cc}
+}
+
+func (c *tasksClient) Launch(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[TaskRequest, TaskEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Tasks_ServiceDesc.Streams[0], Tasks_Launch_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[TaskRequest, TaskEvent]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Tasks_LaunchClient = grpc.BidiStreamingClient[TaskRequest, TaskEvent]
+
+// TasksServer is the server API for Tasks service.
+// All implementations must embed UnimplementedTasksServer
+// for forward compatibility.
+type TasksServer interface {
+	// One blaunch: the first message is a launch; then signals. The
+	// answers are the launch's tasks' output and ends; the stream ends
+	// once every task has ended.
+	Launch(grpc.BidiStreamingServer[TaskRequest, TaskEvent]) error
+	mustEmbedUnimplementedTasksServer()
+}
+
+// UnimplementedTasksServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedTasksServer struct{}
+
+func (UnimplementedTasksServer) Launch(grpc.BidiStreamingServer[TaskRequest, TaskEvent]) error {
+	return status.Errorf(codes.Unimplemented, "method Launch not implemented")
+}
+func (UnimplementedTasksServer) mustEmbedUnimplementedTasksServer() {}
+func (UnimplementedTasksServer) testEmbeddedByValue()               {}
+
+// UnsafeTasksServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to TasksServer will
+// result in compilation errors.
+type UnsafeTasksServer interface {
+	mustEmbedUnimplementedTasksServer()
+}
+
+func RegisterTasksServer(s grpc.ServiceRegistrar, srv TasksServer) {
+	// If the following call pancis, it indicates UnimplementedTasksServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&Tasks_ServiceDesc, srv)
+}
+
+func _Tasks_Launch_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(TasksServer).Launch(&grpc.GenericServerStream[TaskRequest, TaskEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Tasks_LaunchServer = grpc.BidiStreamingServer[TaskRequest, TaskEvent]
+
+// Tasks_ServiceDesc is the grpc.ServiceDesc for Tasks service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var Tasks_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "xce.api.v1.Tasks",
+	HandlerType: (*TasksServer)(nil),
+	Methods:     []grpc.MethodDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Launch",
+			Handler:       _Tasks_Launch_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
+	Metadata: "rpc/worker.proto",
+}
