@@ -421,3 +421,42 @@ func TestClusterWrongToken(t *testing.T) {
 		t.Errorf("cluster.token: %v %v, want mode 0600", fi.Mode(), err)
 	}
 }
+
+// A host that stops answering without closing its connection (a
+// partition; here its worker is stopped with SIGSTOP): the controller's
+// keepalives find it, the host goes unreach and then unavail with its job
+// UNKWN; when it answers again its job is reconciled and ends with its
+// real exit code. host_failure_timeout = 0 keeps the job waiting for it.
+func TestClusterPartition(t *testing.T) {
+	m := newMulti(t, `host_unavail_grace = "2s"`, `host_failure_timeout = "0s"`)
+	w := m.worker("hA", 1)
+	m.waitHosts(map[string]string{"hA": "ok"})
+	id := m.submit("", "-o", "part.out", "sleep 4; exit 6")
+	m.waitState(id, "RUN")
+	w.cmd.Process.Signal(syscall.SIGSTOP)
+	stopped := true
+	defer func() {
+		if stopped {
+			w.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}()
+	m.waitHosts(map[string]string{"hA": "unavail"})
+	m.waitState(id, "UNKWN")
+	if out := m.must("", "bhosts", "-l", "hA"); strings.Contains(out, "r15s") && !strings.Contains(out, "unavail") {
+		t.Errorf("bhosts -l of the unavailable host:\n%s", out)
+	}
+	time.Sleep(4 * time.Second) // the job ends while its host is away
+	w.cmd.Process.Signal(syscall.SIGCONT)
+	stopped = false
+	m.waitHosts(map[string]string{"hA": "ok"})
+	m.waitState(id, "EXIT")
+	if code := strings.TrimSpace(m.must("", "bjobs", "-a", "-noheader", "-o", "exit_code", id)); code != "6" {
+		t.Errorf("exit code %q, want 6", code)
+	}
+	hist := m.must("", "bhist", "-l", id)
+	for _, want := range []string{"Unknown; unable to reach the execution host", "Exited with exit code 6"} {
+		if !strings.Contains(strings.ReplaceAll(hist, "\n                     ", ""), want) {
+			t.Errorf("bhist -l lacks %q:\n%s", want, hist)
+		}
+	}
+}
