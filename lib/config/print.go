@@ -44,6 +44,8 @@ func (c *Config) Effective() string {
 	w.kv("stdout_direct", cl.StdoutDirect)
 	w.kv("host_unavail_grace", cl.HostUnavailGrace)
 	w.kv("host_failure_timeout", cl.HostFailureTimeout)
+	w.kv("gpu_req", cl.GpuReq)
+	w.kv("gpu_req_merge", cl.GpuReqMerge)
 
 	for _, name := range slices.Sorted(maps.Keys(c.Resources)) {
 		r := c.Resources[name]
@@ -122,6 +124,7 @@ func (c *Config) Effective() string {
 			w.kvNote("res_req", q.resReq.String(), dep)
 		}
 		w.kv("requeue_exit_values", q.RequeueExitValues)
+		w.kv("gpu_req", q.GpuReq)
 		w.kvNote("pre_exec", q.PreExec, dep)
 		w.kvNote("post_exec", q.PostExec, dep)
 	}
@@ -145,6 +148,7 @@ func (c *Config) Effective() string {
 		}
 		w.kv("job_starter", a.JobStarter)
 		w.kv("requeue_exit_values", a.RequeueExitValues)
+		w.kv("gpu_req", a.GpuReq)
 		w.kv("env", a.Env)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Projects)) {

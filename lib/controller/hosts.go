@@ -13,6 +13,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
+	"xce/lib/gpu"
 	"xce/lib/hostload"
 	"xce/lib/resreq"
 	"xce/lib/sched"
@@ -166,6 +167,8 @@ func (c *Controller) hostView(h *host) *api.Host {
 	case h.local:
 		v.Ncpus, v.MaxmemKb = int32(c.cfg.NCPUs), c.cfg.MaxMemKB
 		c.fillLoad(v)
+		inv := c.cfg.GPUs.Latest()
+		inv.Fill(v)
 	case h.attrs != nil && h.connected():
 		v = proto.Clone(h.attrs).(*api.Host)
 		v.Name, v.MaxSlots = h.name, int32(h.slots)
@@ -390,6 +393,23 @@ func copyLoad(dst, src *api.Host) {
 	if src.MaxtmpKb > 0 {
 		dst.MaxtmpKb = src.MaxtmpKb
 	}
+	dst.Ngpus, dst.Gpus, dst.GpuDriver = src.Ngpus, src.Gpus, src.GpuDriver
+}
+
+// hostGPUs are the devices a host was last known to have, connected or
+// not (for the submission-time check that some host could ever run a GPU
+// request; c.mu held). known is false for a remote host that never
+// registered.
+func (c *Controller) hostGPUs(h *host) (gpus []sched.GPU, known bool) {
+	switch {
+	case h.local:
+		inv := c.cfg.GPUs.Latest()
+		return gpu.SchedGPUs(inv.Devices), true
+	case h.attrs != nil:
+		inv := gpu.FromAPI(h.attrs)
+		return gpu.SchedGPUs(inv.Devices), true
+	}
+	return nil, false
 }
 
 // hostTimes are the cluster's failure timers: how long a host may be out
@@ -520,6 +540,14 @@ func (c *Controller) schedHost(h *host, schema *resreq.Schema) sched.Host {
 			}
 		}
 	}
+	var gpus []sched.GPU
+	if h.connected() {
+		inv := gpu.FromAPI(v)
+		gpus = gpu.SchedGPUs(inv.Devices)
+		if err := gpu.SetHost(schema, values, append(inv.Static(), inv.Load()...)); err != nil {
+			slog.Warn("GPU resources", "host", h.name, "err", err)
+		}
+	}
 	set("type", v.Type)
 	set("model", v.Model)
 	set("hname", h.name)
@@ -531,5 +559,5 @@ func (c *Controller) schedHost(h *host, schema *resreq.Schema) sched.Host {
 			set(name, x)
 		}
 	}
-	return sched.Host{Name: h.name, Status: status, MaxSlots: h.slots, Values: values}
+	return sched.Host{Name: h.name, Status: status, MaxSlots: h.slots, Values: values, GPUs: gpus}
 }
