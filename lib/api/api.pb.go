@@ -2571,6 +2571,7 @@ type GpuDevice struct {
 	Exclusive     bool     `protobuf:"varint,14,opt,name=exclusive,proto3" json:"exclusive,omitempty"`
 	MemRsvMb      float64  `protobuf:"fixed64,15,opt,name=mem_rsv_mb,json=memRsvMb,proto3" json:"mem_rsv_mb,omitempty"`
 	JobIds        []string `protobuf:"bytes,16,rep,name=job_ids,json=jobIds,proto3" json:"job_ids,omitempty"`
+	SuspJobIds    []string `protobuf:"bytes,17,rep,name=susp_job_ids,json=suspJobIds,proto3" json:"susp_job_ids,omitempty"` // the suspended ones among them
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2713,6 +2714,13 @@ func (x *GpuDevice) GetMemRsvMb() float64 {
 func (x *GpuDevice) GetJobIds() []string {
 	if x != nil {
 		return x.JobIds
+	}
+	return nil
+}
+
+func (x *GpuDevice) GetSuspJobIds() []string {
+	if x != nil {
+		return x.SuspJobIds
 	}
 	return nil
 }
@@ -6382,7 +6390,7 @@ const file_api_proto_rawDesc = "" +
 	"\x03_pgB\x05\n" +
 	"\x03_ioB\x05\n" +
 	"\x03_lsB\x05\n" +
-	"\x03_it\"\xad\x03\n" +
+	"\x03_it\"\xcf\x03\n" +
 	"\tGpuDevice\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x12\x12\n" +
@@ -6403,7 +6411,9 @@ const file_api_proto_rawDesc = "" +
 	"\texclusive\x18\x0e \x01(\bR\texclusive\x12\x1c\n" +
 	"\n" +
 	"mem_rsv_mb\x18\x0f \x01(\x01R\bmemRsvMb\x12\x17\n" +
-	"\ajob_ids\x18\x10 \x03(\tR\x06jobIds\"\xfe\n" +
+	"\ajob_ids\x18\x10 \x03(\tR\x06jobIds\x12 \n" +
+	"\fsusp_job_ids\x18\x11 \x03(\tR\n" +
+	"suspJobIds\"\xfe\n" +
 	"\n" +
 	"\x05Queue\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +

@@ -554,10 +554,10 @@ func bqueues(args []string) int {
 }
 
 func bhosts(args []string) int {
-	var noHeader, wide, long, shared, json bool
+	var noHeader, wide, long, shared, json, gpus bool
 	var resReq, format string
 	var names []string
-	cmd, code := newCommand(`bhosts [-w | -l | -o "field_name[:[-][output_width]] ... [delimiter='character']" [-json]] [-R "res_req"] [-noheader] [host_name ...] | -s [resource_name ...]`,
+	cmd, code := newCommand(`bhosts [-w | -l [-gpu] | -gpu | -o "field_name[:[-][output_width]] ... [delimiter='character']" [-json]] [-R "res_req"] [-noheader] [host_name ...] | -s [resource_name ...]`,
 		"Show hosts", func(a []string) int {
 			names = a
 			return 0
@@ -571,8 +571,14 @@ func bhosts(args []string) int {
 	f.BoolVar(&json, "json", false, "JSON output (with -o)")
 	f.StringVar(&resReq, "R", "", "only the hosts that satisfy this resource requirement's select")
 	f.BoolVar(&shared, "s", false, "the shared resources (the arguments are resource names): total left, reserved, location")
+	f.BoolVar(&gpus, "gpu", false, "the hosts' GPUs: one row per device (with -l: their static and dynamic attributes and jobs)")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
+	}
+	if gpus && (wide || format != "" || shared) {
+		fmt.Fprintln(sys.stderr, "bhosts: -gpu cannot be used with -w, -o or -s")
+		fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.UseLine())
+		return 255
 	}
 	if shared {
 		if long || wide || resReq != "" || format != "" {
@@ -607,6 +613,10 @@ func bhosts(args []string) int {
 			return errors.New("No host is eligible")
 		}
 		switch {
+		case long && gpus:
+			return lsfout.WriteHostsLongGPU(sys.stdout, reply.Hosts, reply.Shared)
+		case gpus:
+			return lsfout.WriteHostsGPU(sys.stdout, reply.Hosts, noHeader)
 		case long:
 			return lsfout.WriteHostsLong(sys.stdout, reply.Hosts, reply.Shared)
 		case custom != nil && json:

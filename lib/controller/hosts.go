@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -560,4 +561,44 @@ func (c *Controller) schedHost(h *host, schema *resreq.Schema) sched.Host {
 		}
 	}
 	return sched.Host{Name: h.name, Status: status, MaxSlots: h.slots, Values: values, GPUs: gpus}
+}
+
+// addGPUJob lists a running or suspended job on the host's devices it
+// holds (bhosts -l -gpu's job IDs).
+func addGPUJob(h *api.Host, j *api.Job, es *api.HostSlots) {
+	if !isRunning(j.State) {
+		return
+	}
+	for _, d := range es.Gpus {
+		for _, g := range h.Gpus {
+			if g.Index == d {
+				g.JobIds = append(g.JobIds, jobName(j.JobId, j.ArrayIndex))
+				if j.State == api.JobState_SSUSP || j.State == api.JobState_USUSP {
+					g.SuspJobIds = append(g.SuspJobIds, jobName(j.JobId, j.ArrayIndex))
+				}
+			}
+		}
+	}
+}
+
+// fillGPUUse sets what the running jobs hold of each of the host's
+// devices, as the scheduler accounts it (bhosts -gpu).
+func fillGPUUse(h *api.Host, hv sched.HostView) {
+	for _, u := range hv.GPUs {
+		for _, g := range h.Gpus {
+			if int(g.Index) == u.Index {
+				g.Njobs, g.Exclusive, g.MemRsvMb = int32(u.Jobs), u.Exclusive, u.MemRsv
+			}
+		}
+	}
+	byNumber := func(a, b string) int { // 9 before 10
+		if len(a) != len(b) {
+			return len(a) - len(b)
+		}
+		return strings.Compare(a, b)
+	}
+	for _, g := range h.Gpus {
+		slices.SortFunc(g.JobIds, byNumber)
+		slices.SortFunc(g.SuspJobIds, byNumber)
+	}
 }
