@@ -272,3 +272,56 @@ func TestGPUViews(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUConfig: the cluster's, the queue's and a fixed profile's
+// gpu_req, and a project's GPU quota.
+func TestGPUConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "xce.toml")
+	conf := `
+[cluster]
+default_queue = "normal"
+gpu_req = "gmodel=T4"
+
+[queues.normal]
+[queues.gpu]
+gpu_req = "num=2:j_exclusive=yes"
+
+[apps.one]
+gpu_req = "num=1:mode=exclusive_process"
+fixed = ["gpu_req"]
+
+[projects.small]
+max_gpus = 1
+`
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newGPUCluster(t, "4", "--config", path)
+	// The queue's num and j_exclusive, the cluster's gmodel: the two T4s.
+	q, fq := c.gpuJob("q", "-", "-q", "gpu")
+	if v := cvd(c.waitFile(fq)); v != "2,3" {
+		t.Errorf("queue gpu job got %q, want 2,3", v)
+	}
+	if got := c.must("", "bqueues", "-l", "gpu"); !strings.Contains(got, "GPU_REQ:  num=2:j_exclusive=yes") {
+		t.Errorf("bqueues -l lacks GPU_REQ:\n%s", got)
+	}
+	long := regexp.MustCompile(`\n {21,}`).ReplaceAllString(c.must("", "bjobs", "-l", q), "")
+	if !strings.Contains(long, "gpu            num=2:mode=shared:mps=no:j_exclusive=yes:gmodel=T4") || !strings.Contains(long, "queue gpu + default") {
+		t.Errorf("bjobs -l EFFECTIVE SETTINGS lack the gpu row:\n%s", long)
+	}
+	r := c.run("", "bsub", "-app", "one", "-gpu", "num=2", "true")
+	if r.code == 0 || !strings.Contains(r.stderr, "application profile one fixes num=1") {
+		t.Errorf("bsub against a fixed gpu_req: exit %d, %q", r.code, r.stderr)
+	}
+	r = c.run("", "bsub", "-P", "small", "-gpu", "num=2", "true")
+	if r.code == 0 || !strings.Contains(r.stderr, "project small allows at most 1") {
+		t.Errorf("bsub over the project quota: exit %d, %q", r.code, r.stderr)
+	}
+	// The quota holds the second job of the project while the first runs.
+	_, fa := c.gpuJob("a", "num=1:gmodel=V100", "-P", "small")
+	c.waitFile(fa)
+	b, _ := c.gpuJob("b", "num=1:gmodel=V100", "-P", "small")
+	if why := c.pendReason(b); !strings.Contains(why, "Project small has reached its quota of 1 GPU") {
+		t.Errorf("pending reason under the quota: %q", why)
+	}
+}

@@ -2771,6 +2771,7 @@ type Queue struct {
 	// Fairshare queues, when asked for (ListQueuesRequest.share_info): the
 	// share accounts, as bqueues -r's SHARE_INFO_FOR table shows them.
 	ShareAccounts []*ShareAccount `protobuf:"bytes,39,rep,name=share_accounts,json=shareAccounts,proto3" json:"share_accounts,omitempty"`
+	GpuReq        string          `protobuf:"bytes,40,opt,name=gpu_req,json=gpuReq,proto3" json:"gpu_req,omitempty"` // GPU_REQ (bsub -gpu syntax); "" none
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3078,6 +3079,13 @@ func (x *Queue) GetShareAccounts() []*ShareAccount {
 	return nil
 }
 
+func (x *Queue) GetGpuReq() string {
+	if x != nil {
+		return x.GpuReq
+	}
+	return ""
+}
+
 // ShareAccount is one fairshare account of a queue: a user, or a user
 // group its members charge with bsub -G.
 type ShareAccount struct {
@@ -3328,6 +3336,7 @@ type App struct {
 	AllowJobExec bool                   `protobuf:"varint,12,opt,name=allow_job_exec,json=allowJobExec,proto3" json:"allow_job_exec,omitempty"` // a job may bring its own -E/-Ep
 	JobStarter   string                 `protobuf:"bytes,13,opt,name=job_starter,json=jobStarter,proto3" json:"job_starter,omitempty"`
 	Env          map[string]string      `protobuf:"bytes,14,rep,name=env,proto3" json:"env,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	GpuReq       string                 `protobuf:"bytes,15,opt,name=gpu_req,json=gpuReq,proto3" json:"gpu_req,omitempty"` // GPU_REQ (bsub -gpu syntax); "" none
 	// Slots of the profile's jobs by state.
 	Njobs         int32 `protobuf:"varint,20,opt,name=njobs,proto3" json:"njobs,omitempty"`
 	Pend          int32 `protobuf:"varint,21,opt,name=pend,proto3" json:"pend,omitempty"`
@@ -3465,6 +3474,13 @@ func (x *App) GetEnv() map[string]string {
 		return x.Env
 	}
 	return nil
+}
+
+func (x *App) GetGpuReq() string {
+	if x != nil {
+		return x.GpuReq
+	}
+	return ""
 }
 
 func (x *App) GetNjobs() int32 {
@@ -6413,8 +6429,7 @@ const file_api_proto_rawDesc = "" +
 	"mem_rsv_mb\x18\x0f \x01(\x01R\bmemRsvMb\x12\x17\n" +
 	"\ajob_ids\x18\x10 \x03(\tR\x06jobIds\x12 \n" +
 	"\fsusp_job_ids\x18\x11 \x03(\tR\n" +
-	"suspJobIds\"\xfe\n" +
-	"\n" +
+	"suspJobIds\"\x97\v\n" +
 	"\x05Queue\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bpriority\x18\x02 \x01(\x05R\bpriority\x12\x12\n" +
@@ -6462,7 +6477,8 @@ const file_api_proto_rawDesc = "" +
 	"\tpost_exec\x18$ \x01(\tR\bpostExec\x12$\n" +
 	"\x0elost_and_found\x18% \x01(\bR\flostAndFound\x12H\n" +
 	"\ruser_priority\x18& \x03(\v2#.xce.api.v1.Queue.UserPriorityEntryR\fuserPriority\x12?\n" +
-	"\x0eshare_accounts\x18' \x03(\v2\x18.xce.api.v1.ShareAccountR\rshareAccounts\x1a=\n" +
+	"\x0eshare_accounts\x18' \x03(\v2\x18.xce.api.v1.ShareAccountR\rshareAccounts\x12\x17\n" +
+	"\agpu_req\x18( \x01(\tR\x06gpuReq\x1a=\n" +
 	"\x0fUserSharesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a?\n" +
@@ -6489,7 +6505,7 @@ const file_api_proto_rawDesc = "" +
 	"\n" +
 	"QueueState\x12\x16\n" +
 	"\x06closed\x18\x01 \x01(\bR\x06closed\x12\x1a\n" +
-	"\binactive\x18\x02 \x01(\bR\binactive\"\xec\x04\n" +
+	"\binactive\x18\x02 \x01(\bR\binactive\"\x85\x05\n" +
 	"\x03App\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x17\n" +
@@ -6507,7 +6523,8 @@ const file_api_proto_rawDesc = "" +
 	"\x0eallow_job_exec\x18\f \x01(\bR\fallowJobExec\x12\x1f\n" +
 	"\vjob_starter\x18\r \x01(\tR\n" +
 	"jobStarter\x12*\n" +
-	"\x03env\x18\x0e \x03(\v2\x18.xce.api.v1.App.EnvEntryR\x03env\x12\x14\n" +
+	"\x03env\x18\x0e \x03(\v2\x18.xce.api.v1.App.EnvEntryR\x03env\x12\x17\n" +
+	"\agpu_req\x18\x0f \x01(\tR\x06gpuReq\x12\x14\n" +
 	"\x05njobs\x18\x14 \x01(\x05R\x05njobs\x12\x12\n" +
 	"\x04pend\x18\x15 \x01(\x05R\x04pend\x12\x10\n" +
 	"\x03run\x18\x16 \x01(\x05R\x03run\x12\x14\n" +

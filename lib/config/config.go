@@ -514,6 +514,7 @@ func (c *Config) APIQueues() []*api.Queue {
 			ResReq:             q.ResReq,
 			PreExec:            q.PreExec,
 			PostExec:           q.PostExec,
+			GpuReq:             q.GpuReq,
 		})
 	}
 	return out
@@ -544,6 +545,7 @@ func (c *Config) APIApps() []*api.App {
 			AllowJobExec: a.JobExecAllowed(),
 			JobStarter:   a.JobStarter,
 			Env:          env,
+			GpuReq:       a.GpuReq,
 		})
 	}
 	return out
