@@ -139,8 +139,14 @@ func bjobs(args []string) int {
 		f.BoolVar(&levels[i], fmt.Sprintf("p%d", i), false, fmt.Sprintf("pending jobs with their reasons (level %d; as -p)", i))
 	}
 	f.StringVar(&o.rusage, "rusage", "", `jobs that reserve these resources: "name[,name...]"`)
+	var gpus bool
+	f.BoolVar(&gpus, "gpu", false, "with -l or -UF: the GPU allocation (bjobs -l always shows it for a GPU job)")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
+	}
+	if gpus && !o.long && !o.uf {
+		fmt.Fprintln(sys.stderr, "bjobs: -gpu must be used with -l or -UF")
+		return 255
 	}
 	if slices.Contains(levels, true) || o.eligible || o.ineligible {
 		o.pend = true
