@@ -176,6 +176,13 @@ func TestGPUModelAndMemory(t *testing.T) {
 			t.Errorf("bsub -gpu %s: exit %d, %q %q", req, r.code, r.stdout, r.stderr)
 		}
 	}
+	// bmod checks as bsub does.
+	held := c.submit("", "-H", "true")
+	if r := c.run("", "bmod", "-gpu", "num=9", held); r.code == 0 || !strings.Contains(r.stdout+r.stderr, "No host can ever meet the GPU requirement") {
+		t.Errorf("bmod -gpu num=9: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	c.must("", "bmod", "-gpu", "num=4", held)
+	c.must("", "bkill", held)
 	// rusage[ngpus_physical=N] asks for N shared GPUs.
 	out := filepath.Join(c.work, "ru.out")
 	id := c.submit("", "-R", "rusage[ngpus_physical=2]", "-o", out, "sh", "-c", "echo CVD=$CUDA_VISIBLE_DEVICES")

@@ -210,6 +210,13 @@ func (c *Controller) validate(who Caller, spec *api.JobSpec) (*api.JobSpec, []in
 // With remote workers, only when every configured host has registered
 // once: one that has not may bring the GPUs.
 func (c *Controller) checkGPUs(conf *config.Config, eff *api.JobSpec) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.checkGPUsLocked(conf, eff)
+}
+
+// checkGPUsLocked is checkGPUs with c.mu held (bmod).
+func (c *Controller) checkGPUsLocked(conf *config.Config, eff *api.JobSpec) error {
 	if eff.Gpu == "" {
 		return nil
 	}
@@ -219,7 +226,6 @@ func (c *Controller) checkGPUs(conf *config.Config, eff *api.JobSpec) error {
 	}
 	g := r.Sched()
 	slots := 1
-	c.mu.Lock()
 	var hosts []sched.Host
 	known := true
 	for _, name := range c.hostNames {
@@ -237,7 +243,6 @@ func (c *Controller) checkGPUs(conf *config.Config, eff *api.JobSpec) error {
 	} else {
 		slots = int(max(1, eff.MinTasks)) // every task on the one host
 	}
-	c.mu.Unlock()
 	if known && !g.CanEverRun(hosts, slots) {
 		return userErr("No host can ever meet the GPU requirement <%s>", r.Full())
 	}
