@@ -1,11 +1,15 @@
 package tests
 
 import (
+	"bytes"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -330,5 +334,75 @@ max_gpus = 1
 	b, _ := c.gpuJob("b", "num=1:gmodel=V100", "-P", "small")
 	if why := c.pendReason(b); !strings.Contains(why, "Project small has reached its quota of 1 GPU") {
 		t.Errorf("pending reason under the quota: %q", why)
+	}
+}
+
+// TestGPUWorkers: three hosts, the controller's own without GPUs and two
+// `xced worker`s whose fake nvidia-smi reports 4 and 8: each worker's
+// GPUs reach the controller, jobs go where their model is, and what no
+// host of the configured set has is refused.
+func TestGPUWorkers(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	path := filepath.Join(t.TempDir(), "xce.toml")
+	if err := os.WriteFile(path, []byte("[hosts.g4]\n[hosts.g8]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Until cluster authentication is in, only XCE_INSECURE_CLUSTER=1
+	// lets workers connect.
+	t.Setenv("XCE_INSECURE_CLUSTER", "1")
+	c := newGPUCluster(t, "0", "--listen", addr, "--config", path)
+	bin, _ := filepath.Abs("../lib/gpu/testdata/bin")
+	for _, w := range []struct{ name, gpus string }{{"g4", "4"}, {"g8", "8"}} {
+		cmd := exec.Command(filepath.Join(binDir, "xced"), "worker", "--controller", addr, "--name", w.name, "--slots", "4",
+			"--token-file", filepath.Join(c.dir, "state", "cluster.token"), "--dir", filepath.Join(c.dir, "worker-"+w.name))
+		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "XCE_FAKE_GPUS="+w.gpus)
+		var log bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &log, &log
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			cmd.Wait()
+			if t.Failed() {
+				t.Logf("worker %s:\n%s", w.name, log.String())
+			}
+		})
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	var got string
+	for time.Now().Before(deadline) {
+		got = c.must("", "bhosts", "-gpu")
+		if strings.Count(got, "\n") == 13 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(got, "\ng4 ") || !strings.Contains(got, "\ng8 ") || strings.Count(got, "\n") != 13 {
+		t.Fatalf("bhosts -gpu: want g4's 4 and g8's 8 devices:\n%s\nxced log:\n%s", got, c.log)
+	}
+	id, _ := c.gpuJob("a100", "num=2:gmodel=A100")
+	c.waitState(id, "RUN")
+	if h := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "exec_host gpu_alloc delimiter=';'", id)); h != "g8;g8/0,1" {
+		t.Errorf("gmodel=A100 job: %q, want g8;g8/0,1", h)
+	}
+	id, _ = c.gpuJob("t4", "num=2:gmodel=T4")
+	c.waitState(id, "RUN")
+	if h := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "exec_host gpu_alloc delimiter=';'", id)); h != "g4;g4/2,3" {
+		t.Errorf("gmodel=T4 job: %q, want g4;g4/2,3", h)
+	}
+	if r := c.run("", "bsub", "-gpu", "num=9", "true"); r.code == 0 || !strings.Contains(r.stderr, "No host can ever meet") {
+		t.Errorf("bsub -gpu num=9 with hosts of 0, 4 and 8: exit %d, %q", r.code, r.stderr)
+	}
+	// Six shared GPUs fit only g8, which has 6 left.
+	id, _ = c.gpuJob("six", "num=6")
+	c.waitState(id, "RUN")
+	if h := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "exec_host", id)); h != "g8" {
+		t.Errorf("num=6 job on %q, want g8", h)
 	}
 }
