@@ -17,25 +17,43 @@ type Tracker struct {
 	inv Inventory
 }
 
+// firstWait is how long NewTracker waits for the first detection: a hung
+// driver (nvidia-smi answers within Options.Timeout or is killed) must not
+// hold up the worker's start; its GPUs come when it answers.
+var firstWait = 3 * time.Second
+
 // NewTracker detects the host's GPUs now and, until ctx ends, again
 // every interval (0: 10 s) where it found some. Detection errors are
-// logged; the inventory is then the last good one (none at first).
+// logged; the inventory is then the last good one (none at first). It
+// waits for the first answer at most a few seconds.
 func NewTracker(ctx context.Context, o Options, interval time.Duration) *Tracker {
 	if interval <= 0 {
 		interval = 10 * time.Second
 	}
-	t := &Tracker{}
-	inv, err := Detect(ctx, o)
-	if err != nil {
-		slog.Warn("GPU detection", "err", err)
-	}
-	t.inv = inv
-	slog.Info("GPUs detected", "source", inv.Source, "count", len(inv.Devices), "driver", inv.Driver)
-	if len(inv.Devices) > 0 {
-		if inv.Source == "nvidia-smi" {
-			o.SkipNVML = true
+	t := &Tracker{inv: Inventory{Source: "none"}}
+	first := make(chan struct{})
+	go func() {
+		inv, err := Detect(ctx, o)
+		if err != nil {
+			slog.Warn("GPU detection", "err", err)
 		}
-		go t.refresh(ctx, o, interval)
+		t.mu.Lock()
+		t.inv = inv
+		t.mu.Unlock()
+		close(first)
+		slog.Info("GPUs detected", "source", inv.Source, "count", len(inv.Devices), "driver", inv.Driver)
+		if len(inv.Devices) > 0 {
+			if inv.Source == "nvidia-smi" {
+				o.SkipNVML = true
+			}
+			t.refresh(ctx, o, interval)
+		}
+	}()
+	select {
+	case <-first:
+	case <-ctx.Done():
+	case <-time.After(firstWait):
+		slog.Warn("GPU detection has not answered yet; the host has no GPUs until it does", "waited", firstWait)
 	}
 	return t
 }
