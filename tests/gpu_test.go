@@ -264,6 +264,9 @@ func TestGPUViews(t *testing.T) {
 	c.waitFile(f)
 	golden(t, "gpu_bhosts", maskHost(c.must("", "bhosts", "-gpu")))
 	golden(t, "gpu_lshosts", maskHost(c.must("", "lshosts", "-gpu")))
+	if got := strings.TrimSpace(c.must("", "bhosts", "-noheader", "-o", "ngpus ngpus_alloc ngpus_excl_alloc ngpus_excl_avail ngpus_shared_avail delimiter=';'")); got != "8;2;0;6;8" {
+		t.Errorf("bhosts -o ngpus fields: %q, want 8;2;0;6;8", got)
+	}
 	long := c.must("", "bhosts", "-l", "-gpu")
 	for _, want := range []string{"GPU STATIC ATTRIBUTES:", "TeslaV100_SXM2_32GB", "GPU DYNAMIC ATTRIBUTES:", "Exclusive_Process", "GPU JOB INFORMATION:"} {
 		if !strings.Contains(long, want) {
