@@ -26,6 +26,7 @@ import (
 	"xce/lib/config"
 	"xce/lib/controller"
 	"xce/lib/exec"
+	"xce/lib/gpu"
 	"xce/lib/lsfenv"
 	"xce/lib/store"
 	"xce/lib/worker"
@@ -213,6 +214,12 @@ func serve(o options) error {
 		local = w
 	}
 	start := time.Now()
+	gpuCtx, stopGPUs := context.WithCancel(context.Background())
+	defer stopGPUs()
+	var gpus *gpu.Tracker
+	if local != nil {
+		gpus = gpu.NewTracker(gpuCtx, gpu.Options{}, 0)
+	}
 	ctl, err := controller.New(controller.Config{
 		Host:        host,
 		Slots:       slots,
@@ -226,6 +233,7 @@ func serve(o options) error {
 		TerminateInterval: o.terminateInterval, // for bparams and the workers
 		KillGrace:         o.runlimitGrace,
 		Workers:           o.listen != "",
+		GPUs:              gpus,
 	}, st, local)
 	if err != nil {
 		return err

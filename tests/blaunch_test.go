@@ -139,7 +139,6 @@ func blWorkers(t *testing.T, names ...string) *cluster {
 	if err := os.WriteFile(conf, []byte(toml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("XCE_INSECURE_CLUSTER", "1")
 	c := newCluster(t, "--config", conf, "--listen", addr)
 	for _, n := range names {
 		wdir := filepath.Join(c.dir, "w-"+n)

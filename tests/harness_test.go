@@ -69,9 +69,16 @@ type cluster struct {
 	cmd  *exec.Cmd
 	log  *bytes.Buffer
 	args []string
+	env  []string // added to xced's environment
 }
 
 func newCluster(t *testing.T, args ...string) *cluster {
+	t.Helper()
+	return newClusterEnv(t, nil, args...)
+}
+
+// newClusterEnv starts an xced with env added to its environment.
+func newClusterEnv(t *testing.T, env []string, args ...string) *cluster {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "xce-")
 	if err != nil {
@@ -79,7 +86,7 @@ func newCluster(t *testing.T, args ...string) *cluster {
 	}
 	work := filepath.Join(dir, "work")
 	os.MkdirAll(work, 0o755)
-	c := &cluster{t: t, dir: dir, work: work, args: args}
+	c := &cluster{t: t, dir: dir, work: work, args: args, env: env}
 	t.Cleanup(func() {
 		if c.cmd != nil {
 			// Jobs outlive xced: end the test's jobs so that none keeps
@@ -100,6 +107,9 @@ func (c *cluster) start() {
 	args := append([]string{"--dir", filepath.Join(c.dir, "state"), "--slots", "4",
 		"--terminate-interval", "1s", "--runlimit-grace", "2s"}, c.args...)
 	c.cmd = exec.Command(filepath.Join(binDir, "xced"), args...)
+	if c.env != nil {
+		c.cmd.Env = append(os.Environ(), c.env...)
+	}
 	c.log = &bytes.Buffer{}
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	if err := c.cmd.Start(); err != nil {

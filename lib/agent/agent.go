@@ -50,6 +50,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
+	"xce/lib/gpu"
 	"xce/lib/hostload"
 	"xce/lib/worker"
 )
@@ -105,6 +106,7 @@ type agent struct {
 	cfg     Config
 	log     *slog.Logger
 	sampler *hostload.Sampler
+	gpus    *gpu.Tracker
 	w       atomic.Pointer[worker.Worker]
 	welcome *rpc.Welcome // the first one, which made the worker
 
@@ -164,6 +166,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	a.sampler.Sample(time.Now())
 	go a.sample(ctx)
+	a.gpus = gpu.NewTracker(ctx, gpu.Options{}, max(cfg.LoadInterval, 5*time.Second))
 	client := rpc.NewClusterClient(cc)
 	backoff := cfg.MinBackoff
 	for {
@@ -325,6 +328,8 @@ func (a *agent) host() *api.Host {
 	}
 	ix := a.sampler.Latest(time.Now(), 2*time.Second)
 	hostload.Fill(h, ix)
+	inv := a.gpus.Latest()
+	inv.Fill(h)
 	var si unix.Sysinfo_t
 	if unix.Sysinfo(&si) == nil {
 		h.MaxmemKb = int64(si.Totalram) * int64(si.Unit) / 1024

@@ -537,7 +537,7 @@ func (x QueryRequest_Scope) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use QueryRequest_Scope.Descriptor instead.
 func (QueryRequest_Scope) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{15, 0}
+	return file_api_proto_rawDescGZIP(), []int{16, 0}
 }
 
 // -pe / -pi: only the pending jobs that are eligible for scheduling, or
@@ -589,7 +589,7 @@ func (x QueryRequest_Eligibility) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use QueryRequest_Eligibility.Descriptor instead.
 func (QueryRequest_Eligibility) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{15, 1}
+	return file_api_proto_rawDescGZIP(), []int{16, 1}
 }
 
 type SignalRequest_Action int32
@@ -641,7 +641,7 @@ func (x SignalRequest_Action) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SignalRequest_Action.Descriptor instead.
 func (SignalRequest_Action) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{19, 0}
+	return file_api_proto_rawDescGZIP(), []int{20, 0}
 }
 
 type ControlRequest_Action int32
@@ -714,7 +714,7 @@ func (x ControlRequest_Action) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ControlRequest_Action.Descriptor instead.
 func (ControlRequest_Action) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{28, 0}
+	return file_api_proto_rawDescGZIP(), []int{29, 0}
 }
 
 type DependencyReply_Status int32
@@ -766,7 +766,7 @@ func (x DependencyReply_Status) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DependencyReply_Status.Descriptor instead.
 func (DependencyReply_Status) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{34, 0}
+	return file_api_proto_rawDescGZIP(), []int{35, 0}
 }
 
 type JobSpec struct {
@@ -1487,9 +1487,16 @@ func (x *PendLimit) GetReason() string {
 
 // HostSlots is a host and the slots a job holds on it.
 type HostSlots struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Host          string                 `protobuf:"bytes,1,opt,name=host,proto3" json:"host,omitempty"`
-	Slots         int32                  `protobuf:"varint,2,opt,name=slots,proto3" json:"slots,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Host  string                 `protobuf:"bytes,1,opt,name=host,proto3" json:"host,omitempty"`
+	Slots int32                  `protobuf:"varint,2,opt,name=slots,proto3" json:"slots,omitempty"`
+	// The GPU devices the job holds on the host (their indices), whether
+	// no other job may use them, and the GPU memory (gmem, MB) it reserves
+	// on each: kept with the job so that they stay held across a
+	// controller restart (lib/sched.GPUAlloc).
+	Gpus          []int32 `protobuf:"varint,3,rep,packed,name=gpus,proto3" json:"gpus,omitempty"`
+	GpuExclusive  bool    `protobuf:"varint,4,opt,name=gpu_exclusive,json=gpuExclusive,proto3" json:"gpu_exclusive,omitempty"`
+	GpuMemMb      float64 `protobuf:"fixed64,5,opt,name=gpu_mem_mb,json=gpuMemMb,proto3" json:"gpu_mem_mb,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1534,6 +1541,27 @@ func (x *HostSlots) GetHost() string {
 func (x *HostSlots) GetSlots() int32 {
 	if x != nil {
 		return x.Slots
+	}
+	return 0
+}
+
+func (x *HostSlots) GetGpus() []int32 {
+	if x != nil {
+		return x.Gpus
+	}
+	return nil
+}
+
+func (x *HostSlots) GetGpuExclusive() bool {
+	if x != nil {
+		return x.GpuExclusive
+	}
+	return false
+}
+
+func (x *HostSlots) GetGpuMemMb() float64 {
+	if x != nil {
+		return x.GpuMemMb
 	}
 	return 0
 }
@@ -2200,7 +2228,12 @@ type Host struct {
 	It *float64 `protobuf:"fixed64,41,opt,name=it,proto3,oneof" json:"it,omitempty"`
 	// The host measured its memory, swap and /tmp: mem_kb, swp_kb and
 	// tmp_kb are values even when 0 (a host without swap has 0M free).
-	LoadMeasured  bool `protobuf:"varint,42,opt,name=load_measured,json=loadMeasured,proto3" json:"load_measured,omitempty"`
+	LoadMeasured bool `protobuf:"varint,42,opt,name=load_measured,json=loadMeasured,proto3" json:"load_measured,omitempty"`
+	// The host's GPUs as its worker detected them (lib/gpu), with the
+	// scheduler's accounting of each filled in by the controller; empty
+	// for a host without GPUs (ngpus 0). gpu_driver: the driver version.
+	Gpus          []*GpuDevice `protobuf:"bytes,43,rep,name=gpus,proto3" json:"gpus,omitempty"`
+	GpuDriver     string       `protobuf:"bytes,44,opt,name=gpu_driver,json=gpuDriver,proto3" json:"gpu_driver,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2501,6 +2534,197 @@ func (x *Host) GetLoadMeasured() bool {
 	return false
 }
 
+func (x *Host) GetGpus() []*GpuDevice {
+	if x != nil {
+		return x.Gpus
+	}
+	return nil
+}
+
+func (x *Host) GetGpuDriver() string {
+	if x != nil {
+		return x.GpuDriver
+	}
+	return ""
+}
+
+// GpuDevice is one GPU of a host: what the driver reports (NVML or
+// nvidia-smi; -1 where it gives nothing) and what the host's running
+// jobs hold of it (bhosts -gpu).
+type GpuDevice struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Index       int32                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	Uuid        string                 `protobuf:"bytes,2,opt,name=uuid,proto3" json:"uuid,omitempty"`
+	Name        string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`   // the vendor's model name ("Tesla V100-SXM2-16GB")
+	Model       string                 `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"` // LSF's spelling (TeslaV100_SXM2_16GB)
+	MemTotalMb  int64                  `protobuf:"varint,5,opt,name=mem_total_mb,json=memTotalMb,proto3" json:"mem_total_mb,omitempty"`
+	MemUsedMb   int64                  `protobuf:"varint,6,opt,name=mem_used_mb,json=memUsedMb,proto3" json:"mem_used_mb,omitempty"`
+	UtilPct     int32                  `protobuf:"varint,7,opt,name=util_pct,json=utilPct,proto3" json:"util_pct,omitempty"`
+	MemUtilPct  int32                  `protobuf:"varint,8,opt,name=mem_util_pct,json=memUtilPct,proto3" json:"mem_util_pct,omitempty"`
+	TempC       int32                  `protobuf:"varint,9,opt,name=temp_c,json=tempC,proto3" json:"temp_c,omitempty"`
+	Mig         string                 `protobuf:"bytes,10,opt,name=mig,proto3" json:"mig,omitempty"`                                    // "Enabled", "Disabled", "" none
+	ComputeMode string                 `protobuf:"bytes,11,opt,name=compute_mode,json=computeMode,proto3" json:"compute_mode,omitempty"` // "Default", "Exclusive_Process", ...
+	Pstate      string                 `protobuf:"bytes,12,opt,name=pstate,proto3" json:"pstate,omitempty"`                              // "P0" ...
+	// Filled by the controller: jobs using the device, whether one of them
+	// holds it exclusively, the gmem they reserve (MB), and their IDs.
+	Njobs         int32    `protobuf:"varint,13,opt,name=njobs,proto3" json:"njobs,omitempty"`
+	Exclusive     bool     `protobuf:"varint,14,opt,name=exclusive,proto3" json:"exclusive,omitempty"`
+	MemRsvMb      float64  `protobuf:"fixed64,15,opt,name=mem_rsv_mb,json=memRsvMb,proto3" json:"mem_rsv_mb,omitempty"`
+	JobIds        []string `protobuf:"bytes,16,rep,name=job_ids,json=jobIds,proto3" json:"job_ids,omitempty"`
+	SuspJobIds    []string `protobuf:"bytes,17,rep,name=susp_job_ids,json=suspJobIds,proto3" json:"susp_job_ids,omitempty"` // the suspended ones among them
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GpuDevice) Reset() {
+	*x = GpuDevice{}
+	mi := &file_api_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GpuDevice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GpuDevice) ProtoMessage() {}
+
+func (x *GpuDevice) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GpuDevice.ProtoReflect.Descriptor instead.
+func (*GpuDevice) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *GpuDevice) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *GpuDevice) GetUuid() string {
+	if x != nil {
+		return x.Uuid
+	}
+	return ""
+}
+
+func (x *GpuDevice) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *GpuDevice) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *GpuDevice) GetMemTotalMb() int64 {
+	if x != nil {
+		return x.MemTotalMb
+	}
+	return 0
+}
+
+func (x *GpuDevice) GetMemUsedMb() int64 {
+	if x != nil {
+		return x.MemUsedMb
+	}
+	return 0
+}
+
+func (x *GpuDevice) GetUtilPct() int32 {
+	if x != nil {
+		return x.UtilPct
+	}
+	return 0
+}
+
+func (x *GpuDevice) GetMemUtilPct() int32 {
+	if x != nil {
+		return x.MemUtilPct
+	}
+	return 0
+}
+
+func (x *GpuDevice) GetTempC() int32 {
+	if x != nil {
+		return x.TempC
+	}
+	return 0
+}
+
+func (x *GpuDevice) GetMig() string {
+	if x != nil {
+		return x.Mig
+	}
+	return ""
+}
+
+func (x *GpuDevice) GetComputeMode() string {
+	if x != nil {
+		return x.ComputeMode
+	}
+	return ""
+}
+
+func (x *GpuDevice) GetPstate() string {
+	if x != nil {
+		return x.Pstate
+	}
+	return ""
+}
+
+func (x *GpuDevice) GetNjobs() int32 {
+	if x != nil {
+		return x.Njobs
+	}
+	return 0
+}
+
+func (x *GpuDevice) GetExclusive() bool {
+	if x != nil {
+		return x.Exclusive
+	}
+	return false
+}
+
+func (x *GpuDevice) GetMemRsvMb() float64 {
+	if x != nil {
+		return x.MemRsvMb
+	}
+	return 0
+}
+
+func (x *GpuDevice) GetJobIds() []string {
+	if x != nil {
+		return x.JobIds
+	}
+	return nil
+}
+
+func (x *GpuDevice) GetSuspJobIds() []string {
+	if x != nil {
+		return x.SuspJobIds
+	}
+	return nil
+}
+
 type Queue struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -2547,13 +2771,14 @@ type Queue struct {
 	// Fairshare queues, when asked for (ListQueuesRequest.share_info): the
 	// share accounts, as bqueues -r's SHARE_INFO_FOR table shows them.
 	ShareAccounts []*ShareAccount `protobuf:"bytes,39,rep,name=share_accounts,json=shareAccounts,proto3" json:"share_accounts,omitempty"`
+	GpuReq        string          `protobuf:"bytes,40,opt,name=gpu_req,json=gpuReq,proto3" json:"gpu_req,omitempty"` // GPU_REQ (bsub -gpu syntax); "" none
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Queue) Reset() {
 	*x = Queue{}
-	mi := &file_api_proto_msgTypes[7]
+	mi := &file_api_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2565,7 +2790,7 @@ func (x *Queue) String() string {
 func (*Queue) ProtoMessage() {}
 
 func (x *Queue) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[7]
+	mi := &file_api_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2578,7 +2803,7 @@ func (x *Queue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Queue.ProtoReflect.Descriptor instead.
 func (*Queue) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{7}
+	return file_api_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Queue) GetName() string {
@@ -2854,6 +3079,13 @@ func (x *Queue) GetShareAccounts() []*ShareAccount {
 	return nil
 }
 
+func (x *Queue) GetGpuReq() string {
+	if x != nil {
+		return x.GpuReq
+	}
+	return ""
+}
+
 // ShareAccount is one fairshare account of a queue: a user, or a user
 // group its members charge with bsub -G.
 type ShareAccount struct {
@@ -2873,7 +3105,7 @@ type ShareAccount struct {
 
 func (x *ShareAccount) Reset() {
 	*x = ShareAccount{}
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2885,7 +3117,7 @@ func (x *ShareAccount) String() string {
 func (*ShareAccount) ProtoMessage() {}
 
 func (x *ShareAccount) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2898,7 +3130,7 @@ func (x *ShareAccount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShareAccount.ProtoReflect.Descriptor instead.
 func (*ShareAccount) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{8}
+	return file_api_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ShareAccount) GetName() string {
@@ -2977,7 +3209,7 @@ type SharedResource struct {
 
 func (x *SharedResource) Reset() {
 	*x = SharedResource{}
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2989,7 +3221,7 @@ func (x *SharedResource) String() string {
 func (*SharedResource) ProtoMessage() {}
 
 func (x *SharedResource) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3002,7 +3234,7 @@ func (x *SharedResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SharedResource.ProtoReflect.Descriptor instead.
 func (*SharedResource) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{9}
+	return file_api_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SharedResource) GetName() string {
@@ -3045,7 +3277,7 @@ type QueueState struct {
 
 func (x *QueueState) Reset() {
 	*x = QueueState{}
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3057,7 +3289,7 @@ func (x *QueueState) String() string {
 func (*QueueState) ProtoMessage() {}
 
 func (x *QueueState) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3070,7 +3302,7 @@ func (x *QueueState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueState.ProtoReflect.Descriptor instead.
 func (*QueueState) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{10}
+	return file_api_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *QueueState) GetClosed() bool {
@@ -3104,6 +3336,7 @@ type App struct {
 	AllowJobExec bool                   `protobuf:"varint,12,opt,name=allow_job_exec,json=allowJobExec,proto3" json:"allow_job_exec,omitempty"` // a job may bring its own -E/-Ep
 	JobStarter   string                 `protobuf:"bytes,13,opt,name=job_starter,json=jobStarter,proto3" json:"job_starter,omitempty"`
 	Env          map[string]string      `protobuf:"bytes,14,rep,name=env,proto3" json:"env,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	GpuReq       string                 `protobuf:"bytes,15,opt,name=gpu_req,json=gpuReq,proto3" json:"gpu_req,omitempty"` // GPU_REQ (bsub -gpu syntax); "" none
 	// Slots of the profile's jobs by state.
 	Njobs         int32 `protobuf:"varint,20,opt,name=njobs,proto3" json:"njobs,omitempty"`
 	Pend          int32 `protobuf:"varint,21,opt,name=pend,proto3" json:"pend,omitempty"`
@@ -3117,7 +3350,7 @@ type App struct {
 
 func (x *App) Reset() {
 	*x = App{}
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3129,7 +3362,7 @@ func (x *App) String() string {
 func (*App) ProtoMessage() {}
 
 func (x *App) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3142,7 +3375,7 @@ func (x *App) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use App.ProtoReflect.Descriptor instead.
 func (*App) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{11}
+	return file_api_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *App) GetName() string {
@@ -3243,6 +3476,13 @@ func (x *App) GetEnv() map[string]string {
 	return nil
 }
 
+func (x *App) GetGpuReq() string {
+	if x != nil {
+		return x.GpuReq
+	}
+	return ""
+}
+
 func (x *App) GetNjobs() int32 {
 	if x != nil {
 		return x.Njobs
@@ -3296,7 +3536,7 @@ type JobRef struct {
 
 func (x *JobRef) Reset() {
 	*x = JobRef{}
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3308,7 +3548,7 @@ func (x *JobRef) String() string {
 func (*JobRef) ProtoMessage() {}
 
 func (x *JobRef) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3321,7 +3561,7 @@ func (x *JobRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobRef.ProtoReflect.Descriptor instead.
 func (*JobRef) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{12}
+	return file_api_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *JobRef) GetJobId() int64 {
@@ -3347,7 +3587,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3359,7 +3599,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3372,7 +3612,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{13}
+	return file_api_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SubmitRequest) GetSpec() *JobSpec {
@@ -3394,7 +3634,7 @@ type SubmitReply struct {
 
 func (x *SubmitReply) Reset() {
 	*x = SubmitReply{}
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3406,7 +3646,7 @@ func (x *SubmitReply) String() string {
 func (*SubmitReply) ProtoMessage() {}
 
 func (x *SubmitReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3419,7 +3659,7 @@ func (x *SubmitReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitReply.ProtoReflect.Descriptor instead.
 func (*SubmitReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{14}
+	return file_api_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SubmitReply) GetJobId() int64 {
@@ -3475,7 +3715,7 @@ type QueryRequest struct {
 
 func (x *QueryRequest) Reset() {
 	*x = QueryRequest{}
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3487,7 +3727,7 @@ func (x *QueryRequest) String() string {
 func (*QueryRequest) ProtoMessage() {}
 
 func (x *QueryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3500,7 +3740,7 @@ func (x *QueryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryRequest.ProtoReflect.Descriptor instead.
 func (*QueryRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{15}
+	return file_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *QueryRequest) GetScope() QueryRequest_Scope {
@@ -3621,7 +3861,7 @@ type QueryReply struct {
 
 func (x *QueryReply) Reset() {
 	*x = QueryReply{}
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3633,7 +3873,7 @@ func (x *QueryReply) String() string {
 func (*QueryReply) ProtoMessage() {}
 
 func (x *QueryReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3646,7 +3886,7 @@ func (x *QueryReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryReply.ProtoReflect.Descriptor instead.
 func (*QueryReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16}
+	return file_api_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *QueryReply) GetJobs() []*Job {
@@ -3708,7 +3948,7 @@ type QueryReplyEncoded struct {
 
 func (x *QueryReplyEncoded) Reset() {
 	*x = QueryReplyEncoded{}
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3720,7 +3960,7 @@ func (x *QueryReplyEncoded) String() string {
 func (*QueryReplyEncoded) ProtoMessage() {}
 
 func (x *QueryReplyEncoded) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3733,7 +3973,7 @@ func (x *QueryReplyEncoded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryReplyEncoded.ProtoReflect.Descriptor instead.
 func (*QueryReplyEncoded) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{17}
+	return file_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *QueryReplyEncoded) GetJobs() []*Job {
@@ -3789,7 +4029,7 @@ type EncodedSpec struct {
 
 func (x *EncodedSpec) Reset() {
 	*x = EncodedSpec{}
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3801,7 +4041,7 @@ func (x *EncodedSpec) String() string {
 func (*EncodedSpec) ProtoMessage() {}
 
 func (x *EncodedSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3814,7 +4054,7 @@ func (x *EncodedSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodedSpec.ProtoReflect.Descriptor instead.
 func (*EncodedSpec) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{18}
+	return file_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *EncodedSpec) GetKey() int64 {
@@ -3862,7 +4102,7 @@ type SignalRequest struct {
 
 func (x *SignalRequest) Reset() {
 	*x = SignalRequest{}
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3874,7 +4114,7 @@ func (x *SignalRequest) String() string {
 func (*SignalRequest) ProtoMessage() {}
 
 func (x *SignalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3887,7 +4127,7 @@ func (x *SignalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalRequest.ProtoReflect.Descriptor instead.
 func (*SignalRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{19}
+	return file_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SignalRequest) GetAction() SignalRequest_Action {
@@ -4005,7 +4245,7 @@ type SignalResult struct {
 
 func (x *SignalResult) Reset() {
 	*x = SignalResult{}
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4017,7 +4257,7 @@ func (x *SignalResult) String() string {
 func (*SignalResult) ProtoMessage() {}
 
 func (x *SignalResult) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4030,7 +4270,7 @@ func (x *SignalResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalResult.ProtoReflect.Descriptor instead.
 func (*SignalResult) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{20}
+	return file_api_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SignalResult) GetRef() *JobRef {
@@ -4056,7 +4296,7 @@ type SignalReply struct {
 
 func (x *SignalReply) Reset() {
 	*x = SignalReply{}
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4068,7 +4308,7 @@ func (x *SignalReply) String() string {
 func (*SignalReply) ProtoMessage() {}
 
 func (x *SignalReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4081,7 +4321,7 @@ func (x *SignalReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalReply.ProtoReflect.Descriptor instead.
 func (*SignalReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{21}
+	return file_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SignalReply) GetResults() []*SignalResult {
@@ -4103,7 +4343,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4115,7 +4355,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4128,7 +4368,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{22}
+	return file_api_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *WatchRequest) GetRefs() []*JobRef {
@@ -4156,7 +4396,7 @@ type WatchEvent struct {
 
 func (x *WatchEvent) Reset() {
 	*x = WatchEvent{}
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4168,7 +4408,7 @@ func (x *WatchEvent) String() string {
 func (*WatchEvent) ProtoMessage() {}
 
 func (x *WatchEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4181,7 +4421,7 @@ func (x *WatchEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEvent.ProtoReflect.Descriptor instead.
 func (*WatchEvent) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{23}
+	return file_api_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WatchEvent) GetJob() *Job {
@@ -4221,7 +4461,7 @@ type ListQueuesRequest struct {
 
 func (x *ListQueuesRequest) Reset() {
 	*x = ListQueuesRequest{}
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4233,7 +4473,7 @@ func (x *ListQueuesRequest) String() string {
 func (*ListQueuesRequest) ProtoMessage() {}
 
 func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4246,7 +4486,7 @@ func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesRequest.ProtoReflect.Descriptor instead.
 func (*ListQueuesRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{24}
+	return file_api_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListQueuesRequest) GetNames() []string {
@@ -4286,7 +4526,7 @@ type ListQueuesReply struct {
 
 func (x *ListQueuesReply) Reset() {
 	*x = ListQueuesReply{}
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4298,7 +4538,7 @@ func (x *ListQueuesReply) String() string {
 func (*ListQueuesReply) ProtoMessage() {}
 
 func (x *ListQueuesReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4311,7 +4551,7 @@ func (x *ListQueuesReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesReply.ProtoReflect.Descriptor instead.
 func (*ListQueuesReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{25}
+	return file_api_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListQueuesReply) GetQueues() []*Queue {
@@ -4330,7 +4570,7 @@ type ListAppsRequest struct {
 
 func (x *ListAppsRequest) Reset() {
 	*x = ListAppsRequest{}
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4342,7 +4582,7 @@ func (x *ListAppsRequest) String() string {
 func (*ListAppsRequest) ProtoMessage() {}
 
 func (x *ListAppsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4355,7 +4595,7 @@ func (x *ListAppsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppsRequest.ProtoReflect.Descriptor instead.
 func (*ListAppsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{26}
+	return file_api_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListAppsRequest) GetNames() []string {
@@ -4374,7 +4614,7 @@ type ListAppsReply struct {
 
 func (x *ListAppsReply) Reset() {
 	*x = ListAppsReply{}
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4386,7 +4626,7 @@ func (x *ListAppsReply) String() string {
 func (*ListAppsReply) ProtoMessage() {}
 
 func (x *ListAppsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4399,7 +4639,7 @@ func (x *ListAppsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppsReply.ProtoReflect.Descriptor instead.
 func (*ListAppsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{27}
+	return file_api_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListAppsReply) GetApps() []*App {
@@ -4429,7 +4669,7 @@ type ControlRequest struct {
 
 func (x *ControlRequest) Reset() {
 	*x = ControlRequest{}
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4441,7 +4681,7 @@ func (x *ControlRequest) String() string {
 func (*ControlRequest) ProtoMessage() {}
 
 func (x *ControlRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4454,7 +4694,7 @@ func (x *ControlRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlRequest.ProtoReflect.Descriptor instead.
 func (*ControlRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{28}
+	return file_api_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ControlRequest) GetAction() ControlRequest_Action {
@@ -4525,7 +4765,7 @@ type ControlResult struct {
 
 func (x *ControlResult) Reset() {
 	*x = ControlResult{}
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4537,7 +4777,7 @@ func (x *ControlResult) String() string {
 func (*ControlResult) ProtoMessage() {}
 
 func (x *ControlResult) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4550,7 +4790,7 @@ func (x *ControlResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlResult.ProtoReflect.Descriptor instead.
 func (*ControlResult) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{29}
+	return file_api_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ControlResult) GetName() string {
@@ -4590,7 +4830,7 @@ type ControlReply struct {
 
 func (x *ControlReply) Reset() {
 	*x = ControlReply{}
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4602,7 +4842,7 @@ func (x *ControlReply) String() string {
 func (*ControlReply) ProtoMessage() {}
 
 func (x *ControlReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4615,7 +4855,7 @@ func (x *ControlReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlReply.ProtoReflect.Descriptor instead.
 func (*ControlReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{30}
+	return file_api_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ControlReply) GetResults() []*ControlResult {
@@ -4639,7 +4879,7 @@ type ModifyRequest struct {
 
 func (x *ModifyRequest) Reset() {
 	*x = ModifyRequest{}
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4651,7 +4891,7 @@ func (x *ModifyRequest) String() string {
 func (*ModifyRequest) ProtoMessage() {}
 
 func (x *ModifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4664,7 +4904,7 @@ func (x *ModifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyRequest.ProtoReflect.Descriptor instead.
 func (*ModifyRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{31}
+	return file_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ModifyRequest) GetRef() *JobRef {
@@ -4697,7 +4937,7 @@ type ModifyReply struct {
 
 func (x *ModifyReply) Reset() {
 	*x = ModifyReply{}
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4709,7 +4949,7 @@ func (x *ModifyReply) String() string {
 func (*ModifyReply) ProtoMessage() {}
 
 func (x *ModifyReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4722,7 +4962,7 @@ func (x *ModifyReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyReply.ProtoReflect.Descriptor instead.
 func (*ModifyReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{32}
+	return file_api_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ModifyReply) GetResults() []*ControlResult {
@@ -4743,7 +4983,7 @@ type DependencyRequest struct {
 
 func (x *DependencyRequest) Reset() {
 	*x = DependencyRequest{}
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4755,7 +4995,7 @@ func (x *DependencyRequest) String() string {
 func (*DependencyRequest) ProtoMessage() {}
 
 func (x *DependencyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4768,7 +5008,7 @@ func (x *DependencyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DependencyRequest.ProtoReflect.Descriptor instead.
 func (*DependencyRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{33}
+	return file_api_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DependencyRequest) GetExpression() string {
@@ -4787,7 +5027,7 @@ type DependencyReply struct {
 
 func (x *DependencyReply) Reset() {
 	*x = DependencyReply{}
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4799,7 +5039,7 @@ func (x *DependencyReply) String() string {
 func (*DependencyReply) ProtoMessage() {}
 
 func (x *DependencyReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4812,7 +5052,7 @@ func (x *DependencyReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DependencyReply.ProtoReflect.Descriptor instead.
 func (*DependencyReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{34}
+	return file_api_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *DependencyReply) GetStatus() DependencyReply_Status {
@@ -4832,7 +5072,7 @@ type ReconfigRequest struct {
 
 func (x *ReconfigRequest) Reset() {
 	*x = ReconfigRequest{}
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4844,7 +5084,7 @@ func (x *ReconfigRequest) String() string {
 func (*ReconfigRequest) ProtoMessage() {}
 
 func (x *ReconfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4857,7 +5097,7 @@ func (x *ReconfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigRequest.ProtoReflect.Descriptor instead.
 func (*ReconfigRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{35}
+	return file_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ReconfigRequest) GetCheckOnly() bool {
@@ -4878,7 +5118,7 @@ type ReconfigReply struct {
 
 func (x *ReconfigReply) Reset() {
 	*x = ReconfigReply{}
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4890,7 +5130,7 @@ func (x *ReconfigReply) String() string {
 func (*ReconfigReply) ProtoMessage() {}
 
 func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4903,7 +5143,7 @@ func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigReply.ProtoReflect.Descriptor instead.
 func (*ReconfigReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{36}
+	return file_api_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ReconfigReply) GetChanges() []string {
@@ -4925,7 +5165,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4937,7 +5177,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4950,7 +5190,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{37}
+	return file_api_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListHostsRequest) GetNames() []string {
@@ -4978,7 +5218,7 @@ type ListHostsReply struct {
 
 func (x *ListHostsReply) Reset() {
 	*x = ListHostsReply{}
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4990,7 +5230,7 @@ func (x *ListHostsReply) String() string {
 func (*ListHostsReply) ProtoMessage() {}
 
 func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5003,7 +5243,7 @@ func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsReply.ProtoReflect.Descriptor instead.
 func (*ListHostsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{38}
+	return file_api_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListHostsReply) GetHosts() []*Host {
@@ -5029,7 +5269,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5041,7 +5281,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5054,7 +5294,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{39}
+	return file_api_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *EventsRequest) GetRefs() []*JobRef {
@@ -5073,7 +5313,7 @@ type EventsReply struct {
 
 func (x *EventsReply) Reset() {
 	*x = EventsReply{}
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5085,7 +5325,7 @@ func (x *EventsReply) String() string {
 func (*EventsReply) ProtoMessage() {}
 
 func (x *EventsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5098,7 +5338,7 @@ func (x *EventsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsReply.ProtoReflect.Descriptor instead.
 func (*EventsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{40}
+	return file_api_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *EventsReply) GetEvents() []*Event {
@@ -5116,7 +5356,7 @@ type ClusterInfoRequest struct {
 
 func (x *ClusterInfoRequest) Reset() {
 	*x = ClusterInfoRequest{}
-	mi := &file_api_proto_msgTypes[41]
+	mi := &file_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5128,7 +5368,7 @@ func (x *ClusterInfoRequest) String() string {
 func (*ClusterInfoRequest) ProtoMessage() {}
 
 func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[41]
+	mi := &file_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5141,7 +5381,7 @@ func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfoRequest.ProtoReflect.Descriptor instead.
 func (*ClusterInfoRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{41}
+	return file_api_proto_rawDescGZIP(), []int{42}
 }
 
 type ClusterInfo struct {
@@ -5175,7 +5415,7 @@ type ClusterInfo struct {
 
 func (x *ClusterInfo) Reset() {
 	*x = ClusterInfo{}
-	mi := &file_api_proto_msgTypes[42]
+	mi := &file_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5187,7 +5427,7 @@ func (x *ClusterInfo) String() string {
 func (*ClusterInfo) ProtoMessage() {}
 
 func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[42]
+	mi := &file_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5200,7 +5440,7 @@ func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfo.ProtoReflect.Descriptor instead.
 func (*ClusterInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{42}
+	return file_api_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ClusterInfo) GetClusterName() string {
@@ -5328,7 +5568,7 @@ type ResourceInfo struct {
 
 func (x *ResourceInfo) Reset() {
 	*x = ResourceInfo{}
-	mi := &file_api_proto_msgTypes[43]
+	mi := &file_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5340,7 +5580,7 @@ func (x *ResourceInfo) String() string {
 func (*ResourceInfo) ProtoMessage() {}
 
 func (x *ResourceInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[43]
+	mi := &file_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5353,7 +5593,7 @@ func (x *ResourceInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceInfo.ProtoReflect.Descriptor instead.
 func (*ResourceInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{43}
+	return file_api_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ResourceInfo) GetName() string {
@@ -5396,7 +5636,7 @@ type Parameter struct {
 
 func (x *Parameter) Reset() {
 	*x = Parameter{}
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5408,7 +5648,7 @@ func (x *Parameter) String() string {
 func (*Parameter) ProtoMessage() {}
 
 func (x *Parameter) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5421,7 +5661,7 @@ func (x *Parameter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Parameter.ProtoReflect.Descriptor instead.
 func (*Parameter) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{44}
+	return file_api_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *Parameter) GetName() string {
@@ -5449,7 +5689,7 @@ type Group struct {
 
 func (x *Group) Reset() {
 	*x = Group{}
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5461,7 +5701,7 @@ func (x *Group) String() string {
 func (*Group) ProtoMessage() {}
 
 func (x *Group) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5474,7 +5714,7 @@ func (x *Group) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Group.ProtoReflect.Descriptor instead.
 func (*Group) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{45}
+	return file_api_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *Group) GetName() string {
@@ -5521,7 +5761,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5533,7 +5773,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5546,7 +5786,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{46}
+	return file_api_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -5637,7 +5877,7 @@ type TimeRange struct {
 
 func (x *TimeRange) Reset() {
 	*x = TimeRange{}
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5649,7 +5889,7 @@ func (x *TimeRange) String() string {
 func (*TimeRange) ProtoMessage() {}
 
 func (x *TimeRange) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5662,7 +5902,7 @@ func (x *TimeRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimeRange.ProtoReflect.Descriptor instead.
 func (*TimeRange) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{47}
+	return file_api_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *TimeRange) GetStart() int64 {
@@ -5713,7 +5953,7 @@ type AcctRequest struct {
 
 func (x *AcctRequest) Reset() {
 	*x = AcctRequest{}
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5725,7 +5965,7 @@ func (x *AcctRequest) String() string {
 func (*AcctRequest) ProtoMessage() {}
 
 func (x *AcctRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5738,7 +5978,7 @@ func (x *AcctRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctRequest.ProtoReflect.Descriptor instead.
 func (*AcctRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{48}
+	return file_api_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *AcctRequest) GetRefs() []*JobRef {
@@ -5870,7 +6110,7 @@ type AcctReply struct {
 
 func (x *AcctReply) Reset() {
 	*x = AcctReply{}
-	mi := &file_api_proto_msgTypes[49]
+	mi := &file_api_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5882,7 +6122,7 @@ func (x *AcctReply) String() string {
 func (*AcctReply) ProtoMessage() {}
 
 func (x *AcctReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[49]
+	mi := &file_api_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5895,7 +6135,7 @@ func (x *AcctReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctReply.ProtoReflect.Descriptor instead.
 func (*AcctReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{49}
+	return file_api_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *AcctReply) GetJobs() []*Job {
@@ -6030,10 +6270,14 @@ const file_api_proto_rawDesc = "" +
 	"\fPROJECT_GPUS\x10\x06\x12\x13\n" +
 	"\x0fSHARED_RESOURCE\x10\a\x12\x0e\n" +
 	"\n" +
-	"USER_SLOTS\x10\b\"5\n" +
+	"USER_SLOTS\x10\b\"\x8c\x01\n" +
 	"\tHostSlots\x12\x12\n" +
 	"\x04host\x18\x01 \x01(\tR\x04host\x12\x14\n" +
-	"\x05slots\x18\x02 \x01(\x05R\x05slots\"\x9e\x02\n" +
+	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x12\n" +
+	"\x04gpus\x18\x03 \x03(\x05R\x04gpus\x12#\n" +
+	"\rgpu_exclusive\x18\x04 \x01(\bR\fgpuExclusive\x12\x1c\n" +
+	"\n" +
+	"gpu_mem_mb\x18\x05 \x01(\x01R\bgpuMemMb\"\x9e\x02\n" +
 	"\rResourceUsage\x12\x1e\n" +
 	"\vcpu_time_ms\x18\x01 \x01(\x03R\tcpuTimeMs\x12\x15\n" +
 	"\x06mem_kb\x18\x02 \x01(\x03R\x05memKb\x12\x1c\n" +
@@ -6118,7 +6362,7 @@ const file_api_proto_rawDesc = "" +
 	"\vcpu_time_ms\x18\r \x01(\x03R\tcpuTimeMs\x12/\n" +
 	"\x05usage\x18\x0e \x01(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\x12\x1b\n" +
 	"\texec_home\x18\x0f \x01(\tR\bexecHome\x12\x19\n" +
-	"\bexec_cwd\x18\x10 \x01(\tR\aexecCwd\"\xd3\b\n" +
+	"\bexec_cwd\x18\x10 \x01(\tR\aexecCwd\"\x9d\t\n" +
 	"\x04Host\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x15.xce.api.v1.HostStateR\x05state\x12#\n" +
@@ -6161,15 +6405,40 @@ const file_api_proto_rawDesc = "" +
 	"\x02io\x18' \x01(\x01H\x01R\x02io\x88\x01\x01\x12\x13\n" +
 	"\x02ls\x18( \x01(\x05H\x02R\x02ls\x88\x01\x01\x12\x13\n" +
 	"\x02it\x18) \x01(\x01H\x03R\x02it\x88\x01\x01\x12#\n" +
-	"\rload_measured\x18* \x01(\bR\floadMeasured\x1a;\n" +
+	"\rload_measured\x18* \x01(\bR\floadMeasured\x12)\n" +
+	"\x04gpus\x18+ \x03(\v2\x15.xce.api.v1.GpuDeviceR\x04gpus\x12\x1d\n" +
+	"\n" +
+	"gpu_driver\x18, \x01(\tR\tgpuDriver\x1a;\n" +
 	"\rReservedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B\x05\n" +
 	"\x03_pgB\x05\n" +
 	"\x03_ioB\x05\n" +
 	"\x03_lsB\x05\n" +
-	"\x03_it\"\xfe\n" +
+	"\x03_it\"\xcf\x03\n" +
+	"\tGpuDevice\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
+	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x14\n" +
+	"\x05model\x18\x04 \x01(\tR\x05model\x12 \n" +
+	"\fmem_total_mb\x18\x05 \x01(\x03R\n" +
+	"memTotalMb\x12\x1e\n" +
+	"\vmem_used_mb\x18\x06 \x01(\x03R\tmemUsedMb\x12\x19\n" +
+	"\butil_pct\x18\a \x01(\x05R\autilPct\x12 \n" +
+	"\fmem_util_pct\x18\b \x01(\x05R\n" +
+	"memUtilPct\x12\x15\n" +
+	"\x06temp_c\x18\t \x01(\x05R\x05tempC\x12\x10\n" +
+	"\x03mig\x18\n" +
+	" \x01(\tR\x03mig\x12!\n" +
+	"\fcompute_mode\x18\v \x01(\tR\vcomputeMode\x12\x16\n" +
+	"\x06pstate\x18\f \x01(\tR\x06pstate\x12\x14\n" +
+	"\x05njobs\x18\r \x01(\x05R\x05njobs\x12\x1c\n" +
+	"\texclusive\x18\x0e \x01(\bR\texclusive\x12\x1c\n" +
 	"\n" +
+	"mem_rsv_mb\x18\x0f \x01(\x01R\bmemRsvMb\x12\x17\n" +
+	"\ajob_ids\x18\x10 \x03(\tR\x06jobIds\x12 \n" +
+	"\fsusp_job_ids\x18\x11 \x03(\tR\n" +
+	"suspJobIds\"\x97\v\n" +
 	"\x05Queue\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bpriority\x18\x02 \x01(\x05R\bpriority\x12\x12\n" +
@@ -6217,7 +6486,8 @@ const file_api_proto_rawDesc = "" +
 	"\tpost_exec\x18$ \x01(\tR\bpostExec\x12$\n" +
 	"\x0elost_and_found\x18% \x01(\bR\flostAndFound\x12H\n" +
 	"\ruser_priority\x18& \x03(\v2#.xce.api.v1.Queue.UserPriorityEntryR\fuserPriority\x12?\n" +
-	"\x0eshare_accounts\x18' \x03(\v2\x18.xce.api.v1.ShareAccountR\rshareAccounts\x1a=\n" +
+	"\x0eshare_accounts\x18' \x03(\v2\x18.xce.api.v1.ShareAccountR\rshareAccounts\x12\x17\n" +
+	"\agpu_req\x18( \x01(\tR\x06gpuReq\x1a=\n" +
 	"\x0fUserSharesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a?\n" +
@@ -6244,7 +6514,7 @@ const file_api_proto_rawDesc = "" +
 	"\n" +
 	"QueueState\x12\x16\n" +
 	"\x06closed\x18\x01 \x01(\bR\x06closed\x12\x1a\n" +
-	"\binactive\x18\x02 \x01(\bR\binactive\"\xec\x04\n" +
+	"\binactive\x18\x02 \x01(\bR\binactive\"\x85\x05\n" +
 	"\x03App\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x17\n" +
@@ -6262,7 +6532,8 @@ const file_api_proto_rawDesc = "" +
 	"\x0eallow_job_exec\x18\f \x01(\bR\fallowJobExec\x12\x1f\n" +
 	"\vjob_starter\x18\r \x01(\tR\n" +
 	"jobStarter\x12*\n" +
-	"\x03env\x18\x0e \x03(\v2\x18.xce.api.v1.App.EnvEntryR\x03env\x12\x14\n" +
+	"\x03env\x18\x0e \x03(\v2\x18.xce.api.v1.App.EnvEntryR\x03env\x12\x17\n" +
+	"\agpu_req\x18\x0f \x01(\tR\x06gpuReq\x12\x14\n" +
 	"\x05njobs\x18\x14 \x01(\x05R\x05njobs\x12\x12\n" +
 	"\x04pend\x18\x15 \x01(\x05R\x04pend\x12\x10\n" +
 	"\x03run\x18\x16 \x01(\x05R\x03run\x12\x14\n" +
@@ -6630,7 +6901,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),                 // 0: xce.api.v1.JobState
 	(TermReason)(0),               // 1: xce.api.v1.TermReason
@@ -6650,61 +6921,62 @@ var file_api_proto_goTypes = []any{
 	(*Job)(nil),                   // 15: xce.api.v1.Job
 	(*Event)(nil),                 // 16: xce.api.v1.Event
 	(*Host)(nil),                  // 17: xce.api.v1.Host
-	(*Queue)(nil),                 // 18: xce.api.v1.Queue
-	(*ShareAccount)(nil),          // 19: xce.api.v1.ShareAccount
-	(*SharedResource)(nil),        // 20: xce.api.v1.SharedResource
-	(*QueueState)(nil),            // 21: xce.api.v1.QueueState
-	(*App)(nil),                   // 22: xce.api.v1.App
-	(*JobRef)(nil),                // 23: xce.api.v1.JobRef
-	(*SubmitRequest)(nil),         // 24: xce.api.v1.SubmitRequest
-	(*SubmitReply)(nil),           // 25: xce.api.v1.SubmitReply
-	(*QueryRequest)(nil),          // 26: xce.api.v1.QueryRequest
-	(*QueryReply)(nil),            // 27: xce.api.v1.QueryReply
-	(*QueryReplyEncoded)(nil),     // 28: xce.api.v1.QueryReplyEncoded
-	(*EncodedSpec)(nil),           // 29: xce.api.v1.EncodedSpec
-	(*SignalRequest)(nil),         // 30: xce.api.v1.SignalRequest
-	(*SignalResult)(nil),          // 31: xce.api.v1.SignalResult
-	(*SignalReply)(nil),           // 32: xce.api.v1.SignalReply
-	(*WatchRequest)(nil),          // 33: xce.api.v1.WatchRequest
-	(*WatchEvent)(nil),            // 34: xce.api.v1.WatchEvent
-	(*ListQueuesRequest)(nil),     // 35: xce.api.v1.ListQueuesRequest
-	(*ListQueuesReply)(nil),       // 36: xce.api.v1.ListQueuesReply
-	(*ListAppsRequest)(nil),       // 37: xce.api.v1.ListAppsRequest
-	(*ListAppsReply)(nil),         // 38: xce.api.v1.ListAppsReply
-	(*ControlRequest)(nil),        // 39: xce.api.v1.ControlRequest
-	(*ControlResult)(nil),         // 40: xce.api.v1.ControlResult
-	(*ControlReply)(nil),          // 41: xce.api.v1.ControlReply
-	(*ModifyRequest)(nil),         // 42: xce.api.v1.ModifyRequest
-	(*ModifyReply)(nil),           // 43: xce.api.v1.ModifyReply
-	(*DependencyRequest)(nil),     // 44: xce.api.v1.DependencyRequest
-	(*DependencyReply)(nil),       // 45: xce.api.v1.DependencyReply
-	(*ReconfigRequest)(nil),       // 46: xce.api.v1.ReconfigRequest
-	(*ReconfigReply)(nil),         // 47: xce.api.v1.ReconfigReply
-	(*ListHostsRequest)(nil),      // 48: xce.api.v1.ListHostsRequest
-	(*ListHostsReply)(nil),        // 49: xce.api.v1.ListHostsReply
-	(*EventsRequest)(nil),         // 50: xce.api.v1.EventsRequest
-	(*EventsReply)(nil),           // 51: xce.api.v1.EventsReply
-	(*ClusterInfoRequest)(nil),    // 52: xce.api.v1.ClusterInfoRequest
-	(*ClusterInfo)(nil),           // 53: xce.api.v1.ClusterInfo
-	(*ResourceInfo)(nil),          // 54: xce.api.v1.ResourceInfo
-	(*Parameter)(nil),             // 55: xce.api.v1.Parameter
-	(*Group)(nil),                 // 56: xce.api.v1.Group
-	(*Launch)(nil),                // 57: xce.api.v1.Launch
-	(*TimeRange)(nil),             // 58: xce.api.v1.TimeRange
-	(*AcctRequest)(nil),           // 59: xce.api.v1.AcctRequest
-	(*AcctReply)(nil),             // 60: xce.api.v1.AcctReply
-	nil,                           // 61: xce.api.v1.JobSpec.OriginEntry
-	nil,                           // 62: xce.api.v1.Host.ReservedEntry
-	nil,                           // 63: xce.api.v1.Queue.UserSharesEntry
-	nil,                           // 64: xce.api.v1.Queue.UserPriorityEntry
-	nil,                           // 65: xce.api.v1.App.EnvEntry
-	nil,                           // 66: xce.api.v1.QueryReply.SpecsEntry
-	nil,                           // 67: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                           // 68: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(*GpuDevice)(nil),             // 18: xce.api.v1.GpuDevice
+	(*Queue)(nil),                 // 19: xce.api.v1.Queue
+	(*ShareAccount)(nil),          // 20: xce.api.v1.ShareAccount
+	(*SharedResource)(nil),        // 21: xce.api.v1.SharedResource
+	(*QueueState)(nil),            // 22: xce.api.v1.QueueState
+	(*App)(nil),                   // 23: xce.api.v1.App
+	(*JobRef)(nil),                // 24: xce.api.v1.JobRef
+	(*SubmitRequest)(nil),         // 25: xce.api.v1.SubmitRequest
+	(*SubmitReply)(nil),           // 26: xce.api.v1.SubmitReply
+	(*QueryRequest)(nil),          // 27: xce.api.v1.QueryRequest
+	(*QueryReply)(nil),            // 28: xce.api.v1.QueryReply
+	(*QueryReplyEncoded)(nil),     // 29: xce.api.v1.QueryReplyEncoded
+	(*EncodedSpec)(nil),           // 30: xce.api.v1.EncodedSpec
+	(*SignalRequest)(nil),         // 31: xce.api.v1.SignalRequest
+	(*SignalResult)(nil),          // 32: xce.api.v1.SignalResult
+	(*SignalReply)(nil),           // 33: xce.api.v1.SignalReply
+	(*WatchRequest)(nil),          // 34: xce.api.v1.WatchRequest
+	(*WatchEvent)(nil),            // 35: xce.api.v1.WatchEvent
+	(*ListQueuesRequest)(nil),     // 36: xce.api.v1.ListQueuesRequest
+	(*ListQueuesReply)(nil),       // 37: xce.api.v1.ListQueuesReply
+	(*ListAppsRequest)(nil),       // 38: xce.api.v1.ListAppsRequest
+	(*ListAppsReply)(nil),         // 39: xce.api.v1.ListAppsReply
+	(*ControlRequest)(nil),        // 40: xce.api.v1.ControlRequest
+	(*ControlResult)(nil),         // 41: xce.api.v1.ControlResult
+	(*ControlReply)(nil),          // 42: xce.api.v1.ControlReply
+	(*ModifyRequest)(nil),         // 43: xce.api.v1.ModifyRequest
+	(*ModifyReply)(nil),           // 44: xce.api.v1.ModifyReply
+	(*DependencyRequest)(nil),     // 45: xce.api.v1.DependencyRequest
+	(*DependencyReply)(nil),       // 46: xce.api.v1.DependencyReply
+	(*ReconfigRequest)(nil),       // 47: xce.api.v1.ReconfigRequest
+	(*ReconfigReply)(nil),         // 48: xce.api.v1.ReconfigReply
+	(*ListHostsRequest)(nil),      // 49: xce.api.v1.ListHostsRequest
+	(*ListHostsReply)(nil),        // 50: xce.api.v1.ListHostsReply
+	(*EventsRequest)(nil),         // 51: xce.api.v1.EventsRequest
+	(*EventsReply)(nil),           // 52: xce.api.v1.EventsReply
+	(*ClusterInfoRequest)(nil),    // 53: xce.api.v1.ClusterInfoRequest
+	(*ClusterInfo)(nil),           // 54: xce.api.v1.ClusterInfo
+	(*ResourceInfo)(nil),          // 55: xce.api.v1.ResourceInfo
+	(*Parameter)(nil),             // 56: xce.api.v1.Parameter
+	(*Group)(nil),                 // 57: xce.api.v1.Group
+	(*Launch)(nil),                // 58: xce.api.v1.Launch
+	(*TimeRange)(nil),             // 59: xce.api.v1.TimeRange
+	(*AcctRequest)(nil),           // 60: xce.api.v1.AcctRequest
+	(*AcctReply)(nil),             // 61: xce.api.v1.AcctReply
+	nil,                           // 62: xce.api.v1.JobSpec.OriginEntry
+	nil,                           // 63: xce.api.v1.Host.ReservedEntry
+	nil,                           // 64: xce.api.v1.Queue.UserSharesEntry
+	nil,                           // 65: xce.api.v1.Queue.UserPriorityEntry
+	nil,                           // 66: xce.api.v1.App.EnvEntry
+	nil,                           // 67: xce.api.v1.QueryReply.SpecsEntry
+	nil,                           // 68: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                           // 69: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,  // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
-	61, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	62, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
 	12, // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	5,  // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
 	11, // 4: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
@@ -6720,69 +6992,70 @@ var file_api_proto_depIdxs = []int32{
 	1,  // 14: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
 	14, // 15: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	4,  // 16: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	62, // 17: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
-	63, // 18: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	64, // 19: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
-	19, // 20: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	65, // 21: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
-	11, // 22: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
-	6,  // 23: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
-	23, // 24: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
-	7,  // 25: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
-	15, // 26: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
-	23, // 27: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	66, // 28: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	67, // 29: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
-	14, // 30: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
-	15, // 31: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
-	23, // 32: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
-	29, // 33: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
-	29, // 34: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
-	14, // 35: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
-	8,  // 36: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	23, // 37: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 38: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
-	23, // 39: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	31, // 40: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	23, // 41: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	15, // 42: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	17, // 43: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	18, // 44: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	18, // 45: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	22, // 46: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	9,  // 47: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
-	23, // 48: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 49: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
-	23, // 50: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
-	40, // 51: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
-	23, // 52: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
-	11, // 53: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
-	40, // 54: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
-	10, // 55: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
-	17, // 56: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	20, // 57: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
-	23, // 58: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	16, // 59: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	68, // 60: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	56, // 61: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
-	56, // 62: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
-	55, // 63: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
-	54, // 64: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
-	15, // 65: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	23, // 66: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 67: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
-	58, // 68: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
-	58, // 69: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
-	58, // 70: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
-	15, // 71: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
-	23, // 72: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
-	11, // 73: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	11, // 74: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	75, // [75:75] is the sub-list for method output_type
-	75, // [75:75] is the sub-list for method input_type
-	75, // [75:75] is the sub-list for extension type_name
-	75, // [75:75] is the sub-list for extension extendee
-	0,  // [0:75] is the sub-list for field type_name
+	63, // 17: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	18, // 18: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
+	64, // 19: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	65, // 20: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	20, // 21: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
+	66, // 22: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	11, // 23: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
+	6,  // 24: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
+	24, // 25: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
+	7,  // 26: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
+	15, // 27: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
+	24, // 28: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
+	67, // 29: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	68, // 30: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	14, // 31: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
+	15, // 32: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
+	24, // 33: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
+	30, // 34: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
+	30, // 35: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
+	14, // 36: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
+	8,  // 37: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
+	24, // 38: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 39: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
+	24, // 40: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	32, // 41: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	24, // 42: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	15, // 43: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	17, // 44: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	19, // 45: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	19, // 46: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	23, // 47: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
+	9,  // 48: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
+	24, // 49: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 50: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
+	24, // 51: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
+	41, // 52: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
+	24, // 53: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
+	11, // 54: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
+	41, // 55: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
+	10, // 56: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
+	17, // 57: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	21, // 58: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
+	24, // 59: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	16, // 60: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	69, // 61: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	57, // 62: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	57, // 63: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	56, // 64: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
+	55, // 65: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
+	15, // 66: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	24, // 67: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 68: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
+	59, // 69: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
+	59, // 70: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
+	59, // 71: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
+	15, // 72: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
+	24, // 73: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
+	11, // 74: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	11, // 75: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	76, // [76:76] is the sub-list for method output_type
+	76, // [76:76] is the sub-list for method input_type
+	76, // [76:76] is the sub-list for extension type_name
+	76, // [76:76] is the sub-list for extension extendee
+	0,  // [0:76] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -6797,7 +7070,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      11,
-			NumMessages:   58,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

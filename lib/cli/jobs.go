@@ -140,8 +140,14 @@ func bjobs(args []string) int {
 		f.BoolVar(&levels[i], fmt.Sprintf("p%d", i), false, fmt.Sprintf("pending jobs with their reasons (level %d; as -p)", i))
 	}
 	f.StringVar(&o.rusage, "rusage", "", `jobs that reserve these resources: "name[,name...]"`)
+	var gpus bool
+	f.BoolVar(&gpus, "gpu", false, "with -l or -UF: the GPU allocation (bjobs -l always shows it for a GPU job)")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
+	}
+	if gpus && !o.long && !o.uf {
+		fmt.Fprintln(sys.stderr, "bjobs: -gpu must be used with -l or -UF")
+		return 255
 	}
 	if slices.Contains(levels, true) || o.eligible || o.ineligible {
 		o.pend = true
@@ -561,10 +567,10 @@ func bqueues(args []string) int {
 }
 
 func bhosts(args []string) int {
-	var noHeader, wide, long, shared, json bool
+	var noHeader, wide, long, shared, json, gpus bool
 	var resReq, format string
 	var names []string
-	cmd, code := newCommand(`bhosts [-w | -l | -o "field_name[:[-][output_width]] ... [delimiter='character']" [-json]] [-R "res_req"] [-noheader] [host_name ...] | -s [resource_name ...]`,
+	cmd, code := newCommand(`bhosts [-w | -l [-gpu] | -gpu | -o "field_name[:[-][output_width]] ... [delimiter='character']" [-json]] [-R "res_req"] [-noheader] [host_name ...] | -s [resource_name ...]`,
 		"Show hosts", func(a []string) int {
 			names = a
 			return 0
@@ -578,8 +584,14 @@ func bhosts(args []string) int {
 	f.BoolVar(&json, "json", false, "JSON output (with -o)")
 	f.StringVar(&resReq, "R", "", "only the hosts that satisfy this resource requirement's select")
 	f.BoolVar(&shared, "s", false, "the shared resources (the arguments are resource names): total left, reserved, location")
+	f.BoolVar(&gpus, "gpu", false, "the hosts' GPUs: one row per device (with -l: their static and dynamic attributes and jobs)")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
+	}
+	if gpus && (wide || format != "" || shared) {
+		fmt.Fprintln(sys.stderr, "bhosts: -gpu cannot be used with -w, -o or -s")
+		fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.UseLine())
+		return 255
 	}
 	if shared {
 		if long || wide || resReq != "" || format != "" {
@@ -614,6 +626,10 @@ func bhosts(args []string) int {
 			return errors.New("No host is eligible")
 		}
 		switch {
+		case long && gpus:
+			return lsfout.WriteHostsLongGPU(sys.stdout, reply.Hosts, reply.Shared)
+		case gpus:
+			return lsfout.WriteHostsGPU(sys.stdout, reply.Hosts, noHeader)
 		case long:
 			return lsfout.WriteHostsLong(sys.stdout, reply.Hosts, reply.Shared)
 		case custom != nil && json:

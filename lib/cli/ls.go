@@ -43,10 +43,10 @@ func lsid(args []string) int {
 
 // lshosts shows the hosts' static information.
 func lshosts(args []string) int {
-	var wide, long, shared bool
+	var wide, long, shared, gpus bool
 	var resReq string
 	var names []string
-	cmd, code := newCommand(`lshosts [-w | -l] [-R "res_req"] [host_name ...] | -s [static_resource_name ...]`,
+	cmd, code := newCommand(`lshosts [-w | -l | -gpu [-w]] [-R "res_req"] [host_name ...] | -s [static_resource_name ...]`,
 		"Show static host information", func(a []string) int {
 			names = a
 			return 0
@@ -56,8 +56,14 @@ func lshosts(args []string) int {
 	f.BoolVar(&long, "l", false, "long format: the host's description, resources, run windows and load thresholds")
 	f.StringVar(&resReq, "R", "", "only the hosts that satisfy this resource requirement's select")
 	f.BoolVar(&shared, "s", false, "the static shared resources (the arguments are resource names): value and location")
+	f.BoolVar(&gpus, "gpu", false, "the hosts' GPUs: one row per device (model, driver, vendor)")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
+	}
+	if gpus && (long || shared) {
+		fmt.Fprintln(sys.stderr, "lshosts: -gpu cannot be used with -l or -s")
+		fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.UseLine())
+		return 255
 	}
 	if shared {
 		if long || wide || resReq != "" {
@@ -70,6 +76,9 @@ func lshosts(args []string) int {
 	return listHosts("lshosts", names, resReq, func(hosts []*api.Host) error {
 		if long {
 			return lsfout.WriteLSHostsLong(sys.stdout, hosts)
+		}
+		if gpus {
+			return lsfout.WriteLSHostsGPU(sys.stdout, hosts, wide)
 		}
 		return lsfout.WriteLSHosts(sys.stdout, hosts, wide)
 	})

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"xce/lib/api"
+	"xce/lib/gpu"
 	"xce/lib/resreq"
 )
 
@@ -103,6 +104,15 @@ type Cluster struct {
 	// first start (cluster.crt, cluster.key).
 	TLSCertFile string `toml:"tls_cert_file"`
 	TLSKeyFile  string `toml:"tls_key_file"`
+	// GpuReq (lsf.conf LSB_GPU_REQ): the cluster's default GPU
+	// requirement, in bsub -gpu syntax, for jobs that ask for GPUs (-gpu,
+	// or rusage[ngpus_physical=N]); the queue's, the profile's and the
+	// job's own keywords win. GpuReqMerge (lsb.params GPU_REQ_MERGE):
+	// every keyword is merged on its own (otherwise only num, mode, mps and
+	// j_exclusive are, the others come together from the highest level
+	// that sets one; lib/gpu.Merge).
+	GpuReq      string `toml:"gpu_req"`
+	GpuReqMerge bool   `toml:"gpu_req_merge"`
 }
 
 // Resource is a site-defined resource (lsf.shared Resource and
@@ -247,7 +257,13 @@ type Queue struct {
 	// "all [~code ...]"; a profile's or the job's own (-Q) wins.
 	RequeueExitValues string `toml:"requeue_exit_values"`
 
+	// GpuReq (lsb.queues GPU_REQ): the GPU requirement of the queue's
+	// jobs, in bsub -gpu syntax; every job of the queue is a GPU job. The
+	// profile's and the job's own keywords win.
+	GpuReq string `toml:"gpu_req"`
+
 	resReq *resreq.ResReq
+	gpuReq *gpu.Req
 }
 
 // App is an application profile (bsub -app): what an application needs
@@ -284,12 +300,17 @@ type App struct {
 	// RequeueExitValues: as the queue's, for the profile's jobs; the
 	// job's own -Q wins.
 	RequeueExitValues string `toml:"requeue_exit_values"`
+	// GpuReq (lsb.applications GPU_REQ): the GPU requirement of the
+	// profile's jobs, in bsub -gpu syntax; every job of the profile is a
+	// GPU job. With "gpu_req" in Fixed a job may not change its keywords.
+	GpuReq string `toml:"gpu_req"`
 
 	resReq *resreq.ResReq
+	gpuReq *gpu.Req
 }
 
 // Fixable attribute names of App.Fixed.
-var fixable = []string{"res_req", "tasks", "run_limit", "mem_limit", "env"}
+var fixable = []string{"res_req", "tasks", "run_limit", "mem_limit", "env", "gpu_req"}
 
 // IsFixed reports whether the profile fixes attribute attr.
 func (a *App) IsFixed(attr string) bool { return slices.Contains(a.Fixed, attr) }
@@ -498,6 +519,7 @@ func (c *Config) APIQueues() []*api.Queue {
 			ResReq:             q.ResReq,
 			PreExec:            q.PreExec,
 			PostExec:           q.PostExec,
+			GpuReq:             q.GpuReq,
 		})
 	}
 	return out
@@ -528,6 +550,7 @@ func (c *Config) APIApps() []*api.App {
 			AllowJobExec: a.JobExecAllowed(),
 			JobStarter:   a.JobStarter,
 			Env:          env,
+			GpuReq:       a.GpuReq,
 		})
 	}
 	return out

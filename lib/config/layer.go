@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
+	"xce/lib/gpu"
 	"xce/lib/resreq"
 )
 
@@ -187,7 +187,7 @@ func Layer(sub *api.JobSpec, cfg *Config) (*Result, error) {
 	}
 	for _, step := range []func() error{
 		l.setQueue, l.setApp, l.setProject, l.checkExclusive, l.setExec, l.setResReq, l.setTasks,
-		l.setRunLimit, l.setMemLimit, l.setRequeue, l.checkGPUs, l.checkShared, l.checkSlots,
+		l.setRunLimit, l.setMemLimit, l.setRequeue, l.setGPU, l.checkShared, l.checkSlots,
 	} {
 		if err := step(); err != nil {
 			return nil, err
@@ -612,16 +612,82 @@ func (l *layering) reserved(name string) (float64, bool) {
 	return l.rr.Simple.Rusage.Or[0].AmountAt(name, 0)
 }
 
-// gpus checks the project's GPU quota against bsub -gpu's num= (per host;
-// "-" is the default, 1).
-func (l *layering) checkGPUs() error {
-	p := l.prj
-	if p == nil || p.MaxGPUs == 0 || l.sub.Gpu == "" {
+// setGPU merges the job's GPU requirement (lib/gpu.Merge): the cluster's
+// gpu_req (only for a job that asks for GPUs), the queue's, the
+// profile's (fixed or default) and the job's own -gpu, or, without one,
+// what its rusage[ngpus_physical=N] stands for. The effective spec's gpu
+// is the merged requirement with LSF's defaults ("" for a job without
+// GPUs), and the project's GPU quota is checked against its num.
+func (l *layering) setGPU() error {
+	var job *gpu.Req
+	if s := strings.TrimSpace(l.sub.Gpu); s != "" {
+		r, err := gpu.Parse(s)
+		if err != nil {
+			return reject("%v", err)
+		}
+		job = r
+	} else if l.rr.IsSimple() && l.rr.Simple.Rusage != nil && len(l.rr.Simple.Rusage.Or) == 1 {
+		for _, u := range l.rr.Simple.Rusage.Or[0] {
+			for _, ru := range u.Resources {
+				if ru.Name == "ngpus_physical" && len(ru.Amounts) > 0 {
+					if r, ok := gpu.FromRusage(ru.Amounts[0].Value, ru.Method == "task"); ok {
+						job = r
+					}
+				}
+			}
+		}
+	}
+	var qr, ar *gpu.Req
+	qr = l.q.gpuReq
+	fixed := false
+	if l.app != nil {
+		ar, fixed = l.app.gpuReq, l.app.IsFixed("gpu_req")
+	}
+	l.eff().Gpu = ""
+	if job == nil && qr == nil && ar == nil {
 		return nil
 	}
-	n, err := gpuNum(l.sub.Gpu)
+	var cl *gpu.Req
+	if s := l.cfg.Cluster.GpuReq; s != "" {
+		cl, _ = gpu.Parse(s) // checked by Load
+	}
+	levels := []gpu.Level{{Name: "cluster", Req: cl}, {Name: "queue " + l.q.Name, Req: qr}}
+	parts := []Part{{Source: FromDefault}, l.queuePart()}
+	if l.app != nil {
+		levels = append(levels, gpu.Level{Name: "application profile " + l.app.Name, Req: ar, Fixed: fixed})
+		parts = append(parts, l.profile())
+	}
+	levels = append(levels, gpu.Level{Name: "job", Req: job})
+	parts = append(parts, l.job())
+	merged, err := gpu.Merge(l.cfg.Cluster.GpuReqMerge, levels...)
 	if err != nil {
-		return err
+		return reject("%v", err)
+	}
+	var origin Origin
+	for i := len(levels) - 1; i >= 0; i-- {
+		if r := levels[i].Req; r != nil && r.Set != 0 {
+			origin = append(origin, parts[i])
+		}
+	}
+	if len(origin) == 0 {
+		origin = Origin{{Source: FromDefault}}
+	}
+	e := merged.Effective()
+	l.eff().Gpu = merged.Full()
+	l.origin("gpu", origin...)
+	return l.checkGPUs(e)
+}
+
+// checkGPUs checks the project's GPU quota against the effective
+// requirement's num (per host; per task times the minimum slots).
+func (l *layering) checkGPUs(e *gpu.Req) error {
+	p := l.prj
+	if p == nil || p.MaxGPUs == 0 {
+		return nil
+	}
+	n := int64(e.Num)
+	if e.PerTask {
+		n *= int64(max(1, l.eff().MinTasks))
 	}
 	if n > int64(p.MaxGPUs) {
 		return reject("Job requests %s; project %s allows at most %d", plural(n, "GPU", "GPUs"), p.Name, p.MaxGPUs)
@@ -629,25 +695,6 @@ func (l *layering) checkGPUs() error {
 	l.pend(PendCheck{Kind: ProjectGPUs, Name: p.Name, Max: int64(p.MaxGPUs), Need: n,
 		Reason: fmt.Sprintf("Project %s has reached its quota of %s", p.Name, plural(int64(p.MaxGPUs), "GPU", "GPUs"))})
 	return nil
-}
-
-var errGPU = errors.New("Bad GPU requirement")
-
-func gpuNum(s string) (int64, error) {
-	if strings.TrimSpace(s) == "-" {
-		return 1, nil
-	}
-	for _, kv := range strings.Split(s, ":") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if ok && k == "num" {
-			n, err := strconv.ParseInt(v, 10, 32)
-			if err != nil || n <= 0 {
-				return 0, reject("%v: num=%s: expected a positive number of GPUs", errGPU, v)
-			}
-			return n, nil
-		}
-	}
-	return 1, nil
 }
 
 // shared checks the job's rusage of shared resources against their totals.

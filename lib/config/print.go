@@ -46,6 +46,8 @@ func (c *Config) Effective() string {
 	w.kv("host_failure_timeout", cl.HostFailureTimeout)
 	w.kv("tls_cert_file", cl.TLSCertFile)
 	w.kv("tls_key_file", cl.TLSKeyFile)
+	w.kv("gpu_req", cl.GpuReq)
+	w.kv("gpu_req_merge", cl.GpuReqMerge)
 
 	for _, name := range slices.Sorted(maps.Keys(c.Resources)) {
 		r := c.Resources[name]
@@ -124,6 +126,7 @@ func (c *Config) Effective() string {
 			w.kvNote("res_req", q.resReq.String(), dep)
 		}
 		w.kv("requeue_exit_values", q.RequeueExitValues)
+		w.kv("gpu_req", q.GpuReq)
 		w.kvNote("pre_exec", q.PreExec, dep)
 		w.kvNote("post_exec", q.PostExec, dep)
 	}
@@ -147,6 +150,7 @@ func (c *Config) Effective() string {
 		}
 		w.kv("job_starter", a.JobStarter)
 		w.kv("requeue_exit_values", a.RequeueExitValues)
+		w.kv("gpu_req", a.GpuReq)
 		w.kv("env", a.Env)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Projects)) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"xce/lib/requeue"
 
+	"xce/lib/gpu"
 	"xce/lib/resreq"
 )
 
@@ -196,7 +197,15 @@ func (c *Config) checkResources(k *checker) {
 		}
 		site = append(site, rr)
 	}
-	s, err := resreq.NewSchema(site...)
+	// The GPU resources lib/gpu reports, unless the site defines one of
+	// the names itself.
+	var builtin []resreq.Resource
+	for _, r := range gpu.Resources(0) {
+		if c.Resources[r.Name] == nil {
+			builtin = append(builtin, r)
+		}
+	}
+	s, err := resreq.NewSchema(append(builtin, site...)...)
 	if err != nil { // cannot happen: each was checked alone
 		k.add("resources", "%v", err)
 		s, _ = resreq.NewSchema()
@@ -400,6 +409,7 @@ func (c *Config) checkQueues(k *checker) {
 		}
 		c.checkPreemption(k, q)
 		checkRequeue(k, key, q.RequeueExitValues)
+		q.gpuReq = parseGPUReq(k, key+".gpu_req", q.GpuReq)
 		q.resReq = c.parseResReq(k, key+".res_req", q.ResReq)
 	}
 }
@@ -444,7 +454,8 @@ func (c *Config) checkApps(k *checker) {
 		}
 		for _, f := range a.Fixed {
 			unset := f == "res_req" && a.ResReq == "" || f == "tasks" && a.defaultTasks() == 0 ||
-				f == "run_limit" && a.RunLimit == 0 || f == "mem_limit" && a.MemLimit == 0 || f == "env" && len(a.Env) == 0
+				f == "run_limit" && a.RunLimit == 0 || f == "mem_limit" && a.MemLimit == 0 || f == "env" && len(a.Env) == 0 ||
+				f == "gpu_req" && a.GpuReq == ""
 			if unset {
 				k.add(key+".fixed", "%q is fixed but the profile does not set it", f)
 			}
@@ -456,7 +467,24 @@ func (c *Config) checkApps(k *checker) {
 		}
 		checkRequeue(k, key, a.RequeueExitValues)
 		a.resReq = c.parseResReq(k, key+".res_req", a.ResReq)
+		a.gpuReq = parseGPUReq(k, key+".gpu_req", a.GpuReq)
 	}
+}
+
+// parseGPUReq checks a GPU requirement (nil when there is none).
+func parseGPUReq(k *checker, key, s string) *gpu.Req {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	r, err := gpu.Parse(s)
+	if err == nil && r.Dash {
+		err = fmt.Errorf("\"-\" is for bsub -gpu; write the requirement")
+	}
+	if err != nil {
+		k.add(key, "%v", err)
+		return nil
+	}
+	return r
 }
 
 // checkRequeue checks a requeue_exit_values list.
@@ -515,6 +543,7 @@ func (c *Config) checkCluster(k *checker) {
 	if cl.HostFailureTimeout < 0 {
 		k.add("cluster.host_failure_timeout", "%s: must not be negative", cl.HostFailureTimeout)
 	}
+	parseGPUReq(k, "cluster.gpu_req", cl.GpuReq)
 	if cl.PreexecRetryInterval < 0 {
 		k.add("cluster.preexec_retry_interval", "%s: must not be negative", cl.PreexecRetryInterval)
 	}

@@ -33,6 +33,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/config"
+	"xce/lib/gpu"
 	"xce/lib/hostload"
 	"xce/lib/resreq"
 	"xce/lib/store"
@@ -80,6 +81,8 @@ type Config struct {
 	// KillGrace is the workers' time between a run limit's SIGUSR2 and
 	// SIGKILL, sent to remote workers.
 	KillGrace time.Duration
+	// GPUs is the local host's GPU inventory (lib/gpu); nil: none.
+	GPUs *gpu.Tracker
 }
 
 // Controller is the live cluster.

@@ -42,6 +42,7 @@ type effExtra struct {
 	requeue                   *requeue.Values // -Q or the profile's or queue's; nil: none
 	terminateOrphan           bool            // -ti
 	rerunnable                bool            // -r (or the queue's or profile's)
+	gpu                       string          // the merged GPU requirement ("" none)
 }
 
 // splitOrigin takes the origin map out of an effective spec and returns
@@ -97,6 +98,7 @@ func newEffSpec(spec *api.JobSpec, raw []byte) (*effSpec, error) {
 
 		terminateOrphan: spec.TerminateOrphan,
 		rerunnable:      spec.Rerunnable,
+		gpu:             spec.Gpu,
 	}
 	if x != (effExtra{}) {
 		e.effExtra = &x
@@ -272,4 +274,12 @@ func (e *effSpec) GetEstimatedRunSec() int64 {
 
 func (e *effSpec) GetTerminateOrphan() bool {
 	return e != nil && e.effExtra != nil && e.terminateOrphan
+}
+
+// GetGpu is the job's effective GPU requirement ("" none).
+func (e *effSpec) GetGpu() string {
+	if e == nil || e.effExtra == nil {
+		return ""
+	}
+	return e.gpu
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
+	"xce/lib/gpu"
 	"xce/lib/hostload"
 	"xce/lib/resreq"
 	"xce/lib/sched"
@@ -166,6 +168,8 @@ func (c *Controller) hostView(h *host) *api.Host {
 	case h.local:
 		v.Ncpus, v.MaxmemKb = int32(c.cfg.NCPUs), c.cfg.MaxMemKB
 		c.fillLoad(v)
+		inv := c.cfg.GPUs.Latest()
+		inv.Fill(v)
 	case h.attrs != nil && h.connected():
 		v = proto.Clone(h.attrs).(*api.Host)
 		v.Name, v.MaxSlots = h.name, int32(h.slots)
@@ -390,6 +394,23 @@ func copyLoad(dst, src *api.Host) {
 	if src.MaxtmpKb > 0 {
 		dst.MaxtmpKb = src.MaxtmpKb
 	}
+	dst.Ngpus, dst.Gpus, dst.GpuDriver = src.Ngpus, src.Gpus, src.GpuDriver
+}
+
+// hostGPUs are the devices a host was last known to have, connected or
+// not (for the submission-time check that some host could ever run a GPU
+// request; c.mu held). known is false for a remote host that never
+// registered.
+func (c *Controller) hostGPUs(h *host) (gpus []sched.GPU, known bool) {
+	switch {
+	case h.local:
+		inv := c.cfg.GPUs.Latest()
+		return gpu.SchedGPUs(inv.Devices), true
+	case h.attrs != nil:
+		inv := gpu.FromAPI(h.attrs)
+		return gpu.SchedGPUs(inv.Devices), true
+	}
+	return nil, false
 }
 
 // hostTimes are the cluster's failure timers: how long a host may be out
@@ -520,6 +541,14 @@ func (c *Controller) schedHost(h *host, schema *resreq.Schema) sched.Host {
 			}
 		}
 	}
+	var gpus []sched.GPU
+	if h.connected() {
+		inv := gpu.FromAPI(v)
+		gpus = gpu.SchedGPUs(inv.Devices)
+		if err := gpu.SetHost(schema, values, append(inv.Static(), inv.Load()...)); err != nil {
+			slog.Warn("GPU resources", "host", h.name, "err", err)
+		}
+	}
 	set("type", v.Type)
 	set("model", v.Model)
 	set("hname", h.name)
@@ -531,5 +560,45 @@ func (c *Controller) schedHost(h *host, schema *resreq.Schema) sched.Host {
 			set(name, x)
 		}
 	}
-	return sched.Host{Name: h.name, Status: status, MaxSlots: h.slots, Values: values}
+	return sched.Host{Name: h.name, Status: status, MaxSlots: h.slots, Values: values, GPUs: gpus}
+}
+
+// addGPUJob lists a running or suspended job on the host's devices it
+// holds (bhosts -l -gpu's job IDs).
+func addGPUJob(h *api.Host, j *api.Job, es *api.HostSlots) {
+	if !isRunning(j.State) {
+		return
+	}
+	for _, d := range es.Gpus {
+		for _, g := range h.Gpus {
+			if g.Index == d {
+				g.JobIds = append(g.JobIds, jobName(j.JobId, j.ArrayIndex))
+				if j.State == api.JobState_SSUSP || j.State == api.JobState_USUSP {
+					g.SuspJobIds = append(g.SuspJobIds, jobName(j.JobId, j.ArrayIndex))
+				}
+			}
+		}
+	}
+}
+
+// fillGPUUse sets what the running jobs hold of each of the host's
+// devices, as the scheduler accounts it (bhosts -gpu).
+func fillGPUUse(h *api.Host, hv sched.HostView) {
+	for _, u := range hv.GPUs {
+		for _, g := range h.Gpus {
+			if int(g.Index) == u.Index {
+				g.Njobs, g.Exclusive, g.MemRsvMb = int32(u.Jobs), u.Exclusive, u.MemRsv
+			}
+		}
+	}
+	byNumber := func(a, b string) int { // 9 before 10
+		if len(a) != len(b) {
+			return len(a) - len(b)
+		}
+		return strings.Compare(a, b)
+	}
+	for _, g := range h.Gpus {
+		slices.SortFunc(g.JobIds, byNumber)
+		slices.SortFunc(g.SuspJobIds, byNumber)
+	}
 }

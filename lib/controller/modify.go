@@ -131,6 +131,9 @@ func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply
 	if err == nil {
 		err = checkSubmission(conf, spec.GetUser(), eff)
 	}
+	if err == nil {
+		err = c.checkGPUsLocked(conf, eff)
+	}
 	if err == nil && eff.Dependency != "" {
 		err = c.checkDependency(r.eff.GetUid(), eff.Dependency)
 	}

@@ -420,6 +420,7 @@ func (c *Controller) ListHosts(req *api.ListHostsRequest) (*api.ListHostsReply, 
 			if h == nil {
 				continue
 			}
+			addGPUJob(h, r.job, es)
 			switch r.job.State {
 			case api.JobState_RUN, api.JobState_UNKWN:
 				h.Run += es.Slots
@@ -439,6 +440,7 @@ func (c *Controller) ListHosts(req *api.ListHostsRequest) (*api.ListHostsReply, 
 		if hv := view.Hosts[h.Name]; len(hv.Reserved) > 0 {
 			h.Reserved = hv.Reserved
 		}
+		fillGPUUse(h, view.Hosts[h.Name])
 	}
 	reply := &api.ListHostsReply{Hosts: filter.apply(hosts, view)}
 	for _, name := range slices.Sorted(maps.Keys(conf.Resources)) {

@@ -8,6 +8,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/config"
+	"xce/lib/gpu"
 	"xce/lib/hostload"
 	"xce/lib/resreq"
 	"xce/lib/sched"
@@ -141,7 +142,14 @@ func (c *Controller) schedule() []*api.Job {
 		var hosts []*api.HostSlots
 		for _, h := range p.Hosts {
 			slots += h.Slots
-			hosts = append(hosts, &api.HostSlots{Host: h.Host, Slots: int32(h.Slots)})
+			hs := &api.HostSlots{Host: h.Host, Slots: int32(h.Slots)}
+			if g := h.GPU; g != nil {
+				for _, d := range g.Devices {
+					hs.Gpus = append(hs.Gpus, int32(d))
+				}
+				hs.GpuExclusive, hs.GpuMemMb = g.Exclusive, g.Mem
+			}
+			hosts = append(hosts, hs)
 		}
 		nj := c.clone(r)
 		nj.State = api.JobState_RUN
@@ -228,7 +236,8 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 			used = map[string]float64{"mem": float64(u.MemKb) / 1024}
 		}
 		for i, hs := range r.job.ExecHosts {
-			a.Hosts = append(a.Hosts, sched.HostAlloc{Host: hs.Host, Slots: int(hs.Slots), Rusage: rusage, Lead: i == 0, Used: used})
+			a.Hosts = append(a.Hosts, sched.HostAlloc{Host: hs.Host, Slots: int(hs.Slots), Rusage: rusage, Lead: i == 0, Used: used,
+				GPU: heldGPUs(hs)})
 		}
 		snap.Running = append(snap.Running, a)
 	}
@@ -245,9 +254,37 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 			Priority:  int(r.eff.GetUserPriority()),
 			Submit:    time.Unix(0, r.job.SubmitTime),
 			RunLimit:  time.Duration(r.eff.runLimit) * time.Second,
+			GPU:       schedGPUReq(r.eff.GetGpu()),
 		})
 	}
 	return snap
+}
+
+// heldGPUs is what a running job holds of a host's GPUs, as its record
+// keeps it (nil: none), so that the devices stay held across restarts.
+func heldGPUs(hs *api.HostSlots) *sched.GPUAlloc {
+	if len(hs.Gpus) == 0 {
+		return nil
+	}
+	g := &sched.GPUAlloc{Exclusive: hs.GpuExclusive, Mem: hs.GpuMemMb}
+	for _, d := range hs.Gpus {
+		g.Devices = append(g.Devices, int(d))
+	}
+	return g
+}
+
+// schedGPUReq is an effective GPU requirement as lib/sched reads it (nil:
+// none). The layering checked it at submission.
+func schedGPUReq(s string) *sched.GPUReq {
+	if s == "" {
+		return nil
+	}
+	r, err := gpu.Parse(s)
+	if err != nil {
+		slog.Warn("effective GPU requirement does not parse", "gpu", s, "err", err)
+		return nil
+	}
+	return r.Sched()
 }
 
 // hostType is the local host's type: its host entry's type in xce.toml,

@@ -135,8 +135,11 @@
 //   - LSB_CHKFILENAME is the job file's path, as in LSF.
 //   - PATH is set to a system default when the submission environment has
 //     none (bsub -env none).
+//   - A GPU job gets lib/gpu.Env's variables for its devices on the host
+//     (CUDA_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES<task> for num=N/task,
+//     CUDA_DEVICE_ORDER=PCI_BUS_ID), last, over the submission's.
 //   - Not set: LSB_TRAPSIGS, LSB_JOBRES_CALLBACK, LSB_CHKPNT_DIR,
-//     LSB_BIND_CPU_LIST, GPU variables, LSF_* installation paths.
+//     LSB_BIND_CPU_LIST, LSF_* installation paths.
 //
 // # Limits
 //

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"xce/lib/api"
+	"xce/lib/gpu"
 	"xce/lib/lsfout"
 )
 
@@ -544,7 +545,32 @@ func (s *shepherd) environ() []string {
 	if ts := s.l.GetTaskSocket(); ts != "" {
 		set("XCE_TASK_SOCKET", ts) // blaunch's way to the worker (lib/worker/task.go)
 	}
-	return env
+	return append(env, s.gpuEnv()...)
+}
+
+// gpuEnv is the environment for the job's GPUs on this host
+// (CUDA_VISIBLE_DEVICES ...; lib/gpu.Env); nil without any. It comes
+// last, so it wins over what the submission environment had.
+func (s *shepherd) gpuEnv() []string {
+	var here *api.HostSlots
+	for _, h := range s.hosts {
+		if h.GetHost() == s.l.GetHost() || s.l.GetHost() == "" {
+			here = h
+			break
+		}
+	}
+	if here == nil || len(here.GetGpus()) == 0 {
+		return nil
+	}
+	devs := make([]int, len(here.GetGpus()))
+	for i, d := range here.GetGpus() {
+		devs[i] = int(d)
+	}
+	r, err := gpu.Parse(s.spec.GetGpu())
+	if err != nil {
+		r = nil // the default requirement
+	}
+	return gpu.Env(devs, r, gpu.EnvOptions{Tasks: int(max(here.GetSlots(), 1))})
 }
 
 // arrayBounds is the array's largest index and its step: the job's own

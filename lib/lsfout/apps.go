@@ -79,6 +79,7 @@ func appLong(b *bytes.Buffer, a *api.App) {
 		}
 	}
 	line("RES_REQ", a.GetResReq())
+	line("GPU_REQ", a.GetGpuReq())
 	line("FIXED", strings.Join(a.GetFixed(), " "))
 	line("PRE_EXEC", a.GetPreExec())
 	line("POST_EXEC", a.GetPostExec())

@@ -120,10 +120,23 @@ func hcount(get func(h *api.Host) int32) func(*fieldCtx, *api.Host) string {
 
 func hnone(*fieldCtx, *api.Host) string { return "" }
 
+// gpuCount counts the host's devices that match (bhosts -o ngpus_*).
+func gpuCount(match func(*api.GpuDevice) bool) func(*fieldCtx, *api.Host) string {
+	return str(func(h *api.Host) string {
+		n := 0
+		for _, g := range h.GetGpus() {
+			if match(g) {
+				n++
+			}
+		}
+		return strconv.Itoa(n)
+	})
+}
+
 // hostFields are bhosts -o's fields (LSF 10.1.0.2, with the GPU fields of
-// later fix packs) in the order "all" prints them. XCE allocates no GPUs
-// and has no per-user host limit or host dispatch windows: those are
-// empty.
+// later fix packs) in the order "all" prints them. XCE has no per-user
+// host limit or host dispatch windows, and does not tell shared-mode
+// devices held by j_exclusive jobs apart: those are empty.
 var hostFields = []*fieldDef[*api.Host]{
 	{name: "host_name", aliases: []string{"hname"}, width: 20, text: hstr((*api.Host).GetName)},
 	{name: "status", aliases: []string{"stat"}, width: 15, text: hstr(func(h *api.Host) string { return HostStatus(h, true) })},
@@ -137,12 +150,12 @@ var hostFields = []*fieldDef[*api.Host]{
 	{name: "rsv", width: 8, text: hcount((*api.Host).GetRsv)},
 	{name: "dispatch_window", aliases: []string{"dispwin"}, width: 50, text: hnone},
 	{name: "ngpus", aliases: []string{"ng"}, width: 8, text: hcount((*api.Host).GetNgpus)},
-	{name: "ngpus_alloc", aliases: []string{"ngu"}, width: 8, text: hnone},
-	{name: "ngpus_excl_alloc", aliases: []string{"ngx"}, width: 8, text: hnone},
-	{name: "ngpus_shared_alloc", aliases: []string{"ngs"}, width: 8, text: hnone},
+	{name: "ngpus_alloc", aliases: []string{"ngu"}, width: 8, text: gpuCount(func(g *api.GpuDevice) bool { return len(g.GetJobIds()) > 0 })},
+	{name: "ngpus_excl_alloc", aliases: []string{"ngx"}, width: 8, text: gpuCount((*api.GpuDevice).GetExclusive)},
+	{name: "ngpus_shared_alloc", aliases: []string{"ngs"}, width: 8, text: gpuCount(func(g *api.GpuDevice) bool { return len(g.GetJobIds()) > 0 && !g.GetExclusive() })},
 	{name: "ngpus_shared_jexcl_alloc", aliases: []string{"ngsjx"}, width: 8, text: hnone},
-	{name: "ngpus_excl_avail", aliases: []string{"ngxa"}, width: 8, text: hnone},
-	{name: "ngpus_shared_avail", aliases: []string{"ngsa"}, width: 8, text: hnone},
+	{name: "ngpus_excl_avail", aliases: []string{"ngxa"}, width: 8, text: gpuCount(func(g *api.GpuDevice) bool { return len(g.GetJobIds()) == 0 })},
+	{name: "ngpus_shared_avail", aliases: []string{"ngsa"}, width: 8, text: gpuCount(func(g *api.GpuDevice) bool { return !g.GetExclusive() })},
 	{name: "comments", width: 30, text: hstr(func(h *api.Host) string { return strings.TrimSpace(h.GetAdminComment()) })},
 }
 

@@ -278,10 +278,29 @@ var fields = []*field{
 		return ""
 	})},
 	{name: "hrusage", width: 50, kb: noKB},
-	{name: "gpu_num", aliases: []string{"gnum"}, width: 10, text: none},
-	{name: "gpu_mode", aliases: []string{"gmode"}, width: 20, text: none},
-	{name: "j_exclusive", aliases: []string{"j_excl"}, width: 15, text: none},
-	{name: "gpu_alloc", aliases: []string{"galloc"}, width: 30, text: none},
+	{name: "gpu_num", aliases: []string{"gnum"}, width: 10, text: str(func(j *api.Job) string {
+		if g := jobGPU(j); g != nil {
+			n := strconv.Itoa(g.Num)
+			if g.PerTask {
+				n += "/task"
+			}
+			return n
+		}
+		return ""
+	})},
+	{name: "gpu_mode", aliases: []string{"gmode"}, width: 20, text: str(func(j *api.Job) string {
+		if g := jobGPU(j); g != nil {
+			return g.Mode
+		}
+		return ""
+	})},
+	{name: "j_exclusive", aliases: []string{"j_excl"}, width: 15, text: str(func(j *api.Job) string {
+		if g := jobGPU(j); g != nil {
+			return map[bool]string{true: "yes", false: "no"}[g.Exclusive()]
+		}
+		return ""
+	})},
+	{name: "gpu_alloc", aliases: []string{"galloc"}, width: 30, text: str(gpuAlloc)},
 	{name: "cpu_peak", width: 10, text: none},
 	{name: "cpu_efficiency", width: 10, text: averageCPUEfficiency},
 	{name: "mem_efficiency", width: 10, text: none},

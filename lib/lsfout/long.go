@@ -170,6 +170,7 @@ func (lw *longWriter) job(j *api.Job) {
 	lw.b.WriteString("\n RESOURCE REQUIREMENT DETAILS:\n")
 	lw.b.WriteString(" Combined: " + combined + "\n")
 	lw.b.WriteString(" Effective: " + eff + "\n")
+	gpuLongJob(&lw.b, j, started)
 	effectiveSettings(&lw.b, effective(j))
 }
 
@@ -274,6 +275,7 @@ func submittedText(j *api.Job, loc *time.Location) string {
 		}
 	}
 	item("Requested Resources", strings.Join(s.GetResReq(), " "))
+	item("Requested GPU", s.GetGpu())
 	item("Dependency Condition", s.GetDependency())
 	item("Login Shell", s.GetLoginShell())
 	item("Pre-execute Command", s.GetPreExec())

@@ -149,6 +149,9 @@ func queueLong(b *bytes.Buffer, q *api.Queue) {
 	if a := q.GetAdministrators(); len(a) > 0 {
 		b.WriteString("ADMINISTRATORS:  " + strings.Join(a, " ") + "\n")
 	}
+	if g := q.GetGpuReq(); g != "" {
+		b.WriteString("GPU_REQ:  " + g + "\n")
+	}
 	for _, kv := range [][2]string{{"RES_REQ", q.GetResReq()}, {"PRE_EXEC", q.GetPreExec()}, {"POST_EXEC", q.GetPostExec()}} {
 		if kv[1] != "" {
 			b.WriteString(kv[0] + ":  " + kv[1] + "  (deprecated)\n")

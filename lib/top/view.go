@@ -515,7 +515,7 @@ func (m *Model) hostLine(c hostCols, hr *hostRow, sel bool) string {
 	s += padL(strconv.Itoa(int(math.Round(h.GetUt()*100)))+"%", 4) + " " +
 		bar(float64(used), float64(h.GetMaxmemKb()), c.memBar) + " " + pad(hostMem(h), c.mem) + " " + padL(strconv.Itoa(hr.jobs), 5)
 	if c.wide {
-		s += " " + padL(strconv.Itoa(int(h.GetNcpus())), 5) + " " + padL(strconv.Itoa(int(h.GetNgpus())), 5)
+		s += " " + padL(strconv.Itoa(int(h.GetNcpus())), 5) + " " + padL(gpuCell(h), 5)
 	}
 	s = fit(s, m.w-3)
 	if sel {
@@ -643,6 +643,22 @@ func (m *Model) hostDetail(b *strings.Builder, name string) {
 	fmt.Fprintf(b, "%s %s  %s  slots %d/%d  ncpus %d  mem %s free of %s  gpus %d  type %s model %s\n",
 		st.Render(gl), stBold.Render(h.GetName()), lsfout.HostStatus(h, true), h.GetNjobs(), h.GetMaxSlots(), h.GetNcpus(),
 		kb(h.GetMemKb()), kb(h.GetMaxmemKb()), h.GetNgpus(), h.GetType(), h.GetModel())
+	for _, g := range h.GetGpus() {
+		// One line per GPU: model, memory used of total, utilisation, the jobs on it.
+		jobs := "-"
+		if ids := g.GetJobIds(); len(ids) > 0 {
+			jobs = strings.Join(ids, ",")
+			if g.GetExclusive() {
+				jobs += " (exclusive)"
+			}
+		}
+		ut := "-"
+		if g.GetUtilPct() >= 0 {
+			ut = strconv.Itoa(int(g.GetUtilPct())) + "%"
+		}
+		fmt.Fprintf(b, "  gpu %d  %s  mem %s of %s  ut %s  jobs %s\n", g.GetIndex(), g.GetModel(),
+			kb(max(0, g.GetMemUsedMb())<<10), kb(max(0, g.GetMemTotalMb())<<10), ut, jobs)
+	}
 	if hi := m.hist[name]; hi != nil || len(h.GetR1MHistory()) > 0 {
 		sw := min(historyLen, max(10, m.w-30))
 		var r, u []float64
@@ -822,4 +838,19 @@ func shortTime(ns int64, now time.Time) string {
 		return "-"
 	}
 	return time.Unix(0, ns).In(now.Location()).Format("Jan _2 15:04")
+}
+
+// gpuCell is the hosts pane's GPUS: "used/total" for a host that lists
+// its devices (used: those some job holds), else the count.
+func gpuCell(h *api.Host) string {
+	if len(h.GetGpus()) == 0 {
+		return strconv.Itoa(int(h.GetNgpus()))
+	}
+	used := 0
+	for _, g := range h.GetGpus() {
+		if len(g.GetJobIds()) > 0 {
+			used++
+		}
+	}
+	return strconv.Itoa(used) + "/" + strconv.Itoa(len(h.GetGpus()))
 }

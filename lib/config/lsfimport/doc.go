@@ -52,7 +52,10 @@
 //   - lsf.conf: LSF_UNIT_FOR_LIMITS (the unit of MEMLIMIT and Limit MEM;
 //     without it KB, LSF's default, is assumed, with a note);
 //     LSB_MEMLIMIT_ENFORCE=y -> memlimit_enforce, LSB_JOB_MEMLIMIT=y ->
-//     job_memlimit, LSB_STDOUT_DIRECT=y -> stdout_direct. Nothing else.
+//     job_memlimit, LSB_STDOUT_DIRECT=y -> stdout_direct, LSB_GPU_REQ ->
+//     cluster.gpu_req (lsb.queues and lsb.applications GPU_REQ -> their
+//     gpu_req, lsb.params GPU_REQ_MERGE=Y -> cluster.gpu_req_merge; a
+//     requirement xce cannot parse is noted). Nothing else.
 //     Resource requirement strings are copied as they are; when the unit is
 //     not MB a note says to check their bare mem amounts, which xce reads
 //     as MB.

@@ -54,6 +54,15 @@ func TestImportEdges(t *testing.T) {
 			toml: []string{"memlimit_enforce = true", "job_memlimit = true", "stdout_direct = true"},
 		},
 		{
+			name: "GPU requirements",
+			files: map[string]string{"lsf.conf": "LSB_GPU_REQ=\"num=1:mode=shared\"\n",
+				"lsb.params":       "Begin Parameters\nGPU_REQ_MERGE = Y\nEnd Parameters\n",
+				"lsb.queues":       "Begin Queue\nQUEUE_NAME = q\nGPU_REQ = \"num=2:gmodel=TeslaK80#12G\"\nEnd Queue\n",
+				"lsb.applications": "Begin Application\nNAME = a\nGPU_REQ = \"num=1:mode=bogus\"\nEnd Application\n"},
+			toml:  []string{`gpu_req = "num=1:mode=shared"`, "gpu_req_merge = true", `gpu_req = "num=2:gmodel=TeslaK80#12G"`},
+			notes: []string{"lsb.applications:3: GPU_REQ: not translated: Bad GPU requirement: mode=bogus"},
+		},
+		{
 			name:  "lsf.conf switch off",
 			files: map[string]string{"lsf.conf": "LSB_STDOUT_DIRECT=maybe\n", "lsb.queues": "Begin Queue\nQUEUE_NAME = q\nEnd Queue\n"},
 			notes: []string{`lsf.conf:1: LSB_STDOUT_DIRECT: not translated: "maybe" is neither y nor n`},

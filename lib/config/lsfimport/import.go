@@ -12,6 +12,7 @@ import (
 	"xce/lib/requeue"
 
 	"xce/lib/config"
+	"xce/lib/gpu"
 	"xce/lib/resreq"
 )
 
@@ -231,6 +232,8 @@ func (im *importer) lsfConf(f *File) {
 				unit = &p
 			case "LSB_MEMLIMIT_ENFORCE", "LSB_JOB_MEMLIMIT", "LSB_STDOUT_DIRECT":
 				im.lsfConfFlag(p)
+			case "LSB_GPU_REQ":
+				im.gpuReq(im.cluster, p)
 			}
 		}
 	}
@@ -654,6 +657,14 @@ func (im *importer) lsbParams(f *File) {
 				}
 				cleanPeriod = n
 				im.cluster.set("clean_period", config.TOMLString(config.Duration(n).String()), fmt.Sprintf("CLEAN_PERIOD %d s", n), psrc(p))
+			case "GPU_REQ_MERGE":
+				switch strings.ToUpper(strings.Trim(p.Value, `"' `)) {
+				case "Y", "YES":
+					im.cluster.set("gpu_req_merge", "true", "", psrc(p))
+				case "N", "NO", "":
+				default:
+					im.note(psrc(p), "not translated: %q is neither Y nor N", p.Value)
+				}
 			case "ORPHAN_JOB_TERM_GRACE_PERIOD":
 				n, err := strconv.ParseInt(p.Value, 10, 64)
 				if err != nil || n < 0 {
@@ -1188,6 +1199,8 @@ func (im *importer) queue(s *Section) {
 			q.preempt = &p
 		case "REQUEUE_EXIT_VALUES":
 			im.requeue(t, p)
+		case "GPU_REQ":
+			im.gpuReq(t, p)
 		case "RES_REQ", "PRE_EXEC", "POST_EXEC":
 			t.set(strings.ToLower(k), config.TOMLString(p.Value), "deprecated: imported from LSF; move it to an application profile", at)
 			im.note(at, deprecated, k)
@@ -1201,6 +1214,17 @@ func (im *importer) queue(s *Section) {
 }
 
 // tasks translates TASKLIMIT = [min [default]] max.
+// gpuReq translates LSB_GPU_REQ and GPU_REQ (bsub -gpu syntax),
+// checked as xce checks it.
+func (im *importer) gpuReq(t *table, p Param) {
+	v := strings.Trim(strings.TrimSpace(p.Value), `"'`)
+	if _, err := gpu.Parse(v); err != nil {
+		im.note(psrc(p), "not translated: %v", err)
+		return
+	}
+	t.set("gpu_req", config.TOMLString(v), "", psrc(p))
+}
+
 // requeue translates REQUEUE_EXIT_VALUES, checked as xce checks it.
 func (im *importer) requeue(t *table, p Param) {
 	at := psrc(p)
@@ -1383,6 +1407,8 @@ func (im *importer) lsbApplications(f *File) {
 				t.set("description", config.TOMLString(strings.Join(strings.Fields(p.Value), " ")), "", at)
 			case "REQUEUE_EXIT_VALUES":
 				im.requeue(t, p)
+			case "GPU_REQ":
+				im.gpuReq(t, p)
 			case "RES_REQ", "PRE_EXEC", "POST_EXEC", "JOB_STARTER":
 				t.set(strings.ToLower(k), config.TOMLString(p.Value), "", at)
 				if k == "RES_REQ" {
