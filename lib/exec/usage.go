@@ -116,14 +116,9 @@ func (s *sampler) sample(now time.Time) *api.ResourceUsage {
 	s.scans++
 	if full {
 		s.candidates = s.candidates[:0]
-		if d, err := os.Open("/proc"); err == nil {
-			names, _ := d.Readdirnames(-1)
-			d.Close()
-			for _, name := range names {
-				if pid, err := strconv.Atoi(name); err == nil && pid > 0 {
-					s.candidates = append(s.candidates, int32(pid))
-				}
-			}
+		pids, _ := Pids()
+		for _, pid := range pids {
+			s.candidates = append(s.candidates, int32(pid))
 		}
 	} else {
 		s.candidates = append(s.candidates[:0], s.pids...)
@@ -243,6 +238,24 @@ func (s *sampler) readStat(path []byte) (procStat, bool) {
 		return procStat{}, false
 	}
 	return parseStat(s.buf[:n])
+}
+
+// Pids lists the processes of the host (the numbered entries of /proc),
+// without init.
+func Pids() ([]int, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, err
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	pids := make([]int, 0, len(names))
+	for _, name := range names {
+		if pid, err := strconv.Atoi(name); err == nil && pid > 1 {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
 }
 
 // ProcIDs are the ids /proc/<pid>/stat gives a process: its parent, its

@@ -666,17 +666,8 @@ func (w *Worker) SignalTask(s *rpc.TaskSignal) {
 // its members lives.
 func killSession(sid int, sig syscall.Signal) {
 	syscall.Kill(-sid, sig)
-	d, err := os.Open("/proc")
-	if err != nil {
-		return
-	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
-	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil || pid <= 1 {
-			continue
-		}
+	pids, _ := jobexec.Pids()
+	for _, pid := range pids {
 		if ids, err := jobexec.ReadProcIDs(pid); err == nil && ids.Session == sid {
 			syscall.Kill(pid, sig)
 		}

@@ -92,17 +92,11 @@ func checkGroup(pgid, shepherd int) error {
 	if ids, err := jobexec.ReadProcIDs(pgid); err == nil {
 		return groupOf(pgid, shepherd, pgid, ids)
 	}
-	d, err := os.Open("/proc")
+	pids, err := jobexec.Pids()
 	if err != nil {
 		return fmt.Errorf("process group %d: %w", pgid, err)
 	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
-	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil || pid <= 1 {
-			continue
-		}
+	for _, pid := range pids {
 		if ids, err := jobexec.ReadProcIDs(pid); err == nil && ids.Pgrp == pgid {
 			return groupOf(pgid, shepherd, pid, ids)
 		}
