@@ -218,6 +218,9 @@ type Queue struct {
 
 	// Exclusive: the queue accepts exclusive jobs (bsub -x).
 	Exclusive bool `toml:"exclusive"`
+	// Rerunnable (RERUNNABLE): the queue's jobs run again elsewhere when
+	// their host fails, as with bsub -r.
+	Rerunnable bool `toml:"rerunnable"`
 
 	// Job exceptions (lsb.queues JOB_OVERRUN, JOB_UNDERRUN, JOB_IDLE), shown
 	// by bjobs -x and EXCEPTION STATUS; 0 = not detected. JobOverrun: a job
@@ -295,6 +298,9 @@ type App struct {
 	// JobStarter wraps the job's command; %USRCMD stands for it (without
 	// it the command is appended).
 	JobStarter string `toml:"job_starter"`
+	// Rerunnable (RERUNNABLE): the profile's jobs run again elsewhere
+	// when their host fails, as with bsub -r.
+	Rerunnable bool `toml:"rerunnable"`
 	// Env is set in the job's environment.
 	Env map[string]string `toml:"env"`
 	// RequeueExitValues: as the queue's, for the profile's jobs; the

@@ -187,7 +187,7 @@ func Layer(sub *api.JobSpec, cfg *Config) (*Result, error) {
 	}
 	for _, step := range []func() error{
 		l.setQueue, l.setApp, l.setProject, l.checkExclusive, l.setExec, l.setResReq, l.setTasks,
-		l.setRunLimit, l.setMemLimit, l.setRequeue, l.setGPU, l.checkShared, l.checkSlots,
+		l.setRunLimit, l.setMemLimit, l.setRequeue, l.setRerun, l.setGPU, l.checkShared, l.checkSlots,
 	} {
 		if err := step(); err != nil {
 			return nil, err
@@ -774,4 +774,23 @@ func (l *layering) checkSlots() error {
 // oneHost reports whether the merged requirement asks for span[hosts=1].
 func (l *layering) oneHost() bool {
 	return l.eff().MinTasks == 1 || l.rr.IsSimple() && l.rr.Simple.Span != nil && l.rr.Simple.Span.Hosts == 1
+}
+
+// setRerun: a job is rerunnable with -r, or when its profile or queue is
+// (RERUNNABLE; the job's own -r first, then the profile, then the
+// queue). An interactive job never is, as in LSF.
+func (l *layering) setRerun() error {
+	e := l.res.Effective
+	if e.Rerunnable || e.GetInteractive() != api.Interactive_BATCH {
+		return nil
+	}
+	switch {
+	case l.app != nil && l.app.Rerunnable:
+		e.Rerunnable = true
+		l.origin("rerunnable", l.profile())
+	case l.q.Rerunnable:
+		e.Rerunnable = true
+		l.origin("rerunnable", l.queuePart())
+	}
+	return nil
 }

@@ -389,3 +389,42 @@ func TestUserDefaultLimit(t *testing.T) {
 		t.Errorf("carol's check: %+v", p)
 	}
 }
+
+// A job is rerunnable with -r, or by its profile's or queue's rerunnable
+// (the profile named as the origin before the queue); never interactive.
+func TestLayerRerunnable(t *testing.T) {
+	cfg, err := Parse("rerun.toml", []byte(`
+[cluster]
+default_queue = "normal"
+[queues.normal]
+[queues.rerun]
+rerunnable = true
+[apps.again]
+rerunnable = true
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		sub  *api.JobSpec
+		want bool
+		from string
+	}{
+		{"plain", &api.JobSpec{Queue: "normal"}, false, ""},
+		{"-r", &api.JobSpec{Queue: "normal", Rerunnable: true}, true, ""},
+		{"queue", &api.JobSpec{Queue: "rerun"}, true, "queue rerun"},
+		{"profile", &api.JobSpec{Queue: "normal", App: "again"}, true, "profile again"},
+		{"profile over queue", &api.JobSpec{Queue: "rerun", App: "again"}, true, "profile again"},
+		{"interactive", &api.JobSpec{Queue: "rerun", Interactive: api.Interactive_PLAIN}, false, ""},
+	}
+	for _, tt := range tests {
+		r, err := Layer(tt.sub, cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if r.Effective.Rerunnable != tt.want || r.Origin["rerunnable"].String() != tt.from {
+			t.Errorf("%s: rerunnable %v from %q, want %v from %q", tt.name, r.Effective.Rerunnable, r.Origin["rerunnable"], tt.want, tt.from)
+		}
+	}
+}

@@ -112,6 +112,7 @@ func (c *Config) Effective() string {
 		w.kv("run_windows", q.RunWindows)
 		w.kv("dispatch_windows", q.DispatchWindows)
 		w.kv("exclusive", q.Exclusive)
+		w.kv("rerunnable", q.Rerunnable)
 		w.kv("job_overrun", q.JobOverrun)
 		w.kv("job_underrun", q.JobUnderrun)
 		if q.JobIdle > 0 {
@@ -149,6 +150,7 @@ func (c *Config) Effective() string {
 			w.line("allow_job_exec = false")
 		}
 		w.kv("job_starter", a.JobStarter)
+		w.kv("rerunnable", a.Rerunnable)
 		w.kv("requeue_exit_values", a.RequeueExitValues)
 		w.kv("gpu_req", a.GpuReq)
 		w.kv("env", a.Env)

@@ -1184,6 +1184,8 @@ func (im *importer) queue(s *Section) {
 				ws = append(ws, w.String())
 			}
 			t.set(strings.ToLower(k)+"s", tomlList(ws), "", at)
+		case "RERUNNABLE":
+			im.rerunnable(t, p)
 		case "EXCLUSIVE":
 			v := strings.ToUpper(p.Value)
 			switch {
@@ -1223,6 +1225,17 @@ func (im *importer) gpuReq(t *table, p Param) {
 		return
 	}
 	t.set("gpu_req", config.TOMLString(v), "", psrc(p))
+}
+
+// rerunnable translates RERUNNABLE (a queue's or a profile's).
+func (im *importer) rerunnable(t *table, p Param) {
+	switch strings.ToUpper(strings.TrimSpace(p.Value)) {
+	case "Y", "YES":
+		t.set("rerunnable", "true", "", psrc(p))
+	case "N", "NO":
+	default:
+		im.note(psrc(p), "not translated: RERUNNABLE = %s: use yes or no", p.Value)
+	}
 }
 
 // requeue translates REQUEUE_EXIT_VALUES, checked as xce checks it.
@@ -1409,6 +1422,8 @@ func (im *importer) lsbApplications(f *File) {
 				im.requeue(t, p)
 			case "GPU_REQ":
 				im.gpuReq(t, p)
+			case "RERUNNABLE":
+				im.rerunnable(t, p)
 			case "RES_REQ", "PRE_EXEC", "POST_EXEC", "JOB_STARTER":
 				t.set(strings.ToLower(k), config.TOMLString(p.Value), "", at)
 				if k == "RES_REQ" {
