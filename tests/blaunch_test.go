@@ -1,16 +1,13 @@
 package tests
 
 import (
-	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -118,62 +115,19 @@ func blWaitProcs(t *testing.T, cmdline string, n int) bool {
 	return false
 }
 
-// blWorkers starts a controller that runs no jobs itself (--listen) and
-// one worker process per name, each with 2 slots; it returns the
-// controller's cluster.
+// blWorkers starts a controller that runs no jobs itself and one worker
+// per name, each with 2 slots (the cluster harness of cluster_test.go);
+// it returns the controller's cluster.
 func blWorkers(t *testing.T, names ...string) *cluster {
 	t.Helper()
-	self, _ := os.Hostname()
-	self, _, _ = strings.Cut(self, ".")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	conf := filepath.Join(t.TempDir(), "xce.toml")
-	toml := fmt.Sprintf("[cluster]\nname = \"xce\"\ndefault_queue = \"normal\"\n\n[queues.normal]\npriority = 30\n\n[hosts.%s]\nserver = false\n", self)
+	m := newMulti(t)
+	want := map[string]string{}
 	for _, n := range names {
-		toml += fmt.Sprintf("\n[hosts.%s]\nslots = 2\n", n)
+		m.worker(n, 2)
+		want[n] = "ok"
 	}
-	if err := os.WriteFile(conf, []byte(toml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c := newCluster(t, "--config", conf, "--listen", addr)
-	for _, n := range names {
-		wdir := filepath.Join(c.dir, "w-"+n)
-		cmd := exec.Command(filepath.Join(binDir, "xced"), "worker", "--controller", addr,
-			"--token-file", filepath.Join(c.dir, "state", "cluster.token"), "--dir", wdir, "--name", n,
-			"--slots", "2", "--load-interval", "1s")
-		log := &bytes.Buffer{}
-		cmd.Stdout, cmd.Stderr = log, log
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			cmd.Process.Signal(syscall.SIGTERM)
-			cmd.Wait()
-			if t.Failed() {
-				t.Logf("worker %s:\n%s", n, log)
-			}
-		})
-	}
-	for end := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		out := c.run("", "bhosts", "-noheader").stdout
-		ok := 0
-		for _, line := range strings.Split(out, "\n") {
-			f := strings.Fields(line)
-			if len(f) > 1 && f[1] == "ok" {
-				ok++
-			}
-		}
-		if ok == len(names) {
-			return c
-		}
-		if time.Now().After(end) {
-			t.Fatalf("the workers did not join:\n%s\nxced log:\n%s", out, c.log)
-		}
-	}
+	m.waitHosts(want)
+	return m.cluster
 }
 
 // A -n 6 span[ptile=2] job on three of four worker processes: blaunch
