@@ -472,3 +472,36 @@ func TestClusterInteractive(t *testing.T) {
 		t.Errorf("bsub -I on a cluster whose controller host runs no jobs: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A rerunnable job whose only host failed waits for it; when the host
+// returns, the instance still running there is terminated first, and only
+// then does the job run again there, once, with the old instance's end
+// not taken for the new one's.
+func TestClusterRerunSameHost(t *testing.T) {
+	m := newMulti(t, `host_unavail_grace = "1s"`, `host_failure_timeout = "2s"`)
+	a := m.worker("hA", 2)
+	m.waitHosts(map[string]string{"hA": "ok"})
+	runs := filepath.Join(m.work, "runs")
+	id := m.submit("", "-r", "-o", "same.out", "echo run >> "+runs+"; echo $$ >> "+runs+".pids; sleep 30")
+	m.waitState(id, "RUN")
+	a.crash()
+	m.waitState(id, "PEND") // requeued: its host failed
+	m.worker("hA", 2)
+	m.waitState(id, "RUN")
+	time.Sleep(3 * time.Second) // the old instance's end (terminate interval 1s) has come by now
+	if st := m.stat(id); st != "RUN" {
+		t.Fatalf("the rerun job is %s after its old instance ended, want RUN\n%s\nxced:\n%s\nworker:\n%s", st, m.must("", "bhist", "-l", id), m.log, m.workers["hA"].log)
+	}
+	b, _ := os.ReadFile(runs)
+	if n := strings.Count(string(b), "run\n"); n != 2 {
+		t.Errorf("the job started %d times, want 2", n)
+	}
+	p, _ := os.ReadFile(runs + ".pids")
+	if pids := strings.Fields(string(p)); len(pids) != 2 {
+		t.Errorf("pids %q", p)
+	} else if _, err := os.Stat("/proc/" + pids[0]); err == nil {
+		t.Errorf("the old instance (pid %s) still runs beside the rerun", pids[0])
+	}
+	m.must("", "bkill", id)
+	m.waitState(id, "EXIT")
+}

@@ -126,6 +126,11 @@ type Controller struct {
 	launching sync.WaitGroup
 	// closedHosts: the hosts badmin hclose closed, as stored.
 	closedHosts map[string]bool
+	// stale: instances a returning worker still ran of jobs that are no
+	// longer its own (rerun elsewhere, or ended), by host, until their end
+	// is reported: the job is not placed there meanwhile, and that end
+	// is not the job's.
+	stale map[string]map[key]bool
 	// execs: the connected hosts' executors, read without c.mu (execOf).
 	execs atomic.Pointer[map[string]Executor]
 	// kills: terminations asked for while a job's host was away (killMu).
@@ -604,6 +609,13 @@ func (c *Controller) applyReport(rep worker.Report, staged map[key]*api.Job) (st
 	cur := r.job
 	if s := staged[k]; s != nil {
 		cur = s
+	}
+	if st := c.stale[rep.Host]; st[k] {
+		if rep.Finished != nil || rep.NeverStarted || rep.Err != nil {
+			delete(st, k)
+			c.Kick() // the host may take the job again
+		}
+		return store.Change{}, false
 	}
 	if !isRunning(cur.State) {
 		return store.Change{}, false

@@ -346,14 +346,34 @@ func (c *Controller) workerJoined(conn *workerConn, reg *rpc.WorkerRegister) err
 			changes = append(changes, store.Change{Job: nj, Event: c.event(nj, api.EventType_HOST_STATUS, "", fmt.Sprintf(detailBack, name))})
 		}
 	}
+	// Instances that are not this host's jobs any more (rerun elsewhere
+	// or ended after the host failed, c.stale; or any the worker still
+	// watches): whatever is left of them here goes. One the worker does
+	// not watch (it restarted) is adopted first, by its own record.
+	stale := c.stale[name]
+	if stale == nil {
+		stale = map[key]bool{}
+	}
 	for k := range watched {
 		if !here[k] {
-			// Not this host's job any more (rerun elsewhere, or ended):
-			// whatever is left of it here goes.
-			slog.Warn("terminating a job instance its host no longer runs", "host", name, "job", k.id, "index", k.idx)
-			conn.Terminate(k.id, k.idx)
+			stale[k] = true
 		}
 	}
+	for k := range stale {
+		if here[k] {
+			delete(stale, k)
+			continue
+		}
+		slog.Warn("terminating a job instance its host no longer runs", "host", name, "job", k.id, "index", k.idx)
+		if !watched[k] {
+			conn.Reattach(&api.Job{JobId: k.id, ArrayIndex: k.idx, State: api.JobState_RUN})
+		}
+		conn.Terminate(k.id, k.idx)
+	}
+	if c.stale == nil {
+		c.stale = map[string]map[key]bool{}
+	}
+	c.stale[name] = stale
 	if err := c.commit(changes); err != nil {
 		slog.Error("record host's return", "host", name, "err", err)
 	}
@@ -485,8 +505,16 @@ func (c *Controller) jobsOn(name string) []*rec {
 	return out
 }
 
-// hostFailed gives up on a job whose host failed (c.mu held).
+// hostFailed gives up on a job whose host failed (c.mu held). What may
+// still run of it there is terminated when the host returns.
 func (c *Controller) hostFailed(r *rec, name string, now time.Time) store.Change {
+	if c.stale == nil {
+		c.stale = map[string]map[key]bool{}
+	}
+	if c.stale[name] == nil {
+		c.stale[name] = map[key]bool{}
+	}
+	c.stale[name][key{r.job.JobId, r.job.ArrayIndex}] = true
 	nj := c.clone(r)
 	if r.eff.GetRerunnable() {
 		requeued(nj, false)
@@ -601,4 +629,16 @@ func fillGPUUse(h *api.Host, hv sched.HostView) {
 		slices.SortFunc(g.JobIds, byNumber)
 		slices.SortFunc(g.SuspJobIds, byNumber)
 	}
+}
+
+// staleHosts is "~HOST" for each host where an old instance of the job
+// still runs (c.mu held); nil when there is none.
+func (c *Controller) staleHosts(k key) []string {
+	var out []string
+	for name, st := range c.stale {
+		if st[k] {
+			out = append(out, "~"+name)
+		}
+	}
+	return out
 }

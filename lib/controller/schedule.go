@@ -2,6 +2,7 @@ package controller
 
 import (
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -242,6 +243,14 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 		snap.Running = append(snap.Running, a)
 	}
 	for _, r := range cands {
+		hosts := r.eff.hosts
+		if away := c.staleHosts(key{r.job.JobId, r.job.ArrayIndex}); away != nil {
+			// An old instance still ends on those hosts.
+			if len(hosts) == 0 {
+				hosts = []string{"all"}
+			}
+			hosts = append(slices.Clone(hosts), away...)
+		}
 		snap.Jobs = append(snap.Jobs, sched.Job{
 			Key:  sched.JobKey{ID: r.job.JobId, Index: r.job.ArrayIndex},
 			User: r.eff.GetUser(), Queue: r.eff.GetQueue(), Project: r.eff.GetProject(),
@@ -249,7 +258,7 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 			Req:      c.parsedReq(r),
 			Local:    local,
 			MinSlots: int(r.eff.GetMinTasks()), MaxSlots: int(r.eff.GetMaxTasks()),
-			Hosts:     r.eff.hosts,
+			Hosts:     hosts,
 			Exclusive: r.eff.GetExclusive(),
 			Priority:  int(r.eff.GetUserPriority()),
 			Submit:    time.Unix(0, r.job.SubmitTime),

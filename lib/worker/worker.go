@@ -645,7 +645,9 @@ func (w *Worker) Terminate(id int64, idx int32) error {
 				time.Sleep(w.cfg.TerminateInterval)
 			}
 			w.mu.Lock()
-			_, running := w.jobs[k]
+			// The same run: a job run again under its id after this one
+			// ended is not this sequence's to signal.
+			running := w.jobs[k] == p
 			w.mu.Unlock()
 			if !running {
 				return
