@@ -219,7 +219,10 @@ func (w *Worker) endTasks(k jobKey) *api.ResourceUsage {
 		}
 	}
 	if s != nil {
-		// No new blaunch; those running hear their tasks' ends first.
+		// No new blaunch (the socket's name goes at once; the server
+		// stops in the background); those running hear their tasks' ends
+		// first.
+		os.Remove(filepath.Join(w.JobDir(k.id, k.idx), TaskSocketName))
 		go func() {
 			t := time.AfterFunc(taskEndGrace, s.Stop)
 			s.GracefulStop()
