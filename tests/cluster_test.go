@@ -115,18 +115,7 @@ func (w *workerProc) crash() {
 }
 
 func (w *workerProc) stop() {
-	if w.cmd == nil {
-		return
-	}
-	w.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { w.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		w.cmd.Process.Kill()
-		<-done
-	}
+	stopProcess(w.cmd)
 	w.cmd = nil
 }
 

@@ -129,19 +129,25 @@ func (c *cluster) start() {
 
 // stop ends xced with SIGTERM.
 func (c *cluster) stop() {
-	if c.cmd == nil || c.cmd.Process == nil {
+	stopProcess(c.cmd)
+	c.cmd = nil
+}
+
+// stopProcess ends a started xced (or xced worker) with SIGTERM, and with
+// SIGKILL if it has not gone within 10 s.
+func stopProcess(cmd *exec.Cmd) {
+	if cmd == nil || cmd.Process == nil {
 		return
 	}
-	c.cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
-	go func() { c.cmd.Wait(); close(done) }()
+	go func() { cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		c.cmd.Process.Kill()
+		cmd.Process.Kill()
 		<-done
 	}
-	c.cmd = nil
 }
 
 // crash ends xced with SIGKILL.
