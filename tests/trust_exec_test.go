@@ -1,12 +1,13 @@
 package tests
 
 import (
+	"xce/lib/testenv"
+
 	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,29 +24,19 @@ import (
 // xced runs as root, the attacker is an ordinary user created for the test
 // (xcetest1), and xcetest2 is a bystander whose file must stay whole.
 
-// testUser returns the uid of an unprivileged user made for the tests
-// (created with useradd when missing; the test is skipped unless root).
+// trustCluster is a cluster other users can use: its directories are
+// reachable and the work directory writable by all.
+// testUser returns the uid of an unprivileged user made for the tests; the
+// test is skipped unless root.
 func testUser(t *testing.T, name string) int {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: xced must run as root and the attacker as another user")
 	}
-	if _, err := user.Lookup(name); err != nil {
-		out, err := exec.Command("useradd", "-M", "-s", "/bin/sh", name).CombinedOutput()
-		if _, lerr := user.Lookup(name); lerr != nil {
-			t.Skipf("cannot create user %s: %v %s", name, err, out)
-		}
-	}
-	u, err := user.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
+	uid, _ := testenv.User(t, name)
 	return uid
 }
 
-// trustCluster is a cluster other users can use: its directories are
-// reachable and the work directory writable by all.
 func trustCluster(t *testing.T) *cluster {
 	c := newCluster(t)
 	os.Chmod(c.dir, 0o755)

@@ -1,14 +1,12 @@
 package agent
 
 import (
+	"xce/lib/testenv"
+
 	"context"
 	"net"
-	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -144,7 +142,7 @@ func (c *conn) report(t *testing.T) *rpc.WorkerReport {
 // runAgent runs an agent against f until the test ends.
 func runAgent(t *testing.T, f *fakeController, runDir string) *result {
 	t.Helper()
-	shep := buildShepherd(t)
+	shep := testenv.BuildShepherd(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	res := &result{done: make(chan struct{}), stop: cancel}
 	go func() {
@@ -180,43 +178,6 @@ type result struct {
 	stop func() // ends Run
 }
 
-func buildShepherd(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "xce-shepherd")
-	out, err := exec.Command("go", "build", "-o", bin, "../../daemon/shepherd").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build shepherd: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// jobUser is the user the jobs run as: one made for the tests (xcetest1)
-// when they run as root, else the caller; dirs are made reachable by it.
-func jobUser(t *testing.T, dirs ...string) (uid, gid int) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		return os.Getuid(), os.Getgid()
-	}
-	const name = "xcetest1"
-	if _, err := user.Lookup(name); err != nil {
-		out, err := exec.Command("useradd", "-M", "-s", "/bin/sh", name).CombinedOutput()
-		if _, lerr := user.Lookup(name); lerr != nil {
-			t.Skipf("cannot create user %s: %v %s", name, err, out)
-		}
-	}
-	u, err := user.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	uid, _ = strconv.Atoi(u.Uid)
-	gid, _ = strconv.Atoi(u.Gid)
-	for _, d := range dirs {
-		os.Chmod(filepath.Dir(d), 0o755) // t.TempDir's parent is 0700
-		os.Chmod(d, 0o777)
-	}
-	return uid, gid
-}
-
 type jobs struct {
 	dir      string
 	uid, gid int
@@ -224,7 +185,7 @@ type jobs struct {
 
 func newJobs(t *testing.T, runDir string) jobs {
 	dir := t.TempDir()
-	uid, gid := jobUser(t, runDir, dir)
+	uid, gid := testenv.JobUser(t, runDir, dir)
 	return jobs{dir: dir, uid: uid, gid: gid}
 }
 

@@ -1,46 +1,16 @@
 package worker
 
 import (
+	"xce/lib/testenv"
+
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"xce/lib/api"
 )
-
-// jobUser is the user the tests' jobs run as: an unprivileged one made
-// for the tests (xcetest1) when they run as root, so that what root reads
-// is another user's; the caller otherwise. dirs are made reachable by it.
-func jobUser(t *testing.T, dirs ...string) (uid, gid int) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		return os.Getuid(), os.Getgid()
-	}
-	const name = "xcetest1"
-	if _, err := user.Lookup(name); err != nil {
-		out, err := exec.Command("useradd", "-M", "-s", "/bin/sh", name).CombinedOutput()
-		if _, lerr := user.Lookup(name); lerr != nil {
-			t.Skipf("cannot create user %s: %v %s", name, err, out)
-		}
-	}
-	u, err := user.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	uid, _ = strconv.Atoi(u.Uid)
-	gid, _ = strconv.Atoi(u.Gid)
-	for _, d := range dirs {
-		// t.TempDir's parent is 0700 too.
-		os.Chmod(filepath.Dir(d), 0o755)
-		os.Chmod(d, 0o777)
-	}
-	return uid, gid
-}
 
 // peekFor polls Peek until its data is want (or a generous deadline).
 func peekFor(t *testing.T, w *Worker, id int64, want string) (size int64, path string) {
@@ -61,10 +31,10 @@ func peekFor(t *testing.T, w *Worker, id int64, want string) (size int64, path s
 // offset and capped; with LSB_STDOUT_DIRECT from its -o file; a spool
 // file the job replaced with a link is refused, not followed.
 func TestPeek(t *testing.T) {
-	shep := buildShepherd(t)
+	shep := testenv.BuildShepherd(t)
 	w, rs := newWorker(t, shep)
 	dir := t.TempDir()
-	uid, gid := jobUser(t, w.cfg.RunDir, dir)
+	uid, gid := testenv.JobUser(t, w.cfg.RunDir, dir)
 	userJob := func(id int64, cmd string) *api.Job {
 		j := job(id, cmd, dir)
 		j.Spec.Uid, j.Spec.Gid = uint32(uid), uint32(gid)

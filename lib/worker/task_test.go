@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"xce/lib/testenv"
+
 	"context"
 	"errors"
 	"io"
@@ -164,12 +166,12 @@ func runLaunch(t *testing.T, c rpc.TasksClient, l *rpc.TaskLaunch, signal syscal
 // tasks; another user cannot use the socket; the job's end kills its
 // tasks here and on the other hosts, and the tasks' usage is the job's.
 func TestTasks(t *testing.T) {
-	shep := buildShepherd(t)
+	shep := testenv.BuildShepherd(t)
 	w, rs := newWorker(t, shep)
 	relay := &fakeRelay{w: w}
 	w.SetTaskRelay(relay)
 	dir := t.TempDir()
-	uid, gid := jobUser(t, w.cfg.RunDir, dir, filepath.Dir(shep))
+	uid, gid := testenv.JobUser(t, w.cfg.RunDir, dir, filepath.Dir(shep))
 	j := job(1, "sleep 60", dir)
 	j.Spec.Uid, j.Spec.Gid = uint32(uid), uint32(gid)
 	if uid != os.Getuid() {

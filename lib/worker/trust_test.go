@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"xce/lib/testenv"
+
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,7 +124,7 @@ func TestForgedPgidRefused(t *testing.T) {
 // A shepherd killed with -9: the job ends EXIT 137 with TERM_CTRL_PID, and
 // its processes are killed.
 func TestShepherdKilled(t *testing.T) {
-	shep := buildShepherd(t)
+	shep := testenv.BuildShepherd(t)
 	w, rs := newWorker(t, shep)
 	if err := w.Start(job(1, "sleep 60 & sleep 60", t.TempDir())); err != nil {
 		t.Fatal(err)
@@ -149,7 +151,7 @@ func TestShepherdKilled(t *testing.T) {
 // A job that ended while no worker watched it ends at the time it ended,
 // not when a new worker found it.
 func TestEndWhileAway(t *testing.T) {
-	shep := buildShepherd(t)
+	shep := testenv.BuildShepherd(t)
 	w, rs := newWorker(t, shep)
 	if err := w.Start(job(1, "exit 3", t.TempDir())); err != nil {
 		t.Fatal(err)
@@ -175,7 +177,7 @@ func TestEndWhileAway(t *testing.T) {
 // the user's directory given by descriptor (checked as far as a test
 // running as one user can: modes and places).
 func TestJobDirLayout(t *testing.T) {
-	shep := buildShepherd(t)
+	shep := testenv.BuildShepherd(t)
 	w, rs := newWorker(t, shep)
 	if err := w.Start(job(1, "sleep 1", t.TempDir())); err != nil {
 		t.Fatal(err)
@@ -200,7 +202,7 @@ func TestJobDirLayout(t *testing.T) {
 // A failed pre-exec's PEND_AGAIN comes through as the shepherd recorded
 // it (the end checks must not turn it into a FINISH).
 func TestPendAgainKept(t *testing.T) {
-	shep := buildShepherd(t)
+	shep := testenv.BuildShepherd(t)
 	w, rs := newWorker(t, shep)
 	j := job(1, "true", t.TempDir())
 	j.Spec.PreExec = "exit 1"
@@ -216,7 +218,7 @@ func TestPendAgainKept(t *testing.T) {
 // started report was lost with the old worker) finds the shepherd through
 // its own record and reports the job's real end, not TERM_CTRL_PID.
 func TestReattachWithoutStoredPids(t *testing.T) {
-	shep := buildShepherd(t)
+	shep := testenv.BuildShepherd(t)
 	w, rs := newWorker(t, shep)
 	if err := w.Start(job(1, "sleep 1; exit 4", t.TempDir())); err != nil {
 		t.Fatal(err)

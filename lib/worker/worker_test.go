@@ -1,26 +1,15 @@
 package worker
 
 import (
+	"xce/lib/testenv"
+
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"xce/lib/api"
 )
-
-// buildShepherd builds xce-shepherd once for the tests.
-func buildShepherd(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "xce-shepherd")
-	out, err := exec.Command("go", "build", "-o", bin, "../../daemon/shepherd").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build shepherd: %v\n%s", err, out)
-	}
-	return bin
-}
 
 type reports struct {
 	mu  sync.Mutex
@@ -73,7 +62,7 @@ func job(id int64, cmd string, dir string) *api.Job {
 // before the shepherd existed still ends the job; a worker that comes back
 // finds the real end of a job that ran on without it.
 func TestStartTerminateReattach(t *testing.T) {
-	shep := buildShepherd(t)
+	shep := testenv.BuildShepherd(t)
 	dir := t.TempDir()
 	w, rs := newWorker(t, shep)
 	if err := w.Start(job(1, "exit 4", dir)); err != nil {
