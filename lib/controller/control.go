@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"strings"
+
 	"fmt"
 	"sort"
 
@@ -112,7 +114,7 @@ func (c *Controller) hostControl(who Caller, req *api.ControlRequest) *api.Contr
 		}
 		c.hosts[name].closed = closed
 		if closed {
-			c.closedHosts[name] = true
+			c.closedHosts[name] = strings.TrimSpace(req.Comment)
 		} else {
 			delete(c.closedHosts, name)
 		}
@@ -137,10 +139,10 @@ func (c *Controller) restoreControls() error {
 	if err != nil {
 		return err
 	}
-	c.closedHosts = map[string]bool{}
-	for k := range hs {
+	c.closedHosts = map[string]string{}
+	for k, v := range hs {
 		name := k[len("host/"):]
-		c.closedHosts[name] = true
+		c.closedHosts[name] = strings.TrimSpace(string(v))
 		if h := c.hosts[name]; h != nil {
 			h.closed = true
 		}

@@ -124,8 +124,9 @@ type Controller struct {
 	// launching counts the launches Run's cycles started: Run returns
 	// only once they are done, so the store is not closed under one.
 	launching sync.WaitGroup
-	// closedHosts: the hosts badmin hclose closed, as stored.
-	closedHosts map[string]bool
+	// closedHosts: the hosts badmin hclose closed, with the comment of
+	// each close (bhosts -l), as stored.
+	closedHosts map[string]string
 	// stale: instances a returning worker still ran of jobs that are no
 	// longer its own (rerun elsewhere, or ended), by host, until their end
 	// is reported: the job is not placed there meanwhile, and that end

@@ -54,7 +54,8 @@ func (h *host) connected() bool { return h.exec != nil }
 func (c *Controller) hostNamed(name string) *host {
 	h := c.hosts[name]
 	if h == nil {
-		h = &host{name: name, lostAt: c.started, closed: c.closedHosts[name]}
+		_, closed := c.closedHosts[name]
+		h = &host{name: name, lostAt: c.started, closed: closed}
 		c.hosts[name] = h
 		c.hostNames = slices.Sorted(maps.Keys(c.hosts))
 	}
@@ -312,7 +313,7 @@ func (c *Controller) workerJoined(conn *workerConn, reg *rpc.WorkerRegister) err
 		h.slots = max(1, int(reg.Host.GetNcpus()))
 	}
 	h.lostAt, h.unavail = time.Time{}, false
-	h.closed = c.closedHosts[name]
+	_, h.closed = c.closedHosts[name]
 	c.publishExecs()
 	cl := &conf.Cluster
 	conn.send(&rpc.ControllerMessage{Msg: &rpc.ControllerMessage_Welcome{Welcome: &rpc.Welcome{

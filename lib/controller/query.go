@@ -402,7 +402,7 @@ func (c *Controller) ListHosts(req *api.ListHostsRequest) (*api.ListHostsReply, 
 		h := c.hostView(hs)
 		h.State, h.StatusDetail = c.hostStatus(hs)
 		if hs.closed {
-			h.AdminComment = c.hostComment(name)
+			h.AdminComment = c.closedHosts[name]
 		}
 		hist := &hs.load
 		h.R1MHistory = append([]float32(nil), hist.r1m...)
@@ -455,16 +455,6 @@ func (c *Controller) ListHosts(req *api.ListHostsRequest) (*api.ListHostsReply, 
 // hostCPUFactor is the local host's CPU factor: XCE does not benchmark
 // hosts, and LSF's factor of an unknown model is 1.
 const hostCPUFactor = 1.0
-
-// hostComment is the comment of the badmin hclose in force on a host, ""
-// when none.
-func (c *Controller) hostComment(name string) string {
-	m, err := c.store.Meta("host/" + name)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(m["host/"+name]))
-}
 
 // hostFilter is a -R requirement of bhosts, lshosts and lsload compiled
 // against the cluster's resources; a nil filter keeps every host.
