@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -62,40 +61,29 @@ func acctIndexFor(k []byte) []byte {
 	return acctIndexKey(id, index, end)
 }
 
-// stageAcct adds an accounting record to txn, with the job's submitted
-// spec as the store holds it (the record's own Spec must be nil).
-func stageAcct(txn *badger.Txn, rec *api.Job) error {
+// stageAcct adds an accounting record to b, with the job's submitted
+// spec as the store (txn) or b holds it (the record's own Spec must be nil).
+func stageAcct(txn *badger.Txn, b *batch, rec *api.Job) error {
 	if rec.Spec != nil {
 		return fmt.Errorf("accounting record of job %d: it carries its submitted spec", rec.JobId)
 	}
-	b, err := proto.Marshal(rec)
+	rb, err := proto.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encode accounting record of job %d: %w", rec.JobId, err)
 	}
-	item, err := txn.Get(specKey('s', rec.JobId))
-	switch {
-	case err == nil:
-		// Job.spec is field 3: an encoded message appended as that field
-		// decodes as if it had been set.
-		err = item.Value(func(v []byte) error {
-			b = protowire.AppendTag(b, 3, protowire.BytesType)
-			b = protowire.AppendBytes(b, v)
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("read spec of job %d: %w", rec.JobId, err)
-		}
-	case errors.Is(err, badger.ErrKeyNotFound):
-		// No submitted spec: the record's effective values stand in.
-	default:
+	spec, ok, err := b.get(txn, specKey('s', rec.JobId))
+	if err != nil {
 		return fmt.Errorf("read spec of job %d: %w", rec.JobId, err)
 	}
-	if err := txn.Set(acctKey(rec.EndTime, rec.JobId, rec.ArrayIndex), b); err != nil {
-		return fmt.Errorf("store accounting record of job %d: %w", rec.JobId, err)
+	if ok {
+		// Job.spec is field 3: an encoded message appended as that field
+		// decodes as if it had been set. (No submitted spec: the record's
+		// effective values stand in.)
+		rb = protowire.AppendTag(rb, 3, protowire.BytesType)
+		rb = protowire.AppendBytes(rb, spec)
 	}
-	if err := txn.Set(acctIndexKey(rec.JobId, rec.ArrayIndex, rec.EndTime), nil); err != nil {
-		return fmt.Errorf("store accounting record of job %d: %w", rec.JobId, err)
-	}
+	b.Set(acctKey(rec.EndTime, rec.JobId, rec.ArrayIndex), rb)
+	b.Set(acctIndexKey(rec.JobId, rec.ArrayIndex, rec.EndTime), nil)
 	return nil
 }
 
@@ -111,23 +99,25 @@ func (s *Store) AddAcct(recs []*api.Job) (int, error) {
 	for start := 0; start < len(recs); start += acctBatch {
 		part := recs[start:min(start+acctBatch, len(recs))]
 		n := 0
-		err := s.db.Update(func(txn *badger.Txn) error {
-			n = 0
+		err := func() error {
+			b := &batch{}
+			txn := s.db.NewTransaction(false)
+			defer txn.Discard()
 			for _, r := range part {
-				_, err := txn.Get(acctIndexKey(r.JobId, r.ArrayIndex, r.EndTime))
-				if err == nil {
-					continue
-				}
-				if !errors.Is(err, badger.ErrKeyNotFound) {
+				_, ok, err := b.get(txn, acctIndexKey(r.JobId, r.ArrayIndex, r.EndTime))
+				if err != nil {
 					return fmt.Errorf("look up accounting record of job %d: %w", r.JobId, err)
 				}
-				if err := stageAcct(txn, r); err != nil {
+				if ok {
+					continue
+				}
+				if err := stageAcct(txn, b, r); err != nil {
 					return err
 				}
 				n++
 			}
-			return nil
-		})
+			return s.write(b)
+		}()
 		if err != nil {
 			return added, err
 		}
@@ -268,17 +258,12 @@ func (s *Store) PruneAcct(before int64) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("find old accounting records: %w", err)
 	}
-	wb := s.db.NewWriteBatch()
-	defer wb.Cancel()
+	b := &batch{inParts: true}
 	for _, k := range old {
-		if err := wb.Delete(k); err != nil {
-			return 0, fmt.Errorf("prune accounting records: %w", err)
-		}
-		if err := wb.Delete(acctIndexFor(k)); err != nil {
-			return 0, fmt.Errorf("prune accounting records: %w", err)
-		}
+		b.Delete(k)
+		b.Delete(acctIndexFor(k))
 	}
-	if err := wb.Flush(); err != nil {
+	if err := s.write(b); err != nil {
 		return 0, fmt.Errorf("prune accounting records: %w", err)
 	}
 	ids := map[int64]bool{}
@@ -322,14 +307,11 @@ func (s *Store) dropJobs(ids map[int64]bool) error {
 	if err != nil {
 		return fmt.Errorf("find the specs and events of pruned jobs: %w", err)
 	}
-	wb := s.db.NewWriteBatch()
-	defer wb.Cancel()
+	b := &batch{inParts: true}
 	for _, k := range dead {
-		if err := wb.Delete(k); err != nil {
-			return fmt.Errorf("delete the specs and events of pruned jobs: %w", err)
-		}
+		b.Delete(k)
 	}
-	if err := wb.Flush(); err != nil {
+	if err := s.write(b); err != nil {
 		return fmt.Errorf("delete the specs and events of pruned jobs: %w", err)
 	}
 	return nil

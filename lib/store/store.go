@@ -63,8 +63,12 @@ type Store struct {
 	allocMu   sync.Mutex
 	allocated map[string]bool // memtable logs preallocated
 
-	ceilMu  sync.Mutex
-	ceiling int64 // the id ceiling last recorded
+	ceilMu  sync.Mutex // orders commits that change the ceiling or the applied index
+	ceiling int64      // the id ceiling last recorded
+	applied uint64     // the replicated log's last entry applied (batch.go)
+
+	replMu sync.RWMutex
+	repl   Replicator // nil: writes go to Badger directly
 }
 
 var keyIDCeiling = []byte("m/idceiling")
@@ -104,6 +108,10 @@ func Open(dir string) (*Store, error) {
 	s := &Store{dir: dir, db: db, submitCh: make(chan *submitReq, maxBatch), stopped: make(chan struct{}), quit: make(chan struct{}), allocated: map[string]bool{}}
 	s.minFree = s.defaultMinFree()
 	if s.ceiling, err = s.IDCeiling(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if s.applied, err = readApplied(db); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -278,34 +286,34 @@ func (s *Store) committer() {
 	}
 }
 
-// commitBatch writes a batch in one transaction; if that fails (a batch
-// too large, say), each submission is tried alone so that one bad
+// commitBatch writes a batch of submissions at once; if that fails (a
+// batch too large, say), each submission is tried alone so that one bad
 // submission does not fail the others.
-func (s *Store) commitBatch(batch []*submitReq) {
-	txn := s.db.NewTransaction(true)
+func (s *Store) commitBatch(reqs []*submitReq) {
 	err := func() error {
-		seenEnv := map[string]bool{}
-		for _, r := range batch {
-			if err := s.stage(txn, r.sub, seenEnv); err != nil {
+		b := &batch{}
+		txn := s.db.NewTransaction(false)
+		defer txn.Discard()
+		for _, r := range reqs {
+			if err := s.stage(txn, b, r.sub); err != nil {
 				return err
 			}
 		}
-		return txn.Commit()
+		return s.write(b)
 	}()
-	txn.Discard()
-	if err == nil || len(batch) == 1 {
-		for _, r := range batch {
+	if err == nil || len(reqs) == 1 {
+		for _, r := range reqs {
 			r.done <- err
 		}
 		return
 	}
-	for _, r := range batch {
+	for _, r := range reqs {
 		s.commitBatch([]*submitReq{r})
 	}
 }
 
-// stage adds one submission's writes to txn.
-func (s *Store) stage(txn *badger.Txn, sub *Submission, seenEnv map[string]bool) error {
+// stage adds one submission's writes to b (txn reads the store).
+func (s *Store) stage(txn *badger.Txn, b *batch, sub *Submission) error {
 	spec := sub.Spec
 	env := spec.Env
 	ref := EnvRef(env)
@@ -318,30 +326,21 @@ func (s *Store) stage(txn *badger.Txn, sub *Submission, seenEnv map[string]bool)
 	}
 	effBytes := sub.EffectiveRaw
 	id := sub.Jobs[0].JobId
-	if !seenEnv[string(ref)] {
-		seenEnv[string(ref)] = true
-		if err := s.putEnv(txn, ref, env); err != nil {
-			return err
-		}
+	if err := putEnv(txn, b, ref, env); err != nil {
+		return err
 	}
-	if err := txn.Set(specKey('s', id), specBytes); err != nil {
-		return fmt.Errorf("store job %d: %w", id, err)
-	}
-	if err := txn.Set(specKey('f', id), effBytes); err != nil {
-		return fmt.Errorf("store job %d: %w", id, err)
-	}
+	b.Set(specKey('s', id), specBytes)
+	b.Set(specKey('f', id), effBytes)
 	if sub.OriginRaw != nil {
-		if err := txn.Set(specKey('o', id), sub.OriginRaw); err != nil {
-			return fmt.Errorf("store job %d: %w", id, err)
-		}
+		b.Set(specKey('o', id), sub.OriginRaw)
 	}
 	for i, j := range sub.Jobs {
-		if err := setMsg(txn, jobKey(j.JobId, j.ArrayIndex), j); err != nil {
+		if err := setMsg(b, jobKey(j.JobId, j.ArrayIndex), j); err != nil {
 			return err
 		}
 		if i < len(sub.Events) {
 			ev := sub.Events[i]
-			if err := setMsg(txn, eventKey(ev.JobId, ev.ArrayIndex, j.Seq), ev); err != nil {
+			if err := setMsg(b, eventKey(ev.JobId, ev.ArrayIndex, j.Seq), ev); err != nil {
 				return err
 			}
 		}
@@ -349,18 +348,18 @@ func (s *Store) stage(txn *badger.Txn, sub *Submission, seenEnv map[string]bool)
 	return nil
 }
 
-func (s *Store) putEnv(txn *badger.Txn, ref []byte, env []string) error {
+// putEnv adds an environment to b unless the store or b holds it already:
+// most submissions share their user's environment.
+func putEnv(txn *badger.Txn, b *batch, ref []byte, env []string) error {
 	k := envKey(ref)
-	// An environment already stored need not be written again; most
-	// submissions share their user's environment.
-	_, err := txn.Get(k)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, badger.ErrKeyNotFound) {
+	_, ok, err := b.get(txn, k)
+	if err != nil {
 		return fmt.Errorf("look up environment: %w", err)
 	}
-	return txn.Set(k, []byte(strings.Join(env, "\x00")))
+	if ok {
+		return nil
+	}
+	return b.Set(k, []byte(strings.Join(env, "\x00")))
 }
 
 type setter interface {
@@ -390,48 +389,43 @@ type Change struct {
 	Acct *api.Job
 }
 
-// Apply writes job changes durably, in one transaction.
+// Apply writes job changes durably, at once.
 func (s *Store) Apply(changes []Change) error {
 	if len(changes) == 0 {
 		return nil
 	}
-	wb := s.db.NewTransaction(true)
-	defer wb.Discard()
+	b := &batch{}
+	txn := s.db.NewTransaction(false)
+	defer txn.Discard()
 	for _, c := range changes {
 		j := c.Job
 		if j.Spec != nil || j.Effective != nil {
 			return fmt.Errorf("store job %d: record carries its specs", j.JobId)
 		}
-		if err := setMsg(wb, jobKey(j.JobId, j.ArrayIndex), j); err != nil {
+		if err := setMsg(b, jobKey(j.JobId, j.ArrayIndex), j); err != nil {
 			return err
 		}
 		if c.Event != nil {
-			if err := setMsg(wb, eventKey(j.JobId, j.ArrayIndex, j.Seq), c.Event); err != nil {
+			if err := setMsg(b, eventKey(j.JobId, j.ArrayIndex, j.Seq), c.Event); err != nil {
 				return err
 			}
 		}
 		if c.EffectiveRaw != nil {
-			if err := wb.Set(specKey('f', j.JobId), c.EffectiveRaw); err != nil {
-				return err
-			}
+			b.Set(specKey('f', j.JobId), c.EffectiveRaw)
 		}
 		if c.OriginRaw != nil {
-			if err := wb.Set(specKey('o', j.JobId), c.OriginRaw); err != nil {
-				return err
-			}
+			b.Set(specKey('o', j.JobId), c.OriginRaw)
 		}
 		if c.SubmittedRaw != nil {
-			if err := wb.Set(specKey('s', j.JobId), c.SubmittedRaw); err != nil {
-				return err
-			}
+			b.Set(specKey('s', j.JobId), c.SubmittedRaw)
 		}
 		if c.Acct != nil {
-			if err := stageAcct(wb, c.Acct); err != nil {
+			if err := stageAcct(txn, b, c.Acct); err != nil {
 				return err
 			}
 		}
 	}
-	if err := wb.Commit(); err != nil {
+	if err := s.write(b); err != nil {
 		return fmt.Errorf("store %d job changes: %w", len(changes), err)
 	}
 	return nil
@@ -440,26 +434,24 @@ func (s *Store) Apply(changes []Change) error {
 // Forget removes the live records of finished jobs past the clean period;
 // their specs and events stay.
 func (s *Store) Forget(jobs []*api.Job) error {
-	wb := s.db.NewWriteBatch()
-	defer wb.Cancel()
+	b := &batch{inParts: true}
 	for _, j := range jobs {
-		if err := wb.Delete(jobKey(j.JobId, j.ArrayIndex)); err != nil {
-			return err
-		}
+		b.Delete(jobKey(j.JobId, j.ArrayIndex))
 	}
-	return wb.Flush()
+	return s.write(b)
 }
 
 // SetMeta stores (or, with a nil value, deletes) a small controller
 // setting under m/<key>, durably.
 func (s *Store) SetMeta(key string, value []byte) error {
+	b := &batch{}
 	k := []byte("m/" + key)
-	return s.db.Update(func(txn *badger.Txn) error {
-		if value == nil {
-			return txn.Delete(k)
-		}
-		return txn.Set(k, value)
-	})
+	if value == nil {
+		b.Delete(k)
+	} else {
+		b.Set(k, value)
+	}
+	return s.write(b)
 }
 
 // Meta returns the settings stored under m/<prefix>, by key without m/.
@@ -482,29 +474,13 @@ func (s *Store) Meta(prefix string) (map[string][]byte, error) {
 }
 
 // SetIDCeiling records that job ids below c may have been handed out, in
-// the store and in the ceiling file beside it (verify.go). The file is
-// written after the store when the ceiling rises and before it when it
-// falls, so that a crash between the two never leaves the file above.
+// the store and in the ceiling file beside it (see commit).
 func (s *Store) SetIDCeiling(c int64) error {
-	s.ceilMu.Lock()
-	defer s.ceilMu.Unlock()
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(c))
-	if c < s.ceiling {
-		if err := writeCeilingFile(s.dir, c); err != nil {
-			return err
-		}
-	}
-	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(keyIDCeiling, b[:]) }); err != nil {
-		return err
-	}
-	if c >= s.ceiling {
-		if err := writeCeilingFile(s.dir, c); err != nil {
-			return err
-		}
-	}
-	s.ceiling = c
-	return nil
+	var v [8]byte
+	binary.BigEndian.PutUint64(v[:], uint64(c))
+	b := &batch{}
+	b.Set(keyIDCeiling, v[:])
+	return s.write(b)
 }
 
 // IDCeiling returns the recorded ceiling, 0 when none.

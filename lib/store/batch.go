@@ -1,0 +1,386 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// A batch is the writes of one change to the store, applied all at once:
+// to Badger directly, or, where the store is replicated (SetReplicator),
+// through the replicated log to every candidate controller's store. Every
+// write function builds one; the replicated log therefore carries plain
+// key writes, which apply the same way on every candidate whatever the
+// controller's version of the rules that produced them.
+type batch struct {
+	muts []mutation
+	pos  map[string]int // key → its last mutation, for reads of the batch's own writes
+	// inParts: the batch need not apply atomically (deletions of records
+	// that are gone already in meaning), so one too large for a Badger
+	// transaction is written in parts.
+	inParts bool
+}
+
+type mutation struct {
+	key, value []byte
+	del        bool
+}
+
+// Set implements setter.
+func (b *batch) Set(k, v []byte) error {
+	b.add(mutation{key: k, value: v})
+	return nil
+}
+
+// Delete removes k.
+func (b *batch) Delete(k []byte) error {
+	b.add(mutation{key: k, del: true})
+	return nil
+}
+
+func (b *batch) add(m mutation) {
+	if b.pos == nil {
+		b.pos = map[string]int{}
+	}
+	b.pos[string(m.key)] = len(b.muts)
+	b.muts = append(b.muts, m)
+}
+
+// lookup returns what the batch itself wrote to k: found reports whether it
+// wrote k at all, del whether its last write removed it.
+func (b *batch) lookup(k []byte) (value []byte, found, del bool) {
+	i, ok := b.pos[string(k)]
+	if !ok {
+		return nil, false, false
+	}
+	return b.muts[i].value, true, b.muts[i].del
+}
+
+// get reads k as it will be once the batch is applied: the batch's own
+// write, else the store's (txn, a read transaction).
+func (b *batch) get(txn *badger.Txn, k []byte) (value []byte, ok bool, err error) {
+	if v, found, del := b.lookup(k); found {
+		return v, !del, nil
+	}
+	item, err := txn.Get(k)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	v, err := item.ValueCopy(nil)
+	return v, err == nil, err
+}
+
+// encodeBatch lays a batch out for the replicated log: a flags byte (1:
+// in parts), the count, then per mutation a flag (0 set, 1 delete), the
+// key and the value, each length-prefixed.
+func encodeBatch(b *batch) []byte {
+	n := 1 + binary.MaxVarintLen64
+	for _, m := range b.muts {
+		n += 1 + 2*binary.MaxVarintLen64 + len(m.key) + len(m.value)
+	}
+	out := make([]byte, 0, n)
+	flags := byte(0)
+	if b.inParts {
+		flags = 1
+	}
+	out = append(out, flags)
+	out = binary.AppendUvarint(out, uint64(len(b.muts)))
+	for _, m := range b.muts {
+		flag := byte(0)
+		if m.del {
+			flag = 1
+		}
+		out = append(out, flag)
+		out = binary.AppendUvarint(out, uint64(len(m.key)))
+		out = append(out, m.key...)
+		out = binary.AppendUvarint(out, uint64(len(m.value)))
+		out = append(out, m.value...)
+	}
+	return out
+}
+
+var errBadBatch = errors.New("malformed store batch")
+
+// decodeBatch reverses encodeBatch; the mutations alias data.
+func decodeBatch(data []byte) (*batch, error) {
+	if len(data) == 0 || data[0] > 1 {
+		return nil, errBadBatch
+	}
+	inParts := data[0] == 1
+	data = data[1:]
+	count, n := binary.Uvarint(data)
+	if n <= 0 || count > uint64(len(data)) {
+		return nil, errBadBatch
+	}
+	data = data[n:]
+	muts := make([]mutation, 0, count)
+	field := func() ([]byte, error) {
+		l, n := binary.Uvarint(data)
+		if n <= 0 || l > uint64(len(data)-n) {
+			return nil, errBadBatch
+		}
+		f := data[n : n+int(l) : n+int(l)]
+		data = data[n+int(l):]
+		return f, nil
+	}
+	for range count {
+		if len(data) == 0 || data[0] > 1 {
+			return nil, errBadBatch
+		}
+		m := mutation{del: data[0] == 1}
+		data = data[1:]
+		var err error
+		if m.key, err = field(); err != nil {
+			return nil, err
+		}
+		if m.value, err = field(); err != nil {
+			return nil, err
+		}
+		muts = append(muts, m)
+	}
+	if len(data) != 0 {
+		return nil, errBadBatch
+	}
+	return &batch{muts: muts, inParts: inParts}, nil
+}
+
+// A Replicator sends an encoded batch through the replicated log and
+// returns once it is committed there and applied to this store (through
+// ApplyReplicated), or has failed: when it fails, the batch may or may not
+// be applied later, as a leader that lost its office cannot know.
+type Replicator func(data []byte) error
+
+// SetReplicator makes every write go through r; nil writes to Badger
+// directly (one controller, the default).
+func (s *Store) SetReplicator(r Replicator) {
+	s.replMu.Lock()
+	s.repl = r
+	s.replMu.Unlock()
+}
+
+func (s *Store) replicator() Replicator {
+	s.replMu.RLock()
+	defer s.replMu.RUnlock()
+	return s.repl
+}
+
+// write applies a batch: directly, or through the replicated log.
+func (s *Store) write(b *batch) error {
+	if len(b.muts) == 0 {
+		return nil
+	}
+	if r := s.replicator(); r != nil {
+		return r(encodeBatch(b))
+	}
+	return s.commit(b.muts, 0, b.inParts)
+}
+
+var keyApplied = []byte("m/raft/applied")
+
+// Entry is one entry of the replicated log: its index and its batch.
+type Entry struct {
+	Index uint64
+	Data  []byte
+}
+
+// ApplyReplicated applies entries of the replicated log in order, in one
+// commit, and returns each entry's outcome. Entries at or below the index
+// already applied are skipped, so a log replayed after a restart is
+// applied once; the last index is recorded in the same commit as the
+// writes. An entry that cannot be applied (too large for one transaction)
+// fails the same way on every candidate: it is skipped, with its error.
+// The error is for what leaves the store unknown (a disk that fails):
+// this store must not go on applying.
+func (s *Store) ApplyReplicated(entries []Entry) (outcomes []error, err error) {
+	outcomes = make([]error, len(entries))
+	var muts []mutation
+	var last uint64
+	inParts := true
+	for i, e := range entries {
+		if e.Index <= s.Applied() {
+			continue
+		}
+		b, err := decodeBatch(e.Data)
+		if err != nil {
+			outcomes[i] = fmt.Errorf("log entry %d: %w", e.Index, err)
+			continue
+		}
+		muts = append(muts, b.muts...)
+		inParts = inParts && b.inParts
+		last = e.Index
+	}
+	if last == 0 {
+		return outcomes, nil
+	}
+	err = s.commit(muts, last, inParts)
+	if !errors.Is(err, badger.ErrTxnTooBig) {
+		return outcomes, err
+	}
+	if len(entries) > 1 {
+		for i, e := range entries {
+			one, err := s.ApplyReplicated([]Entry{e})
+			if err != nil {
+				return outcomes, err
+			}
+			if outcomes[i] == nil {
+				outcomes[i] = one[0]
+			}
+		}
+		return outcomes, nil
+	}
+	outcomes[0] = fmt.Errorf("log entry %d: %w", last, err)
+	return outcomes, s.commit(nil, last, false)
+}
+
+// Applied is the index of the last replicated log entry applied (0: none,
+// or a store that is not replicated).
+func (s *Store) Applied() uint64 {
+	s.ceilMu.Lock()
+	defer s.ceilMu.Unlock()
+	return s.applied
+}
+
+// commit writes mutations to Badger durably, with the replicated log's
+// index when applied from it. A change of the job id ceiling is mirrored
+// in the ceiling file beside the store (verify.go): written after the
+// store when the ceiling rises and before it when it falls, so that a
+// crash between the two never leaves the file above the store.
+func (s *Store) commit(muts []mutation, index uint64, inParts bool) error {
+	s.ceilMu.Lock()
+	defer s.ceilMu.Unlock()
+	ceiling, ceilingSet := int64(0), false
+	for _, m := range muts {
+		if string(m.key) == string(keyIDCeiling) && !m.del && len(m.value) == 8 {
+			ceiling, ceilingSet = int64(binary.BigEndian.Uint64(m.value)), true
+		}
+	}
+	if ceilingSet && ceiling < s.ceiling {
+		if err := writeCeilingFile(s.dir, ceiling); err != nil {
+			return err
+		}
+	}
+	var ib [8]byte
+	if index > 0 {
+		binary.BigEndian.PutUint64(ib[:], index)
+	}
+	err := func() error {
+		txn := s.db.NewTransaction(true)
+		defer txn.Discard()
+		for _, m := range muts {
+			if err := apply(txn, m); err != nil {
+				return err
+			}
+		}
+		if index > 0 {
+			if err := txn.Set(keyApplied, ib[:]); err != nil {
+				return err
+			}
+		}
+		return txn.Commit()
+	}()
+	if errors.Is(err, badger.ErrTxnTooBig) && inParts {
+		// Too large for one transaction (a purge of many old records):
+		// written in parts, the applied index last, so that a crash midway
+		// leaves the entry to be applied again.
+		wb := s.db.NewWriteBatch()
+		defer wb.Cancel()
+		for _, m := range muts {
+			if err = apply(wb, m); err != nil {
+				return err
+			}
+		}
+		if err = wb.Flush(); err == nil && index > 0 {
+			err = s.db.Update(func(txn *badger.Txn) error { return txn.Set(keyApplied, ib[:]) })
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if index > 0 {
+		s.applied = index
+	}
+	if ceilingSet && ceiling >= s.ceiling {
+		if err := writeCeilingFile(s.dir, ceiling); err != nil {
+			return err
+		}
+	}
+	if ceilingSet {
+		s.ceiling = ceiling
+	}
+	return nil
+}
+
+type writer interface {
+	Set(k, v []byte) error
+	Delete(k []byte) error
+}
+
+func apply(w writer, m mutation) error {
+	if m.del {
+		return w.Delete(m.key)
+	}
+	return w.Set(m.key, m.value)
+}
+
+// ReplaceWith replaces the whole store by a backup stream (Backup's): a
+// replicated store that fell too far behind is sent the leader's
+// snapshot. The applied index and the id ceiling are those of the
+// snapshot, the ceiling never lowered.
+func (s *Store) ReplaceWith(r io.Reader) error {
+	s.ceilMu.Lock()
+	defer s.ceilMu.Unlock()
+	if err := s.db.DropAll(); err != nil {
+		return fmt.Errorf("replace the store: %w", err)
+	}
+	if err := s.db.Load(r, 64); err != nil {
+		return fmt.Errorf("replace the store: %w", err)
+	}
+	applied, err := readApplied(s.db)
+	if err != nil {
+		return err
+	}
+	c, err := readIDCeiling(s.db)
+	if err != nil {
+		return err
+	}
+	s.applied = applied
+	if c < s.ceiling {
+		var b [8]byte
+		binary.BigEndian.PutUint64(b[:], uint64(s.ceiling))
+		if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(keyIDCeiling, b[:]) }); err != nil {
+			return err
+		}
+		c = s.ceiling
+	}
+	s.ceiling = c
+	return writeCeilingFile(s.dir, c)
+}
+
+func readApplied(db *badger.DB) (uint64, error) {
+	var applied uint64
+	err := db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get(keyApplied)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return it.Value(func(v []byte) error {
+			if len(v) == 8 {
+				applied = binary.BigEndian.Uint64(v)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return 0, fmt.Errorf("read the applied log index: %w", err)
+	}
+	return applied, nil
+}
