@@ -384,3 +384,47 @@ func readApplied(db *badger.DB) (uint64, error) {
 	}
 	return applied, nil
 }
+
+// BatchValue returns the value an encoded batch (a replicated log entry)
+// sets key to, if it sets it.
+func BatchValue(data, key []byte) ([]byte, bool) {
+	b, err := decodeBatch(data)
+	if err != nil {
+		return nil, false
+	}
+	var v []byte
+	found := false
+	for _, m := range b.muts {
+		if string(m.key) == string(key) {
+			v, found = m.value, !m.del
+		}
+	}
+	return v, found
+}
+
+// Digest writes every key and value of the store, in key order, to w
+// (a hash), except keys under skip.
+func (s *Store) Digest(w io.Writer, skip []byte) error {
+	return s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.DefaultIteratorOptions)
+		defer it.Close()
+		var n [binary.MaxVarintLen64]byte
+		for it.Rewind(); it.Valid(); it.Next() {
+			item := it.Item()
+			k := item.Key()
+			if len(skip) > 0 && len(k) >= len(skip) && string(k[:len(skip)]) == string(skip) {
+				continue
+			}
+			w.Write(n[:binary.PutUvarint(n[:], uint64(len(k)))])
+			w.Write(k)
+			if err := item.Value(func(v []byte) error {
+				w.Write(n[:binary.PutUvarint(n[:], uint64(len(v)))])
+				_, err := w.Write(v)
+				return err
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

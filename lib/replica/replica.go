@@ -1,0 +1,455 @@
+package replica
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"xce/lib/api"
+	"xce/lib/store"
+)
+
+// Config describes one candidate.
+type Config struct {
+	// ID is this candidate's address (HOST:PORT), as the candidate list
+	// names it: it is both its raft server id and its raft address.
+	ID string
+	// Candidates are every candidate's address, this one's included.
+	Candidates []string
+	// Dir holds raft's log, its stable state and its snapshots.
+	Dir string
+	// Store is this candidate's store; raft applies the log to it.
+	Store *store.Store
+	// Stream is the connections raft talks through.
+	Stream raft.StreamLayer
+	// Fatal is called when the store cannot apply a committed entry: the
+	// candidate must stop, since its store no longer follows the log.
+	Fatal func(error)
+
+	// Timing, for tests; zero values take raft's defaults.
+	HeartbeatTimeout, ElectionTimeout, LeaderLeaseTimeout time.Duration
+	SnapshotThreshold                                     uint64
+}
+
+// Node is a running candidate.
+type Node struct {
+	cfg       Config
+	raft      *raft.Raft
+	transport *raft.NetworkTransport
+	logs      *raftboltdb.BoltStore
+	fsm       *fsm
+
+	mu       sync.Mutex
+	leading  bool
+	watchers []chan bool
+}
+
+// identityKey (m/raft/cluster in the store) records which cluster a
+// store belongs to: a random id chosen by the cluster's first leader and
+// the fingerprint of the store the cluster began with (empty, or the data
+// of a controller made highly available), so that a candidate whose store
+// began otherwise refuses to follow.
+const identityKey = "raft/cluster"
+
+// Start opens (or creates) a candidate's raft state and joins the
+// candidates. A fresh candidate bootstraps the cluster from the candidate
+// list, as every fresh candidate does with the same list; one with state
+// resumes it. It refuses a store that has applied more of the log than
+// this candidate's raft state holds: a store from another cluster, or a
+// raft directory that was lost.
+func Start(cfg Config) (*Node, error) {
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create %s: %w", cfg.Dir, err)
+	}
+	logger := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: os.Stderr})
+	logs, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.Dir, "raft.db")})
+	if err != nil {
+		return nil, fmt.Errorf("open the raft log in %s: %w", cfg.Dir, err)
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, logger)
+	if err != nil {
+		logs.Close()
+		return nil, fmt.Errorf("open the raft snapshots in %s: %w", cfg.Dir, err)
+	}
+	if err := checkStore(cfg.Store, logs, snaps, cfg.Dir); err != nil {
+		logs.Close()
+		return nil, err
+	}
+	f := &fsm{st: cfg.Store, fatal: cfg.Fatal}
+	if cfg.Store.Applied() == 0 {
+		if f.startPrint, err = fingerprint(cfg.Store); err != nil {
+			logs.Close()
+			return nil, err
+		}
+	}
+	n := &Node{cfg: cfg, logs: logs, fsm: f}
+	f.node = n
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.ID)
+	rc.Logger = logger
+	// The store is durable on its own (every commit synced, with the index
+	// of the entry it applies): there is nothing to restore at start.
+	rc.NoSnapshotRestoreOnStart = true
+	notify := make(chan bool, 16)
+	rc.NotifyCh = notify
+	if cfg.HeartbeatTimeout > 0 {
+		rc.HeartbeatTimeout = cfg.HeartbeatTimeout
+	}
+	if cfg.ElectionTimeout > 0 {
+		rc.ElectionTimeout = cfg.ElectionTimeout
+	}
+	if cfg.LeaderLeaseTimeout > 0 {
+		rc.LeaderLeaseTimeout = cfg.LeaderLeaseTimeout
+	}
+	if cfg.SnapshotThreshold > 0 {
+		rc.SnapshotThreshold = cfg.SnapshotThreshold
+	}
+	n.transport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: cfg.Stream, MaxPool: 4, Timeout: 10 * time.Second, Logger: logger,
+		ServerAddressProvider: nil,
+	})
+	cache, err := raft.NewLogCache(1024, logs)
+	if err != nil {
+		logs.Close()
+		return nil, err
+	}
+	has, err := raft.HasExistingState(cache, logs, snaps)
+	if err != nil {
+		logs.Close()
+		return nil, fmt.Errorf("read the raft state in %s: %w", cfg.Dir, err)
+	}
+	if !has {
+		var servers []raft.Server
+		for _, c := range cfg.Candidates {
+			servers = append(servers, raft.Server{ID: raft.ServerID(c), Address: raft.ServerAddress(c), Suffrage: raft.Voter})
+		}
+		if err := raft.BootstrapCluster(rc, cache, logs, snaps, n.transport, raft.Configuration{Servers: servers}); err != nil {
+			logs.Close()
+			return nil, fmt.Errorf("bootstrap the controller candidates: %w", err)
+		}
+	}
+	r, err := raft.NewRaft(rc, f, cache, logs, snaps, n.transport)
+	if err != nil {
+		logs.Close()
+		return nil, fmt.Errorf("start raft: %w", err)
+	}
+	n.raft = r
+	go n.watch(notify)
+	return n, nil
+}
+
+// checkStore refuses a store ahead of this candidate's log.
+func checkStore(st *store.Store, logs *raftboltdb.BoltStore, snaps *raft.FileSnapshotStore, dir string) error {
+	last, err := logs.LastIndex()
+	if err != nil {
+		return fmt.Errorf("read the raft log in %s: %w", dir, err)
+	}
+	if list, err := snaps.List(); err == nil && len(list) > 0 && list[0].Index > last {
+		last = list[0].Index
+	}
+	if applied := st.Applied(); applied > last {
+		return fmt.Errorf("the store has applied entry %d of the controllers' log, but this candidate's log (%s) ends at %d: the store is from another cluster, or this candidate's raft directory was lost; move the store (DIR/db) and %s aside and start again to receive the leader's copy", applied, dir, last, dir)
+	}
+	return nil
+}
+
+// fingerprint is a digest of a store's data (not its raft bookkeeping).
+func fingerprint(st *store.Store) ([]byte, error) {
+	h := sha256.New()
+	if err := st.Digest(h, []byte("m/raft/")); err != nil {
+		return nil, fmt.Errorf("fingerprint the store: %w", err)
+	}
+	return h.Sum(nil), nil
+}
+
+// watch follows raft's leadership notifications (which block raft until
+// read) and passes the latest to the watchers.
+func (n *Node) watch(notify <-chan bool) {
+	for leading := range notify {
+		n.mu.Lock()
+		n.leading = leading
+		for _, w := range n.watchers {
+			select {
+			case w <- leading:
+			default:
+				// The watcher has a change pending: replace it by this one.
+				select {
+				case <-w:
+				default:
+				}
+				w <- leading
+			}
+		}
+		n.mu.Unlock()
+	}
+}
+
+// Watch returns a channel that receives this candidate's leadership
+// (true: it leads) on every change, the latest change only when the
+// reader is behind; the current state is sent first.
+func (n *Node) Watch() <-chan bool {
+	w := make(chan bool, 1)
+	n.mu.Lock()
+	w <- n.leading
+	n.watchers = append(n.watchers, w)
+	n.mu.Unlock()
+	return w
+}
+
+// Leader is the leader's address, "" while none is known.
+func (n *Node) Leader() string {
+	addr, _ := n.raft.LeaderWithID()
+	return string(addr)
+}
+
+// IsLeader says whether this candidate leads now.
+func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
+// applyTimeout bounds how long a write waits for the log.
+const applyTimeout = 15 * time.Second
+
+// Replicate is the store's Replicator: it appends a batch to the log and
+// waits until this candidate has applied it. A candidate that does not
+// lead answers api.NotLeader (nothing was written); one that lost its
+// office while the batch was in flight cannot know whether it was
+// committed, and says so.
+func (n *Node) Replicate(data []byte) error {
+	f := n.raft.Apply(data, applyTimeout)
+	if err := f.Error(); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipTransferInProgress) {
+			return api.NotLeader(n.Leader())
+		}
+		if errors.Is(err, raft.ErrLeadershipLost) {
+			return fmt.Errorf("this controller lost its leadership while writing; the change may or may not have been stored: %w", err)
+		}
+		return fmt.Errorf("replicate: %w", err)
+	}
+	if err, ok := f.Response().(error); ok && err != nil {
+		return err
+	}
+	return nil
+}
+
+// Establish prepares a new leader's store: it waits until every entry of
+// earlier terms is applied here, then records the cluster's identity if
+// no leader did before. Only then may the controller restore from it.
+func (n *Node) Establish(timeout time.Duration) error {
+	if err := n.raft.Barrier(timeout).Error(); err != nil {
+		return fmt.Errorf("apply the log before leading: %w", err)
+	}
+	ids, err := n.cfg.Store.Meta(identityKey)
+	if err != nil {
+		return err
+	}
+	if len(ids[identityKey]) > 0 {
+		return nil
+	}
+	id := make([]byte, 16)
+	if _, err := rand.Read(id); err != nil {
+		return err
+	}
+	print := n.fsm.startPrint
+	if print == nil {
+		return errors.New("this store has applied log entries but records no cluster identity: it is damaged")
+	}
+	return n.cfg.Store.SetMeta(identityKey, append(id, print...))
+}
+
+// Transfer hands the leadership to another candidate (badmin mbdrestart).
+func (n *Node) Transfer() error {
+	if err := n.raft.LeadershipTransfer().Error(); err != nil {
+		return fmt.Errorf("transfer the leadership: %w", err)
+	}
+	return nil
+}
+
+// CandidateState is one candidate as this one sees it.
+type CandidateState struct {
+	Address string
+	State   string // leader, follower, candidate or unknown
+	Voter   bool
+}
+
+// Candidates lists the configured candidates; only this candidate's own
+// state and the leader's are known for certain, the others are followers
+// as far as the leader knows (unknown on a standby).
+func (n *Node) Candidates() ([]CandidateState, error) {
+	f := n.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, err
+	}
+	leader := n.Leader()
+	self := n.raft.State()
+	stats := n.raft.Stats()
+	var out []CandidateState
+	for _, s := range f.Configuration().Servers {
+		cs := CandidateState{Address: string(s.Address), Voter: s.Suffrage == raft.Voter, State: "unknown"}
+		switch {
+		case string(s.ID) == n.cfg.ID:
+			cs.State = stateName(self)
+		case string(s.Address) == leader:
+			cs.State = "leader"
+		case self == raft.Leader:
+			cs.State = "follower"
+		}
+		out = append(out, cs)
+	}
+	_ = stats
+	return out, nil
+}
+
+func stateName(s raft.RaftState) string {
+	switch s {
+	case raft.Leader:
+		return "leader"
+	case raft.Follower:
+		return "follower"
+	case raft.Candidate:
+		return "candidate"
+	}
+	return "shutdown"
+}
+
+// Shutdown stops the candidate (its store stays open).
+func (n *Node) Shutdown() error {
+	err := n.raft.Shutdown().Error()
+	if cerr := n.transport.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := n.logs.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// fsm applies the log to the store.
+type fsm struct {
+	st         *store.Store
+	node       *Node
+	startPrint []byte // the store's fingerprint at start, before it followed any leader
+	fatal      func(error)
+	failed     error
+}
+
+func (f *fsm) Apply(l *raft.Log) any { return f.ApplyBatch([]*raft.Log{l})[0] }
+
+func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
+	out := make([]any, len(logs))
+	if f.failed != nil {
+		for i := range out {
+			out[i] = f.failed
+		}
+		return out
+	}
+	var entries []store.Entry
+	var at []int
+	for i, l := range logs {
+		if l.Type != raft.LogCommand {
+			continue
+		}
+		if err := f.checkIdentity(l.Data); err != nil {
+			f.fail(err)
+			for i := range out {
+				out[i] = err
+			}
+			return out
+		}
+		entries = append(entries, store.Entry{Index: l.Index, Data: l.Data})
+		at = append(at, i)
+	}
+	if len(entries) == 0 {
+		return out
+	}
+	outcomes, err := f.st.ApplyReplicated(entries)
+	if err != nil {
+		err = fmt.Errorf("apply the controllers' log to the store: %w", err)
+		f.fail(err)
+		for i := range out {
+			out[i] = err
+		}
+		return out
+	}
+	for k, i := range at {
+		if outcomes[k] != nil {
+			out[i] = outcomes[k]
+		}
+	}
+	return out
+}
+
+// checkIdentity refuses an entry that records a cluster identity this
+// store cannot belong to: another cluster's, or one whose data began
+// different from this store's.
+func (f *fsm) checkIdentity(data []byte) error {
+	v, ok := store.BatchValue(data, []byte("m/"+identityKey))
+	if !ok {
+		return nil
+	}
+	have, err := f.st.Meta(identityKey)
+	if err != nil {
+		return err
+	}
+	if old := have[identityKey]; len(old) > 0 {
+		if !bytes.Equal(old, v) {
+			return errors.New("this candidate's store belongs to another controller cluster (its recorded cluster identity differs from the leader's): move DIR/db aside and start again to receive the leader's copy")
+		}
+		return nil
+	}
+	if len(v) < 16 || f.startPrint == nil || !bytes.Equal(v[16:], f.startPrint) {
+		return errors.New("this candidate's store began different from the leader's (its data does not match what the cluster started with): move DIR/db aside and start again to receive the leader's copy, or give every candidate the same store before their first start")
+	}
+	return nil
+}
+
+func (f *fsm) fail(err error) {
+	if f.failed != nil {
+		return
+	}
+	f.failed = err
+	slog.Error("this candidate stops following the controllers' log", "err", err)
+	if f.fatal != nil {
+		go f.fatal(err)
+	}
+}
+
+func (f *fsm) Snapshot() (raft.FSMSnapshot, error) { return &snapshot{st: f.st}, nil }
+
+// Restore replaces the store by a leader's snapshot (a candidate too far
+// behind for the log).
+func (f *fsm) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	if err := f.st.ReplaceWith(rc); err != nil {
+		err = fmt.Errorf("restore the store from the leader's snapshot: %w", err)
+		f.fail(err)
+		return err
+	}
+	f.startPrint = nil
+	return nil
+}
+
+// snapshot streams the store's backup. It is read at one point in time
+// at or after the snapshot's index: entries it already holds are skipped
+// when applied again (the store records the index it applied).
+type snapshot struct{ st *store.Store }
+
+func (s *snapshot) Persist(sink raft.SnapshotSink) error {
+	if err := s.st.Backup(sink); err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s *snapshot) Release() {}
