@@ -113,6 +113,11 @@ type Cluster struct {
 	// that sets one; lib/gpu.Merge).
 	GpuReq      string `toml:"gpu_req"`
 	GpuReqMerge bool   `toml:"gpu_req_merge"`
+	// Controllers (LSF_MASTER_LIST): the controller candidates' addresses
+	// (HOST:PORT), for a highly available controller; each candidate runs
+	// xced with --listen one of them. Empty: one controller, no
+	// replication.
+	Controllers []string `toml:"controllers"`
 }
 
 // Resource is a site-defined resource (lsf.shared Resource and

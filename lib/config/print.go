@@ -48,6 +48,7 @@ func (c *Config) Effective() string {
 	w.kv("tls_key_file", cl.TLSKeyFile)
 	w.kv("gpu_req", cl.GpuReq)
 	w.kv("gpu_req_merge", cl.GpuReqMerge)
+	w.kv("controllers", cl.Controllers)
 
 	for _, name := range slices.Sorted(maps.Keys(c.Resources)) {
 		r := c.Resources[name]

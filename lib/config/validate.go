@@ -3,11 +3,13 @@ package config
 import (
 	"fmt"
 	"maps"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
-	"xce/lib/requeue"
 
 	"xce/lib/gpu"
+	"xce/lib/requeue"
 	"xce/lib/resreq"
 )
 
@@ -544,6 +546,17 @@ func (c *Config) checkCluster(k *checker) {
 		k.add("cluster.host_failure_timeout", "%s: must not be negative", cl.HostFailureTimeout)
 	}
 	parseGPUReq(k, "cluster.gpu_req", cl.GpuReq)
+	seen := map[string]bool{}
+	for _, c := range cl.Controllers {
+		host, port, err := net.SplitHostPort(c)
+		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n <= 0 || n > 65535 {
+			k.add("cluster.controllers", "%q: name each candidate as HOST:PORT, its xced's --listen address", c)
+		}
+		if seen[c] {
+			k.add("cluster.controllers", "%q is named twice", c)
+		}
+		seen[c] = true
+	}
 	if cl.PreexecRetryInterval < 0 {
 		k.add("cluster.preexec_retry_interval", "%s: must not be negative", cl.PreexecRetryInterval)
 	}
