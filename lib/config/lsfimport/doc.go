@@ -55,7 +55,9 @@
 //     job_memlimit, LSB_STDOUT_DIRECT=y -> stdout_direct, LSB_GPU_REQ ->
 //     cluster.gpu_req (lsb.queues and lsb.applications GPU_REQ -> their
 //     gpu_req, lsb.params GPU_REQ_MERGE=Y -> cluster.gpu_req_merge; a
-//     requirement xce cannot parse is noted). Nothing else.
+//     requirement xce cannot parse is noted); LSF_MASTER_LIST of two hosts
+//     or more -> cluster.controllers, each at LSB_MBD_PORT (6881 without
+//     it). Nothing else.
 //     Resource requirement strings are copied as they are; when the unit is
 //     not MB a note says to check their bare mem amounts, which xce reads
 //     as MB.

@@ -63,6 +63,11 @@ func TestImportEdges(t *testing.T) {
 			notes: []string{"lsb.applications:3: GPU_REQ: not translated: Bad GPU requirement: mode=bogus"},
 		},
 		{
+			name:  "master candidates",
+			files: map[string]string{"lsf.conf": "LSF_MASTER_LIST=\"hosta hostb hostc\"\nLSB_MBD_PORT=7869\n", "lsb.queues": "Begin Queue\nQUEUE_NAME = q\nEnd Queue\n"},
+			toml:  []string{`controllers = ["hosta:7869", "hostb:7869", "hostc:7869"]`},
+		},
+		{
 			name:  "lsf.conf switch off",
 			files: map[string]string{"lsf.conf": "LSB_STDOUT_DIRECT=maybe\n", "lsb.queues": "Begin Queue\nQUEUE_NAME = q\nEnd Queue\n"},
 			notes: []string{`lsf.conf:1: LSB_STDOUT_DIRECT: not translated: "maybe" is neither y nor n`},

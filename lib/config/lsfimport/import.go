@@ -3,6 +3,7 @@ package lsfimport
 import (
 	"cmp"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -224,10 +225,15 @@ func (im *importer) notTranslated(p Param, reasons map[string]string) {
 
 func (im *importer) lsfConf(f *File) {
 	im.unitKB, im.unitName = 1, "KB (LSF_UNIT_FOR_LIMITS not set: LSF's default assumed)"
-	var unit *Param
+	var unit, masters *Param
+	mbdPort := ""
 	if f != nil {
 		for _, p := range f.Params {
 			switch p.Key {
+			case "LSF_MASTER_LIST":
+				masters = &p
+			case "LSB_MBD_PORT":
+				mbdPort = strings.Trim(p.Value, `"' `)
 			case "LSF_UNIT_FOR_LIMITS":
 				unit = &p
 			case "LSB_MEMLIMIT_ENFORCE", "LSB_JOB_MEMLIMIT", "LSB_STDOUT_DIRECT":
@@ -236,6 +242,9 @@ func (im *importer) lsfConf(f *File) {
 				im.gpuReq(im.cluster, p)
 			}
 		}
+	}
+	if masters != nil {
+		im.masterList(*masters, mbdPort)
 	}
 	if unit == nil {
 		where := "lsf.conf"
@@ -254,6 +263,29 @@ func (im *importer) lsfConf(f *File) {
 		return
 	}
 	im.unitKB, im.unitName = kb, u+" (LSF_UNIT_FOR_LIMITS)"
+}
+
+// masterList translates LSF_MASTER_LIST into the controller candidates,
+// each at mbatchd's port (LSB_MBD_PORT, else LSF's default 6881). One
+// host is a single controller: no candidates.
+func (im *importer) masterList(p Param, mbdPort string) {
+	hosts := List(strings.Trim(p.Value, `"'`))
+	if len(hosts) < 2 {
+		return
+	}
+	comment := "LSF_MASTER_LIST at LSB_MBD_PORT"
+	if mbdPort == "" {
+		mbdPort, comment = "6881", "LSF_MASTER_LIST at LSF's default mbatchd port (LSB_MBD_PORT not set)"
+	}
+	if n, err := strconv.Atoi(mbdPort); err != nil || n <= 0 || n > 65535 {
+		im.note(psrc(p), "not translated: LSB_MBD_PORT %q is not a port", mbdPort)
+		return
+	}
+	var addrs []string
+	for _, h := range hosts {
+		addrs = append(addrs, net.JoinHostPort(h, mbdPort))
+	}
+	im.cluster.set("controllers", tomlList(addrs), comment, psrc(p))
 }
 
 // lsfConfFlag translates one of lsf.conf's y/n switches that xce.toml has.
