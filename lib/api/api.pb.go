@@ -658,6 +658,7 @@ const (
 	ControlRequest_REQUEUE            ControlRequest_Action = 8  // brequeue: back to pending (killing running ones)
 	ControlRequest_TOP                ControlRequest_Action = 9  // btop: move a pending job to position from the top
 	ControlRequest_BOTTOM             ControlRequest_Action = 10 // bbot: ... from the bottom
+	ControlRequest_MBD_RESTART        ControlRequest_Action = 11 // badmin mbdrestart: hand the leadership to another candidate
 )
 
 // Enum value maps for ControlRequest_Action.
@@ -674,6 +675,7 @@ var (
 		8:  "REQUEUE",
 		9:  "TOP",
 		10: "BOTTOM",
+		11: "MBD_RESTART",
 	}
 	ControlRequest_Action_value = map[string]int32{
 		"ACTION_UNSPECIFIED": 0,
@@ -687,6 +689,7 @@ var (
 		"REQUEUE":            8,
 		"TOP":                9,
 		"BOTTOM":             10,
+		"MBD_RESTART":        11,
 	}
 )
 
@@ -5408,7 +5411,12 @@ type ClusterInfo struct {
 	Parameters []*Parameter `protobuf:"bytes,15,rep,name=parameters,proto3" json:"parameters,omitempty"`
 	// The site-defined resources of the configuration (lsinfo), in name
 	// order; LSF's built-in ones are not listed.
-	Resources     []*ResourceInfo `protobuf:"bytes,16,rep,name=resources,proto3" json:"resources,omitempty"`
+	Resources []*ResourceInfo `protobuf:"bytes,16,rep,name=resources,proto3" json:"resources,omitempty"`
+	// The controller candidates of a highly available controller, in the
+	// configured order (empty with one controller), and the leader's
+	// address.
+	Candidates    []*Candidate `protobuf:"bytes,17,rep,name=candidates,proto3" json:"candidates,omitempty"`
+	Leader        string       `protobuf:"bytes,18,opt,name=leader,proto3" json:"leader,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5555,6 +5563,89 @@ func (x *ClusterInfo) GetResources() []*ResourceInfo {
 	return nil
 }
 
+func (x *ClusterInfo) GetCandidates() []*Candidate {
+	if x != nil {
+		return x.Candidates
+	}
+	return nil
+}
+
+func (x *ClusterInfo) GetLeader() string {
+	if x != nil {
+		return x.Leader
+	}
+	return ""
+}
+
+// Candidate is one controller candidate as the leader sees it.
+type Candidate struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Address       string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"` // HOST:PORT
+	State         string                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`     // leader, follower, candidate, unreachable
+	Voter         bool                   `protobuf:"varint,3,opt,name=voter,proto3" json:"voter,omitempty"`
+	LastContact   int64                  `protobuf:"varint,4,opt,name=last_contact,json=lastContact,proto3" json:"last_contact,omitempty"` // unreachable: unix ns of the leader's last contact with it
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Candidate) Reset() {
+	*x = Candidate{}
+	mi := &file_api_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Candidate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Candidate) ProtoMessage() {}
+
+func (x *Candidate) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Candidate.ProtoReflect.Descriptor instead.
+func (*Candidate) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *Candidate) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *Candidate) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *Candidate) GetVoter() bool {
+	if x != nil {
+		return x.Voter
+	}
+	return false
+}
+
+func (x *Candidate) GetLastContact() int64 {
+	if x != nil {
+		return x.LastContact
+	}
+	return 0
+}
+
 // ResourceInfo is a configured resource as lsinfo shows it.
 type ResourceInfo struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -5568,7 +5659,7 @@ type ResourceInfo struct {
 
 func (x *ResourceInfo) Reset() {
 	*x = ResourceInfo{}
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5580,7 +5671,7 @@ func (x *ResourceInfo) String() string {
 func (*ResourceInfo) ProtoMessage() {}
 
 func (x *ResourceInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5593,7 +5684,7 @@ func (x *ResourceInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceInfo.ProtoReflect.Descriptor instead.
 func (*ResourceInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{44}
+	return file_api_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ResourceInfo) GetName() string {
@@ -5636,7 +5727,7 @@ type Parameter struct {
 
 func (x *Parameter) Reset() {
 	*x = Parameter{}
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5648,7 +5739,7 @@ func (x *Parameter) String() string {
 func (*Parameter) ProtoMessage() {}
 
 func (x *Parameter) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5661,7 +5752,7 @@ func (x *Parameter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Parameter.ProtoReflect.Descriptor instead.
 func (*Parameter) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{45}
+	return file_api_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *Parameter) GetName() string {
@@ -5689,7 +5780,7 @@ type Group struct {
 
 func (x *Group) Reset() {
 	*x = Group{}
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5701,7 +5792,7 @@ func (x *Group) String() string {
 func (*Group) ProtoMessage() {}
 
 func (x *Group) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5714,7 +5805,7 @@ func (x *Group) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Group.ProtoReflect.Descriptor instead.
 func (*Group) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{46}
+	return file_api_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *Group) GetName() string {
@@ -5761,7 +5852,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5773,7 +5864,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5786,7 +5877,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{47}
+	return file_api_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -5877,7 +5968,7 @@ type TimeRange struct {
 
 func (x *TimeRange) Reset() {
 	*x = TimeRange{}
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5889,7 +5980,7 @@ func (x *TimeRange) String() string {
 func (*TimeRange) ProtoMessage() {}
 
 func (x *TimeRange) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5902,7 +5993,7 @@ func (x *TimeRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimeRange.ProtoReflect.Descriptor instead.
 func (*TimeRange) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{48}
+	return file_api_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *TimeRange) GetStart() int64 {
@@ -5953,7 +6044,7 @@ type AcctRequest struct {
 
 func (x *AcctRequest) Reset() {
 	*x = AcctRequest{}
-	mi := &file_api_proto_msgTypes[49]
+	mi := &file_api_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5965,7 +6056,7 @@ func (x *AcctRequest) String() string {
 func (*AcctRequest) ProtoMessage() {}
 
 func (x *AcctRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[49]
+	mi := &file_api_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5978,7 +6069,7 @@ func (x *AcctRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctRequest.ProtoReflect.Descriptor instead.
 func (*AcctRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{49}
+	return file_api_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *AcctRequest) GetRefs() []*JobRef {
@@ -6110,7 +6201,7 @@ type AcctReply struct {
 
 func (x *AcctReply) Reset() {
 	*x = AcctReply{}
-	mi := &file_api_proto_msgTypes[50]
+	mi := &file_api_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6122,7 +6213,7 @@ func (x *AcctReply) String() string {
 func (*AcctReply) ProtoMessage() {}
 
 func (x *AcctReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[50]
+	mi := &file_api_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6135,7 +6226,7 @@ func (x *AcctReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctReply.ProtoReflect.Descriptor instead.
 func (*AcctReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{50}
+	return file_api_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *AcctReply) GetJobs() []*Job {
@@ -6660,7 +6751,7 @@ const file_api_proto_rawDesc = "" +
 	"\x0fListAppsRequest\x12\x14\n" +
 	"\x05names\x18\x01 \x03(\tR\x05names\"4\n" +
 	"\rListAppsReply\x12#\n" +
-	"\x04apps\x18\x01 \x03(\v2\x0f.xce.api.v1.AppR\x04apps\"\xd2\x03\n" +
+	"\x04apps\x18\x01 \x03(\v2\x0f.xce.api.v1.AppR\x04apps\"\xe3\x03\n" +
 	"\x0eControlRequest\x129\n" +
 	"\x06action\x18\x01 \x01(\x0e2!.xce.api.v1.ControlRequest.ActionR\x06action\x12\x14\n" +
 	"\x05names\x18\x02 \x03(\tR\x05names\x12&\n" +
@@ -6669,7 +6760,7 @@ const file_api_proto_rawDesc = "" +
 	"\x04hold\x18\x05 \x01(\bR\x04hold\x12,\n" +
 	"\x06states\x18\x06 \x03(\x0e2\x14.xce.api.v1.JobStateR\x06states\x12\x18\n" +
 	"\acomment\x18\a \x01(\tR\acomment\x12\x1a\n" +
-	"\bposition\x18\b \x01(\x05R\bposition\"\xb8\x01\n" +
+	"\bposition\x18\b \x01(\x05R\bposition\"\xc9\x01\n" +
 	"\x06Action\x12\x16\n" +
 	"\x12ACTION_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vQUEUE_CLOSE\x10\x01\x12\x0e\n" +
@@ -6686,7 +6777,8 @@ const file_api_proto_rawDesc = "" +
 	"\x03TOP\x10\t\x12\n" +
 	"\n" +
 	"\x06BOTTOM\x10\n" +
-	"\"y\n" +
+	"\x12\x0f\n" +
+	"\vMBD_RESTART\x10\v\"y\n" +
 	"\rControlResult\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12$\n" +
 	"\x03ref\x18\x02 \x01(\v2\x12.xce.api.v1.JobRefR\x03ref\x12\x14\n" +
@@ -6726,7 +6818,7 @@ const file_api_proto_rawDesc = "" +
 	"\x04refs\x18\x01 \x03(\v2\x12.xce.api.v1.JobRefR\x04refs\"8\n" +
 	"\vEventsReply\x12)\n" +
 	"\x06events\x18\x01 \x03(\v2\x11.xce.api.v1.EventR\x06events\"\x14\n" +
-	"\x12ClusterInfoRequest\"\xd4\x05\n" +
+	"\x12ClusterInfoRequest\"\xa3\x06\n" +
 	"\vClusterInfo\x12!\n" +
 	"\fcluster_name\x18\x01 \x01(\tR\vclusterName\x12\x1f\n" +
 	"\vmaster_host\x18\x02 \x01(\tR\n" +
@@ -6749,10 +6841,19 @@ const file_api_proto_rawDesc = "" +
 	"\n" +
 	"parameters\x18\x0f \x03(\v2\x15.xce.api.v1.ParameterR\n" +
 	"parameters\x126\n" +
-	"\tresources\x18\x10 \x03(\v2\x18.xce.api.v1.ResourceInfoR\tresources\x1aA\n" +
+	"\tresources\x18\x10 \x03(\v2\x18.xce.api.v1.ResourceInfoR\tresources\x125\n" +
+	"\n" +
+	"candidates\x18\x11 \x03(\v2\x15.xce.api.v1.CandidateR\n" +
+	"candidates\x12\x16\n" +
+	"\x06leader\x18\x12 \x01(\tR\x06leader\x1aA\n" +
 	"\x13UserSlotLimitsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"x\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"t\n" +
+	"\tCandidate\x12\x18\n" +
+	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x12\x14\n" +
+	"\x05voter\x18\x03 \x01(\bR\x05voter\x12!\n" +
+	"\flast_contact\x18\x04 \x01(\x03R\vlastContact\"x\n" +
 	"\fResourceInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x1e\n" +
@@ -6901,7 +7002,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),                 // 0: xce.api.v1.JobState
 	(TermReason)(0),               // 1: xce.api.v1.TermReason
@@ -6958,25 +7059,26 @@ var file_api_proto_goTypes = []any{
 	(*EventsReply)(nil),           // 52: xce.api.v1.EventsReply
 	(*ClusterInfoRequest)(nil),    // 53: xce.api.v1.ClusterInfoRequest
 	(*ClusterInfo)(nil),           // 54: xce.api.v1.ClusterInfo
-	(*ResourceInfo)(nil),          // 55: xce.api.v1.ResourceInfo
-	(*Parameter)(nil),             // 56: xce.api.v1.Parameter
-	(*Group)(nil),                 // 57: xce.api.v1.Group
-	(*Launch)(nil),                // 58: xce.api.v1.Launch
-	(*TimeRange)(nil),             // 59: xce.api.v1.TimeRange
-	(*AcctRequest)(nil),           // 60: xce.api.v1.AcctRequest
-	(*AcctReply)(nil),             // 61: xce.api.v1.AcctReply
-	nil,                           // 62: xce.api.v1.JobSpec.OriginEntry
-	nil,                           // 63: xce.api.v1.Host.ReservedEntry
-	nil,                           // 64: xce.api.v1.Queue.UserSharesEntry
-	nil,                           // 65: xce.api.v1.Queue.UserPriorityEntry
-	nil,                           // 66: xce.api.v1.App.EnvEntry
-	nil,                           // 67: xce.api.v1.QueryReply.SpecsEntry
-	nil,                           // 68: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                           // 69: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(*Candidate)(nil),             // 55: xce.api.v1.Candidate
+	(*ResourceInfo)(nil),          // 56: xce.api.v1.ResourceInfo
+	(*Parameter)(nil),             // 57: xce.api.v1.Parameter
+	(*Group)(nil),                 // 58: xce.api.v1.Group
+	(*Launch)(nil),                // 59: xce.api.v1.Launch
+	(*TimeRange)(nil),             // 60: xce.api.v1.TimeRange
+	(*AcctRequest)(nil),           // 61: xce.api.v1.AcctRequest
+	(*AcctReply)(nil),             // 62: xce.api.v1.AcctReply
+	nil,                           // 63: xce.api.v1.JobSpec.OriginEntry
+	nil,                           // 64: xce.api.v1.Host.ReservedEntry
+	nil,                           // 65: xce.api.v1.Queue.UserSharesEntry
+	nil,                           // 66: xce.api.v1.Queue.UserPriorityEntry
+	nil,                           // 67: xce.api.v1.App.EnvEntry
+	nil,                           // 68: xce.api.v1.QueryReply.SpecsEntry
+	nil,                           // 69: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                           // 70: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,  // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
-	62, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	63, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
 	12, // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	5,  // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
 	11, // 4: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
@@ -6992,20 +7094,20 @@ var file_api_proto_depIdxs = []int32{
 	1,  // 14: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
 	14, // 15: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	4,  // 16: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	63, // 17: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	64, // 17: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
 	18, // 18: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
-	64, // 19: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	65, // 20: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	65, // 19: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	66, // 20: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
 	20, // 21: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	66, // 22: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	67, // 22: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
 	11, // 23: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
 	6,  // 24: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
 	24, // 25: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
 	7,  // 26: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
 	15, // 27: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
 	24, // 28: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	67, // 29: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	68, // 30: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	68, // 29: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	69, // 30: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
 	14, // 31: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
 	15, // 32: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
 	24, // 33: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
@@ -7036,26 +7138,27 @@ var file_api_proto_depIdxs = []int32{
 	21, // 58: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
 	24, // 59: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
 	16, // 60: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	69, // 61: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	57, // 62: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
-	57, // 63: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
-	56, // 64: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
-	55, // 65: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
-	15, // 66: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	24, // 67: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 68: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
-	59, // 69: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
-	59, // 70: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
-	59, // 71: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
-	15, // 72: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
-	24, // 73: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
-	11, // 74: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	11, // 75: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	76, // [76:76] is the sub-list for method output_type
-	76, // [76:76] is the sub-list for method input_type
-	76, // [76:76] is the sub-list for extension type_name
-	76, // [76:76] is the sub-list for extension extendee
-	0,  // [0:76] is the sub-list for field type_name
+	70, // 61: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	58, // 62: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	58, // 63: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	57, // 64: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
+	56, // 65: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
+	55, // 66: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
+	15, // 67: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	24, // 68: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 69: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
+	60, // 70: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
+	60, // 71: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
+	60, // 72: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
+	15, // 73: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
+	24, // 74: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
+	11, // 75: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	11, // 76: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	77, // [77:77] is the sub-list for method output_type
+	77, // [77:77] is the sub-list for method input_type
+	77, // [77:77] is the sub-list for extension type_name
+	77, // [77:77] is the sub-list for extension extendee
+	0,  // [0:77] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -7070,7 +7173,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      11,
-			NumMessages:   59,
+			NumMessages:   60,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -21,7 +21,7 @@ func badmin(args []string) int {
 	var verbose, force bool
 	var comment string
 	var words []string
-	cmd, code := newCommand("badmin reconfig [-v] [-f] | ckconfig [-v] | showconf mbd | showconf sbd [host ... | all] | showstatus | qclose|qopen|qact|qinact [-C comment] [queue ... | all] | hclose|hopen [-C comment] [host ... | all]",
+	cmd, code := newCommand("badmin reconfig [-v] [-f] | ckconfig [-v] | showconf mbd | showconf sbd [host ... | all] | showstatus | mbdrestart | qclose|qopen|qact|qinact [-C comment] [queue ... | all] | hclose|hopen [-C comment] [host ... | all]",
 		"Administer the cluster", func(a []string) int {
 			words = a
 			return 0
@@ -52,6 +52,12 @@ func badmin(args []string) int {
 			return 255
 		}
 		return showStatus()
+	case "mbdrestart":
+		if len(names) > 0 {
+			fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.Use)
+			return 255
+		}
+		return mbdRestart()
 	}
 	action, ok := adminActions[sub]
 	if !ok {
@@ -174,6 +180,30 @@ func reconfig(check, verbose bool) int {
 			fmt.Fprintln(sys.stdout, ch)
 		}
 	}
+	return 0
+}
+
+// mbdRestart is badmin mbdrestart: with controller candidates, the
+// leader hands its office to another, which restores the state from its
+// own copy of the store; running jobs keep running.
+func mbdRestart() int {
+	c, cx, done, ok := connect()
+	if !ok {
+		return 255
+	}
+	defer done()
+	reply, err := c.Control(cx, &api.ControlRequest{Action: api.ControlRequest_MBD_RESTART})
+	if err != nil {
+		fmt.Fprintln(sys.stderr, rpcError(c, err))
+		return 255
+	}
+	for _, r := range reply.Results {
+		if r.Error != "" {
+			fmt.Fprintln(sys.stderr, "mbdrestart:", r.Error)
+			return 255
+		}
+	}
+	fmt.Fprintln(sys.stdout, "MBD restart initiated")
 	return 0
 }
 

@@ -36,8 +36,30 @@ func (c *Controller) Control(who Caller, req *api.ControlRequest) *api.ControlRe
 		return c.requeue(who, req)
 	case api.ControlRequest_TOP, api.ControlRequest_BOTTOM:
 		return c.move(who, req)
+	case api.ControlRequest_MBD_RESTART:
+		return c.transferLeadership(who)
 	}
 	return &api.ControlReply{Results: []*api.ControlResult{{Error: "unknown control"}}}
+}
+
+// transferLeadership is badmin mbdrestart with several candidates: the
+// leadership moves to another candidate, which restores the state from
+// its own store while this one becomes a standby; running jobs keep
+// running and their workers reconnect. With one controller there is
+// nothing to move to.
+func (c *Controller) transferLeadership(who Caller) *api.ControlReply {
+	res := &api.ControlResult{}
+	switch {
+	case !c.isAdmin(who.UID):
+		res.Error = errPermission
+	case c.cfg.Replication == nil:
+		res.Error = "this cluster has one controller (no [cluster] controllers): there is no candidate to hand the leadership to; restart xced itself, or use badmin reconfig to reread the configuration"
+	default:
+		if err := c.cfg.Replication.Transfer(); err != nil {
+			res.Error = err.Error()
+		}
+	}
+	return &api.ControlReply{Results: []*api.ControlResult{res}}
 }
 
 func (c *Controller) queueControl(who Caller, req *api.ControlRequest) *api.ControlReply {

@@ -83,6 +83,20 @@ type Config struct {
 	KillGrace time.Duration
 	// GPUs is the local host's GPU inventory (lib/gpu); nil: none.
 	GPUs *gpu.Tracker
+	// Replication is the candidates of a highly available controller
+	// (lib/replica) this controller leads; nil: the only controller.
+	Replication Replication
+}
+
+// Replication is what the leader of several controller candidates shows
+// and does about them.
+type Replication interface {
+	// Address is this candidate's (HOST:PORT).
+	Address() string
+	// Candidates are every candidate, with its state.
+	Candidates() []*api.Candidate
+	// Transfer hands the leadership to another candidate.
+	Transfer() error
 }
 
 // Controller is the live cluster.

@@ -763,7 +763,7 @@ func (c *Controller) fillLoad(h *api.Host) {
 // Info describes the cluster and the caller.
 func (c *Controller) Info(who Caller) *api.ClusterInfo {
 	conf := c.config()
-	return &api.ClusterInfo{
+	info := &api.ClusterInfo{
 		ClusterName:    conf.Cluster.Name,
 		MasterHost:     c.cfg.Host,
 		Version:        Version,
@@ -781,6 +781,11 @@ func (c *Controller) Info(who Caller) *api.ClusterInfo {
 		Parameters:     c.parameters(conf),
 		Resources:      resources(conf),
 	}
+	if r := c.cfg.Replication; r != nil {
+		info.Candidates = r.Candidates()
+		info.Leader = r.Address()
+	}
+	return info
 }
 
 // Version is XCE's version, printed by -V.

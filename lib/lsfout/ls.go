@@ -22,6 +22,17 @@ func WriteClusterID(w io.Writer, banner string, info *api.ClusterInfo) error {
 	b.WriteByte('\n')
 	fmt.Fprintf(&b, "My cluster name is %s\n", info.GetClusterName())
 	fmt.Fprintf(&b, "My master name is %s\n", info.GetMasterHost())
+	if cs := info.GetCandidates(); len(cs) > 0 {
+		// After LSF's two lines, for a highly available controller.
+		b.WriteString("My master candidates are")
+		for i, c := range cs {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, " %s (%s)", c.GetAddress(), c.GetState())
+		}
+		b.WriteByte('\n')
+	}
 	return flush(w, &b)
 }
 

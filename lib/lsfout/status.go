@@ -94,5 +94,18 @@ func WriteShowStatus(w io.Writer, hosts []*api.Host, jobs []*api.Job, info *api.
 	}
 	line(5, "Latest mbatchd start:", started)
 	line(5, "Active mbatchd PID:", info.GetPid())
+	if cs := info.GetCandidates(); len(cs) > 0 {
+		// A highly available controller: every candidate's state, as the
+		// leader sees it.
+		b.WriteString("\n")
+		line(5, "Master candidates:", len(cs))
+		for _, c := range cs {
+			state := c.GetState()
+			if ns := c.GetLastContact(); ns > 0 && state == "unreachable" {
+				state += " since " + time.Unix(0, ns).In(locOrLocal(loc)).Format("Mon Jan _2 15:04:05 2006")
+			}
+			line(10, c.GetAddress()+":", state)
+		}
+	}
 	return flush(w, &b)
 }

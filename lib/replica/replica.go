@@ -54,6 +54,10 @@ type Node struct {
 	mu       sync.Mutex
 	leading  bool
 	watchers []chan bool
+	lost     map[raft.ServerID]time.Time // followers missing the leader's heartbeats, since
+
+	observer     *raft.Observer
+	observations chan raft.Observation
 }
 
 // identityKey (m/raft/cluster in the store) records which cluster a
@@ -146,6 +150,18 @@ func Start(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
 	n.raft = r
+	n.lost = map[raft.ServerID]time.Time{}
+	obs := make(chan raft.Observation, 64)
+	n.observer = raft.NewObserver(obs, false, func(o *raft.Observation) bool {
+		switch o.Data.(type) {
+		case raft.FailedHeartbeatObservation, raft.ResumedHeartbeatObservation, raft.LeaderObservation:
+			return true
+		}
+		return false
+	})
+	r.RegisterObserver(n.observer)
+	n.observations = obs
+	go n.observe(obs)
 	go n.watch(notify)
 	return n, nil
 }
@@ -207,6 +223,9 @@ func (n *Node) Watch() <-chan bool {
 	n.mu.Unlock()
 	return w
 }
+
+// Address is this candidate's address.
+func (n *Node) Address() string { return n.cfg.ID }
 
 // Leader is the leader's address, "" while none is known.
 func (n *Node) Leader() string {
@@ -275,39 +294,51 @@ func (n *Node) Transfer() error {
 	return nil
 }
 
-// CandidateState is one candidate as this one sees it.
-type CandidateState struct {
-	Address string
-	State   string // leader, follower, candidate or unknown
-	Voter   bool
-}
-
-// Candidates lists the configured candidates; only this candidate's own
-// state and the leader's are known for certain, the others are followers
-// as far as the leader knows (unknown on a standby).
-func (n *Node) Candidates() ([]CandidateState, error) {
+// Candidates lists the configured candidates with their states as this
+// candidate sees them: a leader knows which followers miss its
+// heartbeats (unreachable); a standby knows only itself and the leader.
+func (n *Node) Candidates() []*api.Candidate {
 	f := n.raft.GetConfiguration()
-	if err := f.Error(); err != nil {
-		return nil, err
+	if f.Error() != nil {
+		return nil
 	}
 	leader := n.Leader()
 	self := n.raft.State()
-	stats := n.raft.Stats()
-	var out []CandidateState
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []*api.Candidate
 	for _, s := range f.Configuration().Servers {
-		cs := CandidateState{Address: string(s.Address), Voter: s.Suffrage == raft.Voter, State: "unknown"}
+		c := &api.Candidate{Address: string(s.Address), Voter: s.Suffrage == raft.Voter, State: "unknown"}
 		switch {
 		case string(s.ID) == n.cfg.ID:
-			cs.State = stateName(self)
+			c.State = stateName(self)
 		case string(s.Address) == leader:
-			cs.State = "leader"
+			c.State = "leader"
 		case self == raft.Leader:
-			cs.State = "follower"
+			c.State = "follower"
+			if t, lost := n.lost[s.ID]; lost {
+				c.State, c.LastContact = "unreachable", t.UnixNano()
+			}
 		}
-		out = append(out, cs)
+		out = append(out, c)
 	}
-	_ = stats
-	return out, nil
+	return out
+}
+
+// observe keeps the leader's view of which followers miss heartbeats.
+func (n *Node) observe(obs <-chan raft.Observation) {
+	for o := range obs {
+		n.mu.Lock()
+		switch d := o.Data.(type) {
+		case raft.FailedHeartbeatObservation:
+			n.lost[d.PeerID] = d.LastContact
+		case raft.ResumedHeartbeatObservation:
+			delete(n.lost, d.PeerID)
+		case raft.LeaderObservation:
+			clear(n.lost)
+		}
+		n.mu.Unlock()
+	}
 }
 
 func stateName(s raft.RaftState) string {
@@ -325,6 +356,8 @@ func stateName(s raft.RaftState) string {
 // Shutdown stops the candidate (its store stays open).
 func (n *Node) Shutdown() error {
 	err := n.raft.Shutdown().Error()
+	n.raft.DeregisterObserver(n.observer)
+	close(n.observations)
 	if cerr := n.transport.Close(); err == nil {
 		err = cerr
 	}
