@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 
 	"xce/lib/api/rpc"
@@ -19,7 +20,7 @@ import (
 // address: TLS with the cluster's certificate, and only peers that prove
 // they hold the cluster token (DIR/cluster.token, written on first start).
 func serveWorkers(addr, dir, host string, cl *config.Cluster, ctl *controller.Controller) (stop func(), err error) {
-	creds, err := clusterServerCredentials(dir, addr, host, cl)
+	_, creds, err := clusterServerCredentials(dir, addr, host, cl)
 	if err != nil {
 		return nil, err
 	}
@@ -27,13 +28,7 @@ func serveWorkers(addr, dir, host string, cl *config.Cluster, ctl *controller.Co
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	srv := grpc.NewServer(grpc.Creds(creds),
-		grpc.MaxRecvMsgSize(controller.MaxRequestBytes),
-		// A worker that vanishes (its host died, the network split) is
-		// found within seconds, not when TCP gives up.
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: workerKeepalive, Timeout: workerKeepalive}),
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: workerKeepalive / 2, PermitWithoutStream: true}),
-	)
+	srv := grpc.NewServer(workerServerOptions(creds)...)
 	rpc.RegisterClusterServer(srv, ctl.ClusterService())
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
@@ -42,6 +37,18 @@ func serveWorkers(addr, dir, host string, cl *config.Cluster, ctl *controller.Co
 	}()
 	slog.Info("serving workers", "addr", ln.Addr().String())
 	return srv.Stop, nil
+}
+
+// workerServerOptions are those of the gRPC server on a controller's TCP
+// port.
+func workerServerOptions(creds credentials.TransportCredentials) []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.Creds(creds),
+		grpc.MaxRecvMsgSize(controller.MaxRequestBytes),
+		// A worker that vanishes (its host died, the network split) is
+		// found within seconds, not when TCP gives up.
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: workerKeepalive, Timeout: workerKeepalive}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: workerKeepalive / 2, PermitWithoutStream: true}),
+	}
 }
 
 // workerKeepalive is how often each side of a worker's link checks that

@@ -31,8 +31,8 @@ func clusterServerCredentials(dir, addr, host string, cl *config.Cluster) (crede
 		cert, err = clusterauth.LoadCert(cl.TLSCertFile, cl.TLSKeyFile)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cluster certificate: %w", err)
+		return tok, nil, fmt.Errorf("cluster certificate: %w", err)
 	}
 	slog.Info("cluster token", "file", filepath.Join(dir, clusterauth.TokenFile))
-	return clusterauth.ServerCredentials(cert, tok, slog.Default()), nil
+	return tok, clusterauth.ServerCredentials(cert, tok, slog.Default()), nil
 }

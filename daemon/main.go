@@ -169,8 +169,10 @@ func serve(o options) error {
 	}
 
 	// An LSF environment directory for tools and workflow managers that
-	// read $LSF_ENVDIR/lsf.conf (LSF_UNIT_FOR_LIMITS and friends).
-	if err := lsfenv.WriteDefault(filepath.Join(dir, "conf"), cfg.Cluster.Name, host); err != nil {
+	// read $LSF_ENVDIR/lsf.conf (LSF_UNIT_FOR_LIMITS and friends). With
+	// controller candidates, LSF_MASTER_LIST names them, so that commands
+	// find the leader.
+	if err := lsfenv.WriteDefault(filepath.Join(dir, "conf"), cfg.Cluster.Name, host, cfg.Cluster.Controllers); err != nil {
 		slog.Warn("LSF environment directory not written", "err", err)
 	}
 
@@ -186,6 +188,9 @@ func serve(o options) error {
 	}
 	defer st.Close()
 	st.SetMinFree(minFree)
+	if len(cfg.Cluster.Controllers) > 0 {
+		return serveCandidate(o, cfg, dir, host, slots, ncpu, st)
+	}
 
 	// The worker starts before the controller exists (the controller
 	// reattaches running jobs through it), and a job that ended while

@@ -179,8 +179,13 @@ func (c *Conf) WithUnit(v string) string {
 // and the cluster and master names) and a minimal dir/lsf.cluster.NAME.
 // dir is DIR/conf inside the controller's directory DIR, so XCE_DIR is
 // dir's parent. An existing lsf.conf is replaced only when XCE wrote it,
-// so one an administrator edited is kept.
-func WriteDefault(dir, clusterName, masterHost string) error {
+// so one an administrator edited is kept. LSF_MASTER_LIST is host, or
+// the controller candidates' addresses (HOST:PORT) when there are some.
+func WriteDefault(dir, clusterName, host string, candidates []string) error {
+	masterList := host
+	if len(candidates) > 0 {
+		masterList = strings.Join(candidates, " ")
+	}
 	if clusterName == "" || strings.ContainsAny(clusterName, "/ \t\n") {
 		return fmt.Errorf("lsf.cluster: bad cluster name %q", clusterName)
 	}
@@ -209,7 +214,7 @@ func WriteDefault(dir, clusterName, masterHost string) error {
 	fmt.Fprintf(&b, "LSF_ENVDIR=%s\n", quote(abs))
 	b.WriteString("LSF_UNIT_FOR_LIMITS=MB\n")
 	fmt.Fprintf(&b, "LSF_CLUSTER_NAME=%s\n", quote(clusterName))
-	fmt.Fprintf(&b, "LSF_MASTER_LIST=%s\n", quote(masterHost))
+	fmt.Fprintf(&b, "LSF_MASTER_LIST=%s\n", quote(masterList))
 	fmt.Fprintf(&b, "XCE_DIR=%s\n", quote(filepath.Dir(abs)))
 	if err := writeFile(conf, b.String()); err != nil {
 		return err
@@ -225,7 +230,7 @@ Begin Host
 HOSTNAME  model  type  server  RESOURCES
 %s  !  !  1  ()
 End Host
-`, header, clusterName, currentUser(), masterHost)
+`, header, clusterName, currentUser(), host)
 	return writeFile(filepath.Join(abs, "lsf.cluster."+clusterName), cluster)
 }
 

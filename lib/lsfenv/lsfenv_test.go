@@ -95,7 +95,7 @@ func TestWithUnit(t *testing.T) {
 func TestWriteDefault(t *testing.T) {
 	xce := t.TempDir()
 	dir := filepath.Join(xce, "conf")
-	if err := WriteDefault(dir, "xce", "node1"); err != nil {
+	if err := WriteDefault(dir, "xce", "node1", nil); err != nil {
 		t.Fatal(err)
 	}
 	c, err := Load(envOf(map[string]string{"LSF_ENVDIR": dir}))
@@ -110,15 +110,22 @@ func TestWriteDefault(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), "\nnode1 ") {
 		t.Errorf("lsf.cluster.xce: %v\n%s", err, b)
 	}
+	// Controller candidates: LSF_MASTER_LIST names them, for the commands.
+	if err := WriteDefault(dir, "xce", "node1", []string{"node1:7000", "node2:7000"}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = Load(envOf(map[string]string{"LSF_ENVDIR": dir})); err != nil || c.Get("LSF_MASTER_LIST") != "node1:7000 node2:7000" {
+		t.Errorf("lsf.conf with candidates: %v %v", err, c.vals)
+	}
 	// A file the administrator took over (first line removed) is kept.
 	write(t, dir, "LSF_UNIT_FOR_LIMITS=GB\n")
-	if err := WriteDefault(dir, "xce", "node1"); err != nil {
+	if err := WriteDefault(dir, "xce", "node1", nil); err != nil {
 		t.Fatal(err)
 	}
 	if c, _ := Load(envOf(map[string]string{"LSF_ENVDIR": dir})); c.UnitForLimits() != "GB" {
 		t.Errorf("an edited lsf.conf was replaced")
 	}
-	if err := WriteDefault(dir, "a/b", "node1"); err == nil {
+	if err := WriteDefault(dir, "a/b", "node1", nil); err == nil {
 		t.Errorf("a cluster name with a slash was accepted")
 	}
 }
@@ -130,7 +137,7 @@ func TestWriteDefaultFirstLine(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "conf")
 	os.MkdirAll(dir, 0o755)
 	write(t, dir, "# Written by xced at every start (lib/lsfenv).#\nLSF_UNIT_FOR_LIMITS=GB\n")
-	if err := WriteDefault(dir, "xce", "node1"); err != nil {
+	if err := WriteDefault(dir, "xce", "node1", nil); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, ConfName))

@@ -32,7 +32,10 @@ type Mux struct {
 }
 
 // NewMux serves ln. dial opens an authenticated connection to another
-// candidate's port as a replica (raft's outgoing connections).
+// candidate's port as a replica (raft's outgoing connections). With no
+// handshake (a Unix socket, whose gRPC server reads the peer's
+// credentials itself) every connection goes to gRPC as it is: the mux
+// only lets the servers behind the listener change.
 func NewMux(ln net.Listener, handshake credentials.TransportCredentials, isReplica func(credentials.AuthInfo) bool, dial func(ctx context.Context, addr string) (net.Conn, error)) *Mux {
 	m := &Mux{ln: ln, handshake: handshake, isReplica: isReplica, dial: dial, raftConns: make(chan net.Conn), done: make(chan struct{})}
 	go m.serve()
@@ -61,6 +64,10 @@ func (m *Mux) serve() {
 }
 
 func (m *Mux) route(raw net.Conn) {
+	if m.handshake == nil {
+		m.toGRPC(raw)
+		return
+	}
 	conn, info, err := m.handshake.ServerHandshake(raw)
 	if err != nil {
 		raw.Close()
@@ -74,10 +81,15 @@ func (m *Mux) route(raw net.Conn) {
 		}
 		return
 	}
+	m.toGRPC(&authedConn{Conn: conn, info: info})
+}
+
+// toGRPC hands a connection to the current gRPC listener.
+func (m *Mux) toGRPC(conn net.Conn) {
 	m.mu.Lock()
 	l := m.grpc
 	m.mu.Unlock()
-	if l == nil || !l.put(&authedConn{Conn: conn, info: info}) {
+	if l == nil || !l.put(conn) {
 		conn.Close()
 	}
 }
