@@ -3,6 +3,20 @@
 // XCE_DIR of $LSF_ENVDIR/lsf.conf (xced writes one in DIR/conf); otherwise
 // the caller's own default directory when a controller runs there, else the
 // system one. Its socket is DIR/xced.sock.
+//
+// # Several controllers
+//
+// When the cluster has controller candidates ($XCE_CONTROLLERS, else
+// LSF_MASTER_LIST of lsf.conf; see Controllers), one of them is the
+// leader and the others are standbys that answer every call with
+// api.NotLeader. A call then goes to the local socket first: the leader
+// serves it; a standby, or the socket of `xced worker` (which serves only
+// Credential), makes the client dial the candidates over TCP, proving
+// the user's uid and gid with the proofs the local socket mints for each
+// TLS session (clusterauth.UserCredentials), and follow the redirects to
+// the leader. While none is elected, or the candidates do not answer, it
+// tries them again for up to $XCE_FAILOVER_TIMEOUT (default 30s). A call
+// is sent again only when no leader can have acted on it.
 package client
 
 import (
@@ -12,6 +26,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -45,11 +60,29 @@ func DefaultDir() string {
 }
 
 // Dir returns the directory of the controller this process talks to.
-func Dir() string {
+func Dir() string { return dirOf((&lsfConf{}).get) }
+
+// lsfConf reads lsf.conf once, when first asked.
+type lsfConf struct {
+	c    *lsfenv.Conf
+	read bool
+}
+
+func (l *lsfConf) get() *lsfenv.Conf {
+	if !l.read {
+		l.read = true
+		if c, err := lsfenv.Load(os.Getenv); err == nil {
+			l.c = c
+		}
+	}
+	return l.c
+}
+
+func dirOf(conf func() *lsfenv.Conf) string {
 	if d := os.Getenv("XCE_DIR"); d != "" {
 		return d
 	}
-	if c, err := lsfenv.Load(os.Getenv); err == nil && c.Get("XCE_DIR") != "" {
+	if c := conf(); c != nil && c.Get("XCE_DIR") != "" {
 		return c.Get("XCE_DIR") // LSF_ENVDIR names the controller's conf/ (lib/lsfenv)
 	}
 	own := DefaultDir()
@@ -66,6 +99,7 @@ func Dir() string {
 type Client struct {
 	rpc.ControllerClient
 	conn *grpc.ClientConn
+	fo   *failover // with controller candidates
 	Dir  string
 }
 
@@ -75,18 +109,32 @@ var ErrNotRunning = errors.New("controller not running")
 // Dial connects to the controller. It checks that the socket exists so
 // that a missing controller is reported at once and precisely.
 func Dial() (*Client, error) {
-	dir := Dir()
+	conf := &lsfConf{}
+	dir := dirOf(conf.get)
 	sock := filepath.Join(dir, SocketName)
+	cands := Controllers(os.Getenv, conf.get)
 	if _, err := os.Stat(sock); err != nil {
+		if len(cands) > 0 {
+			return nil, fmt.Errorf("%w: no xced or xced worker socket at %s, which vouches for this user to the controllers %s; start `xced worker` on this host, or set XCE_DIR", ErrNotRunning, sock, strings.Join(cands, " "))
+		}
 		return nil, notRunning(sock)
 	}
-	conn, err := grpc.NewClient("unix://"+sock,
+	opts := []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(64<<20)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(64<<20)),
+	}
+	if len(cands) > 0 {
+		opts = append(opts, grpc.WithStatsHandler(sentHandler{}))
+	}
+	conn, err := grpc.NewClient("unix://"+sock, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", sock, err)
 	}
-	return &Client{ControllerClient: rpc.NewControllerClient(conn), conn: conn, Dir: dir}, nil
+	if len(cands) == 0 {
+		return &Client{ControllerClient: rpc.NewControllerClient(conn), conn: conn, Dir: dir}, nil
+	}
+	fo := newFailover(conn, sock, cands, failoverTimeout(os.Getenv))
+	return &Client{ControllerClient: rpc.NewControllerClient(fo), conn: conn, fo: fo, Dir: dir}, nil
 }
 
 func notRunning(sock string) error {
@@ -94,11 +142,21 @@ func notRunning(sock string) error {
 }
 
 // Close closes the connection.
-func (c *Client) Close() error { return c.conn.Close() }
+func (c *Client) Close() error {
+	if c.fo != nil {
+		c.fo.close()
+	}
+	return c.conn.Close()
+}
 
 // NotRunningError turns a failed call into the not-running error when the
-// socket is there but nothing answers (a stale socket).
+// socket is there but nothing answers (a stale socket), or, with
+// controller candidates, when no leader answered in time.
 func (c *Client) NotRunningError() error {
+	if c.fo != nil {
+		return fmt.Errorf("%w: no leader among the controllers %s answered within %s (XCE_FAILOVER_TIMEOUT), nor the local socket %s", ErrNotRunning,
+			strings.Join(c.fo.cands, " "), c.fo.timeout, filepath.Join(c.Dir, SocketName))
+	}
 	return notRunning(filepath.Join(c.Dir, SocketName))
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,18 @@ import (
 //	client -> server: version, role, HMAC-SHA256(token, "xce-cluster/1 " role-name || ek)
 //	server -> client: version, statusOK, HMAC-SHA256(token, "xce-cluster/1 controller" || ek)
 //	              or: version, statusRefused (or statusUnsupported), then close
+//
+// for the worker and replica roles. A user's command holds no token: the
+// local xced or `xced worker` mints its proofs (MintUser) for the uid and
+// gid of its socket's peer, and the frame carries them:
+//
+//	client -> server: version, 'U', uid (4 bytes BE), gid (4 bytes BE),
+//	                  HMAC-SHA256(token, "xce-cluster/1 user" || uid || gid || ek)
+//	server -> client: version, statusOK,
+//	                  HMAC-SHA256(token, "xce-cluster/1 controller-to-user" || uid || gid || ek)
+//
+// The controller's answer to a user names the uid, so a user who has
+// proofs minted for his own uid cannot pose as the controller to another.
 //
 // The server answers with its proof only after checking the client's. A
 // relay between two TLS sessions sees two different ek, so it can neither
@@ -49,7 +62,7 @@ const (
 )
 
 // Role is the kind of peer a client says it is, in the proof's frame, so
-// later kinds (users' commands over TCP) can share the port.
+// that workers, controller candidates and users' commands share the port.
 type Role byte
 
 const (
@@ -57,6 +70,12 @@ const (
 	RoleWorker Role = 'W'
 	// RoleController is the server side, as the client's AuthInfo names it.
 	RoleController Role = 'C'
+	// RoleReplica is a controller candidate dialing another (replication):
+	// the worker's proof under its own name, so neither passes for the other.
+	RoleReplica Role = 'R'
+	// RoleUser is a user's command, with proofs minted for its uid and gid
+	// (MintUser, UserCredentials).
+	RoleUser Role = 'U'
 )
 
 func (r Role) name() string {
@@ -65,6 +84,10 @@ func (r Role) name() string {
 		return "worker"
 	case RoleController:
 		return "controller"
+	case RoleReplica:
+		return "replica"
+	case RoleUser:
+		return "user"
 	}
 	return fmt.Sprintf("role %#x", byte(r))
 }
@@ -80,6 +103,9 @@ var (
 	// ErrUnproven: the server did not prove it holds the cluster token: it
 	// has another token, or it is not the controller (a man in the middle).
 	ErrUnproven = errors.New("the server could not prove it holds the cluster token; it is not this cluster's controller, or its cluster.token differs")
+	// ErrUserRefused: the controller refused a user's proof, minted by the
+	// local xced or `xced worker`, whose cluster.token differs.
+	ErrUserRefused = errors.New("the controller refused the user's proof; the cluster.token of this host's xced or xced worker differs from the controller's")
 )
 
 // IsRefused says whether err, a handshake's error or the error of an RPC
@@ -90,22 +116,25 @@ func IsRefused(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, ErrRefused) || errors.Is(err, ErrUnproven) {
+	if errors.Is(err, ErrRefused) || errors.Is(err, ErrUnproven) || errors.Is(err, ErrUserRefused) {
 		return true
 	}
 	msg := err.Error()
 	if s, ok := status.FromError(err); ok {
 		msg = s.Message()
 	}
-	return strings.Contains(msg, ErrRefused.Error()) || strings.Contains(msg, ErrUnproven.Error())
+	return strings.Contains(msg, ErrRefused.Error()) || strings.Contains(msg, ErrUnproven.Error()) ||
+		strings.Contains(msg, ErrUserRefused.Error())
 }
 
 // AuthInfo is a connection's peer as the proof established it: Role is
 // the client's role on the server's side, RoleController on the client's.
+// UID and GID are a RoleUser peer's, as its proof binds them.
 type AuthInfo struct {
 	credentials.CommonAuthInfo
-	Role  Role
-	State tls.ConnectionState
+	Role     Role
+	UID, GID uint32
+	State    tls.ConnectionState
 }
 
 // AuthType names the credentials.
@@ -114,13 +143,38 @@ func (AuthInfo) AuthType() string { return authType }
 // PeerIsWorker says whether the RPC's connection proved the cluster token
 // as a worker. Handlers of worker RPCs check it, so a server that also
 // serves other roles (or other credentials) cannot mistake them.
-func PeerIsWorker(ctx context.Context) bool {
+func PeerIsWorker(ctx context.Context) bool { return peerRole(ctx) == RoleWorker }
+
+// PeerIsReplica says whether the RPC's connection proved the cluster
+// token as a controller candidate (RoleReplica).
+func PeerIsReplica(ctx context.Context) bool { return peerRole(ctx) == RoleReplica }
+
+// PeerUser is the uid and gid of an RPC's RoleUser peer: a user's command
+// over TCP, whose proof the controller checked. ok is false for any
+// other peer.
+func PeerUser(ctx context.Context) (uid, gid uint32, ok bool) {
+	ai, found := peerAuth(ctx)
+	if !found || ai.Role != RoleUser {
+		return 0, 0, false
+	}
+	return ai.UID, ai.GID, true
+}
+
+func peerAuth(ctx context.Context) (AuthInfo, bool) {
 	p, ok := peer.FromContext(ctx)
 	if !ok {
-		return false
+		return AuthInfo{}, false
 	}
 	ai, ok := p.AuthInfo.(AuthInfo)
-	return ok && ai.Role == RoleWorker
+	return ai, ok
+}
+
+func peerRole(ctx context.Context) Role {
+	ai, ok := peerAuth(ctx)
+	if !ok {
+		return 0
+	}
+	return ai.Role
 }
 
 // An Option tunes credentials.
@@ -172,6 +226,35 @@ func proof(tok Token, role Role, ek []byte) []byte {
 	m.Write([]byte("xce-cluster/1 " + role.name()))
 	m.Write(ek)
 	return m.Sum(nil)
+}
+
+// userIDs is the uid and gid as the user's frame and proofs carry them.
+func userIDs(uid, gid uint32) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint32(b[:4], uid)
+	binary.BigEndian.PutUint32(b[4:], gid)
+	return b[:]
+}
+
+func userMAC(tok Token, label string, uid, gid uint32, ek []byte) []byte {
+	m := hmac.New(sha256.New, tok.b[:])
+	m.Write([]byte(label))
+	m.Write(userIDs(uid, gid))
+	m.Write(ek)
+	return m.Sum(nil)
+}
+
+const (
+	userLabel             = "xce-cluster/1 user"
+	controllerToUserLabel = "xce-cluster/1 controller-to-user"
+)
+
+// MintUser is what the local xced or `xced worker` gives a command of
+// uid and gid (its socket's peer credentials) for the TLS session whose
+// exporter is ek: the proof the command sends the controller, and the
+// proof it checks the controller's answer against.
+func MintUser(tok Token, uid, gid uint32, ek []byte) (userProof, controllerProof []byte) {
+	return userMAC(tok, userLabel, uid, gid, ek), userMAC(tok, controllerToUserLabel, uid, gid, ek)
 }
 
 func exporter(tc *tls.Conn) ([]byte, error) {
@@ -233,7 +316,7 @@ func (c *serverCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthI
 		return fail("reading the cluster proof", err)
 	}
 	role := Role(hdr[1])
-	if hdr[0] != version1 || role != RoleWorker {
+	if hdr[0] != version1 || (role != RoleWorker && role != RoleReplica && role != RoleUser) {
 		c.o.log.Warn("cluster peer refused: unsupported version or role", "peer", addr, "version", hdr[0], "role", role)
 		tc.Write([]byte{version1, statusUnsupported})
 		// The rest of the frame is read (up to the deadline), so closing
@@ -243,24 +326,39 @@ func (c *serverCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthI
 		tc.Close()
 		return nil, nil, fmt.Errorf("clusterauth: %s: unsupported version %d or role %s", addr, hdr[0], role)
 	}
+	var uid, gid uint32
+	want, answer := proof(c.tok, role, ek), proof(c.tok, RoleController, ek)
+	if role == RoleUser {
+		var ids [8]byte
+		if _, err := io.ReadFull(tc, ids[:]); err != nil {
+			return fail("reading the user's proof", err)
+		}
+		uid, gid = binary.BigEndian.Uint32(ids[:4]), binary.BigEndian.Uint32(ids[4:])
+		want, answer = MintUser(c.tok, uid, gid, ek)
+	}
 	got := make([]byte, macLen)
 	if _, err := io.ReadFull(tc, got); err != nil {
 		return fail("reading the cluster proof", err)
 	}
-	if !hmac.Equal(got, proof(c.tok, role, ek)) {
-		c.o.log.Warn("bad cluster token", "peer", addr, "role", role)
+	if !hmac.Equal(got, want) {
+		if role == RoleUser {
+			c.o.log.Warn("bad user proof", "peer", addr, "uid", uid, "gid", gid)
+		} else {
+			c.o.log.Warn("bad cluster token", "peer", addr, "role", role)
+		}
 		tc.Write([]byte{version1, statusRefused})
 		tc.Close()
 		return nil, nil, fmt.Errorf("clusterauth: %s %s: bad cluster token", role, addr)
 	}
-	if _, err := tc.Write(append([]byte{version1, statusOK}, proof(c.tok, RoleController, ek)...)); err != nil {
+	if _, err := tc.Write(append([]byte{version1, statusOK}, answer...)); err != nil {
 		return fail("answering the cluster proof", err)
 	}
 	raw.SetDeadline(time.Time{})
 	return tc, AuthInfo{
 		CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity},
 		Role:           role,
-		State:          tc.ConnectionState(),
+		UID:            uid, GID: gid,
+		State: tc.ConnectionState(),
 	}, nil
 }
 
@@ -286,19 +384,50 @@ func (c *serverCreds) OverrideServerName(string) error { return nil }
 // which IsRefused holds (errors.Is ErrRefused or ErrUnproven) and is
 // logged WithLogger.
 func ClientCredentials(tok Token, opts ...Option) credentials.TransportCredentials {
-	return &clientCreds{tok: tok, o: newOptions(nil, opts)}
+	return ClientCredentialsRole(tok, RoleWorker, opts...)
+}
+
+// ClientCredentialsRole are ClientCredentials proving tok as role:
+// RoleWorker or RoleReplica (a controller candidate dialing another). Their
+// ClientHandshake runs on any net.Conn, so a caller that multiplexes the
+// port by role (ServerCredentials' AuthInfo) can use them without gRPC.
+func ClientCredentialsRole(tok Token, role Role, opts ...Option) credentials.TransportCredentials {
+	return &clientCreds{tok: tok, role: role, o: newOptions(nil, opts)}
+}
+
+// A UserMinter gives a user's command its proofs for the TLS session
+// whose exporter is ek (MintUser, done by the local xced or `xced worker`
+// for the uid and gid of its socket's peer).
+type UserMinter func(ctx context.Context, ek []byte) (uid, gid uint32, userProof, controllerProof []byte, err error)
+
+// UserCredentials are a user's command's: TLS 1.3 to the controller, then
+// the proofs mint gives for the session sent and checked (RoleUser). The
+// command holds no token. A refusal returns an error for which IsRefused
+// holds (ErrUserRefused, ErrUnproven); an error of mint fails the
+// handshake with it, and is no refusal.
+func UserCredentials(mint func(ctx context.Context, ek []byte) (uid, gid uint32, userProof, controllerProof []byte, err error), opts ...Option) credentials.TransportCredentials {
+	return &clientCreds{role: RoleUser, mint: mint, o: newOptions(nil, opts)}
 }
 
 type clientCreds struct {
 	tok        Token
+	role       Role
+	mint       UserMinter // RoleUser's
 	o          options
 	serverName string
 }
 
 func (c *clientCreds) ClientHandshake(ctx context.Context, authority string, raw net.Conn) (conn net.Conn, ai credentials.AuthInfo, err error) {
-	if c.tok.IsZero() {
+	switch {
+	case c.role == RoleUser && c.mint == nil:
+		raw.Close()
+		return nil, nil, errors.New("clusterauth: user credentials without a minter")
+	case c.role != RoleUser && c.tok.IsZero():
 		raw.Close()
 		return nil, nil, errors.New("clusterauth: client has no cluster token")
+	case c.role != RoleUser && c.role != RoleWorker && c.role != RoleReplica:
+		raw.Close()
+		return nil, nil, fmt.Errorf("clusterauth: a client cannot prove the %s role", c.role)
 	}
 	host := authority
 	if c.serverName != "" {
@@ -334,6 +463,9 @@ func (c *clientCreds) ClientHandshake(ctx context.Context, authority string, raw
 			tc.Close()
 			if IsRefused(err) {
 				msg := "the controller refused the cluster token"
+				if errors.Is(err, ErrUserRefused) {
+					msg = "the controller refused the user's proof"
+				}
 				if errors.Is(err, ErrUnproven) {
 					msg = "the controller could not prove it holds the cluster token"
 				}
@@ -351,7 +483,25 @@ func (c *clientCreds) ClientHandshake(ctx context.Context, authority string, raw
 	if err != nil {
 		return nil, nil, fmt.Errorf("clusterauth: TLS exporter with %s: %w", addr, err)
 	}
-	if _, err := tc.Write(append([]byte{version1, byte(RoleWorker)}, proof(c.tok, RoleWorker, ek)...)); err != nil {
+	frame := []byte{version1, byte(c.role)}
+	var want []byte
+	refused := ErrRefused
+	if c.role == RoleUser {
+		uid, gid, up, cp, err := c.mint(ctx, ek)
+		if err != nil {
+			return nil, nil, fmt.Errorf("clusterauth: the user's proof for %s: %w", addr, err)
+		}
+		if len(up) != macLen || len(cp) != macLen {
+			return nil, nil, fmt.Errorf("clusterauth: the user's proofs for %s are %d and %d bytes, not %d", addr, len(up), len(cp), macLen)
+		}
+		frame = append(append(frame, userIDs(uid, gid)...), up...)
+		want = cp
+		refused = ErrUserRefused
+	} else {
+		frame = append(frame, proof(c.tok, c.role, ek)...)
+		want = proof(c.tok, RoleController, ek)
+	}
+	if _, err := tc.Write(frame); err != nil {
 		return nil, nil, fmt.Errorf("clusterauth: sending the cluster proof to %s: %w", addr, err)
 	}
 	var hdr [2]byte
@@ -364,9 +514,9 @@ func (c *clientCreds) ClientHandshake(ctx context.Context, authority string, raw
 	case hdr[0] != version1:
 		return nil, nil, fmt.Errorf("clusterauth: %s answered with version %d: %w", addr, hdr[0], ErrUnproven)
 	case hdr[1] == statusRefused:
-		return nil, nil, fmt.Errorf("clusterauth: %s: %w", addr, ErrRefused)
+		return nil, nil, fmt.Errorf("clusterauth: %s: %w", addr, refused)
 	case hdr[1] == statusUnsupported:
-		return nil, nil, fmt.Errorf("clusterauth: %s does not support this worker's protocol version %d", addr, version1)
+		return nil, nil, fmt.Errorf("clusterauth: %s does not support the %s role of protocol version %d", addr, c.role, version1)
 	case hdr[1] != statusOK:
 		return nil, nil, fmt.Errorf("clusterauth: %s answered with status %#x: %w", addr, hdr[1], ErrUnproven)
 	}
@@ -374,7 +524,7 @@ func (c *clientCreds) ClientHandshake(ctx context.Context, authority string, raw
 	if _, err := io.ReadFull(tc, got); err != nil {
 		return nil, nil, fmt.Errorf("clusterauth: reading the cluster proof from %s: %w", addr, err)
 	}
-	if !hmac.Equal(got, proof(c.tok, RoleController, ek)) {
+	if !hmac.Equal(got, want) {
 		return nil, nil, fmt.Errorf("clusterauth: %s: %w", addr, ErrUnproven)
 	}
 	raw.SetDeadline(time.Time{})

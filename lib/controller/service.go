@@ -3,32 +3,57 @@ package controller
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
 
-	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
+	"xce/lib/clusterauth"
+	"xce/lib/peercred"
 )
 
 // Service is the gRPC face of the controller.
 type Service struct {
 	rpc.UnimplementedControllerServer
 	c *Controller
+	// Mint, when set, serves Credential: the proofs of a user's command
+	// over TCP (clusterauth.MintUser with the cluster token).
+	Mint func(uid, gid uint32, ek []byte) (userProof, controllerProof []byte, err error)
+}
+
+// A ServerOption tunes NewServer.
+type ServerOption func(*Service)
+
+// WithMint serves Credential on the socket with mint (the cluster token's
+// clusterauth.MintUser): local commands get the proofs that let them
+// reach the leader over TCP when this controller is a standby.
+func WithMint(mint func(uid, gid uint32, ek []byte) (userProof, controllerProof []byte, err error)) ServerOption {
+	return func(s *Service) { s.Mint = mint }
 }
 
 // NewServer returns a gRPC server whose callers are identified by their
 // Unix socket credentials (SO_PEERCRED), never by a claim in the request.
-func NewServer(c *Controller) *grpc.Server {
-	s := grpc.NewServer(grpc.Creds(peerCreds{}), grpc.MaxRecvMsgSize(MaxRequestBytes), grpc.MaxSendMsgSize(64<<20))
-	rpc.RegisterControllerServer(s, &Service{c: c})
+func NewServer(c *Controller, opts ...ServerOption) *grpc.Server {
+	s := grpc.NewServer(grpc.Creds(peercred.Credentials()), grpc.MaxRecvMsgSize(MaxRequestBytes), grpc.MaxSendMsgSize(64<<20))
+	svc := &Service{c: c}
+	for _, o := range opts {
+		o(svc)
+	}
+	rpc.RegisterControllerServer(s, svc)
 	return s
+}
+
+// NewService is the Controller service of c, for a server with other
+// credentials (the --listen port): its callers are users whose commands
+// proved their uid over TCP (clusterauth.PeerUser), or Unix socket peers.
+func NewService(c *Controller, opts ...ServerOption) *Service {
+	svc := &Service{c: c}
+	for _, o := range opts {
+		o(svc)
+	}
+	return svc
 }
 
 // MaxRequestBytes bounds one request a client sends: the largest is a
@@ -38,63 +63,44 @@ func NewServer(c *Controller) *grpc.Server {
 // controller hold more than this for one call.
 const MaxRequestBytes = 16 << 20
 
-// peerCreds is a TransportCredentials for Unix sockets that records the
-// peer's uid and gid at connection time.
-type peerCreds struct{}
-
-// peerInfo is the AuthInfo of a Unix socket connection.
-type peerInfo struct {
-	credentials.CommonAuthInfo
-	uid, gid uint32
-}
-
-func (peerInfo) AuthType() string { return "peercred" }
-
-func (peerCreds) ClientHandshake(_ context.Context, _ string, conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	return conn, peerInfo{}, nil
-}
-
-func (peerCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	uc, ok := conn.(*net.UnixConn)
-	if !ok {
-		return nil, nil, errors.New("peer credentials need a Unix socket")
-	}
-	raw, err := uc.SyscallConn()
-	if err != nil {
-		return nil, nil, err
-	}
-	var cred *unix.Ucred
-	var serr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, serr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return nil, nil, err
-	}
-	if serr != nil {
-		return nil, nil, fmt.Errorf("read peer credentials: %w", serr)
-	}
-	return conn, peerInfo{
-		CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity},
-		uid:            cred.Uid, gid: cred.Gid,
-	}, nil
-}
-
-func (peerCreds) Info() credentials.ProtocolInfo {
-	return credentials.ProtocolInfo{SecurityProtocol: "peercred"}
-}
-func (p peerCreds) Clone() credentials.TransportCredentials { return p }
-func (peerCreds) OverrideServerName(string) error           { return nil }
-
+// caller is who made the call: the peer of the Unix socket (SO_PEERCRED),
+// or a user's command over TCP whose proof of its uid and gid, minted by
+// the xced or `xced worker` of its host, the handshake checked.
 func caller(ctx context.Context) (Caller, error) {
-	p, ok := peer.FromContext(ctx)
-	if !ok {
-		return Caller{}, status.Error(codes.Unauthenticated, "no peer")
+	if uid, gid, ok := peercred.FromContext(ctx); ok {
+		return Caller{UID: uid, GID: gid}, nil
 	}
-	pi, ok := p.AuthInfo.(peerInfo)
-	if !ok {
-		return Caller{}, status.Error(codes.Unauthenticated, "caller not identified by its socket credentials")
+	if uid, gid, ok := clusterauth.PeerUser(ctx); ok {
+		return Caller{UID: uid, GID: gid}, nil
 	}
-	return Caller{UID: pi.uid, GID: pi.gid}, nil
+	return Caller{}, status.Error(codes.Unauthenticated, "caller not identified by its socket credentials or a user's proof")
+}
+
+// Credential mints a user's proofs for the TLS session the command opened
+// to another controller: for the socket's peer only, never over TCP, as
+// a proof could otherwise be minted for a uid taken from another proof.
+func (s *Service) Credential(ctx context.Context, req *rpc.CredentialRequest) (*rpc.CredentialReply, error) {
+	return Credential(ctx, s.Mint, req)
+}
+
+// Credential is the Credential RPC with mint, for any server on a Unix
+// socket with peercred.Credentials (xced's, `xced worker`'s).
+func Credential(ctx context.Context, mint func(uid, gid uint32, ek []byte) ([]byte, []byte, error), req *rpc.CredentialRequest) (*rpc.CredentialReply, error) {
+	if mint == nil {
+		return nil, status.Error(codes.Unimplemented, "this controller mints no user credentials")
+	}
+	uid, gid, ok := peercred.FromContext(ctx)
+	if !ok {
+		return nil, status.Error(codes.PermissionDenied, "user credentials are given on the local socket only")
+	}
+	if len(req.GetExporter()) != 32 {
+		return nil, status.Errorf(codes.InvalidArgument, "the exporter is %d bytes, not 32", len(req.GetExporter()))
+	}
+	up, cp, err := mint(uid, gid, req.GetExporter())
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "mint user credentials: %v", err)
+	}
+	return &rpc.CredentialReply{Uid: uid, Gid: gid, UserProof: up, ControllerProof: cp}, nil
 }
 
 func toStatus(err error) error {

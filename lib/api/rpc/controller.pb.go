@@ -14,6 +14,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
+	sync "sync"
 	unsafe "unsafe"
 	api "xce/lib/api"
 )
@@ -25,12 +26,135 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type CredentialRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The 32 bytes of the command's TLS session's exporter.
+	Exporter      []byte `protobuf:"bytes,1,opt,name=exporter,proto3" json:"exporter,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CredentialRequest) Reset() {
+	*x = CredentialRequest{}
+	mi := &file_rpc_controller_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CredentialRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CredentialRequest) ProtoMessage() {}
+
+func (x *CredentialRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_rpc_controller_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CredentialRequest.ProtoReflect.Descriptor instead.
+func (*CredentialRequest) Descriptor() ([]byte, []int) {
+	return file_rpc_controller_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *CredentialRequest) GetExporter() []byte {
+	if x != nil {
+		return x.Exporter
+	}
+	return nil
+}
+
+type CredentialReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Uid   uint32                 `protobuf:"varint,1,opt,name=uid,proto3" json:"uid,omitempty"`
+	Gid   uint32                 `protobuf:"varint,2,opt,name=gid,proto3" json:"gid,omitempty"`
+	// What the command sends the controller, and what it checks the
+	// controller's answer against.
+	UserProof       []byte `protobuf:"bytes,3,opt,name=user_proof,json=userProof,proto3" json:"user_proof,omitempty"`
+	ControllerProof []byte `protobuf:"bytes,4,opt,name=controller_proof,json=controllerProof,proto3" json:"controller_proof,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *CredentialReply) Reset() {
+	*x = CredentialReply{}
+	mi := &file_rpc_controller_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CredentialReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CredentialReply) ProtoMessage() {}
+
+func (x *CredentialReply) ProtoReflect() protoreflect.Message {
+	mi := &file_rpc_controller_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CredentialReply.ProtoReflect.Descriptor instead.
+func (*CredentialReply) Descriptor() ([]byte, []int) {
+	return file_rpc_controller_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *CredentialReply) GetUid() uint32 {
+	if x != nil {
+		return x.Uid
+	}
+	return 0
+}
+
+func (x *CredentialReply) GetGid() uint32 {
+	if x != nil {
+		return x.Gid
+	}
+	return 0
+}
+
+func (x *CredentialReply) GetUserProof() []byte {
+	if x != nil {
+		return x.UserProof
+	}
+	return nil
+}
+
+func (x *CredentialReply) GetControllerProof() []byte {
+	if x != nil {
+		return x.ControllerProof
+	}
+	return nil
+}
+
 var File_rpc_controller_proto protoreflect.FileDescriptor
 
 const file_rpc_controller_proto_rawDesc = "" +
 	"\n" +
 	"\x14rpc/controller.proto\x12\n" +
-	"xce.api.v1\x1a\tapi.proto\x1a\x10rpc/worker.proto2\xdb\a\n" +
+	"xce.api.v1\x1a\tapi.proto\x1a\x10rpc/worker.proto\"/\n" +
+	"\x11CredentialRequest\x12\x1a\n" +
+	"\bexporter\x18\x01 \x01(\fR\bexporter\"\x7f\n" +
+	"\x0fCredentialReply\x12\x10\n" +
+	"\x03uid\x18\x01 \x01(\rR\x03uid\x12\x10\n" +
+	"\x03gid\x18\x02 \x01(\rR\x03gid\x12\x1d\n" +
+	"\n" +
+	"user_proof\x18\x03 \x01(\fR\tuserProof\x12)\n" +
+	"\x10controller_proof\x18\x04 \x01(\fR\x0fcontrollerProof2\xa5\b\n" +
 	"\n" +
 	"Controller\x12<\n" +
 	"\x06Submit\x12\x19.xce.api.v1.SubmitRequest\x1a\x17.xce.api.v1.SubmitReply\x12;\n" +
@@ -50,73 +174,92 @@ const file_rpc_controller_proto_rawDesc = "" +
 	"\x04Info\x12\x1e.xce.api.v1.ClusterInfoRequest\x1a\x17.xce.api.v1.ClusterInfo\x12>\n" +
 	"\n" +
 	"Accounting\x12\x17.xce.api.v1.AcctRequest\x1a\x15.xce.api.v1.AcctReply0\x01\x126\n" +
-	"\x04Peek\x12\x17.xce.api.v1.PeekRequest\x1a\x15.xce.api.v1.PeekReplyB\x15Z\x13xce/lib/api/rpc;rpcb\x06proto3"
+	"\x04Peek\x12\x17.xce.api.v1.PeekRequest\x1a\x15.xce.api.v1.PeekReply\x12H\n" +
+	"\n" +
+	"Credential\x12\x1d.xce.api.v1.CredentialRequest\x1a\x1b.xce.api.v1.CredentialReplyB\x15Z\x13xce/lib/api/rpc;rpcb\x06proto3"
 
+var (
+	file_rpc_controller_proto_rawDescOnce sync.Once
+	file_rpc_controller_proto_rawDescData []byte
+)
+
+func file_rpc_controller_proto_rawDescGZIP() []byte {
+	file_rpc_controller_proto_rawDescOnce.Do(func() {
+		file_rpc_controller_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_rpc_controller_proto_rawDesc), len(file_rpc_controller_proto_rawDesc)))
+	})
+	return file_rpc_controller_proto_rawDescData
+}
+
+var file_rpc_controller_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_rpc_controller_proto_goTypes = []any{
-	(*api.SubmitRequest)(nil),      // 0: xce.api.v1.SubmitRequest
-	(*api.QueryRequest)(nil),       // 1: xce.api.v1.QueryRequest
-	(*api.SignalRequest)(nil),      // 2: xce.api.v1.SignalRequest
-	(*api.WatchRequest)(nil),       // 3: xce.api.v1.WatchRequest
-	(*api.ListQueuesRequest)(nil),  // 4: xce.api.v1.ListQueuesRequest
-	(*api.ListHostsRequest)(nil),   // 5: xce.api.v1.ListHostsRequest
-	(*api.ListAppsRequest)(nil),    // 6: xce.api.v1.ListAppsRequest
-	(*api.ReconfigRequest)(nil),    // 7: xce.api.v1.ReconfigRequest
-	(*api.ControlRequest)(nil),     // 8: xce.api.v1.ControlRequest
-	(*api.ModifyRequest)(nil),      // 9: xce.api.v1.ModifyRequest
-	(*api.DependencyRequest)(nil),  // 10: xce.api.v1.DependencyRequest
-	(*api.EventsRequest)(nil),      // 11: xce.api.v1.EventsRequest
-	(*api.ClusterInfoRequest)(nil), // 12: xce.api.v1.ClusterInfoRequest
-	(*api.AcctRequest)(nil),        // 13: xce.api.v1.AcctRequest
-	(*PeekRequest)(nil),            // 14: xce.api.v1.PeekRequest
-	(*api.SubmitReply)(nil),        // 15: xce.api.v1.SubmitReply
-	(*api.QueryReply)(nil),         // 16: xce.api.v1.QueryReply
-	(*api.SignalReply)(nil),        // 17: xce.api.v1.SignalReply
-	(*api.WatchEvent)(nil),         // 18: xce.api.v1.WatchEvent
-	(*api.ListQueuesReply)(nil),    // 19: xce.api.v1.ListQueuesReply
-	(*api.ListHostsReply)(nil),     // 20: xce.api.v1.ListHostsReply
-	(*api.ListAppsReply)(nil),      // 21: xce.api.v1.ListAppsReply
-	(*api.ReconfigReply)(nil),      // 22: xce.api.v1.ReconfigReply
-	(*api.ControlReply)(nil),       // 23: xce.api.v1.ControlReply
-	(*api.ModifyReply)(nil),        // 24: xce.api.v1.ModifyReply
-	(*api.DependencyReply)(nil),    // 25: xce.api.v1.DependencyReply
-	(*api.EventsReply)(nil),        // 26: xce.api.v1.EventsReply
-	(*api.ClusterInfo)(nil),        // 27: xce.api.v1.ClusterInfo
-	(*api.AcctReply)(nil),          // 28: xce.api.v1.AcctReply
-	(*PeekReply)(nil),              // 29: xce.api.v1.PeekReply
+	(*CredentialRequest)(nil),      // 0: xce.api.v1.CredentialRequest
+	(*CredentialReply)(nil),        // 1: xce.api.v1.CredentialReply
+	(*api.SubmitRequest)(nil),      // 2: xce.api.v1.SubmitRequest
+	(*api.QueryRequest)(nil),       // 3: xce.api.v1.QueryRequest
+	(*api.SignalRequest)(nil),      // 4: xce.api.v1.SignalRequest
+	(*api.WatchRequest)(nil),       // 5: xce.api.v1.WatchRequest
+	(*api.ListQueuesRequest)(nil),  // 6: xce.api.v1.ListQueuesRequest
+	(*api.ListHostsRequest)(nil),   // 7: xce.api.v1.ListHostsRequest
+	(*api.ListAppsRequest)(nil),    // 8: xce.api.v1.ListAppsRequest
+	(*api.ReconfigRequest)(nil),    // 9: xce.api.v1.ReconfigRequest
+	(*api.ControlRequest)(nil),     // 10: xce.api.v1.ControlRequest
+	(*api.ModifyRequest)(nil),      // 11: xce.api.v1.ModifyRequest
+	(*api.DependencyRequest)(nil),  // 12: xce.api.v1.DependencyRequest
+	(*api.EventsRequest)(nil),      // 13: xce.api.v1.EventsRequest
+	(*api.ClusterInfoRequest)(nil), // 14: xce.api.v1.ClusterInfoRequest
+	(*api.AcctRequest)(nil),        // 15: xce.api.v1.AcctRequest
+	(*PeekRequest)(nil),            // 16: xce.api.v1.PeekRequest
+	(*api.SubmitReply)(nil),        // 17: xce.api.v1.SubmitReply
+	(*api.QueryReply)(nil),         // 18: xce.api.v1.QueryReply
+	(*api.SignalReply)(nil),        // 19: xce.api.v1.SignalReply
+	(*api.WatchEvent)(nil),         // 20: xce.api.v1.WatchEvent
+	(*api.ListQueuesReply)(nil),    // 21: xce.api.v1.ListQueuesReply
+	(*api.ListHostsReply)(nil),     // 22: xce.api.v1.ListHostsReply
+	(*api.ListAppsReply)(nil),      // 23: xce.api.v1.ListAppsReply
+	(*api.ReconfigReply)(nil),      // 24: xce.api.v1.ReconfigReply
+	(*api.ControlReply)(nil),       // 25: xce.api.v1.ControlReply
+	(*api.ModifyReply)(nil),        // 26: xce.api.v1.ModifyReply
+	(*api.DependencyReply)(nil),    // 27: xce.api.v1.DependencyReply
+	(*api.EventsReply)(nil),        // 28: xce.api.v1.EventsReply
+	(*api.ClusterInfo)(nil),        // 29: xce.api.v1.ClusterInfo
+	(*api.AcctReply)(nil),          // 30: xce.api.v1.AcctReply
+	(*PeekReply)(nil),              // 31: xce.api.v1.PeekReply
 }
 var file_rpc_controller_proto_depIdxs = []int32{
-	0,  // 0: xce.api.v1.Controller.Submit:input_type -> xce.api.v1.SubmitRequest
-	1,  // 1: xce.api.v1.Controller.Query:input_type -> xce.api.v1.QueryRequest
-	2,  // 2: xce.api.v1.Controller.Signal:input_type -> xce.api.v1.SignalRequest
-	3,  // 3: xce.api.v1.Controller.Watch:input_type -> xce.api.v1.WatchRequest
-	4,  // 4: xce.api.v1.Controller.ListQueues:input_type -> xce.api.v1.ListQueuesRequest
-	5,  // 5: xce.api.v1.Controller.ListHosts:input_type -> xce.api.v1.ListHostsRequest
-	6,  // 6: xce.api.v1.Controller.ListApps:input_type -> xce.api.v1.ListAppsRequest
-	7,  // 7: xce.api.v1.Controller.Reconfig:input_type -> xce.api.v1.ReconfigRequest
-	8,  // 8: xce.api.v1.Controller.Control:input_type -> xce.api.v1.ControlRequest
-	9,  // 9: xce.api.v1.Controller.Modify:input_type -> xce.api.v1.ModifyRequest
-	10, // 10: xce.api.v1.Controller.Dependency:input_type -> xce.api.v1.DependencyRequest
-	11, // 11: xce.api.v1.Controller.Events:input_type -> xce.api.v1.EventsRequest
-	12, // 12: xce.api.v1.Controller.Info:input_type -> xce.api.v1.ClusterInfoRequest
-	13, // 13: xce.api.v1.Controller.Accounting:input_type -> xce.api.v1.AcctRequest
-	14, // 14: xce.api.v1.Controller.Peek:input_type -> xce.api.v1.PeekRequest
-	15, // 15: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
-	16, // 16: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
-	17, // 17: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
-	18, // 18: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
-	19, // 19: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
-	20, // 20: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
-	21, // 21: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
-	22, // 22: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
-	23, // 23: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
-	24, // 24: xce.api.v1.Controller.Modify:output_type -> xce.api.v1.ModifyReply
-	25, // 25: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
-	26, // 26: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
-	27, // 27: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
-	28, // 28: xce.api.v1.Controller.Accounting:output_type -> xce.api.v1.AcctReply
-	29, // 29: xce.api.v1.Controller.Peek:output_type -> xce.api.v1.PeekReply
-	15, // [15:30] is the sub-list for method output_type
-	0,  // [0:15] is the sub-list for method input_type
+	2,  // 0: xce.api.v1.Controller.Submit:input_type -> xce.api.v1.SubmitRequest
+	3,  // 1: xce.api.v1.Controller.Query:input_type -> xce.api.v1.QueryRequest
+	4,  // 2: xce.api.v1.Controller.Signal:input_type -> xce.api.v1.SignalRequest
+	5,  // 3: xce.api.v1.Controller.Watch:input_type -> xce.api.v1.WatchRequest
+	6,  // 4: xce.api.v1.Controller.ListQueues:input_type -> xce.api.v1.ListQueuesRequest
+	7,  // 5: xce.api.v1.Controller.ListHosts:input_type -> xce.api.v1.ListHostsRequest
+	8,  // 6: xce.api.v1.Controller.ListApps:input_type -> xce.api.v1.ListAppsRequest
+	9,  // 7: xce.api.v1.Controller.Reconfig:input_type -> xce.api.v1.ReconfigRequest
+	10, // 8: xce.api.v1.Controller.Control:input_type -> xce.api.v1.ControlRequest
+	11, // 9: xce.api.v1.Controller.Modify:input_type -> xce.api.v1.ModifyRequest
+	12, // 10: xce.api.v1.Controller.Dependency:input_type -> xce.api.v1.DependencyRequest
+	13, // 11: xce.api.v1.Controller.Events:input_type -> xce.api.v1.EventsRequest
+	14, // 12: xce.api.v1.Controller.Info:input_type -> xce.api.v1.ClusterInfoRequest
+	15, // 13: xce.api.v1.Controller.Accounting:input_type -> xce.api.v1.AcctRequest
+	16, // 14: xce.api.v1.Controller.Peek:input_type -> xce.api.v1.PeekRequest
+	0,  // 15: xce.api.v1.Controller.Credential:input_type -> xce.api.v1.CredentialRequest
+	17, // 16: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
+	18, // 17: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
+	19, // 18: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
+	20, // 19: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
+	21, // 20: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
+	22, // 21: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
+	23, // 22: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
+	24, // 23: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
+	25, // 24: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
+	26, // 25: xce.api.v1.Controller.Modify:output_type -> xce.api.v1.ModifyReply
+	27, // 26: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
+	28, // 27: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
+	29, // 28: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
+	30, // 29: xce.api.v1.Controller.Accounting:output_type -> xce.api.v1.AcctReply
+	31, // 30: xce.api.v1.Controller.Peek:output_type -> xce.api.v1.PeekReply
+	1,  // 31: xce.api.v1.Controller.Credential:output_type -> xce.api.v1.CredentialReply
+	16, // [16:32] is the sub-list for method output_type
+	0,  // [0:16] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name
@@ -134,12 +277,13 @@ func file_rpc_controller_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rpc_controller_proto_rawDesc), len(file_rpc_controller_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   0,
+			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_rpc_controller_proto_goTypes,
 		DependencyIndexes: file_rpc_controller_proto_depIdxs,
+		MessageInfos:      file_rpc_controller_proto_msgTypes,
 	}.Build()
 	File_rpc_controller_proto = out.File
 	file_rpc_controller_proto_goTypes = nil

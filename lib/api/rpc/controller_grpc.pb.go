@@ -39,6 +39,7 @@ const (
 	Controller_Info_FullMethodName       = "/xce.api.v1.Controller/Info"
 	Controller_Accounting_FullMethodName = "/xce.api.v1.Controller/Accounting"
 	Controller_Peek_FullMethodName       = "/xce.api.v1.Controller/Peek"
+	Controller_Credential_FullMethodName = "/xce.api.v1.Controller/Credential"
 )
 
 // ControllerClient is the client API for Controller service.
@@ -71,6 +72,12 @@ type ControllerClient interface {
 	// A job's output so far (bpeek, xcetop), read by the worker of the
 	// job's host: the job's owner and administrators only.
 	Peek(ctx context.Context, in *PeekRequest, opts ...grpc.CallOption) (*PeekReply, error)
+	// Proofs for a user's command over TCP (lib/clusterauth's user role),
+	// for the caller of the local Unix socket only: the uid and gid are the
+	// socket's peer credentials, bound to the TLS session whose exporter
+	// the command sends. Served by the controller candidates and by `xced
+	// worker` (which serves nothing else on its socket).
+	Credential(ctx context.Context, in *CredentialRequest, opts ...grpc.CallOption) (*CredentialReply, error)
 }
 
 type controllerClient struct {
@@ -258,6 +265,16 @@ func (c *controllerClient) Peek(ctx context.Context, in *PeekRequest, opts ...gr
 	return out, nil
 }
 
+func (c *controllerClient) Credential(ctx context.Context, in *CredentialRequest, opts ...grpc.CallOption) (*CredentialReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CredentialReply)
+	err := c.cc.Invoke(ctx, Controller_Credential_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControllerServer is the server API for Controller service.
 // All implementations must embed UnimplementedControllerServer
 // for forward compatibility.
@@ -288,6 +305,12 @@ type ControllerServer interface {
 	// A job's output so far (bpeek, xcetop), read by the worker of the
 	// job's host: the job's owner and administrators only.
 	Peek(context.Context, *PeekRequest) (*PeekReply, error)
+	// Proofs for a user's command over TCP (lib/clusterauth's user role),
+	// for the caller of the local Unix socket only: the uid and gid are the
+	// socket's peer credentials, bound to the TLS session whose exporter
+	// the command sends. Served by the controller candidates and by `xced
+	// worker` (which serves nothing else on its socket).
+	Credential(context.Context, *CredentialRequest) (*CredentialReply, error)
 	mustEmbedUnimplementedControllerServer()
 }
 
@@ -342,6 +365,9 @@ func (UnimplementedControllerServer) Accounting(*api.AcctRequest, grpc.ServerStr
 }
 func (UnimplementedControllerServer) Peek(context.Context, *PeekRequest) (*PeekReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Peek not implemented")
+}
+func (UnimplementedControllerServer) Credential(context.Context, *CredentialRequest) (*CredentialReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Credential not implemented")
 }
 func (UnimplementedControllerServer) mustEmbedUnimplementedControllerServer() {}
 func (UnimplementedControllerServer) testEmbeddedByValue()                    {}
@@ -613,6 +639,24 @@ func _Controller_Peek_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Controller_Credential_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CredentialRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControllerServer).Credential(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Controller_Credential_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControllerServer).Credential(ctx, req.(*CredentialRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Controller_ServiceDesc is the grpc.ServiceDesc for Controller service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -667,6 +711,10 @@ var Controller_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Peek",
 			Handler:    _Controller_Peek_Handler,
+		},
+		{
+			MethodName: "Credential",
+			Handler:    _Controller_Credential_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
