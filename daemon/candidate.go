@@ -195,7 +195,7 @@ func (c *candidate) lead() error {
 	}
 	t := &term{ctl: ctl, ran: make(chan struct{}), startedA: time.Now()}
 	local := controllerServer(ctl, c.tok)
-	remote := grpc.NewServer(append(workerServerOptions(replica.Credentials()))...)
+	remote := grpc.NewServer(workerServerOptions(replica.Credentials())...)
 	rpc.RegisterClusterServer(remote, ctl.ClusterService())
 	registerUserService(remote, ctl)
 	t.servers = []*grpc.Server{local, remote}

@@ -30,6 +30,9 @@ func serveWorkers(addr, dir, host string, cl *config.Cluster, ctl *controller.Co
 	}
 	srv := grpc.NewServer(workerServerOptions(creds)...)
 	rpc.RegisterClusterServer(srv, ctl.ClusterService())
+	// Users' commands on other hosts, known by the proofs their host's
+	// xced minted.
+	registerUserService(srv, ctl)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			slog.Error("worker listener", "addr", addr, "err", err)

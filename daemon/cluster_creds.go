@@ -16,10 +16,10 @@ import (
 // port: TLS with the configured certificate or the one generated in DIR
 // on first start, and the cluster token (DIR/cluster.token, written on
 // first start), which every worker must prove it holds.
-func clusterServerCredentials(dir, addr, host string, cl *config.Cluster) (credentials.TransportCredentials, error) {
+func clusterServerCredentials(dir, addr, host string, cl *config.Cluster) (clusterauth.Token, credentials.TransportCredentials, error) {
 	tok, err := clusterauth.EnsureToken(dir)
 	if err != nil {
-		return nil, err
+		return tok, nil, err
 	}
 	var names []string
 	if h, _, err := net.SplitHostPort(addr); err == nil && h != "" {

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"net"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"xce/lib/api/rpc"
+	"xce/lib/clusterauth"
+	"xce/lib/controller"
+	"xce/lib/peercred"
+)
+
+type credentialsAuthInfo = credentials.AuthInfo
+
+// replicaDialer opens raft's connections to the other candidates: TCP,
+// then the cluster handshake as a replica.
+func replicaDialer(tok clusterauth.Token) func(ctx context.Context, addr string) (net.Conn, error) {
+	creds := clusterauth.ClientCredentialsRole(tok, clusterauth.RoleReplica)
+	return func(ctx context.Context, addr string) (net.Conn, error) {
+		var d net.Dialer
+		raw, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		conn, _, err := creds.ClientHandshake(ctx, addr, raw)
+		if err != nil {
+			raw.Close()
+			return nil, err
+		}
+		return conn, nil
+	}
+}
+
+// mintWith mints the proofs of a local user's command (the Credential
+// RPC) with the cluster token.
+func mintWith(tok clusterauth.Token) func(uid, gid uint32, ek []byte) ([]byte, []byte, error) {
+	return func(uid, gid uint32, ek []byte) ([]byte, []byte, error) {
+		up, cp := clusterauth.MintUser(tok, uid, gid, ek)
+		return up, cp, nil
+	}
+}
+
+// controllerServer is the leader's server on its Unix socket.
+func controllerServer(ctl *controller.Controller, tok clusterauth.Token) *grpc.Server {
+	return controller.NewServer(ctl, controller.WithMint(mintWith(tok)))
+}
+
+// registerUserService serves users' commands on the TCP port: the
+// callers are known by the proofs their local xced minted.
+func registerUserService(srv *grpc.Server, ctl *controller.Controller) {
+	rpc.RegisterControllerServer(srv, controller.NewService(ctl))
+}
+
+// credentialOnly is a Controller service that only mints credentials.
+type credentialOnly struct {
+	rpc.UnimplementedControllerServer
+	mint func(uid, gid uint32, ek []byte) ([]byte, []byte, error)
+}
+
+func (s credentialOnly) Credential(ctx context.Context, req *rpc.CredentialRequest) (*rpc.CredentialReply, error) {
+	return controller.Credential(ctx, s.mint, req)
+}
+
+// standbyServer is a standby's server on its Unix socket: it mints the
+// credentials the commands need to reach the leader over TCP, and answers
+// every other call with the leader's address.
+func standbyServer(tok clusterauth.Token, notLeader func() error) *grpc.Server {
+	srv := grpc.NewServer(grpc.Creds(peercred.Credentials()),
+		grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+			if info.FullMethod == rpc.Controller_Credential_FullMethodName {
+				return handler(ctx, req)
+			}
+			return nil, notLeader()
+		}),
+		grpc.StreamInterceptor(func(any, grpc.ServerStream, *grpc.StreamServerInfo, grpc.StreamHandler) error {
+			return notLeader()
+		}))
+	rpc.RegisterControllerServer(srv, credentialOnly{mint: mintWith(tok)})
+	return srv
+}
