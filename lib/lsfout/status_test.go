@@ -29,3 +29,22 @@ func TestShowStatusGolden(t *testing.T) {
 	}
 	checkGolden(t, "showstatus", b.String())
 }
+
+// With controller candidates, showstatus ends with each candidate's
+// state, and lsid adds a line after LSF's two.
+func TestCandidatesGolden(t *testing.T) {
+	info := &api.ClusterInfo{ClusterName: "xce", MasterHost: "hostA", Started: time.Date(2026, 10, 5, 9, 58, 1, 0, testZone).UnixNano(), Pid: 4321,
+		Candidates: []*api.Candidate{
+			{Address: "hostA:7000", State: "leader", Voter: true},
+			{Address: "hostB:7000", State: "follower", Voter: true},
+			{Address: "hostC:7000", State: "unreachable", Voter: true, LastContact: time.Date(2026, 10, 5, 10, 0, 7, 0, testZone).UnixNano()},
+		}}
+	var b bytes.Buffer
+	if err := WriteShowStatus(&b, nil, nil, info, testZone); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteClusterID(&b, "XCE 0.1, LSF-compatible batch system\n", info); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "candidates", b.String())
+}
