@@ -80,6 +80,7 @@ func serveCandidate(o options, cfg *config.Config, dir, host string, slots, ncpu
 	fatal := make(chan error, 1)
 	c.node, err = replica.Start(replica.Config{
 		ID: o.listen, Candidates: cfg.Cluster.Controllers, Dir: filepath.Join(dir, "raft"), Store: st, Stream: c.tcp.Raft(),
+		Established: establishedProbe(o.listen, cfg.Cluster.Controllers, tok),
 		Fatal: func(err error) {
 			select {
 			case fatal <- err:

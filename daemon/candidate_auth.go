@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"net"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"xce/lib/api"
 	"xce/lib/api/rpc"
 	"xce/lib/clusterauth"
 	"xce/lib/controller"
@@ -80,4 +82,36 @@ func standbyServer(tok clusterauth.Token, notLeader func() error) *grpc.Server {
 		}))
 	rpc.RegisterControllerServer(srv, credentialOnly{mint: mintWith(tok)})
 	return srv
+}
+
+// establishedProbe asks the other candidates, over their TCP ports as
+// root of this host, whether one of them leads or knows a leader.
+func establishedProbe(self string, candidates []string, tok clusterauth.Token) func() bool {
+	return func() bool {
+		mint := mintWith(tok)
+		creds := clusterauth.UserCredentials(func(_ context.Context, ek []byte) (uint32, uint32, []byte, []byte, error) {
+			up, cp, err := mint(0, 0, ek)
+			return 0, 0, up, cp, err
+		})
+		for _, addr := range candidates {
+			if addr == self {
+				continue
+			}
+			conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(creds))
+			if err != nil {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_, err = rpc.NewControllerClient(conn).Info(ctx, &api.ClusterInfoRequest{})
+			cancel()
+			conn.Close()
+			if err == nil {
+				return true
+			}
+			if leader, ok := api.LeaderOf(err); ok && leader != "" {
+				return true
+			}
+		}
+		return false
+	}
 }

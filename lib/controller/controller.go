@@ -97,6 +97,9 @@ type Replication interface {
 	Candidates() []*api.Candidate
 	// Transfer hands the leadership to another candidate.
 	Transfer() error
+	// SetCandidates makes the candidates those listed: new ones join,
+	// missing ones leave (badmin reconfig).
+	SetCandidates(addrs []string) error
 }
 
 // Controller is the live cluster.

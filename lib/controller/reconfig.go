@@ -41,6 +41,16 @@ func (c *Controller) Reconfig(who Caller, checkOnly bool) ([]string, error) {
 	if checkOnly {
 		return nil, nil
 	}
+	if r := c.cfg.Replication; r != nil {
+		if (len(conf.Cluster.Controllers) == 0) != (len(c.config().Cluster.Controllers) == 0) {
+			return nil, &UserError{Msg: "cluster.controllers: a controller becomes highly available, or stops being so, only by a restart of its candidates"}
+		}
+		// The candidates first: a list the cluster cannot take (removing
+		// the leader itself) leaves the old configuration in force.
+		if err := r.SetCandidates(conf.Cluster.Controllers); err != nil {
+			return nil, &UserError{Msg: "cluster.controllers: " + err.Error()}
+		}
+	}
 	return c.apply(conf)
 }
 

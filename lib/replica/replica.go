@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,6 +38,11 @@ type Config struct {
 	// Fatal is called when the store cannot apply a committed entry: the
 	// candidate must stop, since its store no longer follows the log.
 	Fatal func(error)
+	// Established, for a candidate without raft state, asks the other
+	// candidates whether they have a leader already: then this one joins
+	// them (it is sent the log once the leader's configuration names it)
+	// rather than bootstrap a cluster of its own. Nil: bootstrap.
+	Established func() bool
 
 	// Timing, for tests; zero values take raft's defaults.
 	HeartbeatTimeout, ElectionTimeout, LeaderLeaseTimeout time.Duration
@@ -133,6 +139,10 @@ func Start(cfg Config) (*Node, error) {
 	if err != nil {
 		logs.Close()
 		return nil, fmt.Errorf("read the raft state in %s: %w", cfg.Dir, err)
+	}
+	if !has && cfg.Established != nil && cfg.Established() {
+		slog.Info("joining the running controller candidates: this one follows once the leader's configuration names it (their [cluster] controllers, then badmin reconfig)", "address", cfg.ID)
+		has = true
 	}
 	if !has {
 		var servers []raft.Server
@@ -284,6 +294,43 @@ func (n *Node) Establish(timeout time.Duration) error {
 		return errors.New("this store has applied log entries but records no cluster identity: it is damaged")
 	}
 	return n.cfg.Store.SetMeta(identityKey, append(id, print...))
+}
+
+// SetCandidates changes the candidates to those listed, one change at a
+// time through the log (raft's membership changes): a new candidate
+// joins as a voter and catches up from the log or a snapshot; a removed
+// one stops being asked. The leader does not remove itself: hand the
+// leadership on first (badmin mbdrestart).
+func (n *Node) SetCandidates(addrs []string) error {
+	if !n.IsLeader() {
+		return api.NotLeader(n.Leader())
+	}
+	if !slices.Contains(addrs, n.cfg.ID) {
+		return fmt.Errorf("the list leaves out the leader %s: run badmin mbdrestart first, then badmin reconfig on the new leader", n.cfg.ID)
+	}
+	f := n.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, s := range f.Configuration().Servers {
+		have[string(s.ID)] = true
+		if !slices.Contains(addrs, string(s.ID)) {
+			if err := n.raft.RemoveServer(s.ID, 0, 10*time.Second).Error(); err != nil {
+				return fmt.Errorf("remove candidate %s: %w", s.ID, err)
+			}
+			slog.Info("controller candidate removed", "address", s.ID)
+		}
+	}
+	for _, a := range addrs {
+		if !have[a] {
+			if err := n.raft.AddVoter(raft.ServerID(a), raft.ServerAddress(a), 0, 10*time.Second).Error(); err != nil {
+				return fmt.Errorf("add candidate %s: %w", a, err)
+			}
+			slog.Info("controller candidate added", "address", a)
+		}
+	}
+	return nil
 }
 
 // Transfer hands the leadership to another candidate (badmin mbdrestart).
