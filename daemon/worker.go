@@ -93,11 +93,16 @@ func runWorker(o workerOptions) error {
 		return err
 	}
 	defer lock.Close()
+	// The jobs do not need the socket: without it (a path too long for a
+	// socket, say) the worker runs, and the host's commands cannot reach
+	// the controller over TCP.
 	sock, stopCreds, err := serveCredentials(dir, tok)
 	if err != nil {
-		return err
+		slog.Warn("no credential socket for the host's commands", "err", err)
+		sock = "(none)"
+	} else {
+		defer stopCreds()
 	}
-	defer stopCreds()
 	name := o.name
 	if name == "" {
 		name = shortHostname()
