@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 
 	"xce/lib/agent"
+	"xce/lib/clusterauth"
 	"xce/lib/controller"
 )
 
@@ -29,17 +30,32 @@ type workerOptions struct {
 }
 
 // workerCommand is `xced worker`: the worker agent of this execution host
-// (lib/agent), connected to the controller at --controller.
+// (lib/agent), connected to the controller at --controller, and the
+// credential socket WDIR/xced.sock of the host's commands.
 func workerCommand() *cobra.Command {
 	var o workerOptions
 	cmd := &cobra.Command{
-		Use:   "worker --controller HOST:PORT --token-file FILE --dir WDIR [--name HOSTNAME] [--slots N]",
+		Use:   "worker --controller HOST:PORT[,HOST:PORT...] --token-file FILE --dir WDIR [--name HOSTNAME] [--slots N]",
 		Short: "Run the jobs the controller sends to this host (an execution host's worker)",
-		Args:  cobra.NoArgs,
-		RunE:  func(*cobra.Command, []string) error { return runWorker(o) },
+		Long: `Run the jobs the controller sends to this host (an execution host's worker).
+
+--controller names the controller's --listen address, or the addresses of
+all the controller candidates of a highly available cluster, comma-separated:
+the worker registers with the leader, following a standby's redirect, and
+finds the next leader when the one it has goes away.
+
+The worker also serves WDIR/xced.sock, where the commands run on this host
+(bsub, bjobs, ...) with XCE_DIR=WDIR get the proofs that let them reach the
+controller over TCP as their own user: set XCE_CONTROLLERS (or
+LSF_MASTER_LIST in lsf.conf) to the controllers' HOST:PORT list on this
+host. The socket mints those proofs for the uid and gid of its caller only,
+and serves nothing else; it is open to every user when the worker runs as
+root, else to the worker's own user.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return runWorker(o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.controller, "controller", "", "the controller's HOST:PORT (xced --listen)")
+	f.StringVar(&o.controller, "controller", "", "the controller's HOST:PORT (xced --listen), or the candidates' HOST:PORT list, comma-separated")
 	f.StringVar(&o.tokenFile, "token-file", "", "the cluster token (the controller's DIR/cluster.token)")
 	f.StringVar(&o.dir, "dir", "", "the worker's directory: its jobs' files are under DIR/jobs")
 	f.StringVar(&o.name, "name", "", "the host's name in the cluster (default: this host's name)")
@@ -60,7 +76,7 @@ func runWorker(o workerOptions) error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
-	creds, err := workerCredentials(o.tokenFile)
+	tok, err := clusterauth.LoadToken(o.tokenFile)
 	if err != nil {
 		return err
 	}
@@ -77,6 +93,16 @@ func runWorker(o workerOptions) error {
 		return err
 	}
 	defer lock.Close()
+	// The jobs do not need the socket: without it (a path too long for a
+	// socket, say) the worker runs, and the host's commands cannot reach
+	// the controller over TCP.
+	sock, stopCreds, err := serveCredentials(dir, tok)
+	if err != nil {
+		slog.Warn("no credential socket for the host's commands", "err", err)
+		sock = "(none)"
+	} else {
+		defer stopCreds()
+	}
 	name := o.name
 	if name == "" {
 		name = shortHostname()
@@ -91,10 +117,10 @@ func runWorker(o workerOptions) error {
 		<-ctx.Done()
 		slog.Info("stopping; running jobs keep running and are picked up when the worker is back")
 	}()
-	fmt.Fprintf(os.Stderr, "xced worker: host %s, controller %s, jobs under %s\n", name, o.controller, filepath.Join(dir, "jobs"))
+	fmt.Fprintf(os.Stderr, "xced worker: host %s, controller %s, jobs under %s, commands' credentials at %s\n", name, o.controller, filepath.Join(dir, "jobs"), sock)
 	return agent.Run(ctx, agent.Config{
 		Controller:   o.controller,
-		DialOptions:  []grpc.DialOption{creds},
+		DialOptions:  []grpc.DialOption{workerCredentials(tok)},
 		Host:         name,
 		Slots:        o.slots,
 		RunDir:       filepath.Join(dir, "jobs"),

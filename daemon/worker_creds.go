@@ -1,23 +1,29 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
 
 	"google.golang.org/grpc"
 
 	"xce/lib/agent"
+	"xce/lib/api/rpc"
+	"xce/lib/client"
 	"xce/lib/clusterauth"
+	"xce/lib/controller"
+	"xce/lib/peercred"
 )
 
 // workerCredentials are what `xced worker` shows the controller: TLS and
-// a proof that it holds the cluster token read from tokenFile (the
-// controller's DIR/cluster.token, copied to this host).
-func workerCredentials(tokenFile string) (grpc.DialOption, error) {
-	tok, err := clusterauth.LoadToken(tokenFile)
-	if err != nil {
-		return nil, err
-	}
-	return grpc.WithTransportCredentials(clusterauth.ClientCredentials(tok, clusterauth.WithLogger(slog.Default()))), nil
+// a proof that it holds the cluster token tok (read from --token-file,
+// the controller's DIR/cluster.token copied to this host).
+func workerCredentials(tok clusterauth.Token) grpc.DialOption {
+	return grpc.WithTransportCredentials(clusterauth.ClientCredentials(tok, clusterauth.WithLogger(slog.Default())))
 }
 
 // workerRefused says whether a connection error is the controller
@@ -25,4 +31,50 @@ func workerCredentials(tokenFile string) (grpc.DialOption, error) {
 // ends `xced worker`.
 func workerRefused(err error) bool {
 	return clusterauth.IsRefused(err) || agent.Refused(err)
+}
+
+// credentialService is the worker's socket: Credential only, minting the
+// proofs with which a command on this host reaches the controller over
+// TCP as its caller's uid and gid (lib/client). Every other call is
+// Unimplemented, which tells the command to go to the controllers.
+type credentialService struct {
+	rpc.UnimplementedControllerServer
+	tok clusterauth.Token
+}
+
+func (s *credentialService) Credential(ctx context.Context, req *rpc.CredentialRequest) (*rpc.CredentialReply, error) {
+	return controller.Credential(ctx, s.mint, req)
+}
+
+func (s *credentialService) mint(uid, gid uint32, ek []byte) ([]byte, []byte, error) {
+	up, cp := clusterauth.MintUser(s.tok, uid, gid, ek)
+	return up, cp, nil
+}
+
+// serveCredentials serves the credential socket DIR/xced.sock: anyone on
+// the host may connect when the worker runs as root (each gets proofs for
+// its own uid only, from SO_PEERCRED), else only the worker's user.
+func serveCredentials(dir string, tok clusterauth.Token) (sock string, stop func(), err error) {
+	sock = filepath.Join(dir, client.SocketName)
+	os.Remove(sock)
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return "", nil, fmt.Errorf("listen on %s: %w", sock, err)
+	}
+	mode := os.FileMode(0o600)
+	if os.Geteuid() == 0 {
+		mode = 0o666
+	}
+	if err := os.Chmod(sock, mode); err != nil {
+		ln.Close()
+		return "", nil, err
+	}
+	srv := grpc.NewServer(grpc.Creds(peercred.Credentials()), grpc.MaxRecvMsgSize(1<<20))
+	rpc.RegisterControllerServer(srv, &credentialService{tok: tok})
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			slog.Error("credential socket", "socket", sock, "err", err)
+		}
+	}()
+	return sock, func() { srv.Stop(); os.Remove(sock) }, nil
 }

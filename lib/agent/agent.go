@@ -28,6 +28,14 @@
 // A lost connection is retried with a backoff (MinBackoff doubling to
 // MaxBackoff, reset by each welcome); a refusal (Config.Fatal, by default
 // Refused) ends Run with the error.
+//
+// # Several controllers
+//
+// Config.Controller may list the controller candidates. A standby answers
+// the register with api.NotLeader: the agent goes to the leader it names
+// at once, or, while none is elected, to the next candidate after the
+// backoff; a candidate that cannot be reached, or a lost connection, also
+// sends it to the next one.
 package agent
 
 import (
@@ -37,6 +45,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -57,7 +66,9 @@ import (
 
 // Config is what the agent of one host needs.
 type Config struct {
-	Controller string // the controller's HOST:PORT
+	// Controller is the controller's HOST:PORT, or the candidates'
+	// HOST:PORT, comma-separated, of a highly available controller.
+	Controller string
 	// DialOptions give the connection its credentials (TLS and the
 	// cluster token; tests pass insecure ones) and anything else the
 	// caller wants; they come after the agent's own keepalive option.
@@ -152,14 +163,35 @@ func Run(ctx context.Context, cfg Config) error {
 			Time: cfg.Keepalive, Timeout: cfg.Keepalive, PermitWithoutStream: true,
 		}))
 	}
-	cc, err := grpc.NewClient(cfg.Controller, append(opts, cfg.DialOptions...)...)
-	if err != nil {
-		return fmt.Errorf("controller %s: %w", cfg.Controller, err)
+	opts = append(opts, cfg.DialOptions...)
+	cands := Candidates(cfg.Controller)
+	if len(cands) == 0 {
+		return errors.New("agent: no controller address")
 	}
-	defer cc.Close()
+	conns := map[string]rpc.ClusterClient{}
+	var closers []*grpc.ClientConn
+	defer func() {
+		for _, cc := range closers {
+			cc.Close()
+		}
+	}()
+	// client is the connection to addr, made once and kept: gRPC
+	// reconnects it by itself.
+	client := func(addr string) (rpc.ClusterClient, error) {
+		if c := conns[addr]; c != nil {
+			return c, nil
+		}
+		cc, err := grpc.NewClient(addr, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("controller %s: %w", addr, err)
+		}
+		closers = append(closers, cc)
+		conns[addr] = rpc.NewClusterClient(cc)
+		return conns[addr], nil
+	}
 	a := &agent{
 		cfg:     cfg,
-		log:     cfg.Log.With("controller", cfg.Controller, "host", cfg.Host),
+		log:     cfg.Log.With("host", cfg.Host),
 		sampler: hostload.New(hostload.Paths{}),
 		nextSeq: uint64(time.Now().UnixNano()),
 		notify:  make(chan struct{}, 1),
@@ -167,10 +199,15 @@ func Run(ctx context.Context, cfg Config) error {
 	a.sampler.Sample(time.Now())
 	go a.sample(ctx)
 	a.gpus = gpu.NewTracker(ctx, gpu.Options{}, max(cfg.LoadInterval, 5*time.Second))
-	client := rpc.NewClusterClient(cc)
 	backoff := cfg.MinBackoff
+	target, next := cands[0], 1 // next: the candidate after target
+	redirects := 0
 	for {
-		welcomed, err := a.session(ctx, client)
+		cl, err := client(target)
+		if err != nil {
+			return err
+		}
+		welcomed, err := a.session(ctx, cl, target)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -179,14 +216,29 @@ func Run(ctx context.Context, cfg Config) error {
 			return local.err
 		}
 		if cfg.Fatal(err) {
-			a.log.Error("the controller refused this worker", "err", err)
-			return fmt.Errorf("the controller %s refused this worker: %w", cfg.Controller, err)
+			a.log.Error("the controller refused this worker", "controller", target, "err", err)
+			return fmt.Errorf("the controller %s refused this worker: %w", target, err)
 		}
-		if welcomed {
+		if leader, ok := api.LeaderOf(err); ok && leader != "" && leader != target && redirects < 2*len(cands)+2 {
+			// Straight to the leader: the standby did nothing.
+			a.log.Info("the controller is a standby; going to the leader", "standby", target, "leader", leader)
+			target = leader
+			redirects++
+			continue
+		}
+		redirects = 0
+		from := target
+		if len(cands) > 1 {
+			target = cands[next%len(cands)]
+			next++
+		}
+		if _, ok := api.LeaderOf(err); ok {
+			a.log.Info("no controller is the leader yet; retrying", "standby", from, "next", target, "retry_in", backoff)
+		} else if welcomed {
 			backoff = cfg.MinBackoff
-			a.log.Warn("lost the controller; the jobs keep running, reconnecting", "err", err)
+			a.log.Warn("lost the controller; the jobs keep running, reconnecting", "controller", from, "next", target, "err", err)
 		} else {
-			a.log.Warn("cannot reach the controller; retrying", "err", err, "retry_in", backoff)
+			a.log.Warn("cannot reach the controller; retrying", "controller", from, "next", target, "err", err, "retry_in", backoff)
 		}
 		select {
 		case <-ctx.Done():
@@ -197,6 +249,17 @@ func Run(ctx context.Context, cfg Config) error {
 			backoff = min(2*backoff, cfg.MaxBackoff)
 		}
 	}
+}
+
+// Candidates splits a comma-separated list of controllers' HOST:PORT.
+func Candidates(list string) []string {
+	var out []string
+	for _, c := range strings.Split(list, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // sample keeps the load averages going between the sends.
@@ -215,7 +278,7 @@ func (a *agent) sample(ctx context.Context) {
 
 // session is one connection: register, welcome, then messages both ways
 // until the stream ends. welcomed says whether the controller accepted.
-func (a *agent) session(ctx context.Context, client rpc.ClusterClient) (welcomed bool, err error) {
+func (a *agent) session(ctx context.Context, client rpc.ClusterClient, addr string) (welcomed bool, err error) {
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stream, err := client.Connect(sctx)
@@ -241,7 +304,7 @@ func (a *agent) session(ctx context.Context, client rpc.ClusterClient) (welcomed
 	if err != nil {
 		return true, localError{err}
 	}
-	a.log.Info("registered with the controller", "as", wel.GetHost(), "cluster", wel.GetClusterName(),
+	a.log.Info("registered with the controller", "controller", addr, "as", wel.GetHost(), "cluster", wel.GetClusterName(),
 		"slots", reg.Host.MaxSlots, "running", len(reg.Running), "unacknowledged_reports", a.pendingCount())
 
 	out := make(chan *rpc.WorkerMessage, 16)

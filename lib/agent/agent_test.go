@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,7 +32,8 @@ type fakeController struct {
 	rpc.UnimplementedClusterServer
 	addr    string
 	conns   chan *conn
-	refuse  error // when set, every connection ends with it
+	mu      sync.Mutex
+	refuse  error // when set, every connection ends with it (under mu once the agent runs)
 	welcome *rpc.Welcome
 }
 
@@ -62,8 +64,11 @@ func newFakeController(t *testing.T) *fakeController {
 }
 
 func (f *fakeController) Connect(s grpc.BidiStreamingServer[rpc.WorkerMessage, rpc.ControllerMessage]) error {
-	if f.refuse != nil {
-		return f.refuse
+	f.mu.Lock()
+	refuse := f.refuse
+	f.mu.Unlock()
+	if refuse != nil {
+		return refuse
 	}
 	m, err := s.Recv()
 	if err != nil {
@@ -142,13 +147,19 @@ func (c *conn) report(t *testing.T) *rpc.WorkerReport {
 // runAgent runs an agent against f until the test ends.
 func runAgent(t *testing.T, f *fakeController, runDir string) *result {
 	t.Helper()
+	return runAgentAt(t, f.addr, runDir)
+}
+
+// runAgentAt runs an agent against the controllers of list.
+func runAgentAt(t *testing.T, list, runDir string) *result {
+	t.Helper()
 	shep := testenv.BuildShepherd(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	res := &result{done: make(chan struct{}), stop: cancel}
 	go func() {
 		defer close(res.done)
 		res.err = Run(ctx, Config{
-			Controller:   f.addr,
+			Controller:   list,
 			DialOptions:  []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())},
 			Host:         "hostA",
 			Slots:        3,

@@ -2,6 +2,7 @@ package peercred
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,8 +12,6 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/peer"
-
-	"net"
 )
 
 func TestFromContextIsTheCaller(t *testing.T) {
