@@ -323,9 +323,19 @@ func (c *benchCluster) dial() *client.Client {
 // out.
 func (c *benchCluster) submitHeld(n, clients int) (time.Duration, int64) {
 	c.tb.Helper()
+	d, last, err := submitHeld(c.dial, n, clients)
+	if err != nil {
+		c.tb.Fatalf("Submit: %v\nxced log:\n%s", err, c.logTail())
+	}
+	return d, last
+}
+
+// submitHeld submits n held jobs from clients concurrent clients, each on
+// a connection of its own (dial's).
+func submitHeld(dial func() *client.Client, n, clients int) (time.Duration, int64, error) {
 	conns := make([]*client.Client, clients)
 	for i := range conns {
-		conns[i] = c.dial()
+		conns[i] = dial()
 	}
 	defer func() {
 		for _, cl := range conns {
@@ -362,11 +372,7 @@ func (c *benchCluster) submitHeld(n, clients int) (time.Duration, int64) {
 		}()
 	}
 	wg.Wait()
-	d := time.Since(began)
-	if firstErr != nil {
-		c.tb.Fatalf("Submit: %v\nxced log:\n%s", firstErr, c.logTail())
-	}
-	return d, lastID.Load()
+	return time.Since(began), lastID.Load(), firstErr
 }
 
 // count returns how many jobs of everyone's the controller holds, by state.

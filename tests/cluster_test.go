@@ -26,7 +26,7 @@ type multi struct {
 
 // workerProc is one `xced worker`.
 type workerProc struct {
-	t     *testing.T
+	t     testing.TB
 	name  string
 	dir   string
 	slots int
@@ -37,7 +37,7 @@ type workerProc struct {
 }
 
 // freePort is a loopback address nothing listens on now.
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

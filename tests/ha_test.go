@@ -21,7 +21,7 @@ import (
 // worker's socket gives the credential.
 
 type ha struct {
-	t       *testing.T
+	t       testing.TB
 	root    string
 	conf    string
 	token   string
@@ -33,7 +33,7 @@ type ha struct {
 }
 
 type candProc struct {
-	t    *testing.T
+	t    testing.TB
 	addr string
 	dir  string
 	conf string
@@ -41,7 +41,7 @@ type candProc struct {
 	log  *bytes.Buffer
 }
 
-func newHA(t *testing.T, n int, clusterLines ...string) *ha {
+func newHA(t testing.TB, n int, clusterLines ...string) *ha {
 	t.Helper()
 	root, err := os.MkdirTemp("", "xce-ha-")
 	if err != nil {
@@ -93,6 +93,9 @@ func newHA(t *testing.T, n int, clusterLines ...string) *ha {
 	for _, c := range h.cands {
 		c.start()
 	}
+	// Until a worker gives the commands a credential socket of its own,
+	// the first candidate's serves.
+	h.env = []string{"XCE_DIR=" + h.cands[0].dir, "XCE_CONTROLLERS=" + strings.Join(h.addrs, ","), "LSF_ENVDIR=" + filepath.Join(root, "noconf")}
 	return h
 }
 
@@ -130,9 +133,17 @@ func (h *ha) worker(name string, slots int) *workerProc {
 		addr: strings.Join(h.addrs, ","), token: h.token}
 	h.workers = append(h.workers, w)
 	w.start()
-	if h.env == nil {
-		// The commands' credential comes from this worker's socket.
-		h.env = []string{"XCE_DIR=" + w.dir, "XCE_CONTROLLERS=" + strings.Join(h.addrs, ","), "LSF_ENVDIR=" + filepath.Join(h.root, "noconf")}
+	if len(h.workers) == 1 {
+		// The commands' credential comes from the first worker's socket
+		// (it is up once the worker is).
+		h.env[0] = "XCE_DIR=" + w.dir
+		sock := filepath.Join(w.dir, "xced.sock")
+		for i := 0; i < 400; i++ {
+			if _, err := os.Stat(sock); err == nil {
+				break
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
 	}
 	return w
 }
@@ -445,4 +456,20 @@ func TestHALeadershipTransfer(t *testing.T) {
 	if n := strings.Count(h.must("bhist", "-l", id), "Exited with exit code"); n != 1 {
 		t.Errorf("the job ended %d times", n)
 	}
+}
+
+// waitFollowers waits until the leader sees n candidates up (itself and
+// n-1 followers).
+func (h *ha) waitFollowers(n int) {
+	h.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var out string
+	for time.Now().Before(deadline) {
+		out = h.run(nil, "", "lsid").stdout
+		if strings.Count(out, "(follower)")+strings.Count(out, "(leader)") == n {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	h.t.Fatalf("the candidates did not come back: %s\n%s", out, h.logs())
 }

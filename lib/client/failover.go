@@ -87,7 +87,7 @@ const local = ""
 
 const (
 	minRetryWait = 50 * time.Millisecond
-	maxRetryWait = time.Second
+	maxRetryWait = 250 * time.Millisecond // an election takes about a second: look often
 )
 
 // failover is the connection of a client with controller candidates: a
