@@ -324,11 +324,32 @@ func (n *Node) SetCandidates(addrs []string) error {
 	}
 	for _, a := range addrs {
 		if !have[a] {
+			if err := n.compact(); err != nil {
+				return err
+			}
 			if err := n.raft.AddVoter(raft.ServerID(a), raft.ServerAddress(a), 0, 10*time.Second).Error(); err != nil {
 				return fmt.Errorf("add candidate %s: %w", a, err)
 			}
 			slog.Info("controller candidate added", "address", a)
 		}
+	}
+	return nil
+}
+
+// compact takes a snapshot and drops the whole log before it, so that a
+// candidate that joins is sent the store as it is now rather than the log
+// from its start (which does not hold what a store converted to a
+// replicated one began with).
+func (n *Node) compact() error {
+	orig := n.raft.ReloadableConfig()
+	rc := orig
+	rc.TrailingLogs = 0
+	if err := n.raft.ReloadConfig(rc); err != nil {
+		return err
+	}
+	defer n.raft.ReloadConfig(orig)
+	if err := n.raft.Snapshot().Error(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
+		return fmt.Errorf("snapshot the store for the new candidate: %w", err)
 	}
 	return nil
 }

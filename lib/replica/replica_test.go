@@ -61,7 +61,9 @@ type candidate struct {
 	node      *Node
 }
 
-func (c *candidate) start(t *testing.T, all []string) error {
+func (c *candidate) start(t *testing.T, all []string) error { return c.startJoining(t, all, nil) }
+
+func (c *candidate) startJoining(t *testing.T, all []string, established func() bool) error {
 	t.Helper()
 	var err error
 	if c.st == nil {
@@ -74,7 +76,8 @@ func (c *candidate) start(t *testing.T, all []string) error {
 	}
 	c.mux = NewMux(c.ln, roleCreds{}, isReplica, dialReplica)
 	c.node, err = Start(Config{ID: c.addr, Candidates: all, Dir: filepath.Join(c.dir, "raft"), Store: c.st, Stream: c.mux.Raft(),
-		HeartbeatTimeout: 300 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond, LeaderLeaseTimeout: 200 * time.Millisecond})
+		HeartbeatTimeout: 300 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond, LeaderLeaseTimeout: 200 * time.Millisecond,
+		Established: established})
 	if err != nil {
 		c.mux.Close()
 		return err
@@ -284,4 +287,72 @@ func TestDivergentStoreRefused(t *testing.T) {
 		}
 	}
 	t.Fatal("the divergent candidate followed")
+}
+
+// A candidate added later (it finds a leader, so it does not bootstrap)
+// is sent the store when the leader's list names it; one taken out of the
+// list is no longer a voter.
+func TestAddAndRemoveCandidates(t *testing.T) {
+	addrs := freeAddrs(t, 4)
+	var cs []*candidate
+	for _, a := range addrs[:3] {
+		c := &candidate{addr: a, dir: t.TempDir()}
+		if err := c.start(t, addrs[:3]); err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+		defer c.stop()
+	}
+	l := leaderOf(t, cs)
+	for id := int64(1); id <= 10; id++ {
+		if err := submit(l.st, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nc := &candidate{addr: addrs[3], dir: t.TempDir()}
+	if err := nc.startJoining(t, addrs, func() bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	defer nc.stop()
+	if err := l.node.SetCandidates(addrs); err != nil {
+		t.Fatal(err)
+	}
+	waitJobs(t, nc, 10)
+	if err := submit(l.st, 11); err != nil {
+		t.Fatal(err)
+	}
+	waitJobs(t, nc, 11)
+	if len(l.node.Candidates()) != 4 {
+		t.Errorf("candidates after the addition: %v", l.node.Candidates())
+	}
+	var gone *candidate
+	for _, c := range cs {
+		if c != l {
+			gone = c
+			break
+		}
+	}
+	var keep []string
+	for _, a := range addrs {
+		if a != gone.addr {
+			keep = append(keep, a)
+		}
+	}
+	if err := l.node.SetCandidates(keep); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range l.node.Candidates() {
+		if c.Address == gone.addr {
+			t.Errorf("%s is still a candidate", gone.addr)
+		}
+	}
+	var withoutLeader []string
+	for _, a := range keep {
+		if a != l.addr {
+			withoutLeader = append(withoutLeader, a)
+		}
+	}
+	if err := l.node.SetCandidates(withoutLeader); err == nil {
+		t.Error("the leader removed itself")
+	}
 }
