@@ -194,7 +194,6 @@ func (h *ha) must(name string, args ...string) string {
 	return r.stdout
 }
 
-
 func (h *ha) submit(args ...string) string {
 	h.t.Helper()
 	m := submittedRE.FindStringSubmatch(h.must("bsub", args...))
