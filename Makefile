@@ -29,7 +29,7 @@ run: build
 
 test: build lint
 	$(GO) test ./...
-	$(GO) test -race ./lib/controller/ ./lib/store/ ./lib/worker/ ./lib/exec/ ./lib/agent/ ./lib/clusterauth/ ./lib/gpu/
+	$(GO) test -race ./lib/controller/ ./lib/store/ ./lib/worker/ ./lib/exec/ ./lib/agent/ ./lib/clusterauth/ ./lib/gpu/ ./lib/replica/ ./lib/client/
 	$(GO) test -race -short ./lib/top/...
 
 lint:
