@@ -397,7 +397,7 @@ func TestHAPartitionedLeader(t *testing.T) {
 	h.cands[l].cmd.Process.Signal(syscall.SIGSTOP)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		r := h.run([]string{"XCE_FAILOVER_TIMEOUT=2s"}, "", "bsub", "-H", "true")
+		r := h.run([]string{"XCE_FAILOVER_TIMEOUT=5s"}, "", "bsub", "-H", "true")
 		if r.code == 0 {
 			break
 		}

@@ -53,6 +53,7 @@ import (
 
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
+	grpcbackoff "google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
@@ -163,6 +164,13 @@ func Run(ctx context.Context, cfg Config) error {
 			Time: cfg.Keepalive, Timeout: cfg.Keepalive, PermitWithoutStream: true,
 		}))
 	}
+	// A candidate that accepts but does not answer (a hung host) costs a
+	// few seconds, then the next is tried; one that comes back is dialed
+	// again within seconds.
+	opts = append(opts, grpc.WithConnectParams(grpc.ConnectParams{
+		Backoff:           grpcbackoff.Config{BaseDelay: 200 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 5 * time.Second},
+		MinConnectTimeout: 3 * time.Second,
+	}))
 	opts = append(opts, cfg.DialOptions...)
 	cands := Candidates(cfg.Controller)
 	if len(cands) == 0 {

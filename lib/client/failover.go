@@ -121,8 +121,10 @@ func newFailover(localConn *grpc.ClientConn, sock string, cands []string, timeou
 		// A candidate that comes back is tried again soon, not after
 		// gRPC's default backoff of up to two minutes.
 		grpc.WithConnectParams(grpc.ConnectParams{
-			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
-			MinConnectTimeout: 5 * time.Second,
+			Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			// A candidate that accepts but does not answer (a hung host)
+			// costs a second, then the next is tried.
+			MinConnectTimeout: time.Second,
 		}),
 	}
 	return f
