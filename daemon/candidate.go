@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
@@ -49,11 +50,10 @@ type candidate struct {
 
 // term is one stretch of leading or standing by.
 type term struct {
-	ctl      *controller.Controller // nil on a standby
-	servers  []*grpc.Server
-	cancel   context.CancelFunc
-	ran      chan struct{}
-	startedA time.Time
+	ctl     *controller.Controller // nil on a standby
+	servers []*grpc.Server
+	cancel  context.CancelFunc
+	ran     chan struct{}
 }
 
 // serveCandidate runs until SIGINT or SIGTERM, or until the store can no
@@ -176,6 +176,16 @@ func (c *candidate) lead() error {
 	if err := c.node.Establish(30 * time.Second); err != nil {
 		return err
 	}
+	// The configuration as it is now: another candidate may have led
+	// with a reconfigured one since this one started.
+	if c.o.configFile != "" {
+		if cfg, err := config.Load(c.o.configFile); err != nil {
+			slog.Error("configuration not read again; the one read at start stays", "file", c.o.configFile, "err", err)
+		} else {
+			c.o.override(cfg)
+			c.cfg = cfg
+		}
+	}
 	ctl, err := controller.New(controller.Config{
 		Host:        c.host,
 		Slots:       c.slots,
@@ -194,7 +204,7 @@ func (c *candidate) lead() error {
 	if err != nil {
 		return fmt.Errorf("restore the state: %w", err)
 	}
-	t := &term{ctl: ctl, ran: make(chan struct{}), startedA: time.Now()}
+	t := &term{ctl: ctl, ran: make(chan struct{})}
 	local := controllerServer(ctl, c.tok)
 	remote := grpc.NewServer(workerServerOptions(replica.Credentials())...)
 	rpc.RegisterClusterServer(remote, ctl.ClusterService())
@@ -210,7 +220,7 @@ func (c *candidate) lead() error {
 
 // standBy serves the standby's answers.
 func (c *candidate) standBy() {
-	t := &term{startedA: time.Now()}
+	t := &term{}
 	notLeader := func() error { return api.NotLeader(c.node.Leader()) }
 	local := standbyServer(c.tok, notLeader)
 	remote := grpc.NewServer(append(workerServerOptions(replica.Credentials()),
@@ -238,9 +248,24 @@ func (c *candidate) end() {
 	}
 }
 
+// stop ends a term. Calls in flight are given a moment to be answered
+// (badmin mbdrestart's own, whose leader has just handed its office on);
+// then every connection closes.
 func (t *term) stop() {
-	for _, s := range t.servers {
-		s.Stop()
+	done := make(chan struct{})
+	go func() {
+		for _, s := range t.servers {
+			s.GracefulStop()
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		for _, s := range t.servers {
+			s.Stop()
+		}
+		<-done
 	}
 	if t.cancel != nil {
 		t.cancel()
@@ -256,7 +281,7 @@ func serveQuietly(s *grpc.Server, ln net.Listener) {
 
 // isReplicaPeer says whether a connection's handshake proved another
 // candidate (raft's connections).
-func isReplicaPeer(ai credentialsAuthInfo) bool {
+func isReplicaPeer(ai credentials.AuthInfo) bool {
 	a, ok := ai.(clusterauth.AuthInfo)
 	return ok && a.Role == clusterauth.RoleReplica
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
@@ -14,8 +13,6 @@ import (
 	"xce/lib/controller"
 	"xce/lib/peercred"
 )
-
-type credentialsAuthInfo = credentials.AuthInfo
 
 // replicaDialer opens raft's connections to the other candidates: TCP,
 // then the cluster handshake as a replica.

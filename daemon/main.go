@@ -157,12 +157,7 @@ func serve(o options) error {
 			slots = h.Slots
 		}
 	}
-	if o.cluster != "" {
-		cfg.Cluster.Name = o.cluster
-	}
-	if o.cleanPeriod > 0 {
-		cfg.Cluster.CleanPeriod = config.Duration(o.cleanPeriod / time.Second)
-	}
+	o.override(cfg)
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -319,6 +314,16 @@ func serve(o options) error {
 	}
 	os.Remove(sock)
 	return ctl.Close()
+}
+
+// override applies the command line's settings over the configuration's.
+func (o options) override(cfg *config.Config) {
+	if o.cluster != "" {
+		cfg.Cluster.Name = o.cluster
+	}
+	if o.cleanPeriod > 0 {
+		cfg.Cluster.CleanPeriod = config.Duration(o.cleanPeriod / time.Second)
+	}
 }
 
 // shepherdCommand is what runs one job: the small xce-shepherd next to
