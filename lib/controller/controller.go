@@ -110,6 +110,7 @@ type Controller struct {
 	// MAX_PEND_JOBS check but not yet in jobs.
 	pendStoring map[uint32]int
 	reqs        map[string]*resreq.ResReq  // parsed effective requirements
+	effs        effSpecs                   // the effective specs, interned
 	used        map[key]*api.ResourceUsage // running jobs' last usage samples
 	// orphanSince: when each pending job's dependency was first found
 	// never to be met; orphans the jobs schedule ends (TERM_ORPHAN_SYSTEM),
@@ -251,7 +252,7 @@ func (c *Controller) restore() error {
 	for _, j := range l.Jobs {
 		eff := effs[j.JobId]
 		if eff == nil {
-			if eff, err = decodeEffSpec(l.Effective[j.JobId]); err != nil {
+			if eff, err = c.effs.decode(l.Effective[j.JobId]); err != nil {
 				return fmt.Errorf("job %d: decode effective spec: %w", j.JobId, err)
 			}
 			effs[j.JobId] = eff
@@ -365,7 +366,7 @@ func (c *Controller) commit(changes []store.Change) error {
 	for _, ch := range changes {
 		if ch.EffectiveRaw != nil {
 			// A new effective spec for the job (and its array siblings).
-			if eff, err := decodeEffSpec(ch.EffectiveRaw); err == nil {
+			if eff, err := c.effs.decode(ch.EffectiveRaw); err == nil {
 				for _, r := range c.byID[ch.Job.JobId] {
 					r.eff = eff
 				}

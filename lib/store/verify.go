@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,6 +16,7 @@ import (
 	badger "github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/pb"
+	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/atomicfile"
@@ -235,31 +237,56 @@ func readLog(path string) (entries, after []logEntry, damage string) {
 	if err != nil {
 		return nil, nil, fmt.Sprintf("%s cannot be read: %v", filepath.Base(path), err)
 	}
-	if len(b) < logHeaderSize {
-		if len(b) == 0 {
-			return nil, nil, ""
+	entries, after, damage, _ = parseLog(filepath.Base(path), b, len(b), true)
+	return entries, after, damage
+}
+
+// maxEntryHeader bounds an entry header's length (two bytes and three
+// varints).
+const maxEntryHeader = 2 + 3 + 5 + 10
+
+// parseLog is readLog's reading of a file of size bytes whose first
+// len(b) are b and the rest zeros. short says that it needed bytes past b
+// (an entry runs past it): the answer is then not known.
+func parseLog(name string, b []byte, size int, salvage bool) (entries, after []logEntry, damage string, short bool) {
+	if size < logHeaderSize {
+		if size == 0 {
+			return nil, nil, "", false
 		}
-		return nil, nil, fmt.Sprintf("%s is truncated (%d bytes, shorter than its header)", filepath.Base(path), len(b))
+		return nil, nil, fmt.Sprintf("%s is truncated (%d bytes, shorter than its header)", name, size), false
+	}
+	if len(b) < logHeaderSize {
+		return nil, nil, "", true
+	}
+	// zeros: the file's bytes from..to are all zero.
+	zeros := func(from, to int) bool {
+		return allZero(b[min(from, len(b)):min(to, len(b))])
 	}
 	table := crc32.MakeTable(crc32.Castagnoli)
 	off := logHeaderSize
 	for off < len(b) {
 		e, n, ok := decodeEntry(b[off:], table)
+		if !ok && len(b) < size && (n > len(b)-off || n == 0 && len(b)-off < maxEntryHeader) {
+			return entries, nil, "", true
+		}
 		if ok && len(e.key) == 0 && len(e.value) == 0 && e.meta == 0 && e.expiresAt == 0 {
 			break // the zeros after the last entry
 		}
-		if !ok && n > 0 && off+n > len(b) && !allZero(b[off:]) {
-			return entries, nil, fmt.Sprintf("%s is truncated at byte %d (an entry is cut: the writes after it are gone)", filepath.Base(path), len(b))
+		if !ok && n > 0 && off+n > size && !zeros(off, size) {
+			return entries, nil, fmt.Sprintf("%s is truncated at byte %d (an entry is cut: the writes after it are gone)", name, size), false
 		}
 		if !ok {
 			// Where the failed entry would end, if its header is sane.
 			end := off + n
-			if n <= 0 || end > len(b) {
+			if n <= 0 || end > size {
 				end = off
 			}
-			whole := n > 0 && off+n <= len(b) && !allZero(b[off+n-4:off+n])
-			if whole || !allZero(b[end:]) {
-				return entries, resync(b, off+1, table), fmt.Sprintf("%s is damaged at byte %d of %d (an entry's checksum fails and written data follows it: opened as it is, every later write would be dropped)", filepath.Base(path), off, len(b))
+			whole := n > 0 && off+n <= size && !zeros(off+n-4, off+n)
+			if whole || !zeros(end, size) {
+				if salvage {
+					after = resync(b, off+1, table)
+				}
+				return entries, after, fmt.Sprintf("%s is damaged at byte %d of %d (an entry's checksum fails and written data follows it: opened as it is, every later write would be dropped)", name, off, size), false
 			}
 			break
 		}
@@ -267,7 +294,7 @@ func readLog(path string) (entries, after []logEntry, damage string) {
 		entries = append(entries, e)
 		off += n
 	}
-	return entries, nil, ""
+	return entries, nil, "", false
 }
 
 // resync returns the entries that check out from off on.
@@ -290,18 +317,73 @@ func resync(b []byte, off int, table *crc32.Table) []logEntry {
 	return out
 }
 
+// scanLog checks a log file as readLog does, reading only what holds
+// data: a memtable log is preallocated and a value log is extended as
+// holes, 32 and 128 MB that a crash leaves mostly unwritten. The file
+// system says where the data ends (SEEK_DATA, SEEK_HOLE); past it the file
+// reads as zeros. The data is mapped, not copied.
 func scanLog(path string) string {
+	name := filepath.Base(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Sprintf("%s cannot be read: %v", name, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Sprintf("%s cannot be read: %v", name, err)
+	}
+	size := fi.Size()
+	// A margin past the data, so that the last entry is whole in what is
+	// mapped however the data's end is rounded.
+	n := min(size, dataEnd(f, size)+1<<20)
+	if n > 0 && n < size && size <= math.MaxInt {
+		b, err := unix.Mmap(int(f.Fd()), 0, int(n), unix.PROT_READ, unix.MAP_SHARED)
+		if err == nil {
+			_, _, damage, short := parseLog(name, b, int(size), false)
+			unix.Munmap(b)
+			if !short {
+				return damage
+			}
+		}
+	}
 	_, _, damage := readLog(path)
 	return damage
 }
 
+// dataEnd is where a file's last data ends (its size when the file
+// system cannot say).
+func dataEnd(f *os.File, size int64) int64 {
+	fd := int(f.Fd())
+	var end int64
+	for off := int64(0); off < size; {
+		d, err := unix.Seek(fd, off, unix.SEEK_DATA)
+		if errors.Is(err, unix.ENXIO) {
+			return end // only a hole from off on
+		}
+		if err != nil {
+			return size
+		}
+		h, err := unix.Seek(fd, d, unix.SEEK_HOLE)
+		if err != nil {
+			return size
+		}
+		end, off = h, h
+	}
+	return min(end, size)
+}
+
+// zeroBlock is what allZero compares with, a block at a time.
+var zeroBlock [4096]byte
+
 func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
+	for len(b) > len(zeroBlock) {
+		if !bytes.Equal(b[:len(zeroBlock)], zeroBlock[:]) {
 			return false
 		}
+		b = b[len(zeroBlock):]
 	}
-	return true
+	return bytes.Equal(b, zeroBlock[:len(b)])
 }
 
 // decodeHeaderLen decodes an entry's header and returns its total length
