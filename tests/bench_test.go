@@ -291,15 +291,19 @@ func (c *benchCluster) median(n int, name string, args ...string) time.Duration 
 }
 
 // rssKB reads the controller's resident set size from /proc.
-func (c *benchCluster) rssKB() float64 {
+func (c *benchCluster) rssKB() float64 { return c.statusKB("VmRSS") }
+
+// statusKB reads one of the controller's memory figures (VmRSS, RssAnon,
+// RssFile) from /proc.
+func (c *benchCluster) statusKB(field string) float64 {
 	c.tb.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
 	if err != nil {
 		c.tb.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^VmRSS:\s+(\d+) kB$`).FindSubmatch(data)
+	m := regexp.MustCompile(`(?m)^` + field + `:\s+(\d+) kB$`).FindSubmatch(data)
 	if m == nil {
-		c.tb.Fatalf("no VmRSS in /proc/%d/status", c.cmd.Process.Pid)
+		c.tb.Fatalf("no %s in /proc/%d/status", field, c.cmd.Process.Pid)
 	}
 	kb, _ := strconv.ParseFloat(string(m[1]), 64)
 	return kb
@@ -619,8 +623,12 @@ func BenchmarkManyJobs(b *testing.B) {
 // the controller when it held none, a second after the last change.
 func (c *benchCluster) memory(b *testing.B, name string, n int, rss0 float64, after string) {
 	time.Sleep(time.Second)
-	rss := c.rssKB()
+	rss, anon, file := c.rssKB(), c.statusKB("RssAnon"), c.statusKB("RssFile")
 	b.Run(name, func(b *testing.B) {
+		// Badger's memtable logs and tables are mapped: what of them was
+		// touched counts as file pages (the kernel may drop them).
+		report(b, "  of which anonymous (the heap)", anon/1024, "MB-anon", nil)
+		report(b, "  of which file-mapped (the store)", file/1024, "MB-file", nil)
 		ref := ""
 		if after == "" {
 			ref = "; Slurm 3.6 KB, Volclava 4.5 KB"

@@ -247,6 +247,9 @@ func (c *Controller) restore() error {
 		return err
 	}
 	c.nextID = max(ceiling, 1)
+	if len(c.jobs) == 0 { // sized once for what is restored
+		c.jobs, c.byID = make(map[key]*rec, len(l.Jobs)), make(map[int64][]*rec, len(l.Effective))
+	}
 	var rerun []*rec
 	effs := map[int64]*effSpec{}
 	for _, j := range l.Jobs {

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	badger "github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -473,28 +474,33 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// countRecords counts the live job records (j) and submissions (s).
+// countRecords counts the live job records (j) and submissions (s); the
+// two ranges are walked side by side.
 func countRecords(db *badger.DB) (jobs, subs int64, maxID int64, err error) {
-	err = db.View(func(txn *badger.Txn) error {
-		opts := badger.IteratorOptions{PrefetchValues: false}
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for _, p := range []byte{'j', 's'} {
-			for it.Seek([]byte{p}); it.ValidForPrefix([]byte{p}); it.Next() {
-				k := it.Item().Key()
-				if len(k) >= 9 {
-					maxID = max(maxID, int64(binary.BigEndian.Uint64(k[1:9])))
+	var (
+		n, top [2]int64
+		errs   [2]error
+		wg     sync.WaitGroup
+	)
+	for i, p := range []byte{'j', 's'} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = db.View(func(txn *badger.Txn) error {
+				it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{p}})
+				defer it.Close()
+				for it.Rewind(); it.Valid(); it.Next() {
+					if k := it.Item().Key(); len(k) >= 9 {
+						top[i] = max(top[i], int64(binary.BigEndian.Uint64(k[1:9])))
+					}
+					n[i]++
 				}
-				if p == 'j' {
-					jobs++
-				} else {
-					subs++
-				}
-			}
-		}
-		return nil
-	})
-	return jobs, subs, maxID, err
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+	return n[0], n[1], max(top[0], top[1]), errors.Join(errs[0], errs[1])
 }
 
 // verifyOpen checks an open store against its checksums and bookkeeping.
