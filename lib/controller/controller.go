@@ -92,7 +92,7 @@ type Controller struct {
 
 	mu        sync.Mutex
 	jobs      map[key]*rec
-	byID      map[int64][]*rec // an array's elements, in index order
+	byID      map[int64][]*rec // an array's elements, in index order (elements)
 	pending   []*rec           // PEND jobs, in dispatch order when !dirty
 	dirty     bool             // pending needs sorting
 	queues    map[string]*queue
@@ -166,6 +166,24 @@ type rec struct {
 	// queued: the job is in Controller.pending (which drops jobs that are
 	// no longer pending lazily, in schedule).
 	queued bool
+	// self holds the record itself when it is a plain job's (index 0):
+	// elements returns it as the job's one element, so that byID holds
+	// arrays only (a map entry less a job, in what the record's size
+	// class has room for anyway).
+	self [1]*rec
+}
+
+// elements returns a job's records in index order: an array's elements,
+// or a plain job's one record; nil when the job is not known (c.mu held).
+// The slice is the index's own: it is not to be changed.
+func (c *Controller) elements(id int64) []*rec {
+	if els, ok := c.byID[id]; ok {
+		return els
+	}
+	if r := c.jobs[key{id, 0}]; r != nil {
+		return r.self[:]
+	}
+	return nil
 }
 
 type queue struct {
@@ -248,7 +266,7 @@ func (c *Controller) restore() error {
 	}
 	c.nextID = max(ceiling, 1)
 	if len(c.jobs) == 0 { // sized once for what is restored
-		c.jobs, c.byID = make(map[key]*rec, len(l.Jobs)), make(map[int64][]*rec, len(l.Effective))
+		c.jobs = make(map[key]*rec, len(l.Jobs))
 	}
 	var rerun []*rec
 	effs := map[int64]*effSpec{}
@@ -320,12 +338,16 @@ func (c *Controller) Close() error {
 func (c *Controller) insert(r *rec) {
 	k := key{r.job.JobId, r.job.ArrayIndex}
 	c.jobs[k] = r
-	els := c.byID[k.id]
-	i := sort.Search(len(els), func(i int) bool { return els[i].job.ArrayIndex >= k.idx })
-	els = append(els, nil)
-	copy(els[i+1:], els[i:])
-	els[i] = r
-	c.byID[k.id] = els
+	if k.idx == 0 {
+		r.self[0] = r // a plain job: no entry in byID
+	} else {
+		els := c.byID[k.id]
+		i := sort.Search(len(els), func(i int) bool { return els[i].job.ArrayIndex >= k.idx })
+		els = append(els, nil)
+		copy(els[i+1:], els[i:])
+		els[i] = r
+		c.byID[k.id] = els
+	}
 	if r.job.State == api.JobState_PEND {
 		c.pending = append(c.pending, r)
 		r.queued = true
@@ -370,7 +392,7 @@ func (c *Controller) commit(changes []store.Change) error {
 		if ch.EffectiveRaw != nil {
 			// A new effective spec for the job (and its array siblings).
 			if eff, err := c.effs.decode(ch.EffectiveRaw); err == nil {
-				for _, r := range c.byID[ch.Job.JobId] {
+				for _, r := range c.elements(ch.Job.JobId) {
 					r.eff = eff
 				}
 			}
@@ -828,6 +850,9 @@ func (c *Controller) clean() {
 		c.unordered(j)
 		delete(c.preExecRetryAt, k)
 		delete(c.orphanSince, k)
+		if j.ArrayIndex == 0 {
+			continue // a plain job has no entry in byID
+		}
 		els := c.byID[j.JobId]
 		out := els[:0]
 		for _, r := range els {
