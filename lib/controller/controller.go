@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -256,6 +257,7 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 }
 
 func (c *Controller) restore() error {
+	defer collectLess()()
 	l, err := c.store.Load()
 	if err != nil {
 		return err
@@ -320,6 +322,36 @@ func (c *Controller) restore() error {
 		slog.Info("restored jobs", "jobs", len(l.Jobs), "running", len(rerun)-len(back), "on_remote_hosts", remote, "next_id", c.nextID)
 	}
 	return nil
+}
+
+// collectLess makes the collector run less often until the function it
+// returns is called: what a restore allocates is nearly all records it
+// keeps, so a collection while it builds them frees little and marks
+// what it built so far, again and again (xced collects at +50%). The
+// setting is the process's: overlapping calls (tests' controllers) share
+// one raise.
+func collectLess() (restore func()) {
+	gcLess.Lock()
+	defer gcLess.Unlock()
+	if gcLess.depth == 0 {
+		gcLess.prev = debug.SetGCPercent(400)
+		if gcLess.prev < 0 || gcLess.prev > 400 {
+			debug.SetGCPercent(gcLess.prev) // off, or rarer already
+		}
+	}
+	gcLess.depth++
+	return func() {
+		gcLess.Lock()
+		defer gcLess.Unlock()
+		if gcLess.depth--; gcLess.depth == 0 {
+			debug.SetGCPercent(gcLess.prev)
+		}
+	}
+}
+
+var gcLess struct {
+	sync.Mutex
+	depth, prev int
 }
 
 // config is the configuration in force.
