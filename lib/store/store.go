@@ -552,8 +552,10 @@ type Loaded struct {
 
 // Load reads every live job and its effective spec. The job ids are cut
 // into ranges read side by side, one goroutine each; each walks its job
-// records and then its effective specs forward, in id order. Nothing may
-// write meanwhile (the ranges are read in transactions of their own).
+// records and then its effective specs forward, in id order. Each range
+// is read in a transaction of its own: a job and its spec are read
+// together, two ranges perhaps moments apart (the controller loads before
+// anything writes).
 func (s *Store) Load() (*Loaded, error) {
 	lo, hi, err := s.jobIDRange()
 	if err != nil {
