@@ -503,13 +503,46 @@ func countRecords(db *badger.DB) (jobs, subs int64, maxID int64, err error) {
 	return n[0], n[1], max(top[0], top[1]), errors.Join(errs[0], errs[1])
 }
 
+// maxRecordID returns the largest job id of a live job record (j) or a
+// submission (s), 0 when there is none.
+func maxRecordID(db *badger.DB) (maxID int64, err error) {
+	err = db.View(func(txn *badger.Txn) error {
+		for _, p := range []byte{'j', 's'} {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{p}, Reverse: true})
+			// In reverse, the largest key with the prefix is the one
+			// before the next prefix.
+			it.Seek([]byte{p + 1})
+			if it.ValidForPrefix([]byte{p}) {
+				if k := it.Item().Key(); len(k) >= 9 {
+					maxID = max(maxID, int64(binary.BigEndian.Uint64(k[1:9])))
+				}
+			}
+			it.Close()
+		}
+		return nil
+	})
+	return maxID, err
+}
+
 // verifyOpen checks an open store against its checksums and bookkeeping.
 func verifyOpen(dir string, db *badger.DB) ([]string, error) {
 	// Every table's blocks were checked by inspect (readTable), as Badger's
 	// VerifyChecksum would, without its panic on a bad block; reading them
 	// all a second time would only double the start-up time.
 	var problems []string
-	jobs, subs, maxID, err := countRecords(db)
+	seal, sealed, err := readIntsFile(filepath.Join(dir, sealFile))
+	if err != nil {
+		return append(problems, err.Error()), nil
+	}
+	sealed = sealed && len(seal) == 3
+	// Only a seal's check needs the records counted; the ceiling's needs
+	// the largest id alone, found at the end of each range.
+	var jobs, subs, maxID int64
+	if sealed {
+		jobs, subs, maxID, err = countRecords(db)
+	} else {
+		maxID, err = maxRecordID(db)
+	}
 	if err != nil {
 		return append(problems, fmt.Sprintf("its records cannot be read: %v", err)), nil
 	}
@@ -527,11 +560,7 @@ func verifyOpen(dir string, db *badger.DB) ([]string, error) {
 	if ceiling > 0 && maxID >= ceiling {
 		problems = append(problems, fmt.Sprintf("it holds job %d but its job id ceiling is %d: the ceiling's record is lost", maxID, ceiling))
 	}
-	seal, ok, err := readIntsFile(filepath.Join(dir, sealFile))
-	if err != nil {
-		return append(problems, err.Error()), nil
-	}
-	if ok && len(seal) == 3 && (seal[0] != jobs || seal[1] != subs || seal[2] != ceiling) {
+	if sealed && (seal[0] != jobs || seal[1] != subs || seal[2] != ceiling) {
 		problems = append(problems, fmt.Sprintf("it holds %d job records, %d submissions and id ceiling %d, but it was stopped with %d, %d and %d", jobs, subs, ceiling, seal[0], seal[1], seal[2]))
 	}
 	return problems, nil
