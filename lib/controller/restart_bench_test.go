@@ -19,7 +19,8 @@ import (
 // runtime.MemStats and a CPU profile see the controller alone (make bench
 // measures the whole xced, by its RSS):
 //
-//	go test ./lib/controller/ -run '^$' -bench 'JobMemory|Restart' -benchtime 5x
+//	go test ./lib/controller/ -run '^$' -bench JobMemory -benchtime 1x
+//	go test ./lib/controller/ -run '^$' -bench Restart -benchtime 3x
 //
 // BenchmarkJobMemory reports the Go heap a held job costs once submitted
 // and once restored by a restart, after a GC; BenchmarkRestart the time
@@ -104,6 +105,12 @@ func listAll(b *testing.B, c *Controller, want int) {
 	}
 }
 
+// BenchmarkJobMemory's figures, Go heap after a GC divided by the jobs:
+// B/job-restored, the controller's restored records beside the store
+// opened (the figure of a pending job); B/job-restored-with-store, with
+// the store's own (its memtable, about 20 MB whatever it holds);
+// B/job-submitted, after the submissions, with what the store's memtables
+// hold at that moment.
 func BenchmarkJobMemory(b *testing.B) {
 	for _, n := range []int{10000, 100000} {
 		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
