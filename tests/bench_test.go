@@ -164,22 +164,12 @@ func newBenchCluster(tb testing.TB, args ...string) *benchCluster {
 // process until bqueues answers (as the harness's start waits).
 func (c *benchCluster) start() time.Duration {
 	c.tb.Helper()
-	args := append([]string{"--dir", c.state, "--slots", "4",
-		"--terminate-interval", "1s", "--runlimit-grace", "2s"}, c.args...)
-	c.cmd = exec.Command(filepath.Join(binDir, "xced"), args...)
-	c.log = &lockedBuffer{}
-	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	began := time.Now()
-	if err := c.cmd.Start(); err != nil {
-		c.tb.Fatal(err)
-	}
-	exited := make(chan struct{})
-	c.exited = exited
-	go func(cmd *exec.Cmd) { cmd.Wait(); close(exited) }(c.cmd)
+	c.launch()
 	sock := filepath.Join(c.state, client.SocketName)
 	for deadline := began.Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		select {
-		case <-exited:
+		case <-c.exited:
 			c.tb.Fatalf("xced exited while starting:\n%s", c.logTail())
 		default:
 		}
@@ -192,6 +182,22 @@ func (c *benchCluster) start() time.Duration {
 	}
 	c.tb.Fatalf("xced did not come up in 2 minutes:\n%s", c.logTail())
 	return 0
+}
+
+// launch starts the xced process.
+func (c *benchCluster) launch() {
+	c.tb.Helper()
+	args := append([]string{"--dir", c.state, "--slots", "4",
+		"--terminate-interval", "1s", "--runlimit-grace", "2s"}, c.args...)
+	c.cmd = exec.Command(filepath.Join(binDir, "xced"), args...)
+	c.log = &lockedBuffer{}
+	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
+	if err := c.cmd.Start(); err != nil {
+		c.tb.Fatal(err)
+	}
+	exited := make(chan struct{})
+	c.exited = exited
+	go func(cmd *exec.Cmd) { cmd.Wait(); close(exited) }(c.cmd)
 }
 
 // stop ends xced with SIGTERM and returns how long it took to exit.
@@ -285,15 +291,19 @@ func (c *benchCluster) median(n int, name string, args ...string) time.Duration 
 }
 
 // rssKB reads the controller's resident set size from /proc.
-func (c *benchCluster) rssKB() float64 {
+func (c *benchCluster) rssKB() float64 { return c.statusKB("VmRSS") }
+
+// statusKB reads one of the controller's memory figures (VmRSS, RssAnon,
+// RssFile) from /proc.
+func (c *benchCluster) statusKB(field string) float64 {
 	c.tb.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
 	if err != nil {
 		c.tb.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^VmRSS:\s+(\d+) kB$`).FindSubmatch(data)
+	m := regexp.MustCompile(`(?m)^` + field + `:\s+(\d+) kB$`).FindSubmatch(data)
 	if m == nil {
-		c.tb.Fatalf("no VmRSS in /proc/%d/status", c.cmd.Process.Pid)
+		c.tb.Fatalf("no %s in /proc/%d/status", field, c.cmd.Process.Pid)
 	}
 	kb, _ := strconv.ParseFloat(string(m[1]), 64)
 	return kb
@@ -586,11 +596,15 @@ func BenchmarkBjobsOne(b *testing.B) {
 // (32 clients) and measures, as sub-benchmarks, what a large queue costs:
 // bjobs -u all, bjobs -a -u all, bjobs -l ID and a workflow tool's poll of
 // 1,000 ids with -o ... -json, at 10,000 and 100,000 jobs; the
-// controller's memory per pending job; and its restart after SIGTERM and
-// after kill -9. The filling happens here, outside the sub-benchmarks, so
-// that -bench can select any of them. The references in the names are
-// issue 13's, measured on the same machine kind: Slurm 22.05 (squeue) and
-// Volclava (OpenLava's bjobs).
+// controller's memory per pending job (its RSS beside that of the empty
+// controller it started as), once submitted and after a restart; and its
+// restart after SIGTERM and after kill -9, until a full listing answers.
+// The filling happens here, outside the sub-benchmarks, so that -bench
+// can select any of them. The references in the names are issue 13's,
+// measured on the same machine kind: Slurm 22.05 (squeue) and Volclava
+// (OpenLava's bjobs). The in-process figures of the same (the Go heap a
+// job costs, the restart's profile) are lib/controller's BenchmarkJobMemory
+// and BenchmarkRestart.
 func BenchmarkManyJobs(b *testing.B) {
 	const small, large = 10000, 100000
 	c := newBenchCluster(b)
@@ -598,37 +612,90 @@ func BenchmarkManyJobs(b *testing.B) {
 	rss0 := c.rssKB()
 
 	_, someID := c.submitHeld(small, 32)
+	c.memory(b, "rss-10000", small, rss0, "")
 	c.queries(b, small, someID)
+	c.restarts(b, small, rss0)
 
 	fill, _ := c.submitHeld(large-small, 32)
-	time.Sleep(time.Second)
-	rss1 := c.rssKB()
 	b.Run("fill", func(b *testing.B) {
 		report(b, fmt.Sprintf("API submissions %d -> %d jobs", small, large), (large-small)/fill.Seconds(), "submits/s", nil)
 	})
-	b.Run("rss", func(b *testing.B) {
-		report(b, fmt.Sprintf("xced RSS per held job (%.0f -> %.0f MB)", rss0/1024, rss1/1024), (rss1-rss0)/large, "KB/pendjob", atMost(2))
-	})
+	c.memory(b, "rss", large, rss0, "")
 	c.queries(b, large, someID)
-	b.Run("restart-sigterm", func(b *testing.B) {
-		down := c.stop()
-		up := c.start()
-		report(b, fmt.Sprintf("xced exit on SIGTERM, %d jobs", large), down.Seconds(), "s-to-exit", nil)
-		report(b, fmt.Sprintf("xced restart after SIGTERM, %d jobs", large), up.Seconds(), "s", atMost(2))
-		c.reportRestore(b)
-		if got := c.count()[api.JobState_PSUSP]; got != large {
-			b.Errorf("after the restart: %d held jobs, want %d", got, large)
+	c.restarts(b, large, rss0)
+}
+
+// memory reports the controller's RSS per held job beside rss0, that of
+// the controller when it held none, a second after the last change.
+func (c *benchCluster) memory(b *testing.B, name string, n int, rss0 float64, after string) {
+	time.Sleep(time.Second)
+	rss, anon, file := c.rssKB(), c.statusKB("RssAnon"), c.statusKB("RssFile")
+	b.Run(name, func(b *testing.B) {
+		// Badger's memtable logs and tables are mapped: what of them was
+		// touched counts as file pages (the kernel may drop them).
+		report(b, "  of which anonymous (the heap)", anon/1024, "MB-anon", nil)
+		report(b, "  of which file-mapped (the store)", file/1024, "MB-file", nil)
+		ref := ""
+		if after == "" {
+			ref = "; Slurm 3.6 KB, Volclava 4.5 KB"
 		}
+		report(b, fmt.Sprintf("xced RSS per held job%s, %d jobs (%.0f -> %.0f MB%s)", after, n, rss0/1024, rss/1024, ref), (rss-rss0)/float64(n), "KB/pendjob", atMost(1.2))
 	})
-	b.Run("restart-kill9", func(b *testing.B) {
-		c.crash()
-		up := c.start()
-		report(b, fmt.Sprintf("xced restart after kill -9, %d jobs", large), up.Seconds(), "s", atMost(2))
-		c.reportRestore(b)
-		if got := c.count()[api.JobState_PSUSP]; got != large {
-			b.Errorf("after the restart: %d held jobs, want %d", got, large)
+}
+
+// restarts measures the restart rows with n held jobs: after SIGTERM and
+// after kill -9, from starting xced until a full listing (bjobs -u all)
+// answers, and the RSS per job after each.
+func (c *benchCluster) restarts(b *testing.B, n int, rss0 float64) {
+	for _, kind := range []string{"sigterm", "kill9"} {
+		var up time.Duration
+		b.Run(fmt.Sprintf("restart-%s-%d", kind, n), func(b *testing.B) {
+			what := "SIGTERM"
+			if kind == "sigterm" {
+				down := c.stop()
+				report(b, fmt.Sprintf("xced exit on SIGTERM, %d jobs", n), down.Seconds(), "s-to-exit", nil)
+			} else {
+				what = "kill -9"
+				c.crash()
+			}
+			up = c.startUntilListing()
+			ref, target := "", atMost(0.15)
+			switch {
+			case n == 10000 && kind == "sigterm":
+				ref = "; Slurm 1.14 s, Volclava 3.6 s"
+			case n == 10000:
+				ref = "; Volclava 83 s"
+			default:
+				target = nil // the issue's target is for 10,000 jobs
+			}
+			report(b, fmt.Sprintf("xced restart after %s until bjobs -u all answers, %d jobs%s", what, n, ref), up.Seconds(), "s", target)
+			c.reportRestore(b)
+			if got := c.count()[api.JobState_PSUSP]; got != n {
+				b.Errorf("after the restart: %d held jobs, want %d", got, n)
+			}
+		})
+		c.memory(b, fmt.Sprintf("rss-after-%s-%d", kind, n), n, rss0, " after "+kind)
+	}
+}
+
+// startUntilListing starts xced and returns how long it took until a
+// full listing, bjobs -u all, answered (its output discarded).
+func (c *benchCluster) startUntilListing() time.Duration {
+	c.tb.Helper()
+	began := time.Now()
+	c.launch()
+	for deadline := began.Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		select {
+		case <-c.exited:
+			c.tb.Fatalf("xced exited while starting:\n%s", c.logTail())
+		default:
 		}
-	})
+		if code, _ := c.run(io.Discard, "bjobs", "-u", "all"); code == 0 {
+			return time.Since(began)
+		}
+	}
+	c.tb.Fatalf("xced did not answer bjobs in 2 minutes:\n%s", c.logTail())
+	return 0
 }
 
 // queries measures the query rows of BenchmarkManyJobs with n jobs in the

@@ -120,7 +120,7 @@ func (c *Controller) finishedRecords(jobs []*api.Job) []*api.Job {
 			continue
 		}
 		var eff *effSpec
-		if els := c.byID[j.JobId]; len(els) > 0 {
+		if els := c.elements(j.JobId); len(els) > 0 {
 			eff = els[0].eff // an array's elements share it
 		}
 		recs = append(recs, acctRecord(conf, j, eff))

@@ -205,14 +205,14 @@ func (c *Controller) switchJobs(who Caller, req *api.ControlRequest) *api.Contro
 		case isRunning(r.job.State):
 			res.Error = errStarted
 			continue
-		case len(c.byID[id]) > 1 && !whole[id]:
+		case len(c.elements(id)) > 1 && !whole[id]:
 			res.Error = errArrayElem
 			continue
 		case done[id]:
 			continue
 		}
 		done[id] = true
-		for _, e := range c.byID[id] {
+		for _, e := range c.elements(id) {
 			if isRunning(e.job.State) {
 				res.Error = errStarted
 			}
@@ -252,7 +252,7 @@ func (c *Controller) switchJobs(who Caller, req *api.ControlRequest) *api.Contro
 			res.Error = fmt.Sprint("encode the new spec: ", err, err2)
 			continue
 		}
-		for i, e := range c.byID[id] {
+		for i, e := range c.elements(id) {
 			nj := c.clone(e)
 			ch := store.Change{Job: nj, Event: c.event(nj, api.EventType_MODIFY, lookupName(who), "Switched to Queue <"+req.Queue+">")}
 			if i == 0 {

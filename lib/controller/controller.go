@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -109,7 +110,7 @@ type Controller struct {
 
 	mu        sync.Mutex
 	jobs      map[key]*rec
-	byID      map[int64][]*rec // an array's elements, in index order
+	byID      map[int64][]*rec // an array's elements, in index order (elements)
 	pending   []*rec           // PEND jobs, in dispatch order when !dirty
 	dirty     bool             // pending needs sorting
 	queues    map[string]*queue
@@ -127,6 +128,7 @@ type Controller struct {
 	// MAX_PEND_JOBS check but not yet in jobs.
 	pendStoring map[uint32]int
 	reqs        map[string]*resreq.ResReq  // parsed effective requirements
+	effs        effSpecs                   // the effective specs, interned
 	used        map[key]*api.ResourceUsage // running jobs' last usage samples
 	// orphanSince: when each pending job's dependency was first found
 	// never to be met; orphans the jobs schedule ends (TERM_ORPHAN_SYSTEM),
@@ -182,6 +184,24 @@ type rec struct {
 	// queued: the job is in Controller.pending (which drops jobs that are
 	// no longer pending lazily, in schedule).
 	queued bool
+	// self holds the record itself when it is a plain job's (index 0):
+	// elements returns it as the job's one element, so that byID holds
+	// arrays only (a map entry less a job, in what the record's size
+	// class has room for anyway).
+	self [1]*rec
+}
+
+// elements returns a job's records in index order: an array's elements,
+// or a plain job's one record; nil when the job is not known (c.mu held).
+// The slice is the index's own: it is not to be changed.
+func (c *Controller) elements(id int64) []*rec {
+	if els, ok := c.byID[id]; ok {
+		return els
+	}
+	if r := c.jobs[key{id, 0}]; r != nil {
+		return r.self[:]
+	}
+	return nil
 }
 
 type queue struct {
@@ -254,6 +274,7 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 }
 
 func (c *Controller) restore() error {
+	defer collectLess()()
 	l, err := c.store.Load()
 	if err != nil {
 		return err
@@ -263,12 +284,15 @@ func (c *Controller) restore() error {
 		return err
 	}
 	c.nextID = max(ceiling, 1)
+	if len(c.jobs) == 0 { // sized once for what is restored
+		c.jobs = make(map[key]*rec, len(l.Jobs))
+	}
 	var rerun []*rec
 	effs := map[int64]*effSpec{}
 	for _, j := range l.Jobs {
 		eff := effs[j.JobId]
 		if eff == nil {
-			if eff, err = decodeEffSpec(l.Effective[j.JobId]); err != nil {
+			if eff, err = c.effs.decode(l.Effective[j.JobId]); err != nil {
 				return fmt.Errorf("job %d: decode effective spec: %w", j.JobId, err)
 			}
 			effs[j.JobId] = eff
@@ -317,6 +341,36 @@ func (c *Controller) restore() error {
 	return nil
 }
 
+// collectLess makes the collector run less often until the function it
+// returns is called: what a restore allocates is nearly all records it
+// keeps, so a collection while it builds them frees little and marks
+// what it built so far, again and again (xced collects at +50%). The
+// setting is the process's: overlapping calls (tests' controllers) share
+// one raise.
+func collectLess() (restore func()) {
+	gcLess.Lock()
+	defer gcLess.Unlock()
+	if gcLess.depth == 0 {
+		gcLess.prev = debug.SetGCPercent(400)
+		if gcLess.prev < 0 || gcLess.prev > 400 {
+			debug.SetGCPercent(gcLess.prev) // off, or rarer already
+		}
+	}
+	gcLess.depth++
+	return func() {
+		gcLess.Lock()
+		defer gcLess.Unlock()
+		if gcLess.depth--; gcLess.depth == 0 {
+			debug.SetGCPercent(gcLess.prev)
+		}
+	}
+}
+
+var gcLess struct {
+	sync.Mutex
+	depth, prev int
+}
+
 // config is the configuration in force.
 func (c *Controller) config() *config.Config { return c.conf.Load() }
 
@@ -333,12 +387,16 @@ func (c *Controller) Close() error {
 func (c *Controller) insert(r *rec) {
 	k := key{r.job.JobId, r.job.ArrayIndex}
 	c.jobs[k] = r
-	els := c.byID[k.id]
-	i := sort.Search(len(els), func(i int) bool { return els[i].job.ArrayIndex >= k.idx })
-	els = append(els, nil)
-	copy(els[i+1:], els[i:])
-	els[i] = r
-	c.byID[k.id] = els
+	if k.idx == 0 {
+		r.self[0] = r // a plain job: no entry in byID
+	} else {
+		els := c.byID[k.id]
+		i := sort.Search(len(els), func(i int) bool { return els[i].job.ArrayIndex >= k.idx })
+		els = append(els, nil)
+		copy(els[i+1:], els[i:])
+		els[i] = r
+		c.byID[k.id] = els
+	}
 	if r.job.State == api.JobState_PEND {
 		c.pending = append(c.pending, r)
 		r.queued = true
@@ -382,8 +440,8 @@ func (c *Controller) commit(changes []store.Change) error {
 	for _, ch := range changes {
 		if ch.EffectiveRaw != nil {
 			// A new effective spec for the job (and its array siblings).
-			if eff, err := decodeEffSpec(ch.EffectiveRaw); err == nil {
-				for _, r := range c.byID[ch.Job.JobId] {
+			if eff, err := c.effs.decode(ch.EffectiveRaw); err == nil {
+				for _, r := range c.elements(ch.Job.JobId) {
 					r.eff = eff
 				}
 			}
@@ -841,6 +899,9 @@ func (c *Controller) clean() {
 		c.unordered(j)
 		delete(c.preExecRetryAt, k)
 		delete(c.orphanSince, k)
+		if j.ArrayIndex == 0 {
+			continue // a plain job has no entry in byID
+		}
 		els := c.byID[j.JobId]
 		out := els[:0]
 		for _, r := range els {

@@ -236,7 +236,7 @@ func (c *Controller) depTargets(owner uint32, arg string, quoted bool) []*rec {
 			}
 			return nil
 		}
-		return c.byID[id]
+		return c.elements(id)
 	}
 	var out []*rec
 	for _, r := range c.jobs {
@@ -540,7 +540,7 @@ func (c *Controller) checkCycle(id int64, owner uint32, name, dep string) error 
 				continue
 			}
 			seen[t] = true
-			recs := c.byID[t]
+			recs := c.elements(t)
 			if len(recs) == 0 || recs[0].eff.GetDependency() == "" || isFinished(recs[0].job.State) {
 				continue
 			}

@@ -2,7 +2,11 @@ package controller
 
 import (
 	"log/slog"
+	"runtime"
 	"strings"
+	"sync"
+	"unsafe"
+	"weak"
 
 	"google.golang.org/protobuf/proto"
 
@@ -127,6 +131,82 @@ func decodeEffSpec(raw []byte) (*effSpec, error) {
 		return nil, err
 	}
 	return newEffSpec(spec, raw)
+}
+
+// effSpecs interns effective specs by their encoding. The jobs of one
+// submission pattern (a workflow's thousands of alike bsubs) have the same
+// effective spec, byte for byte: they share one effSpec and its bytes
+// rather than holding about 700 bytes each, and a restart decodes each
+// pattern once. An effSpec is immutable, so sharing it is safe; the table
+// holds them weakly, and forgets one when no job holds it any more.
+type effSpecs struct {
+	mu sync.Mutex
+	m  map[string]weak.Pointer[effSpec]
+}
+
+// lookup returns the interned spec encoded as raw, nil when there is none.
+func (t *effSpecs) lookup(raw []byte) *effSpec {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.m[string(raw)].Value()
+}
+
+// add interns e and returns the spec to use: e, or the one with e's
+// encoding interned already.
+func (t *effSpecs) add(e *effSpec) *effSpec {
+	// The key is e's own bytes, which never change: no copy of them.
+	k := unsafe.String(unsafe.SliceData(e.raw), len(e.raw))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if old := t.m[k].Value(); old != nil {
+		return old
+	}
+	if t.m == nil {
+		t.m = map[string]weak.Pointer[effSpec]{}
+	}
+	t.m[k] = weak.Make(e)
+	runtime.AddCleanup(e, t.drop, k)
+	return e
+}
+
+// drop forgets the entry of a collected spec, unless a live one with the
+// same encoding replaced it meanwhile.
+func (t *effSpecs) drop(k string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if wp, ok := t.m[k]; ok && wp.Value() == nil {
+		delete(t.m, k)
+	}
+}
+
+// intern keeps a new effective spec (which the caller no longer changes),
+// shared with the jobs whose effective spec encodes the same.
+func (t *effSpecs) intern(spec *api.JobSpec) (*effSpec, error) {
+	raw, err := proto.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	if e := t.lookup(raw); e != nil {
+		return e, nil
+	}
+	e, err := newEffSpec(spec, raw)
+	if err != nil {
+		return nil, err
+	}
+	return t.add(e), nil
+}
+
+// decode is decodeEffSpec through the table: an encoding seen before is
+// not decoded again.
+func (t *effSpecs) decode(raw []byte) (*effSpec, error) {
+	if e := t.lookup(raw); e != nil {
+		return e, nil
+	}
+	e, err := decodeEffSpec(raw)
+	if err != nil {
+		return nil, err
+	}
+	return t.add(e), nil
 }
 
 // Spec decodes the whole effective spec.

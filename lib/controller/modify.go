@@ -66,7 +66,7 @@ func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply
 	admin := c.isAdmin(who.UID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	recs := c.byID[req.Ref.GetJobId()]
+	recs := c.elements(req.Ref.GetJobId())
 	if ref := req.Ref; ref.GetArrayIndex() > 0 && len(c.resolve(ref)) == 0 {
 		recs = nil // "4[1]" of a job that has no element 1
 	}

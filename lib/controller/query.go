@@ -228,7 +228,7 @@ func matches(who Caller, req *api.QueryRequest, f *jobFilter, r *rec, named bool
 // of a job for index -1 (c.mu held).
 func (c *Controller) resolve(ref *api.JobRef) []*rec {
 	if ref.ArrayIndex < 0 {
-		return c.byID[ref.JobId]
+		return c.elements(ref.JobId)
 	}
 	if r := c.jobs[key{ref.JobId, ref.ArrayIndex}]; r != nil {
 		return []*rec{r}

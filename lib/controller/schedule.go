@@ -86,7 +86,7 @@ func (c *Controller) schedule() []*api.Job {
 		if lim := int(r.eff.GetArrayLimit()); lim > 0 {
 			n, ok := running[r.job.JobId]
 			if !ok {
-				for _, e := range c.byID[r.job.JobId] {
+				for _, e := range c.elements(r.job.JobId) {
 					if isRunning(e.job.State) {
 						n++
 					}

@@ -65,7 +65,7 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 	if err != nil {
 		return nil, fmt.Errorf("encode origins: %w", err)
 	}
-	keep, err := newEffSpec(eff, nil)
+	keep, err := c.effs.intern(eff)
 	if err != nil {
 		return nil, fmt.Errorf("encode effective spec: %w", err)
 	}

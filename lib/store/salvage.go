@@ -84,11 +84,21 @@ func Salvage(damaged, fresh string) (*SalvageReport, error) {
 	sort.Strings(files.sst)
 	for _, n := range files.sst {
 		id, _ := strconv.ParseUint(strings.TrimSuffix(n, ".sst"), 10, 64)
-		c, ok := comp[id]
-		if !ok {
-			c = options.Snappy // Badger's default, which the store uses
+		var entries []tableEntry
+		if c, ok := comp[id]; ok {
+			entries, _ = readTable(filepath.Join(damaged, n), c, true)
+		} else {
+			// Without the MANIFEST the table's compression is not known:
+			// none, as the store writes tables now, or Snappy, as it wrote
+			// them before (Badger's default).
+			var damage string
+			entries, damage = readTable(filepath.Join(damaged, n), options.None, true)
+			if damage != "" {
+				if old, _ := readTable(filepath.Join(damaged, n), options.Snappy, true); len(old) > len(entries) {
+					entries = old
+				}
+			}
 		}
-		entries, _ := readTable(filepath.Join(damaged, n), c, true)
 		for _, e := range entries {
 			if e.value.Meta&bitValuePointer != 0 {
 				lostPointers++

@@ -37,11 +37,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	badger "github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -176,7 +179,14 @@ func badgerOptions(dir string) badger.Options {
 		WithNumMemtables(2).
 		WithBaseTableSize(baseTableSize).
 		WithValueLogFileSize(valueLogFileSize).
-		WithBlockCacheSize(16 << 20).
+		// Tables are not compressed, so their blocks are read straight
+		// from the mapped files: no cache of decompressed copies (with
+		// compression, a restart's one pass over the jobs held about
+		// 300 bytes a job there), no decompressing at every start. A
+		// table's older compressed blocks still read, decompressed each
+		// time, until compaction rewrites them.
+		WithCompression(options.None).
+		WithBlockCacheSize(0).
 		WithIndexCacheSize(8 << 20).
 		WithNumCompactors(2).
 		// A block whose checksum fails is an error, not wrong data.
@@ -508,52 +518,171 @@ func readIDCeiling(db *badger.DB) (int64, error) {
 }
 
 // Loaded is what Load found: every live job, with the effective spec
-// (encoded) it shares with the other elements of its array.
+// (encoded) it shares with the other elements of its array. Equal
+// encodings read by one of Load's goroutines share one slice: the jobs of
+// one submission pattern have the same effective spec.
 type Loaded struct {
 	Jobs      []*api.Job
 	Effective map[int64][]byte
 }
 
-// Load reads every live job and its effective spec. Both key ranges are
-// walked in id order, so the specs are read with forward seeks, not one
-// lookup each.
+// Load reads every live job and its effective spec. The job ids are cut
+// into ranges read side by side, one goroutine each; each walks its job
+// records and then its effective specs forward, in id order. Each range
+// is read in a transaction of its own: a job and its spec are read
+// together, two ranges perhaps moments apart (the controller loads before
+// anything writes).
 func (s *Store) Load() (*Loaded, error) {
-	l := &Loaded{Effective: map[int64][]byte{}}
-	err := s.db.View(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.PrefetchSize = 1000
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Seek([]byte{'j'}); it.ValidForPrefix([]byte{'j'}); it.Next() {
-			j := &api.Job{}
-			if err := it.Item().Value(func(v []byte) error { return proto.Unmarshal(v, j) }); err != nil {
-				return fmt.Errorf("decode job %x: %w", it.Item().Key(), err)
-			}
-			l.Jobs = append(l.Jobs, j)
-		}
-		fit := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false})
-		defer fit.Close()
-		for _, j := range l.Jobs {
-			if _, ok := l.Effective[j.JobId]; ok {
-				continue
-			}
-			k := specKey('f', j.JobId)
-			fit.Seek(k)
-			if !fit.Valid() || !bytes.Equal(fit.Item().Key(), k) {
-				return fmt.Errorf("job %d: its effective spec is missing", j.JobId)
-			}
-			raw, err := fit.Item().ValueCopy(nil)
-			if err != nil {
-				return fmt.Errorf("read spec of job %d: %w", j.JobId, err)
-			}
-			l.Effective[j.JobId] = raw
-		}
-		return nil
-	})
+	lo, hi, err := s.jobIDRange()
 	if err != nil {
 		return nil, fmt.Errorf("load jobs: %w", err)
 	}
+	parts := 1
+	if hi-lo >= 2*minLoadRange {
+		parts = min(runtime.GOMAXPROCS(0), 8, int((hi-lo)/minLoadRange))
+	}
+	type part struct {
+		jobs []*api.Job
+		effs map[int64][]byte
+		err  error
+	}
+	out := make([]part, parts)
+	var wg sync.WaitGroup
+	step := (hi - lo + int64(parts)) / int64(parts)
+	for i := range out {
+		from, to := lo+int64(i)*step, min(lo+int64(i+1)*step, hi+1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := &out[i]
+			p.err = s.db.View(func(txn *badger.Txn) error {
+				var err error
+				if p.jobs, err = loadJobs(txn, from, to); err == nil {
+					p.effs, err = loadEffective(txn, p.jobs)
+				}
+				return err
+			})
+		}()
+	}
+	wg.Wait()
+	l := &Loaded{}
+	n, m := 0, 0
+	for _, p := range out {
+		if p.err != nil {
+			return nil, fmt.Errorf("load jobs: %w", p.err)
+		}
+		n, m = n+len(p.jobs), m+len(p.effs)
+	}
+	l.Jobs, l.Effective = make([]*api.Job, 0, n), make(map[int64][]byte, m)
+	for _, p := range out {
+		l.Jobs = append(l.Jobs, p.jobs...)
+		maps.Copy(l.Effective, p.effs)
+	}
 	return l, nil
+}
+
+// minLoadRange is the fewest job ids worth a goroutine of Load's.
+const minLoadRange = 4096
+
+// jobIDRange returns the smallest and the largest id of a live job (1, 0
+// when there is none).
+func (s *Store) jobIDRange() (lo, hi int64, err error) {
+	lo, hi = 1, 0
+	err = s.db.View(func(txn *badger.Txn) error {
+		first := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{'j'}})
+		defer first.Close()
+		first.Rewind()
+		if !first.Valid() {
+			return nil
+		}
+		lo = jobIDOf(first.Item().Key())
+		last := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{'j'}, Reverse: true})
+		defer last.Close()
+		// In reverse, the largest key with the prefix is the one before
+		// the next prefix.
+		last.Seek([]byte{'j' + 1})
+		if last.ValidForPrefix([]byte{'j'}) {
+			hi = jobIDOf(last.Item().Key())
+		}
+		return nil
+	})
+	return lo, max(lo, hi), err
+}
+
+func jobIDOf(k []byte) int64 {
+	if len(k) < 9 {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(k[1:9]))
+}
+
+// loadJobs decodes the live job records with ids from..to-1.
+func loadJobs(txn *badger.Txn, from, to int64) ([]*api.Job, error) {
+	var jobs []*api.Job
+	opts := badger.DefaultIteratorOptions
+	opts.PrefetchSize = 1000
+	opts.Prefix = []byte{'j'}
+	it := txn.NewIterator(opts)
+	defer it.Close()
+	end := specKey('j', to)
+	for it.Seek(specKey('j', from)); it.ValidForPrefix([]byte{'j'}) && bytes.Compare(it.Item().Key(), end) < 0; it.Next() {
+		j := &api.Job{}
+		if err := it.Item().Value(func(v []byte) error { return proto.Unmarshal(v, j) }); err != nil {
+			return nil, fmt.Errorf("decode job %x: %w", it.Item().Key(), err)
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs, nil
+}
+
+// loadEffective reads the effective specs of jobs (in id order) in one
+// forward walk: a step to the next key costs far less than a seek, which
+// reads and checks its block again. Equal encodings share one slice.
+func loadEffective(txn *badger.Txn, jobs []*api.Job) (map[int64][]byte, error) {
+	effs := map[int64][]byte{}
+	if len(jobs) == 0 {
+		return effs, nil
+	}
+	it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{'f'}})
+	defer it.Close()
+	seen := map[string][]byte{}
+	it.Seek(specKey('f', jobs[0].JobId))
+	last := int64(-1)
+	for _, j := range jobs {
+		if j.JobId == last {
+			continue // an array's elements share it
+		}
+		last = j.JobId
+		k := specKey('f', j.JobId)
+		// The specs of jobs that are gone (kept for bhist) lie between:
+		// stepped over, or sought past when there are many.
+		for steps := 0; it.Valid() && bytes.Compare(it.Item().Key(), k) < 0; steps++ {
+			if steps == 32 {
+				it.Seek(k)
+				break
+			}
+			it.Next()
+		}
+		if !it.Valid() || !bytes.Equal(it.Item().Key(), k) {
+			return nil, fmt.Errorf("job %d: its effective spec is missing", j.JobId)
+		}
+		err := it.Item().Value(func(v []byte) error {
+			raw, ok := seen[string(v)]
+			if !ok {
+				raw = bytes.Clone(v)
+				if raw == nil {
+					raw = []byte{}
+				}
+				seen[unsafe.String(unsafe.SliceData(raw), len(raw))] = raw
+			}
+			effs[j.JobId] = raw
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read spec of job %d: %w", j.JobId, err)
+		}
+	}
+	return effs, nil
 }
 
 func getSpec(txn *badger.Txn, key []byte) (*api.JobSpec, error) {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -238,5 +239,71 @@ func TestOpenHeldIsInUse(t *testing.T) {
 	var d *DamageError
 	if err == nil || errors.As(err, &d) || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("open of a held store: %v, want an in-use error", err)
+	}
+}
+
+// Load reads jobs whose ids span several of its ranges, with the specs of
+// forgotten jobs lying between the live ones' (stepped over, and sought
+// past where many are gone), and shares equal effective encodings.
+func TestLoadRanges(t *testing.T) {
+	st, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const n = 5 * minLoadRange
+	var gone []*api.Job
+	want := map[int64]string{}
+	for id := int64(1); id <= n; id += 3 {
+		sub := submission(id, 1+int(id%4), nil)
+		cmd := []string{"a", "b"}[id%2] // two submission patterns
+		sub.EffectiveRaw = mustMarshal(&api.JobSpec{Command: cmd})
+		if err := st.Submit(sub); err != nil {
+			t.Fatal(err)
+		}
+		// Every job of the second quarter and every fifth elsewhere is
+		// forgotten: its effective spec stays in the store.
+		if id > n/4 && id <= n/2 || id%5 == 0 {
+			gone = append(gone, sub.Jobs...)
+		} else {
+			want[id] = cmd
+		}
+	}
+	if err := st.Forget(gone); err != nil {
+		t.Fatal(err)
+	}
+	l, err := st.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last *api.Job
+	jobs := 0
+	for _, j := range l.Jobs {
+		if last != nil && (j.JobId < last.JobId || j.JobId == last.JobId && j.ArrayIndex <= last.ArrayIndex) {
+			t.Fatalf("job %d.%d after %d.%d", j.JobId, j.ArrayIndex, last.JobId, last.ArrayIndex)
+		}
+		last = j
+		if _, ok := want[j.JobId]; !ok {
+			t.Fatalf("job %d loaded, want it forgotten", j.JobId)
+		}
+		jobs++
+	}
+	wantJobs := 0
+	for id := range want {
+		wantJobs += 1 + int(id%4)
+	}
+	if jobs != wantJobs || len(l.Effective) != len(want) {
+		t.Fatalf("%d jobs and %d specs, want %d and %d", jobs, len(l.Effective), wantJobs, len(want))
+	}
+	distinct := map[*byte]bool{}
+	for id, cmd := range want {
+		spec := &api.JobSpec{}
+		if err := proto.Unmarshal(l.Effective[id], spec); err != nil || spec.Command != cmd {
+			t.Fatalf("job %d: effective %v %v, want command %q", id, spec, err, cmd)
+		}
+		distinct[&l.Effective[id][0]] = true
+	}
+	if len(distinct) > 2*runtime.GOMAXPROCS(0) {
+		t.Errorf("%d copies of 2 effective encodings", len(distinct))
 	}
 }

@@ -6,15 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	badger "github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/pb"
+	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/atomicfile"
@@ -235,31 +238,56 @@ func readLog(path string) (entries, after []logEntry, damage string) {
 	if err != nil {
 		return nil, nil, fmt.Sprintf("%s cannot be read: %v", filepath.Base(path), err)
 	}
-	if len(b) < logHeaderSize {
-		if len(b) == 0 {
-			return nil, nil, ""
+	entries, after, damage, _ = parseLog(filepath.Base(path), b, len(b), true)
+	return entries, after, damage
+}
+
+// maxEntryHeader bounds an entry header's length (two bytes and three
+// varints).
+const maxEntryHeader = 2 + 3 + 5 + 10
+
+// parseLog is readLog's reading of a file of size bytes whose first
+// len(b) are b and the rest zeros. short says that it needed bytes past b
+// (an entry runs past it): the answer is then not known.
+func parseLog(name string, b []byte, size int, salvage bool) (entries, after []logEntry, damage string, short bool) {
+	if size < logHeaderSize {
+		if size == 0 {
+			return nil, nil, "", false
 		}
-		return nil, nil, fmt.Sprintf("%s is truncated (%d bytes, shorter than its header)", filepath.Base(path), len(b))
+		return nil, nil, fmt.Sprintf("%s is truncated (%d bytes, shorter than its header)", name, size), false
+	}
+	if len(b) < logHeaderSize {
+		return nil, nil, "", true
+	}
+	// zeros: the file's bytes from..to are all zero.
+	zeros := func(from, to int) bool {
+		return allZero(b[min(from, len(b)):min(to, len(b))])
 	}
 	table := crc32.MakeTable(crc32.Castagnoli)
 	off := logHeaderSize
 	for off < len(b) {
 		e, n, ok := decodeEntry(b[off:], table)
+		if !ok && len(b) < size && (n > len(b)-off || n == 0 && len(b)-off < maxEntryHeader) {
+			return entries, nil, "", true
+		}
 		if ok && len(e.key) == 0 && len(e.value) == 0 && e.meta == 0 && e.expiresAt == 0 {
 			break // the zeros after the last entry
 		}
-		if !ok && n > 0 && off+n > len(b) && !allZero(b[off:]) {
-			return entries, nil, fmt.Sprintf("%s is truncated at byte %d (an entry is cut: the writes after it are gone)", filepath.Base(path), len(b))
+		if !ok && n > 0 && off+n > size && !zeros(off, size) {
+			return entries, nil, fmt.Sprintf("%s is truncated at byte %d (an entry is cut: the writes after it are gone)", name, size), false
 		}
 		if !ok {
 			// Where the failed entry would end, if its header is sane.
 			end := off + n
-			if n <= 0 || end > len(b) {
+			if n <= 0 || end > size {
 				end = off
 			}
-			whole := n > 0 && off+n <= len(b) && !allZero(b[off+n-4:off+n])
-			if whole || !allZero(b[end:]) {
-				return entries, resync(b, off+1, table), fmt.Sprintf("%s is damaged at byte %d of %d (an entry's checksum fails and written data follows it: opened as it is, every later write would be dropped)", filepath.Base(path), off, len(b))
+			whole := n > 0 && off+n <= size && !zeros(off+n-4, off+n)
+			if whole || !zeros(end, size) {
+				if salvage {
+					after = resync(b, off+1, table)
+				}
+				return entries, after, fmt.Sprintf("%s is damaged at byte %d of %d (an entry's checksum fails and written data follows it: opened as it is, every later write would be dropped)", name, off, size), false
 			}
 			break
 		}
@@ -267,7 +295,7 @@ func readLog(path string) (entries, after []logEntry, damage string) {
 		entries = append(entries, e)
 		off += n
 	}
-	return entries, nil, ""
+	return entries, nil, "", false
 }
 
 // resync returns the entries that check out from off on.
@@ -290,18 +318,73 @@ func resync(b []byte, off int, table *crc32.Table) []logEntry {
 	return out
 }
 
+// scanLog checks a log file as readLog does, reading only what holds
+// data: a memtable log is preallocated and a value log is extended as
+// holes, 32 and 128 MB that a crash leaves mostly unwritten. The file
+// system says where the data ends (SEEK_DATA, SEEK_HOLE); past it the file
+// reads as zeros. The data is mapped, not copied.
 func scanLog(path string) string {
+	name := filepath.Base(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Sprintf("%s cannot be read: %v", name, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Sprintf("%s cannot be read: %v", name, err)
+	}
+	size := fi.Size()
+	// A margin past the data, so that the last entry is whole in what is
+	// mapped however the data's end is rounded.
+	n := min(size, dataEnd(f, size)+1<<20)
+	if n > 0 && n < size && size <= math.MaxInt {
+		b, err := unix.Mmap(int(f.Fd()), 0, int(n), unix.PROT_READ, unix.MAP_SHARED)
+		if err == nil {
+			_, _, damage, short := parseLog(name, b, int(size), false)
+			unix.Munmap(b)
+			if !short {
+				return damage
+			}
+		}
+	}
 	_, _, damage := readLog(path)
 	return damage
 }
 
+// dataEnd is where a file's last data ends (its size when the file
+// system cannot say).
+func dataEnd(f *os.File, size int64) int64 {
+	fd := int(f.Fd())
+	var end int64
+	for off := int64(0); off < size; {
+		d, err := unix.Seek(fd, off, unix.SEEK_DATA)
+		if errors.Is(err, unix.ENXIO) {
+			return end // only a hole from off on
+		}
+		if err != nil {
+			return size
+		}
+		h, err := unix.Seek(fd, d, unix.SEEK_HOLE)
+		if err != nil {
+			return size
+		}
+		end, off = h, h
+	}
+	return min(end, size)
+}
+
+// zeroBlock is what allZero compares with, a block at a time.
+var zeroBlock [4096]byte
+
 func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
+	for len(b) > len(zeroBlock) {
+		if !bytes.Equal(b[:len(zeroBlock)], zeroBlock[:]) {
 			return false
 		}
+		b = b[len(zeroBlock):]
 	}
-	return true
+	return bytes.Equal(b, zeroBlock[:len(b)])
 }
 
 // decodeHeaderLen decodes an entry's header and returns its total length
@@ -391,28 +474,54 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// countRecords counts the live job records (j) and submissions (s).
+// countRecords counts the live job records (j) and submissions (s); the
+// two ranges are walked side by side.
 func countRecords(db *badger.DB) (jobs, subs int64, maxID int64, err error) {
+	var (
+		n, top [2]int64
+		errs   [2]error
+		wg     sync.WaitGroup
+	)
+	for i, p := range []byte{'j', 's'} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = db.View(func(txn *badger.Txn) error {
+				it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{p}})
+				defer it.Close()
+				for it.Rewind(); it.Valid(); it.Next() {
+					if k := it.Item().Key(); len(k) >= 9 {
+						top[i] = max(top[i], int64(binary.BigEndian.Uint64(k[1:9])))
+					}
+					n[i]++
+				}
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+	return n[0], n[1], max(top[0], top[1]), errors.Join(errs[0], errs[1])
+}
+
+// maxRecordID returns the largest job id of a live job record (j) or a
+// submission (s), 0 when there is none.
+func maxRecordID(db *badger.DB) (maxID int64, err error) {
 	err = db.View(func(txn *badger.Txn) error {
-		opts := badger.IteratorOptions{PrefetchValues: false}
-		it := txn.NewIterator(opts)
-		defer it.Close()
 		for _, p := range []byte{'j', 's'} {
-			for it.Seek([]byte{p}); it.ValidForPrefix([]byte{p}); it.Next() {
-				k := it.Item().Key()
-				if len(k) >= 9 {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{p}, Reverse: true})
+			// In reverse, the largest key with the prefix is the one
+			// before the next prefix.
+			it.Seek([]byte{p + 1})
+			if it.ValidForPrefix([]byte{p}) {
+				if k := it.Item().Key(); len(k) >= 9 {
 					maxID = max(maxID, int64(binary.BigEndian.Uint64(k[1:9])))
 				}
-				if p == 'j' {
-					jobs++
-				} else {
-					subs++
-				}
 			}
+			it.Close()
 		}
 		return nil
 	})
-	return jobs, subs, maxID, err
+	return maxID, err
 }
 
 // verifyOpen checks an open store against its checksums and bookkeeping.
@@ -421,7 +530,19 @@ func verifyOpen(dir string, db *badger.DB) ([]string, error) {
 	// VerifyChecksum would, without its panic on a bad block; reading them
 	// all a second time would only double the start-up time.
 	var problems []string
-	jobs, subs, maxID, err := countRecords(db)
+	seal, sealed, err := readIntsFile(filepath.Join(dir, sealFile))
+	if err != nil {
+		return append(problems, err.Error()), nil
+	}
+	sealed = sealed && len(seal) == 3
+	// Only a seal's check needs the records counted; the ceiling's needs
+	// the largest id alone, found at the end of each range.
+	var jobs, subs, maxID int64
+	if sealed {
+		jobs, subs, maxID, err = countRecords(db)
+	} else {
+		maxID, err = maxRecordID(db)
+	}
 	if err != nil {
 		return append(problems, fmt.Sprintf("its records cannot be read: %v", err)), nil
 	}
@@ -439,11 +560,7 @@ func verifyOpen(dir string, db *badger.DB) ([]string, error) {
 	if ceiling > 0 && maxID >= ceiling {
 		problems = append(problems, fmt.Sprintf("it holds job %d but its job id ceiling is %d: the ceiling's record is lost", maxID, ceiling))
 	}
-	seal, ok, err := readIntsFile(filepath.Join(dir, sealFile))
-	if err != nil {
-		return append(problems, err.Error()), nil
-	}
-	if ok && len(seal) == 3 && (seal[0] != jobs || seal[1] != subs || seal[2] != ceiling) {
+	if sealed && (seal[0] != jobs || seal[1] != subs || seal[2] != ceiling) {
 		problems = append(problems, fmt.Sprintf("it holds %d job records, %d submissions and id ceiling %d, but it was stopped with %d, %d and %d", jobs, subs, ceiling, seal[0], seal[1], seal[2]))
 	}
 	return problems, nil
