@@ -99,16 +99,8 @@ func serveCandidate(o options, cfg *config.Config, dir, host string, slots, ncpu
 	st.SetReplicator(c.node.Replicate)
 
 	sock := filepath.Join(dir, client.SocketName)
-	os.Remove(sock)
-	uln, err := net.Listen("unix", sock)
+	uln, err := listenSocket(sock)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", sock, err)
-	}
-	mode := os.FileMode(0o600)
-	if os.Geteuid() == 0 {
-		mode = 0o666
-	}
-	if err := os.Chmod(sock, mode); err != nil {
 		return err
 	}
 	c.local = replica.NewMux(uln, nil, nil, nil)

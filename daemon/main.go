@@ -250,17 +250,8 @@ func serve(o options) error {
 	defer stopAdmin()
 
 	sock := filepath.Join(dir, client.SocketName)
-	os.Remove(sock)
-	ln, err := net.Listen("unix", sock)
+	ln, err := listenSocket(sock)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", sock, err)
-	}
-	// Anyone may connect; the controller knows each caller by its uid.
-	mode := os.FileMode(0o600)
-	if os.Geteuid() == 0 {
-		mode = 0o666
-	}
-	if err := os.Chmod(sock, mode); err != nil {
 		return err
 	}
 	srv := controller.NewServer(ctl)
@@ -314,6 +305,25 @@ func serve(o options) error {
 	}
 	os.Remove(sock)
 	return ctl.Close()
+}
+
+// listenSocket listens on the commands' Unix socket. Anyone may connect
+// where root runs xced: the controller knows each caller by its uid.
+func listenSocket(sock string) (net.Listener, error) {
+	os.Remove(sock)
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", sock, err)
+	}
+	mode := os.FileMode(0o600)
+	if os.Geteuid() == 0 {
+		mode = 0o666
+	}
+	if err := os.Chmod(sock, mode); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
 }
 
 // override applies the command line's settings over the configuration's.

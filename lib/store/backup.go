@@ -13,6 +13,8 @@ import (
 // use: Badger's backup stream, read at one snapshot (a point in time that
 // includes every transaction committed before it began).
 func (s *Store) Backup(w io.Writer) error {
+	s.replacing.RLock()
+	defer s.replacing.RUnlock()
 	if _, err := s.db.Backup(w, 0); err != nil {
 		return fmt.Errorf("back up the store: %w", err)
 	}

@@ -333,6 +333,8 @@ func apply(w writer, m mutation) error {
 // snapshot. The applied index and the id ceiling are those of the
 // snapshot, the ceiling never lowered.
 func (s *Store) ReplaceWith(r io.Reader) error {
+	s.replacing.Lock()
+	defer s.replacing.Unlock()
 	s.ceilMu.Lock()
 	defer s.ceilMu.Unlock()
 	if err := s.db.DropAll(); err != nil {
@@ -363,26 +365,11 @@ func (s *Store) ReplaceWith(r io.Reader) error {
 }
 
 func readApplied(db *badger.DB) (uint64, error) {
-	var applied uint64
-	err := db.View(func(txn *badger.Txn) error {
-		it, err := txn.Get(keyApplied)
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		return it.Value(func(v []byte) error {
-			if len(v) == 8 {
-				applied = binary.BigEndian.Uint64(v)
-			}
-			return nil
-		})
-	})
+	v, err := readUint64(db, keyApplied)
 	if err != nil {
 		return 0, fmt.Errorf("read the applied log index: %w", err)
 	}
-	return applied, nil
+	return v, nil
 }
 
 // BatchValue returns the value an encoded batch (a replicated log entry)
@@ -405,6 +392,8 @@ func BatchValue(data, key []byte) ([]byte, bool) {
 // Digest writes every key and value of the store, in key order, to w
 // (a hash), except keys under skip.
 func (s *Store) Digest(w io.Writer, skip []byte) error {
+	s.replacing.RLock()
+	defer s.replacing.RUnlock()
 	return s.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.DefaultIteratorOptions)
 		defer it.Close()

@@ -72,6 +72,11 @@ type Store struct {
 
 	replMu sync.RWMutex
 	repl   Replicator // nil: writes go to Badger directly
+
+	// replacing is held by ReplaceWith, which Badger requires to run
+	// alone, and shared by the readers a standby runs meanwhile (Load,
+	// Backup, Digest).
+	replacing sync.RWMutex
 }
 
 var keyIDCeiling = []byte("m/idceiling")
@@ -498,9 +503,15 @@ func (s *Store) IDCeiling() (int64, error) { return readIDCeiling(s.db) }
 
 // readIDCeiling reads the job id ceiling record of db, 0 when none.
 func readIDCeiling(db *badger.DB) (int64, error) {
-	var c int64
+	v, err := readUint64(db, keyIDCeiling)
+	return int64(v), err
+}
+
+// readUint64 reads a big-endian 8-byte record, 0 when there is none.
+func readUint64(db *badger.DB, key []byte) (uint64, error) {
+	var n uint64
 	err := db.View(func(txn *badger.Txn) error {
-		it, err := txn.Get(keyIDCeiling)
+		it, err := txn.Get(key)
 		if errors.Is(err, badger.ErrKeyNotFound) {
 			return nil
 		}
@@ -509,12 +520,12 @@ func readIDCeiling(db *badger.DB) (int64, error) {
 		}
 		return it.Value(func(v []byte) error {
 			if len(v) == 8 {
-				c = int64(binary.BigEndian.Uint64(v))
+				n = binary.BigEndian.Uint64(v)
 			}
 			return nil
 		})
 	})
-	return c, err
+	return n, err
 }
 
 // Loaded is what Load found: every live job, with the effective spec
@@ -533,6 +544,8 @@ type Loaded struct {
 // together, two ranges perhaps moments apart (the controller loads before
 // anything writes).
 func (s *Store) Load() (*Loaded, error) {
+	s.replacing.RLock()
+	defer s.replacing.RUnlock()
 	lo, hi, err := s.jobIDRange()
 	if err != nil {
 		return nil, fmt.Errorf("load jobs: %w", err)
