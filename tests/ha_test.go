@@ -449,6 +449,18 @@ func TestHALeadershipTransfer(t *testing.T) {
 	if st := h.waitState(id, "EXIT"); st != "EXIT" {
 		t.Fatal(st)
 	}
+	// On a candidate's host XCE_DIR alone is enough: its lsf.conf names
+	// the candidates, and a standby's redirect is followed.
+	standby := h.cands[h.leader()].dir
+	for _, c := range h.cands {
+		if c.dir != standby {
+			standby = c.dir
+			break
+		}
+	}
+	if r := h.run([]string{"XCE_DIR=" + standby, "XCE_CONTROLLERS="}, "", "bjobs", "-a", "-noheader", "-o", "jobid", id); r.code != 0 || strings.TrimSpace(r.stdout) != id {
+		t.Errorf("bjobs through a standby's socket: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
 	if code := strings.TrimSpace(h.must("bjobs", "-a", "-noheader", "-o", "exit_code", id)); code != "4" {
 		t.Errorf("exit code %q, want 4", code)
 	}

@@ -113,6 +113,13 @@ func Dial() (*Client, error) {
 	dir := dirOf(conf.get)
 	sock := filepath.Join(dir, SocketName)
 	cands := Controllers(os.Getenv, conf.get)
+	if len(cands) == 0 {
+		// A candidate's own directory names the candidates in the lsf.conf
+		// it writes (DIR/conf), so XCE_DIR alone finds the leader.
+		if c, err := lsfenv.LoadFile(filepath.Join(dir, "conf", lsfenv.ConfName)); err == nil {
+			cands = parseList(strings.Fields(c.Get("LSF_MASTER_LIST")))
+		}
+	}
 	if _, err := os.Stat(sock); err != nil {
 		if len(cands) > 0 {
 			return nil, fmt.Errorf("%w: no xced or xced worker socket at %s, which vouches for this user to the controllers %s; start `xced worker` on this host, or set XCE_DIR", ErrNotRunning, sock, strings.Join(cands, " "))
