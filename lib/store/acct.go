@@ -83,7 +83,7 @@ func stageAcct(txn *badger.Txn, b *batch, rec *api.Job) error {
 		rb = protowire.AppendBytes(rb, spec)
 	}
 	b.Set(acctKey(rec.EndTime, rec.JobId, rec.ArrayIndex), rb)
-	b.Set(acctIndexKey(rec.JobId, rec.ArrayIndex, rec.EndTime), nil)
+	b.setRead(acctIndexKey(rec.JobId, rec.ArrayIndex, rec.EndTime), nil)
 	return nil
 }
 

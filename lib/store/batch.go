@@ -17,7 +17,10 @@ import (
 // controller's version of the rules that produced them.
 type batch struct {
 	muts []mutation
-	pos  map[string]int // key → its last mutation, for reads of the batch's own writes
+	// pos: key → its last mutation, for the keys the batch itself reads
+	// back (those set with setRead): most keys are only written, and
+	// indexing them all would cost a map entry each.
+	pos map[string]int
 	// inParts: the batch need not apply atomically (deletions of records
 	// that are gone already in meaning), so one too large for a Badger
 	// transaction is written in parts.
@@ -31,26 +34,27 @@ type mutation struct {
 
 // Set implements setter.
 func (b *batch) Set(k, v []byte) error {
-	b.add(mutation{key: k, value: v})
+	b.muts = append(b.muts, mutation{key: k, value: v})
 	return nil
+}
+
+// setRead sets k, which a later read in the same batch (get) may ask for.
+func (b *batch) setRead(k, v []byte) {
+	if b.pos == nil {
+		b.pos = map[string]int{}
+	}
+	b.pos[string(k)] = len(b.muts)
+	b.muts = append(b.muts, mutation{key: k, value: v})
 }
 
 // Delete removes k.
 func (b *batch) Delete(k []byte) error {
-	b.add(mutation{key: k, del: true})
+	b.muts = append(b.muts, mutation{key: k, del: true})
 	return nil
 }
 
-func (b *batch) add(m mutation) {
-	if b.pos == nil {
-		b.pos = map[string]int{}
-	}
-	b.pos[string(m.key)] = len(b.muts)
-	b.muts = append(b.muts, m)
-}
-
-// lookup returns what the batch itself wrote to k: found reports whether it
-// wrote k at all, del whether its last write removed it.
+// lookup returns what the batch itself wrote to k with setRead: found
+// reports whether it did.
 func (b *batch) lookup(k []byte) (value []byte, found, del bool) {
 	i, ok := b.pos[string(k)]
 	if !ok {
@@ -60,7 +64,7 @@ func (b *batch) lookup(k []byte) (value []byte, found, del bool) {
 }
 
 // get reads k as it will be once the batch is applied: the batch's own
-// write, else the store's (txn, a read transaction).
+// write (setRead's), else the store's (txn, a read transaction).
 func (b *batch) get(txn *badger.Txn, k []byte) (value []byte, ok bool, err error) {
 	if v, found, del := b.lookup(k); found {
 		return v, !del, nil

@@ -344,7 +344,7 @@ func (s *Store) stage(txn *badger.Txn, b *batch, sub *Submission) error {
 	if err := putEnv(txn, b, ref, env); err != nil {
 		return err
 	}
-	b.Set(specKey('s', id), specBytes)
+	b.setRead(specKey('s', id), specBytes)
 	b.Set(specKey('f', id), effBytes)
 	if sub.OriginRaw != nil {
 		b.Set(specKey('o', id), sub.OriginRaw)
@@ -374,7 +374,8 @@ func putEnv(txn *badger.Txn, b *batch, ref []byte, env []string) error {
 	if ok {
 		return nil
 	}
-	return b.Set(k, []byte(strings.Join(env, "\x00")))
+	b.setRead(k, []byte(strings.Join(env, "\x00")))
+	return nil
 }
 
 type setter interface {
@@ -432,7 +433,7 @@ func (s *Store) Apply(changes []Change) error {
 			b.Set(specKey('o', j.JobId), c.OriginRaw)
 		}
 		if c.SubmittedRaw != nil {
-			b.Set(specKey('s', j.JobId), c.SubmittedRaw)
+			b.setRead(specKey('s', j.JobId), c.SubmittedRaw)
 		}
 		if c.Acct != nil {
 			if err := stageAcct(txn, b, c.Acct); err != nil {
