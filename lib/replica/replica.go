@@ -128,7 +128,6 @@ func Start(cfg Config) (*Node, error) {
 	}
 	n.transport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: cfg.Stream, MaxPool: 4, Timeout: 10 * time.Second, Logger: logger,
-		ServerAddressProvider: nil,
 	})
 	cache, err := raft.NewLogCache(1024, logs)
 	if err != nil {
