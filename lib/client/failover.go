@@ -233,6 +233,16 @@ func (f *failover) do(ctx context.Context, call func(ctx context.Context, cc *gr
 			return err
 		}
 		next, backoff, retry := f.after(target, err, sent.Load())
+		if !retry && sent.Load() && status.Code(err) == codes.Unavailable {
+			// Not "no controller answered": one had the call, and its
+			// outcome is unknown (a leader that handed its office on, or
+			// died, while it answered).
+			where := target
+			if where == local {
+				where = f.localSock
+			}
+			return status.Errorf(codes.Aborted, "the controller at %s had the request but did not answer it (%s); it may or may not have been carried out: check (bjobs) before sending it again", where, status.Convert(err).Message())
+		}
 		if !retry || ctx.Err() != nil {
 			return err
 		}
