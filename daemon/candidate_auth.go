@@ -33,15 +33,6 @@ func replicaDialer(tok clusterauth.Token) func(ctx context.Context, addr string)
 	}
 }
 
-// mintWith mints the proofs of a local user's command (the Credential
-// RPC) with the cluster token.
-func mintWith(tok clusterauth.Token) func(uid, gid uint32, ek []byte) ([]byte, []byte, error) {
-	return func(uid, gid uint32, ek []byte) ([]byte, []byte, error) {
-		up, cp := clusterauth.MintUser(tok, uid, gid, ek)
-		return up, cp, nil
-	}
-}
-
 // controllerServer is the leader's server on its Unix socket.
 func controllerServer(ctl *controller.Controller, tok clusterauth.Token) *grpc.Server {
 	return controller.NewServer(ctl, controller.WithMint(mintWith(tok)))
@@ -51,16 +42,6 @@ func controllerServer(ctl *controller.Controller, tok clusterauth.Token) *grpc.S
 // callers are known by the proofs their local xced minted.
 func registerUserService(srv *grpc.Server, ctl *controller.Controller) {
 	rpc.RegisterControllerServer(srv, controller.NewService(ctl))
-}
-
-// credentialOnly is a Controller service that only mints credentials.
-type credentialOnly struct {
-	rpc.UnimplementedControllerServer
-	mint func(uid, gid uint32, ek []byte) ([]byte, []byte, error)
-}
-
-func (s credentialOnly) Credential(ctx context.Context, req *rpc.CredentialRequest) (*rpc.CredentialReply, error) {
-	return controller.Credential(ctx, s.mint, req)
 }
 
 // standbyServer is a standby's server on its Unix socket: it mints the
@@ -77,7 +58,7 @@ func standbyServer(tok clusterauth.Token, notLeader func() error) *grpc.Server {
 		grpc.StreamInterceptor(func(any, grpc.ServerStream, *grpc.StreamServerInfo, grpc.StreamHandler) error {
 			return notLeader()
 		}))
-	rpc.RegisterControllerServer(srv, credentialOnly{mint: mintWith(tok)})
+	rpc.RegisterControllerServer(srv, &credentialService{mint: mintWith(tok)})
 	return srv
 }
 

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 
@@ -33,22 +31,27 @@ func workerRefused(err error) bool {
 	return clusterauth.IsRefused(err) || agent.Refused(err)
 }
 
-// credentialService is the worker's socket: Credential only, minting the
-// proofs with which a command on this host reaches the controller over
-// TCP as its caller's uid and gid (lib/client). Every other call is
-// Unimplemented, which tells the command to go to the controllers.
+// credentialService mints, on a Unix socket, the proofs with which a
+// command on this host reaches the controller over TCP as its caller's
+// uid and gid (lib/client): the worker's socket, and a standby
+// candidate's. Every other call is Unimplemented, which tells the command
+// to go to the controllers (a standby's server answers those itself).
 type credentialService struct {
 	rpc.UnimplementedControllerServer
-	tok clusterauth.Token
+	mint func(uid, gid uint32, ek []byte) ([]byte, []byte, error)
 }
 
 func (s *credentialService) Credential(ctx context.Context, req *rpc.CredentialRequest) (*rpc.CredentialReply, error) {
 	return controller.Credential(ctx, s.mint, req)
 }
 
-func (s *credentialService) mint(uid, gid uint32, ek []byte) ([]byte, []byte, error) {
-	up, cp := clusterauth.MintUser(s.tok, uid, gid, ek)
-	return up, cp, nil
+// mintWith mints the proofs of a local user's command with the cluster
+// token.
+func mintWith(tok clusterauth.Token) func(uid, gid uint32, ek []byte) ([]byte, []byte, error) {
+	return func(uid, gid uint32, ek []byte) ([]byte, []byte, error) {
+		up, cp := clusterauth.MintUser(tok, uid, gid, ek)
+		return up, cp, nil
+	}
 }
 
 // serveCredentials serves the credential socket DIR/xced.sock: anyone on
@@ -56,21 +59,12 @@ func (s *credentialService) mint(uid, gid uint32, ek []byte) ([]byte, []byte, er
 // its own uid only, from SO_PEERCRED), else only the worker's user.
 func serveCredentials(dir string, tok clusterauth.Token) (sock string, stop func(), err error) {
 	sock = filepath.Join(dir, client.SocketName)
-	os.Remove(sock)
-	ln, err := net.Listen("unix", sock)
+	ln, err := listenSocket(sock)
 	if err != nil {
-		return "", nil, fmt.Errorf("listen on %s: %w", sock, err)
-	}
-	mode := os.FileMode(0o600)
-	if os.Geteuid() == 0 {
-		mode = 0o666
-	}
-	if err := os.Chmod(sock, mode); err != nil {
-		ln.Close()
 		return "", nil, err
 	}
 	srv := grpc.NewServer(grpc.Creds(peercred.Credentials()), grpc.MaxRecvMsgSize(1<<20))
-	rpc.RegisterControllerServer(srv, &credentialService{tok: tok})
+	rpc.RegisterControllerServer(srv, &credentialService{mint: mintWith(tok)})
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			slog.Error("credential socket", "socket", sock, "err", err)
