@@ -46,7 +46,7 @@ func serveWorkers(addr, dir, host string, cl *config.Cluster, ctl *controller.Co
 // port.
 func workerServerOptions(creds credentials.TransportCredentials) []grpc.ServerOption {
 	return []grpc.ServerOption{grpc.Creds(creds),
-		grpc.MaxRecvMsgSize(controller.MaxRequestBytes),
+		grpc.MaxRecvMsgSize(controller.MaxRequestBytes), controller.CallWorkers(),
 		// A worker that vanishes (its host died, the network split) is
 		// found within seconds, not when TCP gives up.
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: workerKeepalive, Timeout: workerKeepalive}),

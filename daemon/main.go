@@ -131,6 +131,11 @@ func serve(o options) error {
 	if err := prepareStateDir(dir); err != nil {
 		return err
 	}
+	stopProfile, err := startProfile()
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	lock, err := lockStateDir(dir)
 	if err != nil {
 		return err

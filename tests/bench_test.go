@@ -23,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +38,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
@@ -416,7 +421,47 @@ func BenchmarkSubmitCLI(b *testing.B) {
 		c.submit("-H", "true")
 	}
 	d := time.Since(began)
-	report(b, fmt.Sprintf("sequential bsub -H true (%d)", n), n/d.Seconds(), "submits/s", atLeast(150))
+	report(b, fmt.Sprintf("sequential bsub -H true (%d; sbatch 175-179/s, Volclava 140/s)", n), n/d.Seconds(), "submits/s", atLeast(300))
+}
+
+// BenchmarkSubmitCLIParallel: 10,000 held jobs from 4, then 8, parallel
+// `bsub -H true` loops, as a workflow tool filling a queue would run them
+// (each into a fresh controller).
+func BenchmarkSubmitCLIParallel(b *testing.B) {
+	const n = 10000
+	for _, loops := range []int{4, 8} {
+		b.Run(fmt.Sprintf("loops-%d", loops), func(b *testing.B) {
+			c := newBenchCluster(b)
+			c.submit("-H", "true") // warm up
+			var (
+				next atomic.Int64
+				wg   sync.WaitGroup
+				fail atomic.Value
+			)
+			began := time.Now()
+			for range loops {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for next.Add(1) <= n {
+						// c.submit fails the benchmark, which only its own
+						// goroutine may do.
+						var out bytes.Buffer
+						if code, stderr := c.run(&out, "bsub", "-H", "true"); code != 0 || !submittedRE.Match(out.Bytes()) {
+							fail.Store(fmt.Sprintf("bsub: exit %d: %s%s", code, out.String(), stderr))
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			d := time.Since(began)
+			if msg, _ := fail.Load().(string); msg != "" {
+				b.Fatalf("%s\nxced log:\n%s", msg, c.logTail())
+			}
+			report(b, fmt.Sprintf("%d held jobs from %d parallel bsub loops (sbatch 272-413/s, Volclava 352-664/s)", n, loops), n/d.Seconds(), "submits/s", atLeast(800))
+		})
+	}
 }
 
 // BenchmarkCommandStart: what a command costs as a process, median of 200
@@ -467,9 +512,14 @@ func BenchmarkCommandStart(b *testing.B) {
 func BenchmarkSubmitAPI(b *testing.B) {
 	const n, clients = 20000, 32
 	c := newBenchCluster(b)
+	ctl0, self0 := cpuTime(b, c.cmd.Process.Pid), cpuTime(b, os.Getpid())
 	d, _ := c.submitHeld(n, clients)
+	ctl, self := cpuTime(b, c.cmd.Process.Pid)-ctl0, cpuTime(b, os.Getpid())-self0
 	api := n / d.Seconds()
 	report(b, fmt.Sprintf("API submissions, %d clients (%d)", clients, n), api, "submits/s", atLeast(20000))
+	report(b, "  CPU per submission: the controller", float64(ctl.Microseconds())/n, "us-ctl", nil)
+	report(b, "  CPU per submission: the clients", float64(self.Microseconds())/n, "us-client", nil)
+	report(b, "  CPUs busy while submitting", (ctl+self).Seconds()/d.Seconds(), "CPUs", nil)
 	if got := c.count()[apiPSUSP]; got != n {
 		b.Errorf("%d jobs acknowledged, %d held jobs in the controller", n, got)
 	}
@@ -478,9 +528,86 @@ func BenchmarkSubmitAPI(b *testing.B) {
 	report(b, fmt.Sprintf("  store alone: synced submissions, %d goroutines", clients), subs, "store-submits/s", nil)
 	report(b, "  store alone: keys written", keys, "keys/s", nil)
 	report(b, "  API rate / store rate", api/subs, "ratio", nil)
+	noop := grpcNoopRate(b, n, clients)
+	report(b, fmt.Sprintf("  gRPC alone: no-op unary calls, %d clients", clients), noop, "calls/s", nil)
+	report(b, "  API rate / no-op gRPC rate", api/noop, "ratio", nil)
+}
+
+// grpcNoopRate is the ceiling unary gRPC itself sets here: n calls of the
+// standard health service's Check, which does nothing, from the given
+// number of concurrent clients, each on its own connection over a Unix
+// socket, as submitHeld's are. The server runs in this process, so both
+// sides share the CPUs as the controller and its clients do.
+func grpcNoopRate(b *testing.B, n, clients int) float64 {
+	b.Helper()
+	dir, err := os.MkdirTemp("", "xce-noop-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	lis, err := net.Listen("unix", filepath.Join(dir, "sock"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	go srv.Serve(lis)
+	defer srv.Stop()
+	conns := make([]healthpb.HealthClient, clients)
+	for i := range conns {
+		conn, err := grpc.NewClient("unix://"+lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Close()
+		conns[i] = healthpb.NewHealthClient(conn)
+		if _, err := conns[i].Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
+			b.Fatalf("health check: %v", err)
+		}
+	}
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+		fail atomic.Value
+	)
+	began := time.Now()
+	for _, hc := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(n) {
+				if _, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
+					fail.Store(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	d := time.Since(began)
+	if err, _ := fail.Load().(error); err != nil {
+		b.Fatalf("health check: %v", err)
+	}
+	return float64(n) / d.Seconds()
 }
 
 const apiPSUSP = api.JobState_PSUSP
+
+// cpuTime is the user and system CPU time process pid has used, from
+// /proc/PID/stat (in clock ticks, 100 a second on Linux).
+func cpuTime(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The fields after the command name, which is in parentheses and may
+	// hold spaces: state is the first, utime the 12th, stime the 13th.
+	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
 
 // storeSubmitRate submits n submissions shaped like a held `true` (a spec
 // with this process's environment, an effective spec, one job and its

@@ -36,7 +36,7 @@ func WithMint(mint func(uid, gid uint32, ek []byte) (userProof, controllerProof 
 // NewServer returns a gRPC server whose callers are identified by their
 // Unix socket credentials (SO_PEERCRED), never by a claim in the request.
 func NewServer(c *Controller, opts ...ServerOption) *grpc.Server {
-	s := grpc.NewServer(grpc.Creds(peercred.Credentials()), grpc.MaxRecvMsgSize(MaxRequestBytes), grpc.MaxSendMsgSize(64<<20))
+	s := grpc.NewServer(grpc.Creds(peercred.Credentials()), grpc.MaxRecvMsgSize(MaxRequestBytes), grpc.MaxSendMsgSize(64<<20), CallWorkers())
 	svc := &Service{c: c}
 	for _, o := range opts {
 		o(svc)
@@ -44,6 +44,16 @@ func NewServer(c *Controller, opts ...ServerOption) *grpc.Server {
 	rpc.RegisterControllerServer(s, svc)
 	return s
 }
+
+// CallWorkers has a server run its calls on a pool of long-lived
+// goroutines rather than on a new one per call: a new goroutine's stack
+// grows by copying while a submission runs (6% of the controller's CPU
+// under 32 submitting clients). A call that finds every worker busy still
+// gets a goroutine of its own; the pool is sized for the many calls that
+// wait on a synced commit at once.
+func CallWorkers() grpc.ServerOption { return grpc.NumStreamWorkers(callWorkers) }
+
+const callWorkers = 64
 
 // NewService is the Controller service of c, for a server with other
 // credentials (the --listen port): its callers are users whose commands
