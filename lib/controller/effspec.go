@@ -3,11 +3,13 @@ package controller
 import (
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
 	"weak"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
@@ -52,15 +54,37 @@ type effExtra struct {
 // splitOrigin takes the origin map out of an effective spec and returns
 // it encoded on its own (nil when there is none): the store keeps it apart
 // and a query for the long form appends it to the spec's bytes (two
-// encoded messages concatenated decode as their merge).
+// encoded messages concatenated decode as their merge). It is encoded by
+// hand, in key order: proto.Marshal of a map walks it by reflection (6%
+// of a submission's CPU), and the sorted form is the same bytes for every
+// job of one pattern.
 func splitOrigin(spec *api.JobSpec) ([]byte, error) {
 	if len(spec.Origin) == 0 {
 		return nil, nil
 	}
-	raw, err := proto.Marshal(&api.JobSpec{Origin: spec.Origin})
+	keys := make([]string, 0, len(spec.Origin))
+	size := 0
+	for k, v := range spec.Origin {
+		keys = append(keys, k)
+		size += 2*protowire.SizeVarint(uint64(len(k)+len(v)+4)) + len(k) + len(v) + 8
+	}
+	slices.Sort(keys)
+	raw := make([]byte, 0, size)
+	for _, k := range keys {
+		v := spec.Origin[k]
+		raw = protowire.AppendTag(raw, originField, protowire.BytesType)
+		raw = protowire.AppendVarint(raw, uint64(protowire.SizeTag(1)+protowire.SizeBytes(len(k))+protowire.SizeTag(2)+protowire.SizeBytes(len(v))))
+		raw = protowire.AppendTag(raw, 1, protowire.BytesType)
+		raw = protowire.AppendString(raw, k)
+		raw = protowire.AppendTag(raw, 2, protowire.BytesType)
+		raw = protowire.AppendString(raw, v)
+	}
 	spec.Origin = nil
-	return raw, err
+	return raw, nil
 }
+
+// originField is api.JobSpec's origin map's field number.
+const originField = 48
 
 // newEffSpec keeps spec (which the caller no longer changes) in encoded
 // form; raw, when given, is its encoding.

@@ -1,9 +1,14 @@
 package controller
 
 import (
+	"bytes"
+	"maps"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
 )
@@ -64,5 +69,40 @@ func TestEffSpecsInterned(t *testing.T) {
 	}
 	if tab.lookup(raw) != nil {
 		t.Error("a forgotten spec was found")
+	}
+}
+
+// splitOrigin's hand encoding decodes to the map it took out, is the same
+// bytes whatever the map's order, and uses the field's real number.
+func TestSplitOrigin(t *testing.T) {
+	if n := (&api.JobSpec{}).ProtoReflect().Descriptor().Fields().ByName("origin").Number(); n != originField {
+		t.Fatalf("origin is field %d, splitOrigin writes %d", n, originField)
+	}
+	origin := map[string]string{"queue": "cluster default", "run_limit_sec": "profile fluent", "res_req": "", "": "x", "é": strings.Repeat("v", 300)}
+	var first []byte
+	for range 20 {
+		spec := &api.JobSpec{Command: "true", Origin: maps.Clone(origin)}
+		raw, err := splitOrigin(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if spec.Origin != nil {
+			t.Fatal("the origin was left in the spec")
+		}
+		if first == nil {
+			first = raw
+		} else if !bytes.Equal(raw, first) {
+			t.Fatal("the encoding depends on the map's order")
+		}
+		var back api.JobSpec
+		if err := proto.Unmarshal(raw, &back); err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(back.Origin, origin) {
+			t.Fatalf("decoded %v, want %v", back.Origin, origin)
+		}
+	}
+	if raw, _ := splitOrigin(&api.JobSpec{}); raw != nil {
+		t.Errorf("no origin encoded as %q", raw)
 	}
 }
