@@ -1,8 +1,7 @@
 package worker
 
 import (
-	"xce/lib/testenv"
-
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"xce/lib/api"
 	jobexec "xce/lib/exec"
+	"xce/lib/testenv"
 )
 
 // What root reads from a job's directory is a regular file of the job's
@@ -236,4 +236,48 @@ func TestReattachWithoutStoredPids(t *testing.T) {
 		t.Errorf("end: exit %d, %v; want exit 4", ev.ExitStatus, ev.TermReason)
 	}
 	rs.finished(t)
+}
+
+// checkGroup before root signals a job's process group: a group whose
+// leader is gone is the job's while a member is in the shepherd's session,
+// not another's, and an empty group is errNoGroup (signal 0 says so
+// without reading /proc).
+func TestCheckGroup(t *testing.T) {
+	// A session of its own whose leader leaves a member behind and exits.
+	sh := exec.Command("sh", "-c", "sleep 30 </dev/null >/dev/null 2>&1 & echo $!")
+	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	out, err := sh.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := sh.Process.Pid // reaped: the group has no leader now
+	member, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("sh said %q", out)
+	}
+	defer syscall.Kill(member, syscall.SIGKILL)
+	if err := checkGroup(leader, leader); err != nil {
+		t.Errorf("a group left with a member in the shepherd's session: %v", err)
+	}
+	if err := checkGroup(leader, leader+100000); err == nil || errors.Is(err, errNoGroup) {
+		t.Errorf("a group in another session: %v, want a refusal", err)
+	}
+
+	// A group that is empty: its only process has ended and been reaped.
+	one := exec.Command("true")
+	one.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := one.Run(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := checkGroup(one.Process.Pid, one.Process.Pid)
+		if errors.Is(err, errNoGroup) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("an empty group: %v, want errNoGroup", err)
+		}
+		time.Sleep(10 * time.Millisecond) // its pid was reused meanwhile
+	}
 }
