@@ -593,6 +593,75 @@ func grpcNoopRate(b *testing.B, n, clients int) float64 {
 
 const apiPSUSP = api.JobState_PSUSP
 
+// BenchmarkSubmitPack: 10,000 held jobs from one `bsub -pack` (LSF's job
+// packs, LSB_MAX_PACK_JOBS at its default of 300), beside the parallel CLI
+// loops of BenchmarkSubmitCLIParallel; and 20,000 jobs through the API in
+// packs of 300 from 32 clients, beside BenchmarkSubmitAPI's one job a call.
+func BenchmarkSubmitPack(b *testing.B) {
+	const n = 10000
+	c := newBenchCluster(b)
+	file := filepath.Join(c.dir, "jobs.pack")
+	if err := os.WriteFile(file, bytes.Repeat([]byte("-H true\n"), n), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	began := time.Now()
+	var out bytes.Buffer
+	if code, stderr := c.run(&out, "bsub", "-pack", file); code != 0 {
+		b.Fatalf("bsub -pack: exit %d: %s", code, stderr)
+	}
+	d := time.Since(began)
+	if got := bytes.Count(out.Bytes(), []byte(" is submitted to ")); got != n {
+		b.Fatalf("bsub -pack acknowledged %d jobs, want %d", got, n)
+	}
+	report(b, fmt.Sprintf("%d held jobs from one bsub -pack", n), n/d.Seconds(), "submits/s", atLeast(800))
+
+	const apiN, clients, size = 20000, 32, 300
+	conns := make([]*client.Client, clients)
+	for i := range conns {
+		conns[i] = c.dial()
+		defer conns[i].Close()
+	}
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+		fail atomic.Value
+	)
+	began = time.Now()
+	for _, cl := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := min(int64(size), apiN-next.Add(size)+size)
+				if k <= 0 {
+					return
+				}
+				req := &api.SubmitPackRequest{StopOnError: true}
+				for range k {
+					req.Specs = append(req.Specs, &api.JobSpec{Command: "true", Hold: true, SubmitCwd: "/tmp"})
+				}
+				r, err := cl.SubmitPack(context.Background(), req)
+				if err == nil && len(r.Results) != int(k) {
+					err = fmt.Errorf("%d results for %d jobs", len(r.Results), k)
+				}
+				if err != nil {
+					fail.Store(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	d = time.Since(began)
+	if err, _ := fail.Load().(error); err != nil {
+		b.Fatalf("SubmitPack: %v", err)
+	}
+	report(b, fmt.Sprintf("API submissions in packs of %d, %d clients (%d)", size, clients, apiN), apiN/d.Seconds(), "submits/s", atLeast(20000))
+	if got := c.count()[apiPSUSP]; got != n+apiN {
+		b.Errorf("%d held jobs in the controller, want %d", got, n+apiN)
+	}
+}
+
 // cpuTime is the user and system CPU time process pid has used, from
 // /proc/PID/stat (in clock ticks, 100 a second on Linux).
 func cpuTime(b *testing.B, pid int) time.Duration {

@@ -537,7 +537,7 @@ func (x QueryRequest_Scope) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use QueryRequest_Scope.Descriptor instead.
 func (QueryRequest_Scope) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16, 0}
+	return file_api_proto_rawDescGZIP(), []int{19, 0}
 }
 
 // -pe / -pi: only the pending jobs that are eligible for scheduling, or
@@ -589,7 +589,7 @@ func (x QueryRequest_Eligibility) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use QueryRequest_Eligibility.Descriptor instead.
 func (QueryRequest_Eligibility) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16, 1}
+	return file_api_proto_rawDescGZIP(), []int{19, 1}
 }
 
 type SignalRequest_Action int32
@@ -641,7 +641,7 @@ func (x SignalRequest_Action) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SignalRequest_Action.Descriptor instead.
 func (SignalRequest_Action) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{20, 0}
+	return file_api_proto_rawDescGZIP(), []int{23, 0}
 }
 
 type ControlRequest_Action int32
@@ -717,7 +717,7 @@ func (x ControlRequest_Action) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ControlRequest_Action.Descriptor instead.
 func (ControlRequest_Action) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{29, 0}
+	return file_api_proto_rawDescGZIP(), []int{32, 0}
 }
 
 type DependencyReply_Status int32
@@ -769,7 +769,7 @@ func (x DependencyReply_Status) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DependencyReply_Status.Descriptor instead.
 func (DependencyReply_Status) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{35, 0}
+	return file_api_proto_rawDescGZIP(), []int{38, 0}
 }
 
 type JobSpec struct {
@@ -3693,6 +3693,160 @@ func (x *SubmitReply) GetArraySize() int32 {
 	return 0
 }
 
+// SubmitPackRequest is a job pack (bsub -pack): jobs that are submitted in
+// order and stored in shared commits.
+type SubmitPackRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Specs []*JobSpec             `protobuf:"bytes,1,rep,name=specs,proto3" json:"specs,omitempty"`
+	// Stop at the first job refused: the later ones are not submitted
+	// (LSF's LSB_PACK_SKIP_ERROR=N).
+	StopOnError   bool `protobuf:"varint,2,opt,name=stop_on_error,json=stopOnError,proto3" json:"stop_on_error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitPackRequest) Reset() {
+	*x = SubmitPackRequest{}
+	mi := &file_api_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitPackRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitPackRequest) ProtoMessage() {}
+
+func (x *SubmitPackRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitPackRequest.ProtoReflect.Descriptor instead.
+func (*SubmitPackRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *SubmitPackRequest) GetSpecs() []*JobSpec {
+	if x != nil {
+		return x.Specs
+	}
+	return nil
+}
+
+func (x *SubmitPackRequest) GetStopOnError() bool {
+	if x != nil {
+		return x.StopOnError
+	}
+	return false
+}
+
+// SubmitPackReply has one result per job of the pack, in its order, up to
+// the refused one when the pack stopped there.
+type SubmitPackReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*SubmitResult        `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitPackReply) Reset() {
+	*x = SubmitPackReply{}
+	mi := &file_api_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitPackReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitPackReply) ProtoMessage() {}
+
+func (x *SubmitPackReply) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitPackReply.ProtoReflect.Descriptor instead.
+func (*SubmitPackReply) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *SubmitPackReply) GetResults() []*SubmitResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+type SubmitResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Reply         *SubmitReply           `protobuf:"bytes,1,opt,name=reply,proto3" json:"reply,omitempty"` // the job was submitted
+	Error         string                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"` // why it was not (LSF's wording)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitResult) Reset() {
+	*x = SubmitResult{}
+	mi := &file_api_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitResult) ProtoMessage() {}
+
+func (x *SubmitResult) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitResult.ProtoReflect.Descriptor instead.
+func (*SubmitResult) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *SubmitResult) GetReply() *SubmitReply {
+	if x != nil {
+		return x.Reply
+	}
+	return nil
+}
+
+func (x *SubmitResult) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 // QueryRequest carries the filters bjobs needs.
 type QueryRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -3718,7 +3872,7 @@ type QueryRequest struct {
 
 func (x *QueryRequest) Reset() {
 	*x = QueryRequest{}
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3730,7 +3884,7 @@ func (x *QueryRequest) String() string {
 func (*QueryRequest) ProtoMessage() {}
 
 func (x *QueryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3743,7 +3897,7 @@ func (x *QueryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryRequest.ProtoReflect.Descriptor instead.
 func (*QueryRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16}
+	return file_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *QueryRequest) GetScope() QueryRequest_Scope {
@@ -3864,7 +4018,7 @@ type QueryReply struct {
 
 func (x *QueryReply) Reset() {
 	*x = QueryReply{}
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3876,7 +4030,7 @@ func (x *QueryReply) String() string {
 func (*QueryReply) ProtoMessage() {}
 
 func (x *QueryReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3889,7 +4043,7 @@ func (x *QueryReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryReply.ProtoReflect.Descriptor instead.
 func (*QueryReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{17}
+	return file_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *QueryReply) GetJobs() []*Job {
@@ -3951,7 +4105,7 @@ type QueryReplyEncoded struct {
 
 func (x *QueryReplyEncoded) Reset() {
 	*x = QueryReplyEncoded{}
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3963,7 +4117,7 @@ func (x *QueryReplyEncoded) String() string {
 func (*QueryReplyEncoded) ProtoMessage() {}
 
 func (x *QueryReplyEncoded) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3976,7 +4130,7 @@ func (x *QueryReplyEncoded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryReplyEncoded.ProtoReflect.Descriptor instead.
 func (*QueryReplyEncoded) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{18}
+	return file_api_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *QueryReplyEncoded) GetJobs() []*Job {
@@ -4032,7 +4186,7 @@ type EncodedSpec struct {
 
 func (x *EncodedSpec) Reset() {
 	*x = EncodedSpec{}
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4044,7 +4198,7 @@ func (x *EncodedSpec) String() string {
 func (*EncodedSpec) ProtoMessage() {}
 
 func (x *EncodedSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4057,7 +4211,7 @@ func (x *EncodedSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodedSpec.ProtoReflect.Descriptor instead.
 func (*EncodedSpec) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{19}
+	return file_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *EncodedSpec) GetKey() int64 {
@@ -4105,7 +4259,7 @@ type SignalRequest struct {
 
 func (x *SignalRequest) Reset() {
 	*x = SignalRequest{}
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4117,7 +4271,7 @@ func (x *SignalRequest) String() string {
 func (*SignalRequest) ProtoMessage() {}
 
 func (x *SignalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4130,7 +4284,7 @@ func (x *SignalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalRequest.ProtoReflect.Descriptor instead.
 func (*SignalRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{20}
+	return file_api_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SignalRequest) GetAction() SignalRequest_Action {
@@ -4248,7 +4402,7 @@ type SignalResult struct {
 
 func (x *SignalResult) Reset() {
 	*x = SignalResult{}
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4260,7 +4414,7 @@ func (x *SignalResult) String() string {
 func (*SignalResult) ProtoMessage() {}
 
 func (x *SignalResult) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4273,7 +4427,7 @@ func (x *SignalResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalResult.ProtoReflect.Descriptor instead.
 func (*SignalResult) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{21}
+	return file_api_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SignalResult) GetRef() *JobRef {
@@ -4299,7 +4453,7 @@ type SignalReply struct {
 
 func (x *SignalReply) Reset() {
 	*x = SignalReply{}
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4311,7 +4465,7 @@ func (x *SignalReply) String() string {
 func (*SignalReply) ProtoMessage() {}
 
 func (x *SignalReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4324,7 +4478,7 @@ func (x *SignalReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalReply.ProtoReflect.Descriptor instead.
 func (*SignalReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{22}
+	return file_api_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SignalReply) GetResults() []*SignalResult {
@@ -4346,7 +4500,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4358,7 +4512,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4371,7 +4525,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{23}
+	return file_api_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *WatchRequest) GetRefs() []*JobRef {
@@ -4399,7 +4553,7 @@ type WatchEvent struct {
 
 func (x *WatchEvent) Reset() {
 	*x = WatchEvent{}
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4411,7 +4565,7 @@ func (x *WatchEvent) String() string {
 func (*WatchEvent) ProtoMessage() {}
 
 func (x *WatchEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4424,7 +4578,7 @@ func (x *WatchEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEvent.ProtoReflect.Descriptor instead.
 func (*WatchEvent) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{24}
+	return file_api_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *WatchEvent) GetJob() *Job {
@@ -4464,7 +4618,7 @@ type ListQueuesRequest struct {
 
 func (x *ListQueuesRequest) Reset() {
 	*x = ListQueuesRequest{}
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4476,7 +4630,7 @@ func (x *ListQueuesRequest) String() string {
 func (*ListQueuesRequest) ProtoMessage() {}
 
 func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4489,7 +4643,7 @@ func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesRequest.ProtoReflect.Descriptor instead.
 func (*ListQueuesRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{25}
+	return file_api_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListQueuesRequest) GetNames() []string {
@@ -4529,7 +4683,7 @@ type ListQueuesReply struct {
 
 func (x *ListQueuesReply) Reset() {
 	*x = ListQueuesReply{}
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4541,7 +4695,7 @@ func (x *ListQueuesReply) String() string {
 func (*ListQueuesReply) ProtoMessage() {}
 
 func (x *ListQueuesReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4554,7 +4708,7 @@ func (x *ListQueuesReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesReply.ProtoReflect.Descriptor instead.
 func (*ListQueuesReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{26}
+	return file_api_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListQueuesReply) GetQueues() []*Queue {
@@ -4573,7 +4727,7 @@ type ListAppsRequest struct {
 
 func (x *ListAppsRequest) Reset() {
 	*x = ListAppsRequest{}
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4585,7 +4739,7 @@ func (x *ListAppsRequest) String() string {
 func (*ListAppsRequest) ProtoMessage() {}
 
 func (x *ListAppsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4598,7 +4752,7 @@ func (x *ListAppsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppsRequest.ProtoReflect.Descriptor instead.
 func (*ListAppsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{27}
+	return file_api_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListAppsRequest) GetNames() []string {
@@ -4617,7 +4771,7 @@ type ListAppsReply struct {
 
 func (x *ListAppsReply) Reset() {
 	*x = ListAppsReply{}
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4629,7 +4783,7 @@ func (x *ListAppsReply) String() string {
 func (*ListAppsReply) ProtoMessage() {}
 
 func (x *ListAppsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4642,7 +4796,7 @@ func (x *ListAppsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppsReply.ProtoReflect.Descriptor instead.
 func (*ListAppsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{28}
+	return file_api_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListAppsReply) GetApps() []*App {
@@ -4672,7 +4826,7 @@ type ControlRequest struct {
 
 func (x *ControlRequest) Reset() {
 	*x = ControlRequest{}
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4684,7 +4838,7 @@ func (x *ControlRequest) String() string {
 func (*ControlRequest) ProtoMessage() {}
 
 func (x *ControlRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4697,7 +4851,7 @@ func (x *ControlRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlRequest.ProtoReflect.Descriptor instead.
 func (*ControlRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{29}
+	return file_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ControlRequest) GetAction() ControlRequest_Action {
@@ -4768,7 +4922,7 @@ type ControlResult struct {
 
 func (x *ControlResult) Reset() {
 	*x = ControlResult{}
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4780,7 +4934,7 @@ func (x *ControlResult) String() string {
 func (*ControlResult) ProtoMessage() {}
 
 func (x *ControlResult) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4793,7 +4947,7 @@ func (x *ControlResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlResult.ProtoReflect.Descriptor instead.
 func (*ControlResult) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{30}
+	return file_api_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ControlResult) GetName() string {
@@ -4833,7 +4987,7 @@ type ControlReply struct {
 
 func (x *ControlReply) Reset() {
 	*x = ControlReply{}
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4845,7 +4999,7 @@ func (x *ControlReply) String() string {
 func (*ControlReply) ProtoMessage() {}
 
 func (x *ControlReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4858,7 +5012,7 @@ func (x *ControlReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlReply.ProtoReflect.Descriptor instead.
 func (*ControlReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{31}
+	return file_api_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ControlReply) GetResults() []*ControlResult {
@@ -4882,7 +5036,7 @@ type ModifyRequest struct {
 
 func (x *ModifyRequest) Reset() {
 	*x = ModifyRequest{}
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4894,7 +5048,7 @@ func (x *ModifyRequest) String() string {
 func (*ModifyRequest) ProtoMessage() {}
 
 func (x *ModifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4907,7 +5061,7 @@ func (x *ModifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyRequest.ProtoReflect.Descriptor instead.
 func (*ModifyRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{32}
+	return file_api_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ModifyRequest) GetRef() *JobRef {
@@ -4940,7 +5094,7 @@ type ModifyReply struct {
 
 func (x *ModifyReply) Reset() {
 	*x = ModifyReply{}
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4952,7 +5106,7 @@ func (x *ModifyReply) String() string {
 func (*ModifyReply) ProtoMessage() {}
 
 func (x *ModifyReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4965,7 +5119,7 @@ func (x *ModifyReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyReply.ProtoReflect.Descriptor instead.
 func (*ModifyReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{33}
+	return file_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ModifyReply) GetResults() []*ControlResult {
@@ -4986,7 +5140,7 @@ type DependencyRequest struct {
 
 func (x *DependencyRequest) Reset() {
 	*x = DependencyRequest{}
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4998,7 +5152,7 @@ func (x *DependencyRequest) String() string {
 func (*DependencyRequest) ProtoMessage() {}
 
 func (x *DependencyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5011,7 +5165,7 @@ func (x *DependencyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DependencyRequest.ProtoReflect.Descriptor instead.
 func (*DependencyRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{34}
+	return file_api_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DependencyRequest) GetExpression() string {
@@ -5030,7 +5184,7 @@ type DependencyReply struct {
 
 func (x *DependencyReply) Reset() {
 	*x = DependencyReply{}
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5042,7 +5196,7 @@ func (x *DependencyReply) String() string {
 func (*DependencyReply) ProtoMessage() {}
 
 func (x *DependencyReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5055,7 +5209,7 @@ func (x *DependencyReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DependencyReply.ProtoReflect.Descriptor instead.
 func (*DependencyReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{35}
+	return file_api_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *DependencyReply) GetStatus() DependencyReply_Status {
@@ -5075,7 +5229,7 @@ type ReconfigRequest struct {
 
 func (x *ReconfigRequest) Reset() {
 	*x = ReconfigRequest{}
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5087,7 +5241,7 @@ func (x *ReconfigRequest) String() string {
 func (*ReconfigRequest) ProtoMessage() {}
 
 func (x *ReconfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5100,7 +5254,7 @@ func (x *ReconfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigRequest.ProtoReflect.Descriptor instead.
 func (*ReconfigRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{36}
+	return file_api_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ReconfigRequest) GetCheckOnly() bool {
@@ -5121,7 +5275,7 @@ type ReconfigReply struct {
 
 func (x *ReconfigReply) Reset() {
 	*x = ReconfigReply{}
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5133,7 +5287,7 @@ func (x *ReconfigReply) String() string {
 func (*ReconfigReply) ProtoMessage() {}
 
 func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5146,7 +5300,7 @@ func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigReply.ProtoReflect.Descriptor instead.
 func (*ReconfigReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{37}
+	return file_api_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ReconfigReply) GetChanges() []string {
@@ -5168,7 +5322,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5180,7 +5334,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5193,7 +5347,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{38}
+	return file_api_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListHostsRequest) GetNames() []string {
@@ -5221,7 +5375,7 @@ type ListHostsReply struct {
 
 func (x *ListHostsReply) Reset() {
 	*x = ListHostsReply{}
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5233,7 +5387,7 @@ func (x *ListHostsReply) String() string {
 func (*ListHostsReply) ProtoMessage() {}
 
 func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5246,7 +5400,7 @@ func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsReply.ProtoReflect.Descriptor instead.
 func (*ListHostsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{39}
+	return file_api_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListHostsReply) GetHosts() []*Host {
@@ -5272,7 +5426,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5284,7 +5438,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5297,7 +5451,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{40}
+	return file_api_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *EventsRequest) GetRefs() []*JobRef {
@@ -5316,7 +5470,7 @@ type EventsReply struct {
 
 func (x *EventsReply) Reset() {
 	*x = EventsReply{}
-	mi := &file_api_proto_msgTypes[41]
+	mi := &file_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5328,7 +5482,7 @@ func (x *EventsReply) String() string {
 func (*EventsReply) ProtoMessage() {}
 
 func (x *EventsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[41]
+	mi := &file_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5341,7 +5495,7 @@ func (x *EventsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsReply.ProtoReflect.Descriptor instead.
 func (*EventsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{41}
+	return file_api_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *EventsReply) GetEvents() []*Event {
@@ -5359,7 +5513,7 @@ type ClusterInfoRequest struct {
 
 func (x *ClusterInfoRequest) Reset() {
 	*x = ClusterInfoRequest{}
-	mi := &file_api_proto_msgTypes[42]
+	mi := &file_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5371,7 +5525,7 @@ func (x *ClusterInfoRequest) String() string {
 func (*ClusterInfoRequest) ProtoMessage() {}
 
 func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[42]
+	mi := &file_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5384,7 +5538,7 @@ func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfoRequest.ProtoReflect.Descriptor instead.
 func (*ClusterInfoRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{42}
+	return file_api_proto_rawDescGZIP(), []int{45}
 }
 
 type ClusterInfo struct {
@@ -5423,7 +5577,7 @@ type ClusterInfo struct {
 
 func (x *ClusterInfo) Reset() {
 	*x = ClusterInfo{}
-	mi := &file_api_proto_msgTypes[43]
+	mi := &file_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5435,7 +5589,7 @@ func (x *ClusterInfo) String() string {
 func (*ClusterInfo) ProtoMessage() {}
 
 func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[43]
+	mi := &file_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5448,7 +5602,7 @@ func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfo.ProtoReflect.Descriptor instead.
 func (*ClusterInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{43}
+	return file_api_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ClusterInfo) GetClusterName() string {
@@ -5590,7 +5744,7 @@ type Candidate struct {
 
 func (x *Candidate) Reset() {
 	*x = Candidate{}
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5602,7 +5756,7 @@ func (x *Candidate) String() string {
 func (*Candidate) ProtoMessage() {}
 
 func (x *Candidate) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5615,7 +5769,7 @@ func (x *Candidate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Candidate.ProtoReflect.Descriptor instead.
 func (*Candidate) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{44}
+	return file_api_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *Candidate) GetAddress() string {
@@ -5659,7 +5813,7 @@ type ResourceInfo struct {
 
 func (x *ResourceInfo) Reset() {
 	*x = ResourceInfo{}
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5671,7 +5825,7 @@ func (x *ResourceInfo) String() string {
 func (*ResourceInfo) ProtoMessage() {}
 
 func (x *ResourceInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5684,7 +5838,7 @@ func (x *ResourceInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceInfo.ProtoReflect.Descriptor instead.
 func (*ResourceInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{45}
+	return file_api_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ResourceInfo) GetName() string {
@@ -5727,7 +5881,7 @@ type Parameter struct {
 
 func (x *Parameter) Reset() {
 	*x = Parameter{}
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5739,7 +5893,7 @@ func (x *Parameter) String() string {
 func (*Parameter) ProtoMessage() {}
 
 func (x *Parameter) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5752,7 +5906,7 @@ func (x *Parameter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Parameter.ProtoReflect.Descriptor instead.
 func (*Parameter) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{46}
+	return file_api_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *Parameter) GetName() string {
@@ -5780,7 +5934,7 @@ type Group struct {
 
 func (x *Group) Reset() {
 	*x = Group{}
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5792,7 +5946,7 @@ func (x *Group) String() string {
 func (*Group) ProtoMessage() {}
 
 func (x *Group) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5805,7 +5959,7 @@ func (x *Group) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Group.ProtoReflect.Descriptor instead.
 func (*Group) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{47}
+	return file_api_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *Group) GetName() string {
@@ -5852,7 +6006,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5864,7 +6018,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5877,7 +6031,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{48}
+	return file_api_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -5968,7 +6122,7 @@ type TimeRange struct {
 
 func (x *TimeRange) Reset() {
 	*x = TimeRange{}
-	mi := &file_api_proto_msgTypes[49]
+	mi := &file_api_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5980,7 +6134,7 @@ func (x *TimeRange) String() string {
 func (*TimeRange) ProtoMessage() {}
 
 func (x *TimeRange) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[49]
+	mi := &file_api_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5993,7 +6147,7 @@ func (x *TimeRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimeRange.ProtoReflect.Descriptor instead.
 func (*TimeRange) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{49}
+	return file_api_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *TimeRange) GetStart() int64 {
@@ -6044,7 +6198,7 @@ type AcctRequest struct {
 
 func (x *AcctRequest) Reset() {
 	*x = AcctRequest{}
-	mi := &file_api_proto_msgTypes[50]
+	mi := &file_api_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6056,7 +6210,7 @@ func (x *AcctRequest) String() string {
 func (*AcctRequest) ProtoMessage() {}
 
 func (x *AcctRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[50]
+	mi := &file_api_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6069,7 +6223,7 @@ func (x *AcctRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctRequest.ProtoReflect.Descriptor instead.
 func (*AcctRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{50}
+	return file_api_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *AcctRequest) GetRefs() []*JobRef {
@@ -6201,7 +6355,7 @@ type AcctReply struct {
 
 func (x *AcctReply) Reset() {
 	*x = AcctReply{}
-	mi := &file_api_proto_msgTypes[51]
+	mi := &file_api_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6213,7 +6367,7 @@ func (x *AcctReply) String() string {
 func (*AcctReply) ProtoMessage() {}
 
 func (x *AcctReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[51]
+	mi := &file_api_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6226,7 +6380,7 @@ func (x *AcctReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctReply.ProtoReflect.Descriptor instead.
 func (*AcctReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{51}
+	return file_api_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *AcctReply) GetJobs() []*Job {
@@ -6645,7 +6799,15 @@ const file_api_proto_rawDesc = "" +
 	"\x05queue\x18\x02 \x01(\tR\x05queue\x12#\n" +
 	"\rdefault_queue\x18\x03 \x01(\bR\fdefaultQueue\x12\x1d\n" +
 	"\n" +
-	"array_size\x18\x04 \x01(\x05R\tarraySize\"\xdd\x04\n" +
+	"array_size\x18\x04 \x01(\x05R\tarraySize\"b\n" +
+	"\x11SubmitPackRequest\x12)\n" +
+	"\x05specs\x18\x01 \x03(\v2\x13.xce.api.v1.JobSpecR\x05specs\x12\"\n" +
+	"\rstop_on_error\x18\x02 \x01(\bR\vstopOnError\"E\n" +
+	"\x0fSubmitPackReply\x122\n" +
+	"\aresults\x18\x01 \x03(\v2\x18.xce.api.v1.SubmitResultR\aresults\"S\n" +
+	"\fSubmitResult\x12-\n" +
+	"\x05reply\x18\x01 \x01(\v2\x17.xce.api.v1.SubmitReplyR\x05reply\x12\x14\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\"\xdd\x04\n" +
 	"\fQueryRequest\x124\n" +
 	"\x05scope\x18\x01 \x01(\x0e2\x1e.xce.api.v1.QueryRequest.ScopeR\x05scope\x12&\n" +
 	"\x04refs\x18\x02 \x03(\v2\x12.xce.api.v1.JobRefR\x04refs\x12\x12\n" +
@@ -7002,7 +7164,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),                 // 0: xce.api.v1.JobState
 	(TermReason)(0),               // 1: xce.api.v1.TermReason
@@ -7031,54 +7193,57 @@ var file_api_proto_goTypes = []any{
 	(*JobRef)(nil),                // 24: xce.api.v1.JobRef
 	(*SubmitRequest)(nil),         // 25: xce.api.v1.SubmitRequest
 	(*SubmitReply)(nil),           // 26: xce.api.v1.SubmitReply
-	(*QueryRequest)(nil),          // 27: xce.api.v1.QueryRequest
-	(*QueryReply)(nil),            // 28: xce.api.v1.QueryReply
-	(*QueryReplyEncoded)(nil),     // 29: xce.api.v1.QueryReplyEncoded
-	(*EncodedSpec)(nil),           // 30: xce.api.v1.EncodedSpec
-	(*SignalRequest)(nil),         // 31: xce.api.v1.SignalRequest
-	(*SignalResult)(nil),          // 32: xce.api.v1.SignalResult
-	(*SignalReply)(nil),           // 33: xce.api.v1.SignalReply
-	(*WatchRequest)(nil),          // 34: xce.api.v1.WatchRequest
-	(*WatchEvent)(nil),            // 35: xce.api.v1.WatchEvent
-	(*ListQueuesRequest)(nil),     // 36: xce.api.v1.ListQueuesRequest
-	(*ListQueuesReply)(nil),       // 37: xce.api.v1.ListQueuesReply
-	(*ListAppsRequest)(nil),       // 38: xce.api.v1.ListAppsRequest
-	(*ListAppsReply)(nil),         // 39: xce.api.v1.ListAppsReply
-	(*ControlRequest)(nil),        // 40: xce.api.v1.ControlRequest
-	(*ControlResult)(nil),         // 41: xce.api.v1.ControlResult
-	(*ControlReply)(nil),          // 42: xce.api.v1.ControlReply
-	(*ModifyRequest)(nil),         // 43: xce.api.v1.ModifyRequest
-	(*ModifyReply)(nil),           // 44: xce.api.v1.ModifyReply
-	(*DependencyRequest)(nil),     // 45: xce.api.v1.DependencyRequest
-	(*DependencyReply)(nil),       // 46: xce.api.v1.DependencyReply
-	(*ReconfigRequest)(nil),       // 47: xce.api.v1.ReconfigRequest
-	(*ReconfigReply)(nil),         // 48: xce.api.v1.ReconfigReply
-	(*ListHostsRequest)(nil),      // 49: xce.api.v1.ListHostsRequest
-	(*ListHostsReply)(nil),        // 50: xce.api.v1.ListHostsReply
-	(*EventsRequest)(nil),         // 51: xce.api.v1.EventsRequest
-	(*EventsReply)(nil),           // 52: xce.api.v1.EventsReply
-	(*ClusterInfoRequest)(nil),    // 53: xce.api.v1.ClusterInfoRequest
-	(*ClusterInfo)(nil),           // 54: xce.api.v1.ClusterInfo
-	(*Candidate)(nil),             // 55: xce.api.v1.Candidate
-	(*ResourceInfo)(nil),          // 56: xce.api.v1.ResourceInfo
-	(*Parameter)(nil),             // 57: xce.api.v1.Parameter
-	(*Group)(nil),                 // 58: xce.api.v1.Group
-	(*Launch)(nil),                // 59: xce.api.v1.Launch
-	(*TimeRange)(nil),             // 60: xce.api.v1.TimeRange
-	(*AcctRequest)(nil),           // 61: xce.api.v1.AcctRequest
-	(*AcctReply)(nil),             // 62: xce.api.v1.AcctReply
-	nil,                           // 63: xce.api.v1.JobSpec.OriginEntry
-	nil,                           // 64: xce.api.v1.Host.ReservedEntry
-	nil,                           // 65: xce.api.v1.Queue.UserSharesEntry
-	nil,                           // 66: xce.api.v1.Queue.UserPriorityEntry
-	nil,                           // 67: xce.api.v1.App.EnvEntry
-	nil,                           // 68: xce.api.v1.QueryReply.SpecsEntry
-	nil,                           // 69: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                           // 70: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(*SubmitPackRequest)(nil),     // 27: xce.api.v1.SubmitPackRequest
+	(*SubmitPackReply)(nil),       // 28: xce.api.v1.SubmitPackReply
+	(*SubmitResult)(nil),          // 29: xce.api.v1.SubmitResult
+	(*QueryRequest)(nil),          // 30: xce.api.v1.QueryRequest
+	(*QueryReply)(nil),            // 31: xce.api.v1.QueryReply
+	(*QueryReplyEncoded)(nil),     // 32: xce.api.v1.QueryReplyEncoded
+	(*EncodedSpec)(nil),           // 33: xce.api.v1.EncodedSpec
+	(*SignalRequest)(nil),         // 34: xce.api.v1.SignalRequest
+	(*SignalResult)(nil),          // 35: xce.api.v1.SignalResult
+	(*SignalReply)(nil),           // 36: xce.api.v1.SignalReply
+	(*WatchRequest)(nil),          // 37: xce.api.v1.WatchRequest
+	(*WatchEvent)(nil),            // 38: xce.api.v1.WatchEvent
+	(*ListQueuesRequest)(nil),     // 39: xce.api.v1.ListQueuesRequest
+	(*ListQueuesReply)(nil),       // 40: xce.api.v1.ListQueuesReply
+	(*ListAppsRequest)(nil),       // 41: xce.api.v1.ListAppsRequest
+	(*ListAppsReply)(nil),         // 42: xce.api.v1.ListAppsReply
+	(*ControlRequest)(nil),        // 43: xce.api.v1.ControlRequest
+	(*ControlResult)(nil),         // 44: xce.api.v1.ControlResult
+	(*ControlReply)(nil),          // 45: xce.api.v1.ControlReply
+	(*ModifyRequest)(nil),         // 46: xce.api.v1.ModifyRequest
+	(*ModifyReply)(nil),           // 47: xce.api.v1.ModifyReply
+	(*DependencyRequest)(nil),     // 48: xce.api.v1.DependencyRequest
+	(*DependencyReply)(nil),       // 49: xce.api.v1.DependencyReply
+	(*ReconfigRequest)(nil),       // 50: xce.api.v1.ReconfigRequest
+	(*ReconfigReply)(nil),         // 51: xce.api.v1.ReconfigReply
+	(*ListHostsRequest)(nil),      // 52: xce.api.v1.ListHostsRequest
+	(*ListHostsReply)(nil),        // 53: xce.api.v1.ListHostsReply
+	(*EventsRequest)(nil),         // 54: xce.api.v1.EventsRequest
+	(*EventsReply)(nil),           // 55: xce.api.v1.EventsReply
+	(*ClusterInfoRequest)(nil),    // 56: xce.api.v1.ClusterInfoRequest
+	(*ClusterInfo)(nil),           // 57: xce.api.v1.ClusterInfo
+	(*Candidate)(nil),             // 58: xce.api.v1.Candidate
+	(*ResourceInfo)(nil),          // 59: xce.api.v1.ResourceInfo
+	(*Parameter)(nil),             // 60: xce.api.v1.Parameter
+	(*Group)(nil),                 // 61: xce.api.v1.Group
+	(*Launch)(nil),                // 62: xce.api.v1.Launch
+	(*TimeRange)(nil),             // 63: xce.api.v1.TimeRange
+	(*AcctRequest)(nil),           // 64: xce.api.v1.AcctRequest
+	(*AcctReply)(nil),             // 65: xce.api.v1.AcctReply
+	nil,                           // 66: xce.api.v1.JobSpec.OriginEntry
+	nil,                           // 67: xce.api.v1.Host.ReservedEntry
+	nil,                           // 68: xce.api.v1.Queue.UserSharesEntry
+	nil,                           // 69: xce.api.v1.Queue.UserPriorityEntry
+	nil,                           // 70: xce.api.v1.App.EnvEntry
+	nil,                           // 71: xce.api.v1.QueryReply.SpecsEntry
+	nil,                           // 72: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                           // 73: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,  // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
-	63, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	66, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
 	12, // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	5,  // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
 	11, // 4: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
@@ -7094,71 +7259,74 @@ var file_api_proto_depIdxs = []int32{
 	1,  // 14: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
 	14, // 15: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	4,  // 16: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	64, // 17: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	67, // 17: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
 	18, // 18: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
-	65, // 19: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	66, // 20: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	68, // 19: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	69, // 20: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
 	20, // 21: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	67, // 22: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	70, // 22: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
 	11, // 23: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
-	6,  // 24: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
-	24, // 25: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
-	7,  // 26: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
-	15, // 27: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
-	24, // 28: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	68, // 29: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	69, // 30: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
-	14, // 31: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
-	15, // 32: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
-	24, // 33: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
-	30, // 34: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
-	30, // 35: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
-	14, // 36: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
-	8,  // 37: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	24, // 38: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 39: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
-	24, // 40: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	32, // 41: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	24, // 42: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	15, // 43: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	17, // 44: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	19, // 45: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	19, // 46: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	23, // 47: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	9,  // 48: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
-	24, // 49: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 50: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
-	24, // 51: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
-	41, // 52: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
-	24, // 53: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
-	11, // 54: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
-	41, // 55: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
-	10, // 56: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
-	17, // 57: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	21, // 58: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
-	24, // 59: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	16, // 60: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	70, // 61: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	58, // 62: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
-	58, // 63: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
-	57, // 64: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
-	56, // 65: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
-	55, // 66: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
-	15, // 67: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	24, // 68: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 69: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
-	60, // 70: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
-	60, // 71: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
-	60, // 72: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
-	15, // 73: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
-	24, // 74: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
-	11, // 75: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	11, // 76: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	77, // [77:77] is the sub-list for method output_type
-	77, // [77:77] is the sub-list for method input_type
-	77, // [77:77] is the sub-list for extension type_name
-	77, // [77:77] is the sub-list for extension extendee
-	0,  // [0:77] is the sub-list for field type_name
+	11, // 24: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
+	29, // 25: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
+	26, // 26: xce.api.v1.SubmitResult.reply:type_name -> xce.api.v1.SubmitReply
+	6,  // 27: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
+	24, // 28: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
+	7,  // 29: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
+	15, // 30: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
+	24, // 31: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
+	71, // 32: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	72, // 33: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	14, // 34: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
+	15, // 35: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
+	24, // 36: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
+	33, // 37: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
+	33, // 38: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
+	14, // 39: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
+	8,  // 40: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
+	24, // 41: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 42: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
+	24, // 43: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	35, // 44: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	24, // 45: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	15, // 46: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	17, // 47: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	19, // 48: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	19, // 49: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	23, // 50: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
+	9,  // 51: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
+	24, // 52: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 53: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
+	24, // 54: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
+	44, // 55: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
+	24, // 56: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
+	11, // 57: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
+	44, // 58: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
+	10, // 59: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
+	17, // 60: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	21, // 61: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
+	24, // 62: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	16, // 63: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	73, // 64: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	61, // 65: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	61, // 66: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	60, // 67: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
+	59, // 68: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
+	58, // 69: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
+	15, // 70: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	24, // 71: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 72: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
+	63, // 73: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
+	63, // 74: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
+	63, // 75: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
+	15, // 76: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
+	24, // 77: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
+	11, // 78: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	11, // 79: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	80, // [80:80] is the sub-list for method output_type
+	80, // [80:80] is the sub-list for method input_type
+	80, // [80:80] is the sub-list for extension type_name
+	80, // [80:80] is the sub-list for extension extendee
+	0,  // [0:80] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -7173,7 +7341,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      11,
-			NumMessages:   60,
+			NumMessages:   63,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -110,8 +110,13 @@ func bsub(args []string) int {
 		return 0
 	})
 	bsubFlags(cmd.Flags(), &o)
+	var pack string
+	cmd.Flags().StringVar(&pack, "pack", "", "submit a job pack: the file's lines, each a job's bsub options and command")
 	if rc, done := execute(cmd, code, args, true); done {
 		return rc
+	}
+	if cmd.Flags().Changed("pack") {
+		return bsubPack(cmd.Flags(), pack, words)
 	}
 	spec := &api.JobSpec{}
 	script, isScript, err := jobScript(words)
@@ -196,6 +201,18 @@ func bsub(args []string) int {
 		fmt.Fprintf(sys.stderr, "%s. Job not submitted.\n", rpcError(c, err))
 		return 255
 	}
+	printSubmitted(reply, spec)
+	if o.block {
+		return waitJob(c, reply.JobId)
+	}
+	if ln != nil {
+		return attachJob(c, ln, reply.JobId, spec.Interactive, isScript && len(words) == 0)
+	}
+	return 0
+}
+
+// printSubmitted acknowledges a submitted job as LSF's bsub does.
+func printSubmitted(reply *api.SubmitReply, spec *api.JobSpec) {
 	out := sys.stdout
 	if sys.getenv("BSUB_STDERR") != "" {
 		out = sys.stderr
@@ -215,13 +232,6 @@ func bsub(args []string) int {
 	if spec.TermTime > 0 {
 		fmt.Fprintf(out, "Job will be terminated by %s\n", time.Unix(spec.TermTime, 0).Format("Mon Jan 02 15:04:05 2006"))
 	}
-	if o.block {
-		return waitJob(c, reply.JobId)
-	}
-	if ln != nil {
-		return attachJob(c, ln, reply.JobId, spec.Interactive, isScript && len(words) == 0)
-	}
-	return 0
 }
 
 // checkResReq is bsub with BSUB_CHK_RESREQ set: the resource requirement

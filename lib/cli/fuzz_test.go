@@ -3,6 +3,8 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"xce/lib/api"
 )
 
 // FuzzDirectives: whatever a job script holds, its #BSUB lines give
@@ -42,6 +44,29 @@ func FuzzParseJobIDs(f *testing.F) {
 			if r.JobId < 0 || r.ArrayIndex < -1 {
 				t.Fatalf("%q: reference %v", args, r)
 			}
+		}
+	})
+}
+
+// FuzzPackJob: a job pack's line is a job with a command, or an error;
+// the options a pack refuses never come through.
+func FuzzPackJob(f *testing.F) {
+	for _, s := range []string{
+		"-H true", `-J "a[1-3]" -q normal echo "a b"`, "-I true", "-K -H sleep 1", "-pack x",
+		"-n 2 -R 'span[hosts=1]'", "-o", `echo "unterminated`, "-Is", "-H -- -H", "-x -m hostA ./prog $HOME",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		spec, err := packJob(line)
+		if err != nil {
+			return
+		}
+		if strings.TrimSpace(spec.Command) == "" {
+			t.Fatalf("%q: a job without a command", line)
+		}
+		if spec.Interactive != api.Interactive_BATCH {
+			t.Fatalf("%q: an interactive job in a pack", line)
 		}
 	})
 }

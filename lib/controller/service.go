@@ -139,6 +139,26 @@ func (s *Service) Submit(ctx context.Context, req *api.SubmitRequest) (*api.Subm
 	return r, nil
 }
 
+func (s *Service) SubmitPack(ctx context.Context, req *api.SubmitPackRequest) (*api.SubmitPackReply, error) {
+	who, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(req.Specs) > api.MaxPackJobs {
+		return nil, status.Errorf(codes.InvalidArgument, "A job pack holds at most %d jobs (%d sent)", api.MaxPackJobs, len(req.Specs))
+	}
+	results := s.c.SubmitPack(who, req.Specs, req.StopOnError)
+	reply := &api.SubmitPackReply{Results: make([]*api.SubmitResult, len(results))}
+	for i, r := range results {
+		if r.Err != nil {
+			reply.Results[i] = &api.SubmitResult{Error: status.Convert(toStatus(r.Err)).Message()}
+			continue
+		}
+		reply.Results[i] = &api.SubmitResult{Reply: r.Reply}
+	}
+	return reply, nil
+}
+
 // queryChunk bounds one streamed reply message.
 const queryChunk = 5000
 

@@ -44,6 +44,99 @@ type Caller struct {
 
 // Submit validates a job, stores it durably and queues it.
 func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, error) {
+	p, err := c.prepare(who, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer p.release()
+	// Durable before acknowledged; concurrent submissions share the fsync.
+	if err := c.store.Submit(p.sub); err != nil {
+		slog.Error("store submission", "job", p.reply.JobId, "err", err)
+		return nil, fmt.Errorf("cannot store the job: %w", err)
+	}
+	c.accept(who, []*prepared{p})
+	return p.reply, nil
+}
+
+// PackResult is the outcome of one job of a pack: its reply, or why it was
+// refused.
+type PackResult struct {
+	Reply *api.SubmitReply
+	Err   error
+}
+
+// SubmitPack submits a job pack (bsub -pack): each job as Submit would, in
+// order, the pack's jobs stored together in shared commits. With
+// stopOnError the first refusal ends the pack: the jobs after it are not
+// submitted, and the results stop there (a store that fails mid-batch
+// ends it after the batch, each of whose jobs has its own result). A job that depends on others
+// (-w) is prepared after the jobs before it are stored and queued, so that
+// it may name them.
+func (c *Controller) SubmitPack(who Caller, specs []*api.JobSpec, stopOnError bool) []PackResult {
+	results := make([]PackResult, 0, len(specs))
+	var (
+		batch []*prepared
+		at    []int // batch[i]'s place in results
+	)
+	flush := func() bool {
+		if len(batch) == 0 {
+			return true
+		}
+		subs := make([]*store.Submission, len(batch))
+		for i, p := range batch {
+			subs[i] = p.sub
+		}
+		errs := c.store.SubmitMany(subs)
+		var stored []*prepared
+		ok := true
+		for i, p := range batch {
+			if errs[i] != nil {
+				slog.Error("store submission", "job", p.reply.JobId, "err", errs[i])
+				results[at[i]] = PackResult{Err: fmt.Errorf("cannot store the job: %w", errs[i])}
+				ok = false
+				continue
+			}
+			results[at[i]] = PackResult{Reply: p.reply}
+			stored = append(stored, p)
+		}
+		c.accept(who, stored)
+		for _, p := range batch {
+			p.release()
+		}
+		batch, at = batch[:0], at[:0]
+		return ok
+	}
+	for _, spec := range specs {
+		if spec.GetDependency() != "" && !flush() && stopOnError {
+			break
+		}
+		p, err := c.prepare(who, spec)
+		results = append(results, PackResult{Err: err})
+		if err != nil {
+			if stopOnError {
+				break
+			}
+			continue
+		}
+		batch, at = append(batch, p), append(at, len(results)-1)
+	}
+	flush()
+	return results
+}
+
+// prepared is a submission validated and given its job id, not yet stored.
+type prepared struct {
+	sub   *store.Submission
+	keep  *effSpec
+	reply *api.SubmitReply
+	// release gives back what the submission holds of its user's
+	// MAX_PEND_JOBS while it is being stored.
+	release func()
+}
+
+// prepare validates a submission, lays the configuration over it and
+// allocates its job id (and its array's records).
+func (c *Controller) prepare(who Caller, spec *api.JobSpec) (*prepared, error) {
 	if spec == nil || strings.TrimSpace(spec.Command) == "" {
 		return nil, userErr("No command is specified")
 	}
@@ -72,6 +165,7 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 
 	now := time.Now().UnixNano()
 	pendLimit := c.config().UserPendLimit(spec.User)
+	release := func() {}
 	c.mu.Lock()
 	if pendLimit > 0 {
 		// LSF's MAX_PEND_JOBS: the user's pending jobs, with those of
@@ -81,13 +175,13 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 			return nil, &UserError{Msg: errPendThreshold, Busy: true}
 		}
 		c.pendStoring[who.UID] += len(indices)
-		defer func() {
+		release = func() {
 			c.mu.Lock()
 			if c.pendStoring[who.UID] -= len(indices); c.pendStoring[who.UID] <= 0 {
 				delete(c.pendStoring, who.UID)
 			}
 			c.mu.Unlock()
-		}()
+		}
 	}
 	id := c.nextID
 	c.nextID++
@@ -96,6 +190,7 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 		if err := c.store.SetIDCeiling(c.ceiling + idBlock); err != nil {
 			c.nextID--
 			c.mu.Unlock()
+			release()
 			return nil, fmt.Errorf("reserve job ids: %w", err)
 		}
 		c.ceiling += idBlock
@@ -119,22 +214,26 @@ func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, er
 		})
 	}
 	c.mu.Unlock()
+	reply := &api.SubmitReply{JobId: id, Queue: eff.Queue, DefaultQueue: defaultQueue, ArraySize: int32(len(indices))}
+	return &prepared{sub: sub, keep: keep, reply: reply, release: release}, nil
+}
 
-	// Durable before acknowledged; concurrent submissions share the fsync.
-	if err := c.store.Submit(sub); err != nil {
-		slog.Error("store submission", "job", id, "err", err)
-		return nil, fmt.Errorf("cannot store the job: %w", err)
+// accept queues stored submissions and wakes the scheduler.
+func (c *Controller) accept(who Caller, ps []*prepared) {
+	if len(ps) == 0 {
+		return
 	}
 	c.mu.Lock()
-	for _, j := range sub.Jobs {
-		r := &rec{job: j, eff: keep}
-		c.insert(r)
-		c.publish(r)
+	for _, p := range ps {
+		for _, j := range p.sub.Jobs {
+			r := &rec{job: j, eff: p.keep}
+			c.insert(r)
+			c.publish(r)
+		}
+		c.lastSub[who.UID] = max(c.lastSub[who.UID], p.reply.JobId)
 	}
-	c.lastSub[who.UID] = max(c.lastSub[who.UID], id)
 	c.mu.Unlock()
 	c.Kick()
-	return &api.SubmitReply{JobId: id, Queue: eff.Queue, DefaultQueue: defaultQueue, ArraySize: int32(len(indices))}, nil
 }
 
 // errPendThreshold is lsb.err's text for a user at MAX_PEND_JOBS.

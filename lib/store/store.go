@@ -273,6 +273,21 @@ func (s *Store) Submit(sub *Submission) error {
 	return <-req.done
 }
 
+// SubmitMany stores several submissions, in order, in as few commits as
+// the batch limit allows (a job pack), and returns each one's outcome.
+func (s *Store) SubmitMany(subs []*Submission) []error {
+	reqs := make([]*submitReq, len(subs))
+	for i, sub := range subs {
+		reqs[i] = &submitReq{sub: sub, done: make(chan error, 1)}
+		s.submitCh <- reqs[i]
+	}
+	errs := make([]error, len(subs))
+	for i, r := range reqs {
+		errs[i] = <-r.done
+	}
+	return errs
+}
+
 type submitReq struct {
 	sub  *Submission
 	done chan error

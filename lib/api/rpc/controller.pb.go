@@ -154,10 +154,12 @@ const file_rpc_controller_proto_rawDesc = "" +
 	"\x03gid\x18\x02 \x01(\rR\x03gid\x12\x1d\n" +
 	"\n" +
 	"user_proof\x18\x03 \x01(\fR\tuserProof\x12)\n" +
-	"\x10controller_proof\x18\x04 \x01(\fR\x0fcontrollerProof2\xa5\b\n" +
+	"\x10controller_proof\x18\x04 \x01(\fR\x0fcontrollerProof2\xef\b\n" +
 	"\n" +
 	"Controller\x12<\n" +
-	"\x06Submit\x12\x19.xce.api.v1.SubmitRequest\x1a\x17.xce.api.v1.SubmitReply\x12;\n" +
+	"\x06Submit\x12\x19.xce.api.v1.SubmitRequest\x1a\x17.xce.api.v1.SubmitReply\x12H\n" +
+	"\n" +
+	"SubmitPack\x12\x1d.xce.api.v1.SubmitPackRequest\x1a\x1b.xce.api.v1.SubmitPackReply\x12;\n" +
 	"\x05Query\x12\x18.xce.api.v1.QueryRequest\x1a\x16.xce.api.v1.QueryReply0\x01\x12<\n" +
 	"\x06Signal\x12\x19.xce.api.v1.SignalRequest\x1a\x17.xce.api.v1.SignalReply\x12;\n" +
 	"\x05Watch\x12\x18.xce.api.v1.WatchRequest\x1a\x16.xce.api.v1.WatchEvent0\x01\x12H\n" +
@@ -195,71 +197,75 @@ var file_rpc_controller_proto_goTypes = []any{
 	(*CredentialRequest)(nil),      // 0: xce.api.v1.CredentialRequest
 	(*CredentialReply)(nil),        // 1: xce.api.v1.CredentialReply
 	(*api.SubmitRequest)(nil),      // 2: xce.api.v1.SubmitRequest
-	(*api.QueryRequest)(nil),       // 3: xce.api.v1.QueryRequest
-	(*api.SignalRequest)(nil),      // 4: xce.api.v1.SignalRequest
-	(*api.WatchRequest)(nil),       // 5: xce.api.v1.WatchRequest
-	(*api.ListQueuesRequest)(nil),  // 6: xce.api.v1.ListQueuesRequest
-	(*api.ListHostsRequest)(nil),   // 7: xce.api.v1.ListHostsRequest
-	(*api.ListAppsRequest)(nil),    // 8: xce.api.v1.ListAppsRequest
-	(*api.ReconfigRequest)(nil),    // 9: xce.api.v1.ReconfigRequest
-	(*api.ControlRequest)(nil),     // 10: xce.api.v1.ControlRequest
-	(*api.ModifyRequest)(nil),      // 11: xce.api.v1.ModifyRequest
-	(*api.DependencyRequest)(nil),  // 12: xce.api.v1.DependencyRequest
-	(*api.EventsRequest)(nil),      // 13: xce.api.v1.EventsRequest
-	(*api.ClusterInfoRequest)(nil), // 14: xce.api.v1.ClusterInfoRequest
-	(*api.AcctRequest)(nil),        // 15: xce.api.v1.AcctRequest
-	(*PeekRequest)(nil),            // 16: xce.api.v1.PeekRequest
-	(*api.SubmitReply)(nil),        // 17: xce.api.v1.SubmitReply
-	(*api.QueryReply)(nil),         // 18: xce.api.v1.QueryReply
-	(*api.SignalReply)(nil),        // 19: xce.api.v1.SignalReply
-	(*api.WatchEvent)(nil),         // 20: xce.api.v1.WatchEvent
-	(*api.ListQueuesReply)(nil),    // 21: xce.api.v1.ListQueuesReply
-	(*api.ListHostsReply)(nil),     // 22: xce.api.v1.ListHostsReply
-	(*api.ListAppsReply)(nil),      // 23: xce.api.v1.ListAppsReply
-	(*api.ReconfigReply)(nil),      // 24: xce.api.v1.ReconfigReply
-	(*api.ControlReply)(nil),       // 25: xce.api.v1.ControlReply
-	(*api.ModifyReply)(nil),        // 26: xce.api.v1.ModifyReply
-	(*api.DependencyReply)(nil),    // 27: xce.api.v1.DependencyReply
-	(*api.EventsReply)(nil),        // 28: xce.api.v1.EventsReply
-	(*api.ClusterInfo)(nil),        // 29: xce.api.v1.ClusterInfo
-	(*api.AcctReply)(nil),          // 30: xce.api.v1.AcctReply
-	(*PeekReply)(nil),              // 31: xce.api.v1.PeekReply
+	(*api.SubmitPackRequest)(nil),  // 3: xce.api.v1.SubmitPackRequest
+	(*api.QueryRequest)(nil),       // 4: xce.api.v1.QueryRequest
+	(*api.SignalRequest)(nil),      // 5: xce.api.v1.SignalRequest
+	(*api.WatchRequest)(nil),       // 6: xce.api.v1.WatchRequest
+	(*api.ListQueuesRequest)(nil),  // 7: xce.api.v1.ListQueuesRequest
+	(*api.ListHostsRequest)(nil),   // 8: xce.api.v1.ListHostsRequest
+	(*api.ListAppsRequest)(nil),    // 9: xce.api.v1.ListAppsRequest
+	(*api.ReconfigRequest)(nil),    // 10: xce.api.v1.ReconfigRequest
+	(*api.ControlRequest)(nil),     // 11: xce.api.v1.ControlRequest
+	(*api.ModifyRequest)(nil),      // 12: xce.api.v1.ModifyRequest
+	(*api.DependencyRequest)(nil),  // 13: xce.api.v1.DependencyRequest
+	(*api.EventsRequest)(nil),      // 14: xce.api.v1.EventsRequest
+	(*api.ClusterInfoRequest)(nil), // 15: xce.api.v1.ClusterInfoRequest
+	(*api.AcctRequest)(nil),        // 16: xce.api.v1.AcctRequest
+	(*PeekRequest)(nil),            // 17: xce.api.v1.PeekRequest
+	(*api.SubmitReply)(nil),        // 18: xce.api.v1.SubmitReply
+	(*api.SubmitPackReply)(nil),    // 19: xce.api.v1.SubmitPackReply
+	(*api.QueryReply)(nil),         // 20: xce.api.v1.QueryReply
+	(*api.SignalReply)(nil),        // 21: xce.api.v1.SignalReply
+	(*api.WatchEvent)(nil),         // 22: xce.api.v1.WatchEvent
+	(*api.ListQueuesReply)(nil),    // 23: xce.api.v1.ListQueuesReply
+	(*api.ListHostsReply)(nil),     // 24: xce.api.v1.ListHostsReply
+	(*api.ListAppsReply)(nil),      // 25: xce.api.v1.ListAppsReply
+	(*api.ReconfigReply)(nil),      // 26: xce.api.v1.ReconfigReply
+	(*api.ControlReply)(nil),       // 27: xce.api.v1.ControlReply
+	(*api.ModifyReply)(nil),        // 28: xce.api.v1.ModifyReply
+	(*api.DependencyReply)(nil),    // 29: xce.api.v1.DependencyReply
+	(*api.EventsReply)(nil),        // 30: xce.api.v1.EventsReply
+	(*api.ClusterInfo)(nil),        // 31: xce.api.v1.ClusterInfo
+	(*api.AcctReply)(nil),          // 32: xce.api.v1.AcctReply
+	(*PeekReply)(nil),              // 33: xce.api.v1.PeekReply
 }
 var file_rpc_controller_proto_depIdxs = []int32{
 	2,  // 0: xce.api.v1.Controller.Submit:input_type -> xce.api.v1.SubmitRequest
-	3,  // 1: xce.api.v1.Controller.Query:input_type -> xce.api.v1.QueryRequest
-	4,  // 2: xce.api.v1.Controller.Signal:input_type -> xce.api.v1.SignalRequest
-	5,  // 3: xce.api.v1.Controller.Watch:input_type -> xce.api.v1.WatchRequest
-	6,  // 4: xce.api.v1.Controller.ListQueues:input_type -> xce.api.v1.ListQueuesRequest
-	7,  // 5: xce.api.v1.Controller.ListHosts:input_type -> xce.api.v1.ListHostsRequest
-	8,  // 6: xce.api.v1.Controller.ListApps:input_type -> xce.api.v1.ListAppsRequest
-	9,  // 7: xce.api.v1.Controller.Reconfig:input_type -> xce.api.v1.ReconfigRequest
-	10, // 8: xce.api.v1.Controller.Control:input_type -> xce.api.v1.ControlRequest
-	11, // 9: xce.api.v1.Controller.Modify:input_type -> xce.api.v1.ModifyRequest
-	12, // 10: xce.api.v1.Controller.Dependency:input_type -> xce.api.v1.DependencyRequest
-	13, // 11: xce.api.v1.Controller.Events:input_type -> xce.api.v1.EventsRequest
-	14, // 12: xce.api.v1.Controller.Info:input_type -> xce.api.v1.ClusterInfoRequest
-	15, // 13: xce.api.v1.Controller.Accounting:input_type -> xce.api.v1.AcctRequest
-	16, // 14: xce.api.v1.Controller.Peek:input_type -> xce.api.v1.PeekRequest
-	0,  // 15: xce.api.v1.Controller.Credential:input_type -> xce.api.v1.CredentialRequest
-	17, // 16: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
-	18, // 17: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
-	19, // 18: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
-	20, // 19: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
-	21, // 20: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
-	22, // 21: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
-	23, // 22: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
-	24, // 23: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
-	25, // 24: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
-	26, // 25: xce.api.v1.Controller.Modify:output_type -> xce.api.v1.ModifyReply
-	27, // 26: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
-	28, // 27: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
-	29, // 28: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
-	30, // 29: xce.api.v1.Controller.Accounting:output_type -> xce.api.v1.AcctReply
-	31, // 30: xce.api.v1.Controller.Peek:output_type -> xce.api.v1.PeekReply
-	1,  // 31: xce.api.v1.Controller.Credential:output_type -> xce.api.v1.CredentialReply
-	16, // [16:32] is the sub-list for method output_type
-	0,  // [0:16] is the sub-list for method input_type
+	3,  // 1: xce.api.v1.Controller.SubmitPack:input_type -> xce.api.v1.SubmitPackRequest
+	4,  // 2: xce.api.v1.Controller.Query:input_type -> xce.api.v1.QueryRequest
+	5,  // 3: xce.api.v1.Controller.Signal:input_type -> xce.api.v1.SignalRequest
+	6,  // 4: xce.api.v1.Controller.Watch:input_type -> xce.api.v1.WatchRequest
+	7,  // 5: xce.api.v1.Controller.ListQueues:input_type -> xce.api.v1.ListQueuesRequest
+	8,  // 6: xce.api.v1.Controller.ListHosts:input_type -> xce.api.v1.ListHostsRequest
+	9,  // 7: xce.api.v1.Controller.ListApps:input_type -> xce.api.v1.ListAppsRequest
+	10, // 8: xce.api.v1.Controller.Reconfig:input_type -> xce.api.v1.ReconfigRequest
+	11, // 9: xce.api.v1.Controller.Control:input_type -> xce.api.v1.ControlRequest
+	12, // 10: xce.api.v1.Controller.Modify:input_type -> xce.api.v1.ModifyRequest
+	13, // 11: xce.api.v1.Controller.Dependency:input_type -> xce.api.v1.DependencyRequest
+	14, // 12: xce.api.v1.Controller.Events:input_type -> xce.api.v1.EventsRequest
+	15, // 13: xce.api.v1.Controller.Info:input_type -> xce.api.v1.ClusterInfoRequest
+	16, // 14: xce.api.v1.Controller.Accounting:input_type -> xce.api.v1.AcctRequest
+	17, // 15: xce.api.v1.Controller.Peek:input_type -> xce.api.v1.PeekRequest
+	0,  // 16: xce.api.v1.Controller.Credential:input_type -> xce.api.v1.CredentialRequest
+	18, // 17: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
+	19, // 18: xce.api.v1.Controller.SubmitPack:output_type -> xce.api.v1.SubmitPackReply
+	20, // 19: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
+	21, // 20: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
+	22, // 21: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
+	23, // 22: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
+	24, // 23: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
+	25, // 24: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
+	26, // 25: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
+	27, // 26: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
+	28, // 27: xce.api.v1.Controller.Modify:output_type -> xce.api.v1.ModifyReply
+	29, // 28: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
+	30, // 29: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
+	31, // 30: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
+	32, // 31: xce.api.v1.Controller.Accounting:output_type -> xce.api.v1.AcctReply
+	33, // 32: xce.api.v1.Controller.Peek:output_type -> xce.api.v1.PeekReply
+	1,  // 33: xce.api.v1.Controller.Credential:output_type -> xce.api.v1.CredentialReply
+	17, // [17:34] is the sub-list for method output_type
+	0,  // [0:17] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name

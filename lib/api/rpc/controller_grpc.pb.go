@@ -25,6 +25,7 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	Controller_Submit_FullMethodName     = "/xce.api.v1.Controller/Submit"
+	Controller_SubmitPack_FullMethodName = "/xce.api.v1.Controller/SubmitPack"
 	Controller_Query_FullMethodName      = "/xce.api.v1.Controller/Query"
 	Controller_Signal_FullMethodName     = "/xce.api.v1.Controller/Signal"
 	Controller_Watch_FullMethodName      = "/xce.api.v1.Controller/Watch"
@@ -49,6 +50,7 @@ const (
 // Controller is the service every command and xcetop talk to.
 type ControllerClient interface {
 	Submit(ctx context.Context, in *api.SubmitRequest, opts ...grpc.CallOption) (*api.SubmitReply, error)
+	SubmitPack(ctx context.Context, in *api.SubmitPackRequest, opts ...grpc.CallOption) (*api.SubmitPackReply, error)
 	Query(ctx context.Context, in *api.QueryRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[api.QueryReply], error)
 	Signal(ctx context.Context, in *api.SignalRequest, opts ...grpc.CallOption) (*api.SignalReply, error)
 	Watch(ctx context.Context, in *api.WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[api.WatchEvent], error)
@@ -92,6 +94,16 @@ func (c *controllerClient) Submit(ctx context.Context, in *api.SubmitRequest, op
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(api.SubmitReply)
 	err := c.cc.Invoke(ctx, Controller_Submit_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controllerClient) SubmitPack(ctx context.Context, in *api.SubmitPackRequest, opts ...grpc.CallOption) (*api.SubmitPackReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(api.SubmitPackReply)
+	err := c.cc.Invoke(ctx, Controller_SubmitPack_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -282,6 +294,7 @@ func (c *controllerClient) Credential(ctx context.Context, in *CredentialRequest
 // Controller is the service every command and xcetop talk to.
 type ControllerServer interface {
 	Submit(context.Context, *api.SubmitRequest) (*api.SubmitReply, error)
+	SubmitPack(context.Context, *api.SubmitPackRequest) (*api.SubmitPackReply, error)
 	Query(*api.QueryRequest, grpc.ServerStreamingServer[api.QueryReply]) error
 	Signal(context.Context, *api.SignalRequest) (*api.SignalReply, error)
 	Watch(*api.WatchRequest, grpc.ServerStreamingServer[api.WatchEvent]) error
@@ -323,6 +336,9 @@ type UnimplementedControllerServer struct{}
 
 func (UnimplementedControllerServer) Submit(context.Context, *api.SubmitRequest) (*api.SubmitReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Submit not implemented")
+}
+func (UnimplementedControllerServer) SubmitPack(context.Context, *api.SubmitPackRequest) (*api.SubmitPackReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SubmitPack not implemented")
 }
 func (UnimplementedControllerServer) Query(*api.QueryRequest, grpc.ServerStreamingServer[api.QueryReply]) error {
 	return status.Errorf(codes.Unimplemented, "method Query not implemented")
@@ -404,6 +420,24 @@ func _Controller_Submit_Handler(srv interface{}, ctx context.Context, dec func(i
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ControllerServer).Submit(ctx, req.(*api.SubmitRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Controller_SubmitPack_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(api.SubmitPackRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControllerServer).SubmitPack(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Controller_SubmitPack_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControllerServer).SubmitPack(ctx, req.(*api.SubmitPackRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -667,6 +701,10 @@ var Controller_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Submit",
 			Handler:    _Controller_Submit_Handler,
+		},
+		{
+			MethodName: "SubmitPack",
+			Handler:    _Controller_SubmitPack_Handler,
 		},
 		{
 			MethodName: "Signal",
