@@ -626,6 +626,7 @@ func BenchmarkSubmitPack(b *testing.B) {
 		wg   sync.WaitGroup
 		fail atomic.Value
 	)
+	ctl0, self0 := cpuTime(b, c.cmd.Process.Pid), cpuTime(b, os.Getpid())
 	began = time.Now()
 	for _, cl := range conns {
 		wg.Add(1)
@@ -656,7 +657,11 @@ func BenchmarkSubmitPack(b *testing.B) {
 	if err, _ := fail.Load().(error); err != nil {
 		b.Fatalf("SubmitPack: %v", err)
 	}
+	ctl, self := cpuTime(b, c.cmd.Process.Pid)-ctl0, cpuTime(b, os.Getpid())-self0
 	report(b, fmt.Sprintf("API submissions in packs of %d, %d clients (%d)", size, clients, apiN), apiN/d.Seconds(), "submits/s", atLeast(20000))
+	report(b, "  CPU per submission: the controller", float64(ctl.Microseconds())/apiN, "us-ctl", nil)
+	report(b, "  CPU per submission: the clients", float64(self.Microseconds())/apiN, "us-client", nil)
+	report(b, "  CPUs busy while submitting", (ctl+self).Seconds()/d.Seconds(), "CPUs", nil)
 	if got := c.count()[apiPSUSP]; got != n+apiN {
 		b.Errorf("%d held jobs in the controller, want %d", got, n+apiN)
 	}

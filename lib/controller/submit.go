@@ -44,6 +44,9 @@ type Caller struct {
 
 // Submit validates a job, stores it durably and queues it.
 func (c *Controller) Submit(who Caller, spec *api.JobSpec) (*api.SubmitReply, error) {
+	if err := c.checkDiskSpace(); err != nil {
+		return nil, err
+	}
 	p, err := c.prepare(who, spec)
 	if err != nil {
 		return nil, err
@@ -106,6 +109,15 @@ func (c *Controller) SubmitPack(who Caller, specs []*api.JobSpec, stopOnError bo
 		batch, at = batch[:0], at[:0]
 		return ok
 	}
+	if err := c.checkDiskSpace(); err != nil {
+		// Once for the pack: its jobs are stored within moments.
+		for range specs {
+			if results = append(results, PackResult{Err: err}); stopOnError {
+				break
+			}
+		}
+		return results
+	}
 	for _, spec := range specs {
 		if spec.GetDependency() != "" && !flush() && stopOnError {
 			break
@@ -135,16 +147,14 @@ type prepared struct {
 }
 
 // prepare validates a submission, lays the configuration over it and
-// allocates its job id (and its array's records).
+// allocates its job id (and its array's records). The caller has checked
+// the disk's free space.
 func (c *Controller) prepare(who Caller, spec *api.JobSpec) (*prepared, error) {
 	if spec == nil || strings.TrimSpace(spec.Command) == "" {
 		return nil, userErr("No command is specified")
 	}
 	c.scrubSpec(who, spec)
 	if err := checkSpec(spec); err != nil {
-		return nil, err
-	}
-	if err := c.checkDiskSpace(); err != nil {
 		return nil, err
 	}
 

@@ -80,6 +80,19 @@ func (b *batch) get(txn *badger.Txn, k []byte) (value []byte, ok bool, err error
 	return v, err == nil, err
 }
 
+// has is get without the value: whether k is set (2 KB an environment
+// copied, at each submission, only to learn that it is there).
+func (b *batch) has(txn *badger.Txn, k []byte) (bool, error) {
+	if _, found, del := b.lookup(k); found {
+		return !del, nil
+	}
+	_, err := txn.Get(k)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // encodeBatch lays a batch out for the replicated log: a flags byte (1:
 // in parts), the count, then per mutation a flag (0 set, 1 delete), the
 // key and the value, each length-prefixed.

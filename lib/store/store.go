@@ -382,7 +382,7 @@ func (s *Store) stage(txn *badger.Txn, b *batch, sub *Submission) error {
 // most submissions share their user's environment.
 func putEnv(txn *badger.Txn, b *batch, ref []byte, env []string) error {
 	k := envKey(ref)
-	_, ok, err := b.get(txn, k)
+	ok, err := b.has(txn, k)
 	if err != nil {
 		return fmt.Errorf("look up environment: %w", err)
 	}
