@@ -120,6 +120,7 @@ func serve(o options) error {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
 	}
+	defer startReleaser()()
 	dir := o.dir
 	if dir == "" {
 		dir = client.DefaultDir()
