@@ -30,7 +30,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
@@ -129,6 +128,7 @@ func Dial() (*Client, error) {
 	opts := []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(64<<20)),
+		codecOption,
 	}
 	if len(cands) > 0 {
 		opts = append(opts, grpc.WithStatsHandler(sentHandler{}))
@@ -263,7 +263,7 @@ func (d *specDecoder) decodeAll(entries []*api.EncodedSpec) (map[int64]*api.JobS
 		spec, ok := d.seen[string(e.Value)]
 		if !ok {
 			spec = &api.JobSpec{}
-			if err := proto.Unmarshal(e.Value, spec); err != nil {
+			if err := spec.UnmarshalVT(e.Value); err != nil {
 				return nil, fmt.Errorf("decode the spec of job %d: %w", e.Key, err)
 			}
 			d.seen[string(e.Value)] = spec
