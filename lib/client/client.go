@@ -97,8 +97,9 @@ func dirOf(conf func() *lsfenv.Conf) string {
 // Client is a connection to the controller.
 type Client struct {
 	rpc.ControllerClient
-	conn *grpc.ClientConn
-	fo   *failover // with controller candidates
+	conn *grpc.ClientConn // with controller candidates
+	h2   *h2Conn          // without: the local socket alone
+	fo   *failover        // with controller candidates
 	Dir  string
 }
 
@@ -125,20 +126,17 @@ func Dial() (*Client, error) {
 		}
 		return nil, notRunning(sock)
 	}
-	opts := []grpc.DialOption{
+	if len(cands) == 0 {
+		h2 := dialH2(sock)
+		return &Client{ControllerClient: rpc.NewControllerClient(h2), h2: h2, Dir: dir}, nil
+	}
+	conn, err := grpc.NewClient("unix://"+sock,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(64<<20)),
 		codecOption,
-	}
-	if len(cands) > 0 {
-		opts = append(opts, grpc.WithStatsHandler(sentHandler{}))
-	}
-	conn, err := grpc.NewClient("unix://"+sock, opts...)
+		grpc.WithStatsHandler(sentHandler{}))
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", sock, err)
-	}
-	if len(cands) == 0 {
-		return &Client{ControllerClient: rpc.NewControllerClient(conn), conn: conn, Dir: dir}, nil
 	}
 	fo := newFailover(conn, sock, cands, failoverTimeout(os.Getenv))
 	return &Client{ControllerClient: rpc.NewControllerClient(fo), conn: conn, fo: fo, Dir: dir}, nil
@@ -150,6 +148,9 @@ func notRunning(sock string) error {
 
 // Close closes the connection.
 func (c *Client) Close() error {
+	if c.h2 != nil {
+		return c.h2.Close()
+	}
 	if c.fo != nil {
 		c.fo.close()
 	}
