@@ -130,11 +130,16 @@ func (c *h2Conn) fail(err error) {
 }
 
 // write runs fn's frame writes under the write lock and sends them.
-func (c *h2Conn) write(fn func() error) error {
+func (c *h2Conn) write(fn func() error) error { return c.writeBuf(fn, true) }
+
+// writeBuf runs fn's frame writes under the write lock; with flush it
+// sends them and whatever earlier calls left buffered. A call's headers,
+// message and end go out in one write: each write wakes the server.
+func (c *h2Conn) writeBuf(fn func() error, flush bool) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	err := fn()
-	if err == nil {
+	if err == nil && flush {
 		err = c.bw.Flush()
 	}
 	if err != nil {
@@ -323,7 +328,7 @@ func (c *h2Conn) newStream(ctx context.Context, method string) (*h2Stream, error
 	}
 	md, _ := metadata.FromOutgoingContext(ctx)
 	s := &h2Stream{c: c, ctx: ctx, wake: make(chan struct{}, 1), done: make(chan struct{}), headed: make(chan struct{})}
-	err := c.write(func() error {
+	err := c.writeBuf(func() error {
 		c.mu.Lock()
 		switch {
 		case c.err != nil:
@@ -363,7 +368,7 @@ func (c *h2Conn) newStream(ctx context.Context, method string) (*h2Stream, error
 			}
 		}
 		return c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: s.id, BlockFragment: []byte(c.hbuf.String()), EndHeaders: true})
-	})
+	}, false)
 	if errors.Is(err, errConnEnded) {
 		c.mu.Lock()
 		err = c.err
@@ -604,21 +609,33 @@ func (s *h2Stream) SendMsg(m any) error {
 	binary.BigEndian.PutUint32(frame[1:], uint32(len(msg)))
 	copy(frame[5:], msg)
 	for len(frame) > 0 {
-		n, err := s.reserve(len(frame))
+		n, err := s.reserve(len(frame), false)
+		if err == nil && n == 0 {
+			// Out of window: what is buffered must reach the server
+			// for it to grant more.
+			if err := s.c.flush(); err != nil {
+				return s.sendErr(err)
+			}
+			n, err = s.reserve(len(frame), true)
+		}
 		if err != nil {
 			return err
 		}
 		chunk := frame[:n]
 		frame = frame[n:]
-		if err := s.c.write(func() error { return s.c.fr.WriteData(s.id, false, chunk) }); err != nil {
+		if err := s.c.writeBuf(func() error { return s.c.fr.WriteData(s.id, false, chunk) }, false); err != nil {
 			return s.sendErr(err)
 		}
 	}
 	return nil
 }
 
-// reserve waits for send window and takes up to want bytes of it.
-func (s *h2Stream) reserve(want int) (int, error) {
+// flush sends what is buffered.
+func (c *h2Conn) flush() error { return c.write(func() error { return nil }) }
+
+// reserve takes up to want bytes of send window; with wait it waits for
+// some, else it may take none.
+func (s *h2Stream) reserve(want int, wait bool) (int, error) {
 	c := s.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -636,6 +653,9 @@ func (s *h2Stream) reserve(want int) (int, error) {
 			c.sendWin -= n
 			s.sendWin -= n
 			return int(n), nil
+		}
+		if !wait {
+			return 0, nil
 		}
 		c.sendCond.Wait()
 	}
@@ -703,6 +723,7 @@ func (s *h2Stream) RecvMsg(m any) error {
 			return st.Err()
 		}
 		s.rmu.Unlock()
+		s.c.flush() // the call's frames; a failure ends the stream
 		<-s.wake
 	}
 }
@@ -725,6 +746,7 @@ func (s *h2Stream) cancel() {
 }
 
 func (s *h2Stream) Header() (metadata.MD, error) {
+	s.c.flush()
 	<-s.headed
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
