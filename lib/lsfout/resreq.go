@@ -51,6 +51,9 @@ var (
 // rusageDecimals prints the plain amounts of every rusage section of s
 // with two decimals; duration and decay keep their form.
 func rusageDecimals(s string) string {
+	if !strings.Contains(s, "rusage[") {
+		return s // most jobs: no need to compile the expressions
+	}
 	return rusageSectionRE().ReplaceAllStringFunc(s, func(sec string) string {
 		return rusageAmountRE().ReplaceAllStringFunc(sec, func(m string) string {
 			p := rusageAmountRE().FindStringSubmatch(m)
