@@ -133,7 +133,7 @@ func Dial() (*Client, error) {
 	conn, err := grpc.NewClient("unix://"+sock,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(64<<20)),
-		codecOption,
+		codecOption(),
 		grpc.WithStatsHandler(sentHandler{}))
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", sock, err)

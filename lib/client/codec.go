@@ -25,8 +25,10 @@ type vtMessage interface {
 // whole file descriptor, most of a short command's CPU.
 type vtCodec struct{}
 
-// codecOption makes a connection's calls use vtCodec.
-var codecOption = grpc.WithDefaultCallOptions(grpc.ForceCodecV2(vtCodec{}))
+// codecOption makes a grpc-go connection's calls use vtCodec.
+func codecOption() grpc.DialOption {
+	return grpc.WithDefaultCallOptions(grpc.ForceCodecV2(vtCodec{}))
+}
 
 func (vtCodec) Name() string { return "proto" }
 
