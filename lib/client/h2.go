@@ -595,7 +595,17 @@ func decodeGrpcMessage(msg string) string {
 }
 
 // SendMsg sends one message, within the server's flow-control windows.
+// When the call has ended (the server refused the message, say), it
+// returns nil, as grpc-go's does for calls that send once: the status
+// comes from RecvMsg.
 func (s *h2Stream) SendMsg(m any) error {
+	if err := s.sendMsg(m); !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+func (s *h2Stream) sendMsg(m any) error {
 	data, err := vtCodec{}.Marshal(m)
 	if err != nil {
 		return status.Errorf(codes.Internal, "grpc: error while marshaling: %v", err)
@@ -680,6 +690,12 @@ func (s *h2Stream) CloseSend() error {
 		return nil
 	}
 	s.sendDone = true
+	s.rmu.Lock()
+	ended := s.ended
+	s.rmu.Unlock()
+	if ended {
+		return nil // nothing more to tell a stream the server ended
+	}
 	s.c.write(func() error { return s.c.fr.WriteData(s.id, true, nil) })
 	return nil // as grpc-go: the call's outcome comes from RecvMsg
 }

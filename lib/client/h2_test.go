@@ -91,6 +91,20 @@ func TestH2Unary(t *testing.T) {
 	}
 }
 
+// A message beyond the server's limit (grpc-go's default, 4 MB) gets the
+// server's ResourceExhausted, however far its sending got.
+func TestH2TooLarge(t *testing.T) {
+	c, _ := h2Client(t)
+	ctx := ctxT(t)
+	_, err := c.Submit(ctx, &api.SubmitRequest{Spec: &api.JobSpec{Command: strings.Repeat("y", 20<<20)}})
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("a 20 MB request: %v, want ResourceExhausted", err)
+	}
+	if _, err := c.Submit(ctx, &api.SubmitRequest{Spec: &api.JobSpec{Command: "true"}}); err != nil {
+		t.Errorf("the next call: %v", err)
+	}
+}
+
 func TestH2Status(t *testing.T) {
 	c, _ := h2Client(t)
 	ctx := ctxT(t)
