@@ -98,7 +98,7 @@ func dirOf(conf func() *lsfenv.Conf) string {
 type Client struct {
 	rpc.ControllerClient
 	conn *grpc.ClientConn // with controller candidates
-	h2   *h2Conn          // without: the local socket alone
+	h2   *h2Redialer      // without: the local socket alone
 	fo   *failover        // with controller candidates
 	Dir  string
 }
@@ -127,7 +127,7 @@ func Dial() (*Client, error) {
 		return nil, notRunning(sock)
 	}
 	if len(cands) == 0 {
-		h2 := dialH2(sock)
+		h2 := newH2Redialer(sock)
 		return &Client{ControllerClient: rpc.NewControllerClient(h2), h2: h2, Dir: dir}, nil
 	}
 	conn, err := grpc.NewClient("unix://"+sock,

@@ -776,3 +776,51 @@ func (s *h2Stream) Trailer() metadata.MD {
 }
 
 func (s *h2Stream) Context() context.Context { return s.ctx }
+
+// h2Redialer makes calls on one h2Conn, and on a new one once it failed
+// or the server drains it: as grpc-go's ClientConn reconnects, a caller
+// that tries again after a controller restart (bsub -K, bwait) reaches
+// the new controller.
+type h2Redialer struct {
+	sock   string
+	mu     sync.Mutex
+	cur    *h2Conn
+	closed bool
+}
+
+func newH2Redialer(sock string) *h2Redialer {
+	return &h2Redialer{sock: sock, cur: dialH2(sock)}
+}
+
+func (r *h2Redialer) conn() *h2Conn {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.closed && r.cur.ended() {
+		r.cur = dialH2(r.sock)
+	}
+	return r.cur
+}
+
+// ended says whether the connection takes no more calls.
+func (c *h2Conn) ended() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err != nil || c.goAway
+}
+
+func (r *h2Redialer) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	return r.conn().Invoke(ctx, method, args, reply, opts...)
+}
+
+func (r *h2Redialer) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	return r.conn().NewStream(ctx, desc, method, opts...)
+}
+
+// Close ends the connection; later calls fail.
+func (r *h2Redialer) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	c := r.cur
+	r.mu.Unlock()
+	return c.Close()
+}

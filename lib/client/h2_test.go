@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -231,5 +232,44 @@ func TestH2Unavailable(t *testing.T) {
 	lc.Close()
 	if _, err := lc.Submit(ctxT(t), &api.SubmitRequest{Spec: &api.JobSpec{Command: "true"}}); status.Code(err) == codes.OK {
 		t.Error("a call on a closed connection succeeded")
+	}
+}
+
+// After the controller restarts on the same socket, the next call reaches
+// the new one (bsub -K and bwait watch again after a restart).
+func TestH2Reconnects(t *testing.T) {
+	t.Setenv("XCE_CONTROLLERS", "")
+	t.Setenv("LSF_ENVDIR", t.TempDir())
+	dir := t.TempDir()
+	t.Setenv("XCE_DIR", dir)
+	sock := filepath.Join(dir, SocketName)
+	serve := func() *grpc.Server {
+		lis, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs := grpc.NewServer()
+		rpc.RegisterControllerServer(gs, h2Server{watchEnded: make(chan struct{})})
+		go gs.Serve(lis)
+		return gs
+	}
+	gs := serve()
+	c := dialT(t)
+	ctx := ctxT(t)
+	submit := func() error {
+		_, err := c.Submit(ctx, &api.SubmitRequest{Spec: &api.JobSpec{Command: "true"}})
+		return err
+	}
+	if err := submit(); err != nil {
+		t.Fatal(err)
+	}
+	gs.Stop()
+	if err := submit(); status.Code(err) != codes.Unavailable {
+		t.Errorf("with the controller down: %v, want Unavailable", err)
+	}
+	gs = serve()
+	defer gs.Stop()
+	if err := submit(); err != nil {
+		t.Errorf("after the restart: %v", err)
 	}
 }
