@@ -166,7 +166,14 @@ func (c *h2Conn) reader() {
 			c.data(f)
 		case *http2.RSTStreamFrame:
 			if s := c.stream(f.StreamID); s != nil {
-				s.finish(status.New(rstCode(f.ErrCode), fmt.Sprintf("stream terminated by RST_STREAM with error code: %v", f.ErrCode)), nil)
+				code := rstCode(f.ErrCode)
+				if dl, ok := s.ctx.Deadline(); ok && code == codes.Canceled && !dl.After(time.Now()) {
+					// The server ended it for the deadline it was given
+					// (grpc-go says so too).
+					s.finish(status.New(codes.DeadlineExceeded, context.DeadlineExceeded.Error()), nil)
+					continue
+				}
+				s.finish(status.New(code, fmt.Sprintf("stream terminated by RST_STREAM with error code: %v", f.ErrCode)), nil)
 			}
 		case *http2.SettingsFrame:
 			if f.IsAck() {
