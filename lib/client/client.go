@@ -2,7 +2,9 @@
 // xcetop use it. The controller's directory is $XCE_DIR when set, else the
 // XCE_DIR of $LSF_ENVDIR/lsf.conf (xced writes one in DIR/conf); otherwise
 // the caller's own default directory when a controller runs there, else the
-// system one. Its socket is DIR/xced.sock.
+// system one. Its socket is DIR/xced.sock. Calls to it alone go over the
+// client's own HTTP/2 connection (h2.go), which a command opens, uses once
+// or twice and drops at a fraction of grpc-go's cost.
 //
 // # Several controllers
 //
