@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode"
@@ -358,7 +359,7 @@ func readScript(in io.Reader) (string, error) {
 	return sb.String(), sc.Err()
 }
 
-var directiveRE = regexp.MustCompile(`^\s*#\s*BSUB\s+(.*)$`)
+var directiveRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*#\s*BSUB\s+(.*)$`) })
 
 // directives collects the option words of a script's #BSUB lines, from
 // every line of the script (LSF honours directives after commands too). A
@@ -367,7 +368,7 @@ func directives(script string) ([]string, error) {
 	var words []string
 	lines := strings.Split(script, "\n")
 	for i := 0; i < len(lines); i++ {
-		m := directiveRE.FindStringSubmatch(lines[i])
+		m := directiveRE().FindStringSubmatch(lines[i])
 		if m == nil {
 			continue
 		}
@@ -416,14 +417,14 @@ func hasCommand(script string) bool {
 	return false
 }
 
-var arrayRE = regexp.MustCompile(`^([^\[\]]*)(\[[^\]]*\])(?:%(\d+))?$`)
+var arrayRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([^\[\]]*)(\[[^\]]*\])(?:%(\d+))?$`) })
 
 // fillSpec turns options into the submission.
 func fillSpec(s *api.JobSpec, o *bsubOpts) error {
 	s.Queue = o.queue
 	s.JobName = o.name
 	if strings.Contains(o.name, "[") {
-		m := arrayRE.FindStringSubmatch(o.name)
+		m := arrayRE().FindStringSubmatch(o.name)
 		if m == nil {
 			return errors.New("Bad job name")
 		}

@@ -44,6 +44,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -267,7 +268,9 @@ func execute(c *cobra.Command, code *int, args []string, stopAtCommand bool) (rc
 
 type usageError struct{ err error }
 
-var badFlagValue = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?--([\w-]+)" flag`)
+var badFlagValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?--([\w-]+)" flag`)
+})
 
 func (u usageError) Error() string { return u.err.Error() }
 
@@ -281,7 +284,7 @@ func lsfFlagError(err error) string {
 		return "option requires an argument -- " + rest
 	}
 	// invalid argument "x" for "--t" flag: strconv.ParseInt: ...
-	if m := badFlagValue.FindStringSubmatch(msg); m != nil {
+	if m := badFlagValue().FindStringSubmatch(msg); m != nil {
 		return m[1] + ": Bad argument for option -" + m[2]
 	}
 	return strings.ReplaceAll(msg, "--", "-")

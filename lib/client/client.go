@@ -2,7 +2,9 @@
 // xcetop use it. The controller's directory is $XCE_DIR when set, else the
 // XCE_DIR of $LSF_ENVDIR/lsf.conf (xced writes one in DIR/conf); otherwise
 // the caller's own default directory when a controller runs there, else the
-// system one. Its socket is DIR/xced.sock.
+// system one. Its socket is DIR/xced.sock. Calls to it alone go over the
+// client's own HTTP/2 connection (h2.go), which a command opens, uses once
+// or twice and drops at a fraction of grpc-go's cost.
 //
 // # Several controllers
 //
@@ -30,7 +32,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
@@ -98,8 +99,9 @@ func dirOf(conf func() *lsfenv.Conf) string {
 // Client is a connection to the controller.
 type Client struct {
 	rpc.ControllerClient
-	conn *grpc.ClientConn
-	fo   *failover // with controller candidates
+	conn *grpc.ClientConn // with controller candidates
+	h2   *h2Redialer      // without: the local socket alone
+	fo   *failover        // with controller candidates
 	Dir  string
 }
 
@@ -126,19 +128,17 @@ func Dial() (*Client, error) {
 		}
 		return nil, notRunning(sock)
 	}
-	opts := []grpc.DialOption{
+	if len(cands) == 0 {
+		h2 := newH2Redialer(sock)
+		return &Client{ControllerClient: rpc.NewControllerClient(h2), h2: h2, Dir: dir}, nil
+	}
+	conn, err := grpc.NewClient("unix://"+sock,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(64<<20)),
-	}
-	if len(cands) > 0 {
-		opts = append(opts, grpc.WithStatsHandler(sentHandler{}))
-	}
-	conn, err := grpc.NewClient("unix://"+sock, opts...)
+		codecOption(),
+		grpc.WithStatsHandler(sentHandler{}))
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", sock, err)
-	}
-	if len(cands) == 0 {
-		return &Client{ControllerClient: rpc.NewControllerClient(conn), conn: conn, Dir: dir}, nil
 	}
 	fo := newFailover(conn, sock, cands, failoverTimeout(os.Getenv))
 	return &Client{ControllerClient: rpc.NewControllerClient(fo), conn: conn, fo: fo, Dir: dir}, nil
@@ -150,6 +150,9 @@ func notRunning(sock string) error {
 
 // Close closes the connection.
 func (c *Client) Close() error {
+	if c.h2 != nil {
+		return c.h2.Close()
+	}
 	if c.fo != nil {
 		c.fo.close()
 	}
@@ -263,7 +266,7 @@ func (d *specDecoder) decodeAll(entries []*api.EncodedSpec) (map[int64]*api.JobS
 		spec, ok := d.seen[string(e.Value)]
 		if !ok {
 			spec = &api.JobSpec{}
-			if err := proto.Unmarshal(e.Value, spec); err != nil {
+			if err := spec.UnmarshalVT(e.Value); err != nil {
 				return nil, fmt.Errorf("decode the spec of job %d: %w", e.Key, err)
 			}
 			d.seen[string(e.Value)] = spec

@@ -118,6 +118,7 @@ func newFailover(localConn *grpc.ClientConn, sock string, cands []string, timeou
 		grpc.WithTransportCredentials(clusterauth.UserCredentials(f.mint)),
 		grpc.WithStatsHandler(sentHandler{}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(64<<20)),
+		codecOption(),
 		// A candidate that comes back is tried again soon, not after
 		// gRPC's default backoff of up to two minutes.
 		grpc.WithConnectParams(grpc.ConnectParams{

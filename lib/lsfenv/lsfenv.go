@@ -87,7 +87,7 @@ func LoadFile(path string) (*Conf, error) {
 
 func (c *Conf) parse(r io.Reader) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc.Buffer(nil, 1<<20) // from 4 KB, grown as lines need
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || line[0] == '#' {

@@ -3,6 +3,7 @@ package lsfout
 import (
 	"io"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -24,7 +25,7 @@ const ArraysColumns = "jobid array_spec owner njobs pend done run exit ssusp usu
 // ParseArraysFormat parses a bjobs -A -o specification (see ParseFormat
 // for the syntax).
 func ParseArraysFormat(spec string) (*ArraysFormat, error) {
-	t, err := parseColumns(spec, arrayFields, arrayFieldByName)
+	t, err := parseColumns(spec, arrayFields(), arrayFieldByName())
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +52,7 @@ func acount(get func(a *ArrayCounts) int) func(*fieldCtx, *ArrayCounts) string {
 }
 
 // arrayFields are bjobs -A's columns, then the bjobs fields.
-var arrayFields = func() []*fieldDef[*ArrayCounts] {
+var arrayFields = sync.OnceValue(func() []*fieldDef[*ArrayCounts] {
 	list := []*fieldDef[*ArrayCounts]{
 		{name: "jobid", aliases: []string{"id"}, width: 7, text: func(_ *fieldCtx, a *ArrayCounts) string { return strconv.FormatInt(a.Job.GetJobId(), 10) }},
 		{name: "array_spec", width: 10, text: func(_ *fieldCtx, a *ArrayCounts) string {
@@ -67,7 +68,7 @@ var arrayFields = func() []*fieldDef[*ArrayCounts] {
 		{name: "ususp", width: 5, text: acount(func(a *ArrayCounts) int { return a.Ususp })},
 		{name: "psusp", width: 5, text: acount(func(a *ArrayCounts) int { return a.Psusp })},
 	}
-	for _, f := range fields {
+	for _, f := range fields() {
 		if f.name == "jobid" {
 			continue
 		}
@@ -83,6 +84,6 @@ var arrayFields = func() []*fieldDef[*ArrayCounts] {
 		list = append(list, d)
 	}
 	return list
-}()
+})
 
-var arrayFieldByName = indexFields(arrayFields)
+var arrayFieldByName = sync.OnceValue(func() map[string]*fieldDef[*ArrayCounts] { return indexFields(arrayFields()) })

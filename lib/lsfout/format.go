@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -110,229 +111,231 @@ func limitKB(get func(*api.JobSpec) int64) func(*api.Job) (int64, bool) {
 
 // fields lists every field name in the order "all" prints them: the LSF
 // 9.1/10.1 table of output-formats.md section 4, then the 10.1 additions.
-var fields = []*field{
-	{name: "jobid", aliases: []string{"id"}, width: 7, text: str(func(j *api.Job) string { return strconv.FormatInt(j.GetJobId(), 10) })},
-	{name: "stat", width: 5, text: str(func(j *api.Job) string { return StateName(j.GetState()) })},
-	{name: "user", width: 7, text: str(func(j *api.Job) string { return submitted(j).GetUser() })},
-	{name: "user_group", aliases: []string{"ugroup"}, width: 15, text: str(func(j *api.Job) string { return effective(j).GetUserGroup() })},
-	{name: "queue", width: 10, text: str(func(j *api.Job) string { return effective(j).GetQueue() })},
-	{name: "job_name", aliases: []string{"name"}, width: 10, text: str(DisplayName), cutFront: true},
-	{name: "job_description", aliases: []string{"description"}, width: 17, text: str(func(j *api.Job) string { return submitted(j).GetDescription() })},
-	{name: "proj_name", aliases: []string{"proj", "project"}, width: 11, text: str(projectName)},
-	{name: "job_group", aliases: []string{"group"}, width: 10, text: str(func(j *api.Job) string { return api.JobGroupPath(effective(j).GetJobGroup()) })},
-	{name: "dependency", width: 15, text: str(func(j *api.Job) string { return submitted(j).GetDependency() })},
-	{name: "command", aliases: []string{"cmd"}, width: 15, text: str(CommandString)},
-	{name: "pre_exec_command", aliases: []string{"pre_cmd"}, width: 16, text: str(func(j *api.Job) string { return effective(j).GetPreExec() })},
-	{name: "pids", width: 20, text: str(pidList)},
-	{name: "exit_code", width: 10, text: str(exitCode)},
-	{name: "from_host", width: 11, text: str(func(j *api.Job) string { return submitted(j).GetSubmitHost() })},
-	{name: "first_host", width: 11, text: str(func(j *api.Job) string {
-		if hs := j.GetExecHosts(); len(hs) > 0 {
-			return hs[0].GetHost()
-		}
-		return ""
-	})},
-	{name: "exec_host", width: 11, text: str(func(j *api.Job) string { return strings.Join(ExecHosts(j), ":") })},
-	{name: "nexec_host", width: 10, text: str(func(j *api.Job) string { return num(int64(len(j.GetExecHosts()))) })},
-	{name: "submit_time", width: 15, text: func(c *fieldCtx, j *api.Job) string { return FormatSubmitTime(j.GetSubmitTime(), c.loc) }},
-	{name: "start_time", width: 15, text: func(c *fieldCtx, j *api.Job) string { return FormatSubmitTime(j.GetStartTime(), c.loc) }},
-	{name: "estimated_start_time", aliases: []string{"estart_time"}, width: 20, text: none},
-	{name: "specified_start_time", aliases: []string{"sstart_time"}, width: 20, text: func(c *fieldCtx, j *api.Job) string {
-		return FormatSubmitTime(submitted(j).GetBeginTime()*int64(time.Second), c.loc)
-	}},
-	{name: "specified_terminate_time", aliases: []string{"sterminate_time"}, width: 24, text: func(c *fieldCtx, j *api.Job) string {
-		return FormatSubmitTime(submitted(j).GetTermTime()*int64(time.Second), c.loc)
-	}},
-	{name: "time_left", width: 11, text: timeLeft},
-	{name: "finish_time", width: 16, text: finishTime},
-	{name: "%complete", width: 11, text: percentComplete},
-	{name: "cpu_used", width: 10, text: cpuUsed},
-	{name: "slots", width: 5, text: str(func(j *api.Job) string {
-		if n := allocSlots(j); n > 0 {
-			return strconv.Itoa(n)
-		}
-		lo, _ := taskRange(submitted(j))
-		return strconv.Itoa(lo)
-	})},
-	{name: "run_time", width: 15, text: func(c *fieldCtx, j *api.Job) string { return c.seconds(runSeconds(c, j)) }},
-	{name: "idle_factor", width: 11, text: func(c *fieldCtx, j *api.Job) string {
-		run := runSeconds(c, j)
-		if run <= 0 || j.GetUsage() == nil {
-			return ""
-		}
-		return fmt.Sprintf("%.2f", float64(j.GetUsage().GetCpuTimeMs())/1000/float64(run))
-	}},
-	{name: "mem", width: 10, kb: usageKB((*api.ResourceUsage).GetMemKb)},
-	{name: "memlimit", width: 10, kb: limitKB((*api.JobSpec).GetMemLimitKb)},
-	{name: "swap", width: 10, kb: usageKB((*api.ResourceUsage).GetSwapKb)},
-	{name: "swaplimit", width: 10, kb: limitKB((*api.JobSpec).GetSwapLimitKb)},
-	{name: "min_req_proc", width: 12, text: str(func(j *api.Job) string {
-		lo, _ := taskRange(submitted(j))
-		return strconv.Itoa(lo)
-	})},
-	{name: "max_req_proc", width: 12, text: str(func(j *api.Job) string {
-		_, hi := taskRange(submitted(j))
-		return strconv.Itoa(hi)
-	})},
-	{name: "filelimit", width: 10, kb: limitKB((*api.JobSpec).GetFileLimitKb)},
-	{name: "corelimit", width: 10, kb: limitKB((*api.JobSpec).GetCoreLimitKb)},
-	{name: "stacklimit", width: 10, kb: limitKB((*api.JobSpec).GetStackLimitKb)},
-	{name: "processlimit", width: 12, text: str(func(j *api.Job) string {
-		if n := effective(j).GetProcessLimit(); n > 0 {
-			return strconv.Itoa(int(n))
-		}
-		return ""
-	})},
-	{name: "input_file", width: 10, text: str(func(j *api.Job) string { return submitted(j).GetInputFile() })},
-	{name: "output_file", width: 11, text: str(func(j *api.Job) string { return submitted(j).GetOutputFile() })},
-	{name: "error_file", width: 10, text: str(func(j *api.Job) string { return submitted(j).GetErrorFile() })},
-	{name: "sub_cwd", width: 10, text: str(submitCWD)},
-	{name: "exec_home", width: 10, text: str((*api.Job).GetExecHome)},
-	{name: "exec_cwd", width: 10, text: str((*api.Job).GetExecCwd)},
-	{name: "effective_resreq", aliases: []string{"eresreq"}, width: 17, text: str(func(j *api.Job) string {
-		// As bjobs -l's Effective, with LSF's trailing blank.
-		if j.GetStartTime() == 0 || isPending(j.GetState()) {
-			return ""
-		}
-		return combinedResReq(effective(j).GetResReq()) + " "
-	})},
-
-	// LSF 10.1 additions, with the recommended widths of the 10.1 Fix Pack
-	// 14 table. Fields XCE has no data for (reservations, esub, SAAP,
-	// MultiCluster forwarding, license projects, GPUs, pending time
-	// limits, energy and GPFS accounting) are accepted and always empty:
-	// "-" in a table, "" in -json.
-	{name: "jobindex", width: 8, text: str(func(j *api.Job) string { return strconv.Itoa(int(j.GetArrayIndex())) })},
-	{name: "application", aliases: []string{"app"}, width: 13, text: str(func(j *api.Job) string { return effective(j).GetApp() })},
-	{name: "service_class", aliases: []string{"sla"}, width: 13, text: none},
-	{name: "job_priority", aliases: []string{"priority"}, width: 12, text: str(func(j *api.Job) string { return num(int64(effective(j).GetUserPriority())) })},
-	{name: "post_exec_command", aliases: []string{"post_cmd"}, width: 17, text: str(func(j *api.Job) string { return effective(j).GetPostExec() })},
-	{name: "resize_notification_command", aliases: []string{"resize_cmd"}, width: 27, text: none},
-	{name: "exit_reason", width: 50, text: str(func(j *api.Job) string {
-		if !isFinished(j.GetState()) || !j.GetTermReasonSet() {
-			return ""
-		}
-		return TermReasonText(j.GetTermReason())
-	})},
-	{name: "pend_reason", width: 11, text: str(func(j *api.Job) string {
-		if !isPending(j.GetState()) {
-			return ""
-		}
-		return strings.Join(pendReasons(j), "; ")
-	})},
-	{name: "kill_reason", width: 50, text: str((*api.Job).GetKillReason)},
-	{name: "interactive", width: 11, text: none},
-	{name: "ask_hosts", width: 30, text: str(func(j *api.Job) string { return strings.Join(submitted(j).GetHosts(), " ") })},
-	{name: "alloc_slot", width: 20, text: str(func(j *api.Job) string { return strings.Join(ExecHosts(j), ":") })},
-	{name: "nalloc_slot", width: 10, text: str(func(j *api.Job) string { return num(int64(allocSlots(j))) })},
-	{name: "nreq_slot", width: 10, text: str(func(j *api.Job) string {
-		lo, _ := taskRange(submitted(j))
-		return strconv.Itoa(lo)
-	})},
-	{name: "host_file", width: 10, text: none},
-	{name: "exclusive", width: 13, text: str(func(j *api.Job) string {
-		if effective(j).GetExclusive() {
-			return "Y"
-		}
-		return "N"
-	})},
-	{name: "max_mem", width: 10, kb: usageKB((*api.ResourceUsage).GetMaxMemKb)},
-	{name: "avg_mem", width: 10, kb: usageKB((*api.ResourceUsage).GetAvgMemKb)},
-	{name: "runtimelimit", width: 12, text: str(func(j *api.Job) string { return minutes(effective(j).GetRunLimitSec()) })},
-	{name: "plimit", width: 10, text: none},
-	{name: "eplimit", width: 10, text: none},
-	{name: "pend_time", width: 12, text: func(c *fieldCtx, j *api.Job) string {
-		end := j.GetStartTime()
-		switch {
-		case isPending(j.GetState()):
-			end = c.now
-		case end == 0 && isFinished(j.GetState()):
-			end = j.GetEndTime()
-		case end == 0:
-			end = c.now
-		}
-		if j.GetSubmitTime() == 0 || end < j.GetSubmitTime() {
-			return ""
-		}
-		return strconv.FormatInt((end-j.GetSubmitTime())/int64(time.Second), 10)
-	}},
-	{name: "ependtime", width: 12, text: none},
-	{name: "ipendtime", width: 12, text: none},
-	{name: "estimated_run_time", aliases: []string{"ertime"}, width: 20, text: str(func(j *api.Job) string { return minutes(effective(j).GetEstimatedRunSec()) })},
-	{name: "ru_utime", width: 12, text: none},
-	{name: "ru_stime", width: 12, text: none},
-	{name: "warning_action", aliases: []string{"warn_act"}, width: 15, text: str(func(j *api.Job) string { return effective(j).GetWarningAction() })},
-	{name: "action_warning_time", aliases: []string{"warn_time"}, width: 19, text: str(func(j *api.Job) string { return minutes(effective(j).GetWarningTimeSec()) })},
-	{name: "exception_status", aliases: []string{"except_stat"}, width: 16, text: str(func(j *api.Job) string { return strings.Join(api.ExceptionNames(j.GetExceptions()), " ") })},
-	{name: "output_dir", width: 15, text: str(func(j *api.Job) string { return submitted(j).GetOutdir() })},
-	{name: "licproject", width: 20, text: none},
-	{name: "forward_cluster", aliases: []string{"fwd_cluster"}, width: 15, text: none},
-	{name: "forward_time", aliases: []string{"fwd_time"}, width: 15, text: none},
-	{name: "srcjobid", width: 8, text: none},
-	{name: "dstjobid", width: 8, text: none},
-	{name: "source_cluster", aliases: []string{"srcluster"}, width: 15, text: none},
-	{name: "nthreads", width: 10, text: str(func(j *api.Job) string {
-		if u := j.GetUsage(); u != nil {
-			return strconv.Itoa(int(u.GetNthreads()))
-		}
-		return ""
-	})},
-	{name: "hrusage", width: 50, kb: noKB},
-	{name: "gpu_num", aliases: []string{"gnum"}, width: 10, text: str(func(j *api.Job) string {
-		if g := jobGPU(j); g != nil {
-			n := strconv.Itoa(g.Num)
-			if g.PerTask {
-				n += "/task"
+var fields = sync.OnceValue(func() []*field {
+	return []*field{
+		{name: "jobid", aliases: []string{"id"}, width: 7, text: str(func(j *api.Job) string { return strconv.FormatInt(j.GetJobId(), 10) })},
+		{name: "stat", width: 5, text: str(func(j *api.Job) string { return StateName(j.GetState()) })},
+		{name: "user", width: 7, text: str(func(j *api.Job) string { return submitted(j).GetUser() })},
+		{name: "user_group", aliases: []string{"ugroup"}, width: 15, text: str(func(j *api.Job) string { return effective(j).GetUserGroup() })},
+		{name: "queue", width: 10, text: str(func(j *api.Job) string { return effective(j).GetQueue() })},
+		{name: "job_name", aliases: []string{"name"}, width: 10, text: str(DisplayName), cutFront: true},
+		{name: "job_description", aliases: []string{"description"}, width: 17, text: str(func(j *api.Job) string { return submitted(j).GetDescription() })},
+		{name: "proj_name", aliases: []string{"proj", "project"}, width: 11, text: str(projectName)},
+		{name: "job_group", aliases: []string{"group"}, width: 10, text: str(func(j *api.Job) string { return api.JobGroupPath(effective(j).GetJobGroup()) })},
+		{name: "dependency", width: 15, text: str(func(j *api.Job) string { return submitted(j).GetDependency() })},
+		{name: "command", aliases: []string{"cmd"}, width: 15, text: str(CommandString)},
+		{name: "pre_exec_command", aliases: []string{"pre_cmd"}, width: 16, text: str(func(j *api.Job) string { return effective(j).GetPreExec() })},
+		{name: "pids", width: 20, text: str(pidList)},
+		{name: "exit_code", width: 10, text: str(exitCode)},
+		{name: "from_host", width: 11, text: str(func(j *api.Job) string { return submitted(j).GetSubmitHost() })},
+		{name: "first_host", width: 11, text: str(func(j *api.Job) string {
+			if hs := j.GetExecHosts(); len(hs) > 0 {
+				return hs[0].GetHost()
 			}
-			return n
-		}
-		return ""
-	})},
-	{name: "gpu_mode", aliases: []string{"gmode"}, width: 20, text: str(func(j *api.Job) string {
-		if g := jobGPU(j); g != nil {
-			return g.Mode
-		}
-		return ""
-	})},
-	{name: "j_exclusive", aliases: []string{"j_excl"}, width: 15, text: str(func(j *api.Job) string {
-		if g := jobGPU(j); g != nil {
-			return map[bool]string{true: "yes", false: "no"}[g.Exclusive()]
-		}
-		return ""
-	})},
-	{name: "gpu_alloc", aliases: []string{"galloc"}, width: 30, text: str(gpuAlloc)},
-	{name: "cpu_peak", width: 10, text: none},
-	{name: "cpu_efficiency", width: 10, text: averageCPUEfficiency},
-	{name: "mem_efficiency", width: 10, text: none},
-
-	// The rest of the 10.1 Fix Pack 14 table.
-	{name: "rsvid", width: 40, text: none},
-	{name: "esub", width: 20, text: none},
-	{name: "suspend_reason", width: 50, text: str(func(j *api.Job) string {
-		if s := j.GetState(); s != api.JobState_USUSP && s != api.JobState_SSUSP {
 			return ""
-		}
-		return strings.Join(suspendReasons(j), "; ")
-	})},
-	{name: "resume_reason", width: 50, text: none},
-	{name: "kill_issue_host", width: 50, text: none},
-	{name: "suspend_issue_host", width: 50, text: none},
-	{name: "resume_issue_host", width: 50, text: none},
-	{name: "charged_saap", aliases: []string{"saap"}, width: 50, text: none},
-	{name: "pendstate", width: 9, text: pendState},
-	{name: "estimated_sim_start_time", aliases: []string{"esstart_time"}, width: 24, text: none},
-	{name: "effective_plimit", width: 18, text: none},
-	{name: "plimit_remain", width: 15, text: none},
-	{name: "effective_eplimit", width: 19, text: none},
-	{name: "eplimit_remain", width: 16, text: none},
-	{name: "combined_resreq", aliases: []string{"cresreq"}, width: 20, text: str(func(j *api.Job) string { return combinedResReq(effective(j).GetResReq()) })},
-	{name: "network_req", width: 15, text: none},
-	{name: "energy", text: none},
-	{name: "gpfsio", text: none},
-	{name: "cpu_peak_efficiency", width: 10, text: none},
-	{name: "average_cpu_efficiency", width: 10, text: averageCPUEfficiency},
-	{name: "cpu_peak_reached_duration", width: 10, text: none},
-}
+		})},
+		{name: "exec_host", width: 11, text: str(func(j *api.Job) string { return strings.Join(ExecHosts(j), ":") })},
+		{name: "nexec_host", width: 10, text: str(func(j *api.Job) string { return num(int64(len(j.GetExecHosts()))) })},
+		{name: "submit_time", width: 15, text: func(c *fieldCtx, j *api.Job) string { return FormatSubmitTime(j.GetSubmitTime(), c.loc) }},
+		{name: "start_time", width: 15, text: func(c *fieldCtx, j *api.Job) string { return FormatSubmitTime(j.GetStartTime(), c.loc) }},
+		{name: "estimated_start_time", aliases: []string{"estart_time"}, width: 20, text: none},
+		{name: "specified_start_time", aliases: []string{"sstart_time"}, width: 20, text: func(c *fieldCtx, j *api.Job) string {
+			return FormatSubmitTime(submitted(j).GetBeginTime()*int64(time.Second), c.loc)
+		}},
+		{name: "specified_terminate_time", aliases: []string{"sterminate_time"}, width: 24, text: func(c *fieldCtx, j *api.Job) string {
+			return FormatSubmitTime(submitted(j).GetTermTime()*int64(time.Second), c.loc)
+		}},
+		{name: "time_left", width: 11, text: timeLeft},
+		{name: "finish_time", width: 16, text: finishTime},
+		{name: "%complete", width: 11, text: percentComplete},
+		{name: "cpu_used", width: 10, text: cpuUsed},
+		{name: "slots", width: 5, text: str(func(j *api.Job) string {
+			if n := allocSlots(j); n > 0 {
+				return strconv.Itoa(n)
+			}
+			lo, _ := taskRange(submitted(j))
+			return strconv.Itoa(lo)
+		})},
+		{name: "run_time", width: 15, text: func(c *fieldCtx, j *api.Job) string { return c.seconds(runSeconds(c, j)) }},
+		{name: "idle_factor", width: 11, text: func(c *fieldCtx, j *api.Job) string {
+			run := runSeconds(c, j)
+			if run <= 0 || j.GetUsage() == nil {
+				return ""
+			}
+			return fmt.Sprintf("%.2f", float64(j.GetUsage().GetCpuTimeMs())/1000/float64(run))
+		}},
+		{name: "mem", width: 10, kb: usageKB((*api.ResourceUsage).GetMemKb)},
+		{name: "memlimit", width: 10, kb: limitKB((*api.JobSpec).GetMemLimitKb)},
+		{name: "swap", width: 10, kb: usageKB((*api.ResourceUsage).GetSwapKb)},
+		{name: "swaplimit", width: 10, kb: limitKB((*api.JobSpec).GetSwapLimitKb)},
+		{name: "min_req_proc", width: 12, text: str(func(j *api.Job) string {
+			lo, _ := taskRange(submitted(j))
+			return strconv.Itoa(lo)
+		})},
+		{name: "max_req_proc", width: 12, text: str(func(j *api.Job) string {
+			_, hi := taskRange(submitted(j))
+			return strconv.Itoa(hi)
+		})},
+		{name: "filelimit", width: 10, kb: limitKB((*api.JobSpec).GetFileLimitKb)},
+		{name: "corelimit", width: 10, kb: limitKB((*api.JobSpec).GetCoreLimitKb)},
+		{name: "stacklimit", width: 10, kb: limitKB((*api.JobSpec).GetStackLimitKb)},
+		{name: "processlimit", width: 12, text: str(func(j *api.Job) string {
+			if n := effective(j).GetProcessLimit(); n > 0 {
+				return strconv.Itoa(int(n))
+			}
+			return ""
+		})},
+		{name: "input_file", width: 10, text: str(func(j *api.Job) string { return submitted(j).GetInputFile() })},
+		{name: "output_file", width: 11, text: str(func(j *api.Job) string { return submitted(j).GetOutputFile() })},
+		{name: "error_file", width: 10, text: str(func(j *api.Job) string { return submitted(j).GetErrorFile() })},
+		{name: "sub_cwd", width: 10, text: str(submitCWD)},
+		{name: "exec_home", width: 10, text: str((*api.Job).GetExecHome)},
+		{name: "exec_cwd", width: 10, text: str((*api.Job).GetExecCwd)},
+		{name: "effective_resreq", aliases: []string{"eresreq"}, width: 17, text: str(func(j *api.Job) string {
+			// As bjobs -l's Effective, with LSF's trailing blank.
+			if j.GetStartTime() == 0 || isPending(j.GetState()) {
+				return ""
+			}
+			return combinedResReq(effective(j).GetResReq()) + " "
+		})},
+
+		// LSF 10.1 additions, with the recommended widths of the 10.1 Fix Pack
+		// 14 table. Fields XCE has no data for (reservations, esub, SAAP,
+		// MultiCluster forwarding, license projects, GPUs, pending time
+		// limits, energy and GPFS accounting) are accepted and always empty:
+		// "-" in a table, "" in -json.
+		{name: "jobindex", width: 8, text: str(func(j *api.Job) string { return strconv.Itoa(int(j.GetArrayIndex())) })},
+		{name: "application", aliases: []string{"app"}, width: 13, text: str(func(j *api.Job) string { return effective(j).GetApp() })},
+		{name: "service_class", aliases: []string{"sla"}, width: 13, text: none},
+		{name: "job_priority", aliases: []string{"priority"}, width: 12, text: str(func(j *api.Job) string { return num(int64(effective(j).GetUserPriority())) })},
+		{name: "post_exec_command", aliases: []string{"post_cmd"}, width: 17, text: str(func(j *api.Job) string { return effective(j).GetPostExec() })},
+		{name: "resize_notification_command", aliases: []string{"resize_cmd"}, width: 27, text: none},
+		{name: "exit_reason", width: 50, text: str(func(j *api.Job) string {
+			if !isFinished(j.GetState()) || !j.GetTermReasonSet() {
+				return ""
+			}
+			return TermReasonText(j.GetTermReason())
+		})},
+		{name: "pend_reason", width: 11, text: str(func(j *api.Job) string {
+			if !isPending(j.GetState()) {
+				return ""
+			}
+			return strings.Join(pendReasons(j), "; ")
+		})},
+		{name: "kill_reason", width: 50, text: str((*api.Job).GetKillReason)},
+		{name: "interactive", width: 11, text: none},
+		{name: "ask_hosts", width: 30, text: str(func(j *api.Job) string { return strings.Join(submitted(j).GetHosts(), " ") })},
+		{name: "alloc_slot", width: 20, text: str(func(j *api.Job) string { return strings.Join(ExecHosts(j), ":") })},
+		{name: "nalloc_slot", width: 10, text: str(func(j *api.Job) string { return num(int64(allocSlots(j))) })},
+		{name: "nreq_slot", width: 10, text: str(func(j *api.Job) string {
+			lo, _ := taskRange(submitted(j))
+			return strconv.Itoa(lo)
+		})},
+		{name: "host_file", width: 10, text: none},
+		{name: "exclusive", width: 13, text: str(func(j *api.Job) string {
+			if effective(j).GetExclusive() {
+				return "Y"
+			}
+			return "N"
+		})},
+		{name: "max_mem", width: 10, kb: usageKB((*api.ResourceUsage).GetMaxMemKb)},
+		{name: "avg_mem", width: 10, kb: usageKB((*api.ResourceUsage).GetAvgMemKb)},
+		{name: "runtimelimit", width: 12, text: str(func(j *api.Job) string { return minutes(effective(j).GetRunLimitSec()) })},
+		{name: "plimit", width: 10, text: none},
+		{name: "eplimit", width: 10, text: none},
+		{name: "pend_time", width: 12, text: func(c *fieldCtx, j *api.Job) string {
+			end := j.GetStartTime()
+			switch {
+			case isPending(j.GetState()):
+				end = c.now
+			case end == 0 && isFinished(j.GetState()):
+				end = j.GetEndTime()
+			case end == 0:
+				end = c.now
+			}
+			if j.GetSubmitTime() == 0 || end < j.GetSubmitTime() {
+				return ""
+			}
+			return strconv.FormatInt((end-j.GetSubmitTime())/int64(time.Second), 10)
+		}},
+		{name: "ependtime", width: 12, text: none},
+		{name: "ipendtime", width: 12, text: none},
+		{name: "estimated_run_time", aliases: []string{"ertime"}, width: 20, text: str(func(j *api.Job) string { return minutes(effective(j).GetEstimatedRunSec()) })},
+		{name: "ru_utime", width: 12, text: none},
+		{name: "ru_stime", width: 12, text: none},
+		{name: "warning_action", aliases: []string{"warn_act"}, width: 15, text: str(func(j *api.Job) string { return effective(j).GetWarningAction() })},
+		{name: "action_warning_time", aliases: []string{"warn_time"}, width: 19, text: str(func(j *api.Job) string { return minutes(effective(j).GetWarningTimeSec()) })},
+		{name: "exception_status", aliases: []string{"except_stat"}, width: 16, text: str(func(j *api.Job) string { return strings.Join(api.ExceptionNames(j.GetExceptions()), " ") })},
+		{name: "output_dir", width: 15, text: str(func(j *api.Job) string { return submitted(j).GetOutdir() })},
+		{name: "licproject", width: 20, text: none},
+		{name: "forward_cluster", aliases: []string{"fwd_cluster"}, width: 15, text: none},
+		{name: "forward_time", aliases: []string{"fwd_time"}, width: 15, text: none},
+		{name: "srcjobid", width: 8, text: none},
+		{name: "dstjobid", width: 8, text: none},
+		{name: "source_cluster", aliases: []string{"srcluster"}, width: 15, text: none},
+		{name: "nthreads", width: 10, text: str(func(j *api.Job) string {
+			if u := j.GetUsage(); u != nil {
+				return strconv.Itoa(int(u.GetNthreads()))
+			}
+			return ""
+		})},
+		{name: "hrusage", width: 50, kb: noKB},
+		{name: "gpu_num", aliases: []string{"gnum"}, width: 10, text: str(func(j *api.Job) string {
+			if g := jobGPU(j); g != nil {
+				n := strconv.Itoa(g.Num)
+				if g.PerTask {
+					n += "/task"
+				}
+				return n
+			}
+			return ""
+		})},
+		{name: "gpu_mode", aliases: []string{"gmode"}, width: 20, text: str(func(j *api.Job) string {
+			if g := jobGPU(j); g != nil {
+				return g.Mode
+			}
+			return ""
+		})},
+		{name: "j_exclusive", aliases: []string{"j_excl"}, width: 15, text: str(func(j *api.Job) string {
+			if g := jobGPU(j); g != nil {
+				return map[bool]string{true: "yes", false: "no"}[g.Exclusive()]
+			}
+			return ""
+		})},
+		{name: "gpu_alloc", aliases: []string{"galloc"}, width: 30, text: str(gpuAlloc)},
+		{name: "cpu_peak", width: 10, text: none},
+		{name: "cpu_efficiency", width: 10, text: averageCPUEfficiency},
+		{name: "mem_efficiency", width: 10, text: none},
+
+		// The rest of the 10.1 Fix Pack 14 table.
+		{name: "rsvid", width: 40, text: none},
+		{name: "esub", width: 20, text: none},
+		{name: "suspend_reason", width: 50, text: str(func(j *api.Job) string {
+			if s := j.GetState(); s != api.JobState_USUSP && s != api.JobState_SSUSP {
+				return ""
+			}
+			return strings.Join(suspendReasons(j), "; ")
+		})},
+		{name: "resume_reason", width: 50, text: none},
+		{name: "kill_issue_host", width: 50, text: none},
+		{name: "suspend_issue_host", width: 50, text: none},
+		{name: "resume_issue_host", width: 50, text: none},
+		{name: "charged_saap", aliases: []string{"saap"}, width: 50, text: none},
+		{name: "pendstate", width: 9, text: pendState},
+		{name: "estimated_sim_start_time", aliases: []string{"esstart_time"}, width: 24, text: none},
+		{name: "effective_plimit", width: 18, text: none},
+		{name: "plimit_remain", width: 15, text: none},
+		{name: "effective_eplimit", width: 19, text: none},
+		{name: "eplimit_remain", width: 16, text: none},
+		{name: "combined_resreq", aliases: []string{"cresreq"}, width: 20, text: str(func(j *api.Job) string { return combinedResReq(effective(j).GetResReq()) })},
+		{name: "network_req", width: 15, text: none},
+		{name: "energy", text: none},
+		{name: "gpfsio", text: none},
+		{name: "cpu_peak_efficiency", width: 10, text: none},
+		{name: "average_cpu_efficiency", width: 10, text: averageCPUEfficiency},
+		{name: "cpu_peak_reached_duration", width: 10, text: none},
+	}
+})
 
 // averageCPUEfficiency is CPU time over run time and slots, in percent.
 func averageCPUEfficiency(c *fieldCtx, j *api.Job) string {
@@ -367,7 +370,7 @@ func pendState(c *fieldCtx, j *api.Job) string {
 }
 
 // fieldByName indexes fields by name and alias.
-var fieldByName = indexFields(fields)
+var fieldByName = sync.OnceValue(func() map[string]*field { return indexFields(fields()) })
 
 // indexFields indexes a field table by name and alias, giving the fields
 // without a recommended width that of their name, at least 10.
@@ -405,7 +408,7 @@ var memUnits = map[string]string{
 // memory fields only. An unknown field gives LSF's error
 // "<foo> in the format string is not a valid field name.".
 func ParseFormat(spec string) (*Format, error) {
-	t, err := parseColumns(spec, fields, fieldByName)
+	t, err := parseColumns(spec, fields(), fieldByName())
 	if err != nil {
 		return nil, err
 	}

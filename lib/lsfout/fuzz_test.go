@@ -29,7 +29,7 @@ func FuzzParseFormat(f *testing.F) {
 			t.Fatal(err)
 		}
 		// Every column is at most MaxWidth wide, or as wide as its value.
-		cols := len(strings.Fields(spec)) * len(fields)
+		cols := len(strings.Fields(spec)) * len(fields())
 		if limit := cols*(MaxWidth+1) + 1<<16; b.Len() > limit*(len(jobs)+1) {
 			t.Fatalf("%q printed %d bytes", spec, b.Len())
 		}

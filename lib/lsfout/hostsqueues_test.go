@@ -149,12 +149,12 @@ func TestParseQueuesHostsFormat(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ParseQueuesFormat: %v", err)
 		}
-		if want := 28 + len(queueFields); len(f.cols) != want {
+		if want := 28 + len(queueFields()); len(f.cols) != want {
 			t.Errorf("%d columns, want %d", len(f.cols), want)
 		}
 	}
 	f, err := ParseHostsFormat("HNAME STAT JLU DISPWIN NG NGU NGX NGS NGSJX NGXA NGSA all")
-	if err != nil || len(f.cols) != 11+len(hostFields) {
+	if err != nil || len(f.cols) != 11+len(hostFields()) {
 		t.Errorf("ParseHostsFormat aliases: %v", err)
 	}
 }

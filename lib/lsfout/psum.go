@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"xce/lib/api"
@@ -15,7 +16,7 @@ import (
 
 // hostReasonRE splits a host-based pending reason ("Not enough job slot(s):
 // 1 host") into its text and its host count.
-var hostReasonRE = regexp.MustCompile(`^(.*): (\d+) hosts?$`)
+var hostReasonRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*): (\d+) hosts?$`) })
 
 // hostBasedReasons is the line of the -psum summary that counts the jobs
 // pending for host-based reasons, detailed in a second section.
@@ -61,7 +62,7 @@ func WritePendSummary(w io.Writer, jobs []*api.Job, cluster string, published ti
 		pending++
 		seen, hostBased := map[string]bool{}, false
 		for _, r := range pendReasons(j) {
-			if m := hostReasonRE.FindStringSubmatch(r); m != nil {
+			if m := hostReasonRE().FindStringSubmatch(r); m != nil {
 				n, _ := strconv.Atoi(m[2])
 				occBy[m[1]] += n
 				note(m[1])

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"xce/lib/resreq"
 )
@@ -41,16 +42,21 @@ func combinedResReq(reqs []string) string {
 }
 
 var (
-	rusageSectionRE = regexp.MustCompile(`rusage\[[^\]]*\]`)
-	rusageAmountRE  = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)=([0-9]+(?:\.[0-9]+)?)([,:/\] ]|$)`)
+	rusageSectionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`rusage\[[^\]]*\]`) })
+	rusageAmountRE  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)=([0-9]+(?:\.[0-9]+)?)([,:/\] ]|$)`)
+	})
 )
 
 // rusageDecimals prints the plain amounts of every rusage section of s
 // with two decimals; duration and decay keep their form.
 func rusageDecimals(s string) string {
-	return rusageSectionRE.ReplaceAllStringFunc(s, func(sec string) string {
-		return rusageAmountRE.ReplaceAllStringFunc(sec, func(m string) string {
-			p := rusageAmountRE.FindStringSubmatch(m)
+	if !strings.Contains(s, "rusage[") {
+		return s // most jobs: no need to compile the expressions
+	}
+	return rusageSectionRE().ReplaceAllStringFunc(s, func(sec string) string {
+		return rusageAmountRE().ReplaceAllStringFunc(sec, func(m string) string {
+			p := rusageAmountRE().FindStringSubmatch(m)
 			if p[1] == "duration" || p[1] == "decay" {
 				return m
 			}

@@ -1,0 +1,833 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// h2Conn is a gRPC client connection to the controller's local socket:
+// gRPC's wire protocol over one HTTP/2 connection, written here because a
+// command makes one or two calls and exits. grpc-go's ClientConn first
+// runs a resolver, a balancer and a connection state machine in their own
+// goroutines, formats channelz trace events, and waits for the server's
+// settings before it sends the call; here the call goes out in the same
+// write as the connection preface, and closing costs nothing. Calls with
+// controller candidates (failover over TCP, TLS) keep grpc-go.
+//
+// It implements what the controller's API uses: unary and server-streaming
+// calls, status details, deadlines and cancellation, and flow control in
+// both directions.
+type h2Conn struct {
+	nc net.Conn
+
+	wmu  sync.Mutex // one frame sequence at a time
+	bw   *bufio.Writer
+	fr   *http2.Framer // its writes under wmu; its reads by the reader only
+	henc *hpack.Encoder
+	hbuf strings.Builder
+
+	mu       sync.Mutex
+	sendCond *sync.Cond // the send windows grew, or the connection ended
+	streams  map[uint32]*h2Stream
+	nextID   uint32
+	sendWin  int64  // the connection's send window
+	initWin  int64  // the server's initial stream window
+	maxFrame uint32 // the largest DATA payload the server accepts
+	lastOK   uint32 // with goAway, the last stream the server will serve
+	goAway   bool
+	err      error // the connection's end; set once
+	recvOwed uint32
+}
+
+// Our receive windows: large, so that a big listing streams without
+// waiting on window updates; credit is returned in batches.
+const (
+	h2RecvWindow = 16 << 20
+	h2Credit     = 4 << 20
+	h2Authority  = "localhost" // what grpc-go sends for a unix: target
+	h2MaxRecv    = 256 << 20   // as Dial's MaxCallRecvMsgSize
+	h2MaxSend    = 64 << 20    // as Dial's MaxCallSendMsgSize
+)
+
+// dialH2 connects to a Unix socket. Nothing is sent until the first call.
+// When nothing answers there, the connection is made ended: its calls
+// fail with Unavailable, as grpc-go's do (a command tells the user then
+// that the controller does not run).
+func dialH2(sock string) *h2Conn {
+	nc, err := net.Dial("unix", sock)
+	if err != nil {
+		c := &h2Conn{err: status.Errorf(codes.Unavailable, "connection error: desc = %q", "transport: Error while dialing: "+err.Error())}
+		c.sendCond = sync.NewCond(&c.mu)
+		return c
+	}
+	c := &h2Conn{
+		nc:       nc,
+		bw:       bufio.NewWriterSize(nc, 16<<10),
+		streams:  map[uint32]*h2Stream{},
+		nextID:   1,
+		sendWin:  65535,
+		initWin:  65535,
+		maxFrame: 16384,
+	}
+	c.sendCond = sync.NewCond(&c.mu)
+	c.fr = http2.NewFramer(c.bw, bufio.NewReaderSize(nc, 32<<10))
+	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	c.fr.MaxHeaderListSize = 16 << 20
+	c.fr.SetMaxReadFrameSize(1 << 20)
+	c.henc = hpack.NewEncoder(&c.hbuf)
+	// The preface, our settings and the connection's window, buffered
+	// until the first call's frames join them.
+	c.bw.WriteString(http2.ClientPreface)
+	c.fr.WriteSettings(http2.Setting{ID: http2.SettingEnablePush, Val: 0}, http2.Setting{ID: http2.SettingInitialWindowSize, Val: h2RecvWindow})
+	c.fr.WriteWindowUpdate(0, h2RecvWindow-65535)
+	go c.reader()
+	return c
+}
+
+// Close ends the connection and every call on it.
+func (c *h2Conn) Close() error {
+	c.fail(status.Error(codes.Canceled, "grpc: the client connection is closing"))
+	return nil
+}
+
+// fail ends the connection with err (once) and every stream with it.
+func (c *h2Conn) fail(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = err
+	streams := c.streams
+	c.streams = map[uint32]*h2Stream{}
+	c.sendCond.Broadcast()
+	c.mu.Unlock()
+	if c.nc != nil {
+		c.nc.Close()
+	}
+	for _, s := range streams {
+		s.finish(status.Convert(err), nil)
+	}
+}
+
+// write runs fn's frame writes under the write lock and sends them.
+func (c *h2Conn) write(fn func() error) error { return c.writeBuf(fn, true) }
+
+// writeBuf runs fn's frame writes under the write lock; with flush it
+// sends them and whatever earlier calls left buffered. A call's headers,
+// message and end go out in one write: each write wakes the server.
+func (c *h2Conn) writeBuf(fn func() error, flush bool) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	err := fn()
+	if err == nil && flush {
+		err = c.bw.Flush()
+	}
+	if err != nil {
+		err = status.Errorf(codes.Unavailable, "connection error: desc = %q", "transport: "+err.Error())
+		go c.fail(err)
+	}
+	return err
+}
+
+// reader reads the server's frames until the connection ends.
+func (c *h2Conn) reader() {
+	for {
+		f, err := c.fr.ReadFrame()
+		if err != nil {
+			c.fail(status.Errorf(codes.Unavailable, "error reading from server: %v", err))
+			return
+		}
+		switch f := f.(type) {
+		case *http2.MetaHeadersFrame:
+			if s := c.stream(f.StreamID); s != nil {
+				s.headers(f)
+			}
+		case *http2.DataFrame:
+			c.data(f)
+		case *http2.RSTStreamFrame:
+			if s := c.stream(f.StreamID); s != nil {
+				code := rstCode(f.ErrCode)
+				if dl, ok := s.ctx.Deadline(); ok && code == codes.Canceled && !dl.After(time.Now()) {
+					// The server ended it for the deadline it was given
+					// (grpc-go says so too).
+					s.finish(status.New(codes.DeadlineExceeded, context.DeadlineExceeded.Error()), nil)
+					continue
+				}
+				s.finish(status.New(code, fmt.Sprintf("stream terminated by RST_STREAM with error code: %v", f.ErrCode)), nil)
+			}
+		case *http2.SettingsFrame:
+			if f.IsAck() {
+				continue
+			}
+			tableSize := uint32(0)
+			hasTable := false
+			c.mu.Lock()
+			f.ForeachSetting(func(s http2.Setting) error {
+				switch s.ID {
+				case http2.SettingHeaderTableSize:
+					tableSize, hasTable = s.Val, true
+				case http2.SettingInitialWindowSize:
+					delta := int64(s.Val) - c.initWin
+					c.initWin = int64(s.Val)
+					for _, st := range c.streams {
+						st.sendWin += delta
+					}
+				case http2.SettingMaxFrameSize:
+					c.maxFrame = s.Val
+				}
+				return nil
+			})
+			c.sendCond.Broadcast()
+			c.mu.Unlock()
+			c.write(func() error {
+				if hasTable {
+					c.henc.SetMaxDynamicTableSizeLimit(tableSize)
+				}
+				return c.fr.WriteSettingsAck()
+			})
+		case *http2.WindowUpdateFrame:
+			c.mu.Lock()
+			if f.StreamID == 0 {
+				c.sendWin += int64(f.Increment)
+			} else if s := c.streams[f.StreamID]; s != nil {
+				s.sendWin += int64(f.Increment)
+			}
+			c.sendCond.Broadcast()
+			c.mu.Unlock()
+		case *http2.PingFrame:
+			if !f.IsAck() {
+				data := f.Data
+				c.write(func() error { return c.fr.WritePing(true, data) })
+			}
+		case *http2.GoAwayFrame:
+			c.mu.Lock()
+			c.goAway, c.lastOK = true, f.LastStreamID
+			var refused []*h2Stream
+			for id, s := range c.streams {
+				if id > f.LastStreamID {
+					refused = append(refused, s)
+					delete(c.streams, id)
+				}
+			}
+			c.sendCond.Broadcast()
+			c.mu.Unlock()
+			for _, s := range refused {
+				s.finish(status.New(codes.Unavailable, "the connection is draining"), nil)
+			}
+		}
+	}
+}
+
+func (c *h2Conn) stream(id uint32) *h2Stream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.streams[id]
+}
+
+// data hands a DATA frame's payload to its stream and returns the credit.
+func (c *h2Conn) data(f *http2.DataFrame) {
+	n := f.Length
+	s := c.stream(f.StreamID)
+	if s != nil {
+		s.push(f.Data(), f.StreamEnded())
+	}
+	c.mu.Lock()
+	c.recvOwed += n
+	owed := c.recvOwed
+	var sowed uint32
+	if s != nil && !f.StreamEnded() {
+		s.recvOwed += n
+		if s.recvOwed >= h2Credit {
+			sowed, s.recvOwed = s.recvOwed, 0
+		}
+	}
+	if owed >= h2Credit {
+		c.recvOwed = 0
+	} else {
+		owed = 0
+	}
+	c.mu.Unlock()
+	if owed > 0 || sowed > 0 {
+		c.write(func() error {
+			if owed > 0 {
+				if err := c.fr.WriteWindowUpdate(0, owed); err != nil {
+					return err
+				}
+			}
+			if sowed > 0 {
+				return c.fr.WriteWindowUpdate(f.StreamID, sowed)
+			}
+			return nil
+		})
+	}
+}
+
+func rstCode(e http2.ErrCode) codes.Code {
+	switch e {
+	case http2.ErrCodeRefusedStream:
+		return codes.Unavailable
+	case http2.ErrCodeCancel:
+		return codes.Canceled
+	case http2.ErrCodeEnhanceYourCalm:
+		return codes.ResourceExhausted
+	case http2.ErrCodeInadequateSecurity:
+		return codes.PermissionDenied
+	}
+	return codes.Internal
+}
+
+// Invoke makes a unary call.
+func (c *h2Conn) Invoke(ctx context.Context, method string, args, reply any, _ ...grpc.CallOption) error {
+	s, err := c.newStream(ctx, method)
+	if err != nil {
+		return err
+	}
+	if err := s.SendMsg(args); err != nil {
+		return err
+	}
+	if err := s.CloseSend(); err != nil {
+		return err
+	}
+	if err := s.RecvMsg(reply); err != nil {
+		if errors.Is(err, io.EOF) {
+			return status.Error(codes.Internal, "cardinality violation: expected <Response> but got no message")
+		}
+		return err
+	}
+	// The status that follows the reply decides.
+	if err := s.RecvMsg(reply); !errors.Is(err, io.EOF) {
+		if err == nil {
+			return status.Error(codes.Internal, "cardinality violation: expected <EOF> for non server-streaming RPCs, but received another message")
+		}
+		return err
+	}
+	return nil
+}
+
+// NewStream opens a streaming call.
+func (c *h2Conn) NewStream(ctx context.Context, _ *grpc.StreamDesc, method string, _ ...grpc.CallOption) (grpc.ClientStream, error) {
+	return c.newStream(ctx, method)
+}
+
+func (c *h2Conn) newStream(ctx context.Context, method string) (*h2Stream, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, status.FromContextError(err).Err()
+	}
+	md, _ := metadata.FromOutgoingContext(ctx)
+	s := &h2Stream{c: c, ctx: ctx, wake: make(chan struct{}, 1), done: make(chan struct{}), headed: make(chan struct{})}
+	err := c.writeBuf(func() error {
+		c.mu.Lock()
+		switch {
+		case c.err != nil:
+			c.mu.Unlock()
+			return errConnEnded
+		case c.goAway:
+			c.mu.Unlock()
+			return errConnEnded
+		}
+		s.id = c.nextID
+		c.nextID += 2
+		s.sendWin = c.initWin
+		c.streams[s.id] = s
+		c.mu.Unlock()
+
+		c.hbuf.Reset()
+		hf := func(k, v string) { c.henc.WriteField(hpack.HeaderField{Name: k, Value: v}) }
+		hf(":method", "POST")
+		hf(":scheme", "http")
+		hf(":path", method)
+		hf(":authority", h2Authority)
+		hf("content-type", "application/grpc")
+		hf("user-agent", "xce")
+		hf("te", "trailers")
+		if dl, ok := ctx.Deadline(); ok {
+			hf("grpc-timeout", encodeTimeout(time.Until(dl)))
+		}
+		for k, vs := range md {
+			if strings.HasPrefix(k, ":") || k == "content-type" || k == "te" || strings.HasPrefix(k, "grpc-") {
+				continue
+			}
+			for _, v := range vs {
+				if strings.HasSuffix(k, "-bin") {
+					v = base64.RawStdEncoding.EncodeToString([]byte(v))
+				}
+				hf(k, v)
+			}
+		}
+		return c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: s.id, BlockFragment: []byte(c.hbuf.String()), EndHeaders: true})
+	}, false)
+	if errors.Is(err, errConnEnded) {
+		c.mu.Lock()
+		err = c.err
+		c.mu.Unlock()
+		if err == nil {
+			err = status.Error(codes.Unavailable, "the connection is draining")
+		}
+		return nil, status.Convert(err).Err()
+	}
+	if err != nil {
+		return nil, err
+	}
+	go s.watch()
+	return s, nil
+}
+
+var errConnEnded = errors.New("connection ended")
+
+// encodeTimeout writes a deadline as grpc-timeout wants it: at most eight
+// digits and a unit.
+func encodeTimeout(d time.Duration) string {
+	if d <= 0 {
+		return "0n"
+	}
+	for _, u := range []struct {
+		unit string
+		d    time.Duration
+	}{{"n", time.Nanosecond}, {"u", time.Microsecond}, {"m", time.Millisecond}, {"S", time.Second}, {"M", time.Minute}} {
+		if v := (d + u.d - 1) / u.d; v <= 99999999 {
+			return strconv.FormatInt(int64(v), 10) + u.unit
+		}
+	}
+	return strconv.FormatInt(int64((d+time.Hour-1)/time.Hour), 10) + "H"
+}
+
+// h2Stream is one call.
+type h2Stream struct {
+	c      *h2Conn
+	id     uint32
+	ctx    context.Context
+	wake   chan struct{} // something arrived
+	done   chan struct{} // the call ended (finish)
+	headed chan struct{} // the response headers came, or the call ended
+	headMu sync.Once
+
+	// under c.mu
+	sendWin  int64
+	recvOwed uint32
+
+	rmu      sync.Mutex
+	buf      []byte // received, not yet read
+	header   metadata.MD
+	trailer  metadata.MD
+	gotHead  bool
+	ended    bool           // the server ended the stream, or it failed
+	st       *status.Status // set when ended
+	sendDone bool
+}
+
+// watch cancels the call on the server when its context ends first.
+func (s *h2Stream) watch() {
+	select {
+	case <-s.done:
+	case <-s.ctx.Done():
+		s.finish(status.FromContextError(s.ctx.Err()), nil)
+		id := s.id
+		s.c.write(func() error { return s.c.fr.WriteRSTStream(id, http2.ErrCodeCancel) })
+	}
+}
+
+func (s *h2Stream) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// finish ends the stream with st (the first end wins).
+func (s *h2Stream) finish(st *status.Status, trailer metadata.MD) {
+	s.rmu.Lock()
+	if s.ended {
+		s.rmu.Unlock()
+		return
+	}
+	s.ended, s.st = true, st
+	if trailer != nil {
+		s.trailer = trailer
+	}
+	s.rmu.Unlock()
+	s.c.mu.Lock()
+	delete(s.c.streams, s.id)
+	s.c.sendCond.Broadcast()
+	s.c.mu.Unlock()
+	close(s.done)
+	s.headMu.Do(func() { close(s.headed) })
+	s.signal()
+}
+
+func (s *h2Stream) push(data []byte, end bool) {
+	s.rmu.Lock()
+	if !s.ended {
+		s.buf = append(s.buf, data...)
+	}
+	s.rmu.Unlock()
+	if end {
+		s.finish(status.New(codes.Internal, "server closed the stream without sending trailers"), nil)
+	}
+	s.signal()
+}
+
+// headers reads the response headers or the trailers.
+func (s *h2Stream) headers(f *http2.MetaHeadersFrame) {
+	md := metadata.MD{}
+	var grpcStatus, grpcMessage, details, httpStatus string
+	hasStatus := false
+	for _, hf := range f.Fields {
+		switch hf.Name {
+		case ":status":
+			httpStatus = hf.Value
+		case "grpc-status":
+			grpcStatus, hasStatus = hf.Value, true
+		case "grpc-message":
+			grpcMessage = decodeGrpcMessage(hf.Value)
+		case "grpc-status-details-bin":
+			details = hf.Value
+		case "content-type":
+		default:
+			if strings.HasPrefix(hf.Name, ":") {
+				continue
+			}
+			v := hf.Value
+			if strings.HasSuffix(hf.Name, "-bin") {
+				b, err := decodeBin(v)
+				if err != nil {
+					continue
+				}
+				v = string(b)
+			}
+			md.Append(hf.Name, v)
+		}
+	}
+	s.rmu.Lock()
+	first := !s.gotHead
+	if first {
+		s.gotHead = true
+		s.header = md
+	}
+	s.rmu.Unlock()
+	if first {
+		s.headMu.Do(func() { close(s.headed) })
+	}
+	if first && httpStatus != "" && httpStatus != "200" && !hasStatus {
+		s.finish(status.New(httpCode(httpStatus), "unexpected HTTP status code received from server: "+httpStatus), nil)
+		return
+	}
+	if !f.StreamEnded() {
+		if !first {
+			s.finish(status.New(codes.Internal, "trailers without the end of the stream"), nil)
+		}
+		s.signal()
+		return
+	}
+	if !hasStatus {
+		s.finish(status.New(codes.Internal, "server closed the stream without sending trailers"), md)
+		return
+	}
+	code, err := strconv.ParseUint(grpcStatus, 10, 32)
+	if err != nil {
+		s.finish(status.New(codes.Internal, "transport: malformed grpc-status: "+grpcStatus), md)
+		return
+	}
+	st := status.New(codes.Code(code), grpcMessage)
+	if details != "" {
+		if b, err := decodeBin(details); err == nil {
+			p := &spb.Status{}
+			if err := proto.Unmarshal(b, p); err == nil {
+				st = status.FromProto(p)
+			}
+		}
+	}
+	s.finish(st, md)
+}
+
+func httpCode(s string) codes.Code {
+	switch s {
+	case "400":
+		return codes.Internal
+	case "401":
+		return codes.Unauthenticated
+	case "403":
+		return codes.PermissionDenied
+	case "404":
+		return codes.Unimplemented
+	case "429", "502", "503", "504":
+		return codes.Unavailable
+	}
+	return codes.Unknown
+}
+
+func decodeBin(v string) ([]byte, error) {
+	if len(v)%4 == 0 {
+		return base64.StdEncoding.DecodeString(v)
+	}
+	return base64.RawStdEncoding.DecodeString(v)
+}
+
+// decodeGrpcMessage undoes grpc-message's percent-encoding.
+func decodeGrpcMessage(msg string) string {
+	if !strings.Contains(msg, "%") {
+		return msg
+	}
+	var b strings.Builder
+	for i := 0; i < len(msg); i++ {
+		if msg[i] == '%' && i+2 < len(msg) {
+			if v, err := strconv.ParseUint(msg[i+1:i+3], 16, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(msg[i])
+	}
+	return b.String()
+}
+
+// SendMsg sends one message, within the server's flow-control windows.
+// When the call has ended (the server refused the message, say), it
+// returns nil, as grpc-go's does for calls that send once: the status
+// comes from RecvMsg.
+func (s *h2Stream) SendMsg(m any) error {
+	if err := s.sendMsg(m); !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+func (s *h2Stream) sendMsg(m any) error {
+	data, err := vtCodec{}.Marshal(m)
+	if err != nil {
+		return status.Errorf(codes.Internal, "grpc: error while marshaling: %v", err)
+	}
+	msg := data.Materialize()
+	data.Free()
+	if len(msg) > h2MaxSend {
+		return status.Errorf(codes.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", len(msg), h2MaxSend)
+	}
+	frame := make([]byte, 5+len(msg))
+	binary.BigEndian.PutUint32(frame[1:], uint32(len(msg)))
+	copy(frame[5:], msg)
+	for len(frame) > 0 {
+		n, err := s.reserve(len(frame), false)
+		if err == nil && n == 0 {
+			// Out of window: what is buffered must reach the server
+			// for it to grant more.
+			if err := s.c.flush(); err != nil {
+				return s.sendErr(err)
+			}
+			n, err = s.reserve(len(frame), true)
+		}
+		if err != nil {
+			return err
+		}
+		chunk := frame[:n]
+		frame = frame[n:]
+		if err := s.c.writeBuf(func() error { return s.c.fr.WriteData(s.id, false, chunk) }, false); err != nil {
+			return s.sendErr(err)
+		}
+	}
+	return nil
+}
+
+// flush sends what is buffered.
+func (c *h2Conn) flush() error { return c.write(func() error { return nil }) }
+
+// reserve takes up to want bytes of send window; with wait it waits for
+// some, else it may take none.
+func (s *h2Stream) reserve(want int, wait bool) (int, error) {
+	c := s.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		if c.err != nil {
+			return 0, s.sendErr(c.err)
+		}
+		s.rmu.Lock()
+		ended := s.ended
+		s.rmu.Unlock()
+		if ended {
+			return 0, s.sendErr(io.EOF)
+		}
+		if n := min(int64(want), c.sendWin, s.sendWin, int64(c.maxFrame)); n > 0 {
+			c.sendWin -= n
+			s.sendWin -= n
+			return int(n), nil
+		}
+		if !wait {
+			return 0, nil
+		}
+		c.sendCond.Wait()
+	}
+}
+
+// sendErr is the error a send returns: the call's status when it ended
+// (grpc-go's SendMsg returns io.EOF and RecvMsg the status; a unary call
+// and a client that sends once get the status either way).
+func (s *h2Stream) sendErr(err error) error {
+	s.rmu.Lock()
+	st := s.st
+	s.rmu.Unlock()
+	if st != nil {
+		return io.EOF
+	}
+	return status.Convert(err).Err()
+}
+
+// CloseSend ends the call's requests.
+func (s *h2Stream) CloseSend() error {
+	if s.sendDone {
+		return nil
+	}
+	s.sendDone = true
+	s.rmu.Lock()
+	ended := s.ended
+	s.rmu.Unlock()
+	if ended {
+		return nil // nothing more to tell a stream the server ended
+	}
+	s.c.write(func() error { return s.c.fr.WriteData(s.id, true, nil) })
+	return nil // as grpc-go: the call's outcome comes from RecvMsg
+}
+
+// RecvMsg reads the next message; io.EOF after the last one when the call
+// succeeded, its status otherwise.
+func (s *h2Stream) RecvMsg(m any) error {
+	for {
+		s.rmu.Lock()
+		if len(s.buf) >= 5 {
+			if s.buf[0] != 0 {
+				s.rmu.Unlock()
+				return status.Error(codes.Internal, "grpc: compressed message from the server, which this client does not accept")
+			}
+			n := binary.BigEndian.Uint32(s.buf[1:5])
+			if n > h2MaxRecv {
+				s.rmu.Unlock()
+				s.cancel()
+				return status.Errorf(codes.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", n, h2MaxRecv)
+			}
+			if uint32(len(s.buf)-5) >= n {
+				msg := s.buf[5 : 5+n]
+				s.buf = s.buf[5+n:]
+				if len(s.buf) == 0 {
+					s.buf = nil
+				}
+				s.rmu.Unlock()
+				return s.decode(msg, m)
+			}
+		}
+		if s.ended {
+			st := s.st
+			partial := len(s.buf) > 0
+			s.rmu.Unlock()
+			if st.Code() == codes.OK {
+				if partial {
+					return status.Error(codes.Internal, "grpc: the stream ended within a message")
+				}
+				return io.EOF
+			}
+			return st.Err()
+		}
+		s.rmu.Unlock()
+		s.c.flush() // the call's frames; a failure ends the stream
+		<-s.wake
+	}
+}
+
+func (s *h2Stream) decode(msg []byte, m any) error {
+	if v, ok := m.(vtMessage); ok {
+		if err := v.UnmarshalVT(msg); err != nil {
+			return status.Errorf(codes.Internal, "grpc: failed to unmarshal the received message: %v", err)
+		}
+		return nil
+	}
+	return fmt.Errorf("grpc: cannot decode %T", m)
+}
+
+// cancel ends the call here and on the server.
+func (s *h2Stream) cancel() {
+	s.finish(status.New(codes.Canceled, "grpc: the client cancelled the call"), nil)
+	id := s.id
+	s.c.write(func() error { return s.c.fr.WriteRSTStream(id, http2.ErrCodeCancel) })
+}
+
+func (s *h2Stream) Header() (metadata.MD, error) {
+	s.c.flush()
+	<-s.headed
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	return s.header, nil
+}
+
+func (s *h2Stream) Trailer() metadata.MD {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	return s.trailer
+}
+
+func (s *h2Stream) Context() context.Context { return s.ctx }
+
+// h2Redialer makes calls on one h2Conn, and on a new one once it failed
+// or the server drains it: as grpc-go's ClientConn reconnects, a caller
+// that tries again after a controller restart (bsub -K, bwait) reaches
+// the new controller.
+type h2Redialer struct {
+	sock   string
+	mu     sync.Mutex
+	cur    *h2Conn
+	closed bool
+}
+
+func newH2Redialer(sock string) *h2Redialer {
+	return &h2Redialer{sock: sock, cur: dialH2(sock)}
+}
+
+func (r *h2Redialer) conn() *h2Conn {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.closed && r.cur.ended() {
+		r.cur = dialH2(r.sock)
+	}
+	return r.cur
+}
+
+// ended says whether the connection takes no more calls.
+func (c *h2Conn) ended() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err != nil || c.goAway
+}
+
+func (r *h2Redialer) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	return r.conn().Invoke(ctx, method, args, reply, opts...)
+}
+
+func (r *h2Redialer) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	return r.conn().NewStream(ctx, desc, method, opts...)
+}
+
+// Close ends the connection; later calls fail.
+func (r *h2Redialer) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	c := r.cur
+	r.mu.Unlock()
+	return c.Close()
+}
