@@ -359,35 +359,49 @@ func submitHeld(dial func() *client.Client, n, clients int) (time.Duration, int6
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	var lastID atomic.Int64
+	d, err := inParallel(clients, int64(n), func(w int, _ int64) error {
+		r, err := conns[w].Submit(ctx, &api.SubmitRequest{Spec: &api.JobSpec{Command: "true", Hold: true, SubmitCwd: "/tmp"}})
+		if err != nil {
+			return err
+		}
+		for {
+			last := lastID.Load()
+			if r.JobId <= last || lastID.CompareAndSwap(last, r.JobId) {
+				return nil
+			}
+		}
+	})
+	return d, lastID.Load(), err
+}
+
+// inParallel runs do for the items 1..n from the given number of
+// goroutines, each taking the next item (worker is the goroutine's
+// number), and returns how long it took and the first error; after an
+// error no item is started.
+func inParallel(workers int, n int64, do func(worker int, item int64) error) (time.Duration, error) {
 	var (
 		next     atomic.Int64
-		lastID   atomic.Int64
+		failed   atomic.Bool
 		wg       sync.WaitGroup
 		errOnce  sync.Once
 		firstErr error
 	)
 	began := time.Now()
-	for _, cl := range conns {
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for next.Add(1) <= int64(n) {
-				r, err := cl.Submit(ctx, &api.SubmitRequest{Spec: &api.JobSpec{Command: "true", Hold: true, SubmitCwd: "/tmp"}})
-				if err != nil {
-					errOnce.Do(func() { firstErr = err; cancel() })
+			for item := next.Add(1); item <= n && !failed.Load(); item = next.Add(1) {
+				if err := do(w, item); err != nil {
+					errOnce.Do(func() { firstErr = err; failed.Store(true) })
 					return
-				}
-				for {
-					last := lastID.Load()
-					if r.JobId <= last || lastID.CompareAndSwap(last, r.JobId) {
-						break
-					}
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	return time.Since(began), lastID.Load(), firstErr
+	return time.Since(began), firstErr
 }
 
 // count returns how many jobs of everyone's the controller holds, by state.
@@ -433,31 +447,17 @@ func BenchmarkSubmitCLIParallel(b *testing.B) {
 		b.Run(fmt.Sprintf("loops-%d", loops), func(b *testing.B) {
 			c := newBenchCluster(b)
 			c.submit("-H", "true") // warm up
-			var (
-				next atomic.Int64
-				wg   sync.WaitGroup
-				fail atomic.Value
-			)
-			began := time.Now()
-			for range loops {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for next.Add(1) <= n {
-						// c.submit fails the benchmark, which only its own
-						// goroutine may do.
-						var out bytes.Buffer
-						if code, stderr := c.run(&out, "bsub", "-H", "true"); code != 0 || !submittedRE.Match(out.Bytes()) {
-							fail.Store(fmt.Sprintf("bsub: exit %d: %s%s", code, out.String(), stderr))
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			d := time.Since(began)
-			if msg, _ := fail.Load().(string); msg != "" {
-				b.Fatalf("%s\nxced log:\n%s", msg, c.logTail())
+			d, err := inParallel(loops, n, func(int, int64) error {
+				// c.submit fails the benchmark, which only its own
+				// goroutine may do.
+				var out bytes.Buffer
+				if code, stderr := c.run(&out, "bsub", "-H", "true"); code != 0 || !submittedRE.Match(out.Bytes()) {
+					return fmt.Errorf("bsub: exit %d: %s%s", code, out.String(), stderr)
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatalf("%v\nxced log:\n%s", err, c.logTail())
 			}
 			report(b, fmt.Sprintf("%d held jobs from %d parallel bsub loops (sbatch 272-413/s, Volclava 352-664/s)", n, loops), n/d.Seconds(), "submits/s", atLeast(800))
 		})
@@ -573,27 +573,11 @@ func grpcNoopRate(b *testing.B, n, clients int) float64 {
 			b.Fatalf("health check: %v", err)
 		}
 	}
-	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-		fail atomic.Value
-	)
-	began := time.Now()
-	for _, hc := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for next.Add(1) <= int64(n) {
-				if _, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
-					fail.Store(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	d := time.Since(began)
-	if err, _ := fail.Load().(error); err != nil {
+	d, err := inParallel(clients, int64(n), func(w int, _ int64) error {
+		_, err := conns[w].Check(context.Background(), &healthpb.HealthCheckRequest{})
+		return err
+	})
+	if err != nil {
 		b.Fatalf("health check: %v", err)
 	}
 	return float64(n) / d.Seconds()
@@ -629,40 +613,20 @@ func BenchmarkSubmitPack(b *testing.B) {
 		conns[i] = c.dial()
 		defer conns[i].Close()
 	}
-	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-		fail atomic.Value
-	)
 	ctl0, self0 := cpuTime(b, c.cmd.Process.Pid), cpuTime(b, os.Getpid())
-	began = time.Now()
-	for _, cl := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := min(int64(size), apiN-next.Add(size)+size)
-				if k <= 0 {
-					return
-				}
-				req := &api.SubmitPackRequest{StopOnError: true}
-				for range k {
-					req.Specs = append(req.Specs, &api.JobSpec{Command: "true", Hold: true, SubmitCwd: "/tmp"})
-				}
-				r, err := cl.SubmitPack(context.Background(), req)
-				if err == nil && len(r.Results) != int(k) {
-					err = fmt.Errorf("%d results for %d jobs", len(r.Results), k)
-				}
-				if err != nil {
-					fail.Store(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	d = time.Since(began)
-	if err, _ := fail.Load().(error); err != nil {
+	d, err := inParallel(clients, (apiN+size-1)/size, func(w int, pack int64) error {
+		k := min(size, apiN-(pack-1)*size)
+		req := &api.SubmitPackRequest{StopOnError: true}
+		for range k {
+			req.Specs = append(req.Specs, &api.JobSpec{Command: "true", Hold: true, SubmitCwd: "/tmp"})
+		}
+		r, err := conns[w].SubmitPack(context.Background(), req)
+		if err == nil && len(r.Results) != int(k) {
+			err = fmt.Errorf("%d results for %d jobs", len(r.Results), k)
+		}
+		return err
+	})
+	if err != nil {
 		b.Fatalf("SubmitPack: %v", err)
 	}
 	ctl, self := cpuTime(b, c.cmd.Process.Pid)-ctl0, cpuTime(b, os.Getpid())-self0
@@ -707,37 +671,15 @@ func storeSubmitRate(b *testing.B, n, goroutines int) (subs, keys float64) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-		fail atomic.Value
-	)
-	began := time.Now()
-	for range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				id := next.Add(1)
-				if id > int64(n) {
-					return
-				}
-				sub := &store.Submission{
-					Spec:         &api.JobSpec{Command: "true", Hold: true, SubmitCwd: "/tmp", Env: env},
-					EffectiveRaw: eff,
-					Jobs:         []*api.Job{{JobId: id, State: api.JobState_PSUSP, SubmitTime: time.Now().UnixNano(), Seq: id}},
-					Events:       []*api.Event{{JobId: id, Type: api.EventType_SUBMIT, State: api.JobState_PSUSP, User: "root"}},
-				}
-				if err := st.Submit(sub); err != nil {
-					fail.Store(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	d := time.Since(began)
-	if err, _ := fail.Load().(error); err != nil {
+	d, err := inParallel(goroutines, int64(n), func(_ int, id int64) error {
+		return st.Submit(&store.Submission{
+			Spec:         &api.JobSpec{Command: "true", Hold: true, SubmitCwd: "/tmp", Env: env},
+			EffectiveRaw: eff,
+			Jobs:         []*api.Job{{JobId: id, State: api.JobState_PSUSP, SubmitTime: time.Now().UnixNano(), Seq: id}},
+			Events:       []*api.Event{{JobId: id, Type: api.EventType_SUBMIT, State: api.JobState_PSUSP, User: "root"}},
+		})
+	})
+	if err != nil {
 		b.Fatalf("store Submit: %v", err)
 	}
 	// Each submission writes its submitted and effective specs, its job
