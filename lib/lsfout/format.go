@@ -618,13 +618,20 @@ func (t *table[T]) writeFit(b *bytes.Buffer, c column[T], s string, cutFront boo
 // records are the JSON records of recs: each column's header and value,
 // never cut or padded.
 func (t *table[T]) records(ctx *fieldCtx, recs []T) [][][2]string {
-	out := make([][][2]string, 0, len(recs))
-	for _, r := range recs {
-		rec := make([][2]string, len(t.cols))
+	headers := make([]string, len(t.cols))
+	for i, c := range t.cols {
+		headers[i] = c.f.header()
+	}
+	out := make([][][2]string, len(recs))
+	// One block for every record's pairs: a poll of 1000 jobs is one
+	// allocation, not 1000.
+	pairs := make([][2]string, len(recs)*len(t.cols))
+	for n, r := range recs {
+		rec := pairs[n*len(t.cols) : (n+1)*len(t.cols) : (n+1)*len(t.cols)]
 		for i, c := range t.cols {
-			rec[i] = [2]string{c.f.header(), c.value(ctx, r)}
+			rec[i] = [2]string{headers[i], c.value(ctx, r)}
 		}
-		out = append(out, rec)
+		out[n] = rec
 	}
 	return out
 }
@@ -679,6 +686,17 @@ func jsonString(s string) string {
 func writeJSONString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
 	for i := 0; i < len(s); {
+		// The run of bytes that need no escape, in one write.
+		j := i
+		for j < len(s) && s[j] >= 0x20 && s[j] < utf8.RuneSelf && s[j] != '"' && s[j] != '\\' && s[j] != '/' {
+			j++
+		}
+		if j > i {
+			b.WriteString(s[i:j])
+			if i = j; i == len(s) {
+				break
+			}
+		}
 		c := s[i]
 		if c >= utf8.RuneSelf {
 			// Invalid UTF-8 comes out as U+FFFD, byte by byte, as ranging

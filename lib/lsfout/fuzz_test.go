@@ -2,6 +2,7 @@ package lsfout
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -62,4 +63,26 @@ func TestFormatInvalidUTF8(t *testing.T) {
 	if err == nil && f == nil {
 		t.Fatal("no format and no error")
 	}
+}
+
+// FuzzJSONString: what -json writes of any string is a JSON string that
+// reads back as the string (invalid UTF-8 as U+FFFD, byte by byte).
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain", `a"b\c/d`, "tab\there\nnew\r", "\x00\x1f\x7f", "é€😀", "\xff\xfe bad", "/usr/bin/sleep 10"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var b bytes.Buffer
+		writeJSONString(&b, s)
+		var back string
+		if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+			t.Fatalf("%q wrote %s: %v", s, b.Bytes(), err)
+		}
+		if want := string([]rune(s)); back != want {
+			t.Fatalf("%q wrote %s, which reads %q", s, b.Bytes(), back)
+		}
+		if strings.Count(b.String(), "/") != strings.Count(b.String(), `\/`) {
+			t.Fatalf("%q: a / not escaped as LSF does: %s", s, b.Bytes())
+		}
+	})
 }
