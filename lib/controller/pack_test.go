@@ -2,6 +2,7 @@ package controller
 
 import (
 	"strings"
+	"sync"
 	"testing"
 
 	"xce/lib/api"
@@ -69,5 +70,64 @@ max_pend_jobs = 6
 	}
 	if jobs, err := c.store.Load(); err != nil || len(jobs.Jobs) != 6 {
 		t.Errorf("the store holds %d jobs (%v), want 6", len(jobs.Jobs), err)
+	}
+}
+
+// Packs and single submissions at once (run with -race): every job gets
+// an id of its own, each pack's ids increase in its order (others may
+// come between them), and all
+// are in the controller.
+func TestSubmitPackConcurrent(t *testing.T) {
+	c, _ := newTestController(t, 2, -1)
+	var (
+		mu  sync.Mutex
+		ids = map[int64]bool{}
+		wg  sync.WaitGroup
+	)
+	add := func(id int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ids[id] {
+			t.Errorf("id %d handed out twice", id)
+		}
+		ids[id] = true
+	}
+	for w := 0; w < 4; w++ {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for range 4 {
+				specs := make([]*api.JobSpec, 25)
+				for i := range specs {
+					specs[i] = &api.JobSpec{Command: "true", Hold: true}
+				}
+				res := c.SubmitPack(alice, specs, true)
+				for i, r := range res {
+					if r.Err != nil {
+						t.Error(r.Err)
+						return
+					}
+					add(r.Reply.JobId)
+					if i > 0 && r.Reply.JobId <= res[i-1].Reply.JobId {
+						t.Errorf("a pack's ids out of order: %d after %d", r.Reply.JobId, res[i-1].Reply.JobId)
+					}
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				r, err := c.Submit(alice, &api.JobSpec{Command: "true", Hold: true})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				add(r.JobId)
+			}
+		}()
+	}
+	wg.Wait()
+	if q := c.Query(alice, &api.QueryRequest{Scope: api.QueryRequest_ALL}); len(q.Jobs) != 4*4*25+4*20 || len(ids) != len(q.Jobs) {
+		t.Errorf("%d jobs in the controller, %d ids handed out, want %d", len(q.Jobs), len(ids), 4*4*25+4*20)
 	}
 }
