@@ -75,8 +75,7 @@ max_pend_jobs = 6
 
 // Packs and single submissions at once (run with -race): every job gets
 // an id of its own, each pack's ids increase in its order (others may
-// come between them), and all
-// are in the controller.
+// come between them), and all are in the controller.
 func TestSubmitPackConcurrent(t *testing.T) {
 	c, _ := newTestController(t, 2, -1)
 	var (
