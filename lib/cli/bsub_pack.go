@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/mattn/go-shellwords"
 	"github.com/spf13/pflag"
-	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
 	"xce/lib/client"
@@ -68,8 +68,7 @@ func bsubPack(flags *pflag.FlagSet, path string, words []string) int {
 		return 255
 	}
 	defer done()
-	p := &packSender{c: c, size: size, skip: skip}
-	p.send = func(req *api.SubmitPackRequest) (*api.SubmitPackReply, error) { return c.SubmitPack(cx, req) }
+	p := &packSender{c: c, ctx: cx, size: size, skip: skip}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for line := 1; sc.Scan() && !p.stopped; line++ {
@@ -113,7 +112,7 @@ func unwrapPath(err error) error {
 // size jobs (and packBytes).
 type packSender struct {
 	c       *client.Client
-	send    func(*api.SubmitPackRequest) (*api.SubmitPackReply, error)
+	ctx     context.Context
 	size    int
 	skip    bool
 	specs   []*api.JobSpec
@@ -123,7 +122,9 @@ type packSender struct {
 }
 
 func (p *packSender) add(spec *api.JobSpec) {
-	n := proto.Size(spec)
+	// The generated code's size: proto.Size would build protobuf-go's
+	// reflection tables, which the command otherwise never needs.
+	n := spec.SizeVT()
 	if len(p.specs) > 0 && p.bytes+n > packBytes {
 		p.flush()
 	}
@@ -142,7 +143,7 @@ func (p *packSender) flush() {
 	}
 	specs := p.specs
 	p.specs, p.bytes = nil, 0
-	reply, err := p.send(&api.SubmitPackRequest{Specs: specs, StopOnError: !p.skip})
+	reply, err := p.c.SubmitPack(p.ctx, &api.SubmitPackRequest{Specs: specs, StopOnError: !p.skip})
 	if err != nil {
 		fmt.Fprintf(sys.stderr, "%s. Job not submitted.\n", rpcError(p.c, err))
 		p.failed, p.stopped = true, true

@@ -246,10 +246,10 @@ func (c *Controller) switchJobs(who Caller, req *api.ControlRequest) *api.Contro
 			res.Error = err.Error()
 			continue
 		}
-		origin, err := splitOrigin(eff)
-		raw, err2 := proto.Marshal(eff)
-		if err != nil || err2 != nil {
-			res.Error = fmt.Sprint("encode the new spec: ", err, err2)
+		origin := splitOrigin(eff)
+		raw, err := proto.Marshal(eff)
+		if err != nil {
+			res.Error = fmt.Sprint("encode the new spec: ", err)
 			continue
 		}
 		for i, e := range c.elements(id) {

@@ -58,9 +58,9 @@ type effExtra struct {
 // hand, in key order: proto.Marshal of a map walks it by reflection (6%
 // of a submission's CPU), and the sorted form is the same bytes for every
 // job of one pattern.
-func splitOrigin(spec *api.JobSpec) ([]byte, error) {
+func splitOrigin(spec *api.JobSpec) []byte {
 	if len(spec.Origin) == 0 {
-		return nil, nil
+		return nil
 	}
 	keys := make([]string, 0, len(spec.Origin))
 	size := 0
@@ -80,7 +80,7 @@ func splitOrigin(spec *api.JobSpec) ([]byte, error) {
 		raw = protowire.AppendString(raw, v)
 	}
 	spec.Origin = nil
-	return raw, nil
+	return raw
 }
 
 // originField is api.JobSpec's origin map's field number.

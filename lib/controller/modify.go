@@ -147,11 +147,11 @@ func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply
 		res.Error = err.Error()
 		return reply
 	}
-	origin, err := splitOrigin(eff)
-	raw, err2 := proto.Marshal(eff)
-	submitted, err3 := proto.Marshal(spec)
-	if err != nil || err2 != nil || err3 != nil {
-		res.Error = fmt.Sprint("encode the new spec: ", err, err2, err3)
+	origin := splitOrigin(eff)
+	raw, err := proto.Marshal(eff)
+	submitted, err2 := proto.Marshal(spec)
+	if err != nil || err2 != nil {
+		res.Error = fmt.Sprint("encode the new spec: ", err, err2)
 		return reply
 	}
 	user := lookupName(who)

@@ -140,10 +140,7 @@ func (c *Controller) apply(conf *config.Config) ([]string, error) {
 		} else {
 			continue // running jobs keep what they started with
 		}
-		origin, err := splitOrigin(newEff)
-		if err != nil {
-			return nil, err
-		}
+		origin := splitOrigin(newEff)
 		raw, err := proto.Marshal(newEff)
 		if err != nil {
 			return nil, err

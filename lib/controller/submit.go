@@ -72,9 +72,9 @@ type PackResult struct {
 // order, the pack's jobs stored together in shared commits. With
 // stopOnError the first refusal ends the pack: the jobs after it are not
 // submitted, and the results stop there (a store that fails mid-batch
-// ends it after the batch, each of whose jobs has its own result). A job that depends on others
-// (-w) is prepared after the jobs before it are stored and queued, so that
-// it may name them.
+// ends it after the batch, each of whose jobs has its own result). A job
+// that depends on others (-w) is prepared after the jobs before it are
+// stored and queued, so that it may name them.
 func (c *Controller) SubmitPack(who Caller, specs []*api.JobSpec, stopOnError bool) []PackResult {
 	results := make([]PackResult, 0, len(specs))
 	var (
@@ -164,10 +164,7 @@ func (c *Controller) prepare(who Caller, spec *api.JobSpec) (*prepared, error) {
 		return nil, err
 	}
 
-	origin, err := splitOrigin(eff)
-	if err != nil {
-		return nil, fmt.Errorf("encode origins: %w", err)
-	}
+	origin := splitOrigin(eff)
 	keep, err := c.effs.intern(eff)
 	if err != nil {
 		return nil, fmt.Errorf("encode effective spec: %w", err)

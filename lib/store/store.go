@@ -267,11 +267,7 @@ type Submission struct {
 //
 // Concurrent calls share a transaction and its fsync: one goroutine commits
 // whatever submissions are waiting while the previous commit was on disk.
-func (s *Store) Submit(sub *Submission) error {
-	req := &submitReq{sub: sub, done: make(chan error, 1)}
-	s.submitCh <- req
-	return <-req.done
-}
+func (s *Store) Submit(sub *Submission) error { return s.SubmitMany([]*Submission{sub})[0] }
 
 // SubmitMany stores several submissions, in order, in as few commits as
 // the batch limit allows (a job pack), and returns each one's outcome.
