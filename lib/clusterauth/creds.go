@@ -13,12 +13,12 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/status"
+
+	"xce/lib/clusterauth/handshake"
 )
 
 // The proof, after the TLS 1.3 handshake and before HTTP/2. Both sides
@@ -44,15 +44,13 @@ import (
 // relay between two TLS sessions sees two different ek, so it can neither
 // replay nor forward a proof.
 const (
-	exporterLabel = "EXPORTER-xce-cluster"
-	ekLen         = 32
-	macLen        = sha256.Size
+	macLen = handshake.MACLen
 
-	version1 = 1
+	version1 = handshake.Version1
 
-	statusOK          = 'A'
-	statusRefused     = 'R'
-	statusUnsupported = 'U'
+	statusOK          = handshake.StatusOK
+	statusRefused     = handshake.StatusRefused
+	statusUnsupported = handshake.StatusUnsupported
 
 	// defaultHandshakeTimeout bounds TLS and the proof: a peer that says
 	// nothing cannot hold a server's goroutine and descriptor longer.
@@ -95,37 +93,25 @@ func (r Role) name() string {
 // String names the role.
 func (r Role) String() string { return r.name() }
 
+// The refusals (lib/clusterauth/handshake's), for errors.Is.
 var (
 	// ErrRefused: the controller refused this side's cluster token (the
 	// token files differ). Retrying does not help; the worker should say
 	// so and exit.
-	ErrRefused = errors.New("the controller refused the cluster token; the worker's token file must hold the controller's cluster.token")
+	ErrRefused = handshake.ErrRefused
 	// ErrUnproven: the server did not prove it holds the cluster token: it
 	// has another token, or it is not the controller (a man in the middle).
-	ErrUnproven = errors.New("the server could not prove it holds the cluster token; it is not this cluster's controller, or its cluster.token differs")
+	ErrUnproven = handshake.ErrUnproven
 	// ErrUserRefused: the controller refused a user's proof, minted by the
 	// local xced or `xced worker`, whose cluster.token differs.
-	ErrUserRefused = errors.New("the controller refused the user's proof; the cluster.token of this host's xced or xced worker differs from the controller's")
+	ErrUserRefused = handshake.ErrUserRefused
 )
 
 // IsRefused says whether err, a handshake's error or the error of an RPC
-// that failed because the connection's handshake did, is ErrRefused or
-// ErrUnproven: the token does not match, and retrying will not help. An
-// RPC's error carries the handshake's only as text (gRPC's status).
-func IsRefused(err error) bool {
-	if err == nil {
-		return false
-	}
-	if errors.Is(err, ErrRefused) || errors.Is(err, ErrUnproven) || errors.Is(err, ErrUserRefused) {
-		return true
-	}
-	msg := err.Error()
-	if s, ok := status.FromError(err); ok {
-		msg = s.Message()
-	}
-	return strings.Contains(msg, ErrRefused.Error()) || strings.Contains(msg, ErrUnproven.Error()) ||
-		strings.Contains(msg, ErrUserRefused.Error())
-}
+// that failed because the connection's handshake did, is ErrRefused,
+// ErrUnproven or ErrUserRefused: the token does not match, and retrying
+// will not help.
+func IsRefused(err error) bool { return handshake.IsRefused(err) }
 
 // AuthInfo is a connection's peer as the proof established it: Role is
 // the client's role on the server's side, RoleController on the client's.
@@ -228,13 +214,7 @@ func proof(tok Token, role Role, ek []byte) []byte {
 	return m.Sum(nil)
 }
 
-// userIDs is the uid and gid as the user's frame and proofs carry them.
-func userIDs(uid, gid uint32) []byte {
-	var b [8]byte
-	binary.BigEndian.PutUint32(b[:4], uid)
-	binary.BigEndian.PutUint32(b[4:], gid)
-	return b[:]
-}
+func userIDs(uid, gid uint32) []byte { return handshake.UserIDs(uid, gid) }
 
 func userMAC(tok Token, label string, uid, gid uint32, ek []byte) []byte {
 	m := hmac.New(sha256.New, tok.b[:])
@@ -257,10 +237,7 @@ func MintUser(tok Token, uid, gid uint32, ek []byte) (userProof, controllerProof
 	return userMAC(tok, userLabel, uid, gid, ek), userMAC(tok, controllerToUserLabel, uid, gid, ek)
 }
 
-func exporter(tc *tls.Conn) ([]byte, error) {
-	st := tc.ConnectionState()
-	return st.ExportKeyingMaterial(exporterLabel, nil, ekLen)
-}
+func exporter(tc *tls.Conn) ([]byte, error) { return handshake.Exporter(tc) }
 
 // ServerCredentials are the controller's: TLS 1.3 with cert, then the
 // client's proof of tok checked and the controller's given. A refusal is
@@ -436,98 +413,32 @@ func (c *clientCreds) ClientHandshake(ctx context.Context, authority string, raw
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	cfg := &tls.Config{
-		ServerName: host,
-		MinVersion: tls.VersionTLS13,
-		NextProtos: []string{"h2"},
-		RootCAs:    c.o.roots,
-		// Without a configured CA the controller is authenticated by its
-		// proof of the token, bound to this session, not by its certificate.
-		InsecureSkipVerify: c.o.roots == nil,
-	}
-	deadline := time.Now().Add(c.o.timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	raw.SetDeadline(deadline)
-	// Cancellation interrupts the reads below as the deadline does.
-	stop := context.AfterFunc(ctx, func() { raw.SetDeadline(time.Unix(1, 0)) })
 	addr := raw.RemoteAddr().String()
-	tc := tls.Client(raw, cfg)
-	defer func() {
-		if !stop() && err == nil {
-			err = ctx.Err()
-		}
-		if err != nil {
-			conn, ai = nil, nil
-			tc.Close()
-			if IsRefused(err) {
-				msg := "the controller refused the cluster token"
-				if errors.Is(err, ErrUserRefused) {
-					msg = "the controller refused the user's proof"
-				}
-				if errors.Is(err, ErrUnproven) {
-					msg = "the controller could not prove it holds the cluster token"
-				}
-				c.o.log.Error(msg, "controller", addr, "err", err)
-				if c.o.onRefused != nil {
-					c.o.onRefused(err)
-				}
+	cfg := handshake.ClientConfig(host, c.o.roots)
+	var tc *tls.Conn
+	if c.role == RoleUser {
+		tc, err = handshake.User(ctx, raw, cfg, c.o.timeout, c.mint)
+	} else {
+		tc, err = handshake.Client(ctx, raw, cfg, byte(c.role), c.o.timeout, func(_ context.Context, ek []byte) ([]byte, []byte, error, error) {
+			return proof(c.tok, c.role, ek), proof(c.tok, RoleController, ek), ErrRefused, nil
+		})
+	}
+	if err != nil {
+		if IsRefused(err) {
+			msg := "the controller refused the cluster token"
+			if errors.Is(err, ErrUserRefused) {
+				msg = "the controller refused the user's proof"
+			}
+			if errors.Is(err, ErrUnproven) {
+				msg = "the controller could not prove it holds the cluster token"
+			}
+			c.o.log.Error(msg, "controller", addr, "err", err)
+			if c.o.onRefused != nil {
+				c.o.onRefused(err)
 			}
 		}
-	}()
-	if err := tc.HandshakeContext(ctx); err != nil {
-		return nil, nil, fmt.Errorf("clusterauth: TLS handshake with %s: %w", addr, err)
+		return nil, nil, err
 	}
-	ek, err := exporter(tc)
-	if err != nil {
-		return nil, nil, fmt.Errorf("clusterauth: TLS exporter with %s: %w", addr, err)
-	}
-	frame := []byte{version1, byte(c.role)}
-	var want []byte
-	refused := ErrRefused
-	if c.role == RoleUser {
-		uid, gid, up, cp, err := c.mint(ctx, ek)
-		if err != nil {
-			return nil, nil, fmt.Errorf("clusterauth: the user's proof for %s: %w", addr, err)
-		}
-		if len(up) != macLen || len(cp) != macLen {
-			return nil, nil, fmt.Errorf("clusterauth: the user's proofs for %s are %d and %d bytes, not %d", addr, len(up), len(cp), macLen)
-		}
-		frame = append(append(frame, userIDs(uid, gid)...), up...)
-		want = cp
-		refused = ErrUserRefused
-	} else {
-		frame = append(frame, proof(c.tok, c.role, ek)...)
-		want = proof(c.tok, RoleController, ek)
-	}
-	if _, err := tc.Write(frame); err != nil {
-		return nil, nil, fmt.Errorf("clusterauth: sending the cluster proof to %s: %w", addr, err)
-	}
-	var hdr [2]byte
-	if _, err := io.ReadFull(tc, hdr[:]); err != nil {
-		// Closed without an answer is not a refusal: a controller that is
-		// stopping does so too, and the worker should try again.
-		return nil, nil, fmt.Errorf("clusterauth: reading the cluster proof from %s: %w", addr, err)
-	}
-	switch {
-	case hdr[0] != version1:
-		return nil, nil, fmt.Errorf("clusterauth: %s answered with version %d: %w", addr, hdr[0], ErrUnproven)
-	case hdr[1] == statusRefused:
-		return nil, nil, fmt.Errorf("clusterauth: %s: %w", addr, refused)
-	case hdr[1] == statusUnsupported:
-		return nil, nil, fmt.Errorf("clusterauth: %s does not support the %s role of protocol version %d", addr, c.role, version1)
-	case hdr[1] != statusOK:
-		return nil, nil, fmt.Errorf("clusterauth: %s answered with status %#x: %w", addr, hdr[1], ErrUnproven)
-	}
-	got := make([]byte, macLen)
-	if _, err := io.ReadFull(tc, got); err != nil {
-		return nil, nil, fmt.Errorf("clusterauth: reading the cluster proof from %s: %w", addr, err)
-	}
-	if !hmac.Equal(got, want) {
-		return nil, nil, fmt.Errorf("clusterauth: %s: %w", addr, ErrUnproven)
-	}
-	raw.SetDeadline(time.Time{})
 	return tc, AuthInfo{
 		CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity},
 		Role:           RoleController,

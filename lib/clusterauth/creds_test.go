@@ -19,6 +19,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"xce/lib/clusterauth/handshake"
 )
 
 // logBuf collects a logger's lines for a test to read while servers write.
@@ -225,7 +227,9 @@ func TestServerChecksTheProof(t *testing.T) {
 		{"right", func(ek []byte) []byte { return frameOf(RoleWorker, proof(tok, RoleWorker, ek)) }, statusOK},
 		{"wrong token", func(ek []byte) []byte { return frameOf(RoleWorker, proof(wrong, RoleWorker, ek)) }, statusRefused},
 		{"zero mac", func(ek []byte) []byte { return frameOf(RoleWorker, make([]byte, macLen)) }, statusRefused},
-		{"other session", func(ek []byte) []byte { return frameOf(RoleWorker, proof(tok, RoleWorker, make([]byte, ekLen))) }, statusRefused},
+		{"other session", func(ek []byte) []byte {
+			return frameOf(RoleWorker, proof(tok, RoleWorker, make([]byte, handshake.EKLen)))
+		}, statusRefused},
 		{"controller's proof replayed", func(ek []byte) []byte { return frameOf(RoleWorker, proof(tok, RoleController, ek)) }, statusRefused},
 		{"unknown role", func(ek []byte) []byte { return frameOf('X', proof(tok, RoleWorker, ek)) }, statusUnsupported},
 		{"unknown version", func(ek []byte) []byte {

@@ -14,6 +14,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"xce/lib/clusterauth/handshake"
 )
 
 // peerSeen is what a handler saw of its peer.
@@ -131,7 +133,7 @@ func TestServerChecksEachRolesProof(t *testing.T) {
 			func(ek []byte) []byte { return cpOf(tok, 1000, 100, ek) }},
 		{"user claims uid 0 with uid 1000's proof", func(ek []byte) []byte { return userFrame(0, 100, up(tok, 1000, 100, ek)) }, statusRefused, nil},
 		{"user claims gid 0 with gid 100's proof", func(ek []byte) []byte { return userFrame(1000, 0, up(tok, 1000, 100, ek)) }, statusRefused, nil},
-		{"user's proof of another session", func(ek []byte) []byte { return userFrame(1000, 100, up(tok, 1000, 100, make([]byte, ekLen))) }, statusRefused, nil},
+		{"user's proof of another session", func(ek []byte) []byte { return userFrame(1000, 100, up(tok, 1000, 100, make([]byte, handshake.EKLen))) }, statusRefused, nil},
 		{"user, wrong token", func(ek []byte) []byte { return userFrame(1000, 100, up(wrong, 1000, 100, ek)) }, statusRefused, nil},
 		{"controller's answer as the user's proof", func(ek []byte) []byte { return userFrame(1000, 100, cpOf(tok, 1000, 100, ek)) }, statusRefused, nil},
 		{"worker's proof as a user's", func(ek []byte) []byte { return userFrame(1000, 100, proof(tok, RoleWorker, ek)) }, statusRefused, nil},
@@ -216,7 +218,7 @@ func TestUserChecksTheControllersProof(t *testing.T) {
 			return frameOf(statusOK, cp)
 		}, ErrUnproven},
 		{"controller proof of another session", func(ek []byte, uid, gid uint32) []byte {
-			_, cp := MintUser(tok, uid, gid, make([]byte, ekLen))
+			_, cp := MintUser(tok, uid, gid, make([]byte, handshake.EKLen))
 			return frameOf(statusOK, cp)
 		}, ErrUnproven},
 		{"the worker's controller proof", func(ek []byte, uid, gid uint32) []byte {
