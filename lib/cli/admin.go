@@ -5,11 +5,9 @@ import (
 	"os"
 	"strings"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"xce/lib/api"
 	"xce/lib/lsfout"
+	"xce/lib/rpcstatus"
 )
 
 // badmin is the administrator's command: reconfig and ckconfig, the
@@ -158,7 +156,7 @@ func reconfig(check, verbose bool) int {
 	fmt.Fprintln(sys.stdout, "\nChecking configuration files ...")
 	reply, err := c.Reconfig(cx, &api.ReconfigRequest{CheckOnly: check})
 	if err != nil {
-		if st, _ := status.FromError(err); st.Code() == codes.PermissionDenied {
+		if st, _ := rpcstatus.FromError(err); st.Code() == rpcstatus.PermissionDenied {
 			fmt.Fprintln(sys.stderr, st.Message())
 			return 255
 		}

@@ -11,11 +11,9 @@ import (
 	"strings"
 	"syscall"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
-
 	"xce/lib/api/rpc"
+	"xce/lib/client"
+	"xce/lib/rpcstatus"
 )
 
 // blaunchFail is blaunch's status when it cannot launch (OpenLava's
@@ -99,17 +97,13 @@ func runBlaunch(args []string, zHosts, uFile string, noShell, loginShell bool) i
 	case loginShell:
 		shell = rpc.TaskShell_TASK_SHELL_LOGIN
 	}
-	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return fail("%v", err)
-	}
-	defer conn.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stream, err := rpc.NewTasksClient(conn).Launch(ctx)
+	stream, err := client.LaunchTasks(ctx, sock)
 	if err != nil {
-		return fail("cannot reach this host's worker: %v", status.Convert(err).Message())
+		return fail("cannot reach this host's worker: %v", rpcstatus.MessageOf(err))
 	}
+	defer stream.Close()
 	launch := &rpc.TaskLaunch{Hosts: hosts, Argv: args, Env: os.Environ(), Cwd: cwd, Shell: shell, NoStdin: true}
 	if err := stream.Send(&rpc.TaskRequest{Msg: &rpc.TaskRequest_Launch{Launch: launch}}); err != nil && !errors.Is(err, io.EOF) {
 		return fail("cannot reach this host's worker: %v", err)
@@ -129,7 +123,7 @@ func runBlaunch(args []string, zHosts, uFile string, noShell, loginShell bool) i
 			break
 		}
 		if err != nil {
-			return fail("%s", status.Convert(err).Message())
+			return fail("%s", rpcstatus.MessageOf(err))
 		}
 		switch m := ev.Msg.(type) {
 		case *rpc.TaskEvent_Output:

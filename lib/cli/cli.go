@@ -1,5 +1,5 @@
 // Package cli owns the user commands (bsub, bjobs, bkill, ...): their
-// options, LSF's argv rules, #BSUB directives, messages and exit codes.
+// options, LSF's argv rules, #BSUB directives, messages and exit rpcstatus.
 // Each command's main.go is one call to Main.
 //
 // LSF options are single-dash words (-app, -noheader, -json), which pflag
@@ -49,11 +49,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"xce/lib/api"
 	"xce/lib/client"
+	"xce/lib/rpcstatus"
 )
 
 // Version is printed by -V.
@@ -310,14 +309,14 @@ func connectTimeout() (context.Context, context.CancelFunc) {
 // rpcError prints a failed call: the controller's own text for a refused
 // request, or where the command looked when nothing answered.
 func rpcError(c *client.Client, err error) string {
-	st, ok := status.FromError(err)
+	st, ok := rpcstatus.FromError(err)
 	if !ok {
 		return err.Error()
 	}
 	switch st.Code() {
-	case codes.Unavailable:
+	case rpcstatus.Unavailable:
 		return c.NotRunningError().Error()
-	case codes.InvalidArgument, codes.PermissionDenied:
+	case rpcstatus.InvalidArgument, rpcstatus.PermissionDenied:
 		return st.Message()
 	}
 	return st.Message()

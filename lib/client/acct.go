@@ -12,13 +12,14 @@ import (
 // accounting records to fn as it comes, so that 100,000 records are never
 // held at once. It returns the job ids that named no record.
 func (c *Client) Accounting(ctx context.Context, req *api.AcctRequest, fn func([]*api.Job) error) ([]*api.JobRef, error) {
-	stream, err := c.ControllerClient.Accounting(ctx, req)
+	stream, err := c.accountingStream(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	var notFound []*api.JobRef
 	for {
-		page, err := stream.Recv()
+		page := &api.AcctReply{}
+		err := stream.RecvMsg(page)
 		if errors.Is(err, io.EOF) {
 			return notFound, nil
 		}

@@ -1,10 +1,10 @@
 // Package client finds the XCE controller and dials it: every command and
-// xcetop use it. The controller's directory is $XCE_DIR when set, else the
+// xcetop use it. It speaks gRPC over HTTP/2 itself (h2.go), without
+// grpc-go, whose package initialisation and size cost a short command as
+// much as its call (TestCommandsLinkNoGRPC keeps it out). The controller's directory is $XCE_DIR when set, else the
 // XCE_DIR of $LSF_ENVDIR/lsf.conf (xced writes one in DIR/conf); otherwise
 // the caller's own default directory when a controller runs there, else the
-// system one. Its socket is DIR/xced.sock. Calls to it alone go over the
-// client's own HTTP/2 connection (h2.go), which a command opens, uses once
-// or twice and drops at a fraction of grpc-go's cost.
+// system one. Its socket is DIR/xced.sock.
 //
 // # Several controllers
 //
@@ -30,11 +30,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
 	"xce/lib/api"
-	"xce/lib/api/rpc"
 	"xce/lib/lsfenv"
 )
 
@@ -96,13 +92,12 @@ func dirOf(conf func() *lsfenv.Conf) string {
 	return own
 }
 
-// Client is a connection to the controller.
+// Client is a connection to the controller. Its methods are the
+// Controller service's calls (calls.go).
 type Client struct {
-	rpc.ControllerClient
-	conn *grpc.ClientConn // with controller candidates
-	h2   *h2Redialer      // without: the local socket alone
-	fo   *failover        // with controller candidates
-	Dir  string
+	cc  caller
+	fo  *failover // with controller candidates
+	Dir string
 }
 
 // ErrNotRunning says no controller answers at the expected socket.
@@ -129,35 +124,18 @@ func Dial() (*Client, error) {
 		return nil, notRunning(sock)
 	}
 	if len(cands) == 0 {
-		h2 := newH2Redialer(sock)
-		return &Client{ControllerClient: rpc.NewControllerClient(h2), h2: h2, Dir: dir}, nil
+		return &Client{cc: newH2Redialer(sock), Dir: dir}, nil
 	}
-	conn, err := grpc.NewClient("unix://"+sock,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(64<<20)),
-		codecOption(),
-		grpc.WithStatsHandler(sentHandler{}))
-	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", sock, err)
-	}
-	fo := newFailover(conn, sock, cands, failoverTimeout(os.Getenv))
-	return &Client{ControllerClient: rpc.NewControllerClient(fo), conn: conn, fo: fo, Dir: dir}, nil
+	fo := newFailover(newH2Redialer(sock), sock, cands, failoverTimeout(os.Getenv))
+	return &Client{cc: fo, fo: fo, Dir: dir}, nil
 }
 
 func notRunning(sock string) error {
 	return fmt.Errorf("%w: no xced socket at %s; start the controller with `xced` (or `xced --dir DIR` and set XCE_DIR=DIR)", ErrNotRunning, sock)
 }
 
-// Close closes the connection.
-func (c *Client) Close() error {
-	if c.h2 != nil {
-		return c.h2.Close()
-	}
-	if c.fo != nil {
-		c.fo.close()
-	}
-	return c.conn.Close()
-}
+// Close closes the connections.
+func (c *Client) Close() error { return c.cc.Close() }
 
 // NotRunningError turns a failed call into the not-running error when the
 // socket is there but nothing answers (a stale socket), or, with
@@ -196,7 +174,7 @@ func (c *Client) Query(ctx context.Context, req *api.QueryRequest) (*Jobs, error
 // jobs of one submission pattern (an array's elements, a workflow's many
 // similar jobs) share one decoded spec, which callers must not change.
 func (c *Client) QueryEach(ctx context.Context, req *api.QueryRequest, fn func([]*api.Job) error) ([]*api.JobRef, error) {
-	stream, err := c.ControllerClient.Query(ctx, req)
+	stream, err := c.queryStream(ctx, req)
 	if err != nil {
 		return nil, err
 	}

@@ -9,20 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/stats"
-	"google.golang.org/grpc/status"
-
-	"xce/lib/api"
 	"xce/lib/api/rpc"
-	"xce/lib/clusterauth"
+	"xce/lib/clusterauth/handshake"
 	"xce/lib/lsfenv"
+	"xce/lib/rpcstatus"
 )
 
 // DefaultFailoverTimeout is how long a call looks for the leader among the
@@ -88,52 +80,43 @@ const local = ""
 const (
 	minRetryWait = 50 * time.Millisecond
 	maxRetryWait = 250 * time.Millisecond // an election takes about a second: look often
+
+	// candidateDialTimeout bounds a connection to a candidate, TCP, TLS
+	// and the proof: one that accepts but does not answer (a hung host)
+	// costs that long, then the next is tried.
+	candidateDialTimeout = 2 * time.Second
 )
 
-// failover is the connection of a client with controller candidates: a
-// grpc.ClientConnInterface that sends each call to the local socket while
-// it is the leader, else over TCP to the leader, found by following the
-// standbys' NotLeader answers, with the user's proof that the local socket
-// (a candidate's or a worker's) mints. A call is sent again only when no
-// leader can have acted on it: a NotLeader answer, or a connection that
-// failed before the call was sent.
+// failover is the connection of a client with controller candidates: it
+// sends each call to the local socket while it is the leader, else over
+// TCP to the leader, found by following the standbys' NotLeader answers,
+// with the user's proof that the local socket (a candidate's or a
+// worker's) mints. A call is sent again only when no leader can have
+// acted on it: a NotLeader answer, or a connection that failed before the
+// call was sent.
 type failover struct {
-	local     *grpc.ClientConn
+	local     *h2Redialer
 	localSock string
 	cands     []string
 	timeout   time.Duration
-	tcpOpts   []grpc.DialOption
 
 	mu       sync.Mutex
-	conns    map[string]*grpc.ClientConn
+	conns    map[string]*h2Redialer
 	cur      string // where the last call went
 	localOff bool   // the local socket is a worker's, serving Credential only
 	next     int    // the next candidate to try
 	mintErr  error  // the last minting's failure
+	closed   bool
 }
 
-func newFailover(localConn *grpc.ClientConn, sock string, cands []string, timeout time.Duration) *failover {
-	f := &failover{local: localConn, localSock: sock, cands: cands, timeout: timeout, conns: map[string]*grpc.ClientConn{}}
-	f.tcpOpts = []grpc.DialOption{
-		grpc.WithTransportCredentials(clusterauth.UserCredentials(f.mint)),
-		grpc.WithStatsHandler(sentHandler{}),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(64<<20)),
-		codecOption(),
-		// A candidate that comes back is tried again soon, not after
-		// gRPC's default backoff of up to two minutes.
-		grpc.WithConnectParams(grpc.ConnectParams{
-			Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
-			// A candidate that accepts but does not answer (a hung host)
-			// costs a second, then the next is tried.
-			MinConnectTimeout: time.Second,
-		}),
-	}
-	return f
+func newFailover(localConn *h2Redialer, sock string, cands []string, timeout time.Duration) *failover {
+	return &failover{local: localConn, localSock: sock, cands: cands, timeout: timeout, conns: map[string]*h2Redialer{}}
 }
 
 // mint asks the local socket for the user's proofs of one TLS session.
 func (f *failover) mint(ctx context.Context, ek []byte) (uid, gid uint32, up, cp []byte, err error) {
-	r, err := rpc.NewControllerClient(f.local).Credential(ctx, &rpc.CredentialRequest{Exporter: ek})
+	r := &rpc.CredentialReply{}
+	err = f.local.Invoke(ctx, controllerService+"Credential", &rpc.CredentialRequest{Exporter: ek}, r)
 	f.mu.Lock()
 	f.mintErr = err
 	f.mu.Unlock()
@@ -143,30 +126,60 @@ func (f *failover) mint(ctx context.Context, ek []byte) (uid, gid uint32, up, cp
 	return r.GetUid(), r.GetGid(), r.GetUserProof(), r.GetControllerProof(), nil
 }
 
-func (f *failover) close() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, cc := range f.conns {
-		cc.Close()
+// dialCandidate connects to a candidate: TCP, then TLS and the user's
+// proof (lib/clusterauth/handshake), then HTTP/2. A failure is the
+// connection's Unavailable status, as grpc-go words it, so that the call
+// goes to the next candidate.
+func (f *failover) dialCandidate(ctx context.Context, target string) *h2Conn {
+	ctx, cancel := context.WithTimeout(ctx, candidateDialTimeout)
+	defer cancel()
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", target)
+	if err != nil {
+		return endedH2(rpcstatus.New(rpcstatus.Unavailable, "connection error: desc = transport: Error while dialing: "+err.Error()))
 	}
-	f.conns = map[string]*grpc.ClientConn{}
+	host := target
+	if h, _, err := net.SplitHostPort(target); err == nil {
+		host = h
+	}
+	// The controller is authenticated by its proof of the cluster token,
+	// bound to this session, not by its certificate.
+	tc, err := handshake.User(ctx, nc, handshake.ClientConfig(host, nil), candidateDialTimeout, f.mint)
+	if err != nil {
+		return endedH2(rpcstatus.New(rpcstatus.Unavailable, "connection error: desc = transport: authentication handshake failed: "+err.Error()))
+	}
+	return newH2(tc, "https", target)
 }
 
-func (f *failover) conn(target string) (*grpc.ClientConn, error) {
+// Close closes every connection.
+func (f *failover) Close() error {
+	f.mu.Lock()
+	f.closed = true
+	conns := f.conns
+	f.conns = map[string]*h2Redialer{}
+	f.mu.Unlock()
+	for _, r := range conns {
+		r.Close()
+	}
+	return f.local.Close()
+}
+
+func (f *failover) conn(target string) *h2Redialer {
 	if target == local {
-		return f.local, nil
+		return f.local
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if cc := f.conns[target]; cc != nil {
-		return cc, nil
+	r := f.conns[target]
+	if r == nil {
+		r = &h2Redialer{dial: func(ctx context.Context) *h2Conn { return f.dialCandidate(ctx, target) }}
+		if f.closed {
+			r.closed = true
+		} else {
+			f.conns[target] = r
+		}
 	}
-	cc, err := grpc.NewClient("passthrough:///"+target, f.tcpOpts...)
-	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", target, err)
-	}
-	f.conns[target] = cc
-	return cc, nil
+	return r
 }
 
 func (f *failover) current() string {
@@ -189,24 +202,24 @@ func (f *failover) nextLocked() string {
 func (f *failover) after(target string, err error, sent bool) (next string, wait, retry bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if leader, ok := api.LeaderOf(err); ok {
+	if leader, ok := rpcstatus.LeaderOf(err); ok {
 		if leader != "" && leader != target {
 			return leader, false, true
 		}
 		return f.nextLocked(), target != local, true
 	}
-	code := status.Code(err)
-	if target == local && code == codes.Unimplemented {
+	code := rpcstatus.CodeOf(err)
+	if target == local && code == rpcstatus.Unimplemented {
 		// A worker's socket: it mints, the controllers serve.
 		f.localOff = true
 		return f.nextLocked(), false, true
 	}
-	if code != codes.Unavailable || sent || clusterauth.IsRefused(err) {
+	if code != rpcstatus.Unavailable || sent || handshake.IsRefused(err) {
 		return "", false, false
 	}
 	if f.mintErr != nil {
-		switch status.Code(f.mintErr) {
-		case codes.Unimplemented, codes.PermissionDenied, codes.InvalidArgument, codes.Unauthenticated:
+		switch rpcstatus.CodeOf(f.mintErr) {
+		case rpcstatus.Unimplemented, rpcstatus.PermissionDenied, rpcstatus.InvalidArgument, rpcstatus.Unauthenticated:
 			return "", false, false // the local socket will not mint: no candidate can be reached
 		}
 	}
@@ -214,27 +227,23 @@ func (f *failover) after(target string, err error, sent bool) (next string, wait
 }
 
 // do runs call, and again where after says, until it succeeds, fails for
-// good, ctx ends or the failover timeout passes.
-func (f *failover) do(ctx context.Context, call func(ctx context.Context, cc *grpc.ClientConn) error) error {
+// good, ctx ends or the failover timeout passes. call says whether the
+// call reached a connection (from then on a leader may have acted on it).
+func (f *failover) do(ctx context.Context, call func(ctx context.Context, r *h2Redialer) (sent bool, err error)) error {
 	target := f.current()
 	var deadline time.Time
 	wait := minRetryWait
 	hops := 0
 	for {
-		cc, err := f.conn(target)
-		if err != nil {
-			return err
-		}
-		sent := &sentFlag{}
-		err = call(context.WithValue(ctx, sentKey{}, sent), cc)
+		sent, err := call(ctx, f.conn(target))
 		if err == nil || errors.Is(err, io.EOF) {
 			f.mu.Lock()
 			f.cur = target
 			f.mu.Unlock()
 			return err
 		}
-		next, backoff, retry := f.after(target, err, sent.Load())
-		if !retry && sent.Load() && status.Code(err) == codes.Unavailable {
+		next, backoff, retry := f.after(target, err, sent)
+		if !retry && sent && rpcstatus.CodeOf(err) == rpcstatus.Unavailable {
 			// Not "no controller answered": one had the call, and its
 			// outcome is unknown (a leader that handed its office on, or
 			// died, while it answered).
@@ -242,7 +251,7 @@ func (f *failover) do(ctx context.Context, call func(ctx context.Context, cc *gr
 			if where == local {
 				where = f.localSock
 			}
-			return status.Errorf(codes.Aborted, "the controller at %s had the request but did not answer it (%s); it may or may not have been carried out: check (bjobs) before sending it again", where, status.Convert(err).Message())
+			return rpcstatus.Errorf(rpcstatus.Aborted, "the controller at %s had the request but did not answer it (%s); it may or may not have been carried out: check (bjobs) before sending it again", where, rpcstatus.MessageOf(err))
 		}
 		if !retry || ctx.Err() != nil {
 			return err
@@ -275,87 +284,51 @@ func (f *failover) do(ctx context.Context, call func(ctx context.Context, cc *gr
 }
 
 // Invoke sends a unary call where the leader is.
-func (f *failover) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	return f.do(ctx, func(ctx context.Context, cc *grpc.ClientConn) error {
-		return cc.Invoke(ctx, method, args, reply, opts...)
+func (f *failover) Invoke(ctx context.Context, method string, in, out vtMessage) error {
+	return f.do(ctx, func(ctx context.Context, r *h2Redialer) (bool, error) {
+		s, err := r.NewStream(ctx, method)
+		if err != nil {
+			return false, err
+		}
+		return true, s.unary(in, out)
 	})
 }
 
-// NewStream opens a stream where the leader is. A server-streaming call
-// (Query, Watch, Accounting) is opened at its first RecvMsg, with the
-// request SendMsg kept, so that a standby's NotLeader there sends it to
-// the leader; other streams go where the last call went, as they are.
-func (f *failover) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	if desc.ClientStreams {
-		var s grpc.ClientStream
-		err := f.do(ctx, func(ctx context.Context, cc *grpc.ClientConn) error {
-			var err error
-			s, err = cc.NewStream(ctx, desc, method, opts...)
-			return err
-		})
-		return s, err
-	}
-	return &serverStream{f: f, ctx: ctx, desc: desc, method: method, opts: opts}, nil
+// ServerStream opens a server-streaming call (Query, Watch, Accounting)
+// at its first RecvMsg, so that a standby's NotLeader there sends it to
+// the leader.
+func (f *failover) ServerStream(ctx context.Context, method string, in vtMessage) (recvStream, error) {
+	return &failoverStream{f: f, ctx: ctx, method: method, req: in}, nil
 }
 
-// serverStream is a server-streaming call, opened on the first RecvMsg.
-type serverStream struct {
+// failoverStream is a server-streaming call, opened on the first RecvMsg.
+type failoverStream struct {
 	f      *failover
 	ctx    context.Context
-	desc   *grpc.StreamDesc
 	method string
-	opts   []grpc.CallOption
+	req    vtMessage
 
-	req    any
-	closed bool
-	s      grpc.ClientStream // once a message (or the end) came
-	err    error             // the opening's failure, for ever after
+	s   *h2Stream // once a message (or the end) came
+	err error     // the opening's failure, for ever after
 }
 
-func (s *serverStream) SendMsg(m any) error {
-	if s.s != nil || s.req != nil {
-		return errors.New("client: a server-streaming call sends one request")
-	}
-	s.req = m
-	return nil
-}
-
-func (s *serverStream) CloseSend() error {
-	s.closed = true
-	if s.s != nil {
-		return s.s.CloseSend()
-	}
-	return nil
-}
-
-func (s *serverStream) RecvMsg(m any) error {
+func (s *failoverStream) RecvMsg(m vtMessage) error {
 	if s.s != nil {
 		return s.s.RecvMsg(m)
 	}
 	if s.err != nil {
 		return s.err
 	}
-	if s.req == nil {
-		return errors.New("client: RecvMsg before the request was sent")
-	}
-	s.err = s.f.do(s.ctx, func(ctx context.Context, cc *grpc.ClientConn) error {
-		cs, err := cc.NewStream(ctx, s.desc, s.method, s.opts...)
+	s.err = s.f.do(s.ctx, func(ctx context.Context, r *h2Redialer) (bool, error) {
+		cs, err := r.conn(ctx).serverStream(ctx, s.method, s.req)
 		if err != nil {
-			return err
-		}
-		if err := cs.SendMsg(s.req); err != nil && !errors.Is(err, io.EOF) {
-			return err
-		}
-		if s.closed {
-			if err := cs.CloseSend(); err != nil {
-				return err
-			}
+			return false, err
 		}
 		err = cs.RecvMsg(m)
 		if err == nil || errors.Is(err, io.EOF) {
 			s.s = cs
 		}
-		return err
+		return true, err
 	})
 	if s.s != nil {
 		if errors.Is(s.err, io.EOF) {
@@ -365,48 +338,4 @@ func (s *serverStream) RecvMsg(m any) error {
 		return nil
 	}
 	return s.err
-}
-
-func (s *serverStream) Header() (metadata.MD, error) {
-	if s.s == nil {
-		return nil, errors.New("client: the stream's header before its first message")
-	}
-	return s.s.Header()
-}
-
-func (s *serverStream) Trailer() metadata.MD {
-	if s.s == nil {
-		return nil
-	}
-	return s.s.Trailer()
-}
-
-func (s *serverStream) Context() context.Context {
-	if s.s == nil {
-		return s.ctx
-	}
-	return s.s.Context()
-}
-
-// sentKey marks a call's context with the flag sentHandler sets once the
-// call's stream was opened on a connection: from then on the server may
-// have received it, and it is not sent again.
-type sentKey struct{}
-
-type sentFlag struct{ atomic.Bool }
-
-type sentHandler struct{}
-
-func (sentHandler) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
-func (sentHandler) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
-	return ctx
-}
-func (sentHandler) HandleConn(context.Context, stats.ConnStats) {}
-func (sentHandler) HandleRPC(ctx context.Context, s stats.RPCStats) {
-	switch s.(type) {
-	case *stats.OutHeader, *stats.OutPayload:
-		if f, ok := ctx.Value(sentKey{}).(*sentFlag); ok {
-			f.Store(true)
-		}
-	}
 }

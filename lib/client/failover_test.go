@@ -22,6 +22,7 @@ import (
 	"xce/lib/clusterauth"
 	"xce/lib/lsfenv"
 	"xce/lib/peercred"
+	"xce/lib/rpcstatus"
 )
 
 func TestControllers(t *testing.T) {
@@ -371,7 +372,7 @@ func TestNotSentAgainOnceSent(t *testing.T) {
 	t.Setenv("XCE_CONTROLLERS", addr)
 	c := dialT(t)
 	_, err := c.Submit(ctxT(t), &api.SubmitRequest{})
-	if status.Code(err) != codes.Aborted || !strings.Contains(err.Error(), "may or may not have been carried out") {
+	if rpcstatus.CodeOf(err) != rpcstatus.Aborted || !strings.Contains(err.Error(), "may or may not have been carried out") {
 		t.Errorf("Submit: %v, want the unknown outcome said", err)
 	}
 	if n := leader.submits.Load(); n != 1 {
@@ -387,7 +388,7 @@ func TestGivesUpAfterTheFailoverTimeout(t *testing.T) {
 	c := dialT(t)
 	start := time.Now()
 	_, err := c.Info(ctxT(t), &api.ClusterInfoRequest{})
-	if status.Code(err) != codes.Unavailable {
+	if rpcstatus.CodeOf(err) != rpcstatus.Unavailable {
 		t.Errorf("Info with no leader: %v", err)
 	}
 	if d := time.Since(start); d < 600*time.Millisecond || d > 20*time.Second {

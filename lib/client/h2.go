@@ -16,28 +16,26 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
-	spb "google.golang.org/genproto/googleapis/rpc/status"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
+
+	"xce/lib/rpcstatus"
 )
 
-// h2Conn is a gRPC client connection to the controller's local socket:
-// gRPC's wire protocol over one HTTP/2 connection, written here because a
-// command makes one or two calls and exits. grpc-go's ClientConn first
-// runs a resolver, a balancer and a connection state machine in their own
-// goroutines, formats channelz trace events, and waits for the server's
-// settings before it sends the call; here the call goes out in the same
-// write as the connection preface, and closing costs nothing. Calls with
-// controller candidates (failover over TCP, TLS) keep grpc-go.
+// h2Conn is a gRPC client connection: gRPC's wire protocol over one
+// HTTP/2 connection, to the controller's local socket, a controller
+// candidate over TLS (failover.go), or a job's task socket (blaunch).
+// It is written here because a command makes one or two calls and exits:
+// grpc-go's package initialisation and size alone cost as much, and its
+// ClientConn first runs a resolver, a balancer and a connection state
+// machine in their own goroutines and waits for the server's settings
+// before it sends the call. Here the call goes out in the same write as
+// the connection preface, and closing costs nothing.
 //
-// It implements what the controller's API uses: unary and server-streaming
-// calls, status details, deadlines and cancellation, and flow control in
-// both directions.
+// It implements what XCE's services use: unary, server-streaming and
+// bidirectional calls, status details, deadlines and cancellation, and
+// flow control in both directions.
 type h2Conn struct {
-	nc net.Conn
+	nc                net.Conn
+	scheme, authority string
 
 	wmu  sync.Mutex // one frame sequence at a time
 	bw   *bufio.Writer
@@ -75,18 +73,31 @@ const (
 func dialH2(sock string) *h2Conn {
 	nc, err := net.Dial("unix", sock)
 	if err != nil {
-		c := &h2Conn{err: status.Errorf(codes.Unavailable, "connection error: desc = %q", "transport: Error while dialing: "+err.Error())}
-		c.sendCond = sync.NewCond(&c.mu)
-		return c
+		return endedH2(rpcstatus.Errorf(rpcstatus.Unavailable, "connection error: desc = %q", "transport: Error while dialing: "+err.Error()))
 	}
+	return newH2(nc, "http", h2Authority)
+}
+
+// endedH2 is a connection that never was: its calls fail with err.
+func endedH2(err error) *h2Conn {
+	c := &h2Conn{err: err}
+	c.sendCond = sync.NewCond(&c.mu)
+	return c
+}
+
+// newH2 starts HTTP/2 on nc, a Unix socket or a TLS session; scheme and
+// authority are the calls' (:scheme, :authority).
+func newH2(nc net.Conn, scheme, authority string) *h2Conn {
 	c := &h2Conn{
-		nc:       nc,
-		bw:       bufio.NewWriterSize(nc, 16<<10),
-		streams:  map[uint32]*h2Stream{},
-		nextID:   1,
-		sendWin:  65535,
-		initWin:  65535,
-		maxFrame: 16384,
+		nc:        nc,
+		scheme:    scheme,
+		authority: authority,
+		bw:        bufio.NewWriterSize(nc, 16<<10),
+		streams:   map[uint32]*h2Stream{},
+		nextID:    1,
+		sendWin:   65535,
+		initWin:   65535,
+		maxFrame:  16384,
 	}
 	c.sendCond = sync.NewCond(&c.mu)
 	c.fr = http2.NewFramer(c.bw, bufio.NewReaderSize(nc, 32<<10))
@@ -105,7 +116,7 @@ func dialH2(sock string) *h2Conn {
 
 // Close ends the connection and every call on it.
 func (c *h2Conn) Close() error {
-	c.fail(status.Error(codes.Canceled, "grpc: the client connection is closing"))
+	c.fail(errClosing)
 	return nil
 }
 
@@ -125,7 +136,7 @@ func (c *h2Conn) fail(err error) {
 		c.nc.Close()
 	}
 	for _, s := range streams {
-		s.finish(status.Convert(err), nil)
+		s.finish(asStatus(err))
 	}
 }
 
@@ -139,11 +150,14 @@ func (c *h2Conn) writeBuf(fn func() error, flush bool) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	err := fn()
+	if errors.Is(err, errConnEnded) {
+		return err // fn's: the connection had ended before
+	}
 	if err == nil && flush {
 		err = c.bw.Flush()
 	}
 	if err != nil {
-		err = status.Errorf(codes.Unavailable, "connection error: desc = %q", "transport: "+err.Error())
+		err = rpcstatus.Errorf(rpcstatus.Unavailable, "connection error: desc = %q", "transport: "+err.Error())
 		go c.fail(err)
 	}
 	return err
@@ -154,7 +168,7 @@ func (c *h2Conn) reader() {
 	for {
 		f, err := c.fr.ReadFrame()
 		if err != nil {
-			c.fail(status.Errorf(codes.Unavailable, "error reading from server: %v", err))
+			c.fail(rpcstatus.Errorf(rpcstatus.Unavailable, "error reading from server: %v", err))
 			return
 		}
 		switch f := f.(type) {
@@ -167,13 +181,13 @@ func (c *h2Conn) reader() {
 		case *http2.RSTStreamFrame:
 			if s := c.stream(f.StreamID); s != nil {
 				code := rstCode(f.ErrCode)
-				if dl, ok := s.ctx.Deadline(); ok && code == codes.Canceled && !dl.After(time.Now()) {
+				if dl, ok := s.ctx.Deadline(); ok && code == rpcstatus.Canceled && !dl.After(time.Now()) {
 					// The server ended it for the deadline it was given
 					// (grpc-go says so too).
-					s.finish(status.New(codes.DeadlineExceeded, context.DeadlineExceeded.Error()), nil)
+					s.finish(rpcstatus.New(rpcstatus.DeadlineExceeded, context.DeadlineExceeded.Error()))
 					continue
 				}
-				s.finish(status.New(code, fmt.Sprintf("stream terminated by RST_STREAM with error code: %v", f.ErrCode)), nil)
+				s.finish(rpcstatus.New(code, fmt.Sprintf("stream terminated by RST_STREAM with error code: %v", f.ErrCode)))
 			}
 		case *http2.SettingsFrame:
 			if f.IsAck() {
@@ -232,7 +246,7 @@ func (c *h2Conn) reader() {
 			c.sendCond.Broadcast()
 			c.mu.Unlock()
 			for _, s := range refused {
-				s.finish(status.New(codes.Unavailable, "the connection is draining"), nil)
+				s.finish(rpcstatus.New(rpcstatus.Unavailable, "the connection is draining"))
 			}
 		}
 	}
@@ -282,26 +296,31 @@ func (c *h2Conn) data(f *http2.DataFrame) {
 	}
 }
 
-func rstCode(e http2.ErrCode) codes.Code {
+func rstCode(e http2.ErrCode) rpcstatus.Code {
 	switch e {
 	case http2.ErrCodeRefusedStream:
-		return codes.Unavailable
+		return rpcstatus.Unavailable
 	case http2.ErrCodeCancel:
-		return codes.Canceled
+		return rpcstatus.Canceled
 	case http2.ErrCodeEnhanceYourCalm:
-		return codes.ResourceExhausted
+		return rpcstatus.ResourceExhausted
 	case http2.ErrCodeInadequateSecurity:
-		return codes.PermissionDenied
+		return rpcstatus.PermissionDenied
 	}
-	return codes.Internal
+	return rpcstatus.Internal
 }
 
 // Invoke makes a unary call.
-func (c *h2Conn) Invoke(ctx context.Context, method string, args, reply any, _ ...grpc.CallOption) error {
+func (c *h2Conn) Invoke(ctx context.Context, method string, args, reply vtMessage) error {
 	s, err := c.newStream(ctx, method)
 	if err != nil {
 		return err
 	}
+	return s.unary(args, reply)
+}
+
+// unary sends a unary call's request on the stream and reads its reply.
+func (s *h2Stream) unary(args, reply vtMessage) error {
 	if err := s.SendMsg(args); err != nil {
 		return err
 	}
@@ -310,31 +329,25 @@ func (c *h2Conn) Invoke(ctx context.Context, method string, args, reply any, _ .
 	}
 	if err := s.RecvMsg(reply); err != nil {
 		if errors.Is(err, io.EOF) {
-			return status.Error(codes.Internal, "cardinality violation: expected <Response> but got no message")
+			return rpcstatus.New(rpcstatus.Internal, "cardinality violation: expected <Response> but got no message")
 		}
 		return err
 	}
 	// The status that follows the reply decides.
 	if err := s.RecvMsg(reply); !errors.Is(err, io.EOF) {
 		if err == nil {
-			return status.Error(codes.Internal, "cardinality violation: expected <EOF> for non server-streaming RPCs, but received another message")
+			return rpcstatus.New(rpcstatus.Internal, "cardinality violation: expected <EOF> for non server-streaming RPCs, but received another message")
 		}
 		return err
 	}
 	return nil
 }
 
-// NewStream opens a streaming call.
-func (c *h2Conn) NewStream(ctx context.Context, _ *grpc.StreamDesc, method string, _ ...grpc.CallOption) (grpc.ClientStream, error) {
-	return c.newStream(ctx, method)
-}
-
 func (c *h2Conn) newStream(ctx context.Context, method string) (*h2Stream, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, status.FromContextError(err).Err()
+		return nil, rpcstatus.FromContextError(err)
 	}
-	md, _ := metadata.FromOutgoingContext(ctx)
-	s := &h2Stream{c: c, ctx: ctx, wake: make(chan struct{}, 1), done: make(chan struct{}), headed: make(chan struct{})}
+	s := &h2Stream{c: c, ctx: ctx, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	err := c.writeBuf(func() error {
 		c.mu.Lock()
 		switch {
@@ -354,25 +367,14 @@ func (c *h2Conn) newStream(ctx context.Context, method string) (*h2Stream, error
 		c.hbuf.Reset()
 		hf := func(k, v string) { c.henc.WriteField(hpack.HeaderField{Name: k, Value: v}) }
 		hf(":method", "POST")
-		hf(":scheme", "http")
+		hf(":scheme", c.scheme)
 		hf(":path", method)
-		hf(":authority", h2Authority)
+		hf(":authority", c.authority)
 		hf("content-type", "application/grpc")
 		hf("user-agent", "xce")
 		hf("te", "trailers")
 		if dl, ok := ctx.Deadline(); ok {
 			hf("grpc-timeout", encodeTimeout(time.Until(dl)))
-		}
-		for k, vs := range md {
-			if strings.HasPrefix(k, ":") || k == "content-type" || k == "te" || strings.HasPrefix(k, "grpc-") {
-				continue
-			}
-			for _, v := range vs {
-				if strings.HasSuffix(k, "-bin") {
-					v = base64.RawStdEncoding.EncodeToString([]byte(v))
-				}
-				hf(k, v)
-			}
 		}
 		return c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: s.id, BlockFragment: []byte(c.hbuf.String()), EndHeaders: true})
 	}, false)
@@ -381,9 +383,9 @@ func (c *h2Conn) newStream(ctx context.Context, method string) (*h2Stream, error
 		err = c.err
 		c.mu.Unlock()
 		if err == nil {
-			err = status.Error(codes.Unavailable, "the connection is draining")
+			err = rpcstatus.New(rpcstatus.Unavailable, "the connection is draining")
 		}
-		return nil, status.Convert(err).Err()
+		return nil, asStatus(err)
 	}
 	if err != nil {
 		return nil, err
@@ -393,6 +395,12 @@ func (c *h2Conn) newStream(ctx context.Context, method string) (*h2Stream, error
 }
 
 var errConnEnded = errors.New("connection ended")
+
+// asStatus is err as a call's status: Unknown unless it is one.
+func asStatus(err error) *rpcstatus.Error {
+	st, _ := rpcstatus.FromError(err)
+	return st
+}
 
 // encodeTimeout writes a deadline as grpc-timeout wants it: at most eight
 // digits and a unit.
@@ -418,8 +426,6 @@ type h2Stream struct {
 	ctx    context.Context
 	wake   chan struct{} // something arrived
 	done   chan struct{} // the call ended (finish)
-	headed chan struct{} // the response headers came, or the call ended
-	headMu sync.Once
 
 	// under c.mu
 	sendWin  int64
@@ -427,11 +433,9 @@ type h2Stream struct {
 
 	rmu      sync.Mutex
 	buf      []byte // received, not yet read
-	header   metadata.MD
-	trailer  metadata.MD
 	gotHead  bool
 	ended    bool           // the server ended the stream, or it failed
-	st       *status.Status // set when ended
+	st       *rpcstatus.Error // set when ended
 	sendDone bool
 }
 
@@ -440,7 +444,7 @@ func (s *h2Stream) watch() {
 	select {
 	case <-s.done:
 	case <-s.ctx.Done():
-		s.finish(status.FromContextError(s.ctx.Err()), nil)
+		s.finish(rpcstatus.FromContextError(s.ctx.Err()))
 		id := s.id
 		s.c.write(func() error { return s.c.fr.WriteRSTStream(id, http2.ErrCodeCancel) })
 	}
@@ -454,23 +458,19 @@ func (s *h2Stream) signal() {
 }
 
 // finish ends the stream with st (the first end wins).
-func (s *h2Stream) finish(st *status.Status, trailer metadata.MD) {
+func (s *h2Stream) finish(st *rpcstatus.Error) {
 	s.rmu.Lock()
 	if s.ended {
 		s.rmu.Unlock()
 		return
 	}
 	s.ended, s.st = true, st
-	if trailer != nil {
-		s.trailer = trailer
-	}
 	s.rmu.Unlock()
 	s.c.mu.Lock()
 	delete(s.c.streams, s.id)
 	s.c.sendCond.Broadcast()
 	s.c.mu.Unlock()
 	close(s.done)
-	s.headMu.Do(func() { close(s.headed) })
 	s.signal()
 }
 
@@ -481,14 +481,13 @@ func (s *h2Stream) push(data []byte, end bool) {
 	}
 	s.rmu.Unlock()
 	if end {
-		s.finish(status.New(codes.Internal, "server closed the stream without sending trailers"), nil)
+		s.finish(rpcstatus.New(rpcstatus.Internal, "server closed the stream without sending trailers"))
 	}
 	s.signal()
 }
 
 // headers reads the response headers or the trailers.
 func (s *h2Stream) headers(f *http2.MetaHeadersFrame) {
-	md := metadata.MD{}
 	var grpcStatus, grpcMessage, details, httpStatus string
 	hasStatus := false
 	for _, hf := range f.Fields {
@@ -501,78 +500,55 @@ func (s *h2Stream) headers(f *http2.MetaHeadersFrame) {
 			grpcMessage = decodeGrpcMessage(hf.Value)
 		case "grpc-status-details-bin":
 			details = hf.Value
-		case "content-type":
-		default:
-			if strings.HasPrefix(hf.Name, ":") {
-				continue
-			}
-			v := hf.Value
-			if strings.HasSuffix(hf.Name, "-bin") {
-				b, err := decodeBin(v)
-				if err != nil {
-					continue
-				}
-				v = string(b)
-			}
-			md.Append(hf.Name, v)
 		}
 	}
 	s.rmu.Lock()
 	first := !s.gotHead
-	if first {
-		s.gotHead = true
-		s.header = md
-	}
+	s.gotHead = true
 	s.rmu.Unlock()
-	if first {
-		s.headMu.Do(func() { close(s.headed) })
-	}
 	if first && httpStatus != "" && httpStatus != "200" && !hasStatus {
-		s.finish(status.New(httpCode(httpStatus), "unexpected HTTP status code received from server: "+httpStatus), nil)
+		s.finish(rpcstatus.New(httpCode(httpStatus), "unexpected HTTP status code received from server: "+httpStatus))
 		return
 	}
 	if !f.StreamEnded() {
 		if !first {
-			s.finish(status.New(codes.Internal, "trailers without the end of the stream"), nil)
+			s.finish(rpcstatus.New(rpcstatus.Internal, "trailers without the end of the stream"))
 		}
 		s.signal()
 		return
 	}
 	if !hasStatus {
-		s.finish(status.New(codes.Internal, "server closed the stream without sending trailers"), md)
+		s.finish(rpcstatus.New(rpcstatus.Internal, "server closed the stream without sending trailers"))
 		return
 	}
 	code, err := strconv.ParseUint(grpcStatus, 10, 32)
 	if err != nil {
-		s.finish(status.New(codes.Internal, "transport: malformed grpc-status: "+grpcStatus), md)
+		s.finish(rpcstatus.New(rpcstatus.Internal, "transport: malformed grpc-status: "+grpcStatus))
 		return
 	}
-	st := status.New(codes.Code(code), grpcMessage)
+	st := rpcstatus.New(rpcstatus.Code(code), grpcMessage)
 	if details != "" {
 		if b, err := decodeBin(details); err == nil {
-			p := &spb.Status{}
-			if err := proto.Unmarshal(b, p); err == nil {
-				st = status.FromProto(p)
-			}
+			st = rpcstatus.WithDetails(rpcstatus.Code(code), grpcMessage, b)
 		}
 	}
-	s.finish(st, md)
+	s.finish(st)
 }
 
-func httpCode(s string) codes.Code {
+func httpCode(s string) rpcstatus.Code {
 	switch s {
 	case "400":
-		return codes.Internal
+		return rpcstatus.Internal
 	case "401":
-		return codes.Unauthenticated
+		return rpcstatus.Unauthenticated
 	case "403":
-		return codes.PermissionDenied
+		return rpcstatus.PermissionDenied
 	case "404":
-		return codes.Unimplemented
+		return rpcstatus.Unimplemented
 	case "429", "502", "503", "504":
-		return codes.Unavailable
+		return rpcstatus.Unavailable
 	}
-	return codes.Unknown
+	return rpcstatus.Unknown
 }
 
 func decodeBin(v string) ([]byte, error) {
@@ -605,26 +581,23 @@ func decodeGrpcMessage(msg string) string {
 // When the call has ended (the server refused the message, say), it
 // returns nil, as grpc-go's does for calls that send once: the status
 // comes from RecvMsg.
-func (s *h2Stream) SendMsg(m any) error {
+func (s *h2Stream) SendMsg(m vtMessage) error {
 	if err := s.sendMsg(m); !errors.Is(err, io.EOF) {
 		return err
 	}
 	return nil
 }
 
-func (s *h2Stream) sendMsg(m any) error {
-	data, err := vtCodec{}.Marshal(m)
-	if err != nil {
-		return status.Errorf(codes.Internal, "grpc: error while marshaling: %v", err)
+func (s *h2Stream) sendMsg(m vtMessage) error {
+	size := m.SizeVT()
+	if size > h2MaxSend {
+		return rpcstatus.Errorf(rpcstatus.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", size, h2MaxSend)
 	}
-	msg := data.Materialize()
-	data.Free()
-	if len(msg) > h2MaxSend {
-		return status.Errorf(codes.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", len(msg), h2MaxSend)
+	frame := make([]byte, 5+size)
+	binary.BigEndian.PutUint32(frame[1:], uint32(size))
+	if _, err := m.MarshalToSizedBufferVT(frame[5:]); err != nil {
+		return rpcstatus.Errorf(rpcstatus.Internal, "grpc: error while marshaling: %v", err)
 	}
-	frame := make([]byte, 5+len(msg))
-	binary.BigEndian.PutUint32(frame[1:], uint32(len(msg)))
-	copy(frame[5:], msg)
 	for len(frame) > 0 {
 		n, err := s.reserve(len(frame), false)
 		if err == nil && n == 0 {
@@ -688,7 +661,7 @@ func (s *h2Stream) sendErr(err error) error {
 	if st != nil {
 		return io.EOF
 	}
-	return status.Convert(err).Err()
+	return asStatus(err)
 }
 
 // CloseSend ends the call's requests.
@@ -709,19 +682,19 @@ func (s *h2Stream) CloseSend() error {
 
 // RecvMsg reads the next message; io.EOF after the last one when the call
 // succeeded, its status otherwise.
-func (s *h2Stream) RecvMsg(m any) error {
+func (s *h2Stream) RecvMsg(m vtMessage) error {
 	for {
 		s.rmu.Lock()
 		if len(s.buf) >= 5 {
 			if s.buf[0] != 0 {
 				s.rmu.Unlock()
-				return status.Error(codes.Internal, "grpc: compressed message from the server, which this client does not accept")
+				return rpcstatus.New(rpcstatus.Internal, "grpc: compressed message from the server, which this client does not accept")
 			}
 			n := binary.BigEndian.Uint32(s.buf[1:5])
 			if n > h2MaxRecv {
 				s.rmu.Unlock()
 				s.cancel()
-				return status.Errorf(codes.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", n, h2MaxRecv)
+				return rpcstatus.Errorf(rpcstatus.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", n, h2MaxRecv)
 			}
 			if uint32(len(s.buf)-5) >= n {
 				msg := s.buf[5 : 5+n]
@@ -737,13 +710,13 @@ func (s *h2Stream) RecvMsg(m any) error {
 			st := s.st
 			partial := len(s.buf) > 0
 			s.rmu.Unlock()
-			if st.Code() == codes.OK {
+			if st.Code() == rpcstatus.OK {
 				if partial {
-					return status.Error(codes.Internal, "grpc: the stream ended within a message")
+					return rpcstatus.New(rpcstatus.Internal, "grpc: the stream ended within a message")
 				}
 				return io.EOF
 			}
-			return st.Err()
+			return st
 		}
 		s.rmu.Unlock()
 		s.c.flush() // the call's frames; a failure ends the stream
@@ -751,62 +724,50 @@ func (s *h2Stream) RecvMsg(m any) error {
 	}
 }
 
-func (s *h2Stream) decode(msg []byte, m any) error {
-	if v, ok := m.(vtMessage); ok {
-		if err := v.UnmarshalVT(msg); err != nil {
-			return status.Errorf(codes.Internal, "grpc: failed to unmarshal the received message: %v", err)
-		}
-		return nil
+func (s *h2Stream) decode(msg []byte, m vtMessage) error {
+	if err := m.UnmarshalVT(msg); err != nil {
+		return rpcstatus.Errorf(rpcstatus.Internal, "grpc: failed to unmarshal the received message: %v", err)
 	}
-	return fmt.Errorf("grpc: cannot decode %T", m)
+	return nil
 }
 
 // cancel ends the call here and on the server.
 func (s *h2Stream) cancel() {
-	s.finish(status.New(codes.Canceled, "grpc: the client cancelled the call"), nil)
+	s.finish(rpcstatus.New(rpcstatus.Canceled, "grpc: the client cancelled the call"))
 	id := s.id
 	s.c.write(func() error { return s.c.fr.WriteRSTStream(id, http2.ErrCodeCancel) })
 }
 
-func (s *h2Stream) Header() (metadata.MD, error) {
-	s.c.flush()
-	<-s.headed
-	s.rmu.Lock()
-	defer s.rmu.Unlock()
-	return s.header, nil
-}
-
-func (s *h2Stream) Trailer() metadata.MD {
-	s.rmu.Lock()
-	defer s.rmu.Unlock()
-	return s.trailer
-}
-
-func (s *h2Stream) Context() context.Context { return s.ctx }
-
 // h2Redialer makes calls on one h2Conn, and on a new one once it failed
 // or the server drains it: as grpc-go's ClientConn reconnects, a caller
 // that tries again after a controller restart (bsub -K, bwait) reaches
-// the new controller.
+// the new controller. The first connection is made at the first call.
 type h2Redialer struct {
-	sock   string
+	dial   func(ctx context.Context) *h2Conn
 	mu     sync.Mutex
 	cur    *h2Conn
 	closed bool
 }
 
 func newH2Redialer(sock string) *h2Redialer {
-	return &h2Redialer{sock: sock, cur: dialH2(sock)}
+	return &h2Redialer{dial: func(context.Context) *h2Conn { return dialH2(sock) }}
 }
 
-func (r *h2Redialer) conn() *h2Conn {
+// conn is the connection for a call, dialed under the redialer's lock
+// (one dial for concurrent callers).
+func (r *h2Redialer) conn(ctx context.Context) *h2Conn {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.closed && r.cur.ended() {
-		r.cur = dialH2(r.sock)
+	switch {
+	case r.closed && r.cur == nil:
+		r.cur = endedH2(errClosing)
+	case !r.closed && (r.cur == nil || r.cur.ended()):
+		r.cur = r.dial(ctx)
 	}
 	return r.cur
 }
+
+var errClosing = rpcstatus.New(rpcstatus.Canceled, "grpc: the client connection is closing")
 
 // ended says whether the connection takes no more calls.
 func (c *h2Conn) ended() bool {
@@ -815,12 +776,32 @@ func (c *h2Conn) ended() bool {
 	return c.err != nil || c.goAway
 }
 
-func (r *h2Redialer) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	return r.conn().Invoke(ctx, method, args, reply, opts...)
+// Invoke makes a unary call.
+func (r *h2Redialer) Invoke(ctx context.Context, method string, args, reply vtMessage) error {
+	return r.conn(ctx).Invoke(ctx, method, args, reply)
 }
 
-func (r *h2Redialer) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	return r.conn().NewStream(ctx, desc, method, opts...)
+// NewStream opens a streaming call.
+func (r *h2Redialer) NewStream(ctx context.Context, method string) (*h2Stream, error) {
+	return r.conn(ctx).newStream(ctx, method)
+}
+
+// ServerStream opens a server-streaming call with its one request.
+func (r *h2Redialer) ServerStream(ctx context.Context, method string, in vtMessage) (recvStream, error) {
+	return r.conn(ctx).serverStream(ctx, method, in)
+}
+
+func (c *h2Conn) serverStream(ctx context.Context, method string, in vtMessage) (*h2Stream, error) {
+	s, err := c.newStream(ctx, method)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.SendMsg(in); err != nil {
+		s.cancel()
+		return nil, err
+	}
+	s.CloseSend()
+	return s, nil
 }
 
 // Close ends the connection; later calls fail.
@@ -829,5 +810,8 @@ func (r *h2Redialer) Close() error {
 	r.closed = true
 	c := r.cur
 	r.mu.Unlock()
+	if c == nil {
+		return nil
+	}
 	return c.Close()
 }

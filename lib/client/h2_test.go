@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
+	"xce/lib/rpcstatus"
 )
 
 // h2Server is a controller for the local-socket client's tests.
@@ -72,7 +72,7 @@ func h2Client(t *testing.T) (*Client, h2Server) {
 	srv := h2Server{watchEnded: make(chan struct{})}
 	serveLocal(t, srv)
 	c := dialT(t)
-	if c.h2 == nil {
+	if c.fo != nil {
 		t.Fatal("no local-socket connection")
 	}
 	return c, srv
@@ -98,7 +98,7 @@ func TestH2TooLarge(t *testing.T) {
 	c, _ := h2Client(t)
 	ctx := ctxT(t)
 	_, err := c.Submit(ctx, &api.SubmitRequest{Spec: &api.JobSpec{Command: strings.Repeat("y", 20<<20)}})
-	if status.Code(err) != codes.ResourceExhausted {
+	if rpcstatus.CodeOf(err) != rpcstatus.ResourceExhausted {
 		t.Errorf("a 20 MB request: %v, want ResourceExhausted", err)
 	}
 	if _, err := c.Submit(ctx, &api.SubmitRequest{Spec: &api.JobSpec{Command: "true"}}); err != nil {
@@ -110,22 +110,15 @@ func TestH2Status(t *testing.T) {
 	c, _ := h2Client(t)
 	ctx := ctxT(t)
 	_, err := c.Submit(ctx, &api.SubmitRequest{Spec: &api.JobSpec{Command: "refuse"}})
-	if st := status.Convert(err); st.Code() != codes.InvalidArgument || st.Message() != "100% refused: <bad> ünïcode\nline two" {
+	if st, _ := rpcstatus.FromError(err); st.Code() != rpcstatus.InvalidArgument || st.Message() != "100% refused: <bad> ünïcode\nline two" {
 		t.Errorf("refused: %v", err)
 	}
 	_, err = c.Submit(ctx, &api.SubmitRequest{Spec: &api.JobSpec{Command: "standby"}})
-	st := status.Convert(err)
-	var leader string
-	for _, d := range st.Details() {
-		if ei, ok := d.(*errdetails.ErrorInfo); ok && ei.Reason == api.NotLeaderReason {
-			leader = ei.Metadata["leader"]
-		}
-	}
-	if leader != "host2:7869" {
-		t.Errorf("a standby's answer lost its details: %v (%v)", err, st.Details())
+	if leader, ok := rpcstatus.LeaderOf(err); !ok || leader != "host2:7869" {
+		t.Errorf("a standby's answer lost its details: %v (%q, %v)", err, leader, ok)
 	}
 	_, err = c.Info(ctx, &api.ClusterInfoRequest{})
-	if status.Code(err) != codes.Unimplemented {
+	if rpcstatus.CodeOf(err) != rpcstatus.Unimplemented {
 		t.Errorf("an unimplemented method: %v", err)
 	}
 }
@@ -147,7 +140,7 @@ func TestH2Stream(t *testing.T) {
 		}
 	}
 	_, err = c.Query(ctx, &api.QueryRequest{User: "fail-at-end", Refs: []*api.JobRef{{JobId: 3}}})
-	if st := status.Convert(err); st.Code() != codes.Internal || st.Message() != "failed after the parts" {
+	if st, _ := rpcstatus.FromError(err); st.Code() != rpcstatus.Internal || st.Message() != "failed after the parts" {
 		t.Errorf("a stream's failure: %v", err)
 	}
 }
@@ -183,7 +176,7 @@ func TestH2DeadlineAndCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_, err := c.Submit(ctx, &api.SubmitRequest{Spec: &api.JobSpec{Command: "slow"}})
-	if status.Code(err) != codes.DeadlineExceeded {
+	if rpcstatus.CodeOf(err) != rpcstatus.DeadlineExceeded {
 		t.Errorf("past its deadline: %v", err)
 	}
 	wctx, wcancel := context.WithCancel(context.Background())
@@ -195,7 +188,7 @@ func TestH2DeadlineAndCancel(t *testing.T) {
 		t.Fatalf("first event: %v, %v", ev, err)
 	}
 	wcancel()
-	if _, err := w.Recv(); status.Code(err) != codes.Canceled {
+	if _, err := w.Recv(); rpcstatus.CodeOf(err) != rpcstatus.Canceled {
 		t.Errorf("after cancel: %v", err)
 	}
 	select {
@@ -224,13 +217,13 @@ func TestH2Unavailable(t *testing.T) {
 	lis.(*net.UnixListener).SetUnlinkOnClose(false)
 	lis.Close()
 	c := dialT(t)
-	if _, err := c.Submit(ctxT(t), &api.SubmitRequest{Spec: &api.JobSpec{Command: "true"}}); status.Code(err) != codes.Unavailable {
+	if _, err := c.Submit(ctxT(t), &api.SubmitRequest{Spec: &api.JobSpec{Command: "true"}}); rpcstatus.CodeOf(err) != rpcstatus.Unavailable {
 		t.Errorf("a stale socket: %v", err)
 	}
 
 	lc, _ := h2Client(t)
 	lc.Close()
-	if _, err := lc.Submit(ctxT(t), &api.SubmitRequest{Spec: &api.JobSpec{Command: "true"}}); status.Code(err) == codes.OK {
+	if _, err := lc.Submit(ctxT(t), &api.SubmitRequest{Spec: &api.JobSpec{Command: "true"}}); rpcstatus.CodeOf(err) == rpcstatus.OK {
 		t.Error("a call on a closed connection succeeded")
 	}
 }
@@ -264,7 +257,7 @@ func TestH2Reconnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	gs.Stop()
-	if err := submit(); status.Code(err) != codes.Unavailable {
+	if err := submit(); rpcstatus.CodeOf(err) != rpcstatus.Unavailable {
 		t.Errorf("with the controller down: %v, want Unavailable", err)
 	}
 	gs = serve()

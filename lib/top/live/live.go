@@ -67,7 +67,7 @@ func (g *Ctl) Jobs(ctx context.Context, refs []*api.JobRef, submitted bool) ([]*
 
 // Watch streams every job change.
 func (g *Ctl) Watch(ctx context.Context, fn func(*api.Job)) error {
-	st, err := g.cl().ControllerClient.Watch(ctx, &api.WatchRequest{})
+	st, err := g.cl().Watch(ctx, &api.WatchRequest{})
 	if err != nil {
 		return err
 	}
@@ -99,13 +99,13 @@ func (g *Ctl) Queues(ctx context.Context) ([]*api.Queue, error) {
 
 // Signal kills, stops or resumes jobs.
 func (g *Ctl) Signal(ctx context.Context, req *api.SignalRequest) (*api.SignalReply, error) {
-	return g.cl().ControllerClient.Signal(ctx, req)
+	return g.cl().Signal(ctx, req)
 }
 
 // Control requeues, switches and reorders jobs, closes and opens hosts and
 // queues.
 func (g *Ctl) Control(ctx context.Context, req *api.ControlRequest) (*api.ControlReply, error) {
-	return g.cl().ControllerClient.Control(ctx, req)
+	return g.cl().Control(ctx, req)
 }
 
 // Main runs xcetop with args (without the program name) and returns its
