@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"xce/lib/api/grpcapi"
 	"xce/lib/api/rpc"
 )
 
@@ -106,7 +107,7 @@ func runBlaunch(args []string, zHosts, uFile string, noShell, loginShell bool) i
 	defer conn.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stream, err := rpc.NewTasksClient(conn).Launch(ctx)
+	stream, err := grpcapi.NewTasksClient(conn).Launch(ctx)
 	if err != nil {
 		return fail("cannot reach this host's worker: %v", status.Convert(err).Message())
 	}

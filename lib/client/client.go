@@ -11,7 +11,7 @@
 // When the cluster has controller candidates ($XCE_CONTROLLERS, else
 // LSF_MASTER_LIST of lsf.conf; see Controllers), one of them is the
 // leader and the others are standbys that answer every call with
-// api.NotLeader. A call then goes to the local socket first: the leader
+// grpcapi.NotLeader. A call then goes to the local socket first: the leader
 // serves it; a standby, or the socket of `xced worker` (which serves only
 // Credential), makes the client dial the candidates over TCP, proving
 // the user's uid and gid with the proofs the local socket mints for each
@@ -34,7 +34,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"xce/lib/api"
-	"xce/lib/api/rpc"
+	"xce/lib/api/grpcapi"
 	"xce/lib/lsfenv"
 )
 
@@ -98,7 +98,7 @@ func dirOf(conf func() *lsfenv.Conf) string {
 
 // Client is a connection to the controller.
 type Client struct {
-	rpc.ControllerClient
+	grpcapi.ControllerClient
 	conn *grpc.ClientConn // with controller candidates
 	h2   *h2Redialer      // without: the local socket alone
 	fo   *failover        // with controller candidates
@@ -130,7 +130,7 @@ func Dial() (*Client, error) {
 	}
 	if len(cands) == 0 {
 		h2 := newH2Redialer(sock)
-		return &Client{ControllerClient: rpc.NewControllerClient(h2), h2: h2, Dir: dir}, nil
+		return &Client{ControllerClient: grpcapi.NewControllerClient(h2), h2: h2, Dir: dir}, nil
 	}
 	conn, err := grpc.NewClient("unix://"+sock,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -141,7 +141,7 @@ func Dial() (*Client, error) {
 		return nil, fmt.Errorf("connect to %s: %w", sock, err)
 	}
 	fo := newFailover(conn, sock, cands, failoverTimeout(os.Getenv))
-	return &Client{ControllerClient: rpc.NewControllerClient(fo), conn: conn, fo: fo, Dir: dir}, nil
+	return &Client{ControllerClient: grpcapi.NewControllerClient(fo), conn: conn, fo: fo, Dir: dir}, nil
 }
 
 func notRunning(sock string) error {

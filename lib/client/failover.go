@@ -19,7 +19,7 @@ import (
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 
-	"xce/lib/api"
+	"xce/lib/api/grpcapi"
 	"xce/lib/api/rpc"
 	"xce/lib/clusterauth"
 	"xce/lib/lsfenv"
@@ -133,7 +133,7 @@ func newFailover(localConn *grpc.ClientConn, sock string, cands []string, timeou
 
 // mint asks the local socket for the user's proofs of one TLS session.
 func (f *failover) mint(ctx context.Context, ek []byte) (uid, gid uint32, up, cp []byte, err error) {
-	r, err := rpc.NewControllerClient(f.local).Credential(ctx, &rpc.CredentialRequest{Exporter: ek})
+	r, err := grpcapi.NewControllerClient(f.local).Credential(ctx, &rpc.CredentialRequest{Exporter: ek})
 	f.mu.Lock()
 	f.mintErr = err
 	f.mu.Unlock()
@@ -189,7 +189,7 @@ func (f *failover) nextLocked() string {
 func (f *failover) after(target string, err error, sent bool) (next string, wait, retry bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if leader, ok := api.LeaderOf(err); ok {
+	if leader, ok := grpcapi.LeaderOf(err); ok {
 		if leader != "" && leader != target {
 			return leader, false, true
 		}
