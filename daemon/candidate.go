@@ -16,8 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
-	"xce/lib/api"
-	"xce/lib/api/rpc"
+	"xce/lib/api/grpcapi"
 	"xce/lib/client"
 	"xce/lib/clusterauth"
 	"xce/lib/config"
@@ -29,7 +28,7 @@ import (
 // candidate is xced as one of several controller candidates ([cluster]
 // controllers): a raft node replicating the store, and, while it leads, a
 // controller over its copy of the store. A standby answers every call
-// with the leader's address (api.NotLeader), except the credential users'
+// with the leader's address (grpcapi.NotLeader), except the credential users'
 // commands need to reach the leader over TCP.
 type candidate struct {
 	o     options
@@ -199,7 +198,7 @@ func (c *candidate) lead() error {
 	t := &term{ctl: ctl, ran: make(chan struct{})}
 	local := controllerServer(ctl, c.tok)
 	remote := grpc.NewServer(workerServerOptions(replica.Credentials())...)
-	rpc.RegisterClusterServer(remote, ctl.ClusterService())
+	grpcapi.RegisterClusterServer(remote, ctl.ClusterService())
 	registerUserService(remote, ctl)
 	t.servers = []*grpc.Server{local, remote}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -213,7 +212,7 @@ func (c *candidate) lead() error {
 // standBy serves the standby's answers.
 func (c *candidate) standBy() {
 	t := &term{}
-	notLeader := func() error { return api.NotLeader(c.node.Leader()) }
+	notLeader := func() error { return grpcapi.NotLeader(c.node.Leader()) }
 	local := standbyServer(c.tok, notLeader)
 	remote := grpc.NewServer(append(workerServerOptions(replica.Credentials()),
 		grpc.UnknownServiceHandler(func(any, grpc.ServerStream) error { return notLeader() }))...)

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc"
 
 	"xce/lib/api"
-	"xce/lib/api/rpc"
+	"xce/lib/api/grpcapi"
 	"xce/lib/clusterauth"
 	"xce/lib/controller"
 	"xce/lib/peercred"
@@ -41,7 +41,7 @@ func controllerServer(ctl *controller.Controller, tok clusterauth.Token) *grpc.S
 // registerUserService serves users' commands on the TCP port: the
 // callers are known by the proofs their local xced minted.
 func registerUserService(srv *grpc.Server, ctl *controller.Controller) {
-	rpc.RegisterControllerServer(srv, controller.NewService(ctl))
+	grpcapi.RegisterControllerServer(srv, controller.NewService(ctl))
 }
 
 // standbyServer is a standby's server on its Unix socket: it mints the
@@ -50,7 +50,7 @@ func registerUserService(srv *grpc.Server, ctl *controller.Controller) {
 func standbyServer(tok clusterauth.Token, notLeader func() error) *grpc.Server {
 	srv := grpc.NewServer(grpc.Creds(peercred.Credentials()),
 		grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-			if info.FullMethod == rpc.Controller_Credential_FullMethodName {
+			if info.FullMethod == grpcapi.Controller_Credential_FullMethodName {
 				return handler(ctx, req)
 			}
 			return nil, notLeader()
@@ -58,7 +58,7 @@ func standbyServer(tok clusterauth.Token, notLeader func() error) *grpc.Server {
 		grpc.StreamInterceptor(func(any, grpc.ServerStream, *grpc.StreamServerInfo, grpc.StreamHandler) error {
 			return notLeader()
 		}))
-	rpc.RegisterControllerServer(srv, &credentialService{mint: mintWith(tok)})
+	grpcapi.RegisterControllerServer(srv, &credentialService{mint: mintWith(tok)})
 	return srv
 }
 
@@ -80,13 +80,13 @@ func establishedProbe(self string, candidates []string, tok clusterauth.Token) f
 				continue
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			_, err = rpc.NewControllerClient(conn).Info(ctx, &api.ClusterInfoRequest{})
+			_, err = grpcapi.NewControllerClient(conn).Info(ctx, &api.ClusterInfoRequest{})
 			cancel()
 			conn.Close()
 			if err == nil {
 				return true
 			}
-			if leader, ok := api.LeaderOf(err); ok && leader != "" {
+			if leader, ok := grpcapi.LeaderOf(err); ok && leader != "" {
 				return true
 			}
 		}

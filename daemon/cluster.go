@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 
-	"xce/lib/api/rpc"
+	"xce/lib/api/grpcapi"
 	"xce/lib/config"
 	"xce/lib/controller"
 )
@@ -29,7 +29,7 @@ func serveWorkers(addr, dir, host string, cl *config.Cluster, ctl *controller.Co
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	srv := grpc.NewServer(workerServerOptions(creds)...)
-	rpc.RegisterClusterServer(srv, ctl.ClusterService())
+	grpcapi.RegisterClusterServer(srv, ctl.ClusterService())
 	// Users' commands on other hosts, known by the proofs their host's
 	// xced minted.
 	registerUserService(srv, ctl)

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	"xce/lib/agent"
+	"xce/lib/api/grpcapi"
 	"xce/lib/api/rpc"
 	"xce/lib/client"
 	"xce/lib/clusterauth"
@@ -37,7 +38,7 @@ func workerRefused(err error) bool {
 // candidate's. Every other call is Unimplemented, which tells the command
 // to go to the controllers (a standby's server answers those itself).
 type credentialService struct {
-	rpc.UnimplementedControllerServer
+	grpcapi.UnimplementedControllerServer
 	mint func(uid, gid uint32, ek []byte) ([]byte, []byte, error)
 }
 
@@ -64,7 +65,7 @@ func serveCredentials(dir string, tok clusterauth.Token) (sock string, stop func
 		return "", nil, err
 	}
 	srv := grpc.NewServer(grpc.Creds(peercred.Credentials()), grpc.MaxRecvMsgSize(1<<20))
-	rpc.RegisterControllerServer(srv, &credentialService{mint: mintWith(tok)})
+	grpcapi.RegisterControllerServer(srv, &credentialService{mint: mintWith(tok)})
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			slog.Error("credential socket", "socket", sock, "err", err)

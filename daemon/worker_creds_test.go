@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"xce/lib/api"
+	"xce/lib/api/grpcapi"
 	"xce/lib/api/rpc"
 	"xce/lib/clusterauth"
 )
@@ -44,7 +45,7 @@ func TestWorkerCredentialSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cc.Close()
-	cl := rpc.NewControllerClient(cc)
+	cl := grpcapi.NewControllerClient(cc)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	ek := make([]byte, 32)

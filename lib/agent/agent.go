@@ -1,6 +1,6 @@
 // Package agent is the worker agent of one execution host (LSF's sbatchd):
 // `xced worker` runs it. It keeps one Cluster.Connect stream open to the
-// controller (lib/api/rpc/worker.proto), registers the host with its
+// controller (lib/api/grpcapi/services.proto), registers the host with its
 // static attributes and first load sample, and runs what the controller
 // sends on a lib/worker.Worker, the same code the single-host default
 // embeds.
@@ -32,7 +32,7 @@
 // # Several controllers
 //
 // Config.Controller may list the controller candidates. A standby answers
-// the register with api.NotLeader: the agent goes to the leader it names
+// the register with grpcapi.NotLeader: the agent goes to the leader it names
 // at once, or, while none is elected, to the next candidate after the
 // backoff; a candidate that cannot be reached, or a lost connection, also
 // sends it to the next one.
@@ -59,6 +59,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"xce/lib/api"
+	"xce/lib/api/grpcapi"
 	"xce/lib/api/rpc"
 	"xce/lib/gpu"
 	"xce/lib/hostload"
@@ -176,7 +177,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if len(cands) == 0 {
 		return errors.New("agent: no controller address")
 	}
-	conns := map[string]rpc.ClusterClient{}
+	conns := map[string]grpcapi.ClusterClient{}
 	var closers []*grpc.ClientConn
 	defer func() {
 		for _, cc := range closers {
@@ -185,7 +186,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}()
 	// client is the connection to addr, made once and kept: gRPC
 	// reconnects it by itself.
-	client := func(addr string) (rpc.ClusterClient, error) {
+	client := func(addr string) (grpcapi.ClusterClient, error) {
 		if c := conns[addr]; c != nil {
 			return c, nil
 		}
@@ -194,7 +195,7 @@ func Run(ctx context.Context, cfg Config) error {
 			return nil, fmt.Errorf("controller %s: %w", addr, err)
 		}
 		closers = append(closers, cc)
-		conns[addr] = rpc.NewClusterClient(cc)
+		conns[addr] = grpcapi.NewClusterClient(cc)
 		return conns[addr], nil
 	}
 	a := &agent{
@@ -227,7 +228,7 @@ func Run(ctx context.Context, cfg Config) error {
 			a.log.Error("the controller refused this worker", "controller", target, "err", err)
 			return fmt.Errorf("the controller %s refused this worker: %w", target, err)
 		}
-		if leader, ok := api.LeaderOf(err); ok && leader != "" && leader != target && redirects < 2*len(cands)+2 {
+		if leader, ok := grpcapi.LeaderOf(err); ok && leader != "" && leader != target && redirects < 2*len(cands)+2 {
 			// Straight to the leader: the standby did nothing.
 			a.log.Info("the controller is a standby; going to the leader", "standby", target, "leader", leader)
 			target = leader
@@ -240,7 +241,7 @@ func Run(ctx context.Context, cfg Config) error {
 			target = cands[next%len(cands)]
 			next++
 		}
-		if _, ok := api.LeaderOf(err); ok {
+		if _, ok := grpcapi.LeaderOf(err); ok {
 			a.log.Info("no controller is the leader yet; retrying", "standby", from, "next", target, "retry_in", backoff)
 		} else if welcomed {
 			backoff = cfg.MinBackoff
@@ -286,7 +287,7 @@ func (a *agent) sample(ctx context.Context) {
 
 // session is one connection: register, welcome, then messages both ways
 // until the stream ends. welcomed says whether the controller accepted.
-func (a *agent) session(ctx context.Context, client rpc.ClusterClient, addr string) (welcomed bool, err error) {
+func (a *agent) session(ctx context.Context, client grpcapi.ClusterClient, addr string) (welcomed bool, err error) {
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stream, err := client.Connect(sctx)

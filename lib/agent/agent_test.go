@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"xce/lib/api"
+	"xce/lib/api/grpcapi"
 	"xce/lib/api/rpc"
 	"xce/lib/hostload"
 )
@@ -29,7 +30,7 @@ const wait = 30 * time.Second
 // fakeController is a real gRPC Cluster server on 127.0.0.1 that hands
 // each worker connection to the test.
 type fakeController struct {
-	rpc.UnimplementedClusterServer
+	grpcapi.UnimplementedClusterServer
 	addr    string
 	conns   chan *conn
 	mu      sync.Mutex
@@ -57,7 +58,7 @@ func newFakeController(t *testing.T) *fakeController {
 		welcome: &rpc.Welcome{ClusterName: "c1", Host: "hostA", KillGraceMs: 1000, TerminateIntervalMs: 200},
 	}
 	srv := grpc.NewServer()
-	rpc.RegisterClusterServer(srv, f)
+	grpcapi.RegisterClusterServer(srv, f)
 	go srv.Serve(ln)
 	t.Cleanup(srv.Stop)
 	return f

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"xce/lib/api"
+	"xce/lib/api/grpcapi"
 )
 
 func TestCandidates(t *testing.T) {
@@ -39,7 +39,7 @@ func closedAddr(t *testing.T) string {
 func TestStandbySendsTheWorkerToTheLeader(t *testing.T) {
 	leader := newFakeController(t)
 	standby := newFakeController(t)
-	standby.refuse = api.NotLeader(leader.addr)
+	standby.refuse = grpcapi.NotLeader(leader.addr)
 	res := runAgentAt(t, standby.addr, filepath.Join(t.TempDir(), "jobs"))
 	c := leader.next(t)
 	if c.reg.GetHost().GetName() != "hostA" {
@@ -57,7 +57,7 @@ func TestStandbySendsTheWorkerToTheLeader(t *testing.T) {
 func TestWorkerTriesTheCandidates(t *testing.T) {
 	leader := newFakeController(t)
 	undecided := newFakeController(t)
-	undecided.refuse = api.NotLeader("")
+	undecided.refuse = grpcapi.NotLeader("")
 	runAgentAt(t, closedAddr(t)+","+undecided.addr+","+leader.addr, filepath.Join(t.TempDir(), "jobs"))
 	leader.next(t)
 }
@@ -69,7 +69,7 @@ func TestWorkerFollowsANewLeader(t *testing.T) {
 	c := first.next(t)
 	// The first steps down: it drops the worker and names the second.
 	first.mu.Lock()
-	first.refuse = api.NotLeader(second.addr)
+	first.refuse = grpcapi.NotLeader(second.addr)
 	first.mu.Unlock()
 	close(c.drop)
 	c = second.next(t)

@@ -12,14 +12,14 @@ import (
 	"google.golang.org/grpc"
 
 	"xce/lib/api"
-	"xce/lib/api/rpc"
+	"xce/lib/api/grpcapi"
 	"xce/lib/client"
 )
 
 // fakeController answers Submit and Query and records every call made to
 // it, unary or streamed.
 type fakeController struct {
-	rpc.UnimplementedControllerServer
+	grpcapi.UnimplementedControllerServer
 	mu    sync.Mutex
 	calls []string
 }
@@ -56,7 +56,7 @@ func serveFake(t *testing.T) *fakeController {
 			f.record(info.FullMethod)
 			return h(srv, ss)
 		}))
-	rpc.RegisterControllerServer(srv, f)
+	grpcapi.RegisterControllerServer(srv, f)
 	go srv.Serve(ln)
 	t.Cleanup(srv.Stop)
 	return f

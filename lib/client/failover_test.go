@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"xce/lib/api"
+	"xce/lib/api/grpcapi"
 	"xce/lib/api/rpc"
 	"xce/lib/clusterauth"
 	"xce/lib/lsfenv"
@@ -76,7 +77,7 @@ func TestFailoverTimeout(t *testing.T) {
 
 // fake is a controller candidate (or, workerOnly, a worker's socket).
 type fake struct {
-	rpc.UnimplementedControllerServer
+	grpcapi.UnimplementedControllerServer
 	name string
 	tok  clusterauth.Token // mints when set
 	// standby, when set, says whom to name in NotLeader for the n-th call
@@ -95,7 +96,7 @@ func (f *fake) notLeader() error {
 		return nil
 	}
 	if l, ok := f.standby(int(f.n.Add(1))); ok {
-		return api.NotLeader(l)
+		return grpcapi.NotLeader(l)
 	}
 	return nil
 }
@@ -157,7 +158,7 @@ func (f *fake) Credential(ctx context.Context, req *rpc.CredentialRequest) (*rpc
 
 // workerSocket serves Credential only, as `xced worker` does.
 type workerSocket struct {
-	rpc.UnimplementedControllerServer
+	grpcapi.UnimplementedControllerServer
 	f *fake
 }
 
@@ -166,7 +167,7 @@ func (w workerSocket) Credential(ctx context.Context, req *rpc.CredentialRequest
 }
 
 // serveLocal serves srv on DIR/xced.sock of a new XCE_DIR.
-func serveLocal(t *testing.T, srv rpc.ControllerServer) {
+func serveLocal(t *testing.T, srv grpcapi.ControllerServer) {
 	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("XCE_DIR", dir)
@@ -175,7 +176,7 @@ func serveLocal(t *testing.T, srv rpc.ControllerServer) {
 		t.Fatal(err)
 	}
 	gs := grpc.NewServer(grpc.Creds(peercred.Credentials()))
-	rpc.RegisterControllerServer(gs, srv)
+	grpcapi.RegisterControllerServer(gs, srv)
 	go gs.Serve(lis)
 	t.Cleanup(gs.Stop)
 }
@@ -192,7 +193,7 @@ func serveTCP(t *testing.T, tok clusterauth.Token, f *fake) string {
 		t.Fatal(err)
 	}
 	gs := grpc.NewServer(grpc.Creds(clusterauth.ServerCredentials(cert, tok, nil)))
-	rpc.RegisterControllerServer(gs, f)
+	grpcapi.RegisterControllerServer(gs, f)
 	go gs.Serve(lis)
 	t.Cleanup(gs.Stop)
 	return lis.Addr().String()

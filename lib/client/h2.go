@@ -421,11 +421,11 @@ func encodeTimeout(d time.Duration) string {
 
 // h2Stream is one call.
 type h2Stream struct {
-	c      *h2Conn
-	id     uint32
-	ctx    context.Context
-	wake   chan struct{} // something arrived
-	done   chan struct{} // the call ended (finish)
+	c    *h2Conn
+	id   uint32
+	ctx  context.Context
+	wake chan struct{} // something arrived
+	done chan struct{} // the call ended (finish)
 
 	// under c.mu
 	sendWin  int64
@@ -434,7 +434,7 @@ type h2Stream struct {
 	rmu      sync.Mutex
 	buf      []byte // received, not yet read
 	gotHead  bool
-	ended    bool           // the server ended the stream, or it failed
+	ended    bool             // the server ended the stream, or it failed
 	st       *rpcstatus.Error // set when ended
 	sendDone bool
 }

@@ -15,13 +15,13 @@ import (
 	"google.golang.org/grpc/status"
 
 	"xce/lib/api"
-	"xce/lib/api/rpc"
+	"xce/lib/api/grpcapi"
 	"xce/lib/rpcstatus"
 )
 
 // h2Server is a controller for the local-socket client's tests.
 type h2Server struct {
-	rpc.UnimplementedControllerServer
+	grpcapi.UnimplementedControllerServer
 	watchEnded chan struct{}
 }
 
@@ -30,7 +30,7 @@ func (h2Server) Submit(ctx context.Context, req *api.SubmitRequest) (*api.Submit
 	case "refuse":
 		return nil, status.Error(codes.InvalidArgument, "100% refused: <bad> ünïcode\nline two")
 	case "standby":
-		return nil, api.NotLeader("host2:7869")
+		return nil, grpcapi.NotLeader("host2:7869")
 	case "slow":
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -43,7 +43,7 @@ func (h2Server) Submit(ctx context.Context, req *api.SubmitRequest) (*api.Submit
 }
 
 // Query streams parts whose total is larger than the client's windows.
-func (h2Server) Query(req *api.QueryRequest, s rpc.Controller_QueryServer) error {
+func (h2Server) Query(req *api.QueryRequest, s grpcapi.Controller_QueryServer) error {
 	big := strings.Repeat("x", 256<<10)
 	for i := range int(req.GetRefs()[0].GetJobId()) {
 		if err := s.Send(&api.QueryReply{Jobs: []*api.Job{{JobId: int64(i), PendReason: big}}}); err != nil {
@@ -56,7 +56,7 @@ func (h2Server) Query(req *api.QueryRequest, s rpc.Controller_QueryServer) error
 	return nil
 }
 
-func (s h2Server) Watch(_ *api.WatchRequest, w rpc.Controller_WatchServer) error {
+func (s h2Server) Watch(_ *api.WatchRequest, w grpcapi.Controller_WatchServer) error {
 	if err := w.Send(&api.WatchEvent{Job: &api.Job{JobId: 1}}); err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func TestH2Reconnects(t *testing.T) {
 			t.Fatal(err)
 		}
 		gs := grpc.NewServer()
-		rpc.RegisterControllerServer(gs, h2Server{watchEnded: make(chan struct{})})
+		grpcapi.RegisterControllerServer(gs, h2Server{watchEnded: make(chan struct{})})
 		go gs.Serve(lis)
 		return gs
 	}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"xce/lib/api"
+	"xce/lib/api/grpcapi"
 	"xce/lib/api/rpc"
 	"xce/lib/clusterauth"
 	"xce/lib/worker"
@@ -23,7 +24,7 @@ import (
 // registers the host. The caller serves it over TCP with credentials
 // that only a holder of the cluster token passes (lib/clusterauth).
 type ClusterService struct {
-	rpc.UnimplementedClusterServer
+	grpcapi.UnimplementedClusterServer
 	c *Controller
 }
 
@@ -35,7 +36,7 @@ func (c *Controller) ClusterService() *ClusterService { return &ClusterService{c
 var validHostName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,62})$`)
 
 // Connect is one worker's connection, for as long as it lasts.
-func (s *ClusterService) Connect(stream rpc.Cluster_ConnectServer) error {
+func (s *ClusterService) Connect(stream grpcapi.Cluster_ConnectServer) error {
 	if !clusterauth.PeerIsWorker(stream.Context()) {
 		return status.Error(codes.Unauthenticated, "only a cluster worker may connect")
 	}
@@ -78,7 +79,7 @@ func (s *ClusterService) Connect(stream rpc.Cluster_ConnectServer) error {
 }
 
 // receive handles what a worker sends until the stream breaks.
-func (s *ClusterService) receive(conn *workerConn, stream rpc.Cluster_ConnectServer) error {
+func (s *ClusterService) receive(conn *workerConn, stream grpcapi.Cluster_ConnectServer) error {
 	for {
 		msg, err := stream.Recv()
 		if err != nil {
@@ -162,7 +163,7 @@ func (w *workerConn) close(why string) {
 	}
 }
 
-func (w *workerConn) sendLoop(stream rpc.Cluster_ConnectServer) error {
+func (w *workerConn) sendLoop(stream grpcapi.Cluster_ConnectServer) error {
 	for {
 		w.mu.Lock()
 		batch := w.out

@@ -14,12 +14,13 @@ import (
 	"google.golang.org/grpc/status"
 
 	"xce/lib/api"
+	"xce/lib/api/grpcapi"
 	"xce/lib/api/rpc"
 	"xce/lib/clusterauth"
 )
 
 // serveUnix serves srv on a socket in a temporary directory and dials it.
-func serveUnix(t *testing.T, srv *grpc.Server) rpc.ControllerClient {
+func serveUnix(t *testing.T, srv *grpc.Server) grpcapi.ControllerClient {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "xced.sock")
 	lis, err := net.Listen("unix", sock)
@@ -33,7 +34,7 @@ func serveUnix(t *testing.T, srv *grpc.Server) rpc.ControllerClient {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cc.Close() })
-	return rpc.NewControllerClient(cc)
+	return grpcapi.NewControllerClient(cc)
 }
 
 func testToken(t *testing.T) clusterauth.Token {
@@ -89,7 +90,7 @@ func TestUserOverTCPIsTheMintedUID(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := grpc.NewServer(grpc.Creds(clusterauth.ServerCredentials(cert, tok, nil)))
-	rpc.RegisterControllerServer(srv, NewService(c, WithMint(mint)))
+	grpcapi.RegisterControllerServer(srv, NewService(c, WithMint(mint)))
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +106,7 @@ func TestUserOverTCPIsTheMintedUID(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cc.Close()
-	cl := rpc.NewControllerClient(cc)
+	cl := grpcapi.NewControllerClient(cc)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	info, err := cl.Info(ctx, &api.ClusterInfoRequest{})
@@ -124,7 +125,7 @@ func TestUserOverTCPIsTheMintedUID(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer wc.Close()
-	if _, err := rpc.NewControllerClient(wc).Info(ctx, &api.ClusterInfoRequest{}); status.Code(err) != codes.Unauthenticated {
+	if _, err := grpcapi.NewControllerClient(wc).Info(ctx, &api.ClusterInfoRequest{}); status.Code(err) != codes.Unauthenticated {
 		t.Errorf("Info from a worker's connection: %v, want Unauthenticated", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"xce/lib/api"
+	"xce/lib/api/grpcapi"
 	"xce/lib/api/rpc"
 	"xce/lib/clusterauth"
 	"xce/lib/peercred"
@@ -16,7 +17,7 @@ import (
 
 // Service is the gRPC face of the controller.
 type Service struct {
-	rpc.UnimplementedControllerServer
+	grpcapi.UnimplementedControllerServer
 	c *Controller
 	// Mint, when set, serves Credential: the proofs of a user's command
 	// over TCP (clusterauth.MintUser with the cluster token).
@@ -41,7 +42,7 @@ func NewServer(c *Controller, opts ...ServerOption) *grpc.Server {
 	for _, o := range opts {
 		o(svc)
 	}
-	rpc.RegisterControllerServer(s, svc)
+	grpcapi.RegisterControllerServer(s, svc)
 	return s
 }
 

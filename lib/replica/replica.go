@@ -19,6 +19,7 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
 	"xce/lib/api"
+	"xce/lib/api/grpcapi"
 	"xce/lib/store"
 )
 
@@ -250,14 +251,14 @@ const applyTimeout = 15 * time.Second
 
 // Replicate is the store's Replicator: it appends a batch to the log and
 // waits until this candidate has applied it. A candidate that does not
-// lead answers api.NotLeader (nothing was written); one that lost its
+// lead answers grpcapi.NotLeader (nothing was written); one that lost its
 // office while the batch was in flight cannot know whether it was
 // committed, and says so.
 func (n *Node) Replicate(data []byte) error {
 	f := n.raft.Apply(data, applyTimeout)
 	if err := f.Error(); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipTransferInProgress) {
-			return api.NotLeader(n.Leader())
+			return grpcapi.NotLeader(n.Leader())
 		}
 		if errors.Is(err, raft.ErrLeadershipLost) {
 			return fmt.Errorf("this controller lost its leadership while writing; the change may or may not have been stored: %w", err)
@@ -302,7 +303,7 @@ func (n *Node) Establish(timeout time.Duration) error {
 // leadership on first (badmin mbdrestart).
 func (n *Node) SetCandidates(addrs []string) error {
 	if !n.IsLeader() {
-		return api.NotLeader(n.Leader())
+		return grpcapi.NotLeader(n.Leader())
 	}
 	if !slices.Contains(addrs, n.cfg.ID) {
 		return fmt.Errorf("the list leaves out the leader %s: run badmin mbdrestart first, then badmin reconfig on the new leader", n.cfg.ID)

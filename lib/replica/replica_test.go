@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"xce/lib/api"
+	"xce/lib/api/grpcapi"
 	"xce/lib/store"
 )
 
@@ -185,7 +186,7 @@ func TestThreeCandidates(t *testing.T) {
 		waitJobs(t, c, 20)
 		if c != l {
 			err := submit(c.st, 99)
-			if leader, ok := api.LeaderOf(err); !ok || leader != l.addr {
+			if leader, ok := grpcapi.LeaderOf(err); !ok || leader != l.addr {
 				t.Errorf("a standby's write: %v (leader %q), want a redirect to %s", err, leader, l.addr)
 			}
 		}

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"xce/lib/api"
+	"xce/lib/api/grpcapi"
 )
 
 // onWire is how a client sees a grpc-go server's status: code, message
@@ -26,6 +26,9 @@ func onWire(t testing.TB, err error) error {
 }
 
 func TestLeaderOf(t *testing.T) {
+	if NotLeaderReason != grpcapi.NotLeaderReason {
+		t.Fatalf("NotLeaderReason %q, the server's %q", NotLeaderReason, grpcapi.NotLeaderReason)
+	}
 	other, _ := status.New(codes.Unavailable, "x").WithDetails(&errdetails.ErrorInfo{Reason: "OTHER", Metadata: map[string]string{"leader": "h:1"}})
 	mixed, _ := status.New(codes.Unavailable, "x").WithDetails(&errdetails.DebugInfo{Detail: "d"},
 		&errdetails.ErrorInfo{Reason: NotLeaderReason, Domain: "xce", Metadata: map[string]string{"a": "b", "leader": "h2:7869"}})
@@ -35,9 +38,9 @@ func TestLeaderOf(t *testing.T) {
 		leader string
 		ok     bool
 	}{
-		{"leader named", onWire(t, api.NotLeader("host1:7869")), "host1:7869", true},
-		{"none elected", onWire(t, api.NotLeader("")), "", true},
-		{"wrapped", fmt.Errorf("submit: %w", onWire(t, api.NotLeader("h:1"))), "h:1", true},
+		{"leader named", onWire(t, grpcapi.NotLeader("host1:7869")), "host1:7869", true},
+		{"none elected", onWire(t, grpcapi.NotLeader("")), "", true},
+		{"wrapped", fmt.Errorf("submit: %w", onWire(t, grpcapi.NotLeader("h:1"))), "h:1", true},
 		{"other reason", onWire(t, other.Err()), "", false},
 		{"among other details", onWire(t, mixed.Err()), "h2:7869", true},
 		{"no details", New(Unavailable, "down"), "", false},
@@ -79,7 +82,7 @@ func TestCodes(t *testing.T) {
 }
 
 func FuzzLeaderOf(f *testing.F) {
-	st := status.Convert(api.NotLeader("host1:7869"))
+	st := status.Convert(grpcapi.NotLeader("host1:7869"))
 	b, _ := proto.Marshal(st.Proto())
 	f.Add(b)
 	f.Add([]byte{})

@@ -10,9 +10,9 @@ package worker
 // XCE_TASK_SOCKET (api.Launch.task_socket), and the worker accepts a
 // connection on it only from the job's uid (SO_PEERCRED); any other is
 // closed at once and the refusal logged. On it the Tasks gRPC service
-// (lib/api/rpc/worker.proto) takes one blaunch per stream: a TaskLaunch,
-// then signals; it answers with the tasks' ids, their output and their
-// ends.
+// (lib/api/grpcapi/services.proto) takes one blaunch per stream: a
+// TaskLaunch, then signals; it answers with the tasks' ids, their output
+// and their ends.
 //
 // # Where tasks run
 //
@@ -62,6 +62,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"xce/lib/api"
+	"xce/lib/api/grpcapi"
 	"xce/lib/api/rpc"
 	jobexec "xce/lib/exec"
 )
@@ -140,7 +141,7 @@ func (w *Worker) serveTasks(k jobKey, uid int) error {
 		return fmt.Errorf("task socket: %w", err)
 	}
 	s := grpc.NewServer()
-	rpc.RegisterTasksServer(s, &taskServer{w: w, k: k})
+	grpcapi.RegisterTasksServer(s, &taskServer{w: w, k: k})
 	w.tmu.Lock()
 	t := w.taskTable()
 	if old := t.servers[k]; old != nil {
@@ -267,7 +268,7 @@ func addUsage(to *api.ResourceUsage, tasks *api.ResourceUsage) *api.ResourceUsag
 
 // taskServer is the Tasks service of one job's socket.
 type taskServer struct {
-	rpc.UnimplementedTasksServer
+	grpcapi.UnimplementedTasksServer
 	w *Worker
 	k jobKey
 }
@@ -299,7 +300,7 @@ func (l *launch) take() []*rpc.TaskEvent {
 }
 
 // Launch runs one blaunch.
-func (s *taskServer) Launch(stream rpc.Tasks_LaunchServer) error {
+func (s *taskServer) Launch(stream grpcapi.Tasks_LaunchServer) error {
 	w, k := s.w, s.k
 	first, err := stream.Recv()
 	if err != nil {

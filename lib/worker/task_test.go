@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"xce/lib/api/grpcapi"
 	"xce/lib/testenv"
 
 	"context"
@@ -93,7 +94,7 @@ func dialAs(path string, uid int) (net.Conn, error) {
 }
 
 // taskClient is a Tasks client of a job's socket, connecting as uid.
-func taskClient(t *testing.T, path string, uid int) rpc.TasksClient {
+func taskClient(t *testing.T, path string, uid int) grpcapi.TasksClient {
 	t.Helper()
 	cc, err := grpc.NewClient("passthrough:///task", grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) { return dialAs(path, uid) }))
@@ -101,7 +102,7 @@ func taskClient(t *testing.T, path string, uid int) rpc.TasksClient {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cc.Close() })
-	return rpc.NewTasksClient(cc)
+	return grpcapi.NewTasksClient(cc)
 }
 
 type launched struct {
@@ -114,7 +115,7 @@ type launched struct {
 
 // runLaunch runs one launch to its end; signal, if set, is sent once the
 // tasks are launched.
-func runLaunch(t *testing.T, c rpc.TasksClient, l *rpc.TaskLaunch, signal syscall.Signal) launched {
+func runLaunch(t *testing.T, c grpcapi.TasksClient, l *rpc.TaskLaunch, signal syscall.Signal) launched {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -6,7 +6,9 @@ package main
 import (
 	_ "google.golang.org/grpc"
 
-	_ "xce/lib/api/rpc"
+	// grpcapi: the services, which link grpc and the messages (lib/api,
+	// lib/api/rpc) both.
+	_ "xce/lib/api/grpcapi"
 )
 
 func main() {}
