@@ -10,11 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"xce/lib/api"
 	"xce/lib/client"
+	"xce/lib/rpcstatus"
 )
 
 // badCase is one mistake and what the command must answer: its message on
@@ -353,7 +351,7 @@ func TestForgedClient(t *testing.T) {
 	// A request beyond MaxRequestBytes is refused before it is decoded.
 	_, err = cl.Submit(ctx, &api.SubmitRequest{Spec: &api.JobSpec{Command: "true", CommandIsScript: true,
 		Env: []string{"A=" + strings.Repeat("x", 20<<20)}}})
-	if st, _ := status.FromError(err); st.Code() != codes.ResourceExhausted {
+	if rpcstatus.CodeOf(err) != rpcstatus.ResourceExhausted {
 		t.Errorf("a 20 MB request: %v, want ResourceExhausted", err)
 	}
 	c.must("", "bqueues")
