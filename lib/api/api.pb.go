@@ -3860,12 +3860,17 @@ type QueryRequest struct {
 	App     string                 `protobuf:"bytes,8,opt,name=app,proto3" json:"app,omitempty"`
 	// Also send each job's spec as submitted (bjobs -l); otherwise only the
 	// effective spec travels.
-	Submitted     bool                     `protobuf:"varint,9,opt,name=submitted,proto3" json:"submitted,omitempty"`
-	JobGroup      string                   `protobuf:"bytes,10,opt,name=job_group,json=jobGroup,proto3" json:"job_group,omitempty"`    // -g: the group and its subgroups
-	UserGroup     string                   `protobuf:"bytes,11,opt,name=user_group,json=userGroup,proto3" json:"user_group,omitempty"` // -G
-	Description   string                   `protobuf:"bytes,12,opt,name=description,proto3" json:"description,omitempty"`              // -Jd, '*' wildcards
-	Exceptions    bool                     `protobuf:"varint,13,opt,name=exceptions,proto3" json:"exceptions,omitempty"`               // -x: only jobs with exceptions
-	Eligibility   QueryRequest_Eligibility `protobuf:"varint,14,opt,name=eligibility,proto3,enum=xce.api.v1.QueryRequest_Eligibility" json:"eligibility,omitempty"`
+	Submitted   bool                     `protobuf:"varint,9,opt,name=submitted,proto3" json:"submitted,omitempty"`
+	JobGroup    string                   `protobuf:"bytes,10,opt,name=job_group,json=jobGroup,proto3" json:"job_group,omitempty"`    // -g: the group and its subgroups
+	UserGroup   string                   `protobuf:"bytes,11,opt,name=user_group,json=userGroup,proto3" json:"user_group,omitempty"` // -G
+	Description string                   `protobuf:"bytes,12,opt,name=description,proto3" json:"description,omitempty"`              // -Jd, '*' wildcards
+	Exceptions  bool                     `protobuf:"varint,13,opt,name=exceptions,proto3" json:"exceptions,omitempty"`               // -x: only jobs with exceptions
+	Eligibility QueryRequest_Eligibility `protobuf:"varint,14,opt,name=eligibility,proto3,enum=xce.api.v1.QueryRequest_Eligibility" json:"eligibility,omitempty"`
+	// Only the job records: no specs, pending reasons or usage samples, for
+	// an output that reads none of them (bjobs -o "jobid stat exit_code", a
+	// workflow tool's poll). The controller then neither computes the
+	// reasons nor sends the specs.
+	RecordsOnly   bool `protobuf:"varint,15,opt,name=records_only,json=recordsOnly,proto3" json:"records_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3996,6 +4001,13 @@ func (x *QueryRequest) GetEligibility() QueryRequest_Eligibility {
 		return x.Eligibility
 	}
 	return QueryRequest_ANY
+}
+
+func (x *QueryRequest) GetRecordsOnly() bool {
+	if x != nil {
+		return x.RecordsOnly
+	}
+	return false
 }
 
 // QueryReply carries jobs without their specs: a job's specs are sent once
@@ -6807,7 +6819,7 @@ const file_api_proto_rawDesc = "" +
 	"\aresults\x18\x01 \x03(\v2\x18.xce.api.v1.SubmitResultR\aresults\"S\n" +
 	"\fSubmitResult\x12-\n" +
 	"\x05reply\x18\x01 \x01(\v2\x17.xce.api.v1.SubmitReplyR\x05reply\x12\x14\n" +
-	"\x05error\x18\x02 \x01(\tR\x05error\"\xdd\x04\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\"\x80\x05\n" +
 	"\fQueryRequest\x124\n" +
 	"\x05scope\x18\x01 \x01(\x0e2\x1e.xce.api.v1.QueryRequest.ScopeR\x05scope\x12&\n" +
 	"\x04refs\x18\x02 \x03(\v2\x12.xce.api.v1.JobRefR\x04refs\x12\x12\n" +
@@ -6826,7 +6838,8 @@ const file_api_proto_rawDesc = "" +
 	"\n" +
 	"exceptions\x18\r \x01(\bR\n" +
 	"exceptions\x12F\n" +
-	"\veligibility\x18\x0e \x01(\x0e2$.xce.api.v1.QueryRequest.EligibilityR\veligibility\"W\n" +
+	"\veligibility\x18\x0e \x01(\x0e2$.xce.api.v1.QueryRequest.EligibilityR\veligibility\x12!\n" +
+	"\frecords_only\x18\x0f \x01(\bR\vrecordsOnly\"W\n" +
 	"\x05Scope\x12\x0e\n" +
 	"\n" +
 	"UNFINISHED\x10\x00\x12\a\n" +

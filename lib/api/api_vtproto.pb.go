@@ -2951,6 +2951,16 @@ func (m *QueryRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.RecordsOnly {
+		i--
+		if m.RecordsOnly {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x78
+	}
 	if m.Eligibility != 0 {
 		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Eligibility))
 		i--
@@ -6740,6 +6750,9 @@ func (m *QueryRequest) SizeVT() (n int) {
 	}
 	if m.Eligibility != 0 {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.Eligibility))
+	}
+	if m.RecordsOnly {
+		n += 2
 	}
 	n += len(m.unknownFields)
 	return n
@@ -16508,6 +16521,26 @@ func (m *QueryRequest) UnmarshalVT(dAtA []byte) error {
 					break
 				}
 			}
+		case 15:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field RecordsOnly", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.RecordsOnly = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])

@@ -207,6 +207,9 @@ func bjobs(args []string) int {
 	case o.susp:
 		req.Scope, noJobs = api.QueryRequest_SUSPENDED, "No suspended job found"
 	}
+	// Columns that read the records alone (a workflow tool's poll of
+	// "jobid stat exit_code") need no specs, reasons or usage.
+	req.RecordsOnly = format != nil && o.rusage == "" && format.RecordsOnly()
 	if len(refs) > 0 && !o.done && !o.pend && !o.run && !o.susp {
 		// Jobs named by id are shown whatever their state.
 		req.Scope = api.QueryRequest_ALL

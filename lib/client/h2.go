@@ -477,6 +477,13 @@ func (s *h2Stream) finish(st *rpcstatus.Error) {
 func (s *h2Stream) push(data []byte, end bool) {
 	s.rmu.Lock()
 	if !s.ended {
+		if len(s.buf) == 0 && len(data) >= 5 {
+			// A message begins: room for all of it at once, not a
+			// doubling series of copies (a listing's parts are large).
+			if n := binary.BigEndian.Uint32(data[1:5]); n <= h2MaxRecv && int(n)+5 > len(data) && cap(s.buf) < int(n)+5 {
+				s.buf = make([]byte, 0, int(n)+5)
+			}
+		}
 		s.buf = append(s.buf, data...)
 	}
 	s.rmu.Unlock()

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"xce/lib/api"
 )
 
@@ -144,5 +146,36 @@ func TestQueryParts(t *testing.T) {
 	})
 	if err != nil || parts != 1 {
 		t.Fatalf("query of a missing job: %d parts, %v", parts, err)
+	}
+}
+
+// A RecordsOnly query is the same jobs in the same order, without specs,
+// pending reasons or usage.
+func TestQueryRecordsOnly(t *testing.T) {
+	c, _ := newTestController(t, 4, -1)
+	for i := range 5 {
+		spec := &api.JobSpec{Command: "true", Hold: true, JobName: "j" + strconv.Itoa(i)}
+		if i == 2 {
+			spec.ArraySpec = "[1-3]"
+		}
+		if _, err := c.Submit(alice, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full := c.Query(alice, &api.QueryRequest{Scope: api.QueryRequest_ALL, User: "all"})
+	lean := c.Query(alice, &api.QueryRequest{Scope: api.QueryRequest_ALL, User: "all", RecordsOnly: true})
+	if len(full.PendReasons) == 0 || full.PendReasons[0] == "" || len(full.Effective) == 0 {
+		t.Fatalf("the full query has no reasons or specs: %v", full)
+	}
+	if len(lean.Effective)+len(lean.Specs)+len(lean.PendReasons)+len(lean.Usage) != 0 {
+		t.Errorf("records only, yet specs, reasons or usage came: %v", lean)
+	}
+	if len(lean.Jobs) != len(full.Jobs) {
+		t.Fatalf("%d jobs, want %d", len(lean.Jobs), len(full.Jobs))
+	}
+	for i := range lean.Jobs {
+		if !proto.Equal(lean.Jobs[i], full.Jobs[i]) {
+			t.Errorf("job %d: %v, want %v", i, lean.Jobs[i], full.Jobs[i])
+		}
 	}
 }

@@ -75,7 +75,11 @@ func (c *Controller) queryItems(who Caller, req *api.QueryRequest, conf *config.
 	)
 	filter := queryFilter(conf, req)
 	add := func(r *rec) {
-		items = append(items, queryItem{job: r.job, eff: r.eff, reason: c.pendReason(r)})
+		it := queryItem{job: r.job, eff: r.eff}
+		if !req.RecordsOnly {
+			it.reason = c.pendReason(r)
+		}
+		items = append(items, it)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -117,9 +121,13 @@ type queryParts struct {
 }
 
 // part builds the reply part of items: their latest usage samples and
-// exceptions (-x keeps only the jobs that show one) and their specs.
+// exceptions (-x keeps only the jobs that show one) and their specs; with
+// RecordsOnly the records and exceptions alone.
 func (q *queryParts) part(items []queryItem) *api.QueryReplyEncoded {
 	c, req := q.c, q.req
+	if req.RecordsOnly {
+		return q.records(items)
+	}
 	reply := &api.QueryReplyEncoded{
 		Jobs:        make([]*api.Job, 0, len(items)),
 		PendReasons: make([]string, 0, len(items)),
@@ -138,27 +146,8 @@ func (q *queryParts) part(items []queryItem) *api.QueryReplyEncoded {
 				u = s
 			}
 		}
-		var exc []string
-		if j.StartTime != 0 { // a job that never ran has no exception
-			cpu := j.GetUsage().GetCpuTimeMs()
-			if isRunning(j.State) {
-				cpu = u.CpuTimeMs
-			}
-			qn := it.eff.GetQueue()
-			r, ok := q.rules[qn]
-			if !ok {
-				r = rulesOf(q.conf, qn)
-				q.rules[qn] = r
-			}
-			exc = jobExceptions(j, cpu, time.Duration(it.eff.GetEstimatedRunSec())*time.Second, r, q.now)
-		}
-		if req.Exceptions && len(exc) == 0 {
+		if j = q.withExceptions(it, u); j == nil {
 			continue
-		}
-		if len(exc) > 0 {
-			// The record is shared: the exceptions go on a copy.
-			j = proto.Clone(j).(*api.Job)
-			j.Exceptions = api.ExceptionBits(exc)
 		}
 		reply.Jobs = append(reply.Jobs, j)
 		reply.PendReasons = append(reply.PendReasons, it.reason)
@@ -184,6 +173,51 @@ func (q *queryParts) part(items []queryItem) *api.QueryReplyEncoded {
 		}
 		effs = append(effs, api.EncodedSpec{Key: j.JobId, Value: eff})
 		reply.Effective = append(reply.Effective, &effs[len(effs)-1])
+	}
+	return reply
+}
+
+// withExceptions is it's record with its exceptions, given its latest
+// usage sample u (nil: look it up); nil when -x drops it.
+func (q *queryParts) withExceptions(it queryItem, u *api.ResourceUsage) *api.Job {
+	j := it.job
+	var exc []string
+	if j.StartTime != 0 { // a job that never ran has no exception
+		cpu := j.GetUsage().GetCpuTimeMs()
+		if isRunning(j.State) {
+			if u == nil {
+				if u = q.c.execOf(j).Usage(j.JobId, j.ArrayIndex); u == nil {
+					u = emptyUsage
+				}
+			}
+			cpu = u.CpuTimeMs
+		}
+		qn := it.eff.GetQueue()
+		r, ok := q.rules[qn]
+		if !ok {
+			r = rulesOf(q.conf, qn)
+			q.rules[qn] = r
+		}
+		exc = jobExceptions(j, cpu, time.Duration(it.eff.GetEstimatedRunSec())*time.Second, r, q.now)
+	}
+	if q.req.Exceptions && len(exc) == 0 {
+		return nil
+	}
+	if len(exc) > 0 {
+		// The record is shared: the exceptions go on a copy.
+		j = proto.Clone(j).(*api.Job)
+		j.Exceptions = api.ExceptionBits(exc)
+	}
+	return j
+}
+
+// records is part for a RecordsOnly query.
+func (q *queryParts) records(items []queryItem) *api.QueryReplyEncoded {
+	reply := &api.QueryReplyEncoded{Jobs: make([]*api.Job, 0, len(items))}
+	for _, it := range items {
+		if j := q.withExceptions(it, nil); j != nil {
+			reply.Jobs = append(reply.Jobs, j)
+		}
 	}
 	return reply
 }

@@ -59,6 +59,9 @@ type fieldDef[T any] struct {
 	// cutFront: a value wider than its column loses its front, replaced
 	// by "*" (bjobs's JOB_NAME); other fields lose their end.
 	cutFront bool
+	// record: the value reads the job's record alone, not its specs,
+	// pending reasons or usage (Format.RecordsOnly).
+	record bool
 }
 
 // field is a bjobs field.
@@ -113,8 +116,8 @@ func limitKB(get func(*api.JobSpec) int64) func(*api.Job) (int64, bool) {
 // 9.1/10.1 table of output-formats.md section 4, then the 10.1 additions.
 var fields = sync.OnceValue(func() []*field {
 	return []*field{
-		{name: "jobid", aliases: []string{"id"}, width: 7, text: str(func(j *api.Job) string { return strconv.FormatInt(j.GetJobId(), 10) })},
-		{name: "stat", width: 5, text: str(func(j *api.Job) string { return StateName(j.GetState()) })},
+		{name: "jobid", record: true, aliases: []string{"id"}, width: 7, text: str(func(j *api.Job) string { return strconv.FormatInt(j.GetJobId(), 10) })},
+		{name: "stat", record: true, width: 5, text: str(func(j *api.Job) string { return StateName(j.GetState()) })},
 		{name: "user", width: 7, text: str(func(j *api.Job) string { return submitted(j).GetUser() })},
 		{name: "user_group", aliases: []string{"ugroup"}, width: 15, text: str(func(j *api.Job) string { return effective(j).GetUserGroup() })},
 		{name: "queue", width: 10, text: str(func(j *api.Job) string { return effective(j).GetQueue() })},
@@ -126,18 +129,18 @@ var fields = sync.OnceValue(func() []*field {
 		{name: "command", aliases: []string{"cmd"}, width: 15, text: str(CommandString)},
 		{name: "pre_exec_command", aliases: []string{"pre_cmd"}, width: 16, text: str(func(j *api.Job) string { return effective(j).GetPreExec() })},
 		{name: "pids", width: 20, text: str(pidList)},
-		{name: "exit_code", width: 10, text: str(exitCode)},
+		{name: "exit_code", record: true, width: 10, text: str(exitCode)},
 		{name: "from_host", width: 11, text: str(func(j *api.Job) string { return submitted(j).GetSubmitHost() })},
-		{name: "first_host", width: 11, text: str(func(j *api.Job) string {
+		{name: "first_host", record: true, width: 11, text: str(func(j *api.Job) string {
 			if hs := j.GetExecHosts(); len(hs) > 0 {
 				return hs[0].GetHost()
 			}
 			return ""
 		})},
-		{name: "exec_host", width: 11, text: str(func(j *api.Job) string { return strings.Join(ExecHosts(j), ":") })},
-		{name: "nexec_host", width: 10, text: str(func(j *api.Job) string { return num(int64(len(j.GetExecHosts()))) })},
-		{name: "submit_time", width: 15, text: func(c *fieldCtx, j *api.Job) string { return FormatSubmitTime(j.GetSubmitTime(), c.loc) }},
-		{name: "start_time", width: 15, text: func(c *fieldCtx, j *api.Job) string { return FormatSubmitTime(j.GetStartTime(), c.loc) }},
+		{name: "exec_host", record: true, width: 11, text: str(func(j *api.Job) string { return strings.Join(ExecHosts(j), ":") })},
+		{name: "nexec_host", record: true, width: 10, text: str(func(j *api.Job) string { return num(int64(len(j.GetExecHosts()))) })},
+		{name: "submit_time", record: true, width: 15, text: func(c *fieldCtx, j *api.Job) string { return FormatSubmitTime(j.GetSubmitTime(), c.loc) }},
+		{name: "start_time", record: true, width: 15, text: func(c *fieldCtx, j *api.Job) string { return FormatSubmitTime(j.GetStartTime(), c.loc) }},
 		{name: "estimated_start_time", aliases: []string{"estart_time"}, width: 20, text: none},
 		{name: "specified_start_time", aliases: []string{"sstart_time"}, width: 20, text: func(c *fieldCtx, j *api.Job) string {
 			return FormatSubmitTime(submitted(j).GetBeginTime()*int64(time.Second), c.loc)
@@ -189,8 +192,8 @@ var fields = sync.OnceValue(func() []*field {
 		{name: "output_file", width: 11, text: str(func(j *api.Job) string { return submitted(j).GetOutputFile() })},
 		{name: "error_file", width: 10, text: str(func(j *api.Job) string { return submitted(j).GetErrorFile() })},
 		{name: "sub_cwd", width: 10, text: str(submitCWD)},
-		{name: "exec_home", width: 10, text: str((*api.Job).GetExecHome)},
-		{name: "exec_cwd", width: 10, text: str((*api.Job).GetExecCwd)},
+		{name: "exec_home", record: true, width: 10, text: str((*api.Job).GetExecHome)},
+		{name: "exec_cwd", record: true, width: 10, text: str((*api.Job).GetExecCwd)},
 		{name: "effective_resreq", aliases: []string{"eresreq"}, width: 17, text: str(func(j *api.Job) string {
 			// As bjobs -l's Effective, with LSF's trailing blank.
 			if j.GetStartTime() == 0 || isPending(j.GetState()) {
@@ -204,13 +207,13 @@ var fields = sync.OnceValue(func() []*field {
 		// MultiCluster forwarding, license projects, GPUs, pending time
 		// limits, energy and GPFS accounting) are accepted and always empty:
 		// "-" in a table, "" in -json.
-		{name: "jobindex", width: 8, text: str(func(j *api.Job) string { return strconv.Itoa(int(j.GetArrayIndex())) })},
+		{name: "jobindex", record: true, width: 8, text: str(func(j *api.Job) string { return strconv.Itoa(int(j.GetArrayIndex())) })},
 		{name: "application", aliases: []string{"app"}, width: 13, text: str(func(j *api.Job) string { return effective(j).GetApp() })},
 		{name: "service_class", aliases: []string{"sla"}, width: 13, text: none},
 		{name: "job_priority", aliases: []string{"priority"}, width: 12, text: str(func(j *api.Job) string { return num(int64(effective(j).GetUserPriority())) })},
 		{name: "post_exec_command", aliases: []string{"post_cmd"}, width: 17, text: str(func(j *api.Job) string { return effective(j).GetPostExec() })},
 		{name: "resize_notification_command", aliases: []string{"resize_cmd"}, width: 27, text: none},
-		{name: "exit_reason", width: 50, text: str(func(j *api.Job) string {
+		{name: "exit_reason", record: true, width: 50, text: str(func(j *api.Job) string {
 			if !isFinished(j.GetState()) || !j.GetTermReasonSet() {
 				return ""
 			}
@@ -222,7 +225,7 @@ var fields = sync.OnceValue(func() []*field {
 			}
 			return strings.Join(pendReasons(j), "; ")
 		})},
-		{name: "kill_reason", width: 50, text: str((*api.Job).GetKillReason)},
+		{name: "kill_reason", record: true, width: 50, text: str((*api.Job).GetKillReason)},
 		{name: "interactive", width: 11, text: none},
 		{name: "ask_hosts", width: 30, text: str(func(j *api.Job) string { return strings.Join(submitted(j).GetHosts(), " ") })},
 		{name: "alloc_slot", width: 20, text: str(func(j *api.Job) string { return strings.Join(ExecHosts(j), ":") })},
@@ -517,6 +520,18 @@ func cutDelimiter(spec string) (rest, delim string, err error) {
 	return spec[:i] + " " + after[1+size+1:], string(r), nil
 }
 
+// RecordsOnly says whether every column reads the job records alone, so
+// that a query may leave out the specs, pending reasons and usage
+// (api.QueryRequest.RecordsOnly).
+func (f *Format) RecordsOnly() bool {
+	for _, c := range f.cols {
+		if !c.f.record {
+			return false
+		}
+	}
+	return true
+}
+
 func (f *Format) ctx() *fieldCtx {
 	return &fieldCtx{now: unixNano(f.Now), loc: locOrLocal(f.Location), hms: f.HMS}
 }
@@ -641,6 +656,16 @@ func (t *table[T]) records(ctx *fieldCtx, recs []T) [][][2]string {
 // then "RECORDS", every value a string; 2-space indentation.
 func writeJSON(w io.Writer, command, countKey string, records [][][2]string) error {
 	var b bytes.Buffer
+	// Its size without escapes, so that 1,000 records are written into
+	// one allocation rather than a doubling series of them.
+	size := 64 + len(command) + len(countKey)
+	for _, rec := range records {
+		size += 12
+		for _, kv := range rec {
+			size += 12 + len(kv[0]) + len(kv[1])
+		}
+	}
+	b.Grow(size)
 	b.WriteString("{\n  \"COMMAND\":")
 	writeJSONString(&b, command)
 	b.WriteString(",\n  ")

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"xce/lib/api"
 )
 
@@ -332,4 +334,34 @@ func TestFormatGolden(t *testing.T) {
 	checkGolden(t, "format_json", writeFormatJSON(t,
 		"jobid job_name stat user queue from_host exec_host submit_time start_time finish_time run_time cpu_used mem max_mem avg_mem swap memlimit runtimelimit exit_code exit_reason pend_reason effective_resreq sub_cwd exec_cwd output_file",
 		jobs, []string{"4242"}))
+}
+
+// A field marked record reads nothing a RecordsOnly query leaves out: its
+// value is the same for a job without specs, pending reasons and usage.
+func TestRecordFields(t *testing.T) {
+	jobs := []*api.Job{jobRunning(), jobArrayElement(), jobKilled(), jobPending(), jobParallel(), jobHeld()}
+	var bare []*api.Job
+	for _, j := range jobs {
+		b := proto.Clone(j).(*api.Job)
+		b.Spec, b.Effective, b.PendReason, b.Usage = nil, nil, "", nil
+		bare = append(bare, b)
+	}
+	n := 0
+	for _, f := range fields() {
+		if !f.record {
+			continue
+		}
+		n++
+		if got, want := writeFormat(t, f.name, bare, true), writeFormat(t, f.name, jobs, true); got != want {
+			t.Errorf("%s is marked record, but reads more: %q without the specs, %q with them", f.name, got, want)
+		}
+	}
+	if n < 5 {
+		t.Errorf("only %d record fields", n)
+	}
+	for spec, want := range map[string]bool{"jobid stat exit_code": true, "id stat:8 exit_code delimiter=','": true, "jobid job_name": false, "stat pend_reason": false} {
+		if got := parseFormat(t, spec).RecordsOnly(); got != want {
+			t.Errorf("RecordsOnly(%q) = %v, want %v", spec, got, want)
+		}
+	}
 }
