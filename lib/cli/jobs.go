@@ -210,6 +210,10 @@ func bjobs(args []string) int {
 	// Columns that read the records alone (a workflow tool's poll of
 	// "jobid stat exit_code") need no specs, reasons or usage.
 	req.RecordsOnly = format != nil && o.rusage == "" && format.RecordsOnly()
+	if format == nil && !o.long && !o.uf && !o.stats && !o.psum && !o.sum && !o.arrays && o.rusage == "" {
+		// The default table reads a few spec fields: the rest stays.
+		req.SpecFields = lsfout.ListingSpecFields
+	}
 	if len(refs) > 0 && !o.done && !o.pend && !o.run && !o.susp {
 		// Jobs named by id are shown whatever their state.
 		req.Scope = api.QueryRequest_ALL

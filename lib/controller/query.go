@@ -162,6 +162,9 @@ func (q *queryParts) part(items []queryItem) *api.QueryReplyEncoded {
 			sent[j.JobId] = true
 		}
 		eff := it.eff.raw
+		if len(req.SpecFields) > 0 && !req.Submitted {
+			eff = api.KeepFields(eff, req.SpecFields)
+		}
 		if req.Submitted {
 			if raw, err := c.store.SubmittedRaw(j.JobId); err == nil {
 				reply.Specs = append(reply.Specs, &api.EncodedSpec{Key: j.JobId, Value: raw})

@@ -17,6 +17,11 @@ const jobsHeader = "JOBID   USER    STAT  QUEUE      FROM_HOST   EXEC_HOST   JOB
 // multi-host job, one per line.
 const execHostColumn = 45
 
+// ListingSpecFields are the JobSpec fields WriteJobs reads (command,
+// command_is_script, queue, job_name, submit_host, user), by number: a
+// query for the listing asks for these alone (QueryRequest.spec_fields).
+var ListingSpecFields = []int32{1, 2, 3, 4, 61, 72}
+
 // WriteJobs writes the default bjobs table (and -w, -noheader, -p) for jobs in
 // the order given. Columns are cut to LSF's widths (OpenLava's
 // "%-7d %-7.7s %-5.5s %-10.10s %-11.11s %-11.11s %-10.10s %s"); a JOB_NAME

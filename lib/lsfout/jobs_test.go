@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
 	"xce/lib/api"
 )
 
@@ -162,6 +165,57 @@ func TestTermReasonText(t *testing.T) {
 		got := TermReasonText(api.TermReason(n))
 		if !strings.HasPrefix(got, name+": ") || len(got) <= len(name)+2 || strings.HasSuffix(got, ".") {
 			t.Errorf("TermReasonText(%s) = %q: want %q, a message and no final period", name, got, name+": ")
+		}
+	}
+}
+
+// The listing reads no JobSpec field besides ListingSpecFields: with
+// specs cut to them, as the controller sends them for a listing, every
+// form of the table is the same. The numbers name the fields they say.
+func TestListingSpecFields(t *testing.T) {
+	names := map[string]bool{}
+	fields := (&api.JobSpec{}).ProtoReflect().Descriptor().Fields()
+	for _, n := range ListingSpecFields {
+		names[string(fields.ByNumber(protowire.Number(n)).Name())] = true
+	}
+	for _, want := range []string{"command", "command_is_script", "queue", "job_name", "submit_host", "user"} {
+		if !names[want] {
+			t.Errorf("ListingSpecFields lacks %s: %v", want, names)
+		}
+	}
+	jobs := []*api.Job{jobRunning(), jobPending(), jobParallel(), jobArrayElement(), jobKilled(), jobHeld(), jobStopped()}
+	noName := jobRunning()
+	noName.Spec.JobName, noName.Effective.JobName = "", ""
+	script := jobHeld()
+	script.Spec.JobName = ""
+	jobs = append(jobs, noName, script)
+	var cutJobs []*api.Job
+	for _, j := range jobs {
+		c := proto.Clone(j).(*api.Job)
+		// As lib/client gives them: without submitted specs the
+		// effective one stands for both.
+		eff := effective(j)
+		raw, err := proto.Marshal(eff)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Effective = &api.JobSpec{}
+		if err := proto.Unmarshal(api.KeepFields(raw, ListingSpecFields), c.Effective); err != nil {
+			t.Fatal(err)
+		}
+		c.Spec = c.Effective
+		cutJobs = append(cutJobs, c)
+		// The reference: whole effective specs, as sent without the cut.
+		j.Spec = j.Effective
+		if j.Spec == nil {
+			j.Spec, j.Effective = eff, eff
+		}
+	}
+	now := time.Date(2026, 10, 22, 12, 0, 0, 0, time.UTC)
+	for _, opt := range []JobsOptions{{Now: now}, {Now: now, Wide: true}, {Now: now, PendReasons: true}, {Now: now, NoHeader: true, Wide: true, PendReasons: true}} {
+		opt.Location = time.UTC
+		if got, want := writeJobs(t, cutJobs, opt), writeJobs(t, jobs, opt); got != want {
+			t.Errorf("%+v: with specs cut to ListingSpecFields\n%s\nwant\n%s", opt, got, want)
 		}
 	}
 }
