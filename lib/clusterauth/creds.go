@@ -214,12 +214,10 @@ func proof(tok Token, role Role, ek []byte) []byte {
 	return m.Sum(nil)
 }
 
-func userIDs(uid, gid uint32) []byte { return handshake.UserIDs(uid, gid) }
-
 func userMAC(tok Token, label string, uid, gid uint32, ek []byte) []byte {
 	m := hmac.New(sha256.New, tok.b[:])
 	m.Write([]byte(label))
-	m.Write(userIDs(uid, gid))
+	m.Write(handshake.UserIDs(uid, gid))
 	m.Write(ek)
 	return m.Sum(nil)
 }
@@ -236,8 +234,6 @@ const (
 func MintUser(tok Token, uid, gid uint32, ek []byte) (userProof, controllerProof []byte) {
 	return userMAC(tok, userLabel, uid, gid, ek), userMAC(tok, controllerToUserLabel, uid, gid, ek)
 }
-
-func exporter(tc *tls.Conn) ([]byte, error) { return handshake.Exporter(tc) }
 
 // ServerCredentials are the controller's: TLS 1.3 with cert, then the
 // client's proof of tok checked and the controller's given. A refusal is
@@ -284,7 +280,7 @@ func (c *serverCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthI
 	if err := tc.Handshake(); err != nil {
 		return fail("TLS handshake", err)
 	}
-	ek, err := exporter(tc)
+	ek, err := handshake.Exporter(tc)
 	if err != nil {
 		return fail("TLS exporter", err)
 	}

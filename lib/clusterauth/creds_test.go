@@ -195,7 +195,7 @@ func rawClient(t *testing.T, addr string, frame func(ek []byte) []byte) []byte {
 		t.Fatal(err)
 	}
 	defer tc.Close()
-	ek, err := exporter(tc)
+	ek, err := handshake.Exporter(tc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func fakeController(t *testing.T, answer func(ek []byte) []byte) string {
 				if tc.Handshake() != nil {
 					return
 				}
-				ek, _ := exporter(tc)
+				ek, _ := handshake.Exporter(tc)
 				buf := make([]byte, 2+macLen)
 				if _, err := io.ReadFull(tc, buf); err != nil {
 					return

@@ -108,7 +108,7 @@ func TestClientCannotClaimOtherRoles(t *testing.T) {
 }
 
 func userFrame(uid, gid uint32, mac []byte) []byte {
-	return append(append([]byte{version1, byte(RoleUser)}, userIDs(uid, gid)...), mac...)
+	return append(append([]byte{version1, byte(RoleUser)}, handshake.UserIDs(uid, gid)...), mac...)
 }
 
 // The server checks each role's proof: a proof for one role, uid, gid,
@@ -184,7 +184,7 @@ func fakeUserController(t *testing.T, answer func(ek []byte, uid, gid uint32) []
 				if tc.Handshake() != nil {
 					return
 				}
-				ek, _ := exporter(tc)
+				ek, _ := handshake.Exporter(tc)
 				buf := make([]byte, 2+8+macLen)
 				if _, err := io.ReadFull(tc, buf); err != nil {
 					return

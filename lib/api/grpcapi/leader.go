@@ -6,11 +6,14 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"xce/lib/rpcstatus"
 )
 
 // NotLeaderReason is the ErrorInfo reason of a standby controller's
-// answer: the call was not acted on, and should go to the leader.
-const NotLeaderReason = "XCE_NOT_LEADER"
+// answer: the call was not acted on, and should go to the leader. The
+// commands read it with lib/rpcstatus, which owns the name.
+const NotLeaderReason = rpcstatus.NotLeaderReason
 
 // NotLeader is a standby controller's answer to a call it does not serve:
 // codes.Unavailable with an ErrorInfo naming the leader's address
