@@ -64,10 +64,12 @@ func (x TaskShell) String() string {
 }
 
 func (TaskShell) Descriptor() protoreflect.EnumDescriptor {
+	file_rpc_worker_proto_init()
 	return file_rpc_worker_proto_enumTypes[0].Descriptor()
 }
 
 func (TaskShell) Type() protoreflect.EnumType {
+	file_rpc_worker_proto_init()
 	return &file_rpc_worker_proto_enumTypes[0]
 }
 
@@ -100,6 +102,7 @@ type WorkerMessage struct {
 
 func (x *WorkerMessage) Reset() {
 	*x = WorkerMessage{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -112,6 +115,7 @@ func (x *WorkerMessage) String() string {
 func (*WorkerMessage) ProtoMessage() {}
 
 func (x *WorkerMessage) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -298,6 +302,7 @@ type WorkerRegister struct {
 
 func (x *WorkerRegister) Reset() {
 	*x = WorkerRegister{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -310,6 +315,7 @@ func (x *WorkerRegister) String() string {
 func (*WorkerRegister) ProtoMessage() {}
 
 func (x *WorkerRegister) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -373,6 +379,7 @@ type WorkerReport struct {
 
 func (x *WorkerReport) Reset() {
 	*x = WorkerReport{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -385,6 +392,7 @@ func (x *WorkerReport) String() string {
 func (*WorkerReport) ProtoMessage() {}
 
 func (x *WorkerReport) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -466,6 +474,7 @@ type WorkerUsage struct {
 
 func (x *WorkerUsage) Reset() {
 	*x = WorkerUsage{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -478,6 +487,7 @@ func (x *WorkerUsage) String() string {
 func (*WorkerUsage) ProtoMessage() {}
 
 func (x *WorkerUsage) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -512,6 +522,7 @@ type JobUsage struct {
 
 func (x *JobUsage) Reset() {
 	*x = JobUsage{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -524,6 +535,7 @@ func (x *JobUsage) String() string {
 func (*JobUsage) ProtoMessage() {}
 
 func (x *JobUsage) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -584,6 +596,7 @@ type ControllerMessage struct {
 
 func (x *ControllerMessage) Reset() {
 	*x = ControllerMessage{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -596,6 +609,7 @@ func (x *ControllerMessage) String() string {
 func (*ControllerMessage) ProtoMessage() {}
 
 func (x *ControllerMessage) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -828,6 +842,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -840,6 +855,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -918,6 +934,7 @@ type WorkerSignal struct {
 
 func (x *WorkerSignal) Reset() {
 	*x = WorkerSignal{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -930,6 +947,7 @@ func (x *WorkerSignal) String() string {
 func (*WorkerSignal) ProtoMessage() {}
 
 func (x *WorkerSignal) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -985,6 +1003,7 @@ type WorkerLimits struct {
 
 func (x *WorkerLimits) Reset() {
 	*x = WorkerLimits{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -997,6 +1016,7 @@ func (x *WorkerLimits) String() string {
 func (*WorkerLimits) ProtoMessage() {}
 
 func (x *WorkerLimits) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1048,6 +1068,7 @@ type PeekRequest struct {
 
 func (x *PeekRequest) Reset() {
 	*x = PeekRequest{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1060,6 +1081,7 @@ func (x *PeekRequest) String() string {
 func (*PeekRequest) ProtoMessage() {}
 
 func (x *PeekRequest) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1126,6 +1148,7 @@ type PeekReply struct {
 
 func (x *PeekReply) Reset() {
 	*x = PeekReply{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1138,6 +1161,7 @@ func (x *PeekReply) String() string {
 func (*PeekReply) ProtoMessage() {}
 
 func (x *PeekReply) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1202,6 +1226,7 @@ type TaskRequest struct {
 
 func (x *TaskRequest) Reset() {
 	*x = TaskRequest{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1214,6 +1239,7 @@ func (x *TaskRequest) String() string {
 func (*TaskRequest) ProtoMessage() {}
 
 func (x *TaskRequest) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1287,6 +1313,7 @@ type TaskLaunch struct {
 
 func (x *TaskLaunch) Reset() {
 	*x = TaskLaunch{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1299,6 +1326,7 @@ func (x *TaskLaunch) String() string {
 func (*TaskLaunch) ProtoMessage() {}
 
 func (x *TaskLaunch) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1371,6 +1399,7 @@ type TaskEvent struct {
 
 func (x *TaskEvent) Reset() {
 	*x = TaskEvent{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1383,6 +1412,7 @@ func (x *TaskEvent) String() string {
 func (*TaskEvent) ProtoMessage() {}
 
 func (x *TaskEvent) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1466,6 +1496,7 @@ type TaskLaunched struct {
 
 func (x *TaskLaunched) Reset() {
 	*x = TaskLaunched{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1478,6 +1509,7 @@ func (x *TaskLaunched) String() string {
 func (*TaskLaunched) ProtoMessage() {}
 
 func (x *TaskLaunched) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1530,6 +1562,7 @@ type TaskStart struct {
 
 func (x *TaskStart) Reset() {
 	*x = TaskStart{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1542,6 +1575,7 @@ func (x *TaskStart) String() string {
 func (*TaskStart) ProtoMessage() {}
 
 func (x *TaskStart) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1648,6 +1682,7 @@ type TaskOutput struct {
 
 func (x *TaskOutput) Reset() {
 	*x = TaskOutput{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1660,6 +1695,7 @@ func (x *TaskOutput) String() string {
 func (*TaskOutput) ProtoMessage() {}
 
 func (x *TaskOutput) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1728,6 +1764,7 @@ type TaskExit struct {
 
 func (x *TaskExit) Reset() {
 	*x = TaskExit{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1740,6 +1777,7 @@ func (x *TaskExit) String() string {
 func (*TaskExit) ProtoMessage() {}
 
 func (x *TaskExit) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1827,6 +1865,7 @@ type TaskSignal struct {
 
 func (x *TaskSignal) Reset() {
 	*x = TaskSignal{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1839,6 +1878,7 @@ func (x *TaskSignal) String() string {
 func (*TaskSignal) ProtoMessage() {}
 
 func (x *TaskSignal) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -2121,8 +2161,14 @@ var file_rpc_worker_proto_depIdxs = []int32{
 	0,  // [0:34] is the sub-list for field type_name
 }
 
-func init() { file_rpc_worker_proto_init() }
-func file_rpc_worker_proto_init() {
+// file_rpc_worker_proto_once builds the file's descriptors on first use, not at
+// program start (tools/lazypb).
+var file_rpc_worker_proto_once sync.Once
+
+func file_rpc_worker_proto_init() { file_rpc_worker_proto_once.Do(file_rpc_worker_proto_build) }
+
+func file_rpc_worker_proto_build() {
+	(*api.Host)(nil).ProtoReflect() // its imports' descriptors first
 	if File_rpc_worker_proto != nil {
 		return
 	}

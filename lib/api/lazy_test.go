@@ -1,0 +1,84 @@
+package api_test
+
+import (
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"xce/lib/api"
+	"xce/lib/api/rpc"
+)
+
+// TestDescriptorsBuiltOnFirstUse: a process that links lib/api builds no
+// descriptor until it reflects on a message (tools/lazypb); then the file
+// is registered whole, and a file of another package that imports it
+// resolves the import to it, not to a placeholder. It runs in a fresh
+// process of its own: anything else in this test binary may have
+// reflected already.
+func TestDescriptorsBuiltOnFirstUse(t *testing.T) {
+	if os.Getenv("XCE_LAZY_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestDescriptorsBuiltOnFirstUse$", "-test.v")
+		cmd.Env = append(os.Environ(), "XCE_LAZY_CHILD=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	for _, path := range []string{"api.proto", "rpc/worker.proto", "rpc/controller.proto"} {
+		if _, err := protoregistry.GlobalFiles.FindFileByPath(path); err == nil {
+			t.Fatalf("%s registered before any message was reflected on", path)
+		}
+	}
+	if api.File_api_proto != nil {
+		t.Fatal("api.proto built before its first use")
+	}
+
+	// The first uses race: each must see the whole file.
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if got := api.JobState_PSUSP.String(); got != "PSUSP" {
+				t.Errorf("JobState_PSUSP.String() = %q", got)
+			}
+			if f := (&api.JobSpec{}).ProtoReflect().Descriptor().Fields().ByName("command"); f == nil {
+				t.Error("JobSpec has no field command")
+			}
+		}()
+	}
+	wg.Wait()
+	if _, err := protoregistry.GlobalFiles.FindFileByPath("api.proto"); err != nil {
+		t.Fatalf("after the first use: %v", err)
+	}
+	if _, err := protoregistry.GlobalTypes.FindMessageByName("xce.api.v1.JobSpec"); err != nil {
+		t.Fatalf("after the first use: %v", err)
+	}
+
+	// rpc/worker.proto imports api.proto; its first use builds it with
+	// the import resolved.
+	fd := (&rpc.WorkerMessage{}).ProtoReflect().Descriptor().ParentFile()
+	imports := fd.Imports()
+	found := false
+	for i := range imports.Len() {
+		imp := imports.Get(i)
+		if imp.Path() == "api.proto" {
+			found = true
+			if imp.IsPlaceholder() {
+				t.Error("rpc/worker.proto's import of api.proto is a placeholder")
+			}
+		}
+	}
+	if !found {
+		t.Fatal("rpc/worker.proto does not import api.proto")
+	}
+	var msg protoreflect.MessageDescriptor = (&rpc.WorkerMessage{}).ProtoReflect().Descriptor()
+	if msg.FullName() != "xce.api.v1.WorkerMessage" {
+		t.Errorf("WorkerMessage's descriptor is %s", msg.FullName())
+	}
+}
