@@ -74,6 +74,9 @@ func (x JobState) Enum() *JobState {
 }
 
 func (x JobState) String() string {
+	if name, ok := JobState_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
@@ -209,6 +212,9 @@ func (x TermReason) Enum() *TermReason {
 }
 
 func (x TermReason) String() string {
+	if name, ok := TermReason_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
@@ -267,6 +273,9 @@ func (x Interactive) Enum() *Interactive {
 }
 
 func (x Interactive) String() string {
+	if name, ok := Interactive_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
@@ -344,6 +353,9 @@ func (x EventType) Enum() *EventType {
 }
 
 func (x EventType) String() string {
+	if name, ok := EventType_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
@@ -402,6 +414,9 @@ func (x HostState) Enum() *HostState {
 }
 
 func (x HostState) String() string {
+	if name, ok := HostState_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
@@ -471,6 +486,9 @@ func (x PendLimit_Kind) Enum() *PendLimit_Kind {
 }
 
 func (x PendLimit_Kind) String() string {
+	if name, ok := PendLimit_Kind_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
@@ -532,6 +550,9 @@ func (x QueryRequest_Scope) Enum() *QueryRequest_Scope {
 }
 
 func (x QueryRequest_Scope) String() string {
+	if name, ok := QueryRequest_Scope_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
@@ -586,6 +607,9 @@ func (x QueryRequest_Eligibility) Enum() *QueryRequest_Eligibility {
 }
 
 func (x QueryRequest_Eligibility) String() string {
+	if name, ok := QueryRequest_Eligibility_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
@@ -640,6 +664,9 @@ func (x SignalRequest_Action) Enum() *SignalRequest_Action {
 }
 
 func (x SignalRequest_Action) String() string {
+	if name, ok := SignalRequest_Action_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
@@ -718,6 +745,9 @@ func (x ControlRequest_Action) Enum() *ControlRequest_Action {
 }
 
 func (x ControlRequest_Action) String() string {
+	if name, ok := ControlRequest_Action_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
@@ -772,6 +802,9 @@ func (x DependencyReply_Status) Enum() *DependencyReply_Status {
 }
 
 func (x DependencyReply_Status) String() string {
+	if name, ok := DependencyReply_Status_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 

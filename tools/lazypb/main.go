@@ -8,10 +8,11 @@
 // and decode with the vtproto-generated methods, which use no reflection.
 // After the rewrite the descriptors are built, once, by the first call
 // that reflects on one of the file's messages or enums (ProtoReflect,
-// an enum's Descriptor, Type or String); a file first builds the
-// descriptors of the other packages' files it imports, so that its
-// imports resolve in the registry as they did when every file was built
-// at init.
+// an enum's Descriptor or Type; an enum's String reads the generated
+// name table and builds only for a number without a name). A file first
+// builds the descriptors of the other packages' files it imports, so that
+// its imports resolve in the registry as they did when every file was
+// built at init.
 //
 // `make proto` runs it on the generated files; running it again changes
 // nothing.
@@ -61,10 +62,12 @@ var (
 	// ProtoReflect and an enum's Descriptor and Type.
 	tableUseRE = regexp.MustCompile(`(?m)^\t(mi := &|return &|return )(file_\w+_proto)_(msgTypes|enumTypes)\[\d+\](\.Descriptor\(\))?\n`)
 	// Another package's message or enum among a file's Go types.
-	depTypeRE   = regexp.MustCompile(`(?m)^\t\(\*(\w+)\.(\w+)\)\(nil\),`)
-	depEnumRE   = regexp.MustCompile(`(?m)^\t\((\w+)\.(\w+)\)\(0\),`)
-	importSync  = regexp.MustCompile(`(?m)^\tsync "sync"\n`)
-	importBlock = regexp.MustCompile(`(?m)^import \(\n`)
+	depTypeRE = regexp.MustCompile(`(?m)^\t\(\*(\w+)\.(\w+)\)\(nil\),`)
+	depEnumRE = regexp.MustCompile(`(?m)^\t\((\w+)\.(\w+)\)\(0\),`)
+	// An enum's String, which looks its name up in the descriptor.
+	enumStringRE = regexp.MustCompile(`(?m)^func \(x (\w+)\) String\(\) string \{\n\treturn protoimpl\.X\.EnumStringOf\(x\.Descriptor\(\), protoreflect\.EnumNumber\(x\)\)\n\}\n`)
+	importSync   = regexp.MustCompile(`(?m)^\tsync "sync"\n`)
+	importBlock  = regexp.MustCompile(`(?m)^import \(\n`)
 )
 
 // Lazy returns src, a protoc-gen-go file, with its descriptors built on
@@ -106,6 +109,15 @@ func %[1]s_init() { %[1]s_once.Do(%[1]s_build) }
 	out = tableUseRE.ReplaceAllFunc(out, func(line []byte) []byte {
 		return append([]byte("\t"+file+"_init()\n"), line...)
 	})
+	// An enum's String reads the generated name table first: formatting
+	// a state is no reason to build the descriptors.
+	out = enumStringRE.ReplaceAll(out, []byte(`func (x $1) String() string {
+	if name, ok := ${1}_name[int32(x)]; ok {
+		return name
+	}
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+`))
 	if !importSync.Match(out) {
 		loc := importBlock.FindIndex(out)
 		if loc == nil {

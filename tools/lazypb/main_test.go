@@ -30,6 +30,7 @@ func TestLazy(t *testing.T) {
 		"func (Color) Descriptor() protoreflect.EnumDescriptor {\n\tfile_t_proto_init()\n\treturn file_t_proto_enumTypes[0].Descriptor()",
 		"func (Color) Type() protoreflect.EnumType {\n\tfile_t_proto_init()\n\treturn &file_t_proto_enumTypes[0]",
 		"func (x *M) ProtoReflect() protoreflect.Message {\n\tfile_t_proto_init()\n\tmi := &file_t_proto_msgTypes[0]",
+		"func (x Color) String() string {\n\tif name, ok := Color_name[int32(x)]; ok {\n\t\treturn name\n\t}\n\treturn protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))\n}",
 		// The builder's own use of the tables is left alone.
 		"\t}\n\tfile_t_proto_msgTypes[0].OneofWrappers",
 	} {

@@ -60,6 +60,9 @@ func (x TaskShell) Enum() *TaskShell {
 }
 
 func (x TaskShell) String() string {
+	if name, ok := TaskShell_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
