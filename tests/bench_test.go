@@ -499,12 +499,12 @@ func BenchmarkCommandStart(b *testing.B) {
 	build = exec.Command("go", "build", "-tags", "grpcnotrace", "-o", apiNoop, "./testdata/apinoop")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build the do-nothing binary with grpc: %v\n%s", err, out)
+		b.Fatalf("build the do-nothing binary with lib/client: %v\n%s", err, out)
 	}
 	medianOf(noop) // warm the page cache
 	medianOf(apiNoop)
 	report(b, fmt.Sprintf("static do-nothing Go process (median of %d)", n), ms(medianOf(noop)), "ms", nil)
-	report(b, fmt.Sprintf("  the same linking grpc and XCE's API (median of %d)", n), ms(medianOf(apiNoop)), "ms", nil)
+	report(b, fmt.Sprintf("  the same linking lib/client, XCE's API and gRPC client (median of %d)", n), ms(medianOf(apiNoop)), "ms", nil)
 	report(b, fmt.Sprintf("bjobs -h, process start (median of %d)", n), ms(medianOf(filepath.Join(binDir, "bjobs"), "-h")), "ms", atMost(3))
 	c := newBenchCluster(b)
 	c.submit("-H", "true") // warm up
