@@ -151,6 +151,9 @@ func waitUnlocked(dir string, wait time.Duration) error {
 	}
 	defer d.Close()
 	deadline := time.Now().Add(wait)
+	// A dead process's lock goes within milliseconds: poll soon, then
+	// back off to a poll every 20 ms for a live holder.
+	pause := time.Millisecond
 	for {
 		err := unix.Flock(int(d.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
@@ -162,7 +165,8 @@ func waitUnlocked(dir string, wait time.Duration) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("store %s is in use by another process", dir)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(pause)
+		pause = min(2*pause, 20*time.Millisecond)
 	}
 }
 
