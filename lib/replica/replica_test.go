@@ -76,8 +76,11 @@ func (c *candidate) startJoining(t *testing.T, all []string, established func() 
 		return err
 	}
 	c.mux = NewMux(c.ln, roleCreds{}, isReplica, dialReplica)
+	// Short timeouts keep the failover tests quick, but not so short that
+	// a leader starved of CPU (the race detector, other packages' tests
+	// on two cores) loses its lease and steps down mid-test.
 	c.node, err = Start(Config{ID: c.addr, Candidates: all, Dir: filepath.Join(c.dir, "raft"), Store: c.st, Stream: c.mux.Raft(),
-		HeartbeatTimeout: 300 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond, LeaderLeaseTimeout: 200 * time.Millisecond,
+		HeartbeatTimeout: 600 * time.Millisecond, ElectionTimeout: 600 * time.Millisecond, LeaderLeaseTimeout: 500 * time.Millisecond,
 		Established: established})
 	if err != nil {
 		c.mux.Close()
