@@ -1,8 +1,6 @@
 package api_test
 
 import (
-	"os"
-	"os/exec"
 	"sync"
 	"testing"
 
@@ -11,6 +9,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
+	"xce/lib/testenv"
 )
 
 // TestDescriptorsBuiltOnFirstUse: a process that links lib/api builds no
@@ -20,13 +19,7 @@ import (
 // process of its own: anything else in this test binary may have
 // reflected already.
 func TestDescriptorsBuiltOnFirstUse(t *testing.T) {
-	if os.Getenv("XCE_LAZY_CHILD") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestDescriptorsBuiltOnFirstUse$", "-test.v")
-		cmd.Env = append(os.Environ(), "XCE_LAZY_CHILD=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
+	if !testenv.InFreshProcess(t) {
 		return
 	}
 	for _, path := range []string{"api.proto", "rpc/worker.proto", "rpc/controller.proto"} {

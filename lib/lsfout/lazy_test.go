@@ -2,11 +2,10 @@ package lsfout
 
 import (
 	"io"
-	"os"
-	"os/exec"
 	"testing"
 
 	"xce/lib/api"
+	"xce/lib/testenv"
 )
 
 // TestFormattingBuildsNoDescriptors: bjobs, bjobs -l, -sum, bhist -l and
@@ -15,12 +14,7 @@ import (
 // an enum's String reads the generated name table). It runs in a fresh
 // process: another test may have reflected already.
 func TestFormattingBuildsNoDescriptors(t *testing.T) {
-	if os.Getenv("XCE_LAZY_CHILD") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestFormattingBuildsNoDescriptors$")
-		cmd.Env = append(os.Environ(), "XCE_LAZY_CHILD=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
+	if !testenv.InFreshProcess(t) {
 		return
 	}
 	if api.File_api_proto != nil {

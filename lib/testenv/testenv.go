@@ -62,3 +62,25 @@ func BuildShepherd(t testing.TB) string {
 	}
 	return bin
 }
+
+// freshEnv marks the process InFreshProcess started.
+const freshEnv = "XCE_TEST_FRESH_PROCESS"
+
+// InFreshProcess runs the calling test again alone in a new process of
+// the test binary, for a test of what a process does before anything else
+// in it has run (another test may already have done it in this one). It
+// returns true in that new process, where the test goes on; in the first
+// it waits for the new one, fails the test with its output if it failed,
+// and returns false.
+func InFreshProcess(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(freshEnv) != "" {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v")
+	cmd.Env = append(os.Environ(), freshEnv+"=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("in a fresh process: %v\n%s", err, out)
+	}
+	return false
+}
