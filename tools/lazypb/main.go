@@ -128,18 +128,10 @@ func %[1]s_init() { %[1]s_once.Do(%[1]s_build) }
 	return format.Source(out)
 }
 
-// importedPackages returns, for each other Go package whose messages or
-// enums the file's Go types name, a call that builds that package's
-// descriptors of it (the first such type's), in the order they appear.
+// importedPackages returns a call that builds the descriptors of each
+// other Go package whose messages or enums the file's Go types name (on
+// that package's first such type), in the order the types are listed.
 func importedPackages(src []byte) []string {
-	var calls []string
-	seen := map[string]bool{}
-	add := func(pkg, call string) {
-		if !seen[pkg] {
-			seen[pkg] = true
-			calls = append(calls, call)
-		}
-	}
 	start := bytes.Index(src, []byte("_goTypes = []any{\n"))
 	if start < 0 {
 		return nil
@@ -149,22 +141,27 @@ func importedPackages(src []byte) []string {
 		return nil
 	}
 	types := src[start : start+end]
-	type found struct {
+	type use struct {
 		at        int
 		pkg, call string
 	}
-	var all []found
+	var uses []use
 	for _, m := range depTypeRE.FindAllSubmatchIndex(types, -1) {
 		pkg, name := string(types[m[2]:m[3]]), string(types[m[4]:m[5]])
-		all = append(all, found{m[0], pkg, fmt.Sprintf("(*%s.%s)(nil).ProtoReflect()", pkg, name)})
+		uses = append(uses, use{m[0], pkg, fmt.Sprintf("(*%s.%s)(nil).ProtoReflect()", pkg, name)})
 	}
 	for _, m := range depEnumRE.FindAllSubmatchIndex(types, -1) {
 		pkg, name := string(types[m[2]:m[3]]), string(types[m[4]:m[5]])
-		all = append(all, found{m[0], pkg, fmt.Sprintf("%s.%s(0).Descriptor()", pkg, name)})
+		uses = append(uses, use{m[0], pkg, fmt.Sprintf("%s.%s(0).Descriptor()", pkg, name)})
 	}
-	slices.SortFunc(all, func(a, b found) int { return a.at - b.at }) // in the Go types' order
-	for _, f := range all {
-		add(f.pkg, f.call)
+	slices.SortFunc(uses, func(a, b use) int { return a.at - b.at })
+	var calls []string
+	seen := map[string]bool{}
+	for _, u := range uses {
+		if !seen[u.pkg] {
+			seen[u.pkg] = true
+			calls = append(calls, u.call)
+		}
 	}
 	return calls
 }
