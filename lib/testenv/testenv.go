@@ -1,7 +1,7 @@
 // Package testenv owns what the tests of several packages need from the
 // machine: unprivileged users to run jobs as (made with useradd when the
-// tests run as root) and a freshly built xce-shepherd. Only tests import
-// it.
+// tests run as root), a freshly built xce-shepherd, and a test's re-run in
+// a fresh process. Only tests import it.
 package testenv
 
 import (
