@@ -9,10 +9,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	badger "github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -118,7 +120,10 @@ func inspect(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var problems []string
+	var (
+		problems []string
+		checks   []func() string // each table's and log's, run at once below
+	)
 	if !f.manifest {
 		if len(f.sst)+len(f.logs) > 0 || fileExists(filepath.Join(dir, ceilingFile)) {
 			problems = append(problems, fmt.Sprintf("its MANIFEST is missing (%d data files are there; opened as it is, the store would start empty and delete them)", len(f.sst)+len(f.logs)))
@@ -143,11 +148,11 @@ func inspect(dir string) ([]string, error) {
 			problems = append(problems, "tables named in its MANIFEST are missing: "+strings.Join(missing, ", "))
 		}
 		for id, comp := range tables {
-			if !have[id] {
-				continue
-			}
-			if _, p := readTable(filepath.Join(dir, fmt.Sprintf("%06d.sst", id)), comp, false); p != "" {
-				problems = append(problems, p)
+			if have[id] {
+				checks = append(checks, func() string {
+					_, p := readTable(filepath.Join(dir, fmt.Sprintf("%06d.sst", id)), comp, false)
+					return p
+				})
 			}
 		}
 	}
@@ -165,11 +170,36 @@ func inspect(dir string) ([]string, error) {
 		problems = append(problems, "its memtable log (.mem) is missing: the store was not stopped cleanly, so its latest writes were in that log")
 	}
 	for _, n := range f.logs {
-		if p := scanLog(filepath.Join(dir, n)); p != "" {
+		checks = append(checks, func() string { return scanLog(filepath.Join(dir, n)) })
+	}
+	for _, p := range runChecks(checks) {
+		if p != "" {
 			problems = append(problems, p)
 		}
 	}
 	return problems, nil
+}
+
+// runChecks runs the file checks on as many goroutines as there are CPUs
+// (every open reads every table and log through) and returns their
+// findings in the checks' order.
+func runChecks(checks []func() string) []string {
+	found := make([]string, len(checks))
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	for range min(runtime.GOMAXPROCS(0), len(checks)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(checks); i = int(next.Add(1)) - 1 {
+				found[i] = checks[i]()
+			}
+		}()
+	}
+	wg.Wait()
+	return found
 }
 
 func fileExists(path string) bool {
@@ -336,11 +366,17 @@ func scanLog(path string) string {
 	}
 	size := fi.Size()
 	// A margin past the data, so that the last entry is whole in what is
-	// mapped however the data's end is rounded.
+	// mapped however the data's end is rounded. Mapped even when the file system counts the whole file as data (the
+	// zeros of a preallocated log that a read has brought into the page
+	// cache are data to SEEK_DATA): only the pages parsed are read, where
+	// reading the file would read all of it.
 	n := min(size, dataEnd(f, size)+1<<20)
-	if n > 0 && n < size && size <= math.MaxInt {
+	if n > 0 && size <= math.MaxInt {
 		b, err := unix.Mmap(int(f.Fd()), 0, int(n), unix.PROT_READ, unix.MAP_SHARED)
 		if err == nil {
+			// The check after the last entry reads every page mapped:
+			// set them all up in one call rather than a fault at a time.
+			unix.Madvise(b, unix.MADV_POPULATE_READ)
 			_, _, damage, short := parseLog(name, b, int(size), false)
 			unix.Munmap(b)
 			if !short {
