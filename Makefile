@@ -55,7 +55,7 @@ proto:
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
 	GOBIN=$(TOOLS) $(GO) install github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto@v0.6.1-0.20240319094008-0393e58bdf10
 	cd lib/api && PATH=$(TOOLS):$$PATH buf generate
-	$(GO) run ./tools/lazypb lib/api/api.pb.go lib/api/rpc/controller.pb.go lib/api/rpc/worker.pb.go lib/api/grpcapi/services.pb.go
+	$(GO) run ./tools/lazypb $(filter-out %_vtproto.pb.go %_grpc.pb.go,$(wildcard lib/api/*.pb.go lib/api/*/*.pb.go))
 
 # man/ and completions/ are generated from the commands' definitions and
 # man/src (tools/genman), then committed; tools/genman's test fails when they

@@ -4,7 +4,6 @@ import (
 	"sync"
 	"testing"
 
-	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"xce/lib/api"
@@ -75,8 +74,7 @@ func TestDescriptorsBuiltOnFirstUse(t *testing.T) {
 	if !found {
 		t.Fatal("rpc/worker.proto does not import api.proto")
 	}
-	var msg protoreflect.MessageDescriptor = (&rpc.WorkerMessage{}).ProtoReflect().Descriptor()
-	if msg.FullName() != "xce.api.v1.WorkerMessage" {
-		t.Errorf("WorkerMessage's descriptor is %s", msg.FullName())
+	if got := (&rpc.WorkerMessage{}).ProtoReflect().Descriptor().FullName(); got != "xce.api.v1.WorkerMessage" {
+		t.Errorf("WorkerMessage's descriptor is %s", got)
 	}
 }

@@ -366,10 +366,11 @@ func scanLog(path string) string {
 	}
 	size := fi.Size()
 	// A margin past the data, so that the last entry is whole in what is
-	// mapped however the data's end is rounded. Mapped even when the file system counts the whole file as data (the
-	// zeros of a preallocated log that a read has brought into the page
-	// cache are data to SEEK_DATA): only the pages parsed are read, where
-	// reading the file would read all of it.
+	// mapped however the data's end is rounded. Mapped even when the file
+	// system counts the whole file as data (the zeros of a preallocated
+	// log that a read has brought into the page cache are data to
+	// SEEK_DATA): only the pages parsed are read, where reading the file
+	// would read all of it.
 	n := min(size, dataEnd(f, size)+1<<20)
 	if n > 0 && size <= math.MaxInt {
 		b, err := unix.Mmap(int(f.Fd()), 0, int(n), unix.PROT_READ, unix.MAP_SHARED)
