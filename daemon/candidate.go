@@ -50,7 +50,7 @@ type candidate struct {
 // term is one stretch of leading or standing by.
 type term struct {
 	ctl     *controller.Controller // nil on a standby
-	servers []*grpc.Server
+	servers []rpcServer
 	cancel  context.CancelFunc
 	ran     chan struct{}
 }
@@ -200,7 +200,7 @@ func (c *candidate) lead() error {
 	remote := grpc.NewServer(workerServerOptions(replica.Credentials())...)
 	grpcapi.RegisterClusterServer(remote, ctl.ClusterService())
 	registerUserService(remote, ctl)
-	t.servers = []*grpc.Server{local, remote}
+	t.servers = []rpcServer{local, remote}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.cancel = cancel
 	go func() { ctl.Run(ctx); close(t.ran) }()
@@ -216,14 +216,14 @@ func (c *candidate) standBy() {
 	local := standbyServer(c.tok, notLeader)
 	remote := grpc.NewServer(append(workerServerOptions(replica.Credentials()),
 		grpc.UnknownServiceHandler(func(any, grpc.ServerStream) error { return notLeader() }))...)
-	t.servers = []*grpc.Server{local, remote}
+	t.servers = []rpcServer{local, remote}
 	c.switchTo(t, local, remote)
 }
 
 // switchTo hands new connections to t's servers, then ends the previous
 // term: its connections close (workers and commands reconnect and find
 // the new leader) and its controller stops.
-func (c *candidate) switchTo(t *term, local, remote *grpc.Server) {
+func (c *candidate) switchTo(t *term, local, remote rpcServer) {
 	go serveQuietly(local, c.local.Listener())
 	go serveQuietly(remote, c.tcp.Listener())
 	old := c.term
@@ -264,7 +264,14 @@ func (t *term) stop() {
 	}
 }
 
-func serveQuietly(s *grpc.Server, ln net.Listener) {
+// rpcServer is a grpc.Server or the Unix socket's unixrpc.Server.
+type rpcServer interface {
+	Serve(net.Listener) error
+	GracefulStop()
+	Stop()
+}
+
+func serveQuietly(s rpcServer, ln net.Listener) {
 	if err := s.Serve(ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) && !errors.Is(err, net.ErrClosed) {
 		slog.Warn("serve", "err", err)
 	}

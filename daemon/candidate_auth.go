@@ -34,7 +34,7 @@ func replicaDialer(tok clusterauth.Token) func(ctx context.Context, addr string)
 }
 
 // controllerServer is the leader's server on its Unix socket.
-func controllerServer(ctl *controller.Controller, tok clusterauth.Token) *grpc.Server {
+func controllerServer(ctl *controller.Controller, tok clusterauth.Token) rpcServer {
 	return controller.NewServer(ctl, controller.WithMint(mintWith(tok)))
 }
 

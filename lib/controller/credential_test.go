@@ -17,10 +17,11 @@ import (
 	"xce/lib/api/grpcapi"
 	"xce/lib/api/rpc"
 	"xce/lib/clusterauth"
+	"xce/lib/unixrpc"
 )
 
 // serveUnix serves srv on a socket in a temporary directory and dials it.
-func serveUnix(t *testing.T, srv *grpc.Server) grpcapi.ControllerClient {
+func serveUnix(t *testing.T, srv *unixrpc.Server) grpcapi.ControllerClient {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "xced.sock")
 	lis, err := net.Listen("unix", sock)

@@ -13,6 +13,7 @@ import (
 	"xce/lib/api/rpc"
 	"xce/lib/clusterauth"
 	"xce/lib/peercred"
+	"xce/lib/unixrpc"
 )
 
 // Service is the gRPC face of the controller.
@@ -34,10 +35,13 @@ func WithMint(mint func(uid, gid uint32, ek []byte) (userProof, controllerProof 
 	return func(s *Service) { s.Mint = mint }
 }
 
-// NewServer returns a gRPC server whose callers are identified by their
-// Unix socket credentials (SO_PEERCRED), never by a claim in the request.
-func NewServer(c *Controller, opts ...ServerOption) *grpc.Server {
-	s := grpc.NewServer(grpc.Creds(peercred.Credentials()), grpc.MaxRecvMsgSize(MaxRequestBytes), grpc.MaxSendMsgSize(64<<20), CallWorkers())
+// NewServer returns the server of the controller's Unix socket, whose
+// callers are identified by their socket credentials (SO_PEERCRED), never
+// by a claim in the request. It is lib/unixrpc's, not grpc-go's: each
+// command is a new connection with one call, which unixrpc serves for
+// about half the controller's CPU.
+func NewServer(c *Controller, opts ...ServerOption) *unixrpc.Server {
+	s := unixrpc.NewServer(peercred.Credentials(), unixrpc.MaxRecvMsgSize(MaxRequestBytes), unixrpc.MaxSendMsgSize(64<<20))
 	svc := &Service{c: c}
 	for _, o := range opts {
 		o(svc)

@@ -1,0 +1,470 @@
+package unixrpc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+)
+
+// The windows this side grants. A request is read whole before its
+// handler runs, so the credit goes back as soon as the bytes arrive.
+const (
+	recvWindow = 1 << 20
+	credit     = recvWindow / 4
+	maxStreams = 1000
+	// maxHeaderList bounds a request's headers (grpc-go's client sends a
+	// few hundred bytes).
+	maxHeaderList = 64 << 10
+	// prefaceTimeout bounds how long a connection may stay silent before
+	// it proves to speak HTTP/2.
+	prefaceTimeout = 20 * time.Second
+)
+
+// conn is one client connection: serve reads its frames; the calls
+// write their own frames under wmu.
+type conn struct {
+	s    *Server
+	nc   net.Conn
+	peer *peer.Peer
+	ctx  context.Context // ends with the connection
+	stop context.CancelFunc
+
+	wmu  sync.Mutex // the framer's writes, henc, hbuf
+	br   *bufio.Reader
+	bw   *bufio.Writer
+	fr   *http2.Framer
+	henc *hpack.Encoder
+	hbuf bytes.Buffer
+
+	mu       sync.Mutex
+	sendCond *sync.Cond // windows grew, or the connection ended
+	streams  map[uint32]*stream
+	lastID   uint32 // the highest stream the client opened
+	sendWin  int64  // the connection's send window
+	initWin  int64  // the client's initial stream window
+	maxFrame uint32
+	recvOwed uint32 // connection credit not yet returned
+	err      error  // set when the connection ends
+	draining bool   // GOAWAY sent: no new calls
+}
+
+func newConn(s *Server, nc net.Conn, auth credentials.AuthInfo) *conn {
+	c := &conn{
+		s:        s,
+		nc:       nc,
+		peer:     &peer.Peer{Addr: nc.RemoteAddr(), LocalAddr: nc.LocalAddr(), AuthInfo: auth},
+		bw:       bufio.NewWriterSize(nc, 16<<10),
+		streams:  map[uint32]*stream{},
+		sendWin:  65535,
+		initWin:  65535,
+		maxFrame: 16384,
+	}
+	c.sendCond = sync.NewCond(&c.mu)
+	c.ctx, c.stop = context.WithCancel(peer.NewContext(background, c.peer))
+	c.br = bufio.NewReaderSize(nc, 16<<10)
+	c.fr = http2.NewFramer(c.bw, c.br)
+	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	c.fr.MaxHeaderListSize = maxHeaderList
+	c.henc = hpack.NewEncoder(&c.hbuf)
+	return c
+}
+
+// serve runs the connection until it ends.
+func (c *conn) serve() {
+	defer c.close(io.EOF)
+	preface := make([]byte, len(http2.ClientPreface))
+	c.nc.SetReadDeadline(time.Now().Add(prefaceTimeout))
+	if _, err := io.ReadFull(c.br, preface); err != nil || string(preface) != http2.ClientPreface {
+		return
+	}
+	c.nc.SetReadDeadline(time.Time{})
+	if err := c.writeLater(func() error {
+		if err := c.fr.WriteSettings(
+			http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: maxStreams},
+			http2.Setting{ID: http2.SettingInitialWindowSize, Val: recvWindow},
+			http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: maxHeaderList},
+		); err != nil {
+			return err
+		}
+		return c.fr.WriteWindowUpdate(0, recvWindow-65535)
+	}); err != nil {
+		return
+	}
+	for {
+		if c.br.Buffered() == 0 && c.write(func() error { return nil }) != nil {
+			return
+		}
+		f, err := c.fr.ReadFrame()
+		if err != nil {
+			var se http2.StreamError
+			if errors.As(err, &se) {
+				// One stream's fault (bad headers): that stream ends.
+				c.reset(se.StreamID, se.Code)
+				continue
+			}
+			var ce http2.ConnectionError
+			if errors.As(err, &ce) {
+				c.goAway(http2.ErrCode(ce), "")
+			}
+			return
+		}
+		if err := c.frame(f); err != nil {
+			c.goAway(http2.ErrCodeProtocol, err.Error())
+			return
+		}
+	}
+}
+
+// frame handles one frame; an error ends the connection.
+func (c *conn) frame(f http2.Frame) error {
+	switch f := f.(type) {
+	case *http2.MetaHeadersFrame:
+		return c.headers(f)
+	case *http2.DataFrame:
+		return c.data(f)
+	case *http2.RSTStreamFrame:
+		if st := c.stream(f.StreamID); st != nil {
+			st.cancel(true)
+		}
+	case *http2.SettingsFrame:
+		if f.IsAck() {
+			return nil
+		}
+		var tableSize uint32
+		hasTable := false
+		c.mu.Lock()
+		err := f.ForeachSetting(func(s http2.Setting) error {
+			switch s.ID {
+			case http2.SettingHeaderTableSize:
+				tableSize, hasTable = s.Val, true
+			case http2.SettingInitialWindowSize:
+				delta := int64(s.Val) - c.initWin
+				c.initWin = int64(s.Val)
+				for _, st := range c.streams {
+					st.sendWin += delta
+				}
+			case http2.SettingMaxFrameSize:
+				c.maxFrame = s.Val
+			}
+			return nil
+		})
+		c.sendCond.Broadcast()
+		c.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		c.writeLater(func() error {
+			if hasTable {
+				c.henc.SetMaxDynamicTableSizeLimit(tableSize)
+			}
+			return c.fr.WriteSettingsAck()
+		})
+	case *http2.WindowUpdateFrame:
+		c.mu.Lock()
+		if f.StreamID == 0 {
+			c.sendWin += int64(f.Increment)
+		} else if st := c.streams[f.StreamID]; st != nil {
+			st.sendWin += int64(f.Increment)
+		}
+		c.sendCond.Broadcast()
+		c.mu.Unlock()
+	case *http2.PingFrame:
+		if !f.IsAck() {
+			data := f.Data
+			c.writeLater(func() error { return c.fr.WritePing(true, data) })
+		}
+	case *http2.GoAwayFrame:
+		// The client takes no more answers on new streams than it has
+		// opened; the calls running go on.
+	}
+	return nil
+}
+
+// headers opens a call.
+func (c *conn) headers(f *http2.MetaHeadersFrame) error {
+	id := f.StreamID
+	c.mu.Lock()
+	if st := c.streams[id]; st != nil {
+		// Trailers from the client: its side of the stream ends.
+		c.mu.Unlock()
+		if !f.StreamEnded() {
+			return fmt.Errorf("stream %d: headers after the request began", id)
+		}
+		st.recvEnd()
+		return nil
+	}
+	if id%2 == 0 || id <= c.lastID {
+		c.mu.Unlock()
+		if id%2 == 0 {
+			return fmt.Errorf("stream %d: even stream id from the client", id)
+		}
+		return nil // a stream that ended: a late frame
+	}
+	c.lastID = id
+	if c.draining || c.err != nil {
+		c.mu.Unlock()
+		c.reset(id, http2.ErrCodeRefusedStream)
+		return nil
+	}
+	if len(c.streams) >= maxStreams {
+		c.mu.Unlock()
+		c.reset(id, http2.ErrCodeRefusedStream)
+		return nil
+	}
+	st := &stream{c: c, id: id, sendWin: c.initWin}
+	st.recvCond = sync.NewCond(&st.rmu)
+	c.streams[id] = st
+	c.mu.Unlock()
+
+	var path, contentType, timeout, encoding string
+	for _, hf := range f.RegularFields() {
+		switch hf.Name {
+		case "content-type":
+			contentType = hf.Value
+		case "grpc-timeout":
+			timeout = hf.Value
+		case "grpc-encoding":
+			encoding = hf.Value
+		}
+	}
+	for _, hf := range f.PseudoFields() {
+		if hf.Name == ":path" {
+			path = hf.Value
+		}
+	}
+	ctx := c.ctx
+	var cancel context.CancelFunc
+	if timeout != "" {
+		d, err := decodeTimeout(timeout)
+		if err != nil {
+			ctx, cancel = context.WithCancel(ctx)
+			st.ctx, st.stop = ctx, cancel
+			st.fail(status.Newf(codes.Internal, "transport: malformed grpc-timeout: %v", err))
+			return nil
+		}
+		ctx, cancel = context.WithTimeout(ctx, d)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	st.ctx, st.stop = ctx, cancel
+	if !isGRPC(contentType) {
+		st.fail(status.Newf(codes.Internal, "transport: invalid content-type %q", contentType))
+		return nil
+	}
+	if encoding != "" && encoding != "identity" {
+		st.fail(status.Newf(codes.Unimplemented, "grpc: Decompressor is not installed for grpc-encoding %q", encoding))
+		return nil
+	}
+	m, bad := c.s.lookup(path)
+	if bad != nil {
+		st.fail(bad)
+		return nil
+	}
+	st.method, st.name = m, path
+	if f.StreamEnded() {
+		st.recvEnd()
+	}
+	if m.stream != nil && m.stream.ClientStreams {
+		// Its handler reads the messages as they come.
+		st.rmu.Lock()
+		start := !st.started
+		st.started = true
+		st.rmu.Unlock()
+		if start {
+			go st.run()
+		}
+	}
+	return nil
+}
+
+func isGRPC(ct string) bool {
+	const base = "application/grpc"
+	if len(ct) < len(base) || ct[:len(base)] != base {
+		return false
+	}
+	return len(ct) == len(base) || ct[len(base)] == '+' || ct[len(base)] == ';'
+}
+
+// data adds a DATA frame's payload to its stream and returns the credit.
+func (c *conn) data(f *http2.DataFrame) error {
+	n := f.Length
+	c.mu.Lock()
+	st := c.streams[f.StreamID]
+	if st == nil && (f.StreamID%2 == 0 || f.StreamID > c.lastID) {
+		c.mu.Unlock()
+		return fmt.Errorf("DATA on stream %d, which was never opened", f.StreamID)
+	}
+	c.recvOwed += n
+	owed := uint32(0)
+	if c.recvOwed >= credit {
+		owed, c.recvOwed = c.recvOwed, 0
+	}
+	var sowed uint32
+	if st != nil && !f.StreamEnded() {
+		st.recvOwed += n
+		if st.recvOwed >= credit {
+			sowed, st.recvOwed = st.recvOwed, 0
+		}
+	}
+	c.mu.Unlock()
+	if owed > 0 || sowed > 0 {
+		id := f.StreamID
+		c.writeLater(func() error {
+			if owed > 0 {
+				if err := c.fr.WriteWindowUpdate(0, owed); err != nil {
+					return err
+				}
+			}
+			if sowed > 0 {
+				return c.fr.WriteWindowUpdate(id, sowed)
+			}
+			return nil
+		})
+	}
+	if st != nil {
+		st.push(f.Data(), f.StreamEnded())
+	}
+	return nil
+}
+
+func (c *conn) stream(id uint32) *stream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.streams[id]
+}
+
+// write runs fn's frame writes under the write lock and sends them. A
+// failed write ends the connection.
+func (c *conn) write(fn func() error) error {
+	c.wmu.Lock()
+	err := fn()
+	if err == nil {
+		err = c.bw.Flush()
+	}
+	c.wmu.Unlock()
+	if err != nil {
+		c.close(err)
+	}
+	return err
+}
+
+// writeLater runs fn's frame writes under the write lock and leaves them
+// buffered: the reader sends what it wrote before it waits for the next
+// frames, so that the answers to a burst of frames go out in one write.
+func (c *conn) writeLater(fn func() error) error {
+	c.wmu.Lock()
+	err := fn()
+	c.wmu.Unlock()
+	if err != nil {
+		c.close(err)
+	}
+	return err
+}
+
+// reset ends a stream on the client's side with code.
+func (c *conn) reset(id uint32, code http2.ErrCode) {
+	c.writeLater(func() error { return c.fr.WriteRSTStream(id, code) })
+}
+
+func (c *conn) goAway(code http2.ErrCode, debug string) {
+	c.mu.Lock()
+	last := c.lastID
+	c.mu.Unlock()
+	c.write(func() error { return c.fr.WriteGoAway(last, code, []byte(debug)) })
+}
+
+// drain sends GOAWAY: the calls running finish, then the connection
+// closes; a new one is refused.
+func (c *conn) drain() {
+	c.mu.Lock()
+	if c.draining || c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.draining = true
+	idle := len(c.streams) == 0
+	c.mu.Unlock()
+	c.goAway(http2.ErrCodeNo, "")
+	if idle {
+		c.close(errServerStopped)
+	}
+}
+
+// close ends the connection (once) and cancels its calls.
+func (c *conn) close(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = err
+	streams := make([]*stream, 0, len(c.streams))
+	for _, st := range c.streams {
+		streams = append(streams, st)
+	}
+	c.sendCond.Broadcast()
+	c.mu.Unlock()
+	c.stop()
+	c.nc.Close()
+	for _, st := range streams {
+		st.cancel(false)
+	}
+}
+
+// ended removes a finished stream; a draining connection closes after
+// its last.
+func (c *conn) ended(st *stream) {
+	c.mu.Lock()
+	delete(c.streams, st.id)
+	last := c.draining && len(c.streams) == 0
+	c.mu.Unlock()
+	if last {
+		c.close(errServerStopped)
+	}
+}
+
+// decodeTimeout reads grpc-timeout: up to eight digits and a unit.
+func decodeTimeout(s string) (time.Duration, error) {
+	if len(s) < 2 || len(s) > 9 {
+		return 0, fmt.Errorf("bad timeout %q", s)
+	}
+	v, err := strconv.ParseInt(s[:len(s)-1], 10, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("bad timeout %q", s)
+	}
+	var unit time.Duration
+	switch s[len(s)-1] {
+	case 'H':
+		unit = time.Hour
+	case 'M':
+		unit = time.Minute
+	case 'S':
+		unit = time.Second
+	case 'm':
+		unit = time.Millisecond
+	case 'u':
+		unit = time.Microsecond
+	case 'n':
+		unit = time.Nanosecond
+	default:
+		return 0, fmt.Errorf("bad timeout unit in %q", s)
+	}
+	if v > int64(1<<63-1)/int64(unit) {
+		return 1<<63 - 1, nil
+	}
+	return time.Duration(v) * unit, nil
+}

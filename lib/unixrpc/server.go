@@ -1,0 +1,253 @@
+// Package unixrpc serves gRPC services on the controller's Unix socket
+// with a transport of its own instead of grpc-go's. Every command is a new
+// process on a new connection with one call: grpc-go's server spends more
+// on such a connection (a transport with its writer and keepalive
+// goroutines, buffers, a handoff to a writer goroutine for every frame)
+// than on the call itself. Here a connection is one goroutine that reads
+// frames and a goroutine per call that writes its own answer, so a call
+// costs one handoff.
+//
+// It speaks what gRPC over HTTP/2 needs and nothing more: unary and
+// streaming methods of services registered as with grpc-go (it is a
+// grpc.ServiceRegistrar), a caller's identity from the connection's
+// TransportCredentials handshake (peercred's: peer.FromContext in the
+// handlers works as under grpc-go), deadlines (grpc-timeout),
+// flow control in both directions, cancellation (RST_STREAM, the
+// connection's end) and grpc-go's status texts and codes. It does not do
+// compression, TLS, interceptors or incoming metadata, none of which the
+// socket's callers use; a compressed request is refused.
+package unixrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/status"
+)
+
+// Server serves the registered services on Unix socket listeners.
+type Server struct {
+	creds   credentials.TransportCredentials
+	maxRecv int
+	maxSend int
+	codec   encoding.CodecV2
+	methods map[string]*method // by full name, /service/method
+
+	mu        sync.Mutex
+	listeners map[net.Listener]bool
+	conns     map[*conn]bool
+	draining  bool
+	drained   *sync.Cond // signalled as conns empties
+}
+
+type method struct {
+	impl   any
+	unary  grpc.MethodHandler
+	stream *grpc.StreamDesc
+}
+
+// An Option tunes NewServer.
+type Option func(*Server)
+
+// MaxRecvMsgSize bounds a request message, as grpc.MaxRecvMsgSize does.
+func MaxRecvMsgSize(n int) Option { return func(s *Server) { s.maxRecv = n } }
+
+// MaxSendMsgSize bounds a reply message, as grpc.MaxSendMsgSize does.
+func MaxSendMsgSize(n int) Option { return func(s *Server) { s.maxSend = n } }
+
+// NewServer returns a server whose connections are identified by creds'
+// ServerHandshake (peercred.Credentials on a Unix socket).
+func NewServer(creds credentials.TransportCredentials, opts ...Option) *Server {
+	s := &Server{
+		creds:     creds,
+		maxRecv:   4 << 20, // grpc-go's defaults
+		maxSend:   1<<31 - 1,
+		codec:     encoding.GetCodecV2("proto"),
+		methods:   map[string]*method{},
+		listeners: map[net.Listener]bool{},
+		conns:     map[*conn]bool{},
+	}
+	s.drained = sync.NewCond(&s.mu)
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// RegisterService registers a service and its implementation, as
+// grpc.Server's does; it must be called before Serve.
+func (s *Server) RegisterService(sd *grpc.ServiceDesc, impl any) {
+	for i := range sd.Methods {
+		m := &sd.Methods[i]
+		s.methods["/"+sd.ServiceName+"/"+m.MethodName] = &method{impl: impl, unary: m.Handler}
+	}
+	for i := range sd.Streams {
+		d := &sd.Streams[i]
+		s.methods["/"+sd.ServiceName+"/"+d.StreamName] = &method{impl: impl, stream: d}
+	}
+}
+
+// Serve accepts connections on l until l fails or the server stops; as
+// grpc-go's, it returns nil after Stop or GracefulStop.
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	if s.draining {
+		s.mu.Unlock()
+		l.Close()
+		return nil
+	}
+	s.listeners[l] = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, l)
+		s.mu.Unlock()
+	}()
+	var delay time.Duration
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				// Out of descriptors, say: back off as net/http does.
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				time.Sleep(delay)
+				continue
+			}
+			s.mu.Lock()
+			stopped := s.draining
+			s.mu.Unlock()
+			if stopped {
+				return nil
+			}
+			return fmt.Errorf("serve %s: %w", l.Addr(), err)
+		}
+		delay = 0
+		go s.serveConn(nc)
+	}
+}
+
+// Stop closes the listeners and every connection at once: calls still
+// running see their contexts cancelled.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	s.draining = true
+	for l := range s.listeners {
+		l.Close()
+	}
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.close(errServerStopped)
+	}
+	s.waitConns()
+}
+
+// GracefulStop closes the listeners, tells every connection to take no
+// new call (GOAWAY) and returns when the calls running have ended.
+func (s *Server) GracefulStop() {
+	s.mu.Lock()
+	s.draining = true
+	for l := range s.listeners {
+		l.Close()
+	}
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.drain()
+	}
+	s.waitConns()
+}
+
+func (s *Server) waitConns() {
+	s.mu.Lock()
+	for len(s.conns) > 0 {
+		s.drained.Wait()
+	}
+	s.mu.Unlock()
+}
+
+var errServerStopped = errors.New("the server stopped")
+
+func (s *Server) serveConn(nc net.Conn) {
+	nc, auth, err := s.creds.ServerHandshake(nc)
+	if err != nil {
+		slog.Debug("unixrpc: handshake refused", "err", err)
+		if nc != nil {
+			nc.Close()
+		}
+		return
+	}
+	c := newConn(s, nc, auth)
+	s.mu.Lock()
+	if s.draining {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	s.conns[c] = true
+	s.mu.Unlock()
+	c.serve()
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.drained.Broadcast()
+	s.mu.Unlock()
+}
+
+// lookup is the method of a full name, or the status grpc-go answers an
+// unknown one with.
+func (s *Server) lookup(name string) (*method, *status.Status) {
+	if m := s.methods[name]; m != nil {
+		return m, nil
+	}
+	service, meth := splitMethod(name)
+	if service == "" {
+		return nil, status.Newf(codes.Unimplemented, "malformed method name: %q", name)
+	}
+	for full := range s.methods {
+		if sv, _ := splitMethod(full); sv == service {
+			return nil, status.Newf(codes.Unimplemented, "unknown method %v for service %v", meth, service)
+		}
+	}
+	return nil, status.Newf(codes.Unimplemented, "unknown service %v", service)
+}
+
+func splitMethod(name string) (service, meth string) {
+	if len(name) < 2 || name[0] != '/' {
+		return "", ""
+	}
+	for i := len(name) - 1; i > 0; i-- {
+		if name[i] == '/' {
+			return name[1:i], name[i+1:]
+		}
+	}
+	return "", ""
+}
+
+// statusOf is a handler's error as the status it ends the call with,
+// by grpc-go's rules: a status error as it is, a context's error as its
+// code, anything else Unknown with its text.
+func statusOf(err error) *status.Status {
+	if st, ok := status.FromError(err); ok {
+		return st
+	}
+	return status.FromContextError(err)
+}
+
+// background is the root of the calls' contexts.
+var background = context.Background()
