@@ -347,7 +347,7 @@ func (c *h2Conn) newStream(ctx context.Context, method string) (*h2Stream, error
 	if err := ctx.Err(); err != nil {
 		return nil, rpcstatus.FromContextError(err)
 	}
-	s := &h2Stream{c: c, ctx: ctx, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	s := &h2Stream{c: c, ctx: ctx, wake: make(chan struct{}, 1)}
 	err := c.writeBuf(func() error {
 		c.mu.Lock()
 		switch {
@@ -390,7 +390,16 @@ func (c *h2Conn) newStream(ctx context.Context, method string) (*h2Stream, error
 	if err != nil {
 		return nil, err
 	}
-	go s.watch()
+	// No goroutine waits on the context: one more in a short command is
+	// one more thread woken.
+	unwatch := context.AfterFunc(ctx, s.cancelled)
+	s.rmu.Lock()
+	s.unwatch = unwatch
+	ended := s.ended
+	s.rmu.Unlock()
+	if ended {
+		unwatch() // finish ran first
+	}
 	return s, nil
 }
 
@@ -425,29 +434,32 @@ type h2Stream struct {
 	id   uint32
 	ctx  context.Context
 	wake chan struct{} // something arrived
-	done chan struct{} // the call ended (finish)
 
 	// under c.mu
 	sendWin  int64
 	recvOwed uint32
 
 	rmu      sync.Mutex
-	buf      []byte // received, not yet read
+	unwatch  func() bool // stops cancelled's call when the context ends
+	buf      []byte      // received, not yet read
 	gotHead  bool
 	ended    bool             // the server ended the stream, or it failed
 	st       *rpcstatus.Error // set when ended
 	sendDone bool
 }
 
-// watch cancels the call on the server when its context ends first.
-func (s *h2Stream) watch() {
-	select {
-	case <-s.done:
-	case <-s.ctx.Done():
-		s.finish(rpcstatus.FromContextError(s.ctx.Err()))
-		id := s.id
-		s.c.write(func() error { return s.c.fr.WriteRSTStream(id, http2.ErrCodeCancel) })
+// cancelled ends the call, on the server too, when its context ends
+// first.
+func (s *h2Stream) cancelled() {
+	s.rmu.Lock()
+	ended := s.ended
+	s.rmu.Unlock()
+	if ended {
+		return
 	}
+	s.finish(rpcstatus.FromContextError(s.ctx.Err()))
+	id := s.id
+	s.c.write(func() error { return s.c.fr.WriteRSTStream(id, http2.ErrCodeCancel) })
 }
 
 func (s *h2Stream) signal() {
@@ -465,12 +477,15 @@ func (s *h2Stream) finish(st *rpcstatus.Error) {
 		return
 	}
 	s.ended, s.st = true, st
+	unwatch := s.unwatch
 	s.rmu.Unlock()
 	s.c.mu.Lock()
 	delete(s.c.streams, s.id)
 	s.c.sendCond.Broadcast()
 	s.c.mu.Unlock()
-	close(s.done)
+	if unwatch != nil {
+		unwatch()
+	}
 	s.signal()
 }
 
