@@ -285,6 +285,7 @@ func (c *conn) headers(f *http2.MetaHeadersFrame) error {
 		st.started = true
 		st.rmu.Unlock()
 		if start {
+			c.s.handlers.Add(1)
 			go st.run()
 		}
 	}
@@ -360,6 +361,31 @@ func (c *conn) write(fn func() error) error {
 		c.close(err)
 	}
 	return err
+}
+
+// writeHeaderBlock writes a header block (under wmu) as a HEADERS frame
+// and as many CONTINUATION frames as the client's frame size needs: a
+// long error message or its details may not fit one frame.
+func (c *conn) writeHeaderBlock(id uint32, block []byte, endStream bool) error {
+	c.mu.Lock()
+	max := int(c.maxFrame)
+	c.mu.Unlock()
+	first := block
+	if len(first) > max {
+		first = block[:max]
+	}
+	block = block[len(first):]
+	if err := c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: first, EndHeaders: len(block) == 0, EndStream: endStream}); err != nil {
+		return err
+	}
+	for len(block) > 0 {
+		n := min(len(block), max)
+		if err := c.fr.WriteContinuation(id, n == len(block), block[:n]); err != nil {
+			return err
+		}
+		block = block[n:]
+	}
+	return nil
 }
 
 // writeLater runs fn's frame writes under the write lock and leaves them

@@ -47,6 +47,8 @@ type Server struct {
 	conns     map[*conn]bool
 	draining  bool
 	drained   *sync.Cond // signalled as conns empties
+
+	handlers sync.WaitGroup // the calls' handlers running
 }
 
 type method struct {
@@ -156,7 +158,8 @@ func (s *Server) Stop() {
 }
 
 // GracefulStop closes the listeners, tells every connection to take no
-// new call (GOAWAY) and returns when the calls running have ended.
+// new call (GOAWAY) and returns when the calls running have ended, those
+// whose client went away too: the caller may close what they use.
 func (s *Server) GracefulStop() {
 	s.mu.Lock()
 	s.draining = true
@@ -172,6 +175,7 @@ func (s *Server) GracefulStop() {
 		c.drain()
 	}
 	s.waitConns()
+	s.handlers.Wait()
 }
 
 func (s *Server) waitConns() {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -58,6 +59,8 @@ func echoHandler(srv any, ctx context.Context, dec func(any) error, _ grpc.Unary
 			return nil, err
 		}
 		return nil, st.Err()
+	case "long":
+		return nil, status.Error(codes.InvalidArgument, strings.Repeat("long message ", 4000))
 	case "plain error":
 		return nil, errors.New("a plain error")
 	case "peer":
@@ -186,6 +189,8 @@ func TestStatuses(t *testing.T) {
 		msg    string
 	}{
 		{"/test.T/Echo", []byte("plain error"), codes.Unknown, "a plain error"},
+		// 52 KB of trailers: HEADERS and CONTINUATION frames.
+		{"/test.T/Echo", []byte("long"), codes.InvalidArgument, strings.Repeat("long message ", 4000)},
 		{"/test.T/Echo", make([]byte, 1<<20+1), codes.ResourceExhausted, "grpc: received message larger than max (1048581 vs. 1048576)"},
 		{"/test.T/Nope", nil, codes.Unimplemented, "unknown method Nope for service test.T"},
 		{"/test.U/Echo", nil, codes.Unimplemented, "unknown service test.U"},

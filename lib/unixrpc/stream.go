@@ -92,6 +92,7 @@ func (st *stream) recvEnd() {
 	st.recvCond.Broadcast()
 	st.rmu.Unlock()
 	if start {
+		st.c.s.handlers.Add(1)
 		go st.run()
 	}
 }
@@ -126,6 +127,7 @@ func (st *stream) cancel(byClient bool) {
 }
 
 func (st *stream) run() {
+	defer st.c.s.handlers.Done()
 	var err error
 	m := st.method
 	if m.unary != nil {
@@ -317,7 +319,7 @@ func (st *stream) writeHeader() error {
 	hf(":status", "200")
 	hf("content-type", "application/grpc")
 	writeMD(hf, st.header)
-	err := c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: st.id, BlockFragment: c.hbuf.Bytes(), EndHeaders: true})
+	err := c.writeHeaderBlock(st.id, c.hbuf.Bytes(), false)
 	c.wmu.Unlock()
 	if err != nil {
 		c.close(err)
@@ -362,7 +364,7 @@ func (st *stream) finish(err error) {
 			}
 		}
 		writeMD(hf, st.trailer)
-		if err := c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: st.id, BlockFragment: c.hbuf.Bytes(), EndHeaders: true, EndStream: true}); err != nil {
+		if err := c.writeHeaderBlock(st.id, c.hbuf.Bytes(), true); err != nil {
 			return err
 		}
 		if !recvDone {
