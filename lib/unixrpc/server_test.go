@@ -111,7 +111,7 @@ type fixture struct {
 	done chan error
 }
 
-func serve(t *testing.T, opts ...Option) *fixture {
+func serve(t testing.TB, opts ...Option) *fixture {
 	t.Helper()
 	f := &fixture{
 		srv:  NewServer(peercred.Credentials(), opts...),
@@ -130,7 +130,7 @@ func serve(t *testing.T, opts ...Option) *fixture {
 	return f
 }
 
-func (f *fixture) dial(t *testing.T) *grpc.ClientConn {
+func (f *fixture) dial(t testing.TB) *grpc.ClientConn {
 	t.Helper()
 	cc, err := grpc.NewClient("unix://"+f.sock, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
@@ -421,4 +421,34 @@ func TestTimeouts(t *testing.T) {
 	if got := encodeGrpcMessage("a%b\nc é"); got != "a%25b%0Ac %C3%A9" {
 		t.Errorf("encodeGrpcMessage: %q", got)
 	}
+}
+
+// FuzzConn feeds a connection arbitrary frames after the preface: the
+// server must neither crash nor hold the connection once the peer has
+// gone, and must serve on.
+func FuzzConn(f *testing.F) {
+	preface := "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+	f.Add([]byte("\x00\x00\x00\x04\x00\x00\x00\x00\x00"))                                     // SETTINGS
+	f.Add([]byte("\x00\x00\x01\x01\x05\x00\x00\x00\x02\x82"))                                 // HEADERS, even stream
+	f.Add([]byte("\x00\x00\x04\x00\x01\x00\x00\x00\x07abcd"))                                 // DATA, unopened stream
+	f.Add([]byte("\x00\x00\x08\x06\x00\x00\x00\x00\x00pingpong"))                             // PING
+	f.Add([]byte("\x00\x00\x04\x08\x00\x00\x00\x00\x00\x7f\xff\xff\xff"))                     // WINDOW_UPDATE overflow
+	f.Add([]byte("\x00\x00\x05\x01\x04\x00\x00\x00\x01\x83\x86\x44\x01/\x00\x00\x04\x03\x00")) // HEADERS, then junk
+	fx := serve(f)
+	f.Fuzz(func(t *testing.T, frames []byte) {
+		nc, err := net.Dial("unix", fx.sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		nc.Write(append([]byte(preface), frames...))
+		nc.(*net.UnixConn).CloseWrite()
+		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.Copy(io.Discard, nc); err != nil {
+			t.Fatalf("the server kept a connection whose peer had stopped writing: %v", err)
+		}
+		if _, err := echo(ctxT(t), fx.cc, []byte("x")); err != nil {
+			t.Fatalf("the server stopped serving: %v", err)
+		}
+	})
 }
