@@ -428,11 +428,11 @@ func TestTimeouts(t *testing.T) {
 // gone, and must serve on.
 func FuzzConn(f *testing.F) {
 	preface := "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-	f.Add([]byte("\x00\x00\x00\x04\x00\x00\x00\x00\x00"))                                     // SETTINGS
-	f.Add([]byte("\x00\x00\x01\x01\x05\x00\x00\x00\x02\x82"))                                 // HEADERS, even stream
-	f.Add([]byte("\x00\x00\x04\x00\x01\x00\x00\x00\x07abcd"))                                 // DATA, unopened stream
-	f.Add([]byte("\x00\x00\x08\x06\x00\x00\x00\x00\x00pingpong"))                             // PING
-	f.Add([]byte("\x00\x00\x04\x08\x00\x00\x00\x00\x00\x7f\xff\xff\xff"))                     // WINDOW_UPDATE overflow
+	f.Add([]byte("\x00\x00\x00\x04\x00\x00\x00\x00\x00"))                                      // SETTINGS
+	f.Add([]byte("\x00\x00\x01\x01\x05\x00\x00\x00\x02\x82"))                                  // HEADERS, even stream
+	f.Add([]byte("\x00\x00\x04\x00\x01\x00\x00\x00\x07abcd"))                                  // DATA, unopened stream
+	f.Add([]byte("\x00\x00\x08\x06\x00\x00\x00\x00\x00pingpong"))                              // PING
+	f.Add([]byte("\x00\x00\x04\x08\x00\x00\x00\x00\x00\x7f\xff\xff\xff"))                      // WINDOW_UPDATE overflow
 	f.Add([]byte("\x00\x00\x05\x01\x04\x00\x00\x00\x01\x83\x86\x44\x01/\x00\x00\x04\x03\x00")) // HEADERS, then junk
 	fx := serve(f)
 	f.Fuzz(func(t *testing.T, frames []byte) {
