@@ -286,7 +286,7 @@ func (c *conn) headers(f *http2.MetaHeadersFrame) error {
 		st.rmu.Unlock()
 		if start {
 			c.s.handlers.Add(1)
-			go st.run()
+			c.s.workers.run(st.run)
 		}
 	}
 	return nil

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"sync"
 	"time"
 
@@ -49,6 +50,7 @@ type Server struct {
 	drained   *sync.Cond // signalled as conns empties
 
 	handlers sync.WaitGroup // the calls' handlers running
+	workers  *workers       // the goroutines connections and calls run on
 }
 
 type method struct {
@@ -77,6 +79,7 @@ func NewServer(creds credentials.TransportCredentials, opts ...Option) *Server {
 		methods:   map[string]*method{},
 		listeners: map[net.Listener]bool{},
 		conns:     map[*conn]bool{},
+		workers:   newWorkers(max(8, 4*runtime.GOMAXPROCS(0))),
 	}
 	s.drained = sync.NewCond(&s.mu)
 	for _, o := range opts {
@@ -134,7 +137,7 @@ func (s *Server) Serve(l net.Listener) error {
 			return fmt.Errorf("serve %s: %w", l.Addr(), err)
 		}
 		delay = 0
-		go s.serveConn(nc)
+		s.workers.run(func() { s.serveConn(nc) })
 	}
 }
 
@@ -155,6 +158,7 @@ func (s *Server) Stop() {
 		c.close(errServerStopped)
 	}
 	s.waitConns()
+	s.workers.stop()
 }
 
 // GracefulStop closes the listeners, tells every connection to take no
@@ -176,6 +180,7 @@ func (s *Server) GracefulStop() {
 	}
 	s.waitConns()
 	s.handlers.Wait()
+	s.workers.stop()
 }
 
 func (s *Server) waitConns() {

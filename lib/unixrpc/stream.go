@@ -93,7 +93,7 @@ func (st *stream) recvEnd() {
 	st.rmu.Unlock()
 	if start {
 		st.c.s.handlers.Add(1)
-		go st.run()
+		st.c.s.workers.run(st.run)
 	}
 }
 
