@@ -67,7 +67,7 @@ func stageAcct(txn *badger.Txn, b *batch, rec *api.Job) error {
 	if rec.Spec != nil {
 		return fmt.Errorf("accounting record of job %d: it carries its submitted spec", rec.JobId)
 	}
-	rb, err := proto.Marshal(rec)
+	rb, err := api.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encode accounting record of job %d: %w", rec.JobId, err)
 	}

@@ -349,7 +349,7 @@ func (s *Store) stage(txn *badger.Txn, b *batch, sub *Submission) error {
 	ref := EnvRef(env)
 	spec.EnvRef = ref
 	spec.Env = nil
-	specBytes, err := proto.Marshal(spec)
+	specBytes, err := api.Marshal(spec)
 	spec.Env = env
 	if err != nil {
 		return fmt.Errorf("encode spec: %w", err)
@@ -398,7 +398,7 @@ type setter interface {
 }
 
 func setMsg(w setter, key []byte, m proto.Message) error {
-	b, err := proto.Marshal(m)
+	b, err := api.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("encode %T: %w", m, err)
 	}
