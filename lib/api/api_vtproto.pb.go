@@ -8,6 +8,7 @@ import (
 	binary "encoding/binary"
 	fmt "fmt"
 	protohelpers "github.com/planetscale/vtprotobuf/protohelpers"
+	proto "google.golang.org/protobuf/proto"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	io "io"
 	math "math"
@@ -19,6 +20,1761 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+func (m *JobSpec) CloneVT() *JobSpec {
+	if m == nil {
+		return (*JobSpec)(nil)
+	}
+	r := new(JobSpec)
+	r.Command = m.Command
+	r.CommandIsScript = m.CommandIsScript
+	r.Queue = m.Queue
+	r.JobName = m.JobName
+	r.ArraySpec = m.ArraySpec
+	r.ArrayLimit = m.ArrayLimit
+	r.MinTasks = m.MinTasks
+	r.MaxTasks = m.MaxTasks
+	r.OutputFile = m.OutputFile
+	r.OutputOverwrite = m.OutputOverwrite
+	r.ErrorFile = m.ErrorFile
+	r.ErrorOverwrite = m.ErrorOverwrite
+	r.InputFile = m.InputFile
+	r.Cwd = m.Cwd
+	r.RunLimitSec = m.RunLimitSec
+	r.MemLimitKb = m.MemLimitKb
+	r.MemLimitHard = m.MemLimitHard
+	r.Project = m.Project
+	r.App = m.App
+	r.Hold = m.Hold
+	r.Block = m.Block
+	r.PreExec = m.PreExec
+	r.PostExec = m.PostExec
+	r.EnvSpec = m.EnvSpec
+	r.Exclusive = m.Exclusive
+	r.Dependency = m.Dependency
+	r.UserPriority = m.UserPriority
+	r.MailUser = m.MailUser
+	r.NotifyBegin = m.NotifyBegin
+	r.NotifyEnd = m.NotifyEnd
+	r.NotifyExitOnly = m.NotifyExitOnly
+	r.BeginTime = m.BeginTime
+	r.TermTime = m.TermTime
+	r.Rerunnable = m.Rerunnable
+	r.Description = m.Description
+	r.LoginShell = m.LoginShell
+	r.UserGroup = m.UserGroup
+	r.JobGroup = m.JobGroup
+	r.Gpu = m.Gpu
+	r.CpuLimitSec = m.CpuLimitSec
+	r.EstimatedRunSec = m.EstimatedRunSec
+	r.Outdir = m.Outdir
+	r.Interactive = m.Interactive
+	r.InteractiveAddr = m.InteractiveAddr
+	r.FileLimitKb = m.FileLimitKb
+	r.DataLimitKb = m.DataLimitKb
+	r.StackLimitKb = m.StackLimitKb
+	r.CoreLimitKb = m.CoreLimitKb
+	r.SwapLimitKb = m.SwapLimitKb
+	r.ProcessLimit = m.ProcessLimit
+	r.ThreadLimit = m.ThreadLimit
+	r.RequeueExitValues = m.RequeueExitValues
+	r.WarningAction = m.WarningAction
+	r.WarningTimeSec = m.WarningTimeSec
+	r.TerminateOrphan = m.TerminateOrphan
+	r.JobStarter = m.JobStarter
+	r.SubmitCwd = m.SubmitCwd
+	r.SubmitHost = m.SubmitHost
+	r.Umask = m.Umask
+	r.Uid = m.Uid
+	r.Gid = m.Gid
+	r.User = m.User
+	r.Home = m.Home
+	if rhs := m.ResReq; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.ResReq = tmpContainer
+	}
+	if rhs := m.Hosts; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Hosts = tmpContainer
+	}
+	if rhs := m.PreExecChain; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.PreExecChain = tmpContainer
+	}
+	if rhs := m.PostExecChain; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.PostExecChain = tmpContainer
+	}
+	if rhs := m.EnvOverlay; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.EnvOverlay = tmpContainer
+	}
+	if rhs := m.Origin; rhs != nil {
+		tmpContainer := make(map[string]string, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Origin = tmpContainer
+	}
+	if rhs := m.PendLimits; rhs != nil {
+		tmpContainer := make([]*PendLimit, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.PendLimits = tmpContainer
+	}
+	if rhs := m.Env; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Env = tmpContainer
+	}
+	if rhs := m.EnvRef; rhs != nil {
+		tmpBytes := make([]byte, len(rhs))
+		copy(tmpBytes, rhs)
+		r.EnvRef = tmpBytes
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *JobSpec) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PendLimit) CloneVT() *PendLimit {
+	if m == nil {
+		return (*PendLimit)(nil)
+	}
+	r := new(PendLimit)
+	r.Kind = m.Kind
+	r.Name = m.Name
+	r.Max = m.Max
+	r.Need = m.Need
+	r.Reason = m.Reason
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PendLimit) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *HostSlots) CloneVT() *HostSlots {
+	if m == nil {
+		return (*HostSlots)(nil)
+	}
+	r := new(HostSlots)
+	r.Host = m.Host
+	r.Slots = m.Slots
+	r.GpuExclusive = m.GpuExclusive
+	r.GpuMemMb = m.GpuMemMb
+	if rhs := m.Gpus; rhs != nil {
+		tmpContainer := make([]int32, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Gpus = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *HostSlots) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ResourceUsage) CloneVT() *ResourceUsage {
+	if m == nil {
+		return (*ResourceUsage)(nil)
+	}
+	r := new(ResourceUsage)
+	r.CpuTimeMs = m.CpuTimeMs
+	r.MemKb = m.MemKb
+	r.MaxMemKb = m.MaxMemKb
+	r.AvgMemKb = m.AvgMemKb
+	r.SwapKb = m.SwapKb
+	r.Nthreads = m.Nthreads
+	r.Nprocs = m.Nprocs
+	r.Pgid = m.Pgid
+	r.CollectedTime = m.CollectedTime
+	if rhs := m.Pids; rhs != nil {
+		tmpContainer := make([]int32, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Pids = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ResourceUsage) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Job) CloneVT() *Job {
+	if m == nil {
+		return (*Job)(nil)
+	}
+	r := new(Job)
+	r.JobId = m.JobId
+	r.ArrayIndex = m.ArrayIndex
+	r.Exceptions = m.Exceptions
+	r.Spec = m.Spec.CloneVT()
+	r.Effective = m.Effective.CloneVT()
+	r.State = m.State
+	r.SubmitTime = m.SubmitTime
+	r.StartTime = m.StartTime
+	r.EndTime = m.EndTime
+	r.ExitStatus = m.ExitStatus
+	r.TermReason = m.TermReason
+	r.TermReasonSet = m.TermReasonSet
+	r.PendReason = m.PendReason
+	r.Usage = m.Usage.CloneVT()
+	r.ExecHome = m.ExecHome
+	r.ExecCwd = m.ExecCwd
+	r.SpoolOutput = m.SpoolOutput
+	r.Pid = m.Pid
+	r.ShepherdPid = m.ShepherdPid
+	r.HeldByAdmin = m.HeldByAdmin
+	r.Seq = m.Seq
+	r.ArraySize = m.ArraySize
+	r.ArrayEnd = m.ArrayEnd
+	r.ArrayStep = m.ArrayStep
+	r.AllocSlots = m.AllocSlots
+	r.KillReason = m.KillReason
+	r.PreExecFailures = m.PreExecFailures
+	r.RequeuePending = m.RequeuePending
+	r.RequeueHold = m.RequeueHold
+	r.Order = m.Order
+	r.PostExec = m.PostExec
+	r.PrevState = m.PrevState
+	r.Reruns = m.Reruns
+	if rhs := m.ExecHosts; rhs != nil {
+		tmpContainer := make([]*HostSlots, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.ExecHosts = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Job) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Event) CloneVT() *Event {
+	if m == nil {
+		return (*Event)(nil)
+	}
+	r := new(Event)
+	r.JobId = m.JobId
+	r.ArrayIndex = m.ArrayIndex
+	r.Time = m.Time
+	r.Type = m.Type
+	r.State = m.State
+	r.User = m.User
+	r.Signal = m.Signal
+	r.ExitStatus = m.ExitStatus
+	r.TermReason = m.TermReason
+	r.Detail = m.Detail
+	r.Pid = m.Pid
+	r.CpuTimeMs = m.CpuTimeMs
+	r.Usage = m.Usage.CloneVT()
+	r.ExecHome = m.ExecHome
+	r.ExecCwd = m.ExecCwd
+	if rhs := m.Hosts; rhs != nil {
+		tmpContainer := make([]*HostSlots, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Hosts = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Event) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Host) CloneVT() *Host {
+	if m == nil {
+		return (*Host)(nil)
+	}
+	r := new(Host)
+	r.Name = m.Name
+	r.State = m.State
+	r.StatusDetail = m.StatusDetail
+	r.MaxSlots = m.MaxSlots
+	r.Njobs = m.Njobs
+	r.Run = m.Run
+	r.Ssusp = m.Ssusp
+	r.Ususp = m.Ususp
+	r.Rsv = m.Rsv
+	r.Ncpus = m.Ncpus
+	r.MaxmemKb = m.MaxmemKb
+	r.MaxswpKb = m.MaxswpKb
+	r.Type = m.Type
+	r.Model = m.Model
+	r.CpuFactor = m.CpuFactor
+	r.R15S = m.R15S
+	r.R1M = m.R1M
+	r.R15M = m.R15M
+	r.Ut = m.Ut
+	r.MemKb = m.MemKb
+	r.SwpKb = m.SwpKb
+	r.TmpKb = m.TmpKb
+	r.Ngpus = m.Ngpus
+	r.LoadIntervalSec = m.LoadIntervalSec
+	r.AdminComment = m.AdminComment
+	r.Nprocs = m.Nprocs
+	r.Ncores = m.Ncores
+	r.Nthreads = m.Nthreads
+	r.MaxtmpKb = m.MaxtmpKb
+	r.LoadMeasured = m.LoadMeasured
+	r.GpuDriver = m.GpuDriver
+	if rhs := m.Resources; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Resources = tmpContainer
+	}
+	if rhs := m.R1MHistory; rhs != nil {
+		tmpContainer := make([]float32, len(rhs))
+		copy(tmpContainer, rhs)
+		r.R1MHistory = tmpContainer
+	}
+	if rhs := m.UtHistory; rhs != nil {
+		tmpContainer := make([]float32, len(rhs))
+		copy(tmpContainer, rhs)
+		r.UtHistory = tmpContainer
+	}
+	if rhs := m.Reserved; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Reserved = tmpContainer
+	}
+	if rhs := m.Pg; rhs != nil {
+		tmpVal := *rhs
+		r.Pg = &tmpVal
+	}
+	if rhs := m.Io; rhs != nil {
+		tmpVal := *rhs
+		r.Io = &tmpVal
+	}
+	if rhs := m.Ls; rhs != nil {
+		tmpVal := *rhs
+		r.Ls = &tmpVal
+	}
+	if rhs := m.It; rhs != nil {
+		tmpVal := *rhs
+		r.It = &tmpVal
+	}
+	if rhs := m.Gpus; rhs != nil {
+		tmpContainer := make([]*GpuDevice, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Gpus = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Host) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *GpuDevice) CloneVT() *GpuDevice {
+	if m == nil {
+		return (*GpuDevice)(nil)
+	}
+	r := new(GpuDevice)
+	r.Index = m.Index
+	r.Uuid = m.Uuid
+	r.Name = m.Name
+	r.Model = m.Model
+	r.MemTotalMb = m.MemTotalMb
+	r.MemUsedMb = m.MemUsedMb
+	r.UtilPct = m.UtilPct
+	r.MemUtilPct = m.MemUtilPct
+	r.TempC = m.TempC
+	r.Mig = m.Mig
+	r.ComputeMode = m.ComputeMode
+	r.Pstate = m.Pstate
+	r.Njobs = m.Njobs
+	r.Exclusive = m.Exclusive
+	r.MemRsvMb = m.MemRsvMb
+	if rhs := m.JobIds; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.JobIds = tmpContainer
+	}
+	if rhs := m.SuspJobIds; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.SuspJobIds = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *GpuDevice) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Queue) CloneVT() *Queue {
+	if m == nil {
+		return (*Queue)(nil)
+	}
+	r := new(Queue)
+	r.Name = m.Name
+	r.Priority = m.Priority
+	r.Open = m.Open
+	r.Active = m.Active
+	r.Description = m.Description
+	r.MaxSlots = m.MaxSlots
+	r.UserSlotLimit = m.UserSlotLimit
+	r.ProcLimit = m.ProcLimit
+	r.HostSlotLimit = m.HostSlotLimit
+	r.Njobs = m.Njobs
+	r.Pend = m.Pend
+	r.Run = m.Run
+	r.Ssusp = m.Ssusp
+	r.Ususp = m.Ususp
+	r.Rsv = m.Rsv
+	r.IsDefault = m.IsDefault
+	r.RunLimitSec = m.RunLimitSec
+	r.Nice = m.Nice
+	r.MinTasks = m.MinTasks
+	r.DefaultTasks = m.DefaultTasks
+	r.MaxTasks = m.MaxTasks
+	r.MaxMemKb = m.MaxMemKb
+	r.DefaultMemKb = m.DefaultMemKb
+	r.DefaultRunLimitSec = m.DefaultRunLimitSec
+	r.Exclusive = m.Exclusive
+	r.ResReq = m.ResReq
+	r.PreExec = m.PreExec
+	r.PostExec = m.PostExec
+	r.LostAndFound = m.LostAndFound
+	r.GpuReq = m.GpuReq
+	if rhs := m.Hosts; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Hosts = tmpContainer
+	}
+	if rhs := m.Users; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Users = tmpContainer
+	}
+	if rhs := m.RunWindows; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.RunWindows = tmpContainer
+	}
+	if rhs := m.DispatchWindows; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.DispatchWindows = tmpContainer
+	}
+	if rhs := m.UserShares; rhs != nil {
+		tmpContainer := make(map[string]int32, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.UserShares = tmpContainer
+	}
+	if rhs := m.Preemptive; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Preemptive = tmpContainer
+	}
+	if rhs := m.Preemptable; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Preemptable = tmpContainer
+	}
+	if rhs := m.Administrators; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Administrators = tmpContainer
+	}
+	if rhs := m.UserPriority; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.UserPriority = tmpContainer
+	}
+	if rhs := m.ShareAccounts; rhs != nil {
+		tmpContainer := make([]*ShareAccount, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.ShareAccounts = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Queue) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ShareAccount) CloneVT() *ShareAccount {
+	if m == nil {
+		return (*ShareAccount)(nil)
+	}
+	r := new(ShareAccount)
+	r.Name = m.Name
+	r.Group = m.Group
+	r.Shares = m.Shares
+	r.Priority = m.Priority
+	r.Started = m.Started
+	r.Reserved = m.Reserved
+	r.CpuTimeSec = m.CpuTimeSec
+	r.RunTimeSec = m.RunTimeSec
+	r.Adjust = m.Adjust
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ShareAccount) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SharedResource) CloneVT() *SharedResource {
+	if m == nil {
+		return (*SharedResource)(nil)
+	}
+	r := new(SharedResource)
+	r.Name = m.Name
+	r.Total = m.Total
+	r.Reserved = m.Reserved
+	if rhs := m.Hosts; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Hosts = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SharedResource) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *QueueState) CloneVT() *QueueState {
+	if m == nil {
+		return (*QueueState)(nil)
+	}
+	r := new(QueueState)
+	r.Closed = m.Closed
+	r.Inactive = m.Inactive
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *QueueState) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *App) CloneVT() *App {
+	if m == nil {
+		return (*App)(nil)
+	}
+	r := new(App)
+	r.Name = m.Name
+	r.Description = m.Description
+	r.ResReq = m.ResReq
+	r.MinTasks = m.MinTasks
+	r.DefaultTasks = m.DefaultTasks
+	r.MaxTasks = m.MaxTasks
+	r.RunLimitSec = m.RunLimitSec
+	r.MemLimitKb = m.MemLimitKb
+	r.PreExec = m.PreExec
+	r.PostExec = m.PostExec
+	r.AllowJobExec = m.AllowJobExec
+	r.JobStarter = m.JobStarter
+	r.GpuReq = m.GpuReq
+	r.Njobs = m.Njobs
+	r.Pend = m.Pend
+	r.Run = m.Run
+	r.Ssusp = m.Ssusp
+	r.Ususp = m.Ususp
+	r.Rsv = m.Rsv
+	if rhs := m.Fixed; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Fixed = tmpContainer
+	}
+	if rhs := m.Env; rhs != nil {
+		tmpContainer := make(map[string]string, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Env = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *App) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *JobRef) CloneVT() *JobRef {
+	if m == nil {
+		return (*JobRef)(nil)
+	}
+	r := new(JobRef)
+	r.JobId = m.JobId
+	r.ArrayIndex = m.ArrayIndex
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *JobRef) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SubmitRequest) CloneVT() *SubmitRequest {
+	if m == nil {
+		return (*SubmitRequest)(nil)
+	}
+	r := new(SubmitRequest)
+	r.Spec = m.Spec.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SubmitRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SubmitReply) CloneVT() *SubmitReply {
+	if m == nil {
+		return (*SubmitReply)(nil)
+	}
+	r := new(SubmitReply)
+	r.JobId = m.JobId
+	r.Queue = m.Queue
+	r.DefaultQueue = m.DefaultQueue
+	r.ArraySize = m.ArraySize
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SubmitReply) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SubmitPackRequest) CloneVT() *SubmitPackRequest {
+	if m == nil {
+		return (*SubmitPackRequest)(nil)
+	}
+	r := new(SubmitPackRequest)
+	r.StopOnError = m.StopOnError
+	if rhs := m.Specs; rhs != nil {
+		tmpContainer := make([]*JobSpec, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Specs = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SubmitPackRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SubmitPackReply) CloneVT() *SubmitPackReply {
+	if m == nil {
+		return (*SubmitPackReply)(nil)
+	}
+	r := new(SubmitPackReply)
+	if rhs := m.Results; rhs != nil {
+		tmpContainer := make([]*SubmitResult, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Results = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SubmitPackReply) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SubmitResult) CloneVT() *SubmitResult {
+	if m == nil {
+		return (*SubmitResult)(nil)
+	}
+	r := new(SubmitResult)
+	r.Reply = m.Reply.CloneVT()
+	r.Error = m.Error
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SubmitResult) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *QueryRequest) CloneVT() *QueryRequest {
+	if m == nil {
+		return (*QueryRequest)(nil)
+	}
+	r := new(QueryRequest)
+	r.Scope = m.Scope
+	r.User = m.User
+	r.Queue = m.Queue
+	r.Name = m.Name
+	r.Host = m.Host
+	r.Project = m.Project
+	r.App = m.App
+	r.Submitted = m.Submitted
+	r.JobGroup = m.JobGroup
+	r.UserGroup = m.UserGroup
+	r.Description = m.Description
+	r.Exceptions = m.Exceptions
+	r.Eligibility = m.Eligibility
+	r.RecordsOnly = m.RecordsOnly
+	if rhs := m.Refs; rhs != nil {
+		tmpContainer := make([]*JobRef, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Refs = tmpContainer
+	}
+	if rhs := m.SpecFields; rhs != nil {
+		tmpContainer := make([]int32, len(rhs))
+		copy(tmpContainer, rhs)
+		r.SpecFields = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *QueryRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *QueryReply) CloneVT() *QueryReply {
+	if m == nil {
+		return (*QueryReply)(nil)
+	}
+	r := new(QueryReply)
+	if rhs := m.Jobs; rhs != nil {
+		tmpContainer := make([]*Job, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Jobs = tmpContainer
+	}
+	if rhs := m.NotFound; rhs != nil {
+		tmpContainer := make([]*JobRef, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.NotFound = tmpContainer
+	}
+	if rhs := m.Specs; rhs != nil {
+		tmpContainer := make(map[int64]*JobSpec, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Specs = tmpContainer
+	}
+	if rhs := m.Effective; rhs != nil {
+		tmpContainer := make(map[int64]*JobSpec, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Effective = tmpContainer
+	}
+	if rhs := m.PendReasons; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.PendReasons = tmpContainer
+	}
+	if rhs := m.Usage; rhs != nil {
+		tmpContainer := make([]*ResourceUsage, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Usage = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *QueryReply) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *QueryReplyEncoded) CloneVT() *QueryReplyEncoded {
+	if m == nil {
+		return (*QueryReplyEncoded)(nil)
+	}
+	r := new(QueryReplyEncoded)
+	if rhs := m.Jobs; rhs != nil {
+		tmpContainer := make([]*Job, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Jobs = tmpContainer
+	}
+	if rhs := m.NotFound; rhs != nil {
+		tmpContainer := make([]*JobRef, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.NotFound = tmpContainer
+	}
+	if rhs := m.Specs; rhs != nil {
+		tmpContainer := make([]*EncodedSpec, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Specs = tmpContainer
+	}
+	if rhs := m.Effective; rhs != nil {
+		tmpContainer := make([]*EncodedSpec, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Effective = tmpContainer
+	}
+	if rhs := m.PendReasons; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.PendReasons = tmpContainer
+	}
+	if rhs := m.Usage; rhs != nil {
+		tmpContainer := make([]*ResourceUsage, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Usage = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *QueryReplyEncoded) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *EncodedSpec) CloneVT() *EncodedSpec {
+	if m == nil {
+		return (*EncodedSpec)(nil)
+	}
+	r := new(EncodedSpec)
+	r.Key = m.Key
+	if rhs := m.Value; rhs != nil {
+		tmpBytes := make([]byte, len(rhs))
+		copy(tmpBytes, rhs)
+		r.Value = tmpBytes
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *EncodedSpec) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SignalRequest) CloneVT() *SignalRequest {
+	if m == nil {
+		return (*SignalRequest)(nil)
+	}
+	r := new(SignalRequest)
+	r.Action = m.Action
+	r.Signal = m.Signal
+	r.All = m.All
+	r.User = m.User
+	r.Queue = m.Queue
+	r.Name = m.Name
+	r.Reason = m.Reason
+	r.Force = m.Force
+	r.Host = m.Host
+	r.App = m.App
+	r.JobGroup = m.JobGroup
+	r.MarkDone = m.MarkDone
+	r.Bulk = m.Bulk
+	if rhs := m.Refs; rhs != nil {
+		tmpContainer := make([]*JobRef, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Refs = tmpContainer
+	}
+	if rhs := m.States; rhs != nil {
+		tmpContainer := make([]JobState, len(rhs))
+		copy(tmpContainer, rhs)
+		r.States = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SignalRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SignalResult) CloneVT() *SignalResult {
+	if m == nil {
+		return (*SignalResult)(nil)
+	}
+	r := new(SignalResult)
+	r.Ref = m.Ref.CloneVT()
+	r.Error = m.Error
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SignalResult) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SignalReply) CloneVT() *SignalReply {
+	if m == nil {
+		return (*SignalReply)(nil)
+	}
+	r := new(SignalReply)
+	if rhs := m.Results; rhs != nil {
+		tmpContainer := make([]*SignalResult, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Results = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SignalReply) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *WatchRequest) CloneVT() *WatchRequest {
+	if m == nil {
+		return (*WatchRequest)(nil)
+	}
+	r := new(WatchRequest)
+	r.Initial = m.Initial
+	if rhs := m.Refs; rhs != nil {
+		tmpContainer := make([]*JobRef, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Refs = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *WatchRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *WatchEvent) CloneVT() *WatchEvent {
+	if m == nil {
+		return (*WatchEvent)(nil)
+	}
+	r := new(WatchEvent)
+	r.Job = m.Job.CloneVT()
+	r.Host = m.Host.CloneVT()
+	r.Queue = m.Queue.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *WatchEvent) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListQueuesRequest) CloneVT() *ListQueuesRequest {
+	if m == nil {
+		return (*ListQueuesRequest)(nil)
+	}
+	r := new(ListQueuesRequest)
+	r.Host = m.Host
+	r.User = m.User
+	r.ShareInfo = m.ShareInfo
+	if rhs := m.Names; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Names = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListQueuesRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListQueuesReply) CloneVT() *ListQueuesReply {
+	if m == nil {
+		return (*ListQueuesReply)(nil)
+	}
+	r := new(ListQueuesReply)
+	if rhs := m.Queues; rhs != nil {
+		tmpContainer := make([]*Queue, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Queues = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListQueuesReply) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListAppsRequest) CloneVT() *ListAppsRequest {
+	if m == nil {
+		return (*ListAppsRequest)(nil)
+	}
+	r := new(ListAppsRequest)
+	if rhs := m.Names; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Names = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListAppsRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListAppsReply) CloneVT() *ListAppsReply {
+	if m == nil {
+		return (*ListAppsReply)(nil)
+	}
+	r := new(ListAppsReply)
+	if rhs := m.Apps; rhs != nil {
+		tmpContainer := make([]*App, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Apps = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListAppsReply) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ControlRequest) CloneVT() *ControlRequest {
+	if m == nil {
+		return (*ControlRequest)(nil)
+	}
+	r := new(ControlRequest)
+	r.Action = m.Action
+	r.Queue = m.Queue
+	r.Hold = m.Hold
+	r.Comment = m.Comment
+	r.Position = m.Position
+	if rhs := m.Names; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Names = tmpContainer
+	}
+	if rhs := m.Refs; rhs != nil {
+		tmpContainer := make([]*JobRef, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Refs = tmpContainer
+	}
+	if rhs := m.States; rhs != nil {
+		tmpContainer := make([]JobState, len(rhs))
+		copy(tmpContainer, rhs)
+		r.States = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ControlRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ControlResult) CloneVT() *ControlResult {
+	if m == nil {
+		return (*ControlResult)(nil)
+	}
+	r := new(ControlResult)
+	r.Name = m.Name
+	r.Ref = m.Ref.CloneVT()
+	r.Error = m.Error
+	r.Warning = m.Warning
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ControlResult) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ControlReply) CloneVT() *ControlReply {
+	if m == nil {
+		return (*ControlReply)(nil)
+	}
+	r := new(ControlReply)
+	if rhs := m.Results; rhs != nil {
+		tmpContainer := make([]*ControlResult, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Results = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ControlReply) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ModifyRequest) CloneVT() *ModifyRequest {
+	if m == nil {
+		return (*ModifyRequest)(nil)
+	}
+	r := new(ModifyRequest)
+	r.Ref = m.Ref.CloneVT()
+	r.Spec = m.Spec.CloneVT()
+	if rhs := m.Fields; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Fields = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ModifyRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ModifyReply) CloneVT() *ModifyReply {
+	if m == nil {
+		return (*ModifyReply)(nil)
+	}
+	r := new(ModifyReply)
+	if rhs := m.Results; rhs != nil {
+		tmpContainer := make([]*ControlResult, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Results = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ModifyReply) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *DependencyRequest) CloneVT() *DependencyRequest {
+	if m == nil {
+		return (*DependencyRequest)(nil)
+	}
+	r := new(DependencyRequest)
+	r.Expression = m.Expression
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *DependencyRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *DependencyReply) CloneVT() *DependencyReply {
+	if m == nil {
+		return (*DependencyReply)(nil)
+	}
+	r := new(DependencyReply)
+	r.Status = m.Status
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *DependencyReply) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ReconfigRequest) CloneVT() *ReconfigRequest {
+	if m == nil {
+		return (*ReconfigRequest)(nil)
+	}
+	r := new(ReconfigRequest)
+	r.CheckOnly = m.CheckOnly
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ReconfigRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ReconfigReply) CloneVT() *ReconfigReply {
+	if m == nil {
+		return (*ReconfigReply)(nil)
+	}
+	r := new(ReconfigReply)
+	if rhs := m.Changes; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Changes = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ReconfigReply) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListHostsRequest) CloneVT() *ListHostsRequest {
+	if m == nil {
+		return (*ListHostsRequest)(nil)
+	}
+	r := new(ListHostsRequest)
+	r.ResReq = m.ResReq
+	if rhs := m.Names; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Names = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListHostsRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListHostsReply) CloneVT() *ListHostsReply {
+	if m == nil {
+		return (*ListHostsReply)(nil)
+	}
+	r := new(ListHostsReply)
+	if rhs := m.Hosts; rhs != nil {
+		tmpContainer := make([]*Host, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Hosts = tmpContainer
+	}
+	if rhs := m.Shared; rhs != nil {
+		tmpContainer := make([]*SharedResource, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Shared = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListHostsReply) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *EventsRequest) CloneVT() *EventsRequest {
+	if m == nil {
+		return (*EventsRequest)(nil)
+	}
+	r := new(EventsRequest)
+	if rhs := m.Refs; rhs != nil {
+		tmpContainer := make([]*JobRef, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Refs = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *EventsRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *EventsReply) CloneVT() *EventsReply {
+	if m == nil {
+		return (*EventsReply)(nil)
+	}
+	r := new(EventsReply)
+	if rhs := m.Events; rhs != nil {
+		tmpContainer := make([]*Event, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Events = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *EventsReply) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ClusterInfoRequest) CloneVT() *ClusterInfoRequest {
+	if m == nil {
+		return (*ClusterInfoRequest)(nil)
+	}
+	r := new(ClusterInfoRequest)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ClusterInfoRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ClusterInfo) CloneVT() *ClusterInfo {
+	if m == nil {
+		return (*ClusterInfo)(nil)
+	}
+	r := new(ClusterInfo)
+	r.ClusterName = m.ClusterName
+	r.MasterHost = m.MasterHost
+	r.Version = m.Version
+	r.StateDir = m.StateDir
+	r.Started = m.Started
+	r.Uid = m.Uid
+	r.CallerIsAdmin = m.CallerIsAdmin
+	r.DefaultQueue = m.DefaultQueue
+	r.CleanPeriodSec = m.CleanPeriodSec
+	r.MaxArraySize = m.MaxArraySize
+	r.Pid = m.Pid
+	r.Leader = m.Leader
+	if rhs := m.UserSlotLimits; rhs != nil {
+		tmpContainer := make(map[string]int32, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.UserSlotLimits = tmpContainer
+	}
+	if rhs := m.UserGroups; rhs != nil {
+		tmpContainer := make([]*Group, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.UserGroups = tmpContainer
+	}
+	if rhs := m.HostGroups; rhs != nil {
+		tmpContainer := make([]*Group, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.HostGroups = tmpContainer
+	}
+	if rhs := m.Parameters; rhs != nil {
+		tmpContainer := make([]*Parameter, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Parameters = tmpContainer
+	}
+	if rhs := m.Resources; rhs != nil {
+		tmpContainer := make([]*ResourceInfo, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Resources = tmpContainer
+	}
+	if rhs := m.Candidates; rhs != nil {
+		tmpContainer := make([]*Candidate, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Candidates = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ClusterInfo) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Candidate) CloneVT() *Candidate {
+	if m == nil {
+		return (*Candidate)(nil)
+	}
+	r := new(Candidate)
+	r.Address = m.Address
+	r.State = m.State
+	r.Voter = m.Voter
+	r.LastContact = m.LastContact
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Candidate) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ResourceInfo) CloneVT() *ResourceInfo {
+	if m == nil {
+		return (*ResourceInfo)(nil)
+	}
+	r := new(ResourceInfo)
+	r.Name = m.Name
+	r.Kind = m.Kind
+	r.Increasing = m.Increasing
+	r.Description = m.Description
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ResourceInfo) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Parameter) CloneVT() *Parameter {
+	if m == nil {
+		return (*Parameter)(nil)
+	}
+	r := new(Parameter)
+	r.Name = m.Name
+	r.Value = m.Value
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Parameter) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Group) CloneVT() *Group {
+	if m == nil {
+		return (*Group)(nil)
+	}
+	r := new(Group)
+	r.Name = m.Name
+	if rhs := m.Members; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Members = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Group) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Launch) CloneVT() *Launch {
+	if m == nil {
+		return (*Launch)(nil)
+	}
+	r := new(Launch)
+	r.Job = m.Job.CloneVT()
+	r.ClusterName = m.ClusterName
+	r.Host = m.Host
+	r.JobFile = m.JobFile
+	r.StartFile = m.StartFile
+	r.StatusFile = m.StatusFile
+	r.KillGraceMs = m.KillGraceMs
+	r.MemlimitEnforce = m.MemlimitEnforce
+	r.JobMemlimit = m.JobMemlimit
+	r.StdoutDirect = m.StdoutDirect
+	r.TaskSocket = m.TaskSocket
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Launch) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *TimeRange) CloneVT() *TimeRange {
+	if m == nil {
+		return (*TimeRange)(nil)
+	}
+	r := new(TimeRange)
+	r.Start = m.Start
+	r.End = m.End
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *TimeRange) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *AcctRequest) CloneVT() *AcctRequest {
+	if m == nil {
+		return (*AcctRequest)(nil)
+	}
+	r := new(AcctRequest)
+	r.AllUsers = m.AllUsers
+	r.App = m.App
+	r.Name = m.Name
+	r.UserGroup = m.UserGroup
+	r.JobGroup = m.JobGroup
+	r.Exceptions = m.Exceptions
+	r.Submitted = m.Submitted.CloneVT()
+	r.Dispatched = m.Dispatched.CloneVT()
+	r.Completed = m.Completed.CloneVT()
+	r.Specs = m.Specs
+	if rhs := m.Refs; rhs != nil {
+		tmpContainer := make([]*JobRef, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Refs = tmpContainer
+	}
+	if rhs := m.Users; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Users = tmpContainer
+	}
+	if rhs := m.Queues; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Queues = tmpContainer
+	}
+	if rhs := m.Projects; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Projects = tmpContainer
+	}
+	if rhs := m.Hosts; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Hosts = tmpContainer
+	}
+	if rhs := m.States; rhs != nil {
+		tmpContainer := make([]JobState, len(rhs))
+		copy(tmpContainer, rhs)
+		r.States = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *AcctRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *AcctReply) CloneVT() *AcctReply {
+	if m == nil {
+		return (*AcctReply)(nil)
+	}
+	r := new(AcctReply)
+	if rhs := m.Jobs; rhs != nil {
+		tmpContainer := make([]*Job, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Jobs = tmpContainer
+	}
+	if rhs := m.NotFound; rhs != nil {
+		tmpContainer := make([]*JobRef, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.NotFound = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *AcctReply) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
 
 func (m *JobSpec) MarshalVT() (dAtA []byte, err error) {
 	if m == nil {

@@ -96,7 +96,7 @@ func expandFull(s string, v pathVars) string {
 
 // writeMessage writes a protobuf message to path atomically.
 func writeMessage(path string, m proto.Message, sync bool) error {
-	b, err := proto.Marshal(m)
+	b, err := api.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}

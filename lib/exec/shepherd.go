@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
 	"xce/lib/lsfout"
@@ -77,8 +76,13 @@ func ShepherdMain(launchFile string) int {
 		log.Error("cannot read the launch file", "err", err)
 		return 2
 	}
+	// The generated decoder: the worker (root) wrote the file in a
+	// directory only root can write, from a request the controller
+	// decoded and checked, so protobuf-go's checks (and the reflection
+	// tables it would build first, a tenth of a short job's shepherd)
+	// are not needed.
 	l := &api.Launch{}
-	if err := proto.Unmarshal(b, l); err != nil {
+	if err := l.UnmarshalVT(b); err != nil {
 		log.Error("cannot decode the launch file", "err", err)
 		return 2
 	}
@@ -287,15 +291,15 @@ func newShepherd(l *api.Launch) *shepherd {
 func mergedSpec(job *api.Job) *api.JobSpec {
 	spec := &api.JobSpec{}
 	if job.GetSpec() != nil {
-		spec = proto.Clone(job.GetSpec()).(*api.JobSpec)
+		spec = job.GetSpec().CloneVT()
 	}
 	eff := job.GetEffective()
 	if eff == nil {
 		return spec
 	}
-	e := proto.Clone(eff).(*api.JobSpec)
+	e := eff.CloneVT()
 	e.Env, e.ResReq, e.Hosts = nil, nil, nil
-	proto.Merge(spec, e)
+	merge(spec, e)
 	if len(spec.Env) == 0 {
 		spec.Env = eff.GetEnv()
 	}
@@ -744,15 +748,30 @@ func (s *shepherd) mailIt(ev *api.Event) bool {
 	return s.spec.GetNotifyEnd() && (!s.spec.GetNotifyExitOnly() || ev.GetState() == api.JobState_EXIT)
 }
 
+// merge merges src into dst as proto.Merge does, by decoding src's
+// encoding into dst, with the generated code: the shepherd then never
+// builds protobuf-go's reflection tables, a tenth of a short job's
+// shepherd. Encoding a valid message cannot fail, nor decoding what was
+// just encoded.
+func merge(dst, src *api.JobSpec) {
+	b, err := src.MarshalVT()
+	if err == nil {
+		err = dst.UnmarshalVT(b)
+	}
+	if err != nil {
+		panic(fmt.Sprintf("merge job specs: %v", err))
+	}
+}
+
 // report is LSF's job report of the ended job, naming the files as they
 // were resolved.
 func (s *shepherd) report(ev *api.Event, start time.Time) string {
-	job := proto.Clone(s.job).(*api.Job)
+	job := s.job.CloneVT()
 	job.StartTime = start.UnixNano()
 	job.ExecHosts = s.hosts
 	job.ExecHome, job.ExecCwd = s.home, s.cwd
 	// The report names the files as they were resolved.
-	eff := proto.Clone(s.spec).(*api.JobSpec)
+	eff := s.spec.CloneVT()
 	eff.Env = nil
 	eff.OutputFile, eff.ErrorFile = s.outShown, s.errShown
 	job.Effective = eff

@@ -7,6 +7,7 @@ package rpc
 import (
 	fmt "fmt"
 	protohelpers "github.com/planetscale/vtprotobuf/protohelpers"
+	proto "google.golang.org/protobuf/proto"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	io "io"
 )
@@ -17,6 +18,55 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+func (m *CredentialRequest) CloneVT() *CredentialRequest {
+	if m == nil {
+		return (*CredentialRequest)(nil)
+	}
+	r := new(CredentialRequest)
+	if rhs := m.Exporter; rhs != nil {
+		tmpBytes := make([]byte, len(rhs))
+		copy(tmpBytes, rhs)
+		r.Exporter = tmpBytes
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *CredentialRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *CredentialReply) CloneVT() *CredentialReply {
+	if m == nil {
+		return (*CredentialReply)(nil)
+	}
+	r := new(CredentialReply)
+	r.Uid = m.Uid
+	r.Gid = m.Gid
+	if rhs := m.UserProof; rhs != nil {
+		tmpBytes := make([]byte, len(rhs))
+		copy(tmpBytes, rhs)
+		r.UserProof = tmpBytes
+	}
+	if rhs := m.ControllerProof; rhs != nil {
+		tmpBytes := make([]byte, len(rhs))
+		copy(tmpBytes, rhs)
+		r.ControllerProof = tmpBytes
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *CredentialReply) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
 
 func (m *CredentialRequest) MarshalVT() (dAtA []byte, err error) {
 	if m == nil {

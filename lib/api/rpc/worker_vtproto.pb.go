@@ -7,6 +7,7 @@ package rpc
 import (
 	fmt "fmt"
 	protohelpers "github.com/planetscale/vtprotobuf/protohelpers"
+	proto "google.golang.org/protobuf/proto"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	io "io"
 	api "xce/lib/api"
@@ -18,6 +19,683 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+func (m *WorkerMessage) CloneVT() *WorkerMessage {
+	if m == nil {
+		return (*WorkerMessage)(nil)
+	}
+	r := new(WorkerMessage)
+	if m.Msg != nil {
+		r.Msg = m.Msg.(interface{ CloneVT() isWorkerMessage_Msg }).CloneVT()
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *WorkerMessage) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *WorkerMessage_Register) CloneVT() isWorkerMessage_Msg {
+	if m == nil {
+		return (*WorkerMessage_Register)(nil)
+	}
+	r := new(WorkerMessage_Register)
+	r.Register = m.Register.CloneVT()
+	return r
+}
+
+func (m *WorkerMessage_Load) CloneVT() isWorkerMessage_Msg {
+	if m == nil {
+		return (*WorkerMessage_Load)(nil)
+	}
+	r := new(WorkerMessage_Load)
+	r.Load = m.Load.CloneVT()
+	return r
+}
+
+func (m *WorkerMessage_Report) CloneVT() isWorkerMessage_Msg {
+	if m == nil {
+		return (*WorkerMessage_Report)(nil)
+	}
+	r := new(WorkerMessage_Report)
+	r.Report = m.Report.CloneVT()
+	return r
+}
+
+func (m *WorkerMessage_Usage) CloneVT() isWorkerMessage_Msg {
+	if m == nil {
+		return (*WorkerMessage_Usage)(nil)
+	}
+	r := new(WorkerMessage_Usage)
+	r.Usage = m.Usage.CloneVT()
+	return r
+}
+
+func (m *WorkerMessage_Peek) CloneVT() isWorkerMessage_Msg {
+	if m == nil {
+		return (*WorkerMessage_Peek)(nil)
+	}
+	r := new(WorkerMessage_Peek)
+	r.Peek = m.Peek.CloneVT()
+	return r
+}
+
+func (m *WorkerMessage_TaskStart) CloneVT() isWorkerMessage_Msg {
+	if m == nil {
+		return (*WorkerMessage_TaskStart)(nil)
+	}
+	r := new(WorkerMessage_TaskStart)
+	r.TaskStart = m.TaskStart.CloneVT()
+	return r
+}
+
+func (m *WorkerMessage_TaskSignal) CloneVT() isWorkerMessage_Msg {
+	if m == nil {
+		return (*WorkerMessage_TaskSignal)(nil)
+	}
+	r := new(WorkerMessage_TaskSignal)
+	r.TaskSignal = m.TaskSignal.CloneVT()
+	return r
+}
+
+func (m *WorkerMessage_TaskOutput) CloneVT() isWorkerMessage_Msg {
+	if m == nil {
+		return (*WorkerMessage_TaskOutput)(nil)
+	}
+	r := new(WorkerMessage_TaskOutput)
+	r.TaskOutput = m.TaskOutput.CloneVT()
+	return r
+}
+
+func (m *WorkerMessage_TaskExit) CloneVT() isWorkerMessage_Msg {
+	if m == nil {
+		return (*WorkerMessage_TaskExit)(nil)
+	}
+	r := new(WorkerMessage_TaskExit)
+	r.TaskExit = m.TaskExit.CloneVT()
+	return r
+}
+
+func (m *WorkerRegister) CloneVT() *WorkerRegister {
+	if m == nil {
+		return (*WorkerRegister)(nil)
+	}
+	r := new(WorkerRegister)
+	r.Host = m.Host.CloneVT()
+	r.RunDir = m.RunDir
+	r.Version = m.Version
+	if rhs := m.Running; rhs != nil {
+		tmpContainer := make([]*api.JobRef, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Running = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *WorkerRegister) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *WorkerReport) CloneVT() *WorkerReport {
+	if m == nil {
+		return (*WorkerReport)(nil)
+	}
+	r := new(WorkerReport)
+	r.Seq = m.Seq
+	r.JobId = m.JobId
+	r.Index = m.Index
+	r.Started = m.Started.CloneVT()
+	r.Finished = m.Finished.CloneVT()
+	r.Error = m.Error
+	r.ShepherdPid = m.ShepherdPid
+	r.NeverStarted = m.NeverStarted
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *WorkerReport) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *WorkerUsage) CloneVT() *WorkerUsage {
+	if m == nil {
+		return (*WorkerUsage)(nil)
+	}
+	r := new(WorkerUsage)
+	if rhs := m.Jobs; rhs != nil {
+		tmpContainer := make([]*JobUsage, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Jobs = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *WorkerUsage) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *JobUsage) CloneVT() *JobUsage {
+	if m == nil {
+		return (*JobUsage)(nil)
+	}
+	r := new(JobUsage)
+	r.JobId = m.JobId
+	r.Index = m.Index
+	r.Usage = m.Usage.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *JobUsage) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ControllerMessage) CloneVT() *ControllerMessage {
+	if m == nil {
+		return (*ControllerMessage)(nil)
+	}
+	r := new(ControllerMessage)
+	if m.Msg != nil {
+		r.Msg = m.Msg.(interface {
+			CloneVT() isControllerMessage_Msg
+		}).CloneVT()
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ControllerMessage) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ControllerMessage_Welcome) CloneVT() isControllerMessage_Msg {
+	if m == nil {
+		return (*ControllerMessage_Welcome)(nil)
+	}
+	r := new(ControllerMessage_Welcome)
+	r.Welcome = m.Welcome.CloneVT()
+	return r
+}
+
+func (m *ControllerMessage_Start) CloneVT() isControllerMessage_Msg {
+	if m == nil {
+		return (*ControllerMessage_Start)(nil)
+	}
+	r := new(ControllerMessage_Start)
+	r.Start = m.Start.CloneVT()
+	return r
+}
+
+func (m *ControllerMessage_Adopt) CloneVT() isControllerMessage_Msg {
+	if m == nil {
+		return (*ControllerMessage_Adopt)(nil)
+	}
+	r := new(ControllerMessage_Adopt)
+	r.Adopt = m.Adopt.CloneVT()
+	return r
+}
+
+func (m *ControllerMessage_Signal) CloneVT() isControllerMessage_Msg {
+	if m == nil {
+		return (*ControllerMessage_Signal)(nil)
+	}
+	r := new(ControllerMessage_Signal)
+	r.Signal = m.Signal.CloneVT()
+	return r
+}
+
+func (m *ControllerMessage_Limits) CloneVT() isControllerMessage_Msg {
+	if m == nil {
+		return (*ControllerMessage_Limits)(nil)
+	}
+	r := new(ControllerMessage_Limits)
+	r.Limits = m.Limits.CloneVT()
+	return r
+}
+
+func (m *ControllerMessage_Remove) CloneVT() isControllerMessage_Msg {
+	if m == nil {
+		return (*ControllerMessage_Remove)(nil)
+	}
+	r := new(ControllerMessage_Remove)
+	r.Remove = m.Remove.CloneVT()
+	return r
+}
+
+func (m *ControllerMessage_Peek) CloneVT() isControllerMessage_Msg {
+	if m == nil {
+		return (*ControllerMessage_Peek)(nil)
+	}
+	r := new(ControllerMessage_Peek)
+	r.Peek = m.Peek.CloneVT()
+	return r
+}
+
+func (m *ControllerMessage_Ack) CloneVT() isControllerMessage_Msg {
+	if m == nil {
+		return (*ControllerMessage_Ack)(nil)
+	}
+	r := new(ControllerMessage_Ack)
+	r.Ack = m.Ack
+	return r
+}
+
+func (m *ControllerMessage_TaskStart) CloneVT() isControllerMessage_Msg {
+	if m == nil {
+		return (*ControllerMessage_TaskStart)(nil)
+	}
+	r := new(ControllerMessage_TaskStart)
+	r.TaskStart = m.TaskStart.CloneVT()
+	return r
+}
+
+func (m *ControllerMessage_TaskSignal) CloneVT() isControllerMessage_Msg {
+	if m == nil {
+		return (*ControllerMessage_TaskSignal)(nil)
+	}
+	r := new(ControllerMessage_TaskSignal)
+	r.TaskSignal = m.TaskSignal.CloneVT()
+	return r
+}
+
+func (m *ControllerMessage_TaskOutput) CloneVT() isControllerMessage_Msg {
+	if m == nil {
+		return (*ControllerMessage_TaskOutput)(nil)
+	}
+	r := new(ControllerMessage_TaskOutput)
+	r.TaskOutput = m.TaskOutput.CloneVT()
+	return r
+}
+
+func (m *ControllerMessage_TaskExit) CloneVT() isControllerMessage_Msg {
+	if m == nil {
+		return (*ControllerMessage_TaskExit)(nil)
+	}
+	r := new(ControllerMessage_TaskExit)
+	r.TaskExit = m.TaskExit.CloneVT()
+	return r
+}
+
+func (m *Welcome) CloneVT() *Welcome {
+	if m == nil {
+		return (*Welcome)(nil)
+	}
+	r := new(Welcome)
+	r.ClusterName = m.ClusterName
+	r.Host = m.Host
+	r.KillGraceMs = m.KillGraceMs
+	r.TerminateIntervalMs = m.TerminateIntervalMs
+	r.MemlimitEnforce = m.MemlimitEnforce
+	r.JobMemlimit = m.JobMemlimit
+	r.StdoutDirect = m.StdoutDirect
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Welcome) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *WorkerSignal) CloneVT() *WorkerSignal {
+	if m == nil {
+		return (*WorkerSignal)(nil)
+	}
+	r := new(WorkerSignal)
+	r.JobId = m.JobId
+	r.Index = m.Index
+	r.Signal = m.Signal
+	r.Terminate = m.Terminate
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *WorkerSignal) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *WorkerLimits) CloneVT() *WorkerLimits {
+	if m == nil {
+		return (*WorkerLimits)(nil)
+	}
+	r := new(WorkerLimits)
+	r.JobId = m.JobId
+	r.Index = m.Index
+	r.Limits = m.Limits.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *WorkerLimits) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PeekRequest) CloneVT() *PeekRequest {
+	if m == nil {
+		return (*PeekRequest)(nil)
+	}
+	r := new(PeekRequest)
+	r.Id = m.Id
+	r.JobId = m.JobId
+	r.Index = m.Index
+	r.Offset = m.Offset
+	r.MaxBytes = m.MaxBytes
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PeekRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PeekReply) CloneVT() *PeekReply {
+	if m == nil {
+		return (*PeekReply)(nil)
+	}
+	r := new(PeekReply)
+	r.Id = m.Id
+	r.Size = m.Size
+	r.Error = m.Error
+	r.Path = m.Path
+	if rhs := m.Data; rhs != nil {
+		tmpBytes := make([]byte, len(rhs))
+		copy(tmpBytes, rhs)
+		r.Data = tmpBytes
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PeekReply) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *TaskRequest) CloneVT() *TaskRequest {
+	if m == nil {
+		return (*TaskRequest)(nil)
+	}
+	r := new(TaskRequest)
+	if m.Msg != nil {
+		r.Msg = m.Msg.(interface{ CloneVT() isTaskRequest_Msg }).CloneVT()
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *TaskRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *TaskRequest_Launch) CloneVT() isTaskRequest_Msg {
+	if m == nil {
+		return (*TaskRequest_Launch)(nil)
+	}
+	r := new(TaskRequest_Launch)
+	r.Launch = m.Launch.CloneVT()
+	return r
+}
+
+func (m *TaskRequest_Signal) CloneVT() isTaskRequest_Msg {
+	if m == nil {
+		return (*TaskRequest_Signal)(nil)
+	}
+	r := new(TaskRequest_Signal)
+	r.Signal = m.Signal
+	return r
+}
+
+func (m *TaskLaunch) CloneVT() *TaskLaunch {
+	if m == nil {
+		return (*TaskLaunch)(nil)
+	}
+	r := new(TaskLaunch)
+	r.Cwd = m.Cwd
+	r.Shell = m.Shell
+	r.NoStdin = m.NoStdin
+	if rhs := m.Hosts; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Hosts = tmpContainer
+	}
+	if rhs := m.Argv; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Argv = tmpContainer
+	}
+	if rhs := m.Env; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Env = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *TaskLaunch) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *TaskEvent) CloneVT() *TaskEvent {
+	if m == nil {
+		return (*TaskEvent)(nil)
+	}
+	r := new(TaskEvent)
+	if m.Msg != nil {
+		r.Msg = m.Msg.(interface{ CloneVT() isTaskEvent_Msg }).CloneVT()
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *TaskEvent) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *TaskEvent_Launched) CloneVT() isTaskEvent_Msg {
+	if m == nil {
+		return (*TaskEvent_Launched)(nil)
+	}
+	r := new(TaskEvent_Launched)
+	r.Launched = m.Launched.CloneVT()
+	return r
+}
+
+func (m *TaskEvent_Output) CloneVT() isTaskEvent_Msg {
+	if m == nil {
+		return (*TaskEvent_Output)(nil)
+	}
+	r := new(TaskEvent_Output)
+	r.Output = m.Output.CloneVT()
+	return r
+}
+
+func (m *TaskEvent_Exit) CloneVT() isTaskEvent_Msg {
+	if m == nil {
+		return (*TaskEvent_Exit)(nil)
+	}
+	r := new(TaskEvent_Exit)
+	r.Exit = m.Exit.CloneVT()
+	return r
+}
+
+func (m *TaskLaunched) CloneVT() *TaskLaunched {
+	if m == nil {
+		return (*TaskLaunched)(nil)
+	}
+	r := new(TaskLaunched)
+	if rhs := m.TaskIds; rhs != nil {
+		tmpContainer := make([]int32, len(rhs))
+		copy(tmpContainer, rhs)
+		r.TaskIds = tmpContainer
+	}
+	if rhs := m.Hosts; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Hosts = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *TaskLaunched) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *TaskStart) CloneVT() *TaskStart {
+	if m == nil {
+		return (*TaskStart)(nil)
+	}
+	r := new(TaskStart)
+	r.JobId = m.JobId
+	r.Index = m.Index
+	r.TaskId = m.TaskId
+	r.Host = m.Host
+	r.Cwd = m.Cwd
+	r.Shell = m.Shell
+	r.User = m.User
+	r.Uid = m.Uid
+	r.Gid = m.Gid
+	if rhs := m.Argv; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Argv = tmpContainer
+	}
+	if rhs := m.Env; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Env = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *TaskStart) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *TaskOutput) CloneVT() *TaskOutput {
+	if m == nil {
+		return (*TaskOutput)(nil)
+	}
+	r := new(TaskOutput)
+	r.JobId = m.JobId
+	r.Index = m.Index
+	r.TaskId = m.TaskId
+	r.Stderr = m.Stderr
+	if rhs := m.Data; rhs != nil {
+		tmpBytes := make([]byte, len(rhs))
+		copy(tmpBytes, rhs)
+		r.Data = tmpBytes
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *TaskOutput) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *TaskExit) CloneVT() *TaskExit {
+	if m == nil {
+		return (*TaskExit)(nil)
+	}
+	r := new(TaskExit)
+	r.JobId = m.JobId
+	r.Index = m.Index
+	r.TaskId = m.TaskId
+	r.ExitCode = m.ExitCode
+	r.Signal = m.Signal
+	r.Error = m.Error
+	r.Usage = m.Usage.CloneVT()
+	r.Host = m.Host
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *TaskExit) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *TaskSignal) CloneVT() *TaskSignal {
+	if m == nil {
+		return (*TaskSignal)(nil)
+	}
+	r := new(TaskSignal)
+	r.JobId = m.JobId
+	r.Index = m.Index
+	r.TaskId = m.TaskId
+	r.Signal = m.Signal
+	r.Host = m.Host
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *TaskSignal) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
 
 func (m *WorkerMessage) MarshalVT() (dAtA []byte, err error) {
 	if m == nil {
