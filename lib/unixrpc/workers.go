@@ -15,6 +15,7 @@ type workers struct {
 	quit     chan struct{}
 	stopOnce sync.Once
 	idle     atomic.Int32
+	live     atomic.Int32 // goroutines, running a task or waiting
 	// maxIdle bounds the goroutines kept waiting, and with them the
 	// memory their stacks hold when the server is quiet.
 	maxIdle int32
@@ -33,11 +34,13 @@ func (w *workers) run(f func()) {
 	select {
 	case w.work <- f:
 	default:
+		w.live.Add(1)
 		go w.loop(f)
 	}
 }
 
 func (w *workers) loop(f func()) {
+	defer w.live.Add(-1)
 	for n := 1; ; n++ {
 		f()
 		f = nil // what f holds is garbage while the goroutine waits

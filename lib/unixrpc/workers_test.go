@@ -1,7 +1,6 @@
 package unixrpc
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,7 +10,6 @@ import (
 // TestWorkers: every task runs, goroutines are kept for later tasks (at
 // most maxIdle of them waiting), and stop ends the waiting ones.
 func TestWorkers(t *testing.T) {
-	before := runtime.NumGoroutine()
 	w := newWorkers(3)
 	var ran atomic.Int64
 	var wg sync.WaitGroup
@@ -23,27 +21,29 @@ func TestWorkers(t *testing.T) {
 	if ran.Load() != 1000 {
 		t.Fatalf("%d tasks ran, want 1000", ran.Load())
 	}
-	waitFor(t, "idle goroutines to settle", func() bool { return w.idle.Load() >= 1 })
-	if n := w.idle.Load(); n > 3 {
-		t.Errorf("%d goroutines waiting, at most 3 wanted", n)
-	}
-	// A task now reuses a waiting goroutine rather than adding one.
-	idle := w.idle.Load()
+	// Once the burst is over, between 1 and 3 goroutines are kept, all
+	// waiting; the others have ended.
+	waitFor(t, "the goroutines to settle", func() bool {
+		n := w.live.Load()
+		return n >= 1 && n <= 3 && w.idle.Load() == n
+	})
+	// A task now runs on a waiting goroutine rather than on a new one.
+	kept := w.live.Load()
 	done := make(chan struct{})
 	w.run(func() { close(done) })
 	<-done
-	waitFor(t, "the goroutine to wait again", func() bool { return w.idle.Load() == idle })
-	if g := runtime.NumGoroutine(); g > before+3 {
-		t.Errorf("%d goroutines beyond the test's, at most 3 wanted", g-before)
+	waitFor(t, "the goroutine to wait again", func() bool { return w.idle.Load() == kept })
+	if n := w.live.Load(); n != kept {
+		t.Errorf("%d goroutines after a task, want the %d kept", n, kept)
 	}
 	w.stop()
 	w.stop() // twice is harmless
-	waitFor(t, "the waiting goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
+	waitFor(t, "the waiting goroutines to end", func() bool { return w.live.Load() == 0 })
 	// After stop a task still runs.
 	done = make(chan struct{})
 	w.run(func() { close(done) })
 	<-done
-	waitFor(t, "its goroutine to end", func() bool { return runtime.NumGoroutine() <= before })
+	waitFor(t, "its goroutine to end", func() bool { return w.live.Load() == 0 })
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
