@@ -16,7 +16,8 @@
 //	    limits                  root 0644: bmod's new limits (exec.LimitsFile),
 //	                            written to a temporary file and renamed here
 //	    shepherd.log            root 0600: the shepherd's stdout and stderr,
-//	                            opened by root and inherited
+//	                            opened by root and inherited; what it holds
+//	                            goes to the worker's log before Remove
 //	    pids                    root 0600: the shepherd's pid and the job's
 //	                            process group, for a restart that comes
 //	                            before the controller stored them
@@ -715,12 +716,40 @@ func (w *Worker) Usage(id int64, idx int32) *api.ResourceUsage {
 	return addUsage(u, tasks)
 }
 
-// Remove deletes a finished job's run directory.
+// Remove deletes a finished job's run directory. What the shepherd wrote
+// to its log (it writes only when something went wrong) goes to the
+// worker's log first, since the log is removed with the directory.
 func (w *Worker) Remove(id int64, idx int32) {
 	w.mu.Lock()
 	delete(w.killPending, jobKey{id, idx})
 	w.mu.Unlock()
-	os.RemoveAll(w.JobDir(id, idx))
+	dir := w.JobDir(id, idx)
+	keepShepherdLog(filepath.Join(dir, logName), id, idx)
+	os.RemoveAll(dir)
+}
+
+// maxShepherdLog is how much of a shepherd's log keepShepherdLog passes on.
+const maxShepherdLog = 16 << 10
+
+// keepShepherdLog passes a shepherd's log on to the worker's, up to
+// maxShepherdLog bytes. The log is the worker's own file in the job's
+// root-owned directory; it is still opened as a job file is (no link
+// followed, a regular file of the worker's uid) and read with a cap.
+func keepShepherdLog(path string, id int64, idx int32) {
+	f, _, err := openJobFile(path, os.Geteuid())
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxShepherdLog+1))
+	if err != nil || len(b) == 0 {
+		return
+	}
+	cut := len(b) > maxShepherdLog
+	if cut {
+		b = b[:maxShepherdLog]
+	}
+	slog.Warn("the job's shepherd logged", "job", id, "index", idx, "log", strings.TrimRight(string(b), "\n"), "cut", cut)
 }
 
 // readEvent reads an event the shepherd wrote in the job's directory.
