@@ -47,6 +47,7 @@ import (
 	"xce/lib/api"
 	"xce/lib/client"
 	"xce/lib/store"
+	"xce/lib/testenv"
 )
 
 var benchReport = flag.Bool("bench-report", false, "benchmarks: print a summary table of each measurement against its target")
@@ -119,28 +120,9 @@ type benchCluster struct {
 	state string
 	args  []string
 	cmd   *exec.Cmd
-	log   *lockedBuffer
+	log   *testenv.LockedBuffer // xced's log, written by exec's copying goroutine
 	// exited is closed when the current xced has been waited for.
 	exited chan struct{}
-}
-
-// lockedBuffer is xced's log: written by exec's copying goroutine, read
-// when something went wrong.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // newBenchCluster starts xced in a fresh directory with the harness's
@@ -195,7 +177,7 @@ func (c *benchCluster) launch() {
 	args := append([]string{"--dir", c.state, "--slots", "4",
 		"--terminate-interval", "1s", "--runlimit-grace", "2s"}, c.args...)
 	c.cmd = exec.Command(filepath.Join(binDir, "xced"), args...)
-	c.log = &lockedBuffer{}
+	c.log = &testenv.LockedBuffer{}
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	if err := c.cmd.Start(); err != nil {
 		c.tb.Fatal(err)

@@ -1,7 +1,6 @@
 package clusterauth
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -21,25 +20,11 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"xce/lib/clusterauth/handshake"
+	"xce/lib/testenv"
 )
 
 // logBuf collects a logger's lines for a test to read while servers write.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type logBuf struct{ testenv.LockedBuffer }
 
 func (l *logBuf) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))

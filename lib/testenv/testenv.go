@@ -1,18 +1,40 @@
 // Package testenv owns what the tests of several packages need from the
 // machine: unprivileged users to run jobs as (made with useradd when the
-// tests run as root), a freshly built xce-shepherd, and a test's re-run in
-// a fresh process. Only tests import it.
+// tests run as root), a freshly built xce-shepherd, a test's re-run in a
+// fresh process, and a buffer that a log can be written to while the test
+// reads it. Only tests import it.
 package testenv
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"sync"
 	"testing"
 )
+
+// LockedBuffer is a bytes.Buffer that goroutines may write to (a logger,
+// a child's output copied by os/exec) while the test reads it.
+type LockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *LockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *LockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
 
 // User returns the uid and gid of the test user name (xcetest1, ...),
 // creating it when it is missing; the test is skipped when it cannot be.

@@ -6,26 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"xce/lib/testenv"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestRemoveKeepsShepherdLog: what a shepherd logged reaches the worker's
 // log before the job's run directory, and the log in it, is removed; an
@@ -33,7 +17,7 @@ func (s *syncBuffer) String() string {
 // log was is not followed.
 func TestRemoveKeepsShepherdLog(t *testing.T) {
 	w, _ := newWorker(t, "/bin/false")
-	var logged syncBuffer
+	var logged testenv.LockedBuffer
 	defer slog.SetDefault(slog.Default())
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
 	lines := func(job string) []string {
