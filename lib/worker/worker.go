@@ -736,19 +736,19 @@ const maxShepherdLog = 16 << 10
 // root-owned directory; it is still opened as a job file is (no link
 // followed, a regular file of the worker's uid) and read with a cap.
 func keepShepherdLog(path string, id int64, idx int32) {
-	f, _, err := openJobFile(path, os.Geteuid())
+	f, size, err := openJobFile(path, os.Geteuid())
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxShepherdLog+1))
+	if size == 0 { // a job whose shepherd had nothing to say: no read
+		return
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxShepherdLog))
 	if err != nil || len(b) == 0 {
 		return
 	}
-	cut := len(b) > maxShepherdLog
-	if cut {
-		b = b[:maxShepherdLog]
-	}
+	cut := size > maxShepherdLog
 	slog.Warn("the job's shepherd logged", "job", id, "index", idx, "log", strings.TrimRight(string(b), "\n"), "cut", cut)
 }
 
