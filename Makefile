@@ -21,6 +21,7 @@ build:
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -tags $(GOTAGS) -o $(BIN)/ $(addprefix ./,$(COMMANDS))
 	CGO_ENABLED=0 $(GO) build -tags $(GOTAGS) -o $(BIN)/xce-shepherd ./daemon/shepherd
+	CGO_ENABLED=0 $(GO) build -tags $(GOTAGS) -o $(BIN)/xce-dial ./daemon/dial
 	CGO_ENABLED=0 $(GO) build -tags $(GOTAGS) -o $(BIN)/xcetop ./xcetop
 	$(GO) build -tags $(GOTAGS) -o $(BIN)/xced ./daemon
 

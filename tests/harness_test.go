@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	// Built as the Makefile builds them (see its build target).
-	pkgs := []string{"../daemon", "../daemon/shepherd"}
+	pkgs := []string{"../daemon", "../daemon/shepherd", "../daemon/dial"}
 	for _, c := range commands {
 		pkgs = append(pkgs, "../"+c)
 	}
@@ -43,6 +43,8 @@ func TestMain(m *testing.M) {
 			name = "xced"
 		case "shepherd":
 			name = "xce-shepherd"
+		case "dial":
+			name = "xce-dial"
 		}
 		build := exec.Command("go", "build", "-tags", "grpcnotrace", "-o", filepath.Join(dir, name), p)
 		if name != "xced" {

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"xce/lib/api/rpc"
-	"xce/lib/clusterauth/handshake"
 	"xce/lib/lsfenv"
 	"xce/lib/rpcstatus"
+	"xce/lib/tlsdial"
 )
 
 // DefaultFailoverTimeout is how long a call looks for the leader among the
@@ -127,29 +127,40 @@ func (f *failover) mint(ctx context.Context, ek []byte) (uid, gid uint32, up, cp
 }
 
 // dialCandidate connects to a candidate: TCP, then TLS and the user's
-// proof (lib/clusterauth/handshake), then HTTP/2. A failure is the
-// connection's Unavailable status, as grpc-go words it, so that the call
-// goes to the next candidate.
+// proof, run by the xce-dial helper (lib/tlsdial), then HTTP/2 over the
+// helper's relay. A failure is the connection's Unavailable status, as
+// grpc-go words it, so that the call goes to the next candidate.
 func (f *failover) dialCandidate(ctx context.Context, target string) *h2Conn {
 	ctx, cancel := context.WithTimeout(ctx, candidateDialTimeout)
 	defer cancel()
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", target)
-	if err != nil {
-		return endedH2(rpcstatus.New(rpcstatus.Unavailable, "connection error: desc = transport: Error while dialing: "+err.Error()))
+	// A helper that cannot be run fails the call at once: no candidate
+	// can be reached, and waiting will not change that.
+	start := startDialer
+	if start == nil {
+		helper, err := tlsdial.Helper()
+		if err != nil {
+			return endedH2(rpcstatus.New(rpcstatus.FailedPrecondition, err.Error()))
+		}
+		start = tlsdial.Exec(helper)
 	}
-	host := target
-	if h, _, err := net.SplitHostPort(target); err == nil {
-		host = h
-	}
-	// The controller is authenticated by its proof of the cluster token,
-	// bound to this session, not by its certificate.
-	tc, err := handshake.User(ctx, nc, handshake.ClientConfig(host, nil), candidateDialTimeout, f.mint)
+	nc, err := tlsdial.Dial(ctx, start, target, candidateDialTimeout, f.mint)
 	if err != nil {
+		var de *tlsdial.Error
+		errors.As(err, &de)
+		switch {
+		case de != nil && de.Stage == tlsdial.StageStart:
+			return endedH2(rpcstatus.New(rpcstatus.FailedPrecondition, err.Error()))
+		case de != nil && de.Stage == tlsdial.StageDial:
+			return endedH2(rpcstatus.New(rpcstatus.Unavailable, "connection error: desc = transport: Error while dialing: "+err.Error()))
+		}
 		return endedH2(rpcstatus.New(rpcstatus.Unavailable, "connection error: desc = transport: authentication handshake failed: "+err.Error()))
 	}
-	return newH2(tc, "https", target)
+	return newH2(nc, "https", target)
 }
+
+// startDialer, when set, starts the helper in place of running xce-dial
+// (the package's tests run its code in-process).
+var startDialer tlsdial.Starter
 
 // Close closes every connection.
 func (f *failover) Close() error {
@@ -214,7 +225,7 @@ func (f *failover) after(target string, err error, sent bool) (next string, wait
 		f.localOff = true
 		return f.nextLocked(), false, true
 	}
-	if code != rpcstatus.Unavailable || sent || handshake.IsRefused(err) {
+	if code != rpcstatus.Unavailable || sent || tlsdial.IsRefused(err) {
 		return "", false, false
 	}
 	if f.mintErr != nil {

@@ -6,18 +6,21 @@
 package handshake
 
 import (
+	"bufio"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"strings"
 	"time"
+
+	"xce/lib/tlsdial"
 )
 
 const (
@@ -40,34 +43,17 @@ const (
 	RoleUser = 'U'
 )
 
+// The refusals: the token does not match, and retrying will not help.
+// They are defined in lib/tlsdial, which commands link without TLS.
 var (
-	// ErrRefused: the controller refused this side's cluster token (the
-	// token files differ). Retrying does not help; the worker should say
-	// so and exit.
-	ErrRefused = errors.New("the controller refused the cluster token; the worker's token file must hold the controller's cluster.token")
-	// ErrUnproven: the server did not prove it holds the cluster token: it
-	// has another token, or it is not the controller (a man in the middle).
-	ErrUnproven = errors.New("the server could not prove it holds the cluster token; it is not this cluster's controller, or its cluster.token differs")
-	// ErrUserRefused: the controller refused a user's proof, minted by the
-	// local xced or `xced worker`, whose cluster.token differs.
-	ErrUserRefused = errors.New("the controller refused the user's proof; the cluster.token of this host's xced or xced worker differs from the controller's")
+	ErrRefused     = tlsdial.ErrRefused
+	ErrUnproven    = tlsdial.ErrUnproven
+	ErrUserRefused = tlsdial.ErrUserRefused
 )
 
-// IsRefused says whether err, a handshake's error or the error of an RPC
-// that failed because the connection's handshake did, is ErrRefused,
-// ErrUnproven or ErrUserRefused: the token does not match, and retrying
-// will not help. An RPC's error carries the handshake's only as text.
-func IsRefused(err error) bool {
-	if err == nil {
-		return false
-	}
-	if errors.Is(err, ErrRefused) || errors.Is(err, ErrUnproven) || errors.Is(err, ErrUserRefused) {
-		return true
-	}
-	msg := err.Error()
-	return strings.Contains(msg, ErrRefused.Error()) || strings.Contains(msg, ErrUnproven.Error()) ||
-		strings.Contains(msg, ErrUserRefused.Error())
-}
+// IsRefused says whether err is, or carries as text, one of the
+// refusals (tlsdial.IsRefused).
+func IsRefused(err error) bool { return tlsdial.IsRefused(err) }
 
 // Exporter is the session's ek.
 func Exporter(tc *tls.Conn) ([]byte, error) {
@@ -181,4 +167,60 @@ func ClientConfig(host string, roots *x509.CertPool) *tls.Config {
 		RootCAs:            roots,
 		InsecureSkipVerify: roots == nil,
 	}
+}
+
+// ServeDial is xce-dial (lib/tlsdial): it connects to target over TCP,
+// runs TLS and the user's proof within timeout, with the proofs that the
+// command on the other end of in and out mints, and then relays the
+// session between the pipe and the controller until either side ends it.
+// Its failures are written to out as the protocol's fail line too.
+func ServeDial(ctx context.Context, target string, timeout time.Duration, in io.Reader, out io.Writer) error {
+	br := bufio.NewReaderSize(in, 4096)
+	fail := func(stage string, err error) error {
+		tlsdial.WriteLine(out, "fail", stage, err.Error())
+		return err
+	}
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	nc, err := d.DialContext(dctx, "tcp", target)
+	if err != nil {
+		return fail(tlsdial.StageDial, err)
+	}
+	host := target
+	if h, _, err := net.SplitHostPort(target); err == nil {
+		host = h
+	}
+	// The controller is authenticated by its proof of the cluster token,
+	// bound to this session, not by its certificate.
+	tc, err := User(dctx, nc, ClientConfig(host, nil), timeout, func(ctx context.Context, ek []byte) (uint32, uint32, []byte, []byte, error) {
+		if err := tlsdial.WriteLine(out, "ek", hex.EncodeToString(ek)); err != nil {
+			return 0, 0, nil, nil, err
+		}
+		word, rest, err := tlsdial.ReadLine(br)
+		switch {
+		case err != nil:
+			return 0, 0, nil, nil, fmt.Errorf("reading the command's proof: %w", err)
+		case word == "nomint":
+			return 0, 0, nil, nil, errors.New(rest)
+		case word != "proof":
+			return 0, 0, nil, nil, fmt.Errorf("the command sent %q, not a proof", word)
+		}
+		return tlsdial.ParseProof(rest)
+	})
+	if err != nil {
+		return fail(tlsdial.StageHandshake, err)
+	}
+	defer tc.Close()
+	if err := tlsdial.WriteLine(out, "ok"); err != nil {
+		return err
+	}
+	// The command's end of the pipe closing ends the session; the
+	// controller's closing ends the helper.
+	go func() {
+		io.Copy(tc, br)
+		tc.Close()
+	}()
+	_, err = io.Copy(out, tc)
+	return err
 }
