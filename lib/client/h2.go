@@ -2,6 +2,7 @@ package client
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -14,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
 	"xce/lib/rpcstatus"
@@ -39,9 +39,9 @@ type h2Conn struct {
 
 	wmu  sync.Mutex // one frame sequence at a time
 	bw   *bufio.Writer
-	fr   *http2.Framer // its writes under wmu; its reads by the reader only
+	fr   *h2Framer // its writes under wmu; its reads by the reader only
 	henc *hpack.Encoder
-	hbuf strings.Builder
+	hbuf bytes.Buffer
 
 	mu       sync.Mutex
 	sendCond *sync.Cond // the send windows grew, or the connection ended
@@ -49,7 +49,7 @@ type h2Conn struct {
 	nextID   uint32
 	sendWin  int64  // the connection's send window
 	initWin  int64  // the server's initial stream window
-	maxFrame uint32 // the largest DATA payload the server accepts
+	maxFrame uint32 // the largest frame payload the server accepts
 	lastOK   uint32 // with goAway, the last stream the server will serve
 	goAway   bool
 	err      error // the connection's end; set once
@@ -100,16 +100,13 @@ func newH2(nc net.Conn, scheme, authority string) *h2Conn {
 		maxFrame:  16384,
 	}
 	c.sendCond = sync.NewCond(&c.mu)
-	c.fr = http2.NewFramer(c.bw, bufio.NewReaderSize(nc, 32<<10))
-	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-	c.fr.MaxHeaderListSize = 16 << 20
-	c.fr.SetMaxReadFrameSize(1 << 20)
+	c.fr = newH2Framer(c.bw, bufio.NewReaderSize(nc, 32<<10), 1<<20, 16<<20)
 	c.henc = hpack.NewEncoder(&c.hbuf)
 	// The preface, our settings and the connection's window, buffered
 	// until the first call's frames join them.
-	c.bw.WriteString(http2.ClientPreface)
-	c.fr.WriteSettings(http2.Setting{ID: http2.SettingEnablePush, Val: 0}, http2.Setting{ID: http2.SettingInitialWindowSize, Val: h2RecvWindow})
-	c.fr.WriteWindowUpdate(0, h2RecvWindow-65535)
+	c.fr.writePreface()
+	c.fr.writeSettings(h2Setting{ID: h2SettingEnablePush, Val: 0}, h2Setting{ID: h2SettingInitialWindowSize, Val: h2RecvWindow})
+	c.fr.writeWindowUpdate(0, h2RecvWindow-65535)
 	go c.reader()
 	return c
 }
@@ -166,19 +163,19 @@ func (c *h2Conn) writeBuf(fn func() error, flush bool) error {
 // reader reads the server's frames until the connection ends.
 func (c *h2Conn) reader() {
 	for {
-		f, err := c.fr.ReadFrame()
+		f, err := c.fr.readFrame()
 		if err != nil {
 			c.fail(rpcstatus.Errorf(rpcstatus.Unavailable, "error reading from server: %v", err))
 			return
 		}
-		switch f := f.(type) {
-		case *http2.MetaHeadersFrame:
+		switch f.Type {
+		case h2FrameHeaders:
 			if s := c.stream(f.StreamID); s != nil {
 				s.headers(f)
 			}
-		case *http2.DataFrame:
+		case h2FrameData:
 			c.data(f)
-		case *http2.RSTStreamFrame:
+		case h2FrameRSTStream:
 			if s := c.stream(f.StreamID); s != nil {
 				code := rstCode(f.ErrCode)
 				if dl, ok := s.ctx.Deadline(); ok && code == rpcstatus.Canceled && !dl.After(time.Now()) {
@@ -189,37 +186,36 @@ func (c *h2Conn) reader() {
 				}
 				s.finish(rpcstatus.New(code, fmt.Sprintf("stream terminated by RST_STREAM with error code: %v", f.ErrCode)))
 			}
-		case *http2.SettingsFrame:
+		case h2FrameSettings:
 			if f.IsAck() {
 				continue
 			}
 			tableSize := uint32(0)
 			hasTable := false
 			c.mu.Lock()
-			f.ForeachSetting(func(s http2.Setting) error {
+			for _, s := range f.Settings {
 				switch s.ID {
-				case http2.SettingHeaderTableSize:
+				case h2SettingHeaderTableSize:
 					tableSize, hasTable = s.Val, true
-				case http2.SettingInitialWindowSize:
+				case h2SettingInitialWindowSize:
 					delta := int64(s.Val) - c.initWin
 					c.initWin = int64(s.Val)
 					for _, st := range c.streams {
 						st.sendWin += delta
 					}
-				case http2.SettingMaxFrameSize:
+				case h2SettingMaxFrameSize:
 					c.maxFrame = s.Val
 				}
-				return nil
-			})
+			}
 			c.sendCond.Broadcast()
 			c.mu.Unlock()
 			c.write(func() error {
 				if hasTable {
 					c.henc.SetMaxDynamicTableSizeLimit(tableSize)
 				}
-				return c.fr.WriteSettingsAck()
+				return c.fr.writeSettingsAck()
 			})
-		case *http2.WindowUpdateFrame:
+		case h2FrameWindowUpdate:
 			c.mu.Lock()
 			if f.StreamID == 0 {
 				c.sendWin += int64(f.Increment)
@@ -228,12 +224,12 @@ func (c *h2Conn) reader() {
 			}
 			c.sendCond.Broadcast()
 			c.mu.Unlock()
-		case *http2.PingFrame:
+		case h2FramePing:
 			if !f.IsAck() {
-				data := f.Data
-				c.write(func() error { return c.fr.WritePing(true, data) })
+				data := f.PingData
+				c.write(func() error { return c.fr.writePing(true, data) })
 			}
-		case *http2.GoAwayFrame:
+		case h2FrameGoAway:
 			c.mu.Lock()
 			c.goAway, c.lastOK = true, f.LastStreamID
 			var refused []*h2Stream
@@ -259,11 +255,11 @@ func (c *h2Conn) stream(id uint32) *h2Stream {
 }
 
 // data hands a DATA frame's payload to its stream and returns the credit.
-func (c *h2Conn) data(f *http2.DataFrame) {
+func (c *h2Conn) data(f *h2Frame) {
 	n := f.Length
 	s := c.stream(f.StreamID)
 	if s != nil {
-		s.push(f.Data(), f.StreamEnded())
+		s.push(f.Data, f.StreamEnded())
 	}
 	c.mu.Lock()
 	c.recvOwed += n
@@ -282,29 +278,30 @@ func (c *h2Conn) data(f *http2.DataFrame) {
 	}
 	c.mu.Unlock()
 	if owed > 0 || sowed > 0 {
+		id := f.StreamID
 		c.write(func() error {
 			if owed > 0 {
-				if err := c.fr.WriteWindowUpdate(0, owed); err != nil {
+				if err := c.fr.writeWindowUpdate(0, owed); err != nil {
 					return err
 				}
 			}
 			if sowed > 0 {
-				return c.fr.WriteWindowUpdate(f.StreamID, sowed)
+				return c.fr.writeWindowUpdate(id, sowed)
 			}
 			return nil
 		})
 	}
 }
 
-func rstCode(e http2.ErrCode) rpcstatus.Code {
+func rstCode(e h2ErrCode) rpcstatus.Code {
 	switch e {
-	case http2.ErrCodeRefusedStream:
+	case h2ErrCodeRefusedStream:
 		return rpcstatus.Unavailable
-	case http2.ErrCodeCancel:
+	case h2ErrCodeCancel:
 		return rpcstatus.Canceled
-	case http2.ErrCodeEnhanceYourCalm:
+	case h2ErrCodeEnhanceYourCalm:
 		return rpcstatus.ResourceExhausted
-	case http2.ErrCodeInadequateSecurity:
+	case h2ErrCodeInadequateSecurity:
 		return rpcstatus.PermissionDenied
 	}
 	return rpcstatus.Internal
@@ -362,6 +359,7 @@ func (c *h2Conn) newStream(ctx context.Context, method string) (*h2Stream, error
 		c.nextID += 2
 		s.sendWin = c.initWin
 		c.streams[s.id] = s
+		maxFrame := c.maxFrame
 		c.mu.Unlock()
 
 		c.hbuf.Reset()
@@ -376,7 +374,7 @@ func (c *h2Conn) newStream(ctx context.Context, method string) (*h2Stream, error
 		if dl, ok := ctx.Deadline(); ok {
 			hf("grpc-timeout", encodeTimeout(time.Until(dl)))
 		}
-		return c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: s.id, BlockFragment: []byte(c.hbuf.String()), EndHeaders: true})
+		return c.fr.writeHeaders(s.id, c.hbuf.Bytes(), maxFrame)
 	}, false)
 	if errors.Is(err, errConnEnded) {
 		c.mu.Lock()
@@ -459,7 +457,7 @@ func (s *h2Stream) cancelled() {
 	}
 	s.finish(rpcstatus.FromContextError(s.ctx.Err()))
 	id := s.id
-	s.c.write(func() error { return s.c.fr.WriteRSTStream(id, http2.ErrCodeCancel) })
+	s.c.write(func() error { return s.c.fr.writeRSTStream(id, h2ErrCodeCancel) })
 }
 
 func (s *h2Stream) signal() {
@@ -509,7 +507,7 @@ func (s *h2Stream) push(data []byte, end bool) {
 }
 
 // headers reads the response headers or the trailers.
-func (s *h2Stream) headers(f *http2.MetaHeadersFrame) {
+func (s *h2Stream) headers(f *h2Frame) {
 	var grpcStatus, grpcMessage, details, httpStatus string
 	hasStatus := false
 	for _, hf := range f.Fields {
@@ -635,7 +633,7 @@ func (s *h2Stream) sendMsg(m vtMessage) error {
 		}
 		chunk := frame[:n]
 		frame = frame[n:]
-		if err := s.c.writeBuf(func() error { return s.c.fr.WriteData(s.id, false, chunk) }, false); err != nil {
+		if err := s.c.writeBuf(func() error { return s.c.fr.writeData(s.id, false, chunk) }, false); err != nil {
 			return s.sendErr(err)
 		}
 	}
@@ -698,7 +696,7 @@ func (s *h2Stream) CloseSend() error {
 	if ended {
 		return nil // nothing more to tell a stream the server ended
 	}
-	s.c.write(func() error { return s.c.fr.WriteData(s.id, true, nil) })
+	s.c.write(func() error { return s.c.fr.writeData(s.id, true, nil) })
 	return nil // as grpc-go: the call's outcome comes from RecvMsg
 }
 
@@ -757,7 +755,7 @@ func (s *h2Stream) decode(msg []byte, m vtMessage) error {
 func (s *h2Stream) cancel() {
 	s.finish(rpcstatus.New(rpcstatus.Canceled, "grpc: the client cancelled the call"))
 	id := s.id
-	s.c.write(func() error { return s.c.fr.WriteRSTStream(id, http2.ErrCodeCancel) })
+	s.c.write(func() error { return s.c.fr.writeRSTStream(id, h2ErrCodeCancel) })
 }
 
 // h2Redialer makes calls on one h2Conn, and on a new one once it failed
