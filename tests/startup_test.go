@@ -12,27 +12,33 @@ import (
 
 // A command's work before main, as the Go runtime reports it with
 // GODEBUG=inittrace=1: how many packages run initialisation and the bytes
-// they allocate. The budgets are the measured figures (115 packages and
-// about 123 KB for every command, which link no grpc-go: lib/client speaks
-// gRPC itself; lib/api's descriptors (86 KB) are built on first use, which
-// a command's vtproto coding never makes (tools/lazypb); tables such as
-// lib/lsfout's -o fields are built when first used) with a little room. Counts and bytes, not time: they do not depend
-// on how busy the machine is. When a change trips them,
+// they allocate. The budgets are the measured figures (58 packages and
+// about 103 KB for every command) with a little room. They stay there
+// because a command links no grpc-go (lib/client speaks gRPC itself), no
+// TLS (a call to a remote controller runs xce-dial, lib/tlsdial) and no
+// net/http (lib/client frames HTTP/2 itself); lib/api's descriptors
+// (86 KB) are built on first use, which a command's vtproto coding never
+// makes (tools/lazypb); tables such as lib/lsfout's -o fields are built
+// when first used. Counts and bytes, not time: they do not depend on how
+// busy the machine is. When a change trips them,
 // `GODEBUG=inittrace=1 bin/bjobs -h 2>&1 >/dev/null | sort -k8 -n` shows
 // which package's init grew; make what it does lazy, or do not link it.
 const (
-	initPackagesBudget = 122
-	initBytesBudget    = 140 << 10
+	initPackagesBudget = 64
+	initBytesBudget    = 112 << 10
 )
 
 // Packages that a command must not initialise: grpc-go (with its
 // resolvers, balancers, channelz and logging set up at init, about a
 // fifth of a command's start), and the request tracing and HTML templates
-// it would bring.
+// it would bring; TLS, X.509 and net/http, which only xce-dial needs.
 var initForbidden = []string{
 	"google.golang.org/grpc",
 	"golang.org/x/net/trace",
 	"html/template",
+	"crypto/tls",
+	"crypto/x509",
+	"net/http",
 }
 
 type initStats struct {
