@@ -34,7 +34,7 @@ import (
 	"time"
 )
 
-// HelperName is the helper's file name: next to the command, else in PATH.
+// HelperName is the helper's file name, next to the command's.
 const HelperName = "xce-dial"
 
 // maxLine bounds a protocol line (an error message is cut to fit).
@@ -234,18 +234,17 @@ type addr string
 func (a addr) Network() string { return "tcp" }
 func (a addr) String() string  { return string(a) }
 
-// Helper finds the helper: next to this program's executable, else in
-// PATH.
+// Helper finds the helper next to this program's executable (symbolic
+// links resolved). Not in PATH: it is given the user's proofs, and root's
+// PATH may name a directory that a user can write.
 func Helper() (string, error) {
-	if self, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(self), HelperName)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	p, err := exec.LookPath(HelperName)
+	self, err := os.Executable()
 	if err != nil {
-		return "", fmt.Errorf("%s, which connects to remote controllers, is neither next to this command nor in PATH", HelperName)
+		return "", fmt.Errorf("cannot find %s, which connects to remote controllers: %w", HelperName, err)
+	}
+	p := filepath.Join(filepath.Dir(self), HelperName)
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("%s, which connects to remote controllers, is not next to this command (%s)", HelperName, p)
 	}
 	return p, nil
 }

@@ -213,21 +213,33 @@ func TestExec(t *testing.T) {
 }
 
 func TestHelperNextToTheProgram(t *testing.T) {
-	t.Setenv("PATH", t.TempDir())
-	if p, err := Helper(); err == nil {
-		// The test binary has no helper beside it; only one in PATH or
-		// beside it would be found.
-		t.Errorf("found %s", p)
-	} else if !strings.Contains(err.Error(), HelperName) {
-		t.Errorf("error %v does not name the helper", err)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
+	// One in PATH is not taken: root's PATH may hold a user's directory.
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, HelperName), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir)
-	if p, err := Helper(); err != nil || p != filepath.Join(dir, HelperName) {
-		t.Errorf("Helper() = %q, %v; want the one in PATH", p, err)
+	if p, err := Helper(); err == nil {
+		t.Errorf("found %s", p)
+	} else if !strings.Contains(err.Error(), filepath.Join(filepath.Dir(self), HelperName)) {
+		t.Errorf("error %v does not say where it looked", err)
+	}
+	// Next to the program: the test binary's directory is go test's own.
+	beside := filepath.Join(filepath.Dir(self), HelperName)
+	if err := os.WriteFile(beside, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Skip("cannot write next to the test binary:", err)
+	}
+	defer os.Remove(beside)
+	if p, err := Helper(); err != nil || p != beside {
+		t.Errorf("Helper() = %q, %v; want %s", p, err, beside)
+	}
+	os.Chmod(beside, 0o644)
+	if _, err := Helper(); err == nil {
+		t.Error("took a helper that cannot be run")
 	}
 }
 
