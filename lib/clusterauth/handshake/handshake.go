@@ -1,8 +1,10 @@
 // Package handshake owns the client's side of the cluster proof that
 // follows the TLS 1.3 handshake on the controller's port (lib/clusterauth
-// describes the protocol), on any net.Conn and without gRPC: a user's
-// command links it to reach a controller over TCP, lib/clusterauth's gRPC
-// credentials wrap it for workers and controller candidates.
+// describes the protocol), on any net.Conn and without gRPC: xce-dial
+// runs it for a user's command that reaches a controller over TCP
+// (ServeDial; the commands themselves link no TLS, see lib/tlsdial),
+// lib/clusterauth's gRPC credentials wrap it for workers and controller
+// candidates.
 package handshake
 
 import (
