@@ -437,3 +437,22 @@ func TestNoLocalSocketWithAList(t *testing.T) {
 		t.Errorf("Dial: %v", err)
 	}
 }
+
+// Without xce-dial next to the program no candidate can be reached: the
+// call fails at once with that said, not after the failover timeout (an
+// hour here, against the call's minute).
+func TestNoHelperFailsAtOnce(t *testing.T) {
+	saved := startDialer
+	startDialer = nil // the test binary has no xce-dial beside it
+	t.Cleanup(func() { startDialer = saved })
+	tok := newTok(t)
+	addr := serveTCP(t, tok, &fake{name: "leader"})
+	serveLocal(t, &fake{name: "standby", tok: tok, standby: always(addr)})
+	t.Setenv("XCE_CONTROLLERS", addr)
+	t.Setenv("XCE_FAILOVER_TIMEOUT", "1h")
+	c := dialT(t)
+	_, err := c.Info(ctxT(t), &api.ClusterInfoRequest{})
+	if rpcstatus.CodeOf(err) != rpcstatus.FailedPrecondition || !strings.Contains(err.Error(), "xce-dial") {
+		t.Errorf("Info without the helper: %v, want FailedPrecondition naming xce-dial", err)
+	}
+}
