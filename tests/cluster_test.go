@@ -150,6 +150,19 @@ func (m *multi) waitHosts(want map[string]string) {
 }
 
 // execHosts is a job's EXEC_HOST as bjobs -w prints it.
+// waitStarted waits until the job's history has its start (the worker
+// reported the job's process).
+func (m *multi) waitStarted(id string) {
+	m.t.Helper()
+	var hist string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if hist = m.must("", "bhist", "-l", id); strings.Contains(hist, "Starting (Pid") {
+			return
+		}
+	}
+	m.t.Fatalf("job %s did not start:\n%s", id, hist)
+}
+
 func (m *multi) execHosts(id string) string {
 	return strings.TrimSpace(m.must("", "bjobs", "-a", "-noheader", "-o", "exec_host", id))
 }
@@ -235,7 +248,9 @@ func TestClusterWorkerCrash(t *testing.T) {
 	w := m.worker("hA", 2)
 	m.waitHosts(map[string]string{"hA": "ok"})
 	id := m.submit("", "-o", "wcrash.out", "sleep 3; echo done; exit 7")
-	m.waitState(id, "RUN")
+	// Mid-job: the worker has reported the job started (RUN alone is the
+	// dispatch, which may precede the shepherd).
+	m.waitStarted(id)
 	w.crash()
 	m.waitHosts(map[string]string{"hA": "unreach"})
 	time.Sleep(500 * time.Millisecond)
