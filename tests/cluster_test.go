@@ -487,7 +487,7 @@ func TestClusterRerunSameHost(t *testing.T) {
 	m.waitHosts(map[string]string{"hA": "ok"})
 	runs := filepath.Join(m.work, "runs")
 	id := m.submit("", "-r", "-o", "same.out", "echo run >> "+runs+"; echo $$ >> "+runs+".pids; sleep 30")
-	m.waitState(id, "RUN")
+	m.waitStarted(id)
 	a.crash()
 	m.waitState(id, "PEND") // requeued: its host failed
 	m.worker("hA", 2)
