@@ -214,16 +214,22 @@ func (c *conn) SetDeadline(t time.Time) error {
 	return errors.Join(c.SetReadDeadline(t), c.SetWriteDeadline(t))
 }
 
+// deadliner is what both pipes of a helper, files, let a deadline be set on.
+type deadliner interface {
+	SetReadDeadline(time.Time) error
+	SetWriteDeadline(time.Time) error
+}
+
 func (c *conn) SetReadDeadline(t time.Time) error {
-	if p, ok := c.rw.(*proc); ok {
-		return p.out.SetReadDeadline(t)
+	if d, ok := c.rw.(deadliner); ok {
+		return d.SetReadDeadline(t)
 	}
 	return errors.ErrUnsupported
 }
 
 func (c *conn) SetWriteDeadline(t time.Time) error {
-	if p, ok := c.rw.(*proc); ok {
-		return p.in.SetWriteDeadline(t)
+	if d, ok := c.rw.(deadliner); ok {
+		return d.SetWriteDeadline(t)
 	}
 	return errors.ErrUnsupported
 }
@@ -252,47 +258,83 @@ func Helper() (string, error) {
 // Exec is the Starter that runs the helper at path.
 func Exec(path string) Starter {
 	return func(target string, timeout time.Duration) (io.ReadWriteCloser, error) {
-		inR, inW, err := os.Pipe()
+		p, childIn, childOut, err := newPipes()
 		if err != nil {
-			return nil, err
-		}
-		outR, outW, err := os.Pipe()
-		if err != nil {
-			inR.Close()
-			inW.Close()
 			return nil, err
 		}
 		cmd := exec.Command(path, target, timeout.String())
-		cmd.Stdin, cmd.Stdout = inR, outW // its standard error is discarded
+		cmd.Stdin, cmd.Stdout = childIn, childOut // its standard error is discarded
 		err = cmd.Start()
-		inR.Close()
-		outW.Close()
+		childIn.Close()
+		childOut.Close()
 		if err != nil {
-			inW.Close()
-			outR.Close()
+			p.in.Close()
+			p.out.Close()
 			return nil, fmt.Errorf("start %s: %w", path, err)
 		}
-		return &proc{cmd: cmd, in: inW, out: outR}, nil
+		p.wait = func() { cmd.Wait() }
+		return p, nil
 	}
 }
 
-// proc is a running helper.
+// InProcess is the Starter that runs serve, the helper's code
+// (handshake.ServeDial), in this process, on pipes as the executable's:
+// for a program that links TLS anyway, and for tests.
+func InProcess(serve func(target string, timeout time.Duration, in io.Reader, out io.Writer)) Starter {
+	return func(target string, timeout time.Duration) (io.ReadWriteCloser, error) {
+		p, childIn, childOut, err := newPipes()
+		if err != nil {
+			return nil, err
+		}
+		go func() {
+			serve(target, timeout, childIn, childOut)
+			// As a process's end: its output ends, writes to it fail.
+			childOut.Close()
+			childIn.Close()
+		}()
+		return p, nil
+	}
+}
+
+// newPipes makes the two pipes between a command and its helper: p is the
+// command's end, childIn and childOut the helper's standard input and
+// output.
+func newPipes() (p *proc, childIn, childOut *os.File, err error) {
+	childIn, in, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	out, childOut, err := os.Pipe()
+	if err != nil {
+		childIn.Close()
+		in.Close()
+		return nil, nil, nil, err
+	}
+	return &proc{in: in, out: out}, childIn, childOut, nil
+}
+
+// proc is the command's end of a running helper.
 type proc struct {
-	cmd     *exec.Cmd
 	in, out *os.File
+	wait    func() // reaps the helper's process, if it is one
 }
 
 func (p *proc) Read(b []byte) (int, error)  { return p.out.Read(b) }
 func (p *proc) Write(b []byte) (int, error) { return p.in.Write(b) }
 
+func (p *proc) SetReadDeadline(t time.Time) error  { return p.out.SetReadDeadline(t) }
+func (p *proc) SetWriteDeadline(t time.Time) error { return p.in.SetWriteDeadline(t) }
+
 // Close ends the helper: its input ends, which ends the session, and its
-// output closes; it is reaped in the background.
+// output closes; a process is reaped in the background.
 func (p *proc) Close() error {
 	err := p.in.Close()
 	if errors.Is(err, os.ErrClosed) {
 		return nil
 	}
 	p.out.Close()
-	go p.cmd.Wait()
+	if p.wait != nil {
+		go p.wait()
+	}
 	return err
 }

@@ -13,37 +13,14 @@ import (
 	"time"
 )
 
-// fakeHelper starts script in a goroutine as the helper, on pipes as a
-// process's: it reads what the command writes from in and writes to out.
+// fakeHelper runs script in-process as the helper (InProcess): it reads
+// what the command writes from in and writes to out.
 func fakeHelper(script func(in *bufio.Reader, out io.Writer)) (Starter, chan string) {
 	got := make(chan string, 1)
-	return func(target string, timeout time.Duration) (io.ReadWriteCloser, error) {
+	return InProcess(func(target string, timeout time.Duration, in io.Reader, out io.Writer) {
 		got <- fmt.Sprintf("%s %v", target, timeout)
-		fromHelper, helperOut, err := os.Pipe()
-		if err != nil {
-			return nil, err
-		}
-		helperIn, toHelper, err := os.Pipe()
-		if err != nil {
-			return nil, err
-		}
-		go func() {
-			script(bufio.NewReader(helperIn), helperOut)
-			// As a process's end: its output ends, writes to it fail.
-			helperOut.Close()
-			helperIn.Close()
-		}()
-		return rwPipe{fromHelper, toHelper}, nil
-	}, got
-}
-
-type rwPipe struct{ r, w *os.File }
-
-func (p rwPipe) Read(b []byte) (int, error)  { return p.r.Read(b) }
-func (p rwPipe) Write(b []byte) (int, error) { return p.w.Write(b) }
-func (p rwPipe) Close() error {
-	p.w.Close()
-	return p.r.Close()
+		script(bufio.NewReader(in), out)
+	}), got
 }
 
 func mintOK(_ context.Context, ek []byte) (uint32, uint32, []byte, []byte, error) {

@@ -237,7 +237,7 @@ func (w *Worker) Start(job *api.Job) error {
 		StdoutDirect:    w.cfg.StdoutDirect,
 		TaskSocket:      filepath.Join(dir, TaskSocketName),
 	}
-	b, err := proto.Marshal(l)
+	b, err := api.Marshal(l)
 	if err != nil {
 		return fmt.Errorf("encode launch: %w", err)
 	}
@@ -677,7 +677,7 @@ func (w *Worker) SetLimits(id int64, idx int32, limits *api.JobSpec) error {
 	if p == nil || shepherd <= 0 {
 		return fmt.Errorf("job %d[%d] is not running on this host", id, idx)
 	}
-	b, err := proto.Marshal(&api.JobSpec{RunLimitSec: limits.GetRunLimitSec(), MemLimitKb: limits.GetMemLimitKb(),
+	b, err := api.Marshal(&api.JobSpec{RunLimitSec: limits.GetRunLimitSec(), MemLimitKb: limits.GetMemLimitKb(),
 		MemLimitHard: limits.GetMemLimitHard(), CpuLimitSec: limits.GetCpuLimitSec()})
 	if err != nil {
 		return fmt.Errorf("encode limits: %w", err)
