@@ -301,7 +301,9 @@ func (s *Store) commit(muts []mutation, index uint64, inParts bool) error {
 		}
 		return txn.Commit()
 	}()
-	if errors.Is(err, badger.ErrTxnTooBig) && inParts {
+	if tailStart, staged := stagedTail(muts); errors.Is(err, badger.ErrTxnTooBig) && !inParts && staged {
+		err = s.commitStaged(muts, tailStart, index)
+	} else if errors.Is(err, badger.ErrTxnTooBig) && inParts {
 		// Too large for one transaction (a purge of many old records):
 		// written in parts, the applied index last, so that a crash midway
 		// leaves the entry to be applied again.

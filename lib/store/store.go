@@ -21,6 +21,7 @@
 //	m/idceiling             job ids below this may have been handed out
 //	m/queue/<name>          QueueState: an administrator's qclose/qinact
 //	m/host/<name>           the comment of an administrator's hclose
+//	m/pending/<id:8>        a submission being written in stages (staged.go)
 //	a<end:8><id:8><index:4> accounting record of a finished job (bacct)
 //	A<id:8><index:4><end:8> empty: index of the accounting records by job
 //
@@ -37,6 +38,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -112,6 +114,16 @@ func Open(dir string) (*Store, error) {
 	if err := os.Remove(filepath.Join(dir, sealFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	swept, err := sweepPending(db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	for _, id := range swept {
+		// Its bsub had no answer; a replicated store applies it again
+		// from its log.
+		slog.Warn("removed the part stored of a submission that a stop interrupted", "job", id)
 	}
 	s := &Store{dir: dir, db: db, submitCh: make(chan *submitReq, maxBatch), stopped: make(chan struct{}), quit: make(chan struct{}), allocated: map[string]bool{}}
 	s.minFree = s.defaultMinFree()
@@ -265,8 +277,9 @@ type Submission struct {
 	Events       []*api.Event
 }
 
-// Submit stores a submission durably, in one transaction (an array is never
-// half there; a transaction may hold about 2 MB, thousands of elements).
+// Submit stores a submission durably, at once: an array is never half
+// there. One too large for a transaction (about 2 MB, 13,000 elements) is
+// written in stages that a crash undoes (staged.go).
 // It sets Spec.EnvRef; the caller keeps the Env it passed.
 //
 // Concurrent calls share a transaction and its fsync: one goroutine commits
@@ -356,13 +369,30 @@ func (s *Store) stage(txn *badger.Txn, b *batch, sub *Submission) error {
 	}
 	effBytes := sub.EffectiveRaw
 	id := sub.Jobs[0].JobId
+	// A submission that might not fit one transaction is laid out to be
+	// written in stages (staged.go): the marker, the body, then the specs
+	// and the marker's deletion.
+	var marker []byte
+	if 2*len(sub.Jobs) >= int(s.db.MaxBatchCount())/8 {
+		marker = pendingKey(id)
+		tail := 3 // s, f and the marker's deletion
+		if sub.OriginRaw != nil {
+			tail++
+		}
+		b.Set(marker, encodePending(tail, specKey('j', id), specKey('e', id)))
+	}
 	if err := putEnv(txn, b, ref, env); err != nil {
 		return err
 	}
-	b.setRead(specKey('s', id), specBytes)
-	b.Set(specKey('f', id), effBytes)
-	if sub.OriginRaw != nil {
-		b.Set(specKey('o', id), sub.OriginRaw)
+	specs := func() {
+		b.setRead(specKey('s', id), specBytes)
+		b.Set(specKey('f', id), effBytes)
+		if sub.OriginRaw != nil {
+			b.Set(specKey('o', id), sub.OriginRaw)
+		}
+	}
+	if marker == nil {
+		specs()
 	}
 	for i, j := range sub.Jobs {
 		if err := setMsg(b, jobKey(j.JobId, j.ArrayIndex), j); err != nil {
@@ -374,6 +404,10 @@ func (s *Store) stage(txn *badger.Txn, b *batch, sub *Submission) error {
 				return err
 			}
 		}
+	}
+	if marker != nil {
+		specs()
+		b.Delete(marker)
 	}
 	return nil
 }
@@ -420,44 +454,86 @@ type Change struct {
 	Acct *api.Job
 }
 
-// Apply writes job changes durably, at once.
+// Apply writes job changes durably: at once, unless they are more than a
+// transaction holds (a bkill or bmod of an array of tens of thousands of
+// elements). Those are written in parts of whole changes, each durable
+// before the next: a crash between leaves some of the jobs changed, as if
+// the request had reached only them, never a job's record without its
+// event. (A part that fails leaves the parts before it stored; the error
+// says how many changes they held.)
 func (s *Store) Apply(changes []Change) error {
 	if len(changes) == 0 {
 		return nil
 	}
-	b := &batch{}
-	txn := s.db.NewTransaction(false)
-	defer txn.Discard()
-	for _, c := range changes {
-		j := c.Job
-		if j.Spec != nil || j.Effective != nil {
-			return fmt.Errorf("store job %d: record carries its specs", j.JobId)
+	// A part's budget: half of what Badger takes in one transaction, by
+	// its count of writes and by their size (with Badger's overhead).
+	maxCount, maxBytes := int(s.db.MaxBatchCount()/2), s.db.MaxBatchSize()/2
+	var (
+		b      *batch
+		txn    *badger.Txn
+		size   int64
+		stored int // the changes in the parts written
+	)
+	write := func(upTo int) error {
+		txn.Discard()
+		err := s.write(b)
+		if err != nil && stored > 0 {
+			return fmt.Errorf("store %d job changes (the first %d are stored): %w", len(changes), stored, err)
 		}
-		if err := setMsg(b, jobKey(j.JobId, j.ArrayIndex), j); err != nil {
+		if err != nil {
+			return fmt.Errorf("store %d job changes: %w", len(changes), err)
+		}
+		b, stored = nil, upTo
+		return nil
+	}
+	for i, c := range changes {
+		if b != nil && (len(b.muts) >= maxCount || size >= maxBytes) {
+			if err := write(i); err != nil {
+				return err
+			}
+		}
+		if b == nil {
+			// A fresh read view: a change may read what an earlier part
+			// wrote (stageAcct, the submitted spec).
+			b, txn, size = &batch{}, s.db.NewTransaction(false), 0
+		}
+		mark := len(b.muts)
+		if err := stageChange(txn, b, c); err != nil {
+			txn.Discard()
 			return err
 		}
-		if c.Event != nil {
-			if err := setMsg(b, eventKey(j.JobId, j.ArrayIndex, j.Seq), c.Event); err != nil {
-				return err
-			}
-		}
-		if c.EffectiveRaw != nil {
-			b.Set(specKey('f', j.JobId), c.EffectiveRaw)
-		}
-		if c.OriginRaw != nil {
-			b.Set(specKey('o', j.JobId), c.OriginRaw)
-		}
-		if c.SubmittedRaw != nil {
-			b.setRead(specKey('s', j.JobId), c.SubmittedRaw)
-		}
-		if c.Acct != nil {
-			if err := stageAcct(txn, b, c.Acct); err != nil {
-				return err
-			}
+		for _, m := range b.muts[mark:] {
+			size += int64(len(m.key)+len(m.value)) + 16
 		}
 	}
-	if err := s.write(b); err != nil {
-		return fmt.Errorf("store %d job changes: %w", len(changes), err)
+	return write(len(changes))
+}
+
+// stageChange adds one job change's writes to b (txn reads the store).
+func stageChange(txn *badger.Txn, b *batch, c Change) error {
+	j := c.Job
+	if j.Spec != nil || j.Effective != nil {
+		return fmt.Errorf("store job %d: record carries its specs", j.JobId)
+	}
+	if err := setMsg(b, jobKey(j.JobId, j.ArrayIndex), j); err != nil {
+		return err
+	}
+	if c.Event != nil {
+		if err := setMsg(b, eventKey(j.JobId, j.ArrayIndex, j.Seq), c.Event); err != nil {
+			return err
+		}
+	}
+	if c.EffectiveRaw != nil {
+		b.Set(specKey('f', j.JobId), c.EffectiveRaw)
+	}
+	if c.OriginRaw != nil {
+		b.Set(specKey('o', j.JobId), c.OriginRaw)
+	}
+	if c.SubmittedRaw != nil {
+		b.setRead(specKey('s', j.JobId), c.SubmittedRaw)
+	}
+	if c.Acct != nil {
+		return stageAcct(txn, b, c.Acct)
 	}
 	return nil
 }

@@ -164,19 +164,17 @@ func mustMarshal(m proto.Message) []byte {
 	return b
 }
 
-// A submission the store cannot take (here: larger than one transaction)
-// fails whole: none of its jobs is stored, and submissions that shared its
-// batch are stored all the same.
+// A submission the store cannot take (here: a spec larger than Badger's
+// largest value) fails whole: none of its jobs is stored, and submissions
+// that shared its batch are stored all the same.
 func TestFailedSubmitWritesNothing(t *testing.T) {
 	st, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	huge := submission(1, 60000, []string{"A=1"})
-	for _, j := range huge.Jobs {
-		j.PendReason = "padding that makes the array too large for one transaction"
-	}
+	huge := submission(1, 3, []string{"A=1"})
+	huge.Spec.Command = strings.Repeat("x", valueLogFileSize+1)
 	var wg sync.WaitGroup
 	var hugeErr, smallErr error
 	wg.Add(2)

@@ -1,0 +1,6 @@
+//go:build race
+
+package store
+
+// raceDetector: the tests run with -race.
+const raceDetector = true
