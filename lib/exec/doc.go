@@ -36,7 +36,10 @@
 // file descriptor 3, the job's pid is written to it in decimal with a
 // newline and it is closed right after the start file is written (closed
 // empty when the job could not start): the worker's "started" signal, and
-// the only pid the worker takes (never the start file's). Diagnostics go
+// the only pid the worker takes (never the start file's). The worker
+// passes a socket, on which the shepherd first waits for its go
+// (GoByte), sent once the worker has recorded the shepherd's pid; without
+// it the shepherd exits, code 3, having started nothing. Diagnostics go
 // to stderr through log/slog.
 //
 // # The job's process

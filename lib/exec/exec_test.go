@@ -827,6 +827,80 @@ func TestShepherdMain(t *testing.T) {
 	}
 }
 
+// TestShepherdGate: on a socket (the worker's) the shepherd waits for its
+// go before it does anything: when the socket closes instead, it exits
+// with code 3 and the job never starts; after the go it runs the job and
+// reports the pid on the same socket.
+func TestShepherdGate(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, goes := range []bool{false, true} {
+		l := newLaunch(t, "touch ran")
+		runDir := filepath.Dir(l.StatusFile)
+		os.MkdirAll(runDir, 0o700)
+		launchFile := filepath.Join(runDir, "launch")
+		b, _ := proto.Marshal(l)
+		if err := os.WriteFile(launchFile, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		worker, ready := os.NewFile(uintptr(fds[0]), "worker"), os.NewFile(uintptr(fds[1]), "ready")
+		var logs bytes.Buffer
+		cmd := osexec.Command(exe, "shepherd", launchFile)
+		cmd.Env = append(os.Environ(), helperEnv+"=shepherd")
+		cmd.ExtraFiles = []*os.File{ready}
+		cmd.Stderr = &logs
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		ready.Close()
+		ran := filepath.Join(dirOf(l), "ran")
+		if !goes {
+			// Nothing happens until the go: the job has not run.
+			time.Sleep(100 * time.Millisecond)
+			if _, err := os.Stat(ran); err == nil {
+				t.Error("the job ran before its go")
+			}
+			worker.Close()
+			err := cmd.Wait()
+			if cmd.ProcessState.ExitCode() != 3 {
+				t.Errorf("without its go the shepherd ended with %v, want exit code 3\n%s", err, logs.String())
+			}
+			if _, err := os.Stat(ran); err == nil {
+				t.Error("the job ran without its go")
+			}
+			if _, err := os.Lstat(l.StartFile); err == nil {
+				t.Error("a start file was written without the go")
+			}
+			continue
+		}
+		if _, err := worker.Write([]byte{GoByte}); err != nil {
+			t.Fatal(err)
+		}
+		said, _ := io.ReadAll(worker)
+		worker.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("shepherd: %v\n%s", err, logs.String())
+		}
+		if pid, err := strconv.Atoi(strings.TrimSuffix(string(said), "\n")); err != nil || int(readEvent(t, l.StartFile).Pid) != pid {
+			t.Errorf("the socket said %q, want the job's pid", said)
+		}
+		if ev := readEvent(t, l.StatusFile); ev.State != api.JobState_DONE {
+			t.Errorf("status = %v, want DONE", ev)
+		}
+		if _, err := os.Stat(ran); err != nil {
+			t.Errorf("the job did not run after its go: %v", err)
+		}
+	}
+}
+
 func TestExpandPattern(t *testing.T) {
 	for _, c := range []struct {
 		in   string

@@ -47,7 +47,8 @@ const (
 // the binary api.Launch in launchFile, runs the job with Run and returns the
 // process's exit code: 0 once the job's end is recorded in the status file,
 // whatever the job's own exit status; 1 when the end could not be recorded;
-// 2 when the launch file is unusable.
+// 2 when the launch file is unusable; 3 when the worker went before it
+// let the job start (below).
 //
 // The worker keeps the launch file root's (mode 0600, in a root-owned
 // directory) and hands it over open as standard input: when standard input
@@ -60,11 +61,16 @@ const (
 // file descriptor 3, ShepherdMain writes the job's pid (also its process
 // group id) to it in decimal, followed by a newline, and closes it once the
 // job's process runs and the start file is written, or closes it without
-// writing when the job could not be started. SIGTERM and SIGINT sent to
+// writing when the job could not be started. A socket there is the
+// worker's: before anything else happens the shepherd waits on it for one
+// byte, GoByte, which the worker sends once it has recorded the shepherd;
+// when the socket closes instead (the worker was killed meanwhile), the
+// shepherd exits with code 3 having done nothing, and the job is the
+// restarted worker's to dispatch again. SIGTERM and SIGINT sent to
 // the shepherd are passed on to the job's process group, and SIGHUP and
 // SIGPIPE are ignored, so that the shepherd lives to record the job's end.
 func ShepherdMain(launchFile string) int {
-	started := startedPipe()
+	started, gated := startedPipe()
 	defer started.Close()
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGUSR1)
@@ -85,6 +91,13 @@ func ShepherdMain(launchFile string) int {
 	if err := l.UnmarshalVT(b); err != nil {
 		log.Error("cannot decode the launch file", "err", err)
 		return 2
+	}
+	if gated {
+		var got [1]byte
+		if n, err := started.Read(got[:]); n != 1 || got[0] != GoByte {
+			log.Warn("the worker went before it let the job start; the job is not started", "err", err)
+			return 3
+		}
 	}
 	var pgid struct {
 		sync.Mutex
@@ -153,25 +166,30 @@ func readLaunch(launchFile string) ([]byte, error) {
 	return os.ReadFile(launchFile)
 }
 
+// GoByte is what the worker sends on the socket of file descriptor 3 to let
+// the shepherd start the job.
+const GoByte = 'g'
+
 // startedPipe returns file descriptor 3 when it is the worker's "started"
-// pipe: a pipe or socket open for writing. Anything else on 3 (a file the
-// runtime or a caller opened) is left alone. The descriptor is made
-// close-on-exec so the job does not inherit it.
-func startedPipe() *os.File {
+// pipe: a pipe or socket open for writing; gated reports a socket, which
+// gives the shepherd its go first. Anything else on 3 (a file the runtime
+// or a caller opened) is left alone. The descriptor is made close-on-exec
+// so the job does not inherit it.
+func startedPipe() (f *os.File, gated bool) {
 	const fd = 3
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
-		return nil
+		return nil, false
 	}
 	if t := st.Mode & syscall.S_IFMT; t != syscall.S_IFIFO && t != syscall.S_IFSOCK {
-		return nil
+		return nil, false
 	}
 	fl, _, errno := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
 	if errno != 0 || fl&syscall.O_ACCMODE == syscall.O_RDONLY {
-		return nil
+		return nil, false
 	}
 	syscall.CloseOnExec(fd)
-	return os.NewFile(fd, "started")
+	return os.NewFile(fd, "started"), st.Mode&syscall.S_IFMT == syscall.S_IFSOCK
 }
 
 // Run runs the job of l to its end: it writes the job file, sets up the

@@ -38,7 +38,7 @@
 //
 // # The job's process group
 //
-// The shepherd reports the job's pid (its process group id) on the pipe
+// The shepherd reports the job's pid (its process group id) on the socket
 // it inherited on file descriptor 3, not in a file the job could rewrite;
 // the controller stores it with the shepherd's pid (Job.Pid and
 // ShepherdPid), and after a restart Reattach uses those, never a file.
@@ -48,6 +48,16 @@
 // join) or, for an interactive job on a pseudo-terminal that leads its own
 // session, whose parent is the shepherd. A group that fails is not
 // signalled and the refusal is logged.
+//
+// # Launch
+//
+// The shepherd starts the job only once the worker has recorded the
+// shepherd's pid (the pids file) and sent it its go on that socket. A
+// worker killed between starting the shepherd and the go leaves a shepherd
+// that sees the socket close and exits without starting the job, and no
+// recorded shepherd: after a restart the job is one that never started
+// (NeverStarted), dispatched again, rather than one running unwatched with
+// no shepherd to wait for.
 //
 // # Ends
 //
@@ -144,7 +154,7 @@ type jobKey struct {
 }
 
 type proc struct {
-	pgid     int   // the job's process group, as the shepherd's pipe said (or as stored)
+	pgid     int   // the job's process group, as the shepherd's socket said (or as stored)
 	shepherd int   // the shepherd's pid: xced's own child, or as stored
 	uid      int   // the job's user, who must own what root reads from job/
 	since    int64 // unix ns: the job cannot have ended before this
@@ -250,10 +260,10 @@ func (w *Worker) Start(job *api.Job) error {
 	if err := w.serveTasks(k, uid); err != nil {
 		return err
 	}
-	started, ready, err := os.Pipe()
+	started, ready, err := startSocket()
 	if err != nil {
 		w.endTasks(k)
-		return fmt.Errorf("start pipe: %w", err)
+		return err
 	}
 	args := append(append([]string{}, w.cfg.Shepherd[1:]...), filepath.Join(dir, launchName))
 	cmd := exec.Command(w.cfg.Shepherd[0], args...)
@@ -277,9 +287,25 @@ func (w *Worker) Start(job *api.Job) error {
 		return fmt.Errorf("start shepherd: %w", err)
 	}
 	ready.Close()
+	if crashAt == "started" {
+		started.Close()
+		return nil
+	}
 	p := &proc{shepherd: cmd.Process.Pid, uid: uid, since: time.Now().UnixNano(), id: k.id, idx: k.idx,
 		gid: gid, user: job.Spec.GetUser(), hosts: job.ExecHosts}
 	w.writePids(k, p.shepherd, 0)
+	if crashAt == "recorded" {
+		started.Close()
+		return nil
+	}
+	// Only now may the shepherd start the job. A worker killed before
+	// this leaves a shepherd that sees its socket close and exits without
+	// starting it, and a restarted worker that finds no shepherd it could
+	// have lost (NeverStarted): the job is dispatched again rather than
+	// left running unwatched and reported lost.
+	if _, err := started.Write([]byte{jobexec.GoByte}); err != nil {
+		slog.Warn("the shepherd did not take its go", "job", k.id, "index", k.idx, "err", err)
+	}
 	w.mu.Lock()
 	w.jobs[k] = p
 	kill := w.killPending[k]
@@ -290,7 +316,7 @@ func (w *Worker) Start(job *api.Job) error {
 		go func() {
 			cmd.Wait()
 			close(waited)
-			// The pipe's other end may live on in a process the user
+			// The socket's other end may live on in a process the user
 			// gave it to: stop waiting for it soon after the shepherd.
 			started.SetReadDeadline(time.Now().Add(time.Second))
 		}()
@@ -379,8 +405,30 @@ func makeJobDir(dir string, uid, gid int, chown bool, launch []byte) (*os.File, 
 	return os.NewFile(uintptr(rfd), filepath.Join(dir, launchName)), os.NewFile(uintptr(gfd), filepath.Join(dir, logName)), nil
 }
 
-// readStarted reads the job's pid from the shepherd's pipe: decimal digits
-// and a newline, then end of file. 0 when the job did not start (the pipe
+// crashAt, set by tests, stops Start as a worker killed at that point of
+// a launch would: "started" (the shepherd runs, nothing is recorded) or
+// "recorded" (its pid is recorded, its go not sent).
+var crashAt string
+
+// startSocket makes the socket pair between the worker and a shepherd:
+// the shepherd waits on its end (ready, file descriptor 3) for its go,
+// then writes the job's pid there; the worker's end (started) reads with
+// a deadline.
+func startSocket() (started, ready *os.File, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("shepherd socket: %w", err)
+	}
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		return nil, nil, fmt.Errorf("shepherd socket: %w", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "shepherd socket"), os.NewFile(uintptr(fds[1]), "shepherd socket"), nil
+}
+
+// readStarted reads the job's pid from the shepherd's socket: decimal digits
+// and a newline, then end of file. 0 when the job did not start (the socket
 // was closed empty) or when what came is not a pid.
 func readStarted(r io.Reader) int {
 	b, _ := io.ReadAll(io.LimitReader(r, 32))
@@ -388,7 +436,7 @@ func readStarted(r io.Reader) int {
 	pid, err := strconv.Atoi(s)
 	if !ok || err != nil || pid <= 1 {
 		if len(b) > 0 {
-			slog.Warn("the shepherd's started pipe said something that is no pid", "said", fmt.Sprintf("%q", b))
+			slog.Warn("the shepherd's socket said something that is no pid", "said", fmt.Sprintf("%q", b))
 		}
 		return 0
 	}
@@ -396,7 +444,7 @@ func readStarted(r io.Reader) int {
 }
 
 // reportStart reports that the job's process runs, as pid (the shepherd's
-// word on its pipe): the start file adds where and when.
+// word on its socket): the start file adds where and when.
 func (w *Worker) reportStart(k jobKey, p *proc, pid int) {
 	startFile, _, _ := w.files(k.id, k.idx)
 	ev, err := readEvent(startFile, p.uid)

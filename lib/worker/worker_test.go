@@ -107,3 +107,52 @@ func TestStartTerminateReattach(t *testing.T) {
 		t.Error("a job with no files looks started")
 	}
 }
+
+// A worker killed between starting a shepherd and letting it start the
+// job (before or after recording its pid) leaves no job behind: the
+// shepherd exits without starting it, and the restarted worker finds the
+// job never started, so the controller dispatches it again.
+func TestKilledDuringLaunch(t *testing.T) {
+	shep := testenv.BuildShepherd(t)
+	for _, at := range []string{"started", "recorded"} {
+		t.Run(at, func(t *testing.T) {
+			defer func() { crashAt = "" }()
+			crashAt = at
+			dir := t.TempDir()
+			w, _ := newWorker(t, shep)
+			ran := dir + "/ran"
+			j := job(1, "touch "+ran, dir)
+			if err := w.Start(j); err != nil {
+				t.Fatal(err)
+			}
+			crashAt = ""
+			w2, _ := newWorker(t, shep)
+			w2.cfg.RunDir = w.cfg.RunDir
+			// The orphaned shepherd exits at once; a restarted worker
+			// asks later.
+			deadline := time.Now().Add(10 * time.Second)
+			for !w2.NeverStarted(j) {
+				if time.Now().After(deadline) {
+					t.Fatal("the job still looks started")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			time.Sleep(200 * time.Millisecond)
+			if _, err := os.Stat(ran); err == nil {
+				t.Error("the job ran")
+			}
+			// Dispatched again, it runs.
+			w3, rs := newWorker(t, shep)
+			w3.cfg.RunDir = w.cfg.RunDir
+			if err := w3.Start(job(1, "touch "+ran, dir)); err != nil {
+				t.Fatal(err)
+			}
+			if ev := rs.finished(t); ev.State != api.JobState_DONE {
+				t.Errorf("the job dispatched again ended %v", ev.State)
+			}
+			if _, err := os.Stat(ran); err != nil {
+				t.Errorf("the job dispatched again did not run: %v", err)
+			}
+		})
+	}
+}
