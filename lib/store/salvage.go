@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -160,6 +161,25 @@ func Salvage(damaged, fresh string) (*SalvageReport, error) {
 		rep.Dropped = append(rep.Dropped, fmt.Sprintf("%d records whose values were in the value log", lostPointers))
 	}
 
+	// A submission a stop interrupted while it was stored in stages
+	// (staged.go) is not there: its marker and what it names go, named
+	// once, not as jobs whose spec is lost.
+	var interrupted [][]byte
+	for k, v := range latest {
+		if v.deleted || !strings.HasPrefix(k, string(pendingPrefix)) {
+			continue
+		}
+		if _, prefixes, err := decodePending(v.value); err == nil {
+			interrupted = append(interrupted, prefixes...)
+		}
+		v.deleted = true
+		latest[k] = v
+		what := fmt.Sprintf("%q", k)
+		if len(k) == len(pendingPrefix)+8 {
+			what = "job " + strconv.FormatInt(int64(binary.BigEndian.Uint64([]byte(k[len(pendingPrefix):]))), 10)
+		}
+		rep.Dropped = append(rep.Dropped, what+": its submission was interrupted while it was stored (its bsub had no answer)")
+	}
 	// Job records whose effective spec is lost cannot be loaded.
 	var maxID, ceiling int64
 	for k, v := range latest {
@@ -167,6 +187,11 @@ func Salvage(damaged, fresh string) (*SalvageReport, error) {
 			continue
 		}
 		key := []byte(k)
+		if slices.ContainsFunc(interrupted, func(p []byte) bool { return bytes.HasPrefix(key, p) }) {
+			v.deleted = true
+			latest[k] = v
+			continue
+		}
 		switch {
 		case key[0] == 'j' && len(key) == 13:
 			id := int64(binary.BigEndian.Uint64(key[1:9]))

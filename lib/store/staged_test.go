@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -122,9 +124,29 @@ func TestInterruptedStagedSubmissionIsRemoved(t *testing.T) {
 	if err := wb.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	crash := t.TempDir()
+	crash, damaged := t.TempDir(), t.TempDir()
 	copyDir(t, dir, crash)
+	copyDir(t, dir, damaged)
 	st.Close()
+
+	// Salvage (xced store recover) names the submission once and keeps
+	// none of it.
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	rep, err := Salvage(damaged, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Dropped) != 1 || !strings.Contains(rep.Dropped[0], "job 2: its submission was interrupted") || rep.Jobs != 3 {
+		t.Errorf("salvage kept %d jobs and dropped %d (first: %q)", rep.Jobs, len(rep.Dropped), rep.Dropped[:min(1, len(rep.Dropped))])
+	}
+	if sv, err := Open(fresh); err != nil {
+		t.Errorf("the salvaged store: %v", err)
+	} else {
+		if evs, _ := sv.Events(2, -1); len(evs) != 0 || countPending(t, sv.db) != 0 {
+			t.Errorf("the salvaged store holds %d events of the interrupted submission", len(evs))
+		}
+		sv.Close()
+	}
 
 	st, err = Open(crash)
 	if err != nil {
