@@ -266,6 +266,35 @@ func TestClusterWorkerCrash(t *testing.T) {
 	}
 }
 
+// A worker killed while it launches a job (at RUN, which is the dispatch:
+// before, during or after it starts the shepherd) leaves the job neither
+// lost nor run twice: the shepherd starts the job only once the worker
+// has recorded it, so the restarted worker either finds it or finds it
+// never started, and the controller dispatches it again. Either way the
+// job ends once, with its own exit code.
+func TestClusterWorkerCrashAtLaunch(t *testing.T) {
+	m := newMulti(t)
+	w := m.worker("hA", 2)
+	m.waitHosts(map[string]string{"hA": "ok"})
+	id := m.submit("", "-o", "lcrash.out", "echo run; sleep 1; exit 7")
+	m.waitState(id, "RUN")
+	w.crash()
+	m.waitHosts(map[string]string{"hA": "unreach"})
+	time.Sleep(500 * time.Millisecond)
+	m.worker("hA", 2)
+	m.waitHosts(map[string]string{"hA": "ok"})
+	m.waitState(id, "EXIT")
+	if code := strings.TrimSpace(m.must("", "bjobs", "-a", "-noheader", "-o", "exit_code", id)); code != "7" {
+		t.Errorf("exit code %q, want 7\n%s", code, m.must("", "bhist", "-l", id))
+	}
+	// The job ran once; if the crash came before its go, that once is
+	// the second dispatch.
+	time.Sleep(300 * time.Millisecond)
+	if out, _ := os.ReadFile(filepath.Join(m.work, "lcrash.out")); strings.Count(string(out), "run\n") != 1 {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
 // A host that stops answering: unreach at once, unavail after the grace
 // (its jobs UNKWN), and after the failure timeout its rerunnable job runs
 // elsewhere exactly once while the other one ends EXIT with the reason.
