@@ -149,7 +149,18 @@ func (m *multi) waitHosts(want map[string]string) {
 	m.t.Fatalf("hosts: want %v, bhosts -w:\n%s\nxced:\n%s\n%s", want, out, m.log, logs.String())
 }
 
-// execHosts is a job's EXEC_HOST as bjobs -w prints it.
+// crashRestart kills worker w with SIGKILL (its jobs run on) and starts
+// it again once the controller has seen it go, then waits until it is
+// back.
+func (m *multi) crashRestart(w *workerProc) {
+	m.t.Helper()
+	w.crash()
+	m.waitHosts(map[string]string{w.name: "unreach"})
+	time.Sleep(500 * time.Millisecond)
+	m.worker(w.name, w.slots)
+	m.waitHosts(map[string]string{w.name: "ok"})
+}
+
 // waitStarted waits until the job's history has its start (the worker
 // reported the job's process).
 func (m *multi) waitStarted(id string) {
@@ -163,6 +174,7 @@ func (m *multi) waitStarted(id string) {
 	m.t.Fatalf("job %s did not start:\n%s", id, hist)
 }
 
+// execHosts is a job's EXEC_HOST as bjobs -w prints it.
 func (m *multi) execHosts(id string) string {
 	return strings.TrimSpace(m.must("", "bjobs", "-a", "-noheader", "-o", "exec_host", id))
 }
@@ -251,11 +263,7 @@ func TestClusterWorkerCrash(t *testing.T) {
 	// Mid-job: the worker has reported the job started (RUN alone is the
 	// dispatch, which may precede the shepherd).
 	m.waitStarted(id)
-	w.crash()
-	m.waitHosts(map[string]string{"hA": "unreach"})
-	time.Sleep(500 * time.Millisecond)
-	m.worker("hA", 2)
-	m.waitHosts(map[string]string{"hA": "ok"})
+	m.crashRestart(w)
 	m.waitState(id, "EXIT")
 	if code := strings.TrimSpace(m.must("", "bjobs", "-a", "-noheader", "-o", "exit_code", id)); code != "7" {
 		t.Errorf("exit code %q, want 7", code)
@@ -278,11 +286,7 @@ func TestClusterWorkerCrashAtLaunch(t *testing.T) {
 	m.waitHosts(map[string]string{"hA": "ok"})
 	id := m.submit("", "-o", "lcrash.out", "echo run; sleep 1; exit 7")
 	m.waitState(id, "RUN")
-	w.crash()
-	m.waitHosts(map[string]string{"hA": "unreach"})
-	time.Sleep(500 * time.Millisecond)
-	m.worker("hA", 2)
-	m.waitHosts(map[string]string{"hA": "ok"})
+	m.crashRestart(w)
 	m.waitState(id, "EXIT")
 	if code := strings.TrimSpace(m.must("", "bjobs", "-a", "-noheader", "-o", "exit_code", id)); code != "7" {
 		t.Errorf("exit code %q, want 7\n%s", code, m.must("", "bhist", "-l", id))

@@ -17,9 +17,10 @@
 // the user's uid and gid with the proofs the local socket mints for each
 // TLS session (clusterauth.UserCredentials), and follow the redirects to
 // the leader. TLS runs in xce-dial, next to the command (lib/tlsdial), so
-// that no command links it. While none is elected, or the candidates do not answer, it
-// tries them again for up to $XCE_FAILOVER_TIMEOUT (default 30s). A call
-// is sent again only when no leader can have acted on it.
+// that no command links it. While none is elected, or the candidates do
+// not answer, it tries them again for up to $XCE_FAILOVER_TIMEOUT
+// (default 30s). A call is sent again only when no leader can have acted
+// on it.
 package client
 
 import (

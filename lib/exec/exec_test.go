@@ -767,12 +767,12 @@ func TestUmask(t *testing.T) {
 	}
 }
 
-// TestShepherdMain runs the shepherd as xced does: a separate process given
-// a launch file and a "started" pipe on file descriptor 3.
-func TestShepherdMain(t *testing.T) {
-	t.Parallel()
-	l := newLaunch(t, `echo "job $LSB_JOBID"; exit 4`)
-	l.Job.Spec.OutputFile = "out"
+// startShepherd writes l's launch file and starts the shepherd on it as
+// xced does: a separate process in its own session, with fd3 as its file
+// descriptor 3 (closed here once passed on). It returns the process and
+// its log (stderr).
+func startShepherd(t *testing.T, l *api.Launch, fd3 *os.File) (*osexec.Cmd, *bytes.Buffer) {
+	t.Helper()
 	runDir := filepath.Dir(l.StatusFile)
 	os.MkdirAll(runDir, 0o700)
 	launchFile := filepath.Join(runDir, "launch")
@@ -784,20 +784,30 @@ func TestShepherdMain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	started, ready, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
+	logs := &bytes.Buffer{}
 	cmd := osexec.Command(exe, "shepherd", launchFile)
 	cmd.Env = append(os.Environ(), helperEnv+"=shepherd")
-	cmd.ExtraFiles = []*os.File{ready}
-	cmd.Stderr = &logs
+	cmd.ExtraFiles = []*os.File{fd3}
+	cmd.Stderr = logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ready.Close()
+	fd3.Close()
+	return cmd, logs
+}
+
+// TestShepherdMain runs the shepherd as xced does: a separate process given
+// a launch file and a "started" pipe on file descriptor 3.
+func TestShepherdMain(t *testing.T) {
+	t.Parallel()
+	l := newLaunch(t, `echo "job $LSB_JOBID"; exit 4`)
+	l.Job.Spec.OutputFile = "out"
+	started, ready, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, logs := startShepherd(t, l, ready)
 	said, _ := io.ReadAll(started)
 	started.Close()
 	pid, err := strconv.Atoi(strings.TrimSuffix(string(said), "\n"))
@@ -820,7 +830,11 @@ func TestShepherdMain(t *testing.T) {
 	}
 
 	// An unreadable launch file: exit code 2 and nothing else.
-	cmd = osexec.Command(exe, "shepherd", filepath.Join(runDir, "missing"))
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd = osexec.Command(exe, "shepherd", filepath.Join(filepath.Dir(l.StatusFile), "missing"))
 	cmd.Env = append(os.Environ(), helperEnv+"=shepherd")
 	if err := cmd.Run(); err == nil || cmd.ProcessState.ExitCode() != 2 {
 		t.Errorf("missing launch file: %v, want exit code 2", err)
@@ -833,34 +847,14 @@ func TestShepherdMain(t *testing.T) {
 // reports the pid on the same socket.
 func TestShepherdGate(t *testing.T) {
 	t.Parallel()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, goes := range []bool{false, true} {
 		l := newLaunch(t, "touch ran")
-		runDir := filepath.Dir(l.StatusFile)
-		os.MkdirAll(runDir, 0o700)
-		launchFile := filepath.Join(runDir, "launch")
-		b, _ := proto.Marshal(l)
-		if err := os.WriteFile(launchFile, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
 		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		worker, ready := os.NewFile(uintptr(fds[0]), "worker"), os.NewFile(uintptr(fds[1]), "ready")
-		var logs bytes.Buffer
-		cmd := osexec.Command(exe, "shepherd", launchFile)
-		cmd.Env = append(os.Environ(), helperEnv+"=shepherd")
-		cmd.ExtraFiles = []*os.File{ready}
-		cmd.Stderr = &logs
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		ready.Close()
+		cmd, logs := startShepherd(t, l, ready)
 		ran := filepath.Join(dirOf(l), "ran")
 		if !goes {
 			// Nothing happens until the go: the job has not run.

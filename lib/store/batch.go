@@ -282,10 +282,6 @@ func (s *Store) commit(muts []mutation, index uint64, inParts bool) error {
 			return err
 		}
 	}
-	var ib [8]byte
-	if index > 0 {
-		binary.BigEndian.PutUint64(ib[:], index)
-	}
 	err := func() error {
 		txn := s.db.NewTransaction(true)
 		defer txn.Discard()
@@ -294,28 +290,16 @@ func (s *Store) commit(muts []mutation, index uint64, inParts bool) error {
 				return err
 			}
 		}
-		if index > 0 {
-			if err := txn.Set(keyApplied, ib[:]); err != nil {
-				return err
-			}
+		if err := setApplied(txn, index); err != nil {
+			return err
 		}
 		return txn.Commit()
 	}()
-	if tailStart, staged := stagedTail(muts); errors.Is(err, badger.ErrTxnTooBig) && !inParts && staged {
-		err = s.commitStaged(muts, tailStart, index)
-	} else if errors.Is(err, badger.ErrTxnTooBig) && inParts {
-		// Too large for one transaction (a purge of many old records):
-		// written in parts, the applied index last, so that a crash midway
-		// leaves the entry to be applied again.
-		wb := s.db.NewWriteBatch()
-		defer wb.Cancel()
-		for _, m := range muts {
-			if err = apply(wb, m); err != nil {
-				return err
-			}
-		}
-		if err = wb.Flush(); err == nil && index > 0 {
-			err = s.db.Update(func(txn *badger.Txn) error { return txn.Set(keyApplied, ib[:]) })
+	if errors.Is(err, badger.ErrTxnTooBig) {
+		if tailStart, staged := stagedTail(muts); staged && !inParts {
+			err = s.commitStaged(muts, tailStart, index)
+		} else if inParts {
+			err = s.commitAnyOrder(muts, index)
 		}
 	}
 	if err != nil {
@@ -333,6 +317,32 @@ func (s *Store) commit(muts []mutation, index uint64, inParts bool) error {
 		s.ceiling = ceiling
 	}
 	return nil
+}
+
+// commitAnyOrder writes mutations too many for one transaction that need
+// not apply at once (a purge of many old records) in parts, the applied
+// index last, so that a crash midway leaves the entry to be applied again.
+func (s *Store) commitAnyOrder(muts []mutation, index uint64) error {
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	for _, m := range muts {
+		if err := apply(wb, m); err != nil {
+			return err
+		}
+	}
+	if err := wb.Flush(); err != nil || index == 0 {
+		return err
+	}
+	return s.db.Update(func(txn *badger.Txn) error { return setApplied(txn, index) })
+}
+
+// setApplied records in txn that the replicated log is applied up to
+// index (nothing for 0: a store that is not replicated).
+func setApplied(txn *badger.Txn, index uint64) error {
+	if index == 0 {
+		return nil
+	}
+	return txn.Set(keyApplied, binary.BigEndian.AppendUint64(nil, index))
 }
 
 type writer interface {

@@ -175,8 +175,8 @@ func Salvage(damaged, fresh string) (*SalvageReport, error) {
 		v.deleted = true
 		latest[k] = v
 		what := fmt.Sprintf("%q", k)
-		if len(k) == len(pendingPrefix)+8 {
-			what = "job " + strconv.FormatInt(int64(binary.BigEndian.Uint64([]byte(k[len(pendingPrefix):]))), 10)
+		if id, ok := pendingID([]byte(k)); ok {
+			what = "job " + strconv.FormatInt(id, 10)
 		}
 		rep.Dropped = append(rep.Dropped, what+": its submission was interrupted while it was stored (its bsub had no answer)")
 	}

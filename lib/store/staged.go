@@ -40,6 +40,15 @@ func pendingKey(id int64) []byte {
 	return binary.BigEndian.AppendUint64(bytes.Clone(pendingPrefix), uint64(id))
 }
 
+// pendingID is the job id a marker's key names; ok is false for a key
+// that is not one.
+func pendingID(key []byte) (id int64, ok bool) {
+	if len(key) != len(pendingPrefix)+8 || !bytes.HasPrefix(key, pendingPrefix) {
+		return 0, false
+	}
+	return int64(binary.BigEndian.Uint64(key[len(pendingPrefix):])), true
+}
+
 // encodePending lays a marker's value out: the tail's length, then each
 // prefix, length-prefixed.
 func encodePending(tail int, prefixes ...[]byte) []byte {
@@ -118,12 +127,7 @@ func (s *Store) commitStaged(muts []mutation, tailStart int, index uint64) error
 					return err
 				}
 			}
-			if index > 0 {
-				var ib [8]byte
-				binary.BigEndian.PutUint64(ib[:], index)
-				return txn.Set(keyApplied, ib[:])
-			}
-			return nil
+			return setApplied(txn, index)
 		})
 	}()
 	if err != nil {
@@ -157,8 +161,8 @@ func sweepPending(db *badger.DB) ([]int64, error) {
 		if err := removePending(db, m.key, m.value); err != nil {
 			return ids, err
 		}
-		if len(m.key) == len(pendingPrefix)+8 {
-			ids = append(ids, int64(binary.BigEndian.Uint64(m.key[len(pendingPrefix):])))
+		if id, ok := pendingID(m.key); ok {
+			ids = append(ids, id)
 		}
 	}
 	return ids, nil
