@@ -10,8 +10,9 @@ import (
 )
 
 // The formats on the calendar days where a date's width changes: a
-// single-digit day (LSF pads it with a space in the SUBMIT_TIME column and
-// the job report, and leaves it unpadded in bjobs -l/-UF and bhist -l), and
+// single-digit day (LSF and OpenLava pad it with a space everywhere: the
+// SUBMIT_TIME column, the job report, bjobs -l/-UF and bhist -l, so the
+// column parsers sites have keep working on the 1st to the 9th), and
 // a job that spans 31 Dec -> 1 Jan. The golden tests mask dates; these pin
 // them down exactly, with a clock and zone that do not depend on the day
 // the test runs.
@@ -30,9 +31,9 @@ func TestFormatsAtCalendarEdges(t *testing.T) {
 			now: time.Date(2026, time.December, 1, 9, 6, 0, 0, testZone),
 			want: []string{
 				"table:1234    user1   RUN   normal     hostA       hostB       sleep 100  Dec  1 09:05",
-				"long:Tue Dec 1 09:05:07: Submitted from host <hostA>",
-				"long:Tue Dec 1 09:05:09: Started 1 Task(s) on Host(s) <hostB>",
-				"uf:Tue Dec 1 09:05:07: Submitted from host <hostA>, CWD <$HOME/work>;",
+				"long:Tue Dec  1 09:05:07: Submitted from host <hostA>",
+				"long:Tue Dec  1 09:05:09: Started 1 Task(s) on Host(s) <hostB>",
+				"uf:Tue Dec  1 09:05:07: Submitted from host <hostA>, CWD <$HOME/work>;",
 				"stats:12/01-09:05:07",
 			},
 		},
@@ -42,8 +43,8 @@ func TestFormatsAtCalendarEdges(t *testing.T) {
 			want: []string{
 				"table:1234    user1   RUN   normal     hostA       hostB       sleep 100  Dec 31 23:59",
 				"long:Thu Dec 31 23:59:59: Submitted from host <hostA>",
-				"long:Fri Jan 1 00:00:01: Started 1 Task(s) on Host(s) <hostB>",
-				"uf:Fri Jan 1 00:00:01: Started 1 Task(s) on Host(s) <hostB>",
+				"long:Fri Jan  1 00:00:01: Started 1 Task(s) on Host(s) <hostB>",
+				"uf:Fri Jan  1 00:00:01: Started 1 Task(s) on Host(s) <hostB>",
 				"stats:12/31-23:59:59",
 				"stats:01/01-00:00:01",
 			},

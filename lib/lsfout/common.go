@@ -224,10 +224,12 @@ func FormatSubmitTime(ns int64, loc *time.Location) string {
 }
 
 // FormatEventTime formats a unix-nanosecond time the way bjobs -l and bhist -l
-// start an event line, without the trailing ": " ("%a %b %d %H:%M:%S" with
-// the day not padded: "Tue May 6 15:45:10"). A nil loc means time.Local.
+// start an event line, without the trailing ": " ("%a %b %e %H:%M:%S", the
+// day space-padded as LSF and OpenLava print it: "Tue May  6 15:45:10", so
+// the line's text always starts in the same column). A nil loc means
+// time.Local.
 func FormatEventTime(ns int64, loc *time.Location) string {
-	return time.Unix(0, ns).In(locOrLocal(loc)).Format("Mon Jan 2 15:04:05")
+	return time.Unix(0, ns).In(locOrLocal(loc)).Format("Mon Jan _2 15:04:05")
 }
 
 // pendReasons splits Job.pend_reason into its reasons (one per line), with

@@ -44,8 +44,10 @@
 //     would print an extra line of 21 spaces when a line of exactly 79
 //     characters is followed by a newline), and a space dropped at the very
 //     end of the text leaves no empty continuation.
-//   - Event times print as "%a %b %d %H:%M:%S" with the day not padded
-//     ("Tue May 6 15:45:10"), as in the IBM -UF example.
+//   - Event times print as "%a %b %e %H:%M:%S", the day padded with a space
+//     ("Tue May  6 15:45:10") as LSF and OpenLava print it and as the job
+//     report does: a parser that cuts the text at column 21 works on every
+//     day of the month.
 //   - The submission items follow the order of output-formats.md (Output,
 //     Error, Input File, Specified Start/Termination Time, Notify, Exclusive,
 //     Re-runnable, Task(s), Requested Resources, Dependency Condition, Login

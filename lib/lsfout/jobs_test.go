@@ -143,7 +143,7 @@ func TestTimeFormats(t *testing.T) {
 	if got := FormatSubmitTime(ns, testZone); got != "Oct  2 02:05" {
 		t.Errorf("FormatSubmitTime = %q", got)
 	}
-	if got := FormatEventTime(ns, testZone); got != "Fri Oct 2 02:05:09" {
+	if got := FormatEventTime(ns, testZone); got != "Fri Oct  2 02:05:09" {
 		t.Errorf("FormatEventTime = %q", got)
 	}
 	if got := FormatSubmitTime(0, testZone); got != "" {

@@ -213,7 +213,7 @@ func TestWriteJobsLongUnformatted(t *testing.T) {
 	want := []string{
 		"",
 		"Job <1234>, Job Name <myjob>, User <user1>, Project <default>, Status <RUN>, Queue <normal>, Command <./run_simulation.sh input.dat>",
-		"Tue May 6 15:45:10: Submitted from host <hostA>, CWD <$HOME/work>, Output File <out.%J>, 4 Task(s), Requested Resources <span[hosts=1]>;",
+		"Tue May  6 15:45:10: Submitted from host <hostA>, CWD <$HOME/work>, Output File <out.%J>, 4 Task(s), Requested Resources <span[hosts=1]>;",
 		"Mon Oct 22 10:11:15: Started 4 Task(s) on Host(s) <4*hostB>, Allocated 4 Slot(s) on Host(s) <4*hostB>, Execution Home </home/user1>, Execution CWD </home/user1/work>;",
 		"Mon Oct 22 10:12:20: Resource usage collected. The CPU time used is 62 seconds. MEM: 120 Mbytes;  SWAP: 300 Mbytes;  NTHREAD: 9; PGID: 6395;  PIDs: 6395 6397 6399;",
 	}
