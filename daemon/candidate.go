@@ -148,11 +148,7 @@ func serveCandidate(o options, cfg *config.Config, dir, host string, slots, ncpu
 		case s := <-sigs:
 			slog.Info("stopping; running jobs keep running", "signal", s)
 			if c.term.ctl != nil && len(cfg.Cluster.Controllers) > 1 {
-				// Another candidate takes over now rather than after an
-				// election timeout.
-				if err := c.node.Transfer(); err != nil {
-					slog.Warn("leadership not handed on", "err", err)
-				}
+				c.handOver()
 			}
 			return nil
 		}
@@ -207,6 +203,24 @@ func (c *candidate) lead() error {
 	c.switchTo(t, local, remote)
 	slog.Info("leading the controller candidates", "address", c.o.listen, "took", time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// handOver ends this candidate's leadership for a clean stop (SIGTERM):
+// the calls in flight are answered, new ones are sent on to the other
+// candidates (they retry there until the next leader answers, so no
+// command fails), the next job id is recorded exactly while this
+// candidate can still write (the next leader goes on from it, without
+// the gap a crash leaves), and another candidate takes over now rather
+// than after an election timeout.
+func (c *candidate) handOver() {
+	ctl := c.term.ctl
+	c.standBy()
+	if err := ctl.Close(); err != nil {
+		slog.Warn("the next job id was not recorded; the next leader skips the ids this one had reserved", "err", err)
+	}
+	if err := c.node.Transfer(); err != nil {
+		slog.Warn("leadership not handed on", "err", err)
+	}
 }
 
 // standBy serves the standby's answers.

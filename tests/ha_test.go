@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -483,4 +484,50 @@ func (h *ha) waitFollowers(n int) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	h.t.Fatalf("the candidates did not come back: %s\n%s", out, h.logs())
+}
+
+// The leader stopped with SIGTERM (a planned restart, an upgrade) hands
+// over without a visible gap: every command sent meanwhile, reads and
+// submissions alike, succeeds, and job ids go on one by one instead of
+// jumping to the end of the block the old leader had reserved.
+func TestHALeaderStopIsSeamless(t *testing.T) {
+	h := newHA(t, 3)
+	h.worker("hA", 2)
+	l := h.leader()
+	h.waitFollowers(3)
+	last, _ := strconv.Atoi(h.submit("-o", "/dev/null", "true"))
+	stopped := make(chan struct{})
+	go func() { h.cands[l].stop(); close(stopped) }()
+	var failures []string
+	calls := 0
+	for moved := false; !moved || calls < 6; calls++ {
+		if r := h.run(nil, "", "bjobs", "-a", "-noheader", "-o", "jobid"); r.code != 0 {
+			failures = append(failures, fmt.Sprintf("bjobs: exit %d: %s", r.code, r.stderr))
+		}
+		r := h.run(nil, "", "bsub", "-o", "/dev/null", "true")
+		m := submittedRE.FindStringSubmatch(r.stdout)
+		if r.code != 0 || m == nil {
+			failures = append(failures, fmt.Sprintf("bsub: exit %d: %s%s", r.code, r.stdout, r.stderr))
+		} else {
+			id, _ := strconv.Atoi(m[1])
+			if id != last+1 {
+				failures = append(failures, fmt.Sprintf("job id %d after %d", id, last))
+			}
+			last = id
+		}
+		select {
+		case <-stopped:
+			moved = true
+		default:
+		}
+		if calls > 2000 {
+			t.Fatalf("the old leader did not stop\n%s", h.logs())
+		}
+	}
+	if len(failures) > 0 {
+		t.Errorf("%d of %d rounds of commands saw a failure across the handover:\n%s\n%s", len(failures), calls, strings.Join(failures, "\n"), h.logs())
+	}
+	if nl := h.leader(); nl == l {
+		t.Errorf("the stopped candidate %d still leads", l)
+	}
 }

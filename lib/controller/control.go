@@ -1,10 +1,10 @@
 package controller
 
 import (
-	"strings"
-
 	"fmt"
+	"log/slog"
 	"sort"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -55,6 +55,11 @@ func (c *Controller) transferLeadership(who Caller) *api.ControlReply {
 	case c.cfg.Replication == nil:
 		res.Error = "this cluster has one controller (no [cluster] controllers): there is no candidate to hand the leadership to; restart xced itself, or use badmin reconfig to reread the configuration"
 	default:
+		// The next leader goes on from the exact next job id, not from
+		// the end of the block this one reserved.
+		if err := c.Close(); err != nil {
+			slog.Warn("the next job id was not recorded before handing on the leadership", "err", err)
+		}
 		if err := c.cfg.Replication.Transfer(); err != nil {
 			res.Error = err.Error()
 		}
@@ -298,9 +303,10 @@ func (c *Controller) requeue(who Caller, req *api.ControlRequest) *api.ControlRe
 	}
 	var changes []store.Change
 	type killOn struct {
-		id  int64
-		idx int32
-		ex  Executor
+		id     int64
+		idx    int32
+		ex     Executor
+		reason api.TermReason
 	}
 	var kill []killOn
 	for _, r := range targets {
@@ -329,7 +335,7 @@ func (c *Controller) requeue(who Caller, req *api.ControlRequest) *api.ControlRe
 			nj.TermReason, nj.TermReasonSet = reason, true
 			ev := c.event(nj, api.EventType_SIGNAL, user, "REQUEUE")
 			changes = append(changes, store.Change{Job: nj, Event: ev})
-			kill = append(kill, killOn{r.job.JobId, r.job.ArrayIndex, c.execOf(r.job)})
+			kill = append(kill, killOn{r.job.JobId, r.job.ArrayIndex, c.execOf(r.job), reason})
 			continue
 		}
 		requeued(nj, req.Hold)
@@ -346,7 +352,7 @@ func (c *Controller) requeue(who Caller, req *api.ControlRequest) *api.ControlRe
 		return reply
 	}
 	for _, k := range kill {
-		k.ex.Terminate(k.id, k.idx)
+		k.ex.Terminate(k.id, k.idx, k.reason)
 	}
 	c.Kick()
 	return reply
