@@ -78,7 +78,12 @@ func run() int {
 	configCmd.AddCommand(&cobra.Command{
 		Use:   "check FILE",
 		Short: "Validate a configuration file and print the effective configuration",
-		Args:  cobra.ExactArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return errors.New("name the configuration file to check: xced config check FILE (the file xced is started with, --config FILE)")
+			}
+			return nil
+		},
 		RunE: func(_ *cobra.Command, args []string) error {
 			cfg, err := config.Load(args[0])
 			if err != nil {
@@ -205,6 +210,7 @@ func serve(o options) error {
 		w, err := worker.New(worker.Config{
 			Host:              host,
 			ClusterName:       cfg.Cluster.Name,
+			ClusterAdmin:      controller.PrimaryAdmin(cfg),
 			RunDir:            filepath.Join(dir, "jobs"),
 			Shepherd:          shepherdCommand(self),
 			KillGrace:         o.runlimitGrace,

@@ -3,6 +3,7 @@ package tests
 import (
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -141,7 +142,13 @@ func TestOutputSpooled(t *testing.T) {
 		time.Sleep(25 * time.Millisecond)
 	}
 	s := string(b)
-	if !strings.HasPrefix(s, "Sender: LSF System <lsfadmin@") || !strings.Contains(s, "\nSubject: Job "+id+": ") ||
+	// Without administrators configured, the controller's own user (an
+	// administrator always) sends the report.
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(s, "Sender: LSF System <"+me.Username+"@") || !strings.Contains(s, "\nSubject: Job "+id+": ") ||
 		!strings.Contains(s, "\nThe output (if any) follows:\n\nfirst\n") {
 		t.Errorf("logs/%s.out:\n%s", id, s)
 	}
@@ -173,4 +180,41 @@ func TestOutputDirect(t *testing.T) {
 	}
 	bad := c.submit("", "-o", "nodir/%J.out", "mkdir -p nodir; echo late")
 	c.waitState(bad, "EXIT")
+}
+
+// A job its owner kills reports why, as LSF's report does ("TERM_OWNER:
+// job killed by owner."), and the report comes from the primary cluster
+// administrator the configuration names, not a fixed "lsfadmin"; bhist -l
+// names the requirement the job was dispatched with even when it gave
+// none.
+func TestReportOfKilledJob(t *testing.T) {
+	c := newCluster(t, "--config", clusterWith(t, "administrators = [\"opsadmin\"]\n"))
+	id := c.submit("", "-o", "killed.out", "echo begun; sleep 300")
+	c.waitState(id, "RUN")
+	for i := 0; i < 400; i++ { // the job has started its command
+		if r := c.run("", "bpeek", id); strings.Contains(r.stdout, "begun") {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	c.must("", "bkill", id)
+	c.waitState(id, "EXIT")
+	var s string
+	for i := 0; i < 400 && !strings.Contains(s, "Resource usage summary"); i++ {
+		b, _ := os.ReadFile(filepath.Join(c.work, "killed.out"))
+		s = string(b)
+		time.Sleep(25 * time.Millisecond)
+	}
+	for _, want := range []string{
+		"Sender: LSF System <opsadmin@",
+		"\nTERM_OWNER: job killed by owner.\nExited with exit code ",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the report lacks %q:\n%s", want, s)
+		}
+	}
+	hist := c.must("", "bhist", "-l", id)
+	if !strings.Contains(strings.ReplaceAll(hist, "\n                     ", ""), ", Effective RES_REQ <select[") {
+		t.Errorf("bhist -l: the Dispatched line names no effective requirement:\n%s", hist)
+	}
 }

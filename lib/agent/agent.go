@@ -370,6 +370,7 @@ func (a *agent) worker(wel *rpc.Welcome) (*worker.Worker, error) {
 	w, err := worker.New(worker.Config{
 		Host:              host,
 		ClusterName:       wel.GetClusterName(),
+		ClusterAdmin:      wel.GetClusterAdmin(),
 		RunDir:            a.cfg.RunDir,
 		Shepherd:          a.cfg.Shepherd,
 		KillGrace:         time.Duration(wel.GetKillGraceMs()) * time.Millisecond,
@@ -442,13 +443,13 @@ func (a *agent) handle(ctx context.Context, w *worker.Worker, m *rpc.ControllerM
 		s := m.Signal
 		id, idx, sig := s.GetJobId(), s.GetIndex(), syscall.Signal(s.GetSignal())
 		if s.GetTerminate() {
-			w.Terminate(id, idx)
+			w.Terminate(id, idx, s.GetTermReason())
 			return
 		}
 		if err := w.Signal(id, idx, sig); err != nil {
 			if sig == syscall.SIGKILL {
 				// Not started yet, or gone: the sequence waits for it.
-				w.Terminate(id, idx)
+				w.Terminate(id, idx, api.TermReason_TERM_UNKNOWN)
 				return
 			}
 			a.log.Warn("signal not delivered", "job", id, "index", idx, "signal", int(sig), "err", err)

@@ -6180,7 +6180,10 @@ type Launch struct {
 	// the report at the top when it ends.
 	StdoutDirect bool `protobuf:"varint,10,opt,name=stdout_direct,json=stdoutDirect,proto3" json:"stdout_direct,omitempty"`
 	// The job's task socket (blaunch), set as XCE_TASK_SOCKET.
-	TaskSocket    string `protobuf:"bytes,11,opt,name=task_socket,json=taskSocket,proto3" json:"task_socket,omitempty"`
+	TaskSocket string `protobuf:"bytes,11,opt,name=task_socket,json=taskSocket,proto3" json:"task_socket,omitempty"`
+	// The primary cluster administrator: the report's and the mail's
+	// sender ("LSF System <ADMIN@HOST>"); "lsfadmin" when empty.
+	ClusterAdmin  string `protobuf:"bytes,12,opt,name=cluster_admin,json=clusterAdmin,proto3" json:"cluster_admin,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6290,6 +6293,13 @@ func (x *Launch) GetStdoutDirect() bool {
 func (x *Launch) GetTaskSocket() string {
 	if x != nil {
 		return x.TaskSocket
+	}
+	return ""
+}
+
+func (x *Launch) GetClusterAdmin() string {
+	if x != nil {
+		return x.ClusterAdmin
 	}
 	return ""
 }
@@ -7220,7 +7230,7 @@ const file_api_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"5\n" +
 	"\x05Group\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
-	"\amembers\x18\x02 \x03(\tR\amembers\"\xf5\x02\n" +
+	"\amembers\x18\x02 \x03(\tR\amembers\"\x9a\x03\n" +
 	"\x06Launch\x12!\n" +
 	"\x03job\x18\x01 \x01(\v2\x0f.xce.api.v1.JobR\x03job\x12!\n" +
 	"\fcluster_name\x18\x02 \x01(\tR\vclusterName\x12\x12\n" +
@@ -7236,7 +7246,8 @@ const file_api_proto_rawDesc = "" +
 	"\rstdout_direct\x18\n" +
 	" \x01(\bR\fstdoutDirect\x12\x1f\n" +
 	"\vtask_socket\x18\v \x01(\tR\n" +
-	"taskSocket\"3\n" +
+	"taskSocket\x12#\n" +
+	"\rcluster_admin\x18\f \x01(\tR\fclusterAdmin\"3\n" +
 	"\tTimeRange\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +
 	"\x03end\x18\x02 \x01(\x03R\x03end\"\x99\x04\n" +

@@ -416,6 +416,19 @@ func (c *Config) QueueNames() []string {
 // through a user group).
 func (c *Config) IsAdmin(user string) bool { return c.UserIn(user, c.Cluster.Administrators) }
 
+// PrimaryAdmin is the primary cluster administrator (LSF's first
+// ClusterAdmins name): the first of administrators that names one user,
+// not a group, "all" or an exclusion; "" when none does.
+func (c *Config) PrimaryAdmin() string {
+	for _, e := range c.Cluster.Administrators {
+		if e == "all" || strings.HasPrefix(e, "~") || c.UserGroups[e] != nil {
+			continue
+		}
+		return e
+	}
+	return ""
+}
+
 // UserIn reports whether user is named by list: a user name, a user group
 // (recursively) or "all"; "~name" excludes. Entries apply in order, so
 // ["all", "~guests"] is everyone but the guests group.

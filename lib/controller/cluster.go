@@ -236,8 +236,8 @@ func (w *workerConn) Signal(id int64, idx int32, sig syscall.Signal) error {
 	return nil
 }
 
-func (w *workerConn) Terminate(id int64, idx int32) error {
-	w.send(&rpc.ControllerMessage{Msg: &rpc.ControllerMessage_Signal{Signal: &rpc.WorkerSignal{JobId: id, Index: idx, Terminate: true}}})
+func (w *workerConn) Terminate(id int64, idx int32, reason api.TermReason) error {
+	w.send(&rpc.ControllerMessage{Msg: &rpc.ControllerMessage_Signal{Signal: &rpc.WorkerSignal{JobId: id, Index: idx, Terminate: true, TermReason: reason}}})
 	return nil
 }
 

@@ -47,7 +47,9 @@ type Executor interface {
 	Reattach(job *api.Job)
 	NeverStarted(job *api.Job) bool
 	Signal(id int64, idx int32, sig syscall.Signal) error
-	Terminate(id int64, idx int32) error
+	// Terminate runs bkill's sequence; reason is what the job report on
+	// the host names (TERM_UNKNOWN: none).
+	Terminate(id int64, idx int32, reason api.TermReason) error
 	Usage(id int64, idx int32) *api.ResourceUsage
 	// SetLimits changes a running job's run, memory and CPU limits.
 	SetLimits(id int64, idx int32, limits *api.JobSpec) error

@@ -74,7 +74,7 @@ func (f *fakeExec) Signal(id int64, idx int32, sig syscall.Signal) error {
 	f.mu.Unlock()
 	return nil
 }
-func (f *fakeExec) Terminate(id int64, idx int32) error {
+func (f *fakeExec) Terminate(id int64, idx int32, _ api.TermReason) error {
 	go f.end(id, idx, 130, syscall.SIGINT)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os/user"
 	"slices"
 	"strings"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
+	"xce/lib/config"
 	"xce/lib/gpu"
 	"xce/lib/hostload"
 	"xce/lib/resreq"
@@ -135,7 +137,7 @@ func (offline) SetLimits(int64, int32, *api.JobSpec) error { return errAbsent }
 func (offline) SpoolOutput(int64, int32) string            { return "" }
 func (offline) Remove(int64, int32)                        {}
 
-func (o offline) Terminate(id int64, idx int32) error {
+func (o offline) Terminate(id int64, idx int32, _ api.TermReason) error {
 	o.c.killMu.Lock()
 	defer o.c.killMu.Unlock()
 	if o.c.kills == nil {
@@ -321,6 +323,7 @@ func (c *Controller) workerJoined(conn *workerConn, reg *rpc.WorkerRegister) err
 		KillGraceMs:         c.cfg.KillGrace.Milliseconds(),
 		TerminateIntervalMs: c.terminateInterval().Milliseconds(),
 		MemlimitEnforce:     cl.MemlimitEnforce, JobMemlimit: cl.JobMemlimit, StdoutDirect: cl.StdoutDirect,
+		ClusterAdmin: PrimaryAdmin(conf),
 	}}})
 	watched := map[key]bool{}
 	for _, ref := range reg.Running {
@@ -336,7 +339,7 @@ func (c *Controller) workerJoined(conn *workerConn, reg *rpc.WorkerRegister) err
 			conn.Reattach(proto.Clone(r.job).(*api.Job))
 		}
 		if kills[k] {
-			conn.Terminate(k.id, k.idx)
+			conn.Terminate(k.id, k.idx, termReasonOf(r.job))
 		}
 		if r.job.State == api.JobState_UNKWN {
 			nj := c.clone(r)
@@ -369,7 +372,7 @@ func (c *Controller) workerJoined(conn *workerConn, reg *rpc.WorkerRegister) err
 		if !watched[k] {
 			conn.Reattach(&api.Job{JobId: k.id, ArrayIndex: k.idx, State: api.JobState_RUN})
 		}
-		conn.Terminate(k.id, k.idx)
+		conn.Terminate(k.id, k.idx, api.TermReason_TERM_UNKNOWN)
 	}
 	if c.stale == nil {
 		c.stale = map[string]map[key]bool{}
@@ -642,4 +645,18 @@ func (c *Controller) staleHosts(k key) []string {
 		}
 	}
 	return out
+}
+
+// PrimaryAdmin is the cluster's primary administrator, whom job reports
+// and job mail name as their sender: the first administrator the
+// configuration names, else the user the controller runs as (always an
+// administrator).
+func PrimaryAdmin(conf *config.Config) string {
+	if a := conf.PrimaryAdmin(); a != "" {
+		return a
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
 }

@@ -51,6 +51,8 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 		sig syscall.Signal
 		kil bool
 		ex  Executor
+		// why (kil): the job report on the host names it
+		reason api.TermReason
 	}
 	var acts []act
 	for _, r := range targets {
@@ -104,7 +106,7 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 					// (killedAsDone) makes the job DONE when it ends.
 					nj.TermReason = api.TermReason_TERM_UNKNOWN
 				}
-				acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, ex: c.execOf(r.job), kil: true})
+				acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, ex: c.execOf(r.job), kil: true, reason: nj.TermReason})
 			}
 			changes = append(changes, store.Change{Job: nj, Event: ev})
 		case api.SignalRequest_STOP:
@@ -177,11 +179,11 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 	for _, a := range acts {
 		switch {
 		case a.kil:
-			a.ex.Terminate(a.id, a.idx)
+			a.ex.Terminate(a.id, a.idx, a.reason)
 		case a.ex.Signal(a.id, a.idx, a.sig) != nil && a.sig == syscall.SIGKILL:
 			// Not started far enough to be signalled: the worker kills it
 			// as soon as it can.
-			a.ex.Terminate(a.id, a.idx)
+			a.ex.Terminate(a.id, a.idx, a.reason)
 		}
 	}
 	c.Kick()
@@ -246,4 +248,13 @@ func signalName(s syscall.Signal) string {
 		return n
 	}
 	return s.String()
+}
+
+// termReasonOf is the reason a kill requested earlier gives the job's
+// report: the one recorded on the job, TERM_UNKNOWN when none was.
+func termReasonOf(j *api.Job) api.TermReason {
+	if !j.TermReasonSet {
+		return api.TermReason_TERM_UNKNOWN
+	}
+	return j.TermReason
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -21,6 +22,39 @@ import (
 // it.
 func LimitsFile(launchFile string) string {
 	return filepath.Join(filepath.Dir(launchFile), "limits")
+}
+
+// KillFile is where the worker writes why it is terminating a job (bkill
+// by its owner or an administrator, brequeue), as the TermReason's name,
+// before it sends the first signal. The shepherd reads it when the job has
+// ended, so that the report names the reason as LSF's does; like
+// LimitsFile it is root's, next to the launch file.
+func KillFile(launchFile string) string {
+	return filepath.Join(filepath.Dir(launchFile), "kill")
+}
+
+// readKillReason is the reason in the kill file, TERM_UNKNOWN when there
+// is none. Only a name the worker could have written is taken, from at
+// most a few bytes of a regular file opened without following links.
+func readKillReason(path string) api.TermReason {
+	if path == "" {
+		return api.TermReason_TERM_UNKNOWN
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return api.TermReason_TERM_UNKNOWN
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return api.TermReason_TERM_UNKNOWN
+	}
+	buf := make([]byte, 64)
+	n, _ := f.Read(buf)
+	v, ok := api.TermReason_value[strings.TrimSpace(string(buf[:n]))]
+	if !ok {
+		return api.TermReason_TERM_UNKNOWN
+	}
+	return api.TermReason(v)
 }
 
 // liveLimits are the limits the shepherd enforces on a running job; they

@@ -5,6 +5,8 @@ import (
 	"os"
 	osexec "os/exec"
 	"strings"
+
+	"xce/lib/lsfout"
 )
 
 // Mail: with -B the job's start and with -N its report go by mail, through
@@ -42,7 +44,7 @@ func (s *shepherd) mail(subject, body string) bool {
 		return false
 	}
 	host := s.l.GetHost()
-	msg := fmt.Sprintf("From: LSF System <lsfadmin@%s>\nTo: %s\nSubject: %s\n\n%s", host, s.recipient(), subject, body)
+	msg := fmt.Sprintf("From: LSF System <%s@%s>\nTo: %s\nSubject: %s\n\n%s", lsfout.ReportAdmin(s.l.GetClusterAdmin()), host, s.recipient(), subject, body)
 	cmd := osexec.Command(prog, "-t", "-oi")
 	cmd.Stdin = strings.NewReader(msg)
 	if out, err := cmd.CombinedOutput(); err != nil {

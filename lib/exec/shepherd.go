@@ -127,7 +127,7 @@ func ShepherdMain(launchFile string) int {
 	// A process the job starts that leaves its group or session is
 	// reparented to the shepherd, not to init, and stays the job's.
 	tree := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil
-	ev, err := run(l, hooks{tree: tree, reload: reload, limitsFile: LimitsFile(launchFile), started: func(pid int) {
+	ev, err := run(l, hooks{tree: tree, reload: reload, limitsFile: LimitsFile(launchFile), killFile: KillFile(launchFile), started: func(pid int) {
 		pgid.Lock()
 		pgid.n = pid
 		pgid.Unlock()
@@ -212,6 +212,7 @@ type hooks struct {
 	started    func(pid int)
 	reload     <-chan struct{}
 	limitsFile string // what reload means to read (LimitsFile)
+	killFile   string // why the worker terminates the job (KillFile)
 	// tree: the shepherd is a child subreaper (ShepherdMain), so every
 	// descendant of it is the job's: counted, and killed at the end.
 	tree bool
@@ -428,6 +429,11 @@ func (s *shepherd) run(h hooks) *api.Event {
 		s.log.Warn("cannot kill what is left of the job", "pgid", pid, "err", err)
 	}
 	reason, detail := e.end()
+	if reason == api.TermReason_TERM_UNKNOWN {
+		// Ended by bkill or brequeue: the worker said why before its
+		// first signal.
+		reason = readKillReason(h.killFile)
+	}
 	wg.Wait()
 	if root > 0 {
 		// The job's processes outside its group: killed too, and reaped.
@@ -803,7 +809,7 @@ func (s *shepherd) report(ev *api.Event, start time.Time) string {
 	if host == "" {
 		host = s.hosts[0].GetHost()
 	}
-	return lsfout.JobReport(job, ev, s.l.GetClusterName(), host)
+	return lsfout.JobReport(job, ev, s.l.GetClusterName(), s.l.GetClusterAdmin(), host)
 }
 
 // enforcer sends the job's process group the signals of the limits, and

@@ -6,8 +6,8 @@
 // pure: it turns lib/api messages into text, writes only to the io.Writer it
 // is given, and never reads the clock or the environment — the current time
 // and the time zone come in JobsOptions (or the Format's fields). The formats
-// follow ../shared/lsf/output-formats.md; the golden files in testdata are
-// that spec made concrete.
+// follow IBM Spectrum LSF 10.1's (and OpenLava's, where LSF's pages are
+// silent); the golden files in testdata pin them down.
 //
 // The API: WriteJobs, WriteJobsLong, ParseFormat with (*Format).Write and
 // (*Format).WriteJSON, WriteQueues, WriteQueuesWide, WriteQueuesLong, WriteApps, WriteAppsLong,

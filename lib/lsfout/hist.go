@@ -194,9 +194,10 @@ func historyTexts(j *api.Job, ev *api.Event, brief bool) []string {
 			n += int(max(h.GetSlots(), 1))
 		}
 		t := fmt.Sprintf("Dispatched %d Task(s) on Host(s) <%s>, Allocated %d Slot(s) on Host(s) <%s>", n, hosts, n, hosts)
-		if rr := strings.Join(e.GetResReq(), " "); rr != "" {
-			t += ", Effective RES_REQ <" + rr + ">"
-		}
+		// LSF prints the requirement the job was dispatched with, its
+		// defaults filled in, also for a job that gave none: the same text
+		// as bjobs -l's "Effective:".
+		t += ", Effective RES_REQ <" + combinedResReq(e.GetResReq()) + ">"
 		return []string{t + ";"}
 	case api.EventType_SIGNAL:
 		return []string{"Signal <" + ev.GetDetail() + "> requested by user or administrator <" + ev.GetUser() + ">;"}

@@ -56,7 +56,7 @@ const reportHostIndent = 28
 //     written, not multiplied by slots; Delta Memory is that less Max Memory.
 //   - Run time is end minus start, Turnaround time end minus submission, in
 //     whole seconds of the printed times.
-func JobReport(job *api.Job, end *api.Event, cluster, host string) string {
+func JobReport(job *api.Job, end *api.Event, cluster, admin, host string) string {
 	sub := job.GetSpec()
 	if sub == nil {
 		sub = &api.JobSpec{}
@@ -87,7 +87,7 @@ func JobReport(job *api.Job, end *api.Event, cluster, host string) string {
 		start = end.GetTime()
 	}
 
-	fmt.Fprintf(&b, "Sender: LSF System <lsfadmin@%s>\n", host)
+	fmt.Fprintf(&b, "Sender: LSF System <%s@%s>\n", ReportAdmin(admin), host)
 	fmt.Fprintf(&b, "Subject: Job %s: <%s> in cluster <%s> %s\n\n", JobIDString(job), name, cluster, outcome)
 	fmt.Fprintf(&b, "Job <%s> was submitted from host <%s> by user <%s> in cluster <%s> at %s\n",
 		name, sub.GetSubmitHost(), user, cluster, reportTime(job.GetSubmitTime()))
@@ -316,4 +316,13 @@ func reportSeconds(ns int64) int64 {
 		return 0
 	}
 	return ns / 1e9
+}
+
+// ReportAdmin is the user the job report and the job's mail come from:
+// the primary cluster administrator, "lsfadmin" when none was given.
+func ReportAdmin(admin string) string {
+	if admin == "" {
+		return "lsfadmin"
+	}
+	return admin
 }

@@ -106,7 +106,7 @@ func TestReportGolden(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := lsfout.JobReport(c.job, c.end, "cluster1", "hostA")
+			got := lsfout.JobReport(c.job, c.end, "cluster1", "", "hostA")
 			path := filepath.Join("testdata", "report_"+c.name+".golden")
 			if *updateReport {
 				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -134,7 +134,7 @@ func TestReportColumns(t *testing.T) {
 		ExecHosts: []*api.HostSlots{{Host: "a", Slots: 2}, {Host: "b", Slots: 1}},
 	}
 	end := &api.Event{State: api.JobState_DONE, Time: reportAt(12, 0, 0)}
-	r := lsfout.JobReport(job, end, "c", "a")
+	r := lsfout.JobReport(job, end, "c", "", "a")
 	if !strings.Contains(r, "Job was executed on host(s) <2*a>\n                            <b>, in queue") {
 		t.Errorf("host continuation line wrong:\n%s", r)
 	}

@@ -256,7 +256,7 @@ func TestTasks(t *testing.T) {
 			Argv: []string{"sleep 300 & sleep 300"}, Env: env}, 0)
 	}()
 	time.Sleep(500 * time.Millisecond)
-	w.Terminate(1, 0)
+	w.Terminate(1, 0, api.TermReason_TERM_UNKNOWN)
 	ev := rs.finished(t)
 	select {
 	case r = <-done:

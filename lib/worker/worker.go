@@ -119,9 +119,11 @@ type Report struct {
 type Config struct {
 	Host        string
 	ClusterName string
-	RunDir      string        // per-job directories live here
-	Shepherd    []string      // command that runs a shepherd; LAUNCHFILE is appended
-	KillGrace   time.Duration // run limit: SIGUSR2, then SIGKILL this much later
+	// ClusterAdmin: the primary administrator, the sender of job reports.
+	ClusterAdmin string
+	RunDir       string        // per-job directories live here
+	Shepherd     []string      // command that runs a shepherd; LAUNCHFILE is appended
+	KillGrace    time.Duration // run limit: SIGUSR2, then SIGKILL this much later
 	// TerminateInterval separates the signals of bkill's default sequence
 	// (JOB_TERMINATE_INTERVAL).
 	TerminateInterval time.Duration
@@ -140,7 +142,7 @@ type Worker struct {
 	// Terminations asked for before the job's shepherd existed: the
 	// controller records a dispatch, then launches; a bkill may come in
 	// between.
-	killPending map[jobKey]bool
+	killPending map[jobKey]api.TermReason // present: kill once started, for this reason
 
 	// blaunch's tasks (task.go).
 	tmu   sync.Mutex
@@ -193,7 +195,7 @@ func New(cfg Config) (*Worker, error) {
 			return nil, fmt.Errorf("run directory: %w", err)
 		}
 	}
-	return &Worker{cfg: cfg, jobs: map[jobKey]*proc{}, killPending: map[jobKey]bool{}}, nil
+	return &Worker{cfg: cfg, jobs: map[jobKey]*proc{}, killPending: map[jobKey]api.TermReason{}}, nil
 }
 
 // JobDir is the root-owned directory of a job: its launch and limits
@@ -234,13 +236,14 @@ func (w *Worker) Start(job *api.Job) error {
 	startFile, statusFile, _ := w.files(k.id, k.idx)
 	dir := w.JobDir(k.id, k.idx)
 	l := &api.Launch{
-		Job:         job,
-		ClusterName: w.cfg.ClusterName,
-		Host:        w.cfg.Host,
-		JobFile:     filepath.Join(w.userDir(k.id, k.idx), fmt.Sprintf("%d.%d", job.SubmitTime/1e9, job.JobId)),
-		StartFile:   startFile,
-		StatusFile:  statusFile,
-		KillGraceMs: w.cfg.KillGrace.Milliseconds(),
+		Job:          job,
+		ClusterName:  w.cfg.ClusterName,
+		ClusterAdmin: w.cfg.ClusterAdmin,
+		Host:         w.cfg.Host,
+		JobFile:      filepath.Join(w.userDir(k.id, k.idx), fmt.Sprintf("%d.%d", job.SubmitTime/1e9, job.JobId)),
+		StartFile:    startFile,
+		StatusFile:   statusFile,
+		KillGraceMs:  w.cfg.KillGrace.Milliseconds(),
 
 		MemlimitEnforce: w.cfg.MemlimitEnforce,
 		JobMemlimit:     w.cfg.JobMemlimit,
@@ -308,7 +311,7 @@ func (w *Worker) Start(job *api.Job) error {
 	}
 	w.mu.Lock()
 	w.jobs[k] = p
-	kill := w.killPending[k]
+	killReason, kill := w.killPending[k]
 	delete(w.killPending, k)
 	w.mu.Unlock()
 	go func() {
@@ -326,7 +329,7 @@ func (w *Worker) Start(job *api.Job) error {
 			w.reportStart(k, p, pid)
 		}
 		if kill {
-			w.Terminate(k.id, k.idx)
+			w.Terminate(k.id, k.idx, killReason)
 		}
 		<-waited
 		how := "ended with exit code " + strconv.Itoa(cmd.ProcessState.ExitCode())
@@ -669,8 +672,11 @@ func (w *Worker) signalGroup(p *proc, pgid int, sig syscall.Signal) (bool, error
 
 // Terminate runs LSF's default termination sequence: SIGINT, then SIGTERM,
 // then SIGKILL, TerminateInterval apart, stopping once the job has ended. A
-// stopped job is continued so that it can handle the signals.
-func (w *Worker) Terminate(id int64, idx int32) error {
+// stopped job is continued so that it can handle the signals. A reason
+// other than TERM_UNKNOWN goes first to the job's kill file
+// (exec.KillFile), which the shepherd reads when the job ends: its report
+// then names it ("TERM_OWNER: job killed by owner.").
+func (w *Worker) Terminate(id int64, idx int32, reason api.TermReason) error {
 	k := jobKey{id, idx}
 	w.mu.Lock()
 	p := w.jobs[k]
@@ -682,11 +688,19 @@ func (w *Worker) Terminate(id int64, idx int32) error {
 		p.killing = true
 	}
 	if p == nil {
-		w.killPending[k] = true
+		w.killPending[k] = reason
 	}
 	w.mu.Unlock()
 	if p == nil {
 		return nil // done once Start has the shepherd
+	}
+	if reason != api.TermReason_TERM_UNKNOWN {
+		// Root's own file in root's directory, as the limits file: the
+		// job cannot write it, so no job can claim a reason for its end.
+		kf := jobexec.KillFile(filepath.Join(w.JobDir(id, idx), launchName))
+		if err := atomicfile.Write(kf, []byte(reason.String()+"\n"), 0o644, false); err != nil {
+			slog.Warn("cannot record why a job is killed; its report will not say", "job", id, "index", idx, "err", err)
+		}
 	}
 	go func() {
 		for i, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {

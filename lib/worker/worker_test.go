@@ -73,7 +73,7 @@ func TestStartTerminateReattach(t *testing.T) {
 	}
 
 	// bkill between the dispatch and the launch.
-	if err := w.Terminate(2, 0); err != nil {
+	if err := w.Terminate(2, 0, api.TermReason_TERM_OWNER); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Start(job(2, "sleep 30", dir)); err != nil {

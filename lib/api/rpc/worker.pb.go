@@ -839,8 +839,11 @@ type Welcome struct {
 	MemlimitEnforce     bool                   `protobuf:"varint,5,opt,name=memlimit_enforce,json=memlimitEnforce,proto3" json:"memlimit_enforce,omitempty"`
 	JobMemlimit         bool                   `protobuf:"varint,6,opt,name=job_memlimit,json=jobMemlimit,proto3" json:"job_memlimit,omitempty"`
 	StdoutDirect        bool                   `protobuf:"varint,7,opt,name=stdout_direct,json=stdoutDirect,proto3" json:"stdout_direct,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The primary cluster administrator, whose name the job report's
+	// sender and the job's mail carry ("LSF System <ADMIN@HOST>").
+	ClusterAdmin  string `protobuf:"bytes,8,opt,name=cluster_admin,json=clusterAdmin,proto3" json:"cluster_admin,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Welcome) Reset() {
@@ -924,13 +927,24 @@ func (x *Welcome) GetStdoutDirect() bool {
 	return false
 }
 
+func (x *Welcome) GetClusterAdmin() string {
+	if x != nil {
+		return x.ClusterAdmin
+	}
+	return ""
+}
+
 type WorkerSignal struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	JobId  int64                  `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	Index  int32                  `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
 	Signal int32                  `protobuf:"varint,3,opt,name=signal,proto3" json:"signal,omitempty"`
 	// bkill's sequence (SIGINT, SIGTERM, SIGKILL), not one signal.
-	Terminate     bool `protobuf:"varint,4,opt,name=terminate,proto3" json:"terminate,omitempty"`
+	Terminate bool `protobuf:"varint,4,opt,name=terminate,proto3" json:"terminate,omitempty"`
+	// Why the job is terminated (TERM_OWNER for its owner's bkill,
+	// TERM_ADMIN, TERM_REQUEUE_*): the job report written on the host
+	// names it. TERM_UNKNOWN when the controller has no reason to give.
+	TermReason    api.TermReason `protobuf:"varint,5,opt,name=term_reason,json=termReason,proto3,enum=xce.api.v1.TermReason" json:"term_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -993,6 +1007,13 @@ func (x *WorkerSignal) GetTerminate() bool {
 		return x.Terminate
 	}
 	return false
+}
+
+func (x *WorkerSignal) GetTermReason() api.TermReason {
+	if x != nil {
+		return x.TermReason
+	}
+	return api.TermReason(0)
 }
 
 type WorkerLimits struct {
@@ -1989,7 +2010,7 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\vtask_output\x18* \x01(\v2\x16.xce.api.v1.TaskOutputH\x00R\n" +
 	"taskOutput\x123\n" +
 	"\ttask_exit\x18+ \x01(\v2\x14.xce.api.v1.TaskExitH\x00R\btaskExitB\x05\n" +
-	"\x03msg\"\x8b\x02\n" +
+	"\x03msg\"\xb0\x02\n" +
 	"\aWelcome\x12!\n" +
 	"\fcluster_name\x18\x01 \x01(\tR\vclusterName\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12\"\n" +
@@ -1997,12 +2018,15 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\x15terminate_interval_ms\x18\x04 \x01(\x03R\x13terminateIntervalMs\x12)\n" +
 	"\x10memlimit_enforce\x18\x05 \x01(\bR\x0fmemlimitEnforce\x12!\n" +
 	"\fjob_memlimit\x18\x06 \x01(\bR\vjobMemlimit\x12#\n" +
-	"\rstdout_direct\x18\a \x01(\bR\fstdoutDirect\"q\n" +
+	"\rstdout_direct\x18\a \x01(\bR\fstdoutDirect\x12#\n" +
+	"\rcluster_admin\x18\b \x01(\tR\fclusterAdmin\"\xaa\x01\n" +
 	"\fWorkerSignal\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x16\n" +
 	"\x06signal\x18\x03 \x01(\x05R\x06signal\x12\x1c\n" +
-	"\tterminate\x18\x04 \x01(\bR\tterminate\"h\n" +
+	"\tterminate\x18\x04 \x01(\bR\tterminate\x127\n" +
+	"\vterm_reason\x18\x05 \x01(\x0e2\x16.xce.api.v1.TermReasonR\n" +
+	"termReason\"h\n" +
 	"\fWorkerLimits\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12+\n" +
@@ -2120,7 +2144,8 @@ var file_rpc_worker_proto_goTypes = []any{
 	(*api.Event)(nil),         // 22: xce.api.v1.Event
 	(*api.ResourceUsage)(nil), // 23: xce.api.v1.ResourceUsage
 	(*api.Job)(nil),           // 24: xce.api.v1.Job
-	(*api.JobSpec)(nil),       // 25: xce.api.v1.JobSpec
+	(api.TermReason)(0),       // 25: xce.api.v1.TermReason
+	(*api.JobSpec)(nil),       // 26: xce.api.v1.JobSpec
 }
 var file_rpc_worker_proto_depIdxs = []int32{
 	2,  // 0: xce.api.v1.WorkerMessage.register:type_name -> xce.api.v1.WorkerRegister
@@ -2149,19 +2174,20 @@ var file_rpc_worker_proto_depIdxs = []int32{
 	19, // 23: xce.api.v1.ControllerMessage.task_signal:type_name -> xce.api.v1.TaskSignal
 	17, // 24: xce.api.v1.ControllerMessage.task_output:type_name -> xce.api.v1.TaskOutput
 	18, // 25: xce.api.v1.ControllerMessage.task_exit:type_name -> xce.api.v1.TaskExit
-	25, // 26: xce.api.v1.WorkerLimits.limits:type_name -> xce.api.v1.JobSpec
-	13, // 27: xce.api.v1.TaskRequest.launch:type_name -> xce.api.v1.TaskLaunch
-	0,  // 28: xce.api.v1.TaskLaunch.shell:type_name -> xce.api.v1.TaskShell
-	15, // 29: xce.api.v1.TaskEvent.launched:type_name -> xce.api.v1.TaskLaunched
-	17, // 30: xce.api.v1.TaskEvent.output:type_name -> xce.api.v1.TaskOutput
-	18, // 31: xce.api.v1.TaskEvent.exit:type_name -> xce.api.v1.TaskExit
-	0,  // 32: xce.api.v1.TaskStart.shell:type_name -> xce.api.v1.TaskShell
-	23, // 33: xce.api.v1.TaskExit.usage:type_name -> xce.api.v1.ResourceUsage
-	34, // [34:34] is the sub-list for method output_type
-	34, // [34:34] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	25, // 26: xce.api.v1.WorkerSignal.term_reason:type_name -> xce.api.v1.TermReason
+	26, // 27: xce.api.v1.WorkerLimits.limits:type_name -> xce.api.v1.JobSpec
+	13, // 28: xce.api.v1.TaskRequest.launch:type_name -> xce.api.v1.TaskLaunch
+	0,  // 29: xce.api.v1.TaskLaunch.shell:type_name -> xce.api.v1.TaskShell
+	15, // 30: xce.api.v1.TaskEvent.launched:type_name -> xce.api.v1.TaskLaunched
+	17, // 31: xce.api.v1.TaskEvent.output:type_name -> xce.api.v1.TaskOutput
+	18, // 32: xce.api.v1.TaskEvent.exit:type_name -> xce.api.v1.TaskExit
+	0,  // 33: xce.api.v1.TaskStart.shell:type_name -> xce.api.v1.TaskShell
+	23, // 34: xce.api.v1.TaskExit.usage:type_name -> xce.api.v1.ResourceUsage
+	35, // [35:35] is the sub-list for method output_type
+	35, // [35:35] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 // file_rpc_worker_proto_once builds the file's descriptors on first use, not at

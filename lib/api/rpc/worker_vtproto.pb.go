@@ -353,6 +353,7 @@ func (m *Welcome) CloneVT() *Welcome {
 	r.MemlimitEnforce = m.MemlimitEnforce
 	r.JobMemlimit = m.JobMemlimit
 	r.StdoutDirect = m.StdoutDirect
+	r.ClusterAdmin = m.ClusterAdmin
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -373,6 +374,7 @@ func (m *WorkerSignal) CloneVT() *WorkerSignal {
 	r.Index = m.Index
 	r.Signal = m.Signal
 	r.Terminate = m.Terminate
+	r.TermReason = m.TermReason
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -1572,6 +1574,13 @@ func (m *Welcome) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if len(m.ClusterAdmin) > 0 {
+		i -= len(m.ClusterAdmin)
+		copy(dAtA[i:], m.ClusterAdmin)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.ClusterAdmin)))
+		i--
+		dAtA[i] = 0x42
+	}
 	if m.StdoutDirect {
 		i--
 		if m.StdoutDirect {
@@ -1658,6 +1667,11 @@ func (m *WorkerSignal) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if m.TermReason != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.TermReason))
+		i--
+		dAtA[i] = 0x28
 	}
 	if m.Terminate {
 		i--
@@ -2949,6 +2963,10 @@ func (m *Welcome) SizeVT() (n int) {
 	if m.StdoutDirect {
 		n += 2
 	}
+	l = len(m.ClusterAdmin)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
 	n += len(m.unknownFields)
 	return n
 }
@@ -2970,6 +2988,9 @@ func (m *WorkerSignal) SizeVT() (n int) {
 	}
 	if m.Terminate {
 		n += 2
+	}
+	if m.TermReason != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.TermReason))
 	}
 	n += len(m.unknownFields)
 	return n
@@ -5120,6 +5141,38 @@ func (m *Welcome) UnmarshalVT(dAtA []byte) error {
 				}
 			}
 			m.StdoutDirect = bool(v != 0)
+		case 8:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ClusterAdmin", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.ClusterAdmin = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
@@ -5248,6 +5301,25 @@ func (m *WorkerSignal) UnmarshalVT(dAtA []byte) error {
 				}
 			}
 			m.Terminate = bool(v != 0)
+		case 5:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field TermReason", wireType)
+			}
+			m.TermReason = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.TermReason |= api.TermReason(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
