@@ -97,6 +97,11 @@ func TestConfigCheck(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "bad.toml:6: queues.normal.max_memory: unknown key") {
 		t.Errorf("config check of a bad file: %v\n%s", err, out)
 	}
+	// Without a file it says what to give, not cobra's count of arguments.
+	out, err = exec.Command(filepath.Join(binDir, "xced"), "config", "check").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "name the configuration file to check") || strings.Contains(string(out), "arg(s)") {
+		t.Errorf("config check without a file: %v\n%s", err, out)
+	}
 }
 
 // A user's cluster-wide slot limit (users.NAME.max_slots): jobs beyond it

@@ -27,6 +27,9 @@ func badmin(args []string) int {
 	cmd.Flags().BoolVar(&verbose, "v", false, "say what changed")
 	cmd.Flags().BoolVar(&force, "f", false, "do not ask before reconfiguring (XCE never asks)")
 	cmd.Flags().StringVar(&comment, "C", "", "a comment kept with a host or queue control")
+	setArgName(cmd.Flags(), "C", "comment")
+	// The subcommands, for the shell completions (tools/genman).
+	cmd.ValidArgs = []string{"ckconfig", "hclose", "hopen", "mbdrestart", "qact", "qclose", "qinact", "qopen", "reconfig", "showconf", "showstatus"}
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}

@@ -65,6 +65,7 @@ func bsubFlags(fs *pflag.FlagSet, o *bsubOpts) {
 	fs.StringVar(&o.dataLimit, "D", "", "per-process data segment size limit (units as -M)")
 	fs.StringVar(&o.stackLimit, "S", "", "per-process stack size limit (units as -M)")
 	fs.StringVar(&o.coreLimit, "C", "", "per-process core file size limit (units as -M)")
+	setArgName(fs, "C", "core_limit") // not bkill's -C reason
 	fs.StringVar(&o.swapLimit, "v", "", "the job's total virtual memory limit (units as -M)")
 	fs.IntVar(&o.procLimit, "p", 0, "the most processes the job may run at once")
 	fs.IntVar(&o.threadLimit, "T", 0, "the most threads the job may run at once")

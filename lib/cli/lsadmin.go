@@ -22,6 +22,7 @@ func lsadmin(args []string) int {
 			return 0
 		})
 	cmd.Flags().BoolVar(&verbose, "v", false, "ckconfig: say what the check found")
+	cmd.ValidArgs = []string{"ckconfig", "showconf"} // for the shell completions
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}

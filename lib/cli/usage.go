@@ -60,9 +60,25 @@ var argNames = map[string]string{
 	"P": "project_name", "app": "application_profile", "C": "reason",
 }
 
-// ArgName names an option's value in help and man pages: the usage
-// text's `name`, a name LSF's pages use, else "number" or "value".
+// argNameKey is the flag annotation that names an option's value where
+// the name in argNames, shared by the commands, is not this command's.
+const argNameKey = "xce-arg-name"
+
+// setArgName names the value of one command's option for help, man pages
+// and completions.
+func setArgName(fs *pflag.FlagSet, flag, name string) {
+	if err := fs.SetAnnotation(flag, argNameKey, []string{name}); err != nil {
+		panic(err) // a flag defined just before
+	}
+}
+
+// ArgName names an option's value in help and man pages: the name set for
+// this command's option, the usage text's `name`, a name LSF's pages
+// use, else "number" or "value".
 func ArgName(f *pflag.Flag) string {
+	if n := f.Annotations[argNameKey]; len(n) == 1 {
+		return n[0]
+	}
 	if n, _ := pflag.UnquoteUsage(f); n != "" && n != "string" && n != "stringArray" && n != "int" {
 		return n
 	}

@@ -30,7 +30,7 @@
 //
 // # Grammar and canonical form
 //
-// The grammar is LSF 10.1's (see shared/lsf/resreq.md): simple strings
+// The grammar is LSF 10.1's (IBM's "resource requirement strings"): simple strings
 // with select, order, rusage, span, same, cu and affinity sections (a
 // leading section-less expression is the select), compound strings
 // "n*{...} + m*{...}" and alternatives "{...} || {...}@D". The canonical

@@ -18,6 +18,7 @@ const (
 	kUser  = "user"
 	kCmd   = "command" // bsub: the job's command and its arguments
 	kSig   = "signal"
+	kSub   = "subcommand" // badmin, lsadmin: a subcommand, then its operands
 )
 
 // valueKind says what a command's option takes; "" is free text.
@@ -49,9 +50,13 @@ func valueKind(cmd, flag string) string {
 	return ""
 }
 
-// argKind says what a command's arguments are.
-func argKind(cmd string) string {
-	switch cmd {
+// argKind says what a command's arguments are: a command with
+// subcommands (cobra's ValidArgs) completes their names first.
+func argKind(c *cobra.Command) string {
+	if len(c.ValidArgs) > 0 {
+		return kSub
+	}
+	switch cmd := c.Name(); cmd {
 	case "bsub":
 		return kCmd
 	case "bqueues":
@@ -62,6 +67,18 @@ func argKind(cmd string) string {
 		return kApp
 	case "busers":
 		return kUser
+	}
+	return ""
+}
+
+// subArgKind says what a subcommand's operands are (badmin qclose takes
+// queues, hclose hosts); "" is nothing to complete.
+func subArgKind(sub string) string {
+	switch sub {
+	case "qclose", "qopen", "qact", "qinact":
+		return kQueue
+	case "hclose", "hopen":
+		return kHost
 	}
 	return ""
 }
@@ -104,7 +121,33 @@ func bashCompletion(c *cobra.Command) []byte {
 		b.WriteString("    esac\n")
 	}
 	fmt.Fprintf(&b, "    if [[ $cur == -* ]]; then\n        COMPREPLY=($(compgen -W %q -- \"$cur\"))\n        return\n    fi\n", strings.Join(opts, " "))
-	switch k := argKind(name); k {
+	fileDefault := true
+	switch k := argKind(c); k {
+	case kSub:
+		// The first word that is not an option (nor an option's value) is
+		// the subcommand; its operands complete by the subcommand. Nothing
+		// here names a file, so bash never falls back to file names.
+		fileDefault = false
+		fmt.Fprintf(&b, "    local i=1 sub= valued=%q\n", " "+strings.Join(valued, " ")+" ")
+		b.WriteString("    while (( i < COMP_CWORD )); do\n")
+		b.WriteString("        case ${COMP_WORDS[i]} in\n")
+		b.WriteString("        -*) [[ $valued == *\" ${COMP_WORDS[i]} \"* ]] && (( i++ )) ;;\n")
+		b.WriteString("        *) sub=${COMP_WORDS[i]}; break ;;\n")
+		b.WriteString("        esac\n        (( i++ ))\n    done\n")
+		b.WriteString("    case $sub in\n")
+		fmt.Fprintf(&b, "    '') COMPREPLY=($(compgen -W %q -- \"$cur\")) ;;\n", strings.Join(c.ValidArgs, " "))
+		bySub := map[string][]string{}
+		for _, s := range c.ValidArgs {
+			if k := subArgKind(s); k != "" {
+				bySub[k] = append(bySub[k], s)
+			}
+		}
+		for _, k := range []string{kQueue, kHost} {
+			if len(bySub[k]) > 0 {
+				fmt.Fprintf(&b, "    %s) %s ;;\n", strings.Join(bySub[k], "|"), bashReply(k))
+			}
+		}
+		b.WriteString("    *) COMPREPLY=() ;;\n    esac\n")
 	case kCmd:
 		// The first word that is not an option (nor an option's value) is
 		// the job's command; after it, files.
@@ -120,7 +163,11 @@ func bashCompletion(c *cobra.Command) []byte {
 		fmt.Fprintf(&b, "    %s\n", bashReply(k))
 	}
 	b.WriteString("}\n")
-	fmt.Fprintf(&b, "complete -o default -F %s %s\n", fn, name)
+	if fileDefault {
+		fmt.Fprintf(&b, "complete -o default -F %s %s\n", fn, name)
+	} else {
+		fmt.Fprintf(&b, "complete -F %s %s\n", fn, name)
+	}
 	return b.Bytes()
 }
 
@@ -154,7 +201,10 @@ func zshCompletion(c *cobra.Command) []byte {
 		}
 		fmt.Fprintf(&b, "  %s \\\n", shQuote(spec))
 	}
-	switch k := argKind(name); k {
+	switch k := argKind(c); k {
+	case kSub:
+		fmt.Fprintf(&b, "  %s \\\n", shQuote("1:subcommand:("+strings.Join(c.ValidArgs, " ")+")"))
+		b.WriteString("  '*:operand: '\n")
 	case kCmd:
 		b.WriteString("  '(-)*::command:_normal'\n")
 	case "":

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
+	"xce/lib/cli"
 	"xce/lib/config"
 )
 
@@ -148,6 +151,34 @@ func TestRoffEscapes(t *testing.T) {
 	for _, want := range []string{`\&.start`, `\e`, `\-opt`, `.IP \(bu 2`, `\fB\-x\fR`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rendered text lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// badmin and lsadmin complete their subcommands, then each subcommand's
+// operands, and never file names (bash's -o default would offer the
+// current directory after "badmin "); bsub's -C is the core limit, not
+// bkill's reason.
+func TestSubcommandCompletion(t *testing.T) {
+	byName := map[string]*cobra.Command{}
+	for _, c := range cli.Commands() {
+		byName[c.Name()] = c
+	}
+	bash := string(bashCompletion(byName["badmin"]))
+	for _, want := range []string{`compgen -W "ckconfig hclose hopen mbdrestart`, "qact|qclose|qinact|qopen) COMPREPLY=($(compgen -W \"$(bqueues", "\ncomplete -F _xce_badmin badmin\n"} {
+		if !strings.Contains(bash, want) {
+			t.Errorf("badmin's bash completion lacks %q:\n%s", want, bash)
+		}
+	}
+	if strings.Contains(bash, "-o default") {
+		t.Errorf("badmin's bash completion falls back to file names:\n%s", bash)
+	}
+	if zsh := string(zshCompletion(byName["lsadmin"])); !strings.Contains(zsh, "'1:subcommand:(ckconfig showconf)'") {
+		t.Errorf("lsadmin's zsh completion:\n%s", zsh)
+	}
+	for _, f := range Flags(byName["bsub"]) {
+		if f.Name == "C" && f.Arg != "core_limit" {
+			t.Errorf("bsub -C takes %q, want core_limit", f.Arg)
 		}
 	}
 }

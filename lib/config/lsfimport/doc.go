@@ -3,7 +3,7 @@
 // (Parse, ReadFile) and writes the xce.toml that lib/config loads
 // (Import), with a Note for every key it did not translate and why. It
 // imports lib/config and lib/resreq and nothing else of ours; facts about
-// LSF's files are from the LSF facts kept beside the project (shared/lsf/config.md).
+// LSF's files are IBM Spectrum LSF 10.1's configuration reference.
 //
 // # Use
 //
