@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"xce/lib/config"
 )
 
@@ -218,5 +220,41 @@ func TestImportNameWithBadBytes(t *testing.T) {
 		if !strings.Contains(reportText(report), "lsb.resources:1: Begin Limit: policy lost: Limit") {
 			t.Errorf("NAME = %q: the limit's loss is not reported:\n%s", name, reportText(report))
 		}
+	}
+}
+
+// TestImportRegularFilesOnly: import-lsf read a FIFO named lsb.queues (or
+// an #INCLUDE of /dev/zero) without end. Each is refused as not a regular
+// file; the rest of the directory is imported.
+func TestImportRegularFilesOnly(t *testing.T) {
+	dir := t.TempDir()
+	if err := unix.Mkfifo(filepath.Join(dir, "lsb.queues"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "lsb.users"), []byte("#INCLUDE \"/dev/zero\"\nBegin UserGroup\nGROUP_NAME GROUP_MEMBER\ng1 (a b)\nEnd UserGroup\n"), 0o644)
+	huge, err := os.Create(filepath.Join(dir, "lsb.hosts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge.Truncate(config.MaxFileSize + 1)
+	huge.Close()
+	text, notes, err := Import(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := reportText(notes)
+	for _, want := range []string{
+		"lsb.hosts: policy lost: cannot be read: ",
+		"too large for a configuration file",
+		"lsb.queues: policy lost: cannot be read: ",
+		"not a regular file (a FIFO)",
+		"lsb.users:1: #INCLUDE: policy lost: cannot read the included file: /dev/zero: not a regular file (a character device)",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+	if !strings.Contains(text, "[user_groups.g1]") {
+		t.Errorf("the readable file is not imported:\n%s", text)
 	}
 }

@@ -95,7 +95,7 @@ func Import(dir string) (tomlText string, report []Note, err error) {
 		f, notes, err := ReadFile(filepath.Join(dir, rel), rel)
 		im.notes = append(im.notes, notes...)
 		if err != nil {
-			im.notes = append(im.notes, Note{File: rel, Msg: "cannot be read: " + err.Error()})
+			im.notes = append(im.notes, Note{File: rel, Msg: "cannot be read: " + err.Error(), Loss: true})
 			return nil
 		}
 		return f

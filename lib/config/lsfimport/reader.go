@@ -216,14 +216,14 @@ func logicalLines(name string, data []byte, include includeFunc, depth int) ([]l
 
 func includeLines(name string, n int, path string, include includeFunc, depth int, out *[]line) []Note {
 	if include == nil {
-		return []Note{{File: name, Line: n, Key: "#INCLUDE", Msg: "not followed: " + path}}
+		return []Note{{File: name, Line: n, Key: "#INCLUDE", Msg: "not followed: " + path, Loss: true}}
 	}
 	if depth > 10 {
-		return []Note{{File: name, Line: n, Key: "#INCLUDE", Msg: "not followed: includes nested too deep: " + path}}
+		return []Note{{File: name, Line: n, Key: "#INCLUDE", Msg: "not followed: includes nested too deep: " + path, Loss: true}}
 	}
 	data, err := include(path)
 	if err != nil {
-		return []Note{{File: name, Line: n, Key: "#INCLUDE", Msg: "cannot read the included file: " + err.Error()}}
+		return []Note{{File: name, Line: n, Key: "#INCLUDE", Msg: "cannot read the included file: " + err.Error(), Loss: true}}
 	}
 	lines, notes := logicalLines(path, data, include, depth+1)
 	*out = append(*out, lines...)
