@@ -50,7 +50,7 @@ func TestMemUnit(t *testing.T) {
 		want bool
 	}{
 		{mb, "select[mem > 500000]", false},
-		{kb, "select[mem > 500000]", true},  // 488 MB
+		{kb, "select[mem > 500000]", true},   // 488 MB
 		{kb, "select[mem > 2000000]", false}, // 1953 MB
 		{kb, "select[500000 < mem]", true},
 		{kb, "select[mem > 2GB]", false},
