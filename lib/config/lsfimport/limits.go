@@ -21,11 +21,6 @@ type limit struct {
 	srcs map[string]src
 }
 
-// limitConsumers are the consumer keys of a Limit, as [[limits]] names
-// them (lower case).
-var limitConsumers = []string{"USERS", "PER_USER", "QUEUES", "PER_QUEUE", "HOSTS", "PER_HOST",
-	"PROJECTS", "PER_PROJECT", "APPS", "PER_APP", "LIC_PROJECTS", "PER_LIC_PROJECT"}
-
 // limitReasons are the Limit keys [[limits]] has no equivalent of.
 var limitReasons = map[string]string{
 	"ELIGIBLE_PEND_JOBS":   "xce has no limit on eligible pending jobs",
