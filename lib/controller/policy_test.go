@@ -95,3 +95,22 @@ func TestSubmitInteractiveQueue(t *testing.T) {
 		}
 	}
 }
+
+// TestModifyUserPriority: bmod -sp is held to max_user_priority as bsub
+// -sp is.
+func TestModifyUserPriority(t *testing.T) {
+	c, _ := newTestControllerWith(t, policyConfig, 4, 0)
+	r, err := c.Submit(alice, &api.JobSpec{Command: "true", Hold: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := func(p int32) string {
+		return c.Modify(alice, &api.ModifyRequest{Ref: &api.JobRef{JobId: r.JobId}, Spec: &api.JobSpec{UserPriority: p}, Fields: []string{"user_priority"}}).Results[0].Error
+	}
+	if got := mod(1000); !strings.Contains(got, "Bad user priority") {
+		t.Errorf("bmod -sp 1000 with max_user_priority 100: %q", got)
+	}
+	if got := mod(50); got != "" {
+		t.Errorf("bmod -sp 50: %q", got)
+	}
+}
