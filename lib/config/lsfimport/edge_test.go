@@ -119,7 +119,7 @@ End Queue
 			toml: []string{`preemptive = ["lo"]`},
 			notes: []string{
 				"lsb.queues:5: HOSTS: not translated for hi: ghost is not a known host or host group",
-				"lsb.queues:5: HOSTS: not translated: none of the hosts is known",
+				"lsb.queues:5: HOSTS: policy lost: not translated: none of the hosts is known",
 				"lsb.queues:6: PREEMPTION: not translated: hi2: its priority 50 is not lower than hi's 50",
 				"lsb.queues:6: PREEMPTION: not translated: nosuch: no such queue",
 				"lsb.queues:6: PREEMPTION: not translated: lo: its priority 10 is not higher than hi's 50",

@@ -1267,7 +1267,7 @@ func (im *importer) queue(s *Section) {
 			list := List(p.Value)
 			hosts := im.hostRefs(list, true, at, name)
 			if len(hosts) == 0 && len(list) > 0 {
-				im.note(at, "not translated: none of the hosts is known; the queue gets xce's default, all hosts: review it")
+				im.loss(at, "not translated: none of the hosts is known; the queue would get xce's default, all hosts")
 			}
 			t.set("hosts", tomlList(hosts), "", at)
 		case "TASKLIMIT", "PROCLIMIT":
