@@ -5,6 +5,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -178,7 +179,7 @@ func serve(o options) error {
 	// read $LSF_ENVDIR/lsf.conf (LSF_UNIT_FOR_LIMITS and friends). With
 	// controller candidates, LSF_MASTER_LIST names them, so that commands
 	// find the leader.
-	if err := lsfenv.WriteDefault(filepath.Join(dir, "conf"), cfg.Cluster.Name, host, cfg.Cluster.Controllers); err != nil {
+	if err := lsfenv.WriteDefaultUnit(filepath.Join(dir, "conf"), cfg.Cluster.Name, host, cfg.Cluster.Controllers, cmp.Or(cfg.Cluster.UnitForLimits, "MB")); err != nil {
 		slog.Warn("LSF environment directory not written", "err", err)
 	}
 

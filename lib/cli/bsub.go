@@ -571,7 +571,8 @@ func fillSpec(s *api.JobSpec, o *bsubOpts) error {
 		return errors.New("-ti can be used only with -w")
 	}
 	s.TerminateOrphan = o.terminateOrphan
-	if o.userPrio < 0 {
+	// Beyond int32 the priority would wrap (99999999999 into 1215752191).
+	if o.userPrio < 0 || o.userPrio > math.MaxInt32 {
 		return fmt.Errorf("%d: Bad user priority", o.userPrio)
 	}
 	s.UserPriority = int32(o.userPrio)

@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"xce/lib/api"
@@ -37,6 +38,22 @@ func TestMemLimitUnitFromLSFConf(t *testing.T) {
 		}
 		if s.MemLimitKb != tc.kb {
 			t.Errorf("-M %s with LSF_ENVDIR=%s: %d KB, want %d", tc.m, tc.envdir, s.MemLimitKb, tc.kb)
+		}
+	}
+}
+
+// bsub -sp 99999999999 wrapped to 1215752191 on its way into the int32 of
+// the request; beyond int32 it is a bad priority.
+func TestUserPriorityRange(t *testing.T) {
+	for _, tc := range []struct {
+		sp   int
+		want int32
+		ok   bool
+	}{{5, 5, true}, {2147483647, 2147483647, true}, {99999999999, 0, false}, {2147483648, 0, false}, {-1, 0, false}} {
+		s := &api.JobSpec{}
+		err := fillSpec(s, &bsubOpts{userPrio: tc.sp})
+		if tc.ok != (err == nil) || s.UserPriority != tc.want || err != nil && err.Error() != strconv.Itoa(tc.sp)+": Bad user priority" {
+			t.Errorf("-sp %d: %d, %v", tc.sp, s.UserPriority, err)
 		}
 	}
 }

@@ -118,6 +118,16 @@ type Cluster struct {
 	// xced with --listen one of them. Empty: one controller, no
 	// replication.
 	Controllers []string `toml:"controllers"`
+	// MaxUserPriority (lsb.params MAX_USER_PRIORITY): the highest
+	// priority a user may give a job with bsub -sp (1 to it); the cluster's
+	// and the queue's administrators may go beyond it. 0: -sp is not
+	// enabled, and only administrators may use it.
+	MaxUserPriority int `toml:"max_user_priority"`
+	// UnitForLimits (lsf.conf LSF_UNIT_FOR_LIMITS): the unit of a memory
+	// amount written without one in a resource requirement
+	// (rusage[mem=500000], select[mem>4000]), "KB" to "EB"; default "MB".
+	// It should be the unit bsub reads from lsf.conf for -M.
+	UnitForLimits string `toml:"unit_for_limits"`
 }
 
 // Resource is a site-defined resource (lsf.shared Resource and
@@ -156,6 +166,9 @@ type Host struct {
 	// Type and Model override what the worker detects ("" = detected).
 	Type  string `toml:"type"`
 	Model string `toml:"model"`
+	// CPUFactor (lsf.shared HostModel CPUFACTOR of the host's model): the
+	// host's speed relative to others, its cpuf resource; 0 = 1.
+	CPUFactor float64 `toml:"cpu_factor"`
 	// Attributes are the Boolean resources the host has (LSF RESOURCES).
 	Attributes []string `toml:"attributes"`
 	// Resources are static values of numeric and string resources:
@@ -215,11 +228,19 @@ type Queue struct {
 	DefaultMem      Memory   `toml:"default_mem"`
 	MaxRunLimit     Duration `toml:"max_run_limit"`
 	DefaultRunLimit Duration `toml:"default_run_limit"`
+	// Runtime (RUNTIME): the run time estimate of the queue's jobs that
+	// give none, with -We or through their profile.
+	Runtime Duration `toml:"runtime"`
 
 	// RunWindows: jobs run only inside them (suspended outside);
 	// DispatchWindows: jobs start only inside them. Empty = always open.
 	RunWindows      []Window `toml:"run_windows"`
 	DispatchWindows []Window `toml:"dispatch_windows"`
+
+	// Interactive (lsb.queues INTERACTIVE): "no" refuses interactive jobs
+	// (bsub -I, -Ip, -Is), "only" refuses batch jobs; "" or "yes" takes
+	// both.
+	Interactive string `toml:"interactive"`
 
 	// Exclusive: the queue accepts exclusive jobs (bsub -x).
 	Exclusive bool `toml:"exclusive"`
@@ -288,6 +309,9 @@ type App struct {
 	MaxTasks     int      `toml:"max_tasks"`
 	RunLimit     Duration `toml:"run_limit"`
 	MemLimit     Memory   `toml:"mem_limit"`
+	// Runtime (lsb.applications RUNTIME): the run time estimate of a job
+	// that gives none (bsub -We), for backfill and runtime_est_exceeded.
+	Runtime Duration `toml:"runtime"`
 	// Fixed lists the attributes a job may not override: "res_req",
 	// "tasks", "run_limit", "mem_limit", "env". The others are defaults
 	// that the job's own options replace.

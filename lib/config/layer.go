@@ -562,6 +562,16 @@ func (l *layering) setRunLimit() error {
 	v, err := l.limit("run_limit_sec", "run_limit", "-W", l.sub.RunLimitSec, prof, int64(l.q.DefaultRunLimit), int64(l.q.MaxRunLimit),
 		func(s int64) string { return Duration(s).String() }, "run limit")
 	l.eff().RunLimitSec = v
+	// The run time estimate (RUNTIME): the job's -We, else the profile's,
+	// else the queue's.
+	if l.sub.EstimatedRunSec == 0 {
+		switch {
+		case l.app != nil && l.app.Runtime > 0:
+			l.eff().EstimatedRunSec = int64(l.app.Runtime)
+		case l.q.Runtime > 0:
+			l.eff().EstimatedRunSec = int64(l.q.Runtime)
+		}
+	}
 	return err
 }
 

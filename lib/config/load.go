@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -55,7 +54,7 @@ func (es Errors) Error() string {
 // the file is readable, is an Errors naming file, line and key of every
 // mistake.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

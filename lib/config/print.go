@@ -49,6 +49,8 @@ func (c *Config) Effective() string {
 	w.kv("gpu_req", cl.GpuReq)
 	w.kv("gpu_req_merge", cl.GpuReqMerge)
 	w.kv("controllers", cl.Controllers)
+	w.kv("max_user_priority", cl.MaxUserPriority)
+	w.kv("unit_for_limits", cl.UnitForLimits)
 
 	for _, name := range slices.Sorted(maps.Keys(c.Resources)) {
 		r := c.Resources[name]
@@ -73,6 +75,9 @@ func (c *Config) Effective() string {
 		}
 		w.kv("type", h.Type)
 		w.kv("model", h.Model)
+		if h.CPUFactor > 0 {
+			w.kv("cpu_factor", h.CPUFactor)
+		}
 		w.kv("attributes", h.Attributes)
 		w.kv("resources", h.Resources)
 	}
@@ -110,6 +115,8 @@ func (c *Config) Effective() string {
 		w.kv("default_mem", q.DefaultMem)
 		w.kv("max_run_limit", q.MaxRunLimit)
 		w.kv("default_run_limit", q.DefaultRunLimit)
+		w.kv("runtime", q.Runtime)
+		w.kv("interactive", q.Interactive)
 		w.kv("run_windows", q.RunWindows)
 		w.kv("dispatch_windows", q.DispatchWindows)
 		w.kv("exclusive", q.Exclusive)
@@ -144,6 +151,7 @@ func (c *Config) Effective() string {
 		w.kv("max_tasks", a.MaxTasks)
 		w.kv("run_limit", a.RunLimit)
 		w.kv("mem_limit", a.MemLimit)
+		w.kv("runtime", a.Runtime)
 		w.kv("fixed", a.Fixed)
 		w.kv("pre_exec", a.PreExec)
 		w.kv("post_exec", a.PostExec)

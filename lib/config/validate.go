@@ -41,6 +41,7 @@ func (c *Config) finish() error {
 	c.checkApps(k)
 	c.checkProjects(k)
 	c.checkCluster(k)
+	c.checkRanges(k)
 	if len(k.errs) > 0 {
 		return k.errs
 	}
@@ -212,6 +213,9 @@ func (c *Config) checkResources(k *checker) {
 		k.add("resources", "%v", err)
 		s, _ = resreq.NewSchema()
 	}
+	if u := c.memUnit(k); u != resreq.NoUnit {
+		s = s.WithMemUnit(u)
+	}
 	c.schema = s
 }
 
@@ -220,6 +224,9 @@ func (c *Config) checkHosts(k *checker) {
 		h := c.Hosts[name]
 		key := "hosts." + name
 		k.nonNegative(key+".slots", h.Slots)
+		if h.CPUFactor < 0 || h.CPUFactor > 1e6 || h.CPUFactor != h.CPUFactor {
+			k.add(key+".cpu_factor", "%g: must be a positive number (0 means 1)", h.CPUFactor)
+		}
 		for _, a := range h.Attributes {
 			r := c.Resources[a]
 			switch {
@@ -406,6 +413,11 @@ func (c *Config) checkQueues(k *checker) {
 				k.add(key+".fairshare."+who, "%d: shares must be positive", s)
 			}
 		}
+		switch q.Interactive {
+		case "", "yes", "no", "only":
+		default:
+			k.add(key+".interactive", "%q: use \"yes\", \"no\" or \"only\"", q.Interactive)
+		}
 		if q.JobIdle < 0 || q.JobIdle > 1 {
 			k.add(key+".job_idle", "%g: must be between 0 and 1 (CPU time / run time)", q.JobIdle)
 		}
@@ -556,6 +568,9 @@ func (c *Config) checkCluster(k *checker) {
 			k.add("cluster.controllers", "%q is named twice", c)
 		}
 		seen[c] = true
+	}
+	if cl.MaxUserPriority < 0 {
+		k.add("cluster.max_user_priority", "%d: must be positive, or 0 for bsub -sp off", cl.MaxUserPriority)
 	}
 	if cl.PreexecRetryInterval < 0 {
 		k.add("cluster.preexec_retry_interval", "%s: must not be negative", cl.PreexecRetryInterval)

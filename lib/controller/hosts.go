@@ -183,6 +183,11 @@ func (c *Controller) hostView(h *host) *api.Host {
 		v.Type, v.Model, v.Ncpus = h.attrs.Type, h.attrs.Model, h.attrs.Ncpus
 	}
 	hc := conf.Hosts[h.name]
+	if hc != nil && hc.CPUFactor > 0 {
+		// The configured factor (lsf.shared HostModel) wins over the
+		// worker's: it is what select[cpuf>...] was written against.
+		v.CpuFactor = hc.CPUFactor
+	}
 	if v.Type == "" || (hc != nil && hc.Type != "") {
 		v.Type = c.typeOf(h.name, v.Type)
 	}

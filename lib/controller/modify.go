@@ -131,6 +131,10 @@ func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply
 	if err == nil {
 		err = checkSubmission(conf, spec.GetUser(), eff)
 	}
+	if err == nil && slices.Contains(fields, "user_priority") {
+		name, _ := lookupUser(who.UID)
+		err = checkUserPriority(conf, admin, name, eff)
+	}
 	if err == nil {
 		err = c.checkGPUsLocked(conf, eff)
 	}

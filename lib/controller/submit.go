@@ -285,8 +285,8 @@ func (c *Controller) validate(who Caller, spec *api.JobSpec) (*api.JobSpec, []in
 	if eff.BeginTime > 0 && eff.TermTime > 0 && eff.BeginTime > eff.TermTime {
 		return nil, nil, userErr("Start time is later than termination time")
 	}
-	if eff.UserPriority < 0 {
-		return nil, nil, userErr("Bad user priority")
+	if err := checkUserPriority(conf, c.isAdmin(who.UID), spec.GetUser(), eff); err != nil {
+		return nil, nil, err
 	}
 	if err := checkSubmission(conf, spec.GetUser(), eff); err != nil {
 		return nil, nil, err
@@ -373,6 +373,15 @@ func checkSubmission(conf *config.Config, user string, eff *api.JobSpec) error {
 			return userErr("%s: User not in the specified user group", g)
 		}
 	}
+	if q := conf.Queues[eff.GetQueue()]; q != nil {
+		batch := eff.GetInteractive() == api.Interactive_BATCH
+		switch {
+		case q.Interactive == "only" && batch:
+			return userErr("Queue only accepts interactive jobs")
+		case q.Interactive == "no" && !batch:
+			return userErr("Queue does not accept interactive jobs")
+		}
+	}
 	switch eff.GetInteractive() {
 	case api.Interactive_BATCH:
 	case api.Interactive_PTY, api.Interactive_PTY_SHELL:
@@ -384,6 +393,29 @@ func checkSubmission(conf *config.Config, user string, eff *api.JobSpec) error {
 		if eff.GetRerunnable() {
 			return userErr("Interactive job cannot be rerunnable")
 		}
+	}
+	return nil
+}
+
+// checkUserPriority checks bsub -sp as LSF checks it against
+// MAX_USER_PRIORITY (cluster.max_user_priority): a user may give 1 to
+// the maximum, and without one not use -sp at all; the cluster's and the
+// job's queue's administrators may go beyond it.
+func checkUserPriority(conf *config.Config, admin bool, user string, eff *api.JobSpec) error {
+	p := eff.GetUserPriority()
+	switch {
+	case p == 0:
+		return nil
+	case p < 0:
+		return userErr("Bad user priority")
+	case admin:
+		return nil
+	}
+	if q := conf.Queues[eff.GetQueue()]; q != nil && len(q.Administrators) > 0 && conf.UserIn(user, q.Administrators) {
+		return nil
+	}
+	if max := conf.Cluster.MaxUserPriority; max == 0 || int(p) > max {
+		return userErr("Bad user priority")
 	}
 	return nil
 }

@@ -182,6 +182,17 @@ func (c *Conf) WithUnit(v string) string {
 // so one an administrator edited is kept. LSF_MASTER_LIST is host, or
 // the controller candidates' addresses (HOST:PORT) when there are some.
 func WriteDefault(dir, clusterName, host string, candidates []string) error {
+	return WriteDefaultUnit(dir, clusterName, host, candidates, "MB")
+}
+
+// WriteDefaultUnit is WriteDefault with the unit of LSF_UNIT_FOR_LIMITS
+// given: the cluster's (xce.toml cluster.unit_for_limits), so that bsub
+// -M 4000 and rusage[mem=4000] mean the same amount.
+func WriteDefaultUnit(dir, clusterName, host string, candidates []string, unit string) error {
+	if unitIndex(unit) < 0 {
+		return fmt.Errorf("lsf.conf: bad LSF_UNIT_FOR_LIMITS %q", unit)
+	}
+	unit = strings.ToUpper(unit)
 	masterList := host
 	if len(candidates) > 0 {
 		masterList = strings.Join(candidates, " ")
@@ -207,12 +218,12 @@ func WriteDefault(dir, clusterName, host string, candidates []string) error {
 # to learn the cluster's settings. Point them at it with
 #     export LSF_ENVDIR=` + abs + `
 # XCE's commands read it too: LSF_UNIT_FOR_LIMITS is the unit of a memory
-# value given without one (bsub -M 4000 is 4000 MB), and XCE_DIR is the
+# value given without one (bsub -M 4000 is 4000 ` + unit + `), and XCE_DIR is the
 # controller they talk to when the environment sets no XCE_DIR.
 # Remove the first line to keep your own edits when xced starts again.
 `)
 	fmt.Fprintf(&b, "LSF_ENVDIR=%s\n", quote(abs))
-	b.WriteString("LSF_UNIT_FOR_LIMITS=MB\n")
+	fmt.Fprintf(&b, "LSF_UNIT_FOR_LIMITS=%s\n", unit)
 	fmt.Fprintf(&b, "LSF_CLUSTER_NAME=%s\n", quote(clusterName))
 	fmt.Fprintf(&b, "LSF_MASTER_LIST=%s\n", quote(masterList))
 	fmt.Fprintf(&b, "XCE_DIR=%s\n", quote(filepath.Dir(abs)))

@@ -468,6 +468,15 @@ func (p *parser) checkCompare(b *Binary) {
 	}
 	p.checkValue(b.X, unitRes == "ok", unitRes)
 	p.checkValue(b.Y, unitRes == "ok", unitRes)
+	// A bare amount compared with a memory resource is in the cluster's
+	// unit (mem > 4000 is 4000 KB under LSF_UNIT_FOR_LIMITS=KB).
+	if unitRes == "ok" && p.memUnit != NoUnit {
+		for _, side := range []Expr{b.X, b.Y} {
+			if n, ok := side.(*Num); ok && n.Unit == NoUnit {
+				n.Unit = p.memUnit
+			}
+		}
+	}
 }
 
 // stringish reports whether e is a string value: a quoted string, or a

@@ -19,6 +19,7 @@ func WithSchema(s *Schema) Option {
 		if s != nil {
 			p.schema = s
 			p.strict = true
+			p.memUnit = s.memUnit
 		}
 	}
 }
@@ -74,6 +75,8 @@ type parser struct {
 	colMap map[Expr]int
 	tok    token // lookahead of the expression lexer
 	tokOK  bool
+	// memUnit: the unit given to a bare memory amount (Schema.WithMemUnit).
+	memUnit Unit
 }
 
 // fail stops parsing with an error at byte offset pos.
@@ -747,6 +750,9 @@ func (p *parser) amount(r Resource) Num {
 	}
 	if n.Unit != NoUnit && r.Kind == Numeric && !r.Units {
 		p.fail(start, "%s takes no unit; units (KB, MB, GB, ...) apply to memory resources such as mem, swp and tmp", r.Name)
+	}
+	if n.Unit == NoUnit && r.Units {
+		n.Unit = p.memUnit
 	}
 	return n
 }

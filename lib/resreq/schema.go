@@ -111,7 +111,25 @@ type Schema struct {
 	nStr    int
 	nBool   int
 	strict  bool
+	// memUnit is the unit of a memory amount written without one
+	// (LSF_UNIT_FOR_LIMITS); NoUnit is MB.
+	memUnit Unit
 }
+
+// WithMemUnit returns the schema with u as the unit of memory amounts
+// written without one, in select[] comparisons and rusage[] (LSF's
+// LSF_UNIT_FOR_LIMITS governs them as it governs bsub -M). The parser
+// writes the unit into the number it reads, so the requirement prints
+// and evaluates the same under any schema.
+func (s *Schema) WithMemUnit(u Unit) *Schema {
+	c := *s
+	c.memUnit = u
+	return &c
+}
+
+// ParseUnit reads a memory unit name: KB, MB, ... ZB, or its first
+// letter, any case.
+func ParseUnit(s string) (Unit, bool) { return parseUnit(s) }
 
 // NewSchema returns a schema holding the built-in resources and the site
 // resources given. A site resource may not redefine a built-in one or use a

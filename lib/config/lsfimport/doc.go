@@ -1,7 +1,10 @@
 // Package lsfimport owns the translation of an LSF configuration directory
 // into xce.toml: "xced config import-lsf DIR". It reads LSF's file syntax
 // (Parse, ReadFile) and writes the xce.toml that lib/config loads
-// (Import), with a Note for every key it did not translate and why. It
+// (Import), with a Note for every key it did not translate and why. A Note
+// marked Loss is policy that changes who may run what (a limit, an access
+// list, a resource requirement, a file it could not read): "xced config
+// import-lsf" fails on one unless --accept-loss is given. It
 // imports lib/config and lib/resreq and nothing else of ours; facts about
 // LSF's files are IBM Spectrum LSF 10.1's configuration reference.
 //
@@ -16,7 +19,9 @@
 // The text always loads with config.Parse: before returning, Import loads
 // it and drops whatever lib/config refuses (a RES_REQ naming an unknown
 // resource, a TASKLIMIT whose minimum exceeds its maximum, ...), with a
-// note quoting lib/config's message. The text is stable: the same
+// note quoting lib/config's message (a loss unless the key is only a
+// description, a nice value or the like). The [[limits]] entries come
+// last; a lib/config that does not know [[limits]] checks the rest. The text is stable: the same
 // directory gives the same bytes. Each section is preceded by a comment
 // naming the LSF file and line it came from, and converted values carry
 // their LSF original ("# MEMLIMIT 8000 in MB (LSF_UNIT_FOR_LIMITS)").
@@ -49,8 +54,10 @@
 //
 // # Translations
 //
-//   - lsf.conf: LSF_UNIT_FOR_LIMITS (the unit of MEMLIMIT and Limit MEM;
-//     without it KB, LSF's default, is assumed, with a note);
+//   - lsf.conf: LSF_UNIT_FOR_LIMITS (the unit of MEMLIMIT and Limit
+//     MEM, SWP and TMP; without it KB, LSF's default, is assumed, with a
+//     note) -> cluster.unit_for_limits, which governs bare memory amounts
+//     in resource requirements as LSF_UNIT_FOR_LIMITS does;
 //     LSB_MEMLIMIT_ENFORCE=y -> memlimit_enforce, LSB_JOB_MEMLIMIT=y ->
 //     job_memlimit, LSB_STDOUT_DIRECT=y -> stdout_direct, LSB_GPU_REQ ->
 //     cluster.gpu_req (lsb.queues and lsb.applications GPU_REQ -> their
@@ -58,22 +65,22 @@
 //     requirement xce cannot parse is noted); LSF_MASTER_LIST of two hosts
 //     or more -> cluster.controllers, each at LSB_MBD_PORT (6881 without
 //     it). Nothing else.
-//     Resource requirement strings are copied as they are; when the unit is
-//     not MB a note says to check their bare mem amounts, which xce reads
-//     as MB.
+//     Resource requirement strings are copied as they are.
 //   - lsf.shared: Cluster ClusterName -> cluster.name (the first cluster
 //     only). Resource rows -> [resources.NAME] with type written out
 //     (LSF's default is Boolean, xce's numeric), description, increasing
 //     and consumable (numeric resources only). INTERVAL (an ELIM-updated
 //     resource: xce runs no ELIM, the resource becomes static) and RELEASE
 //     are noted; built-in names and names xce refuses are noted.
-//     HostType and HostModel sections are noted (xce detects both).
+//     HostModel CPUFACTOR -> hosts.NAME.cpu_factor of each host of the
+//     model; HostType is noted (xce detects it).
 //   - lsf.cluster.NAME: ClusterAdmins Administrators ->
 //     cluster.administrators. Host rows -> [hosts.NAME]: model and type
 //     unless "!" (detected), RESOURCES: Boolean names -> attributes,
 //     name=value -> static resources; server 0 (client-only) hosts and load
 //     threshold columns are noted. ResourceMap: "N@[all]" -> the
-//     resource's total (a shared pool); "value@[h1 h2]" and
+//     resource's total (a shared pool; one that is not a count is a
+//     loss); "value@[h1 h2]" and
 //     "value@[default]" -> static per-host values (default: every host
 //     without one); an instance without a value ("[hostA]", from an ELIM)
 //     is noted.
@@ -85,21 +92,25 @@
 //     EADMIN_TRIGGER_DURATION (minutes) -> eadmin_trigger_duration,
 //     ACCT_ARCHIVE_AGE (days) x (MAX_ACCT_ARCHIVE_FILE + 1) ->
 //     acct_retention (how long lsb.acct records survive archiving; either
-//     alone is noted). Everything else
+//     alone is noted), MAX_USER_PRIORITY -> max_user_priority (bsub -sp).
+//     Everything else
 //     is noted, with the xced flag where one exists
 //     (JOB_TERMINATE_INTERVAL: --terminate-interval).
 //   - lsb.hosts: Host MXJ -> hosts.NAME.slots ("!" = one per CPU, left
 //     out); the "default" line's MXJ goes to every host without its own;
-//     lines for host types or models, JL/U, thresholds and windows are
-//     noted. HostGroup -> [host_groups.NAME]; ranges ("gpu[01-16]") are
+//     JL/U -> a [[limits]] entry (hosts, per_user all, slots), the
+//     default line's for every host without its own; lines for host
+//     types or models are a loss when they set MXJ or JL/U; thresholds
+//     and windows are noted. HostGroup -> [host_groups.NAME]; ranges ("gpu[01-16]") are
 //     expanded to the hosts lsf.cluster names; wildcards and unknown names
 //     are noted and left out; a group left without members is noted and
 //     dropped. ComputeUnit and HostPartition are noted.
 //   - lsb.users: UserGroup -> [user_groups.NAME] members; USER_SHARES and
 //     GROUP_ADMIN are noted. The User section: MAX_JOBS of a user (or of
 //     "default") -> users.NAME.max_slots, MAX_PEND_JOBS ->
-//     users.NAME.max_pend_jobs; a user group's limits (totals over its
-//     members) and JL/P are noted. lsb.params MAX_PEND_JOBS ->
+//     users.NAME.max_pend_jobs; a group's MAX_JOBS -> [[limits]] (users =
+//     the group, its total; "group@": per_user); a group's MAX_PEND_JOBS
+//     and JL/P are a loss. lsb.params MAX_PEND_JOBS ->
 //     cluster.max_pend_jobs.
 //   - lsb.queues: PRIORITY, NICE, DESCRIPTION (blanks collapsed), USERS,
 //     ADMINISTRATORS, HOSTS (unknown hosts and groups left out, noted;
@@ -118,27 +129,29 @@
 //     preemptable (an empty list -> "lower"/"higher"; "+N" levels dropped;
 //     queues that do not exist or break the priority order noted).
 //     JOB_OVERRUN and JOB_UNDERRUN (minutes) -> job_overrun, job_underrun,
-//     JOB_IDLE -> job_idle.
+//     JOB_IDLE -> job_idle. INTERACTIVE = NO or ONLY -> interactive,
+//     RUNTIME -> runtime, PJOB_LIMIT -> a [[limits]] entry (queues,
+//     per_host all, slots_per_processor).
 //     RES_REQ, PRE_EXEC and POST_EXEC are translated to the queue's
 //     deprecated res_req, pre_exec and post_exec, each with a deprecation
 //     note. JOB_STARTER is noted (it belongs to a profile in xce), as is
 //     every other key, with the reason where there is a specific one.
 //   - lsb.applications: NAME, DESCRIPTION, RES_REQ, TASKLIMIT/PROCLIMIT,
-//     RUNLIMIT (one value) -> run_limit, MEMLIMIT -> mem_limit, PRE_EXEC,
+//     RUNLIMIT (one value) -> run_limit, RUNTIME -> runtime, MEMLIMIT ->
+//     mem_limit, PRE_EXEC,
 //     POST_EXEC, JOB_STARTER, ENV_VARS "name='value', ..." -> env. Nothing
 //     is marked fixed: in LSF the job's own -R, -n, -W, -M and environment
 //     override the profile's, which is xce's meaning of a profile value
 //     that is not fixed. Other keys (CPULIMIT, CONTAINER, ...) are noted.
-//   - lsb.resources: a Limit (horizontal, or each row of a vertical one)
-//     whose only consumer is PER_PROJECT = p1 p2 ..., or PROJECTS = p with
-//     one project, becomes a quota of each project named: SLOTS ->
-//     max_slots, MEM -> max_mem. When several limits name one project,
-//     the smallest value of each wins, since all of them hold (the larger
-//     ones are noted). Limits on users, queues, hosts or applications,
-//     PROJECTS with several projects (their sum is limited), PER_PROJECT =
-//     all or "~" exclusions (xce has no quota for every project),
-//     percentages and the other resources (JOBS, SWP, TMP, RESOURCE, ...)
-//     are noted. Other sections are noted.
+//   - lsb.resources: each Limit (vertical, or each row of a horizontal
+//     one) -> a [[limits]] entry: NAME (else "limit_LINE"), the consumers
+//     (USERS, PER_USER, QUEUES, PER_QUEUE, HOSTS, PER_HOST, PROJECTS,
+//     PER_PROJECT, APPS, PER_APP, LIC_PROJECTS, PER_LIC_PROJECT) as lists,
+//     SLOTS, SLOTS_PER_PROCESSOR, JOBS, MEM, SWP and TMP (in
+//     LSF_UNIT_FOR_LIMITS, or a percentage) and RESOURCE = [name,count]
+//     ... -> resources = { name = count }. A Limit with anything else
+//     (ELIGIBLE_PEND_JOBS, a resource not imported, a count beyond int32)
+//     is dropped whole, as a loss. Other sections are noted.
 //
 // Units: memory limits are multiplied by LSF_UNIT_FOR_LIMITS and written
 // in the largest exact unit ("8000MB", "64GB"); run limits are minutes

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"xce/lib/config"
 )
 
@@ -27,7 +29,7 @@ func importFiles(t *testing.T, files map[string]string) (string, string, *config
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse("xce.toml", []byte(text))
+	cfg, err := config.Parse("xce.toml", []byte(withoutLimits(t, text)))
 	if err != nil {
 		t.Fatalf("does not load: %v\n%s", err, text)
 	}
@@ -45,7 +47,7 @@ func TestImportEdges(t *testing.T) {
 			name:  "no lsf.conf: KB assumed",
 			files: map[string]string{"lsb.queues": "Begin Queue\nQUEUE_NAME = q\nMEMLIMIT = 2048\nEnd Queue\n"},
 			toml:  []string{`max_mem = "2MB"  # MEMLIMIT 2048 in KB (LSF_UNIT_FOR_LIMITS not set`},
-			notes: []string{"lsf.conf: LSF_UNIT_FOR_LIMITS: not found; memory limits (MEMLIMIT, Limit MEM) are taken as KB"},
+			notes: []string{"lsf.conf: LSF_UNIT_FOR_LIMITS: not found; memory limits (MEMLIMIT, Limit MEM) and bare memory amounts in resource requirements are taken as KB"},
 		},
 		{
 			name: "lsf.conf switches",
@@ -117,11 +119,11 @@ End Queue
 			toml: []string{`preemptive = ["lo"]`},
 			notes: []string{
 				"lsb.queues:5: HOSTS: not translated for hi: ghost is not a known host or host group",
-				"lsb.queues:5: HOSTS: not translated: none of the hosts is known",
+				"lsb.queues:5: HOSTS: policy lost: not translated: none of the hosts is known",
 				"lsb.queues:6: PREEMPTION: not translated: hi2: its priority 50 is not lower than hi's 50",
 				"lsb.queues:6: PREEMPTION: not translated: nosuch: no such queue",
 				"lsb.queues:6: PREEMPTION: not translated: lo: its priority 10 is not higher than hi's 50",
-				"lsb.queues:15: TASKLIMIT: not translated: queues.lo.min_tasks = 8 would be refused: 8 is more than max_tasks (4)",
+				"lsb.queues:15: TASKLIMIT: policy lost: not translated: queues.lo.min_tasks = 8 would be refused: 8 is more than max_tasks (4)",
 			},
 		},
 		{
@@ -138,11 +140,10 @@ PROJECTS = p4
 JOBS = 3
 End Limit
 `},
-			toml: []string{"[projects.p1]\nmax_slots = 10  # SLOTS\nmax_mem = \"1GB\"", "[projects.p2]"},
-			notes: []string{
-				`lsb.resources:5: MEM: Limit: not translated: "50%" is not an amount of memory`,
-				"lsb.resources:5: SWP: Limit: not translated: xce project quotas are slots, memory and GPUs",
-				"lsb.resources:10: JOBS: Limit nothing: not translated",
+			toml: []string{
+				"[[limits]]\nname = \"limit_4\"\nper_project = [\"p1\", \"p2\"]\nslots = 10\nmem = \"1GB\"  # MEM 1024 in MB (LSF_UNIT_FOR_LIMITS)\n",
+				"[[limits]]\nname = \"limit_5\"\nper_project = [\"p3\"]\nmem = \"50%\"\nswp = \"100MB\"  # SWP 100 in MB (LSF_UNIT_FOR_LIMITS)\n",
+				"[[limits]]\nname = \"nothing\"\nprojects = [\"p4\"]\njobs = 3\n",
 			},
 		},
 		{
@@ -164,7 +165,7 @@ End Application
 				`lsb.applications:4: ENV_VARS: not translated: "bad" is not name='value'`,
 				"lsb.applications:5: RUNLIMIT: not translated: expected one [hour:]minute value",
 				`lsb.applications:6: MEMLIMIT: not translated: "lots" is not an amount of memory`,
-				"lsb.applications:7: RES_REQ: not translated: apps.a.res_req",
+				"lsb.applications:7: RES_REQ: policy lost: not translated: apps.a.res_req",
 				"lsb.applications:9: Begin Application: not translated: the profile has no NAME",
 			},
 		},
@@ -199,7 +200,8 @@ func TestImportErrors(t *testing.T) {
 
 // TestImportNameWithBadBytes: a Limit name quoted in a comment of the
 // imported xce.toml, with invalid UTF-8 or a control character in it,
-// made a document that did not load (found by FuzzImport).
+// made a document that did not load (found by FuzzImport). Such a name is
+// no xce name: the limit is a loss, reported, and the text still loads.
 func TestImportNameWithBadBytes(t *testing.T) {
 	for _, name := range []string{"\xff", "a\rb", "a\x01b", "a\x7fb"} {
 		dir := t.TempDir()
@@ -207,17 +209,52 @@ func TestImportNameWithBadBytes(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "lsb.resources"), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		out, _, err := Import(dir)
+		out, report, err := Import(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := config.Parse("xce.toml", []byte(out))
-		if err != nil {
+		if _, err := config.Parse("xce.toml", []byte(withoutLimits(t, out))); err != nil {
 			t.Errorf("NAME = %q: the imported xce.toml does not load: %v\n%s", name, err, out)
 			continue
 		}
-		if p := cfg.Projects["p"]; p == nil || p.MaxSlots != 1 {
-			t.Errorf("NAME = %q: project p's quota is lost:\n%s", name, out)
+		if !strings.Contains(reportText(report), "lsb.resources:1: Begin Limit: policy lost: Limit") {
+			t.Errorf("NAME = %q: the limit's loss is not reported:\n%s", name, reportText(report))
 		}
+	}
+}
+
+// TestImportRegularFilesOnly: import-lsf read a FIFO named lsb.queues (or
+// an #INCLUDE of /dev/zero) without end. Each is refused as not a regular
+// file; the rest of the directory is imported.
+func TestImportRegularFilesOnly(t *testing.T) {
+	dir := t.TempDir()
+	if err := unix.Mkfifo(filepath.Join(dir, "lsb.queues"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "lsb.users"), []byte("#INCLUDE \"/dev/zero\"\nBegin UserGroup\nGROUP_NAME GROUP_MEMBER\ng1 (a b)\nEnd UserGroup\n"), 0o644)
+	huge, err := os.Create(filepath.Join(dir, "lsb.hosts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge.Truncate(config.MaxFileSize + 1)
+	huge.Close()
+	text, notes, err := Import(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := reportText(notes)
+	for _, want := range []string{
+		"lsb.hosts: policy lost: cannot be read: ",
+		"too large for a configuration file",
+		"lsb.queues: policy lost: cannot be read: ",
+		"not a regular file (a FIFO)",
+		"lsb.users:1: #INCLUDE: policy lost: cannot read the included file: /dev/zero: not a regular file (a character device)",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+	if !strings.Contains(text, "[user_groups.g1]") {
+		t.Errorf("the readable file is not imported:\n%s", text)
 	}
 }

@@ -38,8 +38,10 @@ type importer struct {
 	hgroupNames map[string]bool
 	queues      []*queueInfo
 	apps        map[string]bool
-	projs       map[string]*projInfo
-	projOrd     []string
+
+	limitNames map[string]bool    // the [[limits]] names given
+	models     map[string]float64 // HostModel CPUFACTOR by model
+	modelSrc   map[string]src
 
 	defaultQueue *Param
 	defaultApp   *Param
@@ -68,14 +70,6 @@ type queueInfo struct {
 	preempt *Param
 }
 
-type projInfo struct {
-	t        *table
-	slots    int64
-	slotsSrc src
-	mem      config.Memory
-	memSrc   src
-}
-
 // Import reads the LSF configuration directory dir and returns the
 // equivalent xce.toml and a note for every key it did not translate (or
 // translated with a caveat), sorted by file and line. err is set only when
@@ -86,7 +80,8 @@ func Import(dir string) (tomlText string, report []Note, err error) {
 		return "", nil, err
 	}
 	im := &importer{dir: dir, d: &doc{}, res: map[string]*resInfo{}, hosts: map[string]*hostInfo{},
-		hgroups: map[string]bool{}, hgroupNames: map[string]bool{}, apps: map[string]bool{}, projs: map[string]*projInfo{}}
+		hgroups: map[string]bool{}, hgroupNames: map[string]bool{}, apps: map[string]bool{}, limitNames: map[string]bool{},
+		models: map[string]float64{}, modelSrc: map[string]src{}}
 	files := im.locate(ents)
 	if len(files) == 0 {
 		return "", nil, fmt.Errorf("%s: no LSF configuration files (lsf.shared, lsf.cluster.NAME, lsb.queues, ...)", dir)
@@ -100,7 +95,7 @@ func Import(dir string) (tomlText string, report []Note, err error) {
 		f, notes, err := ReadFile(filepath.Join(dir, rel), rel)
 		im.notes = append(im.notes, notes...)
 		if err != nil {
-			im.notes = append(im.notes, Note{File: rel, Msg: "cannot be read: " + err.Error()})
+			im.notes = append(im.notes, Note{File: rel, Msg: "cannot be read: " + err.Error(), Loss: true})
 			return nil
 		}
 		return f
@@ -204,6 +199,11 @@ func (im *importer) note(s src, format string, a ...any) {
 	im.notes = append(im.notes, Note{File: s.file, Line: s.line, Key: s.key, Msg: fmt.Sprintf(format, a...)})
 }
 
+// loss reports what is not translated and changes who may run what.
+func (im *importer) loss(s src, format string, a ...any) {
+	im.notes = append(im.notes, Note{File: s.file, Line: s.line, Key: s.key, Msg: fmt.Sprintf(format, a...), Loss: true})
+}
+
 func psrc(p Param) src { return src{p.File, p.Line, p.Key} }
 
 // sectionNote reports a section that is not translated.
@@ -252,7 +252,8 @@ func (im *importer) lsfConf(f *File) {
 			where = f.Name
 		}
 		im.unitSrc = src{where, 0, "LSF_UNIT_FOR_LIMITS"}
-		im.note(im.unitSrc, "not found; memory limits (MEMLIMIT, Limit MEM) are taken as KB, LSF's default")
+		im.note(im.unitSrc, "not found; memory limits (MEMLIMIT, Limit MEM) and bare memory amounts in resource requirements are taken as KB, LSF's default")
+		im.cluster.set("unit_for_limits", config.TOMLString("KB"), "LSF's default (LSF_UNIT_FOR_LIMITS not set)", im.unitSrc)
 		return
 	}
 	im.unitSrc = psrc(*unit)
@@ -260,9 +261,12 @@ func (im *importer) lsfConf(f *File) {
 	kb := map[string]int64{"KB": 1, "MB": 1 << 10, "GB": 1 << 20, "TB": 1 << 30, "PB": 1 << 40, "EB": 1 << 50}[u]
 	if kb == 0 {
 		im.note(psrc(*unit), "unknown unit %q; memory limits are taken as KB, LSF's default", unit.Value)
+		im.cluster.set("unit_for_limits", config.TOMLString("KB"), "LSF's default", im.unitSrc)
 		return
 	}
 	im.unitKB, im.unitName = kb, u+" (LSF_UNIT_FOR_LIMITS)"
+	// The unit governs bare amounts in rusage[mem=] and select[mem>] too.
+	im.cluster.set("unit_for_limits", config.TOMLString(u), "", im.unitSrc)
 }
 
 // masterList translates LSF_MASTER_LIST into the controller candidates,
@@ -305,7 +309,7 @@ func (im *importer) lsfConfFlag(p Param) {
 // memory converts an LSF memory limit (in LSF_UNIT_FOR_LIMITS) to TOML.
 func (im *importer) memory(v string) (config.Memory, bool) {
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f < 0 {
+	if err != nil || f < 0 || f*float64(im.unitKB) > 1<<53 {
 		return 0, false
 	}
 	return config.Memory(f*float64(im.unitKB) + 0.5), true
@@ -345,8 +349,7 @@ func (im *importer) badName(at src, name string, reserved bool) bool {
 // ---- lsf.shared
 
 var lsfSharedSkip = map[string]string{
-	"HOSTTYPE":  "xce detects host types (set hosts.NAME.type to override)",
-	"HOSTMODEL": "xce detects host models and has no CPU factors (set hosts.NAME.model to override)",
+	"HOSTTYPE": "xce detects host types (set hosts.NAME.type to override)",
 }
 
 func (im *importer) lsfShared(f *File) string {
@@ -375,6 +378,8 @@ func (im *importer) lsfShared(f *File) string {
 			}
 		case "RESOURCE":
 			im.resources(s)
+		case "HOSTMODEL":
+			im.hostModels(s)
 		default:
 			why := lsfSharedSkip[strings.ToUpper(s.Name)]
 			if why == "" {
@@ -384,6 +389,35 @@ func (im *importer) lsfShared(f *File) string {
 		}
 	}
 	return name
+}
+
+// hostModels reads HostModel CPUFACTOR, given to the hosts of each model
+// (hosts.NAME.cpu_factor) when lsf.cluster is read.
+func (im *importer) hostModels(s *Section) {
+	for _, r := range s.Rows {
+		name, _ := s.Get(r, "MODELNAME")
+		v, _ := s.Get(r, "CPUFACTOR")
+		at := src{r.File, r.Line, name}
+		if Empty(v) {
+			continue
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || f > 1e6 {
+			im.note(at, "not translated: CPUFACTOR %q is not a positive number", v)
+			continue
+		}
+		im.models[name] = f
+		im.modelSrc[name] = src{r.File, r.Line, "CPUFACTOR"}
+	}
+	for i, c := range s.Columns {
+		if u := strings.ToUpper(c); u != "MODELNAME" && u != "CPUFACTOR" && u != "ARCHITECTURE" {
+			for _, r := range s.Rows {
+				if i < len(r.Fields) && !Empty(r.Fields[i]) {
+					im.note(src{r.File, r.Line, c}, "not translated: xce.toml has no equivalent")
+				}
+			}
+		}
+	}
 }
 
 var resNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -529,6 +563,13 @@ func (im *importer) clusterHosts(s *Section) {
 				if !Empty(v) && v != "!" {
 					h.t.set(strings.ToLower(c), config.TOMLString(v), "", src{r.File, r.Line, c})
 				}
+				if strings.EqualFold(c, "MODEL") {
+					if f, ok := im.models[v]; ok {
+						h.t.set("cpu_factor", strconv.FormatFloat(f, 'f', -1, 64), "HostModel "+v+" CPUFACTOR", im.modelSrc[v])
+					} else if v == "!" && len(im.models) > 0 {
+						im.note(src{r.File, r.Line, c}, "not translated for %s: a detected model (!) gets no CPU factor of HostModel; set hosts.%s.cpu_factor", name, name)
+					}
+				}
 			case "RESOURCES":
 				im.hostResources(h, name, List(v), src{r.File, r.Line, "RESOURCES"})
 			default:
@@ -607,7 +648,7 @@ func (im *importer) resourceMap(s *Section) {
 					res.t.remove("consumable")
 					continue
 				}
-				im.note(at, "not translated: a shared instance needs a numeric resource and a positive count (N@[all]); %s", loc)
+				im.loss(at, "not translated: a shared instance needs a numeric resource and a positive count (N@[all]); %s", loc)
 				continue
 			}
 		}
@@ -735,6 +776,13 @@ func (im *importer) lsbParams(f *File) {
 				default:
 					im.note(psrc(p), "not translated: %q is neither SUSPEND nor EXIT", p.Value)
 				}
+			case "MAX_USER_PRIORITY":
+				n, err := strconv.ParseInt(p.Value, 10, 64)
+				if err != nil || n < 1 || n > maxInt32 {
+					im.loss(psrc(p), "not translated: %q is not a number from 1 to %d; bsub -sp stays off", p.Value, maxInt32)
+					continue
+				}
+				im.cluster.set("max_user_priority", tomlInt(n), "", psrc(p))
 			case "MAX_PEND_JOBS":
 				n, err := strconv.ParseInt(p.Value, 10, 64)
 				if err != nil || n < 1 || n > 2147483647 {
@@ -822,6 +870,7 @@ func (im *importer) lsbHosts(f *File) {
 
 func (im *importer) batchHosts(s *Section) {
 	var def *Row
+	jlu := map[string]bool{} // hosts with a JL/U of their own
 	for _, r := range s.Rows {
 		name, _ := s.Get(r, "HOST_NAME")
 		at := src{r.File, r.Line, name}
@@ -830,7 +879,13 @@ func (im *importer) batchHosts(s *Section) {
 		case name == "default":
 			def = &r
 		case h == nil:
-			im.note(at, "not translated: not a host of lsf.cluster's Host section (host types and models are not supported here)")
+			report := im.note
+			for _, k := range []string{"MXJ", "JL/U"} {
+				if v, _ := s.Get(r, k); !Empty(v) && v != "!" {
+					report = im.loss // its slot limits are lost
+				}
+			}
+			report(at, "not translated: not a host of lsf.cluster's Host section (host types and models are not supported here)")
 			continue
 		}
 		for i, c := range s.Columns {
@@ -849,13 +904,24 @@ func (im *importer) batchHosts(s *Section) {
 				if h != nil {
 					h.slots, h.slotsFrom = n, src{r.File, r.Line, "MXJ"}
 				}
+			case "JL/U":
+				if Empty(v) || name == "default" {
+					continue
+				}
+				at := src{r.File, r.Line, c}
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil || n < 0 || n > maxInt32 {
+					im.loss(at, "not translated for %s: %q is not a number of slots", name, v)
+					continue
+				}
+				if h != nil {
+					jlu[name] = true
+					im.addLimit(at, "jlu_"+name, [2]string{"hosts", tomlList([]string{name})},
+						[2]string{"per_user", tomlList([]string{"all"})}, [2]string{"slots", tomlInt(n)})
+				}
 			default:
 				if !Empty(v) {
-					why := "xce has no load thresholds or per-host settings of this kind"
-					if c == "JL/U" {
-						why = "xce has no per-host per-user slot limit"
-					}
-					im.note(src{r.File, r.Line, c}, "not translated for %s: %s", name, why)
+					im.note(src{r.File, r.Line, c}, "not translated for %s: xce has no load thresholds or per-host settings of this kind", name)
 				}
 			}
 		}
@@ -867,6 +933,24 @@ func (im *importer) batchHosts(s *Section) {
 				if h := im.hosts[hn]; h.slots == 0 {
 					h.slots, h.slotsFrom = n, src{def.File, def.Line, "MXJ"}
 				}
+			}
+		}
+		// The default line's JL/U holds on every host without its own.
+		if v, _ := s.Get(*def, "JL/U"); !Empty(v) {
+			at := src{def.File, def.Line, "JL/U"}
+			n, err := strconv.ParseInt(v, 10, 64)
+			var rest []string
+			for _, hn := range im.hostOrd {
+				if !jlu[hn] {
+					rest = append(rest, hn)
+				}
+			}
+			switch {
+			case err != nil || n < 0 || n > maxInt32:
+				im.loss(at, "not translated for default: %q is not a number of slots", v)
+			case len(rest) > 0:
+				im.addLimit(at, "jlu_default", [2]string{"per_host", tomlList(rest)},
+					[2]string{"per_user", tomlList([]string{"all"})}, [2]string{"slots", tomlInt(n)})
 			}
 		}
 	}
@@ -1038,8 +1122,22 @@ func (im *importer) lsbUsers(f *File) {
 							continue
 						}
 					}
+					// A group's MAX_JOBS is a [[limits]] entry: "group"
+					// limits the members together, "group@" each member.
+					if strings.EqualFold(c, "MAX_JOBS") && (strings.HasSuffix(name, "@") || im.userGroupNamed(f, name)) {
+						n, err := strconv.ParseInt(r.Fields[i], 10, 64)
+						g := strings.TrimSuffix(name, "@")
+						if err == nil && n >= 0 && n <= maxInt32 && validName(g) {
+							key := "users"
+							if strings.HasSuffix(name, "@") {
+								key = "per_user"
+							}
+							im.addLimit(at, "max_jobs_"+g, [2]string{key, tomlList([]string{g})}, [2]string{"slots", tomlInt(n)})
+							continue
+						}
+					}
 					why := "xce.toml has per-user limits only (users.NAME.max_slots and max_pend_jobs, from MAX_JOBS and MAX_PEND_JOBS of a user)"
-					im.note(at, "not translated for %s (%s): %s", name, r.Fields[i], why)
+					im.loss(at, "not translated for %s (%s): %s", name, r.Fields[i], why)
 				}
 			}
 		default:
@@ -1077,11 +1175,9 @@ func withJobLimits(m map[string]string) map[string]string {
 }
 
 var queueReasons = withJobLimits(map[string]string{
-	"PJOB_LIMIT":        "xce has no per-processor slot limit",
 	"JOB_STARTER":       "a job starter belongs to an application profile in xce (apps.NAME.job_starter)",
 	"HOST_PRE_EXEC":     "xce has no per-host pre/post-exec",
 	"HOST_POST_EXEC":    "xce has no per-host pre/post-exec",
-	"INTERACTIVE":       "every xce queue accepts batch and interactive jobs",
 	"DEFAULT_HOST_SPEC": "xce has no CPU factors; run limits are wall-clock",
 	"FAIRSHARE_QUEUES":  "xce has no cross-queue fair share",
 	"SLOT_POOL":         "xce has no slot pools",
@@ -1131,8 +1227,12 @@ func (im *importer) queue(s *Section) {
 			t.set("description", config.TOMLString(strings.Join(strings.Fields(p.Value), " ")), "", at)
 		case "PRIORITY", "QJOB_LIMIT", "UJOB_LIMIT", "HJOB_LIMIT":
 			n, err := strconv.ParseInt(p.Value, 10, 64)
-			if err != nil || n <= 0 {
-				im.note(at, "not translated: %q is not a positive integer", p.Value)
+			if err != nil || n <= 0 || n > maxInt32 {
+				if k == "PRIORITY" {
+					im.note(at, "not translated: %q is not an integer from 1 to %d", p.Value, maxInt32)
+				} else {
+					im.loss(at, "not translated: %q is not an integer from 1 to %d", p.Value, maxInt32)
+				}
 				continue
 			}
 			key := map[string]string{"PRIORITY": "priority", "QJOB_LIMIT": "max_slots", "UJOB_LIMIT": "max_slots_per_user", "HJOB_LIMIT": "max_slots_per_host"}[k]
@@ -1167,7 +1267,7 @@ func (im *importer) queue(s *Section) {
 			list := List(p.Value)
 			hosts := im.hostRefs(list, true, at, name)
 			if len(hosts) == 0 && len(list) > 0 {
-				im.note(at, "not translated: none of the hosts is known; the queue gets xce's default, all hosts: review it")
+				im.loss(at, "not translated: none of the hosts is known; the queue would get xce's default, all hosts")
 			}
 			t.set("hosts", tomlList(hosts), "", at)
 		case "TASKLIMIT", "PROCLIMIT":
@@ -1205,6 +1305,8 @@ func (im *importer) queue(s *Section) {
 					t.set(keys[i], config.TOMLString(d.String()), "RUNLIMIT "+v, at)
 				}
 			}
+		case "RUNTIME":
+			im.runtime(t, p)
 		case "RUN_WINDOW", "DISPATCH_WINDOW":
 			var ws []string
 			for _, v := range strings.Fields(p.Value) {
@@ -1235,6 +1337,22 @@ func (im *importer) queue(s *Section) {
 			im.requeue(t, p)
 		case "GPU_REQ":
 			im.gpuReq(t, p)
+		case "INTERACTIVE":
+			switch v := strings.ToUpper(strings.TrimSpace(p.Value)); v {
+			case "YES", "Y":
+			case "NO", "ONLY":
+				t.set("interactive", config.TOMLString(strings.ToLower(v)), "", at)
+			default:
+				im.loss(at, "not translated: %q is not YES, NO or ONLY", p.Value)
+			}
+		case "PJOB_LIMIT":
+			f, err := strconv.ParseFloat(p.Value, 64)
+			if err != nil || f <= 0 || f > maxInt32 {
+				im.loss(at, "not translated: %q is not a positive number of slots per processor", p.Value)
+				continue
+			}
+			im.addLimit(at, "pjob_"+name, [2]string{"queues", tomlList([]string{name})},
+				[2]string{"per_host", tomlList([]string{"all"})}, [2]string{"slots_per_processor", strconv.FormatFloat(f, 'f', -1, 64)})
 		case "RES_REQ", "PRE_EXEC", "POST_EXEC":
 			t.set(strings.ToLower(k), config.TOMLString(p.Value), "deprecated: imported from LSF; move it to an application profile", at)
 			im.note(at, deprecated, k)
@@ -1318,8 +1436,12 @@ func (im *importer) runLimit(at src, v string) (config.Duration, bool) {
 		im.note(at, "not translated: %q is not [hour:]minute", v)
 		return 0, false
 	}
-	h, _ := strconv.ParseInt(cmp.Or(m[1], "0"), 10, 64)
-	mins, _ := strconv.ParseInt(m[2], 10, 64)
+	h, err1 := strconv.ParseInt(cmp.Or(m[1], "0"), 10, 64)
+	mins, err2 := strconv.ParseInt(m[2], 10, 64)
+	if err1 != nil || err2 != nil || h > 1e6 || mins > 1e8 {
+		im.note(at, "not translated: %q is out of range", v)
+		return 0, false
+	}
 	d := config.Duration((h*60 + mins) * 60)
 	if d == 0 {
 		im.note(at, "not translated: a run limit of 0")
@@ -1329,6 +1451,18 @@ func (im *importer) runLimit(at src, v string) (config.Duration, bool) {
 		im.note(at, "translated without its normalization host %s: xce has no CPU factors; run limits are wall-clock", m[3])
 	}
 	return d, true
+}
+
+// runtime translates RUNTIME, a run time estimate in [hour:]minute[/host].
+func (im *importer) runtime(t *table, p Param) {
+	vals := strings.Fields(p.Value)
+	if len(vals) != 1 {
+		im.note(psrc(p), "not translated: expected one [hour:]minute value")
+		return
+	}
+	if d, ok := im.runLimit(psrc(p), vals[0]); ok {
+		t.set("runtime", config.TOMLString(d.String()), "RUNTIME "+vals[0], psrc(p))
+	}
 }
 
 var sharesRE = regexp.MustCompile(`\[\s*([^,\[\]\s]+)\s*,\s*(\d+)\s*\]`)
@@ -1413,7 +1547,6 @@ func (im *importer) preemption(q *queueInfo) {
 var appReasons = withJobLimits(map[string]string{
 	"CONTAINER":      "xce.toml has no container settings yet; a job_starter can run the container",
 	"EXEC_DRIVER":    "xce.toml has no container settings yet",
-	"RUNTIME":        "xce profiles set no run time estimate; jobs give theirs with bsub -We",
 	"ABS_RUNLIMIT":   "xce run limits are always wall-clock",
 	"HOST_PRE_EXEC":  "xce has no per-host pre/post-exec",
 	"HOST_POST_EXEC": "xce has no per-host pre/post-exec",
@@ -1472,6 +1605,8 @@ func (im *importer) lsbApplications(f *File) {
 				if d, ok := im.runLimit(at, vals[0]); ok {
 					t.set("run_limit", config.TOMLString(d.String()), "RUNLIMIT "+vals[0], at)
 				}
+			case "RUNTIME":
+				im.runtime(t, p)
 			case "MEMLIMIT":
 				m, ok := im.memory(p.Value)
 				if !ok {
@@ -1530,165 +1665,6 @@ func (im *importer) envVars(p Param) (keys, vals []string) {
 	return keys, vals
 }
 
-// ---- lsb.resources
-
-// limit is one Limit section, horizontal, or one row of a vertical one.
-type limit struct {
-	at   src
-	name string
-	keys []string // upper-case, in order
-	vals map[string]string
-	srcs map[string]src
-}
-
-var consumerKeys = []string{"USERS", "PER_USER", "QUEUES", "PER_QUEUE", "HOSTS", "PER_HOST", "APPS", "PER_APP", "LIC_PROJECTS", "PER_LIC_PROJECT"}
-
-func (im *importer) lsbResources(f *File) {
-	if f == nil {
-		return
-	}
-	for _, s := range f.Sections {
-		if !strings.EqualFold(s.Name, "Limit") {
-			im.sectionNote(s, "xce.toml has no equivalent")
-			continue
-		}
-		if s.Columns == nil {
-			l := &limit{at: src{s.File, s.Line, "Begin Limit"}, vals: map[string]string{}, srcs: map[string]src{}}
-			for _, p := range s.Params {
-				k := strings.ToUpper(p.Key)
-				if _, dup := l.vals[k]; !dup {
-					l.keys = append(l.keys, k)
-				}
-				l.vals[k], l.srcs[k] = p.Value, psrc(p)
-			}
-			im.limit(l)
-			continue
-		}
-		for _, r := range s.Rows {
-			l := &limit{at: src{r.File, r.Line, "Limit"}, vals: map[string]string{}, srcs: map[string]src{}}
-			for i, c := range s.Columns {
-				k := strings.ToUpper(c)
-				if Empty(r.Fields[i]) {
-					continue
-				}
-				v := r.Fields[i]
-				if strings.HasPrefix(v, "(") && strings.HasSuffix(v, ")") {
-					v = strings.Join(List(v), " ")
-				}
-				l.keys = append(l.keys, k)
-				l.vals[k], l.srcs[k] = v, src{r.File, r.Line, c}
-			}
-			im.limit(l)
-		}
-	}
-}
-
-func (im *importer) limit(l *limit) {
-	l.name = l.vals["NAME"]
-	label := "Limit"
-	if l.name != "" {
-		label = "Limit " + l.name
-	}
-	for _, k := range consumerKeys {
-		if v, ok := l.vals[k]; ok {
-			im.note(l.srcs[k], "%s not translated: xce.toml has quotas per project only; a limit on %s (%s) has no equivalent", label, strings.ToLower(strings.TrimPrefix(k, "PER_")), v)
-			return
-		}
-	}
-	var projects []string
-	pp, per := l.vals["PER_PROJECT"]
-	pl, whole := l.vals["PROJECTS"]
-	switch {
-	case per && whole:
-		im.note(l.srcs["PROJECTS"], "%s not translated: both PROJECTS and PER_PROJECT", label)
-		return
-	case per:
-		projects = strings.Fields(pp)
-	case whole:
-		projects = strings.Fields(pl)
-		if len(projects) > 1 {
-			im.note(l.srcs["PROJECTS"], "%s not translated: PROJECTS = %s limits the projects together; xce quotas are per project (PER_PROJECT)", label, pl)
-			return
-		}
-	default:
-		im.note(l.at, "%s not translated: it names no project; xce.toml has quotas per project only", label)
-		return
-	}
-	consumer := "PROJECTS"
-	if per {
-		consumer = "PER_PROJECT"
-	}
-	for _, p := range projects {
-		if p == "all" || p == "default" || strings.HasPrefix(p, "~") {
-			im.note(l.srcs[consumer], "%s not translated: %s: xce quotas name each project (an unconfigured project has no quota)", label, p)
-			return
-		}
-	}
-	var slots int64
-	var mem config.Memory
-	for _, k := range l.keys {
-		v, at := l.vals[k], l.srcs[k]
-		switch k {
-		case "NAME", "PROJECTS", "PER_PROJECT":
-		case "SLOTS":
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n <= 0 {
-				im.note(at, "%s: not translated: %q is not a positive number of slots", label, v)
-				continue
-			}
-			slots = n
-		case "MEM":
-			m, ok := im.memory(v)
-			if !ok || m == 0 {
-				im.note(at, "%s: not translated: %q is not an amount of memory (a percentage needs PER_HOST)", label, v)
-				continue
-			}
-			mem = m
-		default:
-			im.note(at, "%s: not translated: xce project quotas are slots, memory and GPUs", label)
-		}
-	}
-	if slots == 0 && mem == 0 {
-		return
-	}
-	for _, p := range projects {
-		if im.badName(l.srcs[consumer], p, false) {
-			continue
-		}
-		pi := im.projs[p]
-		if pi == nil {
-			pi = &projInfo{t: im.d.table(fileLine(l.at.file, l.at.line)+" "+label, src{l.at.file, l.at.line, label}, "projects", p)}
-			im.projs[p] = pi
-			im.projOrd = append(im.projOrd, p)
-		}
-		// Several limits on one project all hold: the smallest wins.
-		if slots > 0 {
-			at := l.srcs["SLOTS"]
-			switch {
-			case pi.slots == 0:
-				pi.slots, pi.slotsSrc = slots, at
-			case slots < pi.slots:
-				im.note(pi.slotsSrc, "not translated for project %s: %d slots; a smaller limit, %d at %s, also holds", p, pi.slots, slots, fileLine(at.file, at.line))
-				pi.slots, pi.slotsSrc = slots, at
-			default:
-				im.note(at, "not translated for project %s: %d slots; a smaller limit, %d at %s, also holds", p, slots, pi.slots, fileLine(pi.slotsSrc.file, pi.slotsSrc.line))
-			}
-		}
-		if mem > 0 {
-			at := l.srcs["MEM"]
-			switch {
-			case pi.mem == 0:
-				pi.mem, pi.memSrc = mem, at
-			case mem < pi.mem:
-				im.note(pi.memSrc, "not translated for project %s: %s; a smaller limit, %s at %s, also holds", p, pi.mem, mem, fileLine(at.file, at.line))
-				pi.mem, pi.memSrc = mem, at
-			default:
-				im.note(at, "not translated for project %s: %s; a smaller limit, %s at %s, also holds", p, mem, pi.mem, fileLine(pi.memSrc.file, pi.memSrc.line))
-			}
-		}
-	}
-}
-
 // ---- after every file
 
 func (im *importer) finish() {
@@ -1696,18 +1672,6 @@ func (im *importer) finish() {
 		if q.preempt != nil {
 			im.preemption(q)
 		}
-	}
-	for _, p := range im.projOrd {
-		pi := im.projs[p]
-		if pi.slots > 0 {
-			pi.t.set("max_slots", tomlInt(pi.slots), "SLOTS", pi.slotsSrc)
-		}
-		if pi.mem > 0 {
-			pi.t.set("max_mem", config.TOMLString(pi.mem.String()), fmt.Sprintf("MEM %s in %s", im.rawMem(pi), im.unitName), pi.memSrc)
-		}
-	}
-	if im.resreqs > 0 && im.unitKB != 1<<10 {
-		im.note(im.unitSrc, "resource requirements are copied as they are, and xce reads a bare mem, swp or tmp amount in them as MB; memory limits here are in %s: check the res_req strings", im.unitName)
 	}
 	im.pickDefaultQueue()
 	if p := im.defaultApp; p != nil {
@@ -1720,10 +1684,6 @@ func (im *importer) finish() {
 	if len(im.cluster.entries) == 0 {
 		im.d.removeTable(im.cluster)
 	}
-}
-
-func (im *importer) rawMem(pi *projInfo) string {
-	return strconv.FormatInt(int64(pi.mem)/im.unitKB, 10)
 }
 
 func (im *importer) pickDefaultQueue() {

@@ -2,10 +2,11 @@ package lsfimport
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"xce/lib/config"
 )
 
 // Note is one thing Import did not translate, or translated with a
@@ -17,9 +18,14 @@ type Note struct {
 	Line int
 	Key  string
 	Msg  string
+	// Loss: what was not translated changes who may run what (a limit,
+	// an access list, a resource requirement): the import fails on it
+	// unless the administrator accepts the loss.
+	Loss bool
 }
 
-// String returns "lsb.queues:12: CPULIMIT: not translated: ...".
+// String returns "lsb.queues:12: CPULIMIT: not translated: ...", and for a
+// loss "lsb.resources:18: USERS: policy lost: ...".
 func (n Note) String() string {
 	var b strings.Builder
 	b.WriteString(n.File)
@@ -29,6 +35,9 @@ func (n Note) String() string {
 	b.WriteString(": ")
 	if n.Key != "" {
 		b.WriteString(n.Key + ": ")
+	}
+	if n.Loss {
+		b.WriteString("policy lost: ")
 	}
 	b.WriteString(n.Msg)
 	return b.String()
@@ -207,14 +216,14 @@ func logicalLines(name string, data []byte, include includeFunc, depth int) ([]l
 
 func includeLines(name string, n int, path string, include includeFunc, depth int, out *[]line) []Note {
 	if include == nil {
-		return []Note{{File: name, Line: n, Key: "#INCLUDE", Msg: "not followed: " + path}}
+		return []Note{{File: name, Line: n, Key: "#INCLUDE", Msg: "not followed: " + path, Loss: true}}
 	}
 	if depth > 10 {
-		return []Note{{File: name, Line: n, Key: "#INCLUDE", Msg: "not followed: includes nested too deep: " + path}}
+		return []Note{{File: name, Line: n, Key: "#INCLUDE", Msg: "not followed: includes nested too deep: " + path, Loss: true}}
 	}
 	data, err := include(path)
 	if err != nil {
-		return []Note{{File: name, Line: n, Key: "#INCLUDE", Msg: "cannot read the included file: " + err.Error()}}
+		return []Note{{File: name, Line: n, Key: "#INCLUDE", Msg: "cannot read the included file: " + err.Error(), Loss: true}}
 	}
 	lines, notes := logicalLines(path, data, include, depth+1)
 	*out = append(*out, lines...)
@@ -253,7 +262,7 @@ func Parse(name string, data []byte) (*File, []Note) {
 // ReadFile reads the file at path, following #INCLUDE lines (relative
 // paths from the file's directory); name is what its notes carry.
 func ReadFile(path, name string) (*File, []Note, error) {
-	data, err := os.ReadFile(path)
+	data, err := config.ReadFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -261,7 +270,7 @@ func ReadFile(path, name string) (*File, []Note, error) {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(filepath.Dir(path), p)
 		}
-		return os.ReadFile(p)
+		return config.ReadFile(p)
 	}
 	f, notes := parse(name, data, include)
 	return f, notes, nil

@@ -76,7 +76,7 @@ End UserGroup
 			"[Limit@2]\nSLOTS=1@3\nnote f:1: Queue: End without Begin; ignored\nnote f:4: Limit: section ended by End Queue; taken as its end\n"},
 		{"junk", "what is this\nBegin Parameters\nA = 1\nnot a key\nEnd Parameters\n",
 			"[Parameters@2]\nA=1@3\nnote f:1: line outside any section ignored: \"what is this\"\nnote f:4: Parameters: not a KEY = VALUE line in a keyword section; ignored: \"not a key\"\n"},
-		{"include not followed by Parse", "#INCLUDE \"other\"\n", "note f:1: #INCLUDE: not followed: other\n"},
+		{"include not followed by Parse", "#INCLUDE \"other\"\n", "note f:1: #INCLUDE: policy lost: not followed: other\n"},
 		{"CRLF", "Begin Parameters\r\nA = 1\r\nEnd Parameters\r\n", "[Parameters@1]\nA=1@2\n"},
 	}
 	for _, tt := range tests {

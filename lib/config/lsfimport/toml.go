@@ -3,6 +3,7 @@ package lsfimport
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,6 +21,8 @@ type src struct {
 // entries in order.
 type doc struct {
 	tables []*table
+	// limits are the [[limits]] entries, written after the tables.
+	limits []*table
 }
 
 type table struct {
@@ -44,6 +47,13 @@ func (d *doc) table(comment string, s src, path ...string) *table {
 	}
 	t := &table{path: path, comment: comment, src: s}
 	d.tables = append(d.tables, t)
+	return t
+}
+
+// limit appends a [[limits]] entry.
+func (d *doc) limit(comment string, s src) *table {
+	t := &table{path: []string{"limits"}, comment: comment, src: s}
+	d.limits = append(d.limits, t)
 	return t
 }
 
@@ -89,32 +99,50 @@ func (t *table) remove(key string) {
 }
 
 // String returns the document as TOML.
-func (d *doc) String() string {
+func (d *doc) String() string { return d.text(true) }
+
+// text returns the document, with or without its [[limits]].
+func (d *doc) text(limits bool) string {
 	var b strings.Builder
 	b.WriteString("# xce.toml imported from an LSF configuration by \"xced config import-lsf\".\n")
 	b.WriteString("# Each section names the LSF file and line it came from; what could not be\n")
 	b.WriteString("# translated is in the import report, not here.\n")
 	for _, t := range d.tables {
-		b.WriteByte('\n')
-		if t.comment != "" {
-			for _, l := range strings.Split(t.comment, "\n") {
-				b.WriteString("# " + commentText(l) + "\n")
-			}
-		}
-		parts := make([]string, len(t.path))
-		for i, p := range t.path {
-			parts[i] = config.TOMLKey(p)
-		}
-		b.WriteString("[" + strings.Join(parts, ".") + "]\n")
-		for _, e := range t.entries {
-			b.WriteString(config.TOMLKey(e.key) + " = " + e.val)
-			if e.comment != "" {
-				b.WriteString("  # " + commentText(e.comment))
-			}
-			b.WriteByte('\n')
+		t.write(&b, false)
+	}
+	if limits {
+		for _, t := range d.limits {
+			t.write(&b, true)
 		}
 	}
 	return b.String()
+}
+
+// write writes the table, as an element of an array of tables when array
+// is set.
+func (t *table) write(b *strings.Builder, array bool) {
+	b.WriteByte('\n')
+	if t.comment != "" {
+		for _, l := range strings.Split(t.comment, "\n") {
+			b.WriteString("# " + commentText(l) + "\n")
+		}
+	}
+	parts := make([]string, len(t.path))
+	for i, p := range t.path {
+		parts[i] = config.TOMLKey(p)
+	}
+	open, end := "[", "]\n"
+	if array {
+		open, end = "[[", "]]\n"
+	}
+	b.WriteString(open + strings.Join(parts, ".") + end)
+	for _, e := range t.entries {
+		b.WriteString(config.TOMLKey(e.key) + " = " + e.val)
+		if e.comment != "" {
+			b.WriteString("  # " + commentText(e.comment))
+		}
+		b.WriteByte('\n')
+	}
 }
 
 // commentText makes s fit in a TOML comment, which must be valid UTF-8
@@ -169,16 +197,25 @@ func tomlInline(keys, vals []string) string {
 // settle loads the document with config.Parse and, while it does not
 // load, drops what each error names, with a note saying why. It returns
 // the notes; a last note says so if the document still does not load.
+// A lib/config that does not know [[limits]] yet checks the rest: the
+// limits are then as the importer checked them.
 func (d *doc) settle() []Note {
 	var notes []Note
+	withLimits := len(d.limits) > 0
 	for range 100 {
-		_, err := config.Parse("xce.toml", []byte(d.String()))
+		_, err := config.Parse("xce.toml", []byte(d.text(withLimits)))
 		if err == nil {
 			return notes
 		}
 		var es config.Errors
 		if !errors.As(err, &es) {
-			return append(notes, Note{Msg: "the generated xce.toml does not load: " + err.Error()})
+			return append(notes, Note{Loss: true, Msg: "the generated xce.toml does not load: " + err.Error()})
+		}
+		if withLimits && slices.ContainsFunc(es, func(e *config.Error) bool {
+			return e.Key == "limits" && strings.HasPrefix(e.Msg, "unknown table")
+		}) {
+			withLimits = false
+			continue
 		}
 		dropped := false
 		for _, e := range es {
@@ -196,10 +233,10 @@ func (d *doc) settle() []Note {
 			}
 		}
 		if !dropped {
-			return append(notes, Note{Msg: "the generated xce.toml does not load: " + err.Error()})
+			return append(notes, Note{Loss: true, Msg: "the generated xce.toml does not load: " + err.Error()})
 		}
 	}
-	return append(notes, Note{Msg: "the generated xce.toml does not load"})
+	return append(notes, Note{Loss: true, Msg: "the generated xce.toml does not load"})
 }
 
 // pickQueue makes the first queue left the default one, when the
@@ -252,12 +289,18 @@ func (d *doc) drop(e *config.Error) (Note, bool) {
 		if bestT.path[0] == "queues" && (bestE.key == "hosts" || bestE.key == "users") {
 			msg += "; the queue gets xce's default, all: review it"
 		}
-		return Note{File: bestE.src.file, Line: bestE.src.line, Key: bestE.src.key, Msg: msg}, true
+		return Note{File: bestE.src.file, Line: bestE.src.line, Key: bestE.src.key, Msg: msg, Loss: !harmless[bestE.key]}, true
 	}
 	d.removeTable(bestT)
-	return Note{File: bestT.src.file, Line: bestT.src.line, Key: bestT.src.key,
+	return Note{File: bestT.src.file, Line: bestT.src.line, Key: bestT.src.key, Loss: true,
 		Msg: fmt.Sprintf("not translated: [%s] would be refused: %s", strings.Join(bestT.path, "."), e.Msg)}, true
 }
+
+// harmless are the keys whose loss does not change who may run what:
+// dropping anything else (a resource requirement, a user list, a limit)
+// is a loss of policy.
+var harmless = map[string]bool{"description": true, "nice": true, "job_overrun": true, "job_underrun": true,
+	"job_idle": true, "type": true, "model": true, "name": true, "clean_period": true, "acct_retention": true}
 
 func keyHasPrefix(key, prefix string) bool {
 	return key == prefix || strings.HasPrefix(key, prefix+".")
