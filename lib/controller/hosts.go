@@ -15,6 +15,8 @@ import (
 	"xce/lib/api"
 	"xce/lib/api/rpc"
 	"xce/lib/gpu"
+	"xce/lib/config"
+	"xce/lib/hostlist"
 	"xce/lib/hostload"
 	"xce/lib/resreq"
 	"xce/lib/sched"
@@ -62,11 +64,17 @@ func (c *Controller) hostNamed(name string) *host {
 	return h
 }
 
-// knownHost reports whether a host of that name is known.
-func (c *Controller) knownHost(name string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.hosts[name] != nil
+// checkHostList checks a job's host list (bsub -m, bmod -m): every term
+// names a configured or known host, a host group, "all" or "others",
+// each optionally with a "+N" preference (c.mu held).
+func (c *Controller) checkHostList(conf *config.Config, list []string) error {
+	for _, h := range list {
+		name := hostlist.Name(h)
+		if name != "others" && name != "all" && conf.Hosts[name] == nil && conf.HostGroups[name] == nil && c.hosts[name] == nil {
+			return userErr("%s: %s", h, errBadHost)
+		}
+	}
+	return nil
 }
 
 // firstHost is where a job's own process runs: its first execution host.

@@ -132,6 +132,9 @@ func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply
 		err = checkSubmission(conf, spec.GetUser(), eff)
 	}
 	if err == nil {
+		err = c.checkHostList(conf, eff.Hosts)
+	}
+	if err == nil {
 		err = c.checkGPUsLocked(conf, eff)
 	}
 	if err == nil && eff.Dependency != "" {

@@ -276,11 +276,11 @@ func (c *Controller) validate(who Caller, spec *api.JobSpec) (*api.JobSpec, []in
 	if int(eff.MinTasks) > c.cfg.Slots && !c.cfg.Workers {
 		return nil, nil, userErr("Too many processors requested")
 	}
-	for _, h := range eff.Hosts {
-		name := strings.TrimRight(strings.TrimPrefix(h, "!"), "+0123456789")
-		if name != "others" && name != "all" && conf.Hosts[name] == nil && conf.HostGroups[name] == nil && !c.knownHost(name) {
-			return nil, nil, userErr("%s: Bad host name, host group name or cluster name", h)
-		}
+	c.mu.Lock()
+	err = c.checkHostList(conf, eff.Hosts)
+	c.mu.Unlock()
+	if err != nil {
+		return nil, nil, err
 	}
 	if eff.BeginTime > 0 && eff.TermTime > 0 && eff.BeginTime > eff.TermTime {
 		return nil, nil, userErr("Start time is later than termination time")
