@@ -14,8 +14,8 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
-	"xce/lib/gpu"
 	"xce/lib/config"
+	"xce/lib/gpu"
 	"xce/lib/hostlist"
 	"xce/lib/hostload"
 	"xce/lib/resreq"
