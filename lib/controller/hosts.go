@@ -64,6 +64,47 @@ func (c *Controller) hostNamed(name string) *host {
 	return h
 }
 
+// configuredHosts lists every execution host of the configuration from
+// the start, unavail until its worker registers, as LSF lists every host
+// of lsf.cluster; a host the configuration no longer names goes when
+// nothing ties it here (no worker, no job). Only a controller that takes
+// remote workers has hosts besides its own (c.mu held, or before Run).
+func (c *Controller) configuredHosts(conf *config.Config) {
+	if !c.cfg.Workers {
+		return
+	}
+	for name, hc := range conf.Hosts {
+		if !hc.IsServer() {
+			continue
+		}
+		if h := c.hostNamed(name); !h.local {
+			h.slots = hc.Slots
+			if h.attrs != nil && hc.Slots <= 0 {
+				h.slots = max(1, int(h.attrs.GetMaxSlots()), int(h.attrs.GetNcpus()))
+			}
+		}
+	}
+	busy := map[string]bool{}
+	for _, r := range c.jobs {
+		if !isFinished(r.job.State) {
+			for _, es := range r.job.ExecHosts {
+				busy[es.Host] = true
+			}
+		}
+	}
+	gone := false
+	for name, h := range c.hosts {
+		if hc := conf.Hosts[name]; (hc == nil || !hc.IsServer()) && !h.local && h.conn == nil && h.attrs == nil && !busy[name] {
+			delete(c.hosts, name)
+			gone = true
+		}
+	}
+	if gone {
+		c.hostNames = slices.Sorted(maps.Keys(c.hosts))
+		c.publishExecs()
+	}
+}
+
 // checkHostList checks a job's host list (bsub -m, bmod -m): every term
 // names a configured or known host, a host group, "all" or "others",
 // each optionally with a "+N" preference (c.mu held).
@@ -187,6 +228,11 @@ func (c *Controller) hostView(h *host) *api.Host {
 		}
 	case h.attrs != nil:
 		v.Type, v.Model, v.Ncpus = h.attrs.Type, h.attrs.Model, h.attrs.Ncpus
+	default:
+		// Configured (or known from a job) but not joined since this
+		// controller started: nothing was detected, as LSF says of a host
+		// whose LIM never reported.
+		v.Type, v.Model = unknownAttr, unknownAttr
 	}
 	hc := conf.Hosts[h.name]
 	if v.Type == "" || (hc != nil && hc.Type != "") {
@@ -220,10 +266,16 @@ func (c *Controller) modelOf(name, detected string) string {
 	return hostload.DetectedModel()
 }
 
-// hostStatus is a host's state as bhosts shows it (c.mu held).
+// unknownAttr is the type and model of a host whose worker has not
+// registered, as LSF's lshosts prints them for a host it never heard from.
+const unknownAttr = "UNKNOWN_AUTO_DETECT"
+
+// hostStatus is a host's state as bhosts shows it (c.mu held). A host
+// whose worker never joined is unavail (LSF: neither LIM nor sbatchd
+// ever answered); one that joined and went is unreach until the grace.
 func (c *Controller) hostStatus(h *host) (api.HostState, string) {
 	switch {
-	case !h.connected() && h.unavail:
+	case !h.connected() && (h.unavail || h.attrs == nil && !h.local):
 		return api.HostState_HOST_UNAVAIL, "unavail"
 	case !h.connected():
 		return api.HostState_HOST_UNREACH, "unreach"

@@ -1,0 +1,80 @@
+package tests
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// fieldsOf returns the fields of the line of out whose first field is
+// name (nil when there is none).
+func fieldsOf(out, name string) []string {
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// A host configured in xce.toml is listed by bhosts, lshosts and lsload
+// from the start, as LSF lists every host of lsf.cluster: unavail with
+// unknown load and attributes until its worker joins; bsub -m takes its
+// name, digits and all.
+func TestClusterConfiguredHostsListed(t *testing.T) {
+	m := newMulti(t, "\n[hosts.node01]\nslots = 2\n\n[hosts.gpu017]\nslots = 2\n\n[hosts.c3-14]\nslots = 2")
+	bh := m.must("", "bhosts", "-w")
+	for _, h := range []string{"node01", "gpu017", "c3-14"} {
+		if f := fieldsOf(bh, h); len(f) < 2 || f[1] != "unavail" {
+			t.Errorf("bhosts -w: %s is %q, want unavail:\n%s", h, f, bh)
+		}
+	}
+	ls := m.must("", "lshosts", "-w")
+	if f := fieldsOf(ls, "node01"); len(f) < 5 || f[1] != "UNKNOWN_AUTO_DETECT" || f[2] != "UNKNOWN_AUTO_DETECT" || f[4] != "-" {
+		t.Errorf("lshosts -w: node01 is %q, want unknown type, model and ncpus:\n%s", f, ls)
+	}
+	// LSF's lsload prints an unavailable host's name and status only.
+	ld := m.must("", "lsload")
+	if f := fieldsOf(ld, "gpu017"); len(f) != 2 || f[1] != "unavail" {
+		t.Errorf("lsload: gpu017 is %q, want unavail:\n%s", f, ld)
+	}
+	if f := fieldsOf(m.must("", "lsload", "c3-14"), "c3-14"); len(f) < 2 || f[1] != "unavail" {
+		t.Errorf("lsload c3-14: %q", f)
+	}
+	for _, term := range []string{"node01", "gpu017", "c3-14", "node01+2", "others+1"} {
+		if r := m.run("", "bsub", "-m", term, "-H", "true"); r.code != 0 {
+			t.Errorf("bsub -m %s: %d %s", term, r.code, r.stderr)
+		}
+	}
+	if r := m.run("", "bsub", "-m", "node0", "true"); r.code == 0 || !strings.Contains(r.stderr, "node0: Bad host name, host group name or cluster name") {
+		t.Errorf("bsub -m node0: %d %q", r.code, r.stderr)
+	}
+	m.worker("node01", 2)
+	m.waitHosts(map[string]string{"node01": "ok", "gpu017": "unavail"})
+	if f := fieldsOf(m.must("", "lshosts", "-w"), "node01"); len(f) < 2 || f[1] == "UNKNOWN_AUTO_DETECT" {
+		t.Errorf("lshosts -w after node01 joined: %q", f)
+	}
+
+	// A host added to xce.toml is listed after badmin reconfig; one
+	// removed that never joined goes.
+	conf := m.args[len(m.args)-1]
+	text, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = []byte(strings.Replace(string(text), "[hosts.c3-14]", "[hosts.n2-07]", 1))
+	if err := os.WriteFile(conf, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m.must("", "badmin", "reconfig")
+	bh = m.must("", "bhosts", "-w")
+	if f := fieldsOf(bh, "n2-07"); len(f) < 2 || f[1] != "unavail" {
+		t.Errorf("bhosts -w after reconfig: n2-07 is %q, want unavail:\n%s", f, bh)
+	}
+	if f := fieldsOf(bh, "c3-14"); f != nil {
+		t.Errorf("bhosts -w after reconfig still lists c3-14:\n%s", bh)
+	}
+	if f := fieldsOf(bh, "node01"); len(f) < 2 || f[1] != "ok" {
+		t.Errorf("bhosts -w after reconfig: node01 is %q:\n%s", f, bh)
+	}
+}
