@@ -2,8 +2,10 @@ package tests
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fieldsOf returns the fields of the line of out whose first field is
@@ -77,4 +79,46 @@ func TestClusterConfiguredHostsListed(t *testing.T) {
 	if f := fieldsOf(bh, "node01"); len(f) < 2 || f[1] != "ok" {
 		t.Errorf("bhosts -w after reconfig: node01 is %q:\n%s", f, bh)
 	}
+}
+
+// Two workers started with the same --name: the first keeps the host, the
+// second is refused with a message that says why; once the first is
+// really gone, a worker of that name joins again.
+func TestClusterDuplicateWorkerName(t *testing.T) {
+	m := newMulti(t)
+	first := m.worker("node01", 2)
+	m.waitHosts(map[string]string{"node01": "ok"})
+	second := &workerProc{t: t, name: "node01", dir: filepath.Join(m.dir, "w-node01-again"), slots: 2, addr: m.addr, token: first.token}
+	second.start()
+	t.Cleanup(second.stop)
+	const why = "host node01 is already connected"
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(second.log.String(), why) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the second worker was not refused; its log:\n%s\nxced:\n%s", second.log.String(), m.log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Some more of its retries, then the first still holds the host and
+	// joined once.
+	time.Sleep(3 * time.Second)
+	if n := strings.Count(m.log.String(), `msg="worker joined" host=node01`); n != 1 {
+		t.Errorf("node01 joined %d times, want 1; xced:\n%s", n, m.log)
+	}
+	if !strings.Contains(second.log.String(), "another worker runs with this name") {
+		t.Errorf("the refusal does not say what to do:\n%s", second.log.String())
+	}
+	m.waitHosts(map[string]string{"node01": "ok"})
+	id := m.submit("true", "-m", "node01")
+	m.waitState(id, "DONE")
+	// The first goes for good: the second, still retrying, takes over.
+	first.crash()
+	deadline = time.Now().Add(60 * time.Second)
+	for strings.Count(m.log.String(), `msg="worker joined" host=node01`) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the second worker did not join after the first went; xced:\n%s", m.log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	m.waitHosts(map[string]string{"node01": "ok"})
 }

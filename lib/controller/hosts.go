@@ -118,6 +118,18 @@ func (c *Controller) checkHostList(conf *config.Config, list []string) error {
 	return nil
 }
 
+// hostTakenError refuses a worker whose host name another connected
+// worker holds.
+type hostTakenError struct{ name, by string }
+
+func (e *hostTakenError) Error() string {
+	by := ""
+	if e.by != "" {
+		by = " from " + e.by
+	}
+	return fmt.Sprintf("host %s is already connected%s: another worker runs with this name (xced worker --name); stop it or give this one another name", e.name, by)
+}
+
 // firstHost is where a job's own process runs: its first execution host.
 func firstHost(j *api.Job) string {
 	if len(j.ExecHosts) > 0 {
@@ -359,9 +371,13 @@ func (c *Controller) workerJoined(conn *workerConn, reg *rpc.WorkerRegister) err
 	}
 	h := c.hostNamed(name)
 	if old := h.conn; old != nil {
-		// The worker restarted before its old connection was found dead:
-		// the newer connection wins.
-		old.close("replaced by a newer connection of the same host")
+		// Another worker holds the host's name: two agents started with
+		// the same --name, or this one restarted before its old
+		// connection was found dead (the keepalive ends it within
+		// seconds, and the agent retries). The connected one keeps the
+		// host; letting the newer win made two agents take it from each
+		// other over and over.
+		return &hostTakenError{name: name, by: old.peer}
 	}
 	h.conn, h.exec = conn, conn
 	h.attrs = proto.Clone(reg.Host).(*api.Host)
