@@ -401,7 +401,7 @@ func validJobGroup(g string) bool {
 // worker runs the exec chain, the scheduler checks the limits, bjobs -l
 // shows the origins. It reads no controller state.
 func (c *Controller) layerWith(conf *config.Config, spec *api.JobSpec) (*config.Result, *api.JobSpec, error) {
-	res, err := config.Layer(spec, conf)
+	res, err := config.LayerFor(spec, conf, c.isAdmin(spec.GetUid()))
 	if err != nil {
 		return nil, nil, &UserError{Msg: err.Error()}
 	}
