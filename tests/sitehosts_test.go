@@ -51,8 +51,20 @@ func TestClusterConfiguredHostsListed(t *testing.T) {
 	if r := m.run("", "bsub", "-m", "node0", "true"); r.code == 0 || !strings.Contains(r.stderr, "node0: Bad host name, host group name or cluster name") {
 		t.Errorf("bsub -m node0: %d %q", r.code, r.stderr)
 	}
+	// A real GPU job script is accepted while the GPU hosts are down,
+	// and pends with the GPU reason.
+	gpuJob := m.submit("#!/bin/sh\n#BSUB -gpu \"num=1:mode=exclusive_process\"\n#BSUB -o /dev/null\nnvidia-smi\n")
+	if why := m.pendReason(gpuJob); !strings.Contains(why, "-gpu num=1:mode=exclusive_process") {
+		t.Errorf("GPU job script: pending reason %q", why)
+	}
 	m.worker("node01", 2)
 	m.waitHosts(map[string]string{"node01": "ok", "gpu017": "unavail"})
+	// On an execution host without XCE_CONTROLLERS, a command says what
+	// to set.
+	r := m.runEnv([]string{"XCE_DIR=" + m.workers["node01"].dir, "XCE_CONTROLLERS=", "LSF_ENVDIR=" + t.TempDir()}, "bjobs")
+	if r.code == 0 || !strings.Contains(r.stderr, "set XCE_CONTROLLERS=") {
+		t.Errorf("bjobs on an execution host without XCE_CONTROLLERS: %d %q", r.code, r.stderr)
+	}
 	if f := fieldsOf(m.must("", "lshosts", "-w"), "node01"); len(f) < 2 || f[1] == "UNKNOWN_AUTO_DETECT" {
 		t.Errorf("lshosts -w after node01 joined: %q", f)
 	}

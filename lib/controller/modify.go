@@ -135,7 +135,7 @@ func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply
 		err = c.checkHostList(conf, eff.Hosts)
 	}
 	if err == nil {
-		err = c.checkGPUsLocked(conf, eff)
+		err = checkGPU(eff)
 	}
 	if err == nil && eff.Dependency != "" {
 		err = c.checkDependency(r.eff.GetUid(), eff.Dependency)
