@@ -529,8 +529,8 @@ func (a *App) defaultTasks() int {
 }
 
 // limit layers one limit: the job's value unless the profile fixes its
-// own, then the profile's, the queue's default, the queue's ceiling; and
-// checks the result against the ceiling.
+// own, then the profile's (capped at the queue's ceiling), the queue's
+// default, the queue's ceiling; and checks the job's against the ceiling.
 func (l *layering) limit(field, attr, opt string, job int64, prof, qdef, qmax int64, text func(int64) string, what string) (int64, error) {
 	v := job
 	switch {
@@ -539,6 +539,11 @@ func (l *layering) limit(field, attr, opt string, job int64, prof, qdef, qmax in
 			return 0, reject("Application profile %s fixes the %s at %s; the job asks for %s (%s)", l.app.Name, what, text(prof), text(job), opt)
 		}
 		l.origin(field, l.job())
+	case prof > 0 && qmax > 0 && prof > qmax:
+		// A profile's limit does not override the queue's hard limit
+		// (LSF): the queue's applies.
+		v = qmax
+		l.origin(field, l.queuePart())
 	case prof > 0:
 		v = prof
 		l.origin(field, l.profile())
