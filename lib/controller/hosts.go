@@ -80,7 +80,7 @@ func (c *Controller) configuredHosts(conf *config.Config) {
 		if h := c.hostNamed(name); !h.local {
 			h.slots = hc.Slots
 			if h.attrs != nil && hc.Slots <= 0 {
-				h.slots = max(1, int(h.attrs.GetMaxSlots()), int(h.attrs.GetNcpus()))
+				h.slots = registeredSlots(h.attrs) // as workerJoined counts them
 			}
 		}
 	}
@@ -116,6 +116,15 @@ func (c *Controller) checkHostList(conf *config.Config, list []string) error {
 		}
 	}
 	return nil
+}
+
+// registeredSlots is a host's slots as its worker registered them: its
+// --slots, else one per CPU.
+func registeredSlots(reg *api.Host) int {
+	if n := int(reg.GetMaxSlots()); n > 0 {
+		return n
+	}
+	return max(1, int(reg.GetNcpus()))
 }
 
 // hostTakenError refuses a worker whose host name another connected
@@ -381,12 +390,9 @@ func (c *Controller) workerJoined(conn *workerConn, reg *rpc.WorkerRegister) err
 	}
 	h.conn, h.exec = conn, conn
 	h.attrs = proto.Clone(reg.Host).(*api.Host)
-	h.slots = int(reg.Host.GetMaxSlots())
+	h.slots = registeredSlots(reg.Host)
 	if hc := conf.Hosts[name]; hc != nil && hc.Slots > 0 {
 		h.slots = hc.Slots
-	}
-	if h.slots <= 0 {
-		h.slots = max(1, int(reg.Host.GetNcpus()))
 	}
 	h.lostAt, h.unavail = time.Time{}, false
 	_, h.closed = c.closedHosts[name]
