@@ -500,22 +500,6 @@ func copyLoad(dst, src *api.Host) {
 	dst.Ngpus, dst.Gpus, dst.GpuDriver = src.Ngpus, src.Gpus, src.GpuDriver
 }
 
-// hostGPUs are the devices a host was last known to have, connected or
-// not (for the submission-time check that some host could ever run a GPU
-// request; c.mu held). known is false for a remote host that never
-// registered.
-func (c *Controller) hostGPUs(h *host) (gpus []sched.GPU, known bool) {
-	switch {
-	case h.local:
-		inv := c.cfg.GPUs.Latest()
-		return gpu.SchedGPUs(inv.Devices), true
-	case h.attrs != nil:
-		inv := gpu.FromAPI(h.attrs)
-		return gpu.SchedGPUs(inv.Devices), true
-	}
-	return nil, false
-}
-
 // hostTimes are the cluster's failure timers: how long a host may be out
 // of touch before it is unavail (its jobs UNKWN), and before its jobs are
 // given up on (rerunnable ones requeued, the others ended).
