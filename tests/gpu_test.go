@@ -173,17 +173,20 @@ func TestGPUModelAndMemory(t *testing.T) {
 	if v := run("gmemt4", "num=2:gmem=12000M:gmodel=T4"); v != "2,3" {
 		t.Errorf("gmem=12000M:gmodel=T4 got %q, want 2,3", v)
 	}
-	// Never possible here: rejected at submission.
+	// Not possible on this host: accepted, as LSF accepts it (a host may
+	// bring the GPUs), pending with the GPU reason.
 	for _, req := range []string{"num=1:gmodel=A100", "num=5", "num=3:gmodel=T4", "num=1:gmem=20G"} {
-		r := c.run("", "bsub", "-gpu", req, "true")
-		if r.code == 0 || !strings.Contains(r.stderr, "No host can ever meet the GPU requirement") {
-			t.Errorf("bsub -gpu %s: exit %d, %q %q", req, r.code, r.stdout, r.stderr)
+		id := c.submit("", "-gpu", req, "true")
+		if why := c.pendReason(id); !strings.Contains(why, "-gpu ") || !strings.Contains(why, "0/1 hosts") {
+			t.Errorf("bsub -gpu %s: pending reason %q", req, why)
 		}
+		c.must("", "bkill", id)
 	}
-	// bmod checks as bsub does.
+	// bmod takes what bsub takes, and refuses what it refuses.
 	held := c.submit("", "-H", "true")
-	if r := c.run("", "bmod", "-gpu", "num=9", held); r.code == 0 || !strings.Contains(r.stdout+r.stderr, "No host can ever meet the GPU requirement") {
-		t.Errorf("bmod -gpu num=9: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	c.must("", "bmod", "-gpu", "num=9", held)
+	if r := c.run("", "bmod", "-gpu", "num=x", held); r.code == 0 || !strings.Contains(r.stdout+r.stderr, "Bad GPU requirement") {
+		t.Errorf("bmod -gpu num=x: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 	c.must("", "bmod", "-gpu", "num=4", held)
 	c.must("", "bkill", held)
@@ -197,10 +200,12 @@ func TestGPUModelAndMemory(t *testing.T) {
 
 func TestGPUNoDevices(t *testing.T) {
 	c := newGPUCluster(t, "0")
-	r := c.run("", "bsub", "-gpu", "num=1", "true")
-	if r.code == 0 || !strings.Contains(r.stderr, "No host can ever meet the GPU requirement <num=1:mode=shared:mps=no:j_exclusive=no>") {
-		t.Errorf("bsub -gpu on a host without GPUs: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	// A real GPU job script is accepted and pends: no GPU here now.
+	id := c.submit("#!/bin/sh\n#BSUB -gpu \"num=1:mode=exclusive_process\"\n#BSUB -o /dev/null\nnvidia-smi\n")
+	if why := c.pendReason(id); !strings.Contains(why, "-gpu num=1") || !strings.Contains(why, "no GPUs") {
+		t.Errorf("bsub -gpu on a host without GPUs: pending reason %q", why)
 	}
+	c.must("", "bkill", id)
 	if got := c.must("", "bhosts", "-gpu"); strings.Count(got, "\n") != 1 {
 		t.Errorf("bhosts -gpu without GPUs:\n%s", got)
 	}
@@ -208,7 +213,7 @@ func TestGPUNoDevices(t *testing.T) {
 		t.Errorf("lshosts:\n%s", got)
 	}
 	// A plain job still runs.
-	id := c.submit("", "true")
+	id = c.submit("", "true")
 	c.waitState(id, "DONE")
 }
 
@@ -264,6 +269,7 @@ func TestGPUViews(t *testing.T) {
 	c.waitFile(f)
 	golden(t, "gpu_bhosts", maskHost(c.must("", "bhosts", "-gpu")))
 	golden(t, "gpu_lshosts", maskHost(c.must("", "lshosts", "-gpu")))
+	golden(t, "gpu_lsload", maskHost(c.must("", "lsload", "-gpu")))
 	if got := strings.TrimSpace(c.must("", "bhosts", "-noheader", "-o", "ngpus ngpus_alloc ngpus_excl_alloc ngpus_excl_avail ngpus_shared_avail delimiter=';'")); got != "8;2;0;6;8" {
 		t.Errorf("bhosts -o ngpus fields: %q, want 8;2;0;6;8", got)
 	}
@@ -396,9 +402,11 @@ func TestGPUWorkers(t *testing.T) {
 	if h := strings.TrimSpace(c.must("", "bjobs", "-noheader", "-o", "exec_host gpu_alloc delimiter=';'", id)); h != "g4;g4/2,3" {
 		t.Errorf("gmodel=T4 job: %q, want g4;g4/2,3", h)
 	}
-	if r := c.run("", "bsub", "-gpu", "num=9", "true"); r.code == 0 || !strings.Contains(r.stderr, "No host can ever meet") {
-		t.Errorf("bsub -gpu num=9 with hosts of 0, 4 and 8: exit %d, %q", r.code, r.stderr)
+	nine, _ := c.gpuJob("nine", "num=9")
+	if why := c.pendReason(nine); !strings.Contains(why, "-gpu num=9") {
+		t.Errorf("bsub -gpu num=9 with hosts of 0, 4 and 8: pending reason %q", why)
 	}
+	c.must("", "bkill", nine)
 	// Six shared GPUs fit only g8, which has 6 left.
 	id, _ = c.gpuJob("six", "num=6")
 	c.waitState(id, "RUN")

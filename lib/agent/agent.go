@@ -241,7 +241,12 @@ func Run(ctx context.Context, cfg Config) error {
 			target = cands[next%len(cands)]
 			next++
 		}
-		if _, ok := grpcapi.LeaderOf(err); ok {
+		if status.Code(err) == codes.AlreadyExists {
+			// Another worker holds this host's name: it keeps the host.
+			// Retry, for the case where it is this worker's own old
+			// connection that the controller has not found dead yet.
+			a.log.Error("the controller refused this worker; retrying", "controller", from, "err", status.Convert(err).Message(), "retry_in", backoff)
+		} else if _, ok := grpcapi.LeaderOf(err); ok {
 			a.log.Info("no controller is the leader yet; retrying", "standby", from, "next", target, "retry_in", backoff)
 		} else if welcomed {
 			backoff = cfg.MinBackoff

@@ -32,7 +32,7 @@ func TestArgumentsWithoutController(t *testing.T) {
 		{"lsid", []string{"extra"}, 255, "lsid: extra operand extra"},
 		{"lshosts", []string{"-V"}, 0, "XCE 0.1"},
 		{"lshosts", []string{"-x"}, 255, "lshosts: illegal option -- x"},
-		{"lsload", []string{"-h"}, 0, "lsload [-l | -w] [-I index_list] [-n num_hosts] [-R \"res_req\"] [host_name ...]"},
+		{"lsload", []string{"-h"}, 0, "lsload [-gpu] [-l | -w] [-I index_list] [-n num_hosts] [-R \"res_req\"] [host_name ...]"},
 		{"busers", []string{"-Q"}, 255, "busers: illegal option -- Q"},
 		{"bacct", []string{"-u"}, 255, "bacct: option requires an argument -- u"},
 		{"bacct", []string{"12x"}, 255, "12x: Illegal job ID."},

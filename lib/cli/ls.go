@@ -90,7 +90,8 @@ func lsload(args []string) int {
 	var resReq, indexList string
 	var number int
 	var names []string
-	cmd, code := newCommand(`lsload [-l | -w] [-I index_list] [-n num_hosts] [-R "res_req"] [host_name ...] | -s [shared_resource_name ...]`,
+	var gpus bool
+	cmd, code := newCommand(`lsload [-gpu] [-l | -w] [-I index_list] [-n num_hosts] [-R "res_req"] [host_name ...] | -s [shared_resource_name ...]`,
 		"Show host load indices", func(a []string) int {
 			names = a
 			return 0
@@ -102,8 +103,14 @@ func lsload(args []string) int {
 	f.IntVar(&number, "n", 0, "at most this many hosts, the best first")
 	f.StringVar(&resReq, "R", "", "only the hosts that satisfy this resource requirement's select, in the order of its order[]")
 	f.BoolVar(&shared, "s", false, "the shared resources (the arguments are resource names): what is left of each and where")
+	f.BoolVar(&gpus, "gpu", false, "the GPU hosts: number of GPUs and the average use of the shared ones")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
+	}
+	if gpus && (shared || long || indexList != "") {
+		fmt.Fprintln(sys.stderr, "lsload: -gpu cannot be used with -s, -l or -I")
+		fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.UseLine())
+		return 255
 	}
 	if shared {
 		if long || wide || resReq != "" || indexList != "" || cmd.Flags().Changed("n") {
@@ -130,6 +137,9 @@ func lsload(args []string) int {
 	return listHosts("lsload", names, resReq, func(hosts []*api.Host) error {
 		if number > 0 && len(hosts) > number {
 			hosts = hosts[:number]
+		}
+		if gpus {
+			return lsfout.WriteLSLoadGPU(sys.stdout, hosts, wide)
 		}
 		return lsfout.WriteLSLoad(sys.stdout, hosts, opt)
 	})

@@ -126,7 +126,7 @@ func Dial() (*Client, error) {
 		return nil, notRunning(sock)
 	}
 	if len(cands) == 0 {
-		return &Client{cc: newH2Redialer(sock), Dir: dir}, nil
+		return &Client{cc: localOnly{newH2Redialer(sock), sock}, Dir: dir}, nil
 	}
 	fo := newFailover(newH2Redialer(sock), sock, cands, failoverTimeout(os.Getenv))
 	return &Client{cc: fo, fo: fo, Dir: dir}, nil

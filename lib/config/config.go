@@ -7,6 +7,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/gpu"
+	"xce/lib/hostlist"
 	"xce/lib/resreq"
 )
 
@@ -509,25 +510,7 @@ func (c *Config) expandHosts(list []string, set map[string]bool, depth int) {
 }
 
 // hostRefName strips "~" and a "+N" preference from a host list entry.
-func hostRefName(e string) string {
-	e = strings.TrimPrefix(e, "~")
-	if i := strings.LastIndexByte(e, '+'); i > 0 && isDigits(e[i+1:]) {
-		e = e[:i]
-	}
-	return e
-}
-
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
+func hostRefName(e string) string { return hostlist.Name(e) }
 
 // APIQueues returns the queues as lib/api sends them (bqueues), highest
 // priority first; every queue is open and active, and the counters are

@@ -95,7 +95,10 @@
 //     fixed tasks, run_limit or mem_limit refuses any other -n, -W, -M
 //     (repeating the profile's value is accepted).
 //   - Precedence of each limit: the job's option, the profile's value, the
-//     queue's default, the queue's ceiling. Tasks: -n, the profile's
+//     queue's default, the queue's ceiling. A job's option over the
+//     ceiling is refused; a profile's value over it is capped at it (in
+//     LSF a profile's limits cannot override the queue's hard limits).
+//     Tasks: -n, the profile's
 //     default_tasks (else min_tasks), the queue's default_tasks (else
 //     min_tasks), 1. The result must lie within both the profile's and the
 //     queue's task range.

@@ -174,14 +174,21 @@ func reject(format string, a ...any) error { return &Rejection{Msg: fmt.Sprintf(
 // neither; cfg comes from Load or Default. The submission's identity
 // fields (user) should be filled in; its env is read for the profile's env
 // layering. Every error is a *Rejection.
-func Layer(sub *api.JobSpec, cfg *Config) (*Result, error) {
+func Layer(sub *api.JobSpec, cfg *Config) (*Result, error) { return LayerFor(sub, cfg, false) }
+
+// LayerFor is Layer for a submitter the caller knows to be a cluster
+// administrator (admin) beyond cluster.administrators (root, the
+// controller's own user): as in LSF, an administrator may use every
+// queue whatever its users list says.
+func LayerFor(sub *api.JobSpec, cfg *Config, admin bool) (*Result, error) {
 	if sub == nil {
 		return nil, reject("No job specification")
 	}
 	l := &layering{
-		sub: sub,
-		cfg: cfg,
-		res: &Result{Effective: proto.Clone(sub).(*api.JobSpec), Origin: map[string]Origin{}},
+		sub:   sub,
+		cfg:   cfg,
+		admin: admin,
+		res:   &Result{Effective: proto.Clone(sub).(*api.JobSpec), Origin: map[string]Origin{}},
 
 		ceilingOnly: map[string]bool{},
 	}
@@ -197,9 +204,10 @@ func Layer(sub *api.JobSpec, cfg *Config) (*Result, error) {
 }
 
 type layering struct {
-	sub *api.JobSpec
-	cfg *Config
-	res *Result
+	sub   *api.JobSpec
+	cfg   *Config
+	admin bool // the submitter administers the cluster (LayerFor)
+	res   *Result
 
 	q   *Queue
 	app *App // nil without a profile
@@ -237,7 +245,8 @@ func (l *layering) setQueue() error {
 	}
 	l.eff().Queue = name
 	l.origin("queue", from)
-	if l.sub.User != "" && !l.cfg.UserIn(l.sub.User, l.q.Users) {
+	// LSF admits cluster administrators to every queue.
+	if l.sub.User != "" && !l.admin && !l.cfg.IsAdmin(l.sub.User) && !l.cfg.UserIn(l.sub.User, l.q.Users) {
 		return reject("%s: User cannot use the queue", name)
 	}
 	return nil
@@ -520,8 +529,8 @@ func (a *App) defaultTasks() int {
 }
 
 // limit layers one limit: the job's value unless the profile fixes its
-// own, then the profile's, the queue's default, the queue's ceiling; and
-// checks the result against the ceiling.
+// own, then the profile's (capped at the queue's ceiling), the queue's
+// default, the queue's ceiling; and checks the job's against the ceiling.
 func (l *layering) limit(field, attr, opt string, job int64, prof, qdef, qmax int64, text func(int64) string, what string) (int64, error) {
 	v := job
 	switch {
@@ -530,6 +539,11 @@ func (l *layering) limit(field, attr, opt string, job int64, prof, qdef, qmax in
 			return 0, reject("Application profile %s fixes the %s at %s; the job asks for %s (%s)", l.app.Name, what, text(prof), text(job), opt)
 		}
 		l.origin(field, l.job())
+	case prof > 0 && qmax > 0 && prof > qmax:
+		// A profile's limit does not override the queue's hard limit
+		// (LSF): the queue's applies.
+		v = qmax
+		l.origin(field, l.queuePart())
 	case prof > 0:
 		v = prof
 		l.origin(field, l.profile())

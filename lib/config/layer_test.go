@@ -194,10 +194,26 @@ env A=app B=app [profile dflt]
 			"Job requests 512 GB memory; queue short allows at most 64 GB"},
 		{"run limit over the queue ceiling", &sub{Queue: "short", RunLimitSec: 2 * 3600},
 			"Job requests a run limit of 2h; queue short allows at most 1h"},
-		{"profile run limit over the queue ceiling", &sub{Queue: "short", App: "big"},
-			"Job requests a run limit of 24h (from application profile big); queue short allows at most 1h"},
-		{"profile memory over the queue ceiling", &sub{App: "big"},
-			"Job requests 512 GB memory (from application profile big); queue normal allows at most 256 GB"},
+		// A profile's limits do not override the queue's hard limits: the
+		// queue's apply (LSF), the job is not refused.
+		{"profile run limit over the queue ceiling", &sub{Queue: "short", App: "big"}, `
+queue short [job]
+app big [job]
+project default [default]
+min_tasks 1-1 [default]
+run_limit_sec 1h [queue short]
+mem_limit_kb 64GB [queue short]
+`},
+		{"profile memory over the queue ceiling", &sub{App: "big"}, `
+queue normal [default]
+app big [job]
+project default [default]
+min_tasks 1-1 [default]
+run_limit_sec 24h [profile big]
+mem_limit_kb 256GB [queue normal]
+`},
+		{"job run limit over the queue ceiling with a profile", &sub{Queue: "short", App: "big", RunLimitSec: 2 * 3600},
+			"Job requests a run limit of 2h; queue short allows at most 1h"},
 		{"tasks over the queue's", &sub{Queue: "short", MinTasks: 32, MaxTasks: 32},
 			"Job requests 32 tasks; queue short allows at most 16"},
 		{"task range over the queue's", &sub{Queue: "short", MinTasks: 8, MaxTasks: 20},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"xce/lib/api"
@@ -53,8 +54,15 @@ func (s *ClusterService) Connect(stream grpcapi.Cluster_ConnectServer) error {
 		return status.Errorf(codes.InvalidArgument, "%q: Bad host name", name)
 	}
 	conn := newWorkerConn(name, reg.GetRunDir())
+	if p, ok := peer.FromContext(stream.Context()); ok && p.Addr != nil {
+		conn.peer = p.Addr.String()
+	}
 	if err := s.c.workerJoined(conn, reg); err != nil {
-		slog.Warn("worker refused", "host", name, "err", err)
+		slog.Warn("worker refused", "host", name, "from", conn.peer, "err", err)
+		var taken *hostTakenError
+		if errors.As(err, &taken) {
+			return status.Error(codes.AlreadyExists, err.Error())
+		}
 		return status.Error(codes.FailedPrecondition, err.Error())
 	}
 	slog.Info("worker joined", "host", name, "running", len(reg.Running), "slots", reg.Host.GetMaxSlots())
@@ -116,6 +124,7 @@ func (s *ClusterService) receive(conn *workerConn, stream grpcapi.Cluster_Connec
 type workerConn struct {
 	name   string
 	runDir string
+	peer   string // the worker's address, for messages
 
 	mu     sync.Mutex
 	out    []*rpc.ControllerMessage

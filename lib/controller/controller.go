@@ -253,16 +253,7 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 		h.local, h.exec, h.slots, h.lostAt = true, ex, cfg.Slots, time.Time{}
 	}
 	c.publishExecs()
-	if cfg.Workers {
-		// The configured execution hosts are listed (unavail) until
-		// their workers register.
-		for name, hc := range cfg.Cluster.Hosts {
-			if !hc.IsServer() || (ex != nil && name == cfg.Host) {
-				continue
-			}
-			c.hostNamed(name).slots = hc.Slots
-		}
-	}
+	c.configuredHosts(cfg.Cluster)
 	for _, q := range cfg.Cluster.APIQueues() {
 		c.queues[q.Name] = &queue{q: q}
 	}

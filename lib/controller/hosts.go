@@ -17,6 +17,7 @@ import (
 	"xce/lib/api/rpc"
 	"xce/lib/config"
 	"xce/lib/gpu"
+	"xce/lib/hostlist"
 	"xce/lib/hostload"
 	"xce/lib/resreq"
 	"xce/lib/sched"
@@ -64,11 +65,79 @@ func (c *Controller) hostNamed(name string) *host {
 	return h
 }
 
-// knownHost reports whether a host of that name is known.
-func (c *Controller) knownHost(name string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.hosts[name] != nil
+// configuredHosts lists every execution host of the configuration from
+// the start, unavail until its worker registers, as LSF lists every host
+// of lsf.cluster; a host the configuration no longer names goes when
+// nothing ties it here (no worker, no job). Only a controller that takes
+// remote workers has hosts besides its own (c.mu held, or before Run).
+func (c *Controller) configuredHosts(conf *config.Config) {
+	if !c.cfg.Workers {
+		return
+	}
+	for name, hc := range conf.Hosts {
+		if !hc.IsServer() {
+			continue
+		}
+		if h := c.hostNamed(name); !h.local {
+			h.slots = hc.Slots
+			if h.attrs != nil && hc.Slots <= 0 {
+				h.slots = registeredSlots(h.attrs) // as workerJoined counts them
+			}
+		}
+	}
+	busy := map[string]bool{}
+	for _, r := range c.jobs {
+		if !isFinished(r.job.State) {
+			for _, es := range r.job.ExecHosts {
+				busy[es.Host] = true
+			}
+		}
+	}
+	gone := false
+	for name, h := range c.hosts {
+		if hc := conf.Hosts[name]; (hc == nil || !hc.IsServer()) && !h.local && h.conn == nil && h.attrs == nil && !busy[name] {
+			delete(c.hosts, name)
+			gone = true
+		}
+	}
+	if gone {
+		c.hostNames = slices.Sorted(maps.Keys(c.hosts))
+		c.publishExecs()
+	}
+}
+
+// checkHostList checks a job's host list (bsub -m, bmod -m): every term
+// names a configured or known host, a host group, "all" or "others",
+// each optionally with a "+N" preference (c.mu held).
+func (c *Controller) checkHostList(conf *config.Config, list []string) error {
+	for _, h := range list {
+		name := hostlist.Name(h)
+		if name != "others" && name != "all" && conf.Hosts[name] == nil && conf.HostGroups[name] == nil && c.hosts[name] == nil {
+			return userErr("%s: %s", h, errBadHost)
+		}
+	}
+	return nil
+}
+
+// registeredSlots is a host's slots as its worker registered them: its
+// --slots, else one per CPU.
+func registeredSlots(reg *api.Host) int {
+	if n := int(reg.GetMaxSlots()); n > 0 {
+		return n
+	}
+	return max(1, int(reg.GetNcpus()))
+}
+
+// hostTakenError refuses a worker whose host name another connected
+// worker holds.
+type hostTakenError struct{ name, by string }
+
+func (e *hostTakenError) Error() string {
+	by := ""
+	if e.by != "" {
+		by = " from " + e.by
+	}
+	return fmt.Sprintf("host %s is already connected%s: another worker runs with this name (xced worker --name); stop it or give this one another name", e.name, by)
 }
 
 // firstHost is where a job's own process runs: its first execution host.
@@ -181,6 +250,11 @@ func (c *Controller) hostView(h *host) *api.Host {
 		}
 	case h.attrs != nil:
 		v.Type, v.Model, v.Ncpus = h.attrs.Type, h.attrs.Model, h.attrs.Ncpus
+	default:
+		// Configured (or known from a job) but not joined since this
+		// controller started: nothing was detected, as LSF says of a host
+		// whose LIM never reported.
+		v.Type, v.Model = unknownAttr, unknownAttr
 	}
 	hc := conf.Hosts[h.name]
 	if hc != nil && hc.CPUFactor > 0 {
@@ -219,10 +293,16 @@ func (c *Controller) modelOf(name, detected string) string {
 	return hostload.DetectedModel()
 }
 
-// hostStatus is a host's state as bhosts shows it (c.mu held).
+// unknownAttr is the type and model of a host whose worker has not
+// registered, as LSF's lshosts prints them for a host it never heard from.
+const unknownAttr = "UNKNOWN_AUTO_DETECT"
+
+// hostStatus is a host's state as bhosts shows it (c.mu held). A host
+// whose worker never joined is unavail (LSF: neither LIM nor sbatchd
+// ever answered); one that joined and went is unreach until the grace.
 func (c *Controller) hostStatus(h *host) (api.HostState, string) {
 	switch {
-	case !h.connected() && h.unavail:
+	case !h.connected() && (h.unavail || h.attrs == nil && !h.local):
 		return api.HostState_HOST_UNAVAIL, "unavail"
 	case !h.connected():
 		return api.HostState_HOST_UNREACH, "unreach"
@@ -306,18 +386,19 @@ func (c *Controller) workerJoined(conn *workerConn, reg *rpc.WorkerRegister) err
 	}
 	h := c.hostNamed(name)
 	if old := h.conn; old != nil {
-		// The worker restarted before its old connection was found dead:
-		// the newer connection wins.
-		old.close("replaced by a newer connection of the same host")
+		// Another worker holds the host's name: two agents started with
+		// the same --name, or this one restarted before its old
+		// connection was found dead (the keepalive ends it within
+		// seconds, and the agent retries). The connected one keeps the
+		// host; letting the newer win made two agents take it from each
+		// other over and over.
+		return &hostTakenError{name: name, by: old.peer}
 	}
 	h.conn, h.exec = conn, conn
 	h.attrs = proto.Clone(reg.Host).(*api.Host)
-	h.slots = int(reg.Host.GetMaxSlots())
+	h.slots = registeredSlots(reg.Host)
 	if hc := conf.Hosts[name]; hc != nil && hc.Slots > 0 {
 		h.slots = hc.Slots
-	}
-	if h.slots <= 0 {
-		h.slots = max(1, int(reg.Host.GetNcpus()))
 	}
 	h.lostAt, h.unavail = time.Time{}, false
 	_, h.closed = c.closedHosts[name]
@@ -424,22 +505,6 @@ func copyLoad(dst, src *api.Host) {
 		dst.MaxtmpKb = src.MaxtmpKb
 	}
 	dst.Ngpus, dst.Gpus, dst.GpuDriver = src.Ngpus, src.Gpus, src.GpuDriver
-}
-
-// hostGPUs are the devices a host was last known to have, connected or
-// not (for the submission-time check that some host could ever run a GPU
-// request; c.mu held). known is false for a remote host that never
-// registered.
-func (c *Controller) hostGPUs(h *host) (gpus []sched.GPU, known bool) {
-	switch {
-	case h.local:
-		inv := c.cfg.GPUs.Latest()
-		return gpu.SchedGPUs(inv.Devices), true
-	case h.attrs != nil:
-		inv := gpu.FromAPI(h.attrs)
-		return gpu.SchedGPUs(inv.Devices), true
-	}
-	return nil, false
 }
 
 // hostTimes are the cluster's failure timers: how long a host may be out

@@ -136,7 +136,10 @@ func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply
 		err = checkUserPriority(conf, admin, name, eff)
 	}
 	if err == nil {
-		err = c.checkGPUsLocked(conf, eff)
+		err = c.checkHostList(conf, eff.Hosts)
+	}
+	if err == nil {
+		err = checkGPU(eff)
 	}
 	if err == nil && eff.Dependency != "" {
 		err = c.checkDependency(r.eff.GetUid(), eff.Dependency)

@@ -168,6 +168,7 @@ func (c *Controller) apply(conf *config.Config) ([]string, error) {
 	}
 	c.queues = queues
 	c.conf.Store(conf)
+	c.configuredHosts(conf)
 	c.reqs = map[string]*resreq.ResReq{} // the resources may have changed
 	c.dirty = true
 	if lost > 0 {

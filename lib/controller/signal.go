@@ -27,6 +27,25 @@ func killedAsDone(j *api.Job) bool {
 	return j.TermReasonSet && j.TermReason == api.TermReason_TERM_UNKNOWN
 }
 
+// pendingAction is what bkill -s does to a job that has not started: as
+// in LSF, a pending job can be killed (KILL, TERM, INT end it), suspended
+// (STOP, TSTP: PSUSP) and resumed (CONT), and takes no other signal. A
+// started job gets the signal itself.
+func pendingAction(req *api.SignalRequest, s api.JobState) api.SignalRequest_Action {
+	if req.Action != api.SignalRequest_SIGNAL || isRunning(s) {
+		return req.Action
+	}
+	switch syscall.Signal(req.Signal) {
+	case syscall.SIGKILL, syscall.SIGTERM, syscall.SIGINT:
+		return api.SignalRequest_KILL
+	case syscall.SIGSTOP, syscall.SIGTSTP:
+		return api.SignalRequest_STOP
+	case syscall.SIGCONT:
+		return api.SignalRequest_RESUME
+	}
+	return req.Action
+}
+
 // Signal carries out bkill, bstop and bresume. Jobs are chosen by
 // signalTargets. bkill kills a pending job at once (EXIT) and asks the
 // host to terminate a started one; -r records a started job as ended at
@@ -69,7 +88,7 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 			continue
 		}
 		byAdmin := admin && r.eff.GetUid() != who.UID
-		switch req.Action {
+		switch action := pendingAction(req, s); action {
 		case api.SignalRequest_KILL:
 			nj := c.clone(r)
 			reason := api.TermReason_TERM_OWNER

@@ -15,7 +15,6 @@ import (
 	"xce/lib/api"
 	"xce/lib/config"
 	"xce/lib/gpu"
-	"xce/lib/sched"
 	"xce/lib/store"
 )
 
@@ -276,11 +275,11 @@ func (c *Controller) validate(who Caller, spec *api.JobSpec) (*api.JobSpec, []in
 	if int(eff.MinTasks) > c.cfg.Slots && !c.cfg.Workers {
 		return nil, nil, userErr("Too many processors requested")
 	}
-	for _, h := range eff.Hosts {
-		name := strings.TrimRight(strings.TrimPrefix(h, "!"), "+0123456789")
-		if name != "others" && name != "all" && conf.Hosts[name] == nil && conf.HostGroups[name] == nil && !c.knownHost(name) {
-			return nil, nil, userErr("%s: Bad host name, host group name or cluster name", h)
-		}
+	c.mu.Lock()
+	err = c.checkHostList(conf, eff.Hosts)
+	c.mu.Unlock()
+	if err != nil {
+		return nil, nil, err
 	}
 	if eff.BeginTime > 0 && eff.TermTime > 0 && eff.BeginTime > eff.TermTime {
 		return nil, nil, userErr("Start time is later than termination time")
@@ -294,7 +293,7 @@ func (c *Controller) validate(who Caller, spec *api.JobSpec) (*api.JobSpec, []in
 	if err := c.interactiveHost(eff); err != nil {
 		return nil, nil, err
 	}
-	if err := c.checkGPUs(conf, eff); err != nil {
+	if err := checkGPU(eff); err != nil {
 		return nil, nil, err
 	}
 	if eff.Dependency != "" {
@@ -315,46 +314,16 @@ func (c *Controller) validate(who Caller, spec *api.JobSpec) (*api.JobSpec, []in
 	return eff, indices, err
 }
 
-// checkGPUs refuses a GPU requirement no host can ever meet (the number,
-// model, vendor and memory of its devices, whatever runs there now).
-// With remote workers, only when every configured host has registered
-// once: one that has not may bring the GPUs.
-func (c *Controller) checkGPUs(conf *config.Config, eff *api.JobSpec) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.checkGPUsLocked(conf, eff)
-}
-
-// checkGPUsLocked is checkGPUs with c.mu held (bmod).
-func (c *Controller) checkGPUsLocked(conf *config.Config, eff *api.JobSpec) error {
+// checkGPU refuses a -gpu requirement LSF would not parse. One that no
+// host meets now is accepted, as LSF accepts it: the job pends with the
+// GPU reason (bjobs -p) until a host brings the devices (a GPU host that
+// is down, or has not joined yet).
+func checkGPU(eff *api.JobSpec) error {
 	if eff.Gpu == "" {
 		return nil
 	}
-	r, err := gpu.Parse(eff.Gpu)
-	if err != nil {
+	if _, err := gpu.Parse(eff.Gpu); err != nil {
 		return userErr("%v", err)
-	}
-	g := r.Sched()
-	slots := 1
-	var hosts []sched.Host
-	known := true
-	for _, name := range c.hostNames {
-		gpus, ok := c.hostGPUs(c.hosts[name])
-		known = known && ok
-		hosts = append(hosts, sched.Host{Name: name, GPUs: gpus})
-	}
-	if c.cfg.Workers {
-		known = known && len(conf.Hosts) > 0
-		for name, hc := range conf.Hosts {
-			if hc.IsServer() && c.hosts[name] == nil {
-				known = false
-			}
-		}
-	} else {
-		slots = int(max(1, eff.MinTasks)) // every task on the one host
-	}
-	if known && !g.CanEverRun(hosts, slots) {
-		return userErr("No host can ever meet the GPU requirement <%s>", r.Full())
 	}
 	return nil
 }
@@ -433,7 +402,7 @@ func validJobGroup(g string) bool {
 // worker runs the exec chain, the scheduler checks the limits, bjobs -l
 // shows the origins. It reads no controller state.
 func (c *Controller) layerWith(conf *config.Config, spec *api.JobSpec) (*config.Result, *api.JobSpec, error) {
-	res, err := config.Layer(spec, conf)
+	res, err := config.LayerFor(spec, conf, c.isAdmin(spec.GetUid()))
 	if err != nil {
 		return nil, nil, &UserError{Msg: err.Error()}
 	}

@@ -209,3 +209,70 @@ func gpuLongJob(b *bytes.Buffer, j *api.Job, started bool) {
 		}
 	}
 }
+
+// WriteLSLoadGPU writes lsload -gpu (gpu.md §5.2): per host with GPUs, its
+// name (cut to 15 unless wide, 25 wide) and lsload status, then ngpus,
+// gpu_shared_avg_mut and gpu_shared_avg_ut (the average memory and GPU
+// utilisation of the devices in shared mode, "Default"; "-" when the
+// driver gives none) and ngpus_physical, each right-aligned under its
+// header. An unavailable host shows its name and status only, as lsload
+// does; a host without GPUs is not listed.
+func WriteLSLoadGPU(w io.Writer, hosts []*api.Host, wide bool) error {
+	var b bytes.Buffer
+	nameW, name := 15, fixed
+	if wide {
+		nameW, name = 25, padRight
+	}
+	cols := []string{"ngpus", "gpu_shared_avg_mut", "gpu_shared_avg_ut", "ngpus_physical"}
+	b.WriteString(padRight("HOST_NAME", nameW) + " " + padLeft("status", 6))
+	for _, c := range cols {
+		b.WriteString("  " + c)
+	}
+	b.WriteByte('\n')
+	for _, h := range hosts {
+		status := LoadStatus(h)
+		gs := h.GetGpus()
+		if len(gs) == 0 && h.GetNgpus() == 0 {
+			continue
+		}
+		b.WriteString(name(h.GetName(), nameW) + " " + padLeft(status, 6))
+		if status != "unavail" {
+			n := strconv.Itoa(len(gs))
+			mut, ut := sharedAvg(gs)
+			for i, v := range []string{n, mut, ut, n} {
+				b.WriteString("  " + padLeft(v, len(cols[i])))
+			}
+		}
+		b.WriteByte('\n')
+	}
+	return flush(w, &b)
+}
+
+// sharedAvg is the average memory and GPU utilisation of a host's
+// shared-mode devices ("0%" with none, "-" when the driver gives none).
+func sharedAvg(gs []*api.GpuDevice) (mut, ut string) {
+	var sm, su, nm, nu int
+	shared := 0
+	for _, g := range gs {
+		if m := g.GetComputeMode(); m != "" && m != "Default" {
+			continue
+		}
+		shared++
+		if v := g.GetMemUtilPct(); v >= 0 {
+			sm, nm = sm+int(v), nm+1
+		}
+		if v := g.GetUtilPct(); v >= 0 {
+			su, nu = su+int(v), nu+1
+		}
+	}
+	avg := func(sum, n int) string {
+		switch {
+		case shared == 0:
+			return "0%"
+		case n == 0:
+			return "-"
+		}
+		return strconv.Itoa((sum+n/2)/n) + "%"
+	}
+	return avg(sm, nm), avg(su, nu)
+}

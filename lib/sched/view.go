@@ -2,9 +2,9 @@ package sched
 
 import (
 	"math"
-	"strconv"
 	"strings"
 
+	"xce/lib/hostlist"
 	"xce/lib/resreq"
 )
 
@@ -110,11 +110,7 @@ func hostSet(names []string, byName map[string]int, n int, groups map[string][]s
 	seen := map[string]bool{}
 	var add func(n string)
 	add = func(n string) {
-		if i := strings.LastIndexByte(n, '+'); i > 0 {
-			if _, err := strconv.Atoi(n[i+1:]); err == nil {
-				n = n[:i]
-			}
-		}
+		n = hostlist.Parse(n).Name
 		if n == "all" {
 			for i := range set {
 				set[i] = true

@@ -98,6 +98,16 @@ func TestImportEdges(t *testing.T) {
 			notes: []string{"lsb.params:2: DEFAULT_QUEUE: not translated: no imported queue is named nosuch"},
 		},
 		{
+			name: "host names ending in digits, and +N preferences",
+			files: map[string]string{
+				"lsf.cluster.c1": "Begin Host\nHOSTNAME model type server\nnode01 ! ! 1\ngpu017 ! ! 1\nc3-14 ! ! 1\nhost ! ! 1\nEnd Host\n",
+				"lsb.hosts":      "Begin HostGroup\nGROUP_NAME GROUP_MEMBER\ngroup (node01 c3-14)\nEnd HostGroup\n",
+				"lsb.queues":     "Begin Queue\nQUEUE_NAME = q\nHOSTS = node01 gpu017 c3-14 host+2 group+1 others+1 node0\nEnd Queue\n",
+			},
+			toml:  []string{`hosts = ["node01", "gpu017", "c3-14", "host+2", "group+1", "others+1"]`, `members = ["node01", "c3-14"]`},
+			notes: []string{"HOSTS: not translated for q: node0 is not a known host or host group"},
+		},
+		{
 			name: "unknown hosts and preemption against priority",
 			files: map[string]string{"lsb.queues": `
 Begin Queue

@@ -14,6 +14,7 @@ import (
 
 	"xce/lib/config"
 	"xce/lib/gpu"
+	"xce/lib/hostlist"
 	"xce/lib/resreq"
 )
 
@@ -1025,11 +1026,10 @@ var prefRE = regexp.MustCompile(`^(.*)\+(\d+)$`)
 func (im *importer) hostRefs(list []string, queue bool, at src, owner string) []string {
 	var out []string
 	for _, e := range list {
-		neg := strings.HasPrefix(e, "~")
-		name := strings.TrimPrefix(e, "~")
-		pref := ""
-		if m := prefRE.FindStringSubmatch(name); m != nil {
-			name, pref = m[1], "+"+m[2]
+		t := hostlist.Parse(e)
+		neg, name, pref := strings.HasPrefix(e, "~"), t.Name, ""
+		if t.HasPref {
+			pref = "+" + strconv.Itoa(t.Pref)
 		}
 		if strings.ContainsAny(name, "*?") {
 			im.note(at, "not translated for %s: %s: xce host lists have no wildcards", owner, e)
