@@ -16,6 +16,42 @@
 // connection's end) and grpc-go's status texts and codes. It does not do
 // compression, TLS, interceptors or incoming metadata, none of which the
 // socket's callers use; a compressed request is refused.
+//
+// Any local user may connect, so the server bounds what a connection can
+// make it hold, as grpc-go's does and in places more tightly:
+//
+//   - Flow control is enforced on receipt. A stream's window (1 MiB) comes
+//     back as its handler reads, or, for a message larger than that, as far
+//     as the message needs; the connection's window (the largest request
+//     plus 1 MiB) comes back only as the calls read or their unread bytes
+//     are dropped. A peer that sends beyond either loses the connection
+//     (GOAWAY FLOW_CONTROL_ERROR). A connection thus holds at most its
+//     window of unread request bytes, 17 MiB for the controller's 16 MiB
+//     requests, whatever its peer sends.
+//   - Every message's length prefix is checked against MaxRecvMsgSize as
+//     soon as it arrives, not only the first: the call ends with
+//     ResourceExhausted and what follows is dropped.
+//   - At most 100 calls run on a connection at once
+//     (MaxConcurrentStreams, advertised in SETTINGS and enforced with
+//     REFUSED_STREAM), and a uid holds at most 64 connections
+//     (MaxConnsPerUID, the uid from the handshake's SO_PEERCRED); one more
+//     is closed at once with a GOAWAY (ENHANCE_YOUR_CALM) that says why.
+//     Root's connections and the server's own uid's are not counted: they
+//     may stop the server anyway, and must never be locked out of it.
+//   - A connection must send the HTTP/2 preface within 20 s, and one with
+//     no call for 5 minutes is closed (IdleTimeout; GOAWAY, then close).
+//   - The accept loop backs off on EMFILE, ENFILE and other passing errors
+//     and serves on once descriptors are freed, as net/http's does.
+//
+// A uid can so make the server hold at most 64 × 17 MiB of requests not
+// yet read: the bound of a user's connections, like grpc-go's (which has
+// no bound on streams per connection by default, and none per uid).
+//
+// Why not grpc-go's server again: these defences cost about 250 lines
+// here, and the fast path keeps its cost (a window check per DATA frame,
+// a timer per connection); grpc-go's server would cost the controller
+// the CPU this package was written to save (see above: about a fifth of
+// xced's CPU per command).
 package unixrpc
 
 import (
