@@ -241,8 +241,14 @@ func (c *h2Conn) reader() {
 			}
 			c.sendCond.Broadcast()
 			c.mu.Unlock()
+			why := "the connection is draining"
+			if f.ErrCode != h2ErrCodeNo && len(f.DebugData) > 0 {
+				// The server refused the connection and says why (too
+				// many connections from this user, say).
+				why = fmt.Sprintf("the server closed the connection: %s", goAwayText(f.DebugData))
+			}
 			for _, s := range refused {
-				s.finish(rpcstatus.New(rpcstatus.Unavailable, "the connection is draining"))
+				s.finish(rpcstatus.New(rpcstatus.Unavailable, why))
 			}
 		}
 	}
@@ -834,4 +840,18 @@ func (r *h2Redialer) Close() error {
 		return nil
 	}
 	return c.Close()
+}
+
+// goAwayText is a GOAWAY's debug data as a message may carry it: printable
+// ASCII, at most 200 bytes.
+func goAwayText(b []byte) string {
+	b = b[:min(len(b), 200)]
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if c < ' ' || c > '~' {
+			c = '?'
+		}
+		out[i] = c
+	}
+	return string(out)
 }
