@@ -52,7 +52,8 @@ type h2Conn struct {
 	maxFrame uint32 // the largest frame payload the server accepts
 	lastOK   uint32 // with goAway, the last stream the server will serve
 	goAway   bool
-	err      error // the connection's end; set once
+	refused  *rpcstatus.Error // the reason a GOAWAY with an error gave: the calls' error once the connection ends
+	err      error            // the connection's end; set once
 	recvOwed uint32
 }
 
@@ -123,6 +124,9 @@ func (c *h2Conn) fail(err error) {
 	if c.err != nil {
 		c.mu.Unlock()
 		return
+	}
+	if c.refused != nil {
+		err = c.refused
 	}
 	c.err = err
 	streams := c.streams
@@ -230,24 +234,27 @@ func (c *h2Conn) reader() {
 				c.write(func() error { return c.fr.writePing(true, data) })
 			}
 		case h2FrameGoAway:
+			why := "the connection is draining"
+			var refused *rpcstatus.Error
+			if f.ErrCode != h2ErrCodeNo && len(f.DebugData) > 0 {
+				// The server refused the connection and says why (too
+				// many connections from this user, say).
+				why = fmt.Sprintf("the server closed the connection: %s", goAwayText(f.DebugData))
+				refused = rpcstatus.New(rpcstatus.Unavailable, why)
+			}
 			c.mu.Lock()
 			c.goAway, c.lastOK = true, f.LastStreamID
-			var refused []*h2Stream
+			c.refused = refused
+			var refusedStreams []*h2Stream
 			for id, s := range c.streams {
 				if id > f.LastStreamID {
-					refused = append(refused, s)
+					refusedStreams = append(refusedStreams, s)
 					delete(c.streams, id)
 				}
 			}
 			c.sendCond.Broadcast()
 			c.mu.Unlock()
-			why := "the connection is draining"
-			if f.ErrCode != h2ErrCodeNo && len(f.DebugData) > 0 {
-				// The server refused the connection and says why (too
-				// many connections from this user, say).
-				why = fmt.Sprintf("the server closed the connection: %s", goAwayText(f.DebugData))
-			}
-			for _, s := range refused {
+			for _, s := range refusedStreams {
 				s.finish(rpcstatus.New(rpcstatus.Unavailable, why))
 			}
 		}
@@ -385,6 +392,9 @@ func (c *h2Conn) newStream(ctx context.Context, method string) (*h2Stream, error
 	if errors.Is(err, errConnEnded) {
 		c.mu.Lock()
 		err = c.err
+		if err == nil && c.refused != nil {
+			err = c.refused
+		}
 		c.mu.Unlock()
 		if err == nil {
 			err = rpcstatus.New(rpcstatus.Unavailable, "the connection is draining")

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"path/filepath"
 	"strings"
@@ -286,6 +287,7 @@ func TestH2RefusedSaysWhy(t *testing.T) {
 			return
 		}
 		defer nc.Close()
+		io.ReadFull(nc, make([]byte, len(http2.ClientPreface))) // as unixrpc's refusal
 		fr := http2.NewFramer(nc, nil)
 		fr.WriteSettings()
 		fr.WriteGoAway(0, http2.ErrCodeEnhanceYourCalm, []byte("too many connections from uid 5 (at most 64)\x1b[2J"))

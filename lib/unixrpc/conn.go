@@ -80,9 +80,12 @@ type connError struct {
 func (e connError) Error() string { return e.msg }
 
 // refuse closes a connection the server will not serve, with a GOAWAY
-// that says why.
+// that says why. It reads the preface first (waiting a second at most):
+// the client has then written its first call, and reads the GOAWAY
+// rather than failing its write on a connection already closed.
 func refuse(nc net.Conn, why string) {
-	nc.SetWriteDeadline(time.Now().Add(time.Second))
+	nc.SetDeadline(time.Now().Add(time.Second))
+	io.ReadFull(nc, make([]byte, len(http2.ClientPreface)))
 	fr := http2.NewFramer(nc, nil)
 	if fr.WriteSettings() == nil {
 		fr.WriteGoAway(0, http2.ErrCodeEnhanceYourCalm, []byte(why))
