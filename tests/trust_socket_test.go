@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -201,8 +202,8 @@ func TestSocketConnectionsPerUser(t *testing.T) {
 		t.Fatalf("a connection within the bound closed, with %v", ga)
 	case <-time.After(500 * time.Millisecond):
 	}
-	if r := c.runAs(uid, "", "bqueues"); r.code == 0 {
-		t.Fatalf("a command of the user over its bound was served")
+	if r := c.runAs(uid, "", "bqueues"); r.code == 0 || !strings.Contains(r.stderr, "too many connections from uid") {
+		t.Fatalf("a command of the user over its bound: exit %d, %q", r.code, r.stderr)
 	}
 	c.must("", "bqueues") // root is not bounded
 	for _, r := range held {

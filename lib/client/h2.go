@@ -239,8 +239,14 @@ func (c *h2Conn) reader() {
 			if f.ErrCode != h2ErrCodeNo && len(f.DebugData) > 0 {
 				// The server refused the connection and says why (too
 				// many connections from this user, say).
-				why = fmt.Sprintf("the server closed the connection: %s", goAwayText(f.DebugData))
-				refused = rpcstatus.New(rpcstatus.Unavailable, why)
+				why = fmt.Sprintf("the controller refused the connection: %s", goAwayText(f.DebugData))
+				code := rpcstatus.Unavailable
+				if f.ErrCode == h2ErrCodeEnhanceYourCalm {
+					// A bound reached, not a controller down: commands
+					// print the reason rather than "not running".
+					code = rpcstatus.ResourceExhausted
+				}
+				refused = rpcstatus.New(code, why)
 			}
 			c.mu.Lock()
 			c.goAway, c.lastOK = true, f.LastStreamID
@@ -255,7 +261,11 @@ func (c *h2Conn) reader() {
 			c.sendCond.Broadcast()
 			c.mu.Unlock()
 			for _, s := range refusedStreams {
-				s.finish(rpcstatus.New(rpcstatus.Unavailable, why))
+				if refused != nil {
+					s.finish(refused)
+				} else {
+					s.finish(rpcstatus.New(rpcstatus.Unavailable, why))
+				}
 			}
 		}
 	}

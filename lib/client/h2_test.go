@@ -294,7 +294,7 @@ func TestH2RefusedSaysWhy(t *testing.T) {
 	}()
 	c := dialT(t)
 	_, err = c.Submit(ctxT(t), &api.SubmitRequest{Spec: &api.JobSpec{Command: "true"}})
-	if rpcstatus.CodeOf(err) != rpcstatus.Unavailable || !strings.Contains(err.Error(), "too many connections from uid 5 (at most 64)?[2J") {
+	if rpcstatus.CodeOf(err) != rpcstatus.ResourceExhausted || !strings.Contains(err.Error(), "the controller refused the connection: too many connections from uid 5 (at most 64)?[2J") {
 		t.Fatalf("refused: %v", err)
 	}
 }
