@@ -354,6 +354,36 @@ func TestIdleTimeout(t *testing.T) {
 	<-errc
 }
 
+// A client that sends PINGs and never reads the acks: the server's
+// writes stop, and so does its reading; the idle check closes the
+// connection rather than keep it, and its goroutine, for ever.
+func TestStalledReader(t *testing.T) {
+	const idle = 200 * time.Millisecond
+	f := serve(t, IdleTimeout(idle))
+	nc, err := net.Dial("unix", f.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	fr := http2.NewFramer(nc, nil)
+	io.WriteString(nc, http2.ClientPreface)
+	sent := 0
+	for ; sent < 1<<20; sent++ { // 17 MB of PINGs at most
+		nc.SetWriteDeadline(time.Now().Add(2 * time.Second))
+		if err := fr.WritePing(false, [8]byte{}); err != nil {
+			break // the server stopped reading, or closed
+		}
+	}
+	if sent == 1<<20 {
+		t.Fatal("the server read every PING although nothing read its acks")
+	}
+	waitFor(t, "the stalled connection closed", func() bool {
+		f.srv.mu.Lock()
+		defer f.srv.mu.Unlock()
+		return len(f.srv.conns) == 0
+	})
+}
+
 // failingListener fails its first accepts as a process out of
 // descriptors does.
 type failingListener struct {

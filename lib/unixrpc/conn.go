@@ -10,6 +10,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -49,6 +50,10 @@ type conn struct {
 	stop context.CancelFunc
 
 	wmu  sync.Mutex // the framer's writes, henc, hbuf
+	// wsince is since when (on clock) the write lock has been held, 0
+	// when it is not: a write that waits longer than the idle timeout
+	// is a peer that stopped reading.
+	wsince atomic.Int64
 	br   *bufio.Reader
 	bw   *bufio.Writer
 	fr   *http2.Framer
@@ -416,6 +421,13 @@ func (c *conn) checkIdle() {
 		c.mu.Unlock()
 		return
 	}
+	if since := c.wsince.Load(); since != 0 && clock()-time.Duration(since) > d {
+		// A write has waited the whole timeout: the peer stopped
+		// reading. Closing ends the write.
+		c.mu.Unlock()
+		c.close(errStalled)
+		return
+	}
 	if len(c.streams) > 0 {
 		c.idle.Reset(d)
 		c.mu.Unlock()
@@ -427,11 +439,17 @@ func (c *conn) checkIdle() {
 		return
 	}
 	c.mu.Unlock()
+	// A write blocked on a peer that does not read must not hold the
+	// close up.
+	c.nc.SetWriteDeadline(time.Now().Add(time.Second))
 	c.goAway(http2.ErrCodeNo, "idle")
 	c.close(errIdle)
 }
 
-var errIdle = errors.New("the connection was idle")
+var (
+	errIdle    = errors.New("the connection was idle")
+	errStalled = errors.New("the peer stopped reading")
+)
 
 func (c *conn) stream(id uint32) *stream {
 	c.mu.Lock()
@@ -439,15 +457,31 @@ func (c *conn) stream(id uint32) *stream {
 	return c.streams[id]
 }
 
+// lockW takes the write lock.
+func (c *conn) lockW() {
+	c.wmu.Lock()
+	c.wsince.Store(int64(clock()))
+}
+
+func (c *conn) unlockW() {
+	c.wsince.Store(0)
+	c.wmu.Unlock()
+}
+
+// clock is a monotonic clock, never 0.
+func clock() time.Duration { return time.Since(epoch) + 1 }
+
+var epoch = time.Now()
+
 // write runs fn's frame writes under the write lock and sends them. A
 // failed write ends the connection.
 func (c *conn) write(fn func() error) error {
-	c.wmu.Lock()
+	c.lockW()
 	err := fn()
 	if err == nil {
 		err = c.bw.Flush()
 	}
-	c.wmu.Unlock()
+	c.unlockW()
 	if err != nil {
 		c.close(err)
 	}
@@ -483,9 +517,9 @@ func (c *conn) writeHeaderBlock(id uint32, block []byte, endStream bool) error {
 // buffered: the reader sends what it wrote before it waits for the next
 // frames, so that the answers to a burst of frames go out in one write.
 func (c *conn) writeLater(fn func() error) error {
-	c.wmu.Lock()
+	c.lockW()
 	err := fn()
-	c.wmu.Unlock()
+	c.unlockW()
 	if err != nil {
 		c.close(err)
 	}

@@ -308,12 +308,12 @@ func (st *stream) sendMsg(m any, flush bool) error {
 		c.mu.Unlock()
 		chunk := frame[:n]
 		frame = frame[n:]
-		c.wmu.Lock()
+		c.lockW()
 		err := c.fr.WriteData(st.id, false, chunk)
 		if err == nil && flush && len(frame) == 0 {
 			err = c.bw.Flush()
 		}
-		c.wmu.Unlock()
+		c.unlockW()
 		if err != nil {
 			c.close(err)
 			return st.doneErr()
@@ -383,14 +383,14 @@ func (st *stream) writeHeader() error {
 	}
 	st.headerSent = true
 	c := st.c
-	c.wmu.Lock()
+	c.lockW()
 	c.hbuf.Reset()
 	hf := func(k, v string) { c.henc.WriteField(hpack.HeaderField{Name: k, Value: v}) }
 	hf(":status", "200")
 	hf("content-type", "application/grpc")
 	writeMD(hf, st.header)
 	err := c.writeHeaderBlock(st.id, c.hbuf.Bytes(), false)
-	c.wmu.Unlock()
+	c.unlockW()
 	if err != nil {
 		c.close(err)
 		return st.doneErr()
