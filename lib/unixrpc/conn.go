@@ -49,16 +49,16 @@ type conn struct {
 	ctx  context.Context // ends with the connection
 	stop context.CancelFunc
 
-	wmu  sync.Mutex // the framer's writes, henc, hbuf
+	wmu sync.Mutex // the framer's writes, henc, hbuf
 	// wsince is since when (on clock) the write lock has been held, 0
 	// when it is not: a write that waits longer than the idle timeout
 	// is a peer that stopped reading.
 	wsince atomic.Int64
-	br   *bufio.Reader
-	bw   *bufio.Writer
-	fr   *http2.Framer
-	henc *hpack.Encoder
-	hbuf bytes.Buffer
+	br     *bufio.Reader
+	bw     *bufio.Writer
+	fr     *http2.Framer
+	henc   *hpack.Encoder
+	hbuf   bytes.Buffer
 
 	mu       sync.Mutex
 	sendCond *sync.Cond // windows grew, or the connection ended
