@@ -39,7 +39,9 @@
 //     Root's connections and the server's own uid's are not counted: they
 //     may stop the server anyway, and must never be locked out of it.
 //   - A connection must send the HTTP/2 preface within 20 s, and one with
-//     no call for 5 minutes is closed (IdleTimeout; GOAWAY, then close).
+//     no call for 5 minutes is closed (IdleTimeout; GOAWAY, then close),
+//     as is one a write to which has waited that long (its peer stopped
+//     reading: the write would hold the connection's goroutines for ever).
 //   - The accept loop backs off on EMFILE, ENFILE and other passing errors
 //     and serves on once descriptors are freed, as net/http's does.
 //
