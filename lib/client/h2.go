@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/http2/hpack"
@@ -158,8 +159,13 @@ func (c *h2Conn) writeBuf(fn func() error, flush bool) error {
 		err = c.bw.Flush()
 	}
 	if err != nil {
+		closed := errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 		err = rpcstatus.Errorf(rpcstatus.Unavailable, "connection error: desc = %q", "transport: "+err.Error())
-		go c.fail(err)
+		if !closed {
+			go c.fail(err)
+		}
+		// Else the server closed the connection: the reader reads what
+		// it said last (a GOAWAY's reason) and ends it at its end.
 	}
 	return err
 }
