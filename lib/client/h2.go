@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/http2/hpack"
@@ -52,7 +53,8 @@ type h2Conn struct {
 	maxFrame uint32 // the largest frame payload the server accepts
 	lastOK   uint32 // with goAway, the last stream the server will serve
 	goAway   bool
-	err      error // the connection's end; set once
+	refused  *rpcstatus.Error // the reason a GOAWAY with an error gave: the calls' error once the connection ends
+	err      error            // the connection's end; set once
 	recvOwed uint32
 }
 
@@ -124,6 +126,9 @@ func (c *h2Conn) fail(err error) {
 		c.mu.Unlock()
 		return
 	}
+	if c.refused != nil {
+		err = c.refused
+	}
 	c.err = err
 	streams := c.streams
 	c.streams = map[uint32]*h2Stream{}
@@ -154,8 +159,13 @@ func (c *h2Conn) writeBuf(fn func() error, flush bool) error {
 		err = c.bw.Flush()
 	}
 	if err != nil {
+		closed := errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 		err = rpcstatus.Errorf(rpcstatus.Unavailable, "connection error: desc = %q", "transport: "+err.Error())
-		go c.fail(err)
+		if !closed {
+			go c.fail(err)
+		}
+		// Else the server closed the connection: the reader reads what
+		// it said last (a GOAWAY's reason) and ends it at its end.
 	}
 	return err
 }
@@ -230,19 +240,38 @@ func (c *h2Conn) reader() {
 				c.write(func() error { return c.fr.writePing(true, data) })
 			}
 		case h2FrameGoAway:
+			why := "the connection is draining"
+			var refused *rpcstatus.Error
+			if f.ErrCode != h2ErrCodeNo && len(f.DebugData) > 0 {
+				// The server refused the connection and says why (too
+				// many connections from this user, say).
+				why = fmt.Sprintf("the controller refused the connection: %s", goAwayText(f.DebugData))
+				code := rpcstatus.Unavailable
+				if f.ErrCode == h2ErrCodeEnhanceYourCalm {
+					// A bound reached, not a controller down: commands
+					// print the reason rather than "not running".
+					code = rpcstatus.ResourceExhausted
+				}
+				refused = rpcstatus.New(code, why)
+			}
 			c.mu.Lock()
 			c.goAway, c.lastOK = true, f.LastStreamID
-			var refused []*h2Stream
+			c.refused = refused
+			var refusedStreams []*h2Stream
 			for id, s := range c.streams {
 				if id > f.LastStreamID {
-					refused = append(refused, s)
+					refusedStreams = append(refusedStreams, s)
 					delete(c.streams, id)
 				}
 			}
 			c.sendCond.Broadcast()
 			c.mu.Unlock()
-			for _, s := range refused {
-				s.finish(rpcstatus.New(rpcstatus.Unavailable, "the connection is draining"))
+			for _, s := range refusedStreams {
+				if refused != nil {
+					s.finish(refused)
+				} else {
+					s.finish(rpcstatus.New(rpcstatus.Unavailable, why))
+				}
 			}
 		}
 	}
@@ -379,6 +408,9 @@ func (c *h2Conn) newStream(ctx context.Context, method string) (*h2Stream, error
 	if errors.Is(err, errConnEnded) {
 		c.mu.Lock()
 		err = c.err
+		if err == nil && c.refused != nil {
+			err = c.refused
+		}
 		c.mu.Unlock()
 		if err == nil {
 			err = rpcstatus.New(rpcstatus.Unavailable, "the connection is draining")
@@ -834,4 +866,18 @@ func (r *h2Redialer) Close() error {
 		return nil
 	}
 	return c.Close()
+}
+
+// goAwayText is a GOAWAY's debug data as a message may carry it: printable
+// ASCII, at most 200 bytes.
+func goAwayText(b []byte) string {
+	b = b[:min(len(b), 200)]
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if c < ' ' || c > '~' {
+			c = '?'
+		}
+		out[i] = c
+	}
+	return string(out)
 }

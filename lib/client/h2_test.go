@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -264,5 +266,35 @@ func TestH2Reconnects(t *testing.T) {
 	defer gs.Stop()
 	if err := submit(); err != nil {
 		t.Errorf("after the restart: %v", err)
+	}
+}
+
+// A server that refuses the connection (too many from this user) says
+// why in its GOAWAY: the call's error carries it, made printable.
+func TestH2RefusedSaysWhy(t *testing.T) {
+	t.Setenv("XCE_CONTROLLERS", "")
+	t.Setenv("LSF_ENVDIR", t.TempDir())
+	dir := t.TempDir()
+	t.Setenv("XCE_DIR", dir)
+	lis, err := net.Listen("unix", filepath.Join(dir, SocketName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	go func() {
+		nc, err := lis.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		io.ReadFull(nc, make([]byte, len(http2.ClientPreface))) // as unixrpc's refusal
+		fr := http2.NewFramer(nc, nil)
+		fr.WriteSettings()
+		fr.WriteGoAway(0, http2.ErrCodeEnhanceYourCalm, []byte("too many connections from uid 5 (at most 64)\x1b[2J"))
+	}()
+	c := dialT(t)
+	_, err = c.Submit(ctxT(t), &api.SubmitRequest{Spec: &api.JobSpec{Command: "true"}})
+	if rpcstatus.CodeOf(err) != rpcstatus.ResourceExhausted || !strings.Contains(err.Error(), "the controller refused the connection: too many connections from uid 5 (at most 64)?[2J") {
+		t.Fatalf("refused: %v", err)
 	}
 }

@@ -162,6 +162,7 @@ type h2Frame struct {
 	Fields       []hpack.HeaderField // HEADERS with its CONTINUATIONs, decoded
 	ErrCode      h2ErrCode           // RST_STREAM, GOAWAY
 	LastStreamID uint32              // GOAWAY
+	DebugData    []byte              // GOAWAY
 	Settings     []h2Setting         // SETTINGS
 	PingData     [8]byte             // PING
 	Increment    uint32              // WINDOW_UPDATE
@@ -484,6 +485,7 @@ func (fr *h2Framer) readFrameFor(h h2FrameHeader) (*h2Frame, error) {
 		}
 		f.LastStreamID = binary.BigEndian.Uint32(p) & h2MaxWindow
 		f.ErrCode = h2ErrCode(binary.BigEndian.Uint32(p[4:]))
+		f.DebugData = p[8:]
 	case h2FrameWindowUpdate:
 		if len(p) != 4 {
 			return nil, h2ConnErrorf(h2ErrCodeFrameSize, "WINDOW_UPDATE frame payload size was %d; want 4", len(p))

@@ -10,6 +10,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -20,12 +21,17 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// The windows this side grants. A request is read whole before its
-// handler runs, so the credit goes back as soon as the bytes arrive.
+// The windows this side grants. A stream's window comes back as its
+// handler reads, or, for a message larger than the window, as far as that
+// message needs (its length checked against the largest a request may
+// be); the connection's comes back as the calls read, or when a call's
+// unread bytes are dropped. A peer that sends beyond a window loses the
+// connection (FLOW_CONTROL_ERROR): a connection holds at most its window
+// unread, whatever its peer does.
 const (
-	recvWindow = 1 << 20
-	credit     = recvWindow / 4
-	maxStreams = 1000
+	streamWindow = 1 << 20
+	credit       = streamWindow / 4 // returned in batches of this
+	maxWindow    = 1<<31 - 1
 	// maxHeaderList bounds a request's headers (grpc-go's client sends a
 	// few hundred bytes).
 	maxHeaderList = 64 << 10
@@ -43,12 +49,16 @@ type conn struct {
 	ctx  context.Context // ends with the connection
 	stop context.CancelFunc
 
-	wmu  sync.Mutex // the framer's writes, henc, hbuf
-	br   *bufio.Reader
-	bw   *bufio.Writer
-	fr   *http2.Framer
-	henc *hpack.Encoder
-	hbuf bytes.Buffer
+	wmu sync.Mutex // the framer's writes, henc, hbuf
+	// wsince is since when (on clock) the write lock has been held, 0
+	// when it is not: a write that waits longer than the idle timeout
+	// is a peer that stopped reading.
+	wsince atomic.Int64
+	br     *bufio.Reader
+	bw     *bufio.Writer
+	fr     *http2.Framer
+	henc   *hpack.Encoder
+	hbuf   bytes.Buffer
 
 	mu       sync.Mutex
 	sendCond *sync.Cond // windows grew, or the connection ended
@@ -57,9 +67,35 @@ type conn struct {
 	sendWin  int64  // the connection's send window
 	initWin  int64  // the client's initial stream window
 	maxFrame uint32
+	recvWin  int64  // what the peer may still send, the connection's window
 	recvOwed uint32 // connection credit not yet returned
 	err      error  // set when the connection ends
 	draining bool   // GOAWAY sent: no new calls
+
+	idle      *time.Timer // closes the connection once it has been idle for idleTimeout
+	idleSince time.Time   // when its last call ended
+}
+
+// connError ends the connection with a GOAWAY of its code.
+type connError struct {
+	code http2.ErrCode
+	msg  string
+}
+
+func (e connError) Error() string { return e.msg }
+
+// refuse closes a connection the server will not serve, with a GOAWAY
+// that says why. It reads the preface first (waiting a second at most):
+// the client has then written its first call, and reads the GOAWAY
+// rather than failing its write on a connection already closed.
+func refuse(nc net.Conn, why string) {
+	nc.SetDeadline(time.Now().Add(time.Second))
+	io.ReadFull(nc, make([]byte, len(http2.ClientPreface)))
+	fr := http2.NewFramer(nc, nil)
+	if fr.WriteSettings() == nil {
+		fr.WriteGoAway(0, http2.ErrCodeEnhanceYourCalm, []byte(why))
+	}
+	nc.Close()
 }
 
 func newConn(s *Server, nc net.Conn, auth credentials.AuthInfo) *conn {
@@ -72,6 +108,7 @@ func newConn(s *Server, nc net.Conn, auth credentials.AuthInfo) *conn {
 		sendWin:  65535,
 		initWin:  65535,
 		maxFrame: 16384,
+		recvWin:  s.connWindow,
 	}
 	c.sendCond = sync.NewCond(&c.mu)
 	c.ctx, c.stop = context.WithCancel(peer.NewContext(background, c.peer))
@@ -92,15 +129,21 @@ func (c *conn) serve() {
 		return
 	}
 	c.nc.SetReadDeadline(time.Time{})
+	if d := c.s.idleTimeout; d > 0 {
+		c.mu.Lock()
+		c.idleSince = time.Now()
+		c.idle = time.AfterFunc(d, c.checkIdle)
+		c.mu.Unlock()
+	}
 	if err := c.writeLater(func() error {
 		if err := c.fr.WriteSettings(
-			http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: maxStreams},
-			http2.Setting{ID: http2.SettingInitialWindowSize, Val: recvWindow},
+			http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: c.s.maxStreams},
+			http2.Setting{ID: http2.SettingInitialWindowSize, Val: streamWindow},
 			http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: maxHeaderList},
 		); err != nil {
 			return err
 		}
-		return c.fr.WriteWindowUpdate(0, recvWindow-65535)
+		return c.fr.WriteWindowUpdate(0, uint32(c.s.connWindow-65535))
 	}); err != nil {
 		return
 	}
@@ -123,7 +166,12 @@ func (c *conn) serve() {
 			return
 		}
 		if err := c.frame(f); err != nil {
-			c.goAway(http2.ErrCodeProtocol, err.Error())
+			code := http2.ErrCodeProtocol
+			var ce connError
+			if errors.As(err, &ce) {
+				code = ce.code
+			}
+			c.goAway(code, err.Error())
 			return
 		}
 	}
@@ -220,12 +268,12 @@ func (c *conn) headers(f *http2.MetaHeadersFrame) error {
 		c.reset(id, http2.ErrCodeRefusedStream)
 		return nil
 	}
-	if len(c.streams) >= maxStreams {
+	if uint32(len(c.streams)) >= c.s.maxStreams {
 		c.mu.Unlock()
 		c.reset(id, http2.ErrCodeRefusedStream)
 		return nil
 	}
-	st := &stream{c: c, id: id, sendWin: c.initWin}
+	st := &stream{c: c, id: id, sendWin: c.initWin, recvWin: streamWindow}
 	st.recvCond = sync.NewCond(&st.rmu)
 	c.streams[id] = st
 	c.mu.Unlock()
@@ -300,7 +348,7 @@ func isGRPC(ct string) bool {
 	return len(ct) == len(base) || ct[len(base)] == '+' || ct[len(base)] == ';'
 }
 
-// data adds a DATA frame's payload to its stream and returns the credit.
+// data adds a DATA frame's payload to its stream, within the windows.
 func (c *conn) data(f *http2.DataFrame) error {
 	n := f.Length
 	c.mu.Lock()
@@ -309,38 +357,99 @@ func (c *conn) data(f *http2.DataFrame) error {
 		c.mu.Unlock()
 		return fmt.Errorf("DATA on stream %d, which was never opened", f.StreamID)
 	}
-	c.recvOwed += n
-	owed := uint32(0)
-	if c.recvOwed >= credit {
-		owed, c.recvOwed = c.recvOwed, 0
+	if int64(n) > c.recvWin {
+		win := c.recvWin
+		c.mu.Unlock()
+		return connError{http2.ErrCodeFlowControl, fmt.Sprintf("DATA of %d bytes on stream %d beyond the connection's window (%d)", n, f.StreamID, win)}
 	}
-	var sowed uint32
-	if st != nil && !f.StreamEnded() {
-		st.recvOwed += n
-		if st.recvOwed >= credit {
-			sowed, st.recvOwed = st.recvOwed, 0
+	c.recvWin -= int64(n)
+	c.mu.Unlock()
+	freed, update := n, uint32(0) // a stream that ended drops what comes
+	if st != nil {
+		var err error
+		if freed, update, err = st.push(f.Data(), n, f.StreamEnded()); err != nil {
+			return err
 		}
 	}
-	c.mu.Unlock()
-	if owed > 0 || sowed > 0 {
-		id := f.StreamID
-		c.writeLater(func() error {
-			if owed > 0 {
-				if err := c.fr.WriteWindowUpdate(0, owed); err != nil {
-					return err
-				}
-			}
-			if sowed > 0 {
-				return c.fr.WriteWindowUpdate(id, sowed)
-			}
-			return nil
-		})
-	}
-	if st != nil {
-		st.push(f.Data(), f.StreamEnded())
-	}
+	c.giveBack(freed, f.StreamID, update, false)
 	return nil
 }
+
+// giveBack returns n bytes of the connection's window, and update bytes
+// of stream id's; flush sends them now, else the reader sends them before
+// it waits for frames.
+func (c *conn) giveBack(n, id, update uint32, flush bool) {
+	var owed uint32
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.recvOwed += n
+	if c.recvOwed >= credit {
+		owed, c.recvOwed = c.recvOwed, 0
+		c.recvWin += int64(owed)
+	}
+	c.mu.Unlock()
+	if owed == 0 && update == 0 {
+		return
+	}
+	fn := func() error {
+		if owed > 0 {
+			if err := c.fr.WriteWindowUpdate(0, owed); err != nil {
+				return err
+			}
+		}
+		if update > 0 {
+			return c.fr.WriteWindowUpdate(id, update)
+		}
+		return nil
+	}
+	if flush {
+		c.write(fn)
+	} else {
+		c.writeLater(fn)
+	}
+}
+
+// checkIdle closes the connection once it has had no call for the idle
+// timeout, else looks again when it may have.
+func (c *conn) checkIdle() {
+	d := c.s.idleTimeout
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	if since := c.wsince.Load(); since != 0 && clock()-time.Duration(since) > d {
+		// A write has waited the whole timeout: the peer stopped
+		// reading. Closing ends the write.
+		c.mu.Unlock()
+		c.close(errStalled)
+		return
+	}
+	if len(c.streams) > 0 {
+		c.idle.Reset(d)
+		c.mu.Unlock()
+		return
+	}
+	if left := d - time.Since(c.idleSince); left > 0 {
+		c.idle.Reset(left)
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	// A write blocked on a peer that does not read must not hold the
+	// close up.
+	c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+	c.goAway(http2.ErrCodeNo, "idle")
+	c.close(errIdle)
+}
+
+var (
+	errIdle    = errors.New("the connection was idle")
+	errStalled = errors.New("the peer stopped reading")
+)
 
 func (c *conn) stream(id uint32) *stream {
 	c.mu.Lock()
@@ -348,15 +457,31 @@ func (c *conn) stream(id uint32) *stream {
 	return c.streams[id]
 }
 
+// lockW takes the write lock.
+func (c *conn) lockW() {
+	c.wmu.Lock()
+	c.wsince.Store(int64(clock()))
+}
+
+func (c *conn) unlockW() {
+	c.wsince.Store(0)
+	c.wmu.Unlock()
+}
+
+// clock is a monotonic clock, never 0.
+func clock() time.Duration { return time.Since(epoch) + 1 }
+
+var epoch = time.Now()
+
 // write runs fn's frame writes under the write lock and sends them. A
 // failed write ends the connection.
 func (c *conn) write(fn func() error) error {
-	c.wmu.Lock()
+	c.lockW()
 	err := fn()
 	if err == nil {
 		err = c.bw.Flush()
 	}
-	c.wmu.Unlock()
+	c.unlockW()
 	if err != nil {
 		c.close(err)
 	}
@@ -392,9 +517,9 @@ func (c *conn) writeHeaderBlock(id uint32, block []byte, endStream bool) error {
 // buffered: the reader sends what it wrote before it waits for the next
 // frames, so that the answers to a burst of frames go out in one write.
 func (c *conn) writeLater(fn func() error) error {
-	c.wmu.Lock()
+	c.lockW()
 	err := fn()
-	c.wmu.Unlock()
+	c.unlockW()
 	if err != nil {
 		c.close(err)
 	}
@@ -443,6 +568,9 @@ func (c *conn) close(err error) {
 		streams = append(streams, st)
 	}
 	c.sendCond.Broadcast()
+	if c.idle != nil {
+		c.idle.Stop()
+	}
 	c.mu.Unlock()
 	c.stop()
 	c.nc.Close()
@@ -451,13 +579,22 @@ func (c *conn) close(err error) {
 	}
 }
 
-// ended removes a finished stream; a draining connection closes after
-// its last.
+// ended removes a finished stream, dropping what it left unread; a
+// draining connection closes after its last.
 func (c *conn) ended(st *stream) {
+	st.rmu.Lock()
+	freed := st.dropLocked()
+	st.rmu.Unlock()
 	c.mu.Lock()
 	delete(c.streams, st.id)
+	if len(c.streams) == 0 {
+		c.idleSince = time.Now()
+	}
 	last := c.draining && len(c.streams) == 0
 	c.mu.Unlock()
+	if freed > 0 {
+		c.giveBack(freed, 0, 0, true)
+	}
 	if last {
 		c.close(errServerStopped)
 	}

@@ -424,8 +424,9 @@ func TestTimeouts(t *testing.T) {
 }
 
 // FuzzConn feeds a connection arbitrary frames after the preface: the
-// server must neither crash nor hold the connection once the peer has
-// gone, and must serve on.
+// server must neither crash nor hold the connection, or its bytes, once
+// the peer has gone, and must serve on. testdata/fuzz/FuzzConn holds
+// seeds shaped as attacks (floods, lengths over the bound, many streams).
 func FuzzConn(f *testing.F) {
 	preface := "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 	f.Add([]byte("\x00\x00\x00\x04\x00\x00\x00\x00\x00"))                                      // SETTINGS
@@ -441,12 +442,18 @@ func FuzzConn(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer nc.Close()
+		// Read as the frames go: the server's answers to them must not
+		// fill the socket and stop it reading.
+		nc.SetDeadline(time.Now().Add(5 * time.Second))
+		read := make(chan error, 1)
+		go func() { _, err := io.Copy(io.Discard, nc); read <- err }()
 		nc.Write(append([]byte(preface), frames...))
 		nc.(*net.UnixConn).CloseWrite()
-		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-		if _, err := io.Copy(io.Discard, nc); err != nil {
+		if err := <-read; err != nil {
 			t.Fatalf("the server kept a connection whose peer had stopped writing: %v", err)
 		}
+		// What the connection held went with it.
+		waitFor(t, "the connection's unread bytes released", func() bool { return fx.srv.buffered.Load() == 0 })
 		if _, err := echo(ctxT(t), fx.cc, []byte("x")); err != nil {
 			t.Fatalf("the server stopped serving: %v", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -29,12 +30,14 @@ type stream struct {
 	name   string
 
 	// under c.mu
-	sendWin  int64
-	recvOwed uint32
+	sendWin int64
 
 	rmu       sync.Mutex
 	recvCond  *sync.Cond // the request grew, ended, or the call was cancelled
 	buf       []byte     // received, not yet read
+	next      int        // where in buf the next message whose length is unchecked begins
+	recvWin   int64      // what the client may still send on the stream
+	discard   bool       // what comes is dropped: the call ended or its request broke a limit
 	recvDone  bool       // the client ended its side
 	recvErr   error      // the request broke a limit
 	started   bool       // run is running or has run (or never will)
@@ -48,21 +51,37 @@ type stream struct {
 	out        []byte // the last message's frame, reused
 }
 
-// push appends request bytes; end is the client's END_STREAM.
-func (st *stream) push(data []byte, end bool) {
+// push appends a DATA frame's payload, n bytes in the windows with its
+// padding; end is the client's END_STREAM. It returns the bytes of the
+// connection's window freed at once (padding, or what is dropped) and
+// the stream window to return; an error when the client sent beyond the
+// stream's window.
+func (st *stream) push(data []byte, n uint32, end bool) (freed, update uint32, err error) {
 	st.rmu.Lock()
-	if st.cancelled || st.recvDone {
+	if int64(n) > st.recvWin {
+		win := st.recvWin
 		st.rmu.Unlock()
-		return
+		return 0, 0, connError{http2.ErrCodeFlowControl, fmt.Sprintf("DATA of %d bytes beyond stream %d's window (%d)", n, st.id, win)}
 	}
+	st.recvWin -= int64(n)
+	if st.cancelled || st.recvDone || st.discard {
+		st.rmu.Unlock()
+		return n, 0, nil
+	}
+	freed = n - uint32(len(data))
 	st.buf = append(st.buf, data...)
-	if len(st.buf) >= 5 {
-		if n := binary.BigEndian.Uint32(st.buf[1:5]); int64(n) > int64(st.c.s.maxRecv) {
+	st.c.s.buffered.Add(int64(len(data)))
+	// Every message's length is checked as soon as it is known, not
+	// only the first's: the window a message larger than the stream's is
+	// given depends on it.
+	for st.next+5 <= len(st.buf) {
+		size := binary.BigEndian.Uint32(st.buf[st.next+1:])
+		if int64(size) > int64(st.c.s.maxRecv) {
 			// The call ends with this status: at once when no handler
 			// runs, else from the handler's RecvMsg.
-			st.buf = nil
-			st.recvErr = status.Newf(codes.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", n, st.c.s.maxRecv).Err()
-			st.recvDone = true
+			freed += st.dropLocked()
+			st.recvErr = status.Newf(codes.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", size, st.c.s.maxRecv).Err()
+			st.recvDone = st.recvDone || end
 			running := st.started
 			st.started = true
 			st.recvCond.Broadcast()
@@ -70,14 +89,56 @@ func (st *stream) push(data []byte, end bool) {
 			if !running {
 				st.finish(st.recvErr)
 			}
-			return
+			return freed, 0, nil
 		}
+		st.next += 5 + int(size)
+	}
+	if st.next > cap(st.buf) {
+		// The buffer for a large message at once, rather than by doubling.
+		b := make([]byte, len(st.buf), st.next)
+		copy(b, st.buf)
+		st.buf = b
+	}
+	if !end {
+		update = st.grantLocked()
 	}
 	st.recvCond.Broadcast()
 	st.rmu.Unlock()
 	if end {
 		st.recvEnd()
 	}
+	return freed, update, nil
+}
+
+// grantLocked is the stream window to give the client now: enough that
+// what it may send and what is unread make the stream's window, or the
+// whole of the message being received when that is larger. None once the
+// client or the call has ended the request.
+func (st *stream) grantLocked() uint32 {
+	if st.cancelled || st.recvDone || st.discard {
+		return 0
+	}
+	limit, need := int64(streamWindow), int64(0)
+	if len(st.buf) >= 5 {
+		need = min(5+int64(binary.BigEndian.Uint32(st.buf[1:5])), maxWindow)
+		limit = max(limit, need)
+	}
+	have := int64(len(st.buf)) + st.recvWin
+	g := limit - have
+	if g <= 0 || g < credit && have >= need {
+		return 0 // in batches, unless the message waits on it
+	}
+	st.recvWin += g
+	return uint32(g)
+}
+
+// dropLocked drops what is unread, and what comes, and says how much it
+// dropped.
+func (st *stream) dropLocked() uint32 {
+	n := len(st.buf)
+	st.buf, st.next, st.discard = nil, 0, true
+	st.c.s.buffered.Add(-int64(n))
+	return uint32(n)
 }
 
 // recvEnd marks the client's side ended and starts a call that waited
@@ -116,6 +177,7 @@ func (st *stream) cancel(byClient bool) {
 	st.cancelled = true
 	idle := !st.started
 	st.started = true
+	freed := st.dropLocked()
 	st.recvCond.Broadcast()
 	st.rmu.Unlock()
 	st.c.mu.Lock()
@@ -123,6 +185,9 @@ func (st *stream) cancel(byClient bool) {
 	st.c.mu.Unlock()
 	if idle {
 		st.c.ended(st)
+	}
+	if freed > 0 {
+		st.c.giveBack(freed, 0, 0, true)
 	}
 }
 
@@ -180,10 +245,15 @@ func (st *stream) RecvMsg(m any) error {
 				}
 				msg := st.buf[5 : 5+n]
 				st.buf = st.buf[5+n:]
+				st.next -= 5 + int(n)
 				if len(st.buf) == 0 {
 					st.buf = nil
 				}
+				st.c.s.buffered.Add(-int64(5 + n))
+				update := st.grantLocked()
 				st.rmu.Unlock()
+				// The window comes back as the handler reads.
+				st.c.giveBack(5+n, st.id, update, true)
 				if err := st.c.s.codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(msg)}, m); err != nil {
 					return status.Errorf(codes.Internal, "grpc: error unmarshalling request: %v", err)
 				}
@@ -238,12 +308,12 @@ func (st *stream) sendMsg(m any, flush bool) error {
 		c.mu.Unlock()
 		chunk := frame[:n]
 		frame = frame[n:]
-		c.wmu.Lock()
+		c.lockW()
 		err := c.fr.WriteData(st.id, false, chunk)
 		if err == nil && flush && len(frame) == 0 {
 			err = c.bw.Flush()
 		}
-		c.wmu.Unlock()
+		c.unlockW()
 		if err != nil {
 			c.close(err)
 			return st.doneErr()
@@ -313,14 +383,14 @@ func (st *stream) writeHeader() error {
 	}
 	st.headerSent = true
 	c := st.c
-	c.wmu.Lock()
+	c.lockW()
 	c.hbuf.Reset()
 	hf := func(k, v string) { c.henc.WriteField(hpack.HeaderField{Name: k, Value: v}) }
 	hf(":status", "200")
 	hf("content-type", "application/grpc")
 	writeMD(hf, st.header)
 	err := c.writeHeaderBlock(st.id, c.hbuf.Bytes(), false)
-	c.wmu.Unlock()
+	c.unlockW()
 	if err != nil {
 		c.close(err)
 		return st.doneErr()

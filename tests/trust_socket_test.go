@@ -1,0 +1,278 @@
+package tests
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+	"golang.org/x/sys/unix"
+)
+
+// The controller's socket, attacked as a local user would: xced must
+// stay up, within its memory, and serve the others.
+
+// h2Raw is a client of the socket that writes what frames it likes.
+type h2Raw struct {
+	nc     net.Conn
+	fr     *http2.Framer
+	goAway chan *http2.GoAwayFrame // the server's GOAWAY, or nil when it closed without one
+}
+
+func (c *cluster) sockPath() string { return filepath.Join(c.dir, "state", "xced.sock") }
+
+// dialSocket connects to xced's socket (as uid when it is not negative:
+// the connection's SO_PEERCRED is that uid's) and sends the preface and
+// SETTINGS.
+func (c *cluster) dialSocket(uid int) (*h2Raw, error) {
+	nc, err := dialAs(uid, c.sockPath())
+	if err != nil {
+		return nil, err
+	}
+	r := &h2Raw{nc: nc, fr: http2.NewFramer(nc, nc), goAway: make(chan *http2.GoAwayFrame, 1)}
+	// A write fails on a connection the server refused at once: what it
+	// said is read all the same.
+	if _, err := io.WriteString(nc, http2.ClientPreface); err == nil {
+		r.fr.WriteSettings()
+	}
+	go func() {
+		var ga *http2.GoAwayFrame
+		for {
+			f, err := r.fr.ReadFrame()
+			if err != nil {
+				r.goAway <- ga
+				return
+			}
+			if g, ok := f.(*http2.GoAwayFrame); ok {
+				cp := *g
+				ga = &cp
+			}
+		}
+	}()
+	return r, nil
+}
+
+// dialAs connects to a Unix socket as uid: the calling thread alone takes
+// uid as its effective uid for the connect(2), which is what the peer's
+// SO_PEERCRED records, and takes root back.
+func dialAs(uid int, sock string) (net.Conn, error) {
+	if uid < 0 {
+		return net.Dial("unix", sock)
+	}
+	runtime.LockOSThread()
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, ^uintptr(0), uintptr(uid), ^uintptr(0)); e != 0 {
+		runtime.UnlockOSThread()
+		return nil, e
+	}
+	nc, err := net.Dial("unix", sock)
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, ^uintptr(0), 0, ^uintptr(0)); e != 0 {
+		// The thread stays locked, and ends with the goroutine.
+		panic(fmt.Sprintf("take root back: %v", e))
+	}
+	runtime.UnlockOSThread()
+	return nc, err
+}
+
+// closed waits for the server to close the connection and returns its
+// GOAWAY, if it sent one.
+func (r *h2Raw) closed(t *testing.T) *http2.GoAwayFrame {
+	t.Helper()
+	select {
+	case ga := <-r.goAway:
+		return ga
+	case <-time.After(30 * time.Second):
+		t.Fatal("xced kept the connection")
+		return nil
+	}
+}
+
+func xcedKB(t *testing.T, c *cluster, field string) int {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^` + field + `:\s+(\d+) kB$`).FindSubmatch(data)
+	if m == nil {
+		t.Fatalf("no %s in xced's status", field)
+	}
+	kb, _ := strconv.Atoi(string(m[1]))
+	return kb
+}
+
+// One stream declares a 1-byte message, then sends DATA without end: xced
+// closes the connection once the window is spent, its memory stays within
+// 50 MB of idle, and it serves on. (The old server took all of it: 932 MB
+// in 4.6 s, then the kernel killed it.)
+func TestSocketDataFlood(t *testing.T) {
+	c := newCluster(t)
+	idle := xcedKB(t, c, "VmRSS")
+	r, err := c.dialSocket(-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.nc.Close()
+	var block bytes.Buffer
+	enc := hpack.NewEncoder(&block)
+	for _, hf := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/xce.api.v1.Controller/Info"},
+		{":authority", "localhost"}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
+		enc.WriteField(hpack.HeaderField{Name: hf[0], Value: hf[1]})
+	}
+	if err := r.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block.Bytes(), EndHeaders: true}); err != nil {
+		t.Fatal(err)
+	}
+	const most = 64 << 20 // sent at most
+	chunk := make([]byte, 16<<10)
+	sent, peak := 0, idle
+	err = r.fr.WriteData(1, false, []byte{0, 0, 0, 0, 1, 'x'})
+	for err == nil && sent < most {
+		if err = r.fr.WriteData(1, false, chunk); err == nil {
+			sent += len(chunk)
+		}
+		if sent%(1<<20) == 0 {
+			peak = max(peak, xcedKB(t, c, "VmRSS"))
+		}
+	}
+	peak = max(peak, xcedKB(t, c, "VmRSS"))
+	t.Logf("xced's RSS idle %d KB, at most %d KB under the flood; %d KB sent", idle, peak, sent>>10)
+	if err == nil {
+		t.Fatalf("xced took %d MB on one stream and kept the connection", sent>>20)
+	}
+	if ga := r.closed(t); ga == nil || ga.ErrCode != http2.ErrCodeFlowControl {
+		t.Fatalf("closed with %v, want a GOAWAY with FLOW_CONTROL_ERROR", ga)
+	}
+	if peak-idle > 50<<10 {
+		t.Errorf("xced's RSS grew by %d MB under the flood", (peak-idle)>>10)
+	}
+	c.must("", "bqueues")
+}
+
+// An ordinary user holds more connections than the per-uid bound: those
+// over it are closed, root's commands are served meanwhile, and the
+// user's are once the connections close.
+func TestSocketConnectionsPerUser(t *testing.T) {
+	uid := testUser(t, "xcetest1")
+	c := trustCluster(t)
+	const bound, extra = 64, 16 // unixrpc.DefaultMaxConnsPerUID
+	var held []*h2Raw
+	defer func() {
+		for _, r := range held {
+			r.nc.Close()
+		}
+	}()
+	for i := 0; i < bound+extra; i++ {
+		r, err := c.dialSocket(uid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, r)
+	}
+	// Those over the bound are closed with a GOAWAY that says why; the
+	// others stay open.
+	closed := make(chan *http2.GoAwayFrame, len(held))
+	for _, r := range held {
+		go func() { closed <- <-r.goAway }()
+	}
+	refused := 0
+	timeout := time.After(30 * time.Second)
+	for refused < extra {
+		select {
+		case ga := <-closed:
+			if ga == nil || ga.ErrCode != http2.ErrCodeEnhanceYourCalm {
+				t.Fatalf("a connection closed with %v", ga)
+			}
+			refused++
+		case <-timeout:
+			t.Fatalf("%d connections of %d refused, want %d", refused, bound+extra, extra)
+		}
+	}
+	select {
+	case ga := <-closed:
+		t.Fatalf("a connection within the bound closed, with %v", ga)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if r := c.runAs(uid, "", "bqueues"); r.code == 0 || !strings.Contains(r.stderr, "too many connections from uid") {
+		t.Fatalf("a command of the user over its bound: exit %d, %q", r.code, r.stderr)
+	}
+	c.must("", "bqueues") // root is not bounded
+	for _, r := range held {
+		r.nc.Close()
+	}
+	held = nil
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r := c.runAs(uid, "", "bqueues")
+		if r.code == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the user's command after its connections closed: %s", r.stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// xced out of descriptors: its accept fails with EMFILE while a client
+// holds them; it stays up, and serves once they are closed. (The old
+// server's accept loop ended, and xced with it.)
+func TestSocketOutOfDescriptors(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to lower xced's descriptor limit")
+	}
+	c := newCluster(t)
+	pid := c.cmd.Process.Pid
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := uint64(len(fds) + 32)
+	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: limit, Max: limit}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	defer func() {
+		for _, nc := range held {
+			nc.Close()
+		}
+	}()
+	for i := 0; i < 64; i++ {
+		nc, err := net.Dial("unix", c.sockPath())
+		if err != nil {
+			break // the backlog is full: xced accepts no more
+		}
+		held = append(held, nc)
+		nc.Write([]byte(http2.ClientPreface))
+	}
+	// Out of descriptors, xced's accepts fail; it must stay up.
+	waitLog := time.Now().Add(30 * time.Second)
+	for !bytes.Contains(c.log.Bytes(), []byte("too many open files")) {
+		if time.Now().After(waitLog) {
+			t.Fatalf("xced's accept never failed with EMFILE:\n%s", c.log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, nc := range held {
+		nc.Close()
+	}
+	held = nil
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if r := c.run("", "bqueues"); r.code == 0 {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("xced does not serve after its descriptors were freed: %s\n%s", r.stderr, c.log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
