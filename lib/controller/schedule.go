@@ -38,7 +38,23 @@ const (
 	// (PEND_JOB_PRE_EXEC and PEND_PREEXEC_LIMIT).
 	reasonPreExec      = "The job's pre-exec command exited with non-zero status"
 	reasonPreExecLimit = "Job pre-exec retry limit"
+	// reasonStartFailed is a job its host could not start (it never
+	// ran), waiting startRetryInterval before it is dispatched again;
+	// the host and its error follow.
+	reasonStartFailed = "Failed to start the job on its host"
 )
+
+// startRetryInterval is how long a job its host could not start waits
+// before it is dispatched again: long enough not to spin on a full disk,
+// short enough that it runs soon after space returns.
+const startRetryInterval = 10 * time.Second
+
+// startFailure is when a job its host could not start may be dispatched
+// again, and why it could not start.
+type startFailure struct {
+	at  time.Time
+	why string
+}
 
 // schedule decides which pending jobs start now (c.mu held). It checks
 // what only the controller knows (holds, begin times, dependencies, array
@@ -566,6 +582,13 @@ func (c *Controller) waitsRegardless(r *rec, now time.Time) bool {
 			}
 			delete(c.preExecRetryAt, k)
 		}
+	}
+	if sf, ok := c.startRetry[key{r.job.JobId, r.job.ArrayIndex}]; ok {
+		if now.Before(sf.at) {
+			r.why = sf.why
+			return true
+		}
+		delete(c.startRetry, key{r.job.JobId, r.job.ArrayIndex})
 	}
 	if dep := r.eff.GetDependency(); dep != "" {
 		switch c.dependencyMet(r, dep) {
