@@ -144,7 +144,7 @@ type Controller struct {
 	// only, as preExecRetryAt.
 	startRetry map[key]startFailure
 	orphans    []store.Change
-	hostLoad       *hostload.Sampler
+	hostLoad   *hostload.Sampler
 	// launching counts the launches Run's cycles started: Run returns
 	// only once they are done, so the store is not closed under one.
 	launching sync.WaitGroup
