@@ -96,6 +96,7 @@ import (
 	"xce/lib/api"
 	"xce/lib/atomicfile"
 	jobexec "xce/lib/exec"
+	"xce/lib/rmtree"
 )
 
 // Report is what the worker tells the controller about a job: that it
@@ -352,8 +353,9 @@ func jobUID(spec *api.JobSpec) int {
 // the shepherd's log. It returns the launch file open for reading and the
 // log open for appending.
 func makeJobDir(dir string, uid, gid int, chown bool, launch []byte) (*os.File, *os.File, error) {
-	// RemoveAll works through directory handles and follows no link.
-	if err := os.RemoveAll(dir); err != nil {
+	// rmtree works through directory handles, follows no link, and
+	// holds a bounded number open however deep the user's tree.
+	if err := rmtree.RemoveAll(dir); err != nil {
 		return nil, nil, fmt.Errorf("clear job directory: %w", err)
 	}
 	if err := unix.Mkdir(dir, 0o700); err != nil {
@@ -773,7 +775,9 @@ func (w *Worker) Remove(id int64, idx int32) {
 	w.mu.Unlock()
 	dir := w.JobDir(id, idx)
 	keepShepherdLog(filepath.Join(dir, logName), id, idx)
-	os.RemoveAll(dir)
+	if err := rmtree.RemoveAll(dir); err != nil {
+		slog.Warn("cannot remove the job's directory", "job", id, "index", idx, "err", err)
+	}
 }
 
 // maxShepherdLog is how much of a shepherd's log keepShepherdLog passes on.
