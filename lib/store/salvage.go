@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -303,17 +304,21 @@ func Check(dir string) ([]string, error) {
 	if err != nil || !files.manifest {
 		return nil, err // new or empty
 	}
-	// The rest needs Badger; on a copy, so that the check changes nothing
-	// (Badger truncates a memtable log's zeroed tail when it opens).
+	// The rest needs Badger, opened read-only on a shadow of the store so
+	// that the check changes nothing (Badger, opened to write, truncates
+	// a memtable log's zeroed tail and flushes and compacts): links to
+	// its files, and copies of its memtable logs cut at their last whole
+	// transaction, which a read-only Badger requires. It so needs about
+	// the space of the memtables, not of the store.
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".check-")
 	if err != nil {
 		return nil, fmt.Errorf("check %s: %w", dir, err)
 	}
 	defer os.RemoveAll(tmp)
-	if err := copyStoreFiles(dir, tmp); err != nil {
+	if err := shadowStore(dir, tmp); err != nil {
 		return nil, fmt.Errorf("check %s: %w", dir, err)
 	}
-	db, err := badger.Open(badgerOptions(tmp))
+	db, err := badger.Open(badgerOptions(tmp).WithReadOnly(true))
 	if err != nil {
 		return []string{fmt.Sprintf("the database does not open: %v", err)}, nil
 	}
@@ -321,8 +326,10 @@ func Check(dir string) ([]string, error) {
 	return verifyOpen(tmp, db)
 }
 
-// copyStoreFiles copies a store's files (not its lock) into to.
-func copyStoreFiles(from, to string) error {
+// shadowStore makes to a read-only image of the store in from: its files
+// (not its lock) linked, or copied where they cannot be, and its
+// memtable logs copied up to the end of their last whole transaction.
+func shadowStore(from, to string) error {
 	ents, err := os.ReadDir(from)
 	if err != nil {
 		return err
@@ -331,13 +338,60 @@ func copyStoreFiles(from, to string) error {
 		if e.Name() == "LOCK" || !e.Type().IsRegular() {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(from, e.Name()))
-		if err != nil {
-			return err
+		src, dst := filepath.Join(from, e.Name()), filepath.Join(to, e.Name())
+		if strings.HasSuffix(e.Name(), ".mem") {
+			if err := copyLogWhole(src, dst); err != nil {
+				return err
+			}
+			continue
 		}
-		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o600); err != nil {
+		if err := os.Link(src, dst); err == nil {
+			continue
+		}
+		if err := copyFile(src, dst, -1); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// copyLogWhole copies a memtable log up to the end of its last whole
+// transaction (the end of what was written: the rest is its
+// preallocated zeros).
+func copyLogWhole(src, dst string) error {
+	entries, _, _ := readLog(src)
+	end := int64(logHeaderSize)
+	for _, e := range entries {
+		if e.meta&bitTxn == 0 || e.meta&bitFinTxn != 0 {
+			end = int64(e.offset + e.size)
+		}
+	}
+	if fi, err := os.Stat(src); err == nil && fi.Size() < end {
+		end = fi.Size()
+	}
+	return copyFile(src, dst, end)
+}
+
+// copyFile copies the first n bytes of src (all of it when n < 0) to a
+// new file dst.
+func copyFile(src, dst string, n int64) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	var r io.Reader = in
+	if n >= 0 {
+		r = io.LimitReader(in, n)
+	}
+	_, err = io.Copy(out, r)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
