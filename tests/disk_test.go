@@ -13,10 +13,11 @@ import (
 )
 
 // diskCluster is a cluster whose state directory (store, job
-// directories, spool files) is a tmpfs of size bytes, and fill, which
-// fills that filesystem until leave bytes are free (a file of its own the
-// returned release removes). It skips unless the tests run as root.
-func diskCluster(t *testing.T, size string, args ...string) (c *cluster, state string, fill func(leave uint64), release func()) {
+// directories, spool files), or its subdirectory sub when sub is not "",
+// is a tmpfs of size bytes, and fill, which fills that filesystem until
+// leave bytes are free (a file of its own the returned release removes).
+// It skips unless the tests run as root.
+func diskCluster(t *testing.T, size, sub string, args ...string) (c *cluster, state string, fill func(leave uint64), release func()) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to mount a small tmpfs as the state directory")
@@ -27,8 +28,9 @@ func diskCluster(t *testing.T, size string, args ...string) (c *cluster, state s
 	}
 	os.Chmod(dir, 0o755)
 	state = filepath.Join(dir, "state")
-	os.MkdirAll(state, 0o755)
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0755", "tmpfs", state).CombinedOutput(); err != nil {
+	mnt := filepath.Join(state, sub)
+	os.MkdirAll(mnt, 0o755)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0755", "tmpfs", mnt).CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
 		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
 	}
@@ -36,20 +38,20 @@ func diskCluster(t *testing.T, size string, args ...string) (c *cluster, state s
 	os.MkdirAll(work, 0o777)
 	os.Chmod(work, 0o777|os.ModeSticky)
 	c = &cluster{t: t, dir: dir, work: work, args: args}
-	filler := filepath.Join(state, "filler")
+	filler := filepath.Join(mnt, ".filler")
 	t.Cleanup(func() {
 		if c.cmd != nil {
 			c.runQuiet("bkill", "-r", "-u", "all", "0")
 		}
 		c.stop()
 		time.Sleep(100 * time.Millisecond)
-		exec.Command("umount", "-l", state).Run()
+		exec.Command("umount", "-l", mnt).Run()
 		os.RemoveAll(dir)
 	})
 	fill = func(leave uint64) {
 		t.Helper()
 		var st unix.Statfs_t
-		if err := unix.Statfs(state, &st); err != nil {
+		if err := unix.Statfs(mnt, &st); err != nil {
 			t.Fatal(err)
 		}
 		free := st.Bavail * uint64(st.Bsize)
@@ -67,12 +69,12 @@ func diskCluster(t *testing.T, size string, args ...string) (c *cluster, state s
 	return c, state, fill, release
 }
 
-// A full disk where the jobs are launched: the worker cannot write a
-// job's launch file. The jobs never ran, so they stay pending with the
+// A full disk where the jobs are launched (the worker's, not the
+// store's): the worker cannot write a job's launch file. The jobs never ran, so they stay pending with the
 // reason (bjobs -p) instead of ending EXIT 127, and run once space
 // returns.
 func TestDiskFullAtDispatch(t *testing.T) {
-	c, _, fill, release := diskCluster(t, "160m")
+	c, _, fill, release := diskCluster(t, "16m", "jobs")
 	c.start()
 	var ids []string
 	for range 5 {
@@ -107,4 +109,101 @@ func TestDiskFullAtDispatch(t *testing.T) {
 			t.Errorf("job %s once space returned: %s\n%s", id, st, c.must("", "bhist", "-l", id))
 		}
 	}
+}
+
+// xced restarted below the free-space floor: it starts read-only instead
+// of refusing to start (which led admins to lower --min-free and let
+// Badger's compactions fill the disk): queries answer, a running job's
+// end is recorded, bsub is refused with how to free space, a pending job
+// is not dispatched, and nothing crashes. `xced store check` then works
+// in place on the nearly full disk (it copied the whole store). Space
+// freed and xced restarted, work goes on.
+func TestDiskFullRestartReadOnly(t *testing.T) {
+	c, state, fill, release := diskCluster(t, "160m", "")
+	c.start()
+	done := c.submit("", "true")
+	c.waitState(done, "DONE")
+	long := c.submit("", "sleep 8")
+	c.waitState(long, "RUN")
+	held := c.submit("", "-H", "true")
+	c.stop()
+
+	fill(10 << 20)
+	c.start()
+	if got := c.stat(done); got != "DONE" {
+		t.Errorf("job %s read-only: %q", done, got)
+	}
+	c.must("", "bhist", "-l", done)
+	r := c.run("", "bsub", "true")
+	want := "The controller's disk is full"
+	if r.code == 0 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "free space on that disk") ||
+		!strings.Contains(r.stderr, "restart xced") || !strings.Contains(r.stderr, "Job not submitted.") {
+		t.Fatalf("bsub read-only: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	// The running job's end is recorded.
+	if st := c.waitStateWithin(long, 90*time.Second, "DONE", "EXIT"); st != "DONE" {
+		t.Errorf("job %s read-only: %s", long, st)
+	}
+	// A pending job waits, with the reason.
+	c.must("", "bresume", held)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out := c.must("", "bjobs", "-p", held)
+		if strings.Contains(out, want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s read-only: no disk reason in\n%s", held, out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if st := c.stat(held); st != "PEND" {
+		t.Errorf("job %s dispatched read-only: %s", held, st)
+	}
+	c.must("", "bqueues")
+	if c.cmd.ProcessState != nil || strings.Contains(c.log.String(), "SIGBUS") || strings.Contains(c.log.String(), "panic") {
+		t.Fatalf("xced read-only crashed:\n%s", c.log)
+	}
+	c.stop()
+
+	// The check works in place, with 10 MB free.
+	fill(10 << 20)
+	r = c.xced("store", "check", "--dir", state)
+	if r.code != 0 || !strings.Contains(r.stdout, "is whole") {
+		t.Fatalf("xced store check with 10 MB free: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	release()
+	c.start()
+	id := c.submit("", "true")
+	c.waitState(id, "DONE")
+	c.waitState(held, "DONE")
+}
+
+// One user's job writes without end to its spool file, which lives in
+// the state directory beside the store: the output is cut where the
+// disk would go below the spool's reserve (twice the store's floor), the
+// record says so, and another user's submissions are still taken and
+// run. Before, the output filled the disk and every submission was
+// refused.
+func TestSpoolCannotFillControllerDisk(t *testing.T) {
+	const nobody = 65534
+	c, _, _, _ := diskCluster(t, "256m", "")
+	c.start()
+	r := c.runAs(nobody, "", "bsub", "head -c 300000000 /dev/zero")
+	m := submittedRE.FindStringSubmatch(r.stdout)
+	if r.code != 0 || m == nil {
+		t.Fatalf("bsub as nobody: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	big := m[1]
+	c.waitStateWithin(big, 120*time.Second, "DONE", "EXIT")
+	if out := c.must("", "bhist", "-l", big); !strings.Contains(strings.Join(strings.Fields(out), ""), "outputwascut") {
+		t.Errorf("job %s's history does not say its output was cut:\n%s", big, out)
+	}
+	r = c.run("", "bsub", "true")
+	m = submittedRE.FindStringSubmatch(r.stdout)
+	if r.code != 0 || m == nil {
+		t.Fatalf("another user's bsub after a big output: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	c.waitState(m[1], "DONE")
 }

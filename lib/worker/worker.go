@@ -129,7 +129,12 @@ type Config struct {
 	// The cluster's lsf.conf switches the shepherd follows (api.Launch):
 	// LSB_MEMLIMIT_ENFORCE, LSB_JOB_MEMLIMIT, LSB_STDOUT_DIRECT.
 	MemlimitEnforce, JobMemlimit, StdoutDirect bool
-	Report                                     func(Report)
+	// SpoolReserve is the free space (bytes) spooled output leaves on
+	// the disk holding the run directory (lib/exec's spool cap): above
+	// the store's floor when the store shares that disk. 0: lib/exec's
+	// default.
+	SpoolReserve uint64
+	Report       func(Report)
 }
 
 // Worker runs the jobs of one host.
@@ -269,6 +274,9 @@ func (w *Worker) Start(job *api.Job) error {
 	args := append(append([]string{}, w.cfg.Shepherd[1:]...), filepath.Join(dir, launchName))
 	cmd := exec.Command(w.cfg.Shepherd[0], args...)
 	cmd.Dir = "/"
+	if r := w.cfg.SpoolReserve; r > 0 {
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", jobexec.SpoolReserveEnv, max(r>>20, 1)))
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = launch, logf, logf
 	cmd.ExtraFiles = []*os.File{ready}
 	// Its own session: the shepherd and the job outlive xced, and the
