@@ -79,6 +79,10 @@ func (c *Controller) schedule() []*api.Job {
 			break
 		}
 	}
+	full := ""
+	if len(c.pending) > 0 {
+		full = c.diskFull()
+	}
 	var inUse limitUse         // counted when the first job with limits comes
 	running := map[int64]int{} // running elements per array with a limit
 	var cands []*rec
@@ -89,6 +93,11 @@ func (c *Controller) schedule() []*api.Job {
 		if r.job.State != api.JobState_PEND {
 			r.queued = false
 			continue // held, killed or started since it was queued
+		}
+		if full != "" {
+			// No dispatch on a full disk (diskspace.go).
+			c.cycleWhy = full
+			break
 		}
 		if !anyFree {
 			// Nothing else can start; the rest wait for the same reason.

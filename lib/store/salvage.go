@@ -394,4 +394,3 @@ func copyFile(src, dst string, n int64) error {
 	}
 	return err
 }
-
