@@ -87,8 +87,16 @@ func Salvage(damaged, fresh string) (*SalvageReport, error) {
 	for _, n := range files.sst {
 		id, _ := strconv.ParseUint(strings.TrimSuffix(n, ".sst"), 10, 64)
 		var entries []tableEntry
-		if c, ok := comp[id]; ok {
-			entries, _ = readTable(filepath.Join(damaged, n), c, true)
+		c, known := comp[id]
+		if known {
+			var damage string
+			entries, damage = readTable(filepath.Join(damaged, n), c, true)
+			if damage != "" && c == options.None {
+				// Its blocks one by one: those after a damaged one, or
+				// all of them when the index or the first block is
+				// damaged (sstscan.go).
+				entries = append(entries, scanTableFile(filepath.Join(damaged, n))...)
+			}
 		} else {
 			// Without the MANIFEST the table's compression is not known:
 			// none, as the store writes tables now, or Snappy, as it wrote
@@ -99,6 +107,7 @@ func Salvage(damaged, fresh string) (*SalvageReport, error) {
 				if old, _ := readTable(filepath.Join(damaged, n), options.Snappy, true); len(old) > len(entries) {
 					entries = old
 				}
+				entries = append(entries, scanTableFile(filepath.Join(damaged, n))...)
 			}
 		}
 		for _, e := range entries {
