@@ -158,6 +158,11 @@ func Salvage(damaged, fresh string) (*SalvageReport, error) {
 		}
 		if i < len(after) {
 			i++ // the cut transaction's closing entry
+			// It was written whole (its closing entry is there): the
+			// damage took some of its entries, and with them only the
+			// jobs they belonged to. The jobs of a pack (one
+			// transaction) whose records all read back are kept.
+			cut = keepWholeJobs(cut, keep)
 		}
 		for _, e := range after[i:] {
 			apply(e)
@@ -270,6 +275,53 @@ func Salvage(damaged, fresh string) (*SalvageReport, error) {
 	return rep, st.Close()
 }
 
+// keepWholeJobs keeps, from the readable entries of a transaction that
+// damage cut, the records of each job whose submission (s), effective
+// spec (f) and job records (j) are all among them, and the content-keyed
+// environments; it returns the entries not kept.
+func keepWholeJobs(cut []logEntry, keep func(key []byte, ts uint64, deleted bool, value []byte)) []logEntry {
+	type parts struct{ s, f, j bool }
+	jobs := map[int64]*parts{}
+	idOf := func(k []byte) (int64, bool) {
+		if len(k) >= 9 && (k[0] == 'j' && len(k) == 13 || k[0] == 'e' && len(k) == 21 || (k[0] == 's' || k[0] == 'f' || k[0] == 'o') && len(k) == 9) {
+			return int64(binary.BigEndian.Uint64(k[1:9])), true
+		}
+		return 0, false
+	}
+	for _, e := range cut {
+		k := y.ParseKey(e.key)
+		id, ok := idOf(k)
+		if !ok {
+			continue
+		}
+		p := jobs[id]
+		if p == nil {
+			p = &parts{}
+			jobs[id] = p
+		}
+		switch k[0] {
+		case 's':
+			p.s = true
+		case 'f':
+			p.f = true
+		case 'j':
+			p.j = true
+		}
+	}
+	var rest []logEntry
+	for _, e := range cut {
+		k := y.ParseKey(e.key)
+		id, ok := idOf(k)
+		whole := ok && jobs[id].s && jobs[id].f && jobs[id].j
+		if whole || k[0] == 'v' {
+			keep(k, y.ParseTs(e.key), e.meta&bitDelete != 0, e.value)
+			continue
+		}
+		rest = append(rest, e)
+	}
+	return rest
+}
+
 // lostJobs names the jobs whose records were in log entries that cannot be
 // applied (a transaction cut by damage).
 func lostJobs(file string, entries []logEntry) []string {
@@ -282,6 +334,12 @@ func lostJobs(file string, entries []logEntry) []string {
 				elems[id] = map[int32]bool{}
 			}
 			elems[id][int32(binary.BigEndian.Uint32(k[9:]))] = true
+		} else if len(k) == 9 && (k[0] == 's' || k[0] == 'f') {
+			// A job whose job record itself was the damaged entry.
+			id := int64(binary.BigEndian.Uint64(k[1:9]))
+			if elems[id] == nil {
+				elems[id] = map[int32]bool{0: true}
+			}
 		}
 	}
 	var out []string
