@@ -18,7 +18,8 @@ import (
 // shepherd (the job's user, as the job) copies what comes to the spool
 // file while the disk holding it keeps more than the reserve free. Past
 // that the output is read and dropped (the job is not blocked or
-// killed), and the job's record and report say where it was cut. The
+// killed), and a line in the output and the job's FINISH record say where
+// it was cut. The
 // worker sets the reserve (SpoolReserveEnv, in MB) above the store's
 // floor, so one job's output never takes the controller's disk below it.
 //
@@ -115,12 +116,16 @@ func (rl *relay) end(wait time.Duration) string {
 	rl.r.SetReadDeadline(time.Now().Add(wait))
 	<-rl.done
 	rl.r.Close()
-	rl.out.Close()
+	defer rl.out.Close()
 	switch {
 	case rl.err != nil:
 		return fmt.Sprintf("The job's output could not be spooled after %d bytes (%v); the rest was dropped", rl.written, rl.err)
 	case rl.cut:
-		return fmt.Sprintf("The job's output was cut after %d bytes: the disk holding the spool file kept %d MB free for the controller; the rest was dropped", rl.written, rl.reserve>>20)
+		note := fmt.Sprintf("The job's output was cut after %d bytes: the disk holding the spool file keeps %d MB free for the controller; the rest was dropped", rl.written, rl.reserve>>20)
+		// Where it was cut, for whoever reads the output (a line: the
+		// reserve has room for it).
+		rl.out.WriteString("\n" + note + ".\n")
+		return note
 	}
 	return ""
 }
