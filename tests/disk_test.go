@@ -190,20 +190,33 @@ func TestSpoolCannotFillControllerDisk(t *testing.T) {
 	const nobody = 65534
 	c, _, _, _ := diskCluster(t, "192m", "")
 	c.start()
-	r := c.runAs(nobody, "", "bsub", "-o", "big.out", "head -c 250000000 /dev/zero")
+	// The job writes 250 MB and stays: its spool file holds the output
+	// until it ends.
+	r := c.runAs(nobody, "", "bsub", "-o", "big.out", "head -c 250000000 /dev/zero; touch written; sleep 600")
 	m := submittedRE.FindStringSubmatch(r.stdout)
 	if r.code != 0 || m == nil {
 		t.Fatalf("bsub as nobody: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	big := m[1]
-	c.waitStateWithin(big, 120*time.Second, "DONE", "EXIT")
-	// Another user's submission is taken and runs.
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(c.work, "written")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s did not write its output: %s", big, c.stat(big))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// Another user's submission is taken and runs meanwhile.
 	r = c.run("", "bsub", "true")
 	m = submittedRE.FindStringSubmatch(r.stdout)
 	if r.code != 0 || m == nil {
-		t.Fatalf("another user's bsub after a big output: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		t.Fatalf("another user's bsub while a job's output fills the spool: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	c.waitState(m[1], "DONE")
+	c.must("", "bkill", big)
+	c.waitStateWithin(big, 120*time.Second, "EXIT")
 	// The output says where it was cut.
 	f, err := os.Open(filepath.Join(c.work, "big.out"))
 	if err != nil {
