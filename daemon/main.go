@@ -74,7 +74,7 @@ func run() int {
 	f.DurationVar(&o.terminateInterval, "terminate-interval", 10*time.Second, "time between bkill's SIGINT, SIGTERM and SIGKILL (JOB_TERMINATE_INTERVAL)")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&o.listen, "listen", "", "serve the workers of other hosts on this TCP address (HOST:PORT); writes DIR/cluster.token on first start")
-	f.Uint64Var(&o.minFreeMB, "min-free", store.DefaultMinFree>>20, "MB the disk holding the store keeps free: below it submissions are refused and xced does not start")
+	f.Uint64Var(&o.minFreeMB, "min-free", store.DefaultMinFree>>20, "MB the disk holding the store keeps free: below it submissions are refused and xced starts read-only")
 	configCmd := &cobra.Command{Use: "config", Short: "Work with xce.toml"}
 	configCmd.AddCommand(&cobra.Command{
 		Use:   "check FILE",
@@ -186,11 +186,23 @@ func serve(o options) error {
 	// A full disk is said, not crashed on (Badger maps its logs).
 	dbDir := filepath.Join(dir, "db")
 	minFree := o.minFreeMB << 20
-	if err := store.OpenCheckSpace(dbDir, minFree); err != nil {
-		return fmt.Errorf("%w: free some space (or lower --min-free) and start xced again", err)
+	// Below the floor it starts read-only: queries answer and the ends of
+	// the jobs that run are recorded, nothing new is taken (lowering
+	// --min-free instead would let Badger's compactions fill the disk).
+	open := store.Open
+	var full *store.SpaceError
+	if err := store.OpenCheckSpace(dbDir, minFree); errors.As(err, &full) {
+		slog.Warn("the disk holding the store is below its free-space floor: xced runs read-only (no submissions, no dispatch) until space is freed on that disk and xced is restarted",
+			"dir", dir, "free_mb", full.Free>>20, "need_mb", full.Need>>20)
+		open = store.OpenLowSpace
+	} else if err != nil {
+		return err
 	}
-	st, err := store.Open(dbDir)
+	st, err := open(dbDir)
 	if err != nil {
+		if errors.As(err, &full) {
+			return fmt.Errorf("%w: even read-only, xced needs that much to replay the store's log; free space on that disk and start xced again", err)
+		}
 		return err
 	}
 	defer st.Close()
@@ -219,7 +231,9 @@ func serve(o options) error {
 			MemlimitEnforce:   cfg.Cluster.MemlimitEnforce,
 			JobMemlimit:       cfg.Cluster.JobMemlimit,
 			StdoutDirect:      cfg.Cluster.StdoutDirect,
-			Report:            gate.Report,
+			// Spooled output keeps twice the store's floor free.
+			SpoolReserve: 2 * max(minFree, store.DefaultMinFree),
+			Report:       gate.Report,
 		})
 		if err != nil {
 			return err

@@ -245,7 +245,13 @@ func (c *cluster) stat(id string) string {
 // waitState waits until every line of bjobs -o stat for id is one of want.
 func (c *cluster) waitState(id string, want ...string) string {
 	c.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	return c.waitStateWithin(id, 30*time.Second, want...)
+}
+
+// waitStateWithin is waitState waiting up to d.
+func (c *cluster) waitStateWithin(id string, d time.Duration, want ...string) string {
+	c.t.Helper()
+	deadline := time.Now().Add(d)
 	var s string
 	for time.Now().Before(deadline) {
 		s = c.stat(id)

@@ -140,8 +140,13 @@ type Controller struct {
 	// dispatched again (the cluster's preexec_retry_interval after the
 	// failure). Kept in memory only: after a restart they may try at once.
 	preExecRetryAt map[key]time.Time
-	orphans        []store.Change
-	hostLoad       *hostload.Sampler
+	// startRetry: the jobs whose host could not start them (a full disk
+	// on it, a launch file it could not write), each with when it may be
+	// dispatched again and why, the pending reason until then. In memory
+	// only, as preExecRetryAt.
+	startRetry map[key]startFailure
+	orphans    []store.Change
+	hostLoad   *hostload.Sampler
 	// launching counts the launches Run's cycles started: Run returns
 	// only once they are done, so the store is not closed under one.
 	launching sync.WaitGroup
@@ -708,11 +713,18 @@ func (c *Controller) applyReport(rep worker.Report, staged map[key]*api.Job) (st
 		nj.StartTime, nj.ExecHosts, nj.AllocSlots, nj.Pid, nj.ShepherdPid = 0, nil, 0, 0, 0
 		return store.Change{Job: nj, Event: c.event(nj, api.EventType_PEND_AGAIN, "", "the job's host did not start it; it is dispatched again")}, true
 	case rep.Err != nil:
-		nj.State = api.JobState_EXIT
-		nj.EndTime = time.Now().UnixNano()
-		nj.ExitStatus = 127
-		nj.TermReason, nj.TermReasonSet = api.TermReason_TERM_OTHER, true
-		return store.Change{Job: nj, Event: c.event(nj, api.EventType_FINISH, "", "cannot start the job: "+rep.Err.Error())}, true
+		// The host could not start it (its disk is full, say): the job
+		// never ran, so it pends with the reason and is dispatched again
+		// after startRetryInterval, rather than ending for a host's
+		// trouble.
+		nj.State = api.JobState_PEND
+		nj.StartTime, nj.ExecHosts, nj.AllocSlots, nj.Pid, nj.ShepherdPid = 0, nil, 0, 0, 0
+		why := fmt.Sprintf("%s (%s: %v)", reasonStartFailed, rep.Host, rep.Err)
+		if c.startRetry == nil {
+			c.startRetry = map[key]startFailure{}
+		}
+		c.startRetry[k] = startFailure{at: time.Now().Add(startRetryInterval), why: why}
+		return store.Change{Job: nj, Event: c.event(nj, api.EventType_PEND_AGAIN, "", why+"; it is dispatched again")}, true
 	case rep.Started != nil && cur.Pid != 0 && cur.Pid == rep.Started.Pid:
 		// Sent again after a reconnect: recorded already.
 		return store.Change{}, false
@@ -891,6 +903,7 @@ func (c *Controller) clean() {
 		delete(c.jobs, k)
 		c.unordered(j)
 		delete(c.preExecRetryAt, k)
+		delete(c.startRetry, k)
 		delete(c.orphanSince, k)
 		if j.ArrayIndex == 0 {
 			continue // a plain job has no entry in byID

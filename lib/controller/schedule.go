@@ -38,7 +38,23 @@ const (
 	// (PEND_JOB_PRE_EXEC and PEND_PREEXEC_LIMIT).
 	reasonPreExec      = "The job's pre-exec command exited with non-zero status"
 	reasonPreExecLimit = "Job pre-exec retry limit"
+	// reasonStartFailed is a job its host could not start (it never
+	// ran), waiting startRetryInterval before it is dispatched again;
+	// the host and its error follow.
+	reasonStartFailed = "Failed to start the job on its host"
 )
+
+// startRetryInterval is how long a job its host could not start waits
+// before it is dispatched again: long enough not to spin on a full disk,
+// short enough that it runs soon after space returns.
+const startRetryInterval = 10 * time.Second
+
+// startFailure is when a job its host could not start may be dispatched
+// again, and why it could not start.
+type startFailure struct {
+	at  time.Time
+	why string
+}
 
 // schedule decides which pending jobs start now (c.mu held). It checks
 // what only the controller knows (holds, begin times, dependencies, array
@@ -63,6 +79,10 @@ func (c *Controller) schedule() []*api.Job {
 			break
 		}
 	}
+	full := ""
+	if len(c.pending) > 0 {
+		full = c.diskFull()
+	}
 	var inUse limitUse         // counted when the first job with limits comes
 	running := map[int64]int{} // running elements per array with a limit
 	var cands []*rec
@@ -73,6 +93,11 @@ func (c *Controller) schedule() []*api.Job {
 		if r.job.State != api.JobState_PEND {
 			r.queued = false
 			continue // held, killed or started since it was queued
+		}
+		if full != "" {
+			// No dispatch on a full disk (diskspace.go).
+			c.cycleWhy = full
+			break
 		}
 		if !anyFree {
 			// Nothing else can start; the rest wait for the same reason.
@@ -566,6 +591,13 @@ func (c *Controller) waitsRegardless(r *rec, now time.Time) bool {
 			}
 			delete(c.preExecRetryAt, k)
 		}
+	}
+	if sf, ok := c.startRetry[key{r.job.JobId, r.job.ArrayIndex}]; ok {
+		if now.Before(sf.at) {
+			r.why = sf.why
+			return true
+		}
+		delete(c.startRetry, key{r.job.JobId, r.job.ArrayIndex})
 	}
 	if dep := r.eff.GetDependency(); dep != "" {
 		switch c.dependencyMet(r, dep) {

@@ -99,6 +99,16 @@
 // name the final files. A job whose pre-exec fails leaves its spooled
 // output behind (it is not copied).
 //
+// The spool files live in the worker's state directory, on the disk of
+// the controller's store on a single host, so a spooled job writes to a
+// pipe and the shepherd copies to the spool file only while that disk
+// keeps the spool's reserve free (XCE_SPOOL_RESERVE_MB in the shepherd's
+// environment, which the worker sets to twice the store's floor); the
+// rest is read and dropped, and the FINISH event and the report say where
+// the output was cut (spoolcap.go says why this and not LSF's
+// ~/.lsbatch). One user's output so cannot take the controller's disk
+// below the floor at which it refuses everyone's submissions.
+//
 // A job whose output, error or input file cannot be opened, or whose job
 // file cannot be written, does not run: it ends EXIT with exit code 2 (the
 // code a shell gives a failed redirection), no exit reason, and the cause in

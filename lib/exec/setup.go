@@ -185,8 +185,22 @@ func (s *shepherd) openSpool() error {
 		s.log.Warn("cannot open the spool file", "file", path, "err", err)
 		return err
 	}
-	s.stdout, s.stderr, s.reportPath = f, f, path
+	w := s.relayTo(f)
+	s.stdout, s.stderr, s.reportPath = w, w, path
 	return nil
+}
+
+// relayTo returns what the job writes to for the spool file f: a pipe
+// whose output is copied to f within the spool's reserve (spoolcap.go),
+// or f itself when no pipe can be made.
+func (s *shepherd) relayTo(f *os.File) *os.File {
+	w, rl, err := startRelay(f)
+	if err != nil {
+		s.log.Warn("the job writes to its spool file directly", "err", err)
+		return f
+	}
+	s.relays = append(s.relays, rl)
+	return w
 }
 
 // outputPath resolves an -o or -e path: %J and %I expanded, relative to

@@ -275,6 +275,7 @@ type shepherd struct {
 	spool      *spooled // output spooled and copied to -o/-e at the end, nil when written directly
 
 	stdin, stdout, stderr *os.File
+	relays                []*relay // copying spooled output to the spool files (spoolcap.go)
 
 	term *termRelay // an interactive job's connection to its bsub
 
@@ -353,6 +354,7 @@ func (s *shepherd) run(h hooks) *api.Event {
 			if code := s.hook(pre, s.stdout, s.stderr); code != 0 {
 				restoreUmask()
 				s.closeFiles()
+				s.endRelays(relayDrain)
 				return s.preExecFailed(code)
 			}
 		}
@@ -440,6 +442,7 @@ func (s *shepherd) run(h hooks) *api.Event {
 		killTree(samp, pid)
 	}
 	_ = cmd.Wait() // the status is in cmd.ProcessState
+	s.endRelays(relayDrain)
 
 	ev := s.event(time.Now())
 	ev.Pid = int32(pid)
@@ -618,6 +621,7 @@ func (s *shepherd) failed(err error, began time.Time) *api.Event {
 		fmt.Fprintf(s.stderr, "%s. Job not started.\n", se.msg)
 	}
 	s.closeFiles()
+	s.endRelays(relayDrain)
 	ev := s.event(time.Now())
 	ev.State = api.JobState_EXIT
 	ev.ExitStatus = se.exit

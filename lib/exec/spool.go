@@ -51,7 +51,7 @@ func (s *shepherd) openSpooled(base string) error {
 	if err != nil {
 		return setupErrorf(exitSetup, "cannot open the spool file %s: %v", errSpool, unwrapPath(err))
 	}
-	s.stderr, s.errPath, s.errShown, s.spool.errSpool = f, path, shown, errSpool
+	s.stderr, s.errPath, s.errShown, s.spool.errSpool = s.relayTo(f), path, shown, errSpool
 	return nil
 }
 

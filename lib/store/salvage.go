@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,8 +87,16 @@ func Salvage(damaged, fresh string) (*SalvageReport, error) {
 	for _, n := range files.sst {
 		id, _ := strconv.ParseUint(strings.TrimSuffix(n, ".sst"), 10, 64)
 		var entries []tableEntry
-		if c, ok := comp[id]; ok {
-			entries, _ = readTable(filepath.Join(damaged, n), c, true)
+		c, known := comp[id]
+		if known {
+			var damage string
+			entries, damage = readTable(filepath.Join(damaged, n), c, true)
+			if damage != "" && c == options.None {
+				// Its blocks one by one: those after a damaged one, or
+				// all of them when the index or the first block is
+				// damaged (sstscan.go).
+				entries = append(entries, scanTableFile(filepath.Join(damaged, n))...)
+			}
 		} else {
 			// Without the MANIFEST the table's compression is not known:
 			// none, as the store writes tables now, or Snappy, as it wrote
@@ -98,6 +107,7 @@ func Salvage(damaged, fresh string) (*SalvageReport, error) {
 				if old, _ := readTable(filepath.Join(damaged, n), options.Snappy, true); len(old) > len(entries) {
 					entries = old
 				}
+				entries = append(entries, scanTableFile(filepath.Join(damaged, n))...)
 			}
 		}
 		for _, e := range entries {
@@ -148,6 +158,11 @@ func Salvage(damaged, fresh string) (*SalvageReport, error) {
 		}
 		if i < len(after) {
 			i++ // the cut transaction's closing entry
+			// It was written whole (its closing entry is there): the
+			// damage took some of its entries, and with them only the
+			// jobs they belonged to. The jobs of a pack (one
+			// transaction) whose records all read back are kept.
+			cut = keepWholeJobs(cut, keep)
 		}
 		for _, e := range after[i:] {
 			apply(e)
@@ -260,6 +275,53 @@ func Salvage(damaged, fresh string) (*SalvageReport, error) {
 	return rep, st.Close()
 }
 
+// keepWholeJobs keeps, from the readable entries of a transaction that
+// damage cut, the records of each job whose submission (s), effective
+// spec (f) and job records (j) are all among them, and the content-keyed
+// environments; it returns the entries not kept.
+func keepWholeJobs(cut []logEntry, keep func(key []byte, ts uint64, deleted bool, value []byte)) []logEntry {
+	type parts struct{ s, f, j bool }
+	jobs := map[int64]*parts{}
+	idOf := func(k []byte) (int64, bool) {
+		if len(k) >= 9 && (k[0] == 'j' && len(k) == 13 || k[0] == 'e' && len(k) == 21 || (k[0] == 's' || k[0] == 'f' || k[0] == 'o') && len(k) == 9) {
+			return int64(binary.BigEndian.Uint64(k[1:9])), true
+		}
+		return 0, false
+	}
+	for _, e := range cut {
+		k := y.ParseKey(e.key)
+		id, ok := idOf(k)
+		if !ok {
+			continue
+		}
+		p := jobs[id]
+		if p == nil {
+			p = &parts{}
+			jobs[id] = p
+		}
+		switch k[0] {
+		case 's':
+			p.s = true
+		case 'f':
+			p.f = true
+		case 'j':
+			p.j = true
+		}
+	}
+	var rest []logEntry
+	for _, e := range cut {
+		k := y.ParseKey(e.key)
+		id, ok := idOf(k)
+		whole := ok && jobs[id].s && jobs[id].f && jobs[id].j
+		if whole || k[0] == 'v' {
+			keep(k, y.ParseTs(e.key), e.meta&bitDelete != 0, e.value)
+			continue
+		}
+		rest = append(rest, e)
+	}
+	return rest
+}
+
 // lostJobs names the jobs whose records were in log entries that cannot be
 // applied (a transaction cut by damage).
 func lostJobs(file string, entries []logEntry) []string {
@@ -272,6 +334,12 @@ func lostJobs(file string, entries []logEntry) []string {
 				elems[id] = map[int32]bool{}
 			}
 			elems[id][int32(binary.BigEndian.Uint32(k[9:]))] = true
+		} else if len(k) == 9 && (k[0] == 's' || k[0] == 'f') {
+			// A job whose job record itself was the damaged entry.
+			id := int64(binary.BigEndian.Uint64(k[1:9]))
+			if elems[id] == nil {
+				elems[id] = map[int32]bool{0: true}
+			}
 		}
 	}
 	var out []string
@@ -303,17 +371,21 @@ func Check(dir string) ([]string, error) {
 	if err != nil || !files.manifest {
 		return nil, err // new or empty
 	}
-	// The rest needs Badger; on a copy, so that the check changes nothing
-	// (Badger truncates a memtable log's zeroed tail when it opens).
+	// The rest needs Badger, opened read-only on a shadow of the store so
+	// that the check changes nothing (Badger, opened to write, truncates
+	// a memtable log's zeroed tail and flushes and compacts): links to
+	// its files, and copies of its memtable logs cut at their last whole
+	// transaction, which a read-only Badger requires. It so needs about
+	// the space of the memtables, not of the store.
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".check-")
 	if err != nil {
 		return nil, fmt.Errorf("check %s: %w", dir, err)
 	}
 	defer os.RemoveAll(tmp)
-	if err := copyStoreFiles(dir, tmp); err != nil {
+	if err := shadowStore(dir, tmp); err != nil {
 		return nil, fmt.Errorf("check %s: %w", dir, err)
 	}
-	db, err := badger.Open(badgerOptions(tmp))
+	db, err := badger.Open(badgerOptions(tmp).WithReadOnly(true))
 	if err != nil {
 		return []string{fmt.Sprintf("the database does not open: %v", err)}, nil
 	}
@@ -321,8 +393,10 @@ func Check(dir string) ([]string, error) {
 	return verifyOpen(tmp, db)
 }
 
-// copyStoreFiles copies a store's files (not its lock) into to.
-func copyStoreFiles(from, to string) error {
+// shadowStore makes to a read-only image of the store in from: its files
+// (not its lock) linked, or copied where they cannot be, and its
+// memtable logs copied up to the end of their last whole transaction.
+func shadowStore(from, to string) error {
 	ents, err := os.ReadDir(from)
 	if err != nil {
 		return err
@@ -331,13 +405,59 @@ func copyStoreFiles(from, to string) error {
 		if e.Name() == "LOCK" || !e.Type().IsRegular() {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(from, e.Name()))
-		if err != nil {
-			return err
+		src, dst := filepath.Join(from, e.Name()), filepath.Join(to, e.Name())
+		if strings.HasSuffix(e.Name(), ".mem") {
+			if err := copyLogWhole(src, dst); err != nil {
+				return err
+			}
+			continue
 		}
-		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o600); err != nil {
+		if err := os.Link(src, dst); err == nil {
+			continue
+		}
+		if err := copyFile(src, dst, -1); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// copyLogWhole copies a memtable log up to the end of its last whole
+// transaction (the end of what was written: the rest is its
+// preallocated zeros).
+func copyLogWhole(src, dst string) error {
+	entries, _, _ := readLog(src)
+	end := int64(logHeaderSize)
+	for _, e := range entries {
+		if e.meta&bitTxn == 0 || e.meta&bitFinTxn != 0 {
+			end = int64(e.offset + e.size)
+		}
+	}
+	if fi, err := os.Stat(src); err == nil && fi.Size() < end {
+		end = fi.Size()
+	}
+	return copyFile(src, dst, end)
+}
+
+// copyFile copies the first n bytes of src (all of it when n < 0) to a
+// new file dst.
+func copyFile(src, dst string, n int64) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	var r io.Reader = in
+	if n >= 0 {
+		r = io.LimitReader(in, n)
+	}
+	_, err = io.Copy(out, r)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -21,7 +21,14 @@ import (
 //     writes next (a new memtable log, the flush of a full memtable, a
 //     compaction), so that records of the jobs already accepted (their
 //     starts and ends) can still be written;
-//   - OpenCheckSpace refuses to start below the floor.
+//   - below the floor at start-up, OpenLowSpace opens the store
+//     read-only in all but the records of the jobs already accepted:
+//     Badger runs without compactions (a compaction writes its tables
+//     through shared mappings too, and would fill the disk and die of
+//     SIGBUS), no memtable log is preallocated, CheckSpace refuses every
+//     submission until xced is restarted with the space freed, and the
+//     open itself is refused only when the memtables it must replay
+//     would not fit.
 
 // DefaultMinFree is the free space a store keeps in reserve: the next
 // memtable log (Badger maps twice the memtable size), a memtable flushed to
@@ -37,14 +44,52 @@ func (s *Store) SetMinFree(b uint64) {
 	}
 }
 
-// SpaceError says that the disk holding the store is below its floor.
+// SpaceError says that the disk holding the store is below its floor;
+// ReadOnly, that the store was opened below it (OpenLowSpace) and stays
+// read-only until xced is restarted.
 type SpaceError struct {
 	Dir        string
 	Free, Need uint64
+	ReadOnly   bool
 }
 
 func (e *SpaceError) Error() string {
 	return fmt.Sprintf("the disk holding %s is full (%d MB free, %d MB needed)", e.Dir, e.Free>>20, e.Need>>20)
+}
+
+// OpenLowSpace opens the store in dir as Open does, in the read-only
+// mode for a disk below the floor (see the top of this file).
+func OpenLowSpace(dir string) (*Store, error) { return open(dir, true) }
+
+// LowSpace reports whether the store was opened by OpenLowSpace.
+func (s *Store) LowSpace() bool { return s.lowSpace }
+
+// replayFits refuses a low-space open when the memtables Badger replays
+// (and writes out as tables at once) would not fit in the free space.
+func replayFits(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // a new store: nothing to replay
+	}
+	var need uint64
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".mem") {
+			continue
+		}
+		entries, _, _ := readLog(filepath.Join(dir, e.Name()))
+		if n := len(entries); n > 0 {
+			need += uint64(entries[n-1].offset + entries[n-1].size)
+		}
+	}
+	need += need/4 + 1<<20 // a table's index and blocks' overhead
+	free, err := FreeSpace(dir)
+	if err != nil {
+		return err
+	}
+	if free < need {
+		return &SpaceError{Dir: dir, Free: free, Need: need}
+	}
+	return nil
 }
 
 // FreeSpace returns the bytes available to xced on the filesystem of dir.
@@ -63,8 +108,8 @@ func (s *Store) CheckSpace() error {
 	if err != nil {
 		return err
 	}
-	if free < s.minFree {
-		return &SpaceError{Dir: s.dir, Free: free, Need: s.minFree}
+	if free < s.minFree || s.lowSpace {
+		return &SpaceError{Dir: s.dir, Free: free, Need: s.minFree, ReadOnly: s.lowSpace}
 	}
 	return nil
 }
@@ -94,6 +139,11 @@ func (s *Store) preallocateLogs() error {
 	ents, err := os.ReadDir(s.dir)
 	if err != nil {
 		return fmt.Errorf("read store directory: %w", err)
+	}
+	if s.lowSpace {
+		// An allocation that fails part way may keep what it took, on
+		// a disk with nothing to spare.
+		return nil
 	}
 	s.allocMu.Lock()
 	defer s.allocMu.Unlock()

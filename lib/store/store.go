@@ -63,6 +63,7 @@ type Store struct {
 	submitCh chan *submitReq
 	stopped  chan struct{}
 	minFree  uint64 // see CheckSpace
+	lowSpace bool   // opened below the floor: read-only (space.go)
 	quit     chan struct{}
 
 	allocMu   sync.Mutex
@@ -86,7 +87,9 @@ var keyIDCeiling = []byte("m/idceiling")
 // Open opens (creating if needed) the database in dir, after checking it
 // for damage (verify.go): a damaged store is not opened, and the error, a
 // *DamageError, says what is damaged and how to recover.
-func Open(dir string) (*Store, error) {
+func Open(dir string) (*Store, error) { return open(dir, false) }
+
+func open(dir string, lowSpace bool) (*Store, error) {
 	if err := waitUnlocked(dir, lockWait); err != nil {
 		return nil, err
 	}
@@ -97,7 +100,14 @@ func Open(dir string) (*Store, error) {
 	if len(problems) > 0 {
 		return nil, &DamageError{Dir: dir, Problems: problems}
 	}
-	db, err := badger.Open(badgerOptions(dir))
+	opts := badgerOptions(dir)
+	if lowSpace {
+		if err := replayFits(dir); err != nil {
+			return nil, err
+		}
+		opts = opts.WithNumCompactors(0)
+	}
+	db, err := badger.Open(opts)
 	if err != nil {
 		return nil, &DamageError{Dir: dir, Problems: []string{fmt.Sprintf("the database does not open: %v", err)}}
 	}
@@ -127,6 +137,7 @@ func Open(dir string) (*Store, error) {
 	}
 	s := &Store{dir: dir, db: db, submitCh: make(chan *submitReq, maxBatch), stopped: make(chan struct{}), quit: make(chan struct{}), allocated: map[string]bool{}}
 	s.minFree = s.defaultMinFree()
+	s.lowSpace = lowSpace
 	if s.ceiling, err = s.IDCeiling(); err != nil {
 		db.Close()
 		return nil, err

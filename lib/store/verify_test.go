@@ -184,6 +184,10 @@ func TestDamageIsDetected(t *testing.T) {
 func TestUndamagedStoreOpens(t *testing.T) {
 	for _, clean := range []bool{true, false} {
 		dir := filledStore(t, clean)
+		// Check finds it whole, read-only on its shadow.
+		if p, err := Check(dir); err != nil || len(p) > 0 {
+			t.Errorf("clean=%v: Check: %v %v", clean, p, err)
+		}
 		st, err := Open(dir)
 		if err != nil {
 			t.Fatalf("clean=%v: %v", clean, err)

@@ -96,6 +96,7 @@ import (
 	"xce/lib/api"
 	"xce/lib/atomicfile"
 	jobexec "xce/lib/exec"
+	"xce/lib/rmtree"
 )
 
 // Report is what the worker tells the controller about a job: that it
@@ -130,7 +131,12 @@ type Config struct {
 	// The cluster's lsf.conf switches the shepherd follows (api.Launch):
 	// LSB_MEMLIMIT_ENFORCE, LSB_JOB_MEMLIMIT, LSB_STDOUT_DIRECT.
 	MemlimitEnforce, JobMemlimit, StdoutDirect bool
-	Report                                     func(Report)
+	// SpoolReserve is the free space (bytes) spooled output leaves on
+	// the disk holding the run directory (lib/exec's spool cap): above
+	// the store's floor when the store shares that disk. 0: lib/exec's
+	// default.
+	SpoolReserve uint64
+	Report       func(Report)
 }
 
 // Worker runs the jobs of one host.
@@ -271,6 +277,9 @@ func (w *Worker) Start(job *api.Job) error {
 	args := append(append([]string{}, w.cfg.Shepherd[1:]...), filepath.Join(dir, launchName))
 	cmd := exec.Command(w.cfg.Shepherd[0], args...)
 	cmd.Dir = "/"
+	if r := w.cfg.SpoolReserve; r > 0 {
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", jobexec.SpoolReserveEnv, max(r>>20, 1)))
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = launch, logf, logf
 	cmd.ExtraFiles = []*os.File{ready}
 	// Its own session: the shepherd and the job outlive xced, and the
@@ -355,8 +364,9 @@ func jobUID(spec *api.JobSpec) int {
 // the shepherd's log. It returns the launch file open for reading and the
 // log open for appending.
 func makeJobDir(dir string, uid, gid int, chown bool, launch []byte) (*os.File, *os.File, error) {
-	// RemoveAll works through directory handles and follows no link.
-	if err := os.RemoveAll(dir); err != nil {
+	// rmtree works through directory handles, follows no link, and
+	// holds a bounded number open however deep the user's tree.
+	if err := rmtree.RemoveAll(dir); err != nil {
 		return nil, nil, fmt.Errorf("clear job directory: %w", err)
 	}
 	if err := unix.Mkdir(dir, 0o700); err != nil {
@@ -787,7 +797,9 @@ func (w *Worker) Remove(id int64, idx int32) {
 	w.mu.Unlock()
 	dir := w.JobDir(id, idx)
 	keepShepherdLog(filepath.Join(dir, logName), id, idx)
-	os.RemoveAll(dir)
+	if err := rmtree.RemoveAll(dir); err != nil {
+		slog.Warn("cannot remove the job's directory", "job", id, "index", idx, "err", err)
+	}
 }
 
 // maxShepherdLog is how much of a shepherd's log keepShepherdLog passes on.

@@ -5,8 +5,11 @@ import (
 
 	"os"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"xce/lib/api"
 )
@@ -154,5 +157,51 @@ func TestKilledDuringLaunch(t *testing.T) {
 				t.Errorf("the job dispatched again did not run: %v", err)
 			}
 		})
+	}
+}
+
+// A job that built a 25,000-level tree in its directory: the cleanup
+// removes it all with a few descriptors (the process's limit is set just
+// above what it has open), where os.RemoveAll held one a level and failed
+// at the limit, leaving the tree.
+func TestRemoveDeepTree(t *testing.T) {
+	w, _ := newWorker(t, "/bin/true")
+	user := w.userDir(7, 0)
+	if err := os.MkdirAll(user, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(user, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 25000 {
+		if err := unix.Mkdirat(fd, "d", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		next, err := unix.Openat(fd, "d", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		unix.Close(fd)
+		if err != nil {
+			t.Fatalf("level %d: %v", i, err)
+		}
+		fd = next
+	}
+	unix.Close(fd)
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	lim := old
+	lim.Cur = uint64(len(ents) + 32)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	w.Remove(7, 0)
+	syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old)
+	if _, err := os.Lstat(w.JobDir(7, 0)); !os.IsNotExist(err) {
+		t.Fatalf("the job's directory is left (limit %d descriptors): %v", lim.Cur, err)
 	}
 }
