@@ -6180,9 +6180,13 @@ type Launch struct {
 	// the report at the top when it ends.
 	StdoutDirect bool `protobuf:"varint,10,opt,name=stdout_direct,json=stdoutDirect,proto3" json:"stdout_direct,omitempty"`
 	// The job's task socket (blaunch), set as XCE_TASK_SOCKET.
-	TaskSocket    string `protobuf:"bytes,11,opt,name=task_socket,json=taskSocket,proto3" json:"task_socket,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TaskSocket string `protobuf:"bytes,11,opt,name=task_socket,json=taskSocket,proto3" json:"task_socket,omitempty"`
+	// Where an interactive job's shepherd dials its terminal when it is not
+	// the spec's interactive_addr: the worker's relay socket (RunDir/ID.IDX/
+	// term.sock), which carries the stream to bsub through the controller.
+	InteractiveAddr string `protobuf:"bytes,12,opt,name=interactive_addr,json=interactiveAddr,proto3" json:"interactive_addr,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Launch) Reset() {
@@ -6290,6 +6294,13 @@ func (x *Launch) GetStdoutDirect() bool {
 func (x *Launch) GetTaskSocket() string {
 	if x != nil {
 		return x.TaskSocket
+	}
+	return ""
+}
+
+func (x *Launch) GetInteractiveAddr() string {
+	if x != nil {
+		return x.InteractiveAddr
 	}
 	return ""
 }
@@ -7220,7 +7231,7 @@ const file_api_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"5\n" +
 	"\x05Group\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
-	"\amembers\x18\x02 \x03(\tR\amembers\"\xf5\x02\n" +
+	"\amembers\x18\x02 \x03(\tR\amembers\"\xa0\x03\n" +
 	"\x06Launch\x12!\n" +
 	"\x03job\x18\x01 \x01(\v2\x0f.xce.api.v1.JobR\x03job\x12!\n" +
 	"\fcluster_name\x18\x02 \x01(\tR\vclusterName\x12\x12\n" +
@@ -7236,7 +7247,8 @@ const file_api_proto_rawDesc = "" +
 	"\rstdout_direct\x18\n" +
 	" \x01(\bR\fstdoutDirect\x12\x1f\n" +
 	"\vtask_socket\x18\v \x01(\tR\n" +
-	"taskSocket\"3\n" +
+	"taskSocket\x12)\n" +
+	"\x10interactive_addr\x18\f \x01(\tR\x0finteractiveAddr\"3\n" +
 	"\tTimeRange\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +
 	"\x03end\x18\x02 \x01(\x03R\x03end\"\x99\x04\n" +
