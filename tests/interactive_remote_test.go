@@ -188,7 +188,7 @@ func TestClusterInteractiveShellInTmux(t *testing.T) {
 	cmd := "env XCE_DIR=" + filepath.Join(m.dir, "state") + " PS1='job$ ' " + filepath.Join(binDir, "bsub") +
 		" -Is -m w2 /bin/sh; echo bsub-exited-$?; sleep 600"
 	s.tmux("new-session", "-d", "-s", "top", "-x", "100", "-y", "30", "-c", m.work, cmd)
-	s.waitText("<<Starting on w2>>", "job$ ")
+	s.waitText("<<Starting on w2>>", "job$")
 	s.keys(`echo "on-$LSB_HOSTS"; stty size`, "Enter")
 	s.waitText("on-w2", "30 100")
 	s.tmux("resize-window", "-t", "top", "-x", "120", "-y", "40")

@@ -279,7 +279,12 @@ func (c *Controller) validate(who Caller, spec *api.JobSpec) (*api.JobSpec, []in
 		return nil, nil, userErr("Too many processors requested")
 	}
 	for _, h := range eff.Hosts {
-		name := strings.TrimRight(strings.TrimPrefix(h, "!"), "+0123456789")
+		// A "+N" preference follows the name; a name may end in digits
+		// itself (node12).
+		name := strings.TrimPrefix(h, "!")
+		if i := strings.LastIndexByte(name, '+'); i > 0 {
+			name = name[:i]
+		}
 		if name != "others" && name != "all" && conf.Hosts[name] == nil && conf.HostGroups[name] == nil && !c.knownHost(name) {
 			return nil, nil, userErr("%s: Bad host name, host group name or cluster name", h)
 		}
