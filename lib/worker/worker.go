@@ -23,6 +23,8 @@
 //	                            before the controller stored them
 //	    task.sock               root 0666 socket: blaunch's (task.go), which
 //	                            answers the job's uid only
+//	    term.sock               root 0666 socket: an interactive job's relayed
+//	                            terminal (term.go), the job's uid only
 //	    job/                    the job's user, 0700: what the shepherd writes
 //	        start, status, status.usage, output, the job file
 //
