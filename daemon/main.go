@@ -268,6 +268,7 @@ func serve(o options) error {
 	gate.open(ctl)
 	if w, ok := local.(*worker.Worker); ok {
 		w.SetTaskRelay(ctl.LocalTaskRelay()) // blaunch's tasks on the other hosts
+		w.SetTermLink(ctl.LocalTermLink())   // interactive jobs of bsubs it cannot dial
 	}
 	slog.Info("state restored", "dir", dir, "took", time.Since(start).Round(time.Millisecond))
 	stopAdmin, err := serveAdmin(dir, st)

@@ -498,18 +498,6 @@ func TestClusterPartition(t *testing.T) {
 	}
 }
 
-// An interactive job dials back to bsub on the submission host, so it
-// runs there: with a controller whose host runs no jobs it is refused.
-func TestClusterInteractive(t *testing.T) {
-	m := newMulti(t)
-	m.worker("hA", 1)
-	m.waitHosts(map[string]string{"hA": "ok"})
-	r := m.run("", "bsub", "-I", "true")
-	if r.code == 0 || !strings.Contains(r.stderr, "Interactive jobs run on the submission host") {
-		t.Errorf("bsub -I on a cluster whose controller host runs no jobs: %d %q %q", r.code, r.stdout, r.stderr)
-	}
-}
-
 // A rerunnable job whose only host failed waits for it; when the host
 // returns, the instance still running there is terminated first, and only
 // then does the job run again there, once, with the old instance's end

@@ -325,6 +325,8 @@ func (a *agent) session(ctx context.Context, client grpcapi.ClusterClient, addr 
 	so := &sessionOut{ctx: sctx, out: out}
 	a.cur.Store(so)
 	defer a.cur.CompareAndSwap(so, nil)
+	// The relayed terminals' frames in flight are lost with the stream.
+	defer w.TermLinkLost()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -390,6 +392,7 @@ func (a *agent) worker(wel *rpc.Welcome) (*worker.Worker, error) {
 	}
 	a.welcome = wel
 	w.SetTaskRelay(a)
+	w.SetTermLink(a)
 	a.w.Store(w)
 	return w, nil
 }
@@ -489,6 +492,10 @@ func (a *agent) handle(ctx context.Context, w *worker.Worker, m *rpc.ControllerM
 		w.TaskResult(&rpc.TaskEvent{Msg: &rpc.TaskEvent_Output{Output: m.TaskOutput}})
 	case *rpc.ControllerMessage_TaskExit:
 		w.TaskResult(&rpc.TaskEvent{Msg: &rpc.TaskEvent_Exit{Exit: m.TaskExit}})
+	case *rpc.ControllerMessage_Term:
+		w.TermDown(m.Term)
+	case *rpc.ControllerMessage_TermAck:
+		w.TermAcked(m.TermAck)
 	default:
 		a.log.Warn("a message this worker does not know; ignored", "type", fmt.Sprintf("%T", m))
 	}

@@ -6183,9 +6183,13 @@ type Launch struct {
 	TaskSocket string `protobuf:"bytes,11,opt,name=task_socket,json=taskSocket,proto3" json:"task_socket,omitempty"`
 	// The primary cluster administrator: the report's and the mail's
 	// sender ("LSF System <ADMIN@HOST>"); "lsfadmin" when empty.
-	ClusterAdmin  string `protobuf:"bytes,12,opt,name=cluster_admin,json=clusterAdmin,proto3" json:"cluster_admin,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ClusterAdmin string `protobuf:"bytes,12,opt,name=cluster_admin,json=clusterAdmin,proto3" json:"cluster_admin,omitempty"`
+	// Where an interactive job's shepherd dials its terminal when it is not
+	// the spec's interactive_addr: the worker's relay socket (RunDir/ID.IDX/
+	// term.sock), which carries the stream to bsub through the controller.
+	InteractiveAddr string `protobuf:"bytes,13,opt,name=interactive_addr,json=interactiveAddr,proto3" json:"interactive_addr,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Launch) Reset() {
@@ -6300,6 +6304,13 @@ func (x *Launch) GetTaskSocket() string {
 func (x *Launch) GetClusterAdmin() string {
 	if x != nil {
 		return x.ClusterAdmin
+	}
+	return ""
+}
+
+func (x *Launch) GetInteractiveAddr() string {
+	if x != nil {
+		return x.InteractiveAddr
 	}
 	return ""
 }
@@ -7230,7 +7241,7 @@ const file_api_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"5\n" +
 	"\x05Group\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
-	"\amembers\x18\x02 \x03(\tR\amembers\"\x9a\x03\n" +
+	"\amembers\x18\x02 \x03(\tR\amembers\"\xc5\x03\n" +
 	"\x06Launch\x12!\n" +
 	"\x03job\x18\x01 \x01(\v2\x0f.xce.api.v1.JobR\x03job\x12!\n" +
 	"\fcluster_name\x18\x02 \x01(\tR\vclusterName\x12\x12\n" +
@@ -7247,7 +7258,8 @@ const file_api_proto_rawDesc = "" +
 	" \x01(\bR\fstdoutDirect\x12\x1f\n" +
 	"\vtask_socket\x18\v \x01(\tR\n" +
 	"taskSocket\x12#\n" +
-	"\rcluster_admin\x18\f \x01(\tR\fclusterAdmin\"3\n" +
+	"\rcluster_admin\x18\f \x01(\tR\fclusterAdmin\x12)\n" +
+	"\x10interactive_addr\x18\r \x01(\tR\x0finteractiveAddr\"3\n" +
 	"\tTimeRange\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +
 	"\x03end\x18\x02 \x01(\x03R\x03end\"\x99\x04\n" +

@@ -1660,6 +1660,7 @@ func (m *Launch) CloneVT() *Launch {
 	r.StdoutDirect = m.StdoutDirect
 	r.TaskSocket = m.TaskSocket
 	r.ClusterAdmin = m.ClusterAdmin
+	r.InteractiveAddr = m.InteractiveAddr
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -6852,6 +6853,13 @@ func (m *Launch) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if len(m.InteractiveAddr) > 0 {
+		i -= len(m.InteractiveAddr)
+		copy(dAtA[i:], m.InteractiveAddr)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.InteractiveAddr)))
+		i--
+		dAtA[i] = 0x6a
+	}
 	if len(m.ClusterAdmin) > 0 {
 		i -= len(m.ClusterAdmin)
 		copy(dAtA[i:], m.ClusterAdmin)
@@ -9386,6 +9394,10 @@ func (m *Launch) SizeVT() (n int) {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	l = len(m.ClusterAdmin)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	l = len(m.InteractiveAddr)
 	if l > 0 {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
@@ -23730,6 +23742,38 @@ func (m *Launch) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			m.ClusterAdmin = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 13:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field InteractiveAddr", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.InteractiveAddr = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex

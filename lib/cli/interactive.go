@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"xce/lib/api"
+	"xce/lib/api/rpc"
 	"xce/lib/client"
 	"xce/lib/interactive"
+	"xce/lib/rpcstatus"
 )
 
 // interactiveMode is the mode -I, -Ip or -Is asks for.
@@ -42,6 +44,12 @@ func attachJob(c *client.Client, ln *interactive.Listener, id int64, mode api.In
 	ended := make(chan int, 1)
 	go func() { ended <- watchEnd(c, id) }()
 	conns := make(chan *interactive.Conn)
+	// The job's side dials this bsub's socket when it can, else the
+	// controller relays it (relayTerminal).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	lost := make(chan string, 1)
+	go relayTerminal(ctx, c, id, conns, lost)
 	go func() {
 		for {
 			conn, err := ln.Accept(context.Background())
@@ -72,15 +80,24 @@ func attachJob(c *client.Client, ln *interactive.Listener, id int64, mode api.In
 	for {
 		select {
 		case code := <-ended:
-			// A short job's connection may be waiting still.
+			// A short job's connection may be waiting still (a relayed
+			// one may come after the job's end is recorded).
+			wait := endConnWait
+			if code == 126 {
+				wait = 0
+			}
 			select {
 			case conn := <-conns:
 				if jc, exited := attach(conn); exited {
 					return jc
 				}
-			case <-time.After(100 * time.Millisecond):
+			case <-time.After(wait):
 			}
 			return code
+		case why := <-lost:
+			// The job's host went away: the job's terminal with it.
+			fmt.Fprintf(sys.stderr, "<<Connection to the job lost: %s>>\n", why)
+			return exitLost
 		case sig := <-sigs:
 			// Not started yet: LSF's interactive bsub kills the job.
 			if s, ok := sig.(syscall.Signal); ok && s != syscall.SIGQUIT {
@@ -110,6 +127,93 @@ func watchEnd(c *client.Client, id int64) int {
 		}
 		if err != nil {
 			time.Sleep(500 * time.Millisecond)
+		}
+	}
+}
+
+// endConnWait is how long bsub waits, once the job's end is recorded, for
+// a connection of the job's side that has not come yet.
+const endConnWait = 2 * time.Second
+
+// exitLost is bsub's exit code when the job's host went away while bsub
+// was attached: the job's own status is not known.
+const exitLost = 255
+
+// relayTerminal attaches to the job through the controller, which relays
+// the job side's connections from the worker of the job's host, and
+// hands each to conns as a Conn; a lost host is said on lost. It attaches
+// again when the call breaks (a controller failover) until ctx ends, and
+// gives up when the controller will never attach it.
+func relayTerminal(ctx context.Context, c *client.Client, id int64, conns chan<- *interactive.Conn, lost chan<- string) {
+	for ctx.Err() == nil {
+		st, err := c.Attach(ctx, id, 0)
+		if err != nil {
+			switch rpcstatus.CodeOf(err) {
+			case rpcstatus.NotFound, rpcstatus.PermissionDenied, rpcstatus.FailedPrecondition, rpcstatus.Unimplemented:
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		if relayConns(ctx, st, conns, lost) {
+			st.Close()
+			return
+		}
+		st.Close()
+	}
+}
+
+// relayConns reads one Attach call until it ends; true when it ended for
+// good (the job's host was lost, or ctx ended).
+func relayConns(ctx context.Context, st *client.AttachStream, conns chan<- *interactive.Conn, lost chan<- string) bool {
+	var cur *interactive.Relayed
+	defer func() {
+		if cur != nil {
+			cur.End(nil)
+		}
+	}()
+	send := func(typ byte, p []byte) error {
+		return st.Send(&rpc.AttachRequest{Type: int32(typ), Payload: p})
+	}
+	for {
+		ev, err := st.Recv()
+		if err != nil {
+			return ctx.Err() != nil
+		}
+		switch {
+		case ev.Lost != "":
+			if cur != nil {
+				cur.End(nil)
+				cur = nil
+			}
+			select {
+			case lost <- ev.Lost:
+			default:
+			}
+			return true
+		case ev.Closed:
+			if cur != nil {
+				cur.End(nil)
+				cur = nil
+			}
+		case byte(ev.Type) == interactive.Hello:
+			if cur != nil {
+				cur.End(nil)
+			}
+			var conn *interactive.Conn
+			conn, cur = interactive.NewRelayed(send, nil)
+			select {
+			case conns <- conn:
+			case <-ctx.Done():
+				return true
+			}
+			cur.Deliver(interactive.Frame{Type: interactive.Hello, Payload: ev.Payload})
+		case cur != nil:
+			cur.Deliver(interactive.Frame{Type: byte(ev.Type), Payload: ev.Payload})
 		}
 	}
 }

@@ -17,6 +17,8 @@ type caller interface {
 	Invoke(ctx context.Context, method string, in, out vtMessage) error
 	// ServerStream sends in and returns the replies' stream.
 	ServerStream(ctx context.Context, method string, in vtMessage) (recvStream, error)
+	// BidiStream opens a bidirectional call (attach.go).
+	BidiStream(ctx context.Context, method string, first, reply vtMessage) (*h2Stream, error)
 	Close() error
 }
 

@@ -36,6 +36,13 @@ func TestClientHasEveryMethod(t *testing.T) {
 			t.Fatal(err)
 		}
 		inType, outType := reflect.TypeOf(in.New().Interface()), reflect.TypeOf(out.New().Interface())
+		if md.IsStreamingClient() && md.IsStreamingServer() && name == "Attach" {
+			// bsub's relayed terminal (attach.go).
+			if _, ok := ct.MethodByName("Attach"); !ok {
+				t.Errorf("%s: no Client method", name)
+			}
+			continue
+		}
 		if md.IsStreamingClient() {
 			t.Errorf("%s: client streaming; the Client has no such calls", name)
 			continue

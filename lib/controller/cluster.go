@@ -82,6 +82,7 @@ func (s *ClusterService) Connect(stream grpcapi.Cluster_ConnectServer) error {
 	conn.close("connection ended")
 	s.c.workerLeft(conn)
 	s.c.tasksHostLeft(name, conn) // blaunch's tasks to or from it (tasks.go)
+	s.c.termHostLeft(name, conn)  // interactive jobs' terminals (term.go)
 	slog.Warn("worker left", "host", name, "err", err)
 	return err
 }
@@ -113,7 +114,9 @@ func (s *ClusterService) receive(conn *workerConn, stream grpcapi.Cluster_Connec
 		case *rpc.WorkerMessage_Peek:
 			conn.peeked(m.Peek)
 		default:
-			s.c.taskMessage(conn.name, msg) // blaunch (tasks.go)
+			if !s.c.taskMessage(conn.name, msg) { // blaunch (tasks.go)
+				s.c.termMessage(conn.name, msg) // interactive jobs (term.go)
+			}
 		}
 	}
 }

@@ -168,6 +168,7 @@ type Controller struct {
 	conf atomic.Pointer[config.Config]
 	// tasks: where blaunch's tasks on other hosts report (tasks.go).
 	tasks taskRoutes
+	term  termRoutes // interactive jobs' relayed terminals (term.go)
 
 	repMu   sync.Mutex
 	reports []pendingReport
@@ -661,6 +662,7 @@ func (c *Controller) launch(j *api.Job, ex Executor) {
 		spec.Env, err = c.store.Env(spec.EnvRef)
 	}
 	if err == nil {
+		relayTerm(j, ex)
 		err = ex.Start(j)
 	}
 	switch {

@@ -86,7 +86,7 @@ func caller(ctx context.Context) (Caller, error) {
 		return Caller{UID: uid, GID: gid}, nil
 	}
 	if uid, gid, ok := clusterauth.PeerUser(ctx); ok {
-		return Caller{UID: uid, GID: gid}, nil
+		return Caller{UID: uid, GID: gid, Remote: true}, nil
 	}
 	return Caller{}, status.Error(codes.Unauthenticated, "caller not identified by its socket credentials or a user's proof")
 }

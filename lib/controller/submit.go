@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os/user"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,6 +38,9 @@ type Caller struct {
 	// Host is the host the request came from; "" for the local socket
 	// (this host).
 	Host string
+	// Remote: the call came over TCP (a user's proof), not the local
+	// socket.
+	Remote bool
 }
 
 // Submit validates a job, stores it durably and queues it.
@@ -290,9 +292,6 @@ func (c *Controller) validate(who Caller, spec *api.JobSpec) (*api.JobSpec, []in
 	if err := checkSubmission(conf, spec.GetUser(), eff); err != nil {
 		return nil, nil, err
 	}
-	if err := c.interactiveHost(eff); err != nil {
-		return nil, nil, err
-	}
 	if err := checkGPU(eff); err != nil {
 		return nil, nil, err
 	}
@@ -513,27 +512,3 @@ var (
 	userCacheMu sync.Mutex
 	userCache   = map[uint32][2]string{}
 )
-
-// interactiveHost keeps an interactive job (bsub -I*) on the controller's
-// own host, the submission host: the job dials back to bsub over a Unix
-// socket, which a worker on another host cannot reach.
-func (c *Controller) interactiveHost(eff *api.JobSpec) error {
-	if eff.GetInteractive() == api.Interactive_BATCH || !c.cfg.Workers {
-		return nil
-	}
-	c.mu.Lock()
-	h := c.hosts[c.cfg.Host]
-	c.mu.Unlock()
-	if h == nil || !h.local {
-		return userErr("Interactive jobs run on the submission host %s, which runs no jobs", c.cfg.Host)
-	}
-	switch {
-	case len(eff.Hosts) == 0:
-		eff.Hosts = []string{c.cfg.Host}
-	case !slices.Contains(eff.Hosts, c.cfg.Host):
-		return userErr("Interactive jobs run on the submission host %s: -m must include it", c.cfg.Host)
-	default:
-		eff.Hosts = []string{c.cfg.Host}
-	}
-	return nil
-}

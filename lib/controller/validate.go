@@ -290,6 +290,11 @@ func (c *Controller) scrubSpec(who Caller, spec *api.JobSpec) {
 	spec.Uid, spec.Gid = who.UID, who.GID
 	spec.User, spec.Home = lookupUser(who.UID)
 	spec.SubmitHost = c.peerHost(who)
+	if who.Remote {
+		// bsub's socket is on its own host, which no job side can tell
+		// from this one: its terminal is relayed (term.go).
+		spec.InteractiveAddr = ""
+	}
 }
 
 // peerHost is the host a request came from: over the local socket, this

@@ -42,10 +42,16 @@ type termRelay struct {
 }
 
 // dialTerminal connects to the waiting bsub and says where the job runs.
+// The launch's address, when it names one, is the worker's relay socket:
+// bsub's own is out of reach from this host.
 func (s *shepherd) dialTerminal() error {
-	c, err := interactive.Dial(s.spec.GetInteractiveAddr())
+	addr := s.l.GetInteractiveAddr()
+	if addr == "" {
+		addr = s.spec.GetInteractiveAddr()
+	}
+	c, err := interactive.Dial(addr)
 	if err != nil {
-		return setupErrorf(exitSetup, "cannot reach the waiting bsub at %s: %v", s.spec.GetInteractiveAddr(), err)
+		return setupErrorf(exitSetup, "cannot reach the waiting bsub at %s: %v", addr, err)
 	}
 	if err := c.Send(interactive.Hello, []byte(s.hosts[0].GetHost())); err != nil {
 		c.Close()

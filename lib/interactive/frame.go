@@ -8,6 +8,11 @@
 // size and signals to the job. A connection that drops before the exit
 // status means the job's end is not known here: bsub goes back to waiting
 // (the job may be dispatched again) and the controller says how it ended.
+//
+// Where the job side cannot dial bsub's socket (another host), the worker
+// of the job's host takes the shepherd's connection and the controller
+// relays the frames to bsub's Attach call; bsub sees each relayed
+// connection as a Conn made by NewRelayed, the same frames either way.
 package interactive
 
 import (
@@ -38,30 +43,35 @@ const (
 // time, so anything larger is a broken or hostile peer.
 const maxFrame = 1 << 20
 
-// Conn is one end of the stream. Send may be called from several
-// goroutines; Recv from one.
+// Conn is one end of the stream: a socket (Dial, Listener.Accept), or a
+// relayed stream whose frames the caller carries (NewRelayed). Send may be
+// called from several goroutines; Recv from one.
 type Conn struct {
-	c  net.Conn
-	r  *bufio.Reader
+	t  transport
 	mu sync.Mutex
 }
 
-func newConn(c net.Conn) *Conn {
-	return &Conn{c: c, r: bufio.NewReaderSize(c, 32<<10)}
+// transport carries a Conn's frames.
+type transport interface {
+	send(typ byte, payload []byte) error
+	recv() (typ byte, payload []byte, err error)
+	setReadDeadline(t time.Time) error
+	close() error
 }
+
+func newConn(c net.Conn) *Conn {
+	return &Conn{t: &sockTransport{c: c, r: bufio.NewReaderSize(c, 32<<10)}}
+}
+
+// Wrap makes a Conn of a connected socket (the relay of a worker that
+// accepted the job side's connection).
+func Wrap(c net.Conn) *Conn { return newConn(c) }
 
 // Send writes one frame.
 func (c *Conn) Send(typ byte, payload []byte) error {
-	var hdr [5]byte
-	hdr[0] = typ
-	binary.BigEndian.PutUint32(hdr[1:], uint32(len(payload)))
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, err := c.c.Write(hdr[:]); err != nil {
-		return err
-	}
-	_, err := c.c.Write(payload)
-	return err
+	return c.t.send(typ, payload)
 }
 
 // SendUint32 writes a frame whose payload is one big-endian number.
@@ -72,9 +82,35 @@ func (c *Conn) SendUint32(typ byte, v uint32) error {
 }
 
 // Recv reads the next frame.
-func (c *Conn) Recv() (typ byte, payload []byte, err error) {
+func (c *Conn) Recv() (typ byte, payload []byte, err error) { return c.t.recv() }
+
+// SetReadDeadline bounds the next Recv.
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.t.setReadDeadline(t) }
+
+// Close closes the connection.
+func (c *Conn) Close() error { return c.t.close() }
+
+// sockTransport is a Conn over a socket: each frame is its type byte, its
+// payload's length (4 bytes, big-endian) and the payload.
+type sockTransport struct {
+	c net.Conn
+	r *bufio.Reader
+}
+
+func (s *sockTransport) send(typ byte, payload []byte) error {
 	var hdr [5]byte
-	if _, err := io.ReadFull(c.r, hdr[:]); err != nil {
+	hdr[0] = typ
+	binary.BigEndian.PutUint32(hdr[1:], uint32(len(payload)))
+	if _, err := s.c.Write(hdr[:]); err != nil {
+		return err
+	}
+	_, err := s.c.Write(payload)
+	return err
+}
+
+func (s *sockTransport) recv() (typ byte, payload []byte, err error) {
+	var hdr [5]byte
+	if _, err := io.ReadFull(s.r, hdr[:]); err != nil {
 		return 0, nil, err
 	}
 	n := binary.BigEndian.Uint32(hdr[1:])
@@ -82,7 +118,7 @@ func (c *Conn) Recv() (typ byte, payload []byte, err error) {
 		return 0, nil, fmt.Errorf("interactive stream: frame of %d bytes", n)
 	}
 	payload = make([]byte, n)
-	if _, err := io.ReadFull(c.r, payload); err != nil {
+	if _, err := io.ReadFull(s.r, payload); err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
@@ -91,11 +127,8 @@ func (c *Conn) Recv() (typ byte, payload []byte, err error) {
 	return hdr[0], payload, nil
 }
 
-// SetReadDeadline bounds the next Recv.
-func (c *Conn) SetReadDeadline(t time.Time) error { return c.c.SetReadDeadline(t) }
-
-// Close closes the connection.
-func (c *Conn) Close() error { return c.c.Close() }
+func (s *sockTransport) setReadDeadline(t time.Time) error { return s.c.SetReadDeadline(t) }
+func (s *sockTransport) close() error                      { return s.c.Close() }
 
 // Writer returns an io.Writer that sends what is written as frames of typ.
 func (c *Conn) Writer(typ byte) io.Writer { return frameWriter{c, typ} }

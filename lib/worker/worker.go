@@ -23,6 +23,8 @@
 //	                            before the controller stored them
 //	    task.sock               root 0666 socket: blaunch's (task.go), which
 //	                            answers the job's uid only
+//	    term.sock               root 0666 socket: an interactive job's relayed
+//	                            terminal (term.go), the job's uid only
 //	    job/                    the job's user, 0700: what the shepherd writes
 //	        start, status, status.usage, output, the job file
 //
@@ -154,6 +156,9 @@ type Worker struct {
 	tmu   sync.Mutex
 	tk    tasks
 	relay TaskRelay
+
+	// Interactive jobs' terminals relayed to bsub (term.go).
+	trm termTable
 }
 
 type jobKey struct {
@@ -256,6 +261,13 @@ func (w *Worker) Start(job *api.Job) error {
 		StdoutDirect:    w.cfg.StdoutDirect,
 		TaskSocket:      filepath.Join(dir, TaskSocketName),
 	}
+	relayed := termRelayed(job)
+	if relayed {
+		if w.termLink() == nil {
+			return errNoTermLink
+		}
+		l.InteractiveAddr = "unix:" + filepath.Join(dir, TermSocketName)
+	}
 	b, err := api.Marshal(l)
 	if err != nil {
 		return fmt.Errorf("encode launch: %w", err)
@@ -269,9 +281,16 @@ func (w *Worker) Start(job *api.Job) error {
 	if err := w.serveTasks(k, uid); err != nil {
 		return err
 	}
+	if relayed {
+		if err := w.openTerm(k, uid); err != nil {
+			w.endTasks(k)
+			return fmt.Errorf("interactive job's terminal socket: %w", err)
+		}
+	}
 	started, ready, err := startSocket()
 	if err != nil {
 		w.endTasks(k)
+		w.endTerm(k)
 		return err
 	}
 	args := append(append([]string{}, w.cfg.Shepherd[1:]...), filepath.Join(dir, launchName))
@@ -296,6 +315,7 @@ func (w *Worker) Start(job *api.Job) error {
 		started.Close()
 		ready.Close()
 		w.endTasks(k)
+		w.endTerm(k)
 		return fmt.Errorf("start shepherd: %w", err)
 	}
 	ready.Close()
@@ -504,6 +524,7 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 		slog.Warn("a job's shepherd ended without recording the job's end", "job", k.id, "index", k.idx, "detail", detail)
 	}
 	ev.JobId, ev.ArrayIndex = k.id, k.idx
+	w.endTerm(k)
 	// Its tasks go with it, and count in its usage.
 	if tu := w.endTasks(k); tu != nil {
 		ev.Usage = addUsage(ev.Usage, tu)

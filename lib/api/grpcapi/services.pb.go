@@ -36,7 +36,7 @@ var File_grpcapi_services_proto protoreflect.FileDescriptor
 const file_grpcapi_services_proto_rawDesc = "" +
 	"\n" +
 	"\x16grpcapi/services.proto\x12\n" +
-	"xce.api.v1\x1a\tapi.proto\x1a\x14rpc/controller.proto\x1a\x10rpc/worker.proto2\xef\b\n" +
+	"xce.api.v1\x1a\tapi.proto\x1a\x14rpc/controller.proto\x1a\x10rpc/worker.proto2\xb1\t\n" +
 	"\n" +
 	"Controller\x12<\n" +
 	"\x06Submit\x12\x19.xce.api.v1.SubmitRequest\x1a\x17.xce.api.v1.SubmitReply\x12H\n" +
@@ -60,7 +60,8 @@ const file_grpcapi_services_proto_rawDesc = "" +
 	"Accounting\x12\x17.xce.api.v1.AcctRequest\x1a\x15.xce.api.v1.AcctReply0\x01\x126\n" +
 	"\x04Peek\x12\x17.xce.api.v1.PeekRequest\x1a\x15.xce.api.v1.PeekReply\x12H\n" +
 	"\n" +
-	"Credential\x12\x1d.xce.api.v1.CredentialRequest\x1a\x1b.xce.api.v1.CredentialReply2R\n" +
+	"Credential\x12\x1d.xce.api.v1.CredentialRequest\x1a\x1b.xce.api.v1.CredentialReply\x12@\n" +
+	"\x06Attach\x12\x19.xce.api.v1.AttachRequest\x1a\x17.xce.api.v1.AttachEvent(\x010\x012R\n" +
 	"\aCluster\x12G\n" +
 	"\aConnect\x12\x19.xce.api.v1.WorkerMessage\x1a\x1d.xce.api.v1.ControllerMessage(\x010\x012E\n" +
 	"\x05Tasks\x12<\n" +
@@ -84,27 +85,29 @@ var file_grpcapi_services_proto_goTypes = []any{
 	(*api.AcctRequest)(nil),        // 14: xce.api.v1.AcctRequest
 	(*rpc.PeekRequest)(nil),        // 15: xce.api.v1.PeekRequest
 	(*rpc.CredentialRequest)(nil),  // 16: xce.api.v1.CredentialRequest
-	(*rpc.WorkerMessage)(nil),      // 17: xce.api.v1.WorkerMessage
-	(*rpc.TaskRequest)(nil),        // 18: xce.api.v1.TaskRequest
-	(*api.SubmitReply)(nil),        // 19: xce.api.v1.SubmitReply
-	(*api.SubmitPackReply)(nil),    // 20: xce.api.v1.SubmitPackReply
-	(*api.QueryReply)(nil),         // 21: xce.api.v1.QueryReply
-	(*api.SignalReply)(nil),        // 22: xce.api.v1.SignalReply
-	(*api.WatchEvent)(nil),         // 23: xce.api.v1.WatchEvent
-	(*api.ListQueuesReply)(nil),    // 24: xce.api.v1.ListQueuesReply
-	(*api.ListHostsReply)(nil),     // 25: xce.api.v1.ListHostsReply
-	(*api.ListAppsReply)(nil),      // 26: xce.api.v1.ListAppsReply
-	(*api.ReconfigReply)(nil),      // 27: xce.api.v1.ReconfigReply
-	(*api.ControlReply)(nil),       // 28: xce.api.v1.ControlReply
-	(*api.ModifyReply)(nil),        // 29: xce.api.v1.ModifyReply
-	(*api.DependencyReply)(nil),    // 30: xce.api.v1.DependencyReply
-	(*api.EventsReply)(nil),        // 31: xce.api.v1.EventsReply
-	(*api.ClusterInfo)(nil),        // 32: xce.api.v1.ClusterInfo
-	(*api.AcctReply)(nil),          // 33: xce.api.v1.AcctReply
-	(*rpc.PeekReply)(nil),          // 34: xce.api.v1.PeekReply
-	(*rpc.CredentialReply)(nil),    // 35: xce.api.v1.CredentialReply
-	(*rpc.ControllerMessage)(nil),  // 36: xce.api.v1.ControllerMessage
-	(*rpc.TaskEvent)(nil),          // 37: xce.api.v1.TaskEvent
+	(*rpc.AttachRequest)(nil),      // 17: xce.api.v1.AttachRequest
+	(*rpc.WorkerMessage)(nil),      // 18: xce.api.v1.WorkerMessage
+	(*rpc.TaskRequest)(nil),        // 19: xce.api.v1.TaskRequest
+	(*api.SubmitReply)(nil),        // 20: xce.api.v1.SubmitReply
+	(*api.SubmitPackReply)(nil),    // 21: xce.api.v1.SubmitPackReply
+	(*api.QueryReply)(nil),         // 22: xce.api.v1.QueryReply
+	(*api.SignalReply)(nil),        // 23: xce.api.v1.SignalReply
+	(*api.WatchEvent)(nil),         // 24: xce.api.v1.WatchEvent
+	(*api.ListQueuesReply)(nil),    // 25: xce.api.v1.ListQueuesReply
+	(*api.ListHostsReply)(nil),     // 26: xce.api.v1.ListHostsReply
+	(*api.ListAppsReply)(nil),      // 27: xce.api.v1.ListAppsReply
+	(*api.ReconfigReply)(nil),      // 28: xce.api.v1.ReconfigReply
+	(*api.ControlReply)(nil),       // 29: xce.api.v1.ControlReply
+	(*api.ModifyReply)(nil),        // 30: xce.api.v1.ModifyReply
+	(*api.DependencyReply)(nil),    // 31: xce.api.v1.DependencyReply
+	(*api.EventsReply)(nil),        // 32: xce.api.v1.EventsReply
+	(*api.ClusterInfo)(nil),        // 33: xce.api.v1.ClusterInfo
+	(*api.AcctReply)(nil),          // 34: xce.api.v1.AcctReply
+	(*rpc.PeekReply)(nil),          // 35: xce.api.v1.PeekReply
+	(*rpc.CredentialReply)(nil),    // 36: xce.api.v1.CredentialReply
+	(*rpc.AttachEvent)(nil),        // 37: xce.api.v1.AttachEvent
+	(*rpc.ControllerMessage)(nil),  // 38: xce.api.v1.ControllerMessage
+	(*rpc.TaskEvent)(nil),          // 39: xce.api.v1.TaskEvent
 }
 var file_grpcapi_services_proto_depIdxs = []int32{
 	0,  // 0: xce.api.v1.Controller.Submit:input_type -> xce.api.v1.SubmitRequest
@@ -124,29 +127,31 @@ var file_grpcapi_services_proto_depIdxs = []int32{
 	14, // 14: xce.api.v1.Controller.Accounting:input_type -> xce.api.v1.AcctRequest
 	15, // 15: xce.api.v1.Controller.Peek:input_type -> xce.api.v1.PeekRequest
 	16, // 16: xce.api.v1.Controller.Credential:input_type -> xce.api.v1.CredentialRequest
-	17, // 17: xce.api.v1.Cluster.Connect:input_type -> xce.api.v1.WorkerMessage
-	18, // 18: xce.api.v1.Tasks.Launch:input_type -> xce.api.v1.TaskRequest
-	19, // 19: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
-	20, // 20: xce.api.v1.Controller.SubmitPack:output_type -> xce.api.v1.SubmitPackReply
-	21, // 21: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
-	22, // 22: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
-	23, // 23: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
-	24, // 24: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
-	25, // 25: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
-	26, // 26: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
-	27, // 27: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
-	28, // 28: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
-	29, // 29: xce.api.v1.Controller.Modify:output_type -> xce.api.v1.ModifyReply
-	30, // 30: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
-	31, // 31: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
-	32, // 32: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
-	33, // 33: xce.api.v1.Controller.Accounting:output_type -> xce.api.v1.AcctReply
-	34, // 34: xce.api.v1.Controller.Peek:output_type -> xce.api.v1.PeekReply
-	35, // 35: xce.api.v1.Controller.Credential:output_type -> xce.api.v1.CredentialReply
-	36, // 36: xce.api.v1.Cluster.Connect:output_type -> xce.api.v1.ControllerMessage
-	37, // 37: xce.api.v1.Tasks.Launch:output_type -> xce.api.v1.TaskEvent
-	19, // [19:38] is the sub-list for method output_type
-	0,  // [0:19] is the sub-list for method input_type
+	17, // 17: xce.api.v1.Controller.Attach:input_type -> xce.api.v1.AttachRequest
+	18, // 18: xce.api.v1.Cluster.Connect:input_type -> xce.api.v1.WorkerMessage
+	19, // 19: xce.api.v1.Tasks.Launch:input_type -> xce.api.v1.TaskRequest
+	20, // 20: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
+	21, // 21: xce.api.v1.Controller.SubmitPack:output_type -> xce.api.v1.SubmitPackReply
+	22, // 22: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
+	23, // 23: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
+	24, // 24: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
+	25, // 25: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
+	26, // 26: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
+	27, // 27: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
+	28, // 28: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
+	29, // 29: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
+	30, // 30: xce.api.v1.Controller.Modify:output_type -> xce.api.v1.ModifyReply
+	31, // 31: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
+	32, // 32: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
+	33, // 33: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
+	34, // 34: xce.api.v1.Controller.Accounting:output_type -> xce.api.v1.AcctReply
+	35, // 35: xce.api.v1.Controller.Peek:output_type -> xce.api.v1.PeekReply
+	36, // 36: xce.api.v1.Controller.Credential:output_type -> xce.api.v1.CredentialReply
+	37, // 37: xce.api.v1.Controller.Attach:output_type -> xce.api.v1.AttachEvent
+	38, // 38: xce.api.v1.Cluster.Connect:output_type -> xce.api.v1.ControllerMessage
+	39, // 39: xce.api.v1.Tasks.Launch:output_type -> xce.api.v1.TaskEvent
+	20, // [20:40] is the sub-list for method output_type
+	0,  // [0:20] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name

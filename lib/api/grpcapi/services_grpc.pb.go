@@ -46,6 +46,7 @@ const (
 	Controller_Accounting_FullMethodName = "/xce.api.v1.Controller/Accounting"
 	Controller_Peek_FullMethodName       = "/xce.api.v1.Controller/Peek"
 	Controller_Credential_FullMethodName = "/xce.api.v1.Controller/Credential"
+	Controller_Attach_FullMethodName     = "/xce.api.v1.Controller/Attach"
 )
 
 // ControllerClient is the client API for Controller service.
@@ -85,6 +86,10 @@ type ControllerClient interface {
 	// the command sends. Served by the controller candidates and by `xced
 	// worker` (which serves nothing else on its socket).
 	Credential(ctx context.Context, in *rpc.CredentialRequest, opts ...grpc.CallOption) (*rpc.CredentialReply, error)
+	// An interactive job's terminal, relayed through the controller when
+	// the job's side cannot reach bsub's socket (rpc/controller.proto's
+	// AttachRequest); the job's owner only.
+	Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[rpc.AttachRequest, rpc.AttachEvent], error)
 }
 
 type controllerClient struct {
@@ -292,6 +297,19 @@ func (c *controllerClient) Credential(ctx context.Context, in *rpc.CredentialReq
 	return out, nil
 }
 
+func (c *controllerClient) Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[rpc.AttachRequest, rpc.AttachEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Controller_ServiceDesc.Streams[3], Controller_Attach_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[rpc.AttachRequest, rpc.AttachEvent]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Controller_AttachClient = grpc.BidiStreamingClient[rpc.AttachRequest, rpc.AttachEvent]
+
 // ControllerServer is the server API for Controller service.
 // All implementations must embed UnimplementedControllerServer
 // for forward compatibility.
@@ -329,6 +347,10 @@ type ControllerServer interface {
 	// the command sends. Served by the controller candidates and by `xced
 	// worker` (which serves nothing else on its socket).
 	Credential(context.Context, *rpc.CredentialRequest) (*rpc.CredentialReply, error)
+	// An interactive job's terminal, relayed through the controller when
+	// the job's side cannot reach bsub's socket (rpc/controller.proto's
+	// AttachRequest); the job's owner only.
+	Attach(grpc.BidiStreamingServer[rpc.AttachRequest, rpc.AttachEvent]) error
 	mustEmbedUnimplementedControllerServer()
 }
 
@@ -389,6 +411,9 @@ func (UnimplementedControllerServer) Peek(context.Context, *rpc.PeekRequest) (*r
 }
 func (UnimplementedControllerServer) Credential(context.Context, *rpc.CredentialRequest) (*rpc.CredentialReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Credential not implemented")
+}
+func (UnimplementedControllerServer) Attach(grpc.BidiStreamingServer[rpc.AttachRequest, rpc.AttachEvent]) error {
+	return status.Errorf(codes.Unimplemented, "method Attach not implemented")
 }
 func (UnimplementedControllerServer) mustEmbedUnimplementedControllerServer() {}
 func (UnimplementedControllerServer) testEmbeddedByValue()                    {}
@@ -696,6 +721,13 @@ func _Controller_Credential_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Controller_Attach_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ControllerServer).Attach(&grpc.GenericServerStream[rpc.AttachRequest, rpc.AttachEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Controller_AttachServer = grpc.BidiStreamingServer[rpc.AttachRequest, rpc.AttachEvent]
+
 // Controller_ServiceDesc is the grpc.ServiceDesc for Controller service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -775,6 +807,12 @@ var Controller_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "Accounting",
 			Handler:       _Controller_Accounting_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "Attach",
+			Handler:       _Controller_Attach_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "grpcapi/services.proto",

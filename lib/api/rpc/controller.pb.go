@@ -148,6 +148,162 @@ func (x *CredentialReply) GetControllerProof() []byte {
 	return nil
 }
 
+// AttachRequest is bsub's side of an interactive job's terminal when the
+// job side cannot dial it (rpc/worker.proto, TermData): the first names
+// the job, the later ones carry frames for the job (lib/interactive's
+// types and payloads). Only the job's owner may attach.
+type AttachRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         int64                  `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Index         int32                  `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	Type          int32                  `protobuf:"varint,3,opt,name=type,proto3" json:"type,omitempty"`
+	Payload       []byte                 `protobuf:"bytes,4,opt,name=payload,proto3" json:"payload,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachRequest) Reset() {
+	*x = AttachRequest{}
+	file_rpc_controller_proto_init()
+	mi := &file_rpc_controller_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachRequest) ProtoMessage() {}
+
+func (x *AttachRequest) ProtoReflect() protoreflect.Message {
+	file_rpc_controller_proto_init()
+	mi := &file_rpc_controller_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
+func (*AttachRequest) Descriptor() ([]byte, []int) {
+	return file_rpc_controller_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *AttachRequest) GetJobId() int64 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *AttachRequest) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *AttachRequest) GetType() int32 {
+	if x != nil {
+		return x.Type
+	}
+	return 0
+}
+
+func (x *AttachRequest) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+// AttachEvent answers an AttachRequest: first attached, then the job
+// side's frames. closed ends one connection of the job side (without an
+// exit frame the job was not finished there: bsub waits for the next);
+// lost says the job's host went away, and ends the call.
+type AttachEvent struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Attached      bool                   `protobuf:"varint,1,opt,name=attached,proto3" json:"attached,omitempty"`
+	Type          int32                  `protobuf:"varint,2,opt,name=type,proto3" json:"type,omitempty"`
+	Payload       []byte                 `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
+	Closed        bool                   `protobuf:"varint,4,opt,name=closed,proto3" json:"closed,omitempty"`
+	Lost          string                 `protobuf:"bytes,5,opt,name=lost,proto3" json:"lost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachEvent) Reset() {
+	*x = AttachEvent{}
+	file_rpc_controller_proto_init()
+	mi := &file_rpc_controller_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachEvent) ProtoMessage() {}
+
+func (x *AttachEvent) ProtoReflect() protoreflect.Message {
+	file_rpc_controller_proto_init()
+	mi := &file_rpc_controller_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachEvent.ProtoReflect.Descriptor instead.
+func (*AttachEvent) Descriptor() ([]byte, []int) {
+	return file_rpc_controller_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *AttachEvent) GetAttached() bool {
+	if x != nil {
+		return x.Attached
+	}
+	return false
+}
+
+func (x *AttachEvent) GetType() int32 {
+	if x != nil {
+		return x.Type
+	}
+	return 0
+}
+
+func (x *AttachEvent) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+func (x *AttachEvent) GetClosed() bool {
+	if x != nil {
+		return x.Closed
+	}
+	return false
+}
+
+func (x *AttachEvent) GetLost() string {
+	if x != nil {
+		return x.Lost
+	}
+	return ""
+}
+
 var File_rpc_controller_proto protoreflect.FileDescriptor
 
 const file_rpc_controller_proto_rawDesc = "" +
@@ -161,7 +317,18 @@ const file_rpc_controller_proto_rawDesc = "" +
 	"\x03gid\x18\x02 \x01(\rR\x03gid\x12\x1d\n" +
 	"\n" +
 	"user_proof\x18\x03 \x01(\fR\tuserProof\x12)\n" +
-	"\x10controller_proof\x18\x04 \x01(\fR\x0fcontrollerProofB\x15Z\x13xce/lib/api/rpc;rpcb\x06proto3"
+	"\x10controller_proof\x18\x04 \x01(\fR\x0fcontrollerProof\"j\n" +
+	"\rAttachRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x12\n" +
+	"\x04type\x18\x03 \x01(\x05R\x04type\x12\x18\n" +
+	"\apayload\x18\x04 \x01(\fR\apayload\"\x83\x01\n" +
+	"\vAttachEvent\x12\x1a\n" +
+	"\battached\x18\x01 \x01(\bR\battached\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\x05R\x04type\x12\x18\n" +
+	"\apayload\x18\x03 \x01(\fR\apayload\x12\x16\n" +
+	"\x06closed\x18\x04 \x01(\bR\x06closed\x12\x12\n" +
+	"\x04lost\x18\x05 \x01(\tR\x04lostB\x15Z\x13xce/lib/api/rpc;rpcb\x06proto3"
 
 var (
 	file_rpc_controller_proto_rawDescOnce sync.Once
@@ -175,10 +342,12 @@ func file_rpc_controller_proto_rawDescGZIP() []byte {
 	return file_rpc_controller_proto_rawDescData
 }
 
-var file_rpc_controller_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_rpc_controller_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_rpc_controller_proto_goTypes = []any{
 	(*CredentialRequest)(nil), // 0: xce.api.v1.CredentialRequest
 	(*CredentialReply)(nil),   // 1: xce.api.v1.CredentialReply
+	(*AttachRequest)(nil),     // 2: xce.api.v1.AttachRequest
+	(*AttachEvent)(nil),       // 3: xce.api.v1.AttachEvent
 }
 var file_rpc_controller_proto_depIdxs = []int32{
 	0, // [0:0] is the sub-list for method output_type
@@ -207,7 +376,7 @@ func file_rpc_controller_proto_build() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rpc_controller_proto_rawDesc), len(file_rpc_controller_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

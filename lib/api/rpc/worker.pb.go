@@ -98,6 +98,8 @@ type WorkerMessage struct {
 	//	*WorkerMessage_TaskSignal
 	//	*WorkerMessage_TaskOutput
 	//	*WorkerMessage_TaskExit
+	//	*WorkerMessage_Term
+	//	*WorkerMessage_TermAck
 	Msg           isWorkerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -223,6 +225,24 @@ func (x *WorkerMessage) GetTaskExit() *TaskExit {
 	return nil
 }
 
+func (x *WorkerMessage) GetTerm() *TermData {
+	if x != nil {
+		if x, ok := x.Msg.(*WorkerMessage_Term); ok {
+			return x.Term
+		}
+	}
+	return nil
+}
+
+func (x *WorkerMessage) GetTermAck() *TermAck {
+	if x != nil {
+		if x, ok := x.Msg.(*WorkerMessage_TermAck); ok {
+			return x.TermAck
+		}
+	}
+	return nil
+}
+
 type isWorkerMessage_Msg interface {
 	isWorkerMessage_Msg()
 }
@@ -267,6 +287,16 @@ type WorkerMessage_TaskExit struct {
 	TaskExit *TaskExit `protobuf:"bytes,43,opt,name=task_exit,json=taskExit,proto3,oneof"`
 }
 
+type WorkerMessage_Term struct {
+	// An interactive job's terminal (see below): a frame of its job side,
+	// and how much of bsub's input the job side has taken.
+	Term *TermData `protobuf:"bytes,44,opt,name=term,proto3,oneof"`
+}
+
+type WorkerMessage_TermAck struct {
+	TermAck *TermAck `protobuf:"bytes,45,opt,name=term_ack,json=termAck,proto3,oneof"`
+}
+
 func (*WorkerMessage_Register) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Load) isWorkerMessage_Msg() {}
@@ -284,6 +314,10 @@ func (*WorkerMessage_TaskSignal) isWorkerMessage_Msg() {}
 func (*WorkerMessage_TaskOutput) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_TaskExit) isWorkerMessage_Msg() {}
+
+func (*WorkerMessage_Term) isWorkerMessage_Msg() {}
+
+func (*WorkerMessage_TermAck) isWorkerMessage_Msg() {}
 
 // WorkerRegister describes the host and what the worker runs now.
 type WorkerRegister struct {
@@ -592,6 +626,8 @@ type ControllerMessage struct {
 	//	*ControllerMessage_TaskSignal
 	//	*ControllerMessage_TaskOutput
 	//	*ControllerMessage_TaskExit
+	//	*ControllerMessage_Term
+	//	*ControllerMessage_TermAck
 	Msg           isControllerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -744,6 +780,24 @@ func (x *ControllerMessage) GetTaskExit() *TaskExit {
 	return nil
 }
 
+func (x *ControllerMessage) GetTerm() *TermData {
+	if x != nil {
+		if x, ok := x.Msg.(*ControllerMessage_Term); ok {
+			return x.Term
+		}
+	}
+	return nil
+}
+
+func (x *ControllerMessage) GetTermAck() *TermAck {
+	if x != nil {
+		if x, ok := x.Msg.(*ControllerMessage_TermAck); ok {
+			return x.TermAck
+		}
+	}
+	return nil
+}
+
 type isControllerMessage_Msg interface {
 	isControllerMessage_Msg()
 }
@@ -804,6 +858,16 @@ type ControllerMessage_TaskExit struct {
 	TaskExit *TaskExit `protobuf:"bytes,43,opt,name=task_exit,json=taskExit,proto3,oneof"`
 }
 
+type ControllerMessage_Term struct {
+	// An interactive job's terminal (see below): a frame of bsub's, or
+	// its hang-up; how much of the job side's output bsub has taken.
+	Term *TermData `protobuf:"bytes,44,opt,name=term,proto3,oneof"`
+}
+
+type ControllerMessage_TermAck struct {
+	TermAck *TermAck `protobuf:"bytes,45,opt,name=term_ack,json=termAck,proto3,oneof"`
+}
+
 func (*ControllerMessage_Welcome) isControllerMessage_Msg() {}
 
 func (*ControllerMessage_Start) isControllerMessage_Msg() {}
@@ -827,6 +891,10 @@ func (*ControllerMessage_TaskSignal) isControllerMessage_Msg() {}
 func (*ControllerMessage_TaskOutput) isControllerMessage_Msg() {}
 
 func (*ControllerMessage_TaskExit) isControllerMessage_Msg() {}
+
+func (*ControllerMessage_Term) isControllerMessage_Msg() {}
+
+func (*ControllerMessage_TermAck) isControllerMessage_Msg() {}
 
 // Welcome accepts a registration and carries what the worker follows of
 // the cluster's configuration.
@@ -1954,12 +2022,155 @@ func (x *TaskSignal) GetHost() string {
 	return ""
 }
 
+type TermData struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	JobId   int64                  `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Index   int32                  `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	Type    int32                  `protobuf:"varint,3,opt,name=type,proto3" json:"type,omitempty"` // the frame's type (lib/interactive)
+	Payload []byte                 `protobuf:"bytes,4,opt,name=payload,proto3" json:"payload,omitempty"`
+	// Worker -> controller: the job side's connection ended (after its exit
+	// status, or without one when the job goes back to pending).
+	// Controller -> worker: bsub went away: hang the job up.
+	Close         bool `protobuf:"varint,5,opt,name=close,proto3" json:"close,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TermData) Reset() {
+	*x = TermData{}
+	file_rpc_worker_proto_init()
+	mi := &file_rpc_worker_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TermData) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TermData) ProtoMessage() {}
+
+func (x *TermData) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
+	mi := &file_rpc_worker_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TermData.ProtoReflect.Descriptor instead.
+func (*TermData) Descriptor() ([]byte, []int) {
+	return file_rpc_worker_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *TermData) GetJobId() int64 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *TermData) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *TermData) GetType() int32 {
+	if x != nil {
+		return x.Type
+	}
+	return 0
+}
+
+func (x *TermData) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+func (x *TermData) GetClose() bool {
+	if x != nil {
+		return x.Close
+	}
+	return false
+}
+
+type TermAck struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         int64                  `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Index         int32                  `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	Bytes         int64                  `protobuf:"varint,3,opt,name=bytes,proto3" json:"bytes,omitempty"` // payload bytes taken since the last ack
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TermAck) Reset() {
+	*x = TermAck{}
+	file_rpc_worker_proto_init()
+	mi := &file_rpc_worker_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TermAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TermAck) ProtoMessage() {}
+
+func (x *TermAck) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
+	mi := &file_rpc_worker_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TermAck.ProtoReflect.Descriptor instead.
+func (*TermAck) Descriptor() ([]byte, []int) {
+	return file_rpc_worker_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *TermAck) GetJobId() int64 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *TermAck) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *TermAck) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
 var File_rpc_worker_proto protoreflect.FileDescriptor
 
 const file_rpc_worker_proto_rawDesc = "" +
 	"\n" +
 	"\x10rpc/worker.proto\x12\n" +
-	"xce.api.v1\x1a\tapi.proto\"\xed\x03\n" +
+	"xce.api.v1\x1a\tapi.proto\"\xcb\x04\n" +
 	"\rWorkerMessage\x128\n" +
 	"\bregister\x18\x01 \x01(\v2\x1a.xce.api.v1.WorkerRegisterH\x00R\bregister\x12&\n" +
 	"\x04load\x18\x02 \x01(\v2\x10.xce.api.v1.HostH\x00R\x04load\x122\n" +
@@ -1972,7 +2183,9 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"taskSignal\x129\n" +
 	"\vtask_output\x18* \x01(\v2\x16.xce.api.v1.TaskOutputH\x00R\n" +
 	"taskOutput\x123\n" +
-	"\ttask_exit\x18+ \x01(\v2\x14.xce.api.v1.TaskExitH\x00R\btaskExitB\x05\n" +
+	"\ttask_exit\x18+ \x01(\v2\x14.xce.api.v1.TaskExitH\x00R\btaskExit\x12*\n" +
+	"\x04term\x18, \x01(\v2\x14.xce.api.v1.TermDataH\x00R\x04term\x120\n" +
+	"\bterm_ack\x18- \x01(\v2\x13.xce.api.v1.TermAckH\x00R\atermAckB\x05\n" +
 	"\x03msg\"\x97\x01\n" +
 	"\x0eWorkerRegister\x12$\n" +
 	"\x04host\x18\x01 \x01(\v2\x10.xce.api.v1.HostR\x04host\x12,\n" +
@@ -1993,7 +2206,7 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\bJobUsage\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12/\n" +
-	"\x05usage\x18\x03 \x01(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\"\xd9\x04\n" +
+	"\x05usage\x18\x03 \x01(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\"\xb7\x05\n" +
 	"\x11ControllerMessage\x12/\n" +
 	"\awelcome\x18\x01 \x01(\v2\x13.xce.api.v1.WelcomeH\x00R\awelcome\x12'\n" +
 	"\x05start\x18\x02 \x01(\v2\x0f.xce.api.v1.JobH\x00R\x05start\x12'\n" +
@@ -2009,7 +2222,9 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"taskSignal\x129\n" +
 	"\vtask_output\x18* \x01(\v2\x16.xce.api.v1.TaskOutputH\x00R\n" +
 	"taskOutput\x123\n" +
-	"\ttask_exit\x18+ \x01(\v2\x14.xce.api.v1.TaskExitH\x00R\btaskExitB\x05\n" +
+	"\ttask_exit\x18+ \x01(\v2\x14.xce.api.v1.TaskExitH\x00R\btaskExit\x12*\n" +
+	"\x04term\x18, \x01(\v2\x14.xce.api.v1.TermDataH\x00R\x04term\x120\n" +
+	"\bterm_ack\x18- \x01(\v2\x13.xce.api.v1.TermAckH\x00R\atermAckB\x05\n" +
 	"\x03msg\"\xb0\x02\n" +
 	"\aWelcome\x12!\n" +
 	"\fcluster_name\x18\x01 \x01(\tR\vclusterName\x12\x12\n" +
@@ -2098,7 +2313,17 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x17\n" +
 	"\atask_id\x18\x03 \x01(\x05R\x06taskId\x12\x16\n" +
 	"\x06signal\x18\x04 \x01(\x05R\x06signal\x12\x12\n" +
-	"\x04host\x18\x05 \x01(\tR\x04host*I\n" +
+	"\x04host\x18\x05 \x01(\tR\x04host\"{\n" +
+	"\bTermData\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x12\n" +
+	"\x04type\x18\x03 \x01(\x05R\x04type\x12\x18\n" +
+	"\apayload\x18\x04 \x01(\fR\apayload\x12\x14\n" +
+	"\x05close\x18\x05 \x01(\bR\x05close\"L\n" +
+	"\aTermAck\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x14\n" +
+	"\x05bytes\x18\x03 \x01(\x03R\x05bytes*I\n" +
 	"\tTaskShell\x12\x11\n" +
 	"\rTASK_SHELL_SH\x10\x00\x12\x14\n" +
 	"\x10TASK_SHELL_LOGIN\x10\x01\x12\x13\n" +
@@ -2117,7 +2342,7 @@ func file_rpc_worker_proto_rawDescGZIP() []byte {
 }
 
 var file_rpc_worker_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_rpc_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_rpc_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_rpc_worker_proto_goTypes = []any{
 	(TaskShell)(0),            // 0: xce.api.v1.TaskShell
 	(*WorkerMessage)(nil),     // 1: xce.api.v1.WorkerMessage
@@ -2139,17 +2364,19 @@ var file_rpc_worker_proto_goTypes = []any{
 	(*TaskOutput)(nil),        // 17: xce.api.v1.TaskOutput
 	(*TaskExit)(nil),          // 18: xce.api.v1.TaskExit
 	(*TaskSignal)(nil),        // 19: xce.api.v1.TaskSignal
-	(*api.Host)(nil),          // 20: xce.api.v1.Host
-	(*api.JobRef)(nil),        // 21: xce.api.v1.JobRef
-	(*api.Event)(nil),         // 22: xce.api.v1.Event
-	(*api.ResourceUsage)(nil), // 23: xce.api.v1.ResourceUsage
-	(*api.Job)(nil),           // 24: xce.api.v1.Job
-	(api.TermReason)(0),       // 25: xce.api.v1.TermReason
-	(*api.JobSpec)(nil),       // 26: xce.api.v1.JobSpec
+	(*TermData)(nil),          // 20: xce.api.v1.TermData
+	(*TermAck)(nil),           // 21: xce.api.v1.TermAck
+	(*api.Host)(nil),          // 22: xce.api.v1.Host
+	(*api.JobRef)(nil),        // 23: xce.api.v1.JobRef
+	(*api.Event)(nil),         // 24: xce.api.v1.Event
+	(*api.ResourceUsage)(nil), // 25: xce.api.v1.ResourceUsage
+	(*api.Job)(nil),           // 26: xce.api.v1.Job
+	(api.TermReason)(0),       // 27: xce.api.v1.TermReason
+	(*api.JobSpec)(nil),       // 28: xce.api.v1.JobSpec
 }
 var file_rpc_worker_proto_depIdxs = []int32{
 	2,  // 0: xce.api.v1.WorkerMessage.register:type_name -> xce.api.v1.WorkerRegister
-	20, // 1: xce.api.v1.WorkerMessage.load:type_name -> xce.api.v1.Host
+	22, // 1: xce.api.v1.WorkerMessage.load:type_name -> xce.api.v1.Host
 	3,  // 2: xce.api.v1.WorkerMessage.report:type_name -> xce.api.v1.WorkerReport
 	4,  // 3: xce.api.v1.WorkerMessage.usage:type_name -> xce.api.v1.WorkerUsage
 	11, // 4: xce.api.v1.WorkerMessage.peek:type_name -> xce.api.v1.PeekReply
@@ -2157,37 +2384,41 @@ var file_rpc_worker_proto_depIdxs = []int32{
 	19, // 6: xce.api.v1.WorkerMessage.task_signal:type_name -> xce.api.v1.TaskSignal
 	17, // 7: xce.api.v1.WorkerMessage.task_output:type_name -> xce.api.v1.TaskOutput
 	18, // 8: xce.api.v1.WorkerMessage.task_exit:type_name -> xce.api.v1.TaskExit
-	20, // 9: xce.api.v1.WorkerRegister.host:type_name -> xce.api.v1.Host
-	21, // 10: xce.api.v1.WorkerRegister.running:type_name -> xce.api.v1.JobRef
-	22, // 11: xce.api.v1.WorkerReport.started:type_name -> xce.api.v1.Event
-	22, // 12: xce.api.v1.WorkerReport.finished:type_name -> xce.api.v1.Event
-	5,  // 13: xce.api.v1.WorkerUsage.jobs:type_name -> xce.api.v1.JobUsage
-	23, // 14: xce.api.v1.JobUsage.usage:type_name -> xce.api.v1.ResourceUsage
-	7,  // 15: xce.api.v1.ControllerMessage.welcome:type_name -> xce.api.v1.Welcome
-	24, // 16: xce.api.v1.ControllerMessage.start:type_name -> xce.api.v1.Job
-	24, // 17: xce.api.v1.ControllerMessage.adopt:type_name -> xce.api.v1.Job
-	8,  // 18: xce.api.v1.ControllerMessage.signal:type_name -> xce.api.v1.WorkerSignal
-	9,  // 19: xce.api.v1.ControllerMessage.limits:type_name -> xce.api.v1.WorkerLimits
-	21, // 20: xce.api.v1.ControllerMessage.remove:type_name -> xce.api.v1.JobRef
-	10, // 21: xce.api.v1.ControllerMessage.peek:type_name -> xce.api.v1.PeekRequest
-	16, // 22: xce.api.v1.ControllerMessage.task_start:type_name -> xce.api.v1.TaskStart
-	19, // 23: xce.api.v1.ControllerMessage.task_signal:type_name -> xce.api.v1.TaskSignal
-	17, // 24: xce.api.v1.ControllerMessage.task_output:type_name -> xce.api.v1.TaskOutput
-	18, // 25: xce.api.v1.ControllerMessage.task_exit:type_name -> xce.api.v1.TaskExit
-	25, // 26: xce.api.v1.WorkerSignal.term_reason:type_name -> xce.api.v1.TermReason
-	26, // 27: xce.api.v1.WorkerLimits.limits:type_name -> xce.api.v1.JobSpec
-	13, // 28: xce.api.v1.TaskRequest.launch:type_name -> xce.api.v1.TaskLaunch
-	0,  // 29: xce.api.v1.TaskLaunch.shell:type_name -> xce.api.v1.TaskShell
-	15, // 30: xce.api.v1.TaskEvent.launched:type_name -> xce.api.v1.TaskLaunched
-	17, // 31: xce.api.v1.TaskEvent.output:type_name -> xce.api.v1.TaskOutput
-	18, // 32: xce.api.v1.TaskEvent.exit:type_name -> xce.api.v1.TaskExit
-	0,  // 33: xce.api.v1.TaskStart.shell:type_name -> xce.api.v1.TaskShell
-	23, // 34: xce.api.v1.TaskExit.usage:type_name -> xce.api.v1.ResourceUsage
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	20, // 9: xce.api.v1.WorkerMessage.term:type_name -> xce.api.v1.TermData
+	21, // 10: xce.api.v1.WorkerMessage.term_ack:type_name -> xce.api.v1.TermAck
+	22, // 11: xce.api.v1.WorkerRegister.host:type_name -> xce.api.v1.Host
+	23, // 12: xce.api.v1.WorkerRegister.running:type_name -> xce.api.v1.JobRef
+	24, // 13: xce.api.v1.WorkerReport.started:type_name -> xce.api.v1.Event
+	24, // 14: xce.api.v1.WorkerReport.finished:type_name -> xce.api.v1.Event
+	5,  // 15: xce.api.v1.WorkerUsage.jobs:type_name -> xce.api.v1.JobUsage
+	25, // 16: xce.api.v1.JobUsage.usage:type_name -> xce.api.v1.ResourceUsage
+	7,  // 17: xce.api.v1.ControllerMessage.welcome:type_name -> xce.api.v1.Welcome
+	26, // 18: xce.api.v1.ControllerMessage.start:type_name -> xce.api.v1.Job
+	26, // 19: xce.api.v1.ControllerMessage.adopt:type_name -> xce.api.v1.Job
+	8,  // 20: xce.api.v1.ControllerMessage.signal:type_name -> xce.api.v1.WorkerSignal
+	9,  // 21: xce.api.v1.ControllerMessage.limits:type_name -> xce.api.v1.WorkerLimits
+	23, // 22: xce.api.v1.ControllerMessage.remove:type_name -> xce.api.v1.JobRef
+	10, // 23: xce.api.v1.ControllerMessage.peek:type_name -> xce.api.v1.PeekRequest
+	16, // 24: xce.api.v1.ControllerMessage.task_start:type_name -> xce.api.v1.TaskStart
+	19, // 25: xce.api.v1.ControllerMessage.task_signal:type_name -> xce.api.v1.TaskSignal
+	17, // 26: xce.api.v1.ControllerMessage.task_output:type_name -> xce.api.v1.TaskOutput
+	18, // 27: xce.api.v1.ControllerMessage.task_exit:type_name -> xce.api.v1.TaskExit
+	20, // 28: xce.api.v1.ControllerMessage.term:type_name -> xce.api.v1.TermData
+	21, // 29: xce.api.v1.ControllerMessage.term_ack:type_name -> xce.api.v1.TermAck
+	27, // 30: xce.api.v1.WorkerSignal.term_reason:type_name -> xce.api.v1.TermReason
+	28, // 31: xce.api.v1.WorkerLimits.limits:type_name -> xce.api.v1.JobSpec
+	13, // 32: xce.api.v1.TaskRequest.launch:type_name -> xce.api.v1.TaskLaunch
+	0,  // 33: xce.api.v1.TaskLaunch.shell:type_name -> xce.api.v1.TaskShell
+	15, // 34: xce.api.v1.TaskEvent.launched:type_name -> xce.api.v1.TaskLaunched
+	17, // 35: xce.api.v1.TaskEvent.output:type_name -> xce.api.v1.TaskOutput
+	18, // 36: xce.api.v1.TaskEvent.exit:type_name -> xce.api.v1.TaskExit
+	0,  // 37: xce.api.v1.TaskStart.shell:type_name -> xce.api.v1.TaskShell
+	25, // 38: xce.api.v1.TaskExit.usage:type_name -> xce.api.v1.ResourceUsage
+	39, // [39:39] is the sub-list for method output_type
+	39, // [39:39] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 // file_rpc_worker_proto_once builds the file's descriptors on first use, not at
@@ -2211,6 +2442,8 @@ func file_rpc_worker_proto_build() {
 		(*WorkerMessage_TaskSignal)(nil),
 		(*WorkerMessage_TaskOutput)(nil),
 		(*WorkerMessage_TaskExit)(nil),
+		(*WorkerMessage_Term)(nil),
+		(*WorkerMessage_TermAck)(nil),
 	}
 	file_rpc_worker_proto_msgTypes[5].OneofWrappers = []any{
 		(*ControllerMessage_Welcome)(nil),
@@ -2225,6 +2458,8 @@ func file_rpc_worker_proto_build() {
 		(*ControllerMessage_TaskSignal)(nil),
 		(*ControllerMessage_TaskOutput)(nil),
 		(*ControllerMessage_TaskExit)(nil),
+		(*ControllerMessage_Term)(nil),
+		(*ControllerMessage_TermAck)(nil),
 	}
 	file_rpc_worker_proto_msgTypes[11].OneofWrappers = []any{
 		(*TaskRequest_Launch)(nil),
@@ -2241,7 +2476,7 @@ func file_rpc_worker_proto_build() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rpc_worker_proto_rawDesc), len(file_rpc_worker_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
