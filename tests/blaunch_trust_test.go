@@ -193,7 +193,7 @@ sleep 1000`, "-n", "2", "-R", "span[ptile=1]", "-o", "orphan.out")
 	time.Sleep(2 * time.Second) // the task writes on meanwhile
 	m.start()
 	m.worker(from, 1)
-	m.waitHosts(map[string]string{"h1": "ok", "h2": "ok"})
+	m.waitHosts(map[string]string{"h1": "closed_Full", "h2": "closed_Full"}) // back, with the job
 	if !blWaitProcs(t, mark, 0) {
 		t.Errorf("the task on %s outlived the restart of the controller and of its blaunch's worker", to)
 	}

@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 		os.Exit(RlimitMain(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == TaskArg {
-		os.Exit(TaskMain(os.Args[2:]))
+		os.Exit(TaskMain())
 	}
 	switch os.Getenv(helperEnv) {
 	case "shepherd":

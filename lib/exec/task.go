@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,9 +13,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TaskArg is the first argument with which the shepherd's own binary runs
-// a blaunch task (`BIN --xce-task ARGV0 [ARG...]`, TaskMain).
+// TaskArg is the argument with which the shepherd's own binary runs a
+// blaunch task (`BIN --xce-task`, TaskMain); the task's command line is
+// in its environment, as TaskArgvEnv, so that the subreaper's own command
+// line does not read as the task's (ps, pgrep -f).
 const TaskArg = "--xce-task"
+
+// TaskArgvEnv holds a task's command line for TaskMain: its words, JSON.
+const TaskArgvEnv = "XCE_TASK_ARGV"
+
+// TaskArgv is the TaskArgvEnv entry that carries argv.
+func TaskArgv(argv []string) string {
+	b, _ := json.Marshal(argv)
+	return TaskArgvEnv + "=" + string(b)
+}
 
 // TaskMain runs a blaunch task's command, as the shepherd runs a job, so
 // that the task's processes stay the task's: it is a child subreaper, so
@@ -27,11 +39,13 @@ const TaskArg = "--xce-task"
 // sends the task's group reach the command, and TaskMain itself ignores
 // them (the worker's SIGKILL, which it cannot ignore, comes after the
 // worker has killed what is under it: KillDescendants).
-func TaskMain(args []string) int {
-	if len(args) < 1 {
-		fmt.Fprintln(os.Stderr, "usage: "+TaskArg+" ARGV0 [ARG...] (started by xced, not by hand)")
+func TaskMain() int {
+	var args []string
+	if err := json.Unmarshal([]byte(os.Getenv(TaskArgvEnv)), &args); err != nil || len(args) == 0 || args[0] == "" {
+		fmt.Fprintln(os.Stderr, TaskArg+": no command line in "+TaskArgvEnv+" (started by xced, not by hand)")
 		return 2
 	}
+	os.Unsetenv(TaskArgvEnv)
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: subreaper: %v\n", TaskArg, err)
 	}

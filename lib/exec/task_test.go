@@ -38,7 +38,8 @@ func TestTaskMainKillsWhatTheTaskLeft(t *testing.T) {
 	n := strconv.Itoa(700000 + os.Getpid()%100000)
 	mark := "sleep\x00" + n + "\x00"
 	cleanupMarked(t, mark)
-	cmd := osexec.Command(os.Args[0], TaskArg, "/bin/sh", "-c", "setsid sleep "+n+" </dev/null >/dev/null 2>&1 & sleep 0.5; exit 7")
+	cmd := osexec.Command(os.Args[0], TaskArg)
+	cmd.Env = append(os.Environ(), TaskArgv([]string{"/bin/sh", "-c", "setsid sleep " + n + " </dev/null >/dev/null 2>&1 & sleep 0.5; exit 7"}))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	err := cmd.Run()
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 7 {
@@ -55,7 +56,8 @@ func TestKillDescendants(t *testing.T) {
 	n := strconv.Itoa(800000 + os.Getpid()%100000)
 	mark := "sleep\x00" + n + "\x00"
 	cleanupMarked(t, mark)
-	cmd := osexec.Command(os.Args[0], TaskArg, "/bin/sh", "-c", "setsid sleep "+n+" </dev/null >/dev/null 2>&1 & sleep "+n)
+	cmd := osexec.Command(os.Args[0], TaskArg)
+	cmd.Env = append(os.Environ(), TaskArgv([]string{"/bin/sh", "-c", "setsid sleep " + n + " </dev/null >/dev/null 2>&1 & sleep " + n}))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -629,7 +629,8 @@ func (w *Worker) startTaskCmd(ts *rpc.TaskStart, argv []string, stdout, stderr *
 		// Under the task's own subreaper (jobexec.TaskMain), as a job is
 		// under its shepherd: what the task starts stays the task's, even
 		// outside its session.
-		argv = append([]string{w.cfg.Shepherd[0], jobexec.TaskArg}, argv...)
+		env = append(env, jobexec.TaskArgv(argv))
+		argv = []string{w.cfg.Shepherd[0], jobexec.TaskArg}
 	}
 	var err error
 	for _, dir := range []string{ts.Cwd, taskHome(ts, env), "/"} {
@@ -673,7 +674,7 @@ func taskHome(ts *rpc.TaskStart, env []string) string {
 func taskEnv(ts *rpc.TaskStart) []string {
 	env := make([]string, 0, len(ts.Env)+1)
 	for _, kv := range ts.Env {
-		if !strings.HasPrefix(kv, "LSF_PM_TASKID=") {
+		if !strings.HasPrefix(kv, "LSF_PM_TASKID=") && !strings.HasPrefix(kv, jobexec.TaskArgvEnv+"=") {
 			env = append(env, kv)
 		}
 	}
