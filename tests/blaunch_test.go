@@ -25,7 +25,7 @@ blaunch -z "$H $H" echo z; echo "rc3=$?"
 blaunch 'exit 3'; echo "rc4=$?"
 blaunch nosuchhost hostname; echo "rc5=$?"
 blaunch -no-shell sh -c 'echo noshell $LSF_PM_TASKID $LSB_JOBID'; echo "rc6=$?"
-blaunch $H 'trap "echo got TERM; exit 7" TERM; touch ready; sleep 100 & wait' & b=$!
+blaunch $H 'trap "echo got TERM; exit 7" TERM; : > ready; sleep 100 & wait' & b=$!
 while [ ! -e ready ]; do sleep 0.1; done
 kill -TERM $b; wait $b; echo "rc7=$?"
 `
