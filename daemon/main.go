@@ -34,6 +34,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == exec.TaskArg {
+		os.Exit(exec.TaskMain()) // a blaunch task, as its user (lib/worker/task.go)
+	}
 	if len(os.Args) > 1 && os.Args[1] == exec.RlimitArg {
 		// xced standing in for xce-shepherd: a job's limits, then the job.
 		os.Exit(exec.RlimitMain(os.Args[2:]))

@@ -25,7 +25,7 @@ blaunch -z "$H $H" echo z; echo "rc3=$?"
 blaunch 'exit 3'; echo "rc4=$?"
 blaunch nosuchhost hostname; echo "rc5=$?"
 blaunch -no-shell sh -c 'echo noshell $LSF_PM_TASKID $LSB_JOBID'; echo "rc6=$?"
-blaunch $H 'trap "echo got TERM; exit 7" TERM; touch ready; sleep 100 & wait' & b=$!
+blaunch $H 'trap "echo got TERM; exit 7" TERM; : > ready; sleep 100 & wait' & b=$!
 while [ ! -e ready ]; do sleep 0.1; done
 kill -TERM $b; wait $b; echo "rc7=$?"
 `
@@ -131,9 +131,9 @@ func blWorkers(t *testing.T, names ...string) *cluster {
 }
 
 // A -n 6 span[ptile=2] job on three of four worker processes: blaunch
-// reaches each of its hosts through that host's worker (the task's parent
-// is the worker named for it), one task per slot without a host, a remote
-// task's exit code comes back, and the host the job was not given is
+// reaches each of its hosts through that host's worker (the parent of the
+// task's subreaper is the worker named for it), one task per slot without
+// a host, a remote task's exit code comes back, and the host the job was not given is
 // refused.
 func TestBlaunchCluster(t *testing.T) {
 	if testing.Short() {
@@ -142,7 +142,7 @@ func TestBlaunchCluster(t *testing.T) {
 	c := blWorkers(t, "h1", "h2", "h3", "h4")
 	script := `echo "mcpu=$LSB_MCPU_HOSTS"
 for h in $(echo $LSB_MCPU_HOSTS | awk '{for (i = 1; i <= NF; i += 2) print $i}'); do
-  blaunch $h 'echo "on $(tr "\0" " " < /proc/$PPID/cmdline | grep -o "name h[0-9]")"'
+  blaunch $h 'w=$(cut -d" " -f4 /proc/$PPID/stat); echo "on $(tr "\0" " " < /proc/$w/cmdline | grep -o "name h[0-9]")"'
 done
 echo "rc1=$?"
 blaunch echo slot '$LSF_PM_TASKID' > slots.out; echo "rc2=$?"

@@ -129,6 +129,7 @@ type agent struct {
 	notify  chan struct{}       // a report was queued
 
 	cur atomic.Pointer[sessionOut] // the connection's way up, for tasks (tasks.go)
+	tk  relayedTasks
 }
 
 // Run runs the agent until ctx ends (then it returns nil; the jobs keep
@@ -324,6 +325,7 @@ func (a *agent) session(ctx context.Context, client grpcapi.ClusterClient, addr 
 	out := make(chan *rpc.WorkerMessage, 16)
 	so := &sessionOut{ctx: sctx, out: out}
 	a.cur.Store(so)
+	defer a.tasksCutOff(w) // after the swap below: nothing more goes up this one
 	defer a.cur.CompareAndSwap(so, nil)
 	// The relayed terminals' frames in flight are lost with the stream.
 	defer w.TermLinkLost()
@@ -485,7 +487,7 @@ func (a *agent) handle(ctx context.Context, w *worker.Worker, m *rpc.ControllerM
 	case *rpc.ControllerMessage_Ack:
 		a.ack(m.Ack)
 	case *rpc.ControllerMessage_TaskStart:
-		w.StartTask(m.TaskStart, a.taskEvent)
+		a.startTask(w, m.TaskStart)
 	case *rpc.ControllerMessage_TaskSignal:
 		w.SignalTask(m.TaskSignal)
 	case *rpc.ControllerMessage_TaskOutput:

@@ -129,15 +129,17 @@ type workerConn struct {
 	runDir string
 	peer   string // the worker's address, for messages
 
-	mu     sync.Mutex
-	out    []*rpc.ControllerMessage
-	wake   chan struct{}
-	acked  uint64
-	usage  map[key]*api.ResourceUsage
-	peeks  map[uint64]chan *rpc.PeekReply
-	peekID uint64
-	closed chan struct{}
-	why    string
+	mu       sync.Mutex
+	out      []*rpc.ControllerMessage
+	outBytes int          // task output in out
+	dropped  map[key]bool // jobs whose task output over outputCap was dropped (and logged)
+	wake     chan struct{}
+	acked    uint64
+	usage    map[key]*api.ResourceUsage
+	peeks    map[uint64]chan *rpc.PeekReply
+	peekID   uint64
+	closed   chan struct{}
+	why      string
 }
 
 func newWorkerConn(name, runDir string) *workerConn {
@@ -151,6 +153,7 @@ func newWorkerConn(name, runDir string) *workerConn {
 func (w *workerConn) send(m *rpc.ControllerMessage) {
 	w.mu.Lock()
 	w.out = append(w.out, m)
+	w.outBytes += len(m.GetTaskOutput().GetData())
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:
@@ -184,6 +187,11 @@ func (w *workerConn) sendLoop(stream grpcapi.Cluster_ConnectServer) error {
 		for _, m := range batch {
 			if err := stream.Send(m); err != nil {
 				return err
+			}
+			if n := len(m.GetTaskOutput().GetData()); n > 0 {
+				w.mu.Lock()
+				w.outBytes -= n
+				w.mu.Unlock()
 			}
 		}
 		select {

@@ -9,6 +9,15 @@ package controller
 // and end come back here and go to the sending host's worker (the route),
 // and signals go the same way as the task. The embedded worker is called
 // directly (localTasks); a remote one gets messages.
+//
+// Task output is flow-controlled by the workers (lib/worker/taskout.go):
+// the credits the blaunch's host gives back travel as task signals. So a
+// worker's send queue holds at most a window of output per job and task
+// host; past outputCap (a worker that ignores the windows) output for it
+// is dropped, with one log line per job, and its credit given back. A
+// task the controller has no route for (it restarted, or the blaunch's
+// host left) is killed on its host the first time it is heard of: nobody
+// can hear it any more.
 
 import (
 	"fmt"
@@ -37,7 +46,11 @@ type taskRef struct {
 type taskRoutes struct {
 	mu     sync.Mutex
 	origin map[taskRef]taskRoute
+	killed map[taskRef]string // tasks without a route, killed on their host, until their end
 }
+
+// outputCap caps the task output queued for one worker.
+const outputCap = 64 << 20
 
 type taskRoute struct{ from, host string }
 
@@ -194,10 +207,62 @@ func (c *Controller) taskResult(host string, ev *rpc.TaskEvent) {
 	if ok && exit != nil {
 		delete(c.tasks.origin, ref)
 	}
-	c.tasks.mu.Unlock()
-	if ok {
-		c.deliverTask(route.from, ev)
+	kill := false
+	if !ok {
+		_, known := c.tasks.origin[ref]
+		if exit != nil {
+			delete(c.tasks.killed, ref)
+		} else if _, done := c.tasks.killed[ref]; !done && !known {
+			if c.tasks.killed == nil {
+				c.tasks.killed = map[taskRef]string{}
+			}
+			c.tasks.killed[ref] = host
+			kill = true
+		}
 	}
+	c.tasks.mu.Unlock()
+	switch {
+	case ok && c.overCap(route, ev):
+	case ok:
+		c.deliverTask(route.from, ev)
+	case kill:
+		slog.Warn("task killed: its blaunch is not known here (the controller or the blaunch's worker restarted)",
+			"job", ref.job.id, "index", ref.job.idx, "task", ref.task, "host", host)
+		c.sendTaskSignal(&rpc.TaskSignal{JobId: ref.job.id, Index: ref.job.idx, TaskId: ref.task, Host: host,
+			Signal: int32(syscall.SIGKILL)})
+	}
+}
+
+// overCap drops a task's output when the send queue to its blaunch's
+// host is over outputCap (logged once per job), and gives its credit
+// back to the task's host.
+func (c *Controller) overCap(route taskRoute, ev *rpc.TaskEvent) bool {
+	o := ev.GetOutput()
+	wc, _ := c.taskExecutor(route.from).(*workerConn)
+	if o == nil || wc == nil {
+		return false
+	}
+	k := key{o.JobId, o.Index}
+	wc.mu.Lock()
+	over := wc.outBytes+len(o.Data) > outputCap
+	first := over && !wc.dropped[k]
+	if first {
+		if wc.dropped == nil {
+			wc.dropped = map[key]bool{}
+		}
+		wc.dropped[k] = true
+	}
+	wc.mu.Unlock()
+	if !over {
+		return false
+	}
+	if first {
+		slog.Warn("task output dropped: the send queue to the blaunch's host is full", "job", o.JobId, "index", o.Index,
+			"host", route.from, "queued_bytes", outputCap)
+	}
+	c.sendTaskSignal(&rpc.TaskSignal{JobId: o.JobId, Index: o.Index, TaskId: o.TaskId, Host: route.host,
+		Credit: int64(len(o.Data))})
+	return true
 }
 
 // deliverTask gives a task's output or end to the worker of host.
@@ -234,6 +299,11 @@ func (c *Controller) tasksHostLeft(host string, conn *workerConn) {
 		if r.host == host || r.from == host {
 			ends = append(ends, end{ref, r})
 			delete(c.tasks.origin, ref)
+		}
+	}
+	for ref, h := range c.tasks.killed {
+		if h == host {
+			delete(c.tasks.killed, ref) // killed with the connection (lib/agent)
 		}
 	}
 	c.tasks.mu.Unlock()

@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == RlimitArg {
 		os.Exit(RlimitMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == TaskArg {
+		os.Exit(TaskMain())
+	}
 	switch os.Getenv(helperEnv) {
 	case "shepherd":
 		os.Exit(ShepherdMain(os.Args[len(os.Args)-1]))

@@ -259,9 +259,10 @@ func Pids() ([]int, error) {
 }
 
 // ProcIDs are the ids /proc/<pid>/stat gives a process: its parent, its
-// process group and its session.
+// process group and its session; and its state ('Z': a zombie).
 type ProcIDs struct {
 	PPid, Pgrp, Session int
+	State               byte
 }
 
 // ReadProcIDs reads the parent, process group and session ids of process
@@ -277,7 +278,7 @@ func ReadProcIDs(pid int) (ProcIDs, error) {
 	if !ok {
 		return ProcIDs{}, fmt.Errorf("parse %s: unexpected format", path)
 	}
-	return ProcIDs{PPid: st.ppid, Pgrp: st.pgrp, Session: st.session}, nil
+	return ProcIDs{PPid: st.ppid, Pgrp: st.pgrp, Session: st.session, State: st.state}, nil
 }
 
 // parseStat parses the fields of a /proc/<pid>/stat line that the sampler

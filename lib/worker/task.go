@@ -26,11 +26,15 @@ package worker
 // TaskResult here.
 //
 // A task runs as the job's user (uid, gid and the user's groups, as the
-// shepherd is started), in a session of its own, with blaunch's
-// environment and LSF_PM_TASKID, in blaunch's working directory when the
-// user can enter it there, else in the user's home. When the task's
-// process ends, what is left of its session is killed; when the job ends
-// (or its blaunch goes), its tasks on every host are killed.
+// shepherd is started), in a session of its own, under a subreaper of
+// its own (lib/exec's TaskMain, run by the shepherd's binary), with
+// blaunch's environment and LSF_PM_TASKID, in blaunch's working directory
+// when the user can enter it there, else in the user's home. When the
+// task's command ends, what is left under its subreaper and in its
+// session is killed (setsid children included); when the job ends (or its
+// blaunch goes), its tasks on every host are killed, each with every
+// process under its subreaper. A task's output reaches its blaunch a
+// window at a time (taskout.go).
 //
 // # Usage
 //
@@ -42,7 +46,6 @@ package worker
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -99,12 +102,19 @@ type tasks struct {
 	remote  map[jobKey]map[string]bool    // hosts this host's blaunches sent tasks to
 	usage   map[jobKey]*api.ResourceUsage // the ended tasks' usage, of this host's blaunches
 	servers map[jobKey]*grpc.Server
+	windows map[jobKey]*outWindow // the jobs' task output in flight from this host (taskout.go)
 }
 
 // task is a task running on this host.
 type task struct {
-	pid int // leads its own session
-	ts  *rpc.TaskStart
+	pid    int // leads its own session
+	ts     *rpc.TaskStart
+	send   func(*rpc.TaskEvent)
+	win    *outWindow
+	killed bool // win.mu guards it
+
+	reap   sync.RWMutex // held to signal pid, and to reap it
+	reaped bool
 }
 
 // SetTaskRelay sets where tasks for other hosts go (the embedded worker's
@@ -275,16 +285,28 @@ type taskServer struct {
 
 // launch is one blaunch: its tasks' events are queued for its stream.
 type launch struct {
-	mu     sync.Mutex
-	events []*rpc.TaskEvent
-	wake   chan struct{}
-	left   map[int32]string // the tasks not ended yet, and their hosts
+	mu      sync.Mutex
+	events  []*rpc.TaskEvent
+	queued  int // bytes of output in events
+	gone    bool
+	dropped bool // output was dropped (and logged)
+	wake    chan struct{}
+	left    map[int32]string // the tasks not ended yet, and their hosts
 }
 
-func (l *launch) push(ev *rpc.TaskEvent) {
-	l.mu.Lock()
-	l.events = append(l.events, ev)
-	l.mu.Unlock()
+// push queues a task's event for blaunch; an output the launch does not
+// take is given back to its host at once.
+func (w *Worker) push(l *launch, k jobKey, ev *rpc.TaskEvent) {
+	if o := ev.GetOutput(); o != nil {
+		if !l.queueOutput(ev, k) {
+			w.giveBack(k, o.TaskId, l.host(o.TaskId), len(o.Data))
+			return
+		}
+	} else {
+		l.mu.Lock()
+		l.events = append(l.events, ev)
+		l.mu.Unlock()
+	}
 	select {
 	case l.wake <- struct{}{}:
 	default:
@@ -296,7 +318,15 @@ func (l *launch) take() []*rpc.TaskEvent {
 	defer l.mu.Unlock()
 	evs := l.events
 	l.events = nil
+	l.queued = 0
 	return evs
+}
+
+// host is the host of task id of the launch.
+func (l *launch) host(id int32) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.left[id]
 }
 
 // Launch runs one blaunch.
@@ -344,7 +374,7 @@ func (s *taskServer) Launch(stream grpcapi.Tasks_LaunchServer) error {
 	}
 	w.tmu.Unlock()
 	if err := stream.Send(&rpc.TaskEvent{Msg: &rpc.TaskEvent_Launched{Launched: reply}}); err != nil {
-		s.abandon(l)
+		s.abandon(l, nil)
 		return err
 	}
 	for _, ts := range starts {
@@ -375,13 +405,20 @@ func (s *taskServer) Launch(stream grpcapi.Tasks_LaunchServer) error {
 		}
 	}()
 	for {
-		for _, ev := range l.take() {
+		evs := l.take()
+		for i, ev := range evs {
 			if err := stream.Send(ev); err != nil {
-				s.abandon(l)
+				s.abandon(l, evs[i:])
 				return err
 			}
+			if o := ev.GetOutput(); o != nil {
+				// blaunch has it: the task's host may send more.
+				w.giveBack(k, o.TaskId, l.host(o.TaskId), len(o.Data))
+			}
 			if x := ev.GetExit(); x != nil {
+				l.mu.Lock()
 				delete(l.left, x.TaskId)
+				l.mu.Unlock()
 			}
 		}
 		l.mu.Lock()
@@ -393,10 +430,10 @@ func (s *taskServer) Launch(stream grpcapi.Tasks_LaunchServer) error {
 		select {
 		case <-l.wake:
 		case <-gone:
-			s.abandon(l)
+			s.abandon(l, nil)
 			return status.Error(codes.Canceled, "blaunch went")
 		case <-stream.Context().Done():
-			s.abandon(l)
+			s.abandon(l, nil)
 			return stream.Context().Err()
 		}
 	}
@@ -424,9 +461,18 @@ func (s *taskServer) signal(l *launch, sig syscall.Signal) {
 	}
 }
 
-// abandon kills the tasks of a blaunch that went.
-func (s *taskServer) abandon(l *launch) {
+// abandon kills the tasks of a blaunch that went; their output not sent
+// (unsent, and what is queued) is given back to their hosts.
+func (s *taskServer) abandon(l *launch, unsent []*rpc.TaskEvent) {
 	s.signal(l, syscall.SIGKILL)
+	l.mu.Lock()
+	l.gone = true
+	l.mu.Unlock()
+	for _, ev := range append(unsent, l.take()...) {
+		if o := ev.GetOutput(); o != nil {
+			s.w.giveBack(s.k, o.TaskId, l.host(o.TaskId), len(o.Data))
+		}
+	}
 }
 
 // taskHosts is where a launch's tasks run: the hosts asked for, each of
@@ -478,7 +524,7 @@ func (w *Worker) TaskResult(ev *rpc.TaskEvent) {
 	}
 	w.tmu.Unlock()
 	if l != nil {
-		l.push(ev)
+		w.push(l, tk.job, ev)
 	}
 }
 
@@ -496,23 +542,53 @@ func (w *Worker) StartTask(ts *rpc.TaskStart, send func(*rpc.TaskEvent)) {
 		fail(err)
 		return
 	}
-	out := &taskWriter{ts: ts, send: send}
-	errw := &taskWriter{ts: ts, send: send, stderr: true}
-	cmd, err := w.startTaskCmd(ts, argv, out, errw)
+	// The worker reads the task's pipes itself, a window at a time
+	// (taskout.go): a task whose blaunch takes nothing blocks on them.
+	var pipes [4]*os.File // stdout's read and write ends, stderr's
+	for i := 0; i < 4; i += 2 {
+		if pipes[i], pipes[i+1], err = os.Pipe(); err != nil {
+			for _, f := range pipes[:i] {
+				f.Close()
+			}
+			fail(fmt.Errorf("output pipe: %w", err))
+			return
+		}
+	}
+	cmd, err := w.startTaskCmd(ts, argv, pipes[1], pipes[3])
+	pipes[1].Close()
+	pipes[3].Close()
 	if err != nil {
+		pipes[0].Close()
+		pipes[2].Close()
 		fail(err)
 		return
 	}
 	w.tmu.Lock()
-	w.taskTable().running[tk] = &task{pid: cmd.Process.Pid, ts: ts}
+	t := w.taskTable()
+	rt := &task{pid: cmd.Process.Pid, ts: ts, send: send, win: t.window(tk.job)}
+	t.running[tk] = rt
 	w.tmu.Unlock()
+	drain := make(chan struct{})
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() { defer readers.Done(); w.copyTaskOutput(pipes[0], rt, false, drain) }()
+	go func() { defer readers.Done(); w.copyTaskOutput(pipes[2], rt, true, drain) }()
 	go func() {
+		waitExited(rt.pid)
+		// What the task left behind in its session goes with it, while
+		// its pid is still the worker's (not reaped); no signal to it is
+		// under way meanwhile (rt.reap).
+		rt.reap.Lock()
+		killSession(rt.pid, syscall.SIGKILL)
 		err := cmd.Wait()
+		rt.reaped = true
+		rt.reap.Unlock()
 		w.tmu.Lock()
 		delete(w.taskTable().running, tk)
 		w.tmu.Unlock()
-		// What the task left behind in its session goes with it.
-		killSession(cmd.Process.Pid, syscall.SIGKILL)
+		// What it wrote before is sent before its end.
+		close(drain)
+		readers.Wait()
 		x := &rpc.TaskExit{JobId: ts.JobId, Index: ts.Index, TaskId: ts.TaskId, Host: w.cfg.Host}
 		if st := cmd.ProcessState; st != nil {
 			x.ExitCode = int32(st.ExitCode())
@@ -536,7 +612,7 @@ func (w *Worker) StartTask(ts *rpc.TaskStart, send func(*rpc.TaskEvent)) {
 // startTaskCmd starts the task's process as its user: in the working
 // directory asked for, else (the user cannot enter it here) in the
 // user's home, else in /.
-func (w *Worker) startTaskCmd(ts *rpc.TaskStart, argv []string, stdout, stderr io.Writer) (*exec.Cmd, error) {
+func (w *Worker) startTaskCmd(ts *rpc.TaskStart, argv []string, stdout, stderr *os.File) (*exec.Cmd, error) {
 	uid, gid := int(ts.Uid), int(ts.Gid)
 	var cred *syscall.Credential
 	if os.Geteuid() == 0 && uid != 0 {
@@ -549,6 +625,13 @@ func (w *Worker) startTaskCmd(ts *rpc.TaskStart, argv []string, stdout, stderr i
 		return nil, fmt.Errorf("this worker runs as uid %d and cannot run tasks as uid %d", os.Geteuid(), uid)
 	}
 	env := taskEnv(ts)
+	if len(w.cfg.Shepherd) > 0 {
+		// Under the task's own subreaper (jobexec.TaskMain), as a job is
+		// under its shepherd: what the task starts stays the task's, even
+		// outside its session.
+		env = append(env, jobexec.TaskArgv(argv))
+		argv = []string{w.cfg.Shepherd[0], jobexec.TaskArg}
+	}
 	var err error
 	for _, dir := range []string{ts.Cwd, taskHome(ts, env), "/"} {
 		if dir == "" {
@@ -558,8 +641,6 @@ func (w *Worker) startTaskCmd(ts *rpc.TaskStart, argv []string, stdout, stderr i
 		cmd.Env = env
 		cmd.Dir = dir
 		cmd.Stdout, cmd.Stderr = stdout, stderr
-		// The output of what the task left running is not waited for.
-		cmd.WaitDelay = time.Second
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: cred}
 		if err = cmd.Start(); err == nil {
 			return cmd, nil
@@ -593,7 +674,7 @@ func taskHome(ts *rpc.TaskStart, env []string) string {
 func taskEnv(ts *rpc.TaskStart) []string {
 	env := make([]string, 0, len(ts.Env)+1)
 	for _, kv := range ts.Env {
-		if !strings.HasPrefix(kv, "LSF_PM_TASKID=") {
+		if !strings.HasPrefix(kv, "LSF_PM_TASKID=") && !strings.HasPrefix(kv, jobexec.TaskArgvEnv+"=") {
 			env = append(env, kv)
 		}
 	}
@@ -626,49 +707,77 @@ func taskArgv(ts *rpc.TaskStart) ([]string, error) {
 	return []string{"/bin/sh", "-c", line}, nil
 }
 
-// taskWriter sends what a task writes to its blaunch.
-type taskWriter struct {
-	ts     *rpc.TaskStart
-	send   func(*rpc.TaskEvent)
-	stderr bool
-}
-
-func (t *taskWriter) Write(b []byte) (int, error) {
-	t.send(&rpc.TaskEvent{Msg: &rpc.TaskEvent_Output{Output: &rpc.TaskOutput{JobId: t.ts.JobId, Index: t.ts.Index,
-		TaskId: t.ts.TaskId, Stderr: t.stderr, Data: append([]byte(nil), b...)}}})
-	return len(b), nil
-}
-
 // SignalTask signals a task running here (task_id > 0: its process
 // group), or kills every task of the job here (task_id 0: their sessions).
 func (w *Worker) SignalTask(s *rpc.TaskSignal) {
 	k := jobKey{s.JobId, s.Index}
+	if s.Signal == 0 {
+		if s.Credit > 0 {
+			w.creditTask(k, s.Credit)
+		}
+		return
+	}
+	sig := syscall.Signal(s.Signal)
 	w.tmu.Lock()
-	var pids []int
+	var hit []*task
 	for tk, t := range w.taskTable().running {
 		if tk.job == k && (s.TaskId == 0 || tk.task == s.TaskId) {
-			pids = append(pids, t.pid)
+			hit = append(hit, t)
 		}
 	}
+	if s.TaskId == 0 && sig == syscall.SIGKILL {
+		delete(w.taskTable().windows, k) // the job's end here
+	}
 	w.tmu.Unlock()
-	sig := syscall.Signal(s.Signal)
-	for _, pid := range pids {
-		// The pid is the worker's own unreaped child (it is in running
-		// until waited for), leading the session it made.
-		if s.TaskId == 0 {
-			killSession(pid, sig)
-			continue
+	for _, t := range hit {
+		if sig == syscall.SIGKILL {
+			t.kill()
 		}
-		if err := syscall.Kill(-pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-			slog.Warn("signal task", "job", s.JobId, "task", s.TaskId, "signal", int(sig), "err", err)
+		w.signalTask(t, s.TaskId == 0, sig)
+	}
+}
+
+// signalTask signals a task's process group (all: its session), unless
+// its process has been reaped: until then its pid, leading the session it
+// made, is the worker's own child.
+func (w *Worker) signalTask(t *task, all bool, sig syscall.Signal) {
+	t.reap.RLock()
+	defer t.reap.RUnlock()
+	if t.reaped {
+		return
+	}
+	if all {
+		killSession(t.pid, sig)
+		return
+	}
+	if sig == syscall.SIGKILL {
+		jobexec.KillDescendants(t.pid) // those outside its group too
+	}
+	if err := syscall.Kill(-t.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		slog.Warn("signal task", "job", t.ts.JobId, "task", t.ts.TaskId, "signal", int(sig), "err", err)
+	}
+}
+
+// waitExited waits until child pid has ended, without reaping it.
+func waitExited(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, syscall.EINTR) {
+			return
 		}
 	}
 }
 
 // killSession sends sig to every process of session sid: a session the
 // worker's child made, whose id no other process can take while one of
-// its members lives.
+// its members lives. SIGKILL goes first to every descendant of the
+// session's leader, in the session or not (the leader, the task's
+// subreaper, has them all while it lives).
 func killSession(sid int, sig syscall.Signal) {
+	if sig == syscall.SIGKILL {
+		jobexec.KillDescendants(sid)
+	}
 	syscall.Kill(-sid, sig)
 	pids, _ := jobexec.Pids()
 	for _, pid := range pids {

@@ -1943,7 +1943,10 @@ func (x *TaskExit) GetHost() string {
 }
 
 // TaskSignal signals one task (task_id > 0) or every task of the job on
-// the receiving host (task_id 0, kill = the job ended).
+// the receiving host (task_id 0, kill = the job ended). With signal 0 and
+// credit > 0 it is flow control instead: the task's blaunch has taken (or
+// the blaunch's host has dropped) credit more bytes of the task's output,
+// which the task's host may send again (lib/worker/task.go).
 type TaskSignal struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         int64                  `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -1951,6 +1954,7 @@ type TaskSignal struct {
 	TaskId        int32                  `protobuf:"varint,3,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	Signal        int32                  `protobuf:"varint,4,opt,name=signal,proto3" json:"signal,omitempty"`
 	Host          string                 `protobuf:"bytes,5,opt,name=host,proto3" json:"host,omitempty"` // the task's host (worker -> controller)
+	Credit        int64                  `protobuf:"varint,6,opt,name=credit,proto3" json:"credit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2020,6 +2024,13 @@ func (x *TaskSignal) GetHost() string {
 		return x.Host
 	}
 	return ""
+}
+
+func (x *TaskSignal) GetCredit() int64 {
+	if x != nil {
+		return x.Credit
+	}
+	return 0
 }
 
 type TermData struct {
@@ -2306,14 +2317,15 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\x06signal\x18\x05 \x01(\x05R\x06signal\x12\x14\n" +
 	"\x05error\x18\x06 \x01(\tR\x05error\x12/\n" +
 	"\x05usage\x18\a \x01(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\x12\x12\n" +
-	"\x04host\x18\b \x01(\tR\x04host\"~\n" +
+	"\x04host\x18\b \x01(\tR\x04host\"\x96\x01\n" +
 	"\n" +
 	"TaskSignal\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x17\n" +
 	"\atask_id\x18\x03 \x01(\x05R\x06taskId\x12\x16\n" +
 	"\x06signal\x18\x04 \x01(\x05R\x06signal\x12\x12\n" +
-	"\x04host\x18\x05 \x01(\tR\x04host\"{\n" +
+	"\x04host\x18\x05 \x01(\tR\x04host\x12\x16\n" +
+	"\x06credit\x18\x06 \x01(\x03R\x06credit\"{\n" +
 	"\bTermData\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x12\n" +

@@ -724,6 +724,7 @@ func (m *TaskSignal) CloneVT() *TaskSignal {
 	r.TaskId = m.TaskId
 	r.Signal = m.Signal
 	r.Host = m.Host
+	r.Credit = m.Credit
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -2676,6 +2677,11 @@ func (m *TaskSignal) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.Credit != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Credit))
+		i--
+		dAtA[i] = 0x30
+	}
 	if len(m.Host) > 0 {
 		i -= len(m.Host)
 		copy(dAtA[i:], m.Host)
@@ -3714,6 +3720,9 @@ func (m *TaskSignal) SizeVT() (n int) {
 	l = len(m.Host)
 	if l > 0 {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.Credit != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Credit))
 	}
 	n += len(m.unknownFields)
 	return n
@@ -7899,6 +7908,25 @@ func (m *TaskSignal) UnmarshalVT(dAtA []byte) error {
 			}
 			m.Host = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
+		case 6:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Credit", wireType)
+			}
+			m.Credit = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Credit |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
