@@ -386,7 +386,7 @@ func (c *cycle) hostLimitCap(b *bucket, p *part, h, free, ovs int) (int, fail) {
 				}
 			}
 		}
-		if ls.l.Jobs > 0 && n.jobs+1 > ls.l.Jobs {
+		if ls.l.Jobs != 0 && n.jobs+1 > max(ls.l.Jobs, 0) {
 			return 0, fLimitJobs
 		}
 		for _, r := range sortedKeys(res) {
@@ -463,16 +463,17 @@ func (c *cycle) limitCap(b *bucket) (int, []string) {
 		}
 		k := ls.key(&b.vals)
 		n := ls.peek(k, "")
-		if ls.l.Slots > 0 {
-			if f := ls.l.Slots - int(n.slots); f < mx {
+		if ls.l.Slots != 0 {
+			lim := max(ls.l.Slots, 0)
+			if f := lim - int(n.slots); f < mx {
 				mx = f
 				if mx < b.min {
-					return mx, c.limitWhy(ls, &b.vals, "slots", n.slots, float64(ls.l.Slots))
+					return mx, c.limitWhy(ls, &b.vals, "slots", n.slots, float64(lim))
 				}
 			}
 		}
-		if ls.l.Jobs > 0 && n.jobs+1 > ls.l.Jobs {
-			return -1, c.limitWhy(ls, &b.vals, "jobs", float64(n.jobs), float64(ls.l.Jobs))
+		if ls.l.Jobs != 0 && n.jobs+1 > max(ls.l.Jobs, 0) {
+			return -1, c.limitWhy(ls, &b.vals, "jobs", float64(n.jobs), float64(max(ls.l.Jobs, 0)))
 		}
 		for _, r := range sortedKeys(ls.l.Resources) {
 			lim := ls.l.Resources[r]
@@ -515,11 +516,11 @@ func (c *cycle) limitOver(b *bucket, has []HostAlloc) []string {
 			}
 		}
 		if ls.hosts != nil {
-			if ls.l.Slots > 0 && n.slots+need.slots > float64(ls.l.Slots) {
-				return c.limitWhy(ls, &b.vals, "slots", n.slots, float64(ls.l.Slots))
+			if lim := max(ls.l.Slots, 0); ls.l.Slots != 0 && n.slots+need.slots > float64(lim) {
+				return c.limitWhy(ls, &b.vals, "slots", n.slots, float64(lim))
 			}
-			if ls.l.Jobs > 0 && n.jobs+need.jobs > ls.l.Jobs {
-				return c.limitWhy(ls, &b.vals, "jobs", float64(n.jobs), float64(ls.l.Jobs))
+			if lim := max(ls.l.Jobs, 0); ls.l.Jobs != 0 && n.jobs+need.jobs > lim {
+				return c.limitWhy(ls, &b.vals, "jobs", float64(n.jobs), float64(lim))
 			}
 		}
 		for _, r := range sortedKeys(ls.l.Resources) {

@@ -135,6 +135,12 @@ func TestResourceLimits(t *testing.T) {
 			limits: []Limit{{Name: "m", Users: []string{"devs"}, Resources: map[string]float64{"mem": 4000}}},
 			run:    []Alloc{mkRun(9, "alice normal 1m - a*1", "rusage[mem=1000]", 3000)},
 			want:   `1: PEND Resource (mem) limit defined on user or user group has been reached | limit m: 3000 mem of 4000 in use by its consumers`},
+		{name: "SLOTS=0 lets no job of the consumers run",
+			hosts:  []string{"a 8", "b 8"},
+			jobs:   []Job{mkJob(1, ""), mkJob(2, "", "u=zed")},
+			limits: []Limit{{Name: "none", Users: []string{"alice"}, Slots: NoneAllowed}, {Name: "nob", Hosts: []string{"b"}, Slots: NoneAllowed}},
+			want: `1: PEND Resource (slot) limit defined on user or user group has been reached | limit none: 0 slots of 0 in use by its consumers
+2: a*1`},
 		{name: "RESOURCE: licence tokens",
 			hosts:  []string{"a 8"},
 			jobs:   []Job{mkJob(1, "rusage[lic_x=2]"), mkJob(2, "rusage[lic_x=2]"), mkJob(3, "rusage[lic_x=2]", "u=zed")},

@@ -137,11 +137,11 @@ type Limit struct {
 	// matching lists let in on its own; PerHost each host of Hosts (or
 	// every host).
 	Per   Per
-	Slots int // 0: no slot limit
+	Slots int // 0: no slot limit; NoneAllowed (< 0): not one slot
 	// SlotsPerProcessor limits each host's slots to this many times its
 	// processors (ncpus), rounded down; per host only.
 	SlotsPerProcessor float64
-	Jobs              int // RUN, SSUSP and USUSP jobs; 0: none
+	Jobs              int // RUN, SSUSP and USUSP jobs; 0: no limit; NoneAllowed: not one
 	// Resources limits the amounts jobs reserve (rusage), e.g. "mem" in
 	// MB or "ngpus_physical"; a job counts max(reserved, used).
 	Resources map[string]float64
@@ -149,6 +149,10 @@ type Limit struct {
 	// host's maxmem, maxswp or maxtmp; per host only.
 	HostPercent map[string]float64
 }
+
+// NoneAllowed is a Limit's Slots or Jobs of LSF's SLOTS=0 or JOBS=0:
+// nothing may be used (0 means no limit).
+const NoneAllowed = -1
 
 // Job is a pending job the controller wants placed: one that is not held,
 // whose begin time has passed, whose dependency is met and whose array
