@@ -36,7 +36,7 @@ var File_grpcapi_services_proto protoreflect.FileDescriptor
 const file_grpcapi_services_proto_rawDesc = "" +
 	"\n" +
 	"\x16grpcapi/services.proto\x12\n" +
-	"xce.api.v1\x1a\tapi.proto\x1a\x14rpc/controller.proto\x1a\x10rpc/worker.proto2\xef\b\n" +
+	"xce.api.v1\x1a\tapi.proto\x1a\x14rpc/controller.proto\x1a\x10rpc/worker.proto2\xad\t\n" +
 	"\n" +
 	"Controller\x12<\n" +
 	"\x06Submit\x12\x19.xce.api.v1.SubmitRequest\x1a\x17.xce.api.v1.SubmitReply\x12H\n" +
@@ -48,7 +48,8 @@ const file_grpcapi_services_proto_rawDesc = "" +
 	"\n" +
 	"ListQueues\x12\x1d.xce.api.v1.ListQueuesRequest\x1a\x1b.xce.api.v1.ListQueuesReply\x12E\n" +
 	"\tListHosts\x12\x1c.xce.api.v1.ListHostsRequest\x1a\x1a.xce.api.v1.ListHostsReply\x12B\n" +
-	"\bListApps\x12\x1b.xce.api.v1.ListAppsRequest\x1a\x19.xce.api.v1.ListAppsReply\x12B\n" +
+	"\bListApps\x12\x1b.xce.api.v1.ListAppsRequest\x1a\x19.xce.api.v1.ListAppsReply\x12<\n" +
+	"\x06Limits\x12\x19.xce.api.v1.LimitsRequest\x1a\x17.xce.api.v1.LimitsReply\x12B\n" +
 	"\bReconfig\x12\x1b.xce.api.v1.ReconfigRequest\x1a\x19.xce.api.v1.ReconfigReply\x12?\n" +
 	"\aControl\x12\x1a.xce.api.v1.ControlRequest\x1a\x18.xce.api.v1.ControlReply\x12<\n" +
 	"\x06Modify\x12\x19.xce.api.v1.ModifyRequest\x1a\x17.xce.api.v1.ModifyReply\x12H\n" +
@@ -75,36 +76,38 @@ var file_grpcapi_services_proto_goTypes = []any{
 	(*api.ListQueuesRequest)(nil),  // 5: xce.api.v1.ListQueuesRequest
 	(*api.ListHostsRequest)(nil),   // 6: xce.api.v1.ListHostsRequest
 	(*api.ListAppsRequest)(nil),    // 7: xce.api.v1.ListAppsRequest
-	(*api.ReconfigRequest)(nil),    // 8: xce.api.v1.ReconfigRequest
-	(*api.ControlRequest)(nil),     // 9: xce.api.v1.ControlRequest
-	(*api.ModifyRequest)(nil),      // 10: xce.api.v1.ModifyRequest
-	(*api.DependencyRequest)(nil),  // 11: xce.api.v1.DependencyRequest
-	(*api.EventsRequest)(nil),      // 12: xce.api.v1.EventsRequest
-	(*api.ClusterInfoRequest)(nil), // 13: xce.api.v1.ClusterInfoRequest
-	(*api.AcctRequest)(nil),        // 14: xce.api.v1.AcctRequest
-	(*rpc.PeekRequest)(nil),        // 15: xce.api.v1.PeekRequest
-	(*rpc.CredentialRequest)(nil),  // 16: xce.api.v1.CredentialRequest
-	(*rpc.WorkerMessage)(nil),      // 17: xce.api.v1.WorkerMessage
-	(*rpc.TaskRequest)(nil),        // 18: xce.api.v1.TaskRequest
-	(*api.SubmitReply)(nil),        // 19: xce.api.v1.SubmitReply
-	(*api.SubmitPackReply)(nil),    // 20: xce.api.v1.SubmitPackReply
-	(*api.QueryReply)(nil),         // 21: xce.api.v1.QueryReply
-	(*api.SignalReply)(nil),        // 22: xce.api.v1.SignalReply
-	(*api.WatchEvent)(nil),         // 23: xce.api.v1.WatchEvent
-	(*api.ListQueuesReply)(nil),    // 24: xce.api.v1.ListQueuesReply
-	(*api.ListHostsReply)(nil),     // 25: xce.api.v1.ListHostsReply
-	(*api.ListAppsReply)(nil),      // 26: xce.api.v1.ListAppsReply
-	(*api.ReconfigReply)(nil),      // 27: xce.api.v1.ReconfigReply
-	(*api.ControlReply)(nil),       // 28: xce.api.v1.ControlReply
-	(*api.ModifyReply)(nil),        // 29: xce.api.v1.ModifyReply
-	(*api.DependencyReply)(nil),    // 30: xce.api.v1.DependencyReply
-	(*api.EventsReply)(nil),        // 31: xce.api.v1.EventsReply
-	(*api.ClusterInfo)(nil),        // 32: xce.api.v1.ClusterInfo
-	(*api.AcctReply)(nil),          // 33: xce.api.v1.AcctReply
-	(*rpc.PeekReply)(nil),          // 34: xce.api.v1.PeekReply
-	(*rpc.CredentialReply)(nil),    // 35: xce.api.v1.CredentialReply
-	(*rpc.ControllerMessage)(nil),  // 36: xce.api.v1.ControllerMessage
-	(*rpc.TaskEvent)(nil),          // 37: xce.api.v1.TaskEvent
+	(*api.LimitsRequest)(nil),      // 8: xce.api.v1.LimitsRequest
+	(*api.ReconfigRequest)(nil),    // 9: xce.api.v1.ReconfigRequest
+	(*api.ControlRequest)(nil),     // 10: xce.api.v1.ControlRequest
+	(*api.ModifyRequest)(nil),      // 11: xce.api.v1.ModifyRequest
+	(*api.DependencyRequest)(nil),  // 12: xce.api.v1.DependencyRequest
+	(*api.EventsRequest)(nil),      // 13: xce.api.v1.EventsRequest
+	(*api.ClusterInfoRequest)(nil), // 14: xce.api.v1.ClusterInfoRequest
+	(*api.AcctRequest)(nil),        // 15: xce.api.v1.AcctRequest
+	(*rpc.PeekRequest)(nil),        // 16: xce.api.v1.PeekRequest
+	(*rpc.CredentialRequest)(nil),  // 17: xce.api.v1.CredentialRequest
+	(*rpc.WorkerMessage)(nil),      // 18: xce.api.v1.WorkerMessage
+	(*rpc.TaskRequest)(nil),        // 19: xce.api.v1.TaskRequest
+	(*api.SubmitReply)(nil),        // 20: xce.api.v1.SubmitReply
+	(*api.SubmitPackReply)(nil),    // 21: xce.api.v1.SubmitPackReply
+	(*api.QueryReply)(nil),         // 22: xce.api.v1.QueryReply
+	(*api.SignalReply)(nil),        // 23: xce.api.v1.SignalReply
+	(*api.WatchEvent)(nil),         // 24: xce.api.v1.WatchEvent
+	(*api.ListQueuesReply)(nil),    // 25: xce.api.v1.ListQueuesReply
+	(*api.ListHostsReply)(nil),     // 26: xce.api.v1.ListHostsReply
+	(*api.ListAppsReply)(nil),      // 27: xce.api.v1.ListAppsReply
+	(*api.LimitsReply)(nil),        // 28: xce.api.v1.LimitsReply
+	(*api.ReconfigReply)(nil),      // 29: xce.api.v1.ReconfigReply
+	(*api.ControlReply)(nil),       // 30: xce.api.v1.ControlReply
+	(*api.ModifyReply)(nil),        // 31: xce.api.v1.ModifyReply
+	(*api.DependencyReply)(nil),    // 32: xce.api.v1.DependencyReply
+	(*api.EventsReply)(nil),        // 33: xce.api.v1.EventsReply
+	(*api.ClusterInfo)(nil),        // 34: xce.api.v1.ClusterInfo
+	(*api.AcctReply)(nil),          // 35: xce.api.v1.AcctReply
+	(*rpc.PeekReply)(nil),          // 36: xce.api.v1.PeekReply
+	(*rpc.CredentialReply)(nil),    // 37: xce.api.v1.CredentialReply
+	(*rpc.ControllerMessage)(nil),  // 38: xce.api.v1.ControllerMessage
+	(*rpc.TaskEvent)(nil),          // 39: xce.api.v1.TaskEvent
 }
 var file_grpcapi_services_proto_depIdxs = []int32{
 	0,  // 0: xce.api.v1.Controller.Submit:input_type -> xce.api.v1.SubmitRequest
@@ -115,38 +118,40 @@ var file_grpcapi_services_proto_depIdxs = []int32{
 	5,  // 5: xce.api.v1.Controller.ListQueues:input_type -> xce.api.v1.ListQueuesRequest
 	6,  // 6: xce.api.v1.Controller.ListHosts:input_type -> xce.api.v1.ListHostsRequest
 	7,  // 7: xce.api.v1.Controller.ListApps:input_type -> xce.api.v1.ListAppsRequest
-	8,  // 8: xce.api.v1.Controller.Reconfig:input_type -> xce.api.v1.ReconfigRequest
-	9,  // 9: xce.api.v1.Controller.Control:input_type -> xce.api.v1.ControlRequest
-	10, // 10: xce.api.v1.Controller.Modify:input_type -> xce.api.v1.ModifyRequest
-	11, // 11: xce.api.v1.Controller.Dependency:input_type -> xce.api.v1.DependencyRequest
-	12, // 12: xce.api.v1.Controller.Events:input_type -> xce.api.v1.EventsRequest
-	13, // 13: xce.api.v1.Controller.Info:input_type -> xce.api.v1.ClusterInfoRequest
-	14, // 14: xce.api.v1.Controller.Accounting:input_type -> xce.api.v1.AcctRequest
-	15, // 15: xce.api.v1.Controller.Peek:input_type -> xce.api.v1.PeekRequest
-	16, // 16: xce.api.v1.Controller.Credential:input_type -> xce.api.v1.CredentialRequest
-	17, // 17: xce.api.v1.Cluster.Connect:input_type -> xce.api.v1.WorkerMessage
-	18, // 18: xce.api.v1.Tasks.Launch:input_type -> xce.api.v1.TaskRequest
-	19, // 19: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
-	20, // 20: xce.api.v1.Controller.SubmitPack:output_type -> xce.api.v1.SubmitPackReply
-	21, // 21: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
-	22, // 22: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
-	23, // 23: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
-	24, // 24: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
-	25, // 25: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
-	26, // 26: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
-	27, // 27: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
-	28, // 28: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
-	29, // 29: xce.api.v1.Controller.Modify:output_type -> xce.api.v1.ModifyReply
-	30, // 30: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
-	31, // 31: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
-	32, // 32: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
-	33, // 33: xce.api.v1.Controller.Accounting:output_type -> xce.api.v1.AcctReply
-	34, // 34: xce.api.v1.Controller.Peek:output_type -> xce.api.v1.PeekReply
-	35, // 35: xce.api.v1.Controller.Credential:output_type -> xce.api.v1.CredentialReply
-	36, // 36: xce.api.v1.Cluster.Connect:output_type -> xce.api.v1.ControllerMessage
-	37, // 37: xce.api.v1.Tasks.Launch:output_type -> xce.api.v1.TaskEvent
-	19, // [19:38] is the sub-list for method output_type
-	0,  // [0:19] is the sub-list for method input_type
+	8,  // 8: xce.api.v1.Controller.Limits:input_type -> xce.api.v1.LimitsRequest
+	9,  // 9: xce.api.v1.Controller.Reconfig:input_type -> xce.api.v1.ReconfigRequest
+	10, // 10: xce.api.v1.Controller.Control:input_type -> xce.api.v1.ControlRequest
+	11, // 11: xce.api.v1.Controller.Modify:input_type -> xce.api.v1.ModifyRequest
+	12, // 12: xce.api.v1.Controller.Dependency:input_type -> xce.api.v1.DependencyRequest
+	13, // 13: xce.api.v1.Controller.Events:input_type -> xce.api.v1.EventsRequest
+	14, // 14: xce.api.v1.Controller.Info:input_type -> xce.api.v1.ClusterInfoRequest
+	15, // 15: xce.api.v1.Controller.Accounting:input_type -> xce.api.v1.AcctRequest
+	16, // 16: xce.api.v1.Controller.Peek:input_type -> xce.api.v1.PeekRequest
+	17, // 17: xce.api.v1.Controller.Credential:input_type -> xce.api.v1.CredentialRequest
+	18, // 18: xce.api.v1.Cluster.Connect:input_type -> xce.api.v1.WorkerMessage
+	19, // 19: xce.api.v1.Tasks.Launch:input_type -> xce.api.v1.TaskRequest
+	20, // 20: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
+	21, // 21: xce.api.v1.Controller.SubmitPack:output_type -> xce.api.v1.SubmitPackReply
+	22, // 22: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
+	23, // 23: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
+	24, // 24: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
+	25, // 25: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
+	26, // 26: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
+	27, // 27: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
+	28, // 28: xce.api.v1.Controller.Limits:output_type -> xce.api.v1.LimitsReply
+	29, // 29: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
+	30, // 30: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
+	31, // 31: xce.api.v1.Controller.Modify:output_type -> xce.api.v1.ModifyReply
+	32, // 32: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
+	33, // 33: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
+	34, // 34: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
+	35, // 35: xce.api.v1.Controller.Accounting:output_type -> xce.api.v1.AcctReply
+	36, // 36: xce.api.v1.Controller.Peek:output_type -> xce.api.v1.PeekReply
+	37, // 37: xce.api.v1.Controller.Credential:output_type -> xce.api.v1.CredentialReply
+	38, // 38: xce.api.v1.Cluster.Connect:output_type -> xce.api.v1.ControllerMessage
+	39, // 39: xce.api.v1.Tasks.Launch:output_type -> xce.api.v1.TaskEvent
+	20, // [20:40] is the sub-list for method output_type
+	0,  // [0:20] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name
