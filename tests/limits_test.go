@@ -20,6 +20,12 @@ priority = 30
 [queues.short]
 priority = 50
 
+[user_groups.chem]
+members = ["xce-test-nobody"]
+
+[users.default]
+max_slots = 100
+
 [[limits]]
 name = "user_jobs"
 per_user = ["all"]
@@ -31,6 +37,11 @@ name = "short_slots"
 queues = ["short"]
 slots = 1
 mem = "1GB"
+
+[[limits]]
+name = "chem_mem"
+users = ["chem"]
+mem = "10GB"
 `
 
 // [[limits]]: jobs past a limit pend with LSF's reason and start when
@@ -68,6 +79,15 @@ func TestLimits(t *testing.T) {
 		t.Errorf("blimits -q short:\n%s", out)
 	}
 	golden(t, "blimits_c", c.must("", "blimits", "-c"))
+
+	// busers all lists the users and groups with limits, with or without
+	// jobs.
+	users := c.must("", "busers", "all")
+	for _, want := range []string{"\nchem ", "\ndefault ", "\n" + me.Username + " "} {
+		if !strings.Contains(users, want) {
+			t.Errorf("busers all: no %q in\n%s", want, users)
+		}
+	}
 
 	// When a job ends, the next one gets its place.
 	c.must("", "bkill", n[0])
