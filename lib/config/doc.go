@@ -44,29 +44,24 @@
 //     unit depends on LSF_UNIT_FOR_LIMITS, and a silent guess is worse
 //     than a message. Memory is kept in KB and durations in seconds, the
 //     units of api.JobSpec.
-//
 //   - A limit or quota of 0 (or left out) means none; a negative one is an
 //     error. Queue priority 0 means the default, 1 (LSF's).
-//
 //   - cluster.default_queue may be left out when there is one queue; a file
 //     without queues gets Default's queue "normal". cluster.name defaults
 //     to "xce", default_project to "default", clean_period to 1h and
 //     max_array_size to 1000 (LSF's defaults), acct_retention to 30 days
 //     (XCE's: LSF keeps lsb.acct until it is archived); acct_retention
 //     shorter than clean_period is an error.
-//
 //   - A project need not be configured (LSF: -P takes any name); an
 //     unconfigured project has no quota. A user group's members and a
 //     queue's users cannot be checked against the system's users; only
 //     group cycles and malformed names are errors.
-//
 //   - Queue and host-group host lists accept host and group names, "all"
 //     (every configured host), "~name" exclusions applied in order and
 //     "name+N" preferences (kept; ExpandHosts ignores the preference);
 //     a queue's list also "others" and "none". Naming an unconfigured host
 //     is an error, so a cluster whose hosts only register at run time uses
 //     "all". Host ranges (gpu[01-16]) and wildcards are not supported.
-//
 //   - Host attributes and static values must be declared under
 //     [resources] with their type; a resource with total > 0 is one
 //     cluster-wide pool (license tokens), always consumable, and has no
@@ -74,32 +69,28 @@
 //     submissions are parsed against these resources, so an unknown
 //     resource name is an error at load and at submission (the built-in
 //     default declares none).
-//
 //   - A queue's task range is min_tasks, default_tasks, max_tasks
 //     (TASKLIMIT); its memory and run limits are a ceiling (max_mem,
 //     max_run_limit) and a default (default_mem, default_run_limit). A job
 //     that sets no limit and gets none from its profile or the queue's
 //     default gets the ceiling, as LSF does.
-//
 //   - Preemption: preemptive lists queues of lower priority, preemptable
 //     queues of higher priority; the words "lower" and "higher" mean all
 //     of them (LSF's empty PREEMPTIVE[] and PREEMPTABLE[]). Fairshare is a
 //     table of user or group to positive shares. Both, the run and
 //     dispatch windows and the per-host slot limit are checked and kept for
 //     the scheduler; Window.Contains evaluates a window.
-//
 //   - Time windows use LSF's syntax, "[day:]hour[:minute]-[day:]hour[:minute]"
 //     with days 0 (Sunday) to 6; a window may span midnight or the week's
 //     end; both ends name a day or neither does.
-//
 //   - [[limits]] are LSF's lsb.resources Limit sections (limits.go): the
 //     consumer lists users, queues, hosts, projects, apps, lic_projects
 //     and their per_* forms (not both of a kind), and the resources
 //     slots, slots_per_processor (per_host only), mem, swp, tmp (a size,
 //     a bare number of MB, or "N%" of each host's maximum, per_host
-//     only), jobs and resources (numeric [resources]). slots = 0 or
-//     jobs = 0 lets nothing run, as in LSF; a limit must limit something.
-//     Errors name the entry as limits.N (from 0), with its line.
+//     only), jobs and resources (numeric [resources]). Unlike the other
+//     limits, slots = 0 or jobs = 0 lets nothing run, as in LSF; a limit
+//     must limit something. Errors name the entry as limits.N (from 0).
 //
 // # Layering choices
 //
@@ -112,7 +103,10 @@
 //     fixed tasks, run_limit or mem_limit refuses any other -n, -W, -M
 //     (repeating the profile's value is accepted).
 //   - Precedence of each limit: the job's option, the profile's value, the
-//     queue's default, the queue's ceiling. Tasks: -n, the profile's
+//     queue's default, the queue's ceiling. A job's option over the
+//     ceiling is refused; a profile's value over it is capped at it (in
+//     LSF a profile's limits cannot override the queue's hard limits).
+//     Tasks: -n, the profile's
 //     default_tasks (else min_tasks), the queue's default_tasks (else
 //     min_tasks), 1. The result must lie within both the profile's and the
 //     queue's task range.
