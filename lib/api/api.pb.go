@@ -767,7 +767,7 @@ func (x ControlRequest_Action) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ControlRequest_Action.Descriptor instead.
 func (ControlRequest_Action) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{32, 0}
+	return file_api_proto_rawDescGZIP(), []int{37, 0}
 }
 
 type DependencyReply_Status int32
@@ -824,7 +824,7 @@ func (x DependencyReply_Status) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DependencyReply_Status.Descriptor instead.
 func (DependencyReply_Status) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{38, 0}
+	return file_api_proto_rawDescGZIP(), []int{43, 0}
 }
 
 type JobSpec struct {
@@ -4949,6 +4949,467 @@ func (x *ListAppsReply) GetApps() []*App {
 	return nil
 }
 
+// LimitConfig is one resource allocation limit as configured (xce.toml
+// [[limits]], LSF's lsb.resources Limit section): blimits -c.
+type LimitConfig struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Name              string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Users             []string               `protobuf:"bytes,2,rep,name=users,proto3" json:"users,omitempty"`
+	PerUser           []string               `protobuf:"bytes,3,rep,name=per_user,json=perUser,proto3" json:"per_user,omitempty"`
+	Queues            []string               `protobuf:"bytes,4,rep,name=queues,proto3" json:"queues,omitempty"`
+	PerQueue          []string               `protobuf:"bytes,5,rep,name=per_queue,json=perQueue,proto3" json:"per_queue,omitempty"`
+	Hosts             []string               `protobuf:"bytes,6,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	PerHost           []string               `protobuf:"bytes,7,rep,name=per_host,json=perHost,proto3" json:"per_host,omitempty"`
+	Projects          []string               `protobuf:"bytes,8,rep,name=projects,proto3" json:"projects,omitempty"`
+	PerProject        []string               `protobuf:"bytes,9,rep,name=per_project,json=perProject,proto3" json:"per_project,omitempty"`
+	Apps              []string               `protobuf:"bytes,10,rep,name=apps,proto3" json:"apps,omitempty"`
+	PerApp            []string               `protobuf:"bytes,11,rep,name=per_app,json=perApp,proto3" json:"per_app,omitempty"`
+	LicProjects       []string               `protobuf:"bytes,12,rep,name=lic_projects,json=licProjects,proto3" json:"lic_projects,omitempty"`
+	PerLicProject     []string               `protobuf:"bytes,13,rep,name=per_lic_project,json=perLicProject,proto3" json:"per_lic_project,omitempty"`
+	Slots             *int32                 `protobuf:"varint,14,opt,name=slots,proto3,oneof" json:"slots,omitempty"`
+	SlotsPerProcessor float64                `protobuf:"fixed64,15,opt,name=slots_per_processor,json=slotsPerProcessor,proto3" json:"slots_per_processor,omitempty"`
+	Mem               string                 `protobuf:"bytes,16,opt,name=mem,proto3" json:"mem,omitempty"` // MB, or "N%"; "" none
+	Swp               string                 `protobuf:"bytes,17,opt,name=swp,proto3" json:"swp,omitempty"`
+	Tmp               string                 `protobuf:"bytes,18,opt,name=tmp,proto3" json:"tmp,omitempty"`
+	Jobs              *int32                 `protobuf:"varint,19,opt,name=jobs,proto3,oneof" json:"jobs,omitempty"`
+	Resources         map[string]float64     `protobuf:"bytes,20,rep,name=resources,proto3" json:"resources,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *LimitConfig) Reset() {
+	*x = LimitConfig{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LimitConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LimitConfig) ProtoMessage() {}
+
+func (x *LimitConfig) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LimitConfig.ProtoReflect.Descriptor instead.
+func (*LimitConfig) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *LimitConfig) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LimitConfig) GetUsers() []string {
+	if x != nil {
+		return x.Users
+	}
+	return nil
+}
+
+func (x *LimitConfig) GetPerUser() []string {
+	if x != nil {
+		return x.PerUser
+	}
+	return nil
+}
+
+func (x *LimitConfig) GetQueues() []string {
+	if x != nil {
+		return x.Queues
+	}
+	return nil
+}
+
+func (x *LimitConfig) GetPerQueue() []string {
+	if x != nil {
+		return x.PerQueue
+	}
+	return nil
+}
+
+func (x *LimitConfig) GetHosts() []string {
+	if x != nil {
+		return x.Hosts
+	}
+	return nil
+}
+
+func (x *LimitConfig) GetPerHost() []string {
+	if x != nil {
+		return x.PerHost
+	}
+	return nil
+}
+
+func (x *LimitConfig) GetProjects() []string {
+	if x != nil {
+		return x.Projects
+	}
+	return nil
+}
+
+func (x *LimitConfig) GetPerProject() []string {
+	if x != nil {
+		return x.PerProject
+	}
+	return nil
+}
+
+func (x *LimitConfig) GetApps() []string {
+	if x != nil {
+		return x.Apps
+	}
+	return nil
+}
+
+func (x *LimitConfig) GetPerApp() []string {
+	if x != nil {
+		return x.PerApp
+	}
+	return nil
+}
+
+func (x *LimitConfig) GetLicProjects() []string {
+	if x != nil {
+		return x.LicProjects
+	}
+	return nil
+}
+
+func (x *LimitConfig) GetPerLicProject() []string {
+	if x != nil {
+		return x.PerLicProject
+	}
+	return nil
+}
+
+func (x *LimitConfig) GetSlots() int32 {
+	if x != nil && x.Slots != nil {
+		return *x.Slots
+	}
+	return 0
+}
+
+func (x *LimitConfig) GetSlotsPerProcessor() float64 {
+	if x != nil {
+		return x.SlotsPerProcessor
+	}
+	return 0
+}
+
+func (x *LimitConfig) GetMem() string {
+	if x != nil {
+		return x.Mem
+	}
+	return ""
+}
+
+func (x *LimitConfig) GetSwp() string {
+	if x != nil {
+		return x.Swp
+	}
+	return ""
+}
+
+func (x *LimitConfig) GetTmp() string {
+	if x != nil {
+		return x.Tmp
+	}
+	return ""
+}
+
+func (x *LimitConfig) GetJobs() int32 {
+	if x != nil && x.Jobs != nil {
+		return *x.Jobs
+	}
+	return 0
+}
+
+func (x *LimitConfig) GetResources() map[string]float64 {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+// LimitUsage is what running and suspended jobs hold of one limit, or of
+// one member of its per lists: one row of blimits. A consumer field is
+// the member for a per list, else the configured list joined by blanks,
+// "" when the limit has none.
+type LimitUsage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Users         string                 `protobuf:"bytes,2,opt,name=users,proto3" json:"users,omitempty"`
+	Queues        string                 `protobuf:"bytes,3,opt,name=queues,proto3" json:"queues,omitempty"`
+	Hosts         string                 `protobuf:"bytes,4,opt,name=hosts,proto3" json:"hosts,omitempty"`
+	Projects      string                 `protobuf:"bytes,5,opt,name=projects,proto3" json:"projects,omitempty"`
+	Apps          string                 `protobuf:"bytes,6,opt,name=apps,proto3" json:"apps,omitempty"`
+	LicProjects   string                 `protobuf:"bytes,7,opt,name=lic_projects,json=licProjects,proto3" json:"lic_projects,omitempty"`
+	Amounts       []*LimitAmount         `protobuf:"bytes,8,rep,name=amounts,proto3" json:"amounts,omitempty"` // slots, mem, tmp, swp, jobs, then resources by name
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LimitUsage) Reset() {
+	*x = LimitUsage{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LimitUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LimitUsage) ProtoMessage() {}
+
+func (x *LimitUsage) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LimitUsage.ProtoReflect.Descriptor instead.
+func (*LimitUsage) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *LimitUsage) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LimitUsage) GetUsers() string {
+	if x != nil {
+		return x.Users
+	}
+	return ""
+}
+
+func (x *LimitUsage) GetQueues() string {
+	if x != nil {
+		return x.Queues
+	}
+	return ""
+}
+
+func (x *LimitUsage) GetHosts() string {
+	if x != nil {
+		return x.Hosts
+	}
+	return ""
+}
+
+func (x *LimitUsage) GetProjects() string {
+	if x != nil {
+		return x.Projects
+	}
+	return ""
+}
+
+func (x *LimitUsage) GetApps() string {
+	if x != nil {
+		return x.Apps
+	}
+	return ""
+}
+
+func (x *LimitUsage) GetLicProjects() string {
+	if x != nil {
+		return x.LicProjects
+	}
+	return ""
+}
+
+func (x *LimitUsage) GetAmounts() []*LimitAmount {
+	if x != nil {
+		return x.Amounts
+	}
+	return nil
+}
+
+// LimitAmount is used/limit of one resource; limit < 0: not limited.
+type LimitAmount struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Resource      string                 `protobuf:"bytes,1,opt,name=resource,proto3" json:"resource,omitempty"`
+	Used          float64                `protobuf:"fixed64,2,opt,name=used,proto3" json:"used,omitempty"`
+	Limit         float64                `protobuf:"fixed64,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LimitAmount) Reset() {
+	*x = LimitAmount{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LimitAmount) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LimitAmount) ProtoMessage() {}
+
+func (x *LimitAmount) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LimitAmount.ProtoReflect.Descriptor instead.
+func (*LimitAmount) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *LimitAmount) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
+func (x *LimitAmount) GetUsed() float64 {
+	if x != nil {
+		return x.Used
+	}
+	return 0
+}
+
+func (x *LimitAmount) GetLimit() float64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type LimitsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LimitsRequest) Reset() {
+	*x = LimitsRequest{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LimitsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LimitsRequest) ProtoMessage() {}
+
+func (x *LimitsRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LimitsRequest.ProtoReflect.Descriptor instead.
+func (*LimitsRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{35}
+}
+
+type LimitsReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Configs       []*LimitConfig         `protobuf:"bytes,1,rep,name=configs,proto3" json:"configs,omitempty"`
+	Usage         []*LimitUsage          `protobuf:"bytes,2,rep,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LimitsReply) Reset() {
+	*x = LimitsReply{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LimitsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LimitsReply) ProtoMessage() {}
+
+func (x *LimitsReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LimitsReply.ProtoReflect.Descriptor instead.
+func (*LimitsReply) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *LimitsReply) GetConfigs() []*LimitConfig {
+	if x != nil {
+		return x.Configs
+	}
+	return nil
+}
+
+func (x *LimitsReply) GetUsage() []*LimitUsage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
 // ControlRequest is an administrator's queue or host control (badmin) or a
 // job control beyond signals (bswitch, brequeue).
 type ControlRequest struct {
@@ -4970,7 +5431,7 @@ type ControlRequest struct {
 func (x *ControlRequest) Reset() {
 	*x = ControlRequest{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4983,7 +5444,7 @@ func (*ControlRequest) ProtoMessage() {}
 
 func (x *ControlRequest) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4996,7 +5457,7 @@ func (x *ControlRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlRequest.ProtoReflect.Descriptor instead.
 func (*ControlRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{32}
+	return file_api_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ControlRequest) GetAction() ControlRequest_Action {
@@ -5068,7 +5529,7 @@ type ControlResult struct {
 func (x *ControlResult) Reset() {
 	*x = ControlResult{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5081,7 +5542,7 @@ func (*ControlResult) ProtoMessage() {}
 
 func (x *ControlResult) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5094,7 +5555,7 @@ func (x *ControlResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlResult.ProtoReflect.Descriptor instead.
 func (*ControlResult) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{33}
+	return file_api_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ControlResult) GetName() string {
@@ -5135,7 +5596,7 @@ type ControlReply struct {
 func (x *ControlReply) Reset() {
 	*x = ControlReply{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5148,7 +5609,7 @@ func (*ControlReply) ProtoMessage() {}
 
 func (x *ControlReply) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5161,7 +5622,7 @@ func (x *ControlReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlReply.ProtoReflect.Descriptor instead.
 func (*ControlReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{34}
+	return file_api_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ControlReply) GetResults() []*ControlResult {
@@ -5186,7 +5647,7 @@ type ModifyRequest struct {
 func (x *ModifyRequest) Reset() {
 	*x = ModifyRequest{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5199,7 +5660,7 @@ func (*ModifyRequest) ProtoMessage() {}
 
 func (x *ModifyRequest) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5212,7 +5673,7 @@ func (x *ModifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyRequest.ProtoReflect.Descriptor instead.
 func (*ModifyRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{35}
+	return file_api_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ModifyRequest) GetRef() *JobRef {
@@ -5246,7 +5707,7 @@ type ModifyReply struct {
 func (x *ModifyReply) Reset() {
 	*x = ModifyReply{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5259,7 +5720,7 @@ func (*ModifyReply) ProtoMessage() {}
 
 func (x *ModifyReply) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5272,7 +5733,7 @@ func (x *ModifyReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyReply.ProtoReflect.Descriptor instead.
 func (*ModifyReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{36}
+	return file_api_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ModifyReply) GetResults() []*ControlResult {
@@ -5294,7 +5755,7 @@ type DependencyRequest struct {
 func (x *DependencyRequest) Reset() {
 	*x = DependencyRequest{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5307,7 +5768,7 @@ func (*DependencyRequest) ProtoMessage() {}
 
 func (x *DependencyRequest) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5320,7 +5781,7 @@ func (x *DependencyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DependencyRequest.ProtoReflect.Descriptor instead.
 func (*DependencyRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{37}
+	return file_api_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *DependencyRequest) GetExpression() string {
@@ -5340,7 +5801,7 @@ type DependencyReply struct {
 func (x *DependencyReply) Reset() {
 	*x = DependencyReply{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5353,7 +5814,7 @@ func (*DependencyReply) ProtoMessage() {}
 
 func (x *DependencyReply) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5366,7 +5827,7 @@ func (x *DependencyReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DependencyReply.ProtoReflect.Descriptor instead.
 func (*DependencyReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{38}
+	return file_api_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *DependencyReply) GetStatus() DependencyReply_Status {
@@ -5387,7 +5848,7 @@ type ReconfigRequest struct {
 func (x *ReconfigRequest) Reset() {
 	*x = ReconfigRequest{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5400,7 +5861,7 @@ func (*ReconfigRequest) ProtoMessage() {}
 
 func (x *ReconfigRequest) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5413,7 +5874,7 @@ func (x *ReconfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigRequest.ProtoReflect.Descriptor instead.
 func (*ReconfigRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{39}
+	return file_api_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ReconfigRequest) GetCheckOnly() bool {
@@ -5435,7 +5896,7 @@ type ReconfigReply struct {
 func (x *ReconfigReply) Reset() {
 	*x = ReconfigReply{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5448,7 +5909,7 @@ func (*ReconfigReply) ProtoMessage() {}
 
 func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5461,7 +5922,7 @@ func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigReply.ProtoReflect.Descriptor instead.
 func (*ReconfigReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{40}
+	return file_api_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ReconfigReply) GetChanges() []string {
@@ -5484,7 +5945,7 @@ type ListHostsRequest struct {
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[41]
+	mi := &file_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5497,7 +5958,7 @@ func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[41]
+	mi := &file_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5510,7 +5971,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{41}
+	return file_api_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListHostsRequest) GetNames() []string {
@@ -5539,7 +6000,7 @@ type ListHostsReply struct {
 func (x *ListHostsReply) Reset() {
 	*x = ListHostsReply{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[42]
+	mi := &file_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5552,7 +6013,7 @@ func (*ListHostsReply) ProtoMessage() {}
 
 func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[42]
+	mi := &file_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5565,7 +6026,7 @@ func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsReply.ProtoReflect.Descriptor instead.
 func (*ListHostsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{42}
+	return file_api_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListHostsReply) GetHosts() []*Host {
@@ -5592,7 +6053,7 @@ type EventsRequest struct {
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[43]
+	mi := &file_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5605,7 +6066,7 @@ func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[43]
+	mi := &file_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5618,7 +6079,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{43}
+	return file_api_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *EventsRequest) GetRefs() []*JobRef {
@@ -5638,7 +6099,7 @@ type EventsReply struct {
 func (x *EventsReply) Reset() {
 	*x = EventsReply{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5651,7 +6112,7 @@ func (*EventsReply) ProtoMessage() {}
 
 func (x *EventsReply) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5664,7 +6125,7 @@ func (x *EventsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsReply.ProtoReflect.Descriptor instead.
 func (*EventsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{44}
+	return file_api_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *EventsReply) GetEvents() []*Event {
@@ -5683,7 +6144,7 @@ type ClusterInfoRequest struct {
 func (x *ClusterInfoRequest) Reset() {
 	*x = ClusterInfoRequest{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5696,7 +6157,7 @@ func (*ClusterInfoRequest) ProtoMessage() {}
 
 func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5709,7 +6170,7 @@ func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfoRequest.ProtoReflect.Descriptor instead.
 func (*ClusterInfoRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{45}
+	return file_api_proto_rawDescGZIP(), []int{50}
 }
 
 type ClusterInfo struct {
@@ -5749,7 +6210,7 @@ type ClusterInfo struct {
 func (x *ClusterInfo) Reset() {
 	*x = ClusterInfo{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5762,7 +6223,7 @@ func (*ClusterInfo) ProtoMessage() {}
 
 func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5775,7 +6236,7 @@ func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfo.ProtoReflect.Descriptor instead.
 func (*ClusterInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{46}
+	return file_api_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ClusterInfo) GetClusterName() string {
@@ -5918,7 +6379,7 @@ type Candidate struct {
 func (x *Candidate) Reset() {
 	*x = Candidate{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5931,7 +6392,7 @@ func (*Candidate) ProtoMessage() {}
 
 func (x *Candidate) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5944,7 +6405,7 @@ func (x *Candidate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Candidate.ProtoReflect.Descriptor instead.
 func (*Candidate) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{47}
+	return file_api_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *Candidate) GetAddress() string {
@@ -5989,7 +6450,7 @@ type ResourceInfo struct {
 func (x *ResourceInfo) Reset() {
 	*x = ResourceInfo{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6002,7 +6463,7 @@ func (*ResourceInfo) ProtoMessage() {}
 
 func (x *ResourceInfo) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6015,7 +6476,7 @@ func (x *ResourceInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceInfo.ProtoReflect.Descriptor instead.
 func (*ResourceInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{48}
+	return file_api_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ResourceInfo) GetName() string {
@@ -6059,7 +6520,7 @@ type Parameter struct {
 func (x *Parameter) Reset() {
 	*x = Parameter{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[49]
+	mi := &file_api_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6072,7 +6533,7 @@ func (*Parameter) ProtoMessage() {}
 
 func (x *Parameter) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[49]
+	mi := &file_api_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6085,7 +6546,7 @@ func (x *Parameter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Parameter.ProtoReflect.Descriptor instead.
 func (*Parameter) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{49}
+	return file_api_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *Parameter) GetName() string {
@@ -6114,7 +6575,7 @@ type Group struct {
 func (x *Group) Reset() {
 	*x = Group{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[50]
+	mi := &file_api_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6127,7 +6588,7 @@ func (*Group) ProtoMessage() {}
 
 func (x *Group) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[50]
+	mi := &file_api_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6140,7 +6601,7 @@ func (x *Group) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Group.ProtoReflect.Descriptor instead.
 func (*Group) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{50}
+	return file_api_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *Group) GetName() string {
@@ -6195,7 +6656,7 @@ type Launch struct {
 func (x *Launch) Reset() {
 	*x = Launch{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[51]
+	mi := &file_api_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6208,7 +6669,7 @@ func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[51]
+	mi := &file_api_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6221,7 +6682,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{51}
+	return file_api_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -6327,7 +6788,7 @@ type TimeRange struct {
 func (x *TimeRange) Reset() {
 	*x = TimeRange{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[52]
+	mi := &file_api_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6340,7 +6801,7 @@ func (*TimeRange) ProtoMessage() {}
 
 func (x *TimeRange) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[52]
+	mi := &file_api_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6353,7 +6814,7 @@ func (x *TimeRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimeRange.ProtoReflect.Descriptor instead.
 func (*TimeRange) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{52}
+	return file_api_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *TimeRange) GetStart() int64 {
@@ -6405,7 +6866,7 @@ type AcctRequest struct {
 func (x *AcctRequest) Reset() {
 	*x = AcctRequest{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[53]
+	mi := &file_api_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6418,7 +6879,7 @@ func (*AcctRequest) ProtoMessage() {}
 
 func (x *AcctRequest) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[53]
+	mi := &file_api_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6431,7 +6892,7 @@ func (x *AcctRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctRequest.ProtoReflect.Descriptor instead.
 func (*AcctRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{53}
+	return file_api_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *AcctRequest) GetRefs() []*JobRef {
@@ -6564,7 +7025,7 @@ type AcctReply struct {
 func (x *AcctReply) Reset() {
 	*x = AcctReply{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[54]
+	mi := &file_api_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6577,7 +7038,7 @@ func (*AcctReply) ProtoMessage() {}
 
 func (x *AcctReply) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[54]
+	mi := &file_api_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6590,7 +7051,7 @@ func (x *AcctReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctReply.ProtoReflect.Descriptor instead.
 func (*AcctReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{54}
+	return file_api_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *AcctReply) GetJobs() []*Job {
@@ -7126,7 +7587,53 @@ const file_api_proto_rawDesc = "" +
 	"\x0fListAppsRequest\x12\x14\n" +
 	"\x05names\x18\x01 \x03(\tR\x05names\"4\n" +
 	"\rListAppsReply\x12#\n" +
-	"\x04apps\x18\x01 \x03(\v2\x0f.xce.api.v1.AppR\x04apps\"\xe3\x03\n" +
+	"\x04apps\x18\x01 \x03(\v2\x0f.xce.api.v1.AppR\x04apps\"\x9e\x05\n" +
+	"\vLimitConfig\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05users\x18\x02 \x03(\tR\x05users\x12\x19\n" +
+	"\bper_user\x18\x03 \x03(\tR\aperUser\x12\x16\n" +
+	"\x06queues\x18\x04 \x03(\tR\x06queues\x12\x1b\n" +
+	"\tper_queue\x18\x05 \x03(\tR\bperQueue\x12\x14\n" +
+	"\x05hosts\x18\x06 \x03(\tR\x05hosts\x12\x19\n" +
+	"\bper_host\x18\a \x03(\tR\aperHost\x12\x1a\n" +
+	"\bprojects\x18\b \x03(\tR\bprojects\x12\x1f\n" +
+	"\vper_project\x18\t \x03(\tR\n" +
+	"perProject\x12\x12\n" +
+	"\x04apps\x18\n" +
+	" \x03(\tR\x04apps\x12\x17\n" +
+	"\aper_app\x18\v \x03(\tR\x06perApp\x12!\n" +
+	"\flic_projects\x18\f \x03(\tR\vlicProjects\x12&\n" +
+	"\x0fper_lic_project\x18\r \x03(\tR\rperLicProject\x12\x19\n" +
+	"\x05slots\x18\x0e \x01(\x05H\x00R\x05slots\x88\x01\x01\x12.\n" +
+	"\x13slots_per_processor\x18\x0f \x01(\x01R\x11slotsPerProcessor\x12\x10\n" +
+	"\x03mem\x18\x10 \x01(\tR\x03mem\x12\x10\n" +
+	"\x03swp\x18\x11 \x01(\tR\x03swp\x12\x10\n" +
+	"\x03tmp\x18\x12 \x01(\tR\x03tmp\x12\x17\n" +
+	"\x04jobs\x18\x13 \x01(\x05H\x01R\x04jobs\x88\x01\x01\x12D\n" +
+	"\tresources\x18\x14 \x03(\v2&.xce.api.v1.LimitConfig.ResourcesEntryR\tresources\x1a<\n" +
+	"\x0eResourcesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B\b\n" +
+	"\x06_slotsB\a\n" +
+	"\x05_jobs\"\xea\x01\n" +
+	"\n" +
+	"LimitUsage\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05users\x18\x02 \x01(\tR\x05users\x12\x16\n" +
+	"\x06queues\x18\x03 \x01(\tR\x06queues\x12\x14\n" +
+	"\x05hosts\x18\x04 \x01(\tR\x05hosts\x12\x1a\n" +
+	"\bprojects\x18\x05 \x01(\tR\bprojects\x12\x12\n" +
+	"\x04apps\x18\x06 \x01(\tR\x04apps\x12!\n" +
+	"\flic_projects\x18\a \x01(\tR\vlicProjects\x121\n" +
+	"\aamounts\x18\b \x03(\v2\x17.xce.api.v1.LimitAmountR\aamounts\"S\n" +
+	"\vLimitAmount\x12\x1a\n" +
+	"\bresource\x18\x01 \x01(\tR\bresource\x12\x12\n" +
+	"\x04used\x18\x02 \x01(\x01R\x04used\x12\x14\n" +
+	"\x05limit\x18\x03 \x01(\x01R\x05limit\"\x0f\n" +
+	"\rLimitsRequest\"n\n" +
+	"\vLimitsReply\x121\n" +
+	"\aconfigs\x18\x01 \x03(\v2\x17.xce.api.v1.LimitConfigR\aconfigs\x12,\n" +
+	"\x05usage\x18\x02 \x03(\v2\x16.xce.api.v1.LimitUsageR\x05usage\"\xe3\x03\n" +
 	"\x0eControlRequest\x129\n" +
 	"\x06action\x18\x01 \x01(\x0e2!.xce.api.v1.ControlRequest.ActionR\x06action\x12\x14\n" +
 	"\x05names\x18\x02 \x03(\tR\x05names\x12&\n" +
@@ -7379,7 +7886,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),                 // 0: xce.api.v1.JobState
 	(TermReason)(0),               // 1: xce.api.v1.TermReason
@@ -7424,41 +7931,47 @@ var file_api_proto_goTypes = []any{
 	(*ListQueuesReply)(nil),       // 40: xce.api.v1.ListQueuesReply
 	(*ListAppsRequest)(nil),       // 41: xce.api.v1.ListAppsRequest
 	(*ListAppsReply)(nil),         // 42: xce.api.v1.ListAppsReply
-	(*ControlRequest)(nil),        // 43: xce.api.v1.ControlRequest
-	(*ControlResult)(nil),         // 44: xce.api.v1.ControlResult
-	(*ControlReply)(nil),          // 45: xce.api.v1.ControlReply
-	(*ModifyRequest)(nil),         // 46: xce.api.v1.ModifyRequest
-	(*ModifyReply)(nil),           // 47: xce.api.v1.ModifyReply
-	(*DependencyRequest)(nil),     // 48: xce.api.v1.DependencyRequest
-	(*DependencyReply)(nil),       // 49: xce.api.v1.DependencyReply
-	(*ReconfigRequest)(nil),       // 50: xce.api.v1.ReconfigRequest
-	(*ReconfigReply)(nil),         // 51: xce.api.v1.ReconfigReply
-	(*ListHostsRequest)(nil),      // 52: xce.api.v1.ListHostsRequest
-	(*ListHostsReply)(nil),        // 53: xce.api.v1.ListHostsReply
-	(*EventsRequest)(nil),         // 54: xce.api.v1.EventsRequest
-	(*EventsReply)(nil),           // 55: xce.api.v1.EventsReply
-	(*ClusterInfoRequest)(nil),    // 56: xce.api.v1.ClusterInfoRequest
-	(*ClusterInfo)(nil),           // 57: xce.api.v1.ClusterInfo
-	(*Candidate)(nil),             // 58: xce.api.v1.Candidate
-	(*ResourceInfo)(nil),          // 59: xce.api.v1.ResourceInfo
-	(*Parameter)(nil),             // 60: xce.api.v1.Parameter
-	(*Group)(nil),                 // 61: xce.api.v1.Group
-	(*Launch)(nil),                // 62: xce.api.v1.Launch
-	(*TimeRange)(nil),             // 63: xce.api.v1.TimeRange
-	(*AcctRequest)(nil),           // 64: xce.api.v1.AcctRequest
-	(*AcctReply)(nil),             // 65: xce.api.v1.AcctReply
-	nil,                           // 66: xce.api.v1.JobSpec.OriginEntry
-	nil,                           // 67: xce.api.v1.Host.ReservedEntry
-	nil,                           // 68: xce.api.v1.Queue.UserSharesEntry
-	nil,                           // 69: xce.api.v1.Queue.UserPriorityEntry
-	nil,                           // 70: xce.api.v1.App.EnvEntry
-	nil,                           // 71: xce.api.v1.QueryReply.SpecsEntry
-	nil,                           // 72: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                           // 73: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(*LimitConfig)(nil),           // 43: xce.api.v1.LimitConfig
+	(*LimitUsage)(nil),            // 44: xce.api.v1.LimitUsage
+	(*LimitAmount)(nil),           // 45: xce.api.v1.LimitAmount
+	(*LimitsRequest)(nil),         // 46: xce.api.v1.LimitsRequest
+	(*LimitsReply)(nil),           // 47: xce.api.v1.LimitsReply
+	(*ControlRequest)(nil),        // 48: xce.api.v1.ControlRequest
+	(*ControlResult)(nil),         // 49: xce.api.v1.ControlResult
+	(*ControlReply)(nil),          // 50: xce.api.v1.ControlReply
+	(*ModifyRequest)(nil),         // 51: xce.api.v1.ModifyRequest
+	(*ModifyReply)(nil),           // 52: xce.api.v1.ModifyReply
+	(*DependencyRequest)(nil),     // 53: xce.api.v1.DependencyRequest
+	(*DependencyReply)(nil),       // 54: xce.api.v1.DependencyReply
+	(*ReconfigRequest)(nil),       // 55: xce.api.v1.ReconfigRequest
+	(*ReconfigReply)(nil),         // 56: xce.api.v1.ReconfigReply
+	(*ListHostsRequest)(nil),      // 57: xce.api.v1.ListHostsRequest
+	(*ListHostsReply)(nil),        // 58: xce.api.v1.ListHostsReply
+	(*EventsRequest)(nil),         // 59: xce.api.v1.EventsRequest
+	(*EventsReply)(nil),           // 60: xce.api.v1.EventsReply
+	(*ClusterInfoRequest)(nil),    // 61: xce.api.v1.ClusterInfoRequest
+	(*ClusterInfo)(nil),           // 62: xce.api.v1.ClusterInfo
+	(*Candidate)(nil),             // 63: xce.api.v1.Candidate
+	(*ResourceInfo)(nil),          // 64: xce.api.v1.ResourceInfo
+	(*Parameter)(nil),             // 65: xce.api.v1.Parameter
+	(*Group)(nil),                 // 66: xce.api.v1.Group
+	(*Launch)(nil),                // 67: xce.api.v1.Launch
+	(*TimeRange)(nil),             // 68: xce.api.v1.TimeRange
+	(*AcctRequest)(nil),           // 69: xce.api.v1.AcctRequest
+	(*AcctReply)(nil),             // 70: xce.api.v1.AcctReply
+	nil,                           // 71: xce.api.v1.JobSpec.OriginEntry
+	nil,                           // 72: xce.api.v1.Host.ReservedEntry
+	nil,                           // 73: xce.api.v1.Queue.UserSharesEntry
+	nil,                           // 74: xce.api.v1.Queue.UserPriorityEntry
+	nil,                           // 75: xce.api.v1.App.EnvEntry
+	nil,                           // 76: xce.api.v1.QueryReply.SpecsEntry
+	nil,                           // 77: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                           // 78: xce.api.v1.LimitConfig.ResourcesEntry
+	nil,                           // 79: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,  // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
-	66, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	71, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
 	12, // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	5,  // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
 	11, // 4: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
@@ -7474,12 +7987,12 @@ var file_api_proto_depIdxs = []int32{
 	1,  // 14: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
 	14, // 15: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	4,  // 16: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	67, // 17: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	72, // 17: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
 	18, // 18: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
-	68, // 19: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	69, // 20: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	73, // 19: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	74, // 20: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
 	20, // 21: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	70, // 22: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	75, // 22: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
 	11, // 23: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
 	11, // 24: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
 	29, // 25: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
@@ -7489,8 +8002,8 @@ var file_api_proto_depIdxs = []int32{
 	7,  // 29: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
 	15, // 30: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
 	24, // 31: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	71, // 32: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	72, // 33: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	76, // 32: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	77, // 33: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
 	14, // 34: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
 	15, // 35: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
 	24, // 36: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
@@ -7508,40 +8021,44 @@ var file_api_proto_depIdxs = []int32{
 	19, // 48: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
 	19, // 49: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
 	23, // 50: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	9,  // 51: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
-	24, // 52: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 53: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
-	24, // 54: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
-	44, // 55: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
-	24, // 56: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
-	11, // 57: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
-	44, // 58: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
-	10, // 59: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
-	17, // 60: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	21, // 61: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
-	24, // 62: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	16, // 63: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	73, // 64: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	61, // 65: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
-	61, // 66: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
-	60, // 67: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
-	59, // 68: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
-	58, // 69: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
-	15, // 70: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	24, // 71: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 72: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
-	63, // 73: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
-	63, // 74: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
-	63, // 75: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
-	15, // 76: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
-	24, // 77: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
-	11, // 78: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	11, // 79: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	80, // [80:80] is the sub-list for method output_type
-	80, // [80:80] is the sub-list for method input_type
-	80, // [80:80] is the sub-list for extension type_name
-	80, // [80:80] is the sub-list for extension extendee
-	0,  // [0:80] is the sub-list for field type_name
+	78, // 51: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
+	45, // 52: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
+	43, // 53: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
+	44, // 54: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
+	9,  // 55: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
+	24, // 56: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 57: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
+	24, // 58: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
+	49, // 59: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
+	24, // 60: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
+	11, // 61: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
+	49, // 62: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
+	10, // 63: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
+	17, // 64: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	21, // 65: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
+	24, // 66: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	16, // 67: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	79, // 68: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	66, // 69: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	66, // 70: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	65, // 71: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
+	64, // 72: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
+	63, // 73: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
+	15, // 74: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	24, // 75: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 76: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
+	68, // 77: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
+	68, // 78: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
+	68, // 79: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
+	15, // 80: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
+	24, // 81: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
+	11, // 82: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	11, // 83: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	84, // [84:84] is the sub-list for method output_type
+	84, // [84:84] is the sub-list for method input_type
+	84, // [84:84] is the sub-list for extension type_name
+	84, // [84:84] is the sub-list for extension extendee
+	0,  // [0:84] is the sub-list for field type_name
 }
 
 // file_api_proto_once builds the file's descriptors on first use, not at
@@ -7555,13 +8072,14 @@ func file_api_proto_build() {
 		return
 	}
 	file_api_proto_msgTypes[6].OneofWrappers = []any{}
+	file_api_proto_msgTypes[32].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      11,
-			NumMessages:   63,
+			NumMessages:   69,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -106,6 +106,7 @@ var commands = map[string]func([]string) int{
 	"busers":   busers,
 	"bacct":    bacct,
 	"bapp":     bapp,
+	"blimits":  blimits,
 	"blaunch":  blaunch,
 }
 

@@ -1,17 +1,22 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os/user"
+	"slices"
+	"strings"
 
 	"xce/lib/api"
+	"xce/lib/client"
 	"xce/lib/lsfout"
 )
 
 // busers shows users' job slots by state, counted from their unfinished
 // jobs. With no user named it shows the invoking user; "all" shows one line
-// per user that has unfinished jobs (LSF also lists the users it knows that
-// have none; XCE knows users only through their jobs). A named user without
+// per user that has unfinished jobs and per user or group with a limit
+// configured (LSF also lists the users it knows that have neither; XCE
+// knows users only through their jobs and its configuration). A named user without
 // jobs gets a line of zeros; a name that is neither a user nor a user
 // group is refused as LSF does ("name: Unknown user").
 func busers(args []string) int {
@@ -49,7 +54,9 @@ func busers(args []string) int {
 	}
 	counts := lsfout.CountUserSlots(res.Jobs)
 	info, infoErr := c.Info(cx, &api.ClusterInfoRequest{})
-	if !all {
+	if all {
+		counts = withLimited(c, cx, counts, info, infoErr == nil)
+	} else {
 		by := map[string]lsfout.UserSlots{}
 		for _, u := range counts {
 			by[u.User] = u
@@ -87,6 +94,35 @@ func busers(args []string) int {
 		return 255
 	}
 	return 0
+}
+
+// withLimited adds to busers all the users and groups that have limits
+// configured ([users] max_slots, [[limits]] users and per_user), as LSF
+// lists them whether or not they have jobs; sorted by name.
+func withLimited(c *client.Client, cx context.Context, counts []lsfout.UserSlots, info *api.ClusterInfo, infoOK bool) []lsfout.UserSlots {
+	named := map[string]bool{}
+	if infoOK {
+		for name := range info.GetUserSlotLimits() {
+			named[name] = true
+		}
+	}
+	if lr, err := c.Limits(cx, &api.LimitsRequest{}); err == nil {
+		for _, l := range lr.GetConfigs() {
+			for _, u := range append(slices.Clone(l.GetUsers()), l.GetPerUser()...) {
+				if u != "all" && !strings.HasPrefix(u, "~") {
+					named[u] = true
+				}
+			}
+		}
+	}
+	for _, u := range counts {
+		delete(named, u.User)
+	}
+	for name := range named {
+		counts = append(counts, lsfout.UserSlots{User: name})
+	}
+	slices.SortFunc(counts, func(a, b lsfout.UserSlots) int { return strings.Compare(a.User, b.User) })
+	return counts
 }
 
 // knownUser says whether a name busers was given is a user the system

@@ -67,6 +67,10 @@ func (c *Client) ListApps(ctx context.Context, in *api.ListAppsRequest) (*api.Li
 	return unary[api.ListAppsReply](ctx, c, "ListApps", in)
 }
 
+func (c *Client) Limits(ctx context.Context, in *api.LimitsRequest) (*api.LimitsReply, error) {
+	return unary[api.LimitsReply](ctx, c, "Limits", in)
+}
+
 func (c *Client) Reconfig(ctx context.Context, in *api.ReconfigRequest) (*api.ReconfigReply, error) {
 	return unary[api.ReconfigReply](ctx, c, "Reconfig", in)
 }

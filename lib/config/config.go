@@ -25,6 +25,9 @@ type Config struct {
 	Apps       map[string]*App       `toml:"apps"`
 	Projects   map[string]*Project   `toml:"projects"`
 	Users      map[string]*User      `toml:"users"`
+	// Limits are the resource allocation limits ([[limits]], LSF's
+	// lsb.resources Limit sections), in file order.
+	Limits []*Limit `toml:"limits"`
 
 	// File is the path the configuration was loaded from; "" for Default.
 	File string `toml:"-"`

@@ -83,6 +83,14 @@
 //   - Time windows use LSF's syntax, "[day:]hour[:minute]-[day:]hour[:minute]"
 //     with days 0 (Sunday) to 6; a window may span midnight or the week's
 //     end; both ends name a day or neither does.
+//   - [[limits]] are LSF's lsb.resources Limit sections (limits.go): the
+//     consumer lists users, queues, hosts, projects, apps, lic_projects
+//     and their per_* forms (not both of a kind), and the resources
+//     slots, slots_per_processor (per_host only), mem, swp, tmp (a size,
+//     a bare number of MB, or "N%" of each host's maximum, per_host
+//     only), jobs and resources (numeric [resources]). Unlike the other
+//     limits, slots = 0 or jobs = 0 lets nothing run, as in LSF; a limit
+//     must limit something. Errors name the entry as limits.N (from 0).
 //
 // # Layering choices
 //

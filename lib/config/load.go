@@ -371,11 +371,18 @@ func keyLines(data []byte) lineIndex {
 	p := &unstable.Parser{}
 	p.Reset(data)
 	var table []string
+	arrays := map[string]int{} // [[name]] tables seen: their keys are name.N.key
 	for p.NextExpression() {
 		e := p.Expression()
 		switch e.Kind {
-		case unstable.Table, unstable.ArrayTable:
+		case unstable.Table:
 			table = keyParts(e.Key())
+			idx.add(p, table, e)
+		case unstable.ArrayTable:
+			table = keyParts(e.Key())
+			name := strings.Join(table, ".")
+			table = append(table, fmt.Sprint(arrays[name]))
+			arrays[name]++
 			idx.add(p, table, e)
 		case unstable.KeyValue:
 			idx.keyValue(p, table, e)

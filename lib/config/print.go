@@ -177,6 +177,39 @@ func (c *Config) Effective() string {
 		w.kv("max_slots", c.Users[name].MaxSlots)
 		w.kv("max_pend_jobs", c.Users[name].MaxPendJobs)
 	}
+	for _, l := range c.Limits {
+		w.line("\n[[limits]]")
+		w.kv("name", l.Name)
+		for _, kl := range []struct {
+			k string
+			v []string
+		}{{"users", l.Users}, {"per_user", l.PerUser}, {"queues", l.Queues}, {"per_queue", l.PerQueue},
+			{"hosts", l.Hosts}, {"per_host", l.PerHost}, {"projects", l.Projects}, {"per_project", l.PerProject},
+			{"apps", l.Apps}, {"per_app", l.PerApp}, {"lic_projects", l.LicProjects}, {"per_lic_project", l.PerLicProject}} {
+			w.kv(kl.k, kl.v)
+		}
+		if l.Slots != nil {
+			w.line("slots = %d", *l.Slots)
+		}
+		if l.SlotsPerProcessor != 0 {
+			w.kv("slots_per_processor", l.SlotsPerProcessor)
+		}
+		for _, r := range []string{"mem", "swp", "tmp"} {
+			if a, ok := l.Amounts[r]; ok {
+				w.kv(r, a.String())
+			}
+		}
+		if l.Jobs != nil {
+			w.line("jobs = %d", *l.Jobs)
+		}
+		if len(l.Resources) > 0 {
+			parts := make([]string, 0, len(l.Resources))
+			for _, r := range sortedKeys(l.Resources) {
+				parts = append(parts, TOMLKey(r)+" = "+strconv.FormatFloat(l.Resources[r], 'f', -1, 64))
+			}
+			w.line("resources = { %s }", strings.Join(parts, ", "))
+		}
+	}
 	return w.b.String()
 }
 

@@ -40,6 +40,7 @@ func (c *Config) finish() error {
 	c.checkQueues(k)
 	c.checkApps(k)
 	c.checkProjects(k)
+	c.checkLimits(k)
 	c.checkCluster(k)
 	c.checkRanges(k)
 	if len(k.errs) > 0 {

@@ -229,6 +229,13 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 		}
 		snap.Queues = append(snap.Queues, sq)
 	}
+	snap.Limits = schedLimits(conf) // first: Limits counts on it
+	if len(conf.UserGroups) > 0 {
+		snap.UserGroups = map[string][]string{}
+		for name, g := range conf.UserGroups {
+			snap.UserGroups[name] = g.Members
+		}
+	}
 	for name, p := range conf.Projects {
 		l := sched.Limit{Name: "project " + name, Projects: []string{name}, Slots: p.MaxSlots}
 		if p.MaxMem > 0 {
@@ -250,7 +257,7 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 		a := sched.Alloc{
 			Job: sched.JobKey{ID: r.job.JobId, Index: r.job.ArrayIndex}, User: r.eff.GetUser(),
 			Account: fairAccount(conf, r.eff.GetQueue(), r.eff.GetUserGroup()),
-			Queue:   r.eff.GetQueue(), Project: r.eff.GetProject(), Exclusive: r.eff.GetExclusive(),
+			Queue:   r.eff.GetQueue(), Project: r.eff.GetProject(), App: r.eff.GetApp(), Exclusive: r.eff.GetExclusive(),
 			Start: time.Unix(0, r.job.StartTime), RunLimit: time.Duration(r.eff.runLimit) * time.Second,
 		}
 		var rusage resreq.UsageSet
@@ -278,7 +285,7 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 		}
 		snap.Jobs = append(snap.Jobs, sched.Job{
 			Key:  sched.JobKey{ID: r.job.JobId, Index: r.job.ArrayIndex},
-			User: r.eff.GetUser(), Queue: r.eff.GetQueue(), Project: r.eff.GetProject(),
+			User: r.eff.GetUser(), Queue: r.eff.GetQueue(), Project: r.eff.GetProject(), App: r.eff.GetApp(),
 			Account:  fairAccount(conf, r.eff.GetQueue(), r.eff.GetUserGroup()),
 			Req:      c.parsedReq(r),
 			Local:    local,

@@ -239,6 +239,14 @@ func (s *Service) ListApps(ctx context.Context, req *api.ListAppsRequest) (*api.
 	return &api.ListAppsReply{Apps: apps}, nil
 }
 
+// Limits is blimits; any user may see the limits, as in LSF.
+func (s *Service) Limits(ctx context.Context, req *api.LimitsRequest) (*api.LimitsReply, error) {
+	if _, err := caller(ctx); err != nil {
+		return nil, err
+	}
+	return s.c.Limits(), nil
+}
+
 func (s *Service) Reconfig(ctx context.Context, req *api.ReconfigRequest) (*api.ReconfigReply, error) {
 	who, err := caller(ctx)
 	if err != nil {

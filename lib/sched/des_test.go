@@ -90,6 +90,8 @@ func newDES(o desOpts) *desCluster {
 		{Name: "users", Per: PerUser, Queues: []string{"normal", "fair"}, Slots: total / 30},
 		{Name: "projq", Per: PerProject, Queues: []string{"normal", "fair"}, Projects: []string{"p1"}, Slots: total / 10, Resources: map[string]float64{"mem": float64(total) * 400}},
 		{Name: "perhost", Per: PerHost, Queues: []string{"fair"}, Slots: 3},
+		// An lsb.resources JOBS limit on each queue it names.
+		{Name: "qjobs", PerQueues: []string{"fair"}, Jobs: max(1, total/100)},
 	}
 	reqs := map[string]*resreq.ResReq{}
 	parse := func(s string) *resreq.ResReq {
@@ -330,12 +332,14 @@ func (k *desChecker) check(c *desCluster, s *Snapshot, d *Decision, started []*d
 	qSlots, quSlots, qhSlots := map[string]int{}, map[qu]int{}, map[qh]int{}
 	userSlots, projSlots, fairHost := map[string]int{}, map[string]int{}, map[string]int{}
 	projMem := map[string]float64{}
+	qJobs := map[string]int{}
 	newKeys := map[JobKey]bool{}
 	for _, x := range started {
 		newKeys[x.alloc.Job] = true
 	}
 	for _, x := range c.run {
 		a := &x.alloc
+		qJobs[a.Queue]++
 		for _, ha := range a.Hosts {
 			hostSlots[ha.Host] += ha.Slots
 			hostJobs[ha.Host]++
@@ -400,6 +404,11 @@ func (k *desChecker) check(c *desCluster, s *Snapshot, d *Decision, started []*d
 	for u, n := range userSlots {
 		if n > lim("users").Slots {
 			k.fatalf(c, "user %s uses %d slots, limit %d", u, n, lim("users").Slots)
+		}
+	}
+	for _, q := range []string{"fair"} {
+		if n := qJobs[q]; n > lim("qjobs").Jobs {
+			k.fatalf(c, "queue %s runs %d jobs, JOBS limit %d", q, n, lim("qjobs").Jobs)
 		}
 	}
 	pq := lim("projq")

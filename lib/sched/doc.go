@@ -110,9 +110,10 @@
 //     "default" entry, else 1. Past usage decays so that one hour counts
 //     0.1 hour after HistHours hours (LSF's HIST_HOURS); the run time of
 //     running jobs of the queue is added as it is.
-//   - Limits: a non-PerHost Limit caps the job's slots and its reserved
-//     amounts at the job level; Hosts is used by PerHost limits only,
-//     which limit slots (not Resources).
+//   - Limits (lsb.resources, limits.go): a limit without hosts caps the
+//     job's slots, jobs and reserved amounts before hosts are chosen; a
+//     per-host or host-list limit caps each host, and a host list is
+//     checked as a whole once the job is placed.
 //     A resource quota is checked with the job's minimum slots.
 //   - The values select and order see are those at the start of the
 //     cycle; within the cycle, capacity is tracked by slots and rusage.
@@ -187,8 +188,8 @@
 //     Inactive, MaxSlots -> SlotLimit, UserSlotLimit, HostSlotLimit, Hosts;
 //     Exclusive, SlotReserve and Fairshare from the queue configuration
 //     (Fairshare.Usage from the accounting of finished jobs).
-//   - Limits: lsb.resources-like Limit sections, project quotas (Per:
-//     PerProject, Projects: [name]), users' MAX_JOBS (Per: PerUser).
+//   - Limits: xce.toml's [[limits]] (LSF's lsb.resources), project quotas
+//     (Per: PerProject, Projects: [name]); UserGroups for their user lists.
 //   - Shared: configured totals of cluster-wide resources.
 //   - Jobs: c.pending in submission order (btop/bbot reorder it), only
 //     records in PEND that are not held, whose begin time has passed,

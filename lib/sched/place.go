@@ -23,6 +23,8 @@ type bucket struct {
 	q        *qstate
 	user     string
 	project  string
+	vals     consumers     // the jobs' user, queue, project, app, licence project
+	lims     []*limitState // the limits they count against
 	min, max int
 	excl     bool
 	dur      time.Duration // run limit of the job being tried; 0 none
@@ -74,6 +76,7 @@ type need struct {
 // it only caches (two pointers with the same text still share a bucket).
 type fastKey struct {
 	queue, user, project string
+	app, lic             string
 	req                  *resreq.ResReq
 	local                resreq.Local
 	min, max             int
@@ -86,7 +89,7 @@ func (c *cycle) bucket(j *Job) *bucket {
 	if len(j.Hosts) > 0 {
 		return c.slowBucket(j)
 	}
-	fk := fastKey{queue: j.Queue, user: j.User, project: j.Project, req: j.Req, local: j.Local,
+	fk := fastKey{queue: j.Queue, user: j.User, project: j.Project, app: j.App, lic: j.LicProject, req: j.Req, local: j.Local,
 		min: j.MinSlots, max: j.MaxSlots, excl: j.Exclusive, alts: c.alts(j), gpu: j.GPU}
 	if bk, ok := c.fast[fk]; ok {
 		return bk
@@ -123,7 +126,7 @@ func (c *cycle) slowBucket(j *Job) *bucket {
 	}
 	alts := c.alts(j)
 	b := c.keyBuf[:0]
-	for _, s := range []string{j.Queue, j.User, j.Project, rs, j.Local.Type, j.Local.Model} {
+	for _, s := range []string{j.Queue, j.User, j.Project, j.App, j.LicProject, rs, j.Local.Type, j.Local.Model} {
 		b = append(b, s...)
 		b = append(b, 0)
 	}
@@ -147,7 +150,8 @@ func (c *cycle) slowBucket(j *Job) *bucket {
 
 func (c *cycle) newBucket(j *Job) *bucket {
 	qs := c.queues[j.Queue]
-	b := &bucket{q: qs, user: j.User, project: j.Project, excl: j.Exclusive || qs.q.Exclusive}
+	b := &bucket{q: qs, user: j.User, project: j.Project, vals: jobConsumers(j), excl: j.Exclusive || qs.q.Exclusive}
+	b.lims = c.matching(&b.vals)
 	b.min = max(j.MinSlots, 1)
 	b.max = max(j.MaxSlots, b.min)
 	mkey := strings.Join(j.Hosts, "\x00")
@@ -335,7 +339,13 @@ const (
 	fExclRun
 	fExclNeeded
 	fHostLimit
-	fLimit
+	fLimit     // a legacy per-host slot limit
+	fLimitSlot // lsb.resources limits on hosts
+	fLimitJobs
+	fLimitMem
+	fLimitSwp
+	fLimitTmp
+	fLimitRes
 	fReserved
 	fSlots
 	fRusage
@@ -358,6 +368,12 @@ var failText = [nFail]string{
 	fExclNeeded: "Job's requirement for exclusive execution not satisfied",
 	fHostLimit:  "Queue's per-host job slot limit reached",
 	fLimit:      "Job slot limit reached",
+	fLimitSlot:  "Resource (slot) limit defined on host and/or host group has been reached",
+	fLimitJobs:  "JOBS limit defined on host or host group has been reached",
+	fLimitMem:   "Resource (mem) limit defined on host and/or host group has been reached",
+	fLimitSwp:   "Resource (swp) limit defined on host and/or host group has been reached",
+	fLimitTmp:   "Resource (tmp) limit defined on host and/or host group has been reached",
+	fLimitRes:   "Resource limit defined on host and/or host group has been reached",
 	fReserved:   "Job slots reserved for a higher-priority pending job",
 	fSlots:      "Not enough job slot(s)",
 	fRusage:     "Job's requirements for resource reservation not satisfied",
@@ -519,20 +535,10 @@ func (c *cycle) capNow(b *bucket, p *part, h int, ov overlay) (n int, why fail, 
 			}
 		}
 	}
-	for _, ls := range c.limits {
-		if ls.l.Per != PerHost || ls.l.Slots <= 0 || (ls.host != nil && !ls.host[h]) ||
-			!in(ls.l.Queues, b.q.q.Name) || !in(ls.l.Users, b.user) || !in(ls.l.Projects, b.project) {
-			continue
-		}
-		used := 0.0
-		if n := ls.used[hs.h.Name]; n != nil {
-			used = n.slots
-		}
-		if f := ls.l.Slots - int(used) - ovs; f < free {
-			free = f
-			if free <= 0 {
-				return 0, fLimit, 0
-			}
+	if len(b.lims) > 0 {
+		var why fail
+		if free, why = c.hostLimitCap(b, p, h, free, ovs); free <= 0 {
+			return 0, why, 0
 		}
 	}
 	for _, nd := range p.hneed {

@@ -57,7 +57,7 @@ func TestLimits(t *testing.T) {
 				s.Limits = []Limit{{Name: "quota", Per: PerProject, Projects: []string{"p1"}, Resources: map[string]float64{"mem": 10000}}}
 			},
 			want: `1: a*1
-2: PEND Resource (mem) limit defined cluster-wide has been reached | limit quota: 6000 mem of 10000 in use by project p1
+2: PEND Resource (mem) limit defined on project has been reached | limit quota: 6000 mem of 10000 in use by project p1
 3: a*1`},
 		{name: "memory quota counts a multi-host job's reservation on every host",
 			hosts: []string{"a 8 mem=64000", "b 8 mem=64000"},
@@ -65,7 +65,7 @@ func TestLimits(t *testing.T) {
 			edit: func(s *Snapshot) {
 				s.Limits = []Limit{{Name: "quota", Per: PerProject, Projects: []string{"p1"}, Resources: map[string]float64{"mem": 10000}}}
 			},
-			want: `1: PEND Resource (mem) limit defined cluster-wide has been reached | limit quota: 0 mem of 10000 in use by project p1`},
+			want: `1: PEND Resource (mem) limit defined on project has been reached | limit quota: 0 mem of 10000 in use by project p1`},
 		{name: "memory quota counts max(reserved, used)",
 			hosts: []string{"a 8 mem=64000"},
 			jobs:  []Job{mkJob(1, "rusage[mem=2000]", "P=p1")},
@@ -74,7 +74,7 @@ func TestLimits(t *testing.T) {
 				s.Running = []Alloc{mkRun(9, "bob normal 1m - a*1", "rusage[mem=1000]", 9000)}
 				s.Running[0].Project = "p1"
 			},
-			want: `1: PEND Resource (mem) limit defined cluster-wide has been reached | limit quota: 9000 mem of 10000 in use by project p1`},
+			want: `1: PEND Resource (mem) limit defined on project has been reached | limit quota: 9000 mem of 10000 in use by project p1`},
 		{name: "per-host limit",
 			hosts: []string{"a 8", "b 8 r15s=1"},
 			jobs:  []Job{mkJob(1, "", "n=4")},

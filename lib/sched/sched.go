@@ -69,17 +69,6 @@ func fairAccount(user, account string) string {
 	return user
 }
 
-type limitState struct {
-	l    *Limit
-	used map[string]*count
-	host []bool // PerHost: hosts it covers (nil all)
-}
-
-type count struct {
-	slots float64
-	res   map[string]float64
-}
-
 type cycle struct {
 	s       *Snapshot
 	schema  *resreq.Schema
@@ -170,12 +159,7 @@ func newCycle(s *Snapshot) *cycle {
 		c.queues[q.Name] = qs
 	}
 	for i := range s.Limits {
-		l := &s.Limits[i]
-		ls := &limitState{l: l, used: map[string]*count{}}
-		if l.Per == PerHost && len(l.Hosts) > 0 {
-			ls.host = c.hostSet(l.Hosts)
-		}
-		c.limits = append(c.limits, ls)
+		c.limits = append(c.limits, c.newLimit(&s.Limits[i]))
 	}
 	// Index every host resource running jobs reserve, so that the values
 	// select reads are net of their reservations.
@@ -196,7 +180,8 @@ func newCycle(s *Snapshot) *cycle {
 		if a.RunLimit > 0 {
 			end = a.Start.Add(a.RunLimit).UnixNano()
 		}
-		c.account(a.User, fairAccount(a.User, a.Account), a.Queue, a.Project, a.Start, end, a.Exclusive, a.Hosts)
+		v := consumers{kUser: a.User, kQueue: a.Queue, kProject: a.Project, kApp: a.App, kLic: a.LicProject}
+		c.account(&v, fairAccount(a.User, a.Account), nil, a.Start, end, a.Exclusive, a.Hosts)
 	}
 	// Select and order see the resources net of running jobs'
 	// reservations, and slots / maxslots as the host's free and total job
@@ -316,7 +301,9 @@ func amount(set resreq.UsageSet, r string, elapsed time.Duration, slots int, lea
 
 // account charges an allocation (running, or placed in this cycle) to
 // hosts, queues, limits and shared resources.
-func (c *cycle) account(user, acct, queue, project string, start time.Time, end int64, excl bool, has []HostAlloc) {
+// lims are the limits v matches, nil to find them.
+func (c *cycle) account(v *consumers, acct string, lims []*limitState, start time.Time, end int64, excl bool, has []HostAlloc) {
+	user, queue := v[kUser], v[kQueue]
 	if end != never && c.ends != nil && end > c.now.UnixNano() {
 		if i, found := slices.BinarySearch(c.ends, end); !found {
 			c.ends = slices.Insert(c.ends, i, end)
@@ -325,7 +312,9 @@ func (c *cycle) account(user, acct, queue, project string, start time.Time, end 
 	elapsed := c.now.Sub(start)
 	total := 0
 	qs := c.queues[queue]
-	lims := c.matching(queue, user, project)
+	if lims == nil {
+		lims = c.matching(v)
+	}
 	for _, ha := range has {
 		total += ha.Slots
 		for _, u := range ha.Rusage {
@@ -371,21 +360,9 @@ func (c *cycle) account(user, acct, queue, project string, start time.Time, end 
 				hs.avail[ri] -= charge
 			}
 		}
-		for _, ls := range lims {
-			if ls.l.Per != PerHost || (ls.host != nil && !ls.host[h]) {
-				continue
-			}
-			ls.add(ha.Host, float64(ha.Slots), ha, elapsed)
-		}
 	}
 	for _, ls := range lims {
-		if ls.l.Per == PerHost {
-			continue
-		}
-		k := ls.key(user, project, queue)
-		for _, ha := range has {
-			ls.add(k, float64(ha.Slots), ha, elapsed)
-		}
+		c.charge(ls, v, has, elapsed)
 	}
 	if qs != nil {
 		qs.used += total
@@ -395,57 +372,6 @@ func (c *cycle) account(user, acct, queue, project string, start time.Time, end 
 			qs.run[acct] += float64(total) * max(0, elapsed.Hours())
 		}
 	}
-}
-
-func (ls *limitState) key(user, project, queue string) string {
-	switch ls.l.Per {
-	case PerUser:
-		return user
-	case PerProject:
-		return project
-	case PerQueue:
-		return queue
-	}
-	return ""
-}
-
-func (ls *limitState) get(k string) *count {
-	n := ls.used[k]
-	if n == nil {
-		n = &count{}
-		ls.used[k] = n
-	}
-	return n
-}
-
-// add counts slots and max(reserved, used) of each limited resource.
-func (ls *limitState) add(k string, slots float64, ha HostAlloc, elapsed time.Duration) {
-	n := ls.get(k)
-	n.slots += slots
-	for r := range ls.l.Resources {
-		a := max(amount(ha.Rusage, r, elapsed, ha.Slots, ha.Lead, false), ha.Used[r])
-		if a == 0 {
-			continue
-		}
-		if n.res == nil {
-			n.res = map[string]float64{}
-		}
-		n.res[r] += a
-	}
-}
-
-func in(list []string, v string) bool { return len(list) == 0 || slices.Contains(list, v) }
-
-// matching returns the limits a job of queue, user and project counts
-// against.
-func (c *cycle) matching(queue, user, project string) []*limitState {
-	var out []*limitState
-	for _, ls := range c.limits {
-		if in(ls.l.Queues, queue) && in(ls.l.Users, user) && in(ls.l.Projects, project) {
-			out = append(out, ls)
-		}
-	}
-	return out
 }
 
 // hostSet expands host names, group names, "all" and "~name" exclusions

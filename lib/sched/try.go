@@ -157,108 +157,6 @@ func (c *cycle) sharedCap(p *part, lo, hi int) int {
 	return hi
 }
 
-// limitCap returns the most slots the queue's and the cluster's limits
-// allow the bucket's next job, with the reason when that is below its
-// minimum.
-func (c *cycle) limitCap(b *bucket) (int, []string) {
-	q := b.q.q
-	mx := math.MaxInt32
-	if q.SlotLimit > 0 {
-		if mx = q.SlotLimit - b.q.used; mx < b.min {
-			return mx, []string{reasonQueueFull, fmt.Sprintf("queue %s: %d of %d slots in use", q.Name, b.q.used, q.SlotLimit)}
-		}
-	}
-	if q.UserSlotLimit > 0 {
-		u := b.q.uused[b.user]
-		if f := q.UserSlotLimit - u; f < mx {
-			mx = f
-			if mx < b.min {
-				return mx, []string{reasonQueueUser, fmt.Sprintf("queue %s: user %s has %d of %d slots", q.Name, b.user, u, q.UserSlotLimit)}
-			}
-		}
-	}
-	for _, ls := range c.matching(q.Name, b.user, b.project) {
-		if ls.l.Per == PerHost {
-			continue
-		}
-		k := ls.key(b.user, b.project, q.Name)
-		n := ls.used[k]
-		if n == nil {
-			n = &count{}
-		}
-		if ls.l.Slots > 0 {
-			if f := ls.l.Slots - int(n.slots); f < mx {
-				mx = f
-				if mx < b.min {
-					return mx, c.limitWhy(ls, k, "slots", n.slots, float64(ls.l.Slots))
-				}
-			}
-		}
-		for _, r := range sortedKeys(ls.l.Resources) {
-			lim := ls.l.Resources[r]
-			need := 0.0
-			for _, p := range b.variants[0].parts {
-				cnt := p.count
-				if cnt == 0 {
-					cnt = b.min
-				}
-				need += amount(p.set, r, 0, cnt, true, false)
-			}
-			if need > 0 && n.res[r]+need > lim+1e-9 {
-				return -1, c.limitWhy(ls, k, r, n.res[r], lim)
-			}
-		}
-	}
-	return mx, nil
-}
-
-// limitOver checks a placement against the resource limits it counts
-// toward, charging each host as commit will; nil when it fits.
-func (c *cycle) limitOver(b *bucket, has []HostAlloc) []string {
-	for _, ls := range c.matching(b.q.q.Name, b.user, b.project) {
-		if ls.l.Per == PerHost || len(ls.l.Resources) == 0 {
-			continue
-		}
-		k := ls.key(b.user, b.project, b.q.q.Name)
-		n := ls.used[k]
-		if n == nil {
-			n = &count{}
-		}
-		for _, r := range sortedKeys(ls.l.Resources) {
-			need := 0.0
-			for _, ha := range has {
-				need += amount(ha.Rusage, r, 0, ha.Slots, ha.Lead, false)
-			}
-			if lim := ls.l.Resources[r]; need > 0 && n.res[r]+need > lim+1e-9 {
-				return c.limitWhy(ls, k, r, n.res[r], lim)
-			}
-		}
-	}
-	return nil
-}
-
-func sortedKeys(m map[string]float64) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
-func (c *cycle) limitWhy(ls *limitState, k, what string, used, lim float64) []string {
-	l := ls.l
-	first := fmt.Sprintf("Resource (%s) limit defined cluster-wide has been reached", what)
-	if what == "slots" && l.Per == PerUser && len(l.Queues) == 0 && len(l.Projects) == 0 {
-		first = reasonUserLimit
-	}
-	who := map[Per]string{PerUser: "user ", PerProject: "project ", PerQueue: "queue "}[l.Per] + k
-	if l.Per == PerNone {
-		who = "its consumers"
-	}
-	return []string{first, fmt.Sprintf("limit %s: %s %s of %s in use by %s", l.Name, num(used), what, num(lim), who)}
-}
-
 func num(v float64) string { return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) }
 
 // commit records a placement and charges it.
@@ -267,7 +165,7 @@ func (c *cycle) commit(b *bucket, j *Job, v *variant, has []HostAlloc, n int) {
 	if b.dur > 0 {
 		end = c.now.Add(b.dur).UnixNano()
 	}
-	c.account(j.User, fairAccount(j.User, j.Account), j.Queue, j.Project, c.now, end, b.excl, has)
+	c.account(&b.vals, fairAccount(j.User, j.Account), b.lims, c.now, end, b.excl, has)
 	c.dec.Placements = append(c.dec.Placements, Placement{Job: j.Key, Hosts: has, Slots: n, Alternative: v.alt})
 }
 

@@ -113,21 +113,46 @@ const (
 	PerHost
 )
 
-// Limit is a resource limit or quota (lsb.resources Limit section, a
-// project's quota, a user's MAX_JOBS). A job counts against it when its
-// queue, user and project are in the lists (an empty list matches all).
+// Limit is a resource allocation limit (an lsb.resources Limit section,
+// xce.toml's [[limits]]), a project's quota or a user's MAX_JOBS. A job
+// counts against it when it matches every consumer list given (an empty
+// list matches all); the Per lists make one limit per member instead of
+// one for all of them together (see limits.go and the package doc).
+//
+// Consumer lists hold names, group names (user groups in Snapshot.
+// UserGroups, host groups in Snapshot.HostGroups), "all", and "~name" to
+// leave a name or a group's members out.
 type Limit struct {
 	Name                    string
 	Queues, Users, Projects []string
-	// Hosts restricts a PerHost limit to these hosts (empty: every host);
-	// it is ignored by the other kinds.
+	Apps, LicProjects       []string
+	// Hosts restricts the limit to the slots and amounts jobs hold on
+	// these hosts (all of them together; PerHosts: each on its own).
 	Hosts []string
+	// One limit for each member of these lists (user groups count each
+	// member user on their own).
+	PerUsers, PerQueues, PerProjects, PerApps, PerLicProjects, PerHosts []string
+	// Per is a shorthand for the quotas the controller builds: PerUser,
+	// PerProject and PerQueue count each user, project or queue the
+	// matching lists let in on its own; PerHost each host of Hosts (or
+	// every host).
 	Per   Per
-	Slots int // 0: no slot limit
+	Slots int // 0: no slot limit; NoneAllowed (< 0): not one slot
+	// SlotsPerProcessor limits each host's slots to this many times its
+	// processors (ncpus), rounded down; per host only.
+	SlotsPerProcessor float64
+	Jobs              int // RUN, SSUSP and USUSP jobs; 0: no limit; NoneAllowed: not one
 	// Resources limits the amounts jobs reserve (rusage), e.g. "mem" in
 	// MB or "ngpus_physical"; a job counts max(reserved, used).
 	Resources map[string]float64
+	// HostPercent limits mem, swp or tmp to this percentage of each
+	// host's maxmem, maxswp or maxtmp; per host only.
+	HostPercent map[string]float64
 }
+
+// NoneAllowed is a Limit's Slots or Jobs of LSF's SLOTS=0 or JOBS=0:
+// nothing may be used (0 means no limit).
+const NoneAllowed = -1
 
 // Job is a pending job the controller wants placed: one that is not held,
 // whose begin time has passed, whose dependency is met and whose array
@@ -135,6 +160,7 @@ type Limit struct {
 type Job struct {
 	Key                  JobKey
 	User, Queue, Project string
+	App, LicProject      string // -app; the licence project (limits only)
 	// Account is the fairshare account the job is charged to in its
 	// queue (a user group holding shares, bsub -G); "" means User.
 	Account            string
@@ -179,6 +205,7 @@ type HostAlloc struct {
 type Alloc struct {
 	Job                  JobKey
 	User, Queue, Project string
+	App, LicProject      string
 	Account              string // fairshare account; "" means User
 	Start                time.Time
 	RunLimit             time.Duration // 0: unknown end
@@ -193,6 +220,9 @@ type Snapshot struct {
 	Hosts  []Host
 	// HostGroups maps a group name to its members (hosts or groups).
 	HostGroups map[string][]string
+	// UserGroups maps a user group's name to its members (users or
+	// groups, "all"), for Limit's user lists.
+	UserGroups map[string][]string
 	Queues     []Queue
 	Limits     []Limit
 	// Shared holds the totals of cluster-wide resources, such as license

@@ -89,10 +89,14 @@ func TestTomlPageKeys(t *testing.T) {
 			continue
 		}
 		table := strings.TrimSuffix(strings.TrimSuffix(strings.Trim(s.name, "[]"), ".NAME"), "]")
+		table = strings.TrimPrefix(table, "[") // [[limits]]
 		var keys []string
 		for _, line := range strings.Split(s.body, "\n") {
 			if k, ok := strings.CutPrefix(line, "### "); ok {
-				keys = append(keys, strings.Fields(k)[0])
+				// "### a, b, c" documents keys that go together.
+				for _, one := range strings.Split(k, ", ") {
+					keys = append(keys, strings.Fields(one)[0])
+				}
 			}
 		}
 		documented[table] = keys
@@ -105,7 +109,7 @@ func TestTomlPageKeys(t *testing.T) {
 			continue
 		}
 		typ := f.Type
-		if typ.Kind() == reflect.Map {
+		if typ.Kind() == reflect.Map || typ.Kind() == reflect.Slice { // [name.NAME] or [[name]]
 			typ = typ.Elem()
 		}
 		if typ.Kind() == reflect.Pointer {

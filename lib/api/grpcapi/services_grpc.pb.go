@@ -37,6 +37,7 @@ const (
 	Controller_ListQueues_FullMethodName = "/xce.api.v1.Controller/ListQueues"
 	Controller_ListHosts_FullMethodName  = "/xce.api.v1.Controller/ListHosts"
 	Controller_ListApps_FullMethodName   = "/xce.api.v1.Controller/ListApps"
+	Controller_Limits_FullMethodName     = "/xce.api.v1.Controller/Limits"
 	Controller_Reconfig_FullMethodName   = "/xce.api.v1.Controller/Reconfig"
 	Controller_Control_FullMethodName    = "/xce.api.v1.Controller/Control"
 	Controller_Modify_FullMethodName     = "/xce.api.v1.Controller/Modify"
@@ -63,6 +64,8 @@ type ControllerClient interface {
 	ListQueues(ctx context.Context, in *api.ListQueuesRequest, opts ...grpc.CallOption) (*api.ListQueuesReply, error)
 	ListHosts(ctx context.Context, in *api.ListHostsRequest, opts ...grpc.CallOption) (*api.ListHostsReply, error)
 	ListApps(ctx context.Context, in *api.ListAppsRequest, opts ...grpc.CallOption) (*api.ListAppsReply, error)
+	// Limits is blimits: the resource allocation limits and their use.
+	Limits(ctx context.Context, in *api.LimitsRequest, opts ...grpc.CallOption) (*api.LimitsReply, error)
 	// Reload the configuration (badmin reconfig); administrators only. A
 	// configuration with an error is refused whole and the old one stays.
 	Reconfig(ctx context.Context, in *api.ReconfigRequest, opts ...grpc.CallOption) (*api.ReconfigReply, error)
@@ -198,6 +201,16 @@ func (c *controllerClient) ListApps(ctx context.Context, in *api.ListAppsRequest
 	return out, nil
 }
 
+func (c *controllerClient) Limits(ctx context.Context, in *api.LimitsRequest, opts ...grpc.CallOption) (*api.LimitsReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(api.LimitsReply)
+	err := c.cc.Invoke(ctx, Controller_Limits_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *controllerClient) Reconfig(ctx context.Context, in *api.ReconfigRequest, opts ...grpc.CallOption) (*api.ReconfigReply, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(api.ReconfigReply)
@@ -324,6 +337,8 @@ type ControllerServer interface {
 	ListQueues(context.Context, *api.ListQueuesRequest) (*api.ListQueuesReply, error)
 	ListHosts(context.Context, *api.ListHostsRequest) (*api.ListHostsReply, error)
 	ListApps(context.Context, *api.ListAppsRequest) (*api.ListAppsReply, error)
+	// Limits is blimits: the resource allocation limits and their use.
+	Limits(context.Context, *api.LimitsRequest) (*api.LimitsReply, error)
 	// Reload the configuration (badmin reconfig); administrators only. A
 	// configuration with an error is refused whole and the old one stays.
 	Reconfig(context.Context, *api.ReconfigRequest) (*api.ReconfigReply, error)
@@ -384,6 +399,9 @@ func (UnimplementedControllerServer) ListHosts(context.Context, *api.ListHostsRe
 }
 func (UnimplementedControllerServer) ListApps(context.Context, *api.ListAppsRequest) (*api.ListAppsReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListApps not implemented")
+}
+func (UnimplementedControllerServer) Limits(context.Context, *api.LimitsRequest) (*api.LimitsReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Limits not implemented")
 }
 func (UnimplementedControllerServer) Reconfig(context.Context, *api.ReconfigRequest) (*api.ReconfigReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Reconfig not implemented")
@@ -562,6 +580,24 @@ func _Controller_ListApps_Handler(srv interface{}, ctx context.Context, dec func
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ControllerServer).ListApps(ctx, req.(*api.ListAppsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Controller_Limits_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(api.LimitsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControllerServer).Limits(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Controller_Limits_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControllerServer).Limits(ctx, req.(*api.LimitsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -758,6 +794,10 @@ var Controller_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListApps",
 			Handler:    _Controller_ListApps_Handler,
+		},
+		{
+			MethodName: "Limits",
+			Handler:    _Controller_Limits_Handler,
 		},
 		{
 			MethodName: "Reconfig",

@@ -1,0 +1,135 @@
+package controller
+
+import (
+	"strings"
+	"time"
+
+	"xce/lib/api"
+	"xce/lib/config"
+	"xce/lib/sched"
+)
+
+// schedLimits are the configuration's [[limits]] as lib/sched reads them,
+// in file order (Limits relies on them coming first in a snapshot).
+func schedLimits(conf *config.Config) []sched.Limit {
+	out := make([]sched.Limit, 0, len(conf.Limits))
+	for _, l := range conf.Limits {
+		sl := sched.Limit{
+			Name: l.Name, Users: l.Users, Queues: l.Queues, Projects: l.Projects, Apps: l.Apps, LicProjects: l.LicProjects,
+			Hosts: l.Hosts, PerUsers: l.PerUser, PerQueues: l.PerQueue, PerProjects: l.PerProject, PerApps: l.PerApp,
+			PerLicProjects: l.PerLicProject, PerHosts: l.PerHost, SlotsPerProcessor: l.SlotsPerProcessor,
+			Slots: limitCount(l.Slots), Jobs: limitCount(l.Jobs),
+		}
+		for r, v := range l.Resources {
+			if sl.Resources == nil {
+				sl.Resources = map[string]float64{}
+			}
+			sl.Resources[r] = v
+		}
+		for r, a := range l.Amounts {
+			if a.Percent > 0 {
+				if sl.HostPercent == nil {
+					sl.HostPercent = map[string]float64{}
+				}
+				sl.HostPercent[r] = a.Percent
+				continue
+			}
+			if sl.Resources == nil {
+				sl.Resources = map[string]float64{}
+			}
+			sl.Resources[r] = a.MB
+		}
+		out = append(out, sl)
+	}
+	return out
+}
+
+// limitCount is SLOTS or JOBS for lib/sched: 0 there means no limit, so
+// LSF's 0 (nothing may run) is sched.NoneAllowed.
+func limitCount(v *int) int {
+	switch {
+	case v == nil:
+		return 0
+	case *v == 0:
+		return sched.NoneAllowed
+	}
+	return *v
+}
+
+// Limits is blimits: the configured limits (-c) and, from a snapshot of
+// the running and suspended jobs, what they hold of each, counted as the
+// scheduler counts them.
+func (c *Controller) Limits() *api.LimitsReply {
+	c.mu.Lock()
+	conf := c.config()
+	snap := c.snapshot(time.Now(), nil)
+	c.mu.Unlock()
+	reply := &api.LimitsReply{}
+	for _, l := range conf.Limits {
+		lc := &api.LimitConfig{
+			Name: l.Name, Users: l.Users, PerUser: l.PerUser, Queues: l.Queues, PerQueue: l.PerQueue,
+			Hosts: l.Hosts, PerHost: l.PerHost, Projects: l.Projects, PerProject: l.PerProject,
+			Apps: l.Apps, PerApp: l.PerApp, LicProjects: l.LicProjects, PerLicProject: l.PerLicProject,
+			SlotsPerProcessor: l.SlotsPerProcessor, Resources: l.Resources,
+		}
+		if l.Slots != nil {
+			n := int32(*l.Slots)
+			lc.Slots = &n
+		}
+		if l.Jobs != nil {
+			n := int32(*l.Jobs)
+			lc.Jobs = &n
+		}
+		for r, a := range l.Amounts {
+			switch r {
+			case "mem":
+				lc.Mem = a.String()
+			case "swp":
+				lc.Swp = a.String()
+			case "tmp":
+				lc.Tmp = a.String()
+			}
+		}
+		reply.Configs = append(reply.Configs, lc)
+	}
+	for _, u := range sched.LimitUsage(snap) {
+		if u.Limit >= len(conf.Limits) {
+			continue // a project quota, not a [[limits]] entry
+		}
+		l := conf.Limits[u.Limit]
+		row := &api.LimitUsage{
+			Name:        l.Name,
+			Users:       member(u.User, l.PerUser, l.Users),
+			Queues:      member(u.Queue, l.PerQueue, l.Queues),
+			Hosts:       member(u.Host, l.PerHost, l.Hosts),
+			Projects:    member(u.Project, l.PerProject, l.Projects),
+			Apps:        member(u.App, l.PerApp, l.Apps),
+			LicProjects: member(u.LicProject, l.PerLicProject, l.LicProjects),
+		}
+		if l.Slots != nil || l.SlotsPerProcessor > 0 {
+			row.Amounts = append(row.Amounts, &api.LimitAmount{Resource: "slots", Used: u.Slots, Limit: float64(max(u.SlotLimit, 0))})
+		}
+		for _, r := range []string{"mem", "tmp", "swp"} {
+			if _, ok := l.Amounts[r]; ok {
+				row.Amounts = append(row.Amounts, &api.LimitAmount{Resource: r, Used: u.Res[r], Limit: u.ResLimit[r]})
+			}
+		}
+		if l.Jobs != nil {
+			row.Amounts = append(row.Amounts, &api.LimitAmount{Resource: "jobs", Used: float64(u.Jobs), Limit: float64(*l.Jobs)})
+		}
+		for r, v := range l.Resources {
+			row.Amounts = append(row.Amounts, &api.LimitAmount{Resource: r, Used: u.Res[r], Limit: v})
+		}
+		reply.Usage = append(reply.Usage, row)
+	}
+	return reply
+}
+
+// member is a blimits consumer column: the member a per list counted,
+// else the limit's list.
+func member(v string, per, list []string) string {
+	if len(per) > 0 {
+		return v
+	}
+	return strings.Join(list, " ")
+}
