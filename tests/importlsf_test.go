@@ -217,9 +217,6 @@ End Limit
 	}
 	conf := importLSF(t, lsfDir(t, files))
 	if r := xced(t, "config", "check", conf); r.code != 0 {
-		if strings.Contains(r.stdout+r.stderr, "limits: unknown table") {
-			t.Skip("needs [[limits]] in lib/config and the scheduler (the limits branch); the import writes them")
-		}
 		t.Fatalf("xced config check: %s%s", r.stdout, r.stderr)
 	}
 	c := newCluster(t, "--config", conf)
