@@ -23,6 +23,11 @@
 //	                            before the controller stored them
 //	    task.sock               root 0666 socket: blaunch's (task.go), which
 //	                            answers the job's uid only
+//	    result                  root 0600: the job's end, as the shepherd wrote it
+//	                            through descriptor 4 (exec.ResultFD); the only
+//	                            end the worker believes
+//	    usage                   root 0600: the latest usage sample, through
+//	                            descriptor 5 (exec.UsageFD)
 //	    job/                    the job's user, 0700: what the shepherd writes
 //	        start, status, status.usage, output, the job file
 //
@@ -32,7 +37,11 @@
 // root-owned directory, so no file root writes is ever in a directory the
 // user can write, and root never changes an owner by path.
 //
-// What root reads from job/ (start, status, usage) is read by readJobFile:
+// The end and usage the worker reports are the records in root's
+// directory, range-checked (lib/bounds), never the job's status or usage
+// files, which a job that killed its shepherd could write.
+//
+// What root reads from job/ (the start file) is read by readJobFile:
 // opened O_NOFOLLOW|O_NONBLOCK, accepted only as a regular file with one
 // link owned by the job's user, and read up to maxJobFile bytes.
 //
@@ -63,7 +72,7 @@
 //
 // The shepherd and the job survive a `kill -9` of xced: after a restart
 // Reattach watches the shepherd until it has gone, then reads the job's
-// status file, whose event carries the time the job really ended. When a
+// result record, whose event carries the time the job really ended. When a
 // shepherd has gone, whatever is left of the job's (checked) process group
 // is killed. A shepherd gone without a status file (killed itself) ends the
 // job as EXIT with exit code 137 and TERM_CTRL_PID ("job terminated after
