@@ -41,7 +41,9 @@ func testHelper(name string, args []string) int {
 			return 1
 		}
 		for _, j := range jobs.Jobs {
-			for _, e := range append(append([]string{}, j.GetSpec().GetEnv()...), j.GetEffective().GetEnv()...) {
+			envs := append(append([]string{}, j.GetSpec().GetEnv()...), j.GetEffective().GetEnv()...)
+			envs = append(envs, j.GetSpec().GetEnvSpec(), j.GetEffective().GetEnvSpec())
+			for _, e := range envs {
 				fmt.Printf("%d %s\n", j.JobId, e)
 			}
 		}
@@ -93,7 +95,8 @@ func TestTrustOtherUsersEnv(t *testing.T) {
 	alice := testUser(t, "xcetest1")
 	bob := testUser(t, "xcetest2")
 	c := trustCluster(t)
-	r := c.runWith(alice, []string{"XCE_SECRET_TOKEN=hunter2-token"}, "", "bsub", "-H", "-o", "/dev/null", "true")
+	r := c.runWith(alice, []string{"XCE_SECRET_TOKEN=hunter2-token"}, "", "bsub", "-H", "-o", "/dev/null",
+		"-env", "all, XCE_OTHER_TOKEN=hunter2-token", "true")
 	if r.code != 0 {
 		t.Fatalf("bsub as alice: %d %q", r.code, r.stderr)
 	}
@@ -162,14 +165,15 @@ func TestTrustPeekPath(t *testing.T) {
 	c.must("", "bkill", "-r", there, missing)
 }
 
-// Finding: a job's name and command reached other users' terminals raw:
+// Finding: a job's command (and so its default name) reached other users' terminals raw:
 // ESC sequences in them cleared the screen or retitled the terminal of
 // whoever ran bjobs, bhist or bacct. Now every command escapes control
 // characters in what it prints.
 func TestTrustControlCharsEscaped(t *testing.T) {
 	c := newCluster(t)
-	name := "x\x1b[2Jy"
-	id := c.submit("", "-J", name, "-o", "/dev/null", "echo '\x1b]0;pwned\x07'")
+	// Job names refuse control characters; a command is the job's name
+	// when -J is not given.
+	id := c.submit("", "-o", "/dev/null", "echo '\x1b[2J\x1b]0;pwned\x07'")
 	c.waitState(id, "DONE")
 	for _, argv := range [][]string{
 		{"bjobs", "-l", id}, {"bjobs", "-w", id}, {"bjobs", "-a", "-w"}, {"bhist", "-l", id}, {"bacct", "-l", id},

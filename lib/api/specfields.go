@@ -59,6 +59,9 @@ func DropFields(raw []byte, drop ...int32) []byte {
 	return out
 }
 
-// JobSpecEnvField is JobSpec.env's field number, which DropFields takes
-// out of another user's job.
-const JobSpecEnvField = 62
+// JobSpec's fields that hold environment values (env, and env_spec: -env
+// as given), which the controller takes out of another user's job.
+const (
+	JobSpecEnvField     = 62
+	JobSpecEnvSpecField = 25
+)

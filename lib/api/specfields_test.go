@@ -49,13 +49,13 @@ func FuzzKeepFields(f *testing.F) {
 }
 
 func TestDropFields(t *testing.T) {
-	spec := &JobSpec{Command: "sleep 1", Queue: "q", Env: []string{"TOKEN=secret", "A=1"}, RunLimitSec: 60}
+	spec := &JobSpec{Command: "sleep 1", Queue: "q", Env: []string{"TOKEN=secret", "A=1"}, EnvSpec: "all, TOKEN=secret", RunLimitSec: 60}
 	raw, err := proto.Marshal(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := &JobSpec{}
-	if err := proto.Unmarshal(DropFields(raw, JobSpecEnvField), got); err != nil {
+	if err := proto.Unmarshal(DropFields(raw, JobSpecEnvField, JobSpecEnvSpecField), got); err != nil {
 		t.Fatal(err)
 	}
 	if want := (&JobSpec{Command: "sleep 1", Queue: "q", RunLimitSec: 60}); !proto.Equal(got, want) {

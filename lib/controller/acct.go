@@ -358,7 +358,7 @@ func (c *Controller) Accounting(who Caller, req *api.AcctRequest, send func(*api
 					if spec != nil && spec.Uid != who.UID && !admin {
 						// Another user's environment is not the
 						// caller's to see (as bjobs -env).
-						spec.Env = nil
+						spec.Env, spec.EnvSpec = nil, ""
 					}
 					specs[j.JobId] = spec
 				}

@@ -179,12 +179,12 @@ func (q *queryParts) part(items []queryItem) *api.QueryReplyEncoded {
 		}
 		hide := q.hideEnv(it.eff.GetUid())
 		if hide {
-			eff = api.DropFields(eff, api.JobSpecEnvField)
+			eff = api.DropFields(eff, api.JobSpecEnvField, api.JobSpecEnvSpecField)
 		}
 		if req.Submitted {
 			if raw, err := c.store.SubmittedRaw(j.JobId); err == nil {
 				if hide {
-					raw = api.DropFields(raw, api.JobSpecEnvField)
+					raw = api.DropFields(raw, api.JobSpecEnvField, api.JobSpecEnvSpecField)
 				}
 				reply.Specs = append(reply.Specs, &api.EncodedSpec{Key: j.JobId, Value: raw})
 			}
