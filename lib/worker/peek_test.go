@@ -121,6 +121,7 @@ func TestOpenAsUser(t *testing.T) {
 	}
 	uid, gid := testenv.User(t, "xcetest1")
 	dir := t.TempDir()
+	os.Chmod(filepath.Dir(dir), 0o755) // the test's own temporary directory
 	os.Chmod(dir, 0o755)
 	closed := filepath.Join(dir, "closed")
 	os.Mkdir(closed, 0o700)
