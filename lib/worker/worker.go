@@ -74,7 +74,7 @@
 // Reattach watches the shepherd until it has gone, then reads the job's
 // result record, whose event carries the time the job really ended. When a
 // shepherd has gone, whatever is left of the job's (checked) process group
-// is killed. A shepherd gone without a status file (killed itself) ends the
+// is killed. A shepherd gone without a result record (killed) ends the
 // job as EXIT with exit code 137 and TERM_CTRL_PID ("job terminated after
 // control PID died"): the shepherd is the job's control process.
 //
