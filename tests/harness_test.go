@@ -25,6 +25,10 @@ var binDir string
 var commands = []string{"bsub", "bjobs", "bkill", "bstop", "bresume", "bqueues", "bhosts", "bhist", "bpeek", "lsid", "lshosts", "lsload", "busers", "bacct", "badmin", "bapp", "bswitch", "brequeue", "btop", "bbot", "bwait", "xcetop", "bparams", "bugroup", "bmgroup", "bmod", "bjgroup", "lsadmin", "lsinfo", "blaunch", "blimits"}
 
 func TestMain(m *testing.M) {
+	if h := os.Getenv(helperEnv); h != "" {
+		// The test binary run as another user (runHelper).
+		os.Exit(testHelper(h, os.Args[1:]))
+	}
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "xce-bin-")
 	if err != nil {

@@ -47,3 +47,43 @@ func FuzzKeepFields(f *testing.F) {
 		}
 	})
 }
+
+func TestDropFields(t *testing.T) {
+	spec := &JobSpec{Command: "sleep 1", Queue: "q", Env: []string{"TOKEN=secret", "A=1"}, EnvSpec: "all, TOKEN=secret", RunLimitSec: 60}
+	raw, err := proto.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &JobSpec{}
+	if err := proto.Unmarshal(DropFields(raw, JobSpecEnvField, JobSpecEnvSpecField), got); err != nil {
+		t.Fatal(err)
+	}
+	if want := (&JobSpec{Command: "sleep 1", Queue: "q", RunLimitSec: 60}); !proto.Equal(got, want) {
+		t.Errorf("dropped to %v, want %v", got, want)
+	}
+	noEnv, _ := proto.Marshal(&JobSpec{Command: "x"})
+	if out := DropFields(noEnv, JobSpecEnvField); &out[0] != &noEnv[0] {
+		t.Error("a spec without the field was copied")
+	}
+	bad := append(raw[:len(raw):len(raw)], 0xff)
+	if out := DropFields(bad, JobSpecEnvField); out != nil {
+		t.Errorf("a malformed message kept %d bytes", len(out))
+	}
+}
+
+func FuzzDropFields(f *testing.F) {
+	raw, _ := proto.Marshal(&JobSpec{Command: "x", Env: []string{"A=1"}})
+	f.Add(raw)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		out := DropFields(raw, JobSpecEnvField)
+		var a, b JobSpec
+		if proto.Unmarshal(raw, &a) == nil {
+			if err := proto.Unmarshal(out, &b); err != nil {
+				t.Fatalf("what is left of a valid message does not decode: %v", err)
+			}
+			if len(b.Env) != 0 || a.Command != b.Command {
+				t.Fatalf("left env %q, command %q (want %q)", b.Env, b.Command, a.Command)
+			}
+		}
+	})
+}

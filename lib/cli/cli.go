@@ -52,6 +52,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/client"
+	"xce/lib/lsfout"
 	"xce/lib/rpcstatus"
 )
 
@@ -74,8 +75,26 @@ func Main(name string, args []string) int {
 		fmt.Fprintf(os.Stderr, "%s: not an XCE command\n", name)
 		return 2
 	}
+	// Every command's output escapes control characters (lsfout.
+	// EscapingWriter): it holds other users' job names, commands, paths
+	// and reasons. Not what relays a job's own output to its user, which
+	// is the job's to shape: bpeek's output, bsub -I's and blaunch's.
+	saved := sys
+	defer func() { sys = saved }()
+	if !rawStdout[name] {
+		sys.stdout = lsfout.EscapingWriter(sys.stdout)
+	}
+	if !rawStderr[name] {
+		sys.stderr = lsfout.EscapingWriter(sys.stderr)
+	}
 	return cmd(args)
 }
+
+// The commands whose standard output or error is a job's own (see Main).
+var (
+	rawStdout = map[string]bool{"bpeek": true, "bsub": true, "blaunch": true}
+	rawStderr = map[string]bool{"bsub": true, "blaunch": true}
+)
 
 var commands = map[string]func([]string) int{
 	"bsub":     bsub,

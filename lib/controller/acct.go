@@ -298,6 +298,7 @@ func (c *Controller) Accounting(who Caller, req *api.AcctRequest, send func(*api
 		return err
 	}
 	specs := map[int64]*api.JobSpec{}
+	admin := c.isAdmin(who.UID)
 	keep := func(j *api.Job) {
 		if !req.Specs {
 			j.Spec, j.Effective = nil, nil
@@ -353,6 +354,11 @@ func (c *Controller) Accounting(who Caller, req *api.AcctRequest, send func(*api
 						if err := proto.Unmarshal(raw, spec); err != nil {
 							spec = nil
 						}
+					}
+					if spec != nil && spec.Uid != who.UID && !admin {
+						// Another user's environment is not the
+						// caller's to see (as bjobs -env).
+						spec.Env, spec.EnvSpec = nil, ""
 					}
 					specs[j.JobId] = spec
 				}

@@ -16,6 +16,7 @@ import (
 	"xce/lib/api"
 	"xce/lib/api/grpcapi"
 	"xce/lib/api/rpc"
+	"xce/lib/bounds"
 	"xce/lib/clusterauth"
 	"xce/lib/worker"
 )
@@ -219,6 +220,12 @@ func (w *workerConn) acknowledge(seq uint64) {
 func (w *workerConn) setUsage(u *rpc.WorkerUsage) {
 	m := make(map[key]*api.ResourceUsage, len(u.GetJobs()))
 	for _, j := range u.GetJobs() {
+		// Never negative nor past what a host can count, even for
+		// bjobs (refreshUsage checks it against the job's hosts too).
+		if bad := bounds.Usage(j.Usage, bounds.Limits{}); len(bad) > 0 {
+			slog.Warn("a worker reported a job's usage out of range; clamped", "host", w.name,
+				"job", j.JobId, "index", j.Index, "fields", bad)
+		}
 		m[key{j.JobId, j.Index}] = j.Usage
 	}
 	w.mu.Lock()

@@ -708,6 +708,9 @@ func (c *Controller) applyReport(rep worker.Report, staged map[key]*api.Job) (st
 			nj.State = api.JobState_RUN
 		}
 	}
+	if rep.Finished != nil {
+		c.checkEnd(cur, rep.Finished)
+	}
 	switch {
 	case rep.NeverStarted:
 		// Dispatched, but the host never started it: dispatch it again.
@@ -819,6 +822,10 @@ func (c *Controller) applyReport(rep worker.Report, staged map[key]*api.Job) (st
 			nj.PostExec = "POST_ERR"
 		case strings.Contains(ev.Detail, "POST_DONE"):
 			nj.PostExec = "POST_DONE"
+		case ev.TermReason == api.TermReason_TERM_CTRL_PID && hasPostExec(r.eff):
+			// The shepherd died (a job can kill its own) before it ran
+			// the post-exec: post_done() must not count it as done.
+			nj.PostExec = "POST_ERR"
 		}
 		e := c.event(nj, api.EventType_FINISH, "", ev.Detail)
 		if ev.Time > 0 { // when the job ended, not when the report came (after a restart)
@@ -865,6 +872,11 @@ func (c *Controller) refreshUsage() {
 		}
 	}
 	c.mu.Lock()
+	for k, u := range used {
+		if r := c.jobs[k]; r != nil {
+			used[k] = c.checkUsage(r.job, u)
+		}
+	}
 	c.used = used
 	c.mu.Unlock()
 }

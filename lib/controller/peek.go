@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"log/slog"
 	"strconv"
 
 	"xce/lib/api"
@@ -48,7 +49,12 @@ func (c *Controller) Peek(who Caller, req *rpc.PeekRequest) (*rpc.PeekReply, err
 	}
 	data, size, path, err := p.Peek(req.JobId, req.Index, req.Offset, max)
 	if err != nil {
-		return nil, userErr("Job <%s> : Cannot open the output file %s: %v", jobName(req.JobId, req.Index), path, err)
+		// One answer whatever the cause: the file is missing, refused,
+		// or one the job's user may not open are all the same to the
+		// caller, who learns nothing about paths they cannot see. The
+		// cause goes to the log.
+		slog.Info("bpeek: cannot read the job's output", "job", req.JobId, "index", req.Index, "path", path, "err", err)
+		return nil, userErr("Job <%s> : Cannot open the job's output file", jobName(req.JobId, req.Index))
 	}
 	return &rpc.PeekReply{Data: data, Size: size, Path: path}, nil
 }

@@ -46,7 +46,8 @@ func (c *Controller) QueryParts(who Caller, req *api.QueryRequest, perPart int, 
 	if perPart <= 0 {
 		perPart = max(len(items), 1)
 	}
-	q := queryParts{c: c, req: req, conf: conf, now: time.Now(), rules: map[string]exceptionRules{}}
+	q := queryParts{c: c, req: req, conf: conf, now: time.Now(), rules: map[string]exceptionRules{},
+		viewer: who.UID, admin: c.isAdmin(who.UID)}
 	for start := 0; start == 0 || start < len(items); start += perPart {
 		part := q.part(items[start:min(start+perPart, len(items))])
 		if start == 0 {
@@ -118,6 +119,17 @@ type queryParts struct {
 	conf  *config.Config
 	now   time.Time
 	rules map[string]exceptionRules // by queue
+	// Who asks: another user's job's environment is not theirs to see
+	// (LSF's bjobs -env shows the caller's own jobs' or, to an
+	// administrator, anyone's).
+	viewer uint32
+	admin  bool
+}
+
+// hideEnv reports whether the environment of a job of uid owner is
+// withheld from the caller.
+func (q *queryParts) hideEnv(owner uint32) bool {
+	return !q.admin && owner != q.viewer
 }
 
 // part builds the reply part of items: their latest usage samples and
@@ -165,8 +177,15 @@ func (q *queryParts) part(items []queryItem) *api.QueryReplyEncoded {
 		if len(req.SpecFields) > 0 && !req.Submitted {
 			eff = api.KeepFields(eff, req.SpecFields)
 		}
+		hide := q.hideEnv(it.eff.GetUid())
+		if hide {
+			eff = api.DropFields(eff, api.JobSpecEnvField, api.JobSpecEnvSpecField)
+		}
 		if req.Submitted {
 			if raw, err := c.store.SubmittedRaw(j.JobId); err == nil {
+				if hide {
+					raw = api.DropFields(raw, api.JobSpecEnvField, api.JobSpecEnvSpecField)
+				}
 				reply.Specs = append(reply.Specs, &api.EncodedSpec{Key: j.JobId, Value: raw})
 			}
 			// The long form also shows where each value came from.

@@ -7,9 +7,16 @@
 //
 // # Files and the started pipe
 //
-// The shepherd runs as the job's user, so everything it writes is the
-// user's to forge; the worker trusts none of it beyond the job's own
-// record (docs/security.md). It writes to no pipe of xced except the
+// The shepherd runs as the job's user, so everything it writes in the
+// user's directory is the user's to forge; the worker trusts none of it
+// beyond the job's own record (docs/security.md). What the worker believes
+// of the job's end and usage comes through root's records (record.go):
+// files in root's directory the worker hands over open on descriptors 4
+// (ResultFD, the FINISH or PEND_AGAIN event) and 5 (UsageFD, the latest
+// sample), which the shepherd makes close-on-exec. The shepherd makes
+// itself non-dumpable first (PR_SET_DUMPABLE 0), so that the job, running
+// as the same user, can neither ptrace it nor open its descriptors
+// through /proc; a job that kills it leaves no record, whatever it writes. It writes to no pipe of xced except the
 // started pipe, so it and the job survive a `kill -9` of xced, which then
 // finds the job again through these files:
 //

@@ -70,8 +70,16 @@ const (
 // the shepherd are passed on to the job's process group, and SIGHUP and
 // SIGPIPE are ignored, so that the shepherd lives to record the job's end.
 func ShepherdMain(launchFile string) int {
+	// Out of the job's reach before anything else: the job runs as the
+	// same user, who could otherwise ptrace the shepherd or open its
+	// descriptors through /proc (PR_SET_DUMPABLE also makes /proc/PID
+	// root's). The job itself is dumpable again once it execs.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		slog.Warn("cannot make the shepherd non-dumpable", "err", err)
+	}
 	started, gated := startedPipe()
 	defer started.Close()
+	result, usage := recordFile(ResultFD, "result"), recordFile(UsageFD, "usage")
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGUSR1)
 	defer signal.Stop(sigs)
@@ -127,7 +135,7 @@ func ShepherdMain(launchFile string) int {
 	// A process the job starts that leaves its group or session is
 	// reparented to the shepherd, not to init, and stays the job's.
 	tree := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil
-	ev, err := run(l, hooks{tree: tree, reload: reload, limitsFile: LimitsFile(launchFile), killFile: KillFile(launchFile), started: func(pid int) {
+	ev, err := run(l, hooks{tree: tree, reload: reload, limitsFile: LimitsFile(launchFile), killFile: KillFile(launchFile), result: result, usage: usage, started: func(pid int) {
 		pgid.Lock()
 		pgid.n = pid
 		pgid.Unlock()
@@ -216,6 +224,9 @@ type hooks struct {
 	// tree: the shepherd is a child subreaper (ShepherdMain), so every
 	// descendant of it is the job's: counted, and killed at the end.
 	tree bool
+	// result and usage: the worker's records (ResultFD, UsageFD), nil
+	// when the shepherd was started without them.
+	result, usage *os.File
 }
 
 func run(l *api.Launch, h hooks) (*api.Event, error) {
@@ -227,11 +238,25 @@ func run(l *api.Launch, h hooks) (*api.Event, error) {
 	}
 	s := newShepherd(l)
 	s.limitsFile = h.limitsFile
+	s.usageRec = h.usage
 	ev := s.run(h)
 	if s.term != nil {
 		// A job going back to pending (its pre-execution failed) ends
 		// without an exit status: bsub waits for the next dispatch.
 		s.term.finish(ev, ev.GetType() == api.EventType_FINISH)
+	}
+	if h.result != nil {
+		// The worker's record first: the end it believes.
+		b, err := ev.MarshalVT()
+		if err == nil {
+			err = WriteRecord(h.result, b)
+		}
+		if err == nil {
+			err = h.result.Sync()
+		}
+		if err != nil {
+			return ev, fmt.Errorf("record the job's end for the worker: %w", err)
+		}
 	}
 	if err := writeMessage(l.GetStatusFile(), ev, true); err != nil {
 		return ev, err
@@ -281,6 +306,7 @@ type shepherd struct {
 
 	limits     *liveLimits
 	limitsFile string
+	usageRec   *os.File // the worker's usage record, nil without one
 }
 
 func newShepherd(l *api.Launch) *shepherd {
@@ -699,6 +725,15 @@ func (s *shepherd) watch(samp *sampler, e *enforcer, interval time.Duration) {
 		if now.Sub(lastWrite) >= usageInterval {
 			if err := writeMessage(usageFile, u, false); err != nil {
 				s.log.Warn("cannot write the usage file", "err", err)
+			}
+			if s.usageRec != nil {
+				b, err := u.MarshalVT()
+				if err == nil {
+					err = WriteRecord(s.usageRec, b)
+				}
+				if err != nil {
+					s.log.Warn("cannot write the worker's usage record", "err", err)
+				}
 			}
 			lastWrite = now
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
@@ -40,7 +41,11 @@ func (w *Worker) Peek(id int64, idx int32, offset int64, max int) (data []byte, 
 	if path == "" {
 		return nil, 0, "", fmt.Errorf("job %d[%d]: its output file is not known yet", id, idx)
 	}
-	f, size, err := openJobFile(path, uid)
+	gid := int(l.GetJob().GetSpec().GetGid())
+	if uid == os.Geteuid() {
+		gid = os.Getegid()
+	}
+	f, size, err := openAsUser(path, uid, gid, l.GetJob().GetSpec().GetUser())
 	if err != nil {
 		return nil, 0, path, fmt.Errorf("job %d[%d] output: %w", id, idx, err)
 	}
@@ -104,4 +109,67 @@ func (w *Worker) readLaunch(id int64, idx int32) (*api.Launch, error) {
 		return nil, fmt.Errorf("decode %s: %w", path, err)
 	}
 	return l, nil
+}
+
+// openAsUser opens a job's output file as openJobFile does, but with the
+// job's user's file system identity (fsuid, fsgid and groups, on one
+// locked thread): the path is the user's to name (-o), and root must not
+// open what the user could not (/etc/shadow, a file in a directory closed
+// to the user) nor tell whether it exists.
+func openAsUser(path string, uid, gid int, user string) (*os.File, int64, error) {
+	if uid == os.Geteuid() {
+		return openJobFile(path, uid)
+	}
+	groups, err := supplementaryGroups(user)
+	if err != nil {
+		groups = nil
+	}
+	type opened struct {
+		f    *os.File
+		size int64
+		err  error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		runtime.LockOSThread()
+		// The thread goes back to the scheduler only with root's identity
+		// restored; otherwise it ends with this goroutine (still locked).
+		restored := false
+		defer func() {
+			if restored {
+				runtime.UnlockOSThread()
+			}
+		}()
+		saved, err := unix.Getgroups()
+		if err != nil {
+			ch <- opened{err: fmt.Errorf("open as uid %d: %w", uid, err)}
+			return
+		}
+		egid, euid := os.Getegid(), os.Geteuid()
+		gs := make([]int, len(groups))
+		for i, g := range groups {
+			gs[i] = int(g)
+		}
+		// x/sys/unix's Setgroups, Setfsgid and Setfsuid are the raw
+		// system calls, which change this thread alone.
+		if err := unix.Setgroups(gs); err != nil {
+			ch <- opened{err: fmt.Errorf("open as uid %d: %w", uid, err)}
+			return
+		}
+		unix.Setfsgid(gid)
+		unix.Setfsuid(uid)
+		var o opened
+		if cur, _ := unix.SetfsuidRetUid(-1); cur != uid {
+			o.err = fmt.Errorf("open as uid %d: the file system uid is %d", uid, cur)
+		} else {
+			o.f, o.size, o.err = openJobFile(path, uid)
+		}
+		unix.Setfsuid(euid)
+		unix.Setfsgid(egid)
+		cur, _ := unix.SetfsuidRetUid(-1)
+		restored = unix.Setgroups(saved) == nil && cur == euid
+		ch <- o
+	}()
+	o := <-ch
+	return o.f, o.size, o.err
 }

@@ -110,3 +110,55 @@ func TestPeek(t *testing.T) {
 		t.Errorf("Running after the ends = %v", r)
 	}
 }
+
+// openAsUser opens with the user's file system identity: a root-only file
+// and a file of the user's in a directory closed to the user fail alike;
+// the user's own file in reach opens; and the goroutines after it still
+// have root's identity.
+func TestOpenAsUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to take another user's identity")
+	}
+	uid, gid := testenv.User(t, "xcetest1")
+	dir := t.TempDir()
+	os.Chmod(filepath.Dir(dir), 0o755) // the test's own temporary directory
+	os.Chmod(dir, 0o755)
+	closed := filepath.Join(dir, "closed")
+	os.Mkdir(closed, 0o700)
+	write := func(path string, owner int) {
+		if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chown(path, owner, owner)
+	}
+	shadow := filepath.Join(dir, "shadow")
+	write(shadow, 0)
+	hidden := filepath.Join(closed, "mine")
+	write(hidden, uid)
+	mine := filepath.Join(dir, "mine")
+	write(mine, uid)
+	for _, p := range []string{shadow, hidden, filepath.Join(closed, "nosuch")} {
+		if f, _, err := openAsUser(p, uid, gid, "xcetest1"); err == nil {
+			f.Close()
+			t.Errorf("%s opened as uid %d", p, uid)
+		}
+	}
+	f, _, err := openAsUser(mine, uid, gid, "xcetest1")
+	if err != nil {
+		t.Fatalf("the user's own file: %v", err)
+	}
+	f.Close()
+	for i := 0; i < 20; i++ { // root's identity everywhere after it
+		ch := make(chan error, 1)
+		go func() {
+			f, err := os.Open(shadow)
+			if err == nil {
+				f.Close()
+			}
+			ch <- err
+		}()
+		if err := <-ch; err != nil {
+			t.Fatalf("root cannot open its own file after openAsUser: %v", err)
+		}
+	}
+}

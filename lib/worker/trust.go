@@ -6,8 +6,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -39,6 +41,54 @@ func readJobFile(path string, uid int) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// readRecord reads one of root's records (exec.ResultFD, exec.UsageFD) in
+// the job's root-owned directory and returns its payload.
+func readRecord(path string) ([]byte, error) {
+	f, size, err := openJobFile(path, os.Geteuid())
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if size > jobexec.MaxRecord {
+		return nil, fmt.Errorf("%s: %d bytes, more than %d", path, size, jobexec.MaxRecord)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, jobexec.MaxRecord+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	p, err := jobexec.ParseRecord(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+// host is what bounds a job's usage on this host.
+type host struct {
+	ncpus int
+	memKb int64
+}
+
+// thisHost is this host's CPUs (all of them, not xced's affinity) and
+// memory, read once.
+var thisHost = sync.OnceValue(func() host {
+	h := host{ncpus: runtime.NumCPU()}
+	if b, err := os.ReadFile("/proc/stat"); err == nil {
+		n := 0
+		for _, line := range strings.Split(string(b), "\n") {
+			if len(line) > 3 && strings.HasPrefix(line, "cpu") && line[3] >= '0' && line[3] <= '9' {
+				n++
+			}
+		}
+		h.ncpus = max(h.ncpus, n)
+	}
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) == nil {
+		h.memKb = int64(uint64(si.Totalram) * uint64(si.Unit) / 1024)
+	}
+	return h
+})
 
 // openJobFile opens for reading a file the job's user can write (its
 // records, its output) without trusting it: the last component is not
@@ -139,16 +189,31 @@ func shepherdAlive(pid, uid int) bool {
 	if err != nil || ids.Session != pid {
 		return false
 	}
-	if uid >= 0 {
-		fi, err := os.Lstat("/proc/" + strconv.Itoa(pid))
-		if err != nil {
-			return false
-		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != uid {
-			return false
-		}
+	// The real uid from status: /proc/PID itself is root's, since the
+	// shepherd makes itself non-dumpable.
+	if uid >= 0 && procUID(pid) != uid {
+		return false
 	}
 	// A zombie has no command line.
 	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	return err == nil && strings.Contains(string(cmdline), "shepherd")
+}
+
+// procUID is the real uid of process pid, -1 when unknown.
+func procUID(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				if n, err := strconv.Atoi(f[0]); err == nil {
+					return n
+				}
+			}
+			return -1
+		}
+	}
+	return -1
 }

@@ -25,6 +25,11 @@
 //	                            answers the job's uid only
 //	    term.sock               root 0666 socket: an interactive job's relayed
 //	                            terminal (term.go), the job's uid only
+//	    result                  root 0600: the job's end, as the shepherd wrote it
+//	                            through descriptor 4 (exec.ResultFD); the only
+//	                            end the worker believes
+//	    usage                   root 0600: the latest usage sample, through
+//	                            descriptor 5 (exec.UsageFD)
 //	    job/                    the job's user, 0700: what the shepherd writes
 //	        start, status, status.usage, output, the job file
 //
@@ -34,7 +39,11 @@
 // root-owned directory, so no file root writes is ever in a directory the
 // user can write, and root never changes an owner by path.
 //
-// What root reads from job/ (start, status, usage) is read by readJobFile:
+// The end and usage the worker reports are the records in root's
+// directory, range-checked (lib/bounds), never the job's status or usage
+// files, which a job that killed its shepherd could write.
+//
+// What root reads from job/ (the start file) is read by readJobFile:
 // opened O_NOFOLLOW|O_NONBLOCK, accepted only as a regular file with one
 // link owned by the job's user, and read up to maxJobFile bytes.
 //
@@ -65,9 +74,9 @@
 //
 // The shepherd and the job survive a `kill -9` of xced: after a restart
 // Reattach watches the shepherd until it has gone, then reads the job's
-// status file, whose event carries the time the job really ended. When a
+// result record, whose event carries the time the job really ended. When a
 // shepherd has gone, whatever is left of the job's (checked) process group
-// is killed. A shepherd gone without a status file (killed itself) ends the
+// is killed. A shepherd gone without a result record (killed) ends the
 // job as EXIT with exit code 137 and TERM_CTRL_PID ("job terminated after
 // control PID died"): the shepherd is the job's control process.
 //
@@ -97,6 +106,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/atomicfile"
+	"xce/lib/bounds"
 	jobexec "xce/lib/exec"
 	"xce/lib/rmtree"
 )
@@ -184,6 +194,8 @@ type proc struct {
 const (
 	launchName  = "launch"
 	logName     = "shepherd.log"
+	resultName  = "result"
+	usageName   = "usage"
 	userDirName = "job"
 )
 
@@ -272,12 +284,11 @@ func (w *Worker) Start(job *api.Job) error {
 	if err != nil {
 		return fmt.Errorf("encode launch: %w", err)
 	}
-	launch, logf, err := makeJobDir(dir, uid, gid, asOther, b)
+	jf, err := makeJobDir(dir, uid, gid, asOther, b)
 	if err != nil {
 		return err
 	}
-	defer launch.Close()
-	defer logf.Close()
+	defer jf.close()
 	if err := w.serveTasks(k, uid); err != nil {
 		return err
 	}
@@ -299,8 +310,9 @@ func (w *Worker) Start(job *api.Job) error {
 	if r := w.cfg.SpoolReserve; r > 0 {
 		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", jobexec.SpoolReserveEnv, max(r>>20, 1)))
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = launch, logf, logf
-	cmd.ExtraFiles = []*os.File{ready}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = jf.launch, jf.log, jf.log
+	// Descriptors 3, 4 and 5 (exec.ResultFD, exec.UsageFD).
+	cmd.ExtraFiles = []*os.File{ready, jf.result, jf.usage}
 	// Its own session: the shepherd and the job outlive xced, and the
 	// session id (the shepherd's pid) marks the job's processes.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -379,29 +391,44 @@ func jobUID(spec *api.JobSpec) int {
 	return os.Geteuid()
 }
 
+// jobFiles are root's files of a job's directory that the shepherd gets
+// open: the launch to read, its log, and the records of the job's end and
+// usage (exec.ResultFD, exec.UsageFD) to write.
+type jobFiles struct {
+	launch, log, result, usage *os.File
+}
+
+func (f *jobFiles) close() {
+	for _, x := range []*os.File{f.launch, f.log, f.result, f.usage} {
+		if x != nil {
+			x.Close()
+		}
+	}
+}
+
 // makeJobDir creates a job's directory afresh (root's, 0711) with the
-// user's directory in it, and in it the launch file (holding launch) and
-// the shepherd's log. It returns the launch file open for reading and the
-// log open for appending.
-func makeJobDir(dir string, uid, gid int, chown bool, launch []byte) (*os.File, *os.File, error) {
+// user's directory in it, and in it the launch file (holding launch), the
+// shepherd's log and the empty records. It returns them open: the launch
+// for reading, the log for appending, the records for writing.
+func makeJobDir(dir string, uid, gid int, chown bool, launch []byte) (*jobFiles, error) {
 	// rmtree works through directory handles, follows no link, and
 	// holds a bounded number open however deep the user's tree.
 	if err := rmtree.RemoveAll(dir); err != nil {
-		return nil, nil, fmt.Errorf("clear job directory: %w", err)
+		return nil, fmt.Errorf("clear job directory: %w", err)
 	}
 	if err := unix.Mkdir(dir, 0o700); err != nil {
-		return nil, nil, fmt.Errorf("create job directory: %w", err)
+		return nil, fmt.Errorf("create job directory: %w", err)
 	}
 	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open job directory: %w", err)
+		return nil, fmt.Errorf("open job directory: %w", err)
 	}
 	defer unix.Close(dfd)
 	if err := unix.Fchmod(dfd, 0o711); err != nil {
-		return nil, nil, fmt.Errorf("job directory: %w", err)
+		return nil, fmt.Errorf("job directory: %w", err)
 	}
 	if err := unix.Mkdirat(dfd, userDirName, 0o700); err != nil {
-		return nil, nil, fmt.Errorf("create the job's directory: %w", err)
+		return nil, fmt.Errorf("create the job's directory: %w", err)
 	}
 	if chown {
 		ufd, err := unix.Openat(dfd, userDirName, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -410,13 +437,13 @@ func makeJobDir(dir string, uid, gid int, chown bool, launch []byte) (*os.File, 
 			unix.Close(ufd)
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("give the job's directory to uid %d: %w", uid, err)
+			return nil, fmt.Errorf("give the job's directory to uid %d: %w", uid, err)
 		}
 	}
 	const create = unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	lfd, err := unix.Openat(dfd, launchName, unix.O_WRONLY|create, 0o600)
 	if err != nil {
-		return nil, nil, fmt.Errorf("write launch file: %w", err)
+		return nil, fmt.Errorf("write launch file: %w", err)
 	}
 	lw := os.NewFile(uintptr(lfd), filepath.Join(dir, launchName))
 	_, err = lw.Write(launch)
@@ -424,18 +451,26 @@ func makeJobDir(dir string, uid, gid int, chown bool, launch []byte) (*os.File, 
 		err = cerr
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("write launch file: %w", err)
+		return nil, fmt.Errorf("write launch file: %w", err)
 	}
 	rfd, err := unix.Openat(dfd, launchName, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open launch file: %w", err)
+		return nil, fmt.Errorf("open launch file: %w", err)
 	}
-	gfd, err := unix.Openat(dfd, logName, unix.O_WRONLY|unix.O_APPEND|create, 0o600)
-	if err != nil {
-		unix.Close(rfd)
-		return nil, nil, fmt.Errorf("create shepherd log: %w", err)
+	f := &jobFiles{launch: os.NewFile(uintptr(rfd), filepath.Join(dir, launchName))}
+	for _, o := range []struct {
+		name string
+		flag int
+		to   **os.File
+	}{{logName, unix.O_WRONLY | unix.O_APPEND, &f.log}, {resultName, unix.O_RDWR, &f.result}, {usageName, unix.O_RDWR, &f.usage}} {
+		fd, err := unix.Openat(dfd, o.name, o.flag|create, 0o600)
+		if err != nil {
+			f.close()
+			return nil, fmt.Errorf("create %s: %w", o.name, err)
+		}
+		*o.to = os.NewFile(uintptr(fd), filepath.Join(dir, o.name))
 	}
-	return os.NewFile(uintptr(rfd), filepath.Join(dir, launchName)), os.NewFile(uintptr(gfd), filepath.Join(dir, logName)), nil
+	return f, nil
 }
 
 // crashAt, set by tests, stops Start as a worker killed at that point of
@@ -501,8 +536,10 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 	w.mu.Lock()
 	pgid := p.pgid
 	w.mu.Unlock()
-	_, statusFile, _ := w.files(k.id, k.idx)
-	ev, err := readEvent(statusFile, p.uid)
+	// The end is the shepherd's record in root's directory, never the
+	// status file in the job's: a job that killed its shepherd and wrote
+	// that file has no say in how it ended (docs/security.md).
+	ev, err := w.readResult(k)
 	var killed bool
 	if pgid > 0 {
 		killed, _ = w.signalGroup(p, pgid, syscall.SIGKILL)
@@ -524,6 +561,12 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 		slog.Warn("a job's shepherd ended without recording the job's end", "job", k.id, "index", k.idx, "detail", detail)
 	}
 	ev.JobId, ev.ArrayIndex = k.id, k.idx
+	if bad := bounds.Event(ev, w.limits(p, ev.Time)); len(bad) > 0 {
+		slog.Warn("a job's end was out of range; clamped", "job", k.id, "index", k.idx, "fields", bad)
+	}
+	if ev.Type != api.EventType_FINISH && ev.Type != api.EventType_PEND_AGAIN {
+		ev.Type = api.EventType_FINISH
+	}
 	w.endTerm(k)
 	// Its tasks go with it, and count in its usage.
 	if tu := w.endTasks(k); tu != nil {
@@ -597,6 +640,9 @@ func (w *Worker) NeverStarted(job *api.Job) bool {
 		if _, err := os.Lstat(f); err == nil {
 			return false
 		}
+	}
+	if fi, err := os.Lstat(filepath.Join(w.JobDir(job.JobId, job.ArrayIndex), resultName)); err == nil && fi.Size() > 0 {
+		return false
 	}
 	sp := int(job.ShepherdPid)
 	if sp == 0 {
@@ -796,15 +842,19 @@ func (w *Worker) Usage(id int64, idx int32) *api.ResourceUsage {
 	if p == nil {
 		return nil
 	}
-	_, _, usageFile := w.files(id, idx)
 	tasks := w.taskUsage(jobKey{id, idx})
-	b, err := readJobFile(usageFile, p.uid)
+	// The shepherd's record in root's directory, not the job's usage
+	// file, which the job can rewrite.
+	b, err := readRecord(filepath.Join(w.JobDir(id, idx), usageName))
 	if err != nil {
 		return tasks
 	}
 	u := &api.ResourceUsage{}
 	if proto.Unmarshal(b, u) != nil {
 		return tasks
+	}
+	if bad := bounds.Usage(u, w.limits(p, time.Now().UnixNano())); len(bad) > 0 {
+		slog.Warn("a job's usage was out of range; clamped", "job", id, "index", idx, "fields", bad)
 	}
 	return addUsage(u, tasks)
 }
@@ -845,6 +895,27 @@ func keepShepherdLog(path string, id int64, idx int32) {
 	}
 	cut := size > maxShepherdLog
 	slog.Warn("the job's shepherd logged", "job", id, "index", idx, "log", strings.TrimRight(string(b), "\n"), "cut", cut)
+}
+
+// readResult reads the job's end as the shepherd recorded it in root's
+// directory (exec.ResultFD).
+func (w *Worker) readResult(k jobKey) (*api.Event, error) {
+	b, err := readRecord(filepath.Join(w.JobDir(k.id, k.idx), resultName))
+	if err != nil {
+		return nil, err
+	}
+	ev := &api.Event{}
+	if err := proto.Unmarshal(b, ev); err != nil {
+		return nil, fmt.Errorf("decode the job's end: %w", err)
+	}
+	return ev, nil
+}
+
+// limits bounds what job p can have used by time now (unix ns): this
+// host's CPUs and memory over the time since it started.
+func (w *Worker) limits(p *proc, now int64) bounds.Limits {
+	h := thisHost()
+	return bounds.Limits{NCPUs: h.ncpus, MemKb: h.memKb, Elapsed: time.Duration(max(now-p.since, 0))}
 }
 
 // readEvent reads an event the shepherd wrote in the job's directory.
