@@ -99,10 +99,7 @@ func (t *table) remove(key string) {
 }
 
 // String returns the document as TOML.
-func (d *doc) String() string { return d.text(true) }
-
-// text returns the document, with or without its [[limits]].
-func (d *doc) text(limits bool) string {
+func (d *doc) String() string {
 	var b strings.Builder
 	b.WriteString("# xce.toml imported from an LSF configuration by \"xced config import-lsf\".\n")
 	b.WriteString("# Each section names the LSF file and line it came from; what could not be\n")
@@ -110,10 +107,8 @@ func (d *doc) text(limits bool) string {
 	for _, t := range d.tables {
 		t.write(&b, false)
 	}
-	if limits {
-		for _, t := range d.limits {
-			t.write(&b, true)
-		}
+	for _, t := range d.limits {
+		t.write(&b, true)
 	}
 	return b.String()
 }
@@ -197,13 +192,10 @@ func tomlInline(keys, vals []string) string {
 // settle loads the document with config.Parse and, while it does not
 // load, drops what each error names, with a note saying why. It returns
 // the notes; a last note says so if the document still does not load.
-// A lib/config that does not know [[limits]] yet checks the rest: the
-// limits are then as the importer checked them.
 func (d *doc) settle() []Note {
 	var notes []Note
-	withLimits := len(d.limits) > 0
 	for range 100 {
-		_, err := config.Parse("xce.toml", []byte(d.text(withLimits)))
+		_, err := config.Parse("xce.toml", []byte(d.String()))
 		if err == nil {
 			return notes
 		}
@@ -211,14 +203,15 @@ func (d *doc) settle() []Note {
 		if !errors.As(err, &es) {
 			return append(notes, Note{Loss: true, Msg: "the generated xce.toml does not load: " + err.Error()})
 		}
-		if withLimits && slices.ContainsFunc(es, func(e *config.Error) bool {
-			return e.Key == "limits" && strings.HasPrefix(e.Msg, "unknown table")
-		}) {
-			withLimits = false
-			continue
-		}
 		dropped := false
+		if n := d.dropLimits(es); len(n) > 0 {
+			notes = append(notes, n...)
+			dropped = true
+		}
 		for _, e := range es {
+			if strings.HasPrefix(e.Key, "limits.") {
+				continue
+			}
 			if e.Key == "cluster.default_queue" {
 				if q := d.pickQueue(); q != "" {
 					notes = append(notes, Note{File: "lsb.params", Key: "DEFAULT_QUEUE",
@@ -237,6 +230,39 @@ func (d *doc) settle() []Note {
 		}
 	}
 	return append(notes, Note{Loss: true, Msg: "the generated xce.toml does not load"})
+}
+
+// dropLimits removes each [[limits]] entry an error names ("limits.N.key")
+// whole: a limit without one of its keys would cover more than LSF's, or
+// limit less. Each is a loss of policy, with the error that refused it.
+func (d *doc) dropLimits(es config.Errors) []Note {
+	why := map[int]string{}
+	for _, e := range es {
+		rest, ok := strings.CutPrefix(e.Key, "limits.")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(strings.SplitN(rest, ".", 2)[0])
+		if err != nil || n < 0 || n >= len(d.limits) {
+			continue
+		}
+		if _, seen := why[n]; !seen {
+			why[n] = e.Key + ": " + e.Msg
+		}
+	}
+	var notes []Note
+	for n := len(d.limits) - 1; n >= 0; n-- {
+		msg, ok := why[n]
+		if !ok {
+			continue
+		}
+		t := d.limits[n]
+		d.limits = append(d.limits[:n], d.limits[n+1:]...)
+		notes = append(notes, Note{File: t.src.file, Line: t.src.line, Key: t.src.key, Loss: true,
+			Msg: "not translated: the Limit would be refused: " + msg})
+	}
+	slices.Reverse(notes)
+	return notes
 }
 
 // pickQueue makes the first queue left the default one, when the

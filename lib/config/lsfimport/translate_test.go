@@ -52,23 +52,21 @@ Begin Limit
 NAME         = licences_per_project
 PER_PROJECT  = chem physics
 LIC_PROJECTS = lp1
-APPS         = fluent
-PER_APP      = catia
+PER_APP      = fluent catia
 QUEUES       = short
-PER_QUEUE    = normal
 PER_USER     = all
-PER_LIC_PROJECT = lp2
 RESOURCE     = [matlab_lic,4]
 End Limit
-`}},
+`, "lsb.queues": "Begin Queue\nQUEUE_NAME = normal\nEnd Queue\nBegin Queue\nQUEUE_NAME = short\nEnd Queue\n",
+			"lsb.applications": "Begin Application\nNAME = fluent\nEnd Application\nBegin Application\nNAME = catia\nEnd Application\n"}},
 		{"limit_horizontal", map[string]string{"lsf.conf": "LSF_UNIT_FOR_LIMITS=GB\n", "lsb.resources": `
 Begin Limit
 NAME      USERS         QUEUES   HOSTS     PER_PROJECT  SLOTS  MEM  JOBS
 cap1      (alice bob)   normal   -         -            10     -    -
-cap2      -             -        (hostA)   (p1 p2)      -      2    5
+cap2      -             -        all       (p1 p2)      -      2    5
 -         all           short    -         -            4      -    -
 End Limit
-`}},
+`, "lsb.queues": "Begin Queue\nQUEUE_NAME = normal\nEnd Queue\nBegin Queue\nQUEUE_NAME = short\nEnd Queue\n"}},
 		{"limit_loss", map[string]string{"lsf.shared": sharedWithLicences, "lsb.resources": `
 Begin Limit
 NAME               = pend
