@@ -12,11 +12,13 @@ import (
 // filters (-P, -Jd, -g, -m), against a real xced.
 func TestBhistSelections(t *testing.T) {
 	c := newCluster(t)
+	// One after the other: finished jobs are listed by when they ended,
+	// and two jobs running at once may end in either order.
 	done := c.submit("", "-J", "ok", "-P", "physics", "-Jd", "nightly run", "-g", "/proj/a", "true")
-	exited := c.submit("", "-J", "bad", "exit 3")
-	held := c.submit("", "-J", "held", "-H", "true")
 	c.waitState(done, "DONE")
+	exited := c.submit("", "-J", "bad", "exit 3")
 	c.waitState(exited, "EXIT")
+	held := c.submit("", "-J", "held", "-H", "true")
 	// The job IDs bhist lists, in its order.
 	ids := func(args ...string) string {
 		t.Helper()

@@ -276,11 +276,14 @@ func Salvage(damaged, fresh string) (*SalvageReport, error) {
 }
 
 // keepWholeJobs keeps, from the readable entries of a transaction that
-// damage cut, the records of each job whose submission (s), effective
-// spec (f) and job records (j) are all among them, and the content-keyed
+// damage cut, the records of each job (not an array) whose submission
+// (s), effective spec (f) and job record (j) are all among them, and the content-keyed
 // environments; it returns the entries not kept.
 func keepWholeJobs(cut []logEntry, keep func(key []byte, ts uint64, deleted bool, value []byte)) []logEntry {
-	type parts struct{ s, f, j bool }
+	type parts struct {
+		s, f, j bool
+		elems   int // job records: an array has one per element
+	}
 	jobs := map[int64]*parts{}
 	idOf := func(k []byte) (int64, bool) {
 		if len(k) >= 9 && (k[0] == 'j' && len(k) == 13 || k[0] == 'e' && len(k) == 21 || (k[0] == 's' || k[0] == 'f' || k[0] == 'o') && len(k) == 9) {
@@ -306,13 +309,18 @@ func keepWholeJobs(cut []logEntry, keep func(key []byte, ts uint64, deleted bool
 			p.f = true
 		case 'j':
 			p.j = true
+			p.elems++
 		}
 	}
 	var rest []logEntry
 	for _, e := range cut {
 		k := y.ParseKey(e.key)
 		id, ok := idOf(k)
-		whole := ok && jobs[id].s && jobs[id].f && jobs[id].j
+		// An array's elements are records of their own, and which of them
+		// the damaged entries held cannot be told: an array cut by the
+		// damage is lost whole, and named, rather than kept short of
+		// elements without a word.
+		whole := ok && jobs[id].s && jobs[id].f && jobs[id].j && jobs[id].elems == 1
 		if whole || k[0] == 'v' {
 			keep(k, y.ParseTs(e.key), e.meta&bitDelete != 0, e.value)
 			continue
