@@ -1,15 +1,12 @@
 package tests
 
 import (
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // diskCluster is a cluster whose state directory (store, job
@@ -50,20 +47,7 @@ func diskCluster(t *testing.T, size, sub string, args ...string) (c *cluster, st
 	})
 	fill = func(leave uint64) {
 		t.Helper()
-		var st unix.Statfs_t
-		if err := unix.Statfs(mnt, &st); err != nil {
-			t.Fatal(err)
-		}
-		free := st.Bavail * uint64(st.Bsize)
-		if free <= leave {
-			return
-		}
-		f, err := os.OpenFile(filler, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		io.CopyN(f, zeroReader{}, int64(free-leave))
+		fillDisk(t, mnt, filler, leave)
 	}
 	release = func() { os.Remove(filler) }
 	return c, state, fill, release

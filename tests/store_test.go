@@ -320,22 +320,7 @@ func TestDiskFull(t *testing.T) {
 
 	// Fill the disk to 10 MB free: below the floor.
 	filler := filepath.Join(state, "filler")
-	fill := func(leave uint64) {
-		var st unix.Statfs_t
-		if err := unix.Statfs(state, &st); err != nil {
-			t.Fatal(err)
-		}
-		free := st.Bavail * uint64(st.Bsize)
-		if free <= leave {
-			return
-		}
-		f, err := os.OpenFile(filler, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		io.CopyN(f, zeroReader{}, int64(free-leave))
-	}
+	fill := func(leave uint64) { fillDisk(t, state, filler, leave) }
 	fill(10 << 20)
 	r := c.run("", "bsub", "true")
 	if r.code == 0 || !regexp.MustCompile(`The controller's disk is full \(\d+ MB free in `+regexp.QuoteMeta(state)+`\): free space on that disk \(\d+ MB needed.*\. Job not submitted\.`).MatchString(r.stderr) {
@@ -362,6 +347,26 @@ func TestDiskFull(t *testing.T) {
 	if got := c.stat(id); got != "DONE" {
 		t.Errorf("job %s after the restart: %s", id, got)
 	}
+}
+
+// fillDisk grows filler until the file system holding dir has leave
+// bytes free (for a non-root user's view: Bavail).
+func fillDisk(t *testing.T, dir, filler string, leave uint64) {
+	t.Helper()
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	free := st.Bavail * uint64(st.Bsize)
+	if free <= leave {
+		return
+	}
+	f, err := os.OpenFile(filler, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	io.CopyN(f, zeroReader{}, int64(free-leave))
 }
 
 type zeroReader struct{}
