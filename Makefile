@@ -34,7 +34,7 @@ run: build
 test: build lint
 	$(GO) test $$($(GO) list ./... | grep -v '^xce/tests$$')
 	$(GO) test -count=1 ./tests/
-	$(GO) test -race ./lib/controller/ ./lib/store/ ./lib/worker/ ./lib/exec/ ./lib/agent/ ./lib/clusterauth/ ./lib/gpu/ ./lib/replica/ ./lib/client/ ./lib/unixrpc/
+	$(GO) test -race ./lib/controller/ ./lib/store/ ./lib/worker/ ./lib/exec/ ./lib/agent/ ./lib/clusterauth/ ./lib/gpu/ ./lib/replica/ ./lib/client/ ./lib/unixrpc/ ./lib/interactive/
 	$(GO) test -race -short ./lib/top/...
 
 lint:
