@@ -68,7 +68,7 @@ func (c *Config) checkLimits(k *checker) {
 		switch {
 		case l.Name == "":
 			k.add(key+".name", "a limit needs a name")
-		case !validName(l.Name):
+		case !ValidName(l.Name):
 			k.add(key+".name", "%q is not a valid name: use letters, digits, '_', '-', '.' and '@' (no blanks)", l.Name)
 		default:
 			if j, dup := seen[l.Name]; dup {
@@ -105,7 +105,7 @@ func (c *Config) checkLimits(k *checker) {
 							k.add(key+"."+list.name, "%s", err)
 						}
 					case name == "all":
-					case !validName(name):
+					case !ValidName(name):
 						k.add(key+"."+list.name, "%q is not a valid name", e)
 					case p.queues && c.Queues[name] == nil:
 						k.add(key+"."+list.name, "unknown queue %s", name)

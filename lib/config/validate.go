@@ -129,9 +129,10 @@ func (c *Config) defaults() {
 	}
 }
 
-// validName: what a queue, host, group, profile, project or user-facing
-// name may be.
-func validName(s string) bool {
+// ValidName reports what a queue, host, group, profile, project or
+// user-facing name may be (lsfimport notes a name it would refuse where it
+// reads it).
+func ValidName(s string) bool {
 	if s == "" || strings.HasPrefix(s, "~") || strings.HasPrefix(s, "-") {
 		return false
 	}
@@ -145,11 +146,15 @@ func validName(s string) bool {
 
 var reservedNames = map[string]bool{"all": true, "others": true, "none": true, "default": true, "lower": true, "higher": true}
 
+// ReservedName reports whether s is one of the words a host, queue or
+// group may not be named: all, others, none, default, lower, higher.
+func ReservedName(s string) bool { return reservedNames[s] }
+
 func (c *Config) checkNames(k *checker) {
 	check := func(section string, names []string, reserved bool) {
 		for _, n := range names {
 			switch {
-			case !validName(n):
+			case !ValidName(n):
 				k.add(section+"."+n, "%q is not a valid name: use letters, digits, '_', '-', '.' and '@' (no blanks)", n)
 			case reserved && reservedNames[n]:
 				k.add(section+"."+n, "%q is a reserved word here; choose another name", n)
@@ -342,7 +347,7 @@ func (c *Config) checkUserGroups(k *checker) {
 			k.add(key, "a user group needs members")
 		}
 		for _, m := range g.Members {
-			if !validName(strings.TrimPrefix(m, "~")) {
+			if !ValidName(strings.TrimPrefix(m, "~")) {
 				k.add(key, "%q is not a user or group name", m)
 			}
 		}
@@ -392,7 +397,7 @@ func (c *Config) checkQueues(k *checker) {
 			}
 		}
 		for _, u := range q.Users {
-			if !validName(strings.TrimPrefix(u, "~")) {
+			if !ValidName(strings.TrimPrefix(u, "~")) {
 				k.add(key+".users", "%q is not a user or group name", u)
 			}
 		}
@@ -577,7 +582,7 @@ func (c *Config) checkCluster(k *checker) {
 		k.add("cluster.preexec_retry_interval", "%s: must not be negative", cl.PreexecRetryInterval)
 	}
 	for _, a := range cl.Administrators {
-		if !validName(strings.TrimPrefix(a, "~")) {
+		if !ValidName(strings.TrimPrefix(a, "~")) {
 			k.add("cluster.administrators", "%q is not a user or group name", a)
 		}
 	}

@@ -452,7 +452,7 @@ func (s *shepherd) run(h hooks) *api.Event {
 	// The job ends with its top process; what it left running in its
 	// process group is killed (SIGKILL) before the top process is reaped,
 	// while its pid, the group's id, cannot be reused.
-	waitExited(pid)
+	WaitExited(pid)
 	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		s.log.Warn("cannot kill what is left of the job", "pgid", pid, "err", err)
 	}
@@ -512,9 +512,9 @@ func (s *shepherd) run(h hooks) *api.Event {
 	return ev
 }
 
-// waitExited waits until process pid (a child) has ended, without reaping
-// it.
-func waitExited(pid int) {
+// WaitExited waits until process pid (a child) has ended, without reaping
+// it: its pid, and so its group's id, cannot be reused meanwhile.
+func WaitExited(pid int) {
 	var info unix.Siginfo
 	for {
 		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)

@@ -574,7 +574,7 @@ func (w *Worker) StartTask(ts *rpc.TaskStart, send func(*rpc.TaskEvent)) {
 	go func() { defer readers.Done(); w.copyTaskOutput(pipes[0], rt, false, drain) }()
 	go func() { defer readers.Done(); w.copyTaskOutput(pipes[2], rt, true, drain) }()
 	go func() {
-		waitExited(rt.pid)
+		jobexec.WaitExited(rt.pid)
 		// What the task left behind in its session goes with it, while
 		// its pid is still the worker's (not reaped); no signal to it is
 		// under way meanwhile (rt.reap).
@@ -755,17 +755,6 @@ func (w *Worker) signalTask(t *task, all bool, sig syscall.Signal) {
 	}
 	if err := syscall.Kill(-t.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		slog.Warn("signal task", "job", t.ts.JobId, "task", t.ts.TaskId, "signal", int(sig), "err", err)
-	}
-}
-
-// waitExited waits until child pid has ended, without reaping it.
-func waitExited(pid int) {
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if !errors.Is(err, syscall.EINTR) {
-			return
-		}
 	}
 }
 

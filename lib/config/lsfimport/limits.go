@@ -125,7 +125,7 @@ func (im *importer) limit(l *limit) {
 				if k == "PER_USER" || k == "USERS" {
 					bare = strings.TrimSuffix(bare, "@")
 				}
-				if !validName(bare) {
+				if !config.ValidName(bare) {
 					lose(at, "%q is not a name xce can hold", n)
 				}
 			}

@@ -5,6 +5,8 @@ package lsfimport
 import (
 	"strconv"
 	"strings"
+
+	"xce/lib/config"
 )
 
 func (im *importer) lsbUsers(f *File) {
@@ -68,7 +70,7 @@ func (im *importer) lsbUsers(f *File) {
 					if strings.EqualFold(c, "MAX_JOBS") && (strings.HasSuffix(name, "@") || im.userGroupNamed(f, name)) {
 						n, err := strconv.ParseInt(r.Fields[i], 10, 64)
 						g := strings.TrimSuffix(name, "@")
-						if err == nil && n >= 0 && n <= maxInt32 && validName(g) {
+						if err == nil && n >= 0 && n <= maxInt32 && config.ValidName(g) {
 							key := "users"
 							if strings.HasSuffix(name, "@") {
 								key = "per_user"

@@ -102,30 +102,13 @@ func (im *importer) memory(v string) (config.Memory, bool) {
 	return config.Memory(f*float64(im.unitKB) + 0.5), true
 }
 
-// validName mirrors lib/config's rule for names of hosts, groups, queues,
-// profiles and projects, so that a name xce refuses is noted where it is
-// read rather than dropped later.
-func validName(s string) bool {
-	if s == "" || strings.HasPrefix(s, "~") || strings.HasPrefix(s, "-") {
-		return false
-	}
-	for _, r := range s {
-		if r <= ' ' || r == 0x7f || strings.ContainsRune(`"'\#:=[](){}+,;*?~`, r) {
-			return false
-		}
-	}
-	return true
-}
-
-var reservedNames = map[string]bool{"all": true, "others": true, "none": true, "default": true, "lower": true, "higher": true}
-
 // badName notes a name xce refuses; reserved says whether the words
 // all, others, none, default, lower and higher are refused too.
 func (im *importer) badName(at src, name string, reserved bool) bool {
 	switch {
-	case !validName(name):
+	case !config.ValidName(name):
 		im.note(at, "not translated: %q is not a valid xce name (letters, digits, '_', '-', '.' and '@'; no blanks)", name)
-	case reserved && reservedNames[name]:
+	case reserved && config.ReservedName(name):
 		im.note(at, "not translated: %q is a reserved word in xce.toml", name)
 	default:
 		return false
