@@ -339,7 +339,11 @@ func (s *failoverStream) RecvMsg(m vtMessage) error {
 		if err == nil || errors.Is(err, io.EOF) {
 			s.s = cs
 		}
-		return true, err
+		// Every server stream (Query, Watch, Accounting) only reads:
+		// until its first message came, sending it again elsewhere
+		// cannot do anything twice, so a connection lost before then
+		// (a leader handing over) is retried like one never reached.
+		return s.s != nil, err
 	})
 	if s.s != nil {
 		if errors.Is(s.err, io.EOF) {
