@@ -1556,9 +1556,14 @@ type HostSlots struct {
 	// no other job may use them, and the GPU memory (gmem, MB) it reserves
 	// on each: kept with the job so that they stay held across a
 	// controller restart (lib/sched.GPUAlloc).
-	Gpus          []int32 `protobuf:"varint,3,rep,packed,name=gpus,proto3" json:"gpus,omitempty"`
-	GpuExclusive  bool    `protobuf:"varint,4,opt,name=gpu_exclusive,json=gpuExclusive,proto3" json:"gpu_exclusive,omitempty"`
-	GpuMemMb      float64 `protobuf:"fixed64,5,opt,name=gpu_mem_mb,json=gpuMemMb,proto3" json:"gpu_mem_mb,omitempty"`
+	Gpus         []int32 `protobuf:"varint,3,rep,packed,name=gpus,proto3" json:"gpus,omitempty"`
+	GpuExclusive bool    `protobuf:"varint,4,opt,name=gpu_exclusive,json=gpuExclusive,proto3" json:"gpu_exclusive,omitempty"`
+	GpuMemMb     float64 `protobuf:"fixed64,5,opt,name=gpu_mem_mb,json=gpuMemMb,proto3" json:"gpu_mem_mb,omitempty"`
+	// The CPU cores (logical CPU numbers of the host) the scheduler gave the
+	// job on the host when the cluster enforces cpu (resource_enforce):
+	// its cgroup's cpuset holds exactly them, and LSB_BIND_CPU_LIST names
+	// them. Kept with the job, as the GPUs are.
+	Cpus          []int32 `protobuf:"varint,6,rep,packed,name=cpus,proto3" json:"cpus,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1628,6 +1633,13 @@ func (x *HostSlots) GetGpuMemMb() float64 {
 		return x.GpuMemMb
 	}
 	return 0
+}
+
+func (x *HostSlots) GetCpus() []int32 {
+	if x != nil {
+		return x.Cpus
+	}
+	return nil
 }
 
 // ResourceUsage is what a job used, as the worker measured it.
@@ -6649,8 +6661,11 @@ type Launch struct {
 	// the spec's interactive_addr: the worker's relay socket (RunDir/ID.IDX/
 	// term.sock), which carries the stream to bsub through the controller.
 	InteractiveAddr string `protobuf:"bytes,13,opt,name=interactive_addr,json=interactiveAddr,proto3" json:"interactive_addr,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// How the worker contains the job on this host (issue 30): the
+	// cluster's settings with the host's own overrides applied.
+	Containment   *Containment `protobuf:"bytes,14,opt,name=containment,proto3" json:"containment,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Launch) Reset() {
@@ -6776,30 +6791,45 @@ func (x *Launch) GetInteractiveAddr() string {
 	return ""
 }
 
-// TimeRange is a span of time, unix nanoseconds, both ends included.
-type TimeRange struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Start         int64                  `protobuf:"varint,1,opt,name=start,proto3" json:"start,omitempty"`
-	End           int64                  `protobuf:"varint,2,opt,name=end,proto3" json:"end,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+func (x *Launch) GetContainment() *Containment {
+	if x != nil {
+		return x.Containment
+	}
+	return nil
 }
 
-func (x *TimeRange) Reset() {
-	*x = TimeRange{}
+// Containment is how a job is contained on its host, as lsf.conf's keys
+// say. A worker that cannot make cgroups falls back to the shepherd's
+// process tree whatever these say, and said so when it started.
+type Containment struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A cgroup per job tracks its processes (LSF_PROCESS_TRACKING).
+	ProcessTracking bool `protobuf:"varint,1,opt,name=process_tracking,json=processTracking,proto3" json:"process_tracking,omitempty"`
+	// The job's CPU time and memory are read from its cgroup
+	// (LSF_LINUX_CGROUP_ACCT).
+	CgroupAcct bool `protobuf:"varint,2,opt,name=cgroup_acct,json=cgroupAcct,proto3" json:"cgroup_acct,omitempty"`
+	// The limits the kernel enforces: "memory", "cpu", "gpu"
+	// (LSB_RESOURCE_ENFORCE).
+	ResourceEnforce []string `protobuf:"bytes,3,rep,name=resource_enforce,json=resourceEnforce,proto3" json:"resource_enforce,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *Containment) Reset() {
+	*x = Containment{}
 	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *TimeRange) String() string {
+func (x *Containment) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*TimeRange) ProtoMessage() {}
+func (*Containment) ProtoMessage() {}
 
-func (x *TimeRange) ProtoReflect() protoreflect.Message {
+func (x *Containment) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[57]
 	if x != nil {
@@ -6812,9 +6842,71 @@ func (x *TimeRange) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
+// Deprecated: Use Containment.ProtoReflect.Descriptor instead.
+func (*Containment) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *Containment) GetProcessTracking() bool {
+	if x != nil {
+		return x.ProcessTracking
+	}
+	return false
+}
+
+func (x *Containment) GetCgroupAcct() bool {
+	if x != nil {
+		return x.CgroupAcct
+	}
+	return false
+}
+
+func (x *Containment) GetResourceEnforce() []string {
+	if x != nil {
+		return x.ResourceEnforce
+	}
+	return nil
+}
+
+// TimeRange is a span of time, unix nanoseconds, both ends included.
+type TimeRange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Start         int64                  `protobuf:"varint,1,opt,name=start,proto3" json:"start,omitempty"`
+	End           int64                  `protobuf:"varint,2,opt,name=end,proto3" json:"end,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TimeRange) Reset() {
+	*x = TimeRange{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TimeRange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TimeRange) ProtoMessage() {}
+
+func (x *TimeRange) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
 // Deprecated: Use TimeRange.ProtoReflect.Descriptor instead.
 func (*TimeRange) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{57}
+	return file_api_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *TimeRange) GetStart() int64 {
@@ -6866,7 +6958,7 @@ type AcctRequest struct {
 func (x *AcctRequest) Reset() {
 	*x = AcctRequest{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[58]
+	mi := &file_api_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6879,7 +6971,7 @@ func (*AcctRequest) ProtoMessage() {}
 
 func (x *AcctRequest) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[58]
+	mi := &file_api_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6892,7 +6984,7 @@ func (x *AcctRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctRequest.ProtoReflect.Descriptor instead.
 func (*AcctRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{58}
+	return file_api_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *AcctRequest) GetRefs() []*JobRef {
@@ -7025,7 +7117,7 @@ type AcctReply struct {
 func (x *AcctReply) Reset() {
 	*x = AcctReply{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[59]
+	mi := &file_api_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7038,7 +7130,7 @@ func (*AcctReply) ProtoMessage() {}
 
 func (x *AcctReply) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[59]
+	mi := &file_api_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7051,7 +7143,7 @@ func (x *AcctReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctReply.ProtoReflect.Descriptor instead.
 func (*AcctReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{59}
+	return file_api_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *AcctReply) GetJobs() []*Job {
@@ -7186,14 +7278,15 @@ const file_api_proto_rawDesc = "" +
 	"\fPROJECT_GPUS\x10\x06\x12\x13\n" +
 	"\x0fSHARED_RESOURCE\x10\a\x12\x0e\n" +
 	"\n" +
-	"USER_SLOTS\x10\b\"\x8c\x01\n" +
+	"USER_SLOTS\x10\b\"\xa0\x01\n" +
 	"\tHostSlots\x12\x12\n" +
 	"\x04host\x18\x01 \x01(\tR\x04host\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x12\n" +
 	"\x04gpus\x18\x03 \x03(\x05R\x04gpus\x12#\n" +
 	"\rgpu_exclusive\x18\x04 \x01(\bR\fgpuExclusive\x12\x1c\n" +
 	"\n" +
-	"gpu_mem_mb\x18\x05 \x01(\x01R\bgpuMemMb\"\x9e\x02\n" +
+	"gpu_mem_mb\x18\x05 \x01(\x01R\bgpuMemMb\x12\x12\n" +
+	"\x04cpus\x18\x06 \x03(\x05R\x04cpus\"\x9e\x02\n" +
 	"\rResourceUsage\x12\x1e\n" +
 	"\vcpu_time_ms\x18\x01 \x01(\x03R\tcpuTimeMs\x12\x15\n" +
 	"\x06mem_kb\x18\x02 \x01(\x03R\x05memKb\x12\x1c\n" +
@@ -7748,7 +7841,7 @@ const file_api_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"5\n" +
 	"\x05Group\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
-	"\amembers\x18\x02 \x03(\tR\amembers\"\xc5\x03\n" +
+	"\amembers\x18\x02 \x03(\tR\amembers\"\x80\x04\n" +
 	"\x06Launch\x12!\n" +
 	"\x03job\x18\x01 \x01(\v2\x0f.xce.api.v1.JobR\x03job\x12!\n" +
 	"\fcluster_name\x18\x02 \x01(\tR\vclusterName\x12\x12\n" +
@@ -7766,7 +7859,13 @@ const file_api_proto_rawDesc = "" +
 	"\vtask_socket\x18\v \x01(\tR\n" +
 	"taskSocket\x12#\n" +
 	"\rcluster_admin\x18\f \x01(\tR\fclusterAdmin\x12)\n" +
-	"\x10interactive_addr\x18\r \x01(\tR\x0finteractiveAddr\"3\n" +
+	"\x10interactive_addr\x18\r \x01(\tR\x0finteractiveAddr\x129\n" +
+	"\vcontainment\x18\x0e \x01(\v2\x17.xce.api.v1.ContainmentR\vcontainment\"\x84\x01\n" +
+	"\vContainment\x12)\n" +
+	"\x10process_tracking\x18\x01 \x01(\bR\x0fprocessTracking\x12\x1f\n" +
+	"\vcgroup_acct\x18\x02 \x01(\bR\n" +
+	"cgroupAcct\x12)\n" +
+	"\x10resource_enforce\x18\x03 \x03(\tR\x0fresourceEnforce\"3\n" +
 	"\tTimeRange\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +
 	"\x03end\x18\x02 \x01(\x03R\x03end\"\x99\x04\n" +
@@ -7886,7 +7985,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 70)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),                 // 0: xce.api.v1.JobState
 	(TermReason)(0),               // 1: xce.api.v1.TermReason
@@ -7956,22 +8055,23 @@ var file_api_proto_goTypes = []any{
 	(*Parameter)(nil),             // 65: xce.api.v1.Parameter
 	(*Group)(nil),                 // 66: xce.api.v1.Group
 	(*Launch)(nil),                // 67: xce.api.v1.Launch
-	(*TimeRange)(nil),             // 68: xce.api.v1.TimeRange
-	(*AcctRequest)(nil),           // 69: xce.api.v1.AcctRequest
-	(*AcctReply)(nil),             // 70: xce.api.v1.AcctReply
-	nil,                           // 71: xce.api.v1.JobSpec.OriginEntry
-	nil,                           // 72: xce.api.v1.Host.ReservedEntry
-	nil,                           // 73: xce.api.v1.Queue.UserSharesEntry
-	nil,                           // 74: xce.api.v1.Queue.UserPriorityEntry
-	nil,                           // 75: xce.api.v1.App.EnvEntry
-	nil,                           // 76: xce.api.v1.QueryReply.SpecsEntry
-	nil,                           // 77: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                           // 78: xce.api.v1.LimitConfig.ResourcesEntry
-	nil,                           // 79: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(*Containment)(nil),           // 68: xce.api.v1.Containment
+	(*TimeRange)(nil),             // 69: xce.api.v1.TimeRange
+	(*AcctRequest)(nil),           // 70: xce.api.v1.AcctRequest
+	(*AcctReply)(nil),             // 71: xce.api.v1.AcctReply
+	nil,                           // 72: xce.api.v1.JobSpec.OriginEntry
+	nil,                           // 73: xce.api.v1.Host.ReservedEntry
+	nil,                           // 74: xce.api.v1.Queue.UserSharesEntry
+	nil,                           // 75: xce.api.v1.Queue.UserPriorityEntry
+	nil,                           // 76: xce.api.v1.App.EnvEntry
+	nil,                           // 77: xce.api.v1.QueryReply.SpecsEntry
+	nil,                           // 78: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                           // 79: xce.api.v1.LimitConfig.ResourcesEntry
+	nil,                           // 80: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,  // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
-	71, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	72, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
 	12, // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	5,  // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
 	11, // 4: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
@@ -7987,12 +8087,12 @@ var file_api_proto_depIdxs = []int32{
 	1,  // 14: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
 	14, // 15: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	4,  // 16: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	72, // 17: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	73, // 17: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
 	18, // 18: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
-	73, // 19: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	74, // 20: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	74, // 19: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	75, // 20: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
 	20, // 21: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	75, // 22: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	76, // 22: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
 	11, // 23: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
 	11, // 24: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
 	29, // 25: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
@@ -8002,8 +8102,8 @@ var file_api_proto_depIdxs = []int32{
 	7,  // 29: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
 	15, // 30: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
 	24, // 31: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	76, // 32: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	77, // 33: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	77, // 32: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	78, // 33: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
 	14, // 34: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
 	15, // 35: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
 	24, // 36: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
@@ -8021,7 +8121,7 @@ var file_api_proto_depIdxs = []int32{
 	19, // 48: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
 	19, // 49: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
 	23, // 50: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	78, // 51: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
+	79, // 51: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
 	45, // 52: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
 	43, // 53: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
 	44, // 54: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
@@ -8038,27 +8138,28 @@ var file_api_proto_depIdxs = []int32{
 	21, // 65: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
 	24, // 66: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
 	16, // 67: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	79, // 68: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	80, // 68: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 	66, // 69: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
 	66, // 70: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
 	65, // 71: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
 	64, // 72: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
 	63, // 73: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
 	15, // 74: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	24, // 75: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 76: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
-	68, // 77: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
-	68, // 78: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
-	68, // 79: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
-	15, // 80: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
-	24, // 81: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
-	11, // 82: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	11, // 83: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	84, // [84:84] is the sub-list for method output_type
-	84, // [84:84] is the sub-list for method input_type
-	84, // [84:84] is the sub-list for extension type_name
-	84, // [84:84] is the sub-list for extension extendee
-	0,  // [0:84] is the sub-list for field type_name
+	68, // 75: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
+	24, // 76: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 77: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
+	69, // 78: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
+	69, // 79: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
+	69, // 80: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
+	15, // 81: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
+	24, // 82: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
+	11, // 83: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	11, // 84: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	85, // [85:85] is the sub-list for method output_type
+	85, // [85:85] is the sub-list for method input_type
+	85, // [85:85] is the sub-list for extension type_name
+	85, // [85:85] is the sub-list for extension extendee
+	0,  // [0:85] is the sub-list for field type_name
 }
 
 // file_api_proto_once builds the file's descriptors on first use, not at
@@ -8079,7 +8180,7 @@ func file_api_proto_build() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      11,
-			NumMessages:   69,
+			NumMessages:   70,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
