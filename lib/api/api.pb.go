@@ -6811,8 +6811,12 @@ type Containment struct {
 	// The limits the kernel enforces: "memory", "cpu", "gpu"
 	// (LSB_RESOURCE_ENFORCE).
 	ResourceEnforce []string `protobuf:"bytes,3,rep,name=resource_enforce,json=resourceEnforce,proto3" json:"resource_enforce,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The memory the job's cgroup may hold on this host, in KB (0: no
+	// limit): -M, or rusage[mem] where LSF's rules make it the limit. Set
+	// only when memory is enforced.
+	MemLimitKb    int64 `protobuf:"varint,4,opt,name=mem_limit_kb,json=memLimitKb,proto3" json:"mem_limit_kb,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Containment) Reset() {
@@ -6866,6 +6870,13 @@ func (x *Containment) GetResourceEnforce() []string {
 		return x.ResourceEnforce
 	}
 	return nil
+}
+
+func (x *Containment) GetMemLimitKb() int64 {
+	if x != nil {
+		return x.MemLimitKb
+	}
+	return 0
 }
 
 // TimeRange is a span of time, unix nanoseconds, both ends included.
@@ -7860,12 +7871,14 @@ const file_api_proto_rawDesc = "" +
 	"taskSocket\x12#\n" +
 	"\rcluster_admin\x18\f \x01(\tR\fclusterAdmin\x12)\n" +
 	"\x10interactive_addr\x18\r \x01(\tR\x0finteractiveAddr\x129\n" +
-	"\vcontainment\x18\x0e \x01(\v2\x17.xce.api.v1.ContainmentR\vcontainment\"\x84\x01\n" +
+	"\vcontainment\x18\x0e \x01(\v2\x17.xce.api.v1.ContainmentR\vcontainment\"\xa6\x01\n" +
 	"\vContainment\x12)\n" +
 	"\x10process_tracking\x18\x01 \x01(\bR\x0fprocessTracking\x12\x1f\n" +
 	"\vcgroup_acct\x18\x02 \x01(\bR\n" +
 	"cgroupAcct\x12)\n" +
-	"\x10resource_enforce\x18\x03 \x03(\tR\x0fresourceEnforce\"3\n" +
+	"\x10resource_enforce\x18\x03 \x03(\tR\x0fresourceEnforce\x12 \n" +
+	"\fmem_limit_kb\x18\x04 \x01(\x03R\n" +
+	"memLimitKb\"3\n" +
 	"\tTimeRange\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +
 	"\x03end\x18\x02 \x01(\x03R\x03end\"\x99\x04\n" +

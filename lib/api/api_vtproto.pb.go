@@ -1876,6 +1876,7 @@ func (m *Containment) CloneVT() *Containment {
 	r := new(Containment)
 	r.ProcessTracking = m.ProcessTracking
 	r.CgroupAcct = m.CgroupAcct
+	r.MemLimitKb = m.MemLimitKb
 	if rhs := m.ResourceEnforce; rhs != nil {
 		tmpContainer := make([]string, len(rhs))
 		copy(tmpContainer, rhs)
@@ -7687,6 +7688,11 @@ func (m *Containment) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.MemLimitKb != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.MemLimitKb))
+		i--
+		dAtA[i] = 0x20
+	}
 	if len(m.ResourceEnforce) > 0 {
 		for iNdEx := len(m.ResourceEnforce) - 1; iNdEx >= 0; iNdEx-- {
 			i -= len(m.ResourceEnforce[iNdEx])
@@ -10406,6 +10412,9 @@ func (m *Containment) SizeVT() (n int) {
 			l = len(s)
 			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 		}
+	}
+	if m.MemLimitKb != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.MemLimitKb))
 	}
 	n += len(m.unknownFields)
 	return n
@@ -26320,6 +26329,25 @@ func (m *Containment) UnmarshalVT(dAtA []byte) error {
 			}
 			m.ResourceEnforce = append(m.ResourceEnforce, string(dAtA[iNdEx:postIndex]))
 			iNdEx = postIndex
+		case 4:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field MemLimitKb", wireType)
+			}
+			m.MemLimitKb = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.MemLimitKb |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
