@@ -115,6 +115,8 @@ func Read(path string, format Format) (*Trace, error) {
 	switch format {
 	case SWF:
 		return readFile(path, ReadSWF)
+	case LSBAcct:
+		return readFile(path, ReadLSBAcct)
 	}
 	return nil, fmt.Errorf("%s: unknown trace format %q (swf, acct or lsbacct)", path, format)
 }
@@ -129,9 +131,10 @@ func readFile(path string, read func(io.Reader, string) (*Trace, error)) (*Trace
 }
 
 // Detect names the format of a trace from its content: a directory is
-// XCE's state directory (acct); a file whose first record is
-// "JOB_FINISH" (quoted) is lsb.acct; one that starts with ';' comments
-// or a line of 18 numbers is SWF.
+// XCE's state directory (acct); a file whose first record is a quoted
+// "JOB_..." or "EVENT_..." is lsb.acct; one that starts with ';' comments
+// or a line of 18 numbers is SWF. Blank lines and '#' lines are passed
+// over.
 func Detect(path string) (Format, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -167,7 +170,7 @@ func detect(head []byte) Format {
 		}
 		line = bytes.TrimSpace(line)
 		switch {
-		case len(line) == 0:
+		case len(line) == 0, line[0] == '#':
 			continue
 		case line[0] == ';':
 			return SWF
