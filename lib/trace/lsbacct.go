@@ -53,7 +53,7 @@ func ReadLSBAcct(r io.Reader, name string) (*Trace, error) {
 	return t, nil
 }
 
-// rebase makes the jobs' submission times (unix seconds as Durations)
+// rebase makes the jobs' submission times (since the epoch, as Durations)
 // relative to the earliest one, and records that in the header.
 func rebase(t *Trace) {
 	if len(t.Jobs) == 0 {

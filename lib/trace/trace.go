@@ -8,6 +8,7 @@ package trace
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -37,8 +38,12 @@ type Job struct {
 	// Limit is the requested run time (-W); 0 when none.
 	Limit time.Duration
 	// MemMB is the memory requested per slot (rusage[mem]), in MB; 0
-	// when none.
+	// when none. Where ResReq is set, MemMB is its rusage[mem], already
+	// in it: a simulator that submits ResReq must not add MemMB again.
 	MemMB float64
+	// MemLimitMB is the memory limit (-M), in MB; 0 when none (acct
+	// only: SWF and lsb.acct do not record it).
+	MemLimitMB float64
 	User  string
 	Group string // user group (-G); "" when none
 	Queue string // "" is the default queue
@@ -61,7 +66,14 @@ type Problem struct {
 	Why  string
 }
 
-func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Why) }
+// String is "file:line: why", or "file: why" where there are no lines
+// (a job store).
+func (p Problem) String() string {
+	if p.Line == 0 {
+		return fmt.Sprintf("%s: %s", p.File, p.Why)
+	}
+	return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Why)
+}
 
 // Trace is what Read returns: the jobs in submission order (ties: the
 // order in the file), and the lines it skipped.
@@ -117,6 +129,8 @@ func Read(path string, format Format) (*Trace, error) {
 		return readFile(path, ReadSWF)
 	case LSBAcct:
 		return readFile(path, ReadLSBAcct)
+	case Acct:
+		return ReadAcct(path)
 	}
 	return nil, fmt.Errorf("%s: unknown trace format %q (swf, acct or lsbacct)", path, format)
 }
@@ -131,7 +145,8 @@ func readFile(path string, read func(io.Reader, string) (*Trace, error)) (*Trace
 }
 
 // Detect names the format of a trace from its content: a directory is
-// XCE's state directory (acct); a file whose first record is a quoted
+// XCE's state directory, and a binary file starting as Badger's backup
+// stream is `xced store backup`'s output (both acct); a file whose first record is a quoted
 // "JOB_..." or "EVENT_..." is lsb.acct; one that starts with ';' comments
 // or a line of 18 numbers is SWF. Blank lines and '#' lines are passed
 // over.
@@ -159,8 +174,13 @@ func Detect(path string) (Format, error) {
 	return "", fmt.Errorf("%s: cannot tell the trace format from the content; give --trace-format swf, acct or lsbacct", path)
 }
 
-// detect looks at the first lines of a file.
+// detect looks at the start of a file.
 func detect(head []byte) Format {
+	// A Badger backup stream (xced store backup): a little-endian length,
+	// then a KVList whose first field (its first KV) is tag 0x0a.
+	if len(head) > 9 && head[8] == 0x0a && binary.LittleEndian.Uint64(head) < maxKVList {
+		return Acct
+	}
 	for len(head) > 0 {
 		line := head
 		if i := bytes.IndexByte(head, '\n'); i >= 0 {
