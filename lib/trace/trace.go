@@ -44,9 +44,9 @@ type Job struct {
 	// MemLimitMB is the memory limit (-M), in MB; 0 when none (acct
 	// only: SWF and lsb.acct do not record it).
 	MemLimitMB float64
-	User  string
-	Group string // user group (-G); "" when none
-	Queue string // "" is the default queue
+	User       string
+	Group      string // user group (-G); "" when none
+	Queue      string // "" is the default queue
 	// ResReq is the resource requirement string (-R) where the trace
 	// has one (acct, lsbacct); "" otherwise.
 	ResReq string
