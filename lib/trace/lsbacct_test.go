@@ -2,7 +2,6 @@ package trace
 
 import (
 	"bytes"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -137,7 +136,7 @@ func FuzzReadLSBAcct(f *testing.F) {
 			}
 		}
 		if n := len(tr.Jobs) + len(tr.Malformed) + len(tr.Skipped); n > lines {
-			t.Fatal(fmt.Sprintf("%d records from %d lines", n, lines))
+			t.Fatalf("%d records from %d lines", n, lines)
 		}
 	})
 }

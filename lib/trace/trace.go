@@ -55,7 +55,8 @@ type Job struct {
 	// (SWF field 18).
 	DependsOn int64
 	Think     time.Duration
-	// Line is where the job was read (1-based), for messages.
+	// Line is where the job was read (1-based), for messages; 0 for a
+	// job read from a job store (acct).
 	Line int
 }
 
@@ -76,7 +77,8 @@ func (p Problem) String() string {
 }
 
 // Trace is what Read returns: the jobs in submission order (ties: the
-// order in the file), and the lines it skipped.
+// order in the file; for acct, by job id and index), and the lines it
+// skipped.
 type Trace struct {
 	Format    Format
 	Jobs      []Job
@@ -87,7 +89,9 @@ type Trace struct {
 	Skipped []Problem
 	// Header holds the SWF header's "; Key: value" comments (MaxProcs,
 	// MaxNodes, UnixStartTime, ...); a key given more than once keeps
-	// every value, one per line. Empty for the other formats.
+	// every value, one per line. For acct and lsbacct, whose times are
+	// made relative to their first submission, it holds only
+	// UnixStartTime, that submission (unix seconds). Never nil.
 	Header map[string]string
 }
 
@@ -113,9 +117,12 @@ func (t *Trace) MaxProcs() int {
 	return 0
 }
 
-// Read reads a trace file; format "" detects it from the content. It
-// fails only when the file cannot be read or its format is unknown; a
-// malformed line is skipped and named in Trace.Malformed.
+// Read reads a trace: a file (swf, lsbacct, or acct from a `xced store
+// backup` file) or a state directory (acct); format "" detects it from
+// the content (Detect). It fails only when the input cannot be read or
+// its format is unknown (and, for a job store, when it is in use or a
+// backup is damaged); a malformed line is skipped and named in
+// Trace.Malformed.
 func Read(path string, format Format) (*Trace, error) {
 	if format == "" {
 		f, err := Detect(path)
