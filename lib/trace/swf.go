@@ -164,9 +164,10 @@ func (p *swfParser) line(b []byte, n int) {
 		p.skip(n, "negative submit time")
 		return
 	}
-	slots := get(swfReqProc)
+	// Processor counts are whole: a fraction is cut off.
+	slots := math.Trunc(get(swfReqProc))
 	if slots <= 0 {
-		slots = get(swfAllocProc)
+		slots = math.Trunc(get(swfAllocProc))
 	}
 	if slots <= 0 {
 		p.skip(n, "no processor count")
