@@ -199,8 +199,8 @@ func (p *swfParser) line(b []byte, n int) {
 	if v := get(swfReqMem); v > 0 {
 		j.MemMB = v / 1024
 	}
-	if v := get(swfPrecJob); v > 0 {
-		j.DependsOn = toInt(v)
+	if n := toInt(get(swfPrecJob)); n > 0 {
+		j.DependsOn = n
 		if th := get(swfThink); th > 0 {
 			j.Think = seconds(th)
 		}
