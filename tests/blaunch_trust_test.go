@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -96,8 +97,10 @@ wait
 		pids["worker "+n] = w.cmd.Process.Pid
 	}
 	before := map[string]int64{}
+	var marks []rssMark
 	for n, p := range pids {
 		before[n] = procField(p, "status", "VmRSS")
+		marks = append(marks, markRSS(n, p))
 	}
 	os.WriteFile(filepath.Join(m.work, "bp.go"), nil, 0o644)
 
@@ -125,6 +128,8 @@ wait
 	if last >= int64(size) {
 		t.Errorf("the writer wrote %d bytes of %d while its blaunch was stopped", last, size)
 	}
+	sort.Slice(marks, func(i, j int) bool { return marks[i].name < marks[j].name })
+	reportRSS(t, "a stopped blaunch's task writes 96 MiB", marks...)
 	for n, p := range pids {
 		after := procField(p, "status", "VmRSS")
 		if grew := after - before[n]; grew > 48<<10 {

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -117,6 +118,7 @@ func xcedKB(t *testing.T, c *cluster, field string) int {
 // in 4.6 s, then the kernel killed it.)
 func TestSocketDataFlood(t *testing.T) {
 	c := newCluster(t)
+	mark := markRSS("xced", c.cmd.Process.Pid)
 	idle := xcedKB(t, c, "VmRSS")
 	r, err := c.dialSocket(-1)
 	if err != nil {
@@ -152,6 +154,7 @@ func TestSocketDataFlood(t *testing.T) {
 	if ga := r.closed(t); ga == nil || ga.ErrCode != http2.ErrCodeFlowControl {
 		t.Fatalf("closed with %v, want a GOAWAY with FLOW_CONTROL_ERROR", ga)
 	}
+	reportRSS(t, "DATA flood on one stream", mark)
 	if peak-idle > 50<<10 {
 		t.Errorf("xced's RSS grew by %d MB under the flood", (peak-idle)>>10)
 	}
@@ -164,6 +167,7 @@ func TestSocketDataFlood(t *testing.T) {
 func TestSocketConnectionsPerUser(t *testing.T) {
 	uid := testUser(t, "xcetest1")
 	c := trustCluster(t)
+	mark := markRSS("xced", c.cmd.Process.Pid)
 	const bound, extra = 64, 16 // unixrpc.DefaultMaxConnsPerUID
 	var held []*h2Raw
 	defer func() {
@@ -206,6 +210,7 @@ func TestSocketConnectionsPerUser(t *testing.T) {
 		t.Fatalf("a command of the user over its bound: exit %d, %q", r.code, r.stderr)
 	}
 	c.must("", "bqueues") // root is not bounded
+	reportRSS(t, fmt.Sprintf("%d connections held by one user", bound+extra), mark)
 	for _, r := range held {
 		r.nc.Close()
 	}
@@ -232,6 +237,7 @@ func TestSocketOutOfDescriptors(t *testing.T) {
 	}
 	c := newCluster(t)
 	pid := c.cmd.Process.Pid
+	mark := markRSS("xced", pid)
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	if err != nil {
 		t.Fatal(err)
@@ -275,4 +281,51 @@ func TestSocketOutOfDescriptors(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	reportRSS(t, "out of descriptors", mark)
+}
+
+// An ordinary user tries to hold 10,000 connections, each past its
+// preface and SETTINGS, then idle (the attack that once made xced exit at
+// about 20,000): it keeps 64, xced's memory stays flat, and root's and
+// another user's commands are served meanwhile.
+func TestSocketConnectionHold(t *testing.T) {
+	uid := testUser(t, "xcetest1")
+	other := testUser(t, "xcetest2")
+	c := trustCluster(t)
+	mark := markRSS("xced", c.cmd.Process.Pid)
+	const tries = 10000
+	var held []*h2Raw
+	defer func() {
+		for _, r := range held {
+			r.nc.Close()
+		}
+	}()
+	for len(held) < tries {
+		r, err := c.dialSocket(uid)
+		if errors.Is(err, syscall.EAGAIN) {
+			time.Sleep(time.Millisecond) // the backlog is full: xced is accepting
+			continue
+		}
+		if err != nil {
+			t.Fatalf("connection %d: %v", len(held), err)
+		}
+		held = append(held, r)
+	}
+	time.Sleep(time.Second) // the last refusals
+	open := 0
+	for _, r := range held {
+		select {
+		case <-r.goAway:
+		case <-time.After(2 * time.Millisecond):
+			open++
+		}
+	}
+	if open > 64+8 { // unixrpc.DefaultMaxConnsPerUID, and a few not yet refused
+		t.Errorf("%d of the user's %d connections open", open, tries)
+	}
+	c.must("", "bqueues")
+	if r := c.runAs(other, "", "bqueues"); r.code != 0 {
+		t.Errorf("another user's bqueues while the connections are held: exit %d, %s", r.code, r.stderr)
+	}
+	reportRSS(t, fmt.Sprintf("%d connections tried by one user, %d held", tries, open), mark)
 }
