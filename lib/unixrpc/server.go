@@ -28,9 +28,11 @@
 //     (GOAWAY FLOW_CONTROL_ERROR). A connection thus holds at most its
 //     window of unread request bytes, 17 MiB for the controller's 16 MiB
 //     requests, whatever its peer sends.
+//
 //   - Every message's length prefix is checked against MaxRecvMsgSize as
 //     soon as it arrives, not only the first: the call ends with
 //     ResourceExhausted and what follows is dropped.
+//
 //   - At most 100 calls run on a connection at once
 //     (MaxConcurrentStreams, advertised in SETTINGS and enforced with
 //     REFUSED_STREAM), and a uid holds at most 64 connections
@@ -38,10 +40,12 @@
 //     is closed at once with a GOAWAY (ENHANCE_YOUR_CALM) that says why.
 //     Root's connections and the server's own uid's are not counted: they
 //     may stop the server anyway, and must never be locked out of it.
+//
 //   - A connection must send the HTTP/2 preface within 20 s, and one with
 //     no call for 5 minutes is closed (IdleTimeout; GOAWAY, then close),
 //     as is one a write to which has waited that long (its peer stopped
 //     reading: the write would hold the connection's goroutines for ever).
+//
 //   - The accept loop backs off on EMFILE, ENFILE and other passing errors
 //     and serves on once descriptors are freed, as net/http's does.
 //
