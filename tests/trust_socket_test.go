@@ -431,7 +431,7 @@ func (c *cluster) fillWindows(t *testing.T, uid, streams int, size uint32, total
 
 // An ordinary user fills every window xced grants it: 64 connections,
 // each with 4 calls declaring 16 MiB requests it never ends. xced grants
-// the user 64 MiB in all (its per-uid budget) and no more, its memory
+// the user about 34 MiB in all (its per-uid budget) and no more, its memory
 // stays bounded, and another user's bjobs is answered meanwhile. (Before
 // the budget, each connection took 17 MiB: 1.1 GB for one user.)
 func TestSocketWindowsPerUser(t *testing.T) {
@@ -440,8 +440,11 @@ func TestSocketWindowsPerUser(t *testing.T) {
 	c := trustCluster(t)
 	mark := markRSS("xced", c.cmd.Process.Pid)
 	const conns, streams = 64, 4 // unixrpc.DefaultMaxConnsPerUID
-	const budget = 64 << 20      // unixrpc.DefaultMaxBufferedPerUID
-	const most = 4 * budget      // sent at most, whatever xced grants
+	// unixrpc.DefaultMaxBufferedPerUID (32 MiB), raised to two of a
+	// connection's windows: the 16 MiB largest request, a 1 MiB stream
+	// window and a frame header, twice.
+	const budget = 2 * (16<<20 + 1<<20 + 5)
+	const most = 4 * budget // sent at most, whatever xced grants
 	var mu sync.Mutex
 	var total atomic.Int64
 	var held []net.Conn

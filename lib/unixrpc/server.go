@@ -50,7 +50,7 @@
 //     and serves on once descriptors are freed, as net/http's does.
 //
 //   - A uid's connections share one budget of request bytes not yet read
-//     (MaxBufferedPerUID, 64 MiB): each starts with a small window (512
+//     (MaxBufferedPerUID, 32 MiB): each starts with a small window (256
 //     KiB: half the budget over the 64 connections a uid may hold), and
 //     grows it from the other half only while a request needs more, in
 //     the order the connections asked; the growth comes back as the
@@ -58,9 +58,11 @@
 //     peer with it (it is granted no credit), rather than the server's
 //     memory growing; the waiting touches only that uid's calls.
 //
-// A uid can so make the server hold at most 64 MiB of requests not yet
-// read, however it spreads them over connections and streams (without
-// the budget it was 64 × 17 MiB); grpc-go's server has no bound per uid.
+// A uid can so make the server hold at most that budget of requests not
+// yet read (the controller's: 32 MiB raised to twice its 16 MiB largest
+// request and a stream window, about 34 MiB), however it spreads them
+// over connections and streams (without the budget it was 64 × 17 MiB);
+// grpc-go's server has no bound per uid.
 //
 // Why not grpc-go's server again: these defences cost about 250 lines
 // here, and the fast path keeps its cost (a window check per DATA frame,
@@ -165,14 +167,15 @@ func IdleTimeout(d time.Duration) Option { return func(s *Server) { s.idleTimeou
 func MaxBufferedPerUID(n int64) Option { return func(s *Server) { s.maxBufPerUID = n } }
 
 // The defaults. A command holds one connection for one call; a few
-// dozen at once from one user is a busy script, not 64. 64 MiB of
-// requests in flight for one user is three of the controller's largest
-// (16 MiB) at once beside 64 connections' first windows.
+// dozen at once from one user is a busy script, not 64. 32 MiB of
+// requests in flight for one user is two of the controller's largest
+// (16 MiB) at once: enough for any real command, and it keeps what one
+// user can make xced hold within issue 27's 50 MB of idle.
 const (
 	DefaultMaxConcurrentStreams = 100
 	DefaultMaxConnsPerUID       = 64
 	DefaultIdleTimeout          = 5 * time.Minute
-	DefaultMaxBufferedPerUID    = 64 << 20
+	DefaultMaxBufferedPerUID    = 32 << 20
 )
 
 // NewServer returns a server whose connections are identified by creds'
