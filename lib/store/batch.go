@@ -372,6 +372,18 @@ func (s *Store) ReplaceWith(r io.Reader) error {
 	if err := s.db.Load(r, 64); err != nil {
 		return fmt.Errorf("replace the store: %w", err)
 	}
+	// A leader of another release sent it: an older layout is upgraded
+	// (the leader keeps the original), a newer one cannot be read.
+	v, err := readSchema(s.db)
+	if err != nil {
+		return err
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("replace the store with the leader's copy: %w", &SchemaError{Dir: s.dir, Version: v})
+	}
+	if err := upgradeFrom(s.db, v); err != nil {
+		return err
+	}
 	applied, err := readApplied(s.db)
 	if err != nil {
 		return err
@@ -419,7 +431,9 @@ func BatchValue(data, key []byte) ([]byte, bool) {
 }
 
 // Digest writes every key and value of the store, in key order, to w
-// (a hash), except keys under skip.
+// (a hash), except keys under skip and the schema version, which says
+// how a store is laid out, not what it holds (candidates of a rolling
+// upgrade hold the same state in stores upgraded at different times).
 func (s *Store) Digest(w io.Writer, skip []byte) error {
 	s.replacing.RLock()
 	defer s.replacing.RUnlock()
@@ -430,7 +444,7 @@ func (s *Store) Digest(w io.Writer, skip []byte) error {
 		for it.Rewind(); it.Valid(); it.Next() {
 			item := it.Item()
 			k := item.Key()
-			if len(skip) > 0 && len(k) >= len(skip) && string(k[:len(skip)]) == string(skip) {
+			if len(skip) > 0 && len(k) >= len(skip) && string(k[:len(skip)]) == string(skip) || string(k) == string(keySchema) {
 				continue
 			}
 			w.Write(n[:binary.PutUvarint(n[:], uint64(len(k)))])
