@@ -124,10 +124,26 @@ func encodeBatch(b *batch) []byte {
 
 var errBadBatch = errors.New("malformed store batch")
 
+// An encoded batch (a replicated log entry) begins with its flags, 0 or 1:
+// that is log entry format 1. A later format begins with its number, 2 or
+// more, so that this release refuses it by name rather than misread it.
+const logFormat = 1
+
+// LogFormatError is a replicated log entry of a later format than this
+// binary's: a leader of a later release wrote it.
+type LogFormatError struct{ Format byte }
+
+func (e *LogFormatError) Error() string {
+	return fmt.Sprintf("replicated log entry format %d is newer than this xced (%d): the leader runs a later release; upgrade this candidate", e.Format, logFormat)
+}
+
 // decodeBatch reverses encodeBatch; the mutations alias data.
 func decodeBatch(data []byte) (*batch, error) {
-	if len(data) == 0 || data[0] > 1 {
+	if len(data) == 0 {
 		return nil, errBadBatch
+	}
+	if data[0] > 1 {
+		return nil, &LogFormatError{Format: data[0]}
 	}
 	inParts := data[0] == 1
 	data = data[1:]
@@ -224,6 +240,11 @@ func (s *Store) ApplyReplicated(entries []Entry) (outcomes []error, err error) {
 			continue
 		}
 		b, err := decodeBatch(e.Data)
+		var later *LogFormatError
+		if errors.As(err, &later) {
+			// Skipping it would leave this store behind the others.
+			return outcomes, fmt.Errorf("log entry %d: %w", e.Index, err)
+		}
 		if err != nil {
 			outcomes[i] = fmt.Errorf("log entry %d: %w", e.Index, err)
 			continue

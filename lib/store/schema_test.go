@@ -201,3 +201,28 @@ func setRawSchema(t *testing.T, dir string, v uint64) {
 		t.Fatal(err)
 	}
 }
+
+// A replicated log entry of a later format stops the store from applying
+// the log, naming both formats, instead of being skipped.
+func TestLogFormatNewerRefused(t *testing.T) {
+	st, err := Open(filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	b := &batch{}
+	b.Set([]byte("m/x"), []byte("1"))
+	good := encodeBatch(b)
+	later := append([]byte{2}, good[1:]...)
+	if _, err := st.ApplyReplicated([]Entry{{Index: 1, Data: good}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.ApplyReplicated([]Entry{{Index: 2, Data: later}})
+	var lf *LogFormatError
+	if !errors.As(err, &lf) || !strings.Contains(err.Error(), "replicated log entry format 2 is newer than this xced (1)") {
+		t.Fatalf("an entry of format 2: %v", err)
+	}
+	if st.Applied() != 1 {
+		t.Errorf("applied %d, want 1", st.Applied())
+	}
+}
