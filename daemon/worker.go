@@ -93,6 +93,9 @@ func runWorker(o workerOptions) error {
 		return err
 	}
 	defer lock.Close()
+	if err := checkWorkerFormat(dir); err != nil {
+		return err
+	}
 	// The jobs do not need the socket: without it (a path too long for a
 	// socket, say) the worker runs, and the host's commands cannot reach
 	// the controller over TCP.
