@@ -220,8 +220,9 @@ func serve(o options) error {
 	}
 	defer st.Close()
 	st.SetMinFree(minFree)
+	sd := newNotifier()
 	if len(cfg.Cluster.Controllers) > 0 {
-		return serveCandidate(o, cfg, dir, host, slots, ncpu, st)
+		return serveCandidate(o, cfg, dir, host, slots, ncpu, st, sd)
 	}
 
 	// The worker starts before the controller exists (the controller
@@ -274,6 +275,7 @@ func serve(o options) error {
 		KillGrace:         o.runlimitGrace,
 		Workers:           o.listen != "",
 		GPUs:              gpus,
+		Alive:             sd.Alive,
 	}, st, local)
 	if err != nil {
 		return err
@@ -326,6 +328,7 @@ func serve(o options) error {
 	go func() {
 		s := <-sigs
 		slog.Info("stopping; running jobs keep running and are picked up at the next start", "signal", s)
+		sd.Stopping()
 		cancel()
 		done := make(chan struct{})
 		go func() { srv.GracefulStop(); close(done) }()
@@ -346,6 +349,9 @@ func serve(o options) error {
 	} else {
 		fmt.Fprintf(os.Stderr, "xced: listening on %s\n", sock)
 	}
+	// The store is open, the state restored and the socket listening
+	// (connections queue until Serve takes them).
+	sd.Ready()
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, net.ErrClosed) {
 		return err
 	}

@@ -38,6 +38,20 @@ func Restore(r io.Reader, dir string, minCeiling int64) (int64, error) {
 		os.RemoveAll(dir)
 		return 0, fmt.Errorf("read the backup: %w", err)
 	}
+	// A backup of an older release's store is upgraded here (the backup
+	// file is the copy of the original); a newer one is refused.
+	v, err := readSchema(db)
+	if err == nil && v > SchemaVersion {
+		err = &SchemaError{Dir: dir, Version: v}
+	}
+	if err == nil {
+		err = upgradeFrom(db, v)
+	}
+	if err != nil {
+		db.Close()
+		os.RemoveAll(dir)
+		return 0, fmt.Errorf("restore: %w", err)
+	}
 	if err := db.Close(); err != nil {
 		return 0, err
 	}
