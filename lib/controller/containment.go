@@ -6,6 +6,9 @@ package controller
 
 import (
 	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
 
 	"xce/lib/api"
 	"xce/lib/config"
@@ -101,4 +104,27 @@ func taskContainment(j *api.Job, host string) (*api.Containment, []int32) {
 		cpus = append(cpus, hs.Cpus...)
 	}
 	return ct, cpus
+}
+
+// taskBindEnv is a blaunch task's environment with LSB_BIND_CPU_LIST
+// naming the cores of the task's host (LSF sets it per task host), in
+// place of the blaunch host's it inherited; env as it is when the job
+// holds no cores there.
+func taskBindEnv(env []string, cpus []int32) []string {
+	if len(cpus) == 0 {
+		return env
+	}
+	c := slices.Clone(cpus)
+	slices.Sort(c)
+	parts := make([]string, len(c))
+	for i, n := range c {
+		parts[i] = strconv.Itoa(int(n))
+	}
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "LSB_BIND_CPU_LIST=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "LSB_BIND_CPU_LIST="+strings.Join(parts, ","))
 }

@@ -184,3 +184,22 @@ func TestCoresAndContainmentAtDispatch(t *testing.T) {
 		t.Errorf("job d (-n 2, one core free) is %v, want PEND", s)
 	}
 }
+
+func TestTaskBindEnv(t *testing.T) {
+	j := &api.Job{ExecHosts: []*api.HostSlots{
+		{Host: "hostA", Slots: 1, Cpus: []int32{0}},
+		{Host: "hostB", Slots: 2, Cpus: []int32{3, 2}, Containment: &api.Containment{ProcessTracking: true, ResourceEnforce: []string{"cpu"}}},
+		{Host: "hostB", Slots: 1, Cpus: []int32{7}},
+	}}
+	ct, cpus := taskContainment(j, "hostB")
+	if !ct.GetProcessTracking() || !slices.Equal(cpus, []int32{3, 2, 7}) {
+		t.Errorf("hostB's task: %v %v", ct, cpus)
+	}
+	env := taskBindEnv([]string{"A=1", "LSB_BIND_CPU_LIST=0", "B=2"}, cpus)
+	if want := []string{"A=1", "B=2", "LSB_BIND_CPU_LIST=2,3,7"}; !slices.Equal(env, want) {
+		t.Errorf("task environment %v, want %v", env, want)
+	}
+	if env := taskBindEnv([]string{"A=1"}, nil); !slices.Equal(env, []string{"A=1"}) {
+		t.Errorf("without cores: %v", env)
+	}
+}
