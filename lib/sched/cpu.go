@@ -5,21 +5,37 @@ import "slices"
 // cpuState is the scheduler's accounting of a host's cores, when the
 // host binds jobs to cores (Host.CPUs).
 type cpuState struct {
-	ids   []int       // Host.CPUs, ascending, each once
-	pos   map[int]int // CPU number -> index in ids
+	ids   []int       // Host.CPUs, ascending, each once (not to be changed)
+	pos   map[int]int // CPU number -> index in ids; nil when ids[i] == i
 	busy  []bool      // by index: held by a running or placed job
 	nfree int
 }
 
 func newCPUState(ids []int) *cpuState {
-	ids = slices.Clone(ids)
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	cs := &cpuState{ids: ids, pos: make(map[int]int, len(ids)), busy: make([]bool, len(ids)), nfree: len(ids)}
+	if !strictlyAscending(ids) {
+		ids = slices.Clone(ids)
+		slices.Sort(ids)
+		ids = slices.Compact(ids)
+	}
+	cs := &cpuState{ids: ids, busy: make([]bool, len(ids)), nfree: len(ids)}
+	// The usual list, 0..n-1, is its own index.
+	if len(ids) > 0 && ids[0] == 0 && ids[len(ids)-1] == len(ids)-1 {
+		return cs
+	}
+	cs.pos = make(map[int]int, len(ids))
 	for i, id := range ids {
 		cs.pos[id] = i
 	}
 	return cs
+}
+
+// index is the position of CPU id, false when the host has no such core.
+func (cs *cpuState) index(id int) (int, bool) {
+	if cs.pos == nil {
+		return id, id >= 0 && id < len(cs.ids)
+	}
+	i, ok := cs.pos[id]
+	return i, ok
 }
 
 // take marks the cores at positions pos busy.
@@ -115,7 +131,7 @@ func (c *cycle) chargeCPUs(hs *hostState, ha *HostAlloc, excl bool) {
 	if ha.CPUs != nil {
 		pos := make([]int, 0, len(ha.CPUs))
 		for _, id := range ha.CPUs {
-			if i, ok := cs.pos[id]; ok {
+			if i, ok := cs.index(id); ok {
 				pos = append(pos, i)
 			}
 		}
@@ -124,4 +140,13 @@ func (c *cycle) chargeCPUs(hs *hostState, ha *HostAlloc, excl bool) {
 	}
 	n := min(cs.coresFor(ha.Slots, excl), cs.nfree)
 	cs.take(cs.pick(n, nil))
+}
+
+func strictlyAscending(ids []int) bool {
+	for i := 1; i < len(ids); i++ {
+		if ids[i] <= ids[i-1] {
+			return false
+		}
+	}
+	return true
 }
