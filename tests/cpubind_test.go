@@ -54,6 +54,7 @@ func TestCPUBindDistinctCores(t *testing.T) {
 		cores[i] = list
 	}
 	if cores[0] == cores[1] {
-		t.Errorf("both jobs were bound to core %s", cores[0])
+		t.Errorf("both jobs were bound to core %s\n%s\n%s\nxced log:\n%s", cores[0],
+			c.run("", "bhist", "-l", ids[0], ids[1]).stdout, c.run("", "lshosts", "-l").stdout, c.log)
 	}
 }
