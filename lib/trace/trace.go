@@ -6,7 +6,14 @@
 package trace
 
 import (
+	"bytes"
+	"cmp"
 	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -66,11 +73,135 @@ type Trace struct {
 	// recorded (a negative run time, a cancelled job that never ran),
 	// with why, as Problems.
 	Skipped []Problem
+	// Header holds the SWF header's "; Key: value" comments (MaxProcs,
+	// MaxNodes, UnixStartTime, ...); a key given more than once keeps
+	// every value, one per line. Empty for the other formats.
+	Header map[string]string
+}
+
+// HeaderInt returns a numeric header field, as in HeaderInt("MaxProcs").
+func (t *Trace) HeaderInt(key string) (int64, bool) {
+	v, ok := t.Header[key]
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	return n, err == nil
+}
+
+// MaxProcs is the size of the machine the trace was recorded on, in
+// processors, from the SWF header (MaxProcs, else MaxNodes); 0 when the
+// trace does not say.
+func (t *Trace) MaxProcs() int {
+	for _, k := range []string{"MaxProcs", "MaxNodes"} {
+		if n, ok := t.HeaderInt(k); ok && n > 0 && n <= 1<<31-1 {
+			return int(n)
+		}
+	}
+	return 0
 }
 
 // Read reads a trace file; format "" detects it from the content. It
 // fails only when the file cannot be read or its format is unknown; a
 // malformed line is skipped and named in Trace.Malformed.
 func Read(path string, format Format) (*Trace, error) {
-	panic("lib/trace: Read is built by the trace helper")
+	if format == "" {
+		f, err := Detect(path)
+		if err != nil {
+			return nil, err
+		}
+		format = f
+	}
+	switch format {
+	case SWF:
+		return readFile(path, ReadSWF)
+	}
+	return nil, fmt.Errorf("%s: unknown trace format %q (swf, acct or lsbacct)", path, format)
 }
+
+func readFile(path string, read func(io.Reader, string) (*Trace, error)) (*Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return read(f, path)
+}
+
+// Detect names the format of a trace from its content: a directory is
+// XCE's state directory (acct); a file whose first record is
+// "JOB_FINISH" (quoted) is lsb.acct; one that starts with ';' comments
+// or a line of 18 numbers is SWF.
+func Detect(path string) (Format, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if st.IsDir() {
+		return Acct, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	head := make([]byte, 64<<10)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return "", fmt.Errorf("reading %s: %w", path, err)
+	}
+	if fm := detect(head[:n]); fm != "" {
+		return fm, nil
+	}
+	return "", fmt.Errorf("%s: cannot tell the trace format from the content; give --trace-format swf, acct or lsbacct", path)
+}
+
+// detect looks at the first lines of a file.
+func detect(head []byte) Format {
+	for len(head) > 0 {
+		line := head
+		if i := bytes.IndexByte(head, '\n'); i >= 0 {
+			line, head = head[:i], head[i+1:]
+		} else {
+			head = nil
+		}
+		line = bytes.TrimSpace(line)
+		switch {
+		case len(line) == 0:
+			continue
+		case line[0] == ';':
+			return SWF
+		case bytes.HasPrefix(line, []byte(`"JOB_`)), bytes.HasPrefix(line, []byte(`"EVENT_`)):
+			return LSBAcct
+		case swfNumeric(line):
+			return SWF
+		}
+		return ""
+	}
+	return ""
+}
+
+// swfNumeric tells whether a line is 18 numbers.
+func swfNumeric(line []byte) bool {
+	fs := bytes.Fields(line)
+	if len(fs) != swfFields {
+		return false
+	}
+	for _, f := range fs {
+		if _, ok := parseNum(f); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// sortJobs orders jobs by submission time, keeping the file's order among
+// equal times. Most traces are already in order: that costs one pass.
+func sortJobs(jobs []Job) {
+	if slices.IsSortedFunc(jobs, cmpSubmit) {
+		return
+	}
+	slices.SortStableFunc(jobs, cmpSubmit)
+}
+
+func cmpSubmit(a, b Job) int { return cmp.Compare(a.Submit, b.Submit) }
