@@ -153,8 +153,8 @@ type eng struct {
 
 	snap    sched.Snapshot
 	usage   map[string]map[string]sched.FairUsage // fairshare queues' past use
-	running []int32                                // jobs holding an Alloc, parallel to snap.Running
-	pending []int32                                // submitted, not started, in submission order
+	running []int32                               // jobs holding an Alloc, parallel to snap.Running
+	pending []int32                               // submitted, not started, in submission order
 	ends    endHeap
 	subs    []int32 // jobs to submit, by time (a dependent joins when its job ends)
 	subAt   []int64 // parallel to subs
