@@ -588,6 +588,15 @@ func (e *eng) cycle(now int64) bool {
 		// Nothing can start: a cycle would place nothing.
 		return false
 	}
+	need := math.MaxInt
+	for _, j := range e.pending {
+		need = min(need, e.jobs[j].pat.need)
+	}
+	if need > e.free {
+		// No pending job fits in the free slots: a cycle would place
+		// nothing (reservations are remade by every cycle).
+		return false
+	}
 	e.res.Cycles++
 	e.snap.Now = at(now)
 	var inUse policy.LimitUse

@@ -1,0 +1,185 @@
+package sim
+
+import (
+	"container/heap"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"time"
+
+	"xce/lib/trace"
+)
+
+// benchTrace is a deterministic synthetic workload for the benchmarks:
+// Poisson arrivals, log-uniform run times from 10 s to 10 h with requested
+// times above them, power-of-two sizes (a third serial), 64 users in 4
+// queues of the default configuration (mapped to its default queue), the
+// load set to keep the cluster of slots busy at about 90 %.
+func benchTrace(n, slots int) *trace.Trace {
+	r := rand.New(rand.NewPCG(29, uint64(n)))
+	jobs := make([]trace.Job, n)
+	users := make([]string, 64)
+	for i := range users {
+		users[i] = fmt.Sprintf("u%d", i+1)
+	}
+	maxLog := int(math.Log2(float64(max(slots/8, 1))))
+	var work float64
+	for i := range jobs {
+		j := &jobs[i]
+		j.ID = int64(i + 1)
+		j.Line = i + 1
+		j.Run = time.Duration(10*math.Pow(3600, r.Float64())) * time.Second
+		j.Limit = time.Duration(float64(j.Run) * (1 + 2*r.Float64())).Round(time.Minute)
+		if r.IntN(3) > 0 {
+			j.Slots = 1 << r.IntN(maxLog+1)
+		} else {
+			j.Slots = 1
+		}
+		j.User = users[r.IntN(len(users))]
+		work += j.Run.Seconds() * float64(j.Slots)
+	}
+	// Mean gap so that the offered load is 90 % of the slots.
+	gap := work / float64(n) / float64(slots) / 0.9
+	t := 0.0
+	for i := range jobs {
+		t += r.ExpFloat64() * gap
+		jobs[i].Submit = time.Duration(t * float64(time.Second)).Truncate(time.Second)
+	}
+	return &trace.Trace{Format: trace.SWF, Jobs: jobs}
+}
+
+func benchSimulate(b *testing.B, jobs, hosts int) {
+	tr := benchTrace(jobs, hosts)
+	b.Run("xce", func(b *testing.B) {
+		var ms runtime.MemStats
+		var heapBytes uint64
+		for b.Loop() {
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			before := ms.HeapAlloc
+			r, err := Run(tr, Options{Hosts: hosts, Slots: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			runtime.ReadMemStats(&ms)
+			heapBytes = max(heapBytes, ms.HeapAlloc-min(before, ms.HeapAlloc))
+			if s := Summarise(r); s.Jobs != jobs {
+				b.Fatalf("%d of %d jobs ran", s.Jobs, jobs)
+			}
+			runtime.KeepAlive(r)
+		}
+		report(b, jobs, heapBytes)
+	})
+	b.Run("firstfit", func(b *testing.B) {
+		var ms runtime.MemStats
+		var heapBytes uint64
+		for b.Loop() {
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			before := ms.HeapAlloc
+			st := firstFit(tr, hosts)
+			runtime.ReadMemStats(&ms)
+			heapBytes = max(heapBytes, ms.HeapAlloc-min(before, ms.HeapAlloc))
+			runtime.KeepAlive(st)
+		}
+		report(b, jobs, heapBytes)
+	})
+}
+
+func report(b *testing.B, jobs int, heapBytes uint64) {
+	per := b.Elapsed().Seconds() / float64(b.N) / float64(jobs)
+	b.ReportMetric(1/per, "jobs/s")
+	b.ReportMetric(per*1e9, "ns/job")
+	b.ReportMetric(float64(heapBytes)/float64(jobs), "bytes/job")
+}
+
+// firstFit is the simplest event loop there is, the limit of what a
+// simulator can reach on a trace: jobs in submission order, each started
+// as soon as enough hosts are free (greedy first fit over hosts of one
+// slot, no requirements, no queues, no reservation). It returns the start
+// times.
+func firstFit(tr *trace.Trace, hosts int) []time.Duration {
+	n := len(tr.Jobs)
+	start := make([]time.Duration, n)
+	busy := make([]bool, hosts)
+	free := hosts
+	on := make([][]int32, n) // hosts of each running job
+	var ends ffHeap
+	var pending []int32
+	next := 0
+	for next < n || len(ends) > 0 {
+		now := time.Duration(math.MaxInt64)
+		if next < n {
+			now = tr.Jobs[next].Submit
+		}
+		if len(ends) > 0 && ends[0].at < now {
+			now = ends[0].at
+		}
+		for len(ends) > 0 && ends[0].at <= now {
+			e := heap.Pop(&ends).(ffEvent)
+			for _, h := range on[e.job] {
+				busy[h] = false
+			}
+			free += len(on[e.job])
+			on[e.job] = nil
+		}
+		for next < n && tr.Jobs[next].Submit <= now {
+			pending = append(pending, int32(next))
+			next++
+		}
+		kept := pending[:0]
+		for _, j := range pending {
+			need := tr.Jobs[j].Slots
+			if need > free {
+				kept = append(kept, j)
+				continue
+			}
+			hs := make([]int32, 0, need)
+			for h := 0; len(hs) < need; h++ {
+				if !busy[h] {
+					busy[h] = true
+					hs = append(hs, int32(h))
+				}
+			}
+			free -= need
+			on[j] = hs
+			start[j] = now
+			run := tr.Jobs[j].Run
+			if l := tr.Jobs[j].Limit; l > 0 && run > l {
+				run = l
+			}
+			heap.Push(&ends, ffEvent{now + run, j})
+		}
+		pending = kept
+	}
+	return start
+}
+
+type ffEvent struct {
+	at  time.Duration
+	job int32
+}
+
+type ffHeap []ffEvent
+
+func (h ffHeap) Len() int           { return len(h) }
+func (h ffHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h ffHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *ffHeap) Push(x any)        { *h = append(*h, x.(ffEvent)) }
+func (h *ffHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// BenchmarkSimulate10k256: 10,000 jobs on 256 hosts of one slot (issue
+// 29's target: 100,000 simulated jobs per second), beside the first-fit
+// loop.
+func BenchmarkSimulate10k256(b *testing.B) { benchSimulate(b, 10_000, 256) }
+
+// BenchmarkSimulate1M10000: 1,000,000 jobs on 10,000 hosts (target: under
+// 60 s, under 1 KB a job).
+func BenchmarkSimulate1M10000(b *testing.B) { benchSimulate(b, 1_000_000, 10_000) }
