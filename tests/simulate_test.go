@@ -264,3 +264,65 @@ func TestSimulateMatchesLive(t *testing.T) {
 		t.Errorf("a weak test: mean wait %.3f s, no queue built up", sumWait/jobs)
 	}
 }
+
+// TestSimulateCommand: xced simulate's outputs are the same bytes on two
+// runs, apart from the speed line, which is the last; --compare shows
+// both configurations and the difference per queue and per user; a
+// malformed line is named with its file and line and skipped.
+func TestSimulateCommand(t *testing.T) {
+	dir := t.TempDir()
+	var swf strings.Builder
+	swf.WriteString("; MaxProcs: 8\n")
+	for i := 1; i <= 200; i++ {
+		fmt.Fprintf(&swf, "%d %d -1 %d %d -1 -1 %d %d -1 1 %d -1 -1 0 -1 -1 -1\n", i, i*5, 20+i%70, 1+i%3, 1+i%3, 100, 1+i%4)
+	}
+	swf.WriteString("201 1000 -1 oops\n")
+	tracePath := filepath.Join(dir, "t.swf")
+	os.WriteFile(tracePath, []byte(swf.String()), 0o644)
+	conf := func(name string, u1 int) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(fmt.Sprintf("[cluster]\nname = \"t\"\ndefault_queue = \"fair\"\n[queues.fair]\npriority = 30\nfairshare = { u1 = %d, default = 1 }\n", u1)), 0o644)
+		return p
+	}
+	a, b := conf("a.toml", 1), conf("b.toml", 5)
+	run := func(args ...string) (string, string) {
+		cmd := exec.Command(filepath.Join(binDir, "xced"), append([]string{"simulate", "--trace", tracePath}, args...)...)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("xced simulate %q: %v\n%s", args, err, errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	var outs [2]string
+	for i := range outs {
+		out, errs := run("--config", a, "--hosts", "4x2", "--out", filepath.Join(dir, fmt.Sprint("o", i)))
+		if !strings.Contains(errs, "t.swf:202:") {
+			t.Errorf("no file:line for the malformed line: %q", errs)
+		}
+		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		if !strings.HasPrefix(lines[len(lines)-1], "Speed:") {
+			t.Fatalf("last line %q, want the speed", lines[len(lines)-1])
+		}
+		outs[i] = strings.Join(lines[:len(lines)-1], "\n")
+		if !strings.Contains(outs[i], "1 malformed lines") {
+			t.Errorf("summary does not count the malformed line:\n%s", out)
+		}
+	}
+	if outs[0] != outs[1] {
+		t.Errorf("two runs print different summaries:\n%s\n---\n%s", outs[0], outs[1])
+	}
+	for _, f := range []string{"jobs.csv", "summary.json"} {
+		x, _ := os.ReadFile(filepath.Join(dir, "o0", f))
+		y, _ := os.ReadFile(filepath.Join(dir, "o1", f))
+		if len(x) == 0 || string(x) != string(y) {
+			t.Errorf("%s differs between two runs (or is empty)", f)
+		}
+	}
+	out, _ := run("--config", a, "--hosts", "4x2", "--compare", b)
+	for _, want := range []string{"a.toml", "b.toml", "DIFFERENCE", "queue fair", "user u1", "user u4"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--compare output lacks %q:\n%s", want, out)
+		}
+	}
+}
