@@ -198,6 +198,8 @@ func Run(tr *trace.Trace, opt Options) (*Result, error) {
 		return nil, err
 	}
 	e.snap.Schema = e.conf.Schema()
+	e.snap.Scratch = &sched.Scratch{}
+	e.snap.NoReasons = true
 	e.snap.HostGroups = policy.HostGroups(e.conf)
 	e.snap.UserGroups = policy.UserGroups(e.conf)
 	e.snap.Limits = policy.Limits(e.conf)
