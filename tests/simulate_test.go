@@ -60,11 +60,10 @@ func TestSimulateMatchesLive(t *testing.T) {
 	// slots: a queue builds up.
 	r := rand.New(rand.NewPCG(29, 300))
 	type job struct {
-		at    time.Duration // live submission offset
-		run   time.Duration // live sleep
-		n     int
-		id    int64
-		start time.Duration
+		at  time.Duration // live submission offset
+		run time.Duration // live sleep
+		n   int
+		id  int64
 	}
 	js := make([]job, jobs)
 	var at float64
