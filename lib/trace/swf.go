@@ -164,9 +164,10 @@ func (p *swfParser) line(b []byte, n int) {
 		p.skip(n, "negative submit time")
 		return
 	}
-	slots := get(swfReqProc)
+	// Processor counts are whole: a fraction is cut off.
+	slots := math.Trunc(get(swfReqProc))
 	if slots <= 0 {
-		slots = get(swfAllocProc)
+		slots = math.Trunc(get(swfAllocProc))
 	}
 	if slots <= 0 {
 		p.skip(n, "no processor count")
@@ -198,8 +199,8 @@ func (p *swfParser) line(b []byte, n int) {
 	if v := get(swfReqMem); v > 0 {
 		j.MemMB = v / 1024
 	}
-	if v := get(swfPrecJob); v > 0 {
-		j.DependsOn = toInt(v)
+	if n := toInt(get(swfPrecJob)); n > 0 {
+		j.DependsOn = n
 		if th := get(swfThink); th > 0 {
 			j.Think = seconds(th)
 		}

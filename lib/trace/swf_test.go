@@ -1,9 +1,12 @@
 package trace
 
 import (
+	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -137,4 +140,93 @@ func TestReadDetect(t *testing.T) {
 	if _, err := Read(filepath.Join(dir, "none"), SWF); err == nil {
 		t.Error("missing file: no error")
 	}
+}
+
+func TestWriteSWFRoundTrip(t *testing.T) {
+	jobs := []Job{
+		{ID: 1, Submit: 0, Run: sec(100), Slots: 8, Limit: sec(200), MemMB: 1.5, User: "u3", Group: "g2", Queue: "q1"},
+		{ID: 2, Submit: sec(5), Run: 1500 * time.Millisecond, Slots: 1, User: "alice", Group: "", Queue: ""},
+		{ID: 3, Submit: sec(5), Run: sec(0), Slots: 4, User: "bob", Group: "phys", Queue: "night", DependsOn: 1, Think: sec(30)},
+		{ID: 4, Submit: sec(7), Run: sec(1), Slots: 2, User: "unknown", Group: "g9", Queue: "q7", DependsOn: 3},
+	}
+	hdr := map[string]string{"MaxProcs": "64", "Note": "a\nb", "Zeta": "z", "Version": "2.2"}
+	var buf strings.Builder
+	if err := WriteSWF(&buf, hdr, jobs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(buf.String(), "; Version: 2.2\n; MaxProcs: 64\n; Note: a\n; Note: b\n; Zeta: z\n1 0 -1 100 8 -1 -1 8 200 1536 1 3 2 -1 1 -1 -1 -1\n") {
+		t.Errorf("output:\n%s", buf.String())
+	}
+	tr, err := ReadSWF(strings.NewReader(buf.String()), "rt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(jobs)
+	// Names that are not SWF's own come back as the numbers they got.
+	want[1].User, want[2].User = "u4", "u5"
+	want[2].Group, want[2].Queue = "g10", "q8"
+	for i := range tr.Jobs {
+		tr.Jobs[i].Line = 0
+	}
+	if !reflect.DeepEqual(tr.Jobs, want) || !reflect.DeepEqual(tr.Header, hdr) {
+		t.Errorf("round trip:\n got %+v %v\nwant %+v", tr.Jobs, tr.Header, want)
+	}
+}
+
+// FuzzReadSWF: no input makes ReadSWF panic; what it reads is sane, and
+// writing it and reading that again gives the same jobs.
+func FuzzReadSWF(f *testing.F) {
+	f.Add([]byte(swfSample))
+	f.Add([]byte("1 0 0 10 1 -1 -1 1 -1 -1 1 1 1 -1 1 -1 -1 -1\n"))
+	f.Add([]byte("; MaxProcs: 12\n1 0.5 0 1e3 1 -1 -1 1 -1 1.5 1 1 1 -1 1 2 -1 7.25\r\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr, err := ReadSWF(bytes.NewReader(data), "fuzz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := bytes.Count(data, []byte{'\n'}) + 1
+		for _, j := range tr.Jobs {
+			if j.Slots <= 0 || j.Run < 0 || j.Submit < 0 || j.Line < 1 || j.Line > lines {
+				t.Fatalf("bad job %+v", j)
+			}
+		}
+		for _, p := range append(tr.Malformed, tr.Skipped...) {
+			if p.Line < 1 || p.Line > lines || p.Why == "" {
+				t.Fatalf("bad problem %v", p)
+			}
+		}
+		if !slices.IsSortedFunc(tr.Jobs, cmpSubmit) {
+			t.Fatal("not in submission order")
+		}
+		var buf bytes.Buffer
+		if err := WriteSWF(&buf, nil, tr.Jobs); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadSWF(&buf, "again")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(back.Jobs) != len(tr.Jobs) || len(back.Malformed)+len(back.Skipped) != 0 {
+			t.Fatalf("again: %d jobs of %d, problems %v %v\n%s", len(back.Jobs), len(tr.Jobs), back.Malformed, back.Skipped, buf.String())
+		}
+		for i := range back.Jobs {
+			a, b := tr.Jobs[i], back.Jobs[i]
+			if !near(a.Submit, b.Submit) || !near(a.Run, b.Run) || !near(a.Limit, b.Limit) || !near(a.Think, b.Think) {
+				t.Fatalf("times differ: %+v %+v", a, b)
+			}
+			a.Submit, a.Run, a.Limit, a.Think, a.Line = b.Submit, b.Run, b.Limit, b.Think, b.Line
+			if a != b {
+				t.Fatalf("job %d differs:\n%+v\n%+v", i, a, b)
+			}
+		}
+	})
+}
+
+// near allows the rounding of a time through its decimal seconds.
+func near(a, b time.Duration) bool {
+	d := a - b
+	if d < 0 {
+		d = -d
+	}
+	return d <= time.Microsecond || float64(d) <= 1e-12*math.Abs(float64(a))
 }

@@ -8,6 +8,7 @@ package trace
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -37,11 +38,15 @@ type Job struct {
 	// Limit is the requested run time (-W); 0 when none.
 	Limit time.Duration
 	// MemMB is the memory requested per slot (rusage[mem]), in MB; 0
-	// when none.
+	// when none. Where ResReq is set, MemMB is its rusage[mem], already
+	// in it: a simulator that submits ResReq must not add MemMB again.
 	MemMB float64
-	User  string
-	Group string // user group (-G); "" when none
-	Queue string // "" is the default queue
+	// MemLimitMB is the memory limit (-M), in MB; 0 when none (acct
+	// only: SWF and lsb.acct do not record it).
+	MemLimitMB float64
+	User       string
+	Group      string // user group (-G); "" when none
+	Queue      string // "" is the default queue
 	// ResReq is the resource requirement string (-R) where the trace
 	// has one (acct, lsbacct); "" otherwise.
 	ResReq string
@@ -50,7 +55,8 @@ type Job struct {
 	// (SWF field 18).
 	DependsOn int64
 	Think     time.Duration
-	// Line is where the job was read (1-based), for messages.
+	// Line is where the job was read (1-based), for messages; 0 for a
+	// job read from a job store (acct).
 	Line int
 }
 
@@ -61,10 +67,18 @@ type Problem struct {
 	Why  string
 }
 
-func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Why) }
+// String is "file:line: why", or "file: why" where there are no lines
+// (a job store).
+func (p Problem) String() string {
+	if p.Line == 0 {
+		return fmt.Sprintf("%s: %s", p.File, p.Why)
+	}
+	return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Why)
+}
 
 // Trace is what Read returns: the jobs in submission order (ties: the
-// order in the file), and the lines it skipped.
+// order in the file; for acct, by job id and index), and the lines it
+// skipped.
 type Trace struct {
 	Format    Format
 	Jobs      []Job
@@ -75,7 +89,9 @@ type Trace struct {
 	Skipped []Problem
 	// Header holds the SWF header's "; Key: value" comments (MaxProcs,
 	// MaxNodes, UnixStartTime, ...); a key given more than once keeps
-	// every value, one per line. Empty for the other formats.
+	// every value, one per line. For acct and lsbacct, whose times are
+	// made relative to their first submission, it holds only
+	// UnixStartTime, that submission (unix seconds). Never nil.
 	Header map[string]string
 }
 
@@ -101,9 +117,12 @@ func (t *Trace) MaxProcs() int {
 	return 0
 }
 
-// Read reads a trace file; format "" detects it from the content. It
-// fails only when the file cannot be read or its format is unknown; a
-// malformed line is skipped and named in Trace.Malformed.
+// Read reads a trace: a file (swf, lsbacct, or acct from a `xced store
+// backup` file) or a state directory (acct); format "" detects it from
+// the content (Detect). It fails only when the input cannot be read or
+// its format is unknown (and, for a job store, when it is in use or a
+// backup is damaged); a malformed line is skipped and named in
+// Trace.Malformed.
 func Read(path string, format Format) (*Trace, error) {
 	if format == "" {
 		f, err := Detect(path)
@@ -115,6 +134,10 @@ func Read(path string, format Format) (*Trace, error) {
 	switch format {
 	case SWF:
 		return readFile(path, ReadSWF)
+	case LSBAcct:
+		return readFile(path, ReadLSBAcct)
+	case Acct:
+		return ReadAcct(path)
 	}
 	return nil, fmt.Errorf("%s: unknown trace format %q (swf, acct or lsbacct)", path, format)
 }
@@ -129,9 +152,11 @@ func readFile(path string, read func(io.Reader, string) (*Trace, error)) (*Trace
 }
 
 // Detect names the format of a trace from its content: a directory is
-// XCE's state directory (acct); a file whose first record is
-// "JOB_FINISH" (quoted) is lsb.acct; one that starts with ';' comments
-// or a line of 18 numbers is SWF.
+// XCE's state directory, and a binary file starting as Badger's backup
+// stream is `xced store backup`'s output (both acct); a file whose first record is a quoted
+// "JOB_..." or "EVENT_..." is lsb.acct; one that starts with ';' comments
+// or a line of 18 numbers is SWF. Blank lines and '#' lines are passed
+// over.
 func Detect(path string) (Format, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -156,8 +181,13 @@ func Detect(path string) (Format, error) {
 	return "", fmt.Errorf("%s: cannot tell the trace format from the content; give --trace-format swf, acct or lsbacct", path)
 }
 
-// detect looks at the first lines of a file.
+// detect looks at the start of a file.
 func detect(head []byte) Format {
+	// A Badger backup stream (xced store backup): a little-endian length,
+	// then a KVList whose first field (its first KV) is tag 0x0a.
+	if len(head) > 9 && head[8] == 0x0a && binary.LittleEndian.Uint64(head) < maxKVList {
+		return Acct
+	}
 	for len(head) > 0 {
 		line := head
 		if i := bytes.IndexByte(head, '\n'); i >= 0 {
@@ -167,7 +197,7 @@ func detect(head []byte) Format {
 		}
 		line = bytes.TrimSpace(line)
 		switch {
-		case len(line) == 0:
+		case len(line) == 0, line[0] == '#':
 			continue
 		case line[0] == ';':
 			return SWF
