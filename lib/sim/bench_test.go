@@ -2,57 +2,20 @@ package sim
 
 import (
 	"container/heap"
-	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"runtime"
 	"testing"
 	"time"
 
 	"xce/lib/trace"
+	"xce/lib/trace/lublin"
 )
 
-// benchTrace is a deterministic synthetic workload for the benchmarks:
-// Poisson arrivals, log-uniform run times from 10 s to 10 h with requested
-// times above them, power-of-two sizes (a third serial), 64 users in 4
-// queues of the default configuration (mapped to its default queue), the
-// load set to keep the cluster of slots busy at about 90 %.
-func benchTrace(n, slots int) *trace.Trace {
-	r := rand.New(rand.NewPCG(29, uint64(n)))
-	jobs := make([]trace.Job, n)
-	users := make([]string, 64)
-	for i := range users {
-		users[i] = fmt.Sprintf("u%d", i+1)
-	}
-	maxLog := int(math.Log2(float64(max(slots/8, 1))))
-	var work float64
-	for i := range jobs {
-		j := &jobs[i]
-		j.ID = int64(i + 1)
-		j.Line = i + 1
-		j.Run = time.Duration(10*math.Pow(3600, r.Float64())) * time.Second
-		j.Limit = time.Duration(float64(j.Run) * (1 + 2*r.Float64())).Round(time.Minute)
-		if r.IntN(3) > 0 {
-			j.Slots = 1 << r.IntN(maxLog+1)
-		} else {
-			j.Slots = 1
-		}
-		j.User = users[r.IntN(len(users))]
-		work += j.Run.Seconds() * float64(j.Slots)
-	}
-	// Mean gap so that the offered load is 90 % of the slots.
-	gap := work / float64(n) / float64(slots) / 0.9
-	t := 0.0
-	for i := range jobs {
-		t += r.ExpFloat64() * gap
-		jobs[i].Submit = time.Duration(t * float64(time.Second)).Truncate(time.Second)
-	}
-	return &trace.Trace{Format: trace.SWF, Jobs: jobs}
-}
-
 func benchSimulate(b *testing.B, jobs, hosts int) {
-	tr := benchTrace(jobs, hosts)
+	// The Lublin-Feitelson model's workload for a machine of that many
+	// processors (lib/trace/lublin).
+	tr := &trace.Trace{Format: trace.SWF, Jobs: lublin.Generate(jobs, hosts, 29)}
 	b.Run("xce", func(b *testing.B) {
 		var ms runtime.MemStats
 		var heapBytes uint64
