@@ -110,6 +110,7 @@ func run() int {
 	configCmd.AddCommand(importLSFCommand())
 	root.AddCommand(configCmd)
 	root.AddCommand(storeCommand())
+	root.AddCommand(simulateCommand())
 	root.AddCommand(workerCommand())
 	root.AddCommand(&cobra.Command{
 		Use:    "shepherd LAUNCHFILE",

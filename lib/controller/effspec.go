@@ -387,3 +387,11 @@ func (e *effSpec) GetGpu() string {
 	}
 	return e.gpu
 }
+
+// GetRunLimitSec is the job's effective run limit in seconds (0 none).
+func (e *effSpec) GetRunLimitSec() int64 {
+	if e == nil {
+		return 0
+	}
+	return e.runLimit
+}

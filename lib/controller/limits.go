@@ -5,56 +5,8 @@ import (
 	"time"
 
 	"xce/lib/api"
-	"xce/lib/config"
 	"xce/lib/sched"
 )
-
-// schedLimits are the configuration's [[limits]] as lib/sched reads them,
-// in file order (Limits relies on them coming first in a snapshot).
-func schedLimits(conf *config.Config) []sched.Limit {
-	out := make([]sched.Limit, 0, len(conf.Limits))
-	for _, l := range conf.Limits {
-		sl := sched.Limit{
-			Name: l.Name, Users: l.Users, Queues: l.Queues, Projects: l.Projects, Apps: l.Apps, LicProjects: l.LicProjects,
-			Hosts: l.Hosts, PerUsers: l.PerUser, PerQueues: l.PerQueue, PerProjects: l.PerProject, PerApps: l.PerApp,
-			PerLicProjects: l.PerLicProject, PerHosts: l.PerHost, SlotsPerProcessor: l.SlotsPerProcessor,
-			Slots: limitCount(l.Slots), Jobs: limitCount(l.Jobs),
-		}
-		for r, v := range l.Resources {
-			if sl.Resources == nil {
-				sl.Resources = map[string]float64{}
-			}
-			sl.Resources[r] = v
-		}
-		for r, a := range l.Amounts {
-			if a.Percent > 0 {
-				if sl.HostPercent == nil {
-					sl.HostPercent = map[string]float64{}
-				}
-				sl.HostPercent[r] = a.Percent
-				continue
-			}
-			if sl.Resources == nil {
-				sl.Resources = map[string]float64{}
-			}
-			sl.Resources[r] = a.MB
-		}
-		out = append(out, sl)
-	}
-	return out
-}
-
-// limitCount is SLOTS or JOBS for lib/sched: 0 there means no limit, so
-// LSF's 0 (nothing may run) is sched.NoneAllowed.
-func limitCount(v *int) int {
-	switch {
-	case v == nil:
-		return 0
-	case *v == 0:
-		return sched.NoneAllowed
-	}
-	return *v
-}
 
 // Limits is blimits: the configured limits (-c) and, from a snapshot of
 // the running and suspended jobs, what they hold of each, counted as the

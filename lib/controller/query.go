@@ -14,6 +14,7 @@ import (
 	"xce/lib/api"
 	"xce/lib/config"
 	"xce/lib/hostload"
+	"xce/lib/policy"
 	"xce/lib/resreq"
 	"xce/lib/sched"
 )
@@ -723,7 +724,7 @@ func (c *Controller) addShareAccounts(conf *config.Config, qs []*api.Queue) {
 		if q == nil || len(q.Fairshare) == 0 {
 			continue
 		}
-		acct := fairAccount(conf, q.Name, r.eff.GetUserGroup())
+		acct := policy.FairAccount(conf, q.Name, r.eff.GetUserGroup())
 		if acct == "" {
 			acct = r.eff.GetUser()
 		}

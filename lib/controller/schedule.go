@@ -9,8 +9,8 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/config"
-	"xce/lib/gpu"
 	"xce/lib/hostload"
+	"xce/lib/policy"
 	"xce/lib/resreq"
 	"xce/lib/sched"
 	"xce/lib/store"
@@ -83,7 +83,7 @@ func (c *Controller) schedule() []*api.Job {
 	if len(c.pending) > 0 {
 		full = c.diskFull()
 	}
-	var inUse limitUse         // counted when the first job with limits comes
+	var inUse policy.LimitUse  // counted when the first job with limits comes
 	running := map[int64]int{} // running elements per array with a limit
 	var cands []*rec
 	kept := c.pending[:0]
@@ -128,14 +128,14 @@ func (c *Controller) schedule() []*api.Job {
 			if inUse == nil {
 				inUse = c.limitUsage()
 			}
-			if why := inUse.blocked(r); why != "" {
+			if why := inUse.Blocked(r.eff.limits, r.eff.GetUser(), int(max(r.eff.GetMinTasks(), 1))); why != "" {
 				r.why = why
 				continue
 			}
 			// Counted as if it started, so that one cycle does not hand
 			// lib/sched more jobs than the limit allows; one that does not
 			// start this cycle is counted again from scratch in the next.
-			inUse.take(r, int(max(r.eff.GetMinTasks(), 1)))
+			inUse.Take(r.eff.limits, r.eff.GetUser(), int(max(r.eff.GetMinTasks(), 1)))
 		}
 		cands = append(cands, r)
 	}
@@ -205,67 +205,24 @@ func (c *Controller) schedule() []*api.Job {
 func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 	conf := c.config()
 	schema := conf.Schema()
-	snap := &sched.Snapshot{Now: now, Schema: schema, HostGroups: map[string][]string{}, Shared: map[string]float64{}}
+	snap := &sched.Snapshot{Now: now, Schema: schema}
 	local := c.local()
 
 	for _, name := range c.hostNames {
 		snap.Hosts = append(snap.Hosts, c.schedHost(c.hosts[name], schema))
 	}
-	for name, g := range conf.HostGroups {
-		snap.HostGroups[name] = g.Members
-	}
-	usage := c.fairUsage(conf)
-	for _, name := range conf.QueueNames() {
-		q := conf.Queues[name]
-		sq := sched.Queue{
-			Name:          name,
-			Priority:      q.Priority,
-			Hosts:         q.Hosts,
-			SlotLimit:     q.MaxSlots,
-			UserSlotLimit: q.MaxSlotsPerUser,
-			HostSlotLimit: q.MaxSlotsPerHost,
-			SlotReserve:   q.SlotReserve,
-		}
-		if len(q.Fairshare) > 0 {
-			sq.Fairshare = &sched.Fairshare{Shares: q.Fairshare, Usage: usage[name]}
-		}
-		snap.Queues = append(snap.Queues, sq)
-	}
-	snap.Limits = schedLimits(conf) // first: Limits counts on it
-	if len(conf.UserGroups) > 0 {
-		snap.UserGroups = map[string][]string{}
-		for name, g := range conf.UserGroups {
-			snap.UserGroups[name] = g.Members
-		}
-	}
-	for name, p := range conf.Projects {
-		l := sched.Limit{Name: "project " + name, Projects: []string{name}, Slots: p.MaxSlots}
-		if p.MaxMem > 0 {
-			l.Resources = map[string]float64{"mem": float64(p.MaxMem) / 1024}
-		}
-		if l.Slots > 0 || l.Resources != nil {
-			snap.Limits = append(snap.Limits, l)
-		}
-	}
-	for name, r := range conf.Resources {
-		if r.Total > 0 {
-			snap.Shared[name] = float64(r.Total)
-		}
-	}
+	snap.HostGroups = policy.HostGroups(conf)
+	snap.Queues = policy.Queues(conf, c.fairUsage(conf))
+	snap.Limits = policy.Limits(conf) // configured limits first: Limits counts on it
+	snap.UserGroups = policy.UserGroups(conf)
+	snap.Shared = policy.Shared(conf)
 	for _, r := range c.jobs {
 		if !isRunning(r.job.State) {
 			continue
 		}
-		a := sched.Alloc{
-			Job: sched.JobKey{ID: r.job.JobId, Index: r.job.ArrayIndex}, User: r.eff.GetUser(),
-			Account: fairAccount(conf, r.eff.GetQueue(), r.eff.GetUserGroup()),
-			Queue:   r.eff.GetQueue(), Project: r.eff.GetProject(), App: r.eff.GetApp(), Exclusive: r.eff.GetExclusive(),
-			Start: time.Unix(0, r.job.StartTime), RunLimit: time.Duration(r.eff.runLimit) * time.Second,
-		}
-		var rusage resreq.UsageSet
-		if req := c.parsedReq(r); req != nil && req.Simple != nil && req.Simple.Rusage != nil && len(req.Simple.Rusage.Or) > 0 {
-			rusage = req.Simple.Rusage.Or[0]
-		}
+		k := sched.JobKey{ID: r.job.JobId, Index: r.job.ArrayIndex}
+		a := policy.Alloc(conf, k, r.eff, time.Unix(0, r.job.StartTime))
+		rusage := policy.Rusage(c.parsedReq(r))
 		var used map[string]float64
 		if u := c.used[key{r.job.JobId, r.job.ArrayIndex}]; u != nil && u.MemKb > 0 {
 			used = map[string]float64{"mem": float64(u.MemKb) / 1024}
@@ -285,20 +242,8 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 			}
 			hosts = append(slices.Clone(hosts), away...)
 		}
-		snap.Jobs = append(snap.Jobs, sched.Job{
-			Key:  sched.JobKey{ID: r.job.JobId, Index: r.job.ArrayIndex},
-			User: r.eff.GetUser(), Queue: r.eff.GetQueue(), Project: r.eff.GetProject(), App: r.eff.GetApp(),
-			Account:  fairAccount(conf, r.eff.GetQueue(), r.eff.GetUserGroup()),
-			Req:      c.parsedReq(r),
-			Local:    local,
-			MinSlots: int(r.eff.GetMinTasks()), MaxSlots: int(r.eff.GetMaxTasks()),
-			Hosts:     hosts,
-			Exclusive: r.eff.GetExclusive(),
-			Priority:  int(r.eff.GetUserPriority()),
-			Submit:    time.Unix(0, r.job.SubmitTime),
-			RunLimit:  time.Duration(r.eff.runLimit) * time.Second,
-			GPU:       schedGPUReq(r.eff.GetGpu()),
-		})
+		snap.Jobs = append(snap.Jobs, policy.Job(conf, sched.JobKey{ID: r.job.JobId, Index: r.job.ArrayIndex}, r.eff,
+			c.parsedReq(r), local, hosts, time.Unix(0, r.job.SubmitTime)))
 	}
 	return snap
 }
@@ -314,20 +259,6 @@ func heldGPUs(hs *api.HostSlots) *sched.GPUAlloc {
 		g.Devices = append(g.Devices, int(d))
 	}
 	return g
-}
-
-// schedGPUReq is an effective GPU requirement as lib/sched reads it (nil:
-// none). The layering checked it at submission.
-func schedGPUReq(s string) *sched.GPUReq {
-	if s == "" {
-		return nil
-	}
-	r, err := gpu.Parse(s)
-	if err != nil {
-		slog.Warn("effective GPU requirement does not parse", "gpu", s, "err", err)
-		return nil
-	}
-	return r.Sched()
 }
 
 // hostType is the local host's type: its host entry's type in xce.toml,
@@ -422,64 +353,15 @@ func (c *Controller) pendReason(r *rec) string {
 	return reasonNew
 }
 
-// limitKey names what a configured limit counts: a queue's, a user's in a
-// queue, a project's or a shared resource's use.
-type limitKey struct {
-	kind api.PendLimit_Kind
-	name string
-	user string // QUEUE_USER_SLOTS only
-}
-
-// limitUse is what the started jobs take from each configured limit.
-type limitUse map[limitKey]int64
-
-func keyOf(p *api.PendLimit, r *rec) limitKey {
-	k := limitKey{kind: p.Kind, name: p.Name}
-	switch p.Kind {
-	case api.PendLimit_QUEUE_USER_SLOTS, api.PendLimit_USER_SLOTS:
-		k.user = r.eff.GetUser()
-	}
-	return k
-}
-
-// amount is what a job takes from one of its limits: its slots for slot
-// limits, what the layering computed otherwise.
-func amount(p *api.PendLimit, slots int) int64 {
-	switch p.Kind {
-	case api.PendLimit_QUEUE_SLOTS, api.PendLimit_QUEUE_USER_SLOTS, api.PendLimit_QUEUE_HOST_SLOTS,
-		api.PendLimit_PROJECT_SLOTS, api.PendLimit_USER_SLOTS:
-		return int64(slots)
-	}
-	return p.Need
-}
-
 // limitUsage adds up the started jobs' use of every limit (c.mu held).
-// With one host, a queue's per-host slots are its slots.
-func (c *Controller) limitUsage() limitUse {
-	u := limitUse{}
+func (c *Controller) limitUsage() policy.LimitUse {
+	u := policy.LimitUse{}
 	for _, r := range c.jobs {
 		if isRunning(r.job.State) {
-			u.take(r, int(r.job.AllocSlots))
+			u.Take(r.eff.limits, r.eff.GetUser(), int(r.job.AllocSlots))
 		}
 	}
 	return u
-}
-
-func (u limitUse) take(r *rec, slots int) {
-	for _, p := range r.eff.limits {
-		u[keyOf(p, r)] += amount(p, slots)
-	}
-}
-
-// blocked is the reason a limit holds the job now, "" when none does.
-func (u limitUse) blocked(r *rec) string {
-	need := int(max(r.eff.GetMinTasks(), 1))
-	for _, p := range r.eff.limits {
-		if u[keyOf(p, r)]+amount(p, need) > p.Max {
-			return p.Reason
-		}
-	}
-	return ""
 }
 
 // fairUsage is each user's past use of each fairshare queue, from the
@@ -499,35 +381,14 @@ func (c *Controller) fairUsage(conf *config.Config) map[string]map[string]sched.
 		if out[q] == nil {
 			out[q] = map[string]sched.FairUsage{}
 		}
-		acct := fairAccount(conf, q, r.eff.GetUserGroup())
+		acct := policy.FairAccount(conf, q, r.eff.GetUserGroup())
 		if acct == "" {
 			acct = r.eff.GetUser()
 		}
-		u := out[q][acct]
-		u.CPU += time.Duration(r.job.GetUsage().GetCpuTimeMs()) * time.Millisecond
-		u.Run += time.Duration(r.job.EndTime-r.job.StartTime) * time.Duration(max(r.job.AllocSlots, 1))
-		if end := time.Unix(0, r.job.EndTime); end.After(u.At) {
-			u.At = end
-		}
-		out[q][acct] = u
+		out[q][acct] = policy.AddFinished(out[q][acct], time.Duration(r.job.GetUsage().GetCpuTimeMs())*time.Millisecond,
+			time.Unix(0, r.job.StartTime), time.Unix(0, r.job.EndTime), int(r.job.AllocSlots))
 	}
 	return out
-}
-
-// fairAccount is the fairshare account a job is charged to in its queue:
-// the user group it named with -G when that group holds shares there (as
-// LSF charges a -G job to the group's share account), else "" for the
-// job's user.
-func fairAccount(conf *config.Config, queue, userGroup string) string {
-	if userGroup == "" {
-		return ""
-	}
-	if q := conf.Queues[queue]; q != nil {
-		if _, ok := q.Fairshare[userGroup]; ok {
-			return userGroup
-		}
-	}
-	return ""
 }
 
 // orphan ends a pending job whose dependency can never be met, as LSF's

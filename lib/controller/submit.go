@@ -14,6 +14,7 @@ import (
 	"xce/lib/api"
 	"xce/lib/config"
 	"xce/lib/gpu"
+	"xce/lib/policy"
 	"xce/lib/store"
 )
 
@@ -401,41 +402,11 @@ func validJobGroup(g string) bool {
 // worker runs the exec chain, the scheduler checks the limits, bjobs -l
 // shows the origins. It reads no controller state.
 func (c *Controller) layerWith(conf *config.Config, spec *api.JobSpec) (*config.Result, *api.JobSpec, error) {
-	res, err := config.LayerFor(spec, conf, c.isAdmin(spec.GetUid()))
+	res, eff, err := policy.Layer(conf, spec, c.isAdmin(spec.GetUid()))
 	if err != nil {
 		return nil, nil, &UserError{Msg: err.Error()}
 	}
-	eff := res.Effective
-	eff.Env, eff.EnvRef = nil, nil // the environment stays with the submitted spec
-	if eff.MinTasks <= 0 {
-		eff.MinTasks = 1
-	}
-	if eff.MaxTasks < eff.MinTasks {
-		eff.MaxTasks = eff.MinTasks
-	}
-	eff.PreExecChain, eff.PostExecChain = res.Exec.PreExec, res.Exec.PostExec
-	eff.JobStarter, eff.EnvOverlay = res.Exec.JobStarter, res.Exec.Env
-	eff.Origin, eff.PendLimits = map[string]string{}, nil // the layering's alone
-	for field, o := range res.Origin {
-		eff.Origin[field] = o.String()
-	}
-	for _, p := range res.Pend {
-		eff.PendLimits = append(eff.PendLimits, &api.PendLimit{
-			Kind: pendKind[p.Kind], Name: p.Name, Max: p.Max, Need: p.Need, Reason: p.Reason,
-		})
-	}
 	return res, eff, nil
-}
-
-var pendKind = map[config.LimitKind]api.PendLimit_Kind{
-	config.QueueSlots:     api.PendLimit_QUEUE_SLOTS,
-	config.QueueUserSlots: api.PendLimit_QUEUE_USER_SLOTS,
-	config.QueueHostSlots: api.PendLimit_QUEUE_HOST_SLOTS,
-	config.ProjectSlots:   api.PendLimit_PROJECT_SLOTS,
-	config.ProjectMem:     api.PendLimit_PROJECT_MEM,
-	config.ProjectGPUs:    api.PendLimit_PROJECT_GPUS,
-	config.SharedResource: api.PendLimit_SHARED_RESOURCE,
-	config.UserSlots:      api.PendLimit_USER_SLOTS,
 }
 
 // parseArray expands "[1-10:2,15]" into sorted, distinct indices.

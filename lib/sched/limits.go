@@ -604,7 +604,7 @@ type LimitUse struct {
 // holds something, in the order of Snapshot.Limits, then by member.
 func LimitUsage(s *Snapshot) []LimitUse {
 	c := newCycle(&Snapshot{Now: s.Now, Schema: s.Schema, Hosts: s.Hosts, HostGroups: s.HostGroups,
-		UserGroups: s.UserGroups, Queues: s.Queues, Limits: s.Limits, Shared: s.Shared, Running: s.Running})
+		UserGroups: s.UserGroups, Queues: s.Queues, Limits: s.Limits, Shared: s.Shared, Running: s.Running}, nil)
 	var out []LimitUse
 	for i, ls := range c.limits {
 		for _, k := range slices.Sorted(maps.Keys(ls.used)) {

@@ -95,6 +95,29 @@ type cycle struct {
 	dec     *Decision
 	keyBuf  []byte
 	anyGPU  bool // some host lists GPU devices
+	scratch *Scratch
+}
+
+// cloneVals copies a host's values for this cycle's changes, from the
+// scratch memory when there is some.
+func (c *cycle) cloneVals(v *resreq.Host) *resreq.Host {
+	sc := c.scratch
+	if sc == nil {
+		return &resreq.Host{Num: slices.Clone(v.Num), Str: v.Str, Bool: v.Bool}
+	}
+	n := len(v.Num)
+	if len(sc.nums)+n > cap(sc.nums) {
+		// A new slab; the old one stays with the hosts that use it.
+		sc.nums = make([]float64, 0, max(2*cap(sc.nums), n*len(c.hosts)))
+	}
+	num := sc.nums[len(sc.nums) : len(sc.nums)+n : len(sc.nums)+n]
+	sc.nums = sc.nums[:len(sc.nums)+n]
+	copy(num, v.Num)
+	if len(sc.vals) == cap(sc.vals) {
+		sc.vals = make([]resreq.Host, 0, max(2*cap(sc.vals), len(c.hosts)))
+	}
+	sc.vals = append(sc.vals, resreq.Host{Num: num, Str: v.Str, Bool: v.Bool})
+	return &sc.vals[len(sc.vals)-1]
 }
 
 type resInfo struct {
@@ -107,7 +130,7 @@ type resInfo struct {
 // Schedule runs one scheduling cycle over the snapshot. It does not modify
 // the snapshot, and the same snapshot gives the same decision.
 func Schedule(s *Snapshot) *Decision {
-	c := newCycle(s)
+	c := newCycle(s, s.Scratch)
 	for _, qi := range c.queueOrder() {
 		c.scheduleQueue(&s.Queues[qi], c.jobsOf[s.Queues[qi].Name])
 	}
@@ -117,20 +140,40 @@ func Schedule(s *Snapshot) *Decision {
 	return c.dec
 }
 
-func newCycle(s *Snapshot) *cycle {
+func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 	c := &cycle{
 		s: s, schema: s.Schema, now: s.Now,
 		byName: make(map[string]int, len(s.Hosts)), resIdx: map[string]int{},
 		shared: map[string]float64{}, queues: map[string]*qstate{},
 		buckets: map[string]*bucket{}, orders: map[string][]int{}, sets: map[string][]bool{},
 		reqStr: map[*resreq.ResReq]string{}, statics: map[string]*static{},
-		dec:    &Decision{Pending: make(map[JobKey][]string, len(s.Jobs))},
+		dec:    &Decision{Pending: map[JobKey][]string{}},
 		jobsOf: map[string][]int{},
+	}
+	if !s.NoReasons {
+		c.dec.Pending = make(map[JobKey][]string, len(s.Jobs))
 	}
 	if c.schema == nil {
 		c.schema, _ = resreq.NewSchema()
 	}
-	c.hosts = make([]hostState, len(s.Hosts))
+	c.scratch = scratch
+	if scratch != nil && cap(scratch.hosts) >= len(s.Hosts) {
+		// Last cycle's host states, emptied, their slices kept.
+		c.hosts = scratch.hosts[:len(s.Hosts)]
+		for i := range c.hosts {
+			hs := &c.hosts[i]
+			q := hs.qused
+			clear(q)
+			*hs = hostState{uses: hs.uses[:0], holds: hs.holds[:0], avail: hs.avail[:0], qused: q}
+		}
+		scratch.nums, scratch.vals = scratch.nums[:0], scratch.vals[:0]
+	} else {
+		c.hosts = make([]hostState, len(s.Hosts))
+		if scratch != nil {
+			scratch.hosts = c.hosts
+			scratch.nums, scratch.vals = scratch.nums[:0], scratch.vals[:0]
+		}
+	}
 	for i := range s.Hosts {
 		h := &s.Hosts[i]
 		c.byName[h.Name] = i
@@ -138,7 +181,7 @@ func newCycle(s *Snapshot) *cycle {
 		if vals == nil {
 			vals = c.schema.NewHost()
 		}
-		c.hosts[i] = hostState{h: h, vals: vals}
+		c.hosts[i].h, c.hosts[i].vals = h, vals
 		if len(h.GPUs) > 0 {
 			c.anyGPU = true
 			n := min(len(h.GPUs), maxGPUs)
@@ -205,7 +248,7 @@ func newCycle(s *Snapshot) *cycle {
 		hs := &c.hosts[i]
 		var cp *resreq.Host
 		if slotsIdx >= 0 && maxIdx >= 0 {
-			cp = &resreq.Host{Num: slices.Clone(hs.vals.Num), Str: hs.vals.Str, Bool: hs.vals.Bool}
+			cp = c.cloneVals(hs.vals)
 			free := hs.h.MaxSlots - hs.used
 			if hs.excl {
 				free = 0
@@ -218,13 +261,13 @@ func newCycle(s *Snapshot) *cycle {
 				continue
 			}
 			if cp == nil {
-				cp = &resreq.Host{Num: slices.Clone(hs.vals.Num), Str: hs.vals.Str, Bool: hs.vals.Bool}
+				cp = c.cloneVals(hs.vals)
 			}
 			cp.Num[info.num] = hs.avail[ri]
 		}
 		if gpuIdx >= 0 && hs.gpus != nil {
 			if cp == nil {
-				cp = &resreq.Host{Num: slices.Clone(hs.vals.Num), Str: hs.vals.Str, Bool: hs.vals.Bool}
+				cp = c.cloneVals(hs.vals)
 			}
 			cp.Num[gpuIdx] = float64(freeGPUs(hs))
 		}
@@ -393,7 +436,11 @@ func (c *cycle) hostSet(names []string) []bool {
 	return set
 }
 
-func (c *cycle) pend(k JobKey, why []string) { c.dec.Pending[k] = why }
+func (c *cycle) pend(k JobKey, why []string) {
+	if !c.s.NoReasons {
+		c.dec.Pending[k] = why
+	}
+}
 
 // scheduleQueue tries the queue's jobs: by -sp priority then submission
 // order, or by fairshare between accounts (users, or the groups -G names).

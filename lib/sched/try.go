@@ -76,10 +76,12 @@ func (c *cycle) try(j *Job) bool {
 			failed, fv = fp, v
 		}
 	}
-	why = c.explain(b, fv, failed, mx)
+	if !c.s.NoReasons {
+		why = c.explain(b, fv, failed, mx)
+	}
 	if b.q.q.SlotReserve && !b.reserved {
 		b.reserved = true
-		if r := c.reserve(b, fv, j); r != "" {
+		if r := c.reserve(b, fv, j); r != "" && !c.s.NoReasons {
 			why = append(why, r)
 		}
 	}

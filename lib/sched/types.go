@@ -239,6 +239,23 @@ type Snapshot struct {
 	Shared  map[string]float64
 	Jobs    []Job // pending, in submission order
 	Running []Alloc
+	// NoReasons: the caller reads only the placements and reservations
+	// (a simulator): Decision.Pending stays empty and no reason is
+	// worked out. The placements and reservations are the same.
+	NoReasons bool
+	// Scratch, when set, is memory that Schedule reuses from one cycle to
+	// the next instead of allocating it again (a simulator runs a cycle
+	// per event); nil: none. The decision is the same with it or without
+	// it. One Scratch serves one cycle at a time.
+	Scratch *Scratch
+}
+
+// Scratch is the memory successive cycles reuse (Snapshot.Scratch). The
+// zero value is ready.
+type Scratch struct {
+	hosts []hostState
+	nums  []float64     // the hosts' values as select and order read them
+	vals  []resreq.Host // their headers
 }
 
 // Placement starts one job.

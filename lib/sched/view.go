@@ -55,7 +55,7 @@ type FairRun struct {
 
 // Look computes the view of a snapshot. It does not modify the snapshot.
 func Look(s *Snapshot) *View {
-	c := newCycle(s)
+	c := newCycle(s, nil) // the view hands out the hosts' values: no scratch
 	v := &View{Hosts: make(map[string]HostView, len(c.hosts)), SharedReserved: map[string]float64{}, Fair: map[string]map[string]FairRun{}}
 	for i := range c.hosts {
 		hs := &c.hosts[i]

@@ -1,0 +1,162 @@
+package sim
+
+import (
+	"container/heap"
+	"math"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"xce/lib/trace"
+	"xce/lib/trace/lublin"
+)
+
+func benchSimulate(b *testing.B, jobs, hosts int) {
+	// The Lublin-Feitelson model's workload for a machine of that many
+	// processors (lib/trace/lublin).
+	tr := &trace.Trace{Format: trace.SWF, Jobs: lublin.Generate(jobs, hosts, 29)}
+	b.Run("xce", func(b *testing.B) {
+		var ms runtime.MemStats
+		var heapBytes uint64
+		for b.Loop() {
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			before := ms.HeapAlloc
+			r, err := Run(tr, Options{Hosts: hosts, Slots: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			// What the run holds at its end: the trace and every job's
+			// result (the garbage of the cycles collected).
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			heapBytes = max(heapBytes, ms.HeapAlloc-min(before, ms.HeapAlloc))
+			if s := Summarise(r); s.Jobs != jobs {
+				b.Fatalf("%d of %d jobs ran", s.Jobs, jobs)
+			}
+			runtime.KeepAlive(r)
+		}
+		report(b, jobs, heapBytes)
+	})
+	b.Run("firstfit", func(b *testing.B) {
+		var ms runtime.MemStats
+		var heapBytes uint64
+		for b.Loop() {
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			before := ms.HeapAlloc
+			st := firstFit(tr, hosts)
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			heapBytes = max(heapBytes, ms.HeapAlloc-min(before, ms.HeapAlloc))
+			runtime.KeepAlive(st)
+		}
+		report(b, jobs, heapBytes)
+	})
+}
+
+func report(b *testing.B, jobs int, heapBytes uint64) {
+	per := b.Elapsed().Seconds() / float64(b.N) / float64(jobs)
+	b.ReportMetric(1/per, "jobs/s")
+	b.ReportMetric(per*1e9, "ns/job")
+	b.ReportMetric(float64(heapBytes)/float64(jobs), "bytes/job")
+}
+
+// firstFit is the simplest event loop there is, the limit of what a
+// simulator can reach on a trace: jobs in submission order, each started
+// as soon as enough hosts are free (greedy first fit over hosts of one
+// slot, no requirements, no queues, no reservation). It returns the start
+// times.
+func firstFit(tr *trace.Trace, hosts int) []time.Duration {
+	n := len(tr.Jobs)
+	start := make([]time.Duration, n)
+	busy := make([]bool, hosts)
+	free := hosts
+	on := make([][]int32, n) // hosts of each running job
+	var ends ffHeap
+	var pending []int32
+	next := 0
+	for next < n || len(ends) > 0 {
+		now := time.Duration(math.MaxInt64)
+		if next < n {
+			now = tr.Jobs[next].Submit
+		}
+		if len(ends) > 0 && ends[0].at < now {
+			now = ends[0].at
+		}
+		for len(ends) > 0 && ends[0].at <= now {
+			e := heap.Pop(&ends).(ffEvent)
+			for _, h := range on[e.job] {
+				busy[h] = false
+			}
+			free += len(on[e.job])
+			on[e.job] = nil
+		}
+		for next < n && tr.Jobs[next].Submit <= now {
+			pending = append(pending, int32(next))
+			next++
+		}
+		kept := pending[:0]
+		for _, j := range pending {
+			need := tr.Jobs[j].Slots
+			if need > free {
+				kept = append(kept, j)
+				continue
+			}
+			hs := make([]int32, 0, need)
+			for h := 0; len(hs) < need; h++ {
+				if !busy[h] {
+					busy[h] = true
+					hs = append(hs, int32(h))
+				}
+			}
+			free -= need
+			on[j] = hs
+			start[j] = now
+			run := tr.Jobs[j].Run
+			if l := tr.Jobs[j].Limit; l > 0 && run > l {
+				run = l
+			}
+			heap.Push(&ends, ffEvent{now + run, j})
+		}
+		pending = kept
+	}
+	return start
+}
+
+type ffEvent struct {
+	at  time.Duration
+	job int32
+}
+
+type ffHeap []ffEvent
+
+func (h ffHeap) Len() int           { return len(h) }
+func (h ffHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h ffHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *ffHeap) Push(x any)        { *h = append(*h, x.(ffEvent)) }
+func (h *ffHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// BenchmarkSimulate10k256: 10,000 jobs on 256 hosts of one slot (issue
+// 29's target: 100,000 simulated jobs per second), beside the first-fit
+// loop.
+func BenchmarkSimulate10k256(b *testing.B) { benchSimulate(b, 10_000, 256) }
+
+// BenchmarkSimulate1M10000: 1,000,000 jobs on 10,000 hosts (target: under
+// 60 s, under 1 KB a job).
+//
+// Each cycle still costs time in proportion to the hosts (lib/sched builds
+// its view of every host and running job afresh), which puts this run at
+// hours: it runs only with XCE_BENCH_SIM_1M=1 in the environment.
+func BenchmarkSimulate1M10000(b *testing.B) {
+	if os.Getenv("XCE_BENCH_SIM_1M") == "" {
+		b.Skip("takes hours with the current engine; XCE_BENCH_SIM_1M=1 runs it")
+	}
+	benchSimulate(b, 1_000_000, 10_000)
+}
