@@ -1,6 +1,9 @@
 package store
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -29,16 +32,7 @@ func Restore(r io.Reader, dir string, minCeiling int64) (int64, error) {
 	if _, err := os.Stat(dir); err == nil {
 		return 0, fmt.Errorf("restore into %s: it exists already", dir)
 	}
-	db, err := badger.Open(badgerOptions(dir))
-	if err != nil {
-		return 0, fmt.Errorf("create %s: %w", dir, err)
-	}
-	if err := db.Load(r, 64); err != nil {
-		db.Close()
-		os.RemoveAll(dir)
-		return 0, fmt.Errorf("read the backup: %w", err)
-	}
-	if err := db.Close(); err != nil {
+	if err := loadBackup(r, dir, badgerOptions(dir)); err != nil {
 		return 0, err
 	}
 	st, err := Open(dir)
@@ -60,6 +54,87 @@ func Restore(r io.Reader, dir string, minCeiling int64) (int64, error) {
 		err = cerr
 	}
 	return jobs, err
+}
+
+// loadBackup creates a Badger database in dir, with opts, from a backup
+// stream; on failure it removes dir.
+func loadBackup(r io.Reader, dir string, opts badger.Options) error {
+	db, err := badger.Open(opts)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	if err := db.Load(&checkedBackup{r: bufio.NewReaderSize(r, 1<<20)}, 64); err != nil {
+		db.Close()
+		os.RemoveAll(dir)
+		return fmt.Errorf("read the backup: %w", err)
+	}
+	if err := db.Close(); err != nil {
+		os.RemoveAll(dir)
+		return fmt.Errorf("write %s: %w", dir, err)
+	}
+	return nil
+}
+
+// A backup stream is Badger's: [length:8 little-endian][pb.KVList]
+// repeated. Badger writes lists of a few MB; maxBackupList bounds one.
+const maxBackupList = 1 << 30
+
+// LooksLikeBackup reports whether head, the start of a file, looks like
+// a backup stream: a list's length, then a KVList whose first field (its
+// first KV) is tag 0x0a.
+func LooksLikeBackup(head []byte) bool {
+	return len(head) > 9 && head[8] == 0x0a && binary.LittleEndian.Uint64(head) <= maxBackupList
+}
+
+// checkedBackup passes a backup stream on to Badger's Load one whole list
+// at a time, once the list is all there. Load sizes its buffer by the
+// length it reads: a damaged length would have it allocate up to 2^64
+// bytes (or fail to) before finding that the stream has no such list.
+// Here the list is read in as it comes, so what is held is never more
+// than what the stream has.
+type checkedBackup struct {
+	r   *bufio.Reader
+	buf bytes.Buffer // the list being handed on, with its length
+	err error        // what ends the stream, once buf is drained
+}
+
+func (c *checkedBackup) Read(p []byte) (int, error) {
+	if c.buf.Len() == 0 {
+		if c.err != nil {
+			return 0, c.err
+		}
+		if c.err = c.next(); c.err != nil {
+			c.buf.Reset()
+			return 0, c.err
+		}
+	}
+	return c.buf.Read(p)
+}
+
+// next reads the next list into buf; io.EOF where the stream ends
+// between lists.
+func (c *checkedBackup) next() error {
+	c.buf.Reset()
+	var size [8]byte
+	n, err := io.ReadFull(c.r, size[:])
+	if err == io.EOF {
+		return io.EOF
+	}
+	if err != nil {
+		return fmt.Errorf("cut short: %d bytes of a list's length (%v)", n, err)
+	}
+	want := binary.LittleEndian.Uint64(size[:])
+	if want > maxBackupList {
+		return fmt.Errorf("damaged: a list of %d bytes", want)
+	}
+	c.buf.Write(size[:])
+	if m, err := io.CopyN(&c.buf, c.r, int64(want)); err != nil {
+		if err == io.EOF {
+			return fmt.Errorf("cut short: %d of a list's %d bytes", m, want)
+		}
+		return err
+	}
+	return nil
 }
 
 // RecordedCeiling returns the id ceiling recorded beside the store in dir
