@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 
 	badger "github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/pb"
+	"google.golang.org/protobuf/proto"
 )
 
 // Backup writes a consistent copy of the whole store to w, while it is in
@@ -59,11 +61,24 @@ func Restore(r io.Reader, dir string, minCeiling int64) (int64, error) {
 // loadBackup creates a Badger database in dir, with opts, from a backup
 // stream; on failure it removes dir.
 func loadBackup(r io.Reader, dir string, opts badger.Options) error {
+	// A stream that is not a backup is found out before a database is
+	// made for it: its first list is read and decoded first.
+	c := &checkedBackup{r: bufio.NewReaderSize(r, 1<<20)}
+	switch err := c.next(); {
+	case err == io.EOF:
+		c.err = io.EOF // an empty backup: an empty store
+	case err != nil:
+		return fmt.Errorf("read the backup: %w", err)
+	default:
+		if err := proto.Unmarshal(c.buf.Bytes()[8:], &pb.KVList{}); err != nil {
+			return fmt.Errorf("read the backup: %w", err)
+		}
+	}
 	db, err := badger.Open(opts)
 	if err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	if err := db.Load(&checkedBackup{r: bufio.NewReaderSize(r, 1<<20)}, 64); err != nil {
+	if err := db.Load(c, 64); err != nil {
 		db.Close()
 		os.RemoveAll(dir)
 		return fmt.Errorf("read the backup: %w", err)
