@@ -62,17 +62,13 @@ func Restore(r io.Reader, dir string, minCeiling int64) (int64, error) {
 // stream; on failure it removes dir.
 func loadBackup(r io.Reader, dir string, opts badger.Options) error {
 	// A stream that is not a backup is found out before a database is
-	// made for it: its first list is read and decoded first.
+	// made for it: its first list is read and checked first.
 	c := &checkedBackup{r: bufio.NewReaderSize(r, 1<<20)}
 	switch err := c.next(); {
 	case err == io.EOF:
 		c.err = io.EOF // an empty backup: an empty store
 	case err != nil:
 		return fmt.Errorf("read the backup: %w", err)
-	default:
-		if err := proto.Unmarshal(c.buf.Bytes()[8:], &pb.KVList{}); err != nil {
-			return fmt.Errorf("read the backup: %w", err)
-		}
 	}
 	db, err := badger.Open(opts)
 	if err != nil {
@@ -101,12 +97,17 @@ func LooksLikeBackup(head []byte) bool {
 	return len(head) > 9 && head[8] == 0x0a && binary.LittleEndian.Uint64(head) <= maxBackupList
 }
 
+// maxBackupVersion bounds a record's version (Badger's commit timestamp,
+// one more each commit) in a backup stream.
+const maxBackupVersion = 1 << 62
+
 // checkedBackup passes a backup stream on to Badger's Load one whole list
-// at a time, once the list is all there. Load sizes its buffer by the
-// length it reads: a damaged length would have it allocate up to 2^64
-// bytes (or fail to) before finding that the stream has no such list.
-// Here the list is read in as it comes, so what is held is never more
-// than what the stream has.
+// at a time, once the list is all there and decodes. Load sizes its
+// buffer by the length it reads: a damaged length would have it allocate
+// up to 2^64 bytes (or fail to) before finding that the stream has no
+// such list. Here the list is read in as it comes, so what is held is
+// never more than what the stream has. And a damaged version of 2^64-1
+// has Badger count to it, for ever (its next timestamp wraps to 0).
 type checkedBackup struct {
 	r   *bufio.Reader
 	buf bytes.Buffer // the list being handed on, with its length
@@ -126,8 +127,8 @@ func (c *checkedBackup) Read(p []byte) (int, error) {
 	return c.buf.Read(p)
 }
 
-// next reads the next list into buf; io.EOF where the stream ends
-// between lists.
+// next reads the next list into buf and checks it; io.EOF where the
+// stream ends between lists.
 func (c *checkedBackup) next() error {
 	c.buf.Reset()
 	var size [8]byte
@@ -148,6 +149,15 @@ func (c *checkedBackup) next() error {
 			return fmt.Errorf("cut short: %d of a list's %d bytes", m, want)
 		}
 		return err
+	}
+	var list pb.KVList
+	if err := proto.Unmarshal(c.buf.Bytes()[8:], &list); err != nil {
+		return fmt.Errorf("damaged: %w", err)
+	}
+	for _, kv := range list.Kv {
+		if kv.Version > maxBackupVersion {
+			return fmt.Errorf("damaged: record %q has version %d", kv.Key, kv.Version)
+		}
 	}
 	return nil
 }

@@ -232,8 +232,9 @@ func TestBackupView(t *testing.T) {
 }
 
 // A damaged list length does not have a backup's reader (Restore's, a
-// view's) allocate what it says: the list is not there.
-func TestBackupDamagedLength(t *testing.T) {
+// view's) allocate what it says: the list is not there. A damaged
+// version is refused.
+func TestBackupDamaged(t *testing.T) {
 	list, err := proto.Marshal(&pb.KVList{Kv: []*pb.KV{{Key: []byte("m/x"), Value: []byte("1"), Version: 1}}})
 	if err != nil {
 		t.Fatal(err)
@@ -257,8 +258,22 @@ func TestBackupDamagedLength(t *testing.T) {
 			t.Errorf("a list of %d bytes with %d there: %d MB allocated", n, len(list), grew>>20)
 		}
 	}
+	// A damaged version: Badger would count up to it for ever.
+	bad, err := proto.Marshal(&pb.KVList{Kv: []*pb.KV{{Key: []byte("m/x"), Value: []byte("1"), Version: math.MaxUint64}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := append(binary.LittleEndian.AppendUint64(nil, uint64(len(bad))), bad...)
+	if _, err := Restore(bytes.NewReader(data), filepath.Join(t.TempDir(), "db"), 0); err == nil || !strings.Contains(err.Error(), "version") {
+		t.Errorf("restored a record of version 2^64-1: %v", err)
+	}
+	if v, err := OpenBackupView(bytes.NewReader(data)); err == nil {
+		v.Close()
+		t.Error("viewed a record of version 2^64-1")
+	}
+
 	// The same list whole restores.
-	data := append(binary.LittleEndian.AppendUint64(nil, uint64(len(list))), list...)
+	data = append(binary.LittleEndian.AppendUint64(nil, uint64(len(list))), list...)
 	dir := filepath.Join(t.TempDir(), "db")
 	if _, err := Restore(bytes.NewReader(data), dir, 0); err != nil {
 		t.Fatal(err)
