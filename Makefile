@@ -8,7 +8,7 @@ COMMANDS  := bsub bjobs bkill bstop bresume bqueues bhosts bhist bpeek lsid lsho
 TOOLS     := $(CURDIR)/.tools
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build run test lint bench soak proto clean man completions install
+.PHONY: build run test lint bench soak proto clean man completions install package
 
 # The commands and the per-job shepherd are built without cgo: a static
 # binary starts in half the time, and they start often. xced keeps cgo so
@@ -83,5 +83,20 @@ install: build
 	install -m 644 completions/bash/* $(DESTDIR)$(PREFIX)/share/bash-completion/completions/
 	install -m 644 completions/zsh/_* $(DESTDIR)$(PREFIX)/share/zsh/site-functions/
 
+# make package: dist/xce_VERSION_ARCH.deb and dist/xce-VERSION.ARCH.rpm, the
+# whole suite with its systemd units and /etc/xce/xce.toml (packaging/).
+# nfpm is the Go-native packager: it writes both formats from one
+# definition, without dpkg-deb or rpmbuild here. VERSION defaults to the
+# latest vX.Y.Z tag (0.0.0 without one) plus the commit count and hash, so
+# that every commit's package sorts after the one before.
+NFPM      := github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.48.0
+GIT_TAG   := $(shell git describe --tags --match 'v[0-9]*' --abbrev=0 2>/dev/null | sed 's/^v//')
+VERSION   ?= $(or $(GIT_TAG),0.0.0)+git$(shell git rev-list --count HEAD 2>/dev/null).$(shell git rev-parse --short HEAD 2>/dev/null)
+DIST      := dist
+package: build
+	@mkdir -p $(DIST)
+	XCE_BIN=$(BIN) XCE_VERSION=$(VERSION) GOARCH=$$($(GO) env GOARCH) $(GO) run $(NFPM) package --config packaging/nfpm.yaml --packager deb --target $(DIST)/
+	XCE_BIN=$(BIN) XCE_VERSION=$(VERSION) GOARCH=$$($(GO) env GOARCH) $(GO) run $(NFPM) package --config packaging/nfpm.yaml --packager rpm --target $(DIST)/
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) $(DIST)

@@ -45,6 +45,7 @@ type candidate struct {
 	local *replica.Mux // the Unix socket: this host's commands
 
 	term *term // what serves now: a leader's controller or a standby
+	sd   *notifier
 }
 
 // term is one stretch of leading or standing by.
@@ -57,14 +58,14 @@ type term struct {
 
 // serveCandidate runs until SIGINT or SIGTERM, or until the store can no
 // longer follow the log.
-func serveCandidate(o options, cfg *config.Config, dir, host string, slots, ncpu int, st *store.Store) error {
+func serveCandidate(o options, cfg *config.Config, dir, host string, slots, ncpu int, st *store.Store, sd *notifier) error {
 	if o.listen == "" || !slices.Contains(cfg.Cluster.Controllers, o.listen) {
 		return fmt.Errorf("this xced is not one of the controller candidates %v: start each candidate with --listen set to its entry in [cluster] controllers", cfg.Cluster.Controllers)
 	}
 	if hc := cfg.Hosts[host]; hc == nil || hc.IsServer() {
 		slog.Info("controller candidates run no jobs themselves; run `xced worker` on this host to run jobs here", "host", host)
 	}
-	c := &candidate{o: o, cfg: cfg, dir: dir, host: host, slots: slots, ncpu: ncpu, st: st}
+	c := &candidate{o: o, cfg: cfg, dir: dir, host: host, slots: slots, ncpu: ncpu, st: st, sd: sd}
 	tok, creds, err := clusterServerCredentials(dir, o.listen, host, &cfg.Cluster)
 	if err != nil {
 		return err
@@ -121,9 +122,17 @@ func serveCandidate(o options, cfg *config.Config, dir, host string, slots, ncpu
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	sd.Ready() // serving: as a standby until elected
+	// A standby's watchdog is this loop; a leader's, its scheduling loop.
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
 	leading := c.node.Watch()
 	for {
 		select {
+		case <-tick.C:
+			if c.term.ctl == nil {
+				sd.Alive()
+			}
 		case l := <-leading:
 			switch {
 			case l && c.term.ctl == nil:
@@ -147,6 +156,7 @@ func serveCandidate(o options, cfg *config.Config, dir, host string, slots, ncpu
 			}
 		case s := <-sigs:
 			slog.Info("stopping; running jobs keep running", "signal", s)
+			sd.Stopping()
 			if c.term.ctl != nil && len(cfg.Cluster.Controllers) > 1 {
 				c.handOver()
 			}
@@ -187,6 +197,7 @@ func (c *candidate) lead() error {
 		KillGrace:         c.o.runlimitGrace,
 		Workers:           true,
 		Replication:       c.node,
+		Alive:             c.sd.Alive,
 	}, c.st, nil)
 	if err != nil {
 		return fmt.Errorf("restore the state: %w", err)

@@ -41,7 +41,14 @@ func main() {
 		// xced standing in for xce-shepherd: a job's limits, then the job.
 		os.Exit(exec.RlimitMain(os.Args[2:]))
 	}
-	os.Exit(run())
+	code := run()
+	if code == 0 && restartWritable.Load() {
+		if err := reexec(); err != nil {
+			fmt.Fprintln(os.Stderr, "xced: start again writable:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 type options struct {
@@ -54,6 +61,7 @@ type options struct {
 	terminateInterval time.Duration
 	logLevel          string
 	minFreeMB         uint64
+	diskCheck         time.Duration
 	listen            string
 }
 
@@ -78,6 +86,8 @@ func run() int {
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&o.listen, "listen", "", "serve the workers of other hosts on this TCP address (HOST:PORT); writes DIR/cluster.token on first start")
 	f.Uint64Var(&o.minFreeMB, "min-free", store.DefaultMinFree>>20, "MB the disk holding the store keeps free: below it submissions are refused and xced starts read-only")
+	f.DurationVar(&o.diskCheck, "disk-check-interval", 30*time.Second, "read-only below the free-space floor: how often xced looks whether space is back")
+	f.MarkHidden("disk-check-interval")
 	configCmd := &cobra.Command{Use: "config", Short: "Work with xce.toml"}
 	configCmd.AddCommand(&cobra.Command{
 		Use:   "check FILE",
@@ -195,7 +205,7 @@ func serve(o options) error {
 	open := store.Open
 	var full *store.SpaceError
 	if err := store.OpenCheckSpace(dbDir, minFree); errors.As(err, &full) {
-		slog.Warn("the disk holding the store is below its free-space floor: xced runs read-only (no submissions, no dispatch) until space is freed on that disk and xced is restarted",
+		slog.Warn("the disk holding the store is below its free-space floor: xced runs read-only (no submissions, no dispatch) until space is freed on that disk; it then restarts by itself",
 			"dir", dir, "free_mb", full.Free>>20, "need_mb", full.Need>>20)
 		open = store.OpenLowSpace
 	} else if err != nil {
@@ -210,8 +220,9 @@ func serve(o options) error {
 	}
 	defer st.Close()
 	st.SetMinFree(minFree)
+	sd := newNotifier()
 	if len(cfg.Cluster.Controllers) > 0 {
-		return serveCandidate(o, cfg, dir, host, slots, ncpu, st)
+		return serveCandidate(o, cfg, dir, host, slots, ncpu, st, sd)
 	}
 
 	// The worker starts before the controller exists (the controller
@@ -264,6 +275,7 @@ func serve(o options) error {
 		KillGrace:         o.runlimitGrace,
 		Workers:           o.listen != "",
 		GPUs:              gpus,
+		Alive:             sd.Alive,
 	}, st, local)
 	if err != nil {
 		return err
@@ -316,6 +328,7 @@ func serve(o options) error {
 	go func() {
 		s := <-sigs
 		slog.Info("stopping; running jobs keep running and are picked up at the next start", "signal", s)
+		sd.Stopping()
 		cancel()
 		done := make(chan struct{})
 		go func() { srv.GracefulStop(); close(done) }()
@@ -325,12 +338,20 @@ func serve(o options) error {
 			srv.Stop()
 		}
 	}()
+	if st.LowSpace() {
+		stopWatch := make(chan struct{})
+		defer close(stopWatch)
+		go watchSpace(dbDir, minFree, o.diskCheck, stopWatch)
+	}
 	slog.Info("xced ready", "socket", sock, "host", host, "slots", slots, "cluster", cfg.Cluster.Name, "config", o.configFile)
 	if o.dir != "" {
 		fmt.Fprintf(os.Stderr, "xced: listening on %s; point the commands at it with XCE_DIR=%s\n", sock, dir)
 	} else {
 		fmt.Fprintf(os.Stderr, "xced: listening on %s\n", sock)
 	}
+	// The store is open, the state restored and the socket listening
+	// (connections queue until Serve takes them).
+	sd.Ready()
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, net.ErrClosed) {
 		return err
 	}

@@ -93,6 +93,9 @@ func runWorker(o workerOptions) error {
 		return err
 	}
 	defer lock.Close()
+	if err := checkWorkerFormat(dir); err != nil {
+		return err
+	}
 	// The jobs do not need the socket: without it (a path too long for a
 	// socket, say) the worker runs, and the host's commands cannot reach
 	// the controller over TCP.
@@ -113,9 +116,11 @@ func runWorker(o workerOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	sd := newNotifier()
 	go func() {
 		<-ctx.Done()
 		slog.Info("stopping; running jobs keep running and are picked up when the worker is back")
+		sd.Stopping()
 	}()
 	fmt.Fprintf(os.Stderr, "xced worker: host %s, controller %s, jobs under %s, commands' credentials at %s\n", name, o.controller, filepath.Join(dir, "jobs"), sock)
 	return agent.Run(ctx, agent.Config{
@@ -128,6 +133,8 @@ func runWorker(o workerOptions) error {
 		Version:      controller.Version,
 		LoadInterval: o.loadInterval,
 		Fatal:        workerRefused,
+		Registered:   sd.Ready, // systemd: ready once a controller has it
+		Alive:        sd.Alive,
 	})
 }
 

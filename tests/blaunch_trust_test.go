@@ -2,10 +2,14 @@ package tests
 
 import (
 	"bytes"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -96,8 +100,10 @@ wait
 		pids["worker "+n] = w.cmd.Process.Pid
 	}
 	before := map[string]int64{}
+	var marks []rssMark
 	for n, p := range pids {
 		before[n] = procField(p, "status", "VmRSS")
+		marks = append(marks, markRSS(n, p))
 	}
 	os.WriteFile(filepath.Join(m.work, "bp.go"), nil, 0o644)
 
@@ -125,6 +131,8 @@ wait
 	if last >= int64(size) {
 		t.Errorf("the writer wrote %d bytes of %d while its blaunch was stopped", last, size)
 	}
+	sort.Slice(marks, func(i, j int) bool { return marks[i].name < marks[j].name })
+	reportRSS(t, "a stopped blaunch's task writes 96 MiB", marks...)
 	for n, p := range pids {
 		after := procField(p, "status", "VmRSS")
 		if grew := after - before[n]; grew > 48<<10 {
@@ -201,4 +209,97 @@ sleep 1000`, "-n", "2", "-R", "span[ptile=1]", "-o", "orphan.out")
 	if n := strings.Count(log, "lost"); n > 2 {
 		t.Errorf("the worker of %s logged %d lines of lost output (want one per job):\n%.2000s", to, n, log)
 	}
+}
+
+// linkProxy forwards TCP connections to addr, and cuts those it carries
+// when told: a link lost while both ends stay up.
+type linkProxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newLinkProxy(t *testing.T, addr string) *linkProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &linkProxy{ln: ln}
+	t.Cleanup(func() { ln.Close(); p.cut() })
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", addr)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, in, out)
+			p.mu.Unlock()
+			go func() { io.Copy(out, in); out.Close() }()
+			go func() { io.Copy(in, out); in.Close() }()
+		}
+	}()
+	return p
+}
+
+func (p *linkProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// The link of blaunch's host to the controller is cut while both stay
+// up: the task on the other host is killed (nobody can hear it), and
+// blaunch ends, saying why, rather than waiting for an end that cannot
+// reach it.
+func TestBlaunchHostLinkCut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a controller and two workers")
+	}
+	m := newMulti(t)
+	proxies := map[string]*linkProxy{}
+	for _, h := range []string{"h1", "h2"} {
+		proxies[h] = newLinkProxy(t, m.addr)
+		w := &workerProc{t: t, name: h, dir: filepath.Join(m.dir, "w-"+h), slots: 1, addr: proxies[h].ln.Addr().String(),
+			token: filepath.Join(m.dir, "state", "cluster.token")}
+		m.workers[h] = w
+		w.start()
+	}
+	m.waitHosts(map[string]string{"h1": "ok", "h2": "ok"})
+	mark := "linkcut-mark-" + strconv.Itoa(os.Getpid())
+	killMarked(t, mark)
+	id := m.submit(`other=$(echo $LSB_MCPU_HOSTS | awk '{print $3}')
+blaunch $other 'sleep 1000; : `+mark+`'
+echo "blaunch rc=$?" > linkcut.rc
+sleep 1000`, "-n", "2", "-R", "span[ptile=1]", "-o", "linkcut.out")
+	m.waitState(id, "RUN")
+	if !blWaitProcs(t, mark, 1) {
+		t.Fatal("the task did not start")
+	}
+	hosts := strings.Split(m.execHosts(id), ":")
+	if len(hosts) != 2 {
+		t.Fatalf("exec_host %q", m.execHosts(id))
+	}
+	from := hosts[0] // blaunch's host
+	if _, name, ok := strings.Cut(from, "*"); ok {
+		from = name
+	}
+	proxies[from].cut()
+	if !blWaitProcs(t, mark, 0) {
+		t.Errorf("the task outlived the cut of its blaunch's host's link")
+	}
+	time.Sleep(100 * time.Millisecond) // the line written
+	rc, _ := os.ReadFile(waitFile(t, filepath.Join(m.work, "linkcut.rc")))
+	if !strings.Contains(string(rc), "rc=255") {
+		t.Errorf("blaunch after the cut: %q", rc)
+	}
+	m.run("", "bkill", id)
 }

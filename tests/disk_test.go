@@ -121,7 +121,7 @@ func TestDiskFullRestartReadOnly(t *testing.T) {
 	r := c.run("", "bsub", "true")
 	want := "The controller's disk is full"
 	if r.code == 0 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "free space on that disk") ||
-		!strings.Contains(r.stderr, "restart xced") || !strings.Contains(r.stderr, "Job not submitted.") {
+		!strings.Contains(r.stderr, "xced restarts by itself") || !strings.Contains(r.stderr, "Job not submitted.") {
 		t.Fatalf("bsub read-only: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	// The running job's end is recorded.
@@ -162,6 +162,48 @@ func TestDiskFullRestartReadOnly(t *testing.T) {
 	id := c.submit("", "true")
 	c.waitState(id, "DONE")
 	c.waitState(held, "DONE")
+}
+
+// Read-only after a start below the floor ends by itself: once space is
+// freed, xced (looking every second here) restarts in place, writable,
+// and takes submissions again without anyone restarting it; a job that
+// ran through it ends as it should.
+func TestDiskReadOnlyEndsWhenSpaceReturns(t *testing.T) {
+	c, _, fill, release := diskCluster(t, "160m", "", "--disk-check-interval", "1s")
+	c.start()
+	long := c.submit("", "sleep 6")
+	c.waitState(long, "RUN")
+	c.stop()
+	fill(10 << 20)
+	c.start()
+	pid := c.cmd.Process.Pid
+	if r := c.run("", "bsub", "true"); r.code == 0 || !strings.Contains(r.stderr, "runs read-only") {
+		t.Fatalf("bsub read-only: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	release()
+	deadline := time.Now().Add(60 * time.Second)
+	var id string
+	for {
+		r := c.run("", "bsub", "true")
+		if m := submittedRE.FindStringSubmatch(r.stdout); r.code == 0 && m != nil {
+			id = m[1]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("xced still refuses bsub 60 s after space was freed: %s\n%s", r.stderr, c.log)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(c.log.String(), "xced restarts to leave read-only mode") {
+		t.Errorf("xced's log does not say it left read-only mode:\n%s", c.log)
+	}
+	if c.cmd.Process.Pid != pid || c.cmd.ProcessState != nil {
+		t.Errorf("xced is not the process it was (pid %d, state %v)", pid, c.cmd.ProcessState)
+	}
+	c.waitState(id, "DONE")
+	if st := c.waitStateWithin(long, 90*time.Second, "DONE", "EXIT"); st != "DONE" {
+		t.Errorf("job %s, running through the restarts: %s", long, st)
+	}
 }
 
 // One user's job writes without end to its spool file, which lives in

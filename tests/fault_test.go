@@ -97,12 +97,13 @@ func storm(c *cluster, l *ledger, workers int, stop chan struct{}, wg *sync.Wait
 var bhistJobRE = regexp.MustCompile(`(?m)^Job <(\d+)>`)
 
 // checkLedger checks that every acknowledged job is listed exactly once by
-// bjobs and by bhist, and that its history agrees with its state.
-func checkLedger(c *cluster, l *ledger, round int) (lost int) {
+// bjobs and by bhist, and that its history agrees with its state. It
+// returns the acknowledged jobs bjobs does not list.
+func checkLedger(c *cluster, l *ledger, round int) (lost []string) {
 	c.t.Helper()
 	ids := l.ids()
 	if len(ids) == 0 {
-		return 0
+		return nil
 	}
 	// States before and after the histories: a job that ends between
 	// two queries is not an inconsistency, so states are compared only
@@ -120,7 +121,7 @@ func checkLedger(c *cluster, l *ledger, round int) (lost int) {
 		if seen[id] != 1 {
 			c.t.Errorf("round %d: acknowledged job %s is listed %d times by bjobs", round, id, seen[id])
 			if seen[id] == 0 {
-				lost++
+				lost = append(lost, id)
 			}
 		}
 	}
@@ -194,7 +195,11 @@ func faultLoop(t *testing.T, c *cluster, l *ledger, during func(stop chan struct
 	seed := time.Now().UnixNano()
 	rng := rand.New(rand.NewSource(seed))
 	n := restarts()
-	survived, lost := 0, 0
+	survived, lost := 0, map[string]bool{}
+	start := time.Now()
+	defer func() {
+		faultFigures(t, "kill -9 restarts", survived, n, len(l.ids()), len(lost), seed, time.Since(start))
+	}()
 	for round := 1; round <= n; round++ {
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
@@ -205,13 +210,23 @@ func faultLoop(t *testing.T, c *cluster, l *ledger, during func(stop chan struct
 		close(stop)
 		wg.Wait()
 		c.start()
-		survived++
-		lost += checkLedger(c, l, round)
+		for _, id := range checkLedger(c, l, round) {
+			lost[id] = true
+		}
 		if t.Failed() {
 			break
 		}
+		survived++
 	}
-	t.Logf("seed %d: %d of %d restarts survived; %d acknowledged jobs, %d lost", seed, survived, n, len(l.ids()), lost)
+}
+
+// faultFigures prints one test's figures on one line of a fixed form, for
+// a report to quote (grep 'fault figures:' in `make soak`'s output). A
+// restart survived is one after which every acknowledged job was still
+// listed once; lost counts each acknowledged job missing at least once.
+func faultFigures(t *testing.T, what string, survived, of, acked, lost int, seed int64, took time.Duration) {
+	t.Logf("fault figures: %s: %d of %d %s survived; %d acknowledged jobs, %d lost; %s, seed %d",
+		t.Name(), survived, of, what, acked, lost, took.Round(time.Second), seed)
 }
 
 func TestFaultKillDuringSubmissionStorm(t *testing.T) {

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -117,6 +120,7 @@ func xcedKB(t *testing.T, c *cluster, field string) int {
 // in 4.6 s, then the kernel killed it.)
 func TestSocketDataFlood(t *testing.T) {
 	c := newCluster(t)
+	mark := markRSS("xced", c.cmd.Process.Pid)
 	idle := xcedKB(t, c, "VmRSS")
 	r, err := c.dialSocket(-1)
 	if err != nil {
@@ -152,6 +156,7 @@ func TestSocketDataFlood(t *testing.T) {
 	if ga := r.closed(t); ga == nil || ga.ErrCode != http2.ErrCodeFlowControl {
 		t.Fatalf("closed with %v, want a GOAWAY with FLOW_CONTROL_ERROR", ga)
 	}
+	reportRSS(t, "DATA flood on one stream", mark)
 	if peak-idle > 50<<10 {
 		t.Errorf("xced's RSS grew by %d MB under the flood", (peak-idle)>>10)
 	}
@@ -164,6 +169,7 @@ func TestSocketDataFlood(t *testing.T) {
 func TestSocketConnectionsPerUser(t *testing.T) {
 	uid := testUser(t, "xcetest1")
 	c := trustCluster(t)
+	mark := markRSS("xced", c.cmd.Process.Pid)
 	const bound, extra = 64, 16 // unixrpc.DefaultMaxConnsPerUID
 	var held []*h2Raw
 	defer func() {
@@ -206,6 +212,7 @@ func TestSocketConnectionsPerUser(t *testing.T) {
 		t.Fatalf("a command of the user over its bound: exit %d, %q", r.code, r.stderr)
 	}
 	c.must("", "bqueues") // root is not bounded
+	reportRSS(t, fmt.Sprintf("%d connections held by one user", bound+extra), mark)
 	for _, r := range held {
 		r.nc.Close()
 	}
@@ -232,6 +239,7 @@ func TestSocketOutOfDescriptors(t *testing.T) {
 	}
 	c := newCluster(t)
 	pid := c.cmd.Process.Pid
+	mark := markRSS("xced", pid)
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	if err != nil {
 		t.Fatal(err)
@@ -274,5 +282,203 @@ func TestSocketOutOfDescriptors(t *testing.T) {
 			t.Fatalf("xced does not serve after its descriptors were freed: %s\n%s", r.stderr, c.log)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	reportRSS(t, "out of descriptors", mark)
+}
+
+// An ordinary user tries to hold 10,000 connections, each past its
+// preface and SETTINGS, then idle (the attack that once made xced exit at
+// about 20,000): it keeps 64, xced's memory stays flat, and root's and
+// another user's commands are served meanwhile.
+func TestSocketConnectionHold(t *testing.T) {
+	uid := testUser(t, "xcetest1")
+	other := testUser(t, "xcetest2")
+	c := trustCluster(t)
+	mark := markRSS("xced", c.cmd.Process.Pid)
+	const tries = 10000
+	var held []*h2Raw
+	defer func() {
+		for _, r := range held {
+			r.nc.Close()
+		}
+	}()
+	for len(held) < tries {
+		r, err := c.dialSocket(uid)
+		if errors.Is(err, syscall.EAGAIN) {
+			time.Sleep(time.Millisecond) // the backlog is full: xced is accepting
+			continue
+		}
+		if err != nil {
+			t.Fatalf("connection %d: %v", len(held), err)
+		}
+		held = append(held, r)
+	}
+	time.Sleep(time.Second) // the last refusals
+	open := 0
+	for _, r := range held {
+		select {
+		case <-r.goAway:
+		case <-time.After(2 * time.Millisecond):
+			open++
+		}
+	}
+	if open > 64+8 { // unixrpc.DefaultMaxConnsPerUID, and a few not yet refused
+		t.Errorf("%d of the user's %d connections open", open, tries)
+	}
+	c.must("", "bqueues")
+	if r := c.runAs(other, "", "bqueues"); r.code != 0 {
+		t.Errorf("another user's bqueues while the connections are held: exit %d, %s", r.code, r.stderr)
+	}
+	reportRSS(t, fmt.Sprintf("%d connections tried by one user, %d held", tries, open), mark)
+}
+
+// fillWindows opens streams calls on a connection of uid's, each
+// declaring a message of size bytes that it never ends, and sends as much
+// of them as xced's flow-control windows let it, keeping to them (an
+// attacker that overruns a window only loses its connection). It returns
+// what it sent once xced has granted nothing more for a while; it stops
+// when total (every connection's) reaches most.
+func (c *cluster) fillWindows(t *testing.T, uid, streams int, size uint32, total *atomic.Int64, most int64) (int64, net.Conn) {
+	nc, err := dialAs(uid, c.sockPath())
+	if err != nil {
+		t.Error(err)
+		return 0, nil
+	}
+	fr := http2.NewFramer(nc, nc)
+	io.WriteString(nc, http2.ClientPreface)
+	fr.WriteSettings()
+	updates := make(chan [2]uint32, 1024) // stream (0: the connection), increment
+	go func() {
+		defer close(updates)
+		rd := http2.NewFramer(nil, nc)
+		for {
+			f, err := rd.ReadFrame()
+			if err != nil {
+				return
+			}
+			switch f := f.(type) {
+			case *http2.WindowUpdateFrame:
+				updates <- [2]uint32{f.StreamID, f.Increment}
+			case *http2.SettingsFrame:
+				if v, ok := f.Value(http2.SettingInitialWindowSize); ok && !f.IsAck() {
+					updates <- [2]uint32{^uint32(0), v - 65535}
+				}
+			}
+		}
+	}()
+	connWin, streamWin, left := int64(65535), map[uint32]int64{}, map[uint32]int64{}
+	var block bytes.Buffer
+	enc := hpack.NewEncoder(&block)
+	for _, hf := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/xce.api.v1.Controller/Info"},
+		{":authority", "localhost"}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
+		enc.WriteField(hpack.HeaderField{Name: hf[0], Value: hf[1]})
+	}
+	var ids []uint32
+	for i := range streams {
+		id := uint32(1 + 2*i)
+		if fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block.Bytes(), EndHeaders: true}) != nil {
+			return 0, nc
+		}
+		ids = append(ids, id)
+		streamWin[id], left[id] = 65535, 5+int64(size)
+	}
+	chunk := make([]byte, 16<<10)
+	var sent int64
+	started := map[uint32]bool{}
+	for total.Load() < most {
+		progress := false
+		for _, id := range ids {
+			n := min(connWin, streamWin[id], left[id], int64(len(chunk)))
+			if n < 5 {
+				continue
+			}
+			data := chunk[:n]
+			if !started[id] {
+				started[id] = true
+				data = append([]byte{0, byte(size >> 24), byte(size >> 16), byte(size >> 8), byte(size)}, chunk[:n-5]...)
+			}
+			if fr.WriteData(id, false, data) != nil {
+				return sent, nc
+			}
+			connWin, streamWin[id], left[id], sent = connWin-n, streamWin[id]-n, left[id]-n, sent+n
+			total.Add(n)
+			progress = true
+		}
+		if progress {
+			continue
+		}
+		select {
+		case u, open := <-updates:
+			if !open {
+				return sent, nc
+			}
+			switch u[0] {
+			case 0:
+				connWin += int64(u[1])
+			case ^uint32(0):
+				for id := range streamWin {
+					streamWin[id] += int64(u[1])
+				}
+			default:
+				streamWin[u[0]] += int64(u[1])
+			}
+		case <-time.After(time.Second):
+			return sent, nc
+		}
+	}
+	return sent, nc
+}
+
+// An ordinary user fills every window xced grants it: 64 connections,
+// each with 4 calls declaring 16 MiB requests it never ends. xced grants
+// the user about 34 MiB in all (its per-uid budget) and no more, its memory
+// stays bounded, and another user's bjobs is answered meanwhile. (Before
+// the budget, each connection took 17 MiB: 1.1 GB for one user.)
+func TestSocketWindowsPerUser(t *testing.T) {
+	uid := testUser(t, "xcetest1")
+	other := testUser(t, "xcetest2")
+	c := trustCluster(t)
+	mark := markRSS("xced", c.cmd.Process.Pid)
+	const conns, streams = 64, 4 // unixrpc.DefaultMaxConnsPerUID
+	// unixrpc.DefaultMaxBufferedPerUID (32 MiB), raised to two of a
+	// connection's windows: the 16 MiB largest request, a 1 MiB stream
+	// window and a frame header, twice.
+	const budget = 2 * (16<<20 + 1<<20 + 5)
+	const most = 4 * budget // sent at most, whatever xced grants
+	var mu sync.Mutex
+	var total atomic.Int64
+	var held []net.Conn
+	defer func() {
+		for _, nc := range held {
+			nc.Close()
+		}
+	}()
+	var wg sync.WaitGroup
+	for range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, nc := c.fillWindows(t, uid, streams, 16<<20-64, &total, most)
+			mu.Lock()
+			defer mu.Unlock()
+			if nc != nil {
+				held = append(held, nc)
+			}
+		}()
+	}
+	wg.Wait()
+	sent := total.Load()
+	r := c.runAs(other, "", "bjobs", "-u", "all")
+	if r.code != 0 && !strings.Contains(r.stderr, "No unfinished job found") {
+		t.Errorf("another user's bjobs while the windows are full: exit %d, %s", r.code, r.stderr)
+	}
+	grew := reportRSS(t, fmt.Sprintf("%d connections × %d calls of one user fill the windows granted (%d MiB sent)", conns, streams, sent>>20), mark)
+	if sent > budget {
+		t.Errorf("xced took %d MiB of one user's unread requests, beyond its budget of %d MiB", sent>>20, budget>>20)
+	}
+	// Structural: the budget, the heap's doubling before a collection,
+	// and the rest.
+	if grew["xced"] > 4*budget>>10 {
+		t.Errorf("xced's RSS grew by %d MiB", grew["xced"]>>10)
 	}
 }

@@ -97,6 +97,13 @@ type Config struct {
 	// Default: Refused.
 	Fatal func(error) bool
 	Log   *slog.Logger // default: slog.Default()
+	// Registered, if set, is called after each registration with a
+	// controller (xced worker's READY=1 to systemd).
+	Registered func()
+	// Alive, if set, is called from the loop that samples the host's load
+	// (about once a second), whether or not a controller is connected: a
+	// worker retrying is alive (xced worker's systemd watchdog).
+	Alive func()
 }
 
 // Refused reports whether err is the controller refusing this worker: a
@@ -287,6 +294,9 @@ func (a *agent) sample(ctx context.Context) {
 			return
 		case now := <-t.C:
 			a.sampler.Sample(now)
+			if a.cfg.Alive != nil {
+				a.cfg.Alive()
+			}
 		}
 	}
 }
@@ -321,6 +331,9 @@ func (a *agent) session(ctx context.Context, client grpcapi.ClusterClient, addr 
 	}
 	a.log.Info("registered with the controller", "controller", addr, "as", wel.GetHost(), "cluster", wel.GetClusterName(),
 		"slots", reg.Host.MaxSlots, "running", len(reg.Running), "unacknowledged_reports", a.pendingCount())
+	if a.cfg.Registered != nil {
+		a.cfg.Registered()
+	}
 
 	out := make(chan *rpc.WorkerMessage, 16)
 	so := &sessionOut{ctx: sctx, out: out}

@@ -47,8 +47,11 @@ func (a *agent) startTask(w *worker.Worker, ts *rpc.TaskStart) {
 	w.StartTask(ts, a.taskEvent)
 }
 
-// tasksCutOff is a connection's end: the tasks it brought are killed.
+// tasksCutOff is a connection's end: the tasks it brought are killed,
+// and this host's blaunches stop waiting for their tasks on other hosts
+// (the controller kills those as it sees the connection end).
 func (a *agent) tasksCutOff(w *worker.Worker) {
+	w.RemoteTasksLost("lost contact with the controller, the way to the task's host")
 	a.tk.mu.Lock()
 	cut := a.tk.running
 	a.tk.running = nil

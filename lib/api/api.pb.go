@@ -1563,7 +1563,13 @@ type HostSlots struct {
 	// job on the host when the cluster enforces cpu (resource_enforce):
 	// its cgroup's cpuset holds exactly them, and LSB_BIND_CPU_LIST names
 	// them. Kept with the job, as the GPUs are.
-	Cpus          []int32 `protobuf:"varint,6,rep,packed,name=cpus,proto3" json:"cpus,omitempty"`
+	Cpus []int32 `protobuf:"varint,6,rep,packed,name=cpus,proto3" json:"cpus,omitempty"`
+	// How the worker contains the job on the host, as the controller
+	// computed it at dispatch (the cluster's settings with the host's
+	// overrides, and the job's memory limit there): the worker hands it to
+	// the shepherd as Launch.containment. Kept with the job, so that a
+	// worker that adopts the job again after a restart has it too.
+	Containment   *Containment `protobuf:"bytes,7,opt,name=containment,proto3" json:"containment,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1638,6 +1644,13 @@ func (x *HostSlots) GetGpuMemMb() float64 {
 func (x *HostSlots) GetCpus() []int32 {
 	if x != nil {
 		return x.Cpus
+	}
+	return nil
+}
+
+func (x *HostSlots) GetContainment() *Containment {
+	if x != nil {
+		return x.Containment
 	}
 	return nil
 }
@@ -7289,7 +7302,7 @@ const file_api_proto_rawDesc = "" +
 	"\fPROJECT_GPUS\x10\x06\x12\x13\n" +
 	"\x0fSHARED_RESOURCE\x10\a\x12\x0e\n" +
 	"\n" +
-	"USER_SLOTS\x10\b\"\xa0\x01\n" +
+	"USER_SLOTS\x10\b\"\xdb\x01\n" +
 	"\tHostSlots\x12\x12\n" +
 	"\x04host\x18\x01 \x01(\tR\x04host\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x12\n" +
@@ -7297,7 +7310,8 @@ const file_api_proto_rawDesc = "" +
 	"\rgpu_exclusive\x18\x04 \x01(\bR\fgpuExclusive\x12\x1c\n" +
 	"\n" +
 	"gpu_mem_mb\x18\x05 \x01(\x01R\bgpuMemMb\x12\x12\n" +
-	"\x04cpus\x18\x06 \x03(\x05R\x04cpus\"\x9e\x02\n" +
+	"\x04cpus\x18\x06 \x03(\x05R\x04cpus\x129\n" +
+	"\vcontainment\x18\a \x01(\v2\x17.xce.api.v1.ContainmentR\vcontainment\"\x9e\x02\n" +
 	"\rResourceUsage\x12\x1e\n" +
 	"\vcpu_time_ms\x18\x01 \x01(\x03R\tcpuTimeMs\x12\x15\n" +
 	"\x06mem_kb\x18\x02 \x01(\x03R\x05memKb\x12\x1c\n" +
@@ -8087,92 +8101,93 @@ var file_api_proto_depIdxs = []int32{
 	72, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
 	12, // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	5,  // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
-	11, // 4: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
-	11, // 5: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
-	0,  // 6: xce.api.v1.Job.state:type_name -> xce.api.v1.JobState
-	13, // 7: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
-	1,  // 8: xce.api.v1.Job.term_reason:type_name -> xce.api.v1.TermReason
-	14, // 9: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
-	0,  // 10: xce.api.v1.Job.prev_state:type_name -> xce.api.v1.JobState
-	3,  // 11: xce.api.v1.Event.type:type_name -> xce.api.v1.EventType
-	0,  // 12: xce.api.v1.Event.state:type_name -> xce.api.v1.JobState
-	13, // 13: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
-	1,  // 14: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
-	14, // 15: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
-	4,  // 16: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	73, // 17: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
-	18, // 18: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
-	74, // 19: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	75, // 20: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
-	20, // 21: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	76, // 22: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
-	11, // 23: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
-	11, // 24: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
-	29, // 25: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
-	26, // 26: xce.api.v1.SubmitResult.reply:type_name -> xce.api.v1.SubmitReply
-	6,  // 27: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
-	24, // 28: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
-	7,  // 29: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
-	15, // 30: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
-	24, // 31: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	77, // 32: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	78, // 33: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
-	14, // 34: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
-	15, // 35: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
-	24, // 36: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
-	33, // 37: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
-	33, // 38: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
-	14, // 39: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
-	8,  // 40: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	24, // 41: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 42: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
-	24, // 43: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	35, // 44: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	24, // 45: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	15, // 46: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	17, // 47: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	19, // 48: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	19, // 49: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	23, // 50: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	79, // 51: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
-	45, // 52: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
-	43, // 53: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
-	44, // 54: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
-	9,  // 55: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
-	24, // 56: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 57: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
-	24, // 58: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
-	49, // 59: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
-	24, // 60: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
-	11, // 61: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
-	49, // 62: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
-	10, // 63: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
-	17, // 64: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	21, // 65: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
-	24, // 66: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	16, // 67: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	80, // 68: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	66, // 69: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
-	66, // 70: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
-	65, // 71: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
-	64, // 72: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
-	63, // 73: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
-	15, // 74: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	68, // 75: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
-	24, // 76: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 77: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
-	69, // 78: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
-	69, // 79: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
-	69, // 80: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
-	15, // 81: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
-	24, // 82: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
-	11, // 83: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	11, // 84: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	85, // [85:85] is the sub-list for method output_type
-	85, // [85:85] is the sub-list for method input_type
-	85, // [85:85] is the sub-list for extension type_name
-	85, // [85:85] is the sub-list for extension extendee
-	0,  // [0:85] is the sub-list for field type_name
+	68, // 4: xce.api.v1.HostSlots.containment:type_name -> xce.api.v1.Containment
+	11, // 5: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
+	11, // 6: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
+	0,  // 7: xce.api.v1.Job.state:type_name -> xce.api.v1.JobState
+	13, // 8: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
+	1,  // 9: xce.api.v1.Job.term_reason:type_name -> xce.api.v1.TermReason
+	14, // 10: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
+	0,  // 11: xce.api.v1.Job.prev_state:type_name -> xce.api.v1.JobState
+	3,  // 12: xce.api.v1.Event.type:type_name -> xce.api.v1.EventType
+	0,  // 13: xce.api.v1.Event.state:type_name -> xce.api.v1.JobState
+	13, // 14: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
+	1,  // 15: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
+	14, // 16: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
+	4,  // 17: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
+	73, // 18: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	18, // 19: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
+	74, // 20: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	75, // 21: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	20, // 22: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
+	76, // 23: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	11, // 24: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
+	11, // 25: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
+	29, // 26: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
+	26, // 27: xce.api.v1.SubmitResult.reply:type_name -> xce.api.v1.SubmitReply
+	6,  // 28: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
+	24, // 29: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
+	7,  // 30: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
+	15, // 31: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
+	24, // 32: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
+	77, // 33: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	78, // 34: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	14, // 35: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
+	15, // 36: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
+	24, // 37: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
+	33, // 38: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
+	33, // 39: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
+	14, // 40: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
+	8,  // 41: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
+	24, // 42: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 43: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
+	24, // 44: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	35, // 45: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	24, // 46: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	15, // 47: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	17, // 48: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	19, // 49: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	19, // 50: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	23, // 51: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
+	79, // 52: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
+	45, // 53: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
+	43, // 54: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
+	44, // 55: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
+	9,  // 56: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
+	24, // 57: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 58: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
+	24, // 59: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
+	49, // 60: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
+	24, // 61: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
+	11, // 62: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
+	49, // 63: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
+	10, // 64: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
+	17, // 65: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	21, // 66: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
+	24, // 67: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	16, // 68: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	80, // 69: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	66, // 70: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	66, // 71: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	65, // 72: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
+	64, // 73: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
+	63, // 74: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
+	15, // 75: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	68, // 76: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
+	24, // 77: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 78: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
+	69, // 79: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
+	69, // 80: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
+	69, // 81: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
+	15, // 82: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
+	24, // 83: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
+	11, // 84: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	11, // 85: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	86, // [86:86] is the sub-list for method output_type
+	86, // [86:86] is the sub-list for method input_type
+	86, // [86:86] is the sub-list for extension type_name
+	86, // [86:86] is the sub-list for extension extendee
+	0,  // [0:86] is the sub-list for field type_name
 }
 
 // file_api_proto_once builds the file's descriptors on first use, not at

@@ -132,6 +132,22 @@ type Cluster struct {
 	// (rusage[mem=500000], select[mem>4000]), "KB" to "EB"; default "MB".
 	// It should be the unit bsub reads from lsf.conf for -M.
 	UnitForLimits string `toml:"unit_for_limits"`
+	// How workers contain jobs in cgroups (lsf.conf; containment.go):
+	// ProcessTracking (LSF_PROCESS_TRACKING): every job runs in a cgroup
+	// of its own, which tracks, freezes and kills all its processes;
+	// default true (a worker that cannot make cgroups falls back to the
+	// process tree and says so when it starts). CgroupAcct
+	// (LSF_LINUX_CGROUP_ACCT): the job's CPU time and memory are read
+	// from its cgroup; default true, and memory enforcement turns it on
+	// whatever it says, as LSF does. ResourceEnforce
+	// (LSB_RESOURCE_ENFORCE): what the kernel enforces through the job's
+	// cgroup, "memory" (its memory limit), "cpu" (the cores the scheduler
+	// gave it), "gpu" (the devices it gave it); default none, as LSF's.
+	// Each host may override them under [hosts.NAME]
+	// (Config.Containment gives a host's).
+	ProcessTracking *bool     `toml:"process_tracking"`
+	CgroupAcct      *bool     `toml:"cgroup_acct"`
+	ResourceEnforce *[]string `toml:"resource_enforce"`
 }
 
 // Resource is a site-defined resource (lsf.shared Resource and
@@ -178,6 +194,11 @@ type Host struct {
 	// Resources are static values of numeric and string resources:
 	// integers or floats for numeric ones, strings for string ones.
 	Resources map[string]any `toml:"resources"`
+	// ProcessTracking, CgroupAcct and ResourceEnforce override the
+	// cluster's for this host; a key left out keeps the cluster's.
+	ProcessTracking *bool     `toml:"process_tracking"`
+	CgroupAcct      *bool     `toml:"cgroup_acct"`
+	ResourceEnforce *[]string `toml:"resource_enforce"`
 }
 
 // IsServer reports whether the host runs jobs.

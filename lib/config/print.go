@@ -51,6 +51,10 @@ func (c *Config) Effective() string {
 	w.kv("controllers", cl.Controllers)
 	w.kv("max_user_priority", cl.MaxUserPriority)
 	w.kv("unit_for_limits", cl.UnitForLimits)
+	cc := c.Containment(clusterOnly) // defaults filled in
+	w.line("process_tracking = %t", cc.ProcessTracking)
+	w.line("cgroup_acct = %t", cc.CgroupAcct)
+	w.kv("resource_enforce", cc.ResourceEnforce)
 
 	for _, name := range slices.Sorted(maps.Keys(c.Resources)) {
 		r := c.Resources[name]
@@ -80,6 +84,19 @@ func (c *Config) Effective() string {
 		}
 		w.kv("attributes", h.Attributes)
 		w.kv("resources", h.Resources)
+		if h.ProcessTracking != nil {
+			w.line("process_tracking = %t", *h.ProcessTracking)
+		}
+		if h.CgroupAcct != nil {
+			w.line("cgroup_acct = %t", *h.CgroupAcct)
+		}
+		if h.ResourceEnforce != nil {
+			v := value(*h.ResourceEnforce)
+			if v == "" {
+				v = "[]  # none on this host"
+			}
+			w.line("resource_enforce = %s", v)
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.HostGroups)) {
 		g := c.HostGroups[name]

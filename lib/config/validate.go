@@ -42,6 +42,7 @@ func (c *Config) finish() error {
 	c.checkProjects(k)
 	c.checkLimits(k)
 	c.checkCluster(k)
+	c.checkContainment(k)
 	c.checkRanges(k)
 	if len(k.errs) > 0 {
 		return k.errs

@@ -86,6 +86,10 @@ type Config struct {
 	KillGrace time.Duration
 	// GPUs is the local host's GPU inventory (lib/gpu); nil: none.
 	GPUs *gpu.Tracker
+	// Alive, if set, is called after every pass of the scheduling loop
+	// (Run), at least once a second while the loop turns: xced's systemd
+	// watchdog, which a stuck loop then lets expire.
+	Alive func()
 	// Replication is the candidates of a highly available controller
 	// (lib/replica) this controller leads; nil: the only controller.
 	Replication Replication
@@ -566,6 +570,9 @@ func (c *Controller) Run(ctx context.Context) {
 			c.sampleLoad()
 		}
 		c.cycle()
+		if c.cfg.Alive != nil {
+			c.cfg.Alive()
+		}
 		// A short pause lets a burst of submissions or ends share a cycle.
 		select {
 		case <-ctx.Done():

@@ -23,7 +23,8 @@ func (c *Controller) checkDiskSpace() error {
 
 // diskFull says why the controller takes no new work ("" when it does):
 // the disk holding the store is below its floor, or xced was started
-// below it and runs read-only until restarted. Pending jobs are not
+// below it and runs read-only until it restarts (by itself, once space is
+// back: daemon/lowspace.go). Pending jobs are not
 // dispatched meanwhile either (a dispatch writes records and launch
 // files); running jobs' ends are recorded.
 func (c *Controller) diskFull() string {
@@ -32,7 +33,7 @@ func (c *Controller) diskFull() string {
 	if errors.As(err, &full) {
 		dir := filepath.Dir(full.Dir)
 		if full.ReadOnly {
-			return fmt.Sprintf("The controller's disk is full (%d MB free in %s): xced started below its free-space floor and runs read-only; free space on that disk (%d MB needed: remove files there or move them to another disk) and restart xced",
+			return fmt.Sprintf("The controller's disk is full (%d MB free in %s): xced started below its free-space floor and runs read-only; free space on that disk (%d MB needed: remove files there or move them to another disk), and xced restarts by itself to take new work",
 				full.Free>>20, dir, full.Need>>20)
 		}
 		return fmt.Sprintf("The controller's disk is full (%d MB free in %s): free space on that disk (%d MB needed: remove files there or move them to another disk); new work is taken once there is",

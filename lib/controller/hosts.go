@@ -662,7 +662,11 @@ func (c *Controller) schedHost(h *host, schema *resreq.Schema) sched.Host {
 			set(name, x)
 		}
 	}
-	return sched.Host{Name: h.name, Status: status, MaxSlots: h.slots, Values: values, GPUs: gpus}
+	var cpus []int
+	if h.connected() {
+		cpus = hostCores(conf, h.name, v.Ncpus)
+	}
+	return sched.Host{Name: h.name, Status: status, MaxSlots: h.slots, Values: values, GPUs: gpus, CPUs: cpus}
 }
 
 // addGPUJob lists a running or suspended job on the host's devices it

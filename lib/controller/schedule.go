@@ -175,8 +175,10 @@ func (c *Controller) schedule() []*api.Job {
 				}
 				hs.GpuExclusive, hs.GpuMemMb = g.Exclusive, g.Mem
 			}
+			hs.Cpus = recordCPUs(h)
 			hosts = append(hosts, hs)
 		}
+		setContainment(c.config(), r.eff, hosts)
 		nj := c.clone(r)
 		nj.State = api.JobState_RUN
 		nj.StartTime = now.UnixNano()
@@ -270,7 +272,7 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 		}
 		for i, hs := range r.job.ExecHosts {
 			a.Hosts = append(a.Hosts, sched.HostAlloc{Host: hs.Host, Slots: int(hs.Slots), Rusage: rusage, Lead: i == 0, Used: used,
-				GPU: heldGPUs(hs)})
+				GPU: heldGPUs(hs), CPUs: heldCPUs(hs)})
 		}
 		snap.Running = append(snap.Running, a)
 	}

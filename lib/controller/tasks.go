@@ -83,7 +83,7 @@ func (c *Controller) taskMessage(from string, m *rpc.WorkerMessage) bool {
 
 // taskJob checks that a job runs and that from and host are among its
 // execution hosts.
-func (c *Controller) taskJob(id int64, idx int32, from, host string) error {
+func (c *Controller) taskJob(id int64, idx int32, from, host string) (*api.Job, error) {
 	c.mu.Lock()
 	r := c.jobs[key{id, idx}]
 	var j *api.Job
@@ -92,12 +92,12 @@ func (c *Controller) taskJob(id int64, idx int32, from, host string) error {
 	}
 	c.mu.Unlock()
 	if j == nil {
-		return fmt.Errorf("job <%d>: No matching job found", id)
+		return nil, fmt.Errorf("job <%d>: No matching job found", id)
 	}
 	switch j.State {
 	case api.JobState_RUN, api.JobState_USUSP, api.JobState_SSUSP:
 	default:
-		return fmt.Errorf("job <%d> is not running", id)
+		return nil, fmt.Errorf("job <%d> is not running", id)
 	}
 	in := func(h string) bool {
 		for _, hs := range j.ExecHosts {
@@ -108,12 +108,12 @@ func (c *Controller) taskJob(id int64, idx int32, from, host string) error {
 		return false
 	}
 	if !in(from) {
-		return fmt.Errorf("host <%s> is not allocated to job <%d>", from, id)
+		return nil, fmt.Errorf("host <%s> is not allocated to job <%d>", from, id)
 	}
 	if !in(host) {
-		return fmt.Errorf("host <%s> is not allocated to job <%d>", host, id)
+		return nil, fmt.Errorf("host <%s> is not allocated to job <%d>", host, id)
 	}
-	return nil
+	return j, nil
 }
 
 // taskExecutor is the connected worker of a host.
@@ -131,7 +131,8 @@ func (c *Controller) taskStart(from string, ts *rpc.TaskStart) {
 		c.deliverTask(from, &rpc.TaskEvent{Msg: &rpc.TaskEvent_Exit{Exit: &rpc.TaskExit{JobId: ts.JobId, Index: ts.Index,
 			TaskId: ts.TaskId, Host: ts.Host, ExitCode: 255, Error: err.Error()}}})
 	}
-	if err := c.taskJob(ts.JobId, ts.Index, from, ts.Host); err != nil {
+	j, err := c.taskJob(ts.JobId, ts.Index, from, ts.Host)
+	if err != nil {
 		fail(err)
 		return
 	}
@@ -142,6 +143,8 @@ func (c *Controller) taskStart(from string, ts *rpc.TaskStart) {
 	}
 	start := &rpc.TaskStart{JobId: ts.JobId, Index: ts.Index, TaskId: ts.TaskId, Host: ts.Host, Argv: ts.Argv, Env: ts.Env,
 		Cwd: ts.Cwd, Shell: ts.Shell, User: spec.GetUser(), Uid: spec.GetUid(), Gid: spec.GetGid()}
+	start.Containment, start.Cpus = taskContainment(j, ts.Host)
+	start.Env = taskBindEnv(start.Env, start.Cpus)
 	ex := c.taskExecutor(ts.Host)
 	if ex == nil {
 		fail(fmt.Errorf("host <%s> is not connected", ts.Host))
@@ -169,7 +172,7 @@ func (c *Controller) taskStart(from string, ts *rpc.TaskStart) {
 
 // taskSignal passes a signal of from's blaunch to the task's host.
 func (c *Controller) taskSignal(from string, s *rpc.TaskSignal) {
-	if err := c.taskJob(s.JobId, s.Index, from, s.Host); err != nil {
+	if _, err := c.taskJob(s.JobId, s.Index, from, s.Host); err != nil {
 		// The job has ended: its tasks are being killed anyway.
 		slog.Debug("task signal not passed on", "job", s.JobId, "task", s.TaskId, "host", s.Host, "err", err)
 		if s.TaskId != 0 {

@@ -26,6 +26,7 @@
 //	LimitsFile(LAUNCHFILE)     api.JobSpec of new limits, root's, read on SIGUSR1
 //	Launch.job_file            the job script, mode 0700
 //	<job_file>.hostfile        one execution host per slot, one a line (LSB_DJOB_HOSTFILE)
+//	<job_file>.affinity        a bound job's slots and their cores (LSB_AFFINITY_HOSTFILE)
 //	Launch.start_file          api.Event{type START, state RUN, pid, hosts, exec_home,
 //	                           exec_cwd, time}, written once the job's process runs
 //	<status_file>.usage        api.ResourceUsage, rewritten every 5 s while the job runs
@@ -158,8 +159,13 @@
 //   - A GPU job gets lib/gpu.Env's variables for its devices on the host
 //     (CUDA_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES<task> for num=N/task,
 //     CUDA_DEVICE_ORDER=PCI_BUS_ID), last, over the submission's.
+//   - A job bound to cores (resource_enforce cpu: HostSlots.cpus) gets
+//     LSB_BIND_CPU_LIST, this host's cores ascending and comma separated,
+//     and LSB_AFFINITY_HOSTFILE, <job_file>.affinity: one line per slot,
+//     in LSB_HOSTS's order, "HOST CPU[,CPU...]" with the slot's share of
+//     its host's cores (bind.go). Neither is set for other jobs.
 //   - Not set: LSB_TRAPSIGS, LSB_JOBRES_CALLBACK, LSB_CHKPNT_DIR,
-//     LSB_BIND_CPU_LIST, LSF_* installation paths.
+//     LSF_* installation paths.
 //
 // # Limits
 //

@@ -189,6 +189,13 @@ func TestEnvironment(t *testing.T) {
 			},
 		},
 		{
+			name: "bound to cores",
+			setup: func(l *api.Launch) {
+				l.Job.ExecHosts = []*api.HostSlots{{Host: "hostA", Slots: 2, Cpus: []int32{5, 4}}, {Host: "hostB", Slots: 1, Cpus: []int32{0}}}
+			},
+			want: map[string]string{"LSB_BIND_CPU_LIST": "4,5"},
+		},
+		{
 			name: "array element",
 			setup: func(l *api.Launch) {
 				l.Job.ArrayIndex = 3
@@ -228,6 +235,16 @@ func TestEnvironment(t *testing.T) {
 				if env[k] != v {
 					t.Errorf("%s=%q, want %q", k, env[k], v)
 				}
+			}
+			if c.want["LSB_BIND_CPU_LIST"] != "" {
+				if env["LSB_AFFINITY_HOSTFILE"] != l.JobFile+".affinity" {
+					t.Errorf("LSB_AFFINITY_HOSTFILE=%q, want %q", env["LSB_AFFINITY_HOSTFILE"], l.JobFile+".affinity")
+				}
+				if got := readFile(t, l.JobFile+".affinity"); got != "hostA 4\nhostA 5\nhostB 0\n" {
+					t.Errorf("affinity host file %q", got)
+				}
+			} else if v, ok := env["LSB_AFFINITY_HOSTFILE"]; ok {
+				t.Errorf("LSB_AFFINITY_HOSTFILE=%q for a job without cores", v)
 			}
 			hosts := strings.Fields(readFile(t, l.JobFile+".hostfile"))
 			if strings.Join(hosts, " ") != env["LSB_HOSTS"] {

@@ -312,6 +312,11 @@ func (s *shepherd) writeJobFile() error {
 	if err := writeFile(path+".hostfile", []byte(hosts.String()), 0o644); err != nil {
 		return setupErrorf(exitSetup, "cannot write the host file %s.hostfile: %v", path, unwrapPath(err))
 	}
+	if s.bound() {
+		if err := writeFile(path+affinityFileSuffix, []byte(affinityFile(s.hosts)), 0o644); err != nil {
+			return setupErrorf(exitSetup, "cannot write the affinity host file %s%s: %v", path, affinityFileSuffix, unwrapPath(err))
+		}
+	}
 	return nil
 }
 
@@ -442,7 +447,7 @@ var dropped = map[string]bool{
 	"LSB_JOBRES_PID": true, "LSB_JOBRES_CALLBACK": true, "LSB_TRAPSIGS": true,
 	"LSB_JOBEXIT_STAT": true, "LSB_JOBEXIT_INFO": true, "LSB_JOBPEND": true,
 	"LSB_RESTART": true, "LSB_DJOB_RU_INTERVAL": true, "LSB_DJOB_HB_INTERVAL": true,
-	"LSB_BIND_CPU_LIST": true, "LSB_JOBPGIDS": true, "LSB_JOBPIDS": true,
+	"LSB_BIND_CPU_LIST": true, "LSB_AFFINITY_HOSTFILE": true, "LSB_JOBPGIDS": true, "LSB_JOBPIDS": true,
 	"LSF_INVOKE_CMD": true, "LS_EXEC_T": true, "LSFUSER": true,
 	"XCE_TASK_SOCKET": true, "LSF_PM_TASKID": true,
 }
@@ -559,6 +564,7 @@ func (s *shepherd) environ() []string {
 	if ts := s.l.GetTaskSocket(); ts != "" {
 		set("XCE_TASK_SOCKET", ts) // blaunch's way to the worker (lib/worker/task.go)
 	}
+	env = append(env, s.bindEnv()...)
 	return append(env, s.gpuEnv()...)
 }
 

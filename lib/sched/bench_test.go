@@ -86,6 +86,27 @@ func BenchmarkCycle(b *testing.B) {
 	b.ReportMetric(float64(len(d.Placements)), "placed")
 }
 
+// BenchmarkCycleCores: BenchmarkCycle with every host binding jobs to
+// its 16 cores (resource_enforce cpu), running jobs holding theirs.
+func BenchmarkCycleCores(b *testing.B) {
+	s := bigSnapshot(1, 10000, 100000, 300, 30)
+	cores := seq(0, 16)
+	for i := range s.Hosts {
+		s.Hosts[i].CPUs = cores
+	}
+	for i := range s.Running {
+		for k := range s.Running[i].Hosts {
+			s.Running[i].Hosts[k].CPUs = seq(0, s.Running[i].Hosts[k].Slots)
+		}
+	}
+	b.ReportAllocs()
+	var d *Decision
+	for b.Loop() {
+		d = Schedule(s)
+	}
+	b.ReportMetric(float64(len(d.Placements)), "placed")
+}
+
 // BenchmarkCycleFull: the same cluster with every slot taken, as in a
 // busy steady state: no job fits and every pending job gets its reasons.
 func BenchmarkCycleFull(b *testing.B) {

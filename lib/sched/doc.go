@@ -148,6 +148,30 @@
 // (dispatched before its host listed devices) is charged the devices a
 // shared job would get now.
 //
+// # Cores
+//
+// A host that lists its cores (Host.CPUs: the controller lists them where
+// the configuration enforces cpu, resource_enforce) binds every job to
+// cores of its own: a job gets one core per slot it has there, and no two
+// running jobs ever hold the same core; the worker makes the job's cpuset
+// exactly those cores. Every running allocation holds the cores named in
+// its HostAlloc.CPUs (kept with the job, so they stay held across a
+// controller restart); one without a list, dispatched before the host
+// bound cores, is charged the cores a new job would get. A job is given
+// the first run of consecutive free core numbers that holds all its
+// slots on the host, else the lowest free cores. The host's free slots
+// count no more than its free cores, so a host whose MaxSlots exceed its
+// cores runs at most one slot per core; one with fewer free cores than a
+// job needs there pends it with "Job requirements for reserving resource
+// (cores) not satisfied" (LSF's wording for a resource taken now, as for
+// GPUs; LSF publishes no affinity-specific reason). An exclusive job
+// (-x, or an exclusive queue) gets every core of its hosts: nothing else
+// may run there, and LSF's affinity jobs may likewise take whole
+// processor units exclusively (exclusive=(core, alljobs)), so leaving
+// cores idle inside the job's own host would only slow it down.
+// Compound terms placed on the same host get distinct cores.
+// Reservations plan slots only, not cores.
+//
 // # Pending reasons
 //
 // A job-level reason is one line in LSF's wording where LSF has one ("The
@@ -207,10 +231,14 @@
 //     slots): Start from StartTime, its ExecHosts with their slots, the
 //     rusage set recorded at dispatch (the Placement's HostAlloc.Rusage)
 //     and the usage its worker last reported (Used, MB), and the
-//     devices it holds (HostAlloc.GPU, kept from its Placement).
+//     devices and cores it holds (HostAlloc.GPU and CPUs, kept from its
+//     Placement).
 //   - GPUs: Host.GPUs from the worker's device report (gpu.SchedGPUs);
 //     Job.GPU from the merged -gpu requirement (gpu.Merge, then
 //     (*gpu.Req).Sched()).
+//   - Cores: Host.CPUs = 0..ncpus-1 (the worker's report) on hosts whose
+//     containment enforces cpu, nil elsewhere; a running job's
+//     HostAlloc.CPUs from its record (HostSlots.cpus).
 //
 // Then for each Placement: write the job as RUN on Hosts (ExecHosts,
 // AllocSlots = Slots, and keep each HostAlloc's Rusage for the next

@@ -354,6 +354,7 @@ const (
 	fGPUMem   // no device of the model with that much memory
 	fGPUCount // fewer matching devices than the job takes on a host
 	fGPU      // fewer free matching devices now
+	fCores    // fewer free cores than slots (Host.CPUs)
 	nFail
 )
 
@@ -385,6 +386,8 @@ var failText = [nFail]string{
 	fGPUMem:   "Job's resource requirements not satisfied",
 	fGPUCount: "Job's resource requirements not satisfied",
 	fGPU:      "Job requirements for reserving resource (ngpus_physical) not satisfied",
+	// LSF's pattern for a resource taken now, as for GPUs.
+	fCores: "Job requirements for reserving resource (cores) not satisfied",
 }
 
 // staticFails runs staticFail over hosts, on two goroutines when there
@@ -447,6 +450,7 @@ type ovHost struct {
 	slots int
 	res   []float64
 	gpus  uint64 // devices taken (by position)
+	cpus  []int  // cores taken (by position)
 }
 
 func (o overlay) slots(h int) int {
@@ -461,6 +465,13 @@ func (o overlay) gpus(h int) uint64 {
 		return x.gpus
 	}
 	return 0
+}
+
+func (o overlay) cpus(h int) []int {
+	if x := o[h]; x != nil {
+		return x.cpus
+	}
+	return nil
 }
 
 func (o overlay) res(h, i int) float64 {
@@ -581,6 +592,21 @@ func (c *cycle) capNow(b *bucket, p *part, h int, ov overlay) (n int, why fail, 
 			if free <= 0 {
 				return 0, fGPU, 0
 			}
+		}
+	}
+	if cs := hs.cpus; cs != nil {
+		// One core per slot; an exclusive job takes every core, which
+		// its hosts' being empty already leaves free.
+		n := cs.free(ov.cpus(h))
+		if b.excl {
+			if n < cs.coresFor(0, true) {
+				return 0, fCores, 0
+			}
+		} else if n < free {
+			if n <= 0 {
+				return 0, fCores, 0
+			}
+			return n, fCores, 0
 		}
 	}
 	return free, okHost, 0

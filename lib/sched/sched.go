@@ -50,6 +50,7 @@ type hostState struct {
 	avail []float64 // by resource index: reservable now
 	qused map[string]int
 	gpus  []gpuState // the host's devices (Host.GPUs); nil: none listed
+	cpus  *cpuState  // the host's cores (Host.CPUs); nil: none listed
 }
 
 type qstate struct {
@@ -145,6 +146,9 @@ func newCycle(s *Snapshot) *cycle {
 			for k := range n {
 				c.hosts[i].gpus[k].dev = &h.GPUs[k]
 			}
+		}
+		if h.CPUs != nil {
+			c.hosts[i].cpus = newCPUState(h.CPUs)
 		}
 	}
 	for k, v := range s.Shared {
@@ -342,6 +346,9 @@ func (c *cycle) account(v *consumers, acct string, lims []*limitState, start tim
 		hs.qused[queue] += ha.Slots
 		if hs.gpus != nil {
 			c.chargeGPUs(hs, &ha)
+		}
+		if hs.cpus != nil {
+			c.chargeCPUs(hs, &ha, excl)
 		}
 		for _, u := range ha.Rusage {
 			for _, r := range u.Resources {

@@ -120,6 +120,14 @@ func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
 				}
 				ha.GPU = &GPUAlloc{Devices: devIndices(hs, pos), Exclusive: p.gpu.Exclusive, Mem: p.gpu.Mem}
 			}
+			var cores []int
+			if cs := c.hosts[pk.h].cpus; cs != nil {
+				cores = cs.pick(cs.coresFor(pk.n, b.excl), ov.cpus(pk.h))
+				if cores == nil {
+					return nil, 0, p // capNow counted them; cannot happen
+				}
+				ha.CPUs = cs.numbers(cores)
+			}
 			out = append(out, ha)
 			if !single {
 				if ov == nil {
@@ -132,6 +140,7 @@ func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
 				}
 				o.slots += pk.n
 				o.gpus |= took
+				o.cpus = append(o.cpus, cores...)
 				for _, nd := range p.hneed {
 					o.res[nd.idx] += amount(p.set, nd.name, 0, pk.n, k == 0, false)
 				}

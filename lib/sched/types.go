@@ -50,6 +50,11 @@ type Host struct {
 	// and order read is the devices no job uses; a host without a list
 	// keeps ngpus_physical as a plain counter for rusage.
 	GPUs []GPU
+	// CPUs are the host's cores (logical CPU numbers) when it binds jobs
+	// to cores (resource_enforce cpu): every job gets its own, one per
+	// slot, in HostAlloc.CPUs, and no two jobs share one. nil: the host
+	// does not bind jobs to cores.
+	CPUs []int
 }
 
 // Queue is a queue's scheduling policy (lsb.queues).
@@ -199,6 +204,10 @@ type HostAlloc struct {
 	// every later snapshot's Running, so devices stay held across
 	// restarts and are free again once the Alloc is gone.
 	GPU *GPUAlloc
+	// CPUs are the cores the job holds on the host, on a host that lists
+	// them (Host.CPUs); nil otherwise. Kept with the job and given back
+	// in later snapshots' Running, as GPU is.
+	CPUs []int
 }
 
 // Alloc is a running (or suspended) job holding resources.

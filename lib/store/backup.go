@@ -34,7 +34,9 @@ func Restore(r io.Reader, dir string, minCeiling int64) (int64, error) {
 	if _, err := os.Stat(dir); err == nil {
 		return 0, fmt.Errorf("restore into %s: it exists already", dir)
 	}
-	if err := loadBackup(r, dir, badgerOptions(dir)); err != nil {
+	// A backup of an older release's store is upgraded here (the backup
+	// file is the copy of the original); a newer one is refused.
+	if err := loadBackup(r, dir, badgerOptions(dir), upgradeBackup); err != nil {
 		return 0, err
 	}
 	st, err := Open(dir)
@@ -58,9 +60,25 @@ func Restore(r io.Reader, dir string, minCeiling int64) (int64, error) {
 	return jobs, err
 }
 
+// upgradeBackup upgrades a restored backup of an older release's store,
+// and refuses a newer one.
+func upgradeBackup(db *badger.DB) error {
+	v, err := readSchema(db)
+	if err == nil && v > SchemaVersion {
+		err = &SchemaError{Dir: db.Opts().Dir, Version: v}
+	}
+	if err == nil {
+		err = upgradeFrom(db, v)
+	}
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	return nil
+}
+
 // loadBackup creates a Badger database in dir, with opts, from a backup
-// stream; on failure it removes dir.
-func loadBackup(r io.Reader, dir string, opts badger.Options) error {
+// stream, and runs then on it; on failure it removes dir.
+func loadBackup(r io.Reader, dir string, opts badger.Options, then func(*badger.DB) error) error {
 	// A stream that is not a backup is found out before a database is
 	// made for it: its first list is read and checked first.
 	c := &checkedBackup{r: bufio.NewReaderSize(r, 1<<20)}
@@ -78,6 +96,11 @@ func loadBackup(r io.Reader, dir string, opts badger.Options) error {
 		db.Close()
 		os.RemoveAll(dir)
 		return fmt.Errorf("read the backup: %w", err)
+	}
+	if err := then(db); err != nil {
+		db.Close()
+		os.RemoveAll(dir)
+		return err
 	}
 	if err := db.Close(); err != nil {
 		os.RemoveAll(dir)

@@ -124,10 +124,26 @@ func encodeBatch(b *batch) []byte {
 
 var errBadBatch = errors.New("malformed store batch")
 
+// An encoded batch (a replicated log entry) begins with its flags, 0 or 1:
+// that is log entry format 1. A later format begins with its number, 2 or
+// more, so that this release refuses it by name rather than misread it.
+const logFormat = 1
+
+// LogFormatError is a replicated log entry of a later format than this
+// binary's: a leader of a later release wrote it.
+type LogFormatError struct{ Format byte }
+
+func (e *LogFormatError) Error() string {
+	return fmt.Sprintf("replicated log entry format %d is newer than this xced (%d): the leader runs a later release; upgrade this candidate", e.Format, logFormat)
+}
+
 // decodeBatch reverses encodeBatch; the mutations alias data.
 func decodeBatch(data []byte) (*batch, error) {
-	if len(data) == 0 || data[0] > 1 {
+	if len(data) == 0 {
 		return nil, errBadBatch
+	}
+	if data[0] > 1 {
+		return nil, &LogFormatError{Format: data[0]}
 	}
 	inParts := data[0] == 1
 	data = data[1:]
@@ -224,6 +240,11 @@ func (s *Store) ApplyReplicated(entries []Entry) (outcomes []error, err error) {
 			continue
 		}
 		b, err := decodeBatch(e.Data)
+		var later *LogFormatError
+		if errors.As(err, &later) {
+			// Skipping it would leave this store behind the others.
+			return outcomes, fmt.Errorf("log entry %d: %w", e.Index, err)
+		}
 		if err != nil {
 			outcomes[i] = fmt.Errorf("log entry %d: %w", e.Index, err)
 			continue
@@ -372,6 +393,18 @@ func (s *Store) ReplaceWith(r io.Reader) error {
 	if err := s.db.Load(r, 64); err != nil {
 		return fmt.Errorf("replace the store: %w", err)
 	}
+	// A leader of another release sent it: an older layout is upgraded
+	// (the leader keeps the original), a newer one cannot be read.
+	v, err := readSchema(s.db)
+	if err != nil {
+		return err
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("replace the store with the leader's copy: %w", &SchemaError{Dir: s.dir, Version: v})
+	}
+	if err := upgradeFrom(s.db, v); err != nil {
+		return err
+	}
 	applied, err := readApplied(s.db)
 	if err != nil {
 		return err
@@ -419,7 +452,9 @@ func BatchValue(data, key []byte) ([]byte, bool) {
 }
 
 // Digest writes every key and value of the store, in key order, to w
-// (a hash), except keys under skip.
+// (a hash), except keys under skip and the schema version, which says
+// how a store is laid out, not what it holds (candidates of a rolling
+// upgrade hold the same state in stores upgraded at different times).
 func (s *Store) Digest(w io.Writer, skip []byte) error {
 	s.replacing.RLock()
 	defer s.replacing.RUnlock()
@@ -430,7 +465,7 @@ func (s *Store) Digest(w io.Writer, skip []byte) error {
 		for it.Rewind(); it.Valid(); it.Next() {
 			item := it.Item()
 			k := item.Key()
-			if len(skip) > 0 && len(k) >= len(skip) && string(k[:len(skip)]) == string(skip) {
+			if len(skip) > 0 && len(k) >= len(skip) && string(k[:len(skip)]) == string(skip) || string(k) == string(keySchema) {
 				continue
 			}
 			w.Write(n[:binary.PutUvarint(n[:], uint64(len(k)))])

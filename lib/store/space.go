@@ -26,7 +26,8 @@ import (
 //     Badger runs without compactions (a compaction writes its tables
 //     through shared mappings too, and would fill the disk and die of
 //     SIGBUS), no memtable log is preallocated, CheckSpace refuses every
-//     submission until xced is restarted with the space freed, and the
+//     submission until xced is restarted with the space freed (it
+//     does so by itself: daemon/lowspace.go), and the
 //     open itself is refused only when the memtables it must replay
 //     would not fit.
 
@@ -46,7 +47,8 @@ func (s *Store) SetMinFree(b uint64) {
 
 // SpaceError says that the disk holding the store is below its floor;
 // ReadOnly, that the store was opened below it (OpenLowSpace) and stays
-// read-only until xced is restarted.
+// read-only until xced is restarted (it restarts by itself once the space
+// is back: daemon/lowspace.go).
 type SpaceError struct {
 	Dir        string
 	Free, Need uint64

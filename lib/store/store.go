@@ -18,6 +18,7 @@
 //	                        slow queries and restarts
 //	e<id:8><index:4><seq:8> Event, the job's log in order
 //	v<hash:16>              an environment, deduplicated by content
+//	m/schema                the layout's version (schema.go)
 //	m/idceiling             job ids below this may have been handed out
 //	m/queue/<name>          QueueState: an administrator's qclose/qinact
 //	m/host/<name>           the comment of an administrator's hclose
@@ -93,6 +94,7 @@ func open(dir string, lowSpace bool) (*Store, error) {
 	if err := waitUnlocked(dir, lockWait); err != nil {
 		return nil, err
 	}
+	isNew := isNewStore(dir)
 	problems, err := inspect(dir)
 	if err != nil {
 		return nil, err
@@ -111,9 +113,18 @@ func open(dir string, lowSpace bool) (*Store, error) {
 	if err != nil {
 		return nil, &DamageError{Dir: dir, Problems: []string{fmt.Sprintf("the database does not open: %v", err)}}
 	}
+	// A later release's layout is refused before it is checked as this
+	// release's, which could call it damaged.
+	if v, err := readSchema(db); err == nil && v > SchemaVersion {
+		db.Close()
+		return nil, &SchemaError{Dir: dir, Version: v}
+	}
 	problems, err = verifyOpen(dir, db)
 	if err == nil && len(problems) > 0 {
 		err = &DamageError{Dir: dir, Problems: problems}
+	}
+	if err == nil {
+		err = upgradeSchema(dir, db, isNew, lowSpace)
 	}
 	if err != nil {
 		db.Close()

@@ -60,7 +60,7 @@ func OpenView(dir string) (*View, error) {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("view %s: %w", dir, err)
 	}
-	v, problems, err := openView(tmp)
+	v, problems, err := openView(tmp, dir)
 	if err == nil && problems != nil {
 		err = &DamageError{Dir: dir, Problems: problems}
 	}
@@ -82,11 +82,11 @@ func OpenBackupView(r io.Reader) (*View, error) {
 	}
 	dir := filepath.Join(tmp, "db")
 	// Not synced: the copy is thrown away with the view.
-	if err := loadBackup(r, dir, badgerOptions(dir).WithSyncWrites(false)); err != nil {
+	if err := loadBackup(r, dir, badgerOptions(dir).WithSyncWrites(false), upgradeBackup); err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	v, problems, err := openView(dir)
+	v, problems, err := openView(dir, "the backup")
 	if err == nil && problems != nil {
 		err = fmt.Errorf("the backup is damaged: %s", strings.Join(problems, "; "))
 	}
@@ -99,14 +99,23 @@ func OpenBackupView(r io.Reader) (*View, error) {
 }
 
 // openView opens the store in dir read-only after checking it for damage
-// as Open does; a damaged one is not opened, and problems says why.
-func openView(dir string) (v *View, problems []string, err error) {
+// as Open does; a damaged one is not opened, and problems says why. name
+// is the store's for the errors.
+func openView(dir, name string) (v *View, problems []string, err error) {
 	if problems, err = inspect(dir); err != nil || len(problems) > 0 {
 		return nil, problems, err
 	}
 	db, err := badger.Open(badgerOptions(dir).WithReadOnly(true))
 	if err != nil {
 		return nil, []string{fmt.Sprintf("the database does not open: %v", err)}, nil
+	}
+	// A later release's layout is refused, as Open refuses it. An older
+	// one is read as this one (a view cannot upgrade it: it is read-only),
+	// which holds while every step in upgrades leaves the layout as it
+	// was; a view of a backup was upgraded as it was loaded.
+	if v, err := readSchema(db); err == nil && v > SchemaVersion {
+		db.Close()
+		return nil, nil, &SchemaError{Dir: name, Version: v}
 	}
 	if problems, err = verifyOpen(dir, db); err != nil || len(problems) > 0 {
 		db.Close()

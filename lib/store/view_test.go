@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -285,5 +286,26 @@ func TestBackupDamaged(t *testing.T) {
 	defer st.Close()
 	if m, err := st.Meta("x"); err != nil || string(m["x"]) != "1" {
 		t.Errorf("restored %q, %v", m, err)
+	}
+}
+
+// A view refuses a later release's layout, as Open does.
+func TestViewOfNewerSchema(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.SetMeta("schema", binary.BigEndian.AppendUint64(nil, SchemaVersion+1)); err != nil {
+		t.Fatal(err)
+	}
+	v, err := OpenView(dir)
+	var se *SchemaError
+	if !errors.As(err, &se) || se.Dir != dir {
+		t.Errorf("view of a newer store: %v", err)
+	}
+	if err == nil {
+		v.Close()
 	}
 }

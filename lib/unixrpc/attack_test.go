@@ -67,6 +67,9 @@ func copyFrame(f http2.Frame) http2.Frame {
 	case *http2.RSTStreamFrame:
 		g := *f
 		return &g
+	case *http2.WindowUpdateFrame:
+		g := *f
+		return &g
 	case *http2.MetaHeadersFrame:
 		return f // ReadFrame allocates a new one each time
 	}

@@ -69,11 +69,22 @@ type conn struct {
 	maxFrame uint32
 	recvWin  int64  // what the peer may still send, the connection's window
 	recvOwed uint32 // connection credit not yet returned
-	err      error  // set when the connection ends
-	draining bool   // GOAWAY sent: no new calls
+	// allot is the connection's window: recvWin, and what the peer sent
+	// that is not yet read or returned. Under a budget (its uid's) it is
+	// base and what growth the calls' requests need; without one it stays
+	// the server's connWindow.
+	allot    int64
+	budget   *budget // nil: the uid's connections are not bounded
+	base     int64
+	err      error // set when the connection ends
+	draining bool  // GOAWAY sent: no new calls
 
 	idle      *time.Timer // closes the connection once it has been idle for idleTimeout
 	idleSince time.Time   // when its last call ended
+
+	// under budget.mu
+	want   int64 // growth waited for
+	queued bool  // in the budget's waiting list
 }
 
 // connError ends the connection with a GOAWAY of its code.
@@ -98,7 +109,11 @@ func refuse(nc net.Conn, why string) {
 	nc.Close()
 }
 
-func newConn(s *Server, nc net.Conn, auth credentials.AuthInfo) *conn {
+func newConn(s *Server, nc net.Conn, auth credentials.AuthInfo, b *budget) *conn {
+	window := s.connWindow
+	if b != nil {
+		window = s.baseWindow
+	}
 	c := &conn{
 		s:        s,
 		nc:       nc,
@@ -108,7 +123,10 @@ func newConn(s *Server, nc net.Conn, auth credentials.AuthInfo) *conn {
 		sendWin:  65535,
 		initWin:  65535,
 		maxFrame: 16384,
-		recvWin:  s.connWindow,
+		recvWin:  window,
+		allot:    window,
+		budget:   b,
+		base:     window,
 	}
 	c.sendCond = sync.NewCond(&c.mu)
 	c.ctx, c.stop = context.WithCancel(peer.NewContext(background, c.peer))
@@ -143,7 +161,10 @@ func (c *conn) serve() {
 		); err != nil {
 			return err
 		}
-		return c.fr.WriteWindowUpdate(0, uint32(c.s.connWindow-65535))
+		if c.base <= 65535 {
+			return nil
+		}
+		return c.fr.WriteWindowUpdate(0, uint32(c.base-65535))
 	}); err != nil {
 		return
 	}
@@ -364,14 +385,24 @@ func (c *conn) data(f *http2.DataFrame) error {
 	}
 	c.recvWin -= int64(n)
 	c.mu.Unlock()
-	freed, update := n, uint32(0) // a stream that ended drops what comes
+	freed, update, short := n, uint32(0), int64(0) // a stream that ended drops what comes
 	if st != nil {
 		var err error
-		if freed, update, err = st.push(f.Data(), n, f.StreamEnded()); err != nil {
+		if freed, update, short, err = st.push(f.Data(), n, f.StreamEnded()); err != nil {
 			return err
 		}
 	}
 	c.giveBack(freed, f.StreamID, update, false)
+	if short > 0 && c.budget != nil {
+		// The message being received needs more than the connection's
+		// window lets the peer send: ask the uid's budget for it.
+		c.mu.Lock()
+		need := min(short-c.recvWin, c.s.connWindow-c.allot)
+		c.mu.Unlock()
+		if need > 0 {
+			c.budget.ask(c, need)
+		}
+	}
 	return nil
 }
 
@@ -380,6 +411,7 @@ func (c *conn) data(f *http2.DataFrame) error {
 // it waits for frames.
 func (c *conn) giveBack(n, id, update uint32, flush bool) {
 	var owed uint32
+	var back int64 // window given back to the budget rather than the peer
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
@@ -388,9 +420,18 @@ func (c *conn) giveBack(n, id, update uint32, flush bool) {
 	c.recvOwed += n
 	if c.recvOwed >= credit {
 		owed, c.recvOwed = c.recvOwed, 0
+		if c.budget != nil && c.allot > c.base {
+			// The growth a request needed goes back as it is read.
+			back = min(int64(owed), c.allot-c.base)
+			c.allot -= back
+			owed -= uint32(back)
+		}
 		c.recvWin += int64(owed)
 	}
 	c.mu.Unlock()
+	if back > 0 {
+		c.budget.release(back)
+	}
 	if owed == 0 && update == 0 {
 		return
 	}
@@ -563,6 +604,8 @@ func (c *conn) close(err error) {
 		return
 	}
 	c.err = err
+	grown := c.allot - c.base
+	c.allot = c.base
 	streams := make([]*stream, 0, len(c.streams))
 	for _, st := range c.streams {
 		streams = append(streams, st)
@@ -574,6 +617,9 @@ func (c *conn) close(err error) {
 	c.mu.Unlock()
 	c.stop()
 	c.nc.Close()
+	if c.budget != nil {
+		c.budget.leave(c, grown)
+	}
 	for _, st := range streams {
 		st.cancel(false)
 	}

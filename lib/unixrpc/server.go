@@ -28,9 +28,11 @@
 //     (GOAWAY FLOW_CONTROL_ERROR). A connection thus holds at most its
 //     window of unread request bytes, 17 MiB for the controller's 16 MiB
 //     requests, whatever its peer sends.
+//
 //   - Every message's length prefix is checked against MaxRecvMsgSize as
 //     soon as it arrives, not only the first: the call ends with
 //     ResourceExhausted and what follows is dropped.
+//
 //   - At most 100 calls run on a connection at once
 //     (MaxConcurrentStreams, advertised in SETTINGS and enforced with
 //     REFUSED_STREAM), and a uid holds at most 64 connections
@@ -38,16 +40,29 @@
 //     is closed at once with a GOAWAY (ENHANCE_YOUR_CALM) that says why.
 //     Root's connections and the server's own uid's are not counted: they
 //     may stop the server anyway, and must never be locked out of it.
+//
 //   - A connection must send the HTTP/2 preface within 20 s, and one with
 //     no call for 5 minutes is closed (IdleTimeout; GOAWAY, then close),
 //     as is one a write to which has waited that long (its peer stopped
 //     reading: the write would hold the connection's goroutines for ever).
+//
 //   - The accept loop backs off on EMFILE, ENFILE and other passing errors
 //     and serves on once descriptors are freed, as net/http's does.
 //
-// A uid can so make the server hold at most 64 × 17 MiB of requests not
-// yet read: the bound of a user's connections, like grpc-go's (which has
-// no bound on streams per connection by default, and none per uid).
+//   - A uid's connections share one budget of request bytes not yet read
+//     (MaxBufferedPerUID, 32 MiB): each starts with a small window (256
+//     KiB: half the budget over the 64 connections a uid may hold), and
+//     grows it from the other half only while a request needs more, in
+//     the order the connections asked; the growth comes back as the
+//     request is read. Growth the budget cannot cover waits, and the
+//     peer with it (it is granted no credit), rather than the server's
+//     memory growing; the waiting touches only that uid's calls.
+//
+// A uid can so make the server hold at most that budget of requests not
+// yet read (the controller's: 32 MiB raised to twice its 16 MiB largest
+// request and a stream window, about 34 MiB), however it spreads them
+// over connections and streams (without the budget it was 64 × 17 MiB);
+// grpc-go's server has no bound per uid.
 //
 // Why not grpc-go's server again: these defences cost about 250 lines
 // here, and the fast path keeps its cost (a window check per DATA frame,
@@ -90,6 +105,10 @@ type Server struct {
 	maxPerUID   int           // connections of one uid; 0: no bound
 	idleTimeout time.Duration // a connection with no call closes after it; 0: never
 	connWindow  int64         // a connection's receive window: what it may hold unread
+	// maxBufPerUID bounds the windows of one uid's connections together
+	// (0: no bound); baseWindow is what each starts with under it.
+	maxBufPerUID int64
+	baseWindow   int64
 	// exempt says whether a uid's connections are not counted: root's
 	// and the server's own, which can stop the server anyway.
 	exempt func(uid uint32) bool
@@ -102,6 +121,7 @@ type Server struct {
 	listeners map[net.Listener]bool
 	conns     map[*conn]bool
 	perUID    map[uint32]int // connections by the peer's uid
+	budgets   map[uint32]*budget
 	draining  bool
 	drained   *sync.Cond // signalled as conns empties
 
@@ -137,12 +157,25 @@ func MaxConnsPerUID(n int) Option { return func(s *Server) { s.maxPerUID = n } }
 // then close); 0: never.
 func IdleTimeout(d time.Duration) Option { return func(s *Server) { s.idleTimeout = d } }
 
+// MaxBufferedPerUID bounds the request bytes a uid's connections
+// together can make the server hold (their flow-control windows): a
+// request that needs more than is left waits, its peer not granted the
+// credit, until the uid's other calls read theirs or end. Root's and the
+// server's own uid are not bounded. 0: no bound; a bound below two of a
+// connection's windows (twice the largest request and a stream window)
+// is raised to that, so that the largest request always fits in time.
+func MaxBufferedPerUID(n int64) Option { return func(s *Server) { s.maxBufPerUID = n } }
+
 // The defaults. A command holds one connection for one call; a few
-// dozen at once from one user is a busy script, not 64.
+// dozen at once from one user is a busy script, not 64. 32 MiB of
+// requests in flight for one user is two of the controller's largest
+// (16 MiB) at once: enough for any real command, and it keeps what one
+// user can make xced hold within issue 27's 50 MB of idle.
 const (
 	DefaultMaxConcurrentStreams = 100
 	DefaultMaxConnsPerUID       = 64
 	DefaultIdleTimeout          = 5 * time.Minute
+	DefaultMaxBufferedPerUID    = 32 << 20
 )
 
 // NewServer returns a server whose connections are identified by creds'
@@ -150,19 +183,21 @@ const (
 func NewServer(creds credentials.TransportCredentials, opts ...Option) *Server {
 	euid := uint32(os.Geteuid())
 	s := &Server{
-		creds:       creds,
-		maxRecv:     4 << 20, // grpc-go's defaults
-		maxSend:     1<<31 - 1,
-		codec:       encoding.GetCodecV2("proto"),
-		methods:     map[string]*method{},
-		maxStreams:  DefaultMaxConcurrentStreams,
-		maxPerUID:   DefaultMaxConnsPerUID,
-		idleTimeout: DefaultIdleTimeout,
-		exempt:      func(uid uint32) bool { return uid == 0 || uid == euid },
-		listeners:   map[net.Listener]bool{},
-		conns:       map[*conn]bool{},
-		perUID:      map[uint32]int{},
-		workers:     newWorkers(max(8, 4*runtime.GOMAXPROCS(0))),
+		creds:        creds,
+		maxRecv:      4 << 20, // grpc-go's defaults
+		maxSend:      1<<31 - 1,
+		codec:        encoding.GetCodecV2("proto"),
+		methods:      map[string]*method{},
+		maxStreams:   DefaultMaxConcurrentStreams,
+		maxPerUID:    DefaultMaxConnsPerUID,
+		idleTimeout:  DefaultIdleTimeout,
+		exempt:       func(uid uint32) bool { return uid == 0 || uid == euid },
+		listeners:    map[net.Listener]bool{},
+		conns:        map[*conn]bool{},
+		perUID:       map[uint32]int{},
+		budgets:      map[uint32]*budget{},
+		maxBufPerUID: DefaultMaxBufferedPerUID,
+		workers:      newWorkers(max(8, 4*runtime.GOMAXPROCS(0))),
 	}
 	s.drained = sync.NewCond(&s.mu)
 	for _, o := range opts {
@@ -171,7 +206,23 @@ func NewServer(creds credentials.TransportCredentials, opts ...Option) *Server {
 	// Room for the largest message and a stream window besides, and no
 	// more: the connection's window comes back only as the calls read.
 	s.connWindow = min(int64(streamWindow)+int64(max(s.maxRecv, 0))+5, maxWindow)
+	if s.maxBufPerUID > 0 {
+		// Half the budget for the first windows of as many connections
+		// as a uid may hold, half for the growth of large requests.
+		s.maxBufPerUID = max(s.maxBufPerUID, 2*s.connWindow)
+		s.baseWindow = min(max(65535, s.maxBufPerUID/(2*int64(s.budgetConns()))), s.connWindow)
+	}
 	return s
+}
+
+// budgetConns is how many connections' first windows a uid's budget sets
+// aside: as many as the uid may hold, or the default bound where there is
+// none (a uid with more then has more).
+func (s *Server) budgetConns() int {
+	if s.maxPerUID > 0 {
+		return s.maxPerUID
+	}
+	return DefaultMaxConnsPerUID
 }
 
 // RegisterService registers a service and its implementation, as
@@ -307,11 +358,11 @@ func (s *Server) serveConn(nc net.Conn) {
 		}
 		return
 	}
-	uid, counted := uint32(0), false
-	if pi, ok := auth.(peercred.Info); ok && pi.OK && s.maxPerUID > 0 && !s.exempt(pi.UID) {
-		uid, counted = pi.UID, true
+	uid, bounded := uint32(0), false
+	if pi, ok := auth.(peercred.Info); ok && pi.OK && !s.exempt(pi.UID) {
+		uid, bounded = pi.UID, true
 	}
-	c := newConn(s, nc, auth)
+	counted := bounded && s.maxPerUID > 0
 	s.mu.Lock()
 	if s.draining {
 		s.mu.Unlock()
@@ -326,6 +377,15 @@ func (s *Server) serveConn(nc net.Conn) {
 	if counted {
 		s.perUID[uid]++
 	}
+	var b *budget
+	if bounded && s.maxBufPerUID > 0 {
+		if b = s.budgets[uid]; b == nil {
+			b = &budget{limit: s.maxBufPerUID - s.baseWindow*int64(s.budgetConns())}
+			s.budgets[uid] = b
+		}
+		b.conns++
+	}
+	c := newConn(s, nc, auth, b)
 	s.conns[c] = true
 	s.mu.Unlock()
 	c.serve()
@@ -334,6 +394,11 @@ func (s *Server) serveConn(nc net.Conn) {
 	if counted {
 		if s.perUID[uid]--; s.perUID[uid] == 0 {
 			delete(s.perUID, uid)
+		}
+	}
+	if b != nil {
+		if b.conns--; b.conns == 0 {
+			delete(s.budgets, uid)
 		}
 	}
 	s.drained.Broadcast()

@@ -53,20 +53,20 @@ type stream struct {
 
 // push appends a DATA frame's payload, n bytes in the windows with its
 // padding; end is the client's END_STREAM. It returns the bytes of the
-// connection's window freed at once (padding, or what is dropped) and
-// the stream window to return; an error when the client sent beyond the
-// stream's window.
-func (st *stream) push(data []byte, n uint32, end bool) (freed, update uint32, err error) {
+// connection's window freed at once (padding, or what is dropped), the
+// stream window to return, and how many bytes the message being received
+// still needs; an error when the client sent beyond the stream's window.
+func (st *stream) push(data []byte, n uint32, end bool) (freed, update uint32, short int64, err error) {
 	st.rmu.Lock()
 	if int64(n) > st.recvWin {
 		win := st.recvWin
 		st.rmu.Unlock()
-		return 0, 0, connError{http2.ErrCodeFlowControl, fmt.Sprintf("DATA of %d bytes beyond stream %d's window (%d)", n, st.id, win)}
+		return 0, 0, 0, connError{http2.ErrCodeFlowControl, fmt.Sprintf("DATA of %d bytes beyond stream %d's window (%d)", n, st.id, win)}
 	}
 	st.recvWin -= int64(n)
 	if st.cancelled || st.recvDone || st.discard {
 		st.rmu.Unlock()
-		return n, 0, nil
+		return n, 0, 0, nil
 	}
 	freed = n - uint32(len(data))
 	st.buf = append(st.buf, data...)
@@ -89,7 +89,7 @@ func (st *stream) push(data []byte, n uint32, end bool) (freed, update uint32, e
 			if !running {
 				st.finish(st.recvErr)
 			}
-			return freed, 0, nil
+			return freed, 0, 0, nil
 		}
 		st.next += 5 + int(size)
 	}
@@ -101,13 +101,14 @@ func (st *stream) push(data []byte, n uint32, end bool) (freed, update uint32, e
 	}
 	if !end {
 		update = st.grantLocked()
+		short = int64(st.next - len(st.buf))
 	}
 	st.recvCond.Broadcast()
 	st.rmu.Unlock()
 	if end {
 		st.recvEnd()
 	}
-	return freed, update, nil
+	return freed, update, short, nil
 }
 
 // grantLocked is the stream window to give the client now: enough that

@@ -775,3 +775,31 @@ func killSession(sid int, sig syscall.Signal) {
 		}
 	}
 }
+
+// RemoteTasksLost is the end of this host's link to the controller, the
+// only way to the tasks its blaunches started on other hosts: each such
+// task ends for its blaunch now (exit 255, with why), rather than
+// leaving blaunch to wait for an end that cannot come. The controller
+// kills the tasks on their hosts when it sees the link end; and a task
+// whose end does come later, on a new link, is no longer waited for.
+func (w *Worker) RemoteTasksLost(why string) {
+	w.tmu.Lock()
+	t := w.taskTable()
+	lost := map[taskKey]string{}
+	for tk, l := range t.waiting {
+		l.mu.Lock()
+		h := l.left[tk.task]
+		l.mu.Unlock()
+		if h != "" && h != w.cfg.Host {
+			lost[tk] = h
+		}
+	}
+	w.tmu.Unlock()
+	for tk, h := range lost {
+		w.TaskResult(&rpc.TaskEvent{Msg: &rpc.TaskEvent_Exit{Exit: &rpc.TaskExit{JobId: tk.job.id, Index: tk.job.idx,
+			TaskId: tk.task, Host: h, ExitCode: taskExitLaunch, Error: why}}})
+	}
+	if len(lost) > 0 {
+		slog.Warn("blaunch tasks on other hosts ended for their blaunch: the link to the controller ended", "tasks", len(lost))
+	}
+}

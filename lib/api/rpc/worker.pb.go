@@ -1636,18 +1636,23 @@ func (x *TaskLaunched) GetHosts() []string {
 // only: user, uid and gid are the job's, filled in by the controller from
 // its record (whatever a worker sent there is replaced).
 type TaskStart struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	JobId         int64                  `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	Index         int32                  `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
-	TaskId        int32                  `protobuf:"varint,3,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	Host          string                 `protobuf:"bytes,4,opt,name=host,proto3" json:"host,omitempty"`
-	Argv          []string               `protobuf:"bytes,5,rep,name=argv,proto3" json:"argv,omitempty"`
-	Env           []string               `protobuf:"bytes,6,rep,name=env,proto3" json:"env,omitempty"`
-	Cwd           string                 `protobuf:"bytes,7,opt,name=cwd,proto3" json:"cwd,omitempty"`
-	Shell         TaskShell              `protobuf:"varint,8,opt,name=shell,proto3,enum=xce.api.v1.TaskShell" json:"shell,omitempty"`
-	User          string                 `protobuf:"bytes,9,opt,name=user,proto3" json:"user,omitempty"`
-	Uid           uint32                 `protobuf:"varint,10,opt,name=uid,proto3" json:"uid,omitempty"`
-	Gid           uint32                 `protobuf:"varint,11,opt,name=gid,proto3" json:"gid,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	JobId  int64                  `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Index  int32                  `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	TaskId int32                  `protobuf:"varint,3,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Host   string                 `protobuf:"bytes,4,opt,name=host,proto3" json:"host,omitempty"`
+	Argv   []string               `protobuf:"bytes,5,rep,name=argv,proto3" json:"argv,omitempty"`
+	Env    []string               `protobuf:"bytes,6,rep,name=env,proto3" json:"env,omitempty"`
+	Cwd    string                 `protobuf:"bytes,7,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	Shell  TaskShell              `protobuf:"varint,8,opt,name=shell,proto3,enum=xce.api.v1.TaskShell" json:"shell,omitempty"`
+	User   string                 `protobuf:"bytes,9,opt,name=user,proto3" json:"user,omitempty"`
+	Uid    uint32                 `protobuf:"varint,10,opt,name=uid,proto3" json:"uid,omitempty"`
+	Gid    uint32                 `protobuf:"varint,11,opt,name=gid,proto3" json:"gid,omitempty"`
+	// How the task is contained on its host and the cores the job holds
+	// there (the job's HostSlots.containment and cpus for that host), so
+	// that a task on another host joins a cgroup like the job's.
+	Containment   *api.Containment `protobuf:"bytes,12,opt,name=containment,proto3" json:"containment,omitempty"`
+	Cpus          []int32          `protobuf:"varint,13,rep,packed,name=cpus,proto3" json:"cpus,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1759,6 +1764,20 @@ func (x *TaskStart) GetGid() uint32 {
 		return x.Gid
 	}
 	return 0
+}
+
+func (x *TaskStart) GetContainment() *api.Containment {
+	if x != nil {
+		return x.Containment
+	}
+	return nil
+}
+
+func (x *TaskStart) GetCpus() []int32 {
+	if x != nil {
+		return x.Cpus
+	}
+	return nil
 }
 
 type TaskOutput struct {
@@ -2288,7 +2307,7 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\x03msg\"?\n" +
 	"\fTaskLaunched\x12\x19\n" +
 	"\btask_ids\x18\x01 \x03(\x05R\ataskIds\x12\x14\n" +
-	"\x05hosts\x18\x02 \x03(\tR\x05hosts\"\x82\x02\n" +
+	"\x05hosts\x18\x02 \x03(\tR\x05hosts\"\xd1\x02\n" +
 	"\tTaskStart\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x17\n" +
@@ -2301,7 +2320,9 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\x04user\x18\t \x01(\tR\x04user\x12\x10\n" +
 	"\x03uid\x18\n" +
 	" \x01(\rR\x03uid\x12\x10\n" +
-	"\x03gid\x18\v \x01(\rR\x03gid\"~\n" +
+	"\x03gid\x18\v \x01(\rR\x03gid\x129\n" +
+	"\vcontainment\x18\f \x01(\v2\x17.xce.api.v1.ContainmentR\vcontainment\x12\x12\n" +
+	"\x04cpus\x18\r \x03(\x05R\x04cpus\"~\n" +
 	"\n" +
 	"TaskOutput\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
@@ -2385,6 +2406,7 @@ var file_rpc_worker_proto_goTypes = []any{
 	(*api.Job)(nil),           // 26: xce.api.v1.Job
 	(api.TermReason)(0),       // 27: xce.api.v1.TermReason
 	(*api.JobSpec)(nil),       // 28: xce.api.v1.JobSpec
+	(*api.Containment)(nil),   // 29: xce.api.v1.Containment
 }
 var file_rpc_worker_proto_depIdxs = []int32{
 	2,  // 0: xce.api.v1.WorkerMessage.register:type_name -> xce.api.v1.WorkerRegister
@@ -2425,12 +2447,13 @@ var file_rpc_worker_proto_depIdxs = []int32{
 	17, // 35: xce.api.v1.TaskEvent.output:type_name -> xce.api.v1.TaskOutput
 	18, // 36: xce.api.v1.TaskEvent.exit:type_name -> xce.api.v1.TaskExit
 	0,  // 37: xce.api.v1.TaskStart.shell:type_name -> xce.api.v1.TaskShell
-	25, // 38: xce.api.v1.TaskExit.usage:type_name -> xce.api.v1.ResourceUsage
-	39, // [39:39] is the sub-list for method output_type
-	39, // [39:39] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	29, // 38: xce.api.v1.TaskStart.containment:type_name -> xce.api.v1.Containment
+	25, // 39: xce.api.v1.TaskExit.usage:type_name -> xce.api.v1.ResourceUsage
+	40, // [40:40] is the sub-list for method output_type
+	40, // [40:40] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 // file_rpc_worker_proto_once builds the file's descriptors on first use, not at

@@ -4,6 +4,7 @@ package lsfimport
 
 import (
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,6 +26,10 @@ func (im *importer) lsfConf(f *File) {
 				unit = &p
 			case "LSB_MEMLIMIT_ENFORCE", "LSB_JOB_MEMLIMIT", "LSB_STDOUT_DIRECT":
 				im.lsfConfFlag(p)
+			case "LSF_PROCESS_TRACKING", "LSF_LINUX_CGROUP_ACCT":
+				im.cgroupFlag(p)
+			case "LSB_RESOURCE_ENFORCE":
+				im.resourceEnforce(p)
 			case "LSB_GPU_REQ":
 				im.gpuReq(im.cluster, p)
 			}
@@ -90,6 +95,41 @@ func (im *importer) lsfConfFlag(p Param) {
 		// LSF's default, which xce.toml's is too.
 	default:
 		im.note(psrc(p), "not translated: %q is neither y nor n", p.Value)
+	}
+}
+
+// cgroupFlag translates LSF_PROCESS_TRACKING and LSF_LINUX_CGROUP_ACCT.
+// Both default to N in LSF but to true in xce.toml (wherever the worker
+// can make cgroups), so N is written out and an unset key is left to
+// xce's default.
+func (im *importer) cgroupFlag(p Param) {
+	key := map[string]string{"LSF_PROCESS_TRACKING": "process_tracking", "LSF_LINUX_CGROUP_ACCT": "cgroup_acct"}[p.Key]
+	switch strings.ToLower(strings.Trim(p.Value, `"' `)) {
+	case "y", "yes":
+		im.cluster.set(key, "true", "", psrc(p))
+	case "n", "no":
+		im.cluster.set(key, "false", "", psrc(p))
+	case "":
+	default:
+		im.note(psrc(p), "not translated: %q is neither y nor n", p.Value)
+	}
+}
+
+// resourceEnforce translates LSB_RESOURCE_ENFORCE="memory cpu gpu"; a
+// word xce does not know is noted and left out.
+func (im *importer) resourceEnforce(p Param) {
+	var out []string
+	for _, w := range strings.Fields(strings.Trim(p.Value, `"' `)) {
+		w = strings.ToLower(w)
+		switch {
+		case !slices.Contains(config.Enforceable, w):
+			im.note(psrc(p), "%q not translated: xce enforces memory, cpu and gpu", w)
+		case !slices.Contains(out, w):
+			out = append(out, w)
+		}
+	}
+	if len(out) > 0 {
+		im.cluster.set("resource_enforce", tomlList(out), "", psrc(p))
 	}
 }
 

@@ -159,6 +159,8 @@ NAME    = vlog
 RES_REQ = rusage[verilog=1]
 End Application
 `}},
+		{"cgroups", map[string]string{"lsf.conf": "LSF_PROCESS_TRACKING=Y\nLSF_LINUX_CGROUP_ACCT=N\nLSB_RESOURCE_ENFORCE=\"cpu memory disk\"\n"}},
+		{"cgroups_off", map[string]string{"lsf.conf": "LSF_PROCESS_TRACKING=n\nLSF_LINUX_CGROUP_ACCT=maybe\n"}},
 		{"unit_kb", map[string]string{"lsf.conf": "LSF_UNIT_FOR_LIMITS=KB\n", "lsb.queues": `
 Begin Queue
 QUEUE_NAME = normal

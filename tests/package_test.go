@@ -1,0 +1,179 @@
+package tests
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestPackageDeb builds the .deb from packaging/nfpm.yaml with the binaries
+// built for this run (uncompressed, so that it takes seconds: `make
+// package` compresses), unpacks it into a scratch root with dpkg-deb -x,
+// and checks that every file is where it belongs, that xced runs from
+// there, that the shipped xce.toml is valid and that the units pass
+// systemd-analyze verify.
+func TestPackageDeb(t *testing.T) {
+	if _, err := exec.LookPath("dpkg-deb"); err != nil {
+		t.Skip("dpkg-deb is not installed: the .deb cannot be unpacked here")
+	}
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	def, err := os.ReadFile(filepath.Join(repo, "packaging", "nfpm.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(def, []byte("\ndeb:")) {
+		t.Fatal("packaging/nfpm.yaml has a deb: section; this test appends its own")
+	}
+	conf := filepath.Join(tmp, "nfpm.yaml")
+	if err := os.WriteFile(conf, append(def, "\ndeb:\n  compression: none\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deb := filepath.Join(tmp, "xce.deb")
+	nfpm := exec.Command("go", "run", nfpmModule(t, repo), "package", "--config", conf, "--packager", "deb", "--target", deb)
+	nfpm.Dir = repo
+	nfpm.Env = append(os.Environ(), "XCE_BIN="+binDir, "XCE_VERSION=0.0.0+test", "GOARCH="+runtime.GOARCH)
+	if out, err := nfpm.CombinedOutput(); err != nil {
+		t.Fatalf("nfpm: %v\n%s", err, out)
+	}
+	root := filepath.Join(tmp, "root")
+	if out, err := exec.Command("dpkg-deb", "-x", deb, root).CombinedOutput(); err != nil {
+		t.Fatalf("dpkg-deb -x: %v\n%s", err, out)
+	}
+
+	// Every binary of the build, executable, in /usr/bin.
+	bins, _ := os.ReadDir(binDir)
+	if len(bins) < len(commands)+3 {
+		t.Fatalf("only %d binaries built", len(bins))
+	}
+	for _, b := range bins {
+		mustMode(t, root, "/usr/bin/"+b.Name(), 0o755)
+	}
+	for _, name := range append([]string{"xced", "xce-shepherd", "xce-dial"}, commands...) {
+		mustMode(t, root, "/usr/bin/"+name, 0o755)
+	}
+	// Every man page and completion of the repository.
+	for _, pat := range []struct{ src, dst string }{
+		{"man/man1/*.1", "/usr/share/man/man1/"},
+		{"man/man5/*.5", "/usr/share/man/man5/"},
+		{"man/man8/*.8", "/usr/share/man/man8/"},
+		{"completions/bash/*", "/usr/share/bash-completion/completions/"},
+		{"completions/zsh/_*", "/usr/share/zsh/vendor-completions/"},
+	} {
+		files, _ := filepath.Glob(filepath.Join(repo, pat.src))
+		if len(files) == 0 {
+			t.Errorf("no %s in the repository", pat.src)
+		}
+		for _, f := range files {
+			mustMode(t, root, pat.dst+filepath.Base(f), 0o644)
+		}
+	}
+	for _, f := range []string{
+		"/usr/lib/systemd/system/xced.service", "/usr/lib/systemd/system/xced-worker.service",
+		"/etc/xce/xce.toml", "/etc/xce/xced.env", "/etc/xce/xced-worker.env",
+	} {
+		mustMode(t, root, f, 0o644)
+	}
+	mustMode(t, root, "/var/lib/xce", os.ModeDir|0o755)
+	mustMode(t, root, "/var/lib/xce-worker", os.ModeDir|0o711)
+
+	// The administrator's files are configuration files: an upgrade keeps
+	// their edits.
+	control := filepath.Join(tmp, "control")
+	if out, err := exec.Command("dpkg-deb", "-e", deb, control).CombinedOutput(); err != nil {
+		t.Fatalf("dpkg-deb -e: %v\n%s", err, out)
+	}
+	conffiles, err := os.ReadFile(filepath.Join(control, "conffiles"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"/etc/xce/xce.toml", "/etc/xce/xced.env", "/etc/xce/xced-worker.env"} {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(f) + `$`).Match(conffiles) {
+			t.Errorf("%s is not a conffile:\n%s", f, conffiles)
+		}
+	}
+
+	// xced runs from the scratch root, and accepts the shipped xce.toml.
+	xced := filepath.Join(root, "usr/bin/xced")
+	if out, err := exec.Command(xced, "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "XCE controller") {
+		t.Errorf("xced --help from the package: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(xced, "config", "check", filepath.Join(root, "etc/xce/xce.toml")).CombinedOutput(); err != nil {
+		t.Errorf("xced config check /etc/xce/xce.toml: %v\n%s", err, out)
+	}
+
+	verifyUnits(t, root)
+}
+
+// verifyUnits runs systemd-analyze verify on the packaged units, with
+// their /usr/bin and /etc/xce paths pointed into the scratch root (verify
+// checks that ExecStart's binary exists) and man pointed at its pages
+// (verify checks Documentation=). Any message fails the test: verify
+// exits 0 on an unknown key or a value it cannot parse.
+func verifyUnits(t *testing.T, root string) {
+	if _, err := exec.LookPath("systemd-analyze"); err != nil {
+		t.Log("systemd-analyze is not installed: the units are not verified")
+		return
+	}
+	dir := filepath.Join(filepath.Dir(root), "units")
+	os.Mkdir(dir, 0o755)
+	var units []string
+	for _, u := range []string{"xced.service", "xced-worker.service"} {
+		b, err := os.ReadFile(filepath.Join(root, "usr/lib/systemd/system", u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := strings.ReplaceAll(string(b), "/usr/bin/", root+"/usr/bin/")
+		s = strings.ReplaceAll(s, "/etc/xce/", root+"/etc/xce/")
+		p := filepath.Join(dir, u)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		units = append(units, p)
+	}
+	verify := exec.Command("systemd-analyze", append([]string{"verify"}, units...)...)
+	man := "--man=no"
+	if _, err := exec.LookPath("man"); err == nil {
+		man = "--man=yes"
+		verify.Env = append(os.Environ(), "MANPATH="+filepath.Join(root, "usr/share/man"))
+	}
+	verify.Args = append(verify.Args[:2], append([]string{man}, verify.Args[2:]...)...)
+	out, err := verify.CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+}
+
+// nfpmModule is the nfpm the Makefile's package target runs.
+func nfpmModule(t *testing.T, repo string) string {
+	mk, err := os.ReadFile(filepath.Join(repo, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^NFPM\s*:=\s*(\S+)$`).FindSubmatch(mk)
+	if m == nil {
+		t.Fatal("the Makefile names no NFPM")
+	}
+	return string(m[1])
+}
+
+// mustMode checks that path exists in root with the given type and mode.
+func mustMode(t *testing.T, root, path string, mode os.FileMode) {
+	t.Helper()
+	fi, err := os.Lstat(filepath.Join(root, path))
+	if err != nil {
+		t.Errorf("the package has no %s", path)
+		return
+	}
+	if got := fi.Mode() & (os.ModeType | os.ModePerm); got != mode {
+		t.Errorf("%s: mode %v, want %v", path, got, mode)
+	}
+}
