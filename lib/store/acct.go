@@ -197,8 +197,28 @@ func decodeAcct(v []byte, spec bool, j *api.Job) error {
 // which says whether to stop after it (a page is full), and returns the
 // cursor to go on from, nil when no record is left. Each call is one short
 // read transaction: a caller that sends pages between calls holds none
-// while it waits.
+// while it waits. A record that does not decode is an error.
 func (s *Store) ScanAcct(cursor []byte, from, to int64, spec bool, fn func(*api.Job) bool) ([]byte, error) {
+	var bad error
+	next, err := scanAcct(s.db, cursor, from, to, spec, func(j *api.Job, err error) bool {
+		if err != nil {
+			bad = err
+			return true
+		}
+		return fn(j)
+	})
+	if err == nil && bad != nil {
+		err = fmt.Errorf("read accounting records: %w", bad)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return next, nil
+}
+
+// scanAcct is ScanAcct on db; a record that does not decode comes to fn
+// as err (naming its key), and fn says whether to stop there.
+func scanAcct(db *badger.DB, cursor []byte, from, to int64, spec bool, fn func(*api.Job, error) bool) ([]byte, error) {
 	start := acctKey(max(from, 0), 0, 0)
 	if cursor != nil && bytes.Compare(cursor, start) > 0 {
 		start = cursor
@@ -208,7 +228,7 @@ func (s *Store) ScanAcct(cursor []byte, from, to int64, spec bool, fn func(*api.
 		limit = acctKey(to+1, 0, 0)
 	}
 	var next []byte
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := db.View(func(txn *badger.Txn) error {
 		// Records are small and kept in the LSM tree with their keys:
 		// prefetching values (a goroutine each) would only cost.
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{acctPrefix}})
@@ -219,11 +239,17 @@ func (s *Store) ScanAcct(cursor []byte, from, to int64, spec bool, fn func(*api.
 			if limit != nil && bytes.Compare(k, limit) >= 0 {
 				return nil
 			}
+			// A record that cannot be read ends the scan; one that reads
+			// but does not decode is fn's to judge.
 			j := &api.Job{}
-			if err := item.Value(func(v []byte) error { return decodeAcct(v, spec, j) }); err != nil {
-				return fmt.Errorf("decode accounting record %x: %w", k, err)
+			var bad error
+			if err := item.Value(func(v []byte) error { bad = decodeAcct(v, spec, j); return nil }); err != nil {
+				return fmt.Errorf("read accounting record %x: %w", k, err)
 			}
-			if fn(j) {
+			if bad != nil {
+				j, bad = nil, fmt.Errorf("decode accounting record %x: %w", k, bad)
+			}
+			if fn(j, bad) {
 				// Resume just after this key.
 				next = append(item.KeyCopy(nil), 0)
 				return nil

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -402,12 +404,79 @@ func Check(dir string) ([]string, error) {
 }
 
 // shadowStore makes to a read-only image of the store in from: its files
-// (not its lock) linked, or copied where they cannot be, and its
-// memtable logs copied up to the end of their last whole transaction.
+// (not its lock) linked, or copied where they cannot be, its MANIFEST
+// copied (Badger appends to it), and its memtable logs copied up to the
+// end of their last whole transaction.
+//
+// The store may be in use (OpenView): Badger then adds and removes files
+// as it flushes memtables and compacts tables, and records each change in
+// its MANIFEST before it removes what the change replaced. An image made
+// while the store's files and its MANIFEST stayed as they were is the
+// store as it was at one moment; one made while they changed is made
+// again. The ceiling file is taken first: the ceiling is raised in the
+// store before the file, so the store in the image is at least as new.
 func shadowStore(from, to string) error {
+	const tries = 10
+	for try := 1; ; try++ {
+		before, err := storeShape(from)
+		if err != nil {
+			return err
+		}
+		err = shadowOnce(from, to)
+		after, serr := storeShape(from)
+		if serr != nil {
+			return serr
+		}
+		if after == before {
+			return err
+		}
+		if try == tries {
+			return fmt.Errorf("the store changed while it was read, %d times", tries)
+		}
+		if err := os.RemoveAll(to); err != nil {
+			return err
+		}
+		if err := os.Mkdir(to, 0o700); err != nil {
+			return err
+		}
+		time.Sleep(time.Duration(try) * 10 * time.Millisecond)
+	}
+}
+
+// storeShape describes what in a store directory changes when Badger
+// flushes or compacts: its files' names, and its MANIFEST's identity and
+// size.
+func storeShape(dir string) (string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, e := range ents {
+		if e.Name() == "LOCK" {
+			continue
+		}
+		b.WriteString(e.Name())
+		b.WriteByte(0)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "MANIFEST")); err == nil {
+		fmt.Fprintf(&b, "%d", st.Size())
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			fmt.Fprintf(&b, "/%d", sys.Ino)
+		}
+	}
+	return b.String(), nil
+}
+
+// shadowOnce makes the image (see shadowStore).
+func shadowOnce(from, to string) error {
 	ents, err := os.ReadDir(from)
 	if err != nil {
 		return err
+	}
+	// The ceiling file first.
+	if i := slices.IndexFunc(ents, func(e os.DirEntry) bool { return e.Name() == ceilingFile }); i > 0 {
+		ents[0], ents[i] = ents[i], ents[0]
 	}
 	for _, e := range ents {
 		if e.Name() == "LOCK" || !e.Type().IsRegular() {
@@ -416,6 +485,12 @@ func shadowStore(from, to string) error {
 		src, dst := filepath.Join(from, e.Name()), filepath.Join(to, e.Name())
 		if strings.HasSuffix(e.Name(), ".mem") {
 			if err := copyLogWhole(src, dst); err != nil {
+				return err
+			}
+			continue
+		}
+		if e.Name() == "MANIFEST" {
+			if err := copyFile(src, dst, -1); err != nil {
 				return err
 			}
 			continue

@@ -20,7 +20,8 @@ import (
 // read it correctly.
 //
 // To change the layout: raise SchemaVersion and add the step from the
-// version before it to upgrades.
+// version before it to upgrades. (A View of a store directory cannot
+// upgrade, and reads an older store as this layout: see openView.)
 const SchemaVersion = 2
 
 var keySchema = []byte("m/schema")

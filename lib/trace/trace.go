@@ -8,7 +8,6 @@ package trace
 import (
 	"bytes"
 	"cmp"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"xce/lib/store"
 )
 
 // Format names a trace format, as `xced simulate --trace-format` takes it.
@@ -120,8 +121,8 @@ func (t *Trace) MaxProcs() int {
 // Read reads a trace: a file (swf, lsbacct, or acct from a `xced store
 // backup` file) or a state directory (acct); format "" detects it from
 // the content (Detect). It fails only when the input cannot be read or
-// its format is unknown (and, for a job store, when it is in use or a
-// backup is damaged); a malformed line is skipped and named in
+// its format is unknown (and, for a job store, when it or a backup of it
+// is damaged); a malformed line is skipped and named in
 // Trace.Malformed.
 func Read(path string, format Format) (*Trace, error) {
 	if format == "" {
@@ -183,9 +184,8 @@ func Detect(path string) (Format, error) {
 
 // detect looks at the start of a file.
 func detect(head []byte) Format {
-	// A Badger backup stream (xced store backup): a little-endian length,
-	// then a KVList whose first field (its first KV) is tag 0x0a.
-	if len(head) > 9 && head[8] == 0x0a && binary.LittleEndian.Uint64(head) < maxKVList {
+	// xced store backup's stream.
+	if store.LooksLikeBackup(head) {
 		return Acct
 	}
 	for len(head) > 0 {
