@@ -107,6 +107,7 @@ import (
 	"xce/lib/api"
 	"xce/lib/atomicfile"
 	"xce/lib/bounds"
+	"xce/lib/cgroup"
 	jobexec "xce/lib/exec"
 	"xce/lib/rmtree"
 )
@@ -149,11 +150,23 @@ type Config struct {
 	// default.
 	SpoolReserve uint64
 	Report       func(Report)
+
+	// Containment (contain.go). NoProcessTracking keeps jobs out of
+	// cgroups (process_tracking = false); CgroupParent replaces the
+	// worker's own cgroup as the parent of xce/ (else CgroupParentEnv);
+	// Containment gives a job's Launch.containment (nil, or a nil
+	// answer: tracked and measured, nothing enforced); DevDir is where
+	// the GPUs' device nodes are (default /dev).
+	NoProcessTracking bool
+	CgroupParent      string
+	Containment       func(*api.Job) *api.Containment
+	DevDir            string
 }
 
 // Worker runs the jobs of one host.
 type Worker struct {
 	cfg Config
+	cg  *cgroup.Manager // nil: jobs are tracked by process tree (contain.go)
 
 	mu   sync.Mutex
 	jobs map[jobKey]*proc
@@ -188,6 +201,16 @@ type proc struct {
 	gid   int
 	user  string
 	hosts []*api.HostSlots
+	// The job's cgroup (contain.go), nil without one; what it measures
+	// and enforces; the run limit the worker keeps; why the worker ended
+	// the job, if it did.
+	cg            cgroup.Job
+	acct          bool
+	memEnforced   bool
+	runSec        int64
+	limitsChanged chan struct{}
+	ended         chan struct{}
+	enforced      api.TermReason
 }
 
 // The files of a job's directory (JobDir); see the package comment.
@@ -218,7 +241,10 @@ func New(cfg Config) (*Worker, error) {
 			return nil, fmt.Errorf("run directory: %w", err)
 		}
 	}
-	return &Worker{cfg: cfg, jobs: map[jobKey]*proc{}, killPending: map[jobKey]api.TermReason{}}, nil
+	if cfg.DevDir == "" {
+		cfg.DevDir = "/dev"
+	}
+	return &Worker{cfg: cfg, cg: openCgroups(cfg), jobs: map[jobKey]*proc{}, killPending: map[jobKey]api.TermReason{}}, nil
 }
 
 // JobDir is the root-owned directory of a job: its launch and limits
@@ -272,6 +298,7 @@ func (w *Worker) Start(job *api.Job) error {
 		JobMemlimit:     w.cfg.JobMemlimit,
 		StdoutDirect:    w.cfg.StdoutDirect,
 		TaskSocket:      filepath.Join(dir, TaskSocketName),
+		Containment:     w.containment(job),
 	}
 	relayed := termRelayed(job)
 	if relayed {
@@ -323,20 +350,41 @@ func (w *Worker) Start(job *api.Job) error {
 		}
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: groups}
 	}
+	cg := w.makeCgroup(job, l.Containment)
 	if err := cmd.Start(); err != nil {
 		started.Close()
 		ready.Close()
 		w.endTasks(k)
 		w.endTerm(k)
+		if cg != nil {
+			cg.Remove()
+		}
 		return fmt.Errorf("start shepherd: %w", err)
 	}
 	ready.Close()
+	// Into the cgroup while it waits for its go: the job and all it
+	// starts are born inside.
+	if cg != nil {
+		if err := cg.Add(cmd.Process.Pid); err != nil {
+			slog.Warn("the job runs without a cgroup (process tree only)", "job", k.id, "index", k.idx, "err", err)
+			cg.Remove()
+			cg = nil
+		}
+	}
 	if crashAt == "started" {
 		started.Close()
 		return nil
 	}
 	p := &proc{shepherd: cmd.Process.Pid, uid: uid, since: time.Now().UnixNano(), id: k.id, idx: k.idx,
-		gid: gid, user: job.Spec.GetUser(), hosts: job.ExecHosts}
+		gid: gid, user: job.Spec.GetUser(), hosts: job.ExecHosts, cg: cg}
+	if cg != nil {
+		spec := runLimits(job)
+		p.acct = l.Containment.GetCgroupAcct()
+		p.memEnforced = slices.Contains(l.Containment.GetResourceEnforce(), "memory") && l.Containment.GetMemLimitKb() > 0
+		p.runSec = spec.GetRunLimitSec()
+		p.limitsChanged, p.ended = make(chan struct{}, 1), make(chan struct{})
+		go w.watchLimits(k, p, spec, time.Now())
+	}
 	w.writePids(k, p.shepherd, 0)
 	if crashAt == "recorded" {
 		started.Close()
@@ -544,6 +592,18 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 	if pgid > 0 {
 		killed, _ = w.signalGroup(p, pgid, syscall.SIGKILL)
 	}
+	if p.cg != nil {
+		// The worker's own view: the cgroup's usage, whatever is left
+		// killed, the limits it enforced.
+		var shepherdEv *api.Event
+		if err == nil {
+			shepherdEv = ev
+		}
+		if cev := w.cgFinish(k, p, shepherdEv); cev != nil && cev != shepherdEv || err == nil {
+			ev, err = cev, nil
+		}
+		close(p.ended)
+	}
 	if err != nil {
 		detail := fmt.Sprintf("TERM_CTRL_PID: the job's shepherd (pid %d) %s before it recorded the job's end (%v)", p.shepherd, how, err)
 		if killed {
@@ -613,6 +673,13 @@ func (w *Worker) Reattach(job *api.Job) {
 	if p.user == "" && p.uid >= 0 {
 		if u, err := user.LookupId(strconv.Itoa(p.uid)); err == nil {
 			p.user = u.Username
+		}
+	}
+	if w.cg != nil {
+		// Its cgroup, where it has one: tracked and measured as before
+		// the restart (the limits the kernel enforces are already set).
+		if cg := w.cg.Load(k.id, k.idx); cg != nil {
+			p.cg, p.acct, p.ended = cg, true, make(chan struct{})
 		}
 	}
 	w.mu.Lock()
@@ -722,6 +789,9 @@ func (w *Worker) Signal(id int64, idx int32, sig syscall.Signal) error {
 	if pgid <= 0 {
 		return fmt.Errorf("job %d[%d] has not started its process yet", id, idx)
 	}
+	if p.cg != nil {
+		return w.cgSignal(p, sig)
+	}
 	_, err := w.signalGroup(p, pgid, sig)
 	return err
 }
@@ -816,6 +886,21 @@ func (w *Worker) SetLimits(id int64, idx int32, limits *api.JobSpec) error {
 	if p == nil || shepherd <= 0 {
 		return fmt.Errorf("job %d[%d] is not running on this host", id, idx)
 	}
+	if p.cg != nil {
+		w.mu.Lock()
+		p.runSec = limits.GetRunLimitSec()
+		memEnforced := p.memEnforced
+		w.mu.Unlock()
+		select {
+		case p.limitsChanged <- struct{}{}:
+		default:
+		}
+		if memEnforced {
+			if err := p.cg.SetMemLimit(limits.GetMemLimitKb()); err != nil {
+				slog.Warn("cannot change the memory limit of the job's cgroup", "job", id, "index", idx, "err", err)
+			}
+		}
+	}
 	b, err := api.Marshal(&api.JobSpec{RunLimitSec: limits.GetRunLimitSec(), MemLimitKb: limits.GetMemLimitKb(),
 		MemLimitHard: limits.GetMemLimitHard(), CpuLimitSec: limits.GetCpuLimitSec()})
 	if err != nil {
@@ -846,11 +931,14 @@ func (w *Worker) Usage(id int64, idx int32) *api.ResourceUsage {
 	// The shepherd's record in root's directory, not the job's usage
 	// file, which the job can rewrite.
 	b, err := readRecord(filepath.Join(w.JobDir(id, idx), usageName))
-	if err != nil {
-		return tasks
-	}
 	u := &api.ResourceUsage{}
-	if proto.Unmarshal(b, u) != nil {
+	if err != nil || proto.Unmarshal(b, u) != nil {
+		u = nil
+	}
+	if p.cg != nil && p.acct {
+		u = w.cgUsageNow(p, u)
+	}
+	if u == nil {
 		return tasks
 	}
 	if bad := bounds.Usage(u, w.limits(p, time.Now().UnixNano())); len(bad) > 0 {
