@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,7 +93,12 @@ func newClusterEnv(t *testing.T, env []string, args ...string) *cluster {
 	}
 	work := filepath.Join(dir, "work")
 	os.MkdirAll(work, 0o755)
+	// The jobs' cgroups go under a scratch parent of this cluster's own,
+	// so that no two clusters on this machine share one.
+	parent := "xce-e2e-" + filepath.Base(dir)
+	env = append(append([]string{}, env...), "XCE_CGROUP_PARENT="+parent)
 	c := &cluster{t: t, dir: dir, work: work, args: args, env: env}
+	t.Cleanup(func() { removeCgroupTree(parent) })
 	t.Cleanup(func() {
 		if c.cmd != nil {
 			// Jobs outlive xced: end the test's jobs so that none keeps
@@ -369,6 +375,27 @@ func TestMaskDates(t *testing.T) {
 	} {
 		if got := maskDates(tc.in); got != tc.want {
 			t.Errorf("maskDates(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// removeCgroupTree removes the (empty) directories of a scratch cgroup
+// parent from every hierarchy, deepest first.
+func removeCgroupTree(parent string) {
+	dirs, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", parent))
+	if d := filepath.Join("/sys/fs/cgroup", parent); d != "" {
+		dirs = append(dirs, d)
+	}
+	for _, d := range dirs {
+		var all []string
+		filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+			if err == nil && e.IsDir() {
+				all = append(all, p)
+			}
+			return nil
+		})
+		for i := len(all) - 1; i >= 0; i-- {
+			syscall.Rmdir(all[i])
 		}
 	}
 }
