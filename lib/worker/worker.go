@@ -80,6 +80,13 @@
 // job as EXIT with exit code 137 and TERM_CTRL_PID ("job terminated after
 // control PID died"): the shepherd is the job's control process.
 //
+// # Containment
+//
+// Where the worker can make cgroups, each job also has its own cgroup
+// (contain.go), and signals, the end's kill, usage and the run limit go
+// through it; the process group rules above are the fallback for hosts
+// without cgroups.
+//
 // In the single-host default the worker is embedded in xced and the
 // controller calls it directly.
 package worker
