@@ -3,6 +3,7 @@ package worker
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -22,6 +23,9 @@ func BenchmarkJobOverhead(b *testing.B) {
 		b.Skip("needs root (cgroups, and a job run as its user)")
 	}
 	shep := testenv.BuildShepherd(b)
+	// The jobs run as nobody, who must reach the shepherd's binary.
+	os.Chmod(filepath.Dir(shep), 0o755)
+	os.Chmod(filepath.Dir(filepath.Dir(shep)), 0o755)
 	const total, inFlight, rounds = 1000, 4, 5
 	type mode struct {
 		name string
@@ -77,6 +81,7 @@ func runTrue(b *testing.B, shep string, tree bool, n, inFlight int) ([]time.Dura
 	}
 	defer w.Close()
 	dir := b.TempDir()
+	os.Chmod(dir, 0o755)
 	sem := make(chan struct{}, inFlight)
 	t0 := time.Now()
 	for i := 1; i <= n; i++ {
