@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -73,8 +74,11 @@ func (m *Manager) resourcesV2(lim Limits) *cgroup2.Resources {
 	r := &cgroup2.Resources{}
 	if lim.MemKB > 0 && m.Has("memory") {
 		b, zero := lim.MemKB<<10, int64(0)
-		// No swap beyond it: the job cannot swap past its limit.
-		r.Memory = &cgroup2.Memory{Max: &b, Swap: &zero}
+		r.Memory = &cgroup2.Memory{Max: &b}
+		if _, err := os.Stat(filepath.Join(m.root, m.base(m.parents["unified"]), "memory.swap.max")); err == nil {
+			// No swap beyond it: the job cannot swap past its limit.
+			r.Memory.Swap = &zero
+		}
 	}
 	if lim.CPUs != nil && m.Has("cpuset") {
 		r.CPU = &cgroup2.CPU{Cpus: cpuList(lim.CPUs)}
@@ -127,8 +131,26 @@ func (j *v2Job) Add(pid int) error {
 }
 
 func (j *v2Job) Pids() ([]int, error) { return readProcs(filepath.Join(j.dir, "cgroup.procs")) }
-func (j *v2Job) Freeze() error        { return j.cg.Freeze() }
-func (j *v2Job) Thaw() error          { return j.cg.Thaw() }
+
+// Freeze waits for the kernel's "frozen 1" in cgroup.events: the
+// library returns once cgroup.freeze reads 1, which is only the request.
+func (j *v2Job) Freeze() error {
+	if err := j.cg.Freeze(); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(killWaitEmpty); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		b, err := os.ReadFile(filepath.Join(j.dir, "cgroup.events"))
+		if err != nil {
+			return fmt.Errorf("cgroup %s: %w", j.name, err)
+		}
+		if strings.Contains(string(b), "frozen 1") {
+			return nil
+		}
+	}
+	return fmt.Errorf("cgroup %s: not frozen after %v", j.name, killWaitEmpty)
+}
+
+func (j *v2Job) Thaw() error { return j.cg.Thaw() }
 
 func (j *v2Job) Signal(sig syscall.Signal, except ...int) (int, error) {
 	pids, err := j.Pids()
@@ -180,11 +202,14 @@ func (j *v2Job) SetMemLimit(kb int64) error {
 	if !j.m.Has("memory") {
 		return errors.New("no memory controller")
 	}
-	b := int64(-1) // "max"
+	v := "max"
 	if kb > 0 {
-		b = kb << 10
+		v = strconv.FormatInt(kb<<10, 10)
 	}
-	return j.cg.Update(&cgroup2.Resources{Memory: &cgroup2.Memory{Max: &b}})
+	if err := os.WriteFile(filepath.Join(j.dir, "memory.max"), []byte(v), 0o644); err != nil {
+		return fmt.Errorf("cgroup %s: %w", j.name, err)
+	}
+	return nil
 }
 
 func (j *v2Job) Remove() error {
