@@ -17,10 +17,13 @@
 // On a host with cgroup v1 controllers (legacy or hybrid mounts) the
 // hierarchies are the v1 controllers freezer (required: tracking, freeze
 // and the end's kill), cpuacct and memory (accounting), and, where
-// mounted, pids, cpu, cpuset and devices; on a host with only the
-// unified tree (cgroup v2) the job's cgroup is one directory there, with
-// the memory, cpu, cpuset and pids controllers enabled down to it where
-// the parent allows. A hybrid host uses its v1 controllers: its unified
+// mounted, pids, cpuset and devices; on a host with only the unified tree
+// (cgroup v2) the job's cgroup is one directory there, with the memory,
+// cpuset and pids controllers enabled down to it where the parent
+// allows. Neither version's cpu controller is used: the jobs set no CPU
+// weight or quota, and a scheduling group per job would change how the
+// kernel shares the CPU between jobs and the rest of the host (v1's
+// cpuacct and v2's cpu.stat measure without it). A hybrid host uses its v1 controllers: its unified
 // tree holds no resource controller.
 //
 // The files are handled by containerd's cgroups library (cgroup1 and
@@ -102,7 +105,10 @@ type Manager struct {
 // v1 controllers: the required ones first.
 var (
 	v1Required = []string{"freezer"}
-	v1Optional = []string{"cpuacct", "memory", "pids", "cpu", "cpuset", "devices"}
+	// Not "cpu": the job sets no CPU weight or quota, and a CFS group of
+	// its own would only change how the kernel shares CPU between jobs
+	// and everything else (cpuacct measures).
+	v1Optional = []string{"cpuacct", "memory", "pids", "cpuset", "devices"}
 )
 
 // New finds the host's cgroups and makes sure the worker can make its

@@ -283,3 +283,51 @@ func TestRootOwned(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCreateRemove makes and removes an empty job cgroup, with its
+// parts timed: Create, Usage, Kill of an empty cgroup, Remove.
+func BenchmarkCreateRemove(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root")
+	}
+	m, err := New(Config{Cluster: "bench", Parent: fmt.Sprintf("xce-unit-%d", os.Getpid())})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer m.Close()
+	var create, usage, kill, remove, add time.Duration
+	adds := 0
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		j, err := m.CreateNamed(fmt.Sprintf("job.%d", i), Limits{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if i%5 == 0 {
+			cmd := exec.Command("sleep", "0.01")
+			cmd.Start()
+			ta := time.Now()
+			j.Add(cmd.Process.Pid)
+			add += time.Since(ta)
+			cmd.Wait()
+			adds++
+		}
+		t1 = time.Now()
+		j.Usage()
+		t2 := time.Now()
+		j.Kill()
+		t3 := time.Now()
+		if err := j.Remove(); err != nil {
+			b.Fatal(err)
+		}
+		t4 := time.Now()
+		create, usage, kill, remove = create+t1.Sub(t0), usage+t2.Sub(t1), kill+t3.Sub(t2), remove+t4.Sub(t3)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(create.Microseconds())/n, "create-us")
+	b.ReportMetric(float64(usage.Microseconds())/n, "usage-us")
+	b.ReportMetric(float64(kill.Microseconds())/n, "kill-us")
+	b.ReportMetric(float64(remove.Microseconds())/n, "remove-us")
+	b.ReportMetric(float64(add.Microseconds())/float64(max(adds, 1)), "add-us")
+}

@@ -91,8 +91,6 @@ func (m *Manager) hierarchy() ([]cgroup1.Subsystem, error) {
 			subs = append(subs, cgroup1.NewMemory(m.root, cgroup1.OptionalSwap()))
 		case "pids":
 			subs = append(subs, cgroup1.NewPids(m.root))
-		case "cpu":
-			subs = append(subs, cgroup1.NewCpu(m.root))
 		case "cpuset":
 			subs = append(subs, cgroup1.NewCpuset(m.root))
 		case "devices":

@@ -17,7 +17,7 @@ import (
 
 // v2Controllers are the controllers a job's v2 cgroup gets where the
 // parent has them.
-var v2Controllers = []string{"memory", "cpu", "cpuset", "pids"}
+var v2Controllers = []string{"memory", "cpuset", "pids"}
 
 func (m *Manager) initV2(cfg Config, own map[string]string) error {
 	parent := cfg.Parent

@@ -158,8 +158,11 @@
 //   - A GPU job gets lib/gpu.Env's variables for its devices on the host
 //     (CUDA_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES<task> for num=N/task,
 //     CUDA_DEVICE_ORDER=PCI_BUS_ID), last, over the submission's.
+//   - A job given cores on the host (HostSlots.cpus, when the cluster
+//     enforces cpu and its cgroup's cpuset holds exactly them) gets
+//     LSB_BIND_CPU_LIST, the cores' numbers joined by commas.
 //   - Not set: LSB_TRAPSIGS, LSB_JOBRES_CALLBACK, LSB_CHKPNT_DIR,
-//     LSB_BIND_CPU_LIST, LSF_* installation paths.
+//     LSF_* installation paths.
 //
 // # Limits
 //

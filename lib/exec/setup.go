@@ -559,7 +559,23 @@ func (s *shepherd) environ() []string {
 	if ts := s.l.GetTaskSocket(); ts != "" {
 		set("XCE_TASK_SOCKET", ts) // blaunch's way to the worker (lib/worker/task.go)
 	}
-	return append(env, s.gpuEnv()...)
+	return append(append(env, s.gpuEnv()...), s.cpuEnv()...)
+}
+
+// cpuEnv tells a job the cores its host gave it (HostSlots.cpus, set
+// when the cluster enforces cpu: its cpuset holds exactly them), as LSF's
+// affinity does: LSB_BIND_CPU_LIST, "0,3".
+func (s *shepherd) cpuEnv() []string {
+	for _, h := range s.hosts {
+		if (h.GetHost() == s.l.GetHost() || s.l.GetHost() == "") && len(h.GetCpus()) > 0 {
+			cpus := make([]string, len(h.GetCpus()))
+			for i, c := range h.GetCpus() {
+				cpus[i] = strconv.Itoa(int(c))
+			}
+			return []string{"LSB_BIND_CPU_LIST=" + strings.Join(cpus, ",")}
+		}
+	}
+	return nil
 }
 
 // gpuEnv is the environment for the job's GPUs on this host
