@@ -348,6 +348,21 @@ func (w *Worker) taskCgroup(ts *rpc.TaskStart) (cg cgroup.Job, local bool) {
 	return cg, false
 }
 
+// endIdleTaskCgroup removes the cgroup made here for a job's tasks once
+// none of them runs here.
+func (w *Worker) endIdleTaskCgroup(k jobKey) {
+	w.tmu.Lock()
+	t := w.taskTable()
+	for tk := range t.running {
+		if tk.job == k {
+			w.tmu.Unlock()
+			return
+		}
+	}
+	w.tmu.Unlock()
+	w.endTaskCgroup(k)
+}
+
 // endTaskCgroup kills and removes the cgroup made here for a job's tasks.
 func (w *Worker) endTaskCgroup(k jobKey) {
 	w.tmu.Lock()

@@ -599,6 +599,9 @@ func (w *Worker) StartTask(ts *rpc.TaskStart, send func(*rpc.TaskEvent)) {
 		w.tmu.Lock()
 		delete(w.taskTable().running, tk)
 		w.tmu.Unlock()
+		// The last task here of a job whose shepherd runs elsewhere
+		// takes the cgroup made for them with it.
+		w.endIdleTaskCgroup(tk.job)
 		// What it wrote before is sent before its end.
 		close(drain)
 		readers.Wait()
