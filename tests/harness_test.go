@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -395,7 +396,17 @@ func removeCgroupTree(parent string) {
 			return nil
 		})
 		for i := len(all) - 1; i >= 0; i-- {
-			syscall.Rmdir(all[i])
+			// A job whose worker went before it ended is still there.
+			for try := 0; try < 100 && syscall.Rmdir(all[i]) == syscall.EBUSY; try++ {
+				if b, err := os.ReadFile(filepath.Join(all[i], "cgroup.procs")); err == nil {
+					for _, f := range strings.Fields(string(b)) {
+						if pid, _ := strconv.Atoi(f); pid > 1 {
+							syscall.Kill(pid, syscall.SIGKILL)
+						}
+					}
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 		}
 	}
 }
