@@ -48,6 +48,7 @@ bench: build
 	$(GO) test -run '^$$' -bench 'JobMemory' -benchtime 1x ./lib/controller/
 	$(GO) test -run '^$$' -bench 'Restart' -benchtime 3x ./lib/controller/
 	$(GO) test -run '^$$' -bench 'Simulate' -benchtime 1x -timeout 60m ./lib/sim/
+	$(GO) test -run '^$$' -bench 'JobOverhead' -benchtime 1x ./lib/worker/
 
 # make soak: the fault-injection suite (tests/fault_test.go) with 50 kill -9
 # restarts per test instead of make test's 5 (SOAK_RESTARTS=N to change).

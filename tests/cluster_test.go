@@ -98,6 +98,10 @@ func (w *workerProc) start() {
 	w.t.Helper()
 	w.cmd = exec.Command(filepath.Join(binDir, "xced"), "worker", "--controller", w.addr, "--token-file", w.token,
 		"--dir", w.dir, "--name", w.name, "--slots", fmt.Sprint(w.slots), "--load-interval", "1s")
+	// Its jobs' and tasks' cgroups under a scratch parent of its own.
+	parent := "xce-e2e-" + strings.ReplaceAll(strings.Trim(w.dir, "/"), "/", "_")
+	w.cmd.Env = append(os.Environ(), "XCE_CGROUP_PARENT="+parent)
+	w.t.Cleanup(func() { removeCgroupTree(parent) })
 	w.log = &bytes.Buffer{}
 	w.cmd.Stdout, w.cmd.Stderr = w.log, w.log
 	if err := w.cmd.Start(); err != nil {

@@ -366,7 +366,9 @@ func TestGPUWorkers(t *testing.T) {
 	for _, w := range []struct{ name, gpus string }{{"g4", "4"}, {"g8", "8"}} {
 		cmd := exec.Command(filepath.Join(binDir, "xced"), "worker", "--controller", addr, "--name", w.name, "--slots", "4",
 			"--token-file", filepath.Join(c.dir, "state", "cluster.token"), "--dir", filepath.Join(c.dir, "worker-"+w.name))
-		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "XCE_FAKE_GPUS="+w.gpus)
+		parent := "xce-e2e-" + filepath.Base(c.dir) + "-" + w.name
+		t.Cleanup(func() { removeCgroupTree(parent) })
+		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "XCE_FAKE_GPUS="+w.gpus, "XCE_CGROUP_PARENT="+parent)
 		var log bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &log, &log
 		if err := cmd.Start(); err != nil {

@@ -943,3 +943,8 @@ func (e *enforcer) end() (api.TermReason, string) {
 	}
 	return e.reason, e.detail
 }
+
+// MergedSpec is the spec the shepherd runs a job by (its submission with
+// the effective values laid over it): the worker reads the run limit and
+// deadline it enforces itself from it when the job has a cgroup.
+func MergedSpec(job *api.Job) *api.JobSpec { return mergedSpec(job) }

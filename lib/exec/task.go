@@ -19,6 +19,11 @@ import (
 // line does not read as the task's (ps, pgrep -f).
 const TaskArg = "--xce-task"
 
+// TaskGateEnv, set, tells TaskMain to wait for GoByte on descriptor 3
+// before it starts the task's command: the worker moves it into the job's
+// cgroup meanwhile.
+const TaskGateEnv = "XCE_TASK_GATE"
+
 // TaskArgvEnv holds a task's command line for TaskMain: its words, JSON.
 const TaskArgvEnv = "XCE_TASK_ARGV"
 
@@ -46,6 +51,19 @@ func TaskMain() int {
 		return 2
 	}
 	os.Unsetenv(TaskArgvEnv)
+	if os.Getenv(TaskGateEnv) != "" {
+		// The worker moves this process into the job's cgroup first: the
+		// command starts only on its go, inside.
+		os.Unsetenv(TaskGateEnv)
+		gate := os.NewFile(3, "gate")
+		var b [1]byte
+		n, _ := gate.Read(b[:])
+		gate.Close()
+		if n != 1 || b[0] != GoByte {
+			fmt.Fprintln(os.Stderr, TaskArg+": the worker did not let the task start")
+			return exitCannotExec
+		}
+	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: subreaper: %v\n", TaskArg, err)
 	}

@@ -67,6 +67,7 @@ import (
 	"xce/lib/api"
 	"xce/lib/api/grpcapi"
 	"xce/lib/api/rpc"
+	"xce/lib/cgroup"
 	jobexec "xce/lib/exec"
 )
 
@@ -103,6 +104,7 @@ type tasks struct {
 	usage   map[jobKey]*api.ResourceUsage // the ended tasks' usage, of this host's blaunches
 	servers map[jobKey]*grpc.Server
 	windows map[jobKey]*outWindow // the jobs' task output in flight from this host (taskout.go)
+	cgroups map[jobKey]cgroup.Job // the cgroups made here for jobs whose shepherd runs elsewhere (contain.go)
 }
 
 // task is a task running on this host.
@@ -554,7 +556,9 @@ func (w *Worker) StartTask(ts *rpc.TaskStart, send func(*rpc.TaskEvent)) {
 			return
 		}
 	}
-	cmd, err := w.startTaskCmd(ts, argv, pipes[1], pipes[3])
+	cg, local := w.taskCgroup(ts)
+	var gate *os.File
+	cmd, err := w.startTaskCmd(ts, argv, pipes[1], pipes[3], cg != nil, &gate)
 	pipes[1].Close()
 	pipes[3].Close()
 	if err != nil {
@@ -562,6 +566,15 @@ func (w *Worker) StartTask(ts *rpc.TaskStart, send func(*rpc.TaskEvent)) {
 		pipes[2].Close()
 		fail(err)
 		return
+	}
+	if gate != nil {
+		// Into the job's cgroup before the task's command runs.
+		if err := cg.Add(cmd.Process.Pid); err != nil {
+			slog.Warn("the task runs outside its job's cgroup", "job", ts.JobId, "index", ts.Index, "task", ts.TaskId, "err", err)
+			local = false
+		}
+		gate.Write([]byte{jobexec.GoByte})
+		gate.Close()
 	}
 	w.tmu.Lock()
 	t := w.taskTable()
@@ -586,6 +599,9 @@ func (w *Worker) StartTask(ts *rpc.TaskStart, send func(*rpc.TaskEvent)) {
 		w.tmu.Lock()
 		delete(w.taskTable().running, tk)
 		w.tmu.Unlock()
+		// The last task here of a job whose shepherd runs elsewhere
+		// takes the cgroup made for them with it.
+		w.endIdleTaskCgroup(tk.job)
 		// What it wrote before is sent before its end.
 		close(drain)
 		readers.Wait()
@@ -596,7 +612,9 @@ func (w *Worker) StartTask(ts *rpc.TaskStart, send func(*rpc.TaskEvent)) {
 				x.Signal = int32(ws.Signal())
 				x.ExitCode = 128 + x.Signal
 			}
-			if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+			if ru, ok := st.SysUsage().(*syscall.Rusage); ok && !local {
+				// (A task in the cgroup of a job that runs here is
+				// measured with the job.)
 				x.Usage = &api.ResourceUsage{
 					CpuTimeMs: (ru.Utime.Sec+ru.Stime.Sec)*1000 + int64(ru.Utime.Usec+ru.Stime.Usec)/1000,
 					MaxMemKb:  ru.Maxrss,
@@ -612,7 +630,7 @@ func (w *Worker) StartTask(ts *rpc.TaskStart, send func(*rpc.TaskEvent)) {
 // startTaskCmd starts the task's process as its user: in the working
 // directory asked for, else (the user cannot enter it here) in the
 // user's home, else in /.
-func (w *Worker) startTaskCmd(ts *rpc.TaskStart, argv []string, stdout, stderr *os.File) (*exec.Cmd, error) {
+func (w *Worker) startTaskCmd(ts *rpc.TaskStart, argv []string, stdout, stderr *os.File, gated bool, gate **os.File) (*exec.Cmd, error) {
 	uid, gid := int(ts.Uid), int(ts.Gid)
 	var cred *syscall.Credential
 	if os.Geteuid() == 0 && uid != 0 {
@@ -631,6 +649,11 @@ func (w *Worker) startTaskCmd(ts *rpc.TaskStart, argv []string, stdout, stderr *
 		// outside its session.
 		env = append(env, jobexec.TaskArgv(argv))
 		argv = []string{w.cfg.Shepherd[0], jobexec.TaskArg}
+		if gated {
+			env = append(env, jobexec.TaskGateEnv+"=1")
+		}
+	} else {
+		gated = false
 	}
 	var err error
 	for _, dir := range []string{ts.Cwd, taskHome(ts, env), "/"} {
@@ -642,8 +665,23 @@ func (w *Worker) startTaskCmd(ts *rpc.TaskStart, argv []string, stdout, stderr *
 		cmd.Dir = dir
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: cred}
-		if err = cmd.Start(); err == nil {
+		var gr, gw *os.File
+		if gated {
+			if gr, gw, err = os.Pipe(); err != nil {
+				return nil, fmt.Errorf("task gate: %w", err)
+			}
+			cmd.ExtraFiles = []*os.File{gr}
+		}
+		err = cmd.Start()
+		if gr != nil {
+			gr.Close()
+		}
+		if err == nil {
+			*gate = gw
 			return cmd, nil
+		}
+		if gw != nil {
+			gw.Close()
 		}
 		// The child's chdir failing reads as "fork/exec": try the next
 		// directory on the errors chdir gives.
@@ -734,6 +772,9 @@ func (w *Worker) SignalTask(s *rpc.TaskSignal) {
 			t.kill()
 		}
 		w.signalTask(t, s.TaskId == 0, sig)
+	}
+	if s.TaskId == 0 && sig == syscall.SIGKILL {
+		w.endTaskCgroup(k)
 	}
 }
 

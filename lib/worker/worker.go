@@ -80,6 +80,13 @@
 // job as EXIT with exit code 137 and TERM_CTRL_PID ("job terminated after
 // control PID died"): the shepherd is the job's control process.
 //
+// # Containment
+//
+// Where the worker can make cgroups, each job also has its own cgroup
+// (contain.go), and signals, the end's kill, usage and the run limit go
+// through it; the process group rules above are the fallback for hosts
+// without cgroups.
+//
 // In the single-host default the worker is embedded in xced and the
 // controller calls it directly.
 package worker
@@ -101,12 +108,12 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
 	"xce/lib/atomicfile"
 	"xce/lib/bounds"
+	"xce/lib/cgroup"
 	jobexec "xce/lib/exec"
 	"xce/lib/rmtree"
 )
@@ -149,11 +156,23 @@ type Config struct {
 	// default.
 	SpoolReserve uint64
 	Report       func(Report)
+
+	// Containment (contain.go). NoProcessTracking keeps jobs out of
+	// cgroups (process_tracking = false); CgroupParent replaces the
+	// worker's own cgroup as the parent of xce/ (else CgroupParentEnv);
+	// Containment gives a job's Launch.containment (nil, or a nil
+	// answer: tracked and measured, nothing enforced); DevDir is where
+	// the GPUs' device nodes are (default /dev).
+	NoProcessTracking bool
+	CgroupParent      string
+	Containment       func(*api.Job) *api.Containment
+	DevDir            string
 }
 
 // Worker runs the jobs of one host.
 type Worker struct {
 	cfg Config
+	cg  *cgroup.Manager // nil: jobs are tracked by process tree (contain.go)
 
 	mu   sync.Mutex
 	jobs map[jobKey]*proc
@@ -188,6 +207,16 @@ type proc struct {
 	gid   int
 	user  string
 	hosts []*api.HostSlots
+	// The job's cgroup (contain.go), nil without one; what it measures
+	// and enforces; the run limit the worker keeps; why the worker ended
+	// the job, if it did.
+	cg            cgroup.Job
+	acct          bool
+	memEnforced   bool
+	runSec        int64
+	limitsChanged chan struct{}
+	ended         chan struct{}
+	enforced      api.TermReason
 }
 
 // The files of a job's directory (JobDir); see the package comment.
@@ -218,7 +247,10 @@ func New(cfg Config) (*Worker, error) {
 			return nil, fmt.Errorf("run directory: %w", err)
 		}
 	}
-	return &Worker{cfg: cfg, jobs: map[jobKey]*proc{}, killPending: map[jobKey]api.TermReason{}}, nil
+	if cfg.DevDir == "" {
+		cfg.DevDir = "/dev"
+	}
+	return &Worker{cfg: cfg, cg: openCgroups(cfg), jobs: map[jobKey]*proc{}, killPending: map[jobKey]api.TermReason{}}, nil
 }
 
 // JobDir is the root-owned directory of a job: its launch and limits
@@ -272,6 +304,7 @@ func (w *Worker) Start(job *api.Job) error {
 		JobMemlimit:     w.cfg.JobMemlimit,
 		StdoutDirect:    w.cfg.StdoutDirect,
 		TaskSocket:      filepath.Join(dir, TaskSocketName),
+		Containment:     w.containment(job),
 	}
 	relayed := termRelayed(job)
 	if relayed {
@@ -323,20 +356,41 @@ func (w *Worker) Start(job *api.Job) error {
 		}
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: groups}
 	}
+	cg := w.makeCgroup(job, l.Containment)
 	if err := cmd.Start(); err != nil {
 		started.Close()
 		ready.Close()
 		w.endTasks(k)
 		w.endTerm(k)
+		if cg != nil {
+			cg.Remove()
+		}
 		return fmt.Errorf("start shepherd: %w", err)
 	}
 	ready.Close()
+	// Into the cgroup while it waits for its go: the job and all it
+	// starts are born inside.
+	if cg != nil {
+		if err := cg.Add(cmd.Process.Pid); err != nil {
+			slog.Warn("the job runs without a cgroup (process tree only)", "job", k.id, "index", k.idx, "err", err)
+			cg.Remove()
+			cg = nil
+		}
+	}
 	if crashAt == "started" {
 		started.Close()
 		return nil
 	}
 	p := &proc{shepherd: cmd.Process.Pid, uid: uid, since: time.Now().UnixNano(), id: k.id, idx: k.idx,
-		gid: gid, user: job.Spec.GetUser(), hosts: job.ExecHosts}
+		gid: gid, user: job.Spec.GetUser(), hosts: job.ExecHosts, cg: cg}
+	if cg != nil {
+		spec := runLimits(job)
+		p.acct = l.Containment.GetCgroupAcct()
+		p.memEnforced = slices.Contains(l.Containment.GetResourceEnforce(), "memory") && l.Containment.GetMemLimitKb() > 0
+		p.runSec = spec.GetRunLimitSec()
+		p.limitsChanged, p.ended = make(chan struct{}, 1), make(chan struct{})
+		go w.watchLimits(k, p, spec, time.Now())
+	}
 	w.writePids(k, p.shepherd, 0)
 	if crashAt == "recorded" {
 		started.Close()
@@ -391,126 +445,6 @@ func jobUID(spec *api.JobSpec) int {
 	return os.Geteuid()
 }
 
-// jobFiles are root's files of a job's directory that the shepherd gets
-// open: the launch to read, its log, and the records of the job's end and
-// usage (exec.ResultFD, exec.UsageFD) to write.
-type jobFiles struct {
-	launch, log, result, usage *os.File
-}
-
-func (f *jobFiles) close() {
-	for _, x := range []*os.File{f.launch, f.log, f.result, f.usage} {
-		if x != nil {
-			x.Close()
-		}
-	}
-}
-
-// makeJobDir creates a job's directory afresh (root's, 0711) with the
-// user's directory in it, and in it the launch file (holding launch), the
-// shepherd's log and the empty records. It returns them open: the launch
-// for reading, the log for appending, the records for writing.
-func makeJobDir(dir string, uid, gid int, chown bool, launch []byte) (*jobFiles, error) {
-	// rmtree works through directory handles, follows no link, and
-	// holds a bounded number open however deep the user's tree.
-	if err := rmtree.RemoveAll(dir); err != nil {
-		return nil, fmt.Errorf("clear job directory: %w", err)
-	}
-	if err := unix.Mkdir(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create job directory: %w", err)
-	}
-	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("open job directory: %w", err)
-	}
-	defer unix.Close(dfd)
-	if err := unix.Fchmod(dfd, 0o711); err != nil {
-		return nil, fmt.Errorf("job directory: %w", err)
-	}
-	if err := unix.Mkdirat(dfd, userDirName, 0o700); err != nil {
-		return nil, fmt.Errorf("create the job's directory: %w", err)
-	}
-	if chown {
-		ufd, err := unix.Openat(dfd, userDirName, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err == nil {
-			err = unix.Fchown(ufd, uid, gid)
-			unix.Close(ufd)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("give the job's directory to uid %d: %w", uid, err)
-		}
-	}
-	const create = unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	lfd, err := unix.Openat(dfd, launchName, unix.O_WRONLY|create, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("write launch file: %w", err)
-	}
-	lw := os.NewFile(uintptr(lfd), filepath.Join(dir, launchName))
-	_, err = lw.Write(launch)
-	if cerr := lw.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("write launch file: %w", err)
-	}
-	rfd, err := unix.Openat(dfd, launchName, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("open launch file: %w", err)
-	}
-	f := &jobFiles{launch: os.NewFile(uintptr(rfd), filepath.Join(dir, launchName))}
-	for _, o := range []struct {
-		name string
-		flag int
-		to   **os.File
-	}{{logName, unix.O_WRONLY | unix.O_APPEND, &f.log}, {resultName, unix.O_RDWR, &f.result}, {usageName, unix.O_RDWR, &f.usage}} {
-		fd, err := unix.Openat(dfd, o.name, o.flag|create, 0o600)
-		if err != nil {
-			f.close()
-			return nil, fmt.Errorf("create %s: %w", o.name, err)
-		}
-		*o.to = os.NewFile(uintptr(fd), filepath.Join(dir, o.name))
-	}
-	return f, nil
-}
-
-// crashAt, set by tests, stops Start as a worker killed at that point of
-// a launch would: "started" (the shepherd runs, nothing is recorded) or
-// "recorded" (its pid is recorded, its go not sent).
-var crashAt string
-
-// startSocket makes the socket pair between the worker and a shepherd:
-// the shepherd waits on its end (ready, file descriptor 3) for its go,
-// then writes the job's pid there; the worker's end (started) reads with
-// a deadline.
-func startSocket() (started, ready *os.File, err error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, fmt.Errorf("shepherd socket: %w", err)
-	}
-	if err := unix.SetNonblock(fds[0], true); err != nil {
-		unix.Close(fds[0])
-		unix.Close(fds[1])
-		return nil, nil, fmt.Errorf("shepherd socket: %w", err)
-	}
-	return os.NewFile(uintptr(fds[0]), "shepherd socket"), os.NewFile(uintptr(fds[1]), "shepherd socket"), nil
-}
-
-// readStarted reads the job's pid from the shepherd's socket: decimal digits
-// and a newline, then end of file. 0 when the job did not start (the socket
-// was closed empty) or when what came is not a pid.
-func readStarted(r io.Reader) int {
-	b, _ := io.ReadAll(io.LimitReader(r, 32))
-	s, ok := strings.CutSuffix(string(b), "\n")
-	pid, err := strconv.Atoi(s)
-	if !ok || err != nil || pid <= 1 {
-		if len(b) > 0 {
-			slog.Warn("the shepherd's socket said something that is no pid", "said", fmt.Sprintf("%q", b))
-		}
-		return 0
-	}
-	return pid
-}
-
 // reportStart reports that the job's process runs, as pid (the shepherd's
 // word on its socket): the start file adds where and when.
 func (w *Worker) reportStart(k jobKey, p *proc, pid int) {
@@ -543,6 +477,18 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 	var killed bool
 	if pgid > 0 {
 		killed, _ = w.signalGroup(p, pgid, syscall.SIGKILL)
+	}
+	if p.cg != nil {
+		// The worker's own view: the cgroup's usage, whatever is left
+		// killed, the limits it enforced.
+		var shepherdEv *api.Event
+		if err == nil {
+			shepherdEv = ev
+		}
+		if cev := w.cgFinish(k, p, shepherdEv); cev != nil && cev != shepherdEv || err == nil {
+			ev, err = cev, nil
+		}
+		close(p.ended)
 	}
 	if err != nil {
 		detail := fmt.Sprintf("TERM_CTRL_PID: the job's shepherd (pid %d) %s before it recorded the job's end (%v)", p.shepherd, how, err)
@@ -615,9 +561,21 @@ func (w *Worker) Reattach(job *api.Job) {
 			p.user = u.Username
 		}
 	}
+	if w.cg != nil {
+		// Its cgroup, where it has one: tracked and measured as before
+		// the restart (the limits the kernel enforces are already set).
+		if cg := w.cg.Load(k.id, k.idx); cg != nil {
+			p.cg, p.acct, p.ended = cg, true, make(chan struct{})
+		}
+	}
 	w.mu.Lock()
 	w.jobs[k] = p
 	w.mu.Unlock()
+	if p.cg != nil && job.Spec != nil && job.StartTime > 0 {
+		spec := runLimits(job)
+		p.runSec, p.limitsChanged = spec.GetRunLimitSec(), make(chan struct{}, 1)
+		go w.watchLimits(k, p, spec, time.Unix(0, job.StartTime))
+	}
 	if p.uid >= 0 {
 		if err := w.serveTasks(k, p.uid); err != nil {
 			slog.Warn("blaunch will not work in a reattached job", "job", k.id, "index", k.idx, "err", err)
@@ -722,6 +680,9 @@ func (w *Worker) Signal(id int64, idx int32, sig syscall.Signal) error {
 	if pgid <= 0 {
 		return fmt.Errorf("job %d[%d] has not started its process yet", id, idx)
 	}
+	if p.cg != nil {
+		return w.cgSignal(p, sig)
+	}
 	_, err := w.signalGroup(p, pgid, sig)
 	return err
 }
@@ -816,6 +777,21 @@ func (w *Worker) SetLimits(id int64, idx int32, limits *api.JobSpec) error {
 	if p == nil || shepherd <= 0 {
 		return fmt.Errorf("job %d[%d] is not running on this host", id, idx)
 	}
+	if p.cg != nil {
+		w.mu.Lock()
+		p.runSec = limits.GetRunLimitSec()
+		memEnforced := p.memEnforced
+		w.mu.Unlock()
+		select {
+		case p.limitsChanged <- struct{}{}:
+		default:
+		}
+		if memEnforced {
+			if err := p.cg.SetMemLimit(limits.GetMemLimitKb()); err != nil {
+				slog.Warn("cannot change the memory limit of the job's cgroup", "job", id, "index", idx, "err", err)
+			}
+		}
+	}
 	b, err := api.Marshal(&api.JobSpec{RunLimitSec: limits.GetRunLimitSec(), MemLimitKb: limits.GetMemLimitKb(),
 		MemLimitHard: limits.GetMemLimitHard(), CpuLimitSec: limits.GetCpuLimitSec()})
 	if err != nil {
@@ -846,11 +822,14 @@ func (w *Worker) Usage(id int64, idx int32) *api.ResourceUsage {
 	// The shepherd's record in root's directory, not the job's usage
 	// file, which the job can rewrite.
 	b, err := readRecord(filepath.Join(w.JobDir(id, idx), usageName))
-	if err != nil {
-		return tasks
-	}
 	u := &api.ResourceUsage{}
-	if proto.Unmarshal(b, u) != nil {
+	if err != nil || proto.Unmarshal(b, u) != nil {
+		u = nil
+	}
+	if p.cg != nil && p.acct {
+		u = w.cgUsageNow(p, u)
+	}
+	if u == nil {
 		return tasks
 	}
 	if bad := bounds.Usage(u, w.limits(p, time.Now().UnixNano())); len(bad) > 0 {

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"fmt"
 	"xce/lib/testenv"
 
 	"os"
@@ -46,10 +47,12 @@ func newWorker(t *testing.T, shepherd string) (*Worker, *reports) {
 	w, err := New(Config{
 		Host: "hostA", ClusterName: "c", RunDir: t.TempDir(), Shepherd: []string{shepherd},
 		KillGrace: time.Second, TerminateInterval: 200 * time.Millisecond, Report: rs.add,
+		CgroupParent: fmt.Sprintf("xce-worker-test-%d", os.Getpid()),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(w.Close)
 	return w, rs
 }
 

@@ -1,0 +1,108 @@
+package worker
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"xce/lib/api"
+	"xce/lib/testenv"
+)
+
+// BenchmarkJobOverhead runs 1,000 `true` jobs through a worker and its
+// real shepherd, 4 at a time, with a cgroup per job and with the process
+// tree only, alternating in rounds so both meet the same machine load.
+// It reports each mode's median start-to-end latency and throughput, and
+// the cgroup's added median (ms) and slowdown (%). Root only.
+func BenchmarkJobOverhead(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root (cgroups, and a job run as its user)")
+	}
+	shep := testenv.BuildShepherd(b)
+	// The jobs run as nobody, who must reach the shepherd's binary.
+	os.Chmod(filepath.Dir(shep), 0o755)
+	os.Chmod(filepath.Dir(filepath.Dir(shep)), 0o755)
+	const total, inFlight, rounds = 1000, 4, 5
+	type mode struct {
+		name string
+		lat  []time.Duration
+		wall time.Duration
+	}
+	modes := []*mode{{name: "tree"}, {name: "cgroup"}}
+	for i := 0; i < b.N; i++ {
+		for r := 0; r < rounds; r++ {
+			for _, m := range modes {
+				lat, wall := runTrue(b, shep, m.name == "tree", total/rounds, inFlight)
+				m.lat = append(m.lat, lat...)
+				m.wall += wall
+			}
+		}
+	}
+	med := map[string]time.Duration{}
+	rate := map[string]float64{}
+	for _, m := range modes {
+		slices.Sort(m.lat)
+		med[m.name] = m.lat[len(m.lat)/2]
+		rate[m.name] = float64(len(m.lat)) / m.wall.Seconds()
+		b.ReportMetric(float64(med[m.name].Microseconds())/1000, m.name+"-median-ms")
+		b.ReportMetric(rate[m.name], m.name+"-jobs/s")
+	}
+	b.ReportMetric(float64((med["cgroup"]-med["tree"]).Microseconds())/1000, "cgroup-added-median-ms")
+	b.ReportMetric(100*(rate["tree"]/rate["cgroup"]-1), "cgroup-slower-%")
+}
+
+// runTrue runs n `true` jobs, at most inFlight at once, and returns each
+// one's latency from Start to its end's report, and the wall time.
+func runTrue(b *testing.B, shep string, tree bool, n, inFlight int) ([]time.Duration, time.Duration) {
+	var mu sync.Mutex
+	started := map[int64]time.Time{}
+	var lat []time.Duration
+	done := make(chan int64, n)
+	w, err := New(Config{
+		Host: "hostA", ClusterName: "bench", RunDir: b.TempDir(), Shepherd: []string{shep},
+		KillGrace: time.Second, TerminateInterval: time.Second, NoProcessTracking: tree,
+		CgroupParent: fmt.Sprintf("xce-bench-%d", os.Getpid()),
+		Report: func(r Report) {
+			if r.Finished == nil && r.Err == nil {
+				return
+			}
+			mu.Lock()
+			lat = append(lat, time.Since(started[r.JobID]))
+			mu.Unlock()
+			done <- r.JobID
+		},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	dir := b.TempDir()
+	os.Chmod(dir, 0o755)
+	sem := make(chan struct{}, inFlight)
+	t0 := time.Now()
+	for i := 1; i <= n; i++ {
+		sem <- struct{}{}
+		j := &api.Job{JobId: int64(i), State: api.JobState_RUN, SubmitTime: time.Now().UnixNano(),
+			ExecHosts: []*api.HostSlots{{Host: "hostA", Slots: 1}},
+			Spec: &api.JobSpec{Command: "true", SubmitCwd: dir, Env: []string{"PATH=/usr/bin:/bin"},
+				Uid: 65534, Gid: 65534, OutputFile: "/dev/null"}}
+		mu.Lock()
+		started[j.JobId] = time.Now()
+		mu.Unlock()
+		if err := w.Start(j); err != nil {
+			b.Fatal(err)
+		}
+		go func() {
+			w.Remove(<-done, 0)
+			<-sem
+		}()
+	}
+	for i := 0; i < inFlight; i++ {
+		sem <- struct{}{}
+	}
+	return lat, time.Since(t0)
+}

@@ -1,0 +1,78 @@
+package worker
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"xce/lib/api"
+	"xce/lib/testenv"
+)
+
+// containedWorker is a worker whose jobs get containment c; skipped
+// where it cannot make cgroups or lacks what c enforces.
+func containedWorker(t *testing.T, c *api.Containment) (*Worker, *reports) {
+	t.Helper()
+	shep := testenv.BuildShepherd(t)
+	w, rs := newWorker(t, shep)
+	if w.cg == nil {
+		t.Skip("the worker cannot make cgroups here")
+	}
+	for _, kind := range c.ResourceEnforce {
+		if !w.cg.CanEnforce(kind) {
+			t.Skipf("no controller to enforce %s", kind)
+		}
+	}
+	w.cfg.Containment = func(*api.Job) *api.Containment { return c }
+	return w, rs
+}
+
+// With cpu enforced, the job's cpuset is exactly its cores, and
+// LSB_BIND_CPU_LIST names them.
+func TestCpuEnforced(t *testing.T) {
+	w, rs := containedWorker(t, &api.Containment{ProcessTracking: true, CgroupAcct: true, ResourceEnforce: []string{"cpu"}})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	j := job(1, "grep Cpus_allowed_list /proc/self/status >"+out+"; echo bind=$LSB_BIND_CPU_LIST >>"+out, dir)
+	j.ExecHosts[0].Cpus = []int32{0}
+	if err := w.Start(j); err != nil {
+		t.Fatal(err)
+	}
+	if ev := rs.finished(t); ev.State != api.JobState_DONE {
+		t.Fatalf("job ended %v: %s", ev.State, ev.Detail)
+	}
+	b, _ := os.ReadFile(out)
+	if !strings.Contains(string(b), "Cpus_allowed_list:\t0\n") || !strings.Contains(string(b), "bind=0\n") {
+		t.Errorf("the job's affinity and LSB_BIND_CPU_LIST:\n%s", b)
+	}
+}
+
+// With gpu enforced, the job opens its own GPU's device and not
+// another's. The "GPUs" are nodes with /dev/zero's and /dev/full's
+// numbers in a directory of the test's.
+func TestGPUEnforced(t *testing.T) {
+	w, rs := containedWorker(t, &api.Containment{ProcessTracking: true, CgroupAcct: true, ResourceEnforce: []string{"gpu"}})
+	dev := t.TempDir()
+	for name, num := range map[string]uint64{"nvidia0": unix.Mkdev(1, 5), "nvidia1": unix.Mkdev(1, 7)} {
+		if err := unix.Mknod(filepath.Join(dev, name), syscall.S_IFCHR|0o666, int(num)); err != nil {
+			t.Skipf("mknod: %v", err)
+		}
+	}
+	w.cfg.DevDir = dev
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	j := job(1, "{ head -c1 "+dev+"/nvidia0 >/dev/null && echo own; head -c1 "+dev+"/nvidia1 >/dev/null || echo other-denied; } >"+out+" 2>&1", dir)
+	j.ExecHosts[0].Gpus = []int32{0}
+	if err := w.Start(j); err != nil {
+		t.Fatal(err)
+	}
+	rs.finished(t)
+	b, _ := os.ReadFile(out)
+	if !strings.Contains(string(b), "own\n") || !strings.Contains(string(b), "other-denied\n") {
+		t.Errorf("the job's devices:\n%s", b)
+	}
+}
