@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -24,7 +23,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"xce/lib/api"
 	"xce/lib/client"
 	"xce/lib/config"
 	"xce/lib/controller"
@@ -251,7 +249,6 @@ func serve(o options) error {
 			// Spooled output keeps twice the store's floor free.
 			SpoolReserve: 2 * max(minFree, store.DefaultMinFree),
 			Report:       gate.Report,
-			Containment:  interimContainment(),
 		})
 		if err != nil {
 			return err
@@ -409,23 +406,4 @@ func totalMemKB() int64 {
 		return 0
 	}
 	return int64(si.Totalram) * int64(si.Unit) / 1024
-}
-
-// interimContainment is a stand-in, until the cluster's own
-// resource_enforce setting reaches the worker through the controller:
-// XCE_RESOURCE_ENFORCE="memory cpu gpu" in xced's environment turns
-// enforcement on for the embedded worker (the memory limit being the
-// job's -M). nil without it: the worker's defaults.
-func interimContainment() func(*api.Job) *api.Containment {
-	kinds := strings.Fields(os.Getenv("XCE_RESOURCE_ENFORCE"))
-	if len(kinds) == 0 {
-		return nil
-	}
-	return func(job *api.Job) *api.Containment {
-		c := &api.Containment{ProcessTracking: true, CgroupAcct: true, ResourceEnforce: kinds}
-		if slices.Contains(kinds, "memory") {
-			c.MemLimitKb = exec.MergedSpec(job).GetMemLimitKb()
-		}
-		return c
-	}
 }

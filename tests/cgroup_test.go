@@ -21,7 +21,7 @@ import (
 
 // cgCluster starts a cluster whose worker puts jobs in cgroups, usable by
 // other users; skipped unless root on a host where cgroups can be made.
-func cgCluster(t *testing.T, env ...string) (*cluster, int) {
+func cgCluster(t *testing.T, args ...string) (*cluster, int) {
 	t.Helper()
 	uid := testUser(t, "xcetest1")
 	probe := fmt.Sprintf("xce-e2e-probe-%d", os.Getpid())
@@ -31,7 +31,7 @@ func cgCluster(t *testing.T, env ...string) (*cluster, int) {
 	}
 	m.Close()
 	removeCgroupTree(probe)
-	c := newClusterEnv(t, env)
+	c := newCluster(t, args...)
 	os.Chmod(c.dir, 0o755)
 	os.Chmod(c.work, 0o777)
 	if !strings.Contains(c.log.String(), "a cgroup per job") {
@@ -238,7 +238,11 @@ func TestCgroupPeakMemory(t *testing.T) {
 // its cgroup and ends TERM_MEMLIMIT; the job beside it runs on.
 func TestCgroupMemoryEnforced(t *testing.T) {
 	needPerl(t)
-	c, uid := cgCluster(t, "XCE_RESOURCE_ENFORCE=memory")
+	conf := filepath.Join(t.TempDir(), "xce.toml")
+	if err := os.WriteFile(conf, []byte("[cluster]\nresource_enforce = [\"memory\"]\n\n[queues.normal]\npriority = 30\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, uid := cgCluster(t, "--config", conf)
 	beside := submitAs(t, c, uid, "-o", "/dev/null", "sleep 4")
 	over := submitAs(t, c, uid, "-o", "/dev/null", "-M", "64MB", `perl -e '$x = "a" x (300 << 20); sleep 30'`)
 	c.waitState(over, "EXIT")

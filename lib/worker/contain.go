@@ -91,6 +91,13 @@ func (w *Worker) Containment() string {
 // containment is the job's Launch.containment: the controller's, or the
 // defaults (tracked and measured where the worker can; nothing enforced).
 func (w *Worker) containment(job *api.Job) *api.Containment {
+	// The controller's word for this host (the cluster's settings with
+	// the host's overrides), kept with the job.
+	for _, hs := range job.GetExecHosts() {
+		if hs.GetHost() == w.cfg.Host && hs.GetContainment() != nil {
+			return hs.GetContainment()
+		}
+	}
 	if w.cfg.Containment != nil {
 		if c := w.cfg.Containment(job); c != nil {
 			return c
@@ -105,39 +112,46 @@ func (w *Worker) makeCgroup(job *api.Job, c *api.Containment) cgroup.Job {
 	if w.cg == nil || !c.GetProcessTracking() {
 		return nil
 	}
-	var lim cgroup.Limits
-	enforce := c.GetResourceEnforce()
-	if slices.Contains(enforce, "memory") && c.GetMemLimitKb() > 0 {
-		lim.MemKB = c.GetMemLimitKb()
-	}
+	var cpus, gpus []int32
 	for _, hs := range job.GetExecHosts() {
-		if hs.GetHost() != w.cfg.Host {
-			continue
-		}
-		if slices.Contains(enforce, "cpu") && len(hs.GetCpus()) > 0 {
-			for _, cpu := range hs.GetCpus() {
-				lim.CPUs = append(lim.CPUs, int(cpu))
-			}
-		}
-		if slices.Contains(enforce, "gpu") {
-			var gpus []int
-			for _, g := range hs.GetGpus() {
-				gpus = append(gpus, int(g))
-			}
-			lim.DenyDevices = cgroup.GPUDeviceRules(w.cfg.DevDir, gpus)
+		if hs.GetHost() == w.cfg.Host {
+			cpus, gpus = hs.GetCpus(), hs.GetGpus()
 		}
 	}
-	for _, kind := range enforce {
-		if !w.cg.CanEnforce(kind) {
-			slog.Warn("cannot enforce a limit here: no controller for it", "job", job.JobId, "index", job.ArrayIndex, "limit", kind)
-		}
-	}
-	j, err := w.cg.Create(job.JobId, job.ArrayIndex, lim)
+	j, err := w.cg.Create(job.JobId, job.ArrayIndex, w.cgroupLimits(job.JobId, job.ArrayIndex, c, cpus, gpus))
 	if err != nil {
 		slog.Warn("the job runs without a cgroup (process tree only)", "job", job.JobId, "index", job.ArrayIndex, "err", err)
 		return nil
 	}
 	return j
+}
+
+// cgroupLimits is what the kernel enforces for a job on this host, as c says:
+// its memory limit, its cores (cpus) and its GPUs (gpus, by index).
+func (w *Worker) cgroupLimits(id int64, idx int32, c *api.Containment, cpus, gpus []int32) cgroup.Limits {
+	var lim cgroup.Limits
+	enforce := c.GetResourceEnforce()
+	if slices.Contains(enforce, "memory") && c.GetMemLimitKb() > 0 {
+		lim.MemKB = c.GetMemLimitKb()
+	}
+	if slices.Contains(enforce, "cpu") {
+		for _, cpu := range cpus {
+			lim.CPUs = append(lim.CPUs, int(cpu))
+		}
+	}
+	if slices.Contains(enforce, "gpu") {
+		ids := make([]int, len(gpus))
+		for i, g := range gpus {
+			ids[i] = int(g)
+		}
+		lim.DenyDevices = cgroup.GPUDeviceRules(w.cfg.DevDir, ids)
+	}
+	for _, kind := range enforce {
+		if !w.cg.CanEnforce(kind) {
+			slog.Warn("cannot enforce a limit here: no controller for it", "job", id, "index", idx, "limit", kind)
+		}
+	}
+	return lim
 }
 
 // cgSignal delivers sig to a job in a cgroup: stop and continue freeze and
@@ -339,7 +353,16 @@ func (w *Worker) taskCgroup(ts *rpc.TaskStart) (cg cgroup.Job, local bool) {
 		// never removed from here.
 		return cg, false
 	}
-	cg, err := w.cg.Create(ts.JobId, ts.Index, cgroup.Limits{})
+	c := ts.GetContainment()
+	if c == nil {
+		c = &api.Containment{ProcessTracking: true, CgroupAcct: true}
+	}
+	if !c.GetProcessTracking() {
+		return nil, false
+	}
+	// GPUs are given to a job's own hosts' shepherds only; a task here
+	// has no devices of its own to limit it to.
+	cg, err := w.cg.Create(ts.JobId, ts.Index, w.cgroupLimits(ts.JobId, ts.Index, c, ts.GetCpus(), nil))
 	if err != nil {
 		slog.Warn("the job's tasks here run without a cgroup", "job", ts.JobId, "index", ts.Index, "err", err)
 		return nil, false
