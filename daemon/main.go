@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
 	"xce/lib/client"
@@ -28,8 +29,10 @@ import (
 	"xce/lib/controller"
 	"xce/lib/exec"
 	"xce/lib/gpu"
+	"xce/lib/logging"
 	"xce/lib/lsfenv"
 	"xce/lib/store"
+	"xce/lib/version"
 	"xce/lib/worker"
 )
 
@@ -52,9 +55,10 @@ type options struct {
 	cleanPeriod       time.Duration
 	runlimitGrace     time.Duration
 	terminateInterval time.Duration
-	logLevel          string
+	log               logging.Options
 	minFreeMB         uint64
 	listen            string
+	metrics           string
 }
 
 func run() int {
@@ -66,8 +70,11 @@ func run() int {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE:          func(*cobra.Command, []string) error { return serve(o) },
+		Version:       version.Banner(),
 	}
+	root.SetVersionTemplate("{{.Version}}")
 	f := root.Flags()
+	f.BoolP("version", "V", false, "print the version and exit")
 	f.StringVar(&o.dir, "dir", "", "keep all state and the socket under this directory (default: "+client.DefaultDir()+")")
 	f.IntVar(&o.slots, "slots", 0, "job slots of this host (default: its CPUs)")
 	f.StringVar(&o.configFile, "config", "", "the cluster's configuration (xce.toml); without it, the single-host default")
@@ -75,7 +82,8 @@ func run() int {
 	f.DurationVar(&o.cleanPeriod, "clean-period", 0, "how long finished jobs stay visible (CLEAN_PERIOD; overrides the configuration's)")
 	f.DurationVar(&o.runlimitGrace, "runlimit-grace", 10*time.Minute, "after a run limit's SIGUSR2, how long before SIGKILL")
 	f.DurationVar(&o.terminateInterval, "terminate-interval", 10*time.Second, "time between bkill's SIGINT, SIGTERM and SIGKILL (JOB_TERMINATE_INTERVAL)")
-	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	logFlags(f, &o.log)
+	f.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics at http://HOST:PORT/metrics, and /healthz and /readyz (overrides [cluster] metrics_listen)")
 	f.StringVar(&o.listen, "listen", "", "serve the workers of other hosts on this TCP address (HOST:PORT); writes DIR/cluster.token on first start")
 	f.Uint64Var(&o.minFreeMB, "min-free", store.DefaultMinFree>>20, "MB the disk holding the store keeps free: below it submissions are refused and xced starts read-only")
 	configCmd := &cobra.Command{Use: "config", Short: "Work with xce.toml"}
@@ -118,11 +126,9 @@ func run() int {
 }
 
 func serve(o options) error {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+	if err := logging.Setup(os.Stderr, o.log); err != nil {
+		return err
 	}
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
 	// The controller's heap is mostly long-lived job records: collecting
 	// at +50% rather than +100% keeps its size close to what it holds, for
 	// little extra CPU. GOGC in the environment still wins.
@@ -375,6 +381,12 @@ func shepherdCommand(self string) []string {
 		return []string{small}
 	}
 	return []string{self, "shepherd"}
+}
+
+// logFlags are the daemons' logging flags.
+func logFlags(f *pflag.FlagSet, o *logging.Options) {
+	f.StringVar(&o.Level, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&o.Format, "log-format", "text", "text (key=value) or json, one record a line")
 }
 
 func totalMemKB() int64 {
