@@ -105,6 +105,10 @@ type Server struct {
 	draining  bool
 	drained   *sync.Cond // signalled as conns empties
 
+	// observe, when set, is told every call's method, outcome and time
+	// (ObserveCalls).
+	observe func(method string, err error, took time.Duration)
+
 	handlers sync.WaitGroup // the calls' handlers running
 	workers  *workers       // the goroutines connections and calls run on
 }
@@ -136,6 +140,13 @@ func MaxConnsPerUID(n int) Option { return func(s *Server) { s.maxPerUID = n } }
 // IdleTimeout closes a connection that has had no call for d (GOAWAY,
 // then close); 0: never.
 func IdleTimeout(d time.Duration) Option { return func(s *Server) { s.idleTimeout = d } }
+
+// ObserveCalls has f told of every call once it has ended: its full
+// method name, the error it ended with (nil: OK) and how long it ran, as
+// a gRPC server's interceptor would be (metrics).
+func ObserveCalls(f func(method string, err error, took time.Duration)) Option {
+	return func(s *Server) { s.observe = f }
+}
 
 // The defaults. A command holds one connection for one call; a few
 // dozen at once from one user is a busy script, not 64.
