@@ -45,6 +45,8 @@ type candidate struct {
 	local *replica.Mux // the Unix socket: this host's commands
 
 	term *term // what serves now: a leader's controller or a standby
+
+	mx *ctlMetrics
 }
 
 // term is one stretch of leading or standing by.
@@ -57,14 +59,14 @@ type term struct {
 
 // serveCandidate runs until SIGINT or SIGTERM, or until the store can no
 // longer follow the log.
-func serveCandidate(o options, cfg *config.Config, dir, host string, slots, ncpu int, st *store.Store) error {
+func serveCandidate(o options, cfg *config.Config, dir, host string, slots, ncpu int, st *store.Store, mx *ctlMetrics) error {
 	if o.listen == "" || !slices.Contains(cfg.Cluster.Controllers, o.listen) {
 		return fmt.Errorf("this xced is not one of the controller candidates %v: start each candidate with --listen set to its entry in [cluster] controllers", cfg.Cluster.Controllers)
 	}
 	if hc := cfg.Hosts[host]; hc == nil || hc.IsServer() {
 		slog.Info("controller candidates run no jobs themselves; run `xced worker` on this host to run jobs here", "host", host)
 	}
-	c := &candidate{o: o, cfg: cfg, dir: dir, host: host, slots: slots, ncpu: ncpu, st: st}
+	c := &candidate{o: o, cfg: cfg, dir: dir, host: host, slots: slots, ncpu: ncpu, st: st, mx: mx}
 	tok, creds, err := clusterServerCredentials(dir, o.listen, host, &cfg.Cluster)
 	if err != nil {
 		return err
@@ -96,6 +98,9 @@ func serveCandidate(o options, cfg *config.Config, dir, host string, slots, ncpu
 		}
 	}()
 	st.SetReplicator(c.node.Replicate)
+	if mx.m != nil {
+		mx.m.SetNode(c.node)
+	}
 
 	sock := filepath.Join(dir, client.SocketName)
 	uln, err := listenSocket(sock)
@@ -173,7 +178,7 @@ func (c *candidate) lead() error {
 			c.cfg = cfg
 		}
 	}
-	ctl, err := controller.New(controller.Config{
+	ccfg := controller.Config{
 		Host:        c.host,
 		Slots:       c.slots,
 		NCPUs:       c.ncpu,
@@ -187,13 +192,15 @@ func (c *candidate) lead() error {
 		KillGrace:         c.o.runlimitGrace,
 		Workers:           true,
 		Replication:       c.node,
-	}, c.st, nil)
+	}
+	c.mx.hook(&ccfg)
+	ctl, err := controller.New(ccfg, c.st, nil)
 	if err != nil {
 		return fmt.Errorf("restore the state: %w", err)
 	}
 	t := &term{ctl: ctl, ran: make(chan struct{})}
 	local := controllerServer(ctl, c.tok)
-	remote := grpc.NewServer(workerServerOptions(replica.Credentials())...)
+	remote := grpc.NewServer(append(workerServerOptions(replica.Credentials()), ctl.CallInterceptors()...)...)
 	grpcapi.RegisterClusterServer(remote, ctl.ClusterService())
 	registerUserService(remote, ctl)
 	t.servers = []rpcServer{local, remote}
@@ -201,6 +208,7 @@ func (c *candidate) lead() error {
 	t.cancel = cancel
 	go func() { ctl.Run(ctx); close(t.ran) }()
 	c.switchTo(t, local, remote)
+	c.mx.setController(ctl)
 	slog.Info("leading the controller candidates", "address", c.o.listen, "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
@@ -225,6 +233,7 @@ func (c *candidate) handOver() {
 
 // standBy serves the standby's answers.
 func (c *candidate) standBy() {
+	c.mx.setController(nil)
 	t := &term{}
 	notLeader := func() error { return grpcapi.NotLeader(c.node.Leader()) }
 	local := standbyServer(c.tok, notLeader)

@@ -179,6 +179,13 @@ func serve(o options) error {
 		}
 	}
 	o.override(cfg)
+	// Served from before the state is restored: /healthz answers while
+	// a large store loads, /readyz only once the controller is whole.
+	mx, err := startMetrics(cmp.Or(o.metrics, cfg.Cluster.MetricsListen))
+	if err != nil {
+		return err
+	}
+	defer mx.close()
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -216,8 +223,11 @@ func serve(o options) error {
 	}
 	defer st.Close()
 	st.SetMinFree(minFree)
+	if mx.m != nil {
+		mx.m.SetStore(st)
+	}
 	if len(cfg.Cluster.Controllers) > 0 {
-		return serveCandidate(o, cfg, dir, host, slots, ncpu, st)
+		return serveCandidate(o, cfg, dir, host, slots, ncpu, st, mx)
 	}
 
 	// The worker starts before the controller exists (the controller
@@ -256,7 +266,7 @@ func serve(o options) error {
 	if local != nil {
 		gpus = gpu.NewTracker(gpuCtx, gpu.Options{}, 0)
 	}
-	ctl, err := controller.New(controller.Config{
+	ccfg := controller.Config{
 		Host:        host,
 		Slots:       slots,
 		NCPUs:       ncpu,
@@ -270,10 +280,14 @@ func serve(o options) error {
 		KillGrace:         o.runlimitGrace,
 		Workers:           o.listen != "",
 		GPUs:              gpus,
-	}, st, local)
+	}
+	mx.hook(&ccfg)
+	ctl, err := controller.New(ccfg, st, local)
 	if err != nil {
 		return err
 	}
+	mx.setController(ctl)
+	defer mx.setController(nil)
 	gate.open(ctl)
 	if w, ok := local.(*worker.Worker); ok {
 		w.SetTaskRelay(ctl.LocalTaskRelay()) // blaunch's tasks on the other hosts

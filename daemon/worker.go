@@ -118,6 +118,12 @@ func runWorker(o workerOptions) error {
 		<-ctx.Done()
 		slog.Info("stopping; running jobs keep running and are picked up when the worker is back")
 	}()
+	probe := &agent.Probe{}
+	stopMetrics, err := startWorkerMetrics(o.metrics, probe)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	fmt.Fprintf(os.Stderr, "xced worker: host %s, controller %s, jobs under %s, commands' credentials at %s\n", name, o.controller, filepath.Join(dir, "jobs"), sock)
 	return agent.Run(ctx, agent.Config{
 		Controller:   o.controller,
@@ -129,6 +135,7 @@ func runWorker(o workerOptions) error {
 		Version:      controller.Version,
 		LoadInterval: o.loadInterval,
 		Fatal:        workerRefused,
+		Probe:        probe,
 	})
 }
 

@@ -97,6 +97,8 @@ type Config struct {
 	// Default: Refused.
 	Fatal func(error) bool
 	Log   *slog.Logger // default: slog.Default()
+	// Probe, when set, is where the agent can be read from (metrics).
+	Probe *Probe
 }
 
 // Refused reports whether err is the controller refusing this worker: a
@@ -205,6 +207,9 @@ func Run(ctx context.Context, cfg Config) error {
 		sampler: hostload.New(hostload.Paths{}),
 		nextSeq: uint64(time.Now().UnixNano()),
 		notify:  make(chan struct{}, 1),
+	}
+	if cfg.Probe != nil {
+		cfg.Probe.a.Store(a)
 	}
 	a.sampler.Sample(time.Now())
 	go a.sample(ctx)

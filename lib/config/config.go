@@ -132,6 +132,9 @@ type Cluster struct {
 	// (rusage[mem=500000], select[mem>4000]), "KB" to "EB"; default "MB".
 	// It should be the unit bsub reads from lsf.conf for -M.
 	UnitForLimits string `toml:"unit_for_limits"`
+	// MetricsListen is where xced serves its Prometheus metrics, /healthz
+	// and /readyz (HOST:PORT); "" = nowhere. xced --metrics overrides it.
+	MetricsListen string `toml:"metrics_listen"`
 }
 
 // Resource is a site-defined resource (lsf.shared Resource and

@@ -51,6 +51,7 @@ func (c *Config) Effective() string {
 	w.kv("controllers", cl.Controllers)
 	w.kv("max_user_priority", cl.MaxUserPriority)
 	w.kv("unit_for_limits", cl.UnitForLimits)
+	w.kv("metrics_listen", cl.MetricsListen)
 
 	for _, name := range slices.Sorted(maps.Keys(c.Resources)) {
 		r := c.Resources[name]

@@ -557,3 +557,27 @@ func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 }
 
 func (s *snapshot) Release() {}
+
+// Status is a candidate's raft state, for metrics.
+type Status struct {
+	Role                   string // Leader, Follower, Candidate or Shutdown
+	Term                   uint64
+	CommitIndex, LastIndex uint64
+	AppliedIndex           uint64 // what raft handed the store
+	LastContactSeconds     float64
+}
+
+// Status reads the candidate's raft state (cheap: raft's own counters).
+func (n *Node) Status() Status {
+	st := Status{
+		Role:         n.raft.State().String(),
+		Term:         n.raft.CurrentTerm(),
+		CommitIndex:  n.raft.CommitIndex(),
+		LastIndex:    n.raft.LastIndex(),
+		AppliedIndex: n.raft.AppliedIndex(),
+	}
+	if lc := n.raft.LastContact(); !lc.IsZero() {
+		st.LastContactSeconds = time.Since(lc).Seconds()
+	}
+	return st
+}

@@ -45,6 +45,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -75,6 +76,8 @@ type Store struct {
 
 	replMu sync.RWMutex
 	repl   Replicator // nil: writes go to Badger directly
+
+	observe atomic.Pointer[func(time.Duration)] // ObserveCommits
 
 	// replacing is held by ReplaceWith, which Badger requires to run
 	// alone, and shared by the readers a standby runs meanwhile (Load,

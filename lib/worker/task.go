@@ -105,6 +105,13 @@ type tasks struct {
 	windows map[jobKey]*outWindow // the jobs' task output in flight from this host (taskout.go)
 }
 
+// TaskCount is how many blaunch tasks run on this host now.
+func (w *Worker) TaskCount() int {
+	w.tmu.Lock()
+	defer w.tmu.Unlock()
+	return len(w.tk.running)
+}
+
 // task is a task running on this host.
 type task struct {
 	pid    int // leads its own session
