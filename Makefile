@@ -53,6 +53,7 @@ bench: build
 	$(GO) test -run '^$$' -bench 'SimulatedRun|Cycle100Buckets|Cycle1000Buckets|PlacementsPerSecond|Growth' -benchtime 3x ./lib/sched/
 	$(GO) test -run '^$$' -bench 'JobMemory' -benchtime 1x ./lib/controller/
 	$(GO) test -run '^$$' -bench 'Restart' -benchtime 3x ./lib/controller/
+	$(GO) test -run '^$$' -bench 'Scrape' -benchtime 200x ./lib/metrics/
 
 # make soak: the fault-injection suite (tests/fault_test.go) with 50 kill -9
 # restarts per test instead of make test's 5 (SOAK_RESTARTS=N to change).
