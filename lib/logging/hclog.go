@@ -128,4 +128,5 @@ func (h *hcAdapter) StandardWriter(opts *hclog.StandardLoggerOptions) io.Writer 
 	}()
 	return pw
 }
+
 var _ hclog.Logger = (*hcAdapter)(nil)
