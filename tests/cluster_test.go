@@ -34,6 +34,7 @@ type workerProc struct {
 	token string
 	cmd   *exec.Cmd
 	log   *bytes.Buffer
+	args  []string // more flags
 }
 
 // freePort is a loopback address nothing listens on now.
@@ -98,6 +99,7 @@ func (w *workerProc) start() {
 	w.t.Helper()
 	w.cmd = exec.Command(filepath.Join(binDir, "xced"), "worker", "--controller", w.addr, "--token-file", w.token,
 		"--dir", w.dir, "--name", w.name, "--slots", fmt.Sprint(w.slots), "--load-interval", "1s")
+	w.cmd.Args = append(w.cmd.Args, w.args...)
 	w.log = &bytes.Buffer{}
 	w.cmd.Stdout, w.cmd.Stderr = w.log, w.log
 	if err := w.cmd.Start(); err != nil {

@@ -320,3 +320,34 @@ func TestHAReadyzFlips(t *testing.T) {
 	}
 	waitReady(next)
 }
+
+// TestWorkerMetrics: xced worker --metrics reports the worker's jobs, and
+// its /readyz says whether it has the controller.
+func TestWorkerMetrics(t *testing.T) {
+	m := newMulti(t)
+	addr := freePort(t)
+	w := &workerProc{t: t, name: "hA", dir: filepath.Join(m.dir, "w-hA"), slots: 2, addr: m.addr,
+		token: filepath.Join(m.dir, "state", "cluster.token"), args: []string{"--metrics", addr}}
+	m.workers["hA"] = w
+	w.start()
+	m.waitHosts(map[string]string{"hA": "ok"})
+	id := m.submit("", "-o", "/dev/null", "sleep 600")
+	m.waitStarted(id)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		fams := scrape(t, addr)
+		g := func(name string) float64 {
+			if f := fams[name]; f != nil && len(f.GetMetric()) == 1 {
+				return f.GetMetric()[0].GetGauge().GetValue()
+			}
+			return -1
+		}
+		if g("xce_worker_connected") == 1 && g("xce_worker_jobs") == 1 && g("xce_worker_slots") == 2 && httpStatus(addr, "/readyz") == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("worker metrics: connected %v, jobs %v, slots %v", g("xce_worker_connected"), g("xce_worker_jobs"), g("xce_worker_slots"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
