@@ -17,13 +17,19 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # its HTML templates, initialised by every command otherwise), which
 # nothing here reads. tests/harness_test.go builds the same way.
 GOTAGS    := grpcnotrace
+# The release and the source revision every binary prints with -V and
+# xced --version (lib/version): VERSION=1.2.3 make build for a release.
+VERSION   ?= 0.1.0
+REVISION  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo +dirty)
+LDFLAGS   := -X xce/lib/version.release=$(VERSION) -X xce/lib/version.revision=$(REVISION)
+GOBUILD   = $(GO) build -tags $(GOTAGS) -ldflags '$(LDFLAGS)'
 build:
 	@mkdir -p $(BIN)
-	CGO_ENABLED=0 $(GO) build -tags $(GOTAGS) -o $(BIN)/ $(addprefix ./,$(COMMANDS))
-	CGO_ENABLED=0 $(GO) build -tags $(GOTAGS) -o $(BIN)/xce-shepherd ./daemon/shepherd
-	CGO_ENABLED=0 $(GO) build -tags $(GOTAGS) -o $(BIN)/xce-dial ./daemon/dial
-	CGO_ENABLED=0 $(GO) build -tags $(GOTAGS) -o $(BIN)/xcetop ./xcetop
-	$(GO) build -tags $(GOTAGS) -o $(BIN)/xced ./daemon
+	CGO_ENABLED=0 $(GOBUILD) -o $(BIN)/ $(addprefix ./,$(COMMANDS))
+	CGO_ENABLED=0 $(GOBUILD) -o $(BIN)/xce-shepherd ./daemon/shepherd
+	CGO_ENABLED=0 $(GOBUILD) -o $(BIN)/xce-dial ./daemon/dial
+	CGO_ENABLED=0 $(GOBUILD) -o $(BIN)/xcetop ./xcetop
+	$(GOBUILD) -o $(BIN)/xced ./daemon
 
 run: build
 	$(BIN)/xced
@@ -49,6 +55,7 @@ bench: build
 	$(GO) test -run '^$$' -bench 'Restart' -benchtime 3x ./lib/controller/
 	$(GO) test -run '^$$' -bench 'Simulate' -benchtime 1x -timeout 60m ./lib/sim/
 	$(GO) test -run '^$$' -bench 'JobOverhead' -benchtime 1x ./lib/worker/
+	$(GO) test -run '^$$' -bench 'Scrape' -benchtime 200x ./lib/metrics/
 
 # make soak: the fault-injection suite (tests/fault_test.go) with 50 kill -9
 # restarts per test instead of make test's 5 (SOAK_RESTARTS=N to change).

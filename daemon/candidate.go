@@ -46,6 +46,8 @@ type candidate struct {
 
 	term *term // what serves now: a leader's controller or a standby
 	sd   *notifier
+
+	mx *ctlMetrics
 }
 
 // term is one stretch of leading or standing by.
@@ -58,14 +60,14 @@ type term struct {
 
 // serveCandidate runs until SIGINT or SIGTERM, or until the store can no
 // longer follow the log.
-func serveCandidate(o options, cfg *config.Config, dir, host string, slots, ncpu int, st *store.Store, sd *notifier) error {
+func serveCandidate(o options, cfg *config.Config, dir, host string, slots, ncpu int, st *store.Store, sd *notifier, mx *ctlMetrics) error {
 	if o.listen == "" || !slices.Contains(cfg.Cluster.Controllers, o.listen) {
 		return fmt.Errorf("this xced is not one of the controller candidates %v: start each candidate with --listen set to its entry in [cluster] controllers", cfg.Cluster.Controllers)
 	}
 	if hc := cfg.Hosts[host]; hc == nil || hc.IsServer() {
 		slog.Info("controller candidates run no jobs themselves; run `xced worker` on this host to run jobs here", "host", host)
 	}
-	c := &candidate{o: o, cfg: cfg, dir: dir, host: host, slots: slots, ncpu: ncpu, st: st, sd: sd}
+	c := &candidate{o: o, cfg: cfg, dir: dir, host: host, slots: slots, ncpu: ncpu, st: st, sd: sd, mx: mx}
 	tok, creds, err := clusterServerCredentials(dir, o.listen, host, &cfg.Cluster)
 	if err != nil {
 		return err
@@ -97,6 +99,9 @@ func serveCandidate(o options, cfg *config.Config, dir, host string, slots, ncpu
 		}
 	}()
 	st.SetReplicator(c.node.Replicate)
+	if mx.m != nil {
+		mx.m.SetNode(c.node)
+	}
 
 	sock := filepath.Join(dir, client.SocketName)
 	uln, err := listenSocket(sock)
@@ -183,7 +188,7 @@ func (c *candidate) lead() error {
 			c.cfg = cfg
 		}
 	}
-	ctl, err := controller.New(controller.Config{
+	ccfg := controller.Config{
 		Host:        c.host,
 		Slots:       c.slots,
 		NCPUs:       c.ncpu,
@@ -198,13 +203,15 @@ func (c *candidate) lead() error {
 		Workers:           true,
 		Replication:       c.node,
 		Alive:             c.sd.Alive,
-	}, c.st, nil)
+	}
+	c.mx.hook(&ccfg)
+	ctl, err := controller.New(ccfg, c.st, nil)
 	if err != nil {
 		return fmt.Errorf("restore the state: %w", err)
 	}
 	t := &term{ctl: ctl, ran: make(chan struct{})}
 	local := controllerServer(ctl, c.tok)
-	remote := grpc.NewServer(workerServerOptions(replica.Credentials())...)
+	remote := grpc.NewServer(append(workerServerOptions(replica.Credentials()), ctl.CallInterceptors()...)...)
 	grpcapi.RegisterClusterServer(remote, ctl.ClusterService())
 	registerUserService(remote, ctl)
 	t.servers = []rpcServer{local, remote}
@@ -212,6 +219,7 @@ func (c *candidate) lead() error {
 	t.cancel = cancel
 	go func() { ctl.Run(ctx); close(t.ran) }()
 	c.switchTo(t, local, remote)
+	c.mx.setController(ctl)
 	slog.Info("leading the controller candidates", "address", c.o.listen, "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
@@ -236,6 +244,7 @@ func (c *candidate) handOver() {
 
 // standBy serves the standby's answers.
 func (c *candidate) standBy() {
+	c.mx.setController(nil)
 	t := &term{}
 	notLeader := func() error { return grpcapi.NotLeader(c.node.Leader()) }
 	local := standbyServer(c.tok, notLeader)

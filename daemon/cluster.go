@@ -28,7 +28,7 @@ func serveWorkers(addr, dir, host string, cl *config.Cluster, ctl *controller.Co
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	srv := grpc.NewServer(workerServerOptions(creds)...)
+	srv := grpc.NewServer(append(workerServerOptions(creds), ctl.CallInterceptors()...)...)
 	grpcapi.RegisterClusterServer(srv, ctl.ClusterService())
 	// Users' commands on other hosts, known by the proofs their host's
 	// xced minted.

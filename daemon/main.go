@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
 	"xce/lib/client"
@@ -28,8 +29,10 @@ import (
 	"xce/lib/controller"
 	"xce/lib/exec"
 	"xce/lib/gpu"
+	"xce/lib/logging"
 	"xce/lib/lsfenv"
 	"xce/lib/store"
+	"xce/lib/version"
 	"xce/lib/worker"
 )
 
@@ -59,10 +62,11 @@ type options struct {
 	cleanPeriod       time.Duration
 	runlimitGrace     time.Duration
 	terminateInterval time.Duration
-	logLevel          string
+	log               logging.Options
 	minFreeMB         uint64
 	diskCheck         time.Duration
 	listen            string
+	metrics           string
 }
 
 func run() int {
@@ -74,8 +78,11 @@ func run() int {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE:          func(*cobra.Command, []string) error { return serve(o) },
+		Version:       version.Banner(),
 	}
+	root.SetVersionTemplate("{{.Version}}")
 	f := root.Flags()
+	f.BoolP("version", "V", false, "print the version and exit")
 	f.StringVar(&o.dir, "dir", "", "keep all state and the socket under this directory (default: "+client.DefaultDir()+")")
 	f.IntVar(&o.slots, "slots", 0, "job slots of this host (default: its CPUs)")
 	f.StringVar(&o.configFile, "config", "", "the cluster's configuration (xce.toml); without it, the single-host default")
@@ -83,7 +90,8 @@ func run() int {
 	f.DurationVar(&o.cleanPeriod, "clean-period", 0, "how long finished jobs stay visible (CLEAN_PERIOD; overrides the configuration's)")
 	f.DurationVar(&o.runlimitGrace, "runlimit-grace", 10*time.Minute, "after a run limit's SIGUSR2, how long before SIGKILL")
 	f.DurationVar(&o.terminateInterval, "terminate-interval", 10*time.Second, "time between bkill's SIGINT, SIGTERM and SIGKILL (JOB_TERMINATE_INTERVAL)")
-	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	logFlags(f, &o.log)
+	f.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics at http://HOST:PORT/metrics, and /healthz and /readyz (overrides [cluster] metrics_listen)")
 	f.StringVar(&o.listen, "listen", "", "serve the workers of other hosts on this TCP address (HOST:PORT); writes DIR/cluster.token on first start")
 	f.Uint64Var(&o.minFreeMB, "min-free", store.DefaultMinFree>>20, "MB the disk holding the store keeps free: below it submissions are refused and xced starts read-only")
 	f.DurationVar(&o.diskCheck, "disk-check-interval", 30*time.Second, "read-only below the free-space floor: how often xced looks whether space is back")
@@ -129,11 +137,9 @@ func run() int {
 }
 
 func serve(o options) error {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+	if err := logging.Setup(os.Stderr, o.log); err != nil {
+		return err
 	}
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
 	// The controller's heap is mostly long-lived job records: collecting
 	// at +50% rather than +100% keeps its size close to what it holds, for
 	// little extra CPU. GOGC in the environment still wins.
@@ -184,6 +190,13 @@ func serve(o options) error {
 		}
 	}
 	o.override(cfg)
+	// Served from before the state is restored: /healthz answers while
+	// a large store loads, /readyz only once the controller is whole.
+	mx, err := startMetrics(cmp.Or(o.metrics, cfg.Cluster.MetricsListen))
+	if err != nil {
+		return err
+	}
+	defer mx.close()
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -222,8 +235,11 @@ func serve(o options) error {
 	defer st.Close()
 	st.SetMinFree(minFree)
 	sd := newNotifier()
+	if mx.m != nil {
+		mx.m.SetStore(st)
+	}
 	if len(cfg.Cluster.Controllers) > 0 {
-		return serveCandidate(o, cfg, dir, host, slots, ncpu, st, sd)
+		return serveCandidate(o, cfg, dir, host, slots, ncpu, st, sd, mx)
 	}
 
 	// The worker starts before the controller exists (the controller
@@ -263,7 +279,7 @@ func serve(o options) error {
 	if local != nil {
 		gpus = gpu.NewTracker(gpuCtx, gpu.Options{}, 0)
 	}
-	ctl, err := controller.New(controller.Config{
+	ccfg := controller.Config{
 		Host:        host,
 		Slots:       slots,
 		NCPUs:       ncpu,
@@ -278,10 +294,14 @@ func serve(o options) error {
 		Workers:           o.listen != "",
 		GPUs:              gpus,
 		Alive:             sd.Alive,
-	}, st, local)
+	}
+	mx.hook(&ccfg)
+	ctl, err := controller.New(ccfg, st, local)
 	if err != nil {
 		return err
 	}
+	mx.setController(ctl)
+	defer mx.setController(nil)
 	gate.open(ctl)
 	if w, ok := local.(*worker.Worker); ok {
 		w.SetTaskRelay(ctl.LocalTaskRelay()) // blaunch's tasks on the other hosts
@@ -398,6 +418,12 @@ func shepherdCommand(self string) []string {
 		return []string{small}
 	}
 	return []string{self, "shepherd"}
+}
+
+// logFlags are the daemons' logging flags.
+func logFlags(f *pflag.FlagSet, o *logging.Options) {
+	f.StringVar(&o.Level, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&o.Format, "log-format", "text", "text (key=value) or json, one record a line")
 }
 
 func totalMemKB() int64 {

@@ -17,6 +17,7 @@ import (
 	"xce/lib/agent"
 	"xce/lib/clusterauth"
 	"xce/lib/controller"
+	"xce/lib/logging"
 )
 
 type workerOptions struct {
@@ -26,7 +27,8 @@ type workerOptions struct {
 	name         string
 	slots        int
 	loadInterval time.Duration
-	logLevel     string
+	log          logging.Options
+	metrics      string
 }
 
 // workerCommand is `xced worker`: the worker agent of this execution host
@@ -61,7 +63,8 @@ root, else to the worker's own user.`,
 	f.StringVar(&o.name, "name", "", "the host's name in the cluster (default: this host's name)")
 	f.IntVar(&o.slots, "slots", 0, "job slots of this host (default: its CPUs)")
 	f.DurationVar(&o.loadInterval, "load-interval", 5*time.Second, "how often the host's load and its jobs' usage are sent")
-	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	logFlags(f, &o.log)
+	f.StringVar(&o.metrics, "metrics", "", "serve the worker's Prometheus metrics at http://HOST:PORT/metrics, and /healthz and /readyz")
 	for _, name := range []string{"controller", "token-file", "dir"} {
 		cmd.MarkFlagRequired(name)
 	}
@@ -71,11 +74,9 @@ root, else to the worker's own user.`,
 // runWorker runs the agent until SIGINT or SIGTERM; the jobs keep
 // running, and a worker started again finds them through the controller.
 func runWorker(o workerOptions) error {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+	if err := logging.Setup(os.Stderr, o.log); err != nil {
+		return err
 	}
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
 	tok, err := clusterauth.LoadToken(o.tokenFile)
 	if err != nil {
 		return err
@@ -122,6 +123,12 @@ func runWorker(o workerOptions) error {
 		slog.Info("stopping; running jobs keep running and are picked up when the worker is back")
 		sd.Stopping()
 	}()
+	probe := &agent.Probe{}
+	stopMetrics, err := startWorkerMetrics(o.metrics, probe)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	fmt.Fprintf(os.Stderr, "xced worker: host %s, controller %s, jobs under %s, commands' credentials at %s\n", name, o.controller, filepath.Join(dir, "jobs"), sock)
 	return agent.Run(ctx, agent.Config{
 		Controller:   o.controller,
@@ -135,6 +142,7 @@ func runWorker(o workerOptions) error {
 		Fatal:        workerRefused,
 		Registered:   sd.Ready, // systemd: ready once a controller has it
 		Alive:        sd.Alive,
+		Probe:        probe,
 	})
 }
 

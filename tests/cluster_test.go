@@ -34,6 +34,7 @@ type workerProc struct {
 	token string
 	cmd   *exec.Cmd
 	log   *bytes.Buffer
+	args  []string // more flags
 }
 
 // freePort is a loopback address nothing listens on now.
@@ -102,6 +103,7 @@ func (w *workerProc) start() {
 	parent := "xce-e2e-" + strings.ReplaceAll(strings.Trim(w.dir, "/"), "/", "_")
 	w.cmd.Env = append(os.Environ(), "XCE_CGROUP_PARENT="+parent)
 	w.t.Cleanup(func() { removeCgroupTree(parent) })
+	w.cmd.Args = append(w.cmd.Args, w.args...)
 	w.log = &bytes.Buffer{}
 	w.cmd.Stdout, w.cmd.Stderr = w.log, w.log
 	if err := w.cmd.Start(); err != nil {

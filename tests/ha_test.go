@@ -40,9 +40,16 @@ type candProc struct {
 	conf string
 	cmd  *exec.Cmd
 	log  *bytes.Buffer
+	args []string // more of xced's flags
 }
 
 func newHA(t testing.TB, n int, clusterLines ...string) *ha {
+	t.Helper()
+	return newHAArgs(t, n, nil, clusterLines...)
+}
+
+// newHAArgs is newHA with more flags for candidate i's xced (nil: none).
+func newHAArgs(t testing.TB, n int, args func(i int) []string, clusterLines ...string) *ha {
 	t.Helper()
 	root, err := os.MkdirTemp("", "xce-ha-")
 	if err != nil {
@@ -73,6 +80,9 @@ func newHA(t testing.TB, n int, clusterLines ...string) *ha {
 	}
 	for i, a := range h.addrs {
 		c := &candProc{t: t, addr: a, dir: filepath.Join(root, fmt.Sprintf("c%d", i)), conf: h.conf}
+		if args != nil {
+			c.args = args(i)
+		}
 		os.MkdirAll(c.dir, 0o700)
 		b, _ := os.ReadFile(h.token)
 		if err := os.WriteFile(filepath.Join(c.dir, "cluster.token"), b, 0o600); err != nil {
@@ -104,6 +114,7 @@ func (c *candProc) start() {
 	c.t.Helper()
 	c.cmd = exec.Command(filepath.Join(binDir, "xced"), "--dir", c.dir, "--config", c.conf, "--listen", c.addr,
 		"--terminate-interval", "1s", "--runlimit-grace", "2s")
+	c.cmd.Args = append(c.cmd.Args, c.args...)
 	if c.log == nil {
 		c.log = &bytes.Buffer{}
 	}

@@ -42,6 +42,7 @@ func TestMain(m *testing.M) {
 	for _, c := range commands {
 		pkgs = append(pkgs, "../"+c)
 	}
+	ldflags := buildLDFlags()
 	for _, p := range pkgs {
 		name := filepath.Base(p)
 		switch name {
@@ -52,7 +53,7 @@ func TestMain(m *testing.M) {
 		case "dial":
 			name = "xce-dial"
 		}
-		build := exec.Command("go", "build", "-tags", "grpcnotrace", "-o", filepath.Join(dir, name), p)
+		build := exec.Command("go", "build", "-tags", "grpcnotrace", "-ldflags", ldflags, "-o", filepath.Join(dir, name), p)
 		if name != "xced" {
 			build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		}
@@ -67,6 +68,20 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// testRelease is the release the tests' binaries are built with, as the
+// Makefile's VERSION sets it.
+const testRelease = "0.1.0-test"
+
+// buildLDFlags stamps the release and the revision into the binaries the
+// way the Makefile does (lib/version).
+func buildLDFlags() string {
+	rev := "unknown"
+	if out, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output(); err == nil {
+		rev = strings.TrimSpace(string(out))
+	}
+	return "-X xce/lib/version.release=" + testRelease + " -X xce/lib/version.revision=" + rev
 }
 
 // cluster is one xced in its own directory.

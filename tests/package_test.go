@@ -103,8 +103,8 @@ func TestPackageDeb(t *testing.T) {
 
 	// xced runs from the scratch root, and accepts the shipped xce.toml.
 	xced := filepath.Join(root, "usr/bin/xced")
-	if out, err := exec.Command(xced, "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "XCE controller") {
-		t.Errorf("xced --help from the package: %v\n%s", err, out)
+	if out, err := exec.Command(xced, "--version").CombinedOutput(); err != nil || !strings.Contains(string(out), "XCE "+testRelease) {
+		t.Errorf("xced --version from the package: %v\n%s", err, out)
 	}
 	if out, err := exec.Command(xced, "config", "check", filepath.Join(root, "etc/xce/xce.toml")).CombinedOutput(); err != nil {
 		t.Errorf("xced config check /etc/xce/xce.toml: %v\n%s", err, out)

@@ -104,6 +104,8 @@ type Config struct {
 	// (about once a second), whether or not a controller is connected: a
 	// worker retrying is alive (xced worker's systemd watchdog).
 	Alive func()
+	// Probe, when set, is where the agent can be read from (metrics).
+	Probe *Probe
 }
 
 // Refused reports whether err is the controller refusing this worker: a
@@ -212,6 +214,9 @@ func Run(ctx context.Context, cfg Config) error {
 		sampler: hostload.New(hostload.Paths{}),
 		nextSeq: uint64(time.Now().UnixNano()),
 		notify:  make(chan struct{}, 1),
+	}
+	if cfg.Probe != nil {
+		cfg.Probe.a.Store(a)
 	}
 	a.sampler.Sample(time.Now())
 	go a.sample(ctx)

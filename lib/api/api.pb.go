@@ -827,6 +827,63 @@ func (DependencyReply_Status) EnumDescriptor() ([]byte, []int) {
 	return file_api_proto_rawDescGZIP(), []int{43, 0}
 }
 
+type PerfmonRequest_Op int32
+
+const (
+	PerfmonRequest_VIEW       PerfmonRequest_Op = 0
+	PerfmonRequest_START      PerfmonRequest_Op = 1 // period_sec: the sample period; 0: the one set, or 60
+	PerfmonRequest_STOP       PerfmonRequest_Op = 2
+	PerfmonRequest_SET_PERIOD PerfmonRequest_Op = 3 // period_sec
+)
+
+// Enum value maps for PerfmonRequest_Op.
+var (
+	PerfmonRequest_Op_name = map[int32]string{
+		0: "VIEW",
+		1: "START",
+		2: "STOP",
+		3: "SET_PERIOD",
+	}
+	PerfmonRequest_Op_value = map[string]int32{
+		"VIEW":       0,
+		"START":      1,
+		"STOP":       2,
+		"SET_PERIOD": 3,
+	}
+)
+
+func (x PerfmonRequest_Op) Enum() *PerfmonRequest_Op {
+	p := new(PerfmonRequest_Op)
+	*p = x
+	return p
+}
+
+func (x PerfmonRequest_Op) String() string {
+	if name, ok := PerfmonRequest_Op_name[int32(x)]; ok {
+		return name
+	}
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PerfmonRequest_Op) Descriptor() protoreflect.EnumDescriptor {
+	file_api_proto_init()
+	return file_api_proto_enumTypes[11].Descriptor()
+}
+
+func (PerfmonRequest_Op) Type() protoreflect.EnumType {
+	file_api_proto_init()
+	return &file_api_proto_enumTypes[11]
+}
+
+func (x PerfmonRequest_Op) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PerfmonRequest_Op.Descriptor instead.
+func (PerfmonRequest_Op) EnumDescriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{45, 0}
+}
+
 type JobSpec struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The job command line as LSF shows it (words joined by spaces), or, for a
@@ -5909,30 +5966,31 @@ func (x *ReconfigRequest) GetCheckOnly() bool {
 	return false
 }
 
-type ReconfigReply struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// What changed, one line each (queues added, removed; jobs moved to
-	// lost_and_found; pending jobs layered again).
-	Changes       []string `protobuf:"bytes,1,rep,name=changes,proto3" json:"changes,omitempty"`
+// PerfmonRequest is badmin perfmon: view the scheduler performance
+// counters, or (administrators only) start, stop or set the sample period.
+type PerfmonRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Op            PerfmonRequest_Op      `protobuf:"varint,1,opt,name=op,proto3,enum=xce.api.v1.PerfmonRequest_Op" json:"op,omitempty"`
+	PeriodSec     int32                  `protobuf:"varint,2,opt,name=period_sec,json=periodSec,proto3" json:"period_sec,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *ReconfigReply) Reset() {
-	*x = ReconfigReply{}
+func (x *PerfmonRequest) Reset() {
+	*x = PerfmonRequest{}
 	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *ReconfigReply) String() string {
+func (x *PerfmonRequest) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*ReconfigReply) ProtoMessage() {}
+func (*PerfmonRequest) ProtoMessage() {}
 
-func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
+func (x *PerfmonRequest) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[45]
 	if x != nil {
@@ -5945,9 +6003,264 @@ func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
+// Deprecated: Use PerfmonRequest.ProtoReflect.Descriptor instead.
+func (*PerfmonRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *PerfmonRequest) GetOp() PerfmonRequest_Op {
+	if x != nil {
+		return x.Op
+	}
+	return PerfmonRequest_VIEW
+}
+
+func (x *PerfmonRequest) GetPeriodSec() int32 {
+	if x != nil {
+		return x.PeriodSec
+	}
+	return 0
+}
+
+// PerfmonRow is one counter: its count in the last complete sample
+// period, the largest, smallest and average count of the periods, and
+// the total since the monitor started (the period under way included).
+type PerfmonRow struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"` // LSF's label ("Jobs submitted")
+	Key           string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`   // the JSON name ("jobs_submitted")
+	Last          int64                  `protobuf:"varint,3,opt,name=last,proto3" json:"last,omitempty"`
+	Max           int64                  `protobuf:"varint,4,opt,name=max,proto3" json:"max,omitempty"`
+	Min           int64                  `protobuf:"varint,5,opt,name=min,proto3" json:"min,omitempty"`
+	Avg           int64                  `protobuf:"varint,6,opt,name=avg,proto3" json:"avg,omitempty"`
+	Total         int64                  `protobuf:"varint,7,opt,name=total,proto3" json:"total,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PerfmonRow) Reset() {
+	*x = PerfmonRow{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PerfmonRow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PerfmonRow) ProtoMessage() {}
+
+func (x *PerfmonRow) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PerfmonRow.ProtoReflect.Descriptor instead.
+func (*PerfmonRow) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *PerfmonRow) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PerfmonRow) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *PerfmonRow) GetLast() int64 {
+	if x != nil {
+		return x.Last
+	}
+	return 0
+}
+
+func (x *PerfmonRow) GetMax() int64 {
+	if x != nil {
+		return x.Max
+	}
+	return 0
+}
+
+func (x *PerfmonRow) GetMin() int64 {
+	if x != nil {
+		return x.Min
+	}
+	return 0
+}
+
+func (x *PerfmonRow) GetAvg() int64 {
+	if x != nil {
+		return x.Avg
+	}
+	return 0
+}
+
+func (x *PerfmonRow) GetTotal() int64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+type PerfmonReply struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Running     bool                   `protobuf:"varint,1,opt,name=running,proto3" json:"running,omitempty"`
+	PeriodSec   int32                  `protobuf:"varint,2,opt,name=period_sec,json=periodSec,proto3" json:"period_sec,omitempty"`
+	StartTime   int64                  `protobuf:"varint,3,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`       // unix nanoseconds; 0 while stopped
+	SampledTime int64                  `protobuf:"varint,4,opt,name=sampled_time,json=sampledTime,proto3" json:"sampled_time,omitempty"` // end of the last complete period; 0: none yet
+	Periods     int64                  `protobuf:"varint,5,opt,name=periods,proto3" json:"periods,omitempty"`
+	Rows        []*PerfmonRow          `protobuf:"bytes,6,rep,name=rows,proto3" json:"rows,omitempty"`
+	// The controller's file descriptors (LSF's "MBD file descriptor usage").
+	FdUsed        int32 `protobuf:"varint,7,opt,name=fd_used,json=fdUsed,proto3" json:"fd_used,omitempty"`
+	FdLimit       int32 `protobuf:"varint,8,opt,name=fd_limit,json=fdLimit,proto3" json:"fd_limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PerfmonReply) Reset() {
+	*x = PerfmonReply{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PerfmonReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PerfmonReply) ProtoMessage() {}
+
+func (x *PerfmonReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PerfmonReply.ProtoReflect.Descriptor instead.
+func (*PerfmonReply) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *PerfmonReply) GetRunning() bool {
+	if x != nil {
+		return x.Running
+	}
+	return false
+}
+
+func (x *PerfmonReply) GetPeriodSec() int32 {
+	if x != nil {
+		return x.PeriodSec
+	}
+	return 0
+}
+
+func (x *PerfmonReply) GetStartTime() int64 {
+	if x != nil {
+		return x.StartTime
+	}
+	return 0
+}
+
+func (x *PerfmonReply) GetSampledTime() int64 {
+	if x != nil {
+		return x.SampledTime
+	}
+	return 0
+}
+
+func (x *PerfmonReply) GetPeriods() int64 {
+	if x != nil {
+		return x.Periods
+	}
+	return 0
+}
+
+func (x *PerfmonReply) GetRows() []*PerfmonRow {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
+func (x *PerfmonReply) GetFdUsed() int32 {
+	if x != nil {
+		return x.FdUsed
+	}
+	return 0
+}
+
+func (x *PerfmonReply) GetFdLimit() int32 {
+	if x != nil {
+		return x.FdLimit
+	}
+	return 0
+}
+
+type ReconfigReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What changed, one line each (queues added, removed; jobs moved to
+	// lost_and_found; pending jobs layered again).
+	Changes       []string `protobuf:"bytes,1,rep,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReconfigReply) Reset() {
+	*x = ReconfigReply{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReconfigReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReconfigReply) ProtoMessage() {}
+
+func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
 // Deprecated: Use ReconfigReply.ProtoReflect.Descriptor instead.
 func (*ReconfigReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{45}
+	return file_api_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ReconfigReply) GetChanges() []string {
@@ -5970,7 +6283,7 @@ type ListHostsRequest struct {
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5983,7 +6296,7 @@ func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5996,7 +6309,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{46}
+	return file_api_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListHostsRequest) GetNames() []string {
@@ -6025,7 +6338,7 @@ type ListHostsReply struct {
 func (x *ListHostsReply) Reset() {
 	*x = ListHostsReply{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6038,7 +6351,7 @@ func (*ListHostsReply) ProtoMessage() {}
 
 func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6051,7 +6364,7 @@ func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsReply.ProtoReflect.Descriptor instead.
 func (*ListHostsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{47}
+	return file_api_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListHostsReply) GetHosts() []*Host {
@@ -6078,7 +6391,7 @@ type EventsRequest struct {
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6091,7 +6404,7 @@ func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6104,7 +6417,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{48}
+	return file_api_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *EventsRequest) GetRefs() []*JobRef {
@@ -6124,7 +6437,7 @@ type EventsReply struct {
 func (x *EventsReply) Reset() {
 	*x = EventsReply{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[49]
+	mi := &file_api_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6137,7 +6450,7 @@ func (*EventsReply) ProtoMessage() {}
 
 func (x *EventsReply) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[49]
+	mi := &file_api_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6150,7 +6463,7 @@ func (x *EventsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsReply.ProtoReflect.Descriptor instead.
 func (*EventsReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{49}
+	return file_api_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *EventsReply) GetEvents() []*Event {
@@ -6169,7 +6482,7 @@ type ClusterInfoRequest struct {
 func (x *ClusterInfoRequest) Reset() {
 	*x = ClusterInfoRequest{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[50]
+	mi := &file_api_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6182,7 +6495,7 @@ func (*ClusterInfoRequest) ProtoMessage() {}
 
 func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[50]
+	mi := &file_api_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6195,7 +6508,7 @@ func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfoRequest.ProtoReflect.Descriptor instead.
 func (*ClusterInfoRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{50}
+	return file_api_proto_rawDescGZIP(), []int{53}
 }
 
 type ClusterInfo struct {
@@ -6235,7 +6548,7 @@ type ClusterInfo struct {
 func (x *ClusterInfo) Reset() {
 	*x = ClusterInfo{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[51]
+	mi := &file_api_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6248,7 +6561,7 @@ func (*ClusterInfo) ProtoMessage() {}
 
 func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[51]
+	mi := &file_api_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6261,7 +6574,7 @@ func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfo.ProtoReflect.Descriptor instead.
 func (*ClusterInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{51}
+	return file_api_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ClusterInfo) GetClusterName() string {
@@ -6404,7 +6717,7 @@ type Candidate struct {
 func (x *Candidate) Reset() {
 	*x = Candidate{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[52]
+	mi := &file_api_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6417,7 +6730,7 @@ func (*Candidate) ProtoMessage() {}
 
 func (x *Candidate) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[52]
+	mi := &file_api_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6430,7 +6743,7 @@ func (x *Candidate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Candidate.ProtoReflect.Descriptor instead.
 func (*Candidate) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{52}
+	return file_api_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *Candidate) GetAddress() string {
@@ -6475,7 +6788,7 @@ type ResourceInfo struct {
 func (x *ResourceInfo) Reset() {
 	*x = ResourceInfo{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[53]
+	mi := &file_api_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6488,7 +6801,7 @@ func (*ResourceInfo) ProtoMessage() {}
 
 func (x *ResourceInfo) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[53]
+	mi := &file_api_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6501,7 +6814,7 @@ func (x *ResourceInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceInfo.ProtoReflect.Descriptor instead.
 func (*ResourceInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{53}
+	return file_api_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ResourceInfo) GetName() string {
@@ -6545,7 +6858,7 @@ type Parameter struct {
 func (x *Parameter) Reset() {
 	*x = Parameter{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[54]
+	mi := &file_api_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6558,7 +6871,7 @@ func (*Parameter) ProtoMessage() {}
 
 func (x *Parameter) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[54]
+	mi := &file_api_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6571,7 +6884,7 @@ func (x *Parameter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Parameter.ProtoReflect.Descriptor instead.
 func (*Parameter) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{54}
+	return file_api_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *Parameter) GetName() string {
@@ -6600,7 +6913,7 @@ type Group struct {
 func (x *Group) Reset() {
 	*x = Group{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[55]
+	mi := &file_api_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6613,7 +6926,7 @@ func (*Group) ProtoMessage() {}
 
 func (x *Group) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[55]
+	mi := &file_api_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6626,7 +6939,7 @@ func (x *Group) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Group.ProtoReflect.Descriptor instead.
 func (*Group) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{55}
+	return file_api_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *Group) GetName() string {
@@ -6684,7 +6997,7 @@ type Launch struct {
 func (x *Launch) Reset() {
 	*x = Launch{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[56]
+	mi := &file_api_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6697,7 +7010,7 @@ func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[56]
+	mi := &file_api_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6710,7 +7023,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{56}
+	return file_api_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -6835,7 +7148,7 @@ type Containment struct {
 func (x *Containment) Reset() {
 	*x = Containment{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[57]
+	mi := &file_api_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6848,7 +7161,7 @@ func (*Containment) ProtoMessage() {}
 
 func (x *Containment) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[57]
+	mi := &file_api_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6861,7 +7174,7 @@ func (x *Containment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Containment.ProtoReflect.Descriptor instead.
 func (*Containment) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{57}
+	return file_api_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *Containment) GetProcessTracking() bool {
@@ -6904,7 +7217,7 @@ type TimeRange struct {
 func (x *TimeRange) Reset() {
 	*x = TimeRange{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[58]
+	mi := &file_api_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6917,7 +7230,7 @@ func (*TimeRange) ProtoMessage() {}
 
 func (x *TimeRange) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[58]
+	mi := &file_api_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6930,7 +7243,7 @@ func (x *TimeRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimeRange.ProtoReflect.Descriptor instead.
 func (*TimeRange) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{58}
+	return file_api_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *TimeRange) GetStart() int64 {
@@ -6982,7 +7295,7 @@ type AcctRequest struct {
 func (x *AcctRequest) Reset() {
 	*x = AcctRequest{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[59]
+	mi := &file_api_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6995,7 +7308,7 @@ func (*AcctRequest) ProtoMessage() {}
 
 func (x *AcctRequest) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[59]
+	mi := &file_api_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7008,7 +7321,7 @@ func (x *AcctRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctRequest.ProtoReflect.Descriptor instead.
 func (*AcctRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{59}
+	return file_api_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *AcctRequest) GetRefs() []*JobRef {
@@ -7141,7 +7454,7 @@ type AcctReply struct {
 func (x *AcctReply) Reset() {
 	*x = AcctReply{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[60]
+	mi := &file_api_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7154,7 +7467,7 @@ func (*AcctReply) ProtoMessage() {}
 
 func (x *AcctReply) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[60]
+	mi := &file_api_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7167,7 +7480,7 @@ func (x *AcctReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctReply.ProtoReflect.Descriptor instead.
 func (*AcctReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{60}
+	return file_api_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *AcctReply) GetJobs() []*Job {
@@ -7805,7 +8118,37 @@ const file_api_proto_rawDesc = "" +
 	"\x05NEVER\x10\x03\"0\n" +
 	"\x0fReconfigRequest\x12\x1d\n" +
 	"\n" +
-	"check_only\x18\x01 \x01(\bR\tcheckOnly\")\n" +
+	"check_only\x18\x01 \x01(\bR\tcheckOnly\"\x93\x01\n" +
+	"\x0ePerfmonRequest\x12-\n" +
+	"\x02op\x18\x01 \x01(\x0e2\x1d.xce.api.v1.PerfmonRequest.OpR\x02op\x12\x1d\n" +
+	"\n" +
+	"period_sec\x18\x02 \x01(\x05R\tperiodSec\"3\n" +
+	"\x02Op\x12\b\n" +
+	"\x04VIEW\x10\x00\x12\t\n" +
+	"\x05START\x10\x01\x12\b\n" +
+	"\x04STOP\x10\x02\x12\x0e\n" +
+	"\n" +
+	"SET_PERIOD\x10\x03\"\x92\x01\n" +
+	"\n" +
+	"PerfmonRow\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x12\n" +
+	"\x04last\x18\x03 \x01(\x03R\x04last\x12\x10\n" +
+	"\x03max\x18\x04 \x01(\x03R\x03max\x12\x10\n" +
+	"\x03min\x18\x05 \x01(\x03R\x03min\x12\x10\n" +
+	"\x03avg\x18\x06 \x01(\x03R\x03avg\x12\x14\n" +
+	"\x05total\x18\a \x01(\x03R\x05total\"\x83\x02\n" +
+	"\fPerfmonReply\x12\x18\n" +
+	"\arunning\x18\x01 \x01(\bR\arunning\x12\x1d\n" +
+	"\n" +
+	"period_sec\x18\x02 \x01(\x05R\tperiodSec\x12\x1d\n" +
+	"\n" +
+	"start_time\x18\x03 \x01(\x03R\tstartTime\x12!\n" +
+	"\fsampled_time\x18\x04 \x01(\x03R\vsampledTime\x12\x18\n" +
+	"\aperiods\x18\x05 \x01(\x03R\aperiods\x12*\n" +
+	"\x04rows\x18\x06 \x03(\v2\x16.xce.api.v1.PerfmonRowR\x04rows\x12\x17\n" +
+	"\afd_used\x18\a \x01(\x05R\x06fdUsed\x12\x19\n" +
+	"\bfd_limit\x18\b \x01(\x05R\afdLimit\")\n" +
 	"\rReconfigReply\x12\x18\n" +
 	"\achanges\x18\x01 \x03(\tR\achanges\"A\n" +
 	"\x10ListHostsRequest\x12\x14\n" +
@@ -8011,8 +8354,8 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 70)
+var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),                 // 0: xce.api.v1.JobState
 	(TermReason)(0),               // 1: xce.api.v1.TermReason
@@ -8025,169 +8368,175 @@ var file_api_proto_goTypes = []any{
 	(SignalRequest_Action)(0),     // 8: xce.api.v1.SignalRequest.Action
 	(ControlRequest_Action)(0),    // 9: xce.api.v1.ControlRequest.Action
 	(DependencyReply_Status)(0),   // 10: xce.api.v1.DependencyReply.Status
-	(*JobSpec)(nil),               // 11: xce.api.v1.JobSpec
-	(*PendLimit)(nil),             // 12: xce.api.v1.PendLimit
-	(*HostSlots)(nil),             // 13: xce.api.v1.HostSlots
-	(*ResourceUsage)(nil),         // 14: xce.api.v1.ResourceUsage
-	(*Job)(nil),                   // 15: xce.api.v1.Job
-	(*Event)(nil),                 // 16: xce.api.v1.Event
-	(*Host)(nil),                  // 17: xce.api.v1.Host
-	(*GpuDevice)(nil),             // 18: xce.api.v1.GpuDevice
-	(*Queue)(nil),                 // 19: xce.api.v1.Queue
-	(*ShareAccount)(nil),          // 20: xce.api.v1.ShareAccount
-	(*SharedResource)(nil),        // 21: xce.api.v1.SharedResource
-	(*QueueState)(nil),            // 22: xce.api.v1.QueueState
-	(*App)(nil),                   // 23: xce.api.v1.App
-	(*JobRef)(nil),                // 24: xce.api.v1.JobRef
-	(*SubmitRequest)(nil),         // 25: xce.api.v1.SubmitRequest
-	(*SubmitReply)(nil),           // 26: xce.api.v1.SubmitReply
-	(*SubmitPackRequest)(nil),     // 27: xce.api.v1.SubmitPackRequest
-	(*SubmitPackReply)(nil),       // 28: xce.api.v1.SubmitPackReply
-	(*SubmitResult)(nil),          // 29: xce.api.v1.SubmitResult
-	(*QueryRequest)(nil),          // 30: xce.api.v1.QueryRequest
-	(*QueryReply)(nil),            // 31: xce.api.v1.QueryReply
-	(*QueryReplyEncoded)(nil),     // 32: xce.api.v1.QueryReplyEncoded
-	(*EncodedSpec)(nil),           // 33: xce.api.v1.EncodedSpec
-	(*SignalRequest)(nil),         // 34: xce.api.v1.SignalRequest
-	(*SignalResult)(nil),          // 35: xce.api.v1.SignalResult
-	(*SignalReply)(nil),           // 36: xce.api.v1.SignalReply
-	(*WatchRequest)(nil),          // 37: xce.api.v1.WatchRequest
-	(*WatchEvent)(nil),            // 38: xce.api.v1.WatchEvent
-	(*ListQueuesRequest)(nil),     // 39: xce.api.v1.ListQueuesRequest
-	(*ListQueuesReply)(nil),       // 40: xce.api.v1.ListQueuesReply
-	(*ListAppsRequest)(nil),       // 41: xce.api.v1.ListAppsRequest
-	(*ListAppsReply)(nil),         // 42: xce.api.v1.ListAppsReply
-	(*LimitConfig)(nil),           // 43: xce.api.v1.LimitConfig
-	(*LimitUsage)(nil),            // 44: xce.api.v1.LimitUsage
-	(*LimitAmount)(nil),           // 45: xce.api.v1.LimitAmount
-	(*LimitsRequest)(nil),         // 46: xce.api.v1.LimitsRequest
-	(*LimitsReply)(nil),           // 47: xce.api.v1.LimitsReply
-	(*ControlRequest)(nil),        // 48: xce.api.v1.ControlRequest
-	(*ControlResult)(nil),         // 49: xce.api.v1.ControlResult
-	(*ControlReply)(nil),          // 50: xce.api.v1.ControlReply
-	(*ModifyRequest)(nil),         // 51: xce.api.v1.ModifyRequest
-	(*ModifyReply)(nil),           // 52: xce.api.v1.ModifyReply
-	(*DependencyRequest)(nil),     // 53: xce.api.v1.DependencyRequest
-	(*DependencyReply)(nil),       // 54: xce.api.v1.DependencyReply
-	(*ReconfigRequest)(nil),       // 55: xce.api.v1.ReconfigRequest
-	(*ReconfigReply)(nil),         // 56: xce.api.v1.ReconfigReply
-	(*ListHostsRequest)(nil),      // 57: xce.api.v1.ListHostsRequest
-	(*ListHostsReply)(nil),        // 58: xce.api.v1.ListHostsReply
-	(*EventsRequest)(nil),         // 59: xce.api.v1.EventsRequest
-	(*EventsReply)(nil),           // 60: xce.api.v1.EventsReply
-	(*ClusterInfoRequest)(nil),    // 61: xce.api.v1.ClusterInfoRequest
-	(*ClusterInfo)(nil),           // 62: xce.api.v1.ClusterInfo
-	(*Candidate)(nil),             // 63: xce.api.v1.Candidate
-	(*ResourceInfo)(nil),          // 64: xce.api.v1.ResourceInfo
-	(*Parameter)(nil),             // 65: xce.api.v1.Parameter
-	(*Group)(nil),                 // 66: xce.api.v1.Group
-	(*Launch)(nil),                // 67: xce.api.v1.Launch
-	(*Containment)(nil),           // 68: xce.api.v1.Containment
-	(*TimeRange)(nil),             // 69: xce.api.v1.TimeRange
-	(*AcctRequest)(nil),           // 70: xce.api.v1.AcctRequest
-	(*AcctReply)(nil),             // 71: xce.api.v1.AcctReply
-	nil,                           // 72: xce.api.v1.JobSpec.OriginEntry
-	nil,                           // 73: xce.api.v1.Host.ReservedEntry
-	nil,                           // 74: xce.api.v1.Queue.UserSharesEntry
-	nil,                           // 75: xce.api.v1.Queue.UserPriorityEntry
-	nil,                           // 76: xce.api.v1.App.EnvEntry
-	nil,                           // 77: xce.api.v1.QueryReply.SpecsEntry
-	nil,                           // 78: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                           // 79: xce.api.v1.LimitConfig.ResourcesEntry
-	nil,                           // 80: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(PerfmonRequest_Op)(0),        // 11: xce.api.v1.PerfmonRequest.Op
+	(*JobSpec)(nil),               // 12: xce.api.v1.JobSpec
+	(*PendLimit)(nil),             // 13: xce.api.v1.PendLimit
+	(*HostSlots)(nil),             // 14: xce.api.v1.HostSlots
+	(*ResourceUsage)(nil),         // 15: xce.api.v1.ResourceUsage
+	(*Job)(nil),                   // 16: xce.api.v1.Job
+	(*Event)(nil),                 // 17: xce.api.v1.Event
+	(*Host)(nil),                  // 18: xce.api.v1.Host
+	(*GpuDevice)(nil),             // 19: xce.api.v1.GpuDevice
+	(*Queue)(nil),                 // 20: xce.api.v1.Queue
+	(*ShareAccount)(nil),          // 21: xce.api.v1.ShareAccount
+	(*SharedResource)(nil),        // 22: xce.api.v1.SharedResource
+	(*QueueState)(nil),            // 23: xce.api.v1.QueueState
+	(*App)(nil),                   // 24: xce.api.v1.App
+	(*JobRef)(nil),                // 25: xce.api.v1.JobRef
+	(*SubmitRequest)(nil),         // 26: xce.api.v1.SubmitRequest
+	(*SubmitReply)(nil),           // 27: xce.api.v1.SubmitReply
+	(*SubmitPackRequest)(nil),     // 28: xce.api.v1.SubmitPackRequest
+	(*SubmitPackReply)(nil),       // 29: xce.api.v1.SubmitPackReply
+	(*SubmitResult)(nil),          // 30: xce.api.v1.SubmitResult
+	(*QueryRequest)(nil),          // 31: xce.api.v1.QueryRequest
+	(*QueryReply)(nil),            // 32: xce.api.v1.QueryReply
+	(*QueryReplyEncoded)(nil),     // 33: xce.api.v1.QueryReplyEncoded
+	(*EncodedSpec)(nil),           // 34: xce.api.v1.EncodedSpec
+	(*SignalRequest)(nil),         // 35: xce.api.v1.SignalRequest
+	(*SignalResult)(nil),          // 36: xce.api.v1.SignalResult
+	(*SignalReply)(nil),           // 37: xce.api.v1.SignalReply
+	(*WatchRequest)(nil),          // 38: xce.api.v1.WatchRequest
+	(*WatchEvent)(nil),            // 39: xce.api.v1.WatchEvent
+	(*ListQueuesRequest)(nil),     // 40: xce.api.v1.ListQueuesRequest
+	(*ListQueuesReply)(nil),       // 41: xce.api.v1.ListQueuesReply
+	(*ListAppsRequest)(nil),       // 42: xce.api.v1.ListAppsRequest
+	(*ListAppsReply)(nil),         // 43: xce.api.v1.ListAppsReply
+	(*LimitConfig)(nil),           // 44: xce.api.v1.LimitConfig
+	(*LimitUsage)(nil),            // 45: xce.api.v1.LimitUsage
+	(*LimitAmount)(nil),           // 46: xce.api.v1.LimitAmount
+	(*LimitsRequest)(nil),         // 47: xce.api.v1.LimitsRequest
+	(*LimitsReply)(nil),           // 48: xce.api.v1.LimitsReply
+	(*ControlRequest)(nil),        // 49: xce.api.v1.ControlRequest
+	(*ControlResult)(nil),         // 50: xce.api.v1.ControlResult
+	(*ControlReply)(nil),          // 51: xce.api.v1.ControlReply
+	(*ModifyRequest)(nil),         // 52: xce.api.v1.ModifyRequest
+	(*ModifyReply)(nil),           // 53: xce.api.v1.ModifyReply
+	(*DependencyRequest)(nil),     // 54: xce.api.v1.DependencyRequest
+	(*DependencyReply)(nil),       // 55: xce.api.v1.DependencyReply
+	(*ReconfigRequest)(nil),       // 56: xce.api.v1.ReconfigRequest
+	(*PerfmonRequest)(nil),        // 57: xce.api.v1.PerfmonRequest
+	(*PerfmonRow)(nil),            // 58: xce.api.v1.PerfmonRow
+	(*PerfmonReply)(nil),          // 59: xce.api.v1.PerfmonReply
+	(*ReconfigReply)(nil),         // 60: xce.api.v1.ReconfigReply
+	(*ListHostsRequest)(nil),      // 61: xce.api.v1.ListHostsRequest
+	(*ListHostsReply)(nil),        // 62: xce.api.v1.ListHostsReply
+	(*EventsRequest)(nil),         // 63: xce.api.v1.EventsRequest
+	(*EventsReply)(nil),           // 64: xce.api.v1.EventsReply
+	(*ClusterInfoRequest)(nil),    // 65: xce.api.v1.ClusterInfoRequest
+	(*ClusterInfo)(nil),           // 66: xce.api.v1.ClusterInfo
+	(*Candidate)(nil),             // 67: xce.api.v1.Candidate
+	(*ResourceInfo)(nil),          // 68: xce.api.v1.ResourceInfo
+	(*Parameter)(nil),             // 69: xce.api.v1.Parameter
+	(*Group)(nil),                 // 70: xce.api.v1.Group
+	(*Launch)(nil),                // 71: xce.api.v1.Launch
+	(*Containment)(nil),           // 72: xce.api.v1.Containment
+	(*TimeRange)(nil),             // 73: xce.api.v1.TimeRange
+	(*AcctRequest)(nil),           // 74: xce.api.v1.AcctRequest
+	(*AcctReply)(nil),             // 75: xce.api.v1.AcctReply
+	nil,                           // 76: xce.api.v1.JobSpec.OriginEntry
+	nil,                           // 77: xce.api.v1.Host.ReservedEntry
+	nil,                           // 78: xce.api.v1.Queue.UserSharesEntry
+	nil,                           // 79: xce.api.v1.Queue.UserPriorityEntry
+	nil,                           // 80: xce.api.v1.App.EnvEntry
+	nil,                           // 81: xce.api.v1.QueryReply.SpecsEntry
+	nil,                           // 82: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                           // 83: xce.api.v1.LimitConfig.ResourcesEntry
+	nil,                           // 84: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,  // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
-	72, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
-	12, // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
+	76, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	13, // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	5,  // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
-	68, // 4: xce.api.v1.HostSlots.containment:type_name -> xce.api.v1.Containment
-	11, // 5: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
-	11, // 6: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
+	72, // 4: xce.api.v1.HostSlots.containment:type_name -> xce.api.v1.Containment
+	12, // 5: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
+	12, // 6: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
 	0,  // 7: xce.api.v1.Job.state:type_name -> xce.api.v1.JobState
-	13, // 8: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
+	14, // 8: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
 	1,  // 9: xce.api.v1.Job.term_reason:type_name -> xce.api.v1.TermReason
-	14, // 10: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
+	15, // 10: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
 	0,  // 11: xce.api.v1.Job.prev_state:type_name -> xce.api.v1.JobState
 	3,  // 12: xce.api.v1.Event.type:type_name -> xce.api.v1.EventType
 	0,  // 13: xce.api.v1.Event.state:type_name -> xce.api.v1.JobState
-	13, // 14: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
+	14, // 14: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
 	1,  // 15: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
-	14, // 16: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
+	15, // 16: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	4,  // 17: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	73, // 18: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
-	18, // 19: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
-	74, // 20: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	75, // 21: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
-	20, // 22: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	76, // 23: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
-	11, // 24: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
-	11, // 25: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
-	29, // 26: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
-	26, // 27: xce.api.v1.SubmitResult.reply:type_name -> xce.api.v1.SubmitReply
+	77, // 18: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	19, // 19: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
+	78, // 20: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	79, // 21: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	21, // 22: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
+	80, // 23: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	12, // 24: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
+	12, // 25: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
+	30, // 26: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
+	27, // 27: xce.api.v1.SubmitResult.reply:type_name -> xce.api.v1.SubmitReply
 	6,  // 28: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
-	24, // 29: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
+	25, // 29: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
 	7,  // 30: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
-	15, // 31: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
-	24, // 32: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	77, // 33: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	78, // 34: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
-	14, // 35: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
-	15, // 36: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
-	24, // 37: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
-	33, // 38: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
-	33, // 39: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
-	14, // 40: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
+	16, // 31: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
+	25, // 32: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
+	81, // 33: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	82, // 34: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	15, // 35: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
+	16, // 36: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
+	25, // 37: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
+	34, // 38: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
+	34, // 39: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
+	15, // 40: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
 	8,  // 41: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	24, // 42: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	25, // 42: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
 	0,  // 43: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
-	24, // 44: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	35, // 45: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	24, // 46: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	15, // 47: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	17, // 48: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	19, // 49: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	19, // 50: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	23, // 51: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	79, // 52: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
-	45, // 53: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
-	43, // 54: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
-	44, // 55: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
+	25, // 44: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	36, // 45: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	25, // 46: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	16, // 47: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	18, // 48: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	20, // 49: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	20, // 50: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	24, // 51: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
+	83, // 52: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
+	46, // 53: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
+	44, // 54: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
+	45, // 55: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
 	9,  // 56: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
-	24, // 57: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
+	25, // 57: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
 	0,  // 58: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
-	24, // 59: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
-	49, // 60: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
-	24, // 61: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
-	11, // 62: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
-	49, // 63: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
+	25, // 59: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
+	50, // 60: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
+	25, // 61: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
+	12, // 62: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
+	50, // 63: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
 	10, // 64: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
-	17, // 65: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	21, // 66: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
-	24, // 67: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	16, // 68: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	80, // 69: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	66, // 70: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
-	66, // 71: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
-	65, // 72: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
-	64, // 73: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
-	63, // 74: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
-	15, // 75: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	68, // 76: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
-	24, // 77: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 78: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
-	69, // 79: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
-	69, // 80: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
-	69, // 81: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
-	15, // 82: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
-	24, // 83: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
-	11, // 84: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	11, // 85: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	86, // [86:86] is the sub-list for method output_type
-	86, // [86:86] is the sub-list for method input_type
-	86, // [86:86] is the sub-list for extension type_name
-	86, // [86:86] is the sub-list for extension extendee
-	0,  // [0:86] is the sub-list for field type_name
+	11, // 65: xce.api.v1.PerfmonRequest.op:type_name -> xce.api.v1.PerfmonRequest.Op
+	58, // 66: xce.api.v1.PerfmonReply.rows:type_name -> xce.api.v1.PerfmonRow
+	18, // 67: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	22, // 68: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
+	25, // 69: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	17, // 70: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	84, // 71: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	70, // 72: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	70, // 73: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	69, // 74: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
+	68, // 75: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
+	67, // 76: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
+	16, // 77: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	72, // 78: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
+	25, // 79: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 80: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
+	73, // 81: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
+	73, // 82: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
+	73, // 83: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
+	16, // 84: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
+	25, // 85: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
+	12, // 86: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	12, // 87: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	88, // [88:88] is the sub-list for method output_type
+	88, // [88:88] is the sub-list for method input_type
+	88, // [88:88] is the sub-list for extension type_name
+	88, // [88:88] is the sub-list for extension extendee
+	0,  // [0:88] is the sub-list for field type_name
 }
 
 // file_api_proto_once builds the file's descriptors on first use, not at
@@ -8207,8 +8556,8 @@ func file_api_proto_build() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
-			NumEnums:      11,
-			NumMessages:   70,
+			NumEnums:      12,
+			NumMessages:   73,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

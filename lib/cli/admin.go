@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"xce/lib/api"
@@ -16,10 +17,10 @@ import (
 // without a host on the local host, as LSF's do; a failed queue control
 // says "queue: reason" (OpenLava's lsb_perror(queue)).
 func badmin(args []string) int {
-	var verbose, force bool
+	var verbose, force, asJSON bool
 	var comment string
 	var words []string
-	cmd, code := newCommand("badmin reconfig [-v] [-f] | ckconfig [-v] | showconf mbd | showconf sbd [host ... | all] | showstatus | mbdrestart | qclose|qopen|qact|qinact [-C comment] [queue ... | all] | hclose|hopen [-C comment] [host ... | all]",
+	cmd, code := newCommand("badmin reconfig [-v] [-f] | ckconfig [-v] | showconf mbd | showconf sbd [host ... | all] | showstatus | mbdrestart | qclose|qopen|qact|qinact [-C comment] [queue ... | all] | hclose|hopen [-C comment] [host ... | all] | perfmon start [sample_period] | perfmon view [-json] | perfmon stop | perfmon setperiod sample_period",
 		"Administer the cluster", func(a []string) int {
 			words = a
 			return 0
@@ -28,8 +29,9 @@ func badmin(args []string) int {
 	cmd.Flags().BoolVar(&force, "f", false, "do not ask before reconfiguring (XCE never asks)")
 	cmd.Flags().StringVar(&comment, "C", "", "a comment kept with a host or queue control")
 	setArgName(cmd.Flags(), "C", "comment")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "perfmon view: JSON output")
 	// The subcommands, for the shell completions (tools/genman).
-	cmd.ValidArgs = []string{"ckconfig", "hclose", "hopen", "mbdrestart", "qact", "qclose", "qinact", "qopen", "reconfig", "showconf", "showstatus"}
+	cmd.ValidArgs = []string{"ckconfig", "hclose", "hopen", "mbdrestart", "perfmon", "qact", "qclose", "qinact", "qopen", "reconfig", "showconf", "showstatus"}
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
@@ -53,6 +55,8 @@ func badmin(args []string) int {
 			return 255
 		}
 		return showStatus()
+	case "perfmon":
+		return perfmonCmd(names, asJSON)
 	case "mbdrestart":
 		if len(names) > 0 {
 			fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.Use)
@@ -234,6 +238,78 @@ func showStatus() int {
 	if err := lsfout.WriteShowStatus(sys.stdout, hosts.Hosts, jobs.Jobs, info, nil); err != nil {
 		fmt.Fprintln(sys.stderr, err)
 		return 255
+	}
+	return 0
+}
+
+// perfmonCmd is badmin perfmon start [period] | view [-json] | stop |
+// setperiod period.
+func perfmonCmd(words []string, asJSON bool) int {
+	const usage = "badmin perfmon start [sample_period] | view [-json] | stop | setperiod sample_period"
+	bad := func() int {
+		fmt.Fprintf(sys.stderr, "Usage: %s\n", usage)
+		return 255
+	}
+	if len(words) == 0 {
+		return bad()
+	}
+	req := &api.PerfmonRequest{}
+	switch words[0] {
+	case "view":
+		if len(words) != 1 {
+			return bad()
+		}
+	case "stop":
+		if len(words) != 1 {
+			return bad()
+		}
+		req.Op = api.PerfmonRequest_STOP
+	case "start", "setperiod":
+		req.Op = api.PerfmonRequest_START
+		if words[0] == "setperiod" {
+			req.Op = api.PerfmonRequest_SET_PERIOD
+		}
+		if len(words) > 2 || (len(words) == 1 && req.Op == api.PerfmonRequest_SET_PERIOD) {
+			return bad()
+		}
+		if len(words) == 2 {
+			n, err := strconv.Atoi(words[1])
+			if err != nil || n <= 0 {
+				fmt.Fprintf(sys.stderr, "%s: the sample period is a number of seconds, at least 1\n", words[1])
+				return 255
+			}
+			req.PeriodSec = int32(min(n, 1<<30))
+		}
+	default:
+		return bad()
+	}
+	c, cx, done, ok := connect()
+	if !ok {
+		return 255
+	}
+	defer done()
+	reply, err := c.Perfmon(cx, req)
+	if err != nil {
+		fmt.Fprintln(sys.stderr, rpcError(c, err))
+		return 255
+	}
+	switch req.Op {
+	case api.PerfmonRequest_START:
+		fmt.Fprintf(sys.stdout, "Performance monitor started; sample period: %d seconds\n", reply.PeriodSec)
+	case api.PerfmonRequest_STOP:
+		fmt.Fprintln(sys.stdout, "Performance monitor stopped")
+	case api.PerfmonRequest_SET_PERIOD:
+		fmt.Fprintf(sys.stdout, "Performance monitor sample period set to %d seconds\n", reply.PeriodSec)
+	default:
+		if asJSON {
+			err = lsfout.WritePerfmonJSON(sys.stdout, reply)
+		} else {
+			err = lsfout.WritePerfmon(sys.stdout, reply, nil)
+		}
+		if err != nil {
+			fmt.Fprintln(sys.stderr, err)
+			return 255
+		}
 	}
 	return 0
 }

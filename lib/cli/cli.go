@@ -54,10 +54,11 @@ import (
 	"xce/lib/client"
 	"xce/lib/lsfout"
 	"xce/lib/rpcstatus"
+	"xce/lib/version"
 )
 
-// Version is printed by -V.
-const Version = "XCE 0.1, LSF-compatible batch system\n"
+// Version is printed by -V (lib/version owns it).
+var Version = version.Banner()
 
 // env is what a command reads from its surroundings; tests replace it.
 type env struct {

@@ -75,6 +75,10 @@ func (c *Client) Reconfig(ctx context.Context, in *api.ReconfigRequest) (*api.Re
 	return unary[api.ReconfigReply](ctx, c, "Reconfig", in)
 }
 
+func (c *Client) Perfmon(ctx context.Context, in *api.PerfmonRequest) (*api.PerfmonReply, error) {
+	return unary[api.PerfmonReply](ctx, c, "Perfmon", in)
+}
+
 func (c *Client) Control(ctx context.Context, in *api.ControlRequest) (*api.ControlReply, error) {
 	return unary[api.ControlReply](ctx, c, "Control", in)
 }

@@ -148,6 +148,9 @@ type Cluster struct {
 	ProcessTracking *bool     `toml:"process_tracking"`
 	CgroupAcct      *bool     `toml:"cgroup_acct"`
 	ResourceEnforce *[]string `toml:"resource_enforce"`
+	// MetricsListen is where xced serves its Prometheus metrics, /healthz
+	// and /readyz (HOST:PORT); "" = nowhere. xced --metrics overrides it.
+	MetricsListen string `toml:"metrics_listen"`
 }
 
 // Resource is a site-defined resource (lsf.shared Resource and

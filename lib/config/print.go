@@ -55,6 +55,7 @@ func (c *Config) Effective() string {
 	w.line("process_tracking = %t", cc.ProcessTracking)
 	w.line("cgroup_acct = %t", cc.CgroupAcct)
 	w.kv("resource_enforce", cc.ResourceEnforce)
+	w.kv("metrics_listen", cl.MetricsListen)
 
 	for _, name := range slices.Sorted(maps.Keys(c.Resources)) {
 		r := c.Resources[name]

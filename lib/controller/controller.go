@@ -72,6 +72,12 @@ type Config struct {
 	ClusterFile string
 	AdminUIDs   []uint32 // besides root and the configured administrators
 	StateDir    string
+	// ObserveCycle, when set, is told each scheduling cycle's duration
+	// (metrics).
+	ObserveCycle func(took time.Duration)
+	// ObserveCall, when set, is told every call the controller's servers
+	// ran (metrics; see ObserveCall).
+	ObserveCall func(method string, err error, took time.Duration)
 	// MinCycle is the shortest time between two scheduling cycles.
 	MinCycle time.Duration
 	// TerminateInterval is the workers' time between bkill's signals
@@ -173,6 +179,11 @@ type Controller struct {
 	// tasks: where blaunch's tasks on other hosts report (tasks.go).
 	tasks taskRoutes
 	term  termRoutes // interactive jobs' relayed terminals (term.go)
+
+	// stats: jobs by state, queue and user, and totals (stats.go).
+	stats jobStats
+	// perf: badmin perfmon's sampling (perfmon.go).
+	perf perfMonitor
 
 	repMu   sync.Mutex
 	reports []pendingReport
@@ -390,6 +401,7 @@ func (c *Controller) Close() error {
 func (c *Controller) insert(r *rec) {
 	k := key{r.job.JobId, r.job.ArrayIndex}
 	c.jobs[k] = r
+	c.stats.count(r.job, r.eff, 1)
 	if k.idx == 0 {
 		r.self[0] = r // a plain job: no entry in byID
 	} else {
@@ -445,7 +457,9 @@ func (c *Controller) commit(changes []store.Change) error {
 			// A new effective spec for the job (and its array siblings).
 			if eff, err := c.effs.decode(ch.EffectiveRaw); err == nil {
 				for _, r := range c.elements(ch.Job.JobId) {
+					c.stats.count(r.job, r.eff, -1)
 					r.eff = eff
+					c.stats.count(r.job, r.eff, 1)
 				}
 			}
 		}
@@ -455,6 +469,7 @@ func (c *Controller) commit(changes []store.Change) error {
 		old := r.job
 		was := old.State
 		r.job = ch.Job
+		c.stats.changed(old, ch.Job, r.eff)
 		r.why = ""
 		if ch.Event != nil && ch.Event.Type == api.EventType_PEND_AGAIN {
 			r.why = ch.Event.Detail
@@ -560,6 +575,7 @@ func (c *Controller) Run(ctx context.Context) {
 			// they are sampled.
 			c.hostLoad.Latest(time.Now(), time.Second)
 			c.checkHosts(time.Now())
+			c.perf.mon.Tick(time.Now(), c.perfTotals())
 		case <-clean.C:
 			c.clean()
 		case <-prune.C:
@@ -615,7 +631,11 @@ func (c *Controller) cycle() {
 			pr.done()
 		}
 	}
+	began := time.Now()
 	starts := c.schedule()
+	if f := c.cfg.ObserveCycle; f != nil {
+		f(time.Since(began))
+	}
 	dispatch := c.orphans
 	c.orphans = nil
 	for _, nj := range starts {
@@ -916,12 +936,14 @@ func (c *Controller) clean() {
 	var execs []Executor
 	for _, j := range old {
 		k := key{j.JobId, j.ArrayIndex}
-		if r := c.jobs[k]; r == nil || r.job != j {
+		r := c.jobs[k]
+		if r == nil || r.job != j {
 			continue
 		}
 		gone = append(gone, j)
 		execs = append(execs, c.execOf(j))
 		delete(c.jobs, k)
+		c.stats.count(j, r.eff, -1)
 		c.unordered(j)
 		delete(c.preExecRetryAt, k)
 		delete(c.startRetry, k)

@@ -17,6 +17,7 @@ import (
 	"xce/lib/policy"
 	"xce/lib/resreq"
 	"xce/lib/sched"
+	"xce/lib/version"
 )
 
 // Query returns the jobs bjobs asks for, in bjobs's order, as one reply
@@ -845,8 +846,9 @@ func (c *Controller) Info(who Caller) *api.ClusterInfo {
 	return info
 }
 
-// Version is XCE's version, printed by -V.
-const Version = "XCE 0.1"
+// Version is XCE's release ("XCE 0.1.0"), as the controller reports it
+// (lib/version owns it).
+var Version = version.Short()
 
 func userLimits(conf *config.Config) map[string]int32 {
 	out := map[string]int32{}

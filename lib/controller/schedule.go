@@ -158,6 +158,7 @@ func (c *Controller) schedule() []*api.Job {
 	}
 
 	d := sched.Schedule(c.snapshot(now, cands))
+	c.stats.candidates, c.stats.buckets = len(cands), d.Buckets // metrics
 	var starts []*api.Job
 	for _, p := range d.Placements {
 		r := c.jobs[key{p.Job.ID, p.Job.Index}]

@@ -41,7 +41,8 @@ func WithMint(mint func(uid, gid uint32, ek []byte) (userProof, controllerProof 
 // command is a new connection with one call, which unixrpc serves for
 // about half the controller's CPU.
 func NewServer(c *Controller, opts ...ServerOption) *unixrpc.Server {
-	s := unixrpc.NewServer(peercred.Credentials(), unixrpc.MaxRecvMsgSize(MaxRequestBytes), unixrpc.MaxSendMsgSize(64<<20))
+	s := unixrpc.NewServer(peercred.Credentials(), unixrpc.MaxRecvMsgSize(MaxRequestBytes), unixrpc.MaxSendMsgSize(64<<20),
+		unixrpc.ObserveCalls(c.ObserveCall))
 	svc := &Service{c: c}
 	for _, o := range opts {
 		o(svc)
@@ -257,6 +258,18 @@ func (s *Service) Reconfig(ctx context.Context, req *api.ReconfigRequest) (*api.
 		return nil, toStatus(err)
 	}
 	return &api.ReconfigReply{Changes: notes}, nil
+}
+
+func (s *Service) Perfmon(ctx context.Context, req *api.PerfmonRequest) (*api.PerfmonReply, error) {
+	who, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	reply, err := s.c.Perfmon(who, req)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return reply, nil
 }
 
 func (s *Service) Control(ctx context.Context, req *api.ControlRequest) (*api.ControlReply, error) {

@@ -239,6 +239,7 @@ func (c *Controller) accept(who Caller, ps []*prepared) {
 			c.insert(r)
 			c.publish(r)
 		}
+		c.stats.submitted.Add(int64(len(p.sub.Jobs)))
 		c.lastSub[who.UID] = max(c.lastSub[who.UID], p.reply.JobId)
 	}
 	c.mu.Unlock()

@@ -20,6 +20,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/api/grpcapi"
+	"xce/lib/logging"
 	"xce/lib/store"
 )
 
@@ -84,7 +85,9 @@ func Start(cfg Config) (*Node, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create %s: %w", cfg.Dir, err)
 	}
-	logger := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: os.Stderr})
+	// raft's lines go through the daemon's handler (lib/logging), in its
+	// format; warnings and up unless the daemon logs at debug.
+	logger := logging.HCLog(slog.Default(), "raft", hclog.Warn)
 	logs, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.Dir, "raft.db")})
 	if err != nil {
 		return nil, fmt.Errorf("open the raft log in %s: %w", cfg.Dir, err)
@@ -554,3 +557,27 @@ func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 }
 
 func (s *snapshot) Release() {}
+
+// Status is a candidate's raft state, for metrics.
+type Status struct {
+	Role                   string // Leader, Follower, Candidate or Shutdown
+	Term                   uint64
+	CommitIndex, LastIndex uint64
+	AppliedIndex           uint64 // what raft handed the store
+	LastContactSeconds     float64
+}
+
+// Status reads the candidate's raft state (cheap: raft's own counters).
+func (n *Node) Status() Status {
+	st := Status{
+		Role:         n.raft.State().String(),
+		Term:         n.raft.CurrentTerm(),
+		CommitIndex:  n.raft.CommitIndex(),
+		LastIndex:    n.raft.LastIndex(),
+		AppliedIndex: n.raft.AppliedIndex(),
+	}
+	if lc := n.raft.LastContact(); !lc.IsZero() {
+		st.LastContactSeconds = time.Since(lc).Seconds()
+	}
+	return st
+}

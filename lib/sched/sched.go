@@ -137,6 +137,7 @@ func Schedule(s *Snapshot) *Decision {
 	for _, ji := range c.orphans {
 		c.pend(s.Jobs[ji].Key, []string{"No such queue: " + s.Jobs[ji].Queue})
 	}
+	c.dec.Buckets = len(c.buckets)
 	return c.dec
 }
 

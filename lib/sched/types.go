@@ -284,4 +284,7 @@ type Decision struct {
 	// Pending holds, for every job of the snapshot that was not placed,
 	// the reasons, one line each, as bjobs -p prints them (without ";").
 	Pending map[JobKey][]string
+	// Buckets is how many groups of jobs with identical requirements the
+	// cycle placed together (metrics).
+	Buckets int
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 )
@@ -208,11 +209,28 @@ func (s *Store) write(b *batch) error {
 	if len(b.muts) == 0 {
 		return nil
 	}
+	if f := s.observe.Load(); f != nil {
+		start := time.Now()
+		defer func() { (*f)(time.Since(start)) }()
+	}
 	if r := s.replicator(); r != nil {
 		return r(encodeBatch(b))
 	}
 	return s.commit(b.muts, 0, b.inParts)
 }
+
+// ObserveCommits has f told how long each durable write took (synced,
+// and replicated to a quorum under HA), for metrics; nil: no one.
+func (s *Store) ObserveCommits(f func(time.Duration)) {
+	if f == nil {
+		s.observe.Store(nil)
+		return
+	}
+	s.observe.Store(&f)
+}
+
+// Size is the store's size on disk: Badger's LSM tree and its value log.
+func (s *Store) Size() (lsm, vlog int64) { return s.db.Size() }
 
 var keyApplied = []byte("m/raft/applied")
 

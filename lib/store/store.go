@@ -46,6 +46,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -76,6 +77,8 @@ type Store struct {
 
 	replMu sync.RWMutex
 	repl   Replicator // nil: writes go to Badger directly
+
+	observe atomic.Pointer[func(time.Duration)] // ObserveCommits
 
 	// replacing is held by ReplaceWith, which Badger requires to run
 	// alone, and shared by the readers a standby runs meanwhile (Load,

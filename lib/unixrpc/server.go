@@ -125,6 +125,10 @@ type Server struct {
 	draining  bool
 	drained   *sync.Cond // signalled as conns empties
 
+	// observe, when set, is told every call's method, outcome and time
+	// (ObserveCalls).
+	observe func(method string, err error, took time.Duration)
+
 	handlers sync.WaitGroup // the calls' handlers running
 	workers  *workers       // the goroutines connections and calls run on
 }
@@ -165,6 +169,13 @@ func IdleTimeout(d time.Duration) Option { return func(s *Server) { s.idleTimeou
 // connection's windows (twice the largest request and a stream window)
 // is raised to that, so that the largest request always fits in time.
 func MaxBufferedPerUID(n int64) Option { return func(s *Server) { s.maxBufPerUID = n } }
+
+// ObserveCalls has f told of every call once it has ended: its full
+// method name, the error it ended with (nil: OK) and how long it ran, as
+// a gRPC server's interceptor would be (metrics).
+func ObserveCalls(f func(method string, err error, took time.Duration)) Option {
+	return func(s *Server) { s.observe = f }
+}
 
 // The defaults. A command holds one connection for one call; a few
 // dozen at once from one user is a busy script, not 64. 32 MiB of

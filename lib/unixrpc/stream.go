@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -195,6 +196,10 @@ func (st *stream) cancel(byClient bool) {
 func (st *stream) run() {
 	defer st.c.s.handlers.Done()
 	var err error
+	if obs := st.c.s.observe; obs != nil {
+		start := time.Now()
+		defer func() { obs(st.name, err, time.Since(start)) }()
+	}
 	m := st.method
 	if m.unary != nil {
 		var reply any

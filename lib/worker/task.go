@@ -107,6 +107,13 @@ type tasks struct {
 	cgroups map[jobKey]cgroup.Job // the cgroups made here for jobs whose shepherd runs elsewhere (contain.go)
 }
 
+// TaskCount is how many blaunch tasks run on this host now.
+func (w *Worker) TaskCount() int {
+	w.tmu.Lock()
+	defer w.tmu.Unlock()
+	return len(w.tk.running)
+}
+
 // task is a task running on this host.
 type task struct {
 	pid    int // leads its own session

@@ -43,6 +43,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"xce/lib/cli"
+	"xce/lib/version"
 )
 
 // pageDate is the date on the pages; change it when the pages change much.
@@ -88,7 +89,7 @@ func generate(root, date string) (map[string][]byte, error) {
 	for _, c := range cmds {
 		names = append(names, c.Name())
 	}
-	source := "XCE " + strings.TrimPrefix(strings.SplitN(cli.Version, ",", 2)[0], "XCE ")
+	source := version.Short()
 	srcDir := filepath.Join(root, "man", "src")
 	used := map[string]bool{}
 	for _, c := range cmds {

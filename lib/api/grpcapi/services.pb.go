@@ -36,7 +36,8 @@ var File_grpcapi_services_proto protoreflect.FileDescriptor
 const file_grpcapi_services_proto_rawDesc = "" +
 	"\n" +
 	"\x16grpcapi/services.proto\x12\n" +
-	"xce.api.v1\x1a\tapi.proto\x1a\x14rpc/controller.proto\x1a\x10rpc/worker.proto2\xef\t\n" +
+	"xce.api.v1\x1a\tapi.proto\x1a\x14rpc/controller.proto\x1a\x10rpc/worker.proto2\xb0\n" +
+	"\n" +
 	"\n" +
 	"Controller\x12<\n" +
 	"\x06Submit\x12\x19.xce.api.v1.SubmitRequest\x1a\x17.xce.api.v1.SubmitReply\x12H\n" +
@@ -51,6 +52,7 @@ const file_grpcapi_services_proto_rawDesc = "" +
 	"\bListApps\x12\x1b.xce.api.v1.ListAppsRequest\x1a\x19.xce.api.v1.ListAppsReply\x12<\n" +
 	"\x06Limits\x12\x19.xce.api.v1.LimitsRequest\x1a\x17.xce.api.v1.LimitsReply\x12B\n" +
 	"\bReconfig\x12\x1b.xce.api.v1.ReconfigRequest\x1a\x19.xce.api.v1.ReconfigReply\x12?\n" +
+	"\aPerfmon\x12\x1a.xce.api.v1.PerfmonRequest\x1a\x18.xce.api.v1.PerfmonReply\x12?\n" +
 	"\aControl\x12\x1a.xce.api.v1.ControlRequest\x1a\x18.xce.api.v1.ControlReply\x12<\n" +
 	"\x06Modify\x12\x19.xce.api.v1.ModifyRequest\x1a\x17.xce.api.v1.ModifyReply\x12H\n" +
 	"\n" +
@@ -79,38 +81,40 @@ var file_grpcapi_services_proto_goTypes = []any{
 	(*api.ListAppsRequest)(nil),    // 7: xce.api.v1.ListAppsRequest
 	(*api.LimitsRequest)(nil),      // 8: xce.api.v1.LimitsRequest
 	(*api.ReconfigRequest)(nil),    // 9: xce.api.v1.ReconfigRequest
-	(*api.ControlRequest)(nil),     // 10: xce.api.v1.ControlRequest
-	(*api.ModifyRequest)(nil),      // 11: xce.api.v1.ModifyRequest
-	(*api.DependencyRequest)(nil),  // 12: xce.api.v1.DependencyRequest
-	(*api.EventsRequest)(nil),      // 13: xce.api.v1.EventsRequest
-	(*api.ClusterInfoRequest)(nil), // 14: xce.api.v1.ClusterInfoRequest
-	(*api.AcctRequest)(nil),        // 15: xce.api.v1.AcctRequest
-	(*rpc.PeekRequest)(nil),        // 16: xce.api.v1.PeekRequest
-	(*rpc.CredentialRequest)(nil),  // 17: xce.api.v1.CredentialRequest
-	(*rpc.AttachRequest)(nil),      // 18: xce.api.v1.AttachRequest
-	(*rpc.WorkerMessage)(nil),      // 19: xce.api.v1.WorkerMessage
-	(*rpc.TaskRequest)(nil),        // 20: xce.api.v1.TaskRequest
-	(*api.SubmitReply)(nil),        // 21: xce.api.v1.SubmitReply
-	(*api.SubmitPackReply)(nil),    // 22: xce.api.v1.SubmitPackReply
-	(*api.QueryReply)(nil),         // 23: xce.api.v1.QueryReply
-	(*api.SignalReply)(nil),        // 24: xce.api.v1.SignalReply
-	(*api.WatchEvent)(nil),         // 25: xce.api.v1.WatchEvent
-	(*api.ListQueuesReply)(nil),    // 26: xce.api.v1.ListQueuesReply
-	(*api.ListHostsReply)(nil),     // 27: xce.api.v1.ListHostsReply
-	(*api.ListAppsReply)(nil),      // 28: xce.api.v1.ListAppsReply
-	(*api.LimitsReply)(nil),        // 29: xce.api.v1.LimitsReply
-	(*api.ReconfigReply)(nil),      // 30: xce.api.v1.ReconfigReply
-	(*api.ControlReply)(nil),       // 31: xce.api.v1.ControlReply
-	(*api.ModifyReply)(nil),        // 32: xce.api.v1.ModifyReply
-	(*api.DependencyReply)(nil),    // 33: xce.api.v1.DependencyReply
-	(*api.EventsReply)(nil),        // 34: xce.api.v1.EventsReply
-	(*api.ClusterInfo)(nil),        // 35: xce.api.v1.ClusterInfo
-	(*api.AcctReply)(nil),          // 36: xce.api.v1.AcctReply
-	(*rpc.PeekReply)(nil),          // 37: xce.api.v1.PeekReply
-	(*rpc.CredentialReply)(nil),    // 38: xce.api.v1.CredentialReply
-	(*rpc.AttachEvent)(nil),        // 39: xce.api.v1.AttachEvent
-	(*rpc.ControllerMessage)(nil),  // 40: xce.api.v1.ControllerMessage
-	(*rpc.TaskEvent)(nil),          // 41: xce.api.v1.TaskEvent
+	(*api.PerfmonRequest)(nil),     // 10: xce.api.v1.PerfmonRequest
+	(*api.ControlRequest)(nil),     // 11: xce.api.v1.ControlRequest
+	(*api.ModifyRequest)(nil),      // 12: xce.api.v1.ModifyRequest
+	(*api.DependencyRequest)(nil),  // 13: xce.api.v1.DependencyRequest
+	(*api.EventsRequest)(nil),      // 14: xce.api.v1.EventsRequest
+	(*api.ClusterInfoRequest)(nil), // 15: xce.api.v1.ClusterInfoRequest
+	(*api.AcctRequest)(nil),        // 16: xce.api.v1.AcctRequest
+	(*rpc.PeekRequest)(nil),        // 17: xce.api.v1.PeekRequest
+	(*rpc.CredentialRequest)(nil),  // 18: xce.api.v1.CredentialRequest
+	(*rpc.AttachRequest)(nil),      // 19: xce.api.v1.AttachRequest
+	(*rpc.WorkerMessage)(nil),      // 20: xce.api.v1.WorkerMessage
+	(*rpc.TaskRequest)(nil),        // 21: xce.api.v1.TaskRequest
+	(*api.SubmitReply)(nil),        // 22: xce.api.v1.SubmitReply
+	(*api.SubmitPackReply)(nil),    // 23: xce.api.v1.SubmitPackReply
+	(*api.QueryReply)(nil),         // 24: xce.api.v1.QueryReply
+	(*api.SignalReply)(nil),        // 25: xce.api.v1.SignalReply
+	(*api.WatchEvent)(nil),         // 26: xce.api.v1.WatchEvent
+	(*api.ListQueuesReply)(nil),    // 27: xce.api.v1.ListQueuesReply
+	(*api.ListHostsReply)(nil),     // 28: xce.api.v1.ListHostsReply
+	(*api.ListAppsReply)(nil),      // 29: xce.api.v1.ListAppsReply
+	(*api.LimitsReply)(nil),        // 30: xce.api.v1.LimitsReply
+	(*api.ReconfigReply)(nil),      // 31: xce.api.v1.ReconfigReply
+	(*api.PerfmonReply)(nil),       // 32: xce.api.v1.PerfmonReply
+	(*api.ControlReply)(nil),       // 33: xce.api.v1.ControlReply
+	(*api.ModifyReply)(nil),        // 34: xce.api.v1.ModifyReply
+	(*api.DependencyReply)(nil),    // 35: xce.api.v1.DependencyReply
+	(*api.EventsReply)(nil),        // 36: xce.api.v1.EventsReply
+	(*api.ClusterInfo)(nil),        // 37: xce.api.v1.ClusterInfo
+	(*api.AcctReply)(nil),          // 38: xce.api.v1.AcctReply
+	(*rpc.PeekReply)(nil),          // 39: xce.api.v1.PeekReply
+	(*rpc.CredentialReply)(nil),    // 40: xce.api.v1.CredentialReply
+	(*rpc.AttachEvent)(nil),        // 41: xce.api.v1.AttachEvent
+	(*rpc.ControllerMessage)(nil),  // 42: xce.api.v1.ControllerMessage
+	(*rpc.TaskEvent)(nil),          // 43: xce.api.v1.TaskEvent
 }
 var file_grpcapi_services_proto_depIdxs = []int32{
 	0,  // 0: xce.api.v1.Controller.Submit:input_type -> xce.api.v1.SubmitRequest
@@ -123,40 +127,42 @@ var file_grpcapi_services_proto_depIdxs = []int32{
 	7,  // 7: xce.api.v1.Controller.ListApps:input_type -> xce.api.v1.ListAppsRequest
 	8,  // 8: xce.api.v1.Controller.Limits:input_type -> xce.api.v1.LimitsRequest
 	9,  // 9: xce.api.v1.Controller.Reconfig:input_type -> xce.api.v1.ReconfigRequest
-	10, // 10: xce.api.v1.Controller.Control:input_type -> xce.api.v1.ControlRequest
-	11, // 11: xce.api.v1.Controller.Modify:input_type -> xce.api.v1.ModifyRequest
-	12, // 12: xce.api.v1.Controller.Dependency:input_type -> xce.api.v1.DependencyRequest
-	13, // 13: xce.api.v1.Controller.Events:input_type -> xce.api.v1.EventsRequest
-	14, // 14: xce.api.v1.Controller.Info:input_type -> xce.api.v1.ClusterInfoRequest
-	15, // 15: xce.api.v1.Controller.Accounting:input_type -> xce.api.v1.AcctRequest
-	16, // 16: xce.api.v1.Controller.Peek:input_type -> xce.api.v1.PeekRequest
-	17, // 17: xce.api.v1.Controller.Credential:input_type -> xce.api.v1.CredentialRequest
-	18, // 18: xce.api.v1.Controller.Attach:input_type -> xce.api.v1.AttachRequest
-	19, // 19: xce.api.v1.Cluster.Connect:input_type -> xce.api.v1.WorkerMessage
-	20, // 20: xce.api.v1.Tasks.Launch:input_type -> xce.api.v1.TaskRequest
-	21, // 21: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
-	22, // 22: xce.api.v1.Controller.SubmitPack:output_type -> xce.api.v1.SubmitPackReply
-	23, // 23: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
-	24, // 24: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
-	25, // 25: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
-	26, // 26: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
-	27, // 27: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
-	28, // 28: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
-	29, // 29: xce.api.v1.Controller.Limits:output_type -> xce.api.v1.LimitsReply
-	30, // 30: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
-	31, // 31: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
-	32, // 32: xce.api.v1.Controller.Modify:output_type -> xce.api.v1.ModifyReply
-	33, // 33: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
-	34, // 34: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
-	35, // 35: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
-	36, // 36: xce.api.v1.Controller.Accounting:output_type -> xce.api.v1.AcctReply
-	37, // 37: xce.api.v1.Controller.Peek:output_type -> xce.api.v1.PeekReply
-	38, // 38: xce.api.v1.Controller.Credential:output_type -> xce.api.v1.CredentialReply
-	39, // 39: xce.api.v1.Controller.Attach:output_type -> xce.api.v1.AttachEvent
-	40, // 40: xce.api.v1.Cluster.Connect:output_type -> xce.api.v1.ControllerMessage
-	41, // 41: xce.api.v1.Tasks.Launch:output_type -> xce.api.v1.TaskEvent
-	21, // [21:42] is the sub-list for method output_type
-	0,  // [0:21] is the sub-list for method input_type
+	10, // 10: xce.api.v1.Controller.Perfmon:input_type -> xce.api.v1.PerfmonRequest
+	11, // 11: xce.api.v1.Controller.Control:input_type -> xce.api.v1.ControlRequest
+	12, // 12: xce.api.v1.Controller.Modify:input_type -> xce.api.v1.ModifyRequest
+	13, // 13: xce.api.v1.Controller.Dependency:input_type -> xce.api.v1.DependencyRequest
+	14, // 14: xce.api.v1.Controller.Events:input_type -> xce.api.v1.EventsRequest
+	15, // 15: xce.api.v1.Controller.Info:input_type -> xce.api.v1.ClusterInfoRequest
+	16, // 16: xce.api.v1.Controller.Accounting:input_type -> xce.api.v1.AcctRequest
+	17, // 17: xce.api.v1.Controller.Peek:input_type -> xce.api.v1.PeekRequest
+	18, // 18: xce.api.v1.Controller.Credential:input_type -> xce.api.v1.CredentialRequest
+	19, // 19: xce.api.v1.Controller.Attach:input_type -> xce.api.v1.AttachRequest
+	20, // 20: xce.api.v1.Cluster.Connect:input_type -> xce.api.v1.WorkerMessage
+	21, // 21: xce.api.v1.Tasks.Launch:input_type -> xce.api.v1.TaskRequest
+	22, // 22: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
+	23, // 23: xce.api.v1.Controller.SubmitPack:output_type -> xce.api.v1.SubmitPackReply
+	24, // 24: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
+	25, // 25: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
+	26, // 26: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
+	27, // 27: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
+	28, // 28: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
+	29, // 29: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
+	30, // 30: xce.api.v1.Controller.Limits:output_type -> xce.api.v1.LimitsReply
+	31, // 31: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
+	32, // 32: xce.api.v1.Controller.Perfmon:output_type -> xce.api.v1.PerfmonReply
+	33, // 33: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
+	34, // 34: xce.api.v1.Controller.Modify:output_type -> xce.api.v1.ModifyReply
+	35, // 35: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
+	36, // 36: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
+	37, // 37: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
+	38, // 38: xce.api.v1.Controller.Accounting:output_type -> xce.api.v1.AcctReply
+	39, // 39: xce.api.v1.Controller.Peek:output_type -> xce.api.v1.PeekReply
+	40, // 40: xce.api.v1.Controller.Credential:output_type -> xce.api.v1.CredentialReply
+	41, // 41: xce.api.v1.Controller.Attach:output_type -> xce.api.v1.AttachEvent
+	42, // 42: xce.api.v1.Cluster.Connect:output_type -> xce.api.v1.ControllerMessage
+	43, // 43: xce.api.v1.Tasks.Launch:output_type -> xce.api.v1.TaskEvent
+	22, // [22:44] is the sub-list for method output_type
+	0,  // [0:22] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name

@@ -39,6 +39,7 @@ const (
 	Controller_ListApps_FullMethodName   = "/xce.api.v1.Controller/ListApps"
 	Controller_Limits_FullMethodName     = "/xce.api.v1.Controller/Limits"
 	Controller_Reconfig_FullMethodName   = "/xce.api.v1.Controller/Reconfig"
+	Controller_Perfmon_FullMethodName    = "/xce.api.v1.Controller/Perfmon"
 	Controller_Control_FullMethodName    = "/xce.api.v1.Controller/Control"
 	Controller_Modify_FullMethodName     = "/xce.api.v1.Controller/Modify"
 	Controller_Dependency_FullMethodName = "/xce.api.v1.Controller/Dependency"
@@ -69,6 +70,8 @@ type ControllerClient interface {
 	// Reload the configuration (badmin reconfig); administrators only. A
 	// configuration with an error is refused whole and the old one stays.
 	Reconfig(ctx context.Context, in *api.ReconfigRequest, opts ...grpc.CallOption) (*api.ReconfigReply, error)
+	// badmin perfmon (start, stop and setperiod: administrators only).
+	Perfmon(ctx context.Context, in *api.PerfmonRequest, opts ...grpc.CallOption) (*api.PerfmonReply, error)
 	// Queue and host controls (administrators) and bswitch / brequeue.
 	Control(ctx context.Context, in *api.ControlRequest, opts ...grpc.CallOption) (*api.ControlReply, error)
 	// Change a pending job's submission options (bmod).
@@ -221,6 +224,16 @@ func (c *controllerClient) Reconfig(ctx context.Context, in *api.ReconfigRequest
 	return out, nil
 }
 
+func (c *controllerClient) Perfmon(ctx context.Context, in *api.PerfmonRequest, opts ...grpc.CallOption) (*api.PerfmonReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(api.PerfmonReply)
+	err := c.cc.Invoke(ctx, Controller_Perfmon_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *controllerClient) Control(ctx context.Context, in *api.ControlRequest, opts ...grpc.CallOption) (*api.ControlReply, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(api.ControlReply)
@@ -342,6 +355,8 @@ type ControllerServer interface {
 	// Reload the configuration (badmin reconfig); administrators only. A
 	// configuration with an error is refused whole and the old one stays.
 	Reconfig(context.Context, *api.ReconfigRequest) (*api.ReconfigReply, error)
+	// badmin perfmon (start, stop and setperiod: administrators only).
+	Perfmon(context.Context, *api.PerfmonRequest) (*api.PerfmonReply, error)
 	// Queue and host controls (administrators) and bswitch / brequeue.
 	Control(context.Context, *api.ControlRequest) (*api.ControlReply, error)
 	// Change a pending job's submission options (bmod).
@@ -405,6 +420,9 @@ func (UnimplementedControllerServer) Limits(context.Context, *api.LimitsRequest)
 }
 func (UnimplementedControllerServer) Reconfig(context.Context, *api.ReconfigRequest) (*api.ReconfigReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Reconfig not implemented")
+}
+func (UnimplementedControllerServer) Perfmon(context.Context, *api.PerfmonRequest) (*api.PerfmonReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Perfmon not implemented")
 }
 func (UnimplementedControllerServer) Control(context.Context, *api.ControlRequest) (*api.ControlReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Control not implemented")
@@ -620,6 +638,24 @@ func _Controller_Reconfig_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Controller_Perfmon_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(api.PerfmonRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControllerServer).Perfmon(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Controller_Perfmon_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControllerServer).Perfmon(ctx, req.(*api.PerfmonRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Controller_Control_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(api.ControlRequest)
 	if err := dec(in); err != nil {
@@ -802,6 +838,10 @@ var Controller_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Reconfig",
 			Handler:    _Controller_Reconfig_Handler,
+		},
+		{
+			MethodName: "Perfmon",
+			Handler:    _Controller_Perfmon_Handler,
 		},
 		{
 			MethodName: "Control",

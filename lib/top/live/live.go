@@ -23,6 +23,7 @@ import (
 	"xce/lib/api/rpc"
 	"xce/lib/client"
 	"xce/lib/top"
+	"xce/lib/version"
 )
 
 // Ctl is top.Controller over a client connection.
@@ -118,6 +119,7 @@ func Main(args []string) int {
 	width := fs.Int("width", 0, "--once: the frame's width (the terminal's, else 120)")
 	height := fs.Int("height", 0, "--once: the frame's height (the terminal's, else 40)")
 	paneF := fs.String("pane", "jobs", "the pane to start on: hosts, queues, jobs or users")
+	showVersion := fs.Bool("V", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: xcetop [--once] [-u USER] [-q QUEUE] [--pane PANE]\n\nThe live cluster dashboard; ? shows its keys, q quits.")
 		fs.PrintDefaults()
@@ -127,6 +129,10 @@ func Main(args []string) int {
 			return 0
 		}
 		return 2
+	}
+	if *showVersion {
+		fmt.Fprint(os.Stderr, version.Banner())
+		return 0
 	}
 	pane := map[string]top.Pane{"hosts": top.PaneHosts, "queues": top.PaneQueues, "jobs": top.PaneJobs, "users": top.PaneUsers}
 	p, ok := pane[*paneF]
