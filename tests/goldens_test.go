@@ -126,7 +126,7 @@ run_limit = "30m"
 
 	// lsid's version line and bpeek's output of a running job.
 	out := c.must("", "lsid")
-	golden(t, "cmd_lsid", norm(regexp.MustCompile(`XCE [0-9.]+`).ReplaceAllString(out, "XCE VERSION")))
+	golden(t, "cmd_lsid", norm(regexp.MustCompile(`XCE [^,]+, revision [^,]+, go[^,]+,`).ReplaceAllString(out, "XCE VERSION, revision REV, GO,")))
 	var peek string
 	for i := 0; i < 100 && !strings.Contains(peek, "printed"); i++ {
 		// Until the shepherd has opened the spool file, bpeek finds none.

@@ -1,6 +1,9 @@
 package trace
 
 import (
+	"bufio"
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -39,4 +42,29 @@ func dependsOn(expr string) int64 {
 		return 0
 	}
 	return n
+}
+
+// eachLine hands fn every line of r with its number (1-based); a line
+// longer than readLine takes is counted, named in t.Malformed and skipped.
+func eachLine(r io.Reader, name string, t *Trace, fn func(b []byte, line int)) error {
+	br := bufio.NewReaderSize(r, 256<<10)
+	line := 0
+	for {
+		b, err := readLine(br)
+		if err == errLongLine {
+			line++
+			t.Malformed = append(t.Malformed, Problem{name, line, "line longer than 1 MiB"})
+			continue
+		}
+		if len(b) > 0 || err == nil {
+			line++
+			fn(b, line)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", name, err)
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -28,25 +27,8 @@ import (
 func ReadLSBAcct(r io.Reader, name string) (*Trace, error) {
 	t := &Trace{Format: LSBAcct, Header: map[string]string{}}
 	p := lsbParser{t: t, name: name, names: map[string]string{}, mem: map[string]float64{}}
-	br := bufio.NewReaderSize(r, 256<<10)
-	line := 0
-	for {
-		b, err := readLine(br)
-		if err == errLongLine {
-			line++
-			t.Malformed = append(t.Malformed, Problem{name, line, "line longer than 1 MiB"})
-			continue
-		}
-		if len(b) > 0 || err == nil {
-			line++
-			p.line(b, line)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", name, err)
-		}
+	if err := eachLine(r, name, t, p.line); err != nil {
+		return nil, err
 	}
 	rebase(t)
 	sortJobs(t.Jobs)

@@ -58,25 +58,8 @@ func ReadSWF(r io.Reader, name string) (*Trace, error) {
 		groups: map[int64]string{},
 		queues: map[int64]string{},
 	}
-	br := bufio.NewReaderSize(r, 256<<10)
-	line := 0
-	for {
-		b, err := readLine(br)
-		if err == errLongLine {
-			line++
-			t.Malformed = append(t.Malformed, Problem{name, line, "line longer than 1 MiB"})
-			continue
-		}
-		if len(b) > 0 || err == nil {
-			line++
-			p.line(b, line)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", name, err)
-		}
+	if err := eachLine(r, name, t, p.line); err != nil {
+		return nil, err
 	}
 	sortJobs(t.Jobs)
 	return t, nil

@@ -33,10 +33,13 @@ package worker
 // runs as before: the shepherd's process group and subreaper tree.
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -243,7 +246,10 @@ func (w *Worker) cgFinish(k jobKey, p *proc, ev *api.Event) *api.Event {
 		ev = killedEvent(ev, api.TermReason_TERM_MEMLIMIT, "%s: the job's cgroup reached its memory limit; the kernel killed %d of its processes", api.TermReason_TERM_MEMLIMIT, u.OOMKills)
 	}
 	if ev != nil && acct && uerr == nil {
-		cgUsage(ev, u)
+		w.mu.Lock()
+		own := p.shepherdCPU
+		w.mu.Unlock()
+		cgUsage(ev, u, own)
 	}
 	return ev
 }
@@ -272,19 +278,22 @@ func killedEvent(ev *api.Event, reason api.TermReason, format string, args ...an
 	return ev
 }
 
-// cgUsage lays the cgroup's measures over an end's usage.
-func cgUsage(ev *api.Event, u cgroup.Usage) {
+// cgUsage lays the cgroup's measures over an end's usage; own is the
+// shepherd's own CPU time, last seen.
+func cgUsage(ev *api.Event, u cgroup.Usage, own time.Duration) {
 	if ev.Usage == nil {
 		ev.Usage = &api.ResourceUsage{}
 	}
-	applyUsage(ev.Usage, u, 0)
+	applyUsage(ev.Usage, u, 0, own)
 	ev.CpuTimeMs = ev.Usage.CpuTimeMs
 }
 
 // applyUsage lays the cgroup's CPU time, memory and processes (but the
-// shepherd) over a usage sample.
-func applyUsage(r *api.ResourceUsage, u cgroup.Usage, shepherd int) {
-	r.CpuTimeMs = max(r.CpuTimeMs, u.CPUTime.Milliseconds())
+// shepherd's: its pid, and own, its own CPU time) over a usage sample.
+// The shepherd shares the job's cgroup (the job starts inside it), but
+// its CPU is not the job's: a job that sleeps has an idle factor of 0.
+func applyUsage(r *api.ResourceUsage, u cgroup.Usage, shepherd int, own time.Duration) {
+	r.CpuTimeMs = max(r.CpuTimeMs, max(u.CPUTime-own, 0).Milliseconds())
 	if u.MaxBytes > 0 {
 		r.MaxMemKb = max(r.MaxMemKb, u.MaxBytes>>10)
 	}
@@ -313,8 +322,48 @@ func (w *Worker) cgUsageNow(p *proc, u *api.ResourceUsage) *api.ResourceUsage {
 	if u == nil {
 		u = &api.ResourceUsage{}
 	}
-	applyUsage(u, cu, p.shepherd)
+	applyUsage(u, cu, p.shepherd, w.noteShepherdCPU(p))
 	return u
+}
+
+// noteShepherdCPU reads the shepherd's own CPU time (user and system, not
+// its children's) while it runs, and returns the latest seen: the
+// worker's child, its pid is not reused before the worker reaps it.
+func (w *Worker) noteShepherdCPU(p *proc) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if d, ok := ownCPU(p.shepherd); ok {
+		p.shepherdCPU = max(p.shepherdCPU, d)
+	}
+	return p.shepherdCPU
+}
+
+// ownCPU is a process's own CPU time (utime + stime of /proc/PID/stat,
+// in USER_HZ ticks of 10 ms).
+func ownCPU(pid int) (time.Duration, bool) {
+	if pid <= 0 {
+		return 0, false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// The fields after the command's closing parenthesis: state is the
+	// first (field 3), utime the 12th (14), stime the 13th (15).
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(ut+st) * 10 * time.Millisecond, true
 }
 
 // runLimits reads the run limit the worker keeps for a job in a cgroup.

@@ -196,13 +196,16 @@ type jobKey struct {
 }
 
 type proc struct {
-	pgid     int   // the job's process group, as the shepherd's socket said (or as stored)
-	shepherd int   // the shepherd's pid: xced's own child, or as stored
-	uid      int   // the job's user, who must own what root reads from job/
-	since    int64 // unix ns: the job cannot have ended before this
-	id       int64
-	idx      int32
-	killing  bool
+	pgid     int // the job's process group, as the shepherd's socket said (or as stored)
+	shepherd int // the shepherd's pid: xced's own child, or as stored
+	// shepherdCPU is the shepherd's own CPU time, last seen (contain.go):
+	// in the job's cgroup, but not the job's.
+	shepherdCPU time.Duration
+	uid         int   // the job's user, who must own what root reads from job/
+	since       int64 // unix ns: the job cannot have ended before this
+	id          int64
+	idx         int32
+	killing     bool
 	// For the job's tasks (task.go): its group, user and allocation.
 	gid   int
 	user  string
@@ -458,6 +461,9 @@ func (w *Worker) reportStart(k jobKey, p *proc, pid int) {
 	w.mu.Lock()
 	p.pgid = pid
 	w.mu.Unlock()
+	if p.cg != nil {
+		w.noteShepherdCPU(p) // its start-up, the most of its CPU
+	}
 	w.writePids(k, p.shepherd, pid)
 	ev.JobId, ev.ArrayIndex = k.id, k.idx
 	w.cfg.Report(Report{JobID: k.id, Index: k.idx, Started: ev})
