@@ -310,11 +310,13 @@ func TestCgroupShepherdKilled(t *testing.T) {
 // A job that stops its shepherd still meets its run limit: the worker
 // ends it, and what it moved out of its session, itself.
 func TestCgroupShepherdStoppedRunLimit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a run limit is at least a minute")
+	// The queue's run limit, in seconds (-W counts minutes).
+	conf := filepath.Join(t.TempDir(), "xce.toml")
+	if err := os.WriteFile(conf, []byte("[queues.normal]\npriority = 30\ndefault_run_limit = \"5s\"\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	c, uid := cgCluster(t)
-	id := submitAs(t, c, uid, "-o", "/dev/null", "-W", "1", `setsid sleep 1000 & sleep 0.5; kill -STOP $LSB_JOBRES_PID; sleep 1000`)
+	c, uid := cgCluster(t, "--config", conf)
+	id := submitAs(t, c, uid, "-o", "/dev/null", `setsid sleep 1000 & sleep 0.5; kill -STOP $LSB_JOBRES_PID; sleep 1000`)
 	dir := cgDir(c, id, "freezer")
 	c.waitState(id, "RUN")
 	var pids []int
