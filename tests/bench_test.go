@@ -177,6 +177,11 @@ func (c *benchCluster) launch() {
 	args := append([]string{"--dir", c.state, "--slots", "4",
 		"--terminate-interval", "1s", "--runlimit-grace", "2s"}, c.args...)
 	c.cmd = exec.Command(filepath.Join(binDir, "xced"), args...)
+	// The jobs' cgroups under a scratch parent of this cluster's own, as
+	// newClusterEnv does, removed afterwards.
+	parent := "xce-bench-" + filepath.Base(c.dir)
+	c.cmd.Env = append(os.Environ(), "XCE_CGROUP_PARENT="+parent)
+	c.tb.Cleanup(func() { removeCgroupTree(parent) })
 	c.log = &testenv.LockedBuffer{}
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	if err := c.cmd.Start(); err != nil {
