@@ -6,6 +6,7 @@
 package atomicfile
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -14,6 +15,15 @@ import (
 // is on disk before the rename (the caller syncs the directory when the
 // rename itself must survive a crash).
 func Write(path string, data []byte, perm os.FileMode, sync bool) error {
+	return WriteFunc(path, perm, sync, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFunc is Write for content too large to hold: write streams it into
+// the temporary file.
+func WriteFunc(path string, perm os.FileMode, sync bool, write func(io.Writer) error) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -23,7 +33,7 @@ func Write(path string, data []byte, perm os.FileMode, sync bool) error {
 		return err
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	err = write(f)
 	if err == nil {
 		err = f.Chmod(perm)
 	}

@@ -4,12 +4,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
+
+	"xce/lib/atomicfile"
 )
 
 // The store's schema version: how its keys and values are laid out (the
@@ -115,23 +118,11 @@ func upgradeFrom(db *badger.DB, v uint64) error {
 // store backup` writes) to DIR.schemaV-backup-TIME beside it, durably.
 func backupBeside(dir string, db *badger.DB, v uint64) (string, error) {
 	path := fmt.Sprintf("%s.schema%d-backup-%s", filepath.Clean(dir), v, time.Now().Format("20060102-150405"))
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	err := atomicfile.WriteFunc(path, 0o600, true, func(w io.Writer) error {
+		_, err := db.Backup(w, 0)
+		return err
+	})
 	if err != nil {
-		return "", fmt.Errorf("back up the store before upgrading it: %w", err)
-	}
-	_, err = db.Backup(f, 0)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
 		return "", fmt.Errorf("back up the store before upgrading it: %w", err)
 	}
 	return path, syncDir(filepath.Dir(path))
