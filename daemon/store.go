@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"xce/lib/atomicfile"
 	"xce/lib/client"
 	"xce/lib/store"
 )
@@ -176,27 +177,16 @@ func lockForTool(dir string) (*os.File, error) {
 // backup writes the store to file: through a running xced's admin socket,
 // or from the store itself when xced is stopped.
 func backup(dir, file string, out io.Writer) error {
-	tmp := file + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	var how string
+	err := atomicfile.WriteFunc(file, 0o600, true, func(f io.Writer) error {
+		w := bufio.NewWriter(f)
+		var err error
+		if how, err = writeBackup(dir, w); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
 	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	how, err := writeBackup(dir, w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, file)
-	}
-	if err != nil {
-		os.Remove(tmp)
 		return err
 	}
 	fi, _ := os.Stat(file)
