@@ -124,6 +124,17 @@ func Start(cfg Config) (*Node, error) {
 	// there is nothing to restore at start, and raft applies the log
 	// from the snapshot's index on, the entries the store has skipped.
 	rc.NoSnapshotRestoreOnStart = true
+	if behind, err := behindSnapshot(cfg.Store, snaps); err != nil {
+		logs.Close()
+		return nil, err
+	} else if behind {
+		// A store that lost writes from before the latest snapshot
+		// (a log whose synced part was damaged, which Badger cuts):
+		// raft would not apply the log before the snapshot again, so
+		// the store is restored from the snapshot first.
+		slog.Warn("the store is behind this candidate's latest raft snapshot: restoring it from the snapshot, then applying the log", "applied", cfg.Store.Applied())
+		rc.NoSnapshotRestoreOnStart = false
+	}
 	notify := make(chan bool, 16)
 	rc.NotifyCh = notify
 	if cfg.HeartbeatTimeout > 0 {
@@ -204,6 +215,16 @@ func checkStore(st *store.Store, logs *raftboltdb.BoltStore, snaps *raft.FileSna
 		return fmt.Errorf("the store has applied entry %d of the controllers' log, but this candidate's log (%s) ends at %d: the store is from another cluster, or this candidate's raft directory was lost; move the store (DIR/db) and %s aside and start again to receive the leader's copy", applied, dir, last, dir)
 	}
 	return nil
+}
+
+// behindSnapshot says whether the store has applied less of the log than
+// the latest snapshot holds.
+func behindSnapshot(st *store.Store, snaps *raft.FileSnapshotStore) (bool, error) {
+	list, err := snaps.List()
+	if err != nil {
+		return false, fmt.Errorf("list the raft snapshots: %w", err)
+	}
+	return len(list) > 0 && st.Applied() < list[0].Index, nil
 }
 
 // fingerprint is a digest of a store's data (not its raft bookkeeping).

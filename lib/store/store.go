@@ -99,7 +99,7 @@ func open(dir string, lowSpace, unsynced bool) (*Store, error) {
 		return nil, err
 	}
 	isNew := isNewStore(dir)
-	problems, err := inspect(dir)
+	problems, err := inspectStore(dir, unsynced)
 	if err != nil {
 		return nil, err
 	}
