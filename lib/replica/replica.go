@@ -135,6 +135,11 @@ func Start(cfg Config) (*Node, error) {
 		slog.Warn("the store is behind this candidate's latest raft snapshot: restoring it from the snapshot, then applying the log", "applied", cfg.Store.Applied())
 		rc.NoSnapshotRestoreOnStart = false
 	}
+	// Writes that arrive while the leader appends wait in a buffer and
+	// go in its next append together (up to MaxAppendEntries): one
+	// synced write of the log, and one round to the followers, for all
+	// of them.
+	rc.BatchApplyCh = true
 	notify := make(chan bool, 16)
 	rc.NotifyCh = notify
 	if cfg.HeartbeatTimeout > 0 {
