@@ -106,13 +106,20 @@ var crashPoints = []string{"before-append", "after-append", "before-apply", "aft
 
 // Every candidate armed to kill itself at a step of the replicated write
 // path (lib/replica's crash.go), each at a count of its own, under a
-// storm of submissions: whichever dies first, leader or follower, the
-// candidates come back, the store is brought up to the log, and every
-// acknowledged job is listed once. One pass over the steps in make test,
-// more in make soak.
+// storm of submissions: whichever dies first, leader or follower, comes
+// back, its store is brought up to the log, and every acknowledged job is
+// listed once. One pass over the steps in make test, more in make soak.
 func TestFaultHACrashPoints(t *testing.T) {
 	h := newHA(t, 3)
 	h.worker("hA", 1)
+	// The candidates read their crash point from a file of their own,
+	// armed and disarmed while they run.
+	armFile := func(c *candProc) string { return filepath.Join(c.dir, "crash-point") }
+	for _, c := range h.cands {
+		c.crash()
+		c.env = []string{"XCE_REPLICA_CRASH=@" + armFile(c)}
+		c.start()
+	}
 	h.waitFollowers(3)
 	seed := time.Now().UnixNano()
 	rng := rand.New(rand.NewSource(seed))
@@ -124,14 +131,15 @@ func TestFaultHACrashPoints(t *testing.T) {
 	defer func() {
 		faultFigures(t, "crashes at a step of the replicated apply", survived, passes*len(crashPoints), s.count(), lost, seed, time.Since(start))
 	}()
+	arm := func(c *candProc, v string) {
+		if err := os.WriteFile(armFile(c), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for pass := 0; pass < passes; pass++ {
 		for _, point := range crashPoints {
 			for _, c := range h.cands {
-				c.crash()
-			}
-			for _, c := range h.cands {
-				c.env = []string{fmt.Sprintf("XCE_REPLICA_CRASH=%s:%d", point, 3+rng.Intn(20))}
-				c.start()
+				arm(c, fmt.Sprintf("%s:%d", point, 2+rng.Intn(10)))
 			}
 			deadline := time.Now().Add(60 * time.Second)
 			for !h.cands[0].exited() && !h.cands[1].exited() && !h.cands[2].exited() {
@@ -140,9 +148,10 @@ func TestFaultHACrashPoints(t *testing.T) {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-			// The dead come back unarmed; the others keep going.
 			for _, c := range h.cands {
-				c.env = nil
+				arm(c, "")
+			}
+			for _, c := range h.cands {
 				if c.exited() {
 					c.crash()
 					c.start()

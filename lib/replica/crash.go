@@ -2,10 +2,11 @@ package replica
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"syscall"
 
 	"github.com/hashicorp/raft"
@@ -21,12 +22,20 @@ import (
 //	before-apply   committed entries are about to be applied to the store
 //	after-apply    the store has applied them, raft not yet told
 //
-// Unset (as always outside those tests), nothing is wrapped or counted.
+// XCE_REPLICA_CRASH=@FILE reads POINT:N from FILE instead, at every
+// point reached, and counts anew whenever its content changes (empty or
+// missing: disarmed): a test arms running candidates without restarting
+// them. Unset (as always outside those tests), nothing is wrapped or
+// counted.
 const crashEnv = "XCE_REPLICA_CRASH"
 
 type crashPoint struct {
+	file string // @FILE's; "" for a fixed POINT:N
+
+	mu    sync.Mutex
+	armed string // FILE's content the count began with
 	point string
-	left  atomic.Int64
+	left  int
 }
 
 // crashFromEnv reads XCE_REPLICA_CRASH; nil when unset.
@@ -34,6 +43,21 @@ func crashFromEnv() (*crashPoint, error) {
 	v := os.Getenv(crashEnv)
 	if v == "" {
 		return nil, nil
+	}
+	if file, ok := strings.CutPrefix(v, "@"); ok {
+		return &crashPoint{file: file}, nil
+	}
+	c := &crashPoint{}
+	if err := c.arm(v); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *crashPoint) arm(v string) error {
+	c.point, c.left = "", 0
+	if v == "" {
+		return nil
 	}
 	point, n, ok := strings.Cut(v, ":")
 	k, err := strconv.Atoi(n)
@@ -43,16 +67,32 @@ func crashFromEnv() (*crashPoint, error) {
 		ok = false
 	}
 	if !ok || err != nil || k < 1 {
-		return nil, fmt.Errorf("%s=%q: want POINT:N, POINT one of before-append, after-append, before-apply, after-apply", crashEnv, v)
+		return fmt.Errorf("%s: %q: want POINT:N, POINT one of before-append, after-append, before-apply, after-apply", crashEnv, v)
 	}
-	c := &crashPoint{point: point}
-	c.left.Store(int64(k))
-	return c, nil
+	c.point, c.left = point, k
+	return nil
 }
 
 // at kills the process when point is this one's and its count is reached.
 func (c *crashPoint) at(point string) {
-	if c == nil || c.point != point || c.left.Add(-1) != 0 {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.file != "" {
+		b, _ := os.ReadFile(c.file)
+		if v := strings.TrimSpace(string(b)); v != c.armed {
+			c.armed = v
+			if err := c.arm(v); err != nil {
+				slog.Error("crash point not armed", "err", err)
+			}
+		}
+	}
+	if c.point != point {
+		return
+	}
+	if c.left--; c.left != 0 {
 		return
 	}
 	syscall.Kill(os.Getpid(), syscall.SIGKILL)
