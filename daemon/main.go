@@ -225,6 +225,12 @@ func serve(o options) error {
 	} else if err != nil {
 		return err
 	}
+	if len(cfg.Cluster.Controllers) > 0 {
+		// A candidate's store follows the replicated log, which is
+		// the durable record: its commits are not synced.
+		lowSpace := full != nil
+		open = func(dir string) (*store.Store, error) { return store.OpenReplica(dir, lowSpace) }
+	}
 	st, err := open(dbDir)
 	if err != nil {
 		if errors.As(err, &full) {

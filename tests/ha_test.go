@@ -41,6 +41,7 @@ type candProc struct {
 	cmd  *exec.Cmd
 	log  *bytes.Buffer
 	args []string // more of xced's flags
+	env  []string // more of xced's environment
 }
 
 func newHA(t testing.TB, n int, clusterLines ...string) *ha {
@@ -115,6 +116,9 @@ func (c *candProc) start() {
 	c.cmd = exec.Command(filepath.Join(binDir, "xced"), "--dir", c.dir, "--config", c.conf, "--listen", c.addr,
 		"--terminate-interval", "1s", "--runlimit-grace", "2s")
 	c.cmd.Args = append(c.cmd.Args, c.args...)
+	if c.env != nil {
+		c.cmd.Env = append(os.Environ(), c.env...)
+	}
 	if c.log == nil {
 		c.log = &bytes.Buffer{}
 	}

@@ -101,7 +101,12 @@ func Start(cfg Config) (*Node, error) {
 		logs.Close()
 		return nil, err
 	}
-	f := &fsm{st: cfg.Store, fatal: cfg.Fatal}
+	crash, err := crashFromEnv()
+	if err != nil {
+		logs.Close()
+		return nil, err
+	}
+	f := &fsm{st: cfg.Store, fatal: cfg.Fatal, crash: crash}
 	if cfg.Store.Applied() == 0 {
 		if f.startPrint, err = fingerprint(cfg.Store); err != nil {
 			logs.Close()
@@ -113,9 +118,28 @@ func Start(cfg Config) (*Node, error) {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)
 	rc.Logger = logger
-	// The store is durable on its own (every commit synced, with the index
-	// of the entry it applies): there is nothing to restore at start.
+	// The store records the index of the last entry it applied, and is
+	// on disk at least up to the latest snapshot's (fsm.Snapshot syncs
+	// it; its later commits are not synced: lib/store's replica.go):
+	// there is nothing to restore at start, and raft applies the log
+	// from the snapshot's index on, the entries the store has skipped.
 	rc.NoSnapshotRestoreOnStart = true
+	if behind, err := behindSnapshot(cfg.Store, snaps); err != nil {
+		logs.Close()
+		return nil, err
+	} else if behind {
+		// A store that lost writes from before the latest snapshot
+		// (a log whose synced part was damaged, which Badger cuts):
+		// raft would not apply the log before the snapshot again, so
+		// the store is restored from the snapshot first.
+		slog.Warn("the store is behind this candidate's latest raft snapshot: restoring it from the snapshot, then applying the log", "applied", cfg.Store.Applied())
+		rc.NoSnapshotRestoreOnStart = false
+	}
+	// Writes that arrive while the leader appends wait in a buffer and
+	// go in its next append together (up to MaxAppendEntries): one
+	// synced write of the log, and one round to the followers, for all
+	// of them.
+	rc.BatchApplyCh = true
 	notify := make(chan bool, 16)
 	rc.NotifyCh = notify
 	if cfg.HeartbeatTimeout > 0 {
@@ -133,7 +157,11 @@ func Start(cfg Config) (*Node, error) {
 	n.transport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: cfg.Stream, MaxPool: 4, Timeout: 10 * time.Second, Logger: logger,
 	})
-	cache, err := raft.NewLogCache(1024, logs)
+	var logStore raft.LogStore = logs
+	if crash != nil {
+		logStore = &crashLogs{LogStore: logs, crash: crash}
+	}
+	cache, err := raft.NewLogCache(1024, logStore)
 	if err != nil {
 		logs.Close()
 		return nil, err
@@ -192,6 +220,16 @@ func checkStore(st *store.Store, logs *raftboltdb.BoltStore, snaps *raft.FileSna
 		return fmt.Errorf("the store has applied entry %d of the controllers' log, but this candidate's log (%s) ends at %d: the store is from another cluster, or this candidate's raft directory was lost; move the store (DIR/db) and %s aside and start again to receive the leader's copy", applied, dir, last, dir)
 	}
 	return nil
+}
+
+// behindSnapshot says whether the store has applied less of the log than
+// the latest snapshot holds.
+func behindSnapshot(st *store.Store, snaps *raft.FileSnapshotStore) (bool, error) {
+	list, err := snaps.List()
+	if err != nil {
+		return false, fmt.Errorf("list the raft snapshots: %w", err)
+	}
+	return len(list) > 0 && st.Applied() < list[0].Index, nil
 }
 
 // fingerprint is a digest of a store's data (not its raft bookkeeping).
@@ -445,6 +483,7 @@ type fsm struct {
 	startPrint []byte // the store's fingerprint at start, before it followed any leader
 	fatal      func(error)
 	failed     error
+	crash      *crashPoint // tests' crash points (crash.go); nil: none
 }
 
 func (f *fsm) Apply(l *raft.Log) any { return f.ApplyBatch([]*raft.Log{l})[0] }
@@ -476,7 +515,9 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	if len(entries) == 0 {
 		return out
 	}
+	f.crash.at("before-apply")
 	outcomes, err := f.st.ApplyReplicated(entries)
+	f.crash.at("after-apply")
 	if err != nil {
 		err = fmt.Errorf("apply the controllers' log to the store: %w", err)
 		f.fail(err)
@@ -528,7 +569,17 @@ func (f *fsm) fail(err error) {
 	}
 }
 
-func (f *fsm) Snapshot() (raft.FSMSnapshot, error) { return &snapshot{st: f.st}, nil }
+// Snapshot runs between applies, and raft records the last applied
+// index as the snapshot's; once it is taken raft may drop the log up to
+// it (less its trailing entries). The store, whose commits are not
+// synced, is synced first, so that it never lacks what the log no longer
+// holds.
+func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	if err := f.st.Sync(); err != nil {
+		return nil, err
+	}
+	return &snapshot{st: f.st}, nil
+}
 
 // Restore replaces the store by a leader's snapshot (a candidate too far
 // behind for the log).

@@ -347,7 +347,9 @@ func (s *Store) commit(muts []mutation, index uint64, inParts bool) error {
 	if index > 0 {
 		s.applied = index
 	}
-	if ceilingSet && ceiling >= s.ceiling {
+	// A replica's commit is not on disk yet: its ceiling file follows
+	// at the next Sync, so that it never runs ahead of the store.
+	if ceilingSet && ceiling >= s.ceiling && !s.unsynced {
 		if err := writeCeilingFile(s.dir, ceiling); err != nil {
 			return err
 		}
@@ -441,6 +443,11 @@ func (s *Store) ReplaceWith(r io.Reader) error {
 		c = s.ceiling
 	}
 	s.ceiling = c
+	if s.unsynced {
+		// The snapshot replaces what the log did: on disk before raft
+		// records that it is applied.
+		return s.Sync()
+	}
 	return writeCeilingFile(s.dir, c)
 }
 

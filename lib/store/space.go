@@ -61,7 +61,7 @@ func (e *SpaceError) Error() string {
 
 // OpenLowSpace opens the store in dir as Open does, in the read-only
 // mode for a disk below the floor (see the top of this file).
-func OpenLowSpace(dir string) (*Store, error) { return open(dir, true) }
+func OpenLowSpace(dir string) (*Store, error) { return open(dir, true, false) }
 
 // LowSpace reports whether the store was opened by OpenLowSpace.
 func (s *Store) LowSpace() bool { return s.lowSpace }

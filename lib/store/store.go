@@ -66,6 +66,7 @@ type Store struct {
 	stopped  chan struct{}
 	minFree  uint64 // see CheckSpace
 	lowSpace bool   // opened below the floor: read-only (space.go)
+	unsynced bool   // a replica's store: commits not synced (replica.go)
 	quit     chan struct{}
 
 	allocMu   sync.Mutex
@@ -91,21 +92,21 @@ var keyIDCeiling = []byte("m/idceiling")
 // Open opens (creating if needed) the database in dir, after checking it
 // for damage (verify.go): a damaged store is not opened, and the error, a
 // *DamageError, says what is damaged and how to recover.
-func Open(dir string) (*Store, error) { return open(dir, false) }
+func Open(dir string) (*Store, error) { return open(dir, false, false) }
 
-func open(dir string, lowSpace bool) (*Store, error) {
+func open(dir string, lowSpace, unsynced bool) (*Store, error) {
 	if err := waitUnlocked(dir, lockWait); err != nil {
 		return nil, err
 	}
 	isNew := isNewStore(dir)
-	problems, err := inspect(dir)
+	problems, err := inspectStore(dir, unsynced)
 	if err != nil {
 		return nil, err
 	}
 	if len(problems) > 0 {
 		return nil, &DamageError{Dir: dir, Problems: problems}
 	}
-	opts := badgerOptions(dir)
+	opts := badgerOptions(dir).WithSyncWrites(!unsynced)
 	if lowSpace {
 		if err := replayFits(dir); err != nil {
 			return nil, err
@@ -152,6 +153,7 @@ func open(dir string, lowSpace bool) (*Store, error) {
 	s := &Store{dir: dir, db: db, submitCh: make(chan *submitReq, maxBatch), stopped: make(chan struct{}), quit: make(chan struct{}), allocated: map[string]bool{}}
 	s.minFree = s.defaultMinFree()
 	s.lowSpace = lowSpace
+	s.unsynced = unsynced
 	if s.ceiling, err = s.IDCeiling(); err != nil {
 		db.Close()
 		return nil, err
@@ -247,6 +249,12 @@ func (s *Store) Close() error {
 	close(s.quit)
 	jobs, subs, _, cerr := countRecords(s.db)
 	ceiling, ierr := s.IDCeiling()
+	if s.unsynced {
+		if err := s.Sync(); err != nil {
+			s.db.Close()
+			return err
+		}
+	}
 	if err := s.db.Close(); err != nil {
 		return err
 	}
@@ -336,6 +344,9 @@ const maxBatch = 512
 
 func (s *Store) committer() {
 	defer close(s.stopped)
+	var inFlight sync.WaitGroup
+	defer inFlight.Wait()
+	slots := make(chan struct{}, replicatedInFlight)
 	for req := range s.submitCh {
 		batch := []*submitReq{req}
 	more:
@@ -349,6 +360,17 @@ func (s *Store) committer() {
 			default:
 				break more
 			}
+		}
+		if s.replicator() != nil {
+			// Replicated: the batch's round trip through the log need
+			// not hold the next one back (replica.go).
+			slots <- struct{}{}
+			inFlight.Add(1)
+			go func() {
+				defer func() { <-slots; inFlight.Done() }()
+				s.commitBatch(batch)
+			}()
+			continue
 		}
 		s.commitBatch(batch)
 	}
