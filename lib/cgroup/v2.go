@@ -181,20 +181,39 @@ func (j *v2Job) Kill() error {
 	}
 }
 
+// Usage reads cpu.stat, and memory.current, memory.peak (Linux 5.19) and
+// memory.events where the memory controller is enabled: the library's
+// Stat reads every controller's every file.
 func (j *v2Job) Usage() (Usage, error) {
 	var u Usage
-	st, err := j.cg.Stat()
+	b, err := os.ReadFile(filepath.Join(j.dir, "cpu.stat"))
 	if err != nil {
 		return u, fmt.Errorf("cgroup %s: %w", j.name, err)
 	}
-	if c := st.GetCPU(); c != nil {
-		u.CPUTime = time.Duration(c.UsageUsec) * time.Microsecond
+	if us, ok := keyed(b, "usage_usec"); ok {
+		u.CPUTime = time.Duration(us) * time.Microsecond
 	}
-	if mem := st.GetMemory(); mem != nil {
-		u.MemBytes, u.MaxBytes = int64(mem.Usage), int64(mem.MaxUsage)
+	if j.m.Has("memory") {
+		var e1 error
+		u.MemBytes, e1 = readInt(filepath.Join(j.dir, "memory.current"))
+		if e1 != nil {
+			return u, fmt.Errorf("cgroup %s: %w", j.name, e1)
+		}
+		if peak, err := readInt(filepath.Join(j.dir, "memory.peak")); err == nil {
+			u.MaxBytes = peak
+		}
+		if ev, err := os.ReadFile(filepath.Join(j.dir, "memory.events")); err == nil {
+			u.OOMKills, _ = keyed(ev, "oom_kill")
+		}
 	}
-	u.OOMKills = int64(st.GetMemoryEvents().GetOomKill())
 	u.Pids, err = j.Pids()
+	return u, err
+}
+
+// EndUsage is Usage less the processes (v2's files are few).
+func (j *v2Job) EndUsage() (Usage, error) {
+	u, err := j.Usage()
+	u.Pids = nil
 	return u, err
 }
 

@@ -33,9 +33,23 @@ func BenchmarkJobOverhead(b *testing.B) {
 		wall time.Duration
 	}
 	modes := []*mode{{name: "tree"}, {name: "cgroup"}}
+	// Each step's wall time, by mode (see traceStep).
+	var smu sync.Mutex
+	steps := map[string][]time.Duration{}
+	cur := ""
+	tracer := func(step string, d time.Duration) {
+		smu.Lock()
+		steps[cur+":"+step] = append(steps[cur+":"+step], d)
+		smu.Unlock()
+	}
+	stepTracer.Store(&tracer)
+	defer stepTracer.Store(nil)
 	for i := 0; i < b.N; i++ {
 		for r := 0; r < rounds; r++ {
 			for _, m := range modes {
+				smu.Lock()
+				cur = m.name
+				smu.Unlock()
 				lat, wall := runTrue(b, shep, m.name == "tree", total/rounds, inFlight)
 				m.lat = append(m.lat, lat...)
 				m.wall += wall
@@ -52,6 +66,10 @@ func BenchmarkJobOverhead(b *testing.B) {
 		b.ReportMetric(rate[m.name], m.name+"-jobs/s")
 	}
 	b.ReportMetric(float64((med["cgroup"]-med["tree"]).Microseconds())/1000, "cgroup-added-median-ms")
+	for name, ds := range steps {
+		slices.Sort(ds)
+		b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, name+"-median-ms")
+	}
 	b.ReportMetric(100*(rate["tree"]/rate["cgroup"]-1), "cgroup-slower-%")
 }
 

@@ -173,6 +173,7 @@ type Config struct {
 type Worker struct {
 	cfg Config
 	cg  *cgroup.Manager // nil: jobs are tracked by process tree (contain.go)
+	rm  cgRemovals      // job cgroups being removed after their jobs' ends
 
 	mu   sync.Mutex
 	jobs map[jobKey]*proc
@@ -359,8 +360,14 @@ func (w *Worker) Start(job *api.Job) error {
 		}
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: groups}
 	}
-	cg := w.makeCgroup(job, l.Containment)
-	if err := cmd.Start(); err != nil {
+	// The cgroup is made while the shepherd starts (a fork and an exec):
+	// it must exist only by the time the shepherd is moved in.
+	madeCgroup := w.startCgroup(k, job, l.Containment)
+	t0 := time.Now()
+	err = cmd.Start()
+	traceStep("shepherd-start", t0)
+	cg := madeCgroup()
+	if err != nil {
 		started.Close()
 		ready.Close()
 		w.endTasks(k)
@@ -374,7 +381,10 @@ func (w *Worker) Start(job *api.Job) error {
 	// Into the cgroup while it waits for its go: the job and all it
 	// starts are born inside.
 	if cg != nil {
-		if err := cg.Add(cmd.Process.Pid); err != nil {
+		t0 := time.Now()
+		err := cg.Add(cmd.Process.Pid)
+		traceStep("cgroup-add", t0)
+		if err != nil {
 			slog.Warn("the job runs without a cgroup (process tree only)", "job", k.id, "index", k.idx, "err", err)
 			cg.Remove()
 			cg = nil
