@@ -263,6 +263,10 @@ type Job interface {
 	// EndUsage reads what a job's end needs of it: CPU time, peak memory
 	// and OOM kills (not the memory charged now, nor the processes).
 	EndUsage() (Usage, error)
+	// CPUTime is the CPU time of every process that ever ran in it.
+	CPUTime() (time.Duration, error)
+	// MemLimit is the memory limit the cgroup has, in bytes (0: none).
+	MemLimit() (int64, error)
 	// SetMemLimit changes the memory limit (0: none).
 	SetMemLimit(kb int64) error
 	// Remove kills what is left and removes the cgroup, retrying while

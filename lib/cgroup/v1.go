@@ -356,6 +356,31 @@ func (j *v1Job) EndUsage() (Usage, error) {
 	return u, nil
 }
 
+func (j *v1Job) CPUTime() (time.Duration, error) {
+	d := j.Dir("cpuacct")
+	if d == "" {
+		return 0, errors.New("no cpuacct controller")
+	}
+	ns, err := readInt(filepath.Join(d, "cpuacct.usage"))
+	return time.Duration(ns), err
+}
+
+// noMemLimit: a v1 limit at or above it is the kernel's "unlimited"
+// (PAGE_COUNTER_MAX pages, rounded to the page size).
+const noMemLimit = 1 << 62
+
+func (j *v1Job) MemLimit() (int64, error) {
+	d := j.Dir("memory")
+	if d == "" {
+		return 0, nil
+	}
+	n, err := readInt(filepath.Join(d, "memory.limit_in_bytes"))
+	if err != nil || n >= noMemLimit {
+		return 0, err
+	}
+	return n, nil
+}
+
 // oomKills is the kernel's count of OOM kills in a v1 memory cgroup
 // (memory.oom_control's oom_kill, since Linux 4.13); on an older kernel,
 // 1 when the limit was ever hit (memory.failcnt), which is as near as it

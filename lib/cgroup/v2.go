@@ -210,6 +210,30 @@ func (j *v2Job) Usage() (Usage, error) {
 	return u, err
 }
 
+func (j *v2Job) CPUTime() (time.Duration, error) {
+	b, err := os.ReadFile(filepath.Join(j.dir, "cpu.stat"))
+	if err != nil {
+		return 0, err
+	}
+	us, _ := keyed(b, "usage_usec")
+	return time.Duration(us) * time.Microsecond, nil
+}
+
+func (j *v2Job) MemLimit() (int64, error) {
+	b, err := os.ReadFile(filepath.Join(j.dir, "memory.max"))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	v := strings.TrimSpace(string(b))
+	if v == "max" {
+		return 0, nil
+	}
+	return strconv.ParseInt(v, 10, 64)
+}
+
 // EndUsage is Usage less the processes (v2's files are few).
 func (j *v2Job) EndUsage() (Usage, error) {
 	u, err := j.Usage()

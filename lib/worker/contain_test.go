@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"xce/lib/api"
+	"xce/lib/cgroup"
 	"xce/lib/testenv"
 )
 
@@ -74,5 +75,62 @@ func TestGPUEnforced(t *testing.T) {
 	b, _ := os.ReadFile(out)
 	if !strings.Contains(string(b), "own\n") || !strings.Contains(string(b), "other-denied\n") {
 		t.Errorf("the job's devices:\n%s", b)
+	}
+}
+
+// The CPU-time limit is the worker's from the job's cgroup: a job that
+// stops its shepherd (whose samples would otherwise enforce it) and then
+// spins still ends TERM_CPULIMIT.
+func TestCPULimitFromCgroup(t *testing.T) {
+	w, rs := containedWorker(t, &api.Containment{ProcessTracking: true, CgroupAcct: true})
+	if !w.cg.Has("cpuacct") && w.cg.Version() == cgroup.V1 {
+		t.Skip("no cpuacct controller")
+	}
+	dir := t.TempDir()
+	j := job(1, "kill -STOP $LSB_JOBRES_PID; while :; do :; done", dir)
+	j.Spec.CpuLimitSec = 1
+	if err := w.Start(j); err != nil {
+		t.Fatal(err)
+	}
+	ev := rs.finished(t)
+	if ev.TermReason != api.TermReason_TERM_CPULIMIT {
+		t.Errorf("the job ended %v (%s), want TERM_CPULIMIT", ev.TermReason, ev.Detail)
+	}
+	if ev.CpuTimeMs < 1000 {
+		t.Errorf("CPU time %d ms, under the limit of 1 s", ev.CpuTimeMs)
+	}
+}
+
+// A worker that adopts a running job after a restart knows its cgroup's
+// memory limit from the cgroup, whatever the job's record says: an OOM
+// kill there ends the job TERM_MEMLIMIT.
+func TestAdoptedMemoryLimit(t *testing.T) {
+	c := &api.Containment{ProcessTracking: true, CgroupAcct: true, ResourceEnforce: []string{"memory"}, MemLimitKb: 64 << 10}
+	w, _ := containedWorker(t, c)
+	dir := t.TempDir()
+	stop := filepath.Join(dir, "stop")
+	j := job(1, "while [ ! -e "+stop+" ]; do sleep 0.05; done", dir)
+	if err := w.Start(j); err != nil {
+		t.Fatal(err)
+	}
+	defer os.WriteFile(stop, nil, 0o644)
+	w2, _ := newWorker(t, w.cfg.Shepherd[0])
+	w2.cfg.RunDir = w.cfg.RunDir
+	if w2.cg == nil {
+		t.Skip("no cgroups")
+	}
+	j.ShepherdPid = int32(w.ShepherdPid(1, 0))
+	w2.Reattach(j) // no containment in the record, none configured
+	w2.mu.Lock()
+	p := w2.jobs[jobKey{1, 0}]
+	w2.mu.Unlock()
+	if p == nil || p.cg == nil {
+		t.Fatal("the adopted job has no cgroup")
+	}
+	if !p.memEnforced {
+		t.Error("the adopted job's memory limit is not known as enforced: an OOM kill would not end it TERM_MEMLIMIT")
+	}
+	if lim, err := p.cg.MemLimit(); err != nil || lim != 64<<20 {
+		t.Errorf("the cgroup's memory limit: %d %v, want %d", lim, err, 64<<20)
 	}
 }

@@ -221,6 +221,10 @@ type proc struct {
 	limitsChanged chan struct{}
 	ended         chan struct{}
 	enforced      api.TermReason
+	// The CPU-time limit the worker enforces from the cgroup (cpulimit.go),
+	// and whether its watch runs.
+	cpuSec   int64
+	cpuWatch bool
 }
 
 // The files of a job's directory (JobDir); see the package comment.
@@ -403,6 +407,7 @@ func (w *Worker) Start(job *api.Job) error {
 		p.runSec = spec.GetRunLimitSec()
 		p.limitsChanged, p.ended = make(chan struct{}, 1), make(chan struct{})
 		go w.watchLimits(k, p, spec, time.Now())
+		w.watchCPULimit(k, p, spec.GetCpuLimitSec())
 	}
 	w.writePids(k, p.shepherd, 0)
 	if crashAt == "recorded" {
@@ -581,7 +586,8 @@ func (w *Worker) Reattach(job *api.Job) {
 		// Its cgroup, where it has one: tracked and measured as before
 		// the restart (the limits the kernel enforces are already set).
 		if cg := w.cg.Load(k.id, k.idx); cg != nil {
-			p.cg, p.acct, p.ended = cg, true, make(chan struct{})
+			p.cg, p.ended = cg, make(chan struct{})
+			p.acct, p.memEnforced = w.adoptedContainment(job, cg)
 		}
 	}
 	w.mu.Lock()
@@ -591,6 +597,7 @@ func (w *Worker) Reattach(job *api.Job) {
 		spec := runLimits(job)
 		p.runSec, p.limitsChanged = spec.GetRunLimitSec(), make(chan struct{}, 1)
 		go w.watchLimits(k, p, spec, time.Unix(0, job.StartTime))
+		w.watchCPULimit(k, p, spec.GetCpuLimitSec())
 	}
 	if p.uid >= 0 {
 		if err := w.serveTasks(k, p.uid); err != nil {
@@ -731,6 +738,11 @@ func (w *Worker) signalGroup(p *proc, pgid int, sig syscall.Signal) (bool, error
 // (exec.KillFile), which the shepherd reads when the job ends: its report
 // then names it ("TERM_OWNER: job killed by owner.").
 func (w *Worker) Terminate(id int64, idx int32, reason api.TermReason) error {
+	return w.terminate(id, idx, reason, syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL)
+}
+
+// terminate is Terminate with its own signals, TerminateInterval apart.
+func (w *Worker) terminate(id int64, idx int32, reason api.TermReason, sigs ...syscall.Signal) error {
 	k := jobKey{id, idx}
 	w.mu.Lock()
 	p := w.jobs[k]
@@ -757,7 +769,7 @@ func (w *Worker) Terminate(id int64, idx int32, reason api.TermReason) error {
 		}
 	}
 	go func() {
-		for i, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {
+		for i, sig := range sigs {
 			if i > 0 {
 				time.Sleep(w.cfg.TerminateInterval)
 			}
@@ -802,6 +814,7 @@ func (w *Worker) SetLimits(id int64, idx int32, limits *api.JobSpec) error {
 		case p.limitsChanged <- struct{}{}:
 		default:
 		}
+		w.watchCPULimit(jobKey{id, idx}, p, limits.GetCpuLimitSec())
 		if memEnforced {
 			if err := p.cg.SetMemLimit(limits.GetMemLimitKb()); err != nil {
 				slog.Warn("cannot change the memory limit of the job's cgroup", "job", id, "index", idx, "err", err)
