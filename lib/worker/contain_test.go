@@ -106,15 +106,21 @@ func TestCPULimitFromCgroup(t *testing.T) {
 // kill there ends the job TERM_MEMLIMIT.
 func TestAdoptedMemoryLimit(t *testing.T) {
 	c := &api.Containment{ProcessTracking: true, CgroupAcct: true, ResourceEnforce: []string{"memory"}, MemLimitKb: 64 << 10}
-	w, _ := containedWorker(t, c)
+	w, rs := containedWorker(t, c)
 	dir := t.TempDir()
 	stop := filepath.Join(dir, "stop")
 	j := job(1, "while [ ! -e "+stop+" ]; do sleep 0.05; done", dir)
 	if err := w.Start(j); err != nil {
 		t.Fatal(err)
 	}
-	defer os.WriteFile(stop, nil, 0o644)
-	w2, _ := newWorker(t, w.cfg.Shepherd[0])
+	w2, rs2 := newWorker(t, w.cfg.Shepherd[0])
+	defer func() {
+		// Both workers see the end; each waits for its cgroup's removal
+		// (Close).
+		os.WriteFile(stop, nil, 0o644)
+		rs.finished(t)
+		rs2.finished(t)
+	}()
 	w2.cfg.RunDir = w.cfg.RunDir
 	if w2.cg == nil {
 		t.Skip("no cgroups")
