@@ -84,7 +84,10 @@ func (m *Manager) resourcesV2(lim Limits) *cgroup2.Resources {
 		r.CPU = &cgroup2.CPU{Cpus: cpuList(lim.CPUs)}
 	}
 	if lim.DenyDevices != nil {
-		a := specs.LinuxDeviceCgroup{Allow: true, Type: "a", Access: "rwm"}
+		// Everything else allowed: the library's filter reads every
+		// rule's numbers, -1 being "any" (nil ones made it panic).
+		anyMajor, anyMinor := int64(-1), int64(-1)
+		a := specs.LinuxDeviceCgroup{Allow: true, Type: "a", Major: &anyMajor, Minor: &anyMinor, Access: "rwm"}
 		r.Devices = []specs.LinuxDeviceCgroup{a}
 		for _, d := range lim.DenyDevices {
 			r.Devices = append(r.Devices, d.rule())
