@@ -171,11 +171,14 @@ func (m *Manager) createV1(name string, lim Limits) (Job, error) {
 		return nil, fmt.Errorf("create cgroup %s: %w", j.Path(), err)
 	}
 	for _, c := range m.ctrls {
+		if !jobNeeds(c, lim) {
+			continue
+		}
 		if err := os.Mkdir(j.Dir(c), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			return fail(err)
 		}
 	}
-	if m.Has("cpuset") && (!m.cloneCpuset || lim.CPUs != nil) {
+	if m.Has("cpuset") && lim.CPUs != nil {
 		if err := j.setCpuset(lim.CPUs); err != nil {
 			return fail(err)
 		}
@@ -198,6 +201,25 @@ func (m *Manager) createV1(name string, lim Limits) (Job, error) {
 	}
 	j.cg = cg
 	return j, nil
+}
+
+// jobNeeds says whether a job with limits lim gets a cgroup of its own in
+// hierarchy c: freezer, cpuacct and memory always (tracking and
+// accounting), cpuset and devices only for the limits they enforce, pids
+// never (no limit uses it; the freezer lists the processes). Each
+// hierarchy a job joins costs a mkdir, a write of cgroup.procs under the
+// kernel's global cgroup lock and an rmdir; a job outside the others
+// stays in the worker's cgroup there, as it would without cgroups.
+func jobNeeds(c string, lim Limits) bool {
+	switch c {
+	case "cpuset":
+		return lim.CPUs != nil
+	case "devices":
+		return lim.DenyDevices != nil
+	case "pids":
+		return false
+	}
+	return true
 }
 
 // setCpuset gives the job's cpuset its cores (nil: its parent's) and its

@@ -177,8 +177,9 @@ func TestV2CreateOverLeftover(t *testing.T) {
 func TestV2SignalExcept(t *testing.T) {
 	m := scratchV2(t)
 	j := create(t, m, Limits{})
-	keep := gated(t, j, "sleep 1000")
-	other := gated(t, j, "sleep 1000")
+	// exec: one process each, whose pid stays.
+	keep := gated(t, j, "exec sleep 1000")
+	other := gated(t, j, "exec sleep 1000")
 	waitPids(t, j, 2)
 	n, err := j.Signal(syscall.SIGTERM, keep.Process.Pid)
 	if err != nil || n != 1 {

@@ -3,6 +3,7 @@ package worker
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -138,5 +139,27 @@ func TestAdoptedMemoryLimit(t *testing.T) {
 	}
 	if lim, err := p.cg.MemLimit(); err != nil || lim != 64<<20 {
 		t.Errorf("the cgroup's memory limit: %d %v, want %d", lim, err, 64<<20)
+	}
+}
+
+// A job started again under its id right after its end (a requeue) gets
+// a cgroup of its own: the old one, removed after the end was reported,
+// is gone before the new one is made, never after.
+func TestCgroupRemovedBeforeRerun(t *testing.T) {
+	w, rs := containedWorker(t, &api.Containment{ProcessTracking: true, CgroupAcct: true})
+	dir := t.TempDir()
+	for run := range 3 {
+		out := filepath.Join(dir, "cg"+strconv.Itoa(run))
+		if err := w.Start(job(1, "grep -E '^[0-9]+:freezer:' /proc/self/cgroup >"+out, dir)); err != nil {
+			t.Fatal(err)
+		}
+		if ev := rs.finished(t); ev.State != api.JobState_DONE {
+			t.Fatalf("run %d ended %v: %s", run, ev.State, ev.Detail)
+		}
+		w.Remove(1, 0)
+		b, _ := os.ReadFile(out)
+		if !strings.Contains(string(b), "/job.1.0\n") {
+			t.Errorf("run %d was not in its cgroup: %q", run, b)
+		}
 	}
 }
