@@ -100,6 +100,9 @@ type Manager struct {
 	parents map[string]string
 	ctrls   []string // v1: the controllers used; v2: those enabled for jobs
 	made    []string // directories New made (absolute), removed by Close when empty
+	// cloneCpuset: the v1 cpuset of xce/<cluster> has cgroup.clone_children
+	// set, so a job's cpuset starts with its parent's cores and nodes.
+	cloneCpuset bool
 }
 
 // v1 controllers: the required ones first.
@@ -257,6 +260,13 @@ type Job interface {
 	Kill() error
 	// Usage reads the cgroup's accounting.
 	Usage() (Usage, error)
+	// EndUsage reads what a job's end needs of it: CPU time, peak memory
+	// and OOM kills (not the memory charged now, nor the processes).
+	EndUsage() (Usage, error)
+	// CPUTime is the CPU time of every process that ever ran in it.
+	CPUTime() (time.Duration, error)
+	// MemLimit is the memory limit the cgroup has, in bytes (0: none).
+	MemLimit() (int64, error)
 	// SetMemLimit changes the memory limit (0: none).
 	SetMemLimit(kb int64) error
 	// Remove kills what is left and removes the cgroup, retrying while

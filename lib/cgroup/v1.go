@@ -44,6 +44,10 @@ func (m *Manager) initV1(cfg Config, own map[string]string) error {
 			if err := inheritCpuset(top, m.base(parent)); err != nil {
 				continue
 			}
+			// From here down the kernel copies them at mkdir: a job's
+			// cpuset is one mkdir, not a walk of its ancestors.
+			clone := filepath.Join(top, m.base(parent), "cgroup.clone_children")
+			m.cloneCpuset = os.WriteFile(clone, []byte("1"), 0o644) == nil
 		}
 		m.parents[c] = parent
 		m.ctrls = append(m.ctrls, c)
@@ -148,6 +152,12 @@ func (m *Manager) hasMemsw() bool {
 	return err == nil
 }
 
+// createV1 makes the job's cgroup with one mkdir per hierarchy, then sets
+// the limits it has. containerd's cgroup1.New is not used here: it walks
+// every ancestor of the cpuset (a stat and two reads each) and stats
+// every directory before it makes it, which tripled the cost of a job's
+// cgroup (issue 30's latency target); the library still sets the memory
+// and device limits, adds processes, freezes and thaws.
 func (m *Manager) createV1(name string, lim Limits) (Job, error) {
 	j := &v1Job{m: m, name: name}
 	if old := m.loadV1(name); old != nil {
@@ -156,18 +166,84 @@ func (m *Manager) createV1(name string, lim Limits) (Job, error) {
 			return nil, fmt.Errorf("cgroup %s exists and cannot be emptied: %w", j.Path(), err)
 		}
 	}
-	cg, err := cgroup1.New(m.pathV1(name), m.resourcesV1(lim), cgroup1.WithHierarchy(m.hierarchy))
-	if err != nil {
-		j.cg = cg
-		if cg != nil {
-			cg.Delete()
-		} else {
-			j.rmdirs()
-		}
+	fail := func(err error) (Job, error) {
+		j.rmdirs()
 		return nil, fmt.Errorf("create cgroup %s: %w", j.Path(), err)
+	}
+	for _, c := range m.ctrls {
+		if !jobNeeds(c, lim) {
+			continue
+		}
+		if err := os.Mkdir(j.Dir(c), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return fail(err)
+		}
+	}
+	if m.Has("cpuset") && lim.CPUs != nil {
+		if err := j.setCpuset(lim.CPUs); err != nil {
+			return fail(err)
+		}
+	}
+	subs, _ := m.hierarchy()
+	r := m.resourcesV1(lim)
+	r.CPU = nil // set above
+	for _, s := range subs {
+		if (s.Name() == cgroup1.Memory && r.Memory != nil) || (s.Name() == cgroup1.Devices && r.Devices != nil) {
+			if err := s.(interface {
+				Create(string, *specs.LinuxResources) error
+			}).Create(filepath.Join(m.base(m.parents[string(s.Name())]), name), r); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	cg, err := cgroup1.Load(m.pathV1(name), cgroup1.WithHierarchy(m.hierarchy))
+	if err != nil {
+		return fail(err)
 	}
 	j.cg = cg
 	return j, nil
+}
+
+// jobNeeds says whether a job with limits lim gets a cgroup of its own in
+// hierarchy c: freezer, cpuacct and memory always (tracking and
+// accounting), cpuset and devices only for the limits they enforce, pids
+// never (no limit uses it; the freezer lists the processes). Each
+// hierarchy a job joins costs a mkdir, a write of cgroup.procs under the
+// kernel's global cgroup lock and an rmdir; a job outside the others
+// stays in the worker's cgroup there, as it would without cgroups.
+func jobNeeds(c string, lim Limits) bool {
+	switch c {
+	case "cpuset":
+		return lim.CPUs != nil
+	case "devices":
+		return lim.DenyDevices != nil
+	case "pids":
+		return false
+	}
+	return true
+}
+
+// setCpuset gives the job's cpuset its cores (nil: its parent's) and its
+// parent's memory nodes, where the kernel did not copy them at mkdir.
+func (j *v1Job) setCpuset(cpus []int) error {
+	d := j.Dir("cpuset")
+	for _, f := range []string{"cpuset.mems", "cpuset.cpus"} {
+		v := []byte(nil)
+		if f == "cpuset.cpus" && cpus != nil {
+			v = []byte(cpuList(cpus))
+		} else if j.m.cloneCpuset {
+			continue
+		} else {
+			b, err := os.ReadFile(filepath.Join(filepath.Dir(d), f))
+			if err != nil {
+				return err
+			}
+			v = b
+		}
+		if err := os.WriteFile(filepath.Join(d, f), v, 0o644); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	return nil
 }
 
 func (m *Manager) loadV1(name string) Job {
@@ -259,21 +335,109 @@ func (j *v1Job) Kill() error {
 	}
 }
 
+// Usage reads the few files a job's usage needs. containerd's Stat reads
+// every file of every controller (memory.stat, the per-CPU times, the
+// kernel memory counters...), which was most of the cost of a job's end.
 func (j *v1Job) Usage() (Usage, error) {
 	var u Usage
-	st, err := j.cg.Stat(cgroup1.IgnoreNotExist)
+	var err error
+	if d := j.Dir("cpuacct"); d != "" {
+		ns, rerr := readInt(filepath.Join(d, "cpuacct.usage"))
+		u.CPUTime, err = time.Duration(ns), errors.Join(err, rerr)
+	}
+	if d := j.Dir("memory"); d != "" {
+		var e1, e2 error
+		u.MemBytes, e1 = readInt(filepath.Join(d, "memory.usage_in_bytes"))
+		u.MaxBytes, e2 = readInt(filepath.Join(d, "memory.max_usage_in_bytes"))
+		u.OOMKills = oomKills(filepath.Join(d, "memory.oom_control"), filepath.Join(d, "memory.failcnt"))
+		err = errors.Join(err, e1, e2)
+	}
 	if err != nil {
 		return u, fmt.Errorf("cgroup %s: %w", j.name, err)
 	}
-	if c := st.GetCPU().GetUsage(); c != nil {
-		u.CPUTime = time.Duration(c.Total)
-	}
-	if mu := st.GetMemory().GetUsage(); mu != nil {
-		u.MemBytes, u.MaxBytes = int64(mu.Usage), int64(mu.Max)
-	}
-	u.OOMKills = int64(st.GetMemoryOomControl().GetOomKill())
 	u.Pids, err = j.Pids()
 	return u, err
+}
+
+func (j *v1Job) EndUsage() (Usage, error) {
+	var u Usage
+	var err error
+	if d := j.Dir("cpuacct"); d != "" {
+		ns, rerr := readInt(filepath.Join(d, "cpuacct.usage"))
+		u.CPUTime, err = time.Duration(ns), rerr
+	}
+	if d := j.Dir("memory"); d != "" {
+		var e error
+		u.MaxBytes, e = readInt(filepath.Join(d, "memory.max_usage_in_bytes"))
+		u.OOMKills = oomKills(filepath.Join(d, "memory.oom_control"), filepath.Join(d, "memory.failcnt"))
+		err = errors.Join(err, e)
+	}
+	if err != nil {
+		return u, fmt.Errorf("cgroup %s: %w", j.name, err)
+	}
+	return u, nil
+}
+
+func (j *v1Job) CPUTime() (time.Duration, error) {
+	d := j.Dir("cpuacct")
+	if d == "" {
+		return 0, errors.New("no cpuacct controller")
+	}
+	ns, err := readInt(filepath.Join(d, "cpuacct.usage"))
+	return time.Duration(ns), err
+}
+
+// noMemLimit: a v1 limit at or above it is the kernel's "unlimited"
+// (PAGE_COUNTER_MAX pages, rounded to the page size).
+const noMemLimit = 1 << 62
+
+func (j *v1Job) MemLimit() (int64, error) {
+	d := j.Dir("memory")
+	if d == "" {
+		return 0, nil
+	}
+	n, err := readInt(filepath.Join(d, "memory.limit_in_bytes"))
+	if err != nil || n >= noMemLimit {
+		return 0, err
+	}
+	return n, nil
+}
+
+// oomKills is the kernel's count of OOM kills in a v1 memory cgroup
+// (memory.oom_control's oom_kill, since Linux 4.13); on an older kernel,
+// 1 when the limit was ever hit (memory.failcnt), which is as near as it
+// says.
+func oomKills(oomControl, failcnt string) int64 {
+	if b, err := os.ReadFile(oomControl); err == nil {
+		if n, ok := keyed(b, "oom_kill"); ok {
+			return n
+		}
+	}
+	if n, err := readInt(failcnt); err == nil && n > 0 {
+		return 1
+	}
+	return 0
+}
+
+// keyed finds "key N" among the lines of a cgroup file.
+func keyed(b []byte, key string) (int64, bool) {
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, " ")
+		if ok && k == key {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// readInt reads a cgroup file that holds one number.
+func readInt(file string) (int64, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 }
 
 func (j *v1Job) SetMemLimit(kb int64) error {

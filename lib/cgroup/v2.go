@@ -84,7 +84,10 @@ func (m *Manager) resourcesV2(lim Limits) *cgroup2.Resources {
 		r.CPU = &cgroup2.CPU{Cpus: cpuList(lim.CPUs)}
 	}
 	if lim.DenyDevices != nil {
-		a := specs.LinuxDeviceCgroup{Allow: true, Type: "a", Access: "rwm"}
+		// Everything else allowed: the library's filter reads every
+		// rule's numbers, -1 being "any" (nil ones made it panic).
+		anyMajor, anyMinor := int64(-1), int64(-1)
+		a := specs.LinuxDeviceCgroup{Allow: true, Type: "a", Major: &anyMajor, Minor: &anyMinor, Access: "rwm"}
 		r.Devices = []specs.LinuxDeviceCgroup{a}
 		for _, d := range lim.DenyDevices {
 			r.Devices = append(r.Devices, d.rule())
@@ -181,20 +184,63 @@ func (j *v2Job) Kill() error {
 	}
 }
 
+// Usage reads cpu.stat, and memory.current, memory.peak (Linux 5.19) and
+// memory.events where the memory controller is enabled: the library's
+// Stat reads every controller's every file.
 func (j *v2Job) Usage() (Usage, error) {
 	var u Usage
-	st, err := j.cg.Stat()
+	b, err := os.ReadFile(filepath.Join(j.dir, "cpu.stat"))
 	if err != nil {
 		return u, fmt.Errorf("cgroup %s: %w", j.name, err)
 	}
-	if c := st.GetCPU(); c != nil {
-		u.CPUTime = time.Duration(c.UsageUsec) * time.Microsecond
+	if us, ok := keyed(b, "usage_usec"); ok {
+		u.CPUTime = time.Duration(us) * time.Microsecond
 	}
-	if mem := st.GetMemory(); mem != nil {
-		u.MemBytes, u.MaxBytes = int64(mem.Usage), int64(mem.MaxUsage)
+	if j.m.Has("memory") {
+		var e1 error
+		u.MemBytes, e1 = readInt(filepath.Join(j.dir, "memory.current"))
+		if e1 != nil {
+			return u, fmt.Errorf("cgroup %s: %w", j.name, e1)
+		}
+		if peak, err := readInt(filepath.Join(j.dir, "memory.peak")); err == nil {
+			u.MaxBytes = peak
+		}
+		if ev, err := os.ReadFile(filepath.Join(j.dir, "memory.events")); err == nil {
+			u.OOMKills, _ = keyed(ev, "oom_kill")
+		}
 	}
-	u.OOMKills = int64(st.GetMemoryEvents().GetOomKill())
 	u.Pids, err = j.Pids()
+	return u, err
+}
+
+func (j *v2Job) CPUTime() (time.Duration, error) {
+	b, err := os.ReadFile(filepath.Join(j.dir, "cpu.stat"))
+	if err != nil {
+		return 0, err
+	}
+	us, _ := keyed(b, "usage_usec")
+	return time.Duration(us) * time.Microsecond, nil
+}
+
+func (j *v2Job) MemLimit() (int64, error) {
+	b, err := os.ReadFile(filepath.Join(j.dir, "memory.max"))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	v := strings.TrimSpace(string(b))
+	if v == "max" {
+		return 0, nil
+	}
+	return strconv.ParseInt(v, 10, 64)
+}
+
+// EndUsage is Usage less the processes (v2's files are few).
+func (j *v2Job) EndUsage() (Usage, error) {
+	u, err := j.Usage()
+	u.Pids = nil
 	return u, err
 }
 

@@ -109,6 +109,23 @@ func (w *Worker) containment(job *api.Job) *api.Containment {
 	return &api.Containment{ProcessTracking: true, CgroupAcct: true}
 }
 
+// startCgroup makes the job's cgroup (makeCgroup) in the background and
+// returns the wait for it.
+func (w *Worker) startCgroup(k jobKey, job *api.Job, c *api.Containment) func() cgroup.Job {
+	if w.cg == nil || !c.GetProcessTracking() {
+		return func() cgroup.Job { return nil }
+	}
+	ch := make(chan cgroup.Job, 1)
+	go func() {
+		w.waitRemoved(k)
+		t0 := time.Now()
+		cg := w.makeCgroup(job, c)
+		traceStep("cgroup-create", t0)
+		ch <- cg
+	}()
+	return func() cgroup.Job { return <-ch }
+}
+
 // makeCgroup makes the job's cgroup with the limits c enforces; nil when
 // the job runs without one (said in the log).
 func (w *Worker) makeCgroup(job *api.Job, c *api.Containment) cgroup.Job {
@@ -227,11 +244,22 @@ func (w *Worker) watchLimits(k jobKey, p *proc, spec *api.JobSpec, start time.Ti
 // cgFinish is the end of a job in a cgroup: its usage is read, whatever
 // is left is killed and the cgroup removed; ev (the shepherd's record,
 // or nil when it left none) is corrected with what the worker knows.
+//
+// Only what the end needs is done before it is reported: what is left
+// in the cgroup is killed first, but the empty cgroup is removed after
+// (removeLater).
 func (w *Worker) cgFinish(k jobKey, p *proc, ev *api.Event) *api.Event {
-	u, uerr := p.cg.Usage()
-	if err := p.cg.Remove(); err != nil {
-		slog.Warn("the job's cgroup could not be removed", "job", k.id, "index", k.idx, "cgroup", p.cg.Path(), "err", err)
+	t0 := time.Now()
+	u, uerr := p.cg.EndUsage()
+	traceStep("cgroup-end-usage", t0)
+	t0 = time.Now()
+	if left, err := p.cg.Pids(); err != nil || len(left) > 0 {
+		if err := p.cg.Kill(); err != nil {
+			slog.Warn("what is left of the job could not be killed", "job", k.id, "index", k.idx, "cgroup", p.cg.Path(), "err", err)
+		}
 	}
+	traceStep("cgroup-kill-left", t0)
+	w.removeLater(k, p.cg)
 	if uerr != nil {
 		slog.Warn("the job's cgroup could not be read", "job", k.id, "index", k.idx, "err", uerr)
 	}
@@ -397,6 +425,7 @@ func (w *Worker) taskCgroup(ts *rpc.TaskStart) (cg cgroup.Job, local bool) {
 	if cg := t.cgroups[k]; cg != nil {
 		return cg, false
 	}
+	w.waitRemoved(k)
 	if cg := w.cg.Load(ts.JobId, ts.Index); cg != nil {
 		// Another worker's on this machine (tests run several): joined,
 		// never removed from here.
@@ -452,6 +481,7 @@ func (w *Worker) endTaskCgroup(k jobKey) {
 // Close gives back what the worker made for containment: the empty
 // xce/<cluster> directories of its cgroup hierarchies.
 func (w *Worker) Close() {
+	w.rm.wg.Wait()
 	if w.cg != nil {
 		w.cg.Close()
 	}

@@ -15,9 +15,12 @@ import (
 
 // BenchmarkJobOverhead runs 1,000 `true` jobs through a worker and its
 // real shepherd, 4 at a time, with a cgroup per job and with the process
-// tree only, alternating in rounds so both meet the same machine load.
-// It reports each mode's median start-to-end latency and throughput, and
-// the cgroup's added median (ms) and slowdown (%). Root only.
+// tree only, alternating in rounds so both meet the same machine load,
+// then once more with both modes side by side (two workers at once, 2
+// jobs in flight each). It reports each mode's median start-to-end
+// latency and throughput, the cgroup's added median (ms) and slowdown
+// (%), the added median side by side, and each containment step's median
+// wall time (traceStep). Root only.
 func BenchmarkJobOverhead(b *testing.B) {
 	if os.Geteuid() != 0 {
 		b.Skip("needs root (cgroups, and a job run as its user)")
@@ -28,19 +31,50 @@ func BenchmarkJobOverhead(b *testing.B) {
 	os.Chmod(filepath.Dir(filepath.Dir(shep)), 0o755)
 	const total, inFlight, rounds = 1000, 4, 5
 	type mode struct {
-		name string
-		lat  []time.Duration
-		wall time.Duration
+		name       string
+		lat        []time.Duration
+		wall       time.Duration
+		concurrent []time.Duration // run beside the other mode
 	}
 	modes := []*mode{{name: "tree"}, {name: "cgroup"}}
+	// Each step's wall time, by mode (see traceStep).
+	var smu sync.Mutex
+	steps := map[string][]time.Duration{}
+	cur := ""
+	tracer := func(step string, d time.Duration) {
+		smu.Lock()
+		steps[cur+":"+step] = append(steps[cur+":"+step], d)
+		smu.Unlock()
+	}
+	stepTracer.Store(&tracer)
+	defer stepTracer.Store(nil)
 	for i := 0; i < b.N; i++ {
 		for r := 0; r < rounds; r++ {
 			for _, m := range modes {
+				smu.Lock()
+				cur = m.name
+				smu.Unlock()
 				lat, wall := runTrue(b, shep, m.name == "tree", total/rounds, inFlight)
 				m.lat = append(m.lat, lat...)
 				m.wall += wall
 			}
 		}
+		// Both modes at once, through two workers, so that each job meets
+		// the same machine load whatever its mode (a shared machine's
+		// load swings more between rounds than the cgroup costs).
+		smu.Lock()
+		cur = "both"
+		smu.Unlock()
+		var wg sync.WaitGroup
+		for _, m := range modes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				lat, _ := runTrue(b, shep, m.name == "tree", total/2, inFlight/2)
+				m.concurrent = append(m.concurrent, lat...)
+			}()
+		}
+		wg.Wait()
 	}
 	med := map[string]time.Duration{}
 	rate := map[string]float64{}
@@ -52,6 +86,16 @@ func BenchmarkJobOverhead(b *testing.B) {
 		b.ReportMetric(rate[m.name], m.name+"-jobs/s")
 	}
 	b.ReportMetric(float64((med["cgroup"]-med["tree"]).Microseconds())/1000, "cgroup-added-median-ms")
+	cmed := map[string]time.Duration{}
+	for _, m := range modes {
+		slices.Sort(m.concurrent)
+		cmed[m.name] = m.concurrent[len(m.concurrent)/2]
+	}
+	b.ReportMetric(float64((cmed["cgroup"]-cmed["tree"]).Microseconds())/1000, "side-by-side-cgroup-added-median-ms")
+	for name, ds := range steps {
+		slices.Sort(ds)
+		b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, name+"-median-ms")
+	}
 	b.ReportMetric(100*(rate["tree"]/rate["cgroup"]-1), "cgroup-slower-%")
 }
 

@@ -3,6 +3,7 @@ package worker
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"xce/lib/api"
+	"xce/lib/cgroup"
 	"xce/lib/testenv"
 )
 
@@ -74,5 +76,90 @@ func TestGPUEnforced(t *testing.T) {
 	b, _ := os.ReadFile(out)
 	if !strings.Contains(string(b), "own\n") || !strings.Contains(string(b), "other-denied\n") {
 		t.Errorf("the job's devices:\n%s", b)
+	}
+}
+
+// The CPU-time limit is the worker's from the job's cgroup: a job that
+// stops its shepherd (whose samples would otherwise enforce it) and then
+// spins still ends TERM_CPULIMIT.
+func TestCPULimitFromCgroup(t *testing.T) {
+	w, rs := containedWorker(t, &api.Containment{ProcessTracking: true, CgroupAcct: true})
+	if !w.cg.Has("cpuacct") && w.cg.Version() == cgroup.V1 {
+		t.Skip("no cpuacct controller")
+	}
+	dir := t.TempDir()
+	j := job(1, "kill -STOP $LSB_JOBRES_PID; while :; do :; done", dir)
+	j.Spec.CpuLimitSec = 1
+	if err := w.Start(j); err != nil {
+		t.Fatal(err)
+	}
+	ev := rs.finished(t)
+	if ev.TermReason != api.TermReason_TERM_CPULIMIT {
+		t.Errorf("the job ended %v (%s), want TERM_CPULIMIT", ev.TermReason, ev.Detail)
+	}
+	if ev.CpuTimeMs < 1000 {
+		t.Errorf("CPU time %d ms, under the limit of 1 s", ev.CpuTimeMs)
+	}
+}
+
+// A worker that adopts a running job after a restart knows its cgroup's
+// memory limit from the cgroup, whatever the job's record says: an OOM
+// kill there ends the job TERM_MEMLIMIT.
+func TestAdoptedMemoryLimit(t *testing.T) {
+	c := &api.Containment{ProcessTracking: true, CgroupAcct: true, ResourceEnforce: []string{"memory"}, MemLimitKb: 64 << 10}
+	w, rs := containedWorker(t, c)
+	dir := t.TempDir()
+	stop := filepath.Join(dir, "stop")
+	j := job(1, "while [ ! -e "+stop+" ]; do sleep 0.05; done", dir)
+	if err := w.Start(j); err != nil {
+		t.Fatal(err)
+	}
+	w2, rs2 := newWorker(t, w.cfg.Shepherd[0])
+	defer func() {
+		// Both workers see the end; each waits for its cgroup's removal
+		// (Close).
+		os.WriteFile(stop, nil, 0o644)
+		rs.finished(t)
+		rs2.finished(t)
+	}()
+	w2.cfg.RunDir = w.cfg.RunDir
+	if w2.cg == nil {
+		t.Skip("no cgroups")
+	}
+	j.ShepherdPid = int32(w.ShepherdPid(1, 0))
+	w2.Reattach(j) // no containment in the record, none configured
+	w2.mu.Lock()
+	p := w2.jobs[jobKey{1, 0}]
+	w2.mu.Unlock()
+	if p == nil || p.cg == nil {
+		t.Fatal("the adopted job has no cgroup")
+	}
+	if !p.memEnforced {
+		t.Error("the adopted job's memory limit is not known as enforced: an OOM kill would not end it TERM_MEMLIMIT")
+	}
+	if lim, err := p.cg.MemLimit(); err != nil || lim != 64<<20 {
+		t.Errorf("the cgroup's memory limit: %d %v, want %d", lim, err, 64<<20)
+	}
+}
+
+// A job started again under its id right after its end (a requeue) gets
+// a cgroup of its own: the old one, removed after the end was reported,
+// is gone before the new one is made, never after.
+func TestCgroupRemovedBeforeRerun(t *testing.T) {
+	w, rs := containedWorker(t, &api.Containment{ProcessTracking: true, CgroupAcct: true})
+	dir := t.TempDir()
+	for run := range 3 {
+		out := filepath.Join(dir, "cg"+strconv.Itoa(run))
+		if err := w.Start(job(1, "grep -E '^[0-9]+:freezer:' /proc/self/cgroup >"+out, dir)); err != nil {
+			t.Fatal(err)
+		}
+		if ev := rs.finished(t); ev.State != api.JobState_DONE {
+			t.Fatalf("run %d ended %v: %s", run, ev.State, ev.Detail)
+		}
+		w.Remove(1, 0)
+		b, _ := os.ReadFile(out)
+		if !strings.Contains(string(b), "/job.1.0\n") {
+			t.Errorf("run %d was not in its cgroup: %q", run, b)
+		}
 	}
 }

@@ -173,6 +173,7 @@ type Config struct {
 type Worker struct {
 	cfg Config
 	cg  *cgroup.Manager // nil: jobs are tracked by process tree (contain.go)
+	rm  cgRemovals      // job cgroups being removed after their jobs' ends
 
 	mu   sync.Mutex
 	jobs map[jobKey]*proc
@@ -220,6 +221,10 @@ type proc struct {
 	limitsChanged chan struct{}
 	ended         chan struct{}
 	enforced      api.TermReason
+	// The CPU-time limit the worker enforces from the cgroup (cpulimit.go),
+	// and whether its watch runs.
+	cpuSec   int64
+	cpuWatch bool
 }
 
 // The files of a job's directory (JobDir); see the package comment.
@@ -359,8 +364,14 @@ func (w *Worker) Start(job *api.Job) error {
 		}
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: groups}
 	}
-	cg := w.makeCgroup(job, l.Containment)
-	if err := cmd.Start(); err != nil {
+	// The cgroup is made while the shepherd starts (a fork and an exec):
+	// it must exist only by the time the shepherd is moved in.
+	madeCgroup := w.startCgroup(k, job, l.Containment)
+	t0 := time.Now()
+	err = cmd.Start()
+	traceStep("shepherd-start", t0)
+	cg := madeCgroup()
+	if err != nil {
 		started.Close()
 		ready.Close()
 		w.endTasks(k)
@@ -374,7 +385,10 @@ func (w *Worker) Start(job *api.Job) error {
 	// Into the cgroup while it waits for its go: the job and all it
 	// starts are born inside.
 	if cg != nil {
-		if err := cg.Add(cmd.Process.Pid); err != nil {
+		t0 := time.Now()
+		err := cg.Add(cmd.Process.Pid)
+		traceStep("cgroup-add", t0)
+		if err != nil {
 			slog.Warn("the job runs without a cgroup (process tree only)", "job", k.id, "index", k.idx, "err", err)
 			cg.Remove()
 			cg = nil
@@ -393,6 +407,7 @@ func (w *Worker) Start(job *api.Job) error {
 		p.runSec = spec.GetRunLimitSec()
 		p.limitsChanged, p.ended = make(chan struct{}, 1), make(chan struct{})
 		go w.watchLimits(k, p, spec, time.Now())
+		w.watchCPULimit(k, p, spec.GetCpuLimitSec())
 	}
 	w.writePids(k, p.shepherd, 0)
 	if crashAt == "recorded" {
@@ -571,7 +586,8 @@ func (w *Worker) Reattach(job *api.Job) {
 		// Its cgroup, where it has one: tracked and measured as before
 		// the restart (the limits the kernel enforces are already set).
 		if cg := w.cg.Load(k.id, k.idx); cg != nil {
-			p.cg, p.acct, p.ended = cg, true, make(chan struct{})
+			p.cg, p.ended = cg, make(chan struct{})
+			p.acct, p.memEnforced = w.adoptedContainment(job, cg)
 		}
 	}
 	w.mu.Lock()
@@ -581,6 +597,7 @@ func (w *Worker) Reattach(job *api.Job) {
 		spec := runLimits(job)
 		p.runSec, p.limitsChanged = spec.GetRunLimitSec(), make(chan struct{}, 1)
 		go w.watchLimits(k, p, spec, time.Unix(0, job.StartTime))
+		w.watchCPULimit(k, p, spec.GetCpuLimitSec())
 	}
 	if p.uid >= 0 {
 		if err := w.serveTasks(k, p.uid); err != nil {
@@ -721,6 +738,11 @@ func (w *Worker) signalGroup(p *proc, pgid int, sig syscall.Signal) (bool, error
 // (exec.KillFile), which the shepherd reads when the job ends: its report
 // then names it ("TERM_OWNER: job killed by owner.").
 func (w *Worker) Terminate(id int64, idx int32, reason api.TermReason) error {
+	return w.terminate(id, idx, reason, syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL)
+}
+
+// terminate is Terminate with its own signals, TerminateInterval apart.
+func (w *Worker) terminate(id int64, idx int32, reason api.TermReason, sigs ...syscall.Signal) error {
 	k := jobKey{id, idx}
 	w.mu.Lock()
 	p := w.jobs[k]
@@ -747,7 +769,7 @@ func (w *Worker) Terminate(id int64, idx int32, reason api.TermReason) error {
 		}
 	}
 	go func() {
-		for i, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {
+		for i, sig := range sigs {
 			if i > 0 {
 				time.Sleep(w.cfg.TerminateInterval)
 			}
@@ -792,6 +814,7 @@ func (w *Worker) SetLimits(id int64, idx int32, limits *api.JobSpec) error {
 		case p.limitsChanged <- struct{}{}:
 		default:
 		}
+		w.watchCPULimit(jobKey{id, idx}, p, limits.GetCpuLimitSec())
 		if memEnforced {
 			if err := p.cg.SetMemLimit(limits.GetMemLimitKb()); err != nil {
 				slog.Warn("cannot change the memory limit of the job's cgroup", "job", id, "index", idx, "err", err)
