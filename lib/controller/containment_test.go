@@ -85,7 +85,7 @@ func runEnforced(t *testing.T, st *store.Store, text string) (c *Controller, fx 
 		t.Fatal(err)
 	}
 	fx = &fakeExec{running: map[key]bool{}, autoExit: -1}
-	c, err = New(Config{Host: "hostA", Slots: 4, NCPUs: 4, Cluster: conf, MinCycle: time.Millisecond}, st, keptExec{fx})
+	c, err = New(Config{Host: "hostA", Slots: 4, NCPUs: 4, Cluster: conf}, st, keptExec{fx})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func TestTermRelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := &termExec{fakeExec: &fakeExec{running: map[key]bool{}, autoExit: -1}}
-	c, err := New(Config{Host: "hostA", Slots: 4, NCPUs: 4, Cluster: conf, MinCycle: time.Millisecond}, st, x)
+	c, err := New(Config{Host: "hostA", Slots: 4, NCPUs: 4, Cluster: conf}, st, x)
 	if err != nil {
 		t.Fatal(err)
 	}
