@@ -455,6 +455,13 @@ func (c *Controller) commit(changes []store.Change) error {
 	if err := c.store.Apply(changes); err != nil {
 		return err
 	}
+	c.applied(changes, true)
+	return nil
+}
+
+// applied makes stored changes the records in memory (c.mu held), and
+// tells the watchers when publish is set.
+func (c *Controller) applied(changes []store.Change, publish bool) {
 	for _, ch := range changes {
 		if ch.EffectiveRaw != nil {
 			// A new effective spec for the job (and its array siblings).
@@ -491,9 +498,10 @@ func (c *Controller) commit(changes []store.Change) error {
 		if isRunning(was) && !isRunning(ch.Job.State) {
 			c.takeSlots(old, r.eff.GetExclusive(), -1)
 		}
-		c.publish(r)
+		if publish {
+			c.publish(r)
+		}
 	}
-	return nil
 }
 
 func isRunning(s api.JobState) bool {
@@ -622,10 +630,30 @@ func (c *Controller) cycle() {
 			staged[key{ch.Job.JobId, ch.Job.ArrayIndex}] = ch.Job
 		}
 	}
-	// Apply the reports first: they free the slots the placement uses.
-	if err := c.commit(changes); err != nil {
+	// The reports apply first, in memory: they free the slots the
+	// placement uses. They are stored with the cycle's dispatches, in one
+	// synced write (cyclecommit.go).
+	c.acctRequeued(changes)
+	undo := c.applyAhead(changes)
+	began := time.Now()
+	starts := c.schedule()
+	if f := c.cfg.ObserveCycle; f != nil {
+		f(time.Since(began))
+	}
+	dispatch := c.orphans
+	c.orphans = nil
+	for _, nj := range starts {
+		dispatch = append(dispatch, store.Change{Job: nj, Event: c.startEvent(nj)})
+	}
+	if err := c.commitWith(changes, dispatch); err != nil {
+		// Nothing was dispatched; the slots taken in schedule are freed,
+		// and the reports are undone in memory and tried again.
+		for _, nj := range starts {
+			c.takeSlots(nj, c.jobs[key{nj.JobId, nj.ArrayIndex}].eff.GetExclusive(), -1)
+		}
+		undo()
 		c.mu.Unlock()
-		slog.Error("record job reports; retrying", "err", err)
+		slog.Error("record job reports and dispatches; retrying", "err", err)
 		c.repMu.Lock()
 		c.reports = append(reports, c.reports...)
 		c.repMu.Unlock()
@@ -637,24 +665,6 @@ func (c *Controller) cycle() {
 		if pr.done != nil {
 			pr.done()
 		}
-	}
-	began := time.Now()
-	starts := c.schedule()
-	if f := c.cfg.ObserveCycle; f != nil {
-		f(time.Since(began))
-	}
-	dispatch := c.orphans
-	c.orphans = nil
-	for _, nj := range starts {
-		dispatch = append(dispatch, store.Change{Job: nj, Event: c.startEvent(nj)})
-	}
-	if err := c.commit(dispatch); err != nil {
-		// Nothing was dispatched; the slots taken in schedule are freed.
-		for _, nj := range starts {
-			c.takeSlots(nj, c.jobs[key{nj.JobId, nj.ArrayIndex}].eff.GetExclusive(), -1)
-		}
-		slog.Error("record dispatch", "err", err)
-		starts = nil
 	}
 	type launch struct {
 		job *api.Job
