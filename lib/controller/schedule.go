@@ -86,6 +86,7 @@ func (c *Controller) schedule() []*api.Job {
 	var inUse policy.LimitUse  // counted when the first job with limits comes
 	running := map[int64]int{} // running elements per array with a limit
 	var cands []*rec
+	share := c.newArrayCap()
 	kept := c.pending[:0]
 	i := 0
 	for ; i < len(c.pending); i++ {
@@ -105,7 +106,7 @@ func (c *Controller) schedule() []*api.Job {
 			break
 		}
 		kept = append(kept, r)
-		if c.waitsRegardless(r, now) {
+		if c.waitsRegardless(r, now) || share.full(c, r) {
 			continue
 		}
 		if lim := int(r.eff.GetArrayLimit()); lim > 0 {
@@ -197,6 +198,7 @@ func (c *Controller) schedule() []*api.Job {
 			r.why = strings.Join(lines, "\n")
 		}
 	}
+	share.reasons(starts)
 	return starts
 }
 
