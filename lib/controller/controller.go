@@ -597,17 +597,20 @@ func (c *Controller) Run(ctx context.Context) {
 		case <-load.C:
 			c.sampleLoad()
 		}
+		subs := c.stats.submitted.Load()
+		began := time.Now()
 		c.cycle()
 		if c.cfg.Alive != nil {
 			c.cfg.Alive()
 		}
-		// No pause: what arrived while the cycle ran has kicked again (the
-		// kick holds one), and the next cycle takes it all at once.
-		if c.cfg.MinCycle > 0 {
+		// What arrived while the cycle ran has kicked again (the kick
+		// holds one), and the next cycle takes it all at once: no pause,
+		// unless submissions are flowing (pace.go).
+		if pause := c.pause(subs, time.Since(began)); pause > 0 {
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(c.cfg.MinCycle):
+			case <-time.After(pause):
 			}
 		}
 	}

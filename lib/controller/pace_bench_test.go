@@ -3,6 +3,8 @@ package controller
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -65,6 +67,52 @@ func BenchmarkDispatchPace(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
+}
+
+// BenchmarkSubmitBurst: 10,000 submissions from 32 goroutines at once to a
+// controller with 2 slots (the jobs end as they start): the scheduling
+// cycles they cause, per submission. With no pause between cycles, what
+// arrives while one runs is taken together by the next: far fewer cycles
+// than submissions.
+func BenchmarkSubmitBurst(b *testing.B) {
+	st, err := store.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var cycles atomic.Int64
+	fx := &fakeExec{running: map[key]bool{}, autoExit: 0}
+	c, err := New(Config{Host: "hostA", Slots: 2, NCPUs: 2, ObserveCycle: func(time.Duration) { cycles.Add(1) }}, st, fx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fx.c = c
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { c.Run(ctx); close(stopped) }()
+	defer func() { cancel(); <-stopped; st.Close() }()
+	const n, clients = 10000, 32
+	for i := 0; i < b.N; i++ {
+		c0 := cycles.Load()
+		began := time.Now()
+		var wg sync.WaitGroup
+		for w := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := w; j < n; j += clients {
+					if _, err := c.Submit(alice, &api.JobSpec{Command: "true"}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		d := time.Since(began)
+		b.ReportMetric(float64(cycles.Load()-c0)/n, "cycles/submission")
+		b.ReportMetric(n/d.Seconds(), "submits/s")
+	}
+	b.ReportMetric(0, "ns/op")
 }
 
 func selfCPU() time.Duration {
