@@ -42,7 +42,7 @@ func BenchmarkShortJobs(b *testing.B) {
 		d := time.Since(began)
 		syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru1)
 		report(b, fmt.Sprintf("%d `sh -c true` by xargs -P2 (the machine)", n), d.Seconds(), "s", nil)
-		report(b, "  CPU per job", ms(rusageCPU(&ru1)-rusageCPU(&ru0)), "ms-jobs", nil)
+		report(b, "  CPU per job", ms(rusageCPU(&ru1)-rusageCPU(&ru0))/n, "ms-jobs", nil)
 	})
 	b.Run("shepherd", func(b *testing.B) {
 		d, cpu := shepherdLoop(b, n, 2)
