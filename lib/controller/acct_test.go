@@ -58,7 +58,7 @@ func (a *acctCluster) start() {
 		a.t.Fatal(err)
 	}
 	fx := &fakeExec{running: map[key]bool{}, autoExit: 0}
-	c, err := New(Config{Host: "hostA", Slots: 4, NCPUs: 4, Cluster: conf, MinCycle: time.Millisecond}, st, fx)
+	c, err := New(Config{Host: "hostA", Slots: 4, NCPUs: 4, Cluster: conf}, st, fx)
 	if err != nil {
 		a.t.Fatal(err)
 	}

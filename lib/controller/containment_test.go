@@ -85,7 +85,7 @@ func runEnforced(t *testing.T, st *store.Store, text string) (c *Controller, fx 
 		t.Fatal(err)
 	}
 	fx = &fakeExec{running: map[key]bool{}, autoExit: -1}
-	c, err = New(Config{Host: "hostA", Slots: 4, NCPUs: 4, Cluster: conf, MinCycle: time.Millisecond}, st, keptExec{fx})
+	c, err = New(Config{Host: "hostA", Slots: 4, NCPUs: 4, Cluster: conf}, st, keptExec{fx})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +131,14 @@ func TestCoresAndContainmentAtDispatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "both jobs running", func() bool {
-		return c.stateOf(a.JobId, 0) == api.JobState_RUN && c.stateOf(b.JobId, 0) == api.JobState_RUN
+	// Running and launched: the launch follows the dispatch's commit.
+	waitFor(t, "both jobs launched", func() bool {
+		if c.stateOf(a.JobId, 0) != api.JobState_RUN || c.stateOf(b.JobId, 0) != api.JobState_RUN {
+			return false
+		}
+		fx.mu.Lock()
+		defer fx.mu.Unlock()
+		return len(fx.launched) >= 2
 	})
 	if got := cpusOf(c.execHosts(a.JobId)); !slices.Equal(got, []int32{0, 1}) {
 		t.Errorf("job a's cores %v, want [0 1]", got)

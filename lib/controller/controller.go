@@ -78,7 +78,11 @@ type Config struct {
 	// ObserveCall, when set, is told every call the controller's servers
 	// ran (metrics; see ObserveCall).
 	ObserveCall func(method string, err error, took time.Duration)
-	// MinCycle is the shortest time between two scheduling cycles.
+	// MinCycle, when set, is the shortest time between two scheduling
+	// cycles. By default there is none: a cycle starts as soon as the one
+	// before it has committed its writes, and takes together everything
+	// that arrived meanwhile (reports, submissions), so that a burst
+	// shares cycles without a fixed pause slowing the pace of short jobs.
 	MinCycle time.Duration
 	// TerminateInterval is the workers' time between bkill's signals
 	// (JOB_TERMINATE_INTERVAL, for bparams); 0 means 10 s.
@@ -142,6 +146,7 @@ type Controller struct {
 	reqs        map[string]*resreq.ResReq  // parsed effective requirements
 	effs        effSpecs                   // the effective specs, interned
 	used        map[key]*api.ResourceUsage // running jobs' last usage samples
+	running     map[key]*rec               // the running jobs (running.go)
 	// orphanSince: when each pending job's dependency was first found
 	// never to be met; orphans the jobs schedule ends (TERM_ORPHAN_SYSTEM),
 	// committed with the cycle's dispatches.
@@ -245,9 +250,6 @@ const idBlock = 1000
 // jobs that were running. ex is the embedded worker of cfg.Host; nil when
 // this host runs no jobs (remote workers only).
 func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
-	if cfg.MinCycle == 0 {
-		cfg.MinCycle = 20 * time.Millisecond
-	}
 	if cfg.Cluster == nil {
 		cfg.Cluster = config.Default(cfg.Host, cfg.Slots)
 	}
@@ -402,6 +404,7 @@ func (c *Controller) insert(r *rec) {
 	k := key{r.job.JobId, r.job.ArrayIndex}
 	c.jobs[k] = r
 	c.stats.count(r.job, r.eff, 1)
+	c.trackRunning(r, false)
 	if k.idx == 0 {
 		r.self[0] = r // a plain job: no entry in byID
 	} else {
@@ -452,6 +455,13 @@ func (c *Controller) commit(changes []store.Change) error {
 	if err := c.store.Apply(changes); err != nil {
 		return err
 	}
+	c.applied(changes, true)
+	return nil
+}
+
+// applied makes stored changes the records in memory (c.mu held), and
+// tells the watchers when publish is set.
+func (c *Controller) applied(changes []store.Change, publish bool) {
 	for _, ch := range changes {
 		if ch.EffectiveRaw != nil {
 			// A new effective spec for the job (and its array siblings).
@@ -469,6 +479,7 @@ func (c *Controller) commit(changes []store.Change) error {
 		old := r.job
 		was := old.State
 		r.job = ch.Job
+		c.trackRunning(r, isRunning(was))
 		c.stats.changed(old, ch.Job, r.eff)
 		r.why = ""
 		if ch.Event != nil && ch.Event.Type == api.EventType_PEND_AGAIN {
@@ -487,9 +498,10 @@ func (c *Controller) commit(changes []store.Change) error {
 		if isRunning(was) && !isRunning(ch.Job.State) {
 			c.takeSlots(old, r.eff.GetExclusive(), -1)
 		}
-		c.publish(r)
+		if publish {
+			c.publish(r)
+		}
 	}
-	return nil
 }
 
 func isRunning(s api.JobState) bool {
@@ -585,15 +597,21 @@ func (c *Controller) Run(ctx context.Context) {
 		case <-load.C:
 			c.sampleLoad()
 		}
+		subs := c.stats.submitted.Load()
+		began := time.Now()
 		c.cycle()
 		if c.cfg.Alive != nil {
 			c.cfg.Alive()
 		}
-		// A short pause lets a burst of submissions or ends share a cycle.
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(c.cfg.MinCycle):
+		// What arrived while the cycle ran has kicked again (the kick
+		// holds one), and the next cycle takes it all at once: no pause,
+		// unless submissions are flowing (pace.go).
+		if pause := c.pause(subs, time.Since(began)); pause > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(pause):
+			}
 		}
 	}
 }
@@ -615,10 +633,30 @@ func (c *Controller) cycle() {
 			staged[key{ch.Job.JobId, ch.Job.ArrayIndex}] = ch.Job
 		}
 	}
-	// Apply the reports first: they free the slots the placement uses.
-	if err := c.commit(changes); err != nil {
+	// The reports apply first, in memory: they free the slots the
+	// placement uses. They are stored with the cycle's dispatches, in one
+	// synced write (cyclecommit.go).
+	c.acctRequeued(changes)
+	undo := c.applyAhead(changes)
+	began := time.Now()
+	starts := c.schedule()
+	if f := c.cfg.ObserveCycle; f != nil {
+		f(time.Since(began))
+	}
+	dispatch := c.orphans
+	c.orphans = nil
+	for _, nj := range starts {
+		dispatch = append(dispatch, store.Change{Job: nj, Event: c.startEvent(nj)})
+	}
+	if err := c.commitWith(changes, dispatch); err != nil {
+		// Nothing was dispatched; the slots taken in schedule are freed,
+		// and the reports are undone in memory and tried again.
+		for _, nj := range starts {
+			c.takeSlots(nj, c.jobs[key{nj.JobId, nj.ArrayIndex}].eff.GetExclusive(), -1)
+		}
+		undo()
 		c.mu.Unlock()
-		slog.Error("record job reports; retrying", "err", err)
+		slog.Error("record job reports and dispatches; retrying", "err", err)
 		c.repMu.Lock()
 		c.reports = append(reports, c.reports...)
 		c.repMu.Unlock()
@@ -630,24 +668,6 @@ func (c *Controller) cycle() {
 		if pr.done != nil {
 			pr.done()
 		}
-	}
-	began := time.Now()
-	starts := c.schedule()
-	if f := c.cfg.ObserveCycle; f != nil {
-		f(time.Since(began))
-	}
-	dispatch := c.orphans
-	c.orphans = nil
-	for _, nj := range starts {
-		dispatch = append(dispatch, store.Change{Job: nj, Event: c.startEvent(nj)})
-	}
-	if err := c.commit(dispatch); err != nil {
-		// Nothing was dispatched; the slots taken in schedule are freed.
-		for _, nj := range starts {
-			c.takeSlots(nj, c.jobs[key{nj.JobId, nj.ArrayIndex}].eff.GetExclusive(), -1)
-		}
-		slog.Error("record dispatch", "err", err)
-		starts = nil
 	}
 	type launch struct {
 		job *api.Job
@@ -886,10 +906,8 @@ func (c *Controller) refreshUsage() {
 	}
 	c.mu.Lock()
 	var keys []on
-	for k, r := range c.jobs {
-		if isRunning(r.job.State) {
-			keys = append(keys, on{k, c.execOf(r.job)})
-		}
+	for k, r := range c.running {
+		keys = append(keys, on{k, c.execOf(r.job)})
 	}
 	c.mu.Unlock()
 	used := make(map[key]*api.ResourceUsage, len(keys))

@@ -126,7 +126,7 @@ func newTestControllerWith(t *testing.T, text string, slots int, autoExit int32)
 	}
 	fx := &fakeExec{running: map[key]bool{}, autoExit: autoExit}
 	c, err := New(Config{
-		Host: "hostA", Slots: slots, NCPUs: slots, Cluster: conf, MinCycle: time.Millisecond,
+		Host: "hostA", Slots: slots, NCPUs: slots, Cluster: conf,
 	}, st, fx)
 	if err != nil {
 		t.Fatal(err)

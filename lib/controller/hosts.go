@@ -565,8 +565,8 @@ func (c *Controller) checkHosts(now time.Time) {
 // jobsOn lists the running jobs whose first host is name (c.mu held).
 func (c *Controller) jobsOn(name string) []*rec {
 	var out []*rec
-	for _, r := range c.jobs {
-		if isRunning(r.job.State) && firstHost(r.job) == name {
+	for _, r := range c.running {
+		if firstHost(r.job) == name {
 			out = append(out, r)
 		}
 	}

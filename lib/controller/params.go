@@ -12,7 +12,7 @@ import (
 
 // parameters are the lsb.params values XCE has, by LSF's names, for
 // bparams -a and -l and badmin showconf mbd. XCE schedules when something
-// changes (at most every MinCycle, at least every second) rather than on
+// changes (after each change, at least every second) rather than on
 // mbatchd's timer, so MBD_SLEEP_TIME and SBD_SLEEP_TIME say 1 second;
 // rusage is reserved per host, as LSF 10.1 with RESOURCE_RESERVE_PER_TASK
 // (formerly RESOURCE_RESERVE_PER_SLOT) = N; run limits are wall-clock.

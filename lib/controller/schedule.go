@@ -86,6 +86,7 @@ func (c *Controller) schedule() []*api.Job {
 	var inUse policy.LimitUse  // counted when the first job with limits comes
 	running := map[int64]int{} // running elements per array with a limit
 	var cands []*rec
+	share := c.newArrayCap()
 	kept := c.pending[:0]
 	i := 0
 	for ; i < len(c.pending); i++ {
@@ -105,7 +106,7 @@ func (c *Controller) schedule() []*api.Job {
 			break
 		}
 		kept = append(kept, r)
-		if c.waitsRegardless(r, now) {
+		if c.waitsRegardless(r, now) || share.full(c, r) {
 			continue
 		}
 		if lim := int(r.eff.GetArrayLimit()); lim > 0 {
@@ -197,6 +198,7 @@ func (c *Controller) schedule() []*api.Job {
 			r.why = strings.Join(lines, "\n")
 		}
 	}
+	share.reasons(starts)
 	return starts
 }
 
@@ -217,10 +219,7 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 	snap.Limits = policy.Limits(conf) // configured limits first: Limits counts on it
 	snap.UserGroups = policy.UserGroups(conf)
 	snap.Shared = policy.Shared(conf)
-	for _, r := range c.jobs {
-		if !isRunning(r.job.State) {
-			continue
-		}
+	for _, r := range c.running {
 		k := sched.JobKey{ID: r.job.JobId, Index: r.job.ArrayIndex}
 		a := policy.Alloc(conf, k, r.eff, time.Unix(0, r.job.StartTime))
 		rusage := policy.Rusage(c.parsedReq(r))
@@ -357,10 +356,8 @@ func (c *Controller) pendReason(r *rec) string {
 // limitUsage adds up the started jobs' use of every limit (c.mu held).
 func (c *Controller) limitUsage() policy.LimitUse {
 	u := policy.LimitUse{}
-	for _, r := range c.jobs {
-		if isRunning(r.job.State) {
-			u.Take(r.eff.limits, r.eff.GetUser(), int(r.job.AllocSlots))
-		}
+	for _, r := range c.running {
+		u.Take(r.eff.limits, r.eff.GetUser(), int(r.job.AllocSlots))
 	}
 	return u
 }
@@ -371,6 +368,9 @@ func (c *Controller) limitUsage() policy.LimitUse {
 // time of running jobs itself (c.mu held).
 func (c *Controller) fairUsage(conf *config.Config) map[string]map[string]sched.FairUsage {
 	var out map[string]map[string]sched.FairUsage
+	if !anyFairshare(conf) {
+		return nil // no walk over the finished jobs at every cycle
+	}
 	for _, r := range c.jobs {
 		q := r.eff.GetQueue()
 		if !isFinished(r.job.State) || r.job.StartTime == 0 || conf.Queues[q] == nil || len(conf.Queues[q].Fairshare) == 0 {

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
@@ -59,7 +58,7 @@ func TestTaskRelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := &taskExec{fakeExec: &fakeExec{running: map[key]bool{}, autoExit: -1}}
-	c, err := New(Config{Host: "hostA", Slots: 4, NCPUs: 4, Cluster: conf, MinCycle: time.Millisecond}, st, x)
+	c, err := New(Config{Host: "hostA", Slots: 4, NCPUs: 4, Cluster: conf}, st, x)
 	if err != nil {
 		t.Fatal(err)
 	}

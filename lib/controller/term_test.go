@@ -106,7 +106,7 @@ func TestTermRelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := &termExec{fakeExec: &fakeExec{running: map[key]bool{}, autoExit: -1}}
-	c, err := New(Config{Host: "hostA", Slots: 4, NCPUs: 4, Cluster: conf, MinCycle: time.Millisecond}, st, x)
+	c, err := New(Config{Host: "hostA", Slots: 4, NCPUs: 4, Cluster: conf}, st, x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,16 @@ func TestTermRelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the job running", func() bool { return c.stateOf(j.JobId, 0) == api.JobState_RUN })
+	// Launched, not only recorded as running: the launch follows the
+	// dispatch's commit.
+	waitFor(t, "the job launched", func() bool {
+		if c.stateOf(j.JobId, 0) != api.JobState_RUN {
+			return false
+		}
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		return len(x.launched) > 0
+	})
 	x.mu.Lock()
 	launched := x.launched[0]
 	x.mu.Unlock()
