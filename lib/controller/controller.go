@@ -163,6 +163,8 @@ type Controller struct {
 	// closedHosts: the hosts badmin hclose closed, with the comment of
 	// each close (bhosts -l), as stored.
 	closedHosts map[string]string
+	// supply is the provisioner of hosts on demand (supply.go); nil: none.
+	supply Supply
 	// stale: instances a returning worker still ran of jobs that are no
 	// longer its own (rerun elsewhere, or ended), by host, until their end
 	// is reported: the job is not placed there meanwhile, and that end

@@ -99,7 +99,7 @@ func (c *Controller) schedule() []*api.Job {
 			c.cycleWhy = full
 			break
 		}
-		if !anyFree {
+		if !anyFree && c.supply == nil {
 			// Nothing else can start; the rest wait for the same reason.
 			c.cycleWhy = c.fullReason()
 			break
@@ -157,7 +157,9 @@ func (c *Controller) schedule() []*api.Job {
 		return nil
 	}
 
-	d := sched.Schedule(c.snapshot(now, cands))
+	snap := c.snapshot(now, cands)
+	c.templateGroups(snap)
+	d := sched.Schedule(snap)
 	c.stats.candidates, c.stats.buckets = len(cands), d.Buckets // metrics
 	var starts []*api.Job
 	for _, p := range d.Placements {
@@ -197,6 +199,7 @@ func (c *Controller) schedule() []*api.Job {
 			r.why = strings.Join(lines, "\n")
 		}
 	}
+	c.supplyDemand(snap, d)
 	return starts
 }
 

@@ -1,0 +1,113 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// newElastic starts a controller whose host runs no jobs, with a local
+// provider and the template lines given (TOML under [templates.cpu1]);
+// queue normal may use every template.
+func newElastic(t *testing.T, templateLines ...string) *multi {
+	t.Helper()
+	return newMulti(t, `default_queue = "normal"
+
+[providers.demo]
+kind = "local"
+
+[templates.cpu1]
+provider = "demo"
+`+strings.Join(templateLines, "\n")+`
+
+[queues.normal]
+rc_hosts = ["all"]
+`)
+}
+
+// workersUnder lists the running `xced worker` processes whose command
+// line names a directory under dir.
+func workersUnder(dir string) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if len(args) > 1 && args[1] == "worker" && strings.Contains(string(b), dir) {
+			if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && strings.Contains(string(st), ") Z ") {
+				continue // ended, not reaped yet
+			}
+			out = append(out, e.Name()+" "+strings.Join(args, " "))
+		}
+	}
+	return out
+}
+
+// The issue's Show: a controller that runs no jobs itself and a template
+// of max = 2: five pending jobs bring up exactly two hosts, all five run,
+// the hosts go back after idle_time, and no worker is left.
+func TestElasticLocal(t *testing.T) {
+	m := newElastic(t, `max = 2`, `slots = 1`, `idle_time = "1s"`)
+	t.Cleanup(func() {
+		if left := workersUnder(m.dir); len(left) > 0 {
+			t.Errorf("workers left behind: %v", left)
+		}
+	})
+	// Five jobs that become pending together (held, then released).
+	var ids []string
+	for range 5 {
+		ids = append(ids, m.submit("sleep 1", "-H"))
+	}
+	m.must("", "bresume", ids...)
+	// A job waiting for supply says so.
+	const waiting = "Waiting for 2 hosts of template cpu1 (requested "
+	var why string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(30 * time.Millisecond) {
+		why = m.run("", "bjobs", "-p", "-u", "all").stdout
+		if strings.Contains(why, waiting) || strings.Contains(m.must("", "bjobs", "-noheader", "-o", "stat", ids[0]), "RUN") {
+			break
+		}
+	}
+	if !strings.Contains(why, waiting) || !strings.Contains(why, "provider demo)") {
+		t.Errorf("bjobs -p of jobs waiting for supply:\n%s\nxced:\n%s", why, m.log)
+	}
+	hosts := map[string]bool{}
+	var rc string
+	for _, id := range ids {
+		m.waitState(id, "DONE")
+		hosts[m.execHosts(id)] = true
+		if rc == "" {
+			rc = m.run("", "bhosts", "-rc").stdout
+		}
+	}
+	names := slices.Sorted(func(yield func(string) bool) {
+		for h := range hosts {
+			if !yield(h) {
+				return
+			}
+		}
+	})
+	if len(names) != 2 || !strings.HasPrefix(names[0], "cpu1-") || !strings.HasPrefix(names[1], "cpu1-") {
+		t.Fatalf("the five jobs ran on %v, want two cpu1 hosts\nxced:\n%s", names, m.log)
+	}
+	// The hosts go back once idle_time has passed without jobs.
+	var out string
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		out = m.run("", "bhosts", "-w").stdout
+		if !strings.Contains(out, "cpu1-") && len(workersUnder(m.dir)) == 0 {
+			break
+		}
+	}
+	if strings.Contains(out, "cpu1-") {
+		t.Fatalf("provisioned hosts not returned:\n%s\nxced:\n%s", out, m.log)
+	}
+	fmt.Fprint(os.Stderr, "") // keep fmt for debugging edits
+	_ = rc
+}
