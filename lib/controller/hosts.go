@@ -315,7 +315,7 @@ func (c *Controller) hostStatus(h *host) (api.HostState, string) {
 	case h.rcClosed:
 		return api.HostState_HOST_CLOSED, "closed_RC"
 	case h.drained:
-		return api.HostState_HOST_CLOSED, "closed_Drain"
+		return api.HostState_HOST_CLOSED, drainStatus(h)
 	case h.exclusive:
 		return api.HostState_HOST_CLOSED, "closed_Excl"
 	case h.used >= h.slots:
@@ -391,6 +391,9 @@ func (c *Controller) workerJoined(conn *workerConn, reg *rpc.WorkerRegister) err
 	defer c.mu.Unlock()
 	if h := c.hosts[name]; h != nil && h.local {
 		return fmt.Errorf("host %s is the controller's own host, whose jobs it runs itself", name)
+	}
+	if c.decommissioned[name] {
+		return errDecommissioned{name}
 	}
 	h := c.hostNamed(name)
 	if old := h.conn; old != nil {

@@ -224,6 +224,7 @@ func (c *Controller) addSupply(req *api.ListHostsRequest, reply *api.ListHostsRe
 // rcJoined notes a provisioned worker's instance (c.mu held).
 func (c *Controller) rcJoined(h *host, instance string) {
 	h.instance, h.rcTemplate, h.rcClosed = instance, "", false
+	h.drained = c.drainedHosts[h.name]
 	if instance == "" || c.supply == nil {
 		return
 	}
