@@ -103,12 +103,14 @@ type Provisioner struct {
 	provs map[string]provider.Provider
 	opt   Options
 	wake  chan struct{}
+	clock func() time.Time // time.Now; tests move it
 
 	mu       sync.Mutex
 	version  uint64
 	demand   map[string]int // the last demand of the current version
 	demandV  uint64
 	lastSeen map[string]int // the last demand handed over (badmin rc view)
+	seenV    uint64         // the version it was computed against
 	insts    map[string]*api.RCInstance
 	reqs     map[string]*api.RCRequest
 	seq      int64
@@ -138,7 +140,8 @@ func New(conf func() *config.Config, cl Cluster, st Store, provs map[string]prov
 	}
 	p := &Provisioner{conf: conf, cl: cl, st: st, provs: provs, opt: opt, wake: make(chan struct{}, 1),
 		insts: map[string]*api.RCInstance{}, reqs: map[string]*api.RCRequest{}, backoff: map[string]time.Time{},
-		fails: map[string]int{}, busy: map[string]time.Time{}, stopped: map[string]bool{}, lastSeen: map[string]int{}}
+		fails: map[string]int{}, busy: map[string]time.Time{}, stopped: map[string]bool{}, lastSeen: map[string]int{},
+		clock: time.Now}
 	recs, err := st.Meta("rc/")
 	if err != nil {
 		return nil, fmt.Errorf("provisioner: read its records: %w", err)
@@ -183,7 +186,7 @@ func (p *Provisioner) Counts() (version uint64, booting, exists map[string]int) 
 // version.
 func (p *Provisioner) SetDemand(version uint64, hosts map[string]int) {
 	p.mu.Lock()
-	p.lastSeen = hosts
+	p.lastSeen, p.seenV = hosts, version
 	changed := version == p.version && len(hosts) > 0
 	if changed {
 		p.demand, p.demandV = hosts, version
@@ -235,7 +238,10 @@ func (p *Provisioner) WaitReason(template string, conf *config.Config) string {
 			at = max(at, in.RequestedAt)
 		}
 	}
-	n += p.lastSeen[template]
+	if p.seenV == p.version {
+		// Not asked for yet (the demand is net of those booting).
+		n += p.lastSeen[template]
+	}
 	if until, ok := p.backoff[template]; ok && time.Now().Before(until) {
 		why := ""
 		for i := len(p.errs) - 1; i >= 0; i-- {
@@ -317,7 +323,7 @@ func (p *Provisioner) Run(ctx context.Context) {
 
 // step checks every instance, then acts on the current demand.
 func (p *Provisioner) step(ctx context.Context) {
-	now := time.Now()
+	now := p.clock()
 	p.checkInstances(ctx, now)
 	p.mu.Lock()
 	var want map[string]int
