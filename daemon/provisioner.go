@@ -10,6 +10,7 @@ import (
 	"xce/lib/controller"
 	"xce/lib/provider"
 	"xce/lib/provider/local"
+	"xce/lib/provider/script"
 	"xce/lib/provision"
 	"xce/lib/store"
 )
@@ -31,8 +32,10 @@ func startProvisioner(cfg *config.Config, ctl *controller.Controller, st *store.
 			}
 			provs[name] = &local.Local{Exe: self, Dir: filepath.Join(dir, "rc"), Controller: dialable(listen),
 				TokenFile: filepath.Join(dir, "cluster.token")}
+		case "script":
+			provs[name] = &script.Script{Dir: pc.ScriptDir}
 		default:
-			return nil, fmt.Errorf("provider %s: kind %q is not supported yet", name, pc.Kind)
+			return nil, fmt.Errorf("provider %s: unknown kind %q", name, pc.Kind)
 		}
 	}
 	p, err := provision.New(ctl.ClusterConfig, ctl, st, provs, provision.Options{})

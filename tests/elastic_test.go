@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,8 +82,8 @@ func TestElasticLocal(t *testing.T) {
 	for _, id := range ids {
 		m.waitState(id, "DONE")
 		hosts[m.execHosts(id)] = true
-		if rc == "" {
-			rc = m.run("", "bhosts", "-rc").stdout
+		if !strings.Contains(rc, "Allocated") {
+			rc = m.run("", "bhosts", "-rconly", "-w").stdout
 		}
 	}
 	names := slices.Sorted(func(yield func(string) bool) {
@@ -108,6 +107,51 @@ func TestElasticLocal(t *testing.T) {
 	if strings.Contains(out, "cpu1-") {
 		t.Fatalf("provisioned hosts not returned:\n%s\nxced:\n%s", out, m.log)
 	}
-	fmt.Fprint(os.Stderr, "") // keep fmt for debugging edits
-	_ = rc
+	// While they ran, bhosts -rconly showed them with LSF's columns.
+	if !strings.Contains(rc, "RC_STATUS") || !strings.Contains(rc, "INSTANCE_ID") || !strings.Contains(rc, "Allocated") || !strings.Contains(rc, "cpu1-") {
+		t.Errorf("bhosts -rconly -w while the hosts ran:\n%s", rc)
+	}
+	// Every record is gone with its host; the template is listed.
+	view := m.must("", "badmin", "rc", "view")
+	if !strings.Contains(view, "cpu1") || strings.Contains(view, "INSTANCE_ID") {
+		t.Errorf("badmin rc view after the return:\n%s", view)
+	}
+	// Never more than two instances were asked for.
+	if n := strings.Count(m.log.String(), "msg=\"requesting hosts\""); n > 2 {
+		t.Errorf("%d requests for hosts; want at most 2:\n%s", n, m.log)
+	}
+}
+
+// badmin hdrain of a busy static host: no new jobs, closed_Drain while its
+// job runs, drained once empty; hdecommission is refused until then, and
+// then the host leaves and its worker stops.
+func TestElasticDrainDecommission(t *testing.T) {
+	m := newMulti(t)
+	w := m.worker("hA", 1)
+	m.waitHosts(map[string]string{"hA": "ok"})
+	id := m.submit("sleep 2")
+	m.waitStarted(id)
+	m.must("", "badmin", "hdrain", "hA")
+	m.waitHosts(map[string]string{"hA": "closed_Drain"})
+	if r := m.run("", "badmin", "hdecommission", "hA"); r.code == 0 || !strings.Contains(r.stderr, "still runs 1 job") {
+		t.Errorf("hdecommission of a busy host: %d %q", r.code, r.stderr)
+	}
+	next := m.submit("true")
+	m.waitState(id, "DONE")
+	m.waitHosts(map[string]string{"hA": "drained"})
+	if st := m.stat(next); st != "PEND" {
+		t.Errorf("a job started on a drained host: %s", st)
+	}
+	m.must("", "badmin", "hdecommission", "hA")
+	done := make(chan error, 1)
+	go func() { done <- w.cmd.Wait() }()
+	select {
+	case <-done:
+		w.cmd = nil
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the decommissioned host's worker did not stop:\n%s", w.log)
+	}
+	if out := m.run("", "bhosts", "-w").stdout; strings.Contains(out, "hA") {
+		t.Errorf("bhosts still lists hA:\n%s", out)
+	}
 }
