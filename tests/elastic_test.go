@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,6 +27,21 @@ provider = "demo"
 [queues.normal]
 rc_hosts = ["all"]
 `)
+}
+
+// requestedHosts adds up the hosts xced's log says it asked for.
+func requestedHosts(log string) int {
+	n := 0
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, `msg="requesting hosts"`) {
+			continue
+		}
+		_, after, _ := strings.Cut(line, " count=")
+		var c int
+		fmt.Sscan(after, &c)
+		n += c
+	}
+	return n
 }
 
 // workersUnder lists the running `xced worker` processes whose command
@@ -117,8 +133,8 @@ func TestElasticLocal(t *testing.T) {
 		t.Errorf("badmin rc view after the return:\n%s", view)
 	}
 	// Never more than two instances were asked for.
-	if n := strings.Count(m.log.String(), "msg=\"requesting hosts\""); n > 2 {
-		t.Errorf("%d requests for hosts; want at most 2:\n%s", n, m.log)
+	if n := requestedHosts(m.log.String()); n != 2 {
+		t.Errorf("%d hosts asked for; want 2:\n%s", n, m.log)
 	}
 }
 
@@ -153,5 +169,47 @@ func TestElasticDrainDecommission(t *testing.T) {
 	}
 	if out := m.run("", "bhosts", "-w").stdout; strings.Contains(out, "hA") {
 		t.Errorf("bhosts still lists hA:\n%s", out)
+	}
+}
+
+// kill -9 of the controller while hosts are being asked for and used: on
+// restart the provisioner finds its instances by their records, none is
+// asked for twice, every job runs, and the hosts still go back.
+func TestElasticControllerCrash(t *testing.T) {
+	m := newElastic(t, `max = 2`, `slots = 1`, `idle_time = "1s"`)
+	t.Cleanup(func() {
+		if left := workersUnder(m.dir); len(left) > 0 {
+			t.Errorf("workers left behind: %v", left)
+		}
+	})
+	var ids []string
+	for range 4 {
+		ids = append(ids, m.submit("sleep 2", "-H"))
+	}
+	m.must("", "bresume", ids...)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if len(workersUnder(m.dir)) > 0 {
+			break
+		}
+	}
+	m.crash()
+	before := m.log.String()
+	m.start()
+	for _, id := range ids {
+		m.waitState(id, "DONE")
+	}
+	var out string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		out = m.run("", "bhosts", "-w").stdout
+		if !strings.Contains(out, "cpu1-") && len(workersUnder(m.dir)) == 0 {
+			break
+		}
+	}
+	if strings.Contains(out, "cpu1-") {
+		t.Fatalf("provisioned hosts not returned:\n%s\nxced:\n%s", out, m.log)
+	}
+	all := before + m.log.String()
+	if n := requestedHosts(all); n > 2 {
+		t.Errorf("%d hosts asked for across the crash; want at most 2:\n%s", n, all)
 	}
 }
