@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 
 	"xce/lib/config"
 	"xce/lib/provider"
+	"xce/lib/provider/script"
 )
 
 type memStore struct {
@@ -309,5 +312,41 @@ func TestRestartReconciles(t *testing.T) {
 	r2.p.step(ctx)
 	if !r.prov.running["cpu-5"] {
 		t.Errorf("running %v, want cpu-5 (the sequence survives the restart)", r.prov.running)
+	}
+}
+
+// A provider script that fails and one that hangs: the error is in the
+// view (badmin rc error), the waiting jobs' reason says the request
+// failed, and the hanging call ends at the call timeout.
+func TestScriptProviderFailsAndHangs(t *testing.T) {
+	for _, tc := range []struct{ name, body, want string }{
+		{"fails", "echo 'no capacity in zone' >&2; exit 1", "no capacity in zone"},
+		{"hangs", "sleep 30 & wait", "did not answer in time"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, n := range []string{"requestMachines.sh", "requestReturnMachines.sh", "getRequestStatus.sh"} {
+				if err := os.WriteFile(filepath.Join(dir, n), []byte("#!/bin/sh\n"+tc.body+"\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			conf := testConf()
+			st := &memStore{kv: map[string][]byte{}}
+			p, err := New(func() *config.Config { return conf }, newFakeCluster(), st,
+				map[string]provider.Provider{"p": &script.Script{Dir: dir}}, Options{CallTimeout: 300 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, _, _ := p.Counts()
+			p.SetDemand(v, map[string]int{"cpu": 1})
+			p.step(context.Background())
+			view := p.View()
+			if len(view.Errors) == 0 || !strings.Contains(view.Errors[0].Message, tc.want) {
+				t.Errorf("errors %v, want %q", view.Errors, tc.want)
+			}
+			if why := p.WaitReason("cpu", conf); !strings.Contains(why, "its last request failed") || !strings.Contains(why, tc.want) {
+				t.Errorf("reason %q", why)
+			}
+		})
 	}
 }
