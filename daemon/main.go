@@ -338,6 +338,11 @@ func serve(o options) error {
 	ran := make(chan struct{})
 	go func() { ctl.Run(ctx); close(ran) }()
 	defer func() { cancel(); <-ran }()
+	stopSupply, err := startProvisioner(cfg, ctl, st, dir, self, o.listen)
+	if err != nil {
+		return err
+	}
+	defer stopSupply()
 
 	// SIGHUP reloads the configuration, as badmin reconfig does.
 	hup := make(chan os.Signal, 1)

@@ -26,6 +26,7 @@ type workerOptions struct {
 	dir          string
 	name         string
 	slots        int
+	instance     string
 	loadInterval time.Duration
 	log          logging.Options
 	metrics      string
@@ -62,6 +63,7 @@ root, else to the worker's own user.`,
 	f.StringVar(&o.dir, "dir", "", "the worker's directory: its jobs' files are under DIR/jobs")
 	f.StringVar(&o.name, "name", "", "the host's name in the cluster (default: this host's name)")
 	f.IntVar(&o.slots, "slots", 0, "job slots of this host (default: its CPUs)")
+	f.StringVar(&o.instance, "instance", "", "the provider's instance this host is (set by the provisioner that started it)")
 	f.DurationVar(&o.loadInterval, "load-interval", 5*time.Second, "how often the host's load and its jobs' usage are sent")
 	logFlags(f, &o.log)
 	f.StringVar(&o.metrics, "metrics", "", "serve the worker's Prometheus metrics at http://HOST:PORT/metrics, and /healthz and /readyz")
@@ -138,6 +140,7 @@ func runWorker(o workerOptions) error {
 		RunDir:       filepath.Join(dir, "jobs"),
 		Shepherd:     shepherdCommand(self),
 		Version:      controller.Version,
+		Instance:     o.instance,
 		LoadInterval: o.loadInterval,
 		Fatal:        workerRefused,
 		Registered:   sd.Ready, // systemd: ready once a controller has it

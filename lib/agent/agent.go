@@ -80,6 +80,9 @@ type Config struct {
 	RunDir      string   // the jobs' directories (worker.Config.RunDir)
 	Shepherd    []string // the command that runs a shepherd (worker.Config.Shepherd)
 	Version     string   // the registered version
+	// Instance is the provider's instance this host is (a provisioned
+	// host, xced worker --instance); "" for a static host.
+	Instance string
 	// LoadInterval is how often the load and the jobs' usage are sent
 	// (default 5 s). The load is sampled every second in between, for
 	// its averages.
@@ -315,7 +318,7 @@ func (a *agent) session(ctx context.Context, client grpcapi.ClusterClient, addr 
 	if err != nil {
 		return false, err
 	}
-	reg := &rpc.WorkerRegister{Host: a.host(), RunDir: a.cfg.RunDir, Version: a.cfg.Version}
+	reg := &rpc.WorkerRegister{Host: a.host(), RunDir: a.cfg.RunDir, Version: a.cfg.Version, InstanceId: a.cfg.Instance}
 	if w := a.w.Load(); w != nil {
 		reg.Running = w.Running()
 	}

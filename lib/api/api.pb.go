@@ -704,6 +704,8 @@ const (
 	ControlRequest_TOP                ControlRequest_Action = 9  // btop: move a pending job to position from the top
 	ControlRequest_BOTTOM             ControlRequest_Action = 10 // bbot: ... from the bottom
 	ControlRequest_MBD_RESTART        ControlRequest_Action = 11 // badmin mbdrestart: hand the leadership to another candidate
+	ControlRequest_HOST_DRAIN         ControlRequest_Action = 12 // badmin hdrain: no new jobs; returned (provisioned) or reported drained once empty
+	ControlRequest_HOST_DECOMMISSION  ControlRequest_Action = 13 // badmin hdecommission: a drained static host leaves; its worker is told to stop
 )
 
 // Enum value maps for ControlRequest_Action.
@@ -721,6 +723,8 @@ var (
 		9:  "TOP",
 		10: "BOTTOM",
 		11: "MBD_RESTART",
+		12: "HOST_DRAIN",
+		13: "HOST_DECOMMISSION",
 	}
 	ControlRequest_Action_value = map[string]int32{
 		"ACTION_UNSPECIFIED": 0,
@@ -735,6 +739,8 @@ var (
 		"TOP":                9,
 		"BOTTOM":             10,
 		"MBD_RESTART":        11,
+		"HOST_DRAIN":         12,
+		"HOST_DECOMMISSION":  13,
 	}
 )
 
@@ -2384,8 +2390,18 @@ type Host struct {
 	// The host's GPUs as its worker detected them (lib/gpu), with the
 	// scheduler's accounting of each filled in by the controller; empty
 	// for a host without GPUs (ngpus 0). gpu_driver: the driver version.
-	Gpus          []*GpuDevice `protobuf:"bytes,43,rep,name=gpus,proto3" json:"gpus,omitempty"`
-	GpuDriver     string       `protobuf:"bytes,44,opt,name=gpu_driver,json=gpuDriver,proto3" json:"gpu_driver,omitempty"`
+	Gpus      []*GpuDevice `protobuf:"bytes,43,rep,name=gpus,proto3" json:"gpus,omitempty"`
+	GpuDriver string       `protobuf:"bytes,44,opt,name=gpu_driver,json=gpuDriver,proto3" json:"gpu_driver,omitempty"`
+	// A host a provider supplied (a template's instance): LSF's bhosts
+	// -rc columns (RC_STATUS: Preprovision_Started, Allocated,
+	// Deallocated_Sent, Done; PROV_STATUS: the provider's word), when the
+	// record last changed, the instance and its template. Empty for a
+	// static host.
+	RcStatus      string `protobuf:"bytes,45,opt,name=rc_status,json=rcStatus,proto3" json:"rc_status,omitempty"`
+	ProvStatus    string `protobuf:"bytes,46,opt,name=prov_status,json=provStatus,proto3" json:"prov_status,omitempty"`
+	RcUpdatedAt   int64  `protobuf:"varint,47,opt,name=rc_updated_at,json=rcUpdatedAt,proto3" json:"rc_updated_at,omitempty"`
+	RcInstanceId  string `protobuf:"bytes,48,opt,name=rc_instance_id,json=rcInstanceId,proto3" json:"rc_instance_id,omitempty"`
+	RcTemplate    string `protobuf:"bytes,49,opt,name=rc_template,json=rcTemplate,proto3" json:"rc_template,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2698,6 +2714,41 @@ func (x *Host) GetGpus() []*GpuDevice {
 func (x *Host) GetGpuDriver() string {
 	if x != nil {
 		return x.GpuDriver
+	}
+	return ""
+}
+
+func (x *Host) GetRcStatus() string {
+	if x != nil {
+		return x.RcStatus
+	}
+	return ""
+}
+
+func (x *Host) GetProvStatus() string {
+	if x != nil {
+		return x.ProvStatus
+	}
+	return ""
+}
+
+func (x *Host) GetRcUpdatedAt() int64 {
+	if x != nil {
+		return x.RcUpdatedAt
+	}
+	return 0
+}
+
+func (x *Host) GetRcInstanceId() string {
+	if x != nil {
+		return x.RcInstanceId
+	}
+	return ""
+}
+
+func (x *Host) GetRcTemplate() string {
+	if x != nil {
+		return x.RcTemplate
 	}
 	return ""
 }
@@ -6275,7 +6326,10 @@ type ListHostsRequest struct {
 	Names []string               `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
 	// -R of bhosts, lshosts and lsload: only the hosts whose values match
 	// the requirement's select, in the order of its order[] section.
-	ResReq        string `protobuf:"bytes,2,opt,name=res_req,json=resReq,proto3" json:"res_req,omitempty"`
+	ResReq string `protobuf:"bytes,2,opt,name=res_req,json=resReq,proto3" json:"res_req,omitempty"`
+	// badmin rc view and error: the supply (templates, instances,
+	// requests, demand and the providers' recent errors) in the reply.
+	Supply        bool `protobuf:"varint,3,opt,name=supply,proto3" json:"supply,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6326,11 +6380,19 @@ func (x *ListHostsRequest) GetResReq() string {
 	return ""
 }
 
+func (x *ListHostsRequest) GetSupply() bool {
+	if x != nil {
+		return x.Supply
+	}
+	return false
+}
+
 type ListHostsReply struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Hosts []*Host                `protobuf:"bytes,1,rep,name=hosts,proto3" json:"hosts,omitempty"`
 	// The cluster's shared resource pools (bhosts -s, lshosts -s, lsload -s).
 	Shared        []*SharedResource `protobuf:"bytes,2,rep,name=shared,proto3" json:"shared,omitempty"`
+	Supply        *SupplyView       `protobuf:"bytes,3,opt,name=supply,proto3" json:"supply,omitempty"` // when asked (ListHostsRequest.supply)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6377,6 +6439,13 @@ func (x *ListHostsReply) GetHosts() []*Host {
 func (x *ListHostsReply) GetShared() []*SharedResource {
 	if x != nil {
 		return x.Shared
+	}
+	return nil
+}
+
+func (x *ListHostsReply) GetSupply() *SupplyView {
+	if x != nil {
+		return x.Supply
 	}
 	return nil
 }
@@ -7497,6 +7566,523 @@ func (x *AcctReply) GetNotFound() []*JobRef {
 	return nil
 }
 
+// RCInstance is one host a provider supplies, an instance of a template:
+// the provisioner's durable record, written before the provider is asked
+// for it and before it is returned.
+type RCInstance struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Id              string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"` // the instance (the provider's id once known)
+	Template        string                 `protobuf:"bytes,2,opt,name=template,proto3" json:"template,omitempty"`
+	Provider        string                 `protobuf:"bytes,3,opt,name=provider,proto3" json:"provider,omitempty"`
+	Host            string                 `protobuf:"bytes,4,opt,name=host,proto3" json:"host,omitempty"`                                   // the host name it joins as
+	RequestId       string                 `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`        // the RCRequest that asked for it
+	RcStatus        string                 `protobuf:"bytes,6,opt,name=rc_status,json=rcStatus,proto3" json:"rc_status,omitempty"`           // Preprovision_Started, Allocated, Deallocated_Sent, Done
+	ProvStatus      string                 `protobuf:"bytes,7,opt,name=prov_status,json=provStatus,proto3" json:"prov_status,omitempty"`     // the provider's word: requested, booting, running, terminated, failed
+	RequestedAt     int64                  `protobuf:"varint,8,opt,name=requested_at,json=requestedAt,proto3" json:"requested_at,omitempty"` // Unix ns
+	JoinedAt        int64                  `protobuf:"varint,9,opt,name=joined_at,json=joinedAt,proto3" json:"joined_at,omitempty"`
+	UpdatedAt       int64                  `protobuf:"varint,10,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	Error           string                 `protobuf:"bytes,11,opt,name=error,proto3" json:"error,omitempty"`
+	ProviderRequest string                 `protobuf:"bytes,12,opt,name=provider_request,json=providerRequest,proto3" json:"provider_request,omitempty"` // the provider's id of the request
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *RCInstance) Reset() {
+	*x = RCInstance{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RCInstance) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RCInstance) ProtoMessage() {}
+
+func (x *RCInstance) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RCInstance.ProtoReflect.Descriptor instead.
+func (*RCInstance) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *RCInstance) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RCInstance) GetTemplate() string {
+	if x != nil {
+		return x.Template
+	}
+	return ""
+}
+
+func (x *RCInstance) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *RCInstance) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *RCInstance) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *RCInstance) GetRcStatus() string {
+	if x != nil {
+		return x.RcStatus
+	}
+	return ""
+}
+
+func (x *RCInstance) GetProvStatus() string {
+	if x != nil {
+		return x.ProvStatus
+	}
+	return ""
+}
+
+func (x *RCInstance) GetRequestedAt() int64 {
+	if x != nil {
+		return x.RequestedAt
+	}
+	return 0
+}
+
+func (x *RCInstance) GetJoinedAt() int64 {
+	if x != nil {
+		return x.JoinedAt
+	}
+	return 0
+}
+
+func (x *RCInstance) GetUpdatedAt() int64 {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return 0
+}
+
+func (x *RCInstance) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *RCInstance) GetProviderRequest() string {
+	if x != nil {
+		return x.ProviderRequest
+	}
+	return ""
+}
+
+// RCRequest is one request to a provider for instances of a template.
+type RCRequest struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Id              string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Template        string                 `protobuf:"bytes,2,opt,name=template,proto3" json:"template,omitempty"`
+	Count           int32                  `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	CreatedAt       int64                  `protobuf:"varint,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"` // Unix ns
+	State           string                 `protobuf:"bytes,5,opt,name=state,proto3" json:"state,omitempty"`                           // requested, done, failed
+	ProviderRequest string                 `protobuf:"bytes,6,opt,name=provider_request,json=providerRequest,proto3" json:"provider_request,omitempty"`
+	Error           string                 `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	Instances       []string               `protobuf:"bytes,8,rep,name=instances,proto3" json:"instances,omitempty"`
+	UpdatedAt       int64                  `protobuf:"varint,9,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *RCRequest) Reset() {
+	*x = RCRequest{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RCRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RCRequest) ProtoMessage() {}
+
+func (x *RCRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RCRequest.ProtoReflect.Descriptor instead.
+func (*RCRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *RCRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RCRequest) GetTemplate() string {
+	if x != nil {
+		return x.Template
+	}
+	return ""
+}
+
+func (x *RCRequest) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *RCRequest) GetCreatedAt() int64 {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return 0
+}
+
+func (x *RCRequest) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *RCRequest) GetProviderRequest() string {
+	if x != nil {
+		return x.ProviderRequest
+	}
+	return ""
+}
+
+func (x *RCRequest) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *RCRequest) GetInstances() []string {
+	if x != nil {
+		return x.Instances
+	}
+	return nil
+}
+
+func (x *RCRequest) GetUpdatedAt() int64 {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return 0
+}
+
+// RCTemplateView is a template with its instances counted (badmin rc view).
+type RCTemplateView struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Provider      string                 `protobuf:"bytes,2,opt,name=provider,proto3" json:"provider,omitempty"`
+	Max           int32                  `protobuf:"varint,3,opt,name=max,proto3" json:"max,omitempty"`
+	Slots         int32                  `protobuf:"varint,4,opt,name=slots,proto3" json:"slots,omitempty"`
+	Booting       int32                  `protobuf:"varint,5,opt,name=booting,proto3" json:"booting,omitempty"`                               // requested, not joined
+	Allocated     int32                  `protobuf:"varint,6,opt,name=allocated,proto3" json:"allocated,omitempty"`                           // joined
+	Demand        int32                  `protobuf:"varint,7,opt,name=demand,proto3" json:"demand,omitempty"`                                 // the last cycle's demand
+	BackoffUntil  int64                  `protobuf:"varint,8,opt,name=backoff_until,json=backoffUntil,proto3" json:"backoff_until,omitempty"` // Unix ns: not asked again before (after a failure)
+	Price         float64                `protobuf:"fixed64,9,opt,name=price,proto3" json:"price,omitempty"`
+	IdleTimeSec   int64                  `protobuf:"varint,10,opt,name=idle_time_sec,json=idleTimeSec,proto3" json:"idle_time_sec,omitempty"`
+	MaxTtlSec     int64                  `protobuf:"varint,11,opt,name=max_ttl_sec,json=maxTtlSec,proto3" json:"max_ttl_sec,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RCTemplateView) Reset() {
+	*x = RCTemplateView{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RCTemplateView) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RCTemplateView) ProtoMessage() {}
+
+func (x *RCTemplateView) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RCTemplateView.ProtoReflect.Descriptor instead.
+func (*RCTemplateView) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *RCTemplateView) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RCTemplateView) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *RCTemplateView) GetMax() int32 {
+	if x != nil {
+		return x.Max
+	}
+	return 0
+}
+
+func (x *RCTemplateView) GetSlots() int32 {
+	if x != nil {
+		return x.Slots
+	}
+	return 0
+}
+
+func (x *RCTemplateView) GetBooting() int32 {
+	if x != nil {
+		return x.Booting
+	}
+	return 0
+}
+
+func (x *RCTemplateView) GetAllocated() int32 {
+	if x != nil {
+		return x.Allocated
+	}
+	return 0
+}
+
+func (x *RCTemplateView) GetDemand() int32 {
+	if x != nil {
+		return x.Demand
+	}
+	return 0
+}
+
+func (x *RCTemplateView) GetBackoffUntil() int64 {
+	if x != nil {
+		return x.BackoffUntil
+	}
+	return 0
+}
+
+func (x *RCTemplateView) GetPrice() float64 {
+	if x != nil {
+		return x.Price
+	}
+	return 0
+}
+
+func (x *RCTemplateView) GetIdleTimeSec() int64 {
+	if x != nil {
+		return x.IdleTimeSec
+	}
+	return 0
+}
+
+func (x *RCTemplateView) GetMaxTtlSec() int64 {
+	if x != nil {
+		return x.MaxTtlSec
+	}
+	return 0
+}
+
+// RCError is a provider's recent error (badmin rc error).
+type RCError struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Time          int64                  `protobuf:"varint,1,opt,name=time,proto3" json:"time,omitempty"` // Unix ns
+	Provider      string                 `protobuf:"bytes,2,opt,name=provider,proto3" json:"provider,omitempty"`
+	Template      string                 `protobuf:"bytes,3,opt,name=template,proto3" json:"template,omitempty"`
+	Message       string                 `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RCError) Reset() {
+	*x = RCError{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RCError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RCError) ProtoMessage() {}
+
+func (x *RCError) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RCError.ProtoReflect.Descriptor instead.
+func (*RCError) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *RCError) GetTime() int64 {
+	if x != nil {
+		return x.Time
+	}
+	return 0
+}
+
+func (x *RCError) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *RCError) GetTemplate() string {
+	if x != nil {
+		return x.Template
+	}
+	return ""
+}
+
+func (x *RCError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+// SupplyView is the elastic supply as the provisioner sees it.
+type SupplyView struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Templates     []*RCTemplateView      `protobuf:"bytes,1,rep,name=templates,proto3" json:"templates,omitempty"`
+	Instances     []*RCInstance          `protobuf:"bytes,2,rep,name=instances,proto3" json:"instances,omitempty"`
+	Requests      []*RCRequest           `protobuf:"bytes,3,rep,name=requests,proto3" json:"requests,omitempty"`
+	Errors        []*RCError             `protobuf:"bytes,4,rep,name=errors,proto3" json:"errors,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SupplyView) Reset() {
+	*x = SupplyView{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SupplyView) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SupplyView) ProtoMessage() {}
+
+func (x *SupplyView) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SupplyView.ProtoReflect.Descriptor instead.
+func (*SupplyView) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *SupplyView) GetTemplates() []*RCTemplateView {
+	if x != nil {
+		return x.Templates
+	}
+	return nil
+}
+
+func (x *SupplyView) GetInstances() []*RCInstance {
+	if x != nil {
+		return x.Instances
+	}
+	return nil
+}
+
+func (x *SupplyView) GetRequests() []*RCRequest {
+	if x != nil {
+		return x.Requests
+	}
+	return nil
+}
+
+func (x *SupplyView) GetErrors() []*RCError {
+	if x != nil {
+		return x.Errors
+	}
+	return nil
+}
+
 var File_api_proto protoreflect.FileDescriptor
 
 const file_api_proto_rawDesc = "" +
@@ -7709,7 +8295,8 @@ const file_api_proto_rawDesc = "" +
 	"\vcpu_time_ms\x18\r \x01(\x03R\tcpuTimeMs\x12/\n" +
 	"\x05usage\x18\x0e \x01(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\x12\x1b\n" +
 	"\texec_home\x18\x0f \x01(\tR\bexecHome\x12\x19\n" +
-	"\bexec_cwd\x18\x10 \x01(\tR\aexecCwd\"\x9d\t\n" +
+	"\bexec_cwd\x18\x10 \x01(\tR\aexecCwd\"\xc6\n" +
+	"\n" +
 	"\x04Host\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x15.xce.api.v1.HostStateR\x05state\x12#\n" +
@@ -7755,7 +8342,14 @@ const file_api_proto_rawDesc = "" +
 	"\rload_measured\x18* \x01(\bR\floadMeasured\x12)\n" +
 	"\x04gpus\x18+ \x03(\v2\x15.xce.api.v1.GpuDeviceR\x04gpus\x12\x1d\n" +
 	"\n" +
-	"gpu_driver\x18, \x01(\tR\tgpuDriver\x1a;\n" +
+	"gpu_driver\x18, \x01(\tR\tgpuDriver\x12\x1b\n" +
+	"\trc_status\x18- \x01(\tR\brcStatus\x12\x1f\n" +
+	"\vprov_status\x18. \x01(\tR\n" +
+	"provStatus\x12\"\n" +
+	"\rrc_updated_at\x18/ \x01(\x03R\vrcUpdatedAt\x12$\n" +
+	"\x0erc_instance_id\x180 \x01(\tR\frcInstanceId\x12\x1f\n" +
+	"\vrc_template\x181 \x01(\tR\n" +
+	"rcTemplate\x1a;\n" +
 	"\rReservedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B\x05\n" +
@@ -8064,7 +8658,7 @@ const file_api_proto_rawDesc = "" +
 	"\rLimitsRequest\"n\n" +
 	"\vLimitsReply\x121\n" +
 	"\aconfigs\x18\x01 \x03(\v2\x17.xce.api.v1.LimitConfigR\aconfigs\x12,\n" +
-	"\x05usage\x18\x02 \x03(\v2\x16.xce.api.v1.LimitUsageR\x05usage\"\xe3\x03\n" +
+	"\x05usage\x18\x02 \x03(\v2\x16.xce.api.v1.LimitUsageR\x05usage\"\x8a\x04\n" +
 	"\x0eControlRequest\x129\n" +
 	"\x06action\x18\x01 \x01(\x0e2!.xce.api.v1.ControlRequest.ActionR\x06action\x12\x14\n" +
 	"\x05names\x18\x02 \x03(\tR\x05names\x12&\n" +
@@ -8073,7 +8667,7 @@ const file_api_proto_rawDesc = "" +
 	"\x04hold\x18\x05 \x01(\bR\x04hold\x12,\n" +
 	"\x06states\x18\x06 \x03(\x0e2\x14.xce.api.v1.JobStateR\x06states\x12\x18\n" +
 	"\acomment\x18\a \x01(\tR\acomment\x12\x1a\n" +
-	"\bposition\x18\b \x01(\x05R\bposition\"\xc9\x01\n" +
+	"\bposition\x18\b \x01(\x05R\bposition\"\xf0\x01\n" +
 	"\x06Action\x12\x16\n" +
 	"\x12ACTION_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vQUEUE_CLOSE\x10\x01\x12\x0e\n" +
@@ -8091,7 +8685,10 @@ const file_api_proto_rawDesc = "" +
 	"\n" +
 	"\x06BOTTOM\x10\n" +
 	"\x12\x0f\n" +
-	"\vMBD_RESTART\x10\v\"y\n" +
+	"\vMBD_RESTART\x10\v\x12\x0e\n" +
+	"\n" +
+	"HOST_DRAIN\x10\f\x12\x15\n" +
+	"\x11HOST_DECOMMISSION\x10\r\"y\n" +
 	"\rControlResult\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12$\n" +
 	"\x03ref\x18\x02 \x01(\v2\x12.xce.api.v1.JobRefR\x03ref\x12\x14\n" +
@@ -8150,13 +8747,15 @@ const file_api_proto_rawDesc = "" +
 	"\afd_used\x18\a \x01(\x05R\x06fdUsed\x12\x19\n" +
 	"\bfd_limit\x18\b \x01(\x05R\afdLimit\")\n" +
 	"\rReconfigReply\x12\x18\n" +
-	"\achanges\x18\x01 \x03(\tR\achanges\"A\n" +
+	"\achanges\x18\x01 \x03(\tR\achanges\"Y\n" +
 	"\x10ListHostsRequest\x12\x14\n" +
 	"\x05names\x18\x01 \x03(\tR\x05names\x12\x17\n" +
-	"\ares_req\x18\x02 \x01(\tR\x06resReq\"l\n" +
+	"\ares_req\x18\x02 \x01(\tR\x06resReq\x12\x16\n" +
+	"\x06supply\x18\x03 \x01(\bR\x06supply\"\x9c\x01\n" +
 	"\x0eListHostsReply\x12&\n" +
 	"\x05hosts\x18\x01 \x03(\v2\x10.xce.api.v1.HostR\x05hosts\x122\n" +
-	"\x06shared\x18\x02 \x03(\v2\x1a.xce.api.v1.SharedResourceR\x06shared\"7\n" +
+	"\x06shared\x18\x02 \x03(\v2\x1a.xce.api.v1.SharedResourceR\x06shared\x12.\n" +
+	"\x06supply\x18\x03 \x01(\v2\x16.xce.api.v1.SupplyViewR\x06supply\"7\n" +
 	"\rEventsRequest\x12&\n" +
 	"\x04refs\x18\x01 \x03(\v2\x12.xce.api.v1.JobRefR\x04refs\"8\n" +
 	"\vEventsReply\x12)\n" +
@@ -8264,7 +8863,61 @@ const file_api_proto_rawDesc = "" +
 	"\x05specs\x18\x10 \x01(\bR\x05specs\"a\n" +
 	"\tAcctReply\x12#\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x0f.xce.api.v1.JobR\x04jobs\x12/\n" +
-	"\tnot_found\x18\x02 \x03(\v2\x12.xce.api.v1.JobRefR\bnotFound*t\n" +
+	"\tnot_found\x18\x02 \x03(\v2\x12.xce.api.v1.JobRefR\bnotFound\"\xe5\x02\n" +
+	"\n" +
+	"RCInstance\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
+	"\btemplate\x18\x02 \x01(\tR\btemplate\x12\x1a\n" +
+	"\bprovider\x18\x03 \x01(\tR\bprovider\x12\x12\n" +
+	"\x04host\x18\x04 \x01(\tR\x04host\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x05 \x01(\tR\trequestId\x12\x1b\n" +
+	"\trc_status\x18\x06 \x01(\tR\brcStatus\x12\x1f\n" +
+	"\vprov_status\x18\a \x01(\tR\n" +
+	"provStatus\x12!\n" +
+	"\frequested_at\x18\b \x01(\x03R\vrequestedAt\x12\x1b\n" +
+	"\tjoined_at\x18\t \x01(\x03R\bjoinedAt\x12\x1d\n" +
+	"\n" +
+	"updated_at\x18\n" +
+	" \x01(\x03R\tupdatedAt\x12\x14\n" +
+	"\x05error\x18\v \x01(\tR\x05error\x12)\n" +
+	"\x10provider_request\x18\f \x01(\tR\x0fproviderRequest\"\x80\x02\n" +
+	"\tRCRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
+	"\btemplate\x18\x02 \x01(\tR\btemplate\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x05R\x05count\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x04 \x01(\x03R\tcreatedAt\x12\x14\n" +
+	"\x05state\x18\x05 \x01(\tR\x05state\x12)\n" +
+	"\x10provider_request\x18\x06 \x01(\tR\x0fproviderRequest\x12\x14\n" +
+	"\x05error\x18\a \x01(\tR\x05error\x12\x1c\n" +
+	"\tinstances\x18\b \x03(\tR\tinstances\x12\x1d\n" +
+	"\n" +
+	"updated_at\x18\t \x01(\x03R\tupdatedAt\"\xb7\x02\n" +
+	"\x0eRCTemplateView\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
+	"\bprovider\x18\x02 \x01(\tR\bprovider\x12\x10\n" +
+	"\x03max\x18\x03 \x01(\x05R\x03max\x12\x14\n" +
+	"\x05slots\x18\x04 \x01(\x05R\x05slots\x12\x18\n" +
+	"\abooting\x18\x05 \x01(\x05R\abooting\x12\x1c\n" +
+	"\tallocated\x18\x06 \x01(\x05R\tallocated\x12\x16\n" +
+	"\x06demand\x18\a \x01(\x05R\x06demand\x12#\n" +
+	"\rbackoff_until\x18\b \x01(\x03R\fbackoffUntil\x12\x14\n" +
+	"\x05price\x18\t \x01(\x01R\x05price\x12\"\n" +
+	"\ridle_time_sec\x18\n" +
+	" \x01(\x03R\vidleTimeSec\x12\x1e\n" +
+	"\vmax_ttl_sec\x18\v \x01(\x03R\tmaxTtlSec\"o\n" +
+	"\aRCError\x12\x12\n" +
+	"\x04time\x18\x01 \x01(\x03R\x04time\x12\x1a\n" +
+	"\bprovider\x18\x02 \x01(\tR\bprovider\x12\x1a\n" +
+	"\btemplate\x18\x03 \x01(\tR\btemplate\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"\xdc\x01\n" +
+	"\n" +
+	"SupplyView\x128\n" +
+	"\ttemplates\x18\x01 \x03(\v2\x1a.xce.api.v1.RCTemplateViewR\ttemplates\x124\n" +
+	"\tinstances\x18\x02 \x03(\v2\x16.xce.api.v1.RCInstanceR\tinstances\x121\n" +
+	"\brequests\x18\x03 \x03(\v2\x15.xce.api.v1.RCRequestR\brequests\x12+\n" +
+	"\x06errors\x18\x04 \x03(\v2\x13.xce.api.v1.RCErrorR\x06errors*t\n" +
 	"\bJobState\x12\x15\n" +
 	"\x11STATE_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04PEND\x10\x01\x12\t\n" +
@@ -8355,7 +9008,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 78)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),                 // 0: xce.api.v1.JobState
 	(TermReason)(0),               // 1: xce.api.v1.TermReason
@@ -8433,19 +9086,24 @@ var file_api_proto_goTypes = []any{
 	(*TimeRange)(nil),             // 73: xce.api.v1.TimeRange
 	(*AcctRequest)(nil),           // 74: xce.api.v1.AcctRequest
 	(*AcctReply)(nil),             // 75: xce.api.v1.AcctReply
-	nil,                           // 76: xce.api.v1.JobSpec.OriginEntry
-	nil,                           // 77: xce.api.v1.Host.ReservedEntry
-	nil,                           // 78: xce.api.v1.Queue.UserSharesEntry
-	nil,                           // 79: xce.api.v1.Queue.UserPriorityEntry
-	nil,                           // 80: xce.api.v1.App.EnvEntry
-	nil,                           // 81: xce.api.v1.QueryReply.SpecsEntry
-	nil,                           // 82: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                           // 83: xce.api.v1.LimitConfig.ResourcesEntry
-	nil,                           // 84: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(*RCInstance)(nil),            // 76: xce.api.v1.RCInstance
+	(*RCRequest)(nil),             // 77: xce.api.v1.RCRequest
+	(*RCTemplateView)(nil),        // 78: xce.api.v1.RCTemplateView
+	(*RCError)(nil),               // 79: xce.api.v1.RCError
+	(*SupplyView)(nil),            // 80: xce.api.v1.SupplyView
+	nil,                           // 81: xce.api.v1.JobSpec.OriginEntry
+	nil,                           // 82: xce.api.v1.Host.ReservedEntry
+	nil,                           // 83: xce.api.v1.Queue.UserSharesEntry
+	nil,                           // 84: xce.api.v1.Queue.UserPriorityEntry
+	nil,                           // 85: xce.api.v1.App.EnvEntry
+	nil,                           // 86: xce.api.v1.QueryReply.SpecsEntry
+	nil,                           // 87: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                           // 88: xce.api.v1.LimitConfig.ResourcesEntry
+	nil,                           // 89: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,  // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
-	76, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	81, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
 	13, // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	5,  // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
 	72, // 4: xce.api.v1.HostSlots.containment:type_name -> xce.api.v1.Containment
@@ -8462,12 +9120,12 @@ var file_api_proto_depIdxs = []int32{
 	1,  // 15: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
 	15, // 16: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	4,  // 17: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	77, // 18: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	82, // 18: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
 	19, // 19: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
-	78, // 20: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	79, // 21: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	83, // 20: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	84, // 21: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
 	21, // 22: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	80, // 23: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	85, // 23: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
 	12, // 24: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
 	12, // 25: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
 	30, // 26: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
@@ -8477,8 +9135,8 @@ var file_api_proto_depIdxs = []int32{
 	7,  // 30: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
 	16, // 31: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
 	25, // 32: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	81, // 33: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	82, // 34: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	86, // 33: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	87, // 34: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
 	15, // 35: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
 	16, // 36: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
 	25, // 37: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
@@ -8496,7 +9154,7 @@ var file_api_proto_depIdxs = []int32{
 	20, // 49: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
 	20, // 50: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
 	24, // 51: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	83, // 52: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
+	88, // 52: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
 	46, // 53: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
 	44, // 54: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
 	45, // 55: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
@@ -8513,30 +9171,35 @@ var file_api_proto_depIdxs = []int32{
 	58, // 66: xce.api.v1.PerfmonReply.rows:type_name -> xce.api.v1.PerfmonRow
 	18, // 67: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
 	22, // 68: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
-	25, // 69: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	17, // 70: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	84, // 71: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	70, // 72: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
-	70, // 73: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
-	69, // 74: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
-	68, // 75: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
-	67, // 76: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
-	16, // 77: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	72, // 78: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
-	25, // 79: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 80: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
-	73, // 81: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
-	73, // 82: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
-	73, // 83: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
-	16, // 84: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
-	25, // 85: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
-	12, // 86: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	12, // 87: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	88, // [88:88] is the sub-list for method output_type
-	88, // [88:88] is the sub-list for method input_type
-	88, // [88:88] is the sub-list for extension type_name
-	88, // [88:88] is the sub-list for extension extendee
-	0,  // [0:88] is the sub-list for field type_name
+	80, // 69: xce.api.v1.ListHostsReply.supply:type_name -> xce.api.v1.SupplyView
+	25, // 70: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	17, // 71: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	89, // 72: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	70, // 73: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	70, // 74: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	69, // 75: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
+	68, // 76: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
+	67, // 77: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
+	16, // 78: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	72, // 79: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
+	25, // 80: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 81: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
+	73, // 82: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
+	73, // 83: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
+	73, // 84: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
+	16, // 85: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
+	25, // 86: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
+	78, // 87: xce.api.v1.SupplyView.templates:type_name -> xce.api.v1.RCTemplateView
+	76, // 88: xce.api.v1.SupplyView.instances:type_name -> xce.api.v1.RCInstance
+	77, // 89: xce.api.v1.SupplyView.requests:type_name -> xce.api.v1.RCRequest
+	79, // 90: xce.api.v1.SupplyView.errors:type_name -> xce.api.v1.RCError
+	12, // 91: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	12, // 92: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	93, // [93:93] is the sub-list for method output_type
+	93, // [93:93] is the sub-list for method input_type
+	93, // [93:93] is the sub-list for extension type_name
+	93, // [93:93] is the sub-list for extension extendee
+	0,  // [0:93] is the sub-list for field type_name
 }
 
 // file_api_proto_once builds the file's descriptors on first use, not at
@@ -8557,7 +9220,7 @@ func file_api_proto_build() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      12,
-			NumMessages:   73,
+			NumMessages:   78,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -20,7 +20,7 @@ func badmin(args []string) int {
 	var verbose, force, asJSON bool
 	var comment string
 	var words []string
-	cmd, code := newCommand("badmin reconfig [-v] [-f] | ckconfig [-v] | showconf mbd | showconf sbd [host ... | all] | showstatus | mbdrestart | qclose|qopen|qact|qinact [-C comment] [queue ... | all] | hclose|hopen [-C comment] [host ... | all] | perfmon start [sample_period] | perfmon view [-json] | perfmon stop | perfmon setperiod sample_period",
+	cmd, code := newCommand("badmin reconfig [-v] [-f] | ckconfig [-v] | showconf mbd | showconf sbd [host ... | all] | showstatus | mbdrestart | qclose|qopen|qact|qinact [-C comment] [queue ... | all] | hclose|hopen [-C comment] [host ... | all] | hdrain|hdecommission host ... | rc view | rc error | perfmon start [sample_period] | perfmon view [-json] | perfmon stop | perfmon setperiod sample_period",
 		"Administer the cluster", func(a []string) int {
 			words = a
 			return 0
@@ -31,7 +31,7 @@ func badmin(args []string) int {
 	setArgName(cmd.Flags(), "C", "comment")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "perfmon view: JSON output")
 	// The subcommands, for the shell completions (tools/genman).
-	cmd.ValidArgs = []string{"ckconfig", "hclose", "hopen", "mbdrestart", "perfmon", "qact", "qclose", "qinact", "qopen", "reconfig", "showconf", "showstatus"}
+	cmd.ValidArgs = []string{"ckconfig", "hclose", "hdecommission", "hdrain", "hopen", "mbdrestart", "perfmon", "qact", "qclose", "qinact", "qopen", "reconfig", "showconf", "showstatus"}
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
@@ -57,6 +57,8 @@ func badmin(args []string) int {
 		return showStatus()
 	case "perfmon":
 		return perfmonCmd(names, asJSON)
+	case "rc":
+		return rcCmd(names)
 	case "mbdrestart":
 		if len(names) > 0 {
 			fmt.Fprintf(sys.stderr, "Usage: %s\n", cmd.Use)
@@ -75,6 +77,13 @@ func badmin(args []string) int {
 	}
 	defer done()
 	hostAction := action == api.ControlRequest_HOST_CLOSE || action == api.ControlRequest_HOST_OPEN
+	if action == api.ControlRequest_HOST_DRAIN || action == api.ControlRequest_HOST_DECOMMISSION {
+		if len(names) == 0 {
+			fmt.Fprintf(sys.stderr, "%s: name the hosts\nUsage: %s\n", sub, cmd.Use)
+			return 255
+		}
+		hostAction = true
+	}
 	switch {
 	case len(names) == 0 && hostAction:
 		// No host: the local host, as LSF assumes.
@@ -111,11 +120,9 @@ func badmin(args []string) int {
 	failed := false
 	for _, r := range reply.Results {
 		switch action {
-		case api.ControlRequest_HOST_CLOSE, api.ControlRequest_HOST_OPEN:
-			verb := "Close"
-			if action == api.ControlRequest_HOST_OPEN {
-				verb = "Open"
-			}
+		case api.ControlRequest_HOST_CLOSE, api.ControlRequest_HOST_OPEN, api.ControlRequest_HOST_DRAIN, api.ControlRequest_HOST_DECOMMISSION:
+			verb := map[api.ControlRequest_Action]string{api.ControlRequest_HOST_CLOSE: "Close", api.ControlRequest_HOST_OPEN: "Open",
+				api.ControlRequest_HOST_DRAIN: "Drain", api.ControlRequest_HOST_DECOMMISSION: "Decommission"}[action]
 			if r.Error != "" {
 				fmt.Fprintf(sys.stderr, "%s <%s> ...... %s\n", verb, r.Name, r.Error)
 				failed = true
@@ -144,6 +151,10 @@ var adminActions = map[string]api.ControlRequest_Action{
 	"qact":   api.ControlRequest_QUEUE_ACTIVATE,
 	"hclose": api.ControlRequest_HOST_CLOSE,
 	"hopen":  api.ControlRequest_HOST_OPEN,
+	// Hosts on demand (issue 32): no new jobs, then returned or reported
+	// drained once empty; a drained static host leaves the cluster.
+	"hdrain":        api.ControlRequest_HOST_DRAIN,
+	"hdecommission": api.ControlRequest_HOST_DECOMMISSION,
 }
 
 var queueVerbs = map[api.ControlRequest_Action]string{

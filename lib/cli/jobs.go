@@ -574,10 +574,10 @@ func bqueues(args []string) int {
 }
 
 func bhosts(args []string) int {
-	var noHeader, wide, long, shared, json, gpus bool
+	var noHeader, wide, long, shared, json, gpus, rc, rcOnly bool
 	var resReq, format string
 	var names []string
-	cmd, code := newCommand(`bhosts [-w | -l [-gpu] | -gpu | -o "field_name[:[-][output_width]] ... [delimiter='character']" [-json]] [-R "res_req"] [-noheader] [host_name ...] | -s [resource_name ...]`,
+	cmd, code := newCommand(`bhosts [-w | -l [-gpu] | -gpu | -rc | -rconly | -o "field_name[:[-][output_width]] ... [delimiter='character']" [-json]] [-R "res_req"] [-noheader] [host_name ...] | -s [resource_name ...]`,
 		"Show hosts", func(a []string) int {
 			names = a
 			return 0
@@ -592,6 +592,8 @@ func bhosts(args []string) int {
 	f.StringVar(&resReq, "R", "", "only the hosts that satisfy this resource requirement's select")
 	f.BoolVar(&shared, "s", false, "the shared resources (the arguments are resource names): total left, reserved, location")
 	f.BoolVar(&gpus, "gpu", false, "the hosts' GPUs: one row per device (with -l: their static and dynamic attributes and jobs)")
+	f.BoolVar(&rc, "rc", false, "the resource connector's columns: RC_STATUS, PROV_STATUS, UPDATED_AT, INSTANCE_ID")
+	f.BoolVar(&rcOnly, "rconly", false, "only the hosts providers supplied, with -rc's columns")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
@@ -643,6 +645,8 @@ func bhosts(args []string) int {
 			return custom.WriteJSON(sys.stdout, reply.Hosts)
 		case custom != nil:
 			return custom.Write(sys.stdout, reply.Hosts, noHeader)
+		case rc || rcOnly:
+			return writeHostsRC(reply.Hosts, rcOnly, lsfout.HostsOptions{Wide: wide, NoHeader: noHeader})
 		}
 		return lsfout.WriteHosts(sys.stdout, reply.Hosts, lsfout.HostsOptions{Wide: wide, NoHeader: noHeader})
 	})

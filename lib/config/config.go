@@ -28,6 +28,9 @@ type Config struct {
 	// Limits are the resource allocation limits ([[limits]], LSF's
 	// lsb.resources Limit sections), in file order.
 	Limits []*Limit `toml:"limits"`
+	// Providers and Templates are the hosts on demand (elastic.go).
+	Providers map[string]*Provider `toml:"providers"`
+	Templates map[string]*Template `toml:"templates"`
 
 	// File is the path the configuration was loaded from; "" for Default.
 	File string `toml:"-"`
@@ -318,6 +321,13 @@ type Queue struct {
 	// jobs, in bsub -gpu syntax; every job of the queue is a GPU job. The
 	// profile's and the job's own keywords win.
 	GpuReq string `toml:"gpu_req"`
+
+	// RCHosts (RC_HOSTS): the templates the queue's jobs may be given
+	// hosts of: "all", template names, or Boolean resources templates
+	// carry. Empty: none (nothing is provisioned for the queue).
+	// RCAccount (RC_ACCOUNT): the account its instances are tagged with.
+	RCHosts   []string `toml:"rc_hosts"`
+	RCAccount string   `toml:"rc_account"`
 
 	resReq *resreq.ResReq
 	gpuReq *gpu.Req

@@ -44,6 +44,7 @@ func (c *Config) finish() error {
 	c.checkCluster(k)
 	c.checkContainment(k)
 	c.checkRanges(k)
+	c.checkElastic(k)
 	if len(k.errs) > 0 {
 		return k.errs
 	}

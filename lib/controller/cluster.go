@@ -64,6 +64,9 @@ func (s *ClusterService) Connect(stream grpcapi.Cluster_ConnectServer) error {
 		if errors.As(err, &taken) {
 			return status.Error(codes.AlreadyExists, err.Error())
 		}
+		if errors.As(err, new(errDecommissioned)) {
+			return status.Error(codes.PermissionDenied, err.Error()) // ends the worker
+		}
 		return status.Error(codes.FailedPrecondition, err.Error())
 	}
 	slog.Info("worker joined", "host", name, "running", len(reg.Running), "slots", reg.Host.GetMaxSlots())

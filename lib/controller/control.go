@@ -38,6 +38,12 @@ func (c *Controller) Control(who Caller, req *api.ControlRequest) *api.ControlRe
 		return c.move(who, req)
 	case api.ControlRequest_MBD_RESTART:
 		return c.transferLeadership(who)
+	case api.ControlRequest_HOST_DRAIN, api.ControlRequest_HOST_DECOMMISSION:
+		reply := &api.ControlReply{}
+		for i, e := range c.drainControl(who, req.Names, req.Action == api.ControlRequest_HOST_DECOMMISSION) {
+			reply.Results = append(reply.Results, &api.ControlResult{Name: req.Names[i], Error: e})
+		}
+		return reply
 	}
 	return &api.ControlReply{Results: []*api.ControlResult{{Error: "unknown control"}}}
 }

@@ -168,6 +168,11 @@ type Controller struct {
 	// closedHosts: the hosts badmin hclose closed, with the comment of
 	// each close (bhosts -l), as stored.
 	closedHosts map[string]string
+	// supply is the provisioner of hosts on demand (supply.go); nil: none.
+	supply Supply
+	// drainedHosts and decommissioned: badmin hdrain and hdecommission
+	// (drain.go).
+	drainedHosts, decommissioned map[string]bool
 	// stale: instances a returning worker still ran of jobs that are no
 	// longer its own (rerun elsewhere, or ended), by host, until their end
 	// is reported: the job is not placed there meanwhile, and that end
@@ -279,6 +284,9 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 	c.configuredHosts(cfg.Cluster)
 	for _, q := range cfg.Cluster.APIQueues() {
 		c.queues[q.Name] = &queue{q: q}
+	}
+	if err := c.restoreDrains(); err != nil {
+		return nil, err
 	}
 	if err := c.restoreControls(); err != nil {
 		return nil, err

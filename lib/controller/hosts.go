@@ -47,6 +47,10 @@ type host struct {
 	lostAt  time.Time
 	unavail bool // past the grace: its jobs are UNKWN
 	load    loadHistory
+	// A provisioned host (supply.go): its instance and template, closed
+	// for its return (closed_RC); drained by badmin hdrain.
+	instance, rcTemplate string
+	rcClosed, drained    bool
 }
 
 // connected reports whether the host's worker can take jobs now.
@@ -112,7 +116,7 @@ func (c *Controller) configuredHosts(conf *config.Config) {
 func (c *Controller) checkHostList(conf *config.Config, list []string) error {
 	for _, h := range list {
 		name := hostlist.Name(h)
-		if name != "others" && name != "all" && conf.Hosts[name] == nil && conf.HostGroups[name] == nil && c.hosts[name] == nil {
+		if name != "others" && name != "all" && conf.Hosts[name] == nil && conf.HostGroups[name] == nil && c.hosts[name] == nil && conf.Templates[name] == nil {
 			return userErr("%s: %s", h, errBadHost)
 		}
 	}
@@ -308,6 +312,10 @@ func (c *Controller) hostStatus(h *host) (api.HostState, string) {
 		return api.HostState_HOST_UNREACH, "unreach"
 	case h.closed:
 		return api.HostState_HOST_CLOSED, "closed_Adm"
+	case h.rcClosed:
+		return api.HostState_HOST_CLOSED, "closed_RC"
+	case h.drained:
+		return api.HostState_HOST_CLOSED, drainStatus(h)
 	case h.exclusive:
 		return api.HostState_HOST_CLOSED, "closed_Excl"
 	case h.used >= h.slots:
@@ -318,7 +326,7 @@ func (c *Controller) hostStatus(h *host) (api.HostState, string) {
 
 // usable reports whether a job could start on the host now (c.mu held).
 func (h *host) usable() bool {
-	return h.connected() && !h.closed && !h.exclusive && h.used < h.slots
+	return h.connected() && !h.closed && !h.rcClosed && !h.drained && !h.exclusive && h.used < h.slots
 }
 
 // fullReason is why nothing can start when no host is usable: each
@@ -384,6 +392,9 @@ func (c *Controller) workerJoined(conn *workerConn, reg *rpc.WorkerRegister) err
 	if h := c.hosts[name]; h != nil && h.local {
 		return fmt.Errorf("host %s is the controller's own host, whose jobs it runs itself", name)
 	}
+	if c.decommissioned[name] {
+		return errDecommissioned{name}
+	}
 	h := c.hostNamed(name)
 	if old := h.conn; old != nil {
 		// Another worker holds the host's name: two agents started with
@@ -402,6 +413,7 @@ func (c *Controller) workerJoined(conn *workerConn, reg *rpc.WorkerRegister) err
 	}
 	h.lostAt, h.unavail = time.Time{}, false
 	_, h.closed = c.closedHosts[name]
+	c.rcJoined(h, reg.InstanceId)
 	c.publishExecs()
 	cl := &conf.Cluster
 	conn.send(&rpc.ControllerMessage{Msg: &rpc.ControllerMessage_Welcome{Welcome: &rpc.Welcome{
@@ -622,7 +634,7 @@ func (c *Controller) schedHost(h *host, schema *resreq.Schema) sched.Host {
 	switch {
 	case !h.connected():
 		status = sched.HostUnavail
-	case h.closed:
+	case h.closed, h.rcClosed, h.drained:
 		status = sched.HostClosed
 	}
 	if h.connected() {
@@ -662,6 +674,7 @@ func (c *Controller) schedHost(h *host, schema *resreq.Schema) sched.Host {
 			set(name, x)
 		}
 	}
+	c.setTemplateValues(h, schema, values)
 	var cpus []int
 	if h.connected() {
 		cpus = hostCores(conf, h.name, v.Ncpus)

@@ -507,6 +507,7 @@ func (c *Controller) ListHosts(req *api.ListHostsRequest) (*api.ListHostsReply, 
 				Reserved: view.SharedReserved[name], Hosts: slices.Clone(c.hostNames)})
 		}
 	}
+	c.addSupply(req, reply)
 	return reply, nil
 }
 

@@ -100,7 +100,7 @@ func (c *Controller) schedule() []*api.Job {
 			c.cycleWhy = full
 			break
 		}
-		if !anyFree {
+		if !anyFree && c.supply == nil {
 			// Nothing else can start; the rest wait for the same reason.
 			c.cycleWhy = c.fullReason()
 			break
@@ -158,7 +158,9 @@ func (c *Controller) schedule() []*api.Job {
 		return nil
 	}
 
-	d := sched.Schedule(c.snapshot(now, cands))
+	snap := c.snapshot(now, cands)
+	c.templateGroups(snap)
+	d := sched.Schedule(snap)
 	c.stats.candidates, c.stats.buckets = len(cands), d.Buckets // metrics
 	var starts []*api.Job
 	for _, p := range d.Placements {
@@ -199,6 +201,7 @@ func (c *Controller) schedule() []*api.Job {
 		}
 	}
 	share.reasons(starts)
+	c.supplyDemand(snap, d)
 	return starts
 }
 

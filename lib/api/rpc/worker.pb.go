@@ -331,8 +331,11 @@ type WorkerRegister struct {
 	Running []*api.JobRef `protobuf:"bytes,2,rep,name=running,proto3" json:"running,omitempty"`
 	// Where the worker keeps its jobs' directories (for the jobs' spool
 	// paths, as bjobs -l shows them).
-	RunDir        string `protobuf:"bytes,3,opt,name=run_dir,json=runDir,proto3" json:"run_dir,omitempty"`
-	Version       string `protobuf:"bytes,4,opt,name=version,proto3" json:"version,omitempty"`
+	RunDir  string `protobuf:"bytes,3,opt,name=run_dir,json=runDir,proto3" json:"run_dir,omitempty"`
+	Version string `protobuf:"bytes,4,opt,name=version,proto3" json:"version,omitempty"`
+	// The provider's instance this worker is (xced worker --instance),
+	// for a host a provisioner started; empty for a static host.
+	InstanceId    string `protobuf:"bytes,5,opt,name=instance_id,json=instanceId,proto3" json:"instance_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -393,6 +396,13 @@ func (x *WorkerRegister) GetRunDir() string {
 func (x *WorkerRegister) GetVersion() string {
 	if x != nil {
 		return x.Version
+	}
+	return ""
+}
+
+func (x *WorkerRegister) GetInstanceId() string {
+	if x != nil {
+		return x.InstanceId
 	}
 	return ""
 }
@@ -2216,12 +2226,14 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\ttask_exit\x18+ \x01(\v2\x14.xce.api.v1.TaskExitH\x00R\btaskExit\x12*\n" +
 	"\x04term\x18, \x01(\v2\x14.xce.api.v1.TermDataH\x00R\x04term\x120\n" +
 	"\bterm_ack\x18- \x01(\v2\x13.xce.api.v1.TermAckH\x00R\atermAckB\x05\n" +
-	"\x03msg\"\x97\x01\n" +
+	"\x03msg\"\xb8\x01\n" +
 	"\x0eWorkerRegister\x12$\n" +
 	"\x04host\x18\x01 \x01(\v2\x10.xce.api.v1.HostR\x04host\x12,\n" +
 	"\arunning\x18\x02 \x03(\v2\x12.xce.api.v1.JobRefR\arunning\x12\x17\n" +
 	"\arun_dir\x18\x03 \x01(\tR\x06runDir\x12\x18\n" +
-	"\aversion\x18\x04 \x01(\tR\aversion\"\x87\x02\n" +
+	"\aversion\x18\x04 \x01(\tR\aversion\x12\x1f\n" +
+	"\vinstance_id\x18\x05 \x01(\tR\n" +
+	"instanceId\"\x87\x02\n" +
 	"\fWorkerReport\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\x03R\x05jobId\x12\x14\n" +

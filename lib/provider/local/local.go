@@ -1,0 +1,185 @@
+// Package local is the built-in "local" provider: each instance is an
+// `xced worker` process that the provisioner starts on its own host, with
+// the instance's host name and a directory of its own (DIR/rc/INSTANCE,
+// the worker's --dir). It is what tests and demos use: a cluster that
+// grows and shrinks on one machine.
+//
+// An instance's worker runs in a session of its own, so it outlives the
+// provisioner as a job outlives xced; its process id is kept in its
+// directory (worker.pid, written only by this provider, in a directory
+// only root or the controller's user can write), and a process is taken
+// for the instance's only while its command line still names the
+// instance's directory, so that a reused pid is never signalled.
+package local
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"xce/lib/config"
+	"xce/lib/provider"
+	"xce/lib/rmtree"
+)
+
+// Local starts instances as worker processes.
+type Local struct {
+	// Exe is the xced executable; Dir holds the instances' directories.
+	Exe, Dir string
+	// Controller is the workers' --controller; TokenFile their
+	// --token-file.
+	Controller, TokenFile string
+	// Args are more flags for each worker (e.g. --load-interval 1s).
+	Args []string
+	// StopWait is how long Return waits for a worker to stop after
+	// SIGTERM before it kills it (default 10 s).
+	StopWait time.Duration
+
+	mu     sync.Mutex
+	exited map[int]bool // children started by this process that have ended
+}
+
+var _ provider.Provider = (*Local)(nil)
+
+func (l *Local) dir(id string) string { return filepath.Join(l.Dir, id) }
+
+// Request starts one worker per instance. An instance whose worker runs
+// already (asked again after a restart) is left alone.
+func (l *Local) Request(_ context.Context, t *config.Template, insts []provider.Instance) (string, error) {
+	if err := os.MkdirAll(l.Dir, 0o711); err != nil {
+		return "", fmt.Errorf("local provider: %w", err)
+	}
+	for _, in := range insts {
+		if pid := l.pid(in.ID); pid > 0 {
+			continue
+		}
+		if err := l.start(t, in); err != nil {
+			return "", fmt.Errorf("local provider: start the worker of %s: %w", in.Host, err)
+		}
+	}
+	return "local", nil
+}
+
+func (l *Local) start(t *config.Template, in provider.Instance) error {
+	dir := l.dir(in.ID)
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(filepath.Join(dir, "worker.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	args := []string{"worker", "--controller", l.Controller, "--token-file", l.TokenFile, "--dir", dir,
+		"--name", in.Host, "--slots", strconv.Itoa(max(1, t.Slots)), "--instance", in.ID}
+	cmd := exec.Command(l.Exe, append(args, l.Args...)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Dir = "/"
+	// Its own session: a signal to the provisioner's process group does
+	// not reach it; it stops when returned.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	pid := cmd.Process.Pid
+	go func() {
+		cmd.Wait() // reaped here; Status and Return see it gone
+		l.mu.Lock()
+		if l.exited == nil {
+			l.exited = map[int]bool{}
+		}
+		l.exited[pid] = true
+		l.mu.Unlock()
+	}()
+	return os.WriteFile(filepath.Join(dir, "worker.pid"), []byte(strconv.Itoa(pid)+"\n"), 0o600)
+}
+
+// pid is the running worker of the instance, or 0: none (never started,
+// or ended).
+func (l *Local) pid(id string) int {
+	dir := l.dir(id)
+	b, err := os.ReadFile(filepath.Join(dir, "worker.pid"))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(b)))
+	if err != nil || pid <= 1 {
+		return 0
+	}
+	l.mu.Lock()
+	gone := l.exited[pid]
+	l.mu.Unlock()
+	if gone {
+		return 0
+	}
+	// The pid is the instance's worker only while its command line names
+	// the instance's directory (a pid reused by another process is not).
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || !bytes.Contains(cmdline, []byte("\x00"+dir+"\x00")) {
+		return 0
+	}
+	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		// A zombie (ended, not reaped yet) is gone.
+		if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && st[i+2] == 'Z' {
+			return 0
+		}
+	}
+	return pid
+}
+
+// Status says whether each instance's worker runs.
+func (l *Local) Status(_ context.Context, _ string, insts []provider.Instance) ([]provider.Machine, error) {
+	out := make([]provider.Machine, 0, len(insts))
+	for _, in := range insts {
+		m := provider.Machine{Instance: in, Status: provider.Running}
+		if l.pid(in.ID) == 0 {
+			m.Status = provider.Terminated
+			if _, err := os.Stat(filepath.Join(l.dir(in.ID), "worker.pid")); errors.Is(err, os.ErrNotExist) {
+				m.Status = provider.Unknown
+			}
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// Return stops each instance's worker (SIGTERM, then SIGKILL after
+// StopWait) and removes its directory.
+func (l *Local) Return(ctx context.Context, insts []provider.Instance) error {
+	wait := l.StopWait
+	if wait <= 0 {
+		wait = 10 * time.Second
+	}
+	var errs []error
+	for _, in := range insts {
+		if pid := l.pid(in.ID); pid > 0 {
+			syscall.Kill(pid, syscall.SIGTERM)
+			deadline := time.Now().Add(wait)
+			for l.pid(in.ID) > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if pid := l.pid(in.ID); pid > 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+				for l.pid(in.ID) > 0 && ctx.Err() == nil {
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+		}
+		if l.pid(in.ID) > 0 {
+			errs = append(errs, fmt.Errorf("local provider: the worker of %s did not stop", in.Host))
+			continue
+		}
+		if err := rmtree.RemoveAll(l.dir(in.ID)); err != nil {
+			errs = append(errs, fmt.Errorf("local provider: remove %s: %w", l.dir(in.ID), err))
+		}
+	}
+	return errors.Join(errs...)
+}

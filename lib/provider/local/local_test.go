@@ -1,0 +1,65 @@
+package local
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"xce/lib/config"
+	"xce/lib/provider"
+)
+
+// A stand-in for xced: a shell loop whose command line carries the
+// worker's flags, as the real one's does.
+func fakeXced(t *testing.T) string {
+	exe := filepath.Join(t.TempDir(), "xced")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\nwhile :; do sleep 0.05; done\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+func TestLocalLifecycle(t *testing.T) {
+	l := &Local{Exe: fakeXced(t), Dir: filepath.Join(t.TempDir(), "rc"), Controller: "127.0.0.1:1", TokenFile: "/nonexistent",
+		StopWait: 2 * time.Second}
+	ctx := context.Background()
+	ins := []provider.Instance{{ID: "cpu-1", Host: "cpu-1"}, {ID: "cpu-2", Host: "cpu-2"}}
+	st, _ := l.Status(ctx, "", ins)
+	if st[0].Status != provider.Unknown {
+		t.Errorf("before Request: %v", st)
+	}
+	if _, err := l.Request(ctx, &config.Template{Slots: 2}, ins); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Return(ctx, ins) })
+	st, _ = l.Status(ctx, "", ins)
+	if st[0].Status != provider.Running || st[1].Status != provider.Running {
+		t.Fatalf("after Request: %v", st)
+	}
+	// Asked again (after a restart): nothing doubles.
+	pid := l.pid("cpu-1")
+	l.Request(ctx, &config.Template{Slots: 2}, ins[:1])
+	if l.pid("cpu-1") != pid {
+		t.Errorf("a running instance was started again")
+	}
+	// A provider of a later run (no children of its own) sees it too.
+	l2 := &Local{Exe: l.Exe, Dir: l.Dir}
+	if st, _ := l2.Status(ctx, "", ins[:1]); st[0].Status != provider.Running {
+		t.Errorf("another provider: %v", st)
+	}
+	if err := l.Return(ctx, ins); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := l.Status(ctx, "", ins); st[0].Status != provider.Unknown || st[1].Status != provider.Unknown {
+		t.Errorf("after Return: %v", st)
+	}
+	if _, err := os.Stat(filepath.Join(l.Dir, "cpu-1")); !os.IsNotExist(err) {
+		t.Errorf("instance directory left: %v", err)
+	}
+	// Returning again is harmless.
+	if err := l.Return(ctx, ins); err != nil {
+		t.Error(err)
+	}
+}
