@@ -94,7 +94,8 @@ type cycle struct {
 	orphans []int            // jobs of queues that do not exist
 	dec     *Decision
 	keyBuf  []byte
-	anyGPU  bool // some host lists GPU devices
+	anyGPU  bool     // some host lists GPU devices
+	cu      *cuCycle // compute units (cu.go); nil: none configured
 	scratch *Scratch
 }
 
@@ -276,6 +277,7 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 			hs.vals = cp
 		}
 	}
+	c.initCU()
 	for i := range s.Jobs {
 		q := s.Jobs[i].Queue
 		if _, ok := c.queues[q]; !ok {

@@ -220,6 +220,9 @@ type Alloc struct {
 	RunLimit             time.Duration // 0: unknown end
 	Exclusive            bool
 	Hosts                []HostAlloc
+	// CUExcl is the compute unit type whose units the job uses
+	// exclusively (cu[excl]); "" none.
+	CUExcl string
 }
 
 // Snapshot is everything one scheduling cycle reads.
@@ -236,7 +239,9 @@ type Snapshot struct {
 	Limits     []Limit
 	// Shared holds the totals of cluster-wide resources, such as license
 	// tokens: rusage[lic_x=2] reserves from these.
-	Shared  map[string]float64
+	Shared map[string]float64
+	// CU is the cluster's compute units (cu[] placement); nil: none.
+	CU      *ComputeUnits
 	Jobs    []Job // pending, in submission order
 	Running []Alloc
 	// NoReasons: the caller reads only the placements and reservations
