@@ -94,9 +94,10 @@ type cycle struct {
 	orphans []int            // jobs of queues that do not exist
 	dec     *Decision
 	keyBuf  []byte
-	anyGPU  bool     // some host lists GPU devices
-	cu      *cuCycle // compute units (cu.go); nil: none configured
+	anyGPU  bool // some host lists GPU devices
 	scratch *Scratch
+
+	cu *cuCycle // compute units (cu.go); nil: none configured
 }
 
 // cloneVals copies a host's values for this cycle's changes, from the

@@ -239,9 +239,7 @@ type Snapshot struct {
 	Limits     []Limit
 	// Shared holds the totals of cluster-wide resources, such as license
 	// tokens: rusage[lic_x=2] reserves from these.
-	Shared map[string]float64
-	// CU is the cluster's compute units (cu[] placement); nil: none.
-	CU      *ComputeUnits
+	Shared  map[string]float64
 	Jobs    []Job // pending, in submission order
 	Running []Alloc
 	// NoReasons: the caller reads only the placements and reservations
@@ -253,6 +251,9 @@ type Snapshot struct {
 	// per event); nil: none. The decision is the same with it or without
 	// it. One Scratch serves one cycle at a time.
 	Scratch *Scratch
+	// CU is the cluster's compute units (cu[] placement, cu.go); nil:
+	// none.
+	CU *ComputeUnits
 }
 
 // Scratch is the memory successive cycles reuse (Snapshot.Scratch). The
