@@ -26,6 +26,15 @@ package sched
 //     runs no other job is placed on any host of those units (their
 //     hosts pend other jobs with reasonCUExcl). A running job holds its
 //     units through Alloc.CUExcl.
+//   - Pending reasons: LSF's "Not enough hosts to meet the job's
+//     spanning requirement" when hosts have room but no units fit, the
+//     host reasons as without cu[], then a line naming the units and
+//     their free slots ("cu[type=rack:maxcus=1]: the job needs 9 slots in
+//     at most 1 rack; free slots: r1 4, r2 6"), the units a cu[excl] job
+//     may not use because jobs run there, and how many usable hosts are
+//     in no unit of the type. LSF publishes no compute-unit reason text;
+//     hosts in a unit a cu[excl] job holds count under reasonCUExcl
+//     (bhosts' closed_cu_excl).
 //   - Compound terms and alternatives each honour their own cu[] (the
 //     grammar keeps balance and excl out of them). Jobs with cu[] do not
 //     hold reservations (SlotReserve): LSF plans them with pref=config
