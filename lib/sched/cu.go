@@ -353,14 +353,19 @@ func bestFit(order []int, free []int, lo, maxcus int) []int {
 	need := lo
 	rest := slices.Clone(order)
 	for len(out) < k && need > 0 {
+		found := false
 		for i, u := range rest {
 			others := slices.Delete(slices.Clone(rest), i, i+1)
 			if need-free[u] <= 0 || sumLargest(others, free, k-len(out)-1) >= need-free[u] {
 				out = append(out, u)
 				need -= free[u]
 				rest = others
+				found = true
 				break
 			}
+		}
+		if !found {
+			return order // cannot happen: k units hold lo
 		}
 	}
 	return append(out, rest...) // the rest give slots up to the job's max
