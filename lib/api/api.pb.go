@@ -6608,8 +6608,10 @@ type ClusterInfo struct {
 	// The controller candidates of a highly available controller, in the
 	// configured order (empty with one controller), and the leader's
 	// address.
-	Candidates    []*Candidate `protobuf:"bytes,17,rep,name=candidates,proto3" json:"candidates,omitempty"`
-	Leader        string       `protobuf:"bytes,18,opt,name=leader,proto3" json:"leader,omitempty"`
+	Candidates []*Candidate `protobuf:"bytes,17,rep,name=candidates,proto3" json:"candidates,omitempty"`
+	Leader     string       `protobuf:"bytes,18,opt,name=leader,proto3" json:"leader,omitempty"`
+	// The compute units (bmgroup -cu), in configuration order.
+	ComputeUnits  []*ComputeUnit `protobuf:"bytes,19,rep,name=compute_units,json=computeUnits,proto3" json:"compute_units,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6770,6 +6772,13 @@ func (x *ClusterInfo) GetLeader() string {
 		return x.Leader
 	}
 	return ""
+}
+
+func (x *ClusterInfo) GetComputeUnits() []*ComputeUnit {
+	if x != nil {
+		return x.ComputeUnits
+	}
+	return nil
 }
 
 // Candidate is one controller candidate as the leader sees it.
@@ -8083,6 +8092,86 @@ func (x *SupplyView) GetErrors() []*RCError {
 	return nil
 }
 
+// ComputeUnit is a configured compute unit (lsb.hosts ComputeUnit) as
+// bmgroup -cu shows it.
+type ComputeUnit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Type          string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	Members       []string               `protobuf:"bytes,3,rep,name=members,proto3" json:"members,omitempty"` // as configured: hosts and host groups, or units of the finer type
+	Hosts         []string               `protobuf:"bytes,4,rep,name=hosts,proto3" json:"hosts,omitempty"`     // every host of the unit, nested units expanded, sorted
+	Condense      bool                   `protobuf:"varint,5,opt,name=condense,proto3" json:"condense,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ComputeUnit) Reset() {
+	*x = ComputeUnit{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ComputeUnit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ComputeUnit) ProtoMessage() {}
+
+func (x *ComputeUnit) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ComputeUnit.ProtoReflect.Descriptor instead.
+func (*ComputeUnit) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *ComputeUnit) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ComputeUnit) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *ComputeUnit) GetMembers() []string {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+func (x *ComputeUnit) GetHosts() []string {
+	if x != nil {
+		return x.Hosts
+	}
+	return nil
+}
+
+func (x *ComputeUnit) GetCondense() bool {
+	if x != nil {
+		return x.Condense
+	}
+	return false
+}
+
 var File_api_proto protoreflect.FileDescriptor
 
 const file_api_proto_rawDesc = "" +
@@ -8760,7 +8849,7 @@ const file_api_proto_rawDesc = "" +
 	"\x04refs\x18\x01 \x03(\v2\x12.xce.api.v1.JobRefR\x04refs\"8\n" +
 	"\vEventsReply\x12)\n" +
 	"\x06events\x18\x01 \x03(\v2\x11.xce.api.v1.EventR\x06events\"\x14\n" +
-	"\x12ClusterInfoRequest\"\xa3\x06\n" +
+	"\x12ClusterInfoRequest\"\xe1\x06\n" +
 	"\vClusterInfo\x12!\n" +
 	"\fcluster_name\x18\x01 \x01(\tR\vclusterName\x12\x1f\n" +
 	"\vmaster_host\x18\x02 \x01(\tR\n" +
@@ -8787,7 +8876,8 @@ const file_api_proto_rawDesc = "" +
 	"\n" +
 	"candidates\x18\x11 \x03(\v2\x15.xce.api.v1.CandidateR\n" +
 	"candidates\x12\x16\n" +
-	"\x06leader\x18\x12 \x01(\tR\x06leader\x1aA\n" +
+	"\x06leader\x18\x12 \x01(\tR\x06leader\x12<\n" +
+	"\rcompute_units\x18\x13 \x03(\v2\x17.xce.api.v1.ComputeUnitR\fcomputeUnits\x1aA\n" +
 	"\x13UserSlotLimitsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"t\n" +
@@ -8917,7 +9007,13 @@ const file_api_proto_rawDesc = "" +
 	"\ttemplates\x18\x01 \x03(\v2\x1a.xce.api.v1.RCTemplateViewR\ttemplates\x124\n" +
 	"\tinstances\x18\x02 \x03(\v2\x16.xce.api.v1.RCInstanceR\tinstances\x121\n" +
 	"\brequests\x18\x03 \x03(\v2\x15.xce.api.v1.RCRequestR\brequests\x12+\n" +
-	"\x06errors\x18\x04 \x03(\v2\x13.xce.api.v1.RCErrorR\x06errors*t\n" +
+	"\x06errors\x18\x04 \x03(\v2\x13.xce.api.v1.RCErrorR\x06errors\"\x81\x01\n" +
+	"\vComputeUnit\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
+	"\amembers\x18\x03 \x03(\tR\amembers\x12\x14\n" +
+	"\x05hosts\x18\x04 \x03(\tR\x05hosts\x12\x1a\n" +
+	"\bcondense\x18\x05 \x01(\bR\bcondense*t\n" +
 	"\bJobState\x12\x15\n" +
 	"\x11STATE_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04PEND\x10\x01\x12\t\n" +
@@ -9008,7 +9104,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 78)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 79)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),                 // 0: xce.api.v1.JobState
 	(TermReason)(0),               // 1: xce.api.v1.TermReason
@@ -9091,19 +9187,20 @@ var file_api_proto_goTypes = []any{
 	(*RCTemplateView)(nil),        // 78: xce.api.v1.RCTemplateView
 	(*RCError)(nil),               // 79: xce.api.v1.RCError
 	(*SupplyView)(nil),            // 80: xce.api.v1.SupplyView
-	nil,                           // 81: xce.api.v1.JobSpec.OriginEntry
-	nil,                           // 82: xce.api.v1.Host.ReservedEntry
-	nil,                           // 83: xce.api.v1.Queue.UserSharesEntry
-	nil,                           // 84: xce.api.v1.Queue.UserPriorityEntry
-	nil,                           // 85: xce.api.v1.App.EnvEntry
-	nil,                           // 86: xce.api.v1.QueryReply.SpecsEntry
-	nil,                           // 87: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                           // 88: xce.api.v1.LimitConfig.ResourcesEntry
-	nil,                           // 89: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(*ComputeUnit)(nil),           // 81: xce.api.v1.ComputeUnit
+	nil,                           // 82: xce.api.v1.JobSpec.OriginEntry
+	nil,                           // 83: xce.api.v1.Host.ReservedEntry
+	nil,                           // 84: xce.api.v1.Queue.UserSharesEntry
+	nil,                           // 85: xce.api.v1.Queue.UserPriorityEntry
+	nil,                           // 86: xce.api.v1.App.EnvEntry
+	nil,                           // 87: xce.api.v1.QueryReply.SpecsEntry
+	nil,                           // 88: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                           // 89: xce.api.v1.LimitConfig.ResourcesEntry
+	nil,                           // 90: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,  // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
-	81, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	82, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
 	13, // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	5,  // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
 	72, // 4: xce.api.v1.HostSlots.containment:type_name -> xce.api.v1.Containment
@@ -9120,12 +9217,12 @@ var file_api_proto_depIdxs = []int32{
 	1,  // 15: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
 	15, // 16: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	4,  // 17: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	82, // 18: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	83, // 18: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
 	19, // 19: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
-	83, // 20: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	84, // 21: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	84, // 20: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	85, // 21: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
 	21, // 22: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	85, // 23: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	86, // 23: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
 	12, // 24: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
 	12, // 25: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
 	30, // 26: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
@@ -9135,8 +9232,8 @@ var file_api_proto_depIdxs = []int32{
 	7,  // 30: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
 	16, // 31: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
 	25, // 32: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	86, // 33: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	87, // 34: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	87, // 33: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	88, // 34: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
 	15, // 35: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
 	16, // 36: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
 	25, // 37: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
@@ -9154,7 +9251,7 @@ var file_api_proto_depIdxs = []int32{
 	20, // 49: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
 	20, // 50: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
 	24, // 51: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	88, // 52: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
+	89, // 52: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
 	46, // 53: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
 	44, // 54: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
 	45, // 55: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
@@ -9174,32 +9271,33 @@ var file_api_proto_depIdxs = []int32{
 	80, // 69: xce.api.v1.ListHostsReply.supply:type_name -> xce.api.v1.SupplyView
 	25, // 70: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
 	17, // 71: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	89, // 72: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	90, // 72: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 	70, // 73: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
 	70, // 74: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
 	69, // 75: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
 	68, // 76: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
 	67, // 77: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
-	16, // 78: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	72, // 79: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
-	25, // 80: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 81: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
-	73, // 82: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
-	73, // 83: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
-	73, // 84: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
-	16, // 85: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
-	25, // 86: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
-	78, // 87: xce.api.v1.SupplyView.templates:type_name -> xce.api.v1.RCTemplateView
-	76, // 88: xce.api.v1.SupplyView.instances:type_name -> xce.api.v1.RCInstance
-	77, // 89: xce.api.v1.SupplyView.requests:type_name -> xce.api.v1.RCRequest
-	79, // 90: xce.api.v1.SupplyView.errors:type_name -> xce.api.v1.RCError
-	12, // 91: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	12, // 92: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	93, // [93:93] is the sub-list for method output_type
-	93, // [93:93] is the sub-list for method input_type
-	93, // [93:93] is the sub-list for extension type_name
-	93, // [93:93] is the sub-list for extension extendee
-	0,  // [0:93] is the sub-list for field type_name
+	81, // 78: xce.api.v1.ClusterInfo.compute_units:type_name -> xce.api.v1.ComputeUnit
+	16, // 79: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	72, // 80: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
+	25, // 81: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
+	0,  // 82: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
+	73, // 83: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
+	73, // 84: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
+	73, // 85: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
+	16, // 86: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
+	25, // 87: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
+	78, // 88: xce.api.v1.SupplyView.templates:type_name -> xce.api.v1.RCTemplateView
+	76, // 89: xce.api.v1.SupplyView.instances:type_name -> xce.api.v1.RCInstance
+	77, // 90: xce.api.v1.SupplyView.requests:type_name -> xce.api.v1.RCRequest
+	79, // 91: xce.api.v1.SupplyView.errors:type_name -> xce.api.v1.RCError
+	12, // 92: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	12, // 93: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	94, // [94:94] is the sub-list for method output_type
+	94, // [94:94] is the sub-list for method input_type
+	94, // [94:94] is the sub-list for extension type_name
+	94, // [94:94] is the sub-list for extension extendee
+	0,  // [0:94] is the sub-list for field type_name
 }
 
 // file_api_proto_once builds the file's descriptors on first use, not at
@@ -9220,7 +9318,7 @@ func file_api_proto_build() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      12,
-			NumMessages:   78,
+			NumMessages:   79,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

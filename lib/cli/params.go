@@ -40,9 +40,9 @@ func bparams(args []string) int {
 	})
 }
 
-// bugroup and bmgroup list the configured user and host groups.
+// bugroup lists the configured user groups (bmgroup, in bmgroup.go, the
+// host groups).
 func bugroup(args []string) int { return listGroups("bugroup", "USERS", false, args) }
-func bmgroup(args []string) int { return listGroups("bmgroup", "HOSTS", true, args) }
 
 func listGroups(name, title string, hosts bool, args []string) int {
 	var names []string
@@ -53,6 +53,13 @@ func listGroups(name, title string, hosts bool, args []string) int {
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
+	return showGroups(title, hosts, names)
+}
+
+// listHostGroups is bmgroup without -cu (bmgroup.go).
+func listHostGroups(names []string) int { return showGroups("HOSTS", true, names) }
+
+func showGroups(title string, hosts bool, names []string) int {
 	kind := map[bool]string{false: "user", true: "host"}[hosts]
 	return withInfo(func(info *api.ClusterInfo) error {
 		all := info.UserGroups

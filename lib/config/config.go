@@ -31,6 +31,9 @@ type Config struct {
 	// Providers and Templates are the hosts on demand (elastic.go).
 	Providers map[string]*Provider `toml:"providers"`
 	Templates map[string]*Template `toml:"templates"`
+	// ComputeUnits are the compute units ([[compute_units]], LSF's
+	// lsb.hosts ComputeUnit sections), in file order (cu.go).
+	ComputeUnits []*ComputeUnit `toml:"compute_units"`
 
 	// File is the path the configuration was loaded from; "" for Default.
 	File string `toml:"-"`
@@ -135,6 +138,10 @@ type Cluster struct {
 	// (rusage[mem=500000], select[mem>4000]), "KB" to "EB"; default "MB".
 	// It should be the unit bsub reads from lsf.conf for -M.
 	UnitForLimits string `toml:"unit_for_limits"`
+	// ComputeUnitTypes (lsb.params COMPUTE_UNIT_TYPES): the compute unit
+	// types, finest first; a trailing "!" marks the default type of
+	// cu[] (else the first). See cu.go.
+	ComputeUnitTypes []string `toml:"compute_unit_types"`
 	// How workers contain jobs in cgroups (lsf.conf; containment.go):
 	// ProcessTracking (LSF_PROCESS_TRACKING): every job runs in a cgroup
 	// of its own, which tracks, freezes and kills all its processes;
@@ -275,6 +282,9 @@ type Queue struct {
 
 	// Exclusive: the queue accepts exclusive jobs (bsub -x).
 	Exclusive bool `toml:"exclusive"`
+	// ExclusiveCU (EXCLUSIVE=CU[type]): the compute unit type whose units
+	// the queue's jobs may use exclusively (cu[excl]); "" none.
+	ExclusiveCU string `toml:"exclusive_cu"`
 	// Rerunnable (RERUNNABLE): the queue's jobs run again elsewhere when
 	// their host fails, as with bsub -r.
 	Rerunnable bool `toml:"rerunnable"`

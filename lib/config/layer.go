@@ -193,7 +193,7 @@ func LayerFor(sub *api.JobSpec, cfg *Config, admin bool) (*Result, error) {
 		ceilingOnly: map[string]bool{},
 	}
 	for _, step := range []func() error{
-		l.setQueue, l.setApp, l.setProject, l.checkExclusive, l.setExec, l.setResReq, l.setTasks,
+		l.setQueue, l.setApp, l.setProject, l.checkExclusive, l.setExec, l.setResReq, l.checkCU, l.setTasks,
 		l.setRunLimit, l.setMemLimit, l.setRequeue, l.setRerun, l.setGPU, l.checkShared, l.checkSlots,
 	} {
 		if err := step(); err != nil {

@@ -51,6 +51,7 @@ func (c *Config) Effective() string {
 	w.kv("controllers", cl.Controllers)
 	w.kv("max_user_priority", cl.MaxUserPriority)
 	w.kv("unit_for_limits", cl.UnitForLimits)
+	w.kv("compute_unit_types", cl.ComputeUnitTypes)
 	cc := c.Containment(clusterOnly) // defaults filled in
 	w.line("process_tracking = %t", cc.ProcessTracking)
 	w.line("cgroup_acct = %t", cc.CgroupAcct)
@@ -138,6 +139,7 @@ func (c *Config) Effective() string {
 		w.kv("run_windows", q.RunWindows)
 		w.kv("dispatch_windows", q.DispatchWindows)
 		w.kv("exclusive", q.Exclusive)
+		w.kv("exclusive_cu", q.ExclusiveCU)
 		w.kv("rerunnable", q.Rerunnable)
 		w.kv("job_overrun", q.JobOverrun)
 		w.kv("job_underrun", q.JobUnderrun)
@@ -194,6 +196,14 @@ func (c *Config) Effective() string {
 		w.table("users." + TOMLKey(name))
 		w.kv("max_slots", c.Users[name].MaxSlots)
 		w.kv("max_pend_jobs", c.Users[name].MaxPendJobs)
+	}
+	for _, u := range c.ComputeUnits {
+		w.line("\n[[compute_units]]")
+		w.kv("name", u.Name)
+		w.kv("type", u.Type)
+		w.kv("description", u.Description)
+		w.kvNote("members", u.Members, hostsNote(c.CUHosts(u.Name)))
+		w.kv("condense", u.Condense)
 	}
 	for _, l := range c.Limits {
 		w.line("\n[[limits]]")

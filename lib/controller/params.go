@@ -52,6 +52,7 @@ func (c *Controller) parameters(conf *config.Config) []*api.Parameter {
 	add("RESOURCE_RESERVE_PER_TASK", "N")
 	add("RESOURCE_RESERVE_PER_SLOT", "N")
 	add("ABS_RUNLIMIT", "Y")
+	add("COMPUTE_UNIT_TYPES", strings.Join(cl.ComputeUnitTypes, " "))
 	return out
 }
 

@@ -839,6 +839,7 @@ func (c *Controller) Info(who Caller) *api.ClusterInfo {
 		Pid:            int32(os.Getpid()),
 		Parameters:     c.parameters(conf),
 		Resources:      resources(conf),
+		ComputeUnits:   computeUnits(conf),
 	}
 	if r := c.cfg.Replication; r != nil {
 		info.Candidates = r.Candidates()

@@ -222,10 +222,12 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 	snap.Limits = policy.Limits(conf) // configured limits first: Limits counts on it
 	snap.UserGroups = policy.UserGroups(conf)
 	snap.Shared = policy.Shared(conf)
+	snap.CU = policy.ComputeUnits(conf)
 	for _, r := range c.running {
 		k := sched.JobKey{ID: r.job.JobId, Index: r.job.ArrayIndex}
 		a := policy.Alloc(conf, k, r.eff, time.Unix(0, r.job.StartTime))
 		rusage := policy.Rusage(c.parsedReq(r))
+		a.CUExcl = policy.CUExcl(conf, c.parsedReq(r))
 		var used map[string]float64
 		if u := c.used[key{r.job.JobId, r.job.ArrayIndex}]; u != nil && u.MemKb > 0 {
 			used = map[string]float64{"mem": float64(u.MemKb) / 1024}

@@ -57,6 +57,7 @@ var paramTexts = map[string]struct{ desc, unit string }{
 	"RESOURCE_RESERVE_PER_TASK":      {"Resources are reserved per task:", ""},
 	"RESOURCE_RESERVE_PER_SLOT":      {"Resources are reserved per slot:", ""},
 	"ABS_RUNLIMIT":                   {"Run limits are absolute (wall-clock, not normalized):", ""},
+	"COMPUTE_UNIT_TYPES":             {"The compute unit types, finest first ('!' marks the default):", ""},
 }
 
 // WriteParamsLong writes bparams -l: for each parameter a description

@@ -262,6 +262,9 @@ func (p *parser) parseAlternatives() *ResReq {
 				p.fail(p.pos, "alternatives cannot be nested; write {a} || {b} || {c}")
 			}
 			inner = &ResReq{Simple: p.parseSimple(true)}
+			if cu := inner.Simple.CU; cu != nil && (cu.Balance || cu.Excl) {
+				p.fail(open, "cu[balance] and cu[excl] are not allowed in an alternative requirement")
+			}
 		}
 		p.skipWS()
 		if p.peekByte() != '}' {

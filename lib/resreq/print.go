@@ -337,6 +337,15 @@ func (sp *Span) write(b *strings.Builder) {
 	}
 }
 
+// String writes the section as cu[...] (pending reasons name it).
+func (cu *CU) String() string {
+	var b strings.Builder
+	b.WriteString("cu[")
+	cu.write(&b)
+	b.WriteByte(']')
+	return b.String()
+}
+
 func (cu *CU) write(b *strings.Builder) {
 	n := 0
 	item := func(s string) {

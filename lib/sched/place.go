@@ -61,6 +61,7 @@ type part struct {
 	local  resreq.Local
 	static *static
 	gpu    *gpuNeed // nil: no GPUs
+	cu     *cuNeed  // cu[] (cu.go); nil: none
 }
 
 type need struct {
@@ -238,6 +239,12 @@ func (c *cycle) newPart(b *bucket, j *Job, s *resreq.Simple, set resreq.UsageSet
 		}
 	}
 	p.gpu = c.newGPUNeed(j, p.hneed)
+	if s.CU != nil {
+		var err error
+		if p.cu, err = c.newCUNeed(s.CU); err != nil {
+			return nil, err
+		}
+	}
 	// What does not change in a cycle is shared by every bucket with the
 	// same queue, -m list, sections and GPU need.
 	key := b.q.q.Name + "\x00" + mkey + "\x00" + local.Type + "\x00" + local.Model + "\x00" + s.String()
@@ -355,6 +362,7 @@ const (
 	fGPUCount // fewer matching devices than the job takes on a host
 	fGPU      // fewer free matching devices now
 	fCores    // fewer free cores than slots (Host.CPUs)
+	fCUExcl   // in a compute unit a cu[excl] job uses
 	nFail
 )
 
@@ -387,7 +395,8 @@ var failText = [nFail]string{
 	fGPUCount: "Job's resource requirements not satisfied",
 	fGPU:      "Job requirements for reserving resource (ngpus_physical) not satisfied",
 	// LSF's pattern for a resource taken now, as for GPUs.
-	fCores: "Job requirements for reserving resource (cores) not satisfied",
+	fCores:  "Job requirements for reserving resource (cores) not satisfied",
+	fCUExcl: reasonCUExcl,
 }
 
 // staticFails runs staticFail over hosts, on two goroutines when there
@@ -505,6 +514,9 @@ func (c *cycle) capNow(b *bucket, p *part, h int, ov overlay) (n int, why fail, 
 	hs := &c.hosts[h]
 	if hs.excl {
 		return 0, fExclRun, 0
+	}
+	if c.cu != nil && c.cu.locked[h] {
+		return 0, fCUExcl, 0
 	}
 	ovs := ov.slots(h)
 	mx := hs.h.MaxSlots

@@ -96,6 +96,8 @@ type cycle struct {
 	keyBuf  []byte
 	anyGPU  bool // some host lists GPU devices
 	scratch *Scratch
+
+	cu *cuCycle // compute units (cu.go); nil: none configured
 }
 
 // cloneVals copies a host's values for this cycle's changes, from the
@@ -276,6 +278,7 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 			hs.vals = cp
 		}
 	}
+	c.initCU()
 	for i := range s.Jobs {
 		q := s.Jobs[i].Queue
 		if _, ok := c.queues[q]; !ok {

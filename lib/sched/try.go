@@ -103,7 +103,13 @@ func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
 		if hi = c.sharedCap(p, lo, hi); hi < lo {
 			return nil, 0, p
 		}
-		picks, n := c.fit(b, p, lo, hi, ov, single)
+		var picks []pick
+		var n int
+		if p.cu != nil {
+			picks, n = c.fitCU(b, p, lo, hi, ov)
+		} else {
+			picks, n = c.fit(b, p, lo, hi, ov, single)
+		}
 		if picks == nil {
 			return nil, 0, p
 		}
@@ -178,6 +184,7 @@ func (c *cycle) commit(b *bucket, j *Job, v *variant, has []HostAlloc, n int) {
 	}
 	c.account(&b.vals, fairAccount(j.User, j.Account), b.lims, c.now, end, b.excl, has)
 	c.dec.Placements = append(c.dec.Placements, Placement{Job: j.Key, Hosts: has, Slots: n, Alternative: v.alt})
+	c.commitCU(v, has)
 }
 
 // reserve computes when and where the job of bucket b can start, from the
@@ -185,8 +192,8 @@ func (c *cycle) commit(b *bucket, j *Job, v *variant, has []HostAlloc, n int) {
 // planned over time; the job's host rusage amounts are held as they are
 // now. It returns a reason line, or "" when nothing can be planned.
 func (c *cycle) reserve(b *bucket, v *variant, j *Job) string {
-	if len(v.parts) != 1 {
-		return "" // compound requirements are not planned ahead
+	if len(v.parts) != 1 || v.parts[0].cu != nil {
+		return "" // compound and cu[] requirements are not planned ahead
 	}
 	p := v.parts[0]
 	if len(p.all) == 0 {
@@ -374,7 +381,9 @@ func (c *cycle) explain(b *bucket, v *variant, p *part, mx int) []string {
 	}
 	sort.SliceStable(ls, func(i, j int) bool { return ls[i].n > ls[j].n })
 	var out []string
-	if usable > 0 {
+	if usable > 0 && p.cu != nil {
+		out = append(out, reasonSpan)
+	} else if usable > 0 {
 		if p.span.Hosts == 1 || p.span.Ptile > 0 || p.span.Block > 0 || len(p.same) > 0 || p.span.PtileMXJ || len(p.span.PtileBy) > 0 {
 			out = append(out, reasonSpan)
 		} else {
@@ -408,6 +417,9 @@ func (c *cycle) explain(b *bucket, v *variant, p *part, mx int) []string {
 		if w := c.gpuWhy(p.gpu, gpuFail, p.gpu.perHost(phm)); w != "" {
 			out = append(out, w)
 		}
+	}
+	if p.cu != nil {
+		out = append(out, c.cuWhy(b, p, lo)...)
 	}
 	if len(out) == 0 {
 		out = append(out, "No host is available")

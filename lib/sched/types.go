@@ -220,6 +220,9 @@ type Alloc struct {
 	RunLimit             time.Duration // 0: unknown end
 	Exclusive            bool
 	Hosts                []HostAlloc
+	// CUExcl is the compute unit type whose units the job uses
+	// exclusively (cu[excl]); "" none.
+	CUExcl string
 }
 
 // Snapshot is everything one scheduling cycle reads.
@@ -248,6 +251,9 @@ type Snapshot struct {
 	// per event); nil: none. The decision is the same with it or without
 	// it. One Scratch serves one cycle at a time.
 	Scratch *Scratch
+	// CU is the cluster's compute units (cu[] placement, cu.go); nil:
+	// none.
+	CU *ComputeUnits
 }
 
 // Scratch is the memory successive cycles reuse (Snapshot.Scratch). The

@@ -204,6 +204,7 @@ func Run(tr *trace.Trace, opt Options) (*Result, error) {
 	e.snap.UserGroups = policy.UserGroups(e.conf)
 	e.snap.Limits = policy.Limits(e.conf)
 	e.snap.Shared = policy.Shared(e.conf)
+	e.snap.CU = policy.ComputeUnits(e.conf)
 	for _, q := range e.conf.QueueNames() {
 		if len(e.conf.Queues[q].Fairshare) > 0 {
 			e.usage[q] = map[string]sched.FairUsage{}
@@ -652,6 +653,7 @@ func (e *eng) start(j int32, now int64, pl sched.Placement) {
 	r := &e.res.Jobs[j]
 	tj := &e.tr.Jobs[j]
 	a := policy.Alloc(e.conf, sched.JobKey{ID: int64(j)}, sj.pat.eff, at(now))
+	a.CUExcl = policy.CUExcl(e.conf, sj.pat.job.Req)
 	a.Hosts = pl.Hosts
 	slots := 0
 	var hosts strings.Builder

@@ -104,7 +104,10 @@
 //     and windows are noted. HostGroup -> [host_groups.NAME]; ranges ("gpu[01-16]") are
 //     expanded to the hosts lsf.cluster names; wildcards and unknown names
 //     are noted and left out; a group left without members is noted and
-//     dropped. ComputeUnit and HostPartition are noted.
+//     dropped. ComputeUnit -> [[compute_units]] (NAME, MEMBER, TYPE,
+//     CONDENSE), finer types first, each type's units in LSF's order;
+//     egroup members ("!") are a loss. HostPartition is noted.
+//     lsb.params COMPUTE_UNIT_TYPES -> cluster.compute_unit_types.
 //   - lsb.users: UserGroup -> [user_groups.NAME] members; USER_SHARES and
 //     GROUP_ADMIN are noted. The User section: MAX_JOBS of a user (or of
 //     "default") -> users.NAME.max_slots, MAX_PEND_JOBS ->
@@ -123,7 +126,7 @@
 //     [hour:]minute -> default_run_limit, max_run_limit (a "/host"
 //     normalization is dropped, noted: xce limits are wall-clock),
 //     RUN_WINDOW and DISPATCH_WINDOW -> run_windows, dispatch_windows,
-//     EXCLUSIVE Y -> exclusive (CU[...] noted), FAIRSHARE
+//     EXCLUSIVE Y -> exclusive, CU[type] -> exclusive_cu, FAIRSHARE
 //     USER_SHARES[[name, shares] ...] -> fairshare ("group@" entries
 //     noted), PREEMPTION PREEMPTIVE[...] PREEMPTABLE[...] -> preemptive,
 //     preemptable (an empty list -> "lower"/"higher"; "+N" levels dropped;

@@ -41,6 +41,8 @@ type importer struct {
 	defaultApp   *Param
 	resreqs      int // resource requirements copied
 	unitSrc      src // where LSF_UNIT_FOR_LIMITS is (or would be)
+
+	cuTypes []string // COMPUTE_UNIT_TYPES as written, finest first (lsbparams.go)
 }
 
 type resInfo struct {

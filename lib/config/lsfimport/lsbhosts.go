@@ -5,9 +5,11 @@ package lsfimport
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
+	"xce/lib/config"
 	"xce/lib/hostlist"
 )
 
@@ -15,7 +17,7 @@ func (im *importer) lsbHosts(f *File) {
 	if f == nil {
 		return
 	}
-	var groups []*Section
+	var groups, units []*Section
 	for _, s := range f.Sections {
 		switch strings.ToUpper(s.Name) {
 		case "HOST":
@@ -23,7 +25,7 @@ func (im *importer) lsbHosts(f *File) {
 		case "HOSTGROUP":
 			groups = append(groups, s)
 		case "COMPUTEUNIT":
-			im.sectionNote(s, "xce has no compute units")
+			units = append(units, s)
 		case "HOSTPARTITION":
 			im.sectionNote(s, "xce has no host-partition fair share")
 		default:
@@ -39,6 +41,93 @@ func (im *importer) lsbHosts(f *File) {
 	}
 	for _, s := range groups {
 		im.hostGroups(s)
+	}
+	im.computeUnits(units)
+}
+
+// computeUnits translates the ComputeUnit sections into [[compute_units]],
+// finer types first (xce.toml wants a unit defined before the units that
+// contain it), each type's units in LSF's order (cu[pref=config]).
+func (im *importer) computeUnits(secs []*Section) {
+	if len(secs) == 0 {
+		return
+	}
+	if len(im.cuTypes) == 0 {
+		for _, s := range secs {
+			im.sectionNote(s, "lsb.params has no COMPUTE_UNIT_TYPES")
+		}
+		return
+	}
+	type row struct {
+		s *Section
+		r Row
+	}
+	byType := map[string][]row{}
+	for _, s := range secs {
+		for _, r := range s.Rows {
+			typ, _ := s.Get(r, "TYPE")
+			name, _ := s.Get(r, "NAME")
+			if !slices.Contains(im.cuTypeNames(), typ) {
+				im.note(src{r.File, r.Line, name}, "not translated: %q is not one of COMPUTE_UNIT_TYPES", typ)
+				continue
+			}
+			byType[typ] = append(byType[typ], row{s, r})
+		}
+	}
+	done := map[string]bool{}
+	types := im.cuTypeNames()
+	for level, typ := range types {
+		for _, x := range byType[typ] {
+			s, r := x.s, x.r
+			name, _ := s.Get(r, "NAME")
+			at := src{r.File, r.Line, name}
+			if im.badName(at, name, true) {
+				continue
+			}
+			if done[name] || im.hgroups[name] || im.hosts[name] != nil {
+				im.note(at, "not translated: the name is already a host, host group or compute unit")
+				continue
+			}
+			mem, _ := s.Get(r, "MEMBER")
+			msrc := src{r.File, r.Line, "MEMBER"}
+			var members []string
+			if level == 0 {
+				if l := List(mem); len(l) == 1 && l[0] == "!" {
+					im.loss(at, "not translated: xce has no egroup to read the members from")
+					continue
+				}
+				members = im.hostRefs(List(mem), false, msrc, name)
+			} else {
+				for _, m := range List(mem) {
+					if done[m] {
+						members = append(members, m)
+					} else {
+						im.note(msrc, "not translated for %s: %s is not a compute unit of type %s", name, m, types[level-1])
+					}
+				}
+			}
+			if len(members) == 0 {
+				im.loss(at, "not translated: the compute unit has no member xce knows")
+				continue
+			}
+			done[name] = true
+			t := im.d.unit(fileLine(r.File, r.Line), at)
+			t.set("name", config.TOMLString(name), "", at)
+			t.set("type", config.TOMLString(typ), "", src{r.File, r.Line, "TYPE"})
+			t.set("members", tomlList(members), "", msrc)
+			if v, _ := s.Get(r, "CONDENSE"); strings.EqualFold(v, "Y") {
+				t.set("condense", "true", "", src{r.File, r.Line, "CONDENSE"})
+			}
+			for i, c := range s.Columns {
+				switch strings.ToUpper(c) {
+				case "NAME", "MEMBER", "TYPE", "CONDENSE":
+				default:
+					if !Empty(r.Fields[i]) {
+						im.note(src{r.File, r.Line, c}, "not translated for %s: xce.toml has no equivalent", name)
+					}
+				}
+			}
+		}
 	}
 }
 

@@ -107,6 +107,8 @@ func (im *importer) lsbParams(f *File) {
 					continue
 				}
 				im.cluster.set("max_user_priority", tomlInt(n), "", psrc(p))
+			case "COMPUTE_UNIT_TYPES":
+				im.computeUnitTypes(p)
 			case "MAX_PEND_JOBS":
 				n, err := strconv.ParseInt(p.Value, 10, 64)
 				if err != nil || n < 1 || n > 2147483647 {
@@ -157,4 +159,42 @@ func (im *importer) acctArchive(age, files *Param, cleanPeriod int64) {
 	}
 	im.cluster.set("acct_retention", config.TOMLString(config.Duration(keep).String()),
 		fmt.Sprintf("ACCT_ARCHIVE_AGE %d days x (MAX_ACCT_ARCHIVE_FILE %d + 1)", days, n), psrc(*age))
+}
+
+// computeUnitTypes translates COMPUTE_UNIT_TYPES (finest first, "!"
+// after the default type) into compute_unit_types.
+func (im *importer) computeUnitTypes(p Param) {
+	var out []string
+	for _, t := range strings.Fields(p.Value) {
+		name := strings.TrimSuffix(t, "!")
+		if !config.ValidName(name) || strings.Contains(name, "!") {
+			im.note(psrc(p), "not translated: %q is not a valid compute unit type", t)
+			return
+		}
+		out = append(out, t)
+	}
+	im.cuTypes = out
+	im.cluster.set("compute_unit_types", tomlList(out), "", psrc(p))
+}
+
+// cuTypeNames are the compute unit types without their "!".
+func (im *importer) cuTypeNames() []string {
+	var out []string
+	for _, t := range im.cuTypes {
+		out = append(out, strings.TrimSuffix(t, "!"))
+	}
+	return out
+}
+
+// defaultCUType is the type a cu[] or CU[] without one means.
+func (im *importer) defaultCUType() string {
+	for _, t := range im.cuTypes {
+		if name, ok := strings.CutSuffix(t, "!"); ok {
+			return name
+		}
+	}
+	if len(im.cuTypes) > 0 {
+		return im.cuTypes[0]
+	}
+	return ""
 }

@@ -177,8 +177,20 @@ func (im *importer) queue(s *Section) {
 			case v == "Y" || v == "YES":
 				t.set("exclusive", "true", "", at)
 			case v == "N" || v == "NO":
+			case v == "CU" || strings.HasPrefix(v, "CU["):
+				// EXCLUSIVE=CU[type]: cu[excl] jobs of that type (CU or
+				// CU[]: the default type).
+				typ := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(p.Value)[2:], "["), "]")
+				if typ == "" {
+					typ = im.defaultCUType()
+				}
+				if !slices.Contains(im.cuTypeNames(), typ) {
+					im.note(at, "not translated: %s: %q is not one of COMPUTE_UNIT_TYPES", p.Value, typ)
+					continue
+				}
+				t.set("exclusive_cu", config.TOMLString(typ), "", at)
 			default:
-				im.note(at, "not translated: %s: xce has no compute units; only Y or N translate", p.Value)
+				im.note(at, "not translated: %s: only Y, N or CU[type] translate", p.Value)
 			}
 		case "FAIRSHARE":
 			im.fairshare(t, p)

@@ -23,6 +23,8 @@ type doc struct {
 	tables []*table
 	// limits are the [[limits]] entries, written after the tables.
 	limits []*table
+	// units are the [[compute_units]] entries, written before the limits.
+	units []*table
 }
 
 type table struct {
@@ -47,6 +49,13 @@ func (d *doc) table(comment string, s src, path ...string) *table {
 	}
 	t := &table{path: path, comment: comment, src: s}
 	d.tables = append(d.tables, t)
+	return t
+}
+
+// unit appends a [[compute_units]] entry.
+func (d *doc) unit(comment string, s src) *table {
+	t := &table{path: []string{"compute_units"}, comment: comment, src: s}
+	d.units = append(d.units, t)
 	return t
 }
 
@@ -106,6 +115,9 @@ func (d *doc) String() string {
 	b.WriteString("# translated is in the import report, not here.\n")
 	for _, t := range d.tables {
 		t.write(&b, false)
+	}
+	for _, t := range d.units {
+		t.write(&b, true)
 	}
 	for _, t := range d.limits {
 		t.write(&b, true)
@@ -208,8 +220,12 @@ func (d *doc) settle() []Note {
 			notes = append(notes, n...)
 			dropped = true
 		}
+		if n := d.dropUnits(es); len(n) > 0 {
+			notes = append(notes, n...)
+			dropped = true
+		}
 		for _, e := range es {
-			if strings.HasPrefix(e.Key, "limits.") {
+			if strings.HasPrefix(e.Key, "limits.") || strings.HasPrefix(e.Key, "compute_units.") {
 				continue
 			}
 			if e.Key == "cluster.default_queue" {
@@ -330,4 +346,36 @@ var harmless = map[string]bool{"description": true, "nice": true, "job_overrun":
 
 func keyHasPrefix(key, prefix string) bool {
 	return key == prefix || strings.HasPrefix(key, prefix+".")
+}
+
+// dropUnits removes each [[compute_units]] entry an error names
+// ("compute_units.N.key") whole, with the error that refused it.
+func (d *doc) dropUnits(es config.Errors) []Note {
+	why := map[int]string{}
+	for _, e := range es {
+		rest, ok := strings.CutPrefix(e.Key, "compute_units.")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(strings.SplitN(rest, ".", 2)[0])
+		if err != nil || n < 0 || n >= len(d.units) {
+			continue
+		}
+		if _, seen := why[n]; !seen {
+			why[n] = e.Key + ": " + e.Msg
+		}
+	}
+	var notes []Note
+	for n := len(d.units) - 1; n >= 0; n-- {
+		msg, ok := why[n]
+		if !ok {
+			continue
+		}
+		t := d.units[n]
+		d.units = append(d.units[:n], d.units[n+1:]...)
+		notes = append(notes, Note{File: t.src.file, Line: t.src.line, Key: t.src.key, Loss: true,
+			Msg: "not translated: the compute unit would be refused: " + msg})
+	}
+	slices.Reverse(notes)
+	return notes
 }
