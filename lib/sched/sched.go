@@ -96,6 +96,7 @@ type cycle struct {
 	keyBuf  []byte
 	anyGPU  bool // some host lists GPU devices
 	scratch *Scratch
+	adv     *advState // advance reservations; nil: none
 }
 
 // cloneVals copies a host's values for this cycle's changes, from the
@@ -284,6 +285,7 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 		}
 		c.jobsOf[q] = append(c.jobsOf[q], i)
 	}
+	c.adv = c.newAdv()
 	return c
 }
 

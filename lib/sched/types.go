@@ -183,6 +183,7 @@ type Job struct {
 	// their devices. The rusage of ngpus_physical that LSF adds for -gpu
 	// may be in Req too: on hosts with devices it is not counted twice.
 	GPU *GPUReq
+	Rsv string // bsub -U: the advance reservation (AdvRsv.ID); "" none
 }
 
 // HostAlloc is the part of a job on one host.
@@ -220,6 +221,7 @@ type Alloc struct {
 	RunLimit             time.Duration // 0: unknown end
 	Exclusive            bool
 	Hosts                []HostAlloc
+	Rsv                  string // the advance reservation it runs in; "" none
 }
 
 // Snapshot is everything one scheduling cycle reads.
@@ -248,6 +250,8 @@ type Snapshot struct {
 	// per event); nil: none. The decision is the same with it or without
 	// it. One Scratch serves one cycle at a time.
 	Scratch *Scratch
+	// AdvRsvs are the advance reservations (resv.go).
+	AdvRsvs []AdvRsv
 }
 
 // Scratch is the memory successive cycles reuse (Snapshot.Scratch). The
