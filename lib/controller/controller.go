@@ -163,6 +163,7 @@ type Controller struct {
 	// closedHosts: the hosts badmin hclose closed, with the comment of
 	// each close (bhosts -l), as stored.
 	closedHosts map[string]string
+	rsvs        map[string]*api.Reservation // advance reservations by ID (resv.go)
 	// stale: instances a returning worker still ran of jobs that are no
 	// longer its own (rerun elsewhere, or ended), by host, until their end
 	// is reported: the job is not placed there meanwhile, and that end
@@ -279,6 +280,9 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 		c.queues[q.Name] = &queue{q: q}
 	}
 	if err := c.restoreControls(); err != nil {
+		return nil, err
+	}
+	if err := c.restoreRsvs(); err != nil {
 		return nil, err
 	}
 	if err := c.restore(); err != nil {
@@ -575,6 +579,7 @@ func (c *Controller) Run(ctx context.Context) {
 			// they are sampled.
 			c.hostLoad.Latest(time.Now(), time.Second)
 			c.checkHosts(time.Now())
+			c.expireRsvs(time.Now())
 			c.perf.mon.Tick(time.Now(), c.perfTotals())
 		case <-clean.C:
 			c.clean()
@@ -662,6 +667,7 @@ func (c *Controller) cycle() {
 			slog.Error("decode effective spec", "job", nj.JobId, "err", err)
 		}
 		full.Effective = eff
+		c.rsvLaunch(full)
 		launches = append(launches, launch{full, c.execOf(nj)})
 	}
 	c.mu.Unlock()
