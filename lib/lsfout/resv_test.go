@@ -18,7 +18,7 @@ func rsvRows() []*api.Reservation {
 	}
 	return []*api.Reservation{
 		{Id: "alice#0", Type: "user", Creator: "root", Users: []string{"alice"}, Begin: at("2026-11-12 06:00:00"), End: at("2026-11-12 08:30:00"),
-			Hosts: []*api.RsvHost{{Host: "hostA", Slots: 4, Used: 2}, {Host: "hostB", Slots: 8}},
+			Hosts:  []*api.RsvHost{{Host: "hostA", Slots: 4, Used: 2}, {Host: "hostB", Slots: 8}},
 			Active: true, NextBegin: at("2026-11-12 06:00:00"), NextEnd: at("2026-11-12 08:30:00"), Description: "course",
 			Jobs: []*api.RsvJob{{JobId: 12, State: api.JobState_RUN}, {JobId: 14, State: api.JobState_PEND}, {JobId: 9, State: api.JobState_DONE},
 				{JobId: 15, ArrayIndex: 2, State: api.JobState_RUN}}},
