@@ -28,6 +28,8 @@ type Config struct {
 	// Limits are the resource allocation limits ([[limits]], LSF's
 	// lsb.resources Limit sections), in file order.
 	Limits []*Limit `toml:"limits"`
+	// RsvPolicies let users create advance reservations (rsvpolicy.go).
+	RsvPolicies []*RsvPolicy `toml:"reservation_policies"`
 
 	// File is the path the configuration was loaded from; "" for Default.
 	File string `toml:"-"`

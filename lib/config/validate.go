@@ -41,6 +41,7 @@ func (c *Config) finish() error {
 	c.checkApps(k)
 	c.checkProjects(k)
 	c.checkLimits(k)
+	c.checkRsvPolicies(k)
 	c.checkCluster(k)
 	c.checkContainment(k)
 	c.checkRanges(k)

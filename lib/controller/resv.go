@@ -141,14 +141,15 @@ func (c *Controller) addRsv(who Caller, req *api.ReservationRequest, now time.Ti
 	fail := func(format string, a ...any) *api.ReservationReply {
 		return &api.ReservationReply{Errors: []string{fmt.Sprintf(format, a...)}}
 	}
-	if !c.isAdmin(who.UID) {
+	admin := c.isAdmin(who.UID)
+	conf := c.config()
+	if !admin && len(conf.RsvPolicies) == 0 {
 		return fail("%s", errPermission)
 	}
 	in := req.Rsv
 	if in == nil {
 		return fail("No reservation given")
 	}
-	conf := c.config()
 	r := &api.Reservation{
 		Users: in.Users, Open: in.Open, Description: in.Description, TimeWindow: in.TimeWindow,
 		Begin: in.Begin, End: in.End, Created: now.Unix(), Group: in.Group, Type: "user",
@@ -231,6 +232,11 @@ func (c *Controller) addRsv(who Caller, req *api.ReservationRequest, now time.Ti
 	}
 	if need > 0 {
 		return fail("Not enough hosts or job slots available for the reservation request")
+	}
+	if !admin {
+		if r.Policy = c.rsvPolicyFor(conf, r.Creator, r, ws); r.Policy == "" {
+			return fail("%s: no advance reservation policy (reservation_policies) lets %s reserve these hosts at that time", errPermission, r.Creator)
+		}
 	}
 	// The ID: -N's name, else the user's or group's next number.
 	if in.Id != "" {
@@ -462,4 +468,83 @@ func (c *Controller) rsvLaunch(j *api.Job) {
 	if end := ws[0].End.Unix(); eff.TermTime == 0 || end < eff.TermTime {
 		eff.TermTime = end
 	}
+}
+
+// rsvPolicyFor is the first reservation policy that lets user create r
+// (its hosts allocated, ws its windows): user among its users, every host
+// among its hosts, and every window inside one of its time windows. ""
+// when none does.
+func (c *Controller) rsvPolicyFor(conf *config.Config, user string, r *api.Reservation, ws []sched.Window) string {
+	groups := policy.UserGroups(conf)
+	hgroups := policy.HostGroups(conf)
+	for _, p := range conf.RsvPolicies {
+		if !inList(p.Users, user, groups) {
+			continue
+		}
+		ok := true
+		for _, h := range r.Hosts {
+			ok = ok && inList(p.Hosts, h.Host, hgroups)
+		}
+		for _, w := range ws {
+			ok = ok && inWindows(p.TimeWindows, w)
+		}
+		if ok {
+			return p.Name
+		}
+	}
+	return ""
+}
+
+// inList says whether name is in a policy list: names, groups (members
+// expanded), "all", "~x" to leave x out; an empty list holds every name.
+func inList(list []string, name string, groups map[string][]string) bool {
+	if len(list) == 0 {
+		return true
+	}
+	var member func(g string, depth int) bool
+	member = func(g string, depth int) bool {
+		if g == name || g == "all" {
+			return true
+		}
+		if depth > 8 {
+			return false
+		}
+		for _, m := range groups[g] {
+			if member(m, depth+1) {
+				return true
+			}
+		}
+		return false
+	}
+	in := false
+	for _, e := range list {
+		if x, ok := strings.CutPrefix(e, "~"); ok {
+			if member(x, 0) {
+				return false
+			}
+			continue
+		}
+		in = in || member(e, 0)
+	}
+	return in
+}
+
+// inWindows says whether w lies inside one occurrence of one of the
+// recurring windows (none: any time).
+func inWindows(tws []string, w sched.Window) bool {
+	if len(tws) == 0 {
+		return true
+	}
+	for _, s := range tws {
+		tw, err := policy.ParseTimeWindow(s)
+		if err != nil {
+			continue
+		}
+		for _, o := range tw.Windows(w.Start.Add(-8*24*time.Hour), 9*24*time.Hour) {
+			if !w.Start.Before(o.Start) && !w.End.After(o.End) {
+				return true
+			}
+		}
+	}
+	return false
 }
