@@ -23,6 +23,8 @@ type doc struct {
 	tables []*table
 	// limits are the [[limits]] entries, written after the tables.
 	limits []*table
+	// rsvPolicies are the [[reservation_policies]] entries, written last.
+	rsvPolicies []*table
 }
 
 type table struct {
@@ -54,6 +56,13 @@ func (d *doc) table(comment string, s src, path ...string) *table {
 func (d *doc) limit(comment string, s src) *table {
 	t := &table{path: []string{"limits"}, comment: comment, src: s}
 	d.limits = append(d.limits, t)
+	return t
+}
+
+// rsvPolicy appends a [[reservation_policies]] entry.
+func (d *doc) rsvPolicy(comment string, s src) *table {
+	t := &table{path: []string{"reservation_policies"}, comment: comment, src: s}
+	d.rsvPolicies = append(d.rsvPolicies, t)
 	return t
 }
 
@@ -108,6 +117,9 @@ func (d *doc) String() string {
 		t.write(&b, false)
 	}
 	for _, t := range d.limits {
+		t.write(&b, true)
+	}
+	for _, t := range d.rsvPolicies {
 		t.write(&b, true)
 	}
 	return b.String()
