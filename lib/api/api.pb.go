@@ -890,6 +890,118 @@ func (PerfmonRequest_Op) EnumDescriptor() ([]byte, []int) {
 	return file_api_proto_rawDescGZIP(), []int{45, 0}
 }
 
+type ReservationRequest_Op int32
+
+const (
+	ReservationRequest_LIST   ReservationRequest_Op = 0
+	ReservationRequest_ADD    ReservationRequest_Op = 1
+	ReservationRequest_DELETE ReservationRequest_Op = 2
+	ReservationRequest_MODIFY ReservationRequest_Op = 3
+)
+
+// Enum value maps for ReservationRequest_Op.
+var (
+	ReservationRequest_Op_name = map[int32]string{
+		0: "LIST",
+		1: "ADD",
+		2: "DELETE",
+		3: "MODIFY",
+	}
+	ReservationRequest_Op_value = map[string]int32{
+		"LIST":   0,
+		"ADD":    1,
+		"DELETE": 2,
+		"MODIFY": 3,
+	}
+)
+
+func (x ReservationRequest_Op) Enum() *ReservationRequest_Op {
+	p := new(ReservationRequest_Op)
+	*p = x
+	return p
+}
+
+func (x ReservationRequest_Op) String() string {
+	if name, ok := ReservationRequest_Op_name[int32(x)]; ok {
+		return name
+	}
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ReservationRequest_Op) Descriptor() protoreflect.EnumDescriptor {
+	file_api_proto_init()
+	return file_api_proto_enumTypes[12].Descriptor()
+}
+
+func (ReservationRequest_Op) Type() protoreflect.EnumType {
+	file_api_proto_init()
+	return &file_api_proto_enumTypes[12]
+}
+
+func (x ReservationRequest_Op) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ReservationRequest_Op.Descriptor instead.
+func (ReservationRequest_Op) EnumDescriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{73, 0}
+}
+
+// MODIFY addhost / rmhost: slots on rsv.hosts to add or remove.
+type ReservationRequest_HostOp int32
+
+const (
+	ReservationRequest_NONE    ReservationRequest_HostOp = 0
+	ReservationRequest_ADDHOST ReservationRequest_HostOp = 1
+	ReservationRequest_RMHOST  ReservationRequest_HostOp = 2
+)
+
+// Enum value maps for ReservationRequest_HostOp.
+var (
+	ReservationRequest_HostOp_name = map[int32]string{
+		0: "NONE",
+		1: "ADDHOST",
+		2: "RMHOST",
+	}
+	ReservationRequest_HostOp_value = map[string]int32{
+		"NONE":    0,
+		"ADDHOST": 1,
+		"RMHOST":  2,
+	}
+)
+
+func (x ReservationRequest_HostOp) Enum() *ReservationRequest_HostOp {
+	p := new(ReservationRequest_HostOp)
+	*p = x
+	return p
+}
+
+func (x ReservationRequest_HostOp) String() string {
+	if name, ok := ReservationRequest_HostOp_name[int32(x)]; ok {
+		return name
+	}
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ReservationRequest_HostOp) Descriptor() protoreflect.EnumDescriptor {
+	file_api_proto_init()
+	return file_api_proto_enumTypes[13].Descriptor()
+}
+
+func (ReservationRequest_HostOp) Type() protoreflect.EnumType {
+	file_api_proto_init()
+	return &file_api_proto_enumTypes[13]
+}
+
+func (x ReservationRequest_HostOp) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ReservationRequest_HostOp.Descriptor instead.
+func (ReservationRequest_HostOp) EnumDescriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{73, 1}
+}
+
 type JobSpec struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The job command line as LSF shows it (words joined by spaces), or, for a
@@ -989,7 +1101,9 @@ type JobSpec struct {
 	Home string `protobuf:"bytes,73,opt,name=home,proto3" json:"home,omitempty"`
 	// Store-internal: the key under which lib/store keeps the deduplicated
 	// environment; env itself is then left out of the stored spec.
-	EnvRef        []byte `protobuf:"bytes,80,opt,name=env_ref,json=envRef,proto3" json:"env_ref,omitempty"`
+	EnvRef []byte `protobuf:"bytes,80,opt,name=env_ref,json=envRef,proto3" json:"env_ref,omitempty"`
+	// bsub -U: the advance reservation the job runs in (Reservation.id).
+	Reservation   string `protobuf:"bytes,103,opt,name=reservation,proto3" json:"reservation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1528,6 +1642,13 @@ func (x *JobSpec) GetEnvRef() []byte {
 		return x.EnvRef
 	}
 	return nil
+}
+
+func (x *JobSpec) GetReservation() string {
+	if x != nil {
+		return x.Reservation
+	}
+	return ""
 }
 
 // PendLimit is a limit or quota a job's start is checked against: while
@@ -8172,12 +8293,487 @@ func (x *ComputeUnit) GetCondense() bool {
 	return false
 }
 
+// Reservation is an advance reservation (brsvadd): slots on hosts held
+// for some users during a one-time window (begin, end) or a recurring
+// one (time_window). The controller stores it under its id.
+type Reservation struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Id          string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`                   // "user#N", "group#N", "system#N" or the -N name
+	Type        string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`               // "user", "group" or "sys"
+	Creator     string                 `protobuf:"bytes,3,opt,name=creator,proto3" json:"creator,omitempty"`         // who ran brsvadd
+	Users       []string               `protobuf:"bytes,4,rep,name=users,proto3" json:"users,omitempty"`             // -u: users and user groups whose jobs may use it
+	Open        bool                   `protobuf:"varint,5,opt,name=open,proto3" json:"open,omitempty"`              // -o: its jobs keep running after the window
+	Description string                 `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"` // -d
+	Hosts       []*RsvHost             `protobuf:"bytes,7,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	Begin       int64                  `protobuf:"varint,8,opt,name=begin,proto3" json:"begin,omitempty"` // one-time window, Unix seconds
+	End         int64                  `protobuf:"varint,9,opt,name=end,proto3" json:"end,omitempty"`
+	// -t: a recurring window "[day:]hour[:minute]-[day:]hour[:minute]",
+	// in the controller's local time (day 0 is Sunday).
+	TimeWindow string `protobuf:"bytes,10,opt,name=time_window,json=timeWindow,proto3" json:"time_window,omitempty"`
+	Created    int64  `protobuf:"varint,11,opt,name=created,proto3" json:"created,omitempty"` // Unix seconds
+	// In replies: the jobs that name it (brsvs -l, brsvjob).
+	Jobs []*RsvJob `protobuf:"bytes,12,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	// In replies: whether a window is open now, and the next (or current)
+	// window's begin and end in Unix seconds.
+	Active    bool  `protobuf:"varint,13,opt,name=active,proto3" json:"active,omitempty"`
+	NextBegin int64 `protobuf:"varint,14,opt,name=next_begin,json=nextBegin,proto3" json:"next_begin,omitempty"`
+	NextEnd   int64 `protobuf:"varint,15,opt,name=next_end,json=nextEnd,proto3" json:"next_end,omitempty"`
+	// -g was given: users are user groups.
+	Group bool `protobuf:"varint,16,opt,name=group,proto3" json:"group,omitempty"`
+	// The ResourceReservation policy that let a user create it ("" for an
+	// administrator's).
+	Policy        string `protobuf:"bytes,17,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Reservation) Reset() {
+	*x = Reservation{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Reservation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Reservation) ProtoMessage() {}
+
+func (x *Reservation) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Reservation.ProtoReflect.Descriptor instead.
+func (*Reservation) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *Reservation) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Reservation) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Reservation) GetCreator() string {
+	if x != nil {
+		return x.Creator
+	}
+	return ""
+}
+
+func (x *Reservation) GetUsers() []string {
+	if x != nil {
+		return x.Users
+	}
+	return nil
+}
+
+func (x *Reservation) GetOpen() bool {
+	if x != nil {
+		return x.Open
+	}
+	return false
+}
+
+func (x *Reservation) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *Reservation) GetHosts() []*RsvHost {
+	if x != nil {
+		return x.Hosts
+	}
+	return nil
+}
+
+func (x *Reservation) GetBegin() int64 {
+	if x != nil {
+		return x.Begin
+	}
+	return 0
+}
+
+func (x *Reservation) GetEnd() int64 {
+	if x != nil {
+		return x.End
+	}
+	return 0
+}
+
+func (x *Reservation) GetTimeWindow() string {
+	if x != nil {
+		return x.TimeWindow
+	}
+	return ""
+}
+
+func (x *Reservation) GetCreated() int64 {
+	if x != nil {
+		return x.Created
+	}
+	return 0
+}
+
+func (x *Reservation) GetJobs() []*RsvJob {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *Reservation) GetActive() bool {
+	if x != nil {
+		return x.Active
+	}
+	return false
+}
+
+func (x *Reservation) GetNextBegin() int64 {
+	if x != nil {
+		return x.NextBegin
+	}
+	return 0
+}
+
+func (x *Reservation) GetNextEnd() int64 {
+	if x != nil {
+		return x.NextEnd
+	}
+	return 0
+}
+
+func (x *Reservation) GetGroup() bool {
+	if x != nil {
+		return x.Group
+	}
+	return false
+}
+
+func (x *Reservation) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+// RsvHost is a reservation's slots on one host; used, in replies, is how
+// many its running jobs use.
+type RsvHost struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Host          string                 `protobuf:"bytes,1,opt,name=host,proto3" json:"host,omitempty"`
+	Slots         int32                  `protobuf:"varint,2,opt,name=slots,proto3" json:"slots,omitempty"`
+	Used          int32                  `protobuf:"varint,3,opt,name=used,proto3" json:"used,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RsvHost) Reset() {
+	*x = RsvHost{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RsvHost) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RsvHost) ProtoMessage() {}
+
+func (x *RsvHost) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RsvHost.ProtoReflect.Descriptor instead.
+func (*RsvHost) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *RsvHost) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *RsvHost) GetSlots() int32 {
+	if x != nil {
+		return x.Slots
+	}
+	return 0
+}
+
+func (x *RsvHost) GetUsed() int32 {
+	if x != nil {
+		return x.Used
+	}
+	return 0
+}
+
+// RsvJob is a job of a reservation, in replies.
+type RsvJob struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         int64                  `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	ArrayIndex    int32                  `protobuf:"varint,2,opt,name=array_index,json=arrayIndex,proto3" json:"array_index,omitempty"`
+	State         JobState               `protobuf:"varint,3,opt,name=state,proto3,enum=xce.api.v1.JobState" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RsvJob) Reset() {
+	*x = RsvJob{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RsvJob) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RsvJob) ProtoMessage() {}
+
+func (x *RsvJob) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RsvJob.ProtoReflect.Descriptor instead.
+func (*RsvJob) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *RsvJob) GetJobId() int64 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *RsvJob) GetArrayIndex() int32 {
+	if x != nil {
+		return x.ArrayIndex
+	}
+	return 0
+}
+
+func (x *RsvJob) GetState() JobState {
+	if x != nil {
+		return x.State
+	}
+	return JobState_STATE_UNSPECIFIED
+}
+
+// ReservationRequest is brsvadd, brsvs, brsvdel and brsvmod.
+type ReservationRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Op    ReservationRequest_Op  `protobuf:"varint,1,opt,name=op,proto3,enum=xce.api.v1.ReservationRequest_Op" json:"op,omitempty"`
+	// ADD: the reservation (id only with -N; hosts are the -m candidates,
+	// in order, with slots 0); MODIFY: the fields named in fields.
+	Rsv           *Reservation              `protobuf:"bytes,2,opt,name=rsv,proto3" json:"rsv,omitempty"`
+	Slots         int32                     `protobuf:"varint,3,opt,name=slots,proto3" json:"slots,omitempty"`                // -n
+	ResReq        string                    `protobuf:"bytes,4,opt,name=res_req,json=resReq,proto3" json:"res_req,omitempty"` // -R: hosts whose select matches
+	Ids           []string                  `protobuf:"bytes,5,rep,name=ids,proto3" json:"ids,omitempty"`                     // DELETE, LIST (empty: all), MODIFY (one)
+	Fields        []string                  `protobuf:"bytes,6,rep,name=fields,proto3" json:"fields,omitempty"`               // MODIFY: Reservation field names to change
+	HostOp        ReservationRequest_HostOp `protobuf:"varint,7,opt,name=host_op,json=hostOp,proto3,enum=xce.api.v1.ReservationRequest_HostOp" json:"host_op,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReservationRequest) Reset() {
+	*x = ReservationRequest{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReservationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReservationRequest) ProtoMessage() {}
+
+func (x *ReservationRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReservationRequest.ProtoReflect.Descriptor instead.
+func (*ReservationRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *ReservationRequest) GetOp() ReservationRequest_Op {
+	if x != nil {
+		return x.Op
+	}
+	return ReservationRequest_LIST
+}
+
+func (x *ReservationRequest) GetRsv() *Reservation {
+	if x != nil {
+		return x.Rsv
+	}
+	return nil
+}
+
+func (x *ReservationRequest) GetSlots() int32 {
+	if x != nil {
+		return x.Slots
+	}
+	return 0
+}
+
+func (x *ReservationRequest) GetResReq() string {
+	if x != nil {
+		return x.ResReq
+	}
+	return ""
+}
+
+func (x *ReservationRequest) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *ReservationRequest) GetFields() []string {
+	if x != nil {
+		return x.Fields
+	}
+	return nil
+}
+
+func (x *ReservationRequest) GetHostOp() ReservationRequest_HostOp {
+	if x != nil {
+		return x.HostOp
+	}
+	return ReservationRequest_NONE
+}
+
+type ReservationReply struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Reservations []*Reservation         `protobuf:"bytes,1,rep,name=reservations,proto3" json:"reservations,omitempty"`
+	// One line per failed id or the reason the request was refused, in
+	// LSF's words.
+	Errors []string `protobuf:"bytes,2,rep,name=errors,proto3" json:"errors,omitempty"`
+	// What the command prints on success (e.g. Reservation "user1#0" is
+	// created).
+	Messages      []string `protobuf:"bytes,3,rep,name=messages,proto3" json:"messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReservationReply) Reset() {
+	*x = ReservationReply{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReservationReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReservationReply) ProtoMessage() {}
+
+func (x *ReservationReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReservationReply.ProtoReflect.Descriptor instead.
+func (*ReservationReply) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *ReservationReply) GetReservations() []*Reservation {
+	if x != nil {
+		return x.Reservations
+	}
+	return nil
+}
+
+func (x *ReservationReply) GetErrors() []string {
+	if x != nil {
+		return x.Errors
+	}
+	return nil
+}
+
+func (x *ReservationReply) GetMessages() []string {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
 var File_api_proto protoreflect.FileDescriptor
 
 const file_api_proto_rawDesc = "" +
 	"\n" +
 	"\tapi.proto\x12\n" +
-	"xce.api.v1\"\xdd\x12\n" +
+	"xce.api.v1\"\xff\x12\n" +
 	"\aJobSpec\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12*\n" +
 	"\x11command_is_script\x18\x02 \x01(\bR\x0fcommandIsScript\x12\x14\n" +
@@ -8270,7 +8866,8 @@ const file_api_proto_rawDesc = "" +
 	"\x03gid\x18G \x01(\rR\x03gid\x12\x12\n" +
 	"\x04user\x18H \x01(\tR\x04user\x12\x12\n" +
 	"\x04home\x18I \x01(\tR\x04home\x12\x17\n" +
-	"\aenv_ref\x18P \x01(\fR\x06envRef\x1a9\n" +
+	"\aenv_ref\x18P \x01(\fR\x06envRef\x12 \n" +
+	"\vreservation\x18g \x01(\tR\vreservation\x1a9\n" +
 	"\vOriginEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc4\x02\n" +
@@ -9013,7 +9610,61 @@ const file_api_proto_rawDesc = "" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
 	"\amembers\x18\x03 \x03(\tR\amembers\x12\x14\n" +
 	"\x05hosts\x18\x04 \x03(\tR\x05hosts\x12\x1a\n" +
-	"\bcondense\x18\x05 \x01(\bR\bcondense*t\n" +
+	"\bcondense\x18\x05 \x01(\bR\bcondense\"\xcd\x03\n" +
+	"\vReservation\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
+	"\acreator\x18\x03 \x01(\tR\acreator\x12\x14\n" +
+	"\x05users\x18\x04 \x03(\tR\x05users\x12\x12\n" +
+	"\x04open\x18\x05 \x01(\bR\x04open\x12 \n" +
+	"\vdescription\x18\x06 \x01(\tR\vdescription\x12)\n" +
+	"\x05hosts\x18\a \x03(\v2\x13.xce.api.v1.RsvHostR\x05hosts\x12\x14\n" +
+	"\x05begin\x18\b \x01(\x03R\x05begin\x12\x10\n" +
+	"\x03end\x18\t \x01(\x03R\x03end\x12\x1f\n" +
+	"\vtime_window\x18\n" +
+	" \x01(\tR\n" +
+	"timeWindow\x12\x18\n" +
+	"\acreated\x18\v \x01(\x03R\acreated\x12&\n" +
+	"\x04jobs\x18\f \x03(\v2\x12.xce.api.v1.RsvJobR\x04jobs\x12\x16\n" +
+	"\x06active\x18\r \x01(\bR\x06active\x12\x1d\n" +
+	"\n" +
+	"next_begin\x18\x0e \x01(\x03R\tnextBegin\x12\x19\n" +
+	"\bnext_end\x18\x0f \x01(\x03R\anextEnd\x12\x14\n" +
+	"\x05group\x18\x10 \x01(\bR\x05group\x12\x16\n" +
+	"\x06policy\x18\x11 \x01(\tR\x06policy\"G\n" +
+	"\aRsvHost\x12\x12\n" +
+	"\x04host\x18\x01 \x01(\tR\x04host\x12\x14\n" +
+	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x12\n" +
+	"\x04used\x18\x03 \x01(\x05R\x04used\"l\n" +
+	"\x06RsvJob\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
+	"\varray_index\x18\x02 \x01(\x05R\n" +
+	"arrayIndex\x12*\n" +
+	"\x05state\x18\x03 \x01(\x0e2\x14.xce.api.v1.JobStateR\x05state\"\xe9\x02\n" +
+	"\x12ReservationRequest\x121\n" +
+	"\x02op\x18\x01 \x01(\x0e2!.xce.api.v1.ReservationRequest.OpR\x02op\x12)\n" +
+	"\x03rsv\x18\x02 \x01(\v2\x17.xce.api.v1.ReservationR\x03rsv\x12\x14\n" +
+	"\x05slots\x18\x03 \x01(\x05R\x05slots\x12\x17\n" +
+	"\ares_req\x18\x04 \x01(\tR\x06resReq\x12\x10\n" +
+	"\x03ids\x18\x05 \x03(\tR\x03ids\x12\x16\n" +
+	"\x06fields\x18\x06 \x03(\tR\x06fields\x12>\n" +
+	"\ahost_op\x18\a \x01(\x0e2%.xce.api.v1.ReservationRequest.HostOpR\x06hostOp\"/\n" +
+	"\x02Op\x12\b\n" +
+	"\x04LIST\x10\x00\x12\a\n" +
+	"\x03ADD\x10\x01\x12\n" +
+	"\n" +
+	"\x06DELETE\x10\x02\x12\n" +
+	"\n" +
+	"\x06MODIFY\x10\x03\"+\n" +
+	"\x06HostOp\x12\b\n" +
+	"\x04NONE\x10\x00\x12\v\n" +
+	"\aADDHOST\x10\x01\x12\n" +
+	"\n" +
+	"\x06RMHOST\x10\x02\"\x83\x01\n" +
+	"\x10ReservationReply\x12;\n" +
+	"\freservations\x18\x01 \x03(\v2\x17.xce.api.v1.ReservationR\freservations\x12\x16\n" +
+	"\x06errors\x18\x02 \x03(\tR\x06errors\x12\x1a\n" +
+	"\bmessages\x18\x03 \x03(\tR\bmessages*t\n" +
 	"\bJobState\x12\x15\n" +
 	"\x11STATE_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04PEND\x10\x01\x12\t\n" +
@@ -9103,201 +9754,215 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 79)
+var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 84)
 var file_api_proto_goTypes = []any{
-	(JobState)(0),                 // 0: xce.api.v1.JobState
-	(TermReason)(0),               // 1: xce.api.v1.TermReason
-	(Interactive)(0),              // 2: xce.api.v1.Interactive
-	(EventType)(0),                // 3: xce.api.v1.EventType
-	(HostState)(0),                // 4: xce.api.v1.HostState
-	(PendLimit_Kind)(0),           // 5: xce.api.v1.PendLimit.Kind
-	(QueryRequest_Scope)(0),       // 6: xce.api.v1.QueryRequest.Scope
-	(QueryRequest_Eligibility)(0), // 7: xce.api.v1.QueryRequest.Eligibility
-	(SignalRequest_Action)(0),     // 8: xce.api.v1.SignalRequest.Action
-	(ControlRequest_Action)(0),    // 9: xce.api.v1.ControlRequest.Action
-	(DependencyReply_Status)(0),   // 10: xce.api.v1.DependencyReply.Status
-	(PerfmonRequest_Op)(0),        // 11: xce.api.v1.PerfmonRequest.Op
-	(*JobSpec)(nil),               // 12: xce.api.v1.JobSpec
-	(*PendLimit)(nil),             // 13: xce.api.v1.PendLimit
-	(*HostSlots)(nil),             // 14: xce.api.v1.HostSlots
-	(*ResourceUsage)(nil),         // 15: xce.api.v1.ResourceUsage
-	(*Job)(nil),                   // 16: xce.api.v1.Job
-	(*Event)(nil),                 // 17: xce.api.v1.Event
-	(*Host)(nil),                  // 18: xce.api.v1.Host
-	(*GpuDevice)(nil),             // 19: xce.api.v1.GpuDevice
-	(*Queue)(nil),                 // 20: xce.api.v1.Queue
-	(*ShareAccount)(nil),          // 21: xce.api.v1.ShareAccount
-	(*SharedResource)(nil),        // 22: xce.api.v1.SharedResource
-	(*QueueState)(nil),            // 23: xce.api.v1.QueueState
-	(*App)(nil),                   // 24: xce.api.v1.App
-	(*JobRef)(nil),                // 25: xce.api.v1.JobRef
-	(*SubmitRequest)(nil),         // 26: xce.api.v1.SubmitRequest
-	(*SubmitReply)(nil),           // 27: xce.api.v1.SubmitReply
-	(*SubmitPackRequest)(nil),     // 28: xce.api.v1.SubmitPackRequest
-	(*SubmitPackReply)(nil),       // 29: xce.api.v1.SubmitPackReply
-	(*SubmitResult)(nil),          // 30: xce.api.v1.SubmitResult
-	(*QueryRequest)(nil),          // 31: xce.api.v1.QueryRequest
-	(*QueryReply)(nil),            // 32: xce.api.v1.QueryReply
-	(*QueryReplyEncoded)(nil),     // 33: xce.api.v1.QueryReplyEncoded
-	(*EncodedSpec)(nil),           // 34: xce.api.v1.EncodedSpec
-	(*SignalRequest)(nil),         // 35: xce.api.v1.SignalRequest
-	(*SignalResult)(nil),          // 36: xce.api.v1.SignalResult
-	(*SignalReply)(nil),           // 37: xce.api.v1.SignalReply
-	(*WatchRequest)(nil),          // 38: xce.api.v1.WatchRequest
-	(*WatchEvent)(nil),            // 39: xce.api.v1.WatchEvent
-	(*ListQueuesRequest)(nil),     // 40: xce.api.v1.ListQueuesRequest
-	(*ListQueuesReply)(nil),       // 41: xce.api.v1.ListQueuesReply
-	(*ListAppsRequest)(nil),       // 42: xce.api.v1.ListAppsRequest
-	(*ListAppsReply)(nil),         // 43: xce.api.v1.ListAppsReply
-	(*LimitConfig)(nil),           // 44: xce.api.v1.LimitConfig
-	(*LimitUsage)(nil),            // 45: xce.api.v1.LimitUsage
-	(*LimitAmount)(nil),           // 46: xce.api.v1.LimitAmount
-	(*LimitsRequest)(nil),         // 47: xce.api.v1.LimitsRequest
-	(*LimitsReply)(nil),           // 48: xce.api.v1.LimitsReply
-	(*ControlRequest)(nil),        // 49: xce.api.v1.ControlRequest
-	(*ControlResult)(nil),         // 50: xce.api.v1.ControlResult
-	(*ControlReply)(nil),          // 51: xce.api.v1.ControlReply
-	(*ModifyRequest)(nil),         // 52: xce.api.v1.ModifyRequest
-	(*ModifyReply)(nil),           // 53: xce.api.v1.ModifyReply
-	(*DependencyRequest)(nil),     // 54: xce.api.v1.DependencyRequest
-	(*DependencyReply)(nil),       // 55: xce.api.v1.DependencyReply
-	(*ReconfigRequest)(nil),       // 56: xce.api.v1.ReconfigRequest
-	(*PerfmonRequest)(nil),        // 57: xce.api.v1.PerfmonRequest
-	(*PerfmonRow)(nil),            // 58: xce.api.v1.PerfmonRow
-	(*PerfmonReply)(nil),          // 59: xce.api.v1.PerfmonReply
-	(*ReconfigReply)(nil),         // 60: xce.api.v1.ReconfigReply
-	(*ListHostsRequest)(nil),      // 61: xce.api.v1.ListHostsRequest
-	(*ListHostsReply)(nil),        // 62: xce.api.v1.ListHostsReply
-	(*EventsRequest)(nil),         // 63: xce.api.v1.EventsRequest
-	(*EventsReply)(nil),           // 64: xce.api.v1.EventsReply
-	(*ClusterInfoRequest)(nil),    // 65: xce.api.v1.ClusterInfoRequest
-	(*ClusterInfo)(nil),           // 66: xce.api.v1.ClusterInfo
-	(*Candidate)(nil),             // 67: xce.api.v1.Candidate
-	(*ResourceInfo)(nil),          // 68: xce.api.v1.ResourceInfo
-	(*Parameter)(nil),             // 69: xce.api.v1.Parameter
-	(*Group)(nil),                 // 70: xce.api.v1.Group
-	(*Launch)(nil),                // 71: xce.api.v1.Launch
-	(*Containment)(nil),           // 72: xce.api.v1.Containment
-	(*TimeRange)(nil),             // 73: xce.api.v1.TimeRange
-	(*AcctRequest)(nil),           // 74: xce.api.v1.AcctRequest
-	(*AcctReply)(nil),             // 75: xce.api.v1.AcctReply
-	(*RCInstance)(nil),            // 76: xce.api.v1.RCInstance
-	(*RCRequest)(nil),             // 77: xce.api.v1.RCRequest
-	(*RCTemplateView)(nil),        // 78: xce.api.v1.RCTemplateView
-	(*RCError)(nil),               // 79: xce.api.v1.RCError
-	(*SupplyView)(nil),            // 80: xce.api.v1.SupplyView
-	(*ComputeUnit)(nil),           // 81: xce.api.v1.ComputeUnit
-	nil,                           // 82: xce.api.v1.JobSpec.OriginEntry
-	nil,                           // 83: xce.api.v1.Host.ReservedEntry
-	nil,                           // 84: xce.api.v1.Queue.UserSharesEntry
-	nil,                           // 85: xce.api.v1.Queue.UserPriorityEntry
-	nil,                           // 86: xce.api.v1.App.EnvEntry
-	nil,                           // 87: xce.api.v1.QueryReply.SpecsEntry
-	nil,                           // 88: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                           // 89: xce.api.v1.LimitConfig.ResourcesEntry
-	nil,                           // 90: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(JobState)(0),                  // 0: xce.api.v1.JobState
+	(TermReason)(0),                // 1: xce.api.v1.TermReason
+	(Interactive)(0),               // 2: xce.api.v1.Interactive
+	(EventType)(0),                 // 3: xce.api.v1.EventType
+	(HostState)(0),                 // 4: xce.api.v1.HostState
+	(PendLimit_Kind)(0),            // 5: xce.api.v1.PendLimit.Kind
+	(QueryRequest_Scope)(0),        // 6: xce.api.v1.QueryRequest.Scope
+	(QueryRequest_Eligibility)(0),  // 7: xce.api.v1.QueryRequest.Eligibility
+	(SignalRequest_Action)(0),      // 8: xce.api.v1.SignalRequest.Action
+	(ControlRequest_Action)(0),     // 9: xce.api.v1.ControlRequest.Action
+	(DependencyReply_Status)(0),    // 10: xce.api.v1.DependencyReply.Status
+	(PerfmonRequest_Op)(0),         // 11: xce.api.v1.PerfmonRequest.Op
+	(ReservationRequest_Op)(0),     // 12: xce.api.v1.ReservationRequest.Op
+	(ReservationRequest_HostOp)(0), // 13: xce.api.v1.ReservationRequest.HostOp
+	(*JobSpec)(nil),                // 14: xce.api.v1.JobSpec
+	(*PendLimit)(nil),              // 15: xce.api.v1.PendLimit
+	(*HostSlots)(nil),              // 16: xce.api.v1.HostSlots
+	(*ResourceUsage)(nil),          // 17: xce.api.v1.ResourceUsage
+	(*Job)(nil),                    // 18: xce.api.v1.Job
+	(*Event)(nil),                  // 19: xce.api.v1.Event
+	(*Host)(nil),                   // 20: xce.api.v1.Host
+	(*GpuDevice)(nil),              // 21: xce.api.v1.GpuDevice
+	(*Queue)(nil),                  // 22: xce.api.v1.Queue
+	(*ShareAccount)(nil),           // 23: xce.api.v1.ShareAccount
+	(*SharedResource)(nil),         // 24: xce.api.v1.SharedResource
+	(*QueueState)(nil),             // 25: xce.api.v1.QueueState
+	(*App)(nil),                    // 26: xce.api.v1.App
+	(*JobRef)(nil),                 // 27: xce.api.v1.JobRef
+	(*SubmitRequest)(nil),          // 28: xce.api.v1.SubmitRequest
+	(*SubmitReply)(nil),            // 29: xce.api.v1.SubmitReply
+	(*SubmitPackRequest)(nil),      // 30: xce.api.v1.SubmitPackRequest
+	(*SubmitPackReply)(nil),        // 31: xce.api.v1.SubmitPackReply
+	(*SubmitResult)(nil),           // 32: xce.api.v1.SubmitResult
+	(*QueryRequest)(nil),           // 33: xce.api.v1.QueryRequest
+	(*QueryReply)(nil),             // 34: xce.api.v1.QueryReply
+	(*QueryReplyEncoded)(nil),      // 35: xce.api.v1.QueryReplyEncoded
+	(*EncodedSpec)(nil),            // 36: xce.api.v1.EncodedSpec
+	(*SignalRequest)(nil),          // 37: xce.api.v1.SignalRequest
+	(*SignalResult)(nil),           // 38: xce.api.v1.SignalResult
+	(*SignalReply)(nil),            // 39: xce.api.v1.SignalReply
+	(*WatchRequest)(nil),           // 40: xce.api.v1.WatchRequest
+	(*WatchEvent)(nil),             // 41: xce.api.v1.WatchEvent
+	(*ListQueuesRequest)(nil),      // 42: xce.api.v1.ListQueuesRequest
+	(*ListQueuesReply)(nil),        // 43: xce.api.v1.ListQueuesReply
+	(*ListAppsRequest)(nil),        // 44: xce.api.v1.ListAppsRequest
+	(*ListAppsReply)(nil),          // 45: xce.api.v1.ListAppsReply
+	(*LimitConfig)(nil),            // 46: xce.api.v1.LimitConfig
+	(*LimitUsage)(nil),             // 47: xce.api.v1.LimitUsage
+	(*LimitAmount)(nil),            // 48: xce.api.v1.LimitAmount
+	(*LimitsRequest)(nil),          // 49: xce.api.v1.LimitsRequest
+	(*LimitsReply)(nil),            // 50: xce.api.v1.LimitsReply
+	(*ControlRequest)(nil),         // 51: xce.api.v1.ControlRequest
+	(*ControlResult)(nil),          // 52: xce.api.v1.ControlResult
+	(*ControlReply)(nil),           // 53: xce.api.v1.ControlReply
+	(*ModifyRequest)(nil),          // 54: xce.api.v1.ModifyRequest
+	(*ModifyReply)(nil),            // 55: xce.api.v1.ModifyReply
+	(*DependencyRequest)(nil),      // 56: xce.api.v1.DependencyRequest
+	(*DependencyReply)(nil),        // 57: xce.api.v1.DependencyReply
+	(*ReconfigRequest)(nil),        // 58: xce.api.v1.ReconfigRequest
+	(*PerfmonRequest)(nil),         // 59: xce.api.v1.PerfmonRequest
+	(*PerfmonRow)(nil),             // 60: xce.api.v1.PerfmonRow
+	(*PerfmonReply)(nil),           // 61: xce.api.v1.PerfmonReply
+	(*ReconfigReply)(nil),          // 62: xce.api.v1.ReconfigReply
+	(*ListHostsRequest)(nil),       // 63: xce.api.v1.ListHostsRequest
+	(*ListHostsReply)(nil),         // 64: xce.api.v1.ListHostsReply
+	(*EventsRequest)(nil),          // 65: xce.api.v1.EventsRequest
+	(*EventsReply)(nil),            // 66: xce.api.v1.EventsReply
+	(*ClusterInfoRequest)(nil),     // 67: xce.api.v1.ClusterInfoRequest
+	(*ClusterInfo)(nil),            // 68: xce.api.v1.ClusterInfo
+	(*Candidate)(nil),              // 69: xce.api.v1.Candidate
+	(*ResourceInfo)(nil),           // 70: xce.api.v1.ResourceInfo
+	(*Parameter)(nil),              // 71: xce.api.v1.Parameter
+	(*Group)(nil),                  // 72: xce.api.v1.Group
+	(*Launch)(nil),                 // 73: xce.api.v1.Launch
+	(*Containment)(nil),            // 74: xce.api.v1.Containment
+	(*TimeRange)(nil),              // 75: xce.api.v1.TimeRange
+	(*AcctRequest)(nil),            // 76: xce.api.v1.AcctRequest
+	(*AcctReply)(nil),              // 77: xce.api.v1.AcctReply
+	(*RCInstance)(nil),             // 78: xce.api.v1.RCInstance
+	(*RCRequest)(nil),              // 79: xce.api.v1.RCRequest
+	(*RCTemplateView)(nil),         // 80: xce.api.v1.RCTemplateView
+	(*RCError)(nil),                // 81: xce.api.v1.RCError
+	(*SupplyView)(nil),             // 82: xce.api.v1.SupplyView
+	(*ComputeUnit)(nil),            // 83: xce.api.v1.ComputeUnit
+	(*Reservation)(nil),            // 84: xce.api.v1.Reservation
+	(*RsvHost)(nil),                // 85: xce.api.v1.RsvHost
+	(*RsvJob)(nil),                 // 86: xce.api.v1.RsvJob
+	(*ReservationRequest)(nil),     // 87: xce.api.v1.ReservationRequest
+	(*ReservationReply)(nil),       // 88: xce.api.v1.ReservationReply
+	nil,                            // 89: xce.api.v1.JobSpec.OriginEntry
+	nil,                            // 90: xce.api.v1.Host.ReservedEntry
+	nil,                            // 91: xce.api.v1.Queue.UserSharesEntry
+	nil,                            // 92: xce.api.v1.Queue.UserPriorityEntry
+	nil,                            // 93: xce.api.v1.App.EnvEntry
+	nil,                            // 94: xce.api.v1.QueryReply.SpecsEntry
+	nil,                            // 95: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                            // 96: xce.api.v1.LimitConfig.ResourcesEntry
+	nil,                            // 97: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
-	2,  // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
-	82, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
-	13, // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
-	5,  // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
-	72, // 4: xce.api.v1.HostSlots.containment:type_name -> xce.api.v1.Containment
-	12, // 5: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
-	12, // 6: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
-	0,  // 7: xce.api.v1.Job.state:type_name -> xce.api.v1.JobState
-	14, // 8: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
-	1,  // 9: xce.api.v1.Job.term_reason:type_name -> xce.api.v1.TermReason
-	15, // 10: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
-	0,  // 11: xce.api.v1.Job.prev_state:type_name -> xce.api.v1.JobState
-	3,  // 12: xce.api.v1.Event.type:type_name -> xce.api.v1.EventType
-	0,  // 13: xce.api.v1.Event.state:type_name -> xce.api.v1.JobState
-	14, // 14: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
-	1,  // 15: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
-	15, // 16: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
-	4,  // 17: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	83, // 18: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
-	19, // 19: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
-	84, // 20: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	85, // 21: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
-	21, // 22: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	86, // 23: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
-	12, // 24: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
-	12, // 25: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
-	30, // 26: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
-	27, // 27: xce.api.v1.SubmitResult.reply:type_name -> xce.api.v1.SubmitReply
-	6,  // 28: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
-	25, // 29: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
-	7,  // 30: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
-	16, // 31: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
-	25, // 32: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	87, // 33: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	88, // 34: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
-	15, // 35: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
-	16, // 36: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
-	25, // 37: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
-	34, // 38: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
-	34, // 39: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
-	15, // 40: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
-	8,  // 41: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	25, // 42: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 43: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
-	25, // 44: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	36, // 45: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	25, // 46: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	16, // 47: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	18, // 48: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	20, // 49: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	20, // 50: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	24, // 51: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	89, // 52: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
-	46, // 53: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
-	44, // 54: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
-	45, // 55: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
-	9,  // 56: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
-	25, // 57: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 58: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
-	25, // 59: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
-	50, // 60: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
-	25, // 61: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
-	12, // 62: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
-	50, // 63: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
-	10, // 64: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
-	11, // 65: xce.api.v1.PerfmonRequest.op:type_name -> xce.api.v1.PerfmonRequest.Op
-	58, // 66: xce.api.v1.PerfmonReply.rows:type_name -> xce.api.v1.PerfmonRow
-	18, // 67: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	22, // 68: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
-	80, // 69: xce.api.v1.ListHostsReply.supply:type_name -> xce.api.v1.SupplyView
-	25, // 70: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	17, // 71: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	90, // 72: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	70, // 73: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
-	70, // 74: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
-	69, // 75: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
-	68, // 76: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
-	67, // 77: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
-	81, // 78: xce.api.v1.ClusterInfo.compute_units:type_name -> xce.api.v1.ComputeUnit
-	16, // 79: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	72, // 80: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
-	25, // 81: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
-	0,  // 82: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
-	73, // 83: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
-	73, // 84: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
-	73, // 85: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
-	16, // 86: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
-	25, // 87: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
-	78, // 88: xce.api.v1.SupplyView.templates:type_name -> xce.api.v1.RCTemplateView
-	76, // 89: xce.api.v1.SupplyView.instances:type_name -> xce.api.v1.RCInstance
-	77, // 90: xce.api.v1.SupplyView.requests:type_name -> xce.api.v1.RCRequest
-	79, // 91: xce.api.v1.SupplyView.errors:type_name -> xce.api.v1.RCError
-	12, // 92: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	12, // 93: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	94, // [94:94] is the sub-list for method output_type
-	94, // [94:94] is the sub-list for method input_type
-	94, // [94:94] is the sub-list for extension type_name
-	94, // [94:94] is the sub-list for extension extendee
-	0,  // [0:94] is the sub-list for field type_name
+	2,   // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
+	89,  // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	15,  // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
+	5,   // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
+	74,  // 4: xce.api.v1.HostSlots.containment:type_name -> xce.api.v1.Containment
+	14,  // 5: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
+	14,  // 6: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
+	0,   // 7: xce.api.v1.Job.state:type_name -> xce.api.v1.JobState
+	16,  // 8: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
+	1,   // 9: xce.api.v1.Job.term_reason:type_name -> xce.api.v1.TermReason
+	17,  // 10: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
+	0,   // 11: xce.api.v1.Job.prev_state:type_name -> xce.api.v1.JobState
+	3,   // 12: xce.api.v1.Event.type:type_name -> xce.api.v1.EventType
+	0,   // 13: xce.api.v1.Event.state:type_name -> xce.api.v1.JobState
+	16,  // 14: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
+	1,   // 15: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
+	17,  // 16: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
+	4,   // 17: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
+	90,  // 18: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	21,  // 19: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
+	91,  // 20: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	92,  // 21: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	23,  // 22: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
+	93,  // 23: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	14,  // 24: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
+	14,  // 25: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
+	32,  // 26: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
+	29,  // 27: xce.api.v1.SubmitResult.reply:type_name -> xce.api.v1.SubmitReply
+	6,   // 28: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
+	27,  // 29: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
+	7,   // 30: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
+	18,  // 31: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
+	27,  // 32: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
+	94,  // 33: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	95,  // 34: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	17,  // 35: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
+	18,  // 36: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
+	27,  // 37: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
+	36,  // 38: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
+	36,  // 39: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
+	17,  // 40: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
+	8,   // 41: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
+	27,  // 42: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	0,   // 43: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
+	27,  // 44: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	38,  // 45: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	27,  // 46: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	18,  // 47: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	20,  // 48: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	22,  // 49: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	22,  // 50: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	26,  // 51: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
+	96,  // 52: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
+	48,  // 53: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
+	46,  // 54: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
+	47,  // 55: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
+	9,   // 56: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
+	27,  // 57: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
+	0,   // 58: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
+	27,  // 59: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
+	52,  // 60: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
+	27,  // 61: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
+	14,  // 62: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
+	52,  // 63: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
+	10,  // 64: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
+	11,  // 65: xce.api.v1.PerfmonRequest.op:type_name -> xce.api.v1.PerfmonRequest.Op
+	60,  // 66: xce.api.v1.PerfmonReply.rows:type_name -> xce.api.v1.PerfmonRow
+	20,  // 67: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	24,  // 68: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
+	82,  // 69: xce.api.v1.ListHostsReply.supply:type_name -> xce.api.v1.SupplyView
+	27,  // 70: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	19,  // 71: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	97,  // 72: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	72,  // 73: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	72,  // 74: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	71,  // 75: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
+	70,  // 76: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
+	69,  // 77: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
+	83,  // 78: xce.api.v1.ClusterInfo.compute_units:type_name -> xce.api.v1.ComputeUnit
+	18,  // 79: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	74,  // 80: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
+	27,  // 81: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
+	0,   // 82: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
+	75,  // 83: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
+	75,  // 84: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
+	75,  // 85: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
+	18,  // 86: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
+	27,  // 87: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
+	80,  // 88: xce.api.v1.SupplyView.templates:type_name -> xce.api.v1.RCTemplateView
+	78,  // 89: xce.api.v1.SupplyView.instances:type_name -> xce.api.v1.RCInstance
+	79,  // 90: xce.api.v1.SupplyView.requests:type_name -> xce.api.v1.RCRequest
+	81,  // 91: xce.api.v1.SupplyView.errors:type_name -> xce.api.v1.RCError
+	85,  // 92: xce.api.v1.Reservation.hosts:type_name -> xce.api.v1.RsvHost
+	86,  // 93: xce.api.v1.Reservation.jobs:type_name -> xce.api.v1.RsvJob
+	0,   // 94: xce.api.v1.RsvJob.state:type_name -> xce.api.v1.JobState
+	12,  // 95: xce.api.v1.ReservationRequest.op:type_name -> xce.api.v1.ReservationRequest.Op
+	84,  // 96: xce.api.v1.ReservationRequest.rsv:type_name -> xce.api.v1.Reservation
+	13,  // 97: xce.api.v1.ReservationRequest.host_op:type_name -> xce.api.v1.ReservationRequest.HostOp
+	84,  // 98: xce.api.v1.ReservationReply.reservations:type_name -> xce.api.v1.Reservation
+	14,  // 99: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	14,  // 100: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	101, // [101:101] is the sub-list for method output_type
+	101, // [101:101] is the sub-list for method input_type
+	101, // [101:101] is the sub-list for extension type_name
+	101, // [101:101] is the sub-list for extension extendee
+	0,   // [0:101] is the sub-list for field type_name
 }
 
 // file_api_proto_once builds the file's descriptors on first use, not at
@@ -9317,8 +9982,8 @@ func file_api_proto_build() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
-			NumEnums:      12,
-			NumMessages:   79,
+			NumEnums:      14,
+			NumMessages:   84,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

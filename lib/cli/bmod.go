@@ -27,6 +27,7 @@ var bmodFields = map[string][]string{
 	"L": {"login_shell"}, "F": {"file_limit_kb"}, "D": {"data_limit_kb"}, "S": {"stack_limit_kb"},
 	"C": {"core_limit_kb"}, "v": {"swap_limit_kb"}, "p": {"process_limit"}, "T": {"thread_limit"},
 	"Q": {"requeue_exit_values"}, "ti": {"terminate_orphan"}, "wa": {"warning_action"}, "wt": {"warning_time_sec"},
+	"U": {"reservation"},
 }
 
 // notModifiable are the bsub options bmod refuses.

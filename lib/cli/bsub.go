@@ -42,6 +42,7 @@ type bsubOpts struct {
 	nodes                                                           int // -nnodes
 	resReq                                                          []string
 	userPrio                                                        int
+	rsv                                                             string // -U
 	hold, block, exclusive, notifyBegin, notifyEnd, rerun, noRerun  bool
 	notifyExit, interactive, interPty, interShell, terminateOrphan  bool
 }
@@ -50,6 +51,7 @@ func bsubFlags(fs *pflag.FlagSet, o *bsubOpts) {
 	fs.StringVar(&o.queue, "q", "", "submit to this queue")
 	fs.StringVar(&o.name, "J", "", `job name, or job array "name[index_list]%limit"`)
 	fs.StringVar(&o.desc, "Jd", "", "job description")
+	fs.StringVar(&o.rsv, "U", "", "run in this advance reservation (brsvadd)")
 	fs.StringVar(&o.tasks, "n", "", "number of tasks: min[,max]")
 	fs.IntVar(&o.nodes, "nnodes", 0, "number of whole hosts (as -n N -x -R \"span[ptile=1]\")")
 	fs.StringArrayVar(&o.resReq, "R", nil, "resource requirement (may be repeated)")
@@ -439,6 +441,7 @@ func fillSpec(s *api.JobSpec, o *bsubOpts) error {
 		}
 	}
 	s.Description = o.desc
+	s.Reservation = o.rsv
 	if o.tasks != "" {
 		lo, hi, two := strings.Cut(o.tasks, ",")
 		a, err1 := strconv.Atoi(lo)

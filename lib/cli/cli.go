@@ -128,6 +128,10 @@ var commands = map[string]func([]string) int{
 	"bapp":     bapp,
 	"blimits":  blimits,
 	"blaunch":  blaunch,
+	"brsvadd":  brsvadd,
+	"brsvdel":  brsvdel,
+	"brsvs":    brsvs,
+	"brsvjob":  brsvjob,
 }
 
 // lsfArgs rewrites LSF argv into pflag's long form (-app X → --app=X,

@@ -71,6 +71,10 @@ func (c *Client) Limits(ctx context.Context, in *api.LimitsRequest) (*api.Limits
 	return unary[api.LimitsReply](ctx, c, "Limits", in)
 }
 
+func (c *Client) Reservations(ctx context.Context, in *api.ReservationRequest) (*api.ReservationReply, error) {
+	return unary[api.ReservationReply](ctx, c, "Reservations", in)
+}
+
 func (c *Client) Reconfig(ctx context.Context, in *api.ReconfigRequest) (*api.ReconfigReply, error) {
 	return unary[api.ReconfigReply](ctx, c, "Reconfig", in)
 }

@@ -34,6 +34,8 @@ type Config struct {
 	// ComputeUnits are the compute units ([[compute_units]], LSF's
 	// lsb.hosts ComputeUnit sections), in file order (cu.go).
 	ComputeUnits []*ComputeUnit `toml:"compute_units"`
+	// RsvPolicies let users create advance reservations (rsvpolicy.go).
+	RsvPolicies []*RsvPolicy `toml:"reservation_policies"`
 
 	// File is the path the configuration was loaded from; "" for Default.
 	File string `toml:"-"`
@@ -62,6 +64,9 @@ type Cluster struct {
 	// is kept for bacct (LSF keeps lsb.acct files); default 30 days, at
 	// least clean_period.
 	AcctRetention Duration `toml:"acct_retention"`
+	// AdvRsvMinLength is the shortest advance reservation window brsvadd
+	// accepts; default LSF's 10 minutes.
+	AdvRsvMinLength Duration `toml:"advance_reservation_min_length"`
 	// OrphanJobTermGracePeriod (ORPHAN_JOB_TERM_GRACE_PERIOD): a pending
 	// job whose dependency can never be met is ended (TERM_ORPHAN_SYSTEM)
 	// once it has been so this long; 0 keeps it pending (bsub -ti ends it

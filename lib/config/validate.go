@@ -42,6 +42,7 @@ func (c *Config) finish() error {
 	c.checkProjects(k)
 	c.checkLimits(k)
 	c.checkComputeUnits(k)
+	c.checkRsvPolicies(k)
 	c.checkCluster(k)
 	c.checkContainment(k)
 	c.checkRanges(k)

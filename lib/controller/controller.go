@@ -173,6 +173,7 @@ type Controller struct {
 	// drainedHosts and decommissioned: badmin hdrain and hdecommission
 	// (drain.go).
 	drainedHosts, decommissioned map[string]bool
+	rsvs                         map[string]*api.Reservation // advance reservations by ID (resv.go)
 	// stale: instances a returning worker still ran of jobs that are no
 	// longer its own (rerun elsewhere, or ended), by host, until their end
 	// is reported: the job is not placed there meanwhile, and that end
@@ -289,6 +290,9 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 		return nil, err
 	}
 	if err := c.restoreControls(); err != nil {
+		return nil, err
+	}
+	if err := c.restoreRsvs(); err != nil {
 		return nil, err
 	}
 	if err := c.restore(); err != nil {
@@ -595,6 +599,7 @@ func (c *Controller) Run(ctx context.Context) {
 			// they are sampled.
 			c.hostLoad.Latest(time.Now(), time.Second)
 			c.checkHosts(time.Now())
+			c.expireRsvs(time.Now())
 			c.perf.mon.Tick(time.Now(), c.perfTotals())
 		case <-clean.C:
 			c.clean()
@@ -690,6 +695,7 @@ func (c *Controller) cycle() {
 			slog.Error("decode effective spec", "job", nj.JobId, "err", err)
 		}
 		full.Effective = eff
+		c.rsvLaunch(full)
 		launches = append(launches, launch{full, c.execOf(nj)})
 	}
 	c.mu.Unlock()

@@ -49,6 +49,7 @@ type effExtra struct {
 	terminateOrphan           bool            // -ti
 	rerunnable                bool            // -r (or the queue's or profile's)
 	gpu                       string          // the merged GPU requirement ("" none)
+	rsv                       string          // -U: the advance reservation
 }
 
 // splitOrigin takes the origin map out of an effective spec and returns
@@ -127,6 +128,7 @@ func newEffSpec(spec *api.JobSpec, raw []byte) (*effSpec, error) {
 		terminateOrphan: spec.TerminateOrphan,
 		rerunnable:      spec.Rerunnable,
 		gpu:             spec.Gpu,
+		rsv:             spec.Reservation,
 	}
 	if x != (effExtra{}) {
 		e.effExtra = &x
@@ -394,4 +396,12 @@ func (e *effSpec) GetRunLimitSec() int64 {
 		return 0
 	}
 	return e.runLimit
+}
+
+// GetReservation is bsub -U's advance reservation ("" none).
+func (e *effSpec) GetReservation() string {
+	if e == nil || e.effExtra == nil {
+		return ""
+	}
+	return e.rsv
 }

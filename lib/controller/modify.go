@@ -26,6 +26,7 @@ var modifiable = map[string]bool{
 	"outdir": true, "file_limit_kb": true, "data_limit_kb": true, "stack_limit_kb": true, "core_limit_kb": true,
 	"swap_limit_kb": true, "process_limit": true, "thread_limit": true, "requeue_exit_values": true,
 	"warning_action": true, "warning_time_sec": true, "terminate_orphan": true,
+	"reservation": true,
 }
 
 // runningModifiable are the fields bmod may change once a job runs (LSF's
@@ -137,6 +138,9 @@ func (c *Controller) Modify(who Caller, req *api.ModifyRequest) *api.ModifyReply
 	}
 	if err == nil {
 		err = c.checkHostList(conf, eff.Hosts)
+	}
+	if err == nil {
+		err = c.checkRsvJob(conf, eff)
 	}
 	if err == nil {
 		err = checkGPU(eff)

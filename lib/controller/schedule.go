@@ -250,6 +250,7 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 		snap.Jobs = append(snap.Jobs, policy.Job(conf, sched.JobKey{ID: r.job.JobId, Index: r.job.ArrayIndex}, r.eff,
 			c.parsedReq(r), local, hosts, time.Unix(0, r.job.SubmitTime)))
 	}
+	c.snapRsvs(snap, now)
 	return snap
 }
 

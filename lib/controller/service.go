@@ -248,6 +248,15 @@ func (s *Service) Limits(ctx context.Context, req *api.LimitsRequest) (*api.Limi
 	return s.c.Limits(), nil
 }
 
+// Reservations is brsvadd, brsvs and brsvdel (resv.go).
+func (s *Service) Reservations(ctx context.Context, req *api.ReservationRequest) (*api.ReservationReply, error) {
+	who, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.c.Reservations(who, req), nil
+}
+
 func (s *Service) Reconfig(ctx context.Context, req *api.ReconfigRequest) (*api.ReconfigReply, error) {
 	who, err := caller(ctx)
 	if err != nil {

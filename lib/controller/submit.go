@@ -281,6 +281,9 @@ func (c *Controller) validate(who Caller, spec *api.JobSpec) (*api.JobSpec, []in
 	}
 	c.mu.Lock()
 	err = c.checkHostList(conf, eff.Hosts)
+	if err == nil {
+		err = c.checkRsvJob(conf, eff)
+	}
 	c.mu.Unlock()
 	if err != nil {
 		return nil, nil, err

@@ -32,7 +32,8 @@ type bucket struct {
 	reserved bool          // a job of the bucket holds a reservation
 	mset     []bool        // -m hosts; nil: any
 	variants []*variant
-	bad      string // why the requirement cannot be used at all
+	bad      string  // why the requirement cannot be used at all
+	rsv      *advRsv // bsub -U's reservation; nil: none
 	dead     bool
 	why      []string
 }
@@ -84,6 +85,7 @@ type fastKey struct {
 	excl                 bool
 	alts                 int
 	gpu                  *GPUReq
+	rsv                  string
 }
 
 func (c *cycle) bucket(j *Job) *bucket {
@@ -91,7 +93,7 @@ func (c *cycle) bucket(j *Job) *bucket {
 		return c.slowBucket(j)
 	}
 	fk := fastKey{queue: j.Queue, user: j.User, project: j.Project, app: j.App, lic: j.LicProject, req: j.Req, local: j.Local,
-		min: j.MinSlots, max: j.MaxSlots, excl: j.Exclusive, alts: c.alts(j), gpu: j.GPU}
+		min: j.MinSlots, max: j.MaxSlots, excl: j.Exclusive, alts: c.alts(j), gpu: j.GPU, rsv: j.Rsv}
 	if bk, ok := c.fast[fk]; ok {
 		return bk
 	}
@@ -135,7 +137,7 @@ func (c *cycle) slowBucket(j *Job) *bucket {
 		b = append(b, h...)
 		b = append(b, 1)
 	}
-	b = fmt.Appendf(b, "\x00%d,%d,%t,%d", j.MinSlots, j.MaxSlots, j.Exclusive, alts)
+	b = fmt.Appendf(b, "\x00%d,%d,%t,%d,%s", j.MinSlots, j.MaxSlots, j.Exclusive, alts, j.Rsv)
 	if j.GPU != nil {
 		b = append(b, "\x00gpu "...)
 		b = append(b, j.GPU.String()...)
@@ -158,6 +160,9 @@ func (c *cycle) newBucket(j *Job) *bucket {
 	mkey := strings.Join(j.Hosts, "\x00")
 	if len(j.Hosts) > 0 {
 		b.mset = c.hostSet(j.Hosts)
+	}
+	if c.advBucket(b, j); b.rsv != nil {
+		mkey += "\x01" + j.Rsv // its hosts are the reservation's
 	}
 	r := j.Req
 	if r == nil {
@@ -363,6 +368,8 @@ const (
 	fGPU      // fewer free matching devices now
 	fCores    // fewer free cores than slots (Host.CPUs)
 	fCUExcl   // in a compute unit a cu[excl] job uses
+	fNotRsv   // not a host of the job's advance reservation
+	fAdvRsv   // slots an advance reservation holds (resv.go)
 	nFail
 )
 
@@ -397,6 +404,8 @@ var failText = [nFail]string{
 	// LSF's pattern for a resource taken now, as for GPUs.
 	fCores:  "Job requirements for reserving resource (cores) not satisfied",
 	fCUExcl: reasonCUExcl,
+	fNotRsv: "Host does not belong to the specified advance reservation",
+	fAdvRsv: "Not enough job slot(s) while advance reservation is active",
 }
 
 // staticFails runs staticFail over hosts, on two goroutines when there
@@ -440,6 +449,9 @@ func (c *cycle) staticFail(b *bucket, p *part, h int) fail {
 	}
 	if b.mset != nil && !b.mset[h] {
 		return fSpecified
+	}
+	if b.rsv != nil && !b.rsv.set[h] {
+		return fNotRsv
 	}
 	if !p.sel.Match(hs.vals) {
 		return fSelect
@@ -526,6 +538,11 @@ func (c *cycle) capNow(b *bucket, p *part, h int, ov overlay) (n int, why fail, 
 	}
 	if free <= 0 {
 		return 0, fSlots, 0
+	}
+	if c.adv != nil {
+		if free = c.advCap(b, h, free, ovs); free <= 0 {
+			return 0, fAdvRsv, 0
+		}
 	}
 	overlaps := false
 	if len(hs.holds) > 0 {
@@ -674,7 +691,7 @@ func (c *cycle) allocate(p *part, list []int, capf func(int) int, min, max int, 
 	}
 	keep := func(h, cp int) {
 		// A host with holds may still take a shorter job of the bucket.
-		if !prune || cp < phm && len(c.hosts[h].holds) == 0 {
+		if !prune || cp < phm && len(c.hosts[h].holds) == 0 && !c.advHost(h) {
 			return
 		}
 		kept = append(kept, h)

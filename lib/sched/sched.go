@@ -97,7 +97,8 @@ type cycle struct {
 	anyGPU  bool // some host lists GPU devices
 	scratch *Scratch
 
-	cu *cuCycle // compute units (cu.go); nil: none configured
+	cu  *cuCycle  // compute units (cu.go); nil: none configured
+	adv *advState // advance reservations; nil: none
 }
 
 // cloneVals copies a host's values for this cycle's changes, from the
@@ -287,6 +288,7 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 		}
 		c.jobsOf[q] = append(c.jobsOf[q], i)
 	}
+	c.adv = c.newAdv()
 	return c
 }
 

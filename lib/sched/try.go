@@ -35,7 +35,7 @@ func (c *cycle) try(j *Job) bool {
 	// running at least as long as this one: a shorter job overlaps fewer
 	// reservations and may still fit.
 	fail := func(why []string, all bool) bool {
-		if all || c.nres == 0 {
+		if all || c.nres == 0 && c.adv == nil {
 			d = 0
 		}
 		if !b.dead || d < b.deadFrom {
@@ -50,6 +50,11 @@ func (c *cycle) try(j *Job) bool {
 	}
 	if b.bad != "" {
 		return fail([]string{b.bad}, true)
+	}
+	if b.rsv != nil {
+		if why := c.advWhy(b.rsv); why != "" {
+			return fail([]string{why}, true)
+		}
 	}
 	if len(b.variants) == 0 {
 		return fail([]string{"No alternative resource requirement can be used yet"}, true)
@@ -183,6 +188,7 @@ func (c *cycle) commit(b *bucket, j *Job, v *variant, has []HostAlloc, n int) {
 		end = c.now.Add(b.dur).UnixNano()
 	}
 	c.account(&b.vals, fairAccount(j.User, j.Account), b.lims, c.now, end, b.excl, has)
+	c.advCommit(b, has, end)
 	c.dec.Placements = append(c.dec.Placements, Placement{Job: j.Key, Hosts: has, Slots: n, Alternative: v.alt})
 	c.commitCU(v, has)
 }

@@ -183,6 +183,7 @@ type Job struct {
 	// their devices. The rusage of ngpus_physical that LSF adds for -gpu
 	// may be in Req too: on hosts with devices it is not counted twice.
 	GPU *GPUReq
+	Rsv string // bsub -U: the advance reservation (AdvRsv.ID); "" none
 }
 
 // HostAlloc is the part of a job on one host.
@@ -223,6 +224,7 @@ type Alloc struct {
 	// CUExcl is the compute unit type whose units the job uses
 	// exclusively (cu[excl]); "" none.
 	CUExcl string
+	Rsv    string // the advance reservation it runs in; "" none
 }
 
 // Snapshot is everything one scheduling cycle reads.
@@ -254,6 +256,8 @@ type Snapshot struct {
 	// CU is the cluster's compute units (cu[] placement, cu.go); nil:
 	// none.
 	CU *ComputeUnits
+	// AdvRsvs are the advance reservations (resv.go).
+	AdvRsvs []AdvRsv
 }
 
 // Scratch is the memory successive cycles reuse (Snapshot.Scratch). The

@@ -52,6 +52,11 @@ type Options struct {
 	// Warn receives warnings (a trace queue or user mapped to the default
 	// queue, once per name); nil: dropped.
 	Warn func(string)
+	// Reservations are advance reservations (brsvadd) over the replay,
+	// their times Unix seconds on the simulation's clock (Epoch is the
+	// trace's start); the trace's jobs use none, so they keep off the
+	// reserved slots (resv.go).
+	Reservations []*api.Reservation
 }
 
 // Outcome says how a job of the trace ended in the simulation.
@@ -460,6 +465,9 @@ func (e *eng) loop() {
 		if len(e.ends) > 0 {
 			t = min(t, e.ends[0].at)
 		}
+		if b := e.rsvBoundary(now); b < t && (t != math.MaxInt64 || len(e.pending) > 0) {
+			t, changed = b, true // a window opens or closes: slots change
+		}
 		isTick := true
 		if tick > 0 {
 			nt := lastTick + tick
@@ -602,6 +610,7 @@ func (e *eng) cycle(now int64) bool {
 	}
 	e.res.Cycles++
 	e.snap.Now = at(now)
+	e.snapRsvs(now)
 	var inUse policy.LimitUse
 	jobs := e.snap.Jobs[:0]
 	for _, j := range e.pending {

@@ -29,26 +29,27 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Controller_Submit_FullMethodName     = "/xce.api.v1.Controller/Submit"
-	Controller_SubmitPack_FullMethodName = "/xce.api.v1.Controller/SubmitPack"
-	Controller_Query_FullMethodName      = "/xce.api.v1.Controller/Query"
-	Controller_Signal_FullMethodName     = "/xce.api.v1.Controller/Signal"
-	Controller_Watch_FullMethodName      = "/xce.api.v1.Controller/Watch"
-	Controller_ListQueues_FullMethodName = "/xce.api.v1.Controller/ListQueues"
-	Controller_ListHosts_FullMethodName  = "/xce.api.v1.Controller/ListHosts"
-	Controller_ListApps_FullMethodName   = "/xce.api.v1.Controller/ListApps"
-	Controller_Limits_FullMethodName     = "/xce.api.v1.Controller/Limits"
-	Controller_Reconfig_FullMethodName   = "/xce.api.v1.Controller/Reconfig"
-	Controller_Perfmon_FullMethodName    = "/xce.api.v1.Controller/Perfmon"
-	Controller_Control_FullMethodName    = "/xce.api.v1.Controller/Control"
-	Controller_Modify_FullMethodName     = "/xce.api.v1.Controller/Modify"
-	Controller_Dependency_FullMethodName = "/xce.api.v1.Controller/Dependency"
-	Controller_Events_FullMethodName     = "/xce.api.v1.Controller/Events"
-	Controller_Info_FullMethodName       = "/xce.api.v1.Controller/Info"
-	Controller_Accounting_FullMethodName = "/xce.api.v1.Controller/Accounting"
-	Controller_Peek_FullMethodName       = "/xce.api.v1.Controller/Peek"
-	Controller_Credential_FullMethodName = "/xce.api.v1.Controller/Credential"
-	Controller_Attach_FullMethodName     = "/xce.api.v1.Controller/Attach"
+	Controller_Submit_FullMethodName       = "/xce.api.v1.Controller/Submit"
+	Controller_SubmitPack_FullMethodName   = "/xce.api.v1.Controller/SubmitPack"
+	Controller_Query_FullMethodName        = "/xce.api.v1.Controller/Query"
+	Controller_Signal_FullMethodName       = "/xce.api.v1.Controller/Signal"
+	Controller_Watch_FullMethodName        = "/xce.api.v1.Controller/Watch"
+	Controller_ListQueues_FullMethodName   = "/xce.api.v1.Controller/ListQueues"
+	Controller_ListHosts_FullMethodName    = "/xce.api.v1.Controller/ListHosts"
+	Controller_ListApps_FullMethodName     = "/xce.api.v1.Controller/ListApps"
+	Controller_Limits_FullMethodName       = "/xce.api.v1.Controller/Limits"
+	Controller_Reconfig_FullMethodName     = "/xce.api.v1.Controller/Reconfig"
+	Controller_Perfmon_FullMethodName      = "/xce.api.v1.Controller/Perfmon"
+	Controller_Control_FullMethodName      = "/xce.api.v1.Controller/Control"
+	Controller_Modify_FullMethodName       = "/xce.api.v1.Controller/Modify"
+	Controller_Dependency_FullMethodName   = "/xce.api.v1.Controller/Dependency"
+	Controller_Events_FullMethodName       = "/xce.api.v1.Controller/Events"
+	Controller_Info_FullMethodName         = "/xce.api.v1.Controller/Info"
+	Controller_Accounting_FullMethodName   = "/xce.api.v1.Controller/Accounting"
+	Controller_Peek_FullMethodName         = "/xce.api.v1.Controller/Peek"
+	Controller_Credential_FullMethodName   = "/xce.api.v1.Controller/Credential"
+	Controller_Attach_FullMethodName       = "/xce.api.v1.Controller/Attach"
+	Controller_Reservations_FullMethodName = "/xce.api.v1.Controller/Reservations"
 )
 
 // ControllerClient is the client API for Controller service.
@@ -96,6 +97,8 @@ type ControllerClient interface {
 	// the job's side cannot reach bsub's socket (rpc/controller.proto's
 	// AttachRequest); the job's owner only.
 	Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[rpc.AttachRequest, rpc.AttachEvent], error)
+	// Advance reservations: brsvadd, brsvs, brsvdel, brsvmod.
+	Reservations(ctx context.Context, in *api.ReservationRequest, opts ...grpc.CallOption) (*api.ReservationReply, error)
 }
 
 type controllerClient struct {
@@ -336,6 +339,16 @@ func (c *controllerClient) Attach(ctx context.Context, opts ...grpc.CallOption) 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Controller_AttachClient = grpc.BidiStreamingClient[rpc.AttachRequest, rpc.AttachEvent]
 
+func (c *controllerClient) Reservations(ctx context.Context, in *api.ReservationRequest, opts ...grpc.CallOption) (*api.ReservationReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(api.ReservationReply)
+	err := c.cc.Invoke(ctx, Controller_Reservations_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControllerServer is the server API for Controller service.
 // All implementations must embed UnimplementedControllerServer
 // for forward compatibility.
@@ -381,6 +394,8 @@ type ControllerServer interface {
 	// the job's side cannot reach bsub's socket (rpc/controller.proto's
 	// AttachRequest); the job's owner only.
 	Attach(grpc.BidiStreamingServer[rpc.AttachRequest, rpc.AttachEvent]) error
+	// Advance reservations: brsvadd, brsvs, brsvdel, brsvmod.
+	Reservations(context.Context, *api.ReservationRequest) (*api.ReservationReply, error)
 	mustEmbedUnimplementedControllerServer()
 }
 
@@ -450,6 +465,9 @@ func (UnimplementedControllerServer) Credential(context.Context, *rpc.Credential
 }
 func (UnimplementedControllerServer) Attach(grpc.BidiStreamingServer[rpc.AttachRequest, rpc.AttachEvent]) error {
 	return status.Errorf(codes.Unimplemented, "method Attach not implemented")
+}
+func (UnimplementedControllerServer) Reservations(context.Context, *api.ReservationRequest) (*api.ReservationReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Reservations not implemented")
 }
 func (UnimplementedControllerServer) mustEmbedUnimplementedControllerServer() {}
 func (UnimplementedControllerServer) testEmbeddedByValue()                    {}
@@ -800,6 +818,24 @@ func _Controller_Attach_Handler(srv interface{}, stream grpc.ServerStream) error
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Controller_AttachServer = grpc.BidiStreamingServer[rpc.AttachRequest, rpc.AttachEvent]
 
+func _Controller_Reservations_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(api.ReservationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControllerServer).Reservations(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Controller_Reservations_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControllerServer).Reservations(ctx, req.(*api.ReservationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Controller_ServiceDesc is the grpc.ServiceDesc for Controller service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -870,6 +906,10 @@ var Controller_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Credential",
 			Handler:    _Controller_Credential_Handler,
+		},
+		{
+			MethodName: "Reservations",
+			Handler:    _Controller_Reservations_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -33,6 +33,10 @@ func (im *importer) lsbResources(f *File) {
 		return
 	}
 	for _, s := range f.Sections {
+		if strings.EqualFold(s.Name, "ResourceReservation") {
+			im.rsvPolicy(s)
+			continue
+		}
 		if !strings.EqualFold(s.Name, "Limit") {
 			im.sectionNote(s, "xce.toml has no equivalent")
 			continue
@@ -228,5 +232,30 @@ func (im *importer) addLimit(at src, name string, entries ...[2]string) {
 	t.set("name", config.TOMLString(name), "", at)
 	for _, e := range entries {
 		t.set(e[0], e[1], "", at)
+	}
+}
+
+// rsvPolicy translates a ResourceReservation section (an advance
+// reservation policy) into a [[reservation_policies]] entry.
+func (im *importer) rsvPolicy(s *Section) {
+	at := src{s.File, s.Line, "Begin ResourceReservation"}
+	t := im.d.rsvPolicy(fileLine(s.File, s.Line)+" ResourceReservation", at)
+	for _, p := range s.Params {
+		vals := List(p.Value)
+		if len(vals) == 0 {
+			vals = strings.Fields(p.Value)
+		}
+		switch strings.ToUpper(p.Key) {
+		case "NAME":
+			t.set("name", config.TOMLString(p.Value), "", psrc(p))
+		case "USERS":
+			t.set("users", tomlList(vals), "", psrc(p))
+		case "HOSTS":
+			t.set("hosts", tomlList(vals), "", psrc(p))
+		case "TIME_WINDOW":
+			t.set("time_windows", tomlList(vals), "", psrc(p))
+		default:
+			im.note(psrc(p), "%s: not translated: xce's reservation policies have no equivalent", p.Key)
+		}
 	}
 }

@@ -25,6 +25,8 @@ type doc struct {
 	limits []*table
 	// units are the [[compute_units]] entries, written before the limits.
 	units []*table
+	// rsvPolicies are the [[reservation_policies]] entries, written last.
+	rsvPolicies []*table
 }
 
 type table struct {
@@ -63,6 +65,13 @@ func (d *doc) unit(comment string, s src) *table {
 func (d *doc) limit(comment string, s src) *table {
 	t := &table{path: []string{"limits"}, comment: comment, src: s}
 	d.limits = append(d.limits, t)
+	return t
+}
+
+// rsvPolicy appends a [[reservation_policies]] entry.
+func (d *doc) rsvPolicy(comment string, s src) *table {
+	t := &table{path: []string{"reservation_policies"}, comment: comment, src: s}
+	d.rsvPolicies = append(d.rsvPolicies, t)
 	return t
 }
 
@@ -120,6 +129,9 @@ func (d *doc) String() string {
 		t.write(&b, true)
 	}
 	for _, t := range d.limits {
+		t.write(&b, true)
+	}
+	for _, t := range d.rsvPolicies {
 		t.write(&b, true)
 	}
 	return b.String()

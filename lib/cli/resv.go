@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"xce/lib/api"
+	"xce/lib/client"
+	"xce/lib/lsfout"
+)
+
+// Advance reservations: brsvadd, brsvs, brsvdel, brsvjob (LSF's).
+
+// brsvadd reserves job slots for users during a one-time window (-b,
+// -e) or a recurring one (-t). Times are LSF's
+// [[[year:]month:]day:]hour:minute, the next such moment (-e: after the
+// begin time); XCE also takes an ISO 8601 local time
+// (2026-12-05T09:30:00) for a time to the second.
+func brsvadd(args []string) int {
+	var slots int
+	var hosts, resReq, users, group, begin, end, window, name, desc string
+	var open bool
+	cmd, code := newCommand(`brsvadd [-o] [-d "description"] [-N reservation_name] {-u "user_name ..." | -g group_name} -n job_slots {-m "host_name ..." [-R "res_req"] | [-m "host_name ..."] -R "res_req"} {-b begin_time -e end_time | -t time_window}`,
+		"Add an advance reservation", func(a []string) int {
+			if len(a) > 0 {
+				fmt.Fprintf(sys.stderr, "brsvadd: unexpected argument %s\n", a[0])
+				return 255
+			}
+			return 0
+		})
+	fs := cmd.Flags()
+	fs.IntVar(&slots, "n", 0, "number of job slots to reserve")
+	fs.StringVar(&hosts, "m", "", "candidate hosts or host groups, in order")
+	fs.StringVar(&resReq, "R", "", "resource requirement: hosts whose select matches")
+	fs.StringVar(&users, "u", "", "users or user groups whose jobs may use the reservation")
+	fs.StringVar(&group, "g", "", "a user group whose jobs may use the reservation")
+	fs.StringVar(&begin, "b", "", "begin time of a one-time reservation")
+	fs.StringVar(&end, "e", "", "end time of a one-time reservation")
+	fs.StringVar(&window, "t", "", "time window of a recurring reservation: [day:]hour[:minute]-[day:]hour[:minute]")
+	fs.StringVar(&name, "N", "", "reservation name (instead of user#N)")
+	fs.BoolVar(&open, "o", false, "open reservation: its jobs keep running after the window")
+	fs.StringVar(&desc, "d", "", "description")
+	if rc, done := execute(cmd, code, args, false); done {
+		return rc
+	}
+	r := &api.Reservation{Id: name, Open: open, Description: desc, TimeWindow: window, Users: strings.Fields(users)}
+	if group != "" {
+		r.Users, r.Group = strings.Fields(group), true
+	}
+	for _, h := range strings.Fields(hosts) {
+		r.Hosts = append(r.Hosts, &api.RsvHost{Host: h})
+	}
+	switch {
+	case window != "" && (begin != "" || end != ""):
+		fmt.Fprintln(sys.stderr, "-t cannot be used with -b or -e")
+		return 255
+	case window == "" && (begin == "" || end == ""):
+		fmt.Fprintln(sys.stderr, "A begin and end time (-b, -e) or a time window (-t) must be specified")
+		return 255
+	case hosts == "" && resReq == "":
+		fmt.Fprintln(sys.stderr, "A host list (-m) or a resource requirement (-R) must be specified")
+		return 255
+	}
+	if window == "" {
+		now := time.Now()
+		b, err := parseRsvTime(begin, now)
+		if err != nil {
+			fmt.Fprintf(sys.stderr, "%s: Bad time specification\n", begin)
+			return 255
+		}
+		e, err := parseRsvTime(end, b)
+		if err != nil {
+			fmt.Fprintf(sys.stderr, "%s: Bad time specification\n", end)
+			return 255
+		}
+		r.Begin, r.End = b.Unix(), e.Unix()
+	}
+	return rsvCall(&api.ReservationRequest{Op: api.ReservationRequest_ADD, Rsv: r, Slots: int32(slots), ResReq: resReq})
+}
+
+// parseRsvTime reads a brsvadd time: LSF's form, the next such moment
+// after from, or an ISO 8601 local time (to the second).
+func parseRsvTime(v string, from time.Time) (time.Time, error) {
+	if strings.Contains(v, "T") || strings.Count(v, "-") == 2 {
+		for _, layout := range []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02T15:04"} {
+			if t, err := time.ParseInLocation(layout, v, time.Local); err == nil {
+				return t, nil
+			}
+		}
+		return time.Time{}, errors.New("bad time")
+	}
+	return parseLSFTime(v, from)
+}
+
+// rsvCall sends a reservation request and prints its messages and errors.
+func rsvCall(req *api.ReservationRequest) int {
+	return fetchRsv(req, func(reply *api.ReservationReply) int {
+		for _, m := range reply.Messages {
+			fmt.Fprintln(sys.stdout, m)
+		}
+		for _, e := range reply.Errors {
+			fmt.Fprintln(sys.stderr, e)
+		}
+		if len(reply.Errors) > 0 {
+			return 255
+		}
+		return 0
+	})
+}
+
+func fetchRsv(req *api.ReservationRequest, show func(*api.ReservationReply) int) int {
+	rc := 0
+	if code := fetch(func(c *client.Client, cx context.Context) (*api.ReservationReply, error) {
+		return c.Reservations(cx, req)
+	}, func(reply *api.ReservationReply) error {
+		rc = show(reply)
+		return nil
+	}); code != 0 {
+		return code
+	}
+	return rc
+}
+
+// brsvdel deletes reservations.
+func brsvdel(args []string) int {
+	var ids []string
+	cmd, code := newCommand("brsvdel reservation_ID ...", "Delete advance reservations", func(a []string) int {
+		ids = a
+		return 0
+	})
+	if rc, done := execute(cmd, code, args, false); done {
+		return rc
+	}
+	if len(ids) == 0 {
+		fmt.Fprintln(sys.stderr, "Reservation ID must be specified")
+		return 255
+	}
+	return rsvCall(&api.ReservationRequest{Op: api.ReservationRequest_DELETE, Ids: ids})
+}
+
+// brsvs shows the reservations: one row each, -l with status, type and
+// jobs, -w without cutting the IDs.
+func brsvs(args []string) int {
+	var long, wide bool
+	var ids []string
+	cmd, code := newCommand("brsvs [-l | -w] [reservation_ID ...]", "Show advance reservations", func(a []string) int {
+		ids = a
+		return 0
+	})
+	cmd.Flags().BoolVar(&long, "l", false, "long format: status, type and jobs")
+	cmd.Flags().BoolVar(&wide, "w", false, "wide format: IDs not cut")
+	if rc, done := execute(cmd, code, args, false); done {
+		return rc
+	}
+	return fetchRsv(&api.ReservationRequest{Op: api.ReservationRequest_LIST, Ids: ids}, func(reply *api.ReservationReply) int {
+		for _, e := range reply.Errors {
+			fmt.Fprintln(sys.stderr, e)
+		}
+		if len(reply.Reservations) == 0 && len(reply.Errors) > 0 {
+			return 255
+		}
+		if err := lsfout.WriteRsvs(sys.stdout, reply.Reservations, long, wide, time.Local); err != nil {
+			fmt.Fprintln(sys.stderr, err)
+			return 255
+		}
+		return 0
+	})
+}
+
+// brsvjob shows the jobs of a reservation as bjobs -l does.
+func brsvjob(args []string) int {
+	var ids []string
+	cmd, code := newCommand("brsvjob reservation_ID", "Show the jobs of an advance reservation", func(a []string) int {
+		ids = a
+		return 0
+	})
+	if rc, done := execute(cmd, code, args, false); done {
+		return rc
+	}
+	if len(ids) != 1 {
+		fmt.Fprintln(sys.stderr, "Reservation ID must be specified")
+		return 255
+	}
+	var jobs []string
+	rc := fetchRsv(&api.ReservationRequest{Op: api.ReservationRequest_LIST, Ids: ids}, func(reply *api.ReservationReply) int {
+		for _, e := range reply.Errors {
+			fmt.Fprintln(sys.stderr, e)
+		}
+		for _, r := range reply.Reservations {
+			for _, j := range r.Jobs {
+				jobs = append(jobs, refString(&api.JobRef{JobId: j.JobId, ArrayIndex: j.ArrayIndex}))
+			}
+		}
+		if len(reply.Errors) > 0 {
+			return 255
+		}
+		return 0
+	})
+	if rc != 0 {
+		return rc
+	}
+	if len(jobs) == 0 {
+		fmt.Fprintln(sys.stdout, "No job found")
+		return 0
+	}
+	return bjobs(append([]string{"-l"}, jobs...))
+}

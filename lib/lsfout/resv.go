@@ -1,0 +1,131 @@
+package lsfout
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"xce/lib/api"
+)
+
+// Advance reservation listings (brsvs).
+
+const rsvHeader = "RSVID        TYPE   USER        NCPUS       RSV_HOSTS            TIME_WINDOW\n"
+
+// WriteRsvs writes brsvs: one row per reservation (RSVID cut at 11
+// characters unless wide), NCPUS and RSV_HOSTS as used/reserved slots,
+// the further hosts on lines of their own under RSV_HOSTS; TIME_WINDOW
+// is month/day/hour/minute-month/day/hour/minute for a one-time window
+// and the recurring window followed by " *". With long, each reservation
+// has its header and is followed by its status, next active period,
+// creator, type, description and jobs by state, as brsvs -l prints them.
+// loc is the time zone the windows are shown in.
+func WriteRsvs(w io.Writer, rsvs []*api.Reservation, long, wide bool, loc *time.Location) error {
+	var b bytes.Buffer
+	if len(rsvs) == 0 {
+		b.WriteString("No reservation found\n")
+		return flush(w, &b)
+	}
+	if !long {
+		b.WriteString(rsvHeader)
+	}
+	for i, r := range rsvs {
+		if long {
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(rsvHeader)
+		}
+		id := r.GetId()
+		if !wide && !long && len(id) > 11 {
+			id = id[:11]
+		}
+		used, total := int32(0), int32(0)
+		for _, h := range r.GetHosts() {
+			used += h.GetUsed()
+			total += h.GetSlots()
+		}
+		users := strings.Join(r.GetUsers(), ",")
+		var hosts []string
+		for _, h := range r.GetHosts() {
+			hosts = append(hosts, fmt.Sprintf("%s:%d/%d", h.GetHost(), h.GetUsed(), h.GetSlots()))
+		}
+		if len(hosts) == 0 {
+			hosts = []string{"-"}
+		}
+		fmt.Fprintf(&b, "%-12s %-6s %-11s %-11s %-20s %s\n", id, r.GetType(), users, fmt.Sprintf("%d/%d", used, total),
+			hosts[0], rsvWindow(r, loc))
+		for _, h := range hosts[1:] {
+			fmt.Fprintf(&b, "%43s %s\n", "", h)
+		}
+		if long {
+			writeRsvLong(&b, r, loc)
+		}
+	}
+	return flush(w, &b)
+}
+
+// rsvWindow is a reservation's TIME_WINDOW column.
+func rsvWindow(r *api.Reservation, loc *time.Location) string {
+	if tw := r.GetTimeWindow(); tw != "" {
+		return tw + " *"
+	}
+	f := func(sec int64) string {
+		t := time.Unix(sec, 0).In(loc)
+		return fmt.Sprintf("%d/%d/%d/%d", int(t.Month()), t.Day(), t.Hour(), t.Minute())
+	}
+	return f(r.GetBegin()) + "-" + f(r.GetEnd())
+}
+
+func writeRsvLong(b *bytes.Buffer, r *api.Reservation, loc *time.Location) {
+	status := "Inactive"
+	if r.GetActive() {
+		status = "Active"
+	}
+	fmt.Fprintf(b, "Reservation Status: %s\n", status)
+	if r.GetNextBegin() > 0 {
+		const layout = "Mon Jan _2 15:04:05 2006"
+		fmt.Fprintf(b, "Next Active Period:\n  %s - %s\n", time.Unix(r.GetNextBegin(), 0).In(loc).Format(layout),
+			time.Unix(r.GetNextEnd(), 0).In(loc).Format(layout))
+	}
+	fmt.Fprintf(b, "Creator: %s\n", r.GetCreator())
+	typ := "CLOSED"
+	if r.GetOpen() {
+		typ = "OPEN"
+	}
+	fmt.Fprintf(b, "Reservation Type: %s\n", typ)
+	if d := r.GetDescription(); d != "" {
+		fmt.Fprintf(b, "Description: %s\n", d)
+	}
+	groups := []struct {
+		title  string
+		states []api.JobState
+	}{
+		{"FINISHED", []api.JobState{api.JobState_DONE, api.JobState_EXIT}},
+		{"PEND", []api.JobState{api.JobState_PEND, api.JobState_PSUSP}},
+		{"RUN", []api.JobState{api.JobState_RUN}},
+		{"SUSP", []api.JobState{api.JobState_SSUSP, api.JobState_USUSP}},
+	}
+	for _, g := range groups {
+		var ids []string
+		for _, j := range r.GetJobs() {
+			for _, s := range g.states {
+				if j.GetState() == s {
+					ids = append(ids, jobRefString(j.GetJobId(), j.GetArrayIndex()))
+				}
+			}
+		}
+		if len(ids) > 0 {
+			fmt.Fprintf(b, "%s Jobs: %s\n", g.title, strings.Join(ids, " "))
+		}
+	}
+}
+
+func jobRefString(id int64, idx int32) string {
+	if idx == 0 {
+		return fmt.Sprint(id)
+	}
+	return fmt.Sprintf("%d[%d]", id, idx)
+}

@@ -1,0 +1,44 @@
+package lsfout
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"xce/lib/api"
+)
+
+func rsvRows() []*api.Reservation {
+	at := func(s string) int64 {
+		t, err := time.Parse(time.DateTime, s)
+		if err != nil {
+			panic(err)
+		}
+		return t.Unix()
+	}
+	return []*api.Reservation{
+		{Id: "alice#0", Type: "user", Creator: "root", Users: []string{"alice"}, Begin: at("2026-11-12 06:00:00"), End: at("2026-11-12 08:30:00"),
+			Hosts:  []*api.RsvHost{{Host: "hostA", Slots: 4, Used: 2}, {Host: "hostB", Slots: 8}},
+			Active: true, NextBegin: at("2026-11-12 06:00:00"), NextEnd: at("2026-11-12 08:30:00"), Description: "course",
+			Jobs: []*api.RsvJob{{JobId: 12, State: api.JobState_RUN}, {JobId: 14, State: api.JobState_PEND}, {JobId: 9, State: api.JobState_DONE},
+				{JobId: 15, ArrayIndex: 2, State: api.JobState_RUN}}},
+		{Id: "maintenance_window_a", Type: "group", Creator: "root", Users: []string{"chem"}, TimeWindow: "5:18:0-5:20:0", Open: true,
+			Hosts: []*api.RsvHost{{Host: "hostC", Slots: 16}}, NextBegin: at("2026-11-13 18:00:00"), NextEnd: at("2026-11-13 20:00:00")},
+	}
+}
+
+// TestWriteRsvs: brsvs, -w, -l and the empty answer.
+func TestWriteRsvs(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		long, wide bool
+		rows       []*api.Reservation
+	}{{"brsvs", false, false, rsvRows()}, {"brsvs_wide", false, true, rsvRows()}, {"brsvs_long", true, false, rsvRows()},
+		{"brsvs_empty", false, false, nil}} {
+		var b bytes.Buffer
+		if err := WriteRsvs(&b, c.rows, c.long, c.wide, time.UTC); err != nil {
+			t.Fatal(err)
+		}
+		checkGolden(t, c.name, b.String())
+	}
+}

@@ -1,0 +1,123 @@
+package tests
+
+import (
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const rsvConfig = `
+[cluster]
+default_queue = "normal"
+advance_reservation_min_length = "1s"
+
+[queues.normal]
+priority = 30
+`
+
+func rsvCluster(t *testing.T) (*cluster, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "xce.toml")
+	if err := os.WriteFile(path, []byte(rsvConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newCluster(t, "--config", path), me.Username
+}
+
+// A one-time closed reservation of 2 of the host's 4 slots: before it
+// opens its job pends with LSF's reason and jobs without a run limit keep
+// off the reserved slots; inside the window only its job uses them; when
+// it closes its job is killed and the slots go to others. (The warning
+// action before the kill is the shepherd's termination deadline warning:
+// -wt counts in minutes, longer than this window.)
+func TestAdvRsvOneTime(t *testing.T) {
+	c, me := rsvCluster(t)
+	begin := time.Now().Add(4 * time.Second)
+	end := begin.Add(6 * time.Second)
+	iso := func(t time.Time) string { return t.Format("2006-01-02T15:04:05") }
+	out := c.must("", "brsvadd", "-n", "2", "-m", "all", "-u", me, "-b", iso(begin), "-e", iso(end), "-d", "course")
+	id := me + "#0"
+	if strings.TrimSpace(out) != `Reservation "`+id+`" is created` {
+		t.Fatalf("brsvadd: %q", out)
+	}
+	rj := c.submit("", "-U", id, "sleep", "1000")
+	var plain []string
+	for range 3 {
+		plain = append(plain, c.submit("", "sleep", "1000"))
+	}
+	waitReason(t, c, rj, "Job's reservation is inactive")
+	c.waitState(plain[0], "RUN")
+	c.waitState(plain[1], "RUN")
+	if time.Now().Before(begin) {
+		if s := c.stat(plain[2]); s != "PEND" {
+			t.Fatalf("a job without a run limit took reserved slots: %s", s)
+		}
+	}
+	c.waitStateWithin(rj, 15*time.Second, "RUN")
+	if s := c.stat(plain[2]); s != "PEND" {
+		t.Fatalf("a job outside the reservation runs inside its window: %s", s)
+	}
+	out = c.must("", "brsvs", "-l")
+	for _, want := range []string{id, "Reservation Status: Active", "Reservation Type: CLOSED", "RUN Jobs: " + rj, "Description: course", "1/2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("brsvs -l: no %q in\n%s", want, out)
+		}
+	}
+	// The window closes: the job is ended and the third job gets its slots.
+	c.waitStateWithin(rj, 20*time.Second, "EXIT")
+	c.waitStateWithin(plain[2], 10*time.Second, "RUN")
+	if out := c.must("", "brsvs"); !strings.Contains(out, "No reservation found") {
+		t.Errorf("the expired reservation is still listed:\n%s", out)
+	}
+}
+
+// A recurring open reservation: open now, its job runs at once; it is
+// kept across a restart; brsvdel removes it; bsub -U of an unknown one
+// is refused.
+func TestAdvRsvRecurring(t *testing.T) {
+	c, me := rsvCluster(t)
+	now := time.Now()
+	from := now.Truncate(time.Minute)
+	to := from.Add(2 * time.Minute)
+	if now.Sub(from) > 50*time.Second {
+		to = to.Add(time.Minute) // keep the window open long enough
+	}
+	win := from.Format("15:4") + "-" + to.Format("15:4")
+	out := c.must("", "brsvadd", "-o", "-N", "weekly_course", "-n", "1", "-m", "all", "-u", me, "-t", win)
+	if !strings.Contains(out, `Reservation "weekly_course" is created`) {
+		t.Fatalf("brsvadd: %q", out)
+	}
+	rj := c.submit("", "-U", "weekly_course", "sleep", "1000")
+	c.waitState(rj, "RUN")
+	out = c.must("", "brsvs")
+	if !strings.Contains(out, " *") || !strings.Contains(out, "1/1") {
+		t.Errorf("brsvs:\n%s", out)
+	}
+	c.stop()
+	c.start()
+	out = c.must("", "brsvs", "-l", "weekly_course")
+	for _, want := range []string{"Reservation Type: OPEN", "Reservation Status: Active", "RUN Jobs: " + rj} {
+		if !strings.Contains(out, want) {
+			t.Errorf("brsvs -l after a restart: no %q in\n%s", want, out)
+		}
+	}
+	if r := c.run("", "bsub", "-U", "nosuch#3", "true"); r.code == 0 || !strings.Contains(r.stderr, "nosuch#3") {
+		t.Errorf("bsub -U of an unknown reservation: %d %q", r.code, r.stderr)
+	}
+	if out := c.must("", "brsvdel", "weekly_course"); !strings.Contains(out, "Reservation weekly_course is being deleted") {
+		t.Errorf("brsvdel: %q", out)
+	}
+	if r := c.run("", "brsvs", "weekly_course"); r.code == 0 {
+		t.Errorf("brsvs of a deleted reservation succeeded:\n%s", r.stdout)
+	}
+	if s := c.stat(rj); s != "RUN" {
+		t.Errorf("the deleted reservation's job is %s", s)
+	}
+}
