@@ -8,9 +8,9 @@ import "time"
 // c.mu across its synced write, and submissions take c.mu twice each; with
 // cycles back to back under a stream of submissions (their jobs ending as
 // fast as they start), they would wait on nearly every cycle's fsync. So
-// while submissions arrive, the loop leaves c.mu free for as long as the
-// last cycle held it (at most maxPause): half of the time goes to them,
-// and what they bring is still taken by the next cycle all at once.
+// while submissions arrive, the loop leaves c.mu free for twice as long as
+// the last cycle took (at most maxPause): two thirds of the time go to
+// them, and what they bring is still taken by the next cycle all at once.
 
 // maxPause bounds the pause under a stream of submissions.
 const maxPause = 20 * time.Millisecond
