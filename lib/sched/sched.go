@@ -95,6 +95,9 @@ type cycle struct {
 	dec     *Decision
 	keyBuf  []byte
 	anyGPU  bool // some host lists GPU devices
+	// free is at least the slots still free on all hosts together
+	// (Snapshot.OnlyPlacements: a job needing more is not tried).
+	free    int
 	scratch *Scratch
 }
 
@@ -132,6 +135,9 @@ type resInfo struct {
 func Schedule(s *Snapshot) *Decision {
 	c := newCycle(s, s.Scratch)
 	for _, qi := range c.queueOrder() {
+		if c.full() {
+			break
+		}
 		c.scheduleQueue(&s.Queues[qi], c.jobsOf[s.Queues[qi].Name])
 	}
 	for _, ji := range c.orphans {
@@ -256,6 +262,9 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 			}
 			cp.Num[slotsIdx] = float64(max(0, free))
 			cp.Num[maxIdx] = float64(hs.h.MaxSlots)
+		}
+		if !hs.excl {
+			c.free += max(0, hs.h.MaxSlots-hs.used)
 		}
 		for ri, info := range c.resInfo {
 			if info.num < 0 || hs.avail[ri] == hs.vals.Num[info.num] || math.IsNaN(hs.avail[ri]) {
@@ -450,6 +459,9 @@ func (c *cycle) scheduleQueue(q *Queue, jobs []int) {
 	slices.SortStableFunc(jobs, func(a, b int) int { return s.Jobs[b].Priority - s.Jobs[a].Priority })
 	if q.Fairshare == nil {
 		for _, ji := range jobs {
+			if c.full() {
+				return
+			}
 			c.try(&s.Jobs[ji])
 		}
 		return
@@ -470,7 +482,7 @@ func (c *cycle) scheduleQueue(q *Queue, jobs []int) {
 		h.items = append(h.items, userTurn{user: u, prio: c.dynamicPriority(qs, u), jobs: byUser[u]})
 	}
 	heap.Init(h)
-	for h.Len() > 0 {
+	for h.Len() > 0 && !c.full() {
 		top := &h.items[0]
 		ji := top.jobs[0]
 		top.jobs = top.jobs[1:]

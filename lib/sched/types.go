@@ -243,6 +243,12 @@ type Snapshot struct {
 	// (a simulator): Decision.Pending stays empty and no reason is
 	// worked out. The placements and reservations are the same.
 	NoReasons bool
+	// OnlyPlacements: the caller reads only Decision.Placements (a
+	// simulator; set NoReasons too). A job that cannot fit in the slots
+	// still free is not tried unless its failure would hold slots for a
+	// reservation, and the cycle stops once no slot is free: the
+	// placements are the same, the reservations not all made.
+	OnlyPlacements bool
 	// Scratch, when set, is memory that Schedule reuses from one cycle to
 	// the next instead of allocating it again (a simulator runs a cycle
 	// per event); nil: none. The decision is the same with it or without

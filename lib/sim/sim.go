@@ -200,6 +200,7 @@ func Run(tr *trace.Trace, opt Options) (*Result, error) {
 	e.snap.Schema = e.conf.Schema()
 	e.snap.Scratch = &sched.Scratch{}
 	e.snap.NoReasons = true
+	e.snap.OnlyPlacements = true
 	e.snap.HostGroups = policy.HostGroups(e.conf)
 	e.snap.UserGroups = policy.UserGroups(e.conf)
 	e.snap.Limits = policy.Limits(e.conf)
