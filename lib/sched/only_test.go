@@ -9,9 +9,12 @@ import (
 // TestOnlyPlacementsSameDecision: over cycles that fill a cluster (the
 // placements of each cycle run in the next, some jobs end), a cycle with
 // OnlyPlacements, which skips the jobs that cannot fit and stops once no
-// slot is free, places the same jobs on the same hosts as a full one.
+// slot is free, places the same jobs on the same hosts as a full one;
+// with one Scratch over all the cycles (which keeps the hosts' values
+// from one to the next) too.
 func TestOnlyPlacementsSameDecision(t *testing.T) {
 	skipped := 0
+	sc := &Scratch{}
 	for i, size := range []int{200, 60} {
 		s := bigSnapshot(uint64(i+21), size, 12*size, 40, 9)
 		s.Queues[0].SlotReserve = i == 0
@@ -27,7 +30,7 @@ func TestOnlyPlacementsSameDecision(t *testing.T) {
 		for cyc := range 12 {
 			want := Schedule(s)
 			quiet := *s
-			quiet.NoReasons, quiet.OnlyPlacements = true, true
+			quiet.NoReasons, quiet.OnlyPlacements, quiet.Scratch = true, true, sc
 			got := Schedule(&quiet)
 			if !reflect.DeepEqual(want.Placements, got.Placements) {
 				t.Fatalf("snapshot %d, cycle %d: placements differ with OnlyPlacements", i, cyc)

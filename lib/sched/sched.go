@@ -98,6 +98,7 @@ type cycle struct {
 	// free is at least the slots still free on all hosts together
 	// (Snapshot.OnlyPlacements: a job needing more is not tried).
 	free    int
+	hostQ   bool // some queue has a per-host slot limit (hostState.qused)
 	scratch *Scratch
 }
 
@@ -121,6 +122,40 @@ func (c *cycle) cloneVals(v *resreq.Host) *resreq.Host {
 	}
 	sc.vals = append(sc.vals, resreq.Host{Num: num, Str: v.Str, Bool: v.Bool})
 	return &sc.vals[len(sc.vals)-1]
+}
+
+// keepVals reports whether the scratch keeps each host's copy of its
+// values from one cycle to the next (its hosts, of the same schema, all
+// get one each cycle), making it ready for this cycle's hosts.
+func (c *cycle) keepVals() bool {
+	sc := c.scratch
+	if sc == nil {
+		return false
+	}
+	if sc.keptSchema != c.schema || len(sc.kept) != len(c.hosts) {
+		sc.keptSchema = c.schema
+		sc.kept = make([]keptVals, len(c.hosts))
+		sc.dirty = sc.dirty[:0]
+	}
+	return true
+}
+
+// keptVals returns host i's copy of its values v for this cycle's
+// changes: last cycle's copy when v is the same (Scratch: values are not
+// changed in place), with what last cycle wrote in it put back.
+func (c *cycle) keptVals(i int, v *resreq.Host) *resreq.Host {
+	sc := c.scratch
+	k := &sc.kept[i]
+	if k.src != v || len(k.vals.Num) != len(v.Num) {
+		k.src = v
+		k.vals = resreq.Host{Num: slices.Clone(v.Num), Str: v.Str, Bool: v.Bool}
+		return &k.vals
+	}
+	for _, x := range sc.dirty {
+		k.vals.Num[x] = v.Num[x]
+	}
+	k.vals.Str, k.vals.Bool = v.Str, v.Bool
+	return &k.vals
 }
 
 type resInfo struct {
@@ -150,7 +185,7 @@ func Schedule(s *Snapshot) *Decision {
 func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 	c := &cycle{
 		s: s, schema: s.Schema, now: s.Now,
-		byName: make(map[string]int, len(s.Hosts)), resIdx: map[string]int{},
+		resIdx: map[string]int{},
 		shared: map[string]float64{}, queues: map[string]*qstate{},
 		buckets: map[string]*bucket{}, orders: map[string][]int{}, sets: map[string][]bool{},
 		reqStr: map[*resreq.ResReq]string{}, statics: map[string]*static{},
@@ -170,7 +205,9 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 		for i := range c.hosts {
 			hs := &c.hosts[i]
 			q := hs.qused
-			clear(q)
+			if len(q) > 0 {
+				clear(q)
+			}
 			*hs = hostState{uses: hs.uses[:0], holds: hs.holds[:0], avail: hs.avail[:0], qused: q}
 		}
 		scratch.nums, scratch.vals = scratch.nums[:0], scratch.vals[:0]
@@ -181,9 +218,14 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 			scratch.nums, scratch.vals = scratch.nums[:0], scratch.vals[:0]
 		}
 	}
+	c.byName = hostIndex(s.Hosts, scratch)
+	for i := range s.Queues {
+		if s.Queues[i].HostSlotLimit > 0 {
+			c.hostQ = true
+		}
+	}
 	for i := range s.Hosts {
 		h := &s.Hosts[i]
-		c.byName[h.Name] = i
 		vals := h.Values
 		if vals == nil {
 			vals = c.schema.NewHost()
@@ -251,11 +293,16 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 	if r, i, ok := c.schema.Lookup(ngpusPhysical); ok && r.Kind == resreq.Numeric && c.anyGPU {
 		gpuIdx = i
 	}
+	keep := slotsIdx >= 0 && maxIdx >= 0 && c.keepVals()
 	for i := range c.hosts {
 		hs := &c.hosts[i]
 		var cp *resreq.Host
 		if slotsIdx >= 0 && maxIdx >= 0 {
-			cp = c.cloneVals(hs.vals)
+			if keep {
+				cp = c.keptVals(i, hs.vals)
+			} else {
+				cp = c.cloneVals(hs.vals)
+			}
 			free := hs.h.MaxSlots - hs.used
 			if hs.excl {
 				free = 0
@@ -285,6 +332,19 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 			hs.vals = cp
 		}
 	}
+	if keep {
+		// What the next cycle puts back before it writes its own.
+		sc := c.scratch
+		sc.dirty = append(sc.dirty[:0], slotsIdx, maxIdx)
+		for _, info := range c.resInfo {
+			if info.num >= 0 {
+				sc.dirty = append(sc.dirty, info.num)
+			}
+		}
+		if gpuIdx >= 0 {
+			sc.dirty = append(sc.dirty, gpuIdx)
+		}
+	}
 	for i := range s.Jobs {
 		q := s.Jobs[i].Queue
 		if _, ok := c.queues[q]; !ok {
@@ -294,6 +354,34 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 		c.jobsOf[q] = append(c.jobsOf[q], i)
 	}
 	return c
+}
+
+// hostIndex maps host names to their index in hosts; a scratch keeps
+// the map for the next cycle's same hosts.
+func hostIndex(hosts []Host, sc *Scratch) map[string]int {
+	if sc != nil && len(sc.names) == len(hosts) && sc.byName != nil {
+		same := true
+		for i := range hosts {
+			if hosts[i].Name != sc.names[i] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return sc.byName
+		}
+	}
+	m := make(map[string]int, len(hosts))
+	for i := range hosts {
+		m[hosts[i].Name] = i
+	}
+	if sc != nil {
+		sc.byName, sc.names = m, sc.names[:0]
+		for i := range hosts {
+			sc.names = append(sc.names, hosts[i].Name)
+		}
+	}
+	return m
 }
 
 // queueOrder returns the queues by priority, highest first, ties in the
@@ -393,10 +481,12 @@ func (c *cycle) account(v *consumers, acct string, lims []*limitState, start tim
 			u.slots = max(u.slots, hs.h.MaxSlots)
 		}
 		hs.uses = append(hs.uses, u)
-		if hs.qused == nil {
-			hs.qused = map[string]int{}
+		if c.hostQ {
+			if hs.qused == nil {
+				hs.qused = map[string]int{}
+			}
+			hs.qused[queue] += ha.Slots
 		}
-		hs.qused[queue] += ha.Slots
 		if hs.gpus != nil {
 			c.chargeGPUs(hs, &ha)
 		}

@@ -252,7 +252,9 @@ type Snapshot struct {
 	// Scratch, when set, is memory that Schedule reuses from one cycle to
 	// the next instead of allocating it again (a simulator runs a cycle
 	// per event); nil: none. The decision is the same with it or without
-	// it. One Scratch serves one cycle at a time.
+	// it. One Scratch serves one cycle at a time; with one, a host's
+	// Values are not changed in place from one cycle to the next (give a
+	// new one instead).
 	Scratch *Scratch
 }
 
@@ -262,6 +264,21 @@ type Scratch struct {
 	hosts []hostState
 	nums  []float64     // the hosts' values as select and order read them
 	vals  []resreq.Host // their headers
+	// byName indexes the hosts of names, reused while the next cycle's
+	// hosts have the same names in the same order.
+	byName map[string]int
+	names  []string
+	// kept is each host's copy of its values as select and order read
+	// them, reused while its Values pointer is the same; dirty the
+	// indices the last cycle wrote in them.
+	kept       []keptVals
+	keptSchema *resreq.Schema
+	dirty      []int
+}
+
+type keptVals struct {
+	src  *resreq.Host
+	vals resreq.Host
 }
 
 // Placement starts one job.
