@@ -99,6 +99,7 @@ type cycle struct {
 	// (Snapshot.OnlyPlacements: a job needing more is not tried).
 	free    int
 	hostQ   bool // some queue has a per-host slot limit (hostState.qused)
+	kept    bool // the scratch keeps the hosts' values (keepVals)
 	scratch *Scratch
 }
 
@@ -136,7 +137,9 @@ func (c *cycle) keepVals() bool {
 		sc.keptSchema = c.schema
 		sc.kept = make([]keptVals, len(c.hosts))
 		sc.dirty = sc.dirty[:0]
+		sc.gen++
 	}
+	c.kept = true
 	return true
 }
 
@@ -148,13 +151,13 @@ func (c *cycle) keptVals(i int, v *resreq.Host) *resreq.Host {
 	k := &sc.kept[i]
 	if k.src != v || len(k.vals.Num) != len(v.Num) {
 		k.src = v
+		sc.gen++
 		k.vals = resreq.Host{Num: slices.Clone(v.Num), Str: v.Str, Bool: v.Bool}
 		return &k.vals
 	}
 	for _, x := range sc.dirty {
 		k.vals.Num[x] = v.Num[x]
 	}
-	k.vals.Str, k.vals.Bool = v.Str, v.Bool
 	return &k.vals
 }
 

@@ -274,11 +274,21 @@ type Scratch struct {
 	kept       []keptVals
 	keptSchema *resreq.Schema
 	dirty      []int
+	// gen counts the changes of kept's sources; orders are the host
+	// orders of order[] sections whose keys the cycles do not write,
+	// sorted at generation gen.
+	gen    uint64
+	orders map[string]keptOrder
 }
 
 type keptVals struct {
 	src  *resreq.Host
 	vals resreq.Host
+}
+
+type keptOrder struct {
+	gen uint64
+	idx []int
 }
 
 // Placement starts one job.
