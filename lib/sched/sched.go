@@ -144,19 +144,32 @@ func (c *cycle) keepVals() bool {
 }
 
 // keptVals returns host i's copy of its values v for this cycle's
-// changes: last cycle's copy when v is the same (Scratch: values are not
-// changed in place), with what last cycle wrote in it put back.
-func (c *cycle) keptVals(i int, v *resreq.Host) *resreq.Host {
+// changes, with its free and total slots written at slotsIdx and maxIdx:
+// last cycle's copy when v is the same (Scratch: values are not changed
+// in place), with what last cycle wrote in it put back. The slots are
+// written only when they differ from last cycle's, so that a cycle
+// touches the copies of the hosts whose use changed, not all of them.
+func (c *cycle) keptVals(i int, v *resreq.Host, slotsIdx, maxIdx, free, total int) *resreq.Host {
 	sc := c.scratch
 	k := &sc.kept[i]
 	if k.src != v || len(k.vals.Num) != len(v.Num) {
 		k.src = v
 		sc.gen++
 		k.vals = resreq.Host{Num: slices.Clone(v.Num), Str: v.Str, Bool: v.Bool}
-		return &k.vals
+		k.free, k.total = -1, -1
 	}
-	for _, x := range sc.dirty {
-		k.vals.Num[x] = v.Num[x]
+	if len(sc.dirty) > 2 {
+		// dirty starts with slotsIdx and maxIdx, written below.
+		for _, x := range sc.dirty[2:] {
+			k.vals.Num[x] = v.Num[x]
+			if x == slotsIdx || x == maxIdx {
+				k.free = -1 // an rusage of slots wrote there
+			}
+		}
+	}
+	if k.free != free || k.total != total {
+		k.vals.Num[slotsIdx], k.vals.Num[maxIdx] = float64(free), float64(total)
+		k.free, k.total = free, total
 	}
 	return &k.vals
 }
@@ -301,17 +314,17 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 		hs := &c.hosts[i]
 		var cp *resreq.Host
 		if slotsIdx >= 0 && maxIdx >= 0 {
-			if keep {
-				cp = c.keptVals(i, hs.vals)
-			} else {
-				cp = c.cloneVals(hs.vals)
-			}
 			free := hs.h.MaxSlots - hs.used
 			if hs.excl {
 				free = 0
 			}
-			cp.Num[slotsIdx] = float64(max(0, free))
-			cp.Num[maxIdx] = float64(hs.h.MaxSlots)
+			if keep {
+				cp = c.keptVals(i, hs.vals, slotsIdx, maxIdx, max(0, free), hs.h.MaxSlots)
+			} else {
+				cp = c.cloneVals(hs.vals)
+				cp.Num[slotsIdx] = float64(max(0, free))
+				cp.Num[maxIdx] = float64(hs.h.MaxSlots)
+			}
 		}
 		if !hs.excl {
 			c.free += max(0, hs.h.MaxSlots-hs.used)

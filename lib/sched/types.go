@@ -282,8 +282,9 @@ type Scratch struct {
 }
 
 type keptVals struct {
-	src  *resreq.Host
-	vals resreq.Host
+	src         *resreq.Host
+	vals        resreq.Host
+	free, total int // the slots written in vals; -1: none yet
 }
 
 type keptOrder struct {
