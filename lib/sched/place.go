@@ -328,13 +328,40 @@ func (c *cycle) sorted(o *resreq.Order) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
+	keep := c.kept && c.orderKept(o)
+	if keep {
+		if ko, ok := c.scratch.orders[k]; ok && ko.gen == c.scratch.gen {
+			c.orders[k] = ko.idx
+			return ko.idx, nil
+		}
+	}
 	idx := make([]int, len(c.hosts))
 	for i := range idx {
 		idx[i] = i
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return ord.Compare(c.hosts[a].vals, c.hosts[b].vals) })
 	c.orders[k] = idx
+	if keep {
+		if c.scratch.orders == nil {
+			c.scratch.orders = map[string]keptOrder{}
+		}
+		c.scratch.orders[k] = keptOrder{gen: c.scratch.gen, idx: idx}
+	}
 	return idx, nil
+}
+
+// orderKept reports whether the hosts' order by o can be kept from one
+// cycle to the next: no key is a value the cycles write (free slots,
+// resources net of reservations), so that the order changes only with
+// the hosts' own values (Scratch.gen).
+func (c *cycle) orderKept(o *resreq.Order) bool {
+	for _, k := range o.Keys {
+		_, i, ok := c.schema.Lookup(k.Name)
+		if !ok || slices.Contains(c.scratch.dirty, i) {
+			return false
+		}
+	}
+	return true
 }
 
 // Why a host cannot take a job.

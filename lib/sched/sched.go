@@ -95,6 +95,11 @@ type cycle struct {
 	dec     *Decision
 	keyBuf  []byte
 	anyGPU  bool // some host lists GPU devices
+	// free is at least the slots still free on all hosts together
+	// (Snapshot.OnlyPlacements: a job needing more is not tried).
+	free    int
+	hostQ   bool // some queue has a per-host slot limit (hostState.qused)
+	kept    bool // the scratch keeps the hosts' values (keepVals)
 	scratch *Scratch
 
 	cu  *cuCycle  // compute units (cu.go); nil: none configured
@@ -123,6 +128,55 @@ func (c *cycle) cloneVals(v *resreq.Host) *resreq.Host {
 	return &sc.vals[len(sc.vals)-1]
 }
 
+// keepVals reports whether the scratch keeps each host's copy of its
+// values from one cycle to the next (its hosts, of the same schema, all
+// get one each cycle), making it ready for this cycle's hosts.
+func (c *cycle) keepVals() bool {
+	sc := c.scratch
+	if sc == nil {
+		return false
+	}
+	if sc.keptSchema != c.schema || len(sc.kept) != len(c.hosts) {
+		sc.keptSchema = c.schema
+		sc.kept = make([]keptVals, len(c.hosts))
+		sc.dirty = sc.dirty[:0]
+		sc.gen++
+	}
+	c.kept = true
+	return true
+}
+
+// keptVals returns host i's copy of its values v for this cycle's
+// changes, with its free and total slots written at slotsIdx and maxIdx:
+// last cycle's copy when v is the same (Scratch: values are not changed
+// in place), with what last cycle wrote in it put back. The slots are
+// written only when they differ from last cycle's, so that a cycle
+// touches the copies of the hosts whose use changed, not all of them.
+func (c *cycle) keptVals(i int, v *resreq.Host, slotsIdx, maxIdx, free, total int) *resreq.Host {
+	sc := c.scratch
+	k := &sc.kept[i]
+	if k.src != v || len(k.vals.Num) != len(v.Num) {
+		k.src = v
+		sc.gen++
+		k.vals = resreq.Host{Num: slices.Clone(v.Num), Str: v.Str, Bool: v.Bool}
+		k.free, k.total = -1, -1
+	}
+	if len(sc.dirty) > 2 {
+		// dirty starts with slotsIdx and maxIdx, written below.
+		for _, x := range sc.dirty[2:] {
+			k.vals.Num[x] = v.Num[x]
+			if x == slotsIdx || x == maxIdx {
+				k.free = -1 // an rusage of slots wrote there
+			}
+		}
+	}
+	if k.free != free || k.total != total {
+		k.vals.Num[slotsIdx], k.vals.Num[maxIdx] = float64(free), float64(total)
+		k.free, k.total = free, total
+	}
+	return &k.vals
+}
+
 type resInfo struct {
 	name  string
 	num   int // index in resreq.Host.Num; -1 when the schema lacks it
@@ -135,6 +189,9 @@ type resInfo struct {
 func Schedule(s *Snapshot) *Decision {
 	c := newCycle(s, s.Scratch)
 	for _, qi := range c.queueOrder() {
+		if c.full() {
+			break
+		}
 		c.scheduleQueue(&s.Queues[qi], c.jobsOf[s.Queues[qi].Name])
 	}
 	for _, ji := range c.orphans {
@@ -147,7 +204,7 @@ func Schedule(s *Snapshot) *Decision {
 func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 	c := &cycle{
 		s: s, schema: s.Schema, now: s.Now,
-		byName: make(map[string]int, len(s.Hosts)), resIdx: map[string]int{},
+		resIdx: map[string]int{},
 		shared: map[string]float64{}, queues: map[string]*qstate{},
 		buckets: map[string]*bucket{}, orders: map[string][]int{}, sets: map[string][]bool{},
 		reqStr: map[*resreq.ResReq]string{}, statics: map[string]*static{},
@@ -167,7 +224,9 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 		for i := range c.hosts {
 			hs := &c.hosts[i]
 			q := hs.qused
-			clear(q)
+			if len(q) > 0 {
+				clear(q)
+			}
 			*hs = hostState{uses: hs.uses[:0], holds: hs.holds[:0], avail: hs.avail[:0], qused: q}
 		}
 		scratch.nums, scratch.vals = scratch.nums[:0], scratch.vals[:0]
@@ -178,9 +237,14 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 			scratch.nums, scratch.vals = scratch.nums[:0], scratch.vals[:0]
 		}
 	}
+	c.byName = hostIndex(s.Hosts, scratch)
+	for i := range s.Queues {
+		if s.Queues[i].HostSlotLimit > 0 {
+			c.hostQ = true
+		}
+	}
 	for i := range s.Hosts {
 		h := &s.Hosts[i]
-		c.byName[h.Name] = i
 		vals := h.Values
 		if vals == nil {
 			vals = c.schema.NewHost()
@@ -248,17 +312,25 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 	if r, i, ok := c.schema.Lookup(ngpusPhysical); ok && r.Kind == resreq.Numeric && c.anyGPU {
 		gpuIdx = i
 	}
+	keep := slotsIdx >= 0 && maxIdx >= 0 && c.keepVals()
 	for i := range c.hosts {
 		hs := &c.hosts[i]
 		var cp *resreq.Host
 		if slotsIdx >= 0 && maxIdx >= 0 {
-			cp = c.cloneVals(hs.vals)
 			free := hs.h.MaxSlots - hs.used
 			if hs.excl {
 				free = 0
 			}
-			cp.Num[slotsIdx] = float64(max(0, free))
-			cp.Num[maxIdx] = float64(hs.h.MaxSlots)
+			if keep {
+				cp = c.keptVals(i, hs.vals, slotsIdx, maxIdx, max(0, free), hs.h.MaxSlots)
+			} else {
+				cp = c.cloneVals(hs.vals)
+				cp.Num[slotsIdx] = float64(max(0, free))
+				cp.Num[maxIdx] = float64(hs.h.MaxSlots)
+			}
+		}
+		if !hs.excl {
+			c.free += max(0, hs.h.MaxSlots-hs.used)
 		}
 		for ri, info := range c.resInfo {
 			if info.num < 0 || hs.avail[ri] == hs.vals.Num[info.num] || math.IsNaN(hs.avail[ri]) {
@@ -280,6 +352,19 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 		}
 	}
 	c.initCU()
+	if keep {
+		// What the next cycle puts back before it writes its own.
+		sc := c.scratch
+		sc.dirty = append(sc.dirty[:0], slotsIdx, maxIdx)
+		for _, info := range c.resInfo {
+			if info.num >= 0 {
+				sc.dirty = append(sc.dirty, info.num)
+			}
+		}
+		if gpuIdx >= 0 {
+			sc.dirty = append(sc.dirty, gpuIdx)
+		}
+	}
 	for i := range s.Jobs {
 		q := s.Jobs[i].Queue
 		if _, ok := c.queues[q]; !ok {
@@ -290,6 +375,34 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 	}
 	c.adv = c.newAdv()
 	return c
+}
+
+// hostIndex maps host names to their index in hosts; a scratch keeps
+// the map for the next cycle's same hosts.
+func hostIndex(hosts []Host, sc *Scratch) map[string]int {
+	if sc != nil && len(sc.names) == len(hosts) && sc.byName != nil {
+		same := true
+		for i := range hosts {
+			if hosts[i].Name != sc.names[i] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return sc.byName
+		}
+	}
+	m := make(map[string]int, len(hosts))
+	for i := range hosts {
+		m[hosts[i].Name] = i
+	}
+	if sc != nil {
+		sc.byName, sc.names = m, sc.names[:0]
+		for i := range hosts {
+			sc.names = append(sc.names, hosts[i].Name)
+		}
+	}
+	return m
 }
 
 // queueOrder returns the queues by priority, highest first, ties in the
@@ -389,10 +502,12 @@ func (c *cycle) account(v *consumers, acct string, lims []*limitState, start tim
 			u.slots = max(u.slots, hs.h.MaxSlots)
 		}
 		hs.uses = append(hs.uses, u)
-		if hs.qused == nil {
-			hs.qused = map[string]int{}
+		if c.hostQ {
+			if hs.qused == nil {
+				hs.qused = map[string]int{}
+			}
+			hs.qused[queue] += ha.Slots
 		}
-		hs.qused[queue] += ha.Slots
 		if hs.gpus != nil {
 			c.chargeGPUs(hs, &ha)
 		}
@@ -455,6 +570,9 @@ func (c *cycle) scheduleQueue(q *Queue, jobs []int) {
 	slices.SortStableFunc(jobs, func(a, b int) int { return s.Jobs[b].Priority - s.Jobs[a].Priority })
 	if q.Fairshare == nil {
 		for _, ji := range jobs {
+			if c.full() {
+				return
+			}
 			c.try(&s.Jobs[ji])
 		}
 		return
@@ -475,7 +593,7 @@ func (c *cycle) scheduleQueue(q *Queue, jobs []int) {
 		h.items = append(h.items, userTurn{user: u, prio: c.dynamicPriority(qs, u), jobs: byUser[u]})
 	}
 	heap.Init(h)
-	for h.Len() > 0 {
+	for h.Len() > 0 && !c.full() {
 		top := &h.items[0]
 		ji := top.jobs[0]
 		top.jobs = top.jobs[1:]

@@ -21,6 +21,9 @@ const (
 // try places one job now, or records why it pends. It reports whether the
 // job was placed.
 func (c *cycle) try(j *Job) bool {
+	if c.s.OnlyPlacements && c.cannotFit(j) {
+		return false
+	}
 	b := c.bucket(j)
 	d := int64(never)
 	if j.RunLimit > 0 {
@@ -93,6 +96,30 @@ func (c *cycle) try(j *Job) bool {
 	return fail(why, false)
 }
 
+// full reports, for Snapshot.OnlyPlacements, that no slot is free: no
+// job of the cycle can be placed any more.
+func (c *cycle) full() bool {
+	return c.s.OnlyPlacements && c.free <= 0
+}
+
+// cannotFit reports that j needs more slots than are free on all hosts
+// together, and that trying it would not make a reservation (which holds
+// slots against later jobs of the cycle): trying it would place nothing
+// and change nothing.
+func (c *cycle) cannotFit(j *Job) bool {
+	if j.Req != nil && len(j.Req.Compound) > 0 {
+		return false // the terms' counts are its slots: let the bucket say
+	}
+	if max(j.MinSlots, 1) <= c.free {
+		return false
+	}
+	qs := c.queues[j.Queue]
+	if qs == nil || !qs.q.SlotReserve || c.nres >= maxReservations {
+		return true
+	}
+	return c.bucket(j).reserved
+}
+
 // place allocates every part of variant v now. On failure it returns the
 // part that did not fit.
 func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
@@ -119,6 +146,7 @@ func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
 			return nil, 0, p
 		}
 		total += n
+		out = slices.Grow(out, len(picks))
 		for k, pk := range picks {
 			ha := HostAlloc{Host: c.hosts[pk.h].h.Name, Slots: pk.n, Rusage: p.set, Lead: k == 0}
 			var took uint64
@@ -189,6 +217,7 @@ func (c *cycle) commit(b *bucket, j *Job, v *variant, has []HostAlloc, n int) {
 	}
 	c.account(&b.vals, fairAccount(j.User, j.Account), b.lims, c.now, end, b.excl, has)
 	c.advCommit(b, has, end)
+	c.free -= n
 	c.dec.Placements = append(c.dec.Placements, Placement{Job: j.Key, Hosts: has, Slots: n, Alternative: v.alt})
 	c.commitCU(v, has)
 }

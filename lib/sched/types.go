@@ -248,10 +248,18 @@ type Snapshot struct {
 	// (a simulator): Decision.Pending stays empty and no reason is
 	// worked out. The placements and reservations are the same.
 	NoReasons bool
+	// OnlyPlacements: the caller reads only Decision.Placements (a
+	// simulator; set NoReasons too). A job that cannot fit in the slots
+	// still free is not tried unless its failure would hold slots for a
+	// reservation, and the cycle stops once no slot is free: the
+	// placements are the same, the reservations not all made.
+	OnlyPlacements bool
 	// Scratch, when set, is memory that Schedule reuses from one cycle to
 	// the next instead of allocating it again (a simulator runs a cycle
 	// per event); nil: none. The decision is the same with it or without
-	// it. One Scratch serves one cycle at a time.
+	// it. One Scratch serves one cycle at a time; with one, a host's
+	// Values are not changed in place from one cycle to the next (give a
+	// new one instead).
 	Scratch *Scratch
 	// CU is the cluster's compute units (cu[] placement, cu.go); nil:
 	// none.
@@ -266,6 +274,32 @@ type Scratch struct {
 	hosts []hostState
 	nums  []float64     // the hosts' values as select and order read them
 	vals  []resreq.Host // their headers
+	// byName indexes the hosts of names, reused while the next cycle's
+	// hosts have the same names in the same order.
+	byName map[string]int
+	names  []string
+	// kept is each host's copy of its values as select and order read
+	// them, reused while its Values pointer is the same; dirty the
+	// indices the last cycle wrote in them.
+	kept       []keptVals
+	keptSchema *resreq.Schema
+	dirty      []int
+	// gen counts the changes of kept's sources; orders are the host
+	// orders of order[] sections whose keys the cycles do not write,
+	// sorted at generation gen.
+	gen    uint64
+	orders map[string]keptOrder
+}
+
+type keptVals struct {
+	src         *resreq.Host
+	vals        resreq.Host
+	free, total int // the slots written in vals; -1: none yet
+}
+
+type keptOrder struct {
+	gen uint64
+	idx []int
 }
 
 // Placement starts one job.

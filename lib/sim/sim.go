@@ -205,6 +205,7 @@ func Run(tr *trace.Trace, opt Options) (*Result, error) {
 	e.snap.Schema = e.conf.Schema()
 	e.snap.Scratch = &sched.Scratch{}
 	e.snap.NoReasons = true
+	e.snap.OnlyPlacements = true
 	e.snap.HostGroups = policy.HostGroups(e.conf)
 	e.snap.UserGroups = policy.UserGroups(e.conf)
 	e.snap.Limits = policy.Limits(e.conf)
@@ -552,10 +553,18 @@ func (e *eng) end(j int32, t int64) {
 		if acct == "" {
 			acct = a.User
 		}
-		// The trace's CPU time is not replayed: a job's CPU is its run
-		// time on each slot, as for a CPU-bound job.
+		// The trace's CPU time, cut in proportion where the job is
+		// killed at its run limit sooner than it ran; a trace without
+		// one: its run time on each slot, as for a CPU-bound job.
 		run := time.Duration(t) - e.res.Jobs[j].Start
-		u[acct] = policy.AddFinished(u[acct], run*time.Duration(slots), a.Start, at(t), slots)
+		cpu := run * time.Duration(slots)
+		if tj := &e.tr.Jobs[j]; tj.CPU > 0 {
+			cpu = tj.CPU
+			if run < tj.Run {
+				cpu = time.Duration(float64(tj.CPU) * float64(run) / float64(tj.Run))
+			}
+		}
+		u[acct] = policy.AddFinished(u[acct], cpu, a.Start, at(t), slots)
 	}
 	last := len(e.running) - 1
 	if i != last {

@@ -165,6 +165,7 @@ func (a *acctReader) add(j *api.Job, spec, eff *api.JobSpec) {
 		Submit: time.Duration(j.SubmitTime),
 		Run:    time.Duration(j.EndTime - j.StartTime),
 		Slots:  int(j.AllocSlots),
+		CPU:    time.Duration(j.GetUsage().GetCpuTimeMs()) * time.Millisecond,
 	}
 	pick := func(f func(*api.JobSpec) string) string {
 		if s := f(eff); s != "" {

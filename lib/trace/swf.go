@@ -182,6 +182,14 @@ func (p *swfParser) line(b []byte, n int) {
 	if v := get(swfReqMem); v > 0 {
 		j.MemMB = v / 1024
 	}
+	if v := get(swfAvgCPU); v > 0 {
+		// Field 6 is the average over the allocated processors.
+		n := math.Trunc(get(swfAllocProc))
+		if n <= 0 {
+			n = slots
+		}
+		j.CPU = seconds(v * n)
+	}
 	if n := toInt(get(swfPrecJob)); n > 0 {
 		j.DependsOn = n
 		if th := get(swfThink); th > 0 {

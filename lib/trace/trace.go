@@ -56,6 +56,10 @@ type Job struct {
 	// (SWF field 18).
 	DependsOn int64
 	Think     time.Duration
+	// CPU is the CPU time the job used, all its processes together; 0
+	// when the trace does not say (a simulator then counts its run time
+	// on each slot).
+	CPU time.Duration
 	// Line is where the job was read (1-based), for messages; 0 for a
 	// job read from a job store (acct).
 	Line int
