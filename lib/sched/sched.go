@@ -96,6 +96,7 @@ type cycle struct {
 	keyBuf  []byte
 	anyGPU  bool // some host lists GPU devices
 	scratch *Scratch
+	pre     *preState // preemption (preempt.go)
 }
 
 // cloneVals copies a host's values for this cycle's changes, from the
@@ -132,6 +133,7 @@ type resInfo struct {
 func Schedule(s *Snapshot) *Decision {
 	c := newCycle(s, s.Scratch)
 	for _, qi := range c.queueOrder() {
+		c.resume(s.Queues[qi].Name)
 		c.scheduleQueue(&s.Queues[qi], c.jobsOf[s.Queues[qi].Name])
 	}
 	for _, ji := range c.orphans {
@@ -231,6 +233,7 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 		v := consumers{kUser: a.User, kQueue: a.Queue, kProject: a.Project, kApp: a.App, kLic: a.LicProject}
 		c.account(&v, fairAccount(a.User, a.Account), nil, a.Start, end, a.Exclusive, a.Hosts)
 	}
+	c.preemptSetup()
 	// Select and order see the resources net of running jobs'
 	// reservations, and slots / maxslots as the host's free and total job
 	// slots (order[-slots] packs, select[slots>=4] needs free slots).

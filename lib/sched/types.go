@@ -79,6 +79,7 @@ type Queue struct {
 	// Fairshare, when set, orders the queue's jobs by their users'
 	// dynamic priority instead of first come first served.
 	Fairshare *Fairshare
+	Preempt   QueuePreempt // preemption (preempt.go)
 }
 
 // Fairshare is a queue's FAIRSHARE policy between users.
@@ -220,6 +221,7 @@ type Alloc struct {
 	RunLimit             time.Duration // 0: unknown end
 	Exclusive            bool
 	Hosts                []HostAlloc
+	Preempt              AllocPreempt // preemption state (preempt.go)
 }
 
 // Snapshot is everything one scheduling cycle reads.
@@ -248,6 +250,8 @@ type Snapshot struct {
 	// per event); nil: none. The decision is the same with it or without
 	// it. One Scratch serves one cycle at a time.
 	Scratch *Scratch
+	// Preempt holds the cluster's preemption parameters (preempt.go).
+	Preempt PreemptParams
 }
 
 // Scratch is the memory successive cycles reuse (Snapshot.Scratch). The
@@ -267,6 +271,9 @@ type Placement struct {
 	// ({..} || {..}) used; 0 otherwise. The rusage alternative chosen
 	// (rusage[a || b]) is the Rusage of the hosts.
 	Alternative int
+	// Victims are the running jobs to preempt (suspend, or end where
+	// their queue says so) before the job starts (preempt.go).
+	Victims []JobKey
 }
 
 // Reservation is a job that did not fit now, holding the slots it will
@@ -287,4 +294,7 @@ type Decision struct {
 	// Buckets is how many groups of jobs with identical requirements the
 	// cycle placed together (metrics).
 	Buckets int
+	// Resumes are the jobs suspended by preemption that have their slots
+	// back and resume now (preempt.go).
+	Resumes []JobKey
 }
