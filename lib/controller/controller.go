@@ -133,7 +133,8 @@ type Controller struct {
 	nextID    int64
 	ceiling   int64 // ids below it may have been handed out
 	lastCycle time.Time
-	cycleWhy  string // why the last cycle left jobs pending
+	pre       preemptCycle // this cycle's preemption (preempt.go)
+	cycleWhy  string       // why the last cycle left jobs pending
 	watchers  map[*watcher]struct{}
 	lastSub   map[uint32]int64 // each user's last submitted job id
 	// pendStoring: each user's jobs of submissions past the
@@ -638,10 +639,13 @@ func (c *Controller) cycle() {
 	}
 	dispatch := c.orphans
 	c.orphans = nil
+	pre := c.takePreempt() // victims first: written with their preemptors
+	dispatch = append(dispatch, pre.changes...)
 	for _, nj := range starts {
 		dispatch = append(dispatch, store.Change{Job: nj, Event: c.startEvent(nj)})
 	}
 	if err := c.commit(dispatch); err != nil {
+		pre = preemptCycle{}
 		// Nothing was dispatched; the slots taken in schedule are freed.
 		for _, nj := range starts {
 			c.takeSlots(nj, c.jobs[key{nj.JobId, nj.ArrayIndex}].eff.GetExclusive(), -1)
@@ -666,6 +670,7 @@ func (c *Controller) cycle() {
 	}
 	c.mu.Unlock()
 
+	pre.send()
 	for _, l := range launches {
 		c.launching.Add(1)
 		go func() {
