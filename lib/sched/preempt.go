@@ -109,10 +109,9 @@ type preState struct {
 	// victims are those of this cycle's placements.
 	victims []int
 	// susp are the suspended jobs (indices in Snapshot.Running) per queue.
-	susp     map[string][]int
-	resOf    map[string]bool // Preempt.Resources
-	qprio    map[string]int
-	maxCount map[string]int
+	susp  map[string][]int
+	resOf map[string]bool // Preempt.Resources
+	qprio map[string]int
 }
 
 // preemptSetup releases what the suspended victims of the snapshot do not
