@@ -506,6 +506,7 @@ func (c *cycle) preempt(b *bucket, j *Job, mx int) bool {
 			}
 		}
 		var released []int
+		var freed []int // hosts where victims were released
 		for _, h := range p.all {
 			if got >= lo {
 				break
@@ -515,6 +516,8 @@ func (c *cycle) preempt(b *bucket, j *Job, mx int) bool {
 			}
 			cands := c.victimsOn(h, q)
 			if len(cands) == 0 {
+				// Forget the victims taken here: later jobs skip the host.
+				ps.byHost[h] = slices.DeleteFunc(ps.byHost[h], func(i int) bool { return ps.gone[i] })
 				continue
 			}
 			target := max(phm, lo-got)
@@ -546,6 +549,9 @@ func (c *cycle) preempt(b *bucket, j *Job, mx int) bool {
 				continue
 			}
 			released = append(released, mine...)
+			if len(mine) > 0 {
+				freed = append(freed, h)
+			}
 			if p.span.Hosts == 1 {
 				got = cur
 			} else {
@@ -556,7 +562,15 @@ func (c *cycle) preempt(b *bucket, j *Job, mx int) bool {
 			continue
 		}
 		// The hosts pruned from the bucket's list may have room now.
-		p.live = nil
+		if p.live != nil {
+			live := freed
+			for _, h := range p.live {
+				if !slices.Contains(freed, h) {
+					live = append(live, h)
+				}
+			}
+			p.live = live
+		}
 		if len(p.same) > 0 {
 			p.groups = c.groups(p, p.all)
 		}
