@@ -3,6 +3,7 @@ package tests
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -137,4 +138,43 @@ func TestPreemptMaxJobPreempt(t *testing.T) {
 	c.waitState(u2, "RUN")
 	touchFile(t, dir, "u2")
 	c.waitState(u2, "DONE")
+}
+
+// preemptable_resources = ["mem"]: the urgent job needs memory the low
+// job reserves (the slots are free): the low job is suspended and gives
+// its reservation back.
+func TestPreemptMemory(t *testing.T) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Skip("no /proc/meminfo")
+	}
+	var availKB int64
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemAvailable:" {
+			availKB, _ = strconv.ParseInt(f[1], 10, 64)
+		}
+	}
+	if availKB == 0 {
+		t.Skip("no MemAvailable")
+	}
+	path := preemptConfig(t, "")
+	conf, _ := os.ReadFile(path)
+	os.WriteFile(path, []byte(strings.Replace(string(conf), "[cluster]\n", "[cluster]\npreemptable_resources = [\"mem\"]\n", 1)), 0o644)
+	c := newCluster(t, "--config", path)
+	dir := t.TempDir()
+	os.Chmod(dir, 0o777)
+	mem := "rusage[mem=" + strconv.FormatInt(availKB/1024*6/10, 10) + "]"
+	low := c.submit("", "-q", "low", "-R", mem, "sh", "-c", preemptWait(dir, "low", "3"))
+	c.waitState(low, "RUN")
+	urgent := c.submit("", "-q", "urgent", "-R", mem, "sh", "-c", preemptWait(dir, "urgent", "5"))
+	c.waitState(urgent, "RUN")
+	c.waitState(low, "SSUSP")
+	touchFile(t, dir, "urgent")
+	c.waitState(urgent, "EXIT")
+	c.waitState(low, "RUN")
+	touchFile(t, dir, "low")
+	c.waitState(low, "EXIT")
+	if a, b := exitCode(c, urgent), exitCode(c, low); a != "5" || b != "3" {
+		t.Errorf("exit codes %q and %q, want 5 and 3", a, b)
+	}
 }
