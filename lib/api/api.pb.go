@@ -2010,7 +2010,13 @@ type Job struct {
 	// gets back when the host returns.
 	PrevState JobState `protobuf:"varint,34,opt,name=prev_state,json=prevState,proto3,enum=xce.api.v1.JobState" json:"prev_state,omitempty"`
 	// How often the job was rerun after its host failed (LSB_RESTART).
-	Reruns        int32 `protobuf:"varint,35,opt,name=reruns,proto3" json:"reruns,omitempty"`
+	Reruns int32 `protobuf:"varint,35,opt,name=reruns,proto3" json:"reruns,omitempty"`
+	// Preemption: how often the job was preempted (MAX_JOB_PREEMPT), the
+	// job that preempted it last, and, while it is SSUSP, LSF's suspending
+	// reason (bjobs -s, -l).
+	PreemptCount  int32  `protobuf:"varint,36,opt,name=preempt_count,json=preemptCount,proto3" json:"preempt_count,omitempty"`
+	PreemptedBy   int64  `protobuf:"varint,37,opt,name=preempted_by,json=preemptedBy,proto3" json:"preempted_by,omitempty"`
+	SuspReason    string `protobuf:"bytes,38,opt,name=susp_reason,json=suspReason,proto3" json:"susp_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2283,6 +2289,27 @@ func (x *Job) GetReruns() int32 {
 		return x.Reruns
 	}
 	return 0
+}
+
+func (x *Job) GetPreemptCount() int32 {
+	if x != nil {
+		return x.PreemptCount
+	}
+	return 0
+}
+
+func (x *Job) GetPreemptedBy() int64 {
+	if x != nil {
+		return x.PreemptedBy
+	}
+	return 0
+}
+
+func (x *Job) GetSuspReason() string {
+	if x != nil {
+		return x.SuspReason
+	}
+	return ""
 }
 
 // Event is one entry of a job's event log.
@@ -8910,7 +8937,8 @@ const file_api_proto_rawDesc = "" +
 	"\x04pgid\x18\b \x01(\x05R\x04pgid\x12\x12\n" +
 	"\x04pids\x18\t \x03(\x05R\x04pids\x12%\n" +
 	"\x0ecollected_time\x18\n" +
-	" \x01(\x03R\rcollectedTime\"\xab\t\n" +
+	" \x01(\x03R\rcollectedTime\"\x94\n" +
+	"\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +
@@ -8960,7 +8988,11 @@ const file_api_proto_rawDesc = "" +
 	"\tpost_exec\x18\x1f \x01(\tR\bpostExec\x123\n" +
 	"\n" +
 	"prev_state\x18\" \x01(\x0e2\x14.xce.api.v1.JobStateR\tprevState\x12\x16\n" +
-	"\x06reruns\x18# \x01(\x05R\x06rerunsJ\x04\b \x10!\"\x90\x04\n" +
+	"\x06reruns\x18# \x01(\x05R\x06reruns\x12#\n" +
+	"\rpreempt_count\x18$ \x01(\x05R\fpreemptCount\x12!\n" +
+	"\fpreempted_by\x18% \x01(\x03R\vpreemptedBy\x12\x1f\n" +
+	"\vsusp_reason\x18& \x01(\tR\n" +
+	"suspReasonJ\x04\b \x10!\"\x90\x04\n" +
 	"\x05Event\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +

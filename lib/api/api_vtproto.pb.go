@@ -270,6 +270,9 @@ func (m *Job) CloneVT() *Job {
 	r.PostExec = m.PostExec
 	r.PrevState = m.PrevState
 	r.Reruns = m.Reruns
+	r.PreemptCount = m.PreemptCount
+	r.PreemptedBy = m.PreemptedBy
+	r.SuspReason = m.SuspReason
 	if rhs := m.ExecHosts; rhs != nil {
 		tmpContainer := make([]*HostSlots, len(rhs))
 		for k, v := range rhs {
@@ -3398,6 +3401,29 @@ func (m *Job) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if len(m.SuspReason) > 0 {
+		i -= len(m.SuspReason)
+		copy(dAtA[i:], m.SuspReason)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.SuspReason)))
+		i--
+		dAtA[i] = 0x2
+		i--
+		dAtA[i] = 0xb2
+	}
+	if m.PreemptedBy != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.PreemptedBy))
+		i--
+		dAtA[i] = 0x2
+		i--
+		dAtA[i] = 0xa8
+	}
+	if m.PreemptCount != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.PreemptCount))
+		i--
+		dAtA[i] = 0x2
+		i--
+		dAtA[i] = 0xa0
 	}
 	if m.Reruns != 0 {
 		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Reruns))
@@ -10168,6 +10194,16 @@ func (m *Job) SizeVT() (n int) {
 	if m.Reruns != 0 {
 		n += 2 + protohelpers.SizeOfVarint(uint64(m.Reruns))
 	}
+	if m.PreemptCount != 0 {
+		n += 2 + protohelpers.SizeOfVarint(uint64(m.PreemptCount))
+	}
+	if m.PreemptedBy != 0 {
+		n += 2 + protohelpers.SizeOfVarint(uint64(m.PreemptedBy))
+	}
+	l = len(m.SuspReason)
+	if l > 0 {
+		n += 2 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
 	n += len(m.unknownFields)
 	return n
 }
@@ -16390,6 +16426,76 @@ func (m *Job) UnmarshalVT(dAtA []byte) error {
 					break
 				}
 			}
+		case 36:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreemptCount", wireType)
+			}
+			m.PreemptCount = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.PreemptCount |= int32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 37:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field PreemptedBy", wireType)
+			}
+			m.PreemptedBy = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.PreemptedBy |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 38:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field SuspReason", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.SuspReason = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])

@@ -31,7 +31,7 @@ func badmin(args []string) int {
 	setArgName(cmd.Flags(), "C", "comment")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "perfmon view: JSON output")
 	// The subcommands, for the shell completions (tools/genman).
-	cmd.ValidArgs = []string{"ckconfig", "hclose", "hdecommission", "hdrain", "hopen", "mbdrestart", "perfmon", "qact", "qclose", "qinact", "qopen", "reconfig", "showconf", "showstatus"}
+	cmd.ValidArgs = []string{"ckconfig", "hclose", "hdecommission", "hdrain", "hopen", "mbdrestart", "perfmon", "qact", "qclose", "qinact", "qopen", "rc", "reconfig", "showconf", "showstatus"}
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}

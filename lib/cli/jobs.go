@@ -265,7 +265,7 @@ func bjobs(args []string) int {
 		case format != nil:
 			return format.Write(out, jobs, o.noHeader || !first)
 		default:
-			return lsfout.WriteJobs(out, jobs, lsfout.JobsOptions{Wide: o.wide, NoHeader: o.noHeader || !first, PendReasons: o.pend, Now: time.Now()})
+			return lsfout.WriteJobs(out, jobs, lsfout.JobsOptions{Wide: o.wide, NoHeader: o.noHeader || !first, PendReasons: o.pend, SuspReasons: o.susp, Now: time.Now()})
 		}
 	})
 	if err != nil {

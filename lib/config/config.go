@@ -49,6 +49,8 @@ type Config struct {
 // Cluster holds the cluster-wide parameters (LSF's lsb.params and
 // lsf.cluster ClusterAdmins).
 type Cluster struct {
+	Preemption // preemption parameters (preempt.go)
+
 	Name           string   `toml:"name"`            // default "xce"
 	Administrators []string `toml:"administrators"`  // user names; the controller's own user is always one
 	DefaultQueue   string   `toml:"default_queue"`   // the queue of a job without -q (DEFAULT_QUEUE)
@@ -314,11 +316,14 @@ type Queue struct {
 	// scheduler.
 	Fairshare map[string]int `toml:"fairshare"`
 	// Preemptive lists the queues whose jobs this queue's jobs may
-	// preempt ("lower" = every queue of lower priority); Preemptable the
-	// queues whose jobs may preempt this queue's ("higher" = every queue
-	// of higher priority). Kept for the scheduler.
+	// preempt ("lower" = every queue of lower priority; "queue+N" gives
+	// LSF's preference level N, the higher preempted first); Preemptable
+	// the queues whose jobs may preempt this queue's ("higher" = every
+	// queue of higher priority).
 	Preemptive  []string `toml:"preemptive"`
 	Preemptable []string `toml:"preemptable"`
+	// QueuePreemption: terminate_when, max_job_preempt, ... (preempt.go).
+	QueuePreemption
 
 	// Deprecated, for configurations imported from LSF: a queue-level
 	// resource requirement merged as LSF does (resreq.MergeLSF), and

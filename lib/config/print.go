@@ -52,6 +52,7 @@ func (c *Config) Effective() string {
 	w.kv("max_user_priority", cl.MaxUserPriority)
 	w.kv("unit_for_limits", cl.UnitForLimits)
 	w.kv("compute_unit_types", cl.ComputeUnitTypes)
+	w.printPreemptParams(&cl.Preemption)
 	cc := c.Containment(clusterOnly) // defaults filled in
 	w.line("process_tracking = %t", cc.ProcessTracking)
 	w.line("cgroup_acct = %t", cc.CgroupAcct)
@@ -150,6 +151,7 @@ func (c *Config) Effective() string {
 		w.kv("fairshare", q.Fairshare)
 		w.kv("preemptive", q.Preemptive)
 		w.kv("preemptable", q.Preemptable)
+		w.printQueuePreempt(&q.QueuePreemption)
 		const dep = "deprecated: imported from LSF; move it to an application profile"
 		if q.resReq != nil {
 			w.kvNote("res_req", q.resReq.String(), dep)

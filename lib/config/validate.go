@@ -38,6 +38,7 @@ func (c *Config) finish() error {
 	c.checkHosts(k)
 	c.checkUserGroups(k)
 	c.checkQueues(k)
+	c.checkPreemptParams(k)
 	c.checkApps(k)
 	c.checkProjects(k)
 	c.checkLimits(k)
@@ -441,8 +442,11 @@ func (c *Config) checkQueues(k *checker) {
 func (c *Config) checkPreemption(k *checker, q *Queue) {
 	key := "queues." + q.Name
 	for _, p := range q.Preemptive {
+		p, prefOK := splitPreemptPref(p)
 		o := c.Queues[p]
 		switch {
+		case !prefOK:
+			k.add(key+".preemptive", "%s: the preference level after + is a number", p)
 		case p == "lower":
 		case o == nil:
 			k.add(key+".preemptive", "unknown queue %s", p)

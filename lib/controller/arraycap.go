@@ -13,7 +13,7 @@ import "xce/lib/api"
 // arrayCap counts, within one cycle, the elements handed to lib/sched per
 // array and effective spec.
 type arrayCap struct {
-	free    int // job slots free on the usable hosts at the cycle's start
+	free    int // job slots free on the usable hosts at the cycle's start (see newArrayCap)
 	handed  map[arrayGroup]int
 	last    map[arrayGroup]*rec // the last element handed over
 	skipped []*rec
@@ -26,11 +26,24 @@ type arrayGroup struct {
 
 // newArrayCap starts a cycle's count (c.mu held).
 func (c *Controller) newArrayCap() *arrayCap {
+	conf := c.config()
+	// Preemption can give a job slots that running jobs hold: then every
+	// usable slot may go to the cycle's array elements.
+	preempt := preemptOn(conf)
 	free := 0
 	for _, h := range c.hosts {
 		if h.usable() {
-			free += h.slots - h.used
+			if preempt {
+				free += h.slots
+			} else {
+				free += h.slots - h.used
+			}
 		}
+	}
+	// The elements no host can take now make the demand for hosts on
+	// demand: as many as the templates could ever give may go through.
+	for _, t := range conf.Templates {
+		free += t.Max * max(t.Slots, 1)
 	}
 	return &arrayCap{free: max(free, 1)}
 }

@@ -137,7 +137,8 @@ type Controller struct {
 	nextID    int64
 	ceiling   int64 // ids below it may have been handed out
 	lastCycle time.Time
-	cycleWhy  string // why the last cycle left jobs pending
+	pre       preemptCycle // this cycle's preemption (preempt.go)
+	cycleWhy  string       // why the last cycle left jobs pending
 	watchers  map[*watcher]struct{}
 	lastSub   map[uint32]int64 // each user's last submitted job id
 	// pendStoring: each user's jobs of submissions past the
@@ -658,6 +659,8 @@ func (c *Controller) cycle() {
 	}
 	dispatch := c.orphans
 	c.orphans = nil
+	pre := c.takePreempt() // victims first: written with their preemptors
+	dispatch = append(dispatch, pre.changes...)
 	for _, nj := range starts {
 		dispatch = append(dispatch, store.Change{Job: nj, Event: c.startEvent(nj)})
 	}
@@ -700,6 +703,7 @@ func (c *Controller) cycle() {
 	}
 	c.mu.Unlock()
 
+	pre.send()
 	for _, l := range launches {
 		c.launching.Add(1)
 		go func() {

@@ -72,7 +72,7 @@ func (c *Controller) schedule() []*api.Job {
 	now := time.Now()
 	c.lastCycle = now
 	c.cycleWhy = ""
-	anyFree := false
+	anyFree := preemptOn(c.config()) // a full cluster may preempt
 	for _, h := range c.hosts {
 		if h.usable() {
 			anyFree = true
@@ -154,18 +154,19 @@ func (c *Controller) schedule() []*api.Job {
 		c.pending[j] = nil
 	}
 	c.pending = kept
-	if len(cands) == 0 {
+	if len(cands) == 0 && !(preemptOn(c.config()) && c.anyPreempted()) {
 		return nil
 	}
 
 	snap := c.snapshot(now, cands)
 	c.templateGroups(snap)
 	d := sched.Schedule(snap)
+	skip := c.preempt(d)
 	c.stats.candidates, c.stats.buckets = len(cands), d.Buckets // metrics
 	var starts []*api.Job
 	for _, p := range d.Placements {
 		r := c.jobs[key{p.Job.ID, p.Job.Index}]
-		if r == nil || r.job.State != api.JobState_PEND {
+		if r == nil || r.job.State != api.JobState_PEND || skip[p.Job] {
 			continue
 		}
 		slots := 0
@@ -223,9 +224,11 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 	snap.UserGroups = policy.UserGroups(conf)
 	snap.Shared = policy.Shared(conf)
 	snap.CU = policy.ComputeUnits(conf)
+	snap.Preempt = policy.PreemptParams(conf)
 	for _, r := range c.running {
 		k := sched.JobKey{ID: r.job.JobId, Index: r.job.ArrayIndex}
 		a := policy.Alloc(conf, k, r.eff, time.Unix(0, r.job.StartTime))
+		a.Preempt = allocPreempt(r.job)
 		rusage := policy.Rusage(c.parsedReq(r))
 		a.CUExcl = policy.CUExcl(conf, c.parsedReq(r))
 		var used map[string]float64
@@ -347,6 +350,8 @@ func (c *Controller) pendReason(r *rec) string {
 		}
 		return reasonUserHold
 	case api.JobState_PEND:
+	case api.JobState_SSUSP:
+		return r.job.SuspReason
 	default:
 		return ""
 	}

@@ -18,6 +18,7 @@ type JobsOptions struct {
 	Wide        bool // -w: no truncation, EXEC_HOST on one line
 	NoHeader    bool // -noheader
 	PendReasons bool // -p: pending reasons after each pending job's line
+	SuspReasons bool // -s: suspending reasons after each suspended job's line
 	Unformatted bool // -UF (WriteJobsLong only): no line wrapping
 
 	// Now is the current time; it measures how long running jobs have run.

@@ -202,8 +202,14 @@ func historyTexts(j *api.Job, ev *api.Event, brief bool) []string {
 	case api.EventType_SIGNAL:
 		return []string{"Signal <" + ev.GetDetail() + "> requested by user or administrator <" + ev.GetUser() + ">;"}
 	case api.EventType_SUSPEND:
+		if ev.GetUser() == "" && ev.GetDetail() != "" {
+			return []string{"Suspended by the LSF system: " + ev.GetDetail() + ";"} // preemption
+		}
 		return []string{"Suspended by the user or administrator <" + ev.GetUser() + ">;"}
 	case api.EventType_RESUME:
+		if ev.GetUser() == "" && ev.GetDetail() != "" {
+			return []string{"Resumed by the LSF system: " + ev.GetDetail() + ";"}
+		}
 		return []string{"Resumed by the user or administrator <" + ev.GetUser() + ">;"}
 	case api.EventType_PEND_AGAIN:
 		return []string{"Pending: " + ev.GetDetail() + ";"}

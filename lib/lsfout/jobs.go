@@ -140,6 +140,12 @@ func writeJobRow(b *bytes.Buffer, j *api.Job, opt JobsOptions, row *rowBuffers) 
 			b.WriteString(";\n")
 		}
 	}
+	if st := j.GetState(); opt.SuspReasons && (st == api.JobState_SSUSP || st == api.JobState_USUSP) {
+		// bjobs -s: the suspending reasons, as -p gives pending ones.
+		for _, r := range suspendReasons(j) {
+			b.WriteString(" " + r + ";\n")
+		}
+	}
 }
 
 // appendHostSlots appends a host as hostSlotNames writes it.

@@ -36,6 +36,7 @@ func Queues(conf *config.Config, usage map[string]map[string]sched.FairUsage) []
 			UserSlotLimit: q.MaxSlotsPerUser,
 			HostSlotLimit: q.MaxSlotsPerHost,
 			SlotReserve:   q.SlotReserve,
+			Preempt:       queuePreempt(conf, q),
 		}
 		if len(q.Fairshare) > 0 {
 			sq.Fairshare = &sched.Fairshare{Shares: q.Fairshare, Usage: usage[name]}

@@ -104,6 +104,7 @@ type cycle struct {
 
 	cu  *cuCycle  // compute units (cu.go); nil: none configured
 	adv *advState // advance reservations; nil: none
+	pre *preState // preemption (preempt.go)
 }
 
 // cloneVals copies a host's values for this cycle's changes, from the
@@ -192,6 +193,7 @@ func Schedule(s *Snapshot) *Decision {
 		if c.full() {
 			break
 		}
+		c.resume(s.Queues[qi].Name)
 		c.scheduleQueue(&s.Queues[qi], c.jobsOf[s.Queues[qi].Name])
 	}
 	for _, ji := range c.orphans {
@@ -298,6 +300,7 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 		v := consumers{kUser: a.User, kQueue: a.Queue, kProject: a.Project, kApp: a.App, kLic: a.LicProject}
 		c.account(&v, fairAccount(a.User, a.Account), nil, a.Start, end, a.Exclusive, a.Hosts)
 	}
+	c.preemptSetup()
 	// Select and order see the resources net of running jobs'
 	// reservations, and slots / maxslots as the host's free and total job
 	// slots (order[-slots] packs, select[slots>=4] needs free slots).
@@ -352,6 +355,11 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 		}
 	}
 	c.initCU()
+	if len(c.pre.rel) > 0 {
+		// Preemption can give a job slots that running jobs hold: the
+		// free slots bound nothing (Snapshot.OnlyPlacements' shortcuts).
+		c.free = math.MaxInt / 2
+	}
 	if keep {
 		// What the next cycle puts back before it writes its own.
 		sc := c.scratch

@@ -84,6 +84,9 @@ func (c *cycle) try(j *Job) bool {
 			failed, fv = fp, v
 		}
 	}
+	if c.preempt(b, j, mx) {
+		return true
+	}
 	if !c.s.NoReasons {
 		why = c.explain(b, fv, failed, mx)
 	}

@@ -79,6 +79,7 @@ type Queue struct {
 	// Fairshare, when set, orders the queue's jobs by their users'
 	// dynamic priority instead of first come first served.
 	Fairshare *Fairshare
+	Preempt   QueuePreempt // preemption (preempt.go)
 }
 
 // Fairshare is a queue's FAIRSHARE policy between users.
@@ -223,8 +224,9 @@ type Alloc struct {
 	Hosts                []HostAlloc
 	// CUExcl is the compute unit type whose units the job uses
 	// exclusively (cu[excl]); "" none.
-	CUExcl string
-	Rsv    string // the advance reservation it runs in; "" none
+	CUExcl  string
+	Rsv     string       // the advance reservation it runs in; "" none
+	Preempt AllocPreempt // preemption state (preempt.go)
 }
 
 // Snapshot is everything one scheduling cycle reads.
@@ -266,6 +268,8 @@ type Snapshot struct {
 	CU *ComputeUnits
 	// AdvRsvs are the advance reservations (resv.go).
 	AdvRsvs []AdvRsv
+	// Preempt holds the cluster's preemption parameters (preempt.go).
+	Preempt PreemptParams
 }
 
 // Scratch is the memory successive cycles reuse (Snapshot.Scratch). The
@@ -311,6 +315,9 @@ type Placement struct {
 	// ({..} || {..}) used; 0 otherwise. The rusage alternative chosen
 	// (rusage[a || b]) is the Rusage of the hosts.
 	Alternative int
+	// Victims are the running jobs to preempt (suspend, or end where
+	// their queue says so) before the job starts (preempt.go).
+	Victims []JobKey
 }
 
 // Reservation is a job that did not fit now, holding the slots it will
@@ -331,4 +338,7 @@ type Decision struct {
 	// Buckets is how many groups of jobs with identical requirements the
 	// cycle placed together (metrics).
 	Buckets int
+	// Resumes are the jobs suspended by preemption that have their slots
+	// back and resume now (preempt.go).
+	Resumes []JobKey
 }

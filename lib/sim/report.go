@@ -39,15 +39,17 @@ type Group struct {
 // Summary is the figures of a run: what stdout shows and summary.json
 // holds.
 type Summary struct {
-	Format     string  `json:"trace_format"`
-	TraceJobs  int     `json:"trace_jobs"`
-	Malformed  int     `json:"malformed_lines"`
-	Skipped    int     `json:"skipped"`
-	Unfinished int     `json:"unfinished"`
-	Hosts      int     `json:"hosts"`
-	Slots      int     `json:"slots"`
-	Cycles     int     `json:"cycles"`
-	Makespan   float64 `json:"makespan_s"`
+	Format     string `json:"trace_format"`
+	TraceJobs  int    `json:"trace_jobs"`
+	Malformed  int    `json:"malformed_lines"`
+	Skipped    int    `json:"skipped"`
+	Unfinished int    `json:"unfinished"`
+	Hosts      int    `json:"hosts"`
+	Slots      int    `json:"slots"`
+	Cycles     int    `json:"cycles"`
+	// Preemptions counts the jobs suspended by preemption.
+	Preemptions int     `json:"preemptions,omitempty"`
+	Makespan    float64 `json:"makespan_s"`
 	// Utilisation is the slot-seconds used over the cluster's slots times
 	// the makespan.
 	Utilisation float64 `json:"utilisation"`
@@ -62,6 +64,7 @@ func Summarise(r *Result) *Summary {
 		Format: string(r.Trace.Format), TraceJobs: len(r.Trace.Jobs) + len(r.Trace.Skipped),
 		Malformed: len(r.Trace.Malformed), Skipped: len(r.Trace.Skipped),
 		Hosts: r.Hosts, Slots: r.TotalSlots, Cycles: r.Cycles,
+		Preemptions: r.Preemptions,
 	}
 	var all acc
 	queues, users := map[string]*acc{}, map[string]*acc{}
@@ -169,6 +172,9 @@ func (s *Summary) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "Wait:           mean %s s, median %s s, p95 %s s\n", num(s.MeanWait), num(s.MedianWait), num(s.P95Wait))
 	fmt.Fprintf(w, "Slowdown:       mean bounded (tau %g s) %s\n", Tau, num(s.MeanBSLD))
 	fmt.Fprintf(w, "Cycles:         %d\n", s.Cycles)
+	if s.Preemptions > 0 {
+		fmt.Fprintf(w, "Preemptions:    %d\n", s.Preemptions)
+	}
 	for _, g := range []struct {
 		title string
 		gs    []Group

@@ -92,6 +92,7 @@ type Result struct {
 	// TotalSlots is the cluster's slots; Hosts its host count.
 	TotalSlots, Hosts int
 	Cycles            int           // scheduling cycles run
+	Preemptions       int           // jobs suspended by preemption
 	Clock             time.Duration // the virtual time the run ended at
 }
 
@@ -118,6 +119,7 @@ type simJob struct {
 	submit  int64 // virtual ns from Epoch
 	running int   // index in eng.running while running; -1 otherwise
 	deps    []int32
+	pre     simPre // preemption (preempt.go)
 }
 
 // event is a job end in the end heap.
@@ -492,6 +494,9 @@ func (e *eng) loop() {
 		now = t
 		for len(e.ends) > 0 && e.ends[0].at <= now {
 			ev := heap.Pop(&e.ends).(event)
+			if !e.current(ev) {
+				continue // suspended since (preempt.go)
+			}
 			e.end(ev.job, ev.at)
 			changed = true
 		}
@@ -604,7 +609,8 @@ func (e *eng) orphan(j int32) {
 // cycle is the controller's scheduling cycle at virtual time now: the
 // cycle-start limits (lib/policy), then lib/sched on the snapshot.
 func (e *eng) cycle(now int64) bool {
-	if len(e.pending) == 0 || e.free == 0 {
+	pre := e.preemptOn()
+	if !pre && (len(e.pending) == 0 || e.free == 0) {
 		// Nothing can start: a cycle would place nothing.
 		return false
 	}
@@ -612,7 +618,7 @@ func (e *eng) cycle(now int64) bool {
 	for _, j := range e.pending {
 		need = min(need, e.jobs[j].pat.need)
 	}
-	if need > e.free {
+	if need > e.free && !pre {
 		// No pending job fits in the free slots: a cycle would place
 		// nothing (reservations are remade by every cycle).
 		return false
@@ -644,12 +650,13 @@ func (e *eng) cycle(now int64) bool {
 		jobs = append(jobs, sjob)
 	}
 	e.snap.Jobs = jobs
-	if len(jobs) == 0 {
+	if len(jobs) == 0 && !pre {
 		return false
 	}
 	d := sched.Schedule(&e.snap)
+	e.applyPreempt(d, now)
 	if len(d.Placements) == 0 {
-		return false
+		return len(d.Resumes) > 0
 	}
 	for _, pl := range d.Placements {
 		e.start(int32(pl.Job.ID), now, pl)
@@ -699,4 +706,5 @@ func (e *eng) start(j int32, now int64, pl sched.Placement) {
 	e.running = append(e.running, j)
 	e.snap.Running = append(e.snap.Running, a)
 	heap.Push(&e.ends, event{at: now + int64(run), job: j})
+	sj.pre = simPre{endAt: now + int64(run)}
 }

@@ -77,7 +77,7 @@ func subArgKind(sub string) string {
 	switch sub {
 	case "qclose", "qopen", "qact", "qinact":
 		return kQueue
-	case "hclose", "hopen":
+	case "hclose", "hopen", "hdrain", "hdecommission":
 		return kHost
 	}
 	return ""

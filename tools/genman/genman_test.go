@@ -115,12 +115,7 @@ func TestTomlPageKeys(t *testing.T) {
 		if typ.Kind() == reflect.Pointer {
 			typ = typ.Elem()
 		}
-		var want []string
-		for j := 0; j < typ.NumField(); j++ {
-			if k := tomlName(typ.Field(j)); k != "" {
-				want = append(want, k)
-			}
-		}
+		want := tomlKeys(typ)
 		got, ok := documented[table]
 		if !ok {
 			t.Errorf("xce.toml.5.md has no section for [%s]", table)
@@ -169,7 +164,7 @@ func TestSubcommandCompletion(t *testing.T) {
 		byName[c.Name()] = c
 	}
 	bash := string(bashCompletion(byName["badmin"]))
-	for _, want := range []string{`compgen -W "ckconfig hclose hopen mbdrestart`, "qact|qclose|qinact|qopen) COMPREPLY=($(compgen -W \"$(bqueues", "\ncomplete -F _xce_badmin badmin\n"} {
+	for _, want := range []string{`compgen -W "ckconfig hclose hdecommission hdrain hopen mbdrestart`, "qact|qclose|qinact|qopen) COMPREPLY=($(compgen -W \"$(bqueues", "\ncomplete -F _xce_badmin badmin\n"} {
 		if !strings.Contains(bash, want) {
 			t.Errorf("badmin's bash completion lacks %q:\n%s", want, bash)
 		}
@@ -185,4 +180,21 @@ func TestSubcommandCompletion(t *testing.T) {
 			t.Errorf("bsub -C takes %q, want core_limit", f.Arg)
 		}
 	}
+}
+
+// tomlKeys are the keys a table of type typ reads, those of embedded
+// structs included (the TOML decoder reads them as the table's own).
+func tomlKeys(typ reflect.Type) []string {
+	var keys []string
+	for j := 0; j < typ.NumField(); j++ {
+		f := typ.Field(j)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct && f.Tag.Get("toml") == "" {
+			keys = append(keys, tomlKeys(f.Type)...)
+			continue
+		}
+		if k := tomlName(f); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }

@@ -129,7 +129,7 @@
 //     EXCLUSIVE Y -> exclusive, CU[type] -> exclusive_cu, FAIRSHARE
 //     USER_SHARES[[name, shares] ...] -> fairshare ("group@" entries
 //     noted), PREEMPTION PREEMPTIVE[...] PREEMPTABLE[...] -> preemptive,
-//     preemptable (an empty list -> "lower"/"higher"; "+N" levels dropped;
+//     preemptable (an empty list -> "lower"/"higher"; PREEMPTIVE "+N" levels kept;
 //     queues that do not exist or break the priority order noted).
 //     JOB_OVERRUN and JOB_UNDERRUN (minutes) -> job_overrun, job_underrun,
 //     JOB_IDLE -> job_idle. INTERACTIVE = NO or ONLY -> interactive,

@@ -380,9 +380,13 @@ func (im *importer) preemption(q *queueInfo) {
 		}
 		var keep []string
 		for _, n := range names {
+			full := n
 			if pm := prefRE.FindStringSubmatch(n); pm != nil {
-				im.note(at, "translated without the preference: %s: xce has no preemption preference levels", n)
 				n = pm[1]
+				if kind == "PREEMPTABLE" {
+					im.note(at, "translated without the preference: %s: preference levels belong to PREEMPTIVE", full)
+					full = n
+				}
 			}
 			var o *queueInfo
 			for _, x := range im.queues {
@@ -398,7 +402,7 @@ func (im *importer) preemption(q *queueInfo) {
 			case kind == "PREEMPTABLE" && o.prio <= q.prio:
 				im.note(at, "not translated: %s: its priority %d is not higher than %s's %d", n, o.prio, q.name, q.prio)
 			default:
-				keep = append(keep, n)
+				keep = append(keep, full) // "q+N" keeps LSF's preference level
 			}
 		}
 		q.t.set(key, tomlList(keep), "", at)
