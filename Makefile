@@ -39,7 +39,7 @@ run: build
 # that a change to xced or a command is never passed on a cached result.
 test: build lint
 	$(GO) test $$($(GO) list ./... | grep -v '^xce/tests$$')
-	$(GO) test -count=1 ./tests/
+	$(GO) test -count=1 -timeout 25m ./tests/
 	$(GO) test -race ./lib/controller/ ./lib/store/ ./lib/worker/ ./lib/exec/ ./lib/agent/ ./lib/clusterauth/ ./lib/gpu/ ./lib/replica/ ./lib/client/ ./lib/unixrpc/ ./lib/interactive/
 	$(GO) test -race -short ./lib/top/...
 

@@ -139,11 +139,10 @@ func TestCgroupStopResumeKill(t *testing.T) {
 	}
 	c.must("", "bresume", id)
 	c.waitState(id, "RUN")
-	time.Sleep(500 * time.Millisecond)
 	for _, p := range busy {
-		if now := cpuTicks(p); now <= before[p] {
-			t.Errorf("pid %d's CPU time did not go on after bresume: %d -> %d", p, before[p], now)
-		}
+		waitFor(t, fmt.Sprintf("pid %d's CPU time to go on after bresume (it was %d)", p, before[p]), func() bool {
+			return cpuTicks(p) > before[p]
+		})
 	}
 	c.must("", "bkill", id)
 	c.waitState(id, "EXIT")
