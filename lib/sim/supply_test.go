@@ -144,3 +144,40 @@ func TestSupplyMaxTTL(t *testing.T) {
 		t.Errorf("started %d living %v, want 1 and 1320s", tm.Started, tm.Life)
 	}
 }
+
+// TestSupplyCompareAndAbsent: --compare shows each template's figures
+// side by side, and a configuration without templates writes neither the
+// table nor the JSON field (its output stays as before).
+func TestSupplyCompareAndAbsent(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("; MaxProcs: 2\n")
+	for i := 1; i <= 6; i++ {
+		sb.WriteString(swfLine(i, 0, 600, 1, 3600, 1, 1))
+	}
+	tr := mustSWF(t, sb.String())
+	sum := func(conf string) *Summary {
+		r, err := Run(tr, Options{Config: mustConfig(t, conf)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Summarise(r)
+	}
+	a := sum(elastic)
+	b := sum(strings.Replace(elastic, `idle_time = "10m"`, `idle_time = "1m"`, 1))
+	var out bytes.Buffer
+	WriteCompare(&out, "a", "b", a, b)
+	// b: each instance 0 .. 720+60 = 780 s: 1560 s in all, 1080 s less.
+	for _, want := range []string{"template cpu2", "  instance hours                       0.73           0.43          -0.30",
+		"  cost                                 0.37           0.22          -0.15"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--compare lacks %q:\n%s", want, out.String())
+		}
+	}
+	plain := sum(strings.Replace(strings.Split(elastic, "[providers.local]")[0], `rc_hosts = ["cpu2"]`, "", 1))
+	var text bytes.Buffer
+	plain.WriteText(&text)
+	js, _ := json.Marshal(plain)
+	if bytes.Contains(text.Bytes(), []byte("TEMPLATE")) || bytes.Contains(js, []byte("templates")) {
+		t.Errorf("a configuration without templates shows them:\n%s\n%s", text.Bytes(), js)
+	}
+}
