@@ -628,8 +628,10 @@ func (e *eng) orphan(j int32) {
 // cycle-start limits (lib/policy), then lib/sched on the snapshot.
 func (e *eng) cycle(now int64) bool {
 	pre := e.preemptOn()
-	// With templates a full cluster still has demand to compute.
-	if !pre && (len(e.pending) == 0 || (e.free == 0 && e.sup == nil)) {
+	// With templates a full cluster still has demand to compute, unless
+	// every instance exists already.
+	elastic := e.sup != nil && !e.sup.full()
+	if !pre && (len(e.pending) == 0 || (e.free == 0 && !elastic)) {
 		// Nothing can start: a cycle would place nothing.
 		return false
 	}
@@ -637,7 +639,7 @@ func (e *eng) cycle(now int64) bool {
 	for _, j := range e.pending {
 		need = min(need, e.jobs[j].pat.need)
 	}
-	if need > e.free && !pre && e.sup == nil {
+	if need > e.free && !pre && !elastic {
 		// No pending job fits in the free slots: a cycle would place
 		// nothing (reservations are remade by every cycle).
 		return false

@@ -68,6 +68,7 @@ type simInst struct {
 	requested int64
 	joinAt    int64
 	busy      int // jobs on it
+	used      int // slots its jobs hold
 	idleSince int64
 }
 
@@ -204,6 +205,20 @@ func (e *eng) demand(d *sched.Decision, now int64) {
 	}
 }
 
+// full reports whether every template has all its instances: demand can
+// add no host, so a cycle that cannot place a job on the hosts there are
+// may be skipped as without templates.
+func (s *supply) full() bool {
+	for _, t := range s.tmpls {
+		for _, in := range t.insts {
+			if in.state == instFree {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // supplyNext is the time of the next instance event after now: a join,
 // an idle instance's return, or max_ttl closing one.
 func (e *eng) supplyNext() int64 {
@@ -236,6 +251,7 @@ func (e *eng) supplyStep(now int64) bool {
 			if in.state == instBooting && in.joinAt <= now {
 				in.state, in.idleSince = instUp, now
 				h.Status = sched.HostOK
+				e.free += h.MaxSlots
 				joined = true
 			}
 			if in.state != instUp {
@@ -244,9 +260,13 @@ func (e *eng) supplyStep(now int64) bool {
 			if t.ttl > 0 && !in.closed && in.requested+t.ttl <= now {
 				in.closed = true
 				h.Status = sched.HostClosed
+				e.free -= h.MaxSlots - in.used // no longer usable
 			}
 			if in.busy == 0 && (in.closed || in.idleSince+t.idle <= now) {
 				t.res.Life += time.Duration(now - in.requested)
+				if !in.closed {
+					e.free -= h.MaxSlots
+				}
 				*in = simInst{t: t, host: in.host, name: in.name}
 				h.Status = sched.HostUnavail
 			}
@@ -275,6 +295,10 @@ func (e *eng) supplyUse(hosts []sched.HostAlloc, delta int, now int64) {
 			continue
 		}
 		in.busy += delta
+		in.used += delta * h.Slots
+		if in.closed && delta < 0 {
+			e.free -= h.Slots // end() counted them free; a closed host's are not
+		}
 		if in.busy == 0 {
 			in.idleSince = now
 		}
