@@ -88,6 +88,9 @@ func (e *eng) supplyInit() int {
 		if boot == 0 {
 			boot = DefaultBootTime
 		}
+		if bt := time.Duration(ct.BootTimeout) * time.Second; bt > 0 && boot > bt {
+			e.warn("boot "+name, fmt.Sprintf("template %s: sim_boot_time %v is past its boot_timeout %v; the simulated instances join all the same", name, boot, bt))
+		}
 		idle := ct.IdleTime
 		if idle == 0 {
 			idle = config.DefaultIdleTime
