@@ -306,3 +306,61 @@ func TestSimulateCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulateTemplates: `xced simulate` with a configuration that has a
+// template provisions instances for a burst and reports the template's
+// instance-hours and cost, in the summary and in summary.json, the same
+// bytes on two runs.
+func TestSimulateTemplates(t *testing.T) {
+	dir := t.TempDir()
+	var swf strings.Builder
+	swf.WriteString("; MaxProcs: 2\n")
+	for i := 1; i <= 6; i++ {
+		fmt.Fprintf(&swf, "%d 0 -1 600 1 -1 -1 1 3600 -1 1 1 1 -1 -1 -1 -1 -1\n", i)
+	}
+	tracePath := filepath.Join(dir, "t.swf")
+	os.WriteFile(tracePath, []byte(swf.String()), 0o644)
+	confPath := filepath.Join(dir, "xce.toml")
+	os.WriteFile(confPath, []byte(`[cluster]
+name = "t"
+default_queue = "normal"
+[hosts.a]
+slots = 2
+[queues.normal]
+rc_hosts = ["cpu2"]
+[providers.local]
+kind = "local"
+[templates.cpu2]
+provider = "local"
+max = 2
+slots = 2
+idle_time = "10m"
+sim_boot_time = "2m"
+price = 0.5
+`), 0o644)
+	var outs [2]string
+	for i := range outs {
+		out := filepath.Join(dir, fmt.Sprint("o", i))
+		cmd := exec.Command(filepath.Join(binDir, "xced"), "simulate", "--trace", tracePath, "--config", confPath, "--out", out)
+		b, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("xced simulate: %v", err)
+		}
+		s := string(b)
+		outs[i] = s[:strings.LastIndex(s, "Speed:")]
+		js, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+		if !strings.Contains(string(js), `"instances_started": 2,`) || !strings.Contains(string(js), `"instance_hours": 0.7333333333333333,`) {
+			t.Errorf("summary.json lacks the template's figures:\n%s", js)
+		}
+		csv, _ := os.ReadFile(filepath.Join(out, "jobs.csv"))
+		if n := strings.Count(string(csv), ",cpu2-"); n != 4 {
+			t.Errorf("%d jobs ran on instances, want 4:\n%s", n, csv)
+		}
+	}
+	if !strings.Contains(outs[0], "cpu2             2        2            0.73       0.50         0.37") {
+		t.Errorf("the summary lacks the template line:\n%s", outs[0])
+	}
+	if outs[0] != outs[1] {
+		t.Errorf("two runs print different summaries:\n%s\n---\n%s", outs[0], outs[1])
+	}
+}

@@ -47,6 +47,9 @@ type Template struct {
 	BootTimeout Duration `toml:"boot_timeout"`
 	// Price per instance-hour (the simulator's and reports' cost).
 	Price float64 `toml:"price"`
+	// SimBootTime is how long a simulated instance takes from its request
+	// to joining (`xced simulate` only); default 2m.
+	SimBootTime Duration `toml:"sim_boot_time"`
 }
 
 // Template defaults.

@@ -56,6 +56,19 @@ type Summary struct {
 	Figures
 	Queues []Group `json:"queues"`
 	Users  []Group `json:"users"`
+	// Templates are the instances of the configuration's templates; absent
+	// without templates.
+	Templates []TemplateFigures `json:"templates,omitempty"`
+}
+
+// TemplateFigures is what one template's instances did and cost.
+type TemplateFigures struct {
+	Name          string  `json:"name"`
+	Max           int     `json:"max"`
+	Started       int     `json:"instances_started"`
+	InstanceHours float64 `json:"instance_hours"`
+	Price         float64 `json:"price"`
+	Cost          float64 `json:"cost"`
 }
 
 // Summarise computes a run's figures over the jobs that ended.
@@ -103,6 +116,10 @@ func Summarise(r *Result) *Summary {
 	s.Figures = all.figures(all.slotSec)
 	s.Queues = groups(queues, all.slotSec)
 	s.Users = groups(users, all.slotSec)
+	for _, t := range r.Templates {
+		s.Templates = append(s.Templates, TemplateFigures{Name: t.Name, Max: t.Max, Started: t.Started,
+			InstanceHours: t.Hours(), Price: t.Price, Cost: t.Cost()})
+	}
 	return s
 }
 
@@ -183,6 +200,12 @@ func (s *Summary) WriteText(w io.Writer) {
 		for _, q := range g.gs {
 			fmt.Fprintf(w, "%-12s %8d %12s %12s %12s %10s %8s\n", q.Name, q.Jobs, num(q.MeanWait), num(q.MedianWait),
 				num(q.P95Wait), num(q.MeanBSLD), num(100*q.Share))
+		}
+	}
+	if len(s.Templates) > 0 {
+		fmt.Fprintf(w, "\n%-12s %5s %8s %15s %10s %12s\n", "TEMPLATE", "MAX", "STARTED", "INSTANCE_HOURS", "PRICE", "COST")
+		for _, t := range s.Templates {
+			fmt.Fprintf(w, "%-12s %5d %8d %15s %10s %12s\n", t.Name, t.Max, t.Started, num(t.InstanceHours), num(t.Price), num(t.Cost))
 		}
 	}
 }
@@ -298,6 +321,31 @@ func WriteCompare(w io.Writer, nameA, nameB string, a, b *Summary) {
 			figs("  ", find(g.ga, name), find(g.gb, name))
 		}
 	}
+	for _, name := range templateNames(a.Templates, b.Templates) {
+		x, y := findTemplate(a.Templates, name), findTemplate(b.Templates, name)
+		fmt.Fprintf(w, "\ntemplate %s\n", name)
+		row("  instances started", float64(x.Started), float64(y.Started))
+		row("  instance hours", x.InstanceHours, y.InstanceHours)
+		row("  cost", x.Cost, y.Cost)
+	}
+}
+
+func templateNames(a, b []TemplateFigures) []string {
+	var out []string
+	for _, t := range append(slices.Clone(a), b...) {
+		out = append(out, t.Name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func findTemplate(ts []TemplateFigures, name string) TemplateFigures {
+	for _, t := range ts {
+		if t.Name == name {
+			return t
+		}
+	}
+	return TemplateFigures{}
 }
 
 func signed(v float64) string {

@@ -94,6 +94,9 @@ type Result struct {
 	Cycles            int           // scheduling cycles run
 	Preemptions       int           // jobs suspended by preemption
 	Clock             time.Duration // the virtual time the run ended at
+	// Templates are the configuration's templates' instances (supply.go);
+	// Hosts and TotalSlots count none of them.
+	Templates []*TemplateResult
 }
 
 // pattern is what jobs of one submission shape share: the effective spec
@@ -169,6 +172,8 @@ type eng struct {
 	free    int     // free slots on usable hosts
 	hostIdx map[string]int
 	byID    map[int64]int32
+	sup     *supply // the templates' instances; nil: none (supply.go)
+	elastic int     // slots the templates' instances could add
 }
 
 // subHeap holds dependents waiting for their submission time.
@@ -222,6 +227,7 @@ func Run(tr *trace.Trace, opt Options) (*Result, error) {
 	// once.
 	e.snap.Queues = policy.Queues(e.conf, e.usage)
 	e.res = &Result{Trace: tr, Jobs: make([]JobResult, len(tr.Jobs)), Hosts: len(e.snap.Hosts), TotalSlots: e.free}
+	e.elastic = e.supplyInit()
 	if err := e.prepare(); err != nil {
 		return nil, err
 	}
@@ -348,7 +354,7 @@ func (e *eng) prepare() error {
 		r := &e.res.Jobs[i]
 		*r = JobResult{Trace: int32(i), Slots: int32(tj.Slots), Submit: tj.Submit, Start: -1, End: -1}
 		e.jobs[i].running = -1
-		if tj.Slots > e.res.TotalSlots {
+		if tj.Slots > e.res.TotalSlots+e.elastic {
 			e.skip(i, fmt.Sprintf("needs %d slots, the cluster has %d", tj.Slots, e.res.TotalSlots))
 			continue
 		}
@@ -468,6 +474,9 @@ func (e *eng) loop() {
 		if len(e.ends) > 0 {
 			t = min(t, e.ends[0].at)
 		}
+		if e.sup != nil {
+			t = min(t, e.supplyNext())
+		}
 		if b := e.rsvBoundary(now); b < t && (t != math.MaxInt64 || len(e.pending) > 0) {
 			t, changed = b, true // a window opens or closes: slots change
 		}
@@ -510,12 +519,18 @@ func (e *eng) loop() {
 			next++
 			changed = true
 		}
+		if e.sup != nil && e.supplyStep(now) {
+			changed = true
+		}
 		if isTick {
 			lastTick = now
 			changed = e.cycle(now)
 		}
 	}
 	e.res.Clock = time.Duration(now)
+	if e.sup != nil {
+		e.supplyEnd(now)
+	}
 	for _, j := range e.pending {
 		e.res.Jobs[j].Outcome = Unfinished
 	}
@@ -553,6 +568,9 @@ func (e *eng) end(j int32, t int64) {
 		slots += h.Slots
 	}
 	e.free += slots
+	if e.sup != nil {
+		e.supplyUse(a.Hosts, -1, t)
+	}
 	if u := e.usage[a.Queue]; u != nil {
 		acct := a.Account
 		if acct == "" {
@@ -610,7 +628,10 @@ func (e *eng) orphan(j int32) {
 // cycle-start limits (lib/policy), then lib/sched on the snapshot.
 func (e *eng) cycle(now int64) bool {
 	pre := e.preemptOn()
-	if !pre && (len(e.pending) == 0 || e.free == 0) {
+	// With templates a full cluster still has demand to compute, unless
+	// every instance exists already.
+	elastic := e.sup != nil && !e.sup.full()
+	if !pre && (len(e.pending) == 0 || (e.free == 0 && !elastic)) {
 		// Nothing can start: a cycle would place nothing.
 		return false
 	}
@@ -618,7 +639,7 @@ func (e *eng) cycle(now int64) bool {
 	for _, j := range e.pending {
 		need = min(need, e.jobs[j].pat.need)
 	}
-	if need > e.free && !pre {
+	if need > e.free && !pre && !elastic {
 		// No pending job fits in the free slots: a cycle would place
 		// nothing (reservations are remade by every cycle).
 		return false
@@ -655,6 +676,9 @@ func (e *eng) cycle(now int64) bool {
 	}
 	d := sched.Schedule(&e.snap)
 	e.applyPreempt(d, now)
+	if e.sup != nil {
+		e.demand(d, now)
+	}
 	if len(d.Placements) == 0 {
 		return len(d.Resumes) > 0
 	}
@@ -693,6 +717,9 @@ func (e *eng) start(j int32, now int64, pl sched.Placement) {
 		hosts.WriteString(h.Host)
 	}
 	e.free -= slots
+	if e.sup != nil {
+		e.supplyUse(pl.Hosts, 1, now)
+	}
 	r.Slots = int32(slots)
 	r.Start = time.Duration(now)
 	r.Hosts = hosts.String()
