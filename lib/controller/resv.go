@@ -87,6 +87,9 @@ func (c *Controller) Reservations(who Caller, req *api.ReservationRequest) *api.
 	case api.ReservationRequest_MODIFY:
 		return c.modRsv(who, req, time.Now())
 	}
+	if len(req.Policies) > 0 {
+		return c.listRsvPolicies(req.Policies)
+	}
 	return c.listRsvs(req, time.Now())
 }
 

@@ -106,3 +106,25 @@ func TestRsvModify(t *testing.T) {
 		t.Errorf("stored: %v", r)
 	}
 }
+
+// brsvs -c: the policies by name or all, an unknown name reported.
+func TestRsvPoliciesList(t *testing.T) {
+	c, _ := newTestControllerWith(t, testConfig+`
+[[reservation_policies]]
+name = "day"
+users = ["alice"]
+time_windows = ["8:00-18:00"]
+
+[[reservation_policies]]
+name = "night"
+hosts = ["hostA"]
+`, 4, 0)
+	rep := c.Reservations(Caller{}, &api.ReservationRequest{Policies: []string{"all"}})
+	if len(rep.Policies) != 2 || rep.Policies[0].Name != "day" || rep.Policies[0].TimeWindows[0] != "8:00-18:00" || len(rep.Reservations) != 0 {
+		t.Errorf("-c all: %v", rep)
+	}
+	rep = c.Reservations(Caller{}, &api.ReservationRequest{Policies: []string{"night", "nosuch"}})
+	if len(rep.Policies) != 1 || rep.Policies[0].Hosts[0] != "hostA" || len(rep.Errors) != 1 || rep.Errors[0] != "nosuch: Advance reservation policy does not exist" {
+		t.Errorf("-c night nosuch: %v", rep)
+	}
+}
