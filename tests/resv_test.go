@@ -17,6 +17,11 @@ advance_reservation_min_length = "1s"
 
 [queues.normal]
 priority = 30
+
+[[reservation_policies]]
+name = "daytime"
+users = ["all"]
+time_windows = ["8:00-18:00"]
 `
 
 func rsvCluster(t *testing.T) (*cluster, string) {
@@ -145,6 +150,9 @@ func rsvModSteps(t *testing.T, c *cluster, from, to time.Time) {
 		fmt.Fprintf(&b, "$ brsvmod %s\n%s%s[%d]\n", strings.Join(args, " "), r.stdout, r.stderr, r.code)
 	}
 	golden(t, "cmd_brsvmod", b.String())
+	if out := c.must("", "brsvs", "-c", "all"); out != "Policy Name: daytime\nUsers: all\nHosts: all\nTime Window: 8:00-18:00\n" {
+		t.Errorf("brsvs -c all:\n%s", out)
+	}
 	win := from.Format("15:4") + "-" + to.Add(time.Minute).Format("15:4")
 	if out := c.must("", "brsvmod", "-t", win, "weekly_course"); !strings.Contains(out, "is modified") {
 		t.Errorf("brsvmod -t %s: %q", win, out)
