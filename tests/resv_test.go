@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -16,6 +17,11 @@ advance_reservation_min_length = "1s"
 
 [queues.normal]
 priority = 30
+
+[[reservation_policies]]
+name = "daytime"
+users = ["all"]
+time_windows = ["8:00-18:00"]
 `
 
 func rsvCluster(t *testing.T) (*cluster, string) {
@@ -101,10 +107,11 @@ func TestAdvRsvRecurring(t *testing.T) {
 	if !strings.Contains(out, " *") || !strings.Contains(out, "1/1") {
 		t.Errorf("brsvs:\n%s", out)
 	}
+	rsvModSteps(t, c, from, to)
 	c.stop()
 	c.start()
 	out = c.must("", "brsvs", "-l", "weekly_course")
-	for _, want := range []string{"Reservation Type: OPEN", "Reservation Status: Active", "RUN Jobs: " + rj} {
+	for _, want := range []string{"Reservation Type: OPEN", "Reservation Status: Active", "RUN Jobs: " + rj, "Description: moved", "1/1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("brsvs -l after a restart: no %q in\n%s", want, out)
 		}
@@ -120,5 +127,35 @@ func TestAdvRsvRecurring(t *testing.T) {
 	}
 	if s := c.stat(rj); s != "RUN" {
 		t.Errorf("the deleted reservation's job is %s", s)
+	}
+}
+
+// rsvModSteps runs brsvmod on the active recurring weekly_course (1 slot,
+// window from-to): its messages and refusals (golden), a longer window
+// with the same start, and slots added and removed again.
+func rsvModSteps(t *testing.T, c *cluster, from, to time.Time) {
+	t.Helper()
+	var b strings.Builder
+	for _, args := range [][]string{
+		{"-d", "moved", "weekly_course"},
+		{"addhost", "-n", "1", "-m", "all", "weekly_course"},
+		{"rmhost", "-n", "1", "weekly_course"},
+		{"rmhost", "-n", "5", "weekly_course"},
+		{"-b", "+10", "weekly_course"},
+		{"-o", "-on", "weekly_course"},
+		{"-n", "1", "weekly_course"},
+		{"-d", "x", "nosuch#1"},
+		{"weekly_course"},
+	} {
+		r := c.run("", "brsvmod", args...)
+		fmt.Fprintf(&b, "$ brsvmod %s\n%s%s[%d]\n", strings.Join(args, " "), r.stdout, r.stderr, r.code)
+	}
+	golden(t, "cmd_brsvmod", b.String())
+	if out := c.must("", "brsvs", "-c", "all"); out != "Policy Name: daytime\nUsers: all\nHosts: all\nTime Window: 8:00-18:00\n" {
+		t.Errorf("brsvs -c all:\n%s", out)
+	}
+	win := from.Format("15:4") + "-" + to.Add(time.Minute).Format("15:4")
+	if out := c.must("", "brsvmod", "-t", win, "weekly_course"); !strings.Contains(out, "is modified") {
+		t.Errorf("brsvmod -t %s: %q", win, out)
 	}
 }

@@ -8638,12 +8638,15 @@ type ReservationRequest struct {
 	Op    ReservationRequest_Op  `protobuf:"varint,1,opt,name=op,proto3,enum=xce.api.v1.ReservationRequest_Op" json:"op,omitempty"`
 	// ADD: the reservation (id only with -N; hosts are the -m candidates,
 	// in order, with slots 0); MODIFY: the fields named in fields.
-	Rsv           *Reservation              `protobuf:"bytes,2,opt,name=rsv,proto3" json:"rsv,omitempty"`
-	Slots         int32                     `protobuf:"varint,3,opt,name=slots,proto3" json:"slots,omitempty"`                // -n
-	ResReq        string                    `protobuf:"bytes,4,opt,name=res_req,json=resReq,proto3" json:"res_req,omitempty"` // -R: hosts whose select matches
-	Ids           []string                  `protobuf:"bytes,5,rep,name=ids,proto3" json:"ids,omitempty"`                     // DELETE, LIST (empty: all), MODIFY (one)
-	Fields        []string                  `protobuf:"bytes,6,rep,name=fields,proto3" json:"fields,omitempty"`               // MODIFY: Reservation field names to change
-	HostOp        ReservationRequest_HostOp `protobuf:"varint,7,opt,name=host_op,json=hostOp,proto3,enum=xce.api.v1.ReservationRequest_HostOp" json:"host_op,omitempty"`
+	Rsv    *Reservation              `protobuf:"bytes,2,opt,name=rsv,proto3" json:"rsv,omitempty"`
+	Slots  int32                     `protobuf:"varint,3,opt,name=slots,proto3" json:"slots,omitempty"`                // -n
+	ResReq string                    `protobuf:"bytes,4,opt,name=res_req,json=resReq,proto3" json:"res_req,omitempty"` // -R: hosts whose select matches
+	Ids    []string                  `protobuf:"bytes,5,rep,name=ids,proto3" json:"ids,omitempty"`                     // DELETE, LIST (empty: all), MODIFY (one)
+	Fields []string                  `protobuf:"bytes,6,rep,name=fields,proto3" json:"fields,omitempty"`               // MODIFY: Reservation field names to change
+	HostOp ReservationRequest_HostOp `protobuf:"varint,7,opt,name=host_op,json=hostOp,proto3,enum=xce.api.v1.ReservationRequest_HostOp" json:"host_op,omitempty"`
+	// LIST with brsvs -c: the reservation policies to show by name ("all":
+	// every one); reservations are then not listed.
+	Policies      []string `protobuf:"bytes,8,rep,name=policies,proto3" json:"policies,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -8729,6 +8732,13 @@ func (x *ReservationRequest) GetHostOp() ReservationRequest_HostOp {
 	return ReservationRequest_NONE
 }
 
+func (x *ReservationRequest) GetPolicies() []string {
+	if x != nil {
+		return x.Policies
+	}
+	return nil
+}
+
 type ReservationReply struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	Reservations []*Reservation         `protobuf:"bytes,1,rep,name=reservations,proto3" json:"reservations,omitempty"`
@@ -8737,7 +8747,9 @@ type ReservationReply struct {
 	Errors []string `protobuf:"bytes,2,rep,name=errors,proto3" json:"errors,omitempty"`
 	// What the command prints on success (e.g. Reservation "user1#0" is
 	// created).
-	Messages      []string `protobuf:"bytes,3,rep,name=messages,proto3" json:"messages,omitempty"`
+	Messages []string `protobuf:"bytes,3,rep,name=messages,proto3" json:"messages,omitempty"`
+	// brsvs -c: the reservation policies asked for.
+	Policies      []*RsvPolicy `protobuf:"bytes,4,rep,name=policies,proto3" json:"policies,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -8791,6 +8803,85 @@ func (x *ReservationReply) GetErrors() []string {
 func (x *ReservationReply) GetMessages() []string {
 	if x != nil {
 		return x.Messages
+	}
+	return nil
+}
+
+func (x *ReservationReply) GetPolicies() []*RsvPolicy {
+	if x != nil {
+		return x.Policies
+	}
+	return nil
+}
+
+// RsvPolicy is an advance reservation policy (xce.toml
+// reservation_policies, LSF's lsb.resources ResourceReservation).
+type RsvPolicy struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Users         []string               `protobuf:"bytes,2,rep,name=users,proto3" json:"users,omitempty"`
+	Hosts         []string               `protobuf:"bytes,3,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	TimeWindows   []string               `protobuf:"bytes,4,rep,name=time_windows,json=timeWindows,proto3" json:"time_windows,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RsvPolicy) Reset() {
+	*x = RsvPolicy{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RsvPolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RsvPolicy) ProtoMessage() {}
+
+func (x *RsvPolicy) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RsvPolicy.ProtoReflect.Descriptor instead.
+func (*RsvPolicy) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *RsvPolicy) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RsvPolicy) GetUsers() []string {
+	if x != nil {
+		return x.Users
+	}
+	return nil
+}
+
+func (x *RsvPolicy) GetHosts() []string {
+	if x != nil {
+		return x.Hosts
+	}
+	return nil
+}
+
+func (x *RsvPolicy) GetTimeWindows() []string {
+	if x != nil {
+		return x.TimeWindows
 	}
 	return nil
 }
@@ -9672,7 +9763,7 @@ const file_api_proto_rawDesc = "" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +
 	"arrayIndex\x12*\n" +
-	"\x05state\x18\x03 \x01(\x0e2\x14.xce.api.v1.JobStateR\x05state\"\xe9\x02\n" +
+	"\x05state\x18\x03 \x01(\x0e2\x14.xce.api.v1.JobStateR\x05state\"\x85\x03\n" +
 	"\x12ReservationRequest\x121\n" +
 	"\x02op\x18\x01 \x01(\x0e2!.xce.api.v1.ReservationRequest.OpR\x02op\x12)\n" +
 	"\x03rsv\x18\x02 \x01(\v2\x17.xce.api.v1.ReservationR\x03rsv\x12\x14\n" +
@@ -9680,7 +9771,8 @@ const file_api_proto_rawDesc = "" +
 	"\ares_req\x18\x04 \x01(\tR\x06resReq\x12\x10\n" +
 	"\x03ids\x18\x05 \x03(\tR\x03ids\x12\x16\n" +
 	"\x06fields\x18\x06 \x03(\tR\x06fields\x12>\n" +
-	"\ahost_op\x18\a \x01(\x0e2%.xce.api.v1.ReservationRequest.HostOpR\x06hostOp\"/\n" +
+	"\ahost_op\x18\a \x01(\x0e2%.xce.api.v1.ReservationRequest.HostOpR\x06hostOp\x12\x1a\n" +
+	"\bpolicies\x18\b \x03(\tR\bpolicies\"/\n" +
 	"\x02Op\x12\b\n" +
 	"\x04LIST\x10\x00\x12\a\n" +
 	"\x03ADD\x10\x01\x12\n" +
@@ -9692,11 +9784,17 @@ const file_api_proto_rawDesc = "" +
 	"\x04NONE\x10\x00\x12\v\n" +
 	"\aADDHOST\x10\x01\x12\n" +
 	"\n" +
-	"\x06RMHOST\x10\x02\"\x83\x01\n" +
+	"\x06RMHOST\x10\x02\"\xb6\x01\n" +
 	"\x10ReservationReply\x12;\n" +
 	"\freservations\x18\x01 \x03(\v2\x17.xce.api.v1.ReservationR\freservations\x12\x16\n" +
 	"\x06errors\x18\x02 \x03(\tR\x06errors\x12\x1a\n" +
-	"\bmessages\x18\x03 \x03(\tR\bmessages*t\n" +
+	"\bmessages\x18\x03 \x03(\tR\bmessages\x121\n" +
+	"\bpolicies\x18\x04 \x03(\v2\x15.xce.api.v1.RsvPolicyR\bpolicies\"n\n" +
+	"\tRsvPolicy\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05users\x18\x02 \x03(\tR\x05users\x12\x14\n" +
+	"\x05hosts\x18\x03 \x03(\tR\x05hosts\x12!\n" +
+	"\ftime_windows\x18\x04 \x03(\tR\vtimeWindows*t\n" +
 	"\bJobState\x12\x15\n" +
 	"\x11STATE_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04PEND\x10\x01\x12\t\n" +
@@ -9787,7 +9885,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 84)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 85)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),                  // 0: xce.api.v1.JobState
 	(TermReason)(0),                // 1: xce.api.v1.TermReason
@@ -9878,19 +9976,20 @@ var file_api_proto_goTypes = []any{
 	(*RsvJob)(nil),                 // 86: xce.api.v1.RsvJob
 	(*ReservationRequest)(nil),     // 87: xce.api.v1.ReservationRequest
 	(*ReservationReply)(nil),       // 88: xce.api.v1.ReservationReply
-	nil,                            // 89: xce.api.v1.JobSpec.OriginEntry
-	nil,                            // 90: xce.api.v1.Host.ReservedEntry
-	nil,                            // 91: xce.api.v1.Queue.UserSharesEntry
-	nil,                            // 92: xce.api.v1.Queue.UserPriorityEntry
-	nil,                            // 93: xce.api.v1.App.EnvEntry
-	nil,                            // 94: xce.api.v1.QueryReply.SpecsEntry
-	nil,                            // 95: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                            // 96: xce.api.v1.LimitConfig.ResourcesEntry
-	nil,                            // 97: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(*RsvPolicy)(nil),              // 89: xce.api.v1.RsvPolicy
+	nil,                            // 90: xce.api.v1.JobSpec.OriginEntry
+	nil,                            // 91: xce.api.v1.Host.ReservedEntry
+	nil,                            // 92: xce.api.v1.Queue.UserSharesEntry
+	nil,                            // 93: xce.api.v1.Queue.UserPriorityEntry
+	nil,                            // 94: xce.api.v1.App.EnvEntry
+	nil,                            // 95: xce.api.v1.QueryReply.SpecsEntry
+	nil,                            // 96: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                            // 97: xce.api.v1.LimitConfig.ResourcesEntry
+	nil,                            // 98: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,   // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
-	89,  // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	90,  // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
 	15,  // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	5,   // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
 	74,  // 4: xce.api.v1.HostSlots.containment:type_name -> xce.api.v1.Containment
@@ -9907,12 +10006,12 @@ var file_api_proto_depIdxs = []int32{
 	1,   // 15: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
 	17,  // 16: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	4,   // 17: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	90,  // 18: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	91,  // 18: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
 	21,  // 19: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
-	91,  // 20: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	92,  // 21: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	92,  // 20: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	93,  // 21: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
 	23,  // 22: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	93,  // 23: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	94,  // 23: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
 	14,  // 24: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
 	14,  // 25: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
 	32,  // 26: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
@@ -9922,8 +10021,8 @@ var file_api_proto_depIdxs = []int32{
 	7,   // 30: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
 	18,  // 31: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
 	27,  // 32: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	94,  // 33: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	95,  // 34: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	95,  // 33: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	96,  // 34: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
 	17,  // 35: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
 	18,  // 36: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
 	27,  // 37: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
@@ -9941,7 +10040,7 @@ var file_api_proto_depIdxs = []int32{
 	22,  // 49: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
 	22,  // 50: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
 	26,  // 51: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	96,  // 52: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
+	97,  // 52: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
 	48,  // 53: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
 	46,  // 54: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
 	47,  // 55: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
@@ -9961,7 +10060,7 @@ var file_api_proto_depIdxs = []int32{
 	82,  // 69: xce.api.v1.ListHostsReply.supply:type_name -> xce.api.v1.SupplyView
 	27,  // 70: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
 	19,  // 71: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	97,  // 72: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	98,  // 72: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 	72,  // 73: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
 	72,  // 74: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
 	71,  // 75: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
@@ -9988,13 +10087,14 @@ var file_api_proto_depIdxs = []int32{
 	84,  // 96: xce.api.v1.ReservationRequest.rsv:type_name -> xce.api.v1.Reservation
 	13,  // 97: xce.api.v1.ReservationRequest.host_op:type_name -> xce.api.v1.ReservationRequest.HostOp
 	84,  // 98: xce.api.v1.ReservationReply.reservations:type_name -> xce.api.v1.Reservation
-	14,  // 99: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	14,  // 100: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	101, // [101:101] is the sub-list for method output_type
-	101, // [101:101] is the sub-list for method input_type
-	101, // [101:101] is the sub-list for extension type_name
-	101, // [101:101] is the sub-list for extension extendee
-	0,   // [0:101] is the sub-list for field type_name
+	89,  // 99: xce.api.v1.ReservationReply.policies:type_name -> xce.api.v1.RsvPolicy
+	14,  // 100: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	14,  // 101: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	102, // [102:102] is the sub-list for method output_type
+	102, // [102:102] is the sub-list for method input_type
+	102, // [102:102] is the sub-list for extension type_name
+	102, // [102:102] is the sub-list for extension extendee
+	0,   // [0:102] is the sub-list for field type_name
 }
 
 // file_api_proto_once builds the file's descriptors on first use, not at
@@ -10015,7 +10115,7 @@ func file_api_proto_build() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      14,
-			NumMessages:   84,
+			NumMessages:   85,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -132,6 +132,7 @@ var commands = map[string]func([]string) int{
 	"brsvdel":  brsvdel,
 	"brsvs":    brsvs,
 	"brsvjob":  brsvjob,
+	"brsvmod":  brsvmod,
 }
 
 // lsfArgs rewrites LSF argv into pflag's long form (-app X → --app=X,

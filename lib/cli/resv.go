@@ -146,14 +146,19 @@ func brsvdel(args []string) int {
 func brsvs(args []string) int {
 	var long, wide bool
 	var ids []string
-	cmd, code := newCommand("brsvs [-l | -w] [reservation_ID ...]", "Show advance reservations", func(a []string) int {
+	var policies string
+	cmd, code := newCommand("brsvs [-l | -w] [reservation_ID ...]\nbrsvs -c all | -c \"policy_name ...\"", "Show advance reservations", func(a []string) int {
 		ids = a
 		return 0
 	})
 	cmd.Flags().BoolVar(&long, "l", false, "long format: status, type and jobs")
 	cmd.Flags().BoolVar(&wide, "w", false, "wide format: IDs not cut")
+	cmd.Flags().StringVar(&policies, "c", "", "the advance reservation policies (all, or names)")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
+	}
+	if cmd.Flags().Changed("c") {
+		return brsvsPolicies(policies, long || wide || len(ids) > 0)
 	}
 	return fetchRsv(&api.ReservationRequest{Op: api.ReservationRequest_LIST, Ids: ids}, func(reply *api.ReservationReply) int {
 		for _, e := range reply.Errors {

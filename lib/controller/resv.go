@@ -75,7 +75,7 @@ func (c *Controller) rsvList() []*api.Reservation {
 	return out
 }
 
-// Reservations serves brsvadd, brsvs and brsvdel.
+// Reservations serves brsvadd, brsvs, brsvdel and brsvmod.
 func (c *Controller) Reservations(who Caller, req *api.ReservationRequest) *api.ReservationReply {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -85,7 +85,10 @@ func (c *Controller) Reservations(who Caller, req *api.ReservationRequest) *api.
 	case api.ReservationRequest_DELETE:
 		return c.delRsv(who, req)
 	case api.ReservationRequest_MODIFY:
-		return &api.ReservationReply{Errors: []string{"brsvmod is not supported yet"}}
+		return c.modRsv(who, req, time.Now())
+	}
+	if len(req.Policies) > 0 {
+		return c.listRsvPolicies(req.Policies)
 	}
 	return c.listRsvs(req, time.Now())
 }

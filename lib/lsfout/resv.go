@@ -129,3 +129,28 @@ func jobRefString(id int64, idx int32) string {
 	}
 	return fmt.Sprintf("%d[%d]", id, idx)
 }
+
+// WriteRsvPolicies writes brsvs -c: each advance reservation policy as
+// LSF prints one (Policy Name, Users, Hosts, Time Window lines), a blank
+// line between them. An empty list is every user or host, or any time.
+func WriteRsvPolicies(w io.Writer, ps []*api.RsvPolicy) error {
+	var b bytes.Buffer
+	if len(ps) == 0 {
+		b.WriteString("No reservation policy found\n")
+		return flush(w, &b)
+	}
+	list := func(l []string, none string) string {
+		if len(l) == 0 {
+			return none
+		}
+		return strings.Join(l, " ")
+	}
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "Policy Name: %s\nUsers: %s\nHosts: %s\nTime Window: %s\n",
+			p.Name, list(p.Users, "all"), list(p.Hosts, "all"), list(p.TimeWindows, "any"))
+	}
+	return flush(w, &b)
+}

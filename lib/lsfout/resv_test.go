@@ -42,3 +42,21 @@ func TestWriteRsvs(t *testing.T) {
 		checkGolden(t, c.name, b.String())
 	}
 }
+
+// TestWriteRsvPolicies: brsvs -c with a full policy, one of empty lists
+// (every user and host, any time), and none.
+func TestWriteRsvPolicies(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteRsvPolicies(&b, []*api.RsvPolicy{
+		{Name: "reservation1", Users: []string{"ugroup1", "~user1"}, Hosts: []string{"hostA", "hostB"}, TimeWindows: []string{"8:00-13:00"}},
+		{Name: "anytime"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "brsvs_c", b.String())
+	b.Reset()
+	if err := WriteRsvPolicies(&b, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "brsvs_c_empty", b.String())
+}
