@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,15 +17,7 @@ func TestElimScratch(t *testing.T) {
 		t.Skip("elims run only when root owns them")
 	}
 	elims := t.TempDir() // 0700, root's
-	for name, body := range map[string]string{
-		"elim.scratch": "while :; do echo '2 scratch 500 undefined_res 1'; sleep 0.2; done\n",
-		"elim.garbage": "while :; do echo 'garbage here'; sleep 0.2; done\n",
-		"elim.dies":    "exit 1\n",
-	} {
-		if err := os.WriteFile(filepath.Join(elims, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeElims(t, elims)
 	conf := filepath.Join(t.TempDir(), "xce.toml")
 	text := "[cluster]\nelim_dir = \"" + elims + "\"\n\n[resources.scratch]\ndescription = \"scratch space (MB)\"\n"
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
@@ -51,6 +44,62 @@ func TestElimScratch(t *testing.T) {
 	small := c.submit("", "-R", "select[scratch>100]", "true")
 	c.waitState(small, "DONE")
 	if got := c.stat(big); got != "PEND" {
+		t.Errorf("job asking scratch>1000 is %s, want PEND", got)
+	}
+}
+
+// writeElims puts in dir an elim reporting scratch (500 unless a value
+// is given) and an undefined resource, one writing garbage and one that
+// exits at once.
+func writeElims(t *testing.T, dir string, value ...string) {
+	t.Helper()
+	v := "500"
+	if len(value) > 0 {
+		v = value[0]
+	}
+	for name, body := range map[string]string{
+		"elim.scratch": "while :; do echo '2 scratch " + v + " undefined_res 1'; sleep 0.2; done\n",
+		"elim.garbage": "while :; do echo 'garbage here'; sleep 0.2; done\n",
+		"elim.dies":    "exit 1\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestElimWorkers: the workers run their elims, one host with its own
+// elim_dir; select[] places by their values.
+func TestElimWorkers(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("elims run only when root owns them")
+	}
+	dirA, dirB := t.TempDir(), t.TempDir()
+	writeElims(t, dirA, "500")
+	writeElims(t, dirB, "50")
+	m := newMulti(t, fmt.Sprintf("elim_dir = %q\n\n[resources.scratch]\n\n[hosts.ea]\n\n[hosts.eb]\nelim_dir = %q", dirA, dirB))
+	m.worker("ea", 2)
+	m.worker("eb", 2)
+	var out string
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		out = m.must("", "lsload", "-l", "ea", "eb")
+		if strings.Contains(out, " 500\n") && strings.Contains(out, " 50\n") {
+			break
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		f := strings.Fields(line)
+		if want := map[string]string{"ea": "500", "eb": "50"}[f[0]]; f[len(f)-1] != want {
+			t.Errorf("lsload -l: %s has scratch %s, want %s:\n%s", f[0], f[len(f)-1], want, out)
+		}
+	}
+	big := m.submit("", "-R", "select[scratch>1000]", "true")
+	mid := m.submit("", "-R", "select[scratch>100]", "true")
+	m.waitState(mid, "DONE")
+	if eh := m.execHosts(mid); eh != "ea" {
+		t.Errorf("job asking scratch>100 ran on %q, want ea", eh)
+	}
+	if got := m.stat(big); got != "PEND" {
 		t.Errorf("job asking scratch>1000 is %s, want PEND", got)
 	}
 }
