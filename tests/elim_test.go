@@ -103,3 +103,39 @@ func TestElimWorkers(t *testing.T) {
 		t.Errorf("job asking scratch>1000 is %s, want PEND", got)
 	}
 }
+
+// TestElimStale: a value that stops arriving goes stale after
+// elim_stale_after: lsload -l shows "-" and select[] no longer finds it.
+func TestElimStale(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("elims run only when root owns them")
+	}
+	elims := t.TempDir()
+	if err := os.WriteFile(filepath.Join(elims, "elim.once"), []byte("#!/bin/sh\necho '1 scratch 500'\nexec sleep 3600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(t.TempDir(), "xce.toml")
+	text := "[cluster]\nelim_dir = \"" + elims + "\"\nelim_stale_after = \"1s\"\n\n[resources.scratch]\n"
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newCluster(t, "--config", conf)
+	var out string
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		out = c.must("", "lsload", "-l")
+		if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) > 1 && strings.HasSuffix(lines[0], " scratch") &&
+			strings.HasSuffix(lines[1], " -") {
+			break
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 2 || !strings.HasSuffix(lines[1], " -") {
+		t.Fatalf("lsload -l does not show scratch stale:\n%s", out)
+	}
+	id := c.submit("", "-R", "select[scratch>100]", "true")
+	other := c.submit("", "true")
+	c.waitState(other, "DONE")
+	if got := c.stat(id); got != "PEND" {
+		t.Errorf("job asking a stale scratch is %s, want PEND", got)
+	}
+}

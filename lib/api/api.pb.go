@@ -2552,7 +2552,7 @@ type Host struct {
 	RcTemplate   string `protobuf:"bytes,49,opt,name=rc_template,json=rcTemplate,proto3" json:"rc_template,omitempty"`
 	// The values the host's elims report (lib/elim), of resources the
 	// configuration defines, by resource name; a value not reported again
-	// within elim_stale_after is left out (lsload -l shows "-").
+	// within elim_stale_after is "" (stale: lsload -l shows "-").
 	ElimValues    map[string]string `protobuf:"bytes,50,rep,name=elim_values,json=elimValues,proto3" json:"elim_values,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -70,7 +70,7 @@ var badElimValue sync.Map
 func setElimValues(schema *resreq.Schema, values *resreq.Host, v *api.Host) {
 	for name, s := range v.GetElimValues() {
 		r, _, ok := schema.Lookup(name)
-		if !ok {
+		if !ok || s == "" { // "" is a stale value
 			continue
 		}
 		var val any

@@ -11,7 +11,8 @@
 // it runs, it runs as root. One that exits is restarted with a backoff; a
 // malformed report is logged and ignored; a resource the configuration
 // does not define is ignored with one warning; a value not reported again
-// within the stale age is dropped (lsload shows "-").
+// within the stale age goes stale (Values gives it as "", lsload shows
+// "-").
 package elim
 
 import (

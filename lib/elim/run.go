@@ -79,18 +79,20 @@ func New(cfg Config) *Runner {
 		running: map[string]bool{}, warned: map[string]bool{}}
 }
 
-// Values are the values reported within the stale age before now; nil
-// when there are none.
+// Values are the values reported, by resource name: "" for one not
+// reported again within the stale age before now (lsload shows "-",
+// select[] finds no value); nil when nothing was ever reported.
 func (r *Runner) Values(now time.Time) map[string]string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out map[string]string
+	if len(r.vals) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(r.vals))
 	for name, v := range r.vals {
 		if now.Sub(v.at) > r.cfg.StaleAfter {
+			out[name] = ""
 			continue
-		}
-		if out == nil {
-			out = make(map[string]string, len(r.vals))
 		}
 		out[name] = v.v
 	}

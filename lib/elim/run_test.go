@@ -92,8 +92,8 @@ func TestRunner(t *testing.T) {
 			t.Errorf("%s reported: %v", n, v)
 		}
 	}
-	if got := r.Values(time.Now().Add(2 * time.Hour)); got != nil {
-		t.Errorf("values past the stale age: %v", got)
+	if got := r.Values(time.Now().Add(2 * time.Hour)); got["scratch"] != "" || got["lic"] != "" || len(got) != 2 {
+		t.Errorf("values past the stale age: %v, want scratch and lic empty", got)
 	}
 	waitFor(t, "the log", func() bool {
 		s := log.String()

@@ -10,8 +10,8 @@ import (
 // elimIndices are lsload -l's columns of reported resources (LSF's
 // external load indices), after the built-in ones: every resource one of
 // the hosts reports, by name, each as wide as its name or its widest
-// value and a space; a host that does not report it (or whose value went
-// stale) shows "-".
+// value and a space; a host that does not report it, or whose value went
+// stale (an empty value), shows "-".
 func elimIndices(hosts []*api.Host) []lsLoadIndex {
 	widths := map[string]int{}
 	for _, h := range hosts {
@@ -22,7 +22,7 @@ func elimIndices(hosts []*api.Host) []lsLoadIndex {
 	var out []lsLoadIndex
 	for _, name := range slices.Sorted(maps.Keys(widths)) {
 		out = append(out, lsLoadIndex{name, widths[name], func(h *api.Host) string {
-			if v, ok := h.GetElimValues()[name]; ok {
+			if v := h.GetElimValues()[name]; v != "" {
 				return v
 			}
 			return "-"

@@ -11,7 +11,7 @@ import (
 func TestLSLoadElimColumns(t *testing.T) {
 	hosts := []*api.Host{
 		{Name: "a", State: api.HostState_HOST_OK, ElimValues: map[string]string{"scratch": "120", "lic": "3"}},
-		{Name: "b", State: api.HostState_HOST_OK},
+		{Name: "b", State: api.HostState_HOST_OK, ElimValues: map[string]string{"scratch": ""}},
 	}
 	var b bytes.Buffer
 	if err := WriteLSLoad(&b, hosts, LoadOptions{Long: true}); err != nil {
