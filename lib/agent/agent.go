@@ -142,6 +142,7 @@ type agent struct {
 
 	cur atomic.Pointer[sessionOut] // the connection's way up, for tasks (tasks.go)
 	tk  relayedTasks
+	el  elims // the host's elims (elim.go)
 }
 
 // Run runs the agent until ctx ends (then it returns nil; the jobs keep
@@ -337,6 +338,7 @@ func (a *agent) session(ctx context.Context, client grpcapi.ClusterClient, addr 
 	if err != nil {
 		return true, localError{err}
 	}
+	a.el.start(ctx, a, wel)
 	a.log.Info("registered with the controller", "controller", addr, "as", wel.GetHost(), "cluster", wel.GetClusterName(),
 		"slots", reg.Host.MaxSlots, "running", len(reg.Running), "unacknowledged_reports", a.pendingCount())
 	if a.cfg.Registered != nil {
@@ -434,6 +436,7 @@ func (a *agent) host() *api.Host {
 	hostload.Fill(h, ix)
 	inv := a.gpus.Latest()
 	inv.Fill(h)
+	h.ElimValues = a.el.values(time.Now())
 	var si unix.Sysinfo_t
 	if unix.Sysinfo(&si) == nil {
 		h.MaxmemKb = int64(si.Totalram) * int64(si.Unit) / 1024

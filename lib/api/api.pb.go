@@ -2545,11 +2545,15 @@ type Host struct {
 	// Deallocated_Sent, Done; PROV_STATUS: the provider's word), when the
 	// record last changed, the instance and its template. Empty for a
 	// static host.
-	RcStatus      string `protobuf:"bytes,45,opt,name=rc_status,json=rcStatus,proto3" json:"rc_status,omitempty"`
-	ProvStatus    string `protobuf:"bytes,46,opt,name=prov_status,json=provStatus,proto3" json:"prov_status,omitempty"`
-	RcUpdatedAt   int64  `protobuf:"varint,47,opt,name=rc_updated_at,json=rcUpdatedAt,proto3" json:"rc_updated_at,omitempty"`
-	RcInstanceId  string `protobuf:"bytes,48,opt,name=rc_instance_id,json=rcInstanceId,proto3" json:"rc_instance_id,omitempty"`
-	RcTemplate    string `protobuf:"bytes,49,opt,name=rc_template,json=rcTemplate,proto3" json:"rc_template,omitempty"`
+	RcStatus     string `protobuf:"bytes,45,opt,name=rc_status,json=rcStatus,proto3" json:"rc_status,omitempty"`
+	ProvStatus   string `protobuf:"bytes,46,opt,name=prov_status,json=provStatus,proto3" json:"prov_status,omitempty"`
+	RcUpdatedAt  int64  `protobuf:"varint,47,opt,name=rc_updated_at,json=rcUpdatedAt,proto3" json:"rc_updated_at,omitempty"`
+	RcInstanceId string `protobuf:"bytes,48,opt,name=rc_instance_id,json=rcInstanceId,proto3" json:"rc_instance_id,omitempty"`
+	RcTemplate   string `protobuf:"bytes,49,opt,name=rc_template,json=rcTemplate,proto3" json:"rc_template,omitempty"`
+	// The values the host's elims report (lib/elim), of resources the
+	// configuration defines, by resource name; a value not reported again
+	// within elim_stale_after is "" (stale: lsload -l shows "-").
+	ElimValues    map[string]string `protobuf:"bytes,50,rep,name=elim_values,json=elimValues,proto3" json:"elim_values,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2899,6 +2903,13 @@ func (x *Host) GetRcTemplate() string {
 		return x.RcTemplate
 	}
 	return ""
+}
+
+func (x *Host) GetElimValues() map[string]string {
+	if x != nil {
+		return x.ElimValues
+	}
+	return nil
 }
 
 // GpuDevice is one GPU of a host: what the driver reports (NVML or
@@ -9104,8 +9115,7 @@ const file_api_proto_rawDesc = "" +
 	"\vcpu_time_ms\x18\r \x01(\x03R\tcpuTimeMs\x12/\n" +
 	"\x05usage\x18\x0e \x01(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\x12\x1b\n" +
 	"\texec_home\x18\x0f \x01(\tR\bexecHome\x12\x19\n" +
-	"\bexec_cwd\x18\x10 \x01(\tR\aexecCwd\"\xc6\n" +
-	"\n" +
+	"\bexec_cwd\x18\x10 \x01(\tR\aexecCwd\"\xc8\v\n" +
 	"\x04Host\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x15.xce.api.v1.HostStateR\x05state\x12#\n" +
@@ -9158,10 +9168,15 @@ const file_api_proto_rawDesc = "" +
 	"\rrc_updated_at\x18/ \x01(\x03R\vrcUpdatedAt\x12$\n" +
 	"\x0erc_instance_id\x180 \x01(\tR\frcInstanceId\x12\x1f\n" +
 	"\vrc_template\x181 \x01(\tR\n" +
-	"rcTemplate\x1a;\n" +
+	"rcTemplate\x12A\n" +
+	"\velim_values\x182 \x03(\v2 .xce.api.v1.Host.ElimValuesEntryR\n" +
+	"elimValues\x1a;\n" +
 	"\rReservedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B\x05\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a=\n" +
+	"\x0fElimValuesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x05\n" +
 	"\x03_pgB\x05\n" +
 	"\x03_ioB\x05\n" +
 	"\x03_lsB\x05\n" +
@@ -9885,7 +9900,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 85)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 86)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),                  // 0: xce.api.v1.JobState
 	(TermReason)(0),                // 1: xce.api.v1.TermReason
@@ -9979,13 +9994,14 @@ var file_api_proto_goTypes = []any{
 	(*RsvPolicy)(nil),              // 89: xce.api.v1.RsvPolicy
 	nil,                            // 90: xce.api.v1.JobSpec.OriginEntry
 	nil,                            // 91: xce.api.v1.Host.ReservedEntry
-	nil,                            // 92: xce.api.v1.Queue.UserSharesEntry
-	nil,                            // 93: xce.api.v1.Queue.UserPriorityEntry
-	nil,                            // 94: xce.api.v1.App.EnvEntry
-	nil,                            // 95: xce.api.v1.QueryReply.SpecsEntry
-	nil,                            // 96: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                            // 97: xce.api.v1.LimitConfig.ResourcesEntry
-	nil,                            // 98: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	nil,                            // 92: xce.api.v1.Host.ElimValuesEntry
+	nil,                            // 93: xce.api.v1.Queue.UserSharesEntry
+	nil,                            // 94: xce.api.v1.Queue.UserPriorityEntry
+	nil,                            // 95: xce.api.v1.App.EnvEntry
+	nil,                            // 96: xce.api.v1.QueryReply.SpecsEntry
+	nil,                            // 97: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                            // 98: xce.api.v1.LimitConfig.ResourcesEntry
+	nil,                            // 99: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,   // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
@@ -10008,93 +10024,94 @@ var file_api_proto_depIdxs = []int32{
 	4,   // 17: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
 	91,  // 18: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
 	21,  // 19: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
-	92,  // 20: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	93,  // 21: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
-	23,  // 22: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	94,  // 23: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
-	14,  // 24: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
-	14,  // 25: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
-	32,  // 26: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
-	29,  // 27: xce.api.v1.SubmitResult.reply:type_name -> xce.api.v1.SubmitReply
-	6,   // 28: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
-	27,  // 29: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
-	7,   // 30: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
-	18,  // 31: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
-	27,  // 32: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	95,  // 33: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	96,  // 34: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
-	17,  // 35: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
-	18,  // 36: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
-	27,  // 37: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
-	36,  // 38: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
-	36,  // 39: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
-	17,  // 40: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
-	8,   // 41: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	27,  // 42: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
-	0,   // 43: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
-	27,  // 44: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	38,  // 45: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	27,  // 46: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	18,  // 47: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	20,  // 48: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	22,  // 49: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	22,  // 50: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	26,  // 51: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	97,  // 52: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
-	48,  // 53: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
-	46,  // 54: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
-	47,  // 55: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
-	9,   // 56: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
-	27,  // 57: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
-	0,   // 58: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
-	27,  // 59: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
-	52,  // 60: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
-	27,  // 61: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
-	14,  // 62: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
-	52,  // 63: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
-	10,  // 64: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
-	11,  // 65: xce.api.v1.PerfmonRequest.op:type_name -> xce.api.v1.PerfmonRequest.Op
-	60,  // 66: xce.api.v1.PerfmonReply.rows:type_name -> xce.api.v1.PerfmonRow
-	20,  // 67: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	24,  // 68: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
-	82,  // 69: xce.api.v1.ListHostsReply.supply:type_name -> xce.api.v1.SupplyView
-	27,  // 70: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	19,  // 71: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	98,  // 72: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	72,  // 73: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
-	72,  // 74: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
-	71,  // 75: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
-	70,  // 76: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
-	69,  // 77: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
-	83,  // 78: xce.api.v1.ClusterInfo.compute_units:type_name -> xce.api.v1.ComputeUnit
-	18,  // 79: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	74,  // 80: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
-	27,  // 81: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
-	0,   // 82: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
-	75,  // 83: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
-	75,  // 84: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
-	75,  // 85: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
-	18,  // 86: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
-	27,  // 87: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
-	80,  // 88: xce.api.v1.SupplyView.templates:type_name -> xce.api.v1.RCTemplateView
-	78,  // 89: xce.api.v1.SupplyView.instances:type_name -> xce.api.v1.RCInstance
-	79,  // 90: xce.api.v1.SupplyView.requests:type_name -> xce.api.v1.RCRequest
-	81,  // 91: xce.api.v1.SupplyView.errors:type_name -> xce.api.v1.RCError
-	85,  // 92: xce.api.v1.Reservation.hosts:type_name -> xce.api.v1.RsvHost
-	86,  // 93: xce.api.v1.Reservation.jobs:type_name -> xce.api.v1.RsvJob
-	0,   // 94: xce.api.v1.RsvJob.state:type_name -> xce.api.v1.JobState
-	12,  // 95: xce.api.v1.ReservationRequest.op:type_name -> xce.api.v1.ReservationRequest.Op
-	84,  // 96: xce.api.v1.ReservationRequest.rsv:type_name -> xce.api.v1.Reservation
-	13,  // 97: xce.api.v1.ReservationRequest.host_op:type_name -> xce.api.v1.ReservationRequest.HostOp
-	84,  // 98: xce.api.v1.ReservationReply.reservations:type_name -> xce.api.v1.Reservation
-	89,  // 99: xce.api.v1.ReservationReply.policies:type_name -> xce.api.v1.RsvPolicy
-	14,  // 100: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	14,  // 101: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	102, // [102:102] is the sub-list for method output_type
-	102, // [102:102] is the sub-list for method input_type
-	102, // [102:102] is the sub-list for extension type_name
-	102, // [102:102] is the sub-list for extension extendee
-	0,   // [0:102] is the sub-list for field type_name
+	92,  // 20: xce.api.v1.Host.elim_values:type_name -> xce.api.v1.Host.ElimValuesEntry
+	93,  // 21: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	94,  // 22: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	23,  // 23: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
+	95,  // 24: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	14,  // 25: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
+	14,  // 26: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
+	32,  // 27: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
+	29,  // 28: xce.api.v1.SubmitResult.reply:type_name -> xce.api.v1.SubmitReply
+	6,   // 29: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
+	27,  // 30: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
+	7,   // 31: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
+	18,  // 32: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
+	27,  // 33: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
+	96,  // 34: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	97,  // 35: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	17,  // 36: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
+	18,  // 37: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
+	27,  // 38: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
+	36,  // 39: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
+	36,  // 40: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
+	17,  // 41: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
+	8,   // 42: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
+	27,  // 43: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	0,   // 44: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
+	27,  // 45: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	38,  // 46: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	27,  // 47: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	18,  // 48: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	20,  // 49: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	22,  // 50: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	22,  // 51: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	26,  // 52: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
+	98,  // 53: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
+	48,  // 54: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
+	46,  // 55: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
+	47,  // 56: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
+	9,   // 57: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
+	27,  // 58: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
+	0,   // 59: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
+	27,  // 60: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
+	52,  // 61: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
+	27,  // 62: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
+	14,  // 63: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
+	52,  // 64: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
+	10,  // 65: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
+	11,  // 66: xce.api.v1.PerfmonRequest.op:type_name -> xce.api.v1.PerfmonRequest.Op
+	60,  // 67: xce.api.v1.PerfmonReply.rows:type_name -> xce.api.v1.PerfmonRow
+	20,  // 68: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	24,  // 69: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
+	82,  // 70: xce.api.v1.ListHostsReply.supply:type_name -> xce.api.v1.SupplyView
+	27,  // 71: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	19,  // 72: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	99,  // 73: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	72,  // 74: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	72,  // 75: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	71,  // 76: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
+	70,  // 77: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
+	69,  // 78: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
+	83,  // 79: xce.api.v1.ClusterInfo.compute_units:type_name -> xce.api.v1.ComputeUnit
+	18,  // 80: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	74,  // 81: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
+	27,  // 82: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
+	0,   // 83: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
+	75,  // 84: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
+	75,  // 85: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
+	75,  // 86: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
+	18,  // 87: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
+	27,  // 88: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
+	80,  // 89: xce.api.v1.SupplyView.templates:type_name -> xce.api.v1.RCTemplateView
+	78,  // 90: xce.api.v1.SupplyView.instances:type_name -> xce.api.v1.RCInstance
+	79,  // 91: xce.api.v1.SupplyView.requests:type_name -> xce.api.v1.RCRequest
+	81,  // 92: xce.api.v1.SupplyView.errors:type_name -> xce.api.v1.RCError
+	85,  // 93: xce.api.v1.Reservation.hosts:type_name -> xce.api.v1.RsvHost
+	86,  // 94: xce.api.v1.Reservation.jobs:type_name -> xce.api.v1.RsvJob
+	0,   // 95: xce.api.v1.RsvJob.state:type_name -> xce.api.v1.JobState
+	12,  // 96: xce.api.v1.ReservationRequest.op:type_name -> xce.api.v1.ReservationRequest.Op
+	84,  // 97: xce.api.v1.ReservationRequest.rsv:type_name -> xce.api.v1.Reservation
+	13,  // 98: xce.api.v1.ReservationRequest.host_op:type_name -> xce.api.v1.ReservationRequest.HostOp
+	84,  // 99: xce.api.v1.ReservationReply.reservations:type_name -> xce.api.v1.Reservation
+	89,  // 100: xce.api.v1.ReservationReply.policies:type_name -> xce.api.v1.RsvPolicy
+	14,  // 101: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	14,  // 102: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	103, // [103:103] is the sub-list for method output_type
+	103, // [103:103] is the sub-list for method input_type
+	103, // [103:103] is the sub-list for extension type_name
+	103, // [103:103] is the sub-list for extension extendee
+	0,   // [0:103] is the sub-list for field type_name
 }
 
 // file_api_proto_once builds the file's descriptors on first use, not at
@@ -10115,7 +10132,7 @@ func file_api_proto_build() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      14,
-			NumMessages:   85,
+			NumMessages:   86,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -50,6 +50,7 @@ type Config struct {
 // lsf.cluster ClusterAdmins).
 type Cluster struct {
 	Preemption // preemption parameters (preempt.go)
+	Elims      // reported resources (elim.go)
 
 	Name           string   `toml:"name"`            // default "xce"
 	Administrators []string `toml:"administrators"`  // user names; the controller's own user is always one
@@ -219,6 +220,8 @@ type Host struct {
 	ProcessTracking *bool     `toml:"process_tracking"`
 	CgroupAcct      *bool     `toml:"cgroup_acct"`
 	ResourceEnforce *[]string `toml:"resource_enforce"`
+	// ElimDir overrides the cluster's elim_dir for this host (elim.go).
+	ElimDir string `toml:"elim_dir"`
 }
 
 // IsServer reports whether the host runs jobs.

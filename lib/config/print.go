@@ -58,6 +58,10 @@ func (c *Config) Effective() string {
 	w.line("cgroup_acct = %t", cc.CgroupAcct)
 	w.kv("resource_enforce", cc.ResourceEnforce)
 	w.kv("metrics_listen", cl.MetricsListen)
+	w.kv("elim_dir", cl.ElimDir)
+	if cl.ElimDir != "" || cl.ElimStaleAfter != DefaultElimStaleAfter {
+		w.kv("elim_stale_after", cl.ElimStaleAfter)
+	}
 
 	for _, name := range slices.Sorted(maps.Keys(c.Resources)) {
 		r := c.Resources[name]
@@ -100,6 +104,7 @@ func (c *Config) Effective() string {
 			}
 			w.line("resource_enforce = %s", v)
 		}
+		w.kv("elim_dir", h.ElimDir)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.HostGroups)) {
 		g := c.HostGroups[name]

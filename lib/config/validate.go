@@ -36,6 +36,7 @@ func (c *Config) finish() error {
 	c.checkNames(k)
 	c.checkResources(k)
 	c.checkHosts(k)
+	c.checkElims(k)
 	c.checkUserGroups(k)
 	c.checkQueues(k)
 	c.checkPreemptParams(k)

@@ -34,6 +34,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/config"
+	"xce/lib/elim"
 	"xce/lib/gpu"
 	"xce/lib/hostload"
 	"xce/lib/resreq"
@@ -163,6 +164,7 @@ type Controller struct {
 	startRetry map[key]startFailure
 	orphans    []store.Change
 	hostLoad   *hostload.Sampler
+	localElims atomic.Pointer[elim.Runner] // the local host's elims (elim.go)
 	// launching counts the launches Run's cycles started: Run returns
 	// only once they are done, so the store is not closed under one.
 	launching sync.WaitGroup
@@ -590,6 +592,7 @@ func (c *Controller) Run(ctx context.Context) {
 	load := time.NewTicker(loadInterval)
 	defer load.Stop()
 	c.sampleLoad()
+	c.startLocalElims(ctx)
 	for {
 		select {
 		case <-ctx.Done():

@@ -416,12 +416,14 @@ func (c *Controller) workerJoined(conn *workerConn, reg *rpc.WorkerRegister) err
 	c.rcJoined(h, reg.InstanceId)
 	c.publishExecs()
 	cl := &conf.Cluster
+	elimDir, elimStale, elimRes := c.elimWelcome(name)
 	conn.send(&rpc.ControllerMessage{Msg: &rpc.ControllerMessage_Welcome{Welcome: &rpc.Welcome{
 		ClusterName: cl.Name, Host: name,
 		KillGraceMs:         c.cfg.KillGrace.Milliseconds(),
 		TerminateIntervalMs: c.terminateInterval().Milliseconds(),
 		MemlimitEnforce:     cl.MemlimitEnforce, JobMemlimit: cl.JobMemlimit, StdoutDirect: cl.StdoutDirect,
 		ClusterAdmin: PrimaryAdmin(conf),
+		ElimDir:      elimDir, ElimStaleAfterMs: elimStale, ElimResources: elimRes,
 	}}})
 	watched := map[key]bool{}
 	for _, ref := range reg.Running {
@@ -517,6 +519,7 @@ func copyLoad(dst, src *api.Host) {
 		dst.MaxtmpKb = src.MaxtmpKb
 	}
 	dst.Ngpus, dst.Gpus, dst.GpuDriver = src.Ngpus, src.Gpus, src.GpuDriver
+	dst.ElimValues = src.ElimValues
 }
 
 // hostTimes are the cluster's failure timers: how long a host may be out
@@ -673,6 +676,9 @@ func (c *Controller) schedHost(h *host, schema *resreq.Schema) sched.Host {
 		for name, x := range hc.Resources {
 			set(name, x)
 		}
+	}
+	if h.connected() {
+		setElimValues(schema, values, v)
 	}
 	c.setTemplateValues(h, schema, values)
 	var cpus []int

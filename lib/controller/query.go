@@ -817,6 +817,7 @@ func (l *loadHistory) add(r1m, ut float64) {
 // the averaged indices current).
 func (c *Controller) fillLoad(h *api.Host) {
 	hostload.Fill(h, c.hostLoad.Latest(time.Now(), time.Second))
+	h.ElimValues = c.localElimValues()
 }
 
 // Info describes the cluster and the caller.

@@ -189,6 +189,9 @@ func WriteLSLoad(w io.Writer, hosts []*api.Host, opt LoadOptions) error {
 			}
 		}
 	}
+	if opt.Long && opt.Indices == nil {
+		indices = append(indices, elimIndices(hosts)...)
+	}
 	b.WriteString(padRight("HOST_NAME", nameW) + " " + padLeft("status", 6))
 	for _, ix := range indices {
 		b.WriteString(padLeft(ix.name, ix.width))

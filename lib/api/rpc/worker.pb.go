@@ -919,9 +919,14 @@ type Welcome struct {
 	StdoutDirect        bool                   `protobuf:"varint,7,opt,name=stdout_direct,json=stdoutDirect,proto3" json:"stdout_direct,omitempty"`
 	// The primary cluster administrator, whose name the job report's
 	// sender and the job's mail carry ("LSF System <ADMIN@HOST>").
-	ClusterAdmin  string `protobuf:"bytes,8,opt,name=cluster_admin,json=clusterAdmin,proto3" json:"cluster_admin,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ClusterAdmin string `protobuf:"bytes,8,opt,name=cluster_admin,json=clusterAdmin,proto3" json:"cluster_admin,omitempty"`
+	// The host's elim_dir ("" runs none), how long a reported value counts
+	// (elim_stale_after) and the resources an elim may report (lib/elim).
+	ElimDir          string   `protobuf:"bytes,9,opt,name=elim_dir,json=elimDir,proto3" json:"elim_dir,omitempty"`
+	ElimStaleAfterMs int64    `protobuf:"varint,10,opt,name=elim_stale_after_ms,json=elimStaleAfterMs,proto3" json:"elim_stale_after_ms,omitempty"`
+	ElimResources    []string `protobuf:"bytes,11,rep,name=elim_resources,json=elimResources,proto3" json:"elim_resources,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Welcome) Reset() {
@@ -1010,6 +1015,27 @@ func (x *Welcome) GetClusterAdmin() string {
 		return x.ClusterAdmin
 	}
 	return ""
+}
+
+func (x *Welcome) GetElimDir() string {
+	if x != nil {
+		return x.ElimDir
+	}
+	return ""
+}
+
+func (x *Welcome) GetElimStaleAfterMs() int64 {
+	if x != nil {
+		return x.ElimStaleAfterMs
+	}
+	return 0
+}
+
+func (x *Welcome) GetElimResources() []string {
+	if x != nil {
+		return x.ElimResources
+	}
+	return nil
 }
 
 type WorkerSignal struct {
@@ -2267,7 +2293,7 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\ttask_exit\x18+ \x01(\v2\x14.xce.api.v1.TaskExitH\x00R\btaskExit\x12*\n" +
 	"\x04term\x18, \x01(\v2\x14.xce.api.v1.TermDataH\x00R\x04term\x120\n" +
 	"\bterm_ack\x18- \x01(\v2\x13.xce.api.v1.TermAckH\x00R\atermAckB\x05\n" +
-	"\x03msg\"\xb0\x02\n" +
+	"\x03msg\"\xa1\x03\n" +
 	"\aWelcome\x12!\n" +
 	"\fcluster_name\x18\x01 \x01(\tR\vclusterName\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12\"\n" +
@@ -2276,7 +2302,11 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\x10memlimit_enforce\x18\x05 \x01(\bR\x0fmemlimitEnforce\x12!\n" +
 	"\fjob_memlimit\x18\x06 \x01(\bR\vjobMemlimit\x12#\n" +
 	"\rstdout_direct\x18\a \x01(\bR\fstdoutDirect\x12#\n" +
-	"\rcluster_admin\x18\b \x01(\tR\fclusterAdmin\"\xaa\x01\n" +
+	"\rcluster_admin\x18\b \x01(\tR\fclusterAdmin\x12\x19\n" +
+	"\belim_dir\x18\t \x01(\tR\aelimDir\x12-\n" +
+	"\x13elim_stale_after_ms\x18\n" +
+	" \x01(\x03R\x10elimStaleAfterMs\x12%\n" +
+	"\x0eelim_resources\x18\v \x03(\tR\relimResources\"\xaa\x01\n" +
 	"\fWorkerSignal\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x16\n" +

@@ -391,6 +391,13 @@ func (m *Welcome) CloneVT() *Welcome {
 	r.JobMemlimit = m.JobMemlimit
 	r.StdoutDirect = m.StdoutDirect
 	r.ClusterAdmin = m.ClusterAdmin
+	r.ElimDir = m.ElimDir
+	r.ElimStaleAfterMs = m.ElimStaleAfterMs
+	if rhs := m.ElimResources; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.ElimResources = tmpContainer
+	}
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -1776,6 +1783,27 @@ func (m *Welcome) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if len(m.ElimResources) > 0 {
+		for iNdEx := len(m.ElimResources) - 1; iNdEx >= 0; iNdEx-- {
+			i -= len(m.ElimResources[iNdEx])
+			copy(dAtA[i:], m.ElimResources[iNdEx])
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.ElimResources[iNdEx])))
+			i--
+			dAtA[i] = 0x5a
+		}
+	}
+	if m.ElimStaleAfterMs != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.ElimStaleAfterMs))
+		i--
+		dAtA[i] = 0x50
+	}
+	if len(m.ElimDir) > 0 {
+		i -= len(m.ElimDir)
+		copy(dAtA[i:], m.ElimDir)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.ElimDir)))
+		i--
+		dAtA[i] = 0x4a
 	}
 	if len(m.ClusterAdmin) > 0 {
 		i -= len(m.ClusterAdmin)
@@ -3378,6 +3406,19 @@ func (m *Welcome) SizeVT() (n int) {
 	l = len(m.ClusterAdmin)
 	if l > 0 {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	l = len(m.ElimDir)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.ElimStaleAfterMs != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.ElimStaleAfterMs))
+	}
+	if len(m.ElimResources) > 0 {
+		for _, s := range m.ElimResources {
+			l = len(s)
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
 	}
 	n += len(m.unknownFields)
 	return n
@@ -5839,6 +5880,89 @@ func (m *Welcome) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			m.ClusterAdmin = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 9:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ElimDir", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.ElimDir = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 10:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ElimStaleAfterMs", wireType)
+			}
+			m.ElimStaleAfterMs = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.ElimStaleAfterMs |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 11:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ElimResources", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.ElimResources = append(m.ElimResources, string(dAtA[iNdEx:postIndex]))
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
