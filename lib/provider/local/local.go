@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,6 +108,10 @@ func (l *Local) start(t *config.Template, in provider.Instance) error {
 func (l *Local) pid(id string) int {
 	dir := l.dir(id)
 	b, err := os.ReadFile(filepath.Join(dir, "worker.pid"))
+	if errors.Is(err, os.ErrNotExist) {
+		// Started, and the provisioner killed before it wrote the file.
+		return l.findWorker(dir)
+	}
 	if err != nil {
 		return 0
 	}
@@ -133,6 +138,45 @@ func (l *Local) pid(id string) int {
 		}
 	}
 	return pid
+}
+
+// findWorker looks for an instance's worker that runs without its
+// worker.pid (the provisioner was killed between starting it and writing
+// the file): a process of this provider's user (root, in production:
+// no user can make one) whose command line names the instance's
+// directory as the worker's --dir. It writes the file for the next
+// look; 0 is none.
+func (l *Local) findWorker(dir string) int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	want := []byte("\x00--dir\x00" + dir + "\x00")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 1 {
+			continue
+		}
+		proc := fmt.Sprintf("/proc/%d", pid)
+		var st syscall.Stat_t
+		if syscall.Stat(proc, &st) != nil || int(st.Uid) != os.Getuid() {
+			continue
+		}
+		cmdline, err := os.ReadFile(proc + "/cmdline")
+		if err != nil || !bytes.Contains(cmdline, want) {
+			continue
+		}
+		if stat, err := os.ReadFile(proc + "/stat"); err == nil {
+			if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+				continue
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, "worker.pid"), []byte(strconv.Itoa(pid)+"\n"), 0o600); err != nil {
+			slog.Warn("record a found instance worker's pid", "dir", dir, "err", err)
+		}
+		return pid
+	}
+	return 0
 }
 
 // Status says whether each instance's worker runs.

@@ -44,6 +44,15 @@ func TestLocalLifecycle(t *testing.T) {
 	if l.pid("cpu-1") != pid {
 		t.Errorf("a running instance was started again")
 	}
+	// Killed between starting a worker and recording its pid, the
+	// provisioner's next run still finds it (and never starts another).
+	os.Remove(filepath.Join(l.Dir, "cpu-2", "worker.pid"))
+	if st, _ := (&Local{Exe: l.Exe, Dir: l.Dir}).Status(ctx, "", ins[1:]); st[0].Status != provider.Running {
+		t.Errorf("a worker without its pid file: %v", st)
+	}
+	if _, err := os.Stat(filepath.Join(l.Dir, "cpu-2", "worker.pid")); err != nil {
+		t.Errorf("the found worker's pid was not recorded: %v", err)
+	}
 	// A provider of a later run (no children of its own) sees it too.
 	l2 := &Local{Exe: l.Exe, Dir: l.Dir}
 	if st, _ := l2.Status(ctx, "", ins[:1]); st[0].Status != provider.Running {
