@@ -131,13 +131,20 @@ func (l *Local) pid(id string) int {
 	if err != nil || !bytes.Contains(cmdline, []byte("\x00"+dir+"\x00")) {
 		return 0
 	}
-	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
-		// A zombie (ended, not reaped yet) is gone.
-		if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && st[i+2] == 'Z' {
-			return 0
-		}
+	if zombie(pid) {
+		return 0
 	}
 	return pid
+}
+
+// zombie reports whether pid has ended and is not reaped yet: gone.
+func zombie(pid int) bool {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(st, ')')
+	return i > 0 && i+2 < len(st) && st[i+2] == 'Z'
 }
 
 // findWorker looks for an instance's worker that runs without its
@@ -166,10 +173,8 @@ func (l *Local) findWorker(dir string) int {
 		if err != nil || !bytes.Contains(cmdline, want) {
 			continue
 		}
-		if stat, err := os.ReadFile(proc + "/stat"); err == nil {
-			if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-				continue
-			}
+		if zombie(pid) {
+			continue
 		}
 		if err := os.WriteFile(filepath.Join(dir, "worker.pid"), []byte(strconv.Itoa(pid)+"\n"), 0o600); err != nil {
 			slog.Warn("record a found instance worker's pid", "dir", dir, "err", err)
