@@ -308,11 +308,15 @@ func (m *Manager) Load(id int64, idx int32) Job {
 // killWaitEmpty is how long Kill waits for a cgroup to empty.
 const killWaitEmpty = 5 * time.Second
 
-// signalPids sends sig to pids that are still in the cgroup: each is
+// signalPids sends sig to the processes inCgroup lists: each is
 // opened as a pidfd first and checked against a fresh list (inCgroup), so
 // a pid that ended and was reused outside the cgroup in between is not
 // signalled.
-func signalPids(pids []int, sig syscall.Signal, except []int, inCgroup func() ([]int, error)) (int, error) {
+func signalPids(inCgroup func() ([]int, error), sig syscall.Signal, except []int) (int, error) {
+	pids, err := inCgroup()
+	if err != nil {
+		return 0, err
+	}
 	n := 0
 	var fds []int
 	var fdPids []int

@@ -296,11 +296,7 @@ func (j *v1Job) Freeze() error { return j.cg.Freeze() }
 func (j *v1Job) Thaw() error   { return j.cg.Thaw() }
 
 func (j *v1Job) Signal(sig syscall.Signal, except ...int) (int, error) {
-	pids, err := j.Pids()
-	if err != nil {
-		return 0, err
-	}
-	return signalPids(pids, sig, except, j.Pids)
+	return signalPids(j.Pids, sig, except)
 }
 
 // Kill freezes the cgroup (nothing in it can fork meanwhile), kills every

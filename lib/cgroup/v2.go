@@ -156,11 +156,7 @@ func (j *v2Job) Freeze() error {
 func (j *v2Job) Thaw() error { return j.cg.Thaw() }
 
 func (j *v2Job) Signal(sig syscall.Signal, except ...int) (int, error) {
-	pids, err := j.Pids()
-	if err != nil {
-		return 0, err
-	}
-	return signalPids(pids, sig, except, j.Pids)
+	return signalPids(j.Pids, sig, except)
 }
 
 // Kill writes cgroup.kill where the kernel has it (5.14), else freezes,
