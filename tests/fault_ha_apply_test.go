@@ -104,6 +104,32 @@ func (c *candProc) exited() bool {
 
 var crashPoints = []string{"before-append", "after-append", "before-apply", "after-apply"}
 
+// bringBack restarts every candidate that has ended until all of them
+// answer as leader or follower. It goes on restarting while it waits: two
+// candidates may reach their crash points with the same batch, and the
+// second may still be on its way down (killed, not yet a zombie) when the
+// first is noticed and the points are disarmed.
+func (h *ha) bringBack() {
+	h.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		for _, c := range h.cands {
+			if c.exited() {
+				c.crash()
+				c.start()
+			}
+		}
+		out := h.run(nil, "", "lsid").stdout
+		if strings.Count(out, "(follower)")+strings.Count(out, "(leader)") == len(h.cands) {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("the candidates did not come back: %s\n%s", out, h.logs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // Every candidate armed to kill itself at a step of the replicated write
 // path (lib/replica's crash.go), each at a count of its own, under a
 // storm of submissions: whichever dies first, leader or follower, comes
@@ -151,13 +177,7 @@ func TestFaultHACrashPoints(t *testing.T) {
 			for _, c := range h.cands {
 				arm(c, "")
 			}
-			for _, c := range h.cands {
-				if c.exited() {
-					c.crash()
-					c.start()
-				}
-			}
-			h.waitFollowers(3)
+			h.bringBack()
 			lost += h.checkAcked(t, s, point)
 			if t.Failed() {
 				t.Fatalf("seed %d\n%s", seed, h.logs())
