@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -40,13 +41,31 @@ type workerProc struct {
 // freePort is a loopback address nothing listens on now.
 func freePort(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	givenPortsMu.Lock()
+	defer givenPortsMu.Unlock()
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		// The kernel may hand a port out again once it is closed: two
+		// calls before either user listens (a candidate's raft address
+		// and another's --metrics) could get the same one, and a
+		// candidate's handshake then reaches an HTTP server (EOF).
+		if !givenPorts[addr] {
+			givenPorts[addr] = true
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
+
+// givenPorts are the addresses freePort has returned in this process.
+var (
+	givenPortsMu sync.Mutex
+	givenPorts   = map[string]bool{}
+)
 
 // shortHost is this host's name as xced names it.
 func shortHost(t *testing.T) string {
