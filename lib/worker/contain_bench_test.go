@@ -17,7 +17,7 @@ import (
 // real shepherd, 4 at a time, with a cgroup per job and with the process
 // tree only, alternating in rounds so both meet the same machine load,
 // then once more with both modes side by side (two workers at once, 2
-// jobs in flight each). It reports each mode's median start-to-end
+// jobs in flight each), then one job at a time (250 jobs per mode). It reports each mode's median start-to-end
 // latency and throughput, the cgroup's added median (ms) and slowdown
 // (%), the added median side by side, and each containment step's median
 // wall time (traceStep). Root only.
@@ -35,6 +35,7 @@ func BenchmarkJobOverhead(b *testing.B) {
 		lat        []time.Duration
 		wall       time.Duration
 		concurrent []time.Duration // run beside the other mode
+		serial     []time.Duration // one job at a time
 	}
 	modes := []*mode{{name: "tree"}, {name: "cgroup"}}
 	// Each step's wall time, by mode (see traceStep).
@@ -75,7 +76,25 @@ func BenchmarkJobOverhead(b *testing.B) {
 			}()
 		}
 		wg.Wait()
+		// One job at a time, alternating: the latency a job adds when it
+		// does not queue for the machine's cores behind others.
+		for r := 0; r < rounds; r++ {
+			for _, m := range modes {
+				smu.Lock()
+				cur = m.name + "-serial"
+				smu.Unlock()
+				lat, _ := runTrue(b, shep, m.name == "tree", total/(4*rounds), 1)
+				m.serial = append(m.serial, lat...)
+			}
+		}
 	}
+	smed := map[string]time.Duration{}
+	for _, m := range modes {
+		slices.Sort(m.serial)
+		smed[m.name] = m.serial[len(m.serial)/2]
+		b.ReportMetric(float64(smed[m.name].Microseconds())/1000, m.name+"-serial-median-ms")
+	}
+	b.ReportMetric(float64((smed["cgroup"]-smed["tree"]).Microseconds())/1000, "serial-cgroup-added-median-ms")
 	med := map[string]time.Duration{}
 	rate := map[string]float64{}
 	for _, m := range modes {
