@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -261,14 +260,6 @@ func TestLogFormatJSON(t *testing.T) {
 // TestHAReadyzFlips: /readyz answers 200 on the leader only, and moves
 // with the leadership when the leader goes.
 func TestHAReadyzFlips(t *testing.T) {
-	// Flaky under load: three runs of the whole suite out of about eight
-	// found no leader within 30 s (the candidates' cluster handshakes
-	// with each other failed with EOF), which the other HA tests, started
-	// the same way without --metrics, have not shown. Until the cause is
-	// found it runs only on request.
-	if os.Getenv("XCE_TEST_READYZ") == "" {
-		t.Skip("flaky under load, cause not found yet: set XCE_TEST_READYZ=1 to run it")
-	}
 	var ports []string
 	h := newHAArgs(t, 3, func(i int) []string {
 		for len(ports) <= i {
@@ -276,6 +267,10 @@ func TestHAReadyzFlips(t *testing.T) {
 		}
 		return []string{"--metrics", ports[i]}
 	})
+	// The commands take their credential from the first worker's socket;
+	// without one they would use the first candidate's, gone when that
+	// candidate is the leader this test kills.
+	h.worker("hA", 1)
 	l := h.leader()
 	waitReady := func(leader int) {
 		t.Helper()
