@@ -20,8 +20,10 @@ import (
 func BenchmarkHA(b *testing.B) {
 	const n, clients, seq = 5000, 32, 300
 	one := newBenchCluster(b)
+	cpu0 := cpuTime(b, one.cmd.Process.Pid)
 	d, _ := one.submitHeld(n, clients)
 	single := n / d.Seconds()
+	singleCPU := cpuTime(b, one.cmd.Process.Pid) - cpu0
 	ds, _ := one.submitHeld(seq, 1)
 	singleLat := ds / seq
 	one.stop()
@@ -45,11 +47,27 @@ func BenchmarkHA(b *testing.B) {
 		}
 		return cl
 	}
+	candCPU := func() []time.Duration {
+		var ts []time.Duration
+		for _, c := range h.cands {
+			ts = append(ts, cpuTime(b, c.cmd.Process.Pid))
+		}
+		return ts
+	}
+	cands0 := candCPU()
 	d, _, err := submitHeld(dial, n, clients)
 	if err != nil {
 		b.Fatalf("Submit: %v\n%s", err, h.logs())
 	}
 	replicated := n / d.Seconds()
+	var leaderCPU, followerCPU time.Duration
+	for i, t := range candCPU() {
+		if i == l {
+			leaderCPU = t - cands0[i]
+		} else {
+			followerCPU += (t - cands0[i]) / 2
+		}
+	}
 	ds, _, err = submitHeld(dial, seq, 1)
 	if err != nil {
 		b.Fatal(err)
@@ -58,6 +76,11 @@ func BenchmarkHA(b *testing.B) {
 	report(b, fmt.Sprintf("API submissions, %d clients, 1 controller", clients), single, "submits/s", nil)
 	report(b, fmt.Sprintf("API submissions, %d clients, 3 candidates", clients), replicated, "submits/s", nil)
 	report(b, "  3 candidates / 1 controller", replicated/single, "ratio", atLeast(0.7))
+	// Where the CPU goes (on one machine the three candidates share its
+	// cores, so the rate is bound by their sum).
+	report(b, "  CPU per submission: 1 controller", float64(singleCPU.Microseconds())/n, "us-ctl", nil)
+	report(b, "  CPU per submission: the leader", float64(leaderCPU.Microseconds())/n, "us-leader", nil)
+	report(b, "  CPU per submission: a follower", float64(followerCPU.Microseconds())/n, "us-follower", nil)
 	report(b, "one client's submission, 1 controller", ms(singleLat), "ms", nil)
 	report(b, "one client's submission, 3 candidates", ms(replicatedLat), "ms", nil)
 	report(b, "  write latency added by replication", ms(replicatedLat-singleLat), "ms", &goal{value: 1, atMost: true})
