@@ -64,9 +64,10 @@ type Store struct {
 	db       *badger.DB
 	submitCh chan *submitReq
 	stopped  chan struct{}
-	minFree  uint64 // see CheckSpace
-	lowSpace bool   // opened below the floor: read-only (space.go)
-	unsynced bool   // a replica's store: commits not synced (replica.go)
+	minFree  uint64       // see CheckSpace
+	roomy    atomic.Int64 // when the disk last read well above the floor (unix ns; space.go)
+	lowSpace bool         // opened below the floor: read-only (space.go)
+	unsynced bool         // a replica's store: commits not synced (replica.go)
 	quit     chan struct{}
 
 	allocMu   sync.Mutex
