@@ -235,6 +235,9 @@ func (c *cycle) cuFree(p *part, hi int, capf func(int) int, ov overlay, empty fu
 		for _, h := range l {
 			avail[u] += capf(h)
 		}
+		if avail[u] == 0 {
+			continue // nothing free: no need to allocate
+		}
 		_, _, fit[u] = c.allocate(p, l, capf, 1, hi, false, false)
 	}
 	return fit, avail
@@ -285,6 +288,9 @@ func sumLargest(units []int, free []int, k int) int {
 // fitCU allocates part p now under its cu[] section: between lo and hi
 // slots, in units the section allows.
 func (c *cycle) fitCU(b *bucket, p *part, lo, hi int, ov overlay) ([]pick, int) {
+	if c.cu == nil {
+		return nil, 0 // no unit is configured: nothing fits
+	}
 	capf := func(h int) int {
 		k, _, _ := c.capNow(b, p, h, ov)
 		return k
@@ -542,6 +548,9 @@ func (c *cycle) cuWhy(b *bucket, p *part, lo int) []string {
 // slots each host can give at the time tried: units in configuration
 // order; for cu[excl], only units whose every host is then empty.
 func (c *cycle) reserveCU(p *part, lo int, capf func(int) int) []pick {
+	if c.cu == nil {
+		return nil // no unit is configured
+	}
 	t := p.cu.t
 	empty := func(u int) bool {
 		for _, h := range t.units[u].hosts {

@@ -295,3 +295,14 @@ func TestCUReserve(t *testing.T) {
 2: d*1
 3: b*1`)
 }
+
+// TestCUNoUnits: types configured but no unit: a cu[] job pends with the
+// reason, also with slot reservation on (the placement used to index
+// the missing unit table and panic).
+func TestCUNoUnits(t *testing.T) {
+	s := snapshot(hosts("a 4"), mkJob(1, "cu[type=rack]", "n=2"))
+	s.CU = &ComputeUnits{Types: []string{"rack"}, Default: "rack"}
+	s.Queues[0].SlotReserve = true
+	check(t, s, `
+1: PEND Not enough hosts to meet the job's spanning requirement | cu[type=rack]: no compute unit of type rack is configured`)
+}
