@@ -21,6 +21,7 @@ import (
 func simulateCommand() *cobra.Command {
 	var o struct {
 		trace, format, config, hosts, out, compare string
+		rsvs                                       string
 		cycle, until                               time.Duration
 	}
 	cmd := &cobra.Command{
@@ -49,6 +50,11 @@ func simulateCommand() *cobra.Command {
 			}
 			if o.config != "" {
 				if opt.Config, err = config.Load(o.config); err != nil {
+					return err
+				}
+			}
+			if o.rsvs != "" {
+				if opt.RsvRequests, err = sim.ReadReservations(o.rsvs); err != nil {
 					return err
 				}
 			}
@@ -112,6 +118,7 @@ func simulateCommand() *cobra.Command {
 	f.StringVar(&o.out, "out", "", "write DIR/jobs.csv and DIR/summary.json (with --compare: DIR/a and DIR/b)")
 	f.DurationVar(&o.cycle, "cycle", 0, "run the scheduling cycle at this fixed interval (default: at each submission and job end)")
 	f.DurationVar(&o.until, "until", 0, "stop the virtual clock this long after the trace's start")
+	f.StringVar(&o.rsvs, "reservations", "", "advance reservations to hold during the replay (a TOML file of [[reservation]] tables; see xced-simulate(8))")
 	f.StringVar(&o.compare, "compare", "", "also run with this configuration and show both side by side with the difference")
 	return cmd
 }

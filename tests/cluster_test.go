@@ -150,7 +150,7 @@ func (m *multi) waitHosts(want map[string]string) {
 	deadline := time.Now().Add(30 * time.Second)
 	var out string
 	for time.Now().Before(deadline) {
-		out = m.run("", "bhosts", "-w").stdout
+		out = m.run("", "bhosts", "-w", "-X").stdout // host by host, condensed compute units too
 		ok := true
 		for h, st := range want {
 			found := false

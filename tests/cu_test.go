@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,7 +38,8 @@ func rackSlots(t *testing.T, execHost string, rackOf map[string]string) map[stri
 func TestClusterComputeUnits(t *testing.T) {
 	m := newMulti(t, `compute_unit_types = ["rack"]`, "",
 		"[hosts.hA]\nslots = 2\n[hosts.hB]\nslots = 2\n[hosts.hC]\nslots = 2\n[hosts.hD]\nslots = 2\n",
-		"[[compute_units]]\nname = \"rack1\"\ntype = \"rack\"\nmembers = [\"hA\", \"hB\"]\n",
+		"[queues.normal]\npriority = 30\nexclusive_cu = \"rack\"\n",
+		"[[compute_units]]\nname = \"rack1\"\ntype = \"rack\"\nmembers = [\"hA\", \"hB\"]\ncondense = true\n",
 		"[[compute_units]]\nname = \"rack2\"\ntype = \"rack\"\nmembers = [\"hC\", \"hD\"]\n")
 	rackOf := map[string]string{"hA": "rack1", "hB": "rack1", "hC": "rack2", "hD": "rack2"}
 	for h := range rackOf {
@@ -75,4 +77,27 @@ func TestClusterComputeUnits(t *testing.T) {
 	m.waitState(id2, "DONE")
 	m.must("", "bkill", id, sleeper)
 	m.waitState(sleeper, "EXIT")
+
+	// A cu[excl] job holds rack1 whole: its hosts are closed_cu_excl,
+	// the one it runs on too; bhosts shows the condensed rack1 as one
+	// line, -X host by host, and takes a unit's name for its hosts.
+	ex := m.submit("sleep 60", "-n", "1", "-R", "cu[excl]", "-o", "/dev/null")
+	m.waitStarted(ex)
+	if got := rackSlots(t, m.execHosts(ex), rackOf); got["rack1"] != 1 {
+		t.Fatalf("cu[excl] -n 1: %v, want rack1", got)
+	}
+	m.waitHosts(map[string]string{"hA": "closed_cu_excl", "hB": "closed_cu_excl", "hC": "ok", "hD": "ok"})
+	out := m.must("", "bhosts", "-w")
+	if !regexp.MustCompile(`(?m)^rack1 +closed_cu_excl +- +4 +1 +1 +0 +0 +0 *$`).MatchString(out) || strings.Contains(out, "hA") {
+		t.Errorf("bhosts -w: want rack1 condensed, closed_cu_excl with 4 slots and 1 job:\n%s", out)
+	}
+	if out := m.must("", "bhosts", "rack1"); !strings.Contains(out, "rack1 ") || !strings.Contains(out, "closed") {
+		t.Errorf("bhosts rack1:\n%s", out)
+	}
+	if out := m.must("", "bhosts", "-X", "rack1"); !strings.Contains(out, "hA") || !strings.Contains(out, "hB") || strings.Contains(out, "hC") {
+		t.Errorf("bhosts -X rack1:\n%s", out)
+	}
+	m.must("", "bkill", ex)
+	m.waitState(ex, "EXIT")
+	m.waitHosts(map[string]string{"hA": "ok", "hB": "ok"})
 }

@@ -159,3 +159,84 @@ func rsvModSteps(t *testing.T, c *cluster, from, to time.Time) {
 		t.Errorf("brsvmod -t %s: %q", win, out)
 	}
 }
+
+// brsvmod -e of a closed reservation whose window is open moves its
+// running job's termination deadline: later, the job outlives the old
+// end; earlier, it ends at the new one.
+func TestAdvRsvMoveEnd(t *testing.T) {
+	c, me := rsvCluster(t)
+	iso := func(t time.Time) string { return t.Format("2006-01-02T15:04:05") }
+	begin := time.Now().Add(time.Second).Truncate(time.Second)
+	end := begin.Add(4 * time.Second)
+	c.must("", "brsvadd", "-n", "1", "-m", "all", "-u", me, "-N", "short", "-b", iso(begin), "-e", iso(end))
+	rj := c.submit("", "-U", "short", "sleep", "1000")
+	c.waitStateWithin(rj, 15*time.Second, "RUN")
+	c.must("", "brsvmod", "-e", iso(time.Now().Add(time.Hour)), "short")
+	// Past the old end (and the second the kill takes), the job runs on.
+	time.Sleep(time.Until(end.Add(2 * time.Second)))
+	if s := c.stat(rj); s != "RUN" {
+		t.Fatalf("the job of a reservation whose end moved an hour later is %s at the old end", s)
+	}
+	c.must("", "brsvmod", "-e", iso(time.Now().Add(2*time.Second)), "short")
+	c.waitStateWithin(rj, 15*time.Second, "EXIT")
+}
+
+// brsvadd -s and -unit host, brsvs -p/-z, brsvmod disable: a system
+// reservation holds every slot of its host and runs no job; a whole-host
+// reservation holds all the host's slots; the planner shows the host;
+// disabling the next occurrence of a recurring reservation moves its
+// next active period a day on.
+func TestAdvRsvOptions(t *testing.T) {
+	c, me := rsvCluster(t)
+	iso := func(t time.Time) string { return t.Format("2006-01-02T15:04:05") }
+	now := time.Now()
+	host := shortHost(t)
+	if out := c.must("", "brsvadd", "-s", "-m", "all", "-b", iso(now.Add(time.Hour)), "-e", iso(now.Add(2*time.Hour))); !strings.Contains(out, `Reservation "system#0" is created`) {
+		t.Fatalf("brsvadd -s: %q", out)
+	}
+	if r := c.run("", "bsub", "-U", "system#0", "true"); r.code == 0 || !strings.Contains(r.stderr, "system reservation") {
+		t.Errorf("bsub -U of a system reservation: %d %q", r.code, r.stderr)
+	}
+	if out := c.must("", "brsvadd", "-unit", "host", "-n", "1", "-m", "all", "-u", me, "-N", "whole",
+		"-b", iso(now.Add(3*time.Hour)), "-e", iso(now.Add(4*time.Hour))); !strings.Contains(out, `"whole" is created`) {
+		t.Fatalf("brsvadd -unit host: %q", out)
+	}
+	if r := c.run("", "brsvadd", "-unit", "host", "-n", "1", "-m", "all", "-u", me,
+		"-b", iso(now.Add(90*time.Minute)), "-e", iso(now.Add(100*time.Minute))); r.code == 0 {
+		t.Errorf("a whole host inside the system reservation's window was reserved:\n%s", r.stdout)
+	}
+	out := c.must("", "brsvs", "-w")
+	for _, want := range []string{"system#0     sys    system", "whole", host + ":0/4"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("brsvs -w: no %q in\n%s", want, out)
+		}
+	}
+	out = c.must("", "brsvs", "-p", "all")
+	if !strings.Contains(out, "HOST: "+host+" (MAX = 4)") || !strings.Contains(out, "Hour:Min") || strings.Count(out, "\n") < 144 {
+		t.Errorf("brsvs -p all:\n%s", out)
+	}
+	if out := c.must("", "brsvs", "-z", host); strings.Count(out, "\n") > strings.Count(c.must("", "brsvs", "-p", host), "\n") {
+		t.Errorf("brsvs -z shows more than -p:\n%s", out)
+	}
+
+	// A daily window that is not open now: disable the next occurrence.
+	from := now.Add(6 * time.Hour)
+	win := from.Format("15:4") + "-" + from.Add(time.Hour).Format("15:4")
+	c.must("", "brsvadd", "-n", "1", "-m", "all", "-u", me, "-N", "daily", "-t", win)
+	next := func() string {
+		out := c.must("", "brsvs", "-l", "daily")
+		_, after, _ := strings.Cut(out, "Next Active Period:\n")
+		line, _, _ := strings.Cut(after, "\n")
+		return strings.TrimSpace(line)
+	}
+	before := next()
+	if out := c.must("", "brsvmod", "disable", "-tn", "-f", "daily"); !strings.Contains(out, "is modified") {
+		t.Errorf("brsvmod disable -tn: %q", out)
+	}
+	if after := next(); after == before || after == "" {
+		t.Errorf("after disable -tn the next active period is %q (before: %q)", after, before)
+	}
+	if r := c.run("", "brsvmod", "disable", "-tn", "-f", "whole"); r.code == 0 {
+		t.Errorf("disable of a one-time reservation succeeded")
+	}
+}

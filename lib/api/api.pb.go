@@ -6550,8 +6550,11 @@ type ListHostsReply struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Hosts []*Host                `protobuf:"bytes,1,rep,name=hosts,proto3" json:"hosts,omitempty"`
 	// The cluster's shared resource pools (bhosts -s, lshosts -s, lsload -s).
-	Shared        []*SharedResource `protobuf:"bytes,2,rep,name=shared,proto3" json:"shared,omitempty"`
-	Supply        *SupplyView       `protobuf:"bytes,3,opt,name=supply,proto3" json:"supply,omitempty"` // when asked (ListHostsRequest.supply)
+	Shared []*SharedResource `protobuf:"bytes,2,rep,name=shared,proto3" json:"shared,omitempty"`
+	Supply *SupplyView       `protobuf:"bytes,3,opt,name=supply,proto3" json:"supply,omitempty"` // when asked (ListHostsRequest.supply)
+	// The compute units configured with condense (lsb.hosts CONDENSE):
+	// bhosts and bhosts -w show each as one line (not -l or -X).
+	Condensed     []*ComputeUnit `protobuf:"bytes,4,rep,name=condensed,proto3" json:"condensed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6605,6 +6608,13 @@ func (x *ListHostsReply) GetShared() []*SharedResource {
 func (x *ListHostsReply) GetSupply() *SupplyView {
 	if x != nil {
 		return x.Supply
+	}
+	return nil
+}
+
+func (x *ListHostsReply) GetCondensed() []*ComputeUnit {
+	if x != nil {
+		return x.Condensed
 	}
 	return nil
 }
@@ -8360,7 +8370,12 @@ type Reservation struct {
 	Group bool `protobuf:"varint,16,opt,name=group,proto3" json:"group,omitempty"`
 	// The ResourceReservation policy that let a user create it ("" for an
 	// administrator's).
-	Policy        string `protobuf:"bytes,17,opt,name=policy,proto3" json:"policy,omitempty"`
+	Policy string `protobuf:"bytes,17,opt,name=policy,proto3" json:"policy,omitempty"`
+	// -unit host: whole hosts were reserved (-n counted hosts).
+	UnitHost bool `protobuf:"varint,18,opt,name=unit_host,json=unitHost,proto3" json:"unit_host,omitempty"`
+	// brsvmod disable: the begin times (Unix seconds) of the occurrences
+	// of a recurring window that do not take place.
+	Disabled      []int64 `protobuf:"varint,19,rep,packed,name=disabled,proto3" json:"disabled,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -8516,6 +8531,20 @@ func (x *Reservation) GetPolicy() string {
 	return ""
 }
 
+func (x *Reservation) GetUnitHost() bool {
+	if x != nil {
+		return x.UnitHost
+	}
+	return false
+}
+
+func (x *Reservation) GetDisabled() []int64 {
+	if x != nil {
+		return x.Disabled
+	}
+	return nil
+}
+
 // RsvHost is a reservation's slots on one host; used, in replies, is how
 // many its running jobs use.
 type RsvHost struct {
@@ -8657,7 +8686,16 @@ type ReservationRequest struct {
 	HostOp ReservationRequest_HostOp `protobuf:"varint,7,opt,name=host_op,json=hostOp,proto3,enum=xce.api.v1.ReservationRequest_HostOp" json:"host_op,omitempty"`
 	// LIST with brsvs -c: the reservation policies to show by name ("all":
 	// every one); reservations are then not listed.
-	Policies      []string `protobuf:"bytes,8,rep,name=policies,proto3" json:"policies,omitempty"`
+	Policies []string `protobuf:"bytes,8,rep,name=policies,proto3" json:"policies,omitempty"`
+	// LIST with brsvs -p/-z: the hosts or host groups whose weekly planner
+	// to return ("all": every host a reservation holds slots on).
+	Planner []string `protobuf:"bytes,9,rep,name=planner,proto3" json:"planner,omitempty"`
+	// MODIFY disable (fields holds "disable"): the occurrences of a
+	// recurring window beginning in [disable_from, disable_to) (Unix
+	// seconds), or with disable_next the next one that has not begun.
+	DisableFrom   int64 `protobuf:"varint,10,opt,name=disable_from,json=disableFrom,proto3" json:"disable_from,omitempty"`
+	DisableTo     int64 `protobuf:"varint,11,opt,name=disable_to,json=disableTo,proto3" json:"disable_to,omitempty"`
+	DisableNext   bool  `protobuf:"varint,12,opt,name=disable_next,json=disableNext,proto3" json:"disable_next,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -8750,6 +8788,34 @@ func (x *ReservationRequest) GetPolicies() []string {
 	return nil
 }
 
+func (x *ReservationRequest) GetPlanner() []string {
+	if x != nil {
+		return x.Planner
+	}
+	return nil
+}
+
+func (x *ReservationRequest) GetDisableFrom() int64 {
+	if x != nil {
+		return x.DisableFrom
+	}
+	return 0
+}
+
+func (x *ReservationRequest) GetDisableTo() int64 {
+	if x != nil {
+		return x.DisableTo
+	}
+	return 0
+}
+
+func (x *ReservationRequest) GetDisableNext() bool {
+	if x != nil {
+		return x.DisableNext
+	}
+	return false
+}
+
 type ReservationReply struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	Reservations []*Reservation         `protobuf:"bytes,1,rep,name=reservations,proto3" json:"reservations,omitempty"`
@@ -8760,7 +8826,9 @@ type ReservationReply struct {
 	// created).
 	Messages []string `protobuf:"bytes,3,rep,name=messages,proto3" json:"messages,omitempty"`
 	// brsvs -c: the reservation policies asked for.
-	Policies      []*RsvPolicy `protobuf:"bytes,4,rep,name=policies,proto3" json:"policies,omitempty"`
+	Policies []*RsvPolicy `protobuf:"bytes,4,rep,name=policies,proto3" json:"policies,omitempty"`
+	// brsvs -p/-z: each host's reserved slots over the current week.
+	Planners      []*RsvPlanner `protobuf:"bytes,5,rep,name=planners,proto3" json:"planners,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -8825,6 +8893,86 @@ func (x *ReservationReply) GetPolicies() []*RsvPolicy {
 	return nil
 }
 
+func (x *ReservationReply) GetPlanners() []*RsvPlanner {
+	if x != nil {
+		return x.Planners
+	}
+	return nil
+}
+
+// RsvPlanner is one host's weekly planner (brsvs -p): the slots the
+// reservations hold in each 10-minute period of the week that begins
+// (Sunday 0:00, the controller's local time) at week_start.
+type RsvPlanner struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Host          string                 `protobuf:"bytes,1,opt,name=host,proto3" json:"host,omitempty"`
+	MaxSlots      int32                  `protobuf:"varint,2,opt,name=max_slots,json=maxSlots,proto3" json:"max_slots,omitempty"`
+	WeekStart     int64                  `protobuf:"varint,3,opt,name=week_start,json=weekStart,proto3" json:"week_start,omitempty"` // Unix seconds
+	Slots         []int32                `protobuf:"varint,4,rep,packed,name=slots,proto3" json:"slots,omitempty"`                   // 7 * 144 periods, Sunday 0:00 first
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RsvPlanner) Reset() {
+	*x = RsvPlanner{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RsvPlanner) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RsvPlanner) ProtoMessage() {}
+
+func (x *RsvPlanner) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RsvPlanner.ProtoReflect.Descriptor instead.
+func (*RsvPlanner) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *RsvPlanner) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *RsvPlanner) GetMaxSlots() int32 {
+	if x != nil {
+		return x.MaxSlots
+	}
+	return 0
+}
+
+func (x *RsvPlanner) GetWeekStart() int64 {
+	if x != nil {
+		return x.WeekStart
+	}
+	return 0
+}
+
+func (x *RsvPlanner) GetSlots() []int32 {
+	if x != nil {
+		return x.Slots
+	}
+	return nil
+}
+
 // RsvPolicy is an advance reservation policy (xce.toml
 // reservation_policies, LSF's lsb.resources ResourceReservation).
 type RsvPolicy struct {
@@ -8840,7 +8988,7 @@ type RsvPolicy struct {
 func (x *RsvPolicy) Reset() {
 	*x = RsvPolicy{}
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[75]
+	mi := &file_api_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8853,7 +9001,7 @@ func (*RsvPolicy) ProtoMessage() {}
 
 func (x *RsvPolicy) ProtoReflect() protoreflect.Message {
 	file_api_proto_init()
-	mi := &file_api_proto_msgTypes[75]
+	mi := &file_api_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8866,7 +9014,7 @@ func (x *RsvPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RsvPolicy.ProtoReflect.Descriptor instead.
 func (*RsvPolicy) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{75}
+	return file_api_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *RsvPolicy) GetName() string {
@@ -9575,11 +9723,12 @@ const file_api_proto_rawDesc = "" +
 	"\x10ListHostsRequest\x12\x14\n" +
 	"\x05names\x18\x01 \x03(\tR\x05names\x12\x17\n" +
 	"\ares_req\x18\x02 \x01(\tR\x06resReq\x12\x16\n" +
-	"\x06supply\x18\x03 \x01(\bR\x06supply\"\x9c\x01\n" +
+	"\x06supply\x18\x03 \x01(\bR\x06supply\"\xd3\x01\n" +
 	"\x0eListHostsReply\x12&\n" +
 	"\x05hosts\x18\x01 \x03(\v2\x10.xce.api.v1.HostR\x05hosts\x122\n" +
 	"\x06shared\x18\x02 \x03(\v2\x1a.xce.api.v1.SharedResourceR\x06shared\x12.\n" +
-	"\x06supply\x18\x03 \x01(\v2\x16.xce.api.v1.SupplyViewR\x06supply\"7\n" +
+	"\x06supply\x18\x03 \x01(\v2\x16.xce.api.v1.SupplyViewR\x06supply\x125\n" +
+	"\tcondensed\x18\x04 \x03(\v2\x17.xce.api.v1.ComputeUnitR\tcondensed\"7\n" +
 	"\rEventsRequest\x12&\n" +
 	"\x04refs\x18\x01 \x03(\v2\x12.xce.api.v1.JobRefR\x04refs\"8\n" +
 	"\vEventsReply\x12)\n" +
@@ -9748,7 +9897,7 @@ const file_api_proto_rawDesc = "" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
 	"\amembers\x18\x03 \x03(\tR\amembers\x12\x14\n" +
 	"\x05hosts\x18\x04 \x03(\tR\x05hosts\x12\x1a\n" +
-	"\bcondense\x18\x05 \x01(\bR\bcondense\"\xcd\x03\n" +
+	"\bcondense\x18\x05 \x01(\bR\bcondense\"\x86\x04\n" +
 	"\vReservation\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
@@ -9769,7 +9918,9 @@ const file_api_proto_rawDesc = "" +
 	"next_begin\x18\x0e \x01(\x03R\tnextBegin\x12\x19\n" +
 	"\bnext_end\x18\x0f \x01(\x03R\anextEnd\x12\x14\n" +
 	"\x05group\x18\x10 \x01(\bR\x05group\x12\x16\n" +
-	"\x06policy\x18\x11 \x01(\tR\x06policy\"G\n" +
+	"\x06policy\x18\x11 \x01(\tR\x06policy\x12\x1b\n" +
+	"\tunit_host\x18\x12 \x01(\bR\bunitHost\x12\x1a\n" +
+	"\bdisabled\x18\x13 \x03(\x03R\bdisabled\"G\n" +
 	"\aRsvHost\x12\x12\n" +
 	"\x04host\x18\x01 \x01(\tR\x04host\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x12\n" +
@@ -9778,7 +9929,7 @@ const file_api_proto_rawDesc = "" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +
 	"arrayIndex\x12*\n" +
-	"\x05state\x18\x03 \x01(\x0e2\x14.xce.api.v1.JobStateR\x05state\"\x85\x03\n" +
+	"\x05state\x18\x03 \x01(\x0e2\x14.xce.api.v1.JobStateR\x05state\"\x84\x04\n" +
 	"\x12ReservationRequest\x121\n" +
 	"\x02op\x18\x01 \x01(\x0e2!.xce.api.v1.ReservationRequest.OpR\x02op\x12)\n" +
 	"\x03rsv\x18\x02 \x01(\v2\x17.xce.api.v1.ReservationR\x03rsv\x12\x14\n" +
@@ -9787,7 +9938,13 @@ const file_api_proto_rawDesc = "" +
 	"\x03ids\x18\x05 \x03(\tR\x03ids\x12\x16\n" +
 	"\x06fields\x18\x06 \x03(\tR\x06fields\x12>\n" +
 	"\ahost_op\x18\a \x01(\x0e2%.xce.api.v1.ReservationRequest.HostOpR\x06hostOp\x12\x1a\n" +
-	"\bpolicies\x18\b \x03(\tR\bpolicies\"/\n" +
+	"\bpolicies\x18\b \x03(\tR\bpolicies\x12\x18\n" +
+	"\aplanner\x18\t \x03(\tR\aplanner\x12!\n" +
+	"\fdisable_from\x18\n" +
+	" \x01(\x03R\vdisableFrom\x12\x1d\n" +
+	"\n" +
+	"disable_to\x18\v \x01(\x03R\tdisableTo\x12!\n" +
+	"\fdisable_next\x18\f \x01(\bR\vdisableNext\"/\n" +
 	"\x02Op\x12\b\n" +
 	"\x04LIST\x10\x00\x12\a\n" +
 	"\x03ADD\x10\x01\x12\n" +
@@ -9799,12 +9956,20 @@ const file_api_proto_rawDesc = "" +
 	"\x04NONE\x10\x00\x12\v\n" +
 	"\aADDHOST\x10\x01\x12\n" +
 	"\n" +
-	"\x06RMHOST\x10\x02\"\xb6\x01\n" +
+	"\x06RMHOST\x10\x02\"\xea\x01\n" +
 	"\x10ReservationReply\x12;\n" +
 	"\freservations\x18\x01 \x03(\v2\x17.xce.api.v1.ReservationR\freservations\x12\x16\n" +
 	"\x06errors\x18\x02 \x03(\tR\x06errors\x12\x1a\n" +
 	"\bmessages\x18\x03 \x03(\tR\bmessages\x121\n" +
-	"\bpolicies\x18\x04 \x03(\v2\x15.xce.api.v1.RsvPolicyR\bpolicies\"n\n" +
+	"\bpolicies\x18\x04 \x03(\v2\x15.xce.api.v1.RsvPolicyR\bpolicies\x122\n" +
+	"\bplanners\x18\x05 \x03(\v2\x16.xce.api.v1.RsvPlannerR\bplanners\"r\n" +
+	"\n" +
+	"RsvPlanner\x12\x12\n" +
+	"\x04host\x18\x01 \x01(\tR\x04host\x12\x1b\n" +
+	"\tmax_slots\x18\x02 \x01(\x05R\bmaxSlots\x12\x1d\n" +
+	"\n" +
+	"week_start\x18\x03 \x01(\x03R\tweekStart\x12\x14\n" +
+	"\x05slots\x18\x04 \x03(\x05R\x05slots\"n\n" +
 	"\tRsvPolicy\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05users\x18\x02 \x03(\tR\x05users\x12\x14\n" +
@@ -9900,7 +10065,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 86)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 87)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),                  // 0: xce.api.v1.JobState
 	(TermReason)(0),                // 1: xce.api.v1.TermReason
@@ -9991,21 +10156,22 @@ var file_api_proto_goTypes = []any{
 	(*RsvJob)(nil),                 // 86: xce.api.v1.RsvJob
 	(*ReservationRequest)(nil),     // 87: xce.api.v1.ReservationRequest
 	(*ReservationReply)(nil),       // 88: xce.api.v1.ReservationReply
-	(*RsvPolicy)(nil),              // 89: xce.api.v1.RsvPolicy
-	nil,                            // 90: xce.api.v1.JobSpec.OriginEntry
-	nil,                            // 91: xce.api.v1.Host.ReservedEntry
-	nil,                            // 92: xce.api.v1.Host.ElimValuesEntry
-	nil,                            // 93: xce.api.v1.Queue.UserSharesEntry
-	nil,                            // 94: xce.api.v1.Queue.UserPriorityEntry
-	nil,                            // 95: xce.api.v1.App.EnvEntry
-	nil,                            // 96: xce.api.v1.QueryReply.SpecsEntry
-	nil,                            // 97: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                            // 98: xce.api.v1.LimitConfig.ResourcesEntry
-	nil,                            // 99: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(*RsvPlanner)(nil),             // 89: xce.api.v1.RsvPlanner
+	(*RsvPolicy)(nil),              // 90: xce.api.v1.RsvPolicy
+	nil,                            // 91: xce.api.v1.JobSpec.OriginEntry
+	nil,                            // 92: xce.api.v1.Host.ReservedEntry
+	nil,                            // 93: xce.api.v1.Host.ElimValuesEntry
+	nil,                            // 94: xce.api.v1.Queue.UserSharesEntry
+	nil,                            // 95: xce.api.v1.Queue.UserPriorityEntry
+	nil,                            // 96: xce.api.v1.App.EnvEntry
+	nil,                            // 97: xce.api.v1.QueryReply.SpecsEntry
+	nil,                            // 98: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                            // 99: xce.api.v1.LimitConfig.ResourcesEntry
+	nil,                            // 100: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,   // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
-	90,  // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	91,  // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
 	15,  // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	5,   // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
 	74,  // 4: xce.api.v1.HostSlots.containment:type_name -> xce.api.v1.Containment
@@ -10022,13 +10188,13 @@ var file_api_proto_depIdxs = []int32{
 	1,   // 15: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
 	17,  // 16: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	4,   // 17: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	91,  // 18: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	92,  // 18: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
 	21,  // 19: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
-	92,  // 20: xce.api.v1.Host.elim_values:type_name -> xce.api.v1.Host.ElimValuesEntry
-	93,  // 21: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	94,  // 22: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	93,  // 20: xce.api.v1.Host.elim_values:type_name -> xce.api.v1.Host.ElimValuesEntry
+	94,  // 21: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	95,  // 22: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
 	23,  // 23: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	95,  // 24: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	96,  // 24: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
 	14,  // 25: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
 	14,  // 26: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
 	32,  // 27: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
@@ -10038,8 +10204,8 @@ var file_api_proto_depIdxs = []int32{
 	7,   // 31: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
 	18,  // 32: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
 	27,  // 33: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	96,  // 34: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	97,  // 35: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	97,  // 34: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	98,  // 35: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
 	17,  // 36: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
 	18,  // 37: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
 	27,  // 38: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
@@ -10057,7 +10223,7 @@ var file_api_proto_depIdxs = []int32{
 	22,  // 50: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
 	22,  // 51: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
 	26,  // 52: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	98,  // 53: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
+	99,  // 53: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
 	48,  // 54: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
 	46,  // 55: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
 	47,  // 56: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
@@ -10075,43 +10241,45 @@ var file_api_proto_depIdxs = []int32{
 	20,  // 68: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
 	24,  // 69: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
 	82,  // 70: xce.api.v1.ListHostsReply.supply:type_name -> xce.api.v1.SupplyView
-	27,  // 71: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	19,  // 72: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	99,  // 73: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	72,  // 74: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
-	72,  // 75: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
-	71,  // 76: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
-	70,  // 77: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
-	69,  // 78: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
-	83,  // 79: xce.api.v1.ClusterInfo.compute_units:type_name -> xce.api.v1.ComputeUnit
-	18,  // 80: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	74,  // 81: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
-	27,  // 82: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
-	0,   // 83: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
-	75,  // 84: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
-	75,  // 85: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
-	75,  // 86: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
-	18,  // 87: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
-	27,  // 88: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
-	80,  // 89: xce.api.v1.SupplyView.templates:type_name -> xce.api.v1.RCTemplateView
-	78,  // 90: xce.api.v1.SupplyView.instances:type_name -> xce.api.v1.RCInstance
-	79,  // 91: xce.api.v1.SupplyView.requests:type_name -> xce.api.v1.RCRequest
-	81,  // 92: xce.api.v1.SupplyView.errors:type_name -> xce.api.v1.RCError
-	85,  // 93: xce.api.v1.Reservation.hosts:type_name -> xce.api.v1.RsvHost
-	86,  // 94: xce.api.v1.Reservation.jobs:type_name -> xce.api.v1.RsvJob
-	0,   // 95: xce.api.v1.RsvJob.state:type_name -> xce.api.v1.JobState
-	12,  // 96: xce.api.v1.ReservationRequest.op:type_name -> xce.api.v1.ReservationRequest.Op
-	84,  // 97: xce.api.v1.ReservationRequest.rsv:type_name -> xce.api.v1.Reservation
-	13,  // 98: xce.api.v1.ReservationRequest.host_op:type_name -> xce.api.v1.ReservationRequest.HostOp
-	84,  // 99: xce.api.v1.ReservationReply.reservations:type_name -> xce.api.v1.Reservation
-	89,  // 100: xce.api.v1.ReservationReply.policies:type_name -> xce.api.v1.RsvPolicy
-	14,  // 101: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	14,  // 102: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	103, // [103:103] is the sub-list for method output_type
-	103, // [103:103] is the sub-list for method input_type
-	103, // [103:103] is the sub-list for extension type_name
-	103, // [103:103] is the sub-list for extension extendee
-	0,   // [0:103] is the sub-list for field type_name
+	83,  // 71: xce.api.v1.ListHostsReply.condensed:type_name -> xce.api.v1.ComputeUnit
+	27,  // 72: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	19,  // 73: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	100, // 74: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	72,  // 75: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	72,  // 76: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	71,  // 77: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
+	70,  // 78: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
+	69,  // 79: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
+	83,  // 80: xce.api.v1.ClusterInfo.compute_units:type_name -> xce.api.v1.ComputeUnit
+	18,  // 81: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	74,  // 82: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
+	27,  // 83: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
+	0,   // 84: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
+	75,  // 85: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
+	75,  // 86: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
+	75,  // 87: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
+	18,  // 88: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
+	27,  // 89: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
+	80,  // 90: xce.api.v1.SupplyView.templates:type_name -> xce.api.v1.RCTemplateView
+	78,  // 91: xce.api.v1.SupplyView.instances:type_name -> xce.api.v1.RCInstance
+	79,  // 92: xce.api.v1.SupplyView.requests:type_name -> xce.api.v1.RCRequest
+	81,  // 93: xce.api.v1.SupplyView.errors:type_name -> xce.api.v1.RCError
+	85,  // 94: xce.api.v1.Reservation.hosts:type_name -> xce.api.v1.RsvHost
+	86,  // 95: xce.api.v1.Reservation.jobs:type_name -> xce.api.v1.RsvJob
+	0,   // 96: xce.api.v1.RsvJob.state:type_name -> xce.api.v1.JobState
+	12,  // 97: xce.api.v1.ReservationRequest.op:type_name -> xce.api.v1.ReservationRequest.Op
+	84,  // 98: xce.api.v1.ReservationRequest.rsv:type_name -> xce.api.v1.Reservation
+	13,  // 99: xce.api.v1.ReservationRequest.host_op:type_name -> xce.api.v1.ReservationRequest.HostOp
+	84,  // 100: xce.api.v1.ReservationReply.reservations:type_name -> xce.api.v1.Reservation
+	90,  // 101: xce.api.v1.ReservationReply.policies:type_name -> xce.api.v1.RsvPolicy
+	89,  // 102: xce.api.v1.ReservationReply.planners:type_name -> xce.api.v1.RsvPlanner
+	14,  // 103: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	14,  // 104: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	105, // [105:105] is the sub-list for method output_type
+	105, // [105:105] is the sub-list for method input_type
+	105, // [105:105] is the sub-list for extension type_name
+	105, // [105:105] is the sub-list for extension extendee
+	0,   // [0:105] is the sub-list for field type_name
 }
 
 // file_api_proto_once builds the file's descriptors on first use, not at
@@ -10132,7 +10300,7 @@ func file_api_proto_build() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      14,
-			NumMessages:   86,
+			NumMessages:   87,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -574,10 +574,10 @@ func bqueues(args []string) int {
 }
 
 func bhosts(args []string) int {
-	var noHeader, wide, long, shared, json, gpus, rc, rcOnly bool
+	var noHeader, wide, long, shared, json, gpus, rc, rcOnly, uncondensed bool
 	var resReq, format string
 	var names []string
-	cmd, code := newCommand(`bhosts [-w | -l [-gpu] | -gpu | -rc | -rconly | -o "field_name[:[-][output_width]] ... [delimiter='character']" [-json]] [-R "res_req"] [-noheader] [host_name ...] | -s [resource_name ...]`,
+	cmd, code := newCommand(`bhosts [-w | -l [-gpu] | -gpu | -rc | -rconly | -o "field_name[:[-][output_width]] ... [delimiter='character']" [-json]] [-X] [-R "res_req"] [-noheader] [host_name | compute_unit ...] | -s [resource_name ...]`,
 		"Show hosts", func(a []string) int {
 			names = a
 			return 0
@@ -594,6 +594,7 @@ func bhosts(args []string) int {
 	f.BoolVar(&gpus, "gpu", false, "the hosts' GPUs: one row per device (with -l: their static and dynamic attributes and jobs)")
 	f.BoolVar(&rc, "rc", false, "the resource connector's columns: RC_STATUS, PROV_STATUS, UPDATED_AT, INSTANCE_ID")
 	f.BoolVar(&rcOnly, "rconly", false, "only the hosts providers supplied, with -rc's columns")
+	f.BoolVar(&uncondensed, "X", false, "uncondensed: the hosts of condensed compute units one by one")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
@@ -648,7 +649,11 @@ func bhosts(args []string) int {
 		case rc || rcOnly:
 			return writeHostsRC(reply.Hosts, rcOnly, lsfout.HostsOptions{Wide: wide, NoHeader: noHeader})
 		}
-		return lsfout.WriteHosts(sys.stdout, reply.Hosts, lsfout.HostsOptions{Wide: wide, NoHeader: noHeader})
+		hosts := reply.Hosts
+		if !uncondensed {
+			hosts = lsfout.CondenseHosts(hosts, reply.Condensed)
+		}
+		return lsfout.WriteHosts(sys.stdout, hosts, lsfout.HostsOptions{Wide: wide, NoHeader: noHeader})
 	})
 }
 

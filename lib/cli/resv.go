@@ -21,9 +21,10 @@ import (
 // (2026-12-05T09:30:00) for a time to the second.
 func brsvadd(args []string) int {
 	var slots int
-	var hosts, resReq, users, group, begin, end, window, name, desc string
-	var open bool
-	cmd, code := newCommand(`brsvadd [-o] [-d "description"] [-N reservation_name] {-u "user_name ..." | -g group_name} -n job_slots {-m "host_name ..." [-R "res_req"] | [-m "host_name ..."] -R "res_req"} {-b begin_time -e end_time | -t time_window}`,
+	var hosts, resReq, users, group, begin, end, window, name, desc, unit string
+	var open, system bool
+	cmd, code := newCommand(`brsvadd [-o] [-d "description"] [-N reservation_name] [-nosusp] {-u "user_name ..." | -g group_name} {[-unit slot] -n job_slots | -unit host -n number_hosts} {-m "host_name ..." [-R "res_req"] | [-m "host_name ..."] -R "res_req"} {-b begin_time -e end_time | -t time_window}
+brsvadd [-d "description"] [-N reservation_name] -s {-m "host_name ..." [-R "res_req"] | [-m "host_name ..."] -R "res_req"} {-b begin_time -e end_time | -t time_window}`,
 		"Add an advance reservation", func(a []string) int {
 			if len(a) > 0 {
 				fmt.Fprintf(sys.stderr, "brsvadd: unexpected argument %s\n", a[0])
@@ -43,10 +44,18 @@ func brsvadd(args []string) int {
 	fs.StringVar(&name, "N", "", "reservation name (instead of user#N)")
 	fs.BoolVar(&open, "o", false, "open reservation: its jobs keep running after the window")
 	fs.StringVar(&desc, "d", "", "description")
+	fs.BoolVar(&system, "s", false, "system reservation (maintenance): every slot of the hosts, for no job")
+	fs.StringVar(&unit, "unit", "slot", "what -n counts: slot, or host (whole hosts)")
+	var nosusp bool
+	fs.BoolVar(&nosusp, "nosusp", false, "do not suspend other jobs on the hosts when the window opens (XCE never does)")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
-	r := &api.Reservation{Id: name, Open: open, Description: desc, TimeWindow: window, Users: strings.Fields(users)}
+	if unit != "slot" && unit != "host" {
+		fmt.Fprintf(sys.stderr, "%s: -unit is slot or host\n", unit)
+		return 255
+	}
+	r := &api.Reservation{Id: name, Open: open, Description: desc, TimeWindow: window, Users: strings.Fields(users), UnitHost: unit == "host"}
 	if group != "" {
 		r.Users, r.Group = strings.Fields(group), true
 	}
@@ -63,6 +72,12 @@ func brsvadd(args []string) int {
 	case hosts == "" && resReq == "":
 		fmt.Fprintln(sys.stderr, "A host list (-m) or a resource requirement (-R) must be specified")
 		return 255
+	case system && (users != "" || group != "" || open || fs.Changed("n") || fs.Changed("unit")):
+		fmt.Fprintln(sys.stderr, "-s cannot be used with -u, -g, -o, -n or -unit")
+		return 255
+	}
+	if system {
+		r.Type = "sys" // every slot of every host chosen
 	}
 	if window == "" {
 		now := time.Now()
@@ -146,21 +161,35 @@ func brsvdel(args []string) int {
 func brsvs(args []string) int {
 	var long, wide bool
 	var ids []string
-	var policies string
-	cmd, code := newCommand("brsvs [-l | -w] [reservation_ID ...]\nbrsvs -c all | -c \"policy_name ...\"", "Show advance reservations", func(a []string) int {
+	var policies, planner, plannerZ string
+	cmd, code := newCommand("brsvs [-l | -w] [reservation_ID ...]\nbrsvs [-l | -w] [-p all | -p \"host_name ...\" | -z all | -z \"host_name ...\"]\nbrsvs -c all | -c \"policy_name ...\"", "Show advance reservations", func(a []string) int {
 		ids = a
 		return 0
 	})
 	cmd.Flags().BoolVar(&long, "l", false, "long format: status, type and jobs")
 	cmd.Flags().BoolVar(&wide, "w", false, "wide format: IDs not cut")
 	cmd.Flags().StringVar(&policies, "c", "", "the advance reservation policies (all, or names)")
+	cmd.Flags().StringVar(&planner, "p", "", "the weekly planner of these hosts or host groups (all: every host with a reservation)")
+	cmd.Flags().StringVar(&plannerZ, "z", "", "as -p, without the periods nothing is reserved in")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
 	if cmd.Flags().Changed("c") {
 		return brsvsPolicies(policies, long || wide || len(ids) > 0)
 	}
-	return fetchRsv(&api.ReservationRequest{Op: api.ReservationRequest_LIST, Ids: ids}, func(reply *api.ReservationReply) int {
+	omit := cmd.Flags().Changed("z")
+	if omit {
+		if cmd.Flags().Changed("p") {
+			fmt.Fprintln(sys.stderr, "-p and -z cannot be used together")
+			return 255
+		}
+		planner = plannerZ
+	}
+	if (cmd.Flags().Changed("p") || omit) && (strings.TrimSpace(planner) == "" || len(ids) > 0) {
+		fmt.Fprintln(sys.stderr, "-p and -z take all or host names, and no reservation ID")
+		return 255
+	}
+	return fetchRsv(&api.ReservationRequest{Op: api.ReservationRequest_LIST, Ids: ids, Planner: strings.Fields(planner)}, func(reply *api.ReservationReply) int {
 		for _, e := range reply.Errors {
 			fmt.Fprintln(sys.stderr, e)
 		}
@@ -170,6 +199,13 @@ func brsvs(args []string) int {
 		if err := lsfout.WriteRsvs(sys.stdout, reply.Reservations, long, wide, time.Local); err != nil {
 			fmt.Fprintln(sys.stderr, err)
 			return 255
+		}
+		if len(reply.Planners) > 0 {
+			fmt.Fprintln(sys.stdout)
+			if err := lsfout.WriteRsvPlanners(sys.stdout, reply.Planners, omit, time.Local); err != nil {
+				fmt.Fprintln(sys.stderr, err)
+				return 255
+			}
 		}
 		return 0
 	})

@@ -22,15 +22,14 @@ func brsvmod(args []string) int {
 		case "addhost", "rmhost", "adduser", "rmuser":
 			sub, args = args[0], args[1:]
 		case "disable":
-			fmt.Fprintln(sys.stderr, "brsvmod: disable is not supported")
-			return 255
+			return brsvmodDisable(args[1:])
 		}
 	}
 	var slots int
 	var hosts, resReq, users, group, begin, end, window, desc string
 	var open, closed bool
 	var ids []string
-	cmd, code := newCommand(`brsvmod [-o | -on] [-d "description"] [-u "user_name ..." | -g group_name] [[-b begin_time | [+|-]minutes] [-e end_time | [+|-]minutes] | -t time_window] reservation_ID
+	cmd, code := newCommand(`brsvmod [-o | -on] [-nosusp] [-d "description"] [-u "user_name ..." | -g group_name] [[-b begin_time | [+|-]minutes] [-e end_time | [+|-]minutes] | -t time_window] reservation_ID
 brsvmod addhost {-n job_slots -R "res_req" [-m "host_name ..."] | [-n job_slots] -m "host_name ..."} reservation_ID
 brsvmod rmhost {-n job_slots [-m "host_name ..."] | [-n job_slots] -m "host_name ..."} reservation_ID
 brsvmod adduser -u "user_name ..." reservation_ID
@@ -51,6 +50,9 @@ brsvmod rmuser -u "user_name ..." reservation_ID`,
 	fs.BoolVar(&open, "o", false, "make the reservation open")
 	fs.BoolVar(&closed, "on", false, "make the reservation closed")
 	fs.StringVar(&desc, "d", "", "new description")
+	var nosusp, nosuspn bool
+	fs.BoolVar(&nosusp, "nosusp", false, "do not suspend other jobs when the window opens (XCE never does)")
+	fs.BoolVar(&nosuspn, "nosuspn", false, "suspend other jobs when the window opens (not supported)")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
@@ -104,6 +106,12 @@ brsvmod rmuser -u "user_name ..." reservation_ID`,
 		return usage("-u and -g cannot be used together")
 	case set("t") && (set("b") || set("e")):
 		return usage("-t cannot be used with -b or -e")
+	}
+	if nosuspn {
+		return usage("-nosuspn is not supported: XCE never suspends other jobs for a reservation; it keeps them off its slots in advance")
+	}
+	if nosusp && !set("u") && !set("g") && !set("o") && !set("on") && !set("d") && !set("t") && !set("b") && !set("e") {
+		return usage("-nosusp changes nothing: XCE never suspends other jobs for a reservation")
 	}
 	if set("u") {
 		req.Rsv.Users, req.Fields = strings.Fields(users), append(req.Fields, "users")
@@ -184,4 +192,57 @@ func currentRsv(id string) (*api.Reservation, int) {
 		return 0
 	})
 	return cur, rc
+}
+
+// brsvmod disable: occurrences of a recurring reservation do not take
+// place, those beginning in -td's dates (yyyy:mm:dd-yyyy:mm:dd, local
+// time, both days included) or (-tn) the next one; -f does not ask
+// first.
+func brsvmodDisable(args []string) int {
+	var dates string
+	var next, force bool
+	var ids []string
+	cmd, code := newCommand(`brsvmod disable {-td "begin_date-end_date" | -tn} [-f] reservation_ID`,
+		"Disable occurrences of a recurring advance reservation", func(a []string) int {
+			ids = a
+			return 0
+		})
+	fs := cmd.Flags()
+	fs.StringVar(&dates, "td", "", "the dates whose occurrences to disable: yyyy:mm:dd-yyyy:mm:dd")
+	fs.BoolVar(&next, "tn", false, "disable the next occurrence")
+	fs.BoolVar(&force, "f", false, "do not ask for confirmation")
+	if rc, done := execute(cmd, code, args, false); done {
+		return rc
+	}
+	if len(ids) != 1 {
+		fmt.Fprintln(sys.stderr, "Reservation ID must be specified")
+		return 255
+	}
+	if (dates == "") == !next {
+		fmt.Fprintln(sys.stderr, "Specify either -td or -tn with disable")
+		return 255
+	}
+	req := &api.ReservationRequest{Op: api.ReservationRequest_MODIFY, Ids: ids, Fields: []string{"disable"}, DisableNext: next}
+	what := "the next occurrence"
+	if dates != "" {
+		from, to, ok := strings.Cut(dates, "-")
+		a, err1 := time.ParseInLocation("2006:1:2", strings.TrimSpace(from), time.Local)
+		b, err2 := time.ParseInLocation("2006:1:2", strings.TrimSpace(to), time.Local)
+		if !ok || err1 != nil || err2 != nil || b.Before(a) {
+			fmt.Fprintf(sys.stderr, "%s: Bad time specification: want yyyy:mm:dd-yyyy:mm:dd\n", dates)
+			return 255
+		}
+		req.DisableFrom, req.DisableTo = a.Unix(), b.AddDate(0, 0, 1).Unix()
+		what = "the occurrences from " + a.Format("2006-01-02") + " to " + b.Format("2006-01-02")
+	}
+	if !force {
+		fmt.Fprintf(sys.stdout, "Disable %s of reservation %s? [y/n] ", what, ids[0])
+		var answer string
+		fmt.Fscanln(sys.stdin, &answer)
+		if !strings.HasPrefix(strings.ToLower(answer), "y") {
+			fmt.Fprintln(sys.stdout, "Reservation not modified")
+			return 0
+		}
+	}
+	return rsvCall(req)
 }

@@ -446,6 +446,10 @@ func (c *Controller) ListHosts(req *api.ListHostsRequest) (*api.ListHostsReply, 
 	if len(req.Names) > 0 {
 		names = nil
 		for _, n := range req.Names {
+			if c.hosts[n] == nil && conf.ComputeUnit(n) != nil {
+				names = append(names, cuMembers(conf, n, c.hosts)...)
+				continue
+			}
 			if c.hosts[n] == nil {
 				c.mu.Unlock()
 				return nil, userErr("%s: Bad host name, host group name or cluster name", n)
@@ -455,10 +459,12 @@ func (c *Controller) ListHosts(req *api.ListHostsRequest) (*api.ListHostsReply, 
 	}
 	byName := map[string]*api.Host{}
 	var hosts []*api.Host
+	cuHeld := c.cuExclHosts(conf)
 	for _, name := range names {
 		hs := c.hosts[name]
 		h := c.hostView(hs)
 		h.State, h.StatusDetail = c.hostStatus(hs)
+		h.State, h.StatusDetail = cuExclStatus(h.State, h.StatusDetail, cuHeld[name])
 		if hs.closed {
 			h.AdminComment = c.closedHosts[name]
 		}
@@ -500,7 +506,7 @@ func (c *Controller) ListHosts(req *api.ListHostsRequest) (*api.ListHostsReply, 
 		}
 		fillGPUUse(h, view.Hosts[h.Name])
 	}
-	reply := &api.ListHostsReply{Hosts: filter.apply(hosts, view)}
+	reply := &api.ListHostsReply{Hosts: filter.apply(hosts, view), Condensed: condensedUnits(conf)}
 	for _, name := range slices.Sorted(maps.Keys(conf.Resources)) {
 		if r := conf.Resources[name]; r.Shared() {
 			reply.Shared = append(reply.Shared, &api.SharedResource{Name: name, Total: float64(r.Total),

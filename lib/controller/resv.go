@@ -90,7 +90,13 @@ func (c *Controller) Reservations(who Caller, req *api.ReservationRequest) *api.
 	if len(req.Policies) > 0 {
 		return c.listRsvPolicies(req.Policies)
 	}
-	return c.listRsvs(req, time.Now())
+	reply := c.listRsvs(req, time.Now())
+	if len(req.Planner) > 0 {
+		var errs []string
+		reply.Planners, errs = c.rsvPlanners(req.Planner, time.Now())
+		reply.Errors = append(reply.Errors, errs...)
+	}
+	return reply
 }
 
 // listRsvs is brsvs: the reservations with their use and jobs.
@@ -155,16 +161,26 @@ func (c *Controller) addRsv(who Caller, req *api.ReservationRequest, now time.Ti
 	}
 	r := &api.Reservation{
 		Users: in.Users, Open: in.Open, Description: in.Description, TimeWindow: in.TimeWindow,
-		Begin: in.Begin, End: in.End, Created: now.Unix(), Group: in.Group, Type: "user",
+		Begin: in.Begin, End: in.End, Created: now.Unix(), Group: in.Group, Type: "user", UnitHost: in.UnitHost,
 	}
 	r.Creator, _ = lookupUser(who.UID)
-	if len(r.Users) == 0 {
+	system := in.Type == "sys" // brsvadd -s: for maintenance, no job uses it
+	switch {
+	case system && !admin:
+		return fail("%s", errPermission)
+	case system && len(r.Users) > 0:
+		return fail("-s cannot be used with -u or -g")
+	case system:
+		r.Type, r.Open = "sys", false
+	case len(r.Users) == 0:
 		return fail("A user or user group (-u) is required")
-	}
-	if r.Group || len(r.Users) > 1 || conf.UserGroups[r.Users[0]] != nil {
+	case r.Group || len(r.Users) > 1 || conf.UserGroups[r.Users[0]] != nil:
 		r.Type = "group"
 	}
-	if req.Slots <= 0 {
+	if req.Slots <= 0 && !system {
+		if r.UnitHost {
+			return fail("The number of hosts (-n) must be a positive integer")
+		}
 		return fail("The number of job slots (-n) must be a positive integer")
 	}
 	// The window.
@@ -221,22 +237,31 @@ func (c *Controller) addRsv(who Caller, req *api.ReservationRequest, now time.Ti
 		})
 	}
 	need := int(req.Slots)
+	if system {
+		r.UnitHost, need = true, len(cands) // every slot of every host chosen
+		if need == 0 {
+			return fail("Not enough hosts or job slots available for the reservation request")
+		}
+	}
 	for _, name := range cands {
 		if need == 0 {
 			break
 		}
 		free := c.hosts[name].slots - c.rsvHeld(name, ws, "")
-		if free <= 0 {
-			continue
+		if free <= 0 || r.UnitHost && free < c.hosts[name].slots {
+			continue // -unit host: only hosts no other reservation holds
 		}
-		n := min(free, need)
-		r.Hosts = append(r.Hosts, &api.RsvHost{Host: name, Slots: int32(n)})
+		n, take := min(free, need), min(free, need)
+		if r.UnitHost {
+			n, take = 1, free // a whole host counts one and holds all its slots
+		}
+		r.Hosts = append(r.Hosts, &api.RsvHost{Host: name, Slots: int32(take)})
 		need -= n
 	}
 	if need > 0 {
 		return fail("Not enough hosts or job slots available for the reservation request")
 	}
-	if !admin {
+	if !admin && !system {
 		if r.Policy = c.rsvPolicyFor(conf, r.Creator, r, ws); r.Policy == "" {
 			return fail("%s: no advance reservation policy (reservation_policies) lets %s reserve these hosts at that time", errPermission, r.Creator)
 		}
@@ -251,7 +276,10 @@ func (c *Controller) addRsv(who Caller, req *api.ReservationRequest, now time.Ti
 		}
 		r.Id = in.Id
 	} else {
-		owner := r.Users[0]
+		owner := "system"
+		if !system {
+			owner = r.Users[0]
+		}
 		seq := 0
 		if m, err := c.store.Meta("rsvseq/" + owner); err == nil {
 			if v, ok := m["rsvseq/"+owner]; ok {
@@ -421,6 +449,9 @@ func (c *Controller) checkRsvJob(conf *config.Config, eff *api.JobSpec) error {
 	if r == nil {
 		return userErr("%s: Advance reservation does not exist", id)
 	}
+	if r.Type == "sys" {
+		return userErr("%s: A system reservation (brsvadd -s) runs no jobs", id)
+	}
 	if !rsvUser(conf, r, eff.GetUser()) && !c.isAdmin(eff.GetUid()) {
 		return userErr("%s: User does not have permission to use the advance reservation", id)
 	}
@@ -550,4 +581,105 @@ func inWindows(tws []string, w sched.Window) bool {
 		}
 	}
 	return false
+}
+
+// rsvRetime gives the running jobs of reservation r the termination
+// deadline its window now sets (c.mu held): after brsvmod moves the end
+// of an open window or makes the reservation open or closed, a closed
+// reservation's jobs end when the window now does (or at their own -t
+// when that is earlier), and an open one's only at their own -t. The
+// deadline a job was launched with is its shepherd's; the new one goes
+// the way bmod's new limits go.
+func (c *Controller) rsvRetime(r *api.Reservation, now time.Time) {
+	var end int64
+	if !r.Open {
+		if ws := policy.RsvWindows(r, now, policy.RsvHorizon); len(ws) > 0 && !now.Before(ws[0].Start) {
+			end = ws[0].End.Unix()
+		}
+	}
+	for _, rec := range c.running {
+		if rec.eff.GetReservation() != r.Id {
+			continue
+		}
+		spec, err := rec.eff.Spec()
+		if err != nil {
+			slog.Warn("decode a reservation job's effective spec", "job", rec.job.JobId, "err", err)
+			continue
+		}
+		if end > 0 && (spec.TermTime == 0 || end < spec.TermTime) {
+			spec.TermTime = end
+		}
+		if err := c.execOf(rec.job).SetLimits(rec.job.JobId, rec.job.ArrayIndex, spec); err != nil {
+			slog.Warn("cannot move a reservation job's termination deadline", "job", rec.job.JobId, "index", rec.job.ArrayIndex, "err", err)
+		}
+	}
+}
+
+// rsvPlanners is brsvs -p/-z: the weekly planner of each host named
+// (hosts, host groups; "all": every host a reservation holds slots on),
+// for the week (Sunday 0:00 local time) that holds now (c.mu held).
+func (c *Controller) rsvPlanners(list []string, now time.Time) ([]*api.RsvPlanner, []string) {
+	y, m, d := now.Date()
+	week := time.Date(y, m, d, 0, 0, 0, 0, now.Location()).AddDate(0, 0, -int(now.Weekday()))
+	weekEnd := week.AddDate(0, 0, 7)
+	rsvs := c.rsvList()
+	wins := make([][]sched.Window, len(rsvs))
+	held := map[string]bool{}
+	for i, r := range rsvs {
+		wins[i] = policy.RsvWindows(r, week, weekEnd.Sub(week))
+		for _, h := range r.Hosts {
+			held[h.Host] = true
+		}
+	}
+	var names, errs []string
+	for _, n := range list {
+		if n == "all" {
+			for _, h := range c.hostNames {
+				if held[h] {
+					names = append(names, h)
+				}
+			}
+			continue
+		}
+		got := c.rsvCandidates(c.config(), []string{n})
+		if len(got) == 0 {
+			errs = append(errs, fmt.Sprintf("%s: %s", n, errBadHost))
+		}
+		names = append(names, got...)
+	}
+	var out []*api.RsvPlanner
+	seen := map[string]bool{}
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		p := &api.RsvPlanner{Host: name, WeekStart: week.Unix(), Slots: make([]int32, 7*144)}
+		if h := c.hosts[name]; h != nil {
+			p.MaxSlots = int32(h.slots)
+		}
+		for day := range 7 {
+			base := week.AddDate(0, 0, day)
+			for period := range 144 {
+				from := base.Add(time.Duration(period) * 10 * time.Minute)
+				to := from.Add(10 * time.Minute)
+				n := int32(0)
+				for i, r := range rsvs {
+					for _, w := range wins[i] {
+						if w.Start.Before(to) && from.Before(w.End) {
+							for _, h := range r.Hosts {
+								if h.Host == name {
+									n += h.Slots
+								}
+							}
+							break
+						}
+					}
+				}
+				p.Slots[day*144+period] = n
+			}
+		}
+		out = append(out, p)
+	}
+	return out, errs
 }

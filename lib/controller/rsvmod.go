@@ -31,6 +31,7 @@ const (
 	rsvFieldBegin   = "begin"       // -b
 	rsvFieldEnd     = "end"         // -e
 	rsvFieldWindow  = "time_window" // -t
+	rsvFieldDisable = "disable"     // disable -td / -tn
 )
 
 // modRsv is brsvmod: administrators change any reservation, a user the
@@ -116,6 +117,10 @@ func (c *Controller) modRsv(who Caller, req *api.ReservationRequest, now time.Ti
 					return fail("Cannot modify the start time of an active reservation")
 				}
 			}
+		case rsvFieldDisable:
+			if msg := rsvDisable(r, req, now); msg != "" {
+				return fail("%s", msg)
+			}
 		default:
 			return fail("Unknown reservation field %q", f)
 		}
@@ -175,6 +180,9 @@ func (c *Controller) modRsv(who Caller, req *api.ReservationRequest, now time.Ti
 		return fail("Failed to record the reservation: %v", err)
 	}
 	c.rsvs[r.Id] = r
+	if timeChanged || r.Open != old.Open {
+		c.rsvRetime(r, now)
+	}
 	c.Kick()
 	return &api.ReservationReply{Reservations: []*api.Reservation{r}, Messages: []string{fmt.Sprintf("Reservation \"%s\" is modified", r.Id)}}
 }
@@ -228,13 +236,18 @@ func (c *Controller) rsvAddHosts(r *api.Reservation, req *api.ReservationRequest
 		if mine != nil {
 			free -= int(mine.Slots)
 		}
-		if free <= 0 {
-			continue
+		if free <= 0 || r.UnitHost && (mine != nil || free < c.hosts[name].slots) {
+			continue // -unit host: whole hosts only
 		}
 		n := free
 		if !all {
 			n = min(free, need)
-			need -= n
+			if r.UnitHost {
+				n = free
+				need--
+			} else {
+				need -= n
+			}
 		}
 		added += n
 		if mine != nil {
@@ -282,7 +295,16 @@ func (c *Controller) rsvRmHosts(r *api.Reservation, req *api.ReservationRequest)
 		have += int(h.Slots)
 	}
 	take := have
-	if req.Slots > 0 {
+	if req.Slots > 0 && r.UnitHost {
+		// -unit host: -n counts hosts, taken whole.
+		if int(req.Slots) > len(from) {
+			return "The number of hosts to remove is more than the reservation holds"
+		}
+		take = 0
+		for _, h := range from[:req.Slots] {
+			take += int(h.Slots)
+		}
+	} else if req.Slots > 0 {
 		if int(req.Slots) > have {
 			return "The number of job slots to remove is more than the reservation holds"
 		}
@@ -301,5 +323,47 @@ func (c *Controller) rsvRmHosts(r *api.Reservation, req *api.ReservationRequest)
 		take -= n
 	}
 	r.Hosts = slices.DeleteFunc(r.Hosts, func(h *api.RsvHost) bool { return h.Slots <= 0 })
+	return ""
+}
+
+// rsvDisable is brsvmod disable: the occurrences of a recurring window
+// that begin in the -td dates, or (-tn) the next one, do not take place.
+// The active occurrence cannot be disabled. "" when done, else why not.
+func rsvDisable(r *api.Reservation, req *api.ReservationRequest, now time.Time) string {
+	if r.TimeWindow == "" {
+		return "disable applies to a recurring reservation (-t)"
+	}
+	horizon := policy.RsvHorizon
+	if req.DisableTo > 0 {
+		horizon = max(horizon, time.Unix(req.DisableTo, 0).Sub(now))
+	}
+	if horizon > 400*24*time.Hour {
+		return "Disable at most a year of occurrences at once"
+	}
+	var off []int64
+	for _, w := range policy.RsvWindows(r, now, horizon) {
+		if !w.Start.After(now) {
+			continue // active: it cannot be disabled
+		}
+		s := w.Start.Unix()
+		if req.DisableNext {
+			off = append(off, s)
+			break
+		}
+		if s >= req.DisableFrom && s < req.DisableTo {
+			off = append(off, s)
+		}
+	}
+	if len(off) == 0 {
+		return "No occurrence of the reservation to disable in the given period"
+	}
+	// Occurrences long past are forgotten.
+	r.Disabled = slices.DeleteFunc(r.Disabled, func(t int64) bool { return t < now.Add(-8*24*time.Hour).Unix() })
+	for _, t := range off {
+		if !slices.Contains(r.Disabled, t) {
+			r.Disabled = append(r.Disabled, t)
+		}
+	}
+	slices.Sort(r.Disabled)
 	return ""
 }

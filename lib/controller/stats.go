@@ -129,9 +129,11 @@ func (c *Controller) Stats() *Stats {
 		s.Jobs = append(s.Jobs, JobGroup{State: k.state, Queue: k.queue, User: k.user, Jobs: v.jobs, Slots: v.slots, GPUs: v.gpus})
 	}
 	s.Hosts = make([]HostStat, 0, len(c.hostNames))
+	cuHeld := c.cuExclHosts(c.config())
 	for _, name := range c.hostNames {
 		h := c.hosts[name]
-		_, status := c.hostStatus(h)
+		st, status := c.hostStatus(h)
+		_, status = cuExclStatus(st, status, cuHeld[name])
 		s.Hosts = append(s.Hosts, HostStat{Name: name, Status: status, Slots: h.slots, Used: h.used})
 	}
 	s.LastCycle, s.Candidates, s.Buckets = c.lastCycle, c.stats.candidates, c.stats.buckets

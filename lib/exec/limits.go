@@ -15,9 +15,9 @@ import (
 )
 
 // LimitsFile is where the worker writes a running job's new limits (bmod
-// -W, -M, -c of a running job) before it sends the shepherd SIGUSR1: an
-// api.JobSpec with only run_limit_sec, mem_limit_kb, mem_limit_hard and
-// cpu_limit_sec set. It is next to the launch file, in the job's
+// -W, -M, -c of a running job, or a new termination deadline) before it
+// sends the shepherd SIGUSR1: an api.JobSpec with only run_limit_sec,
+// mem_limit_kb, mem_limit_hard, cpu_limit_sec and term_time set. It is next to the launch file, in the job's
 // root-owned directory: root writes it there and the shepherd only reads
 // it.
 func LimitsFile(launchFile string) string {
@@ -68,11 +68,15 @@ type liveLimits struct {
 	runTimer *time.Timer
 
 	warnTimer *time.Timer // -wa/-wt: the warning before the run limit or deadline
+	// termTime is the termination deadline (-t, or a closed advance
+	// reservation's end), Unix seconds; 0: none.
+	termTime  int64
+	termTimer *time.Timer
 }
 
 func newLimits(spec *api.JobSpec) *liveLimits {
 	return &liveLimits{runSec: spec.GetRunLimitSec(), memKB: spec.GetMemLimitKb(),
-		memHard: spec.GetMemLimitHard(), cpuSec: spec.GetCpuLimitSec()}
+		memHard: spec.GetMemLimitHard(), cpuSec: spec.GetCpuLimitSec(), termTime: spec.GetTermTime()}
 }
 
 // memory returns the memory limit in KB (0: none) and whether it is hard.
@@ -127,7 +131,7 @@ func (s *shepherd) armWarning(e *enforcer, start time.Time, runSec int64) {
 	if runSec > 0 {
 		end = start.Add(time.Duration(runSec) * time.Second)
 	}
-	if t := s.spec.GetTermTime(); t > 0 && (end.IsZero() || time.Unix(t, 0).Before(end)) {
+	if t := s.limits.termTime; t > 0 && (end.IsZero() || time.Unix(t, 0).Before(end)) {
 		end = time.Unix(t, 0)
 	}
 	if end.IsZero() {
@@ -157,12 +161,38 @@ func (s *shepherd) reloadLimits(e *enforcer, start time.Time, grace time.Duratio
 	}
 	l := s.limits
 	l.mu.Lock()
-	changed := l.runSec != spec.GetRunLimitSec()
+	changed := l.runSec != spec.GetRunLimitSec() || l.termTime != spec.GetTermTime()
+	termChanged := l.termTime != spec.GetTermTime()
 	l.runSec, l.memKB, l.memHard, l.cpuSec = spec.GetRunLimitSec(), spec.GetMemLimitKb(), spec.GetMemLimitHard(), spec.GetCpuLimitSec()
+	l.termTime = spec.GetTermTime()
 	l.mu.Unlock()
 	s.log.Info("limits changed", "run_limit_sec", spec.GetRunLimitSec(), "mem_limit_kb", spec.GetMemLimitKb(),
-		"cpu_limit_sec", spec.GetCpuLimitSec())
-	if changed {
-		s.armRunLimit(e, start, grace)
+		"cpu_limit_sec", spec.GetCpuLimitSec(), "term_time", spec.GetTermTime())
+	if termChanged {
+		s.armDeadline(e, grace)
 	}
+	if changed {
+		s.armRunLimit(e, start, grace) // and the warning, which precedes either
+	}
+}
+
+// armDeadline (re)sets the termination deadline's timer: a deadline
+// already passed ends the job now.
+func (s *shepherd) armDeadline(e *enforcer, grace time.Duration) {
+	l := s.limits
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.termTimer != nil {
+		l.termTimer.Stop()
+		l.termTimer = nil
+	}
+	t := l.termTime
+	if t <= 0 {
+		return
+	}
+	l.termTimer = e.after(time.Until(time.Unix(t, 0)), func() {
+		e.terminate(api.TermReason_TERM_DEADLINE,
+			"TERM_DEADLINE: the termination deadline "+time.Unix(t, 0).Format(time.DateTime)+" was reached",
+			grace, syscall.SIGUSR2, syscall.SIGKILL)
+	})
 }

@@ -430,13 +430,7 @@ func (s *shepherd) run(h hooks) *api.Event {
 			}
 		}()
 	}
-	if t := s.spec.GetTermTime(); t > 0 {
-		e.after(time.Until(time.Unix(t, 0)), func() {
-			e.terminate(api.TermReason_TERM_DEADLINE,
-				"TERM_DEADLINE: the termination deadline "+time.Unix(t, 0).Format(time.DateTime)+" was reached",
-				grace, syscall.SIGUSR2, syscall.SIGKILL)
-		})
-	}
+	s.armDeadline(e, grace)
 	root := 0
 	if h.tree {
 		root = os.Getpid()

@@ -60,3 +60,32 @@ func TestWriteRsvPolicies(t *testing.T) {
 	}
 	checkGolden(t, "brsvs_c_empty", b.String())
 }
+
+// TestWriteRsvPlanners: brsvs -p (every period) and -z (only the periods
+// something is reserved in), two hosts; and a system reservation's row.
+func TestWriteRsvPlanners(t *testing.T) {
+	week := time.Date(2026, 11, 8, 0, 0, 0, 0, time.UTC).Unix() // a Sunday
+	a := make([]int32, PlannerPeriods)
+	for p := 6 * 6; p < 8*6+3; p++ { // Thursday 6:00-8:30
+		a[4*144+p] = 4
+	}
+	a[1*144+0] = 2 // Monday 0:00-0:10
+	b := make([]int32, PlannerPeriods)
+	ps := []*api.RsvPlanner{{Host: "hostA", MaxSlots: 8, WeekStart: week, Slots: a}, {Host: "hostB", MaxSlots: 4, WeekStart: week, Slots: b}}
+	for _, c := range []struct {
+		name string
+		omit bool
+	}{{"brsvs_p", false}, {"brsvs_z", true}} {
+		var out bytes.Buffer
+		if err := WriteRsvPlanners(&out, ps, c.omit, time.UTC); err != nil {
+			t.Fatal(err)
+		}
+		checkGolden(t, c.name, out.String())
+	}
+	var out bytes.Buffer
+	if err := WriteRsvs(&out, []*api.Reservation{{Id: "system#0", Type: "sys", Begin: week + 3600, End: week + 7200,
+		Hosts: []*api.RsvHost{{Host: "hostA", Slots: 8}}}}, false, false, time.UTC); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "brsvs_sys", out.String())
+}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,7 +47,12 @@ func RsvWindows(r *api.Reservation, now time.Time, horizon time.Duration) []sche
 	if err != nil {
 		return nil
 	}
-	return tw.Windows(now, horizon)
+	ws := tw.Windows(now, horizon)
+	if len(r.Disabled) > 0 {
+		// brsvmod disable: those occurrences do not take place.
+		ws = slices.DeleteFunc(ws, func(w sched.Window) bool { return slices.Contains(r.Disabled, w.Start.Unix()) })
+	}
+	return ws
 }
 
 // TimeWindow is a recurring window, "[day:]hour[:minute]-[day:]hour[:minute]"

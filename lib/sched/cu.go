@@ -36,9 +36,14 @@ package sched
 //     hosts in a unit a cu[excl] job holds count under reasonCUExcl
 //     (bhosts' closed_cu_excl).
 //   - Compound terms and alternatives each honour their own cu[] (the
-//     grammar keeps balance and excl out of them). Jobs with cu[] do not
-//     hold reservations (SlotReserve): LSF plans them with pref=config
-//     only, which is not modelled.
+//     grammar keeps balance and excl out of them).
+//   - Slot reservation (SlotReserve): a pending cu[] job reserves as other
+//     jobs do, its units chosen in configuration order whatever its pref
+//     (LSF: "for resource reservation, the default pref=config is always
+//     used"), under its maxcus, usablecuslots and balance, at the
+//     earliest time its slots are free. A cu[excl] job plans on units
+//     whose every host is then empty and holds all their slots, so that
+//     no other job starts in them before it does.
 
 import (
 	"fmt"
@@ -208,15 +213,19 @@ func (c *cycle) cuEmpty(t *cuType, u int, ov overlay) bool {
 	return true
 }
 
-// cuFree returns the slots the job could get in each unit now, under its
-// span[] (at most hi), and the unit's free slots (what pref orders by);
-// both -1 for a unit a cu[excl] job may not use.
-func (c *cycle) cuFree(p *part, hi int, capf func(int) int, ov overlay) (fit, avail []int) {
+// cuFree returns the slots the job could get in each unit (capf: on a
+// host), under its span[] (at most hi), and the unit's free slots (what
+// pref orders by); both -1 for a unit a cu[excl] job may not use (empty:
+// whether the unit is empty; nil: now).
+func (c *cycle) cuFree(p *part, hi int, capf func(int) int, ov overlay, empty func(u int) bool) (fit, avail []int) {
 	n := p.cu
 	lists := n.unitLists(p)
 	fit, avail = make([]int, len(lists)), make([]int, len(lists))
+	if empty == nil {
+		empty = func(u int) bool { return c.cuEmpty(n.t, u, ov) }
+	}
 	for u, l := range lists {
-		if n.spec.Excl && !c.cuEmpty(n.t, u, ov) {
+		if n.spec.Excl && !empty(u) {
 			fit[u], avail[u] = -1, -1
 			continue
 		}
@@ -225,6 +234,9 @@ func (c *cycle) cuFree(p *part, hi int, capf func(int) int, ov overlay) (fit, av
 		}
 		for _, h := range l {
 			avail[u] += capf(h)
+		}
+		if avail[u] == 0 {
+			continue // nothing free: no need to allocate
 		}
 		_, _, fit[u] = c.allocate(p, l, capf, 1, hi, false, false)
 	}
@@ -276,17 +288,28 @@ func sumLargest(units []int, free []int, k int) int {
 // fitCU allocates part p now under its cu[] section: between lo and hi
 // slots, in units the section allows.
 func (c *cycle) fitCU(b *bucket, p *part, lo, hi int, ov overlay) ([]pick, int) {
-	n := p.cu
+	if c.cu == nil {
+		return nil, 0 // no unit is configured: nothing fits
+	}
 	capf := func(h int) int {
 		k, _, _ := c.capNow(b, p, h, ov)
 		return k
 	}
+	return c.fitUnits(p, p.cu.spec.Pref, lo, hi, capf, ov, nil)
+}
+
+// fitUnits allocates part p under its cu[] section with the units
+// ordered by pref, capf the slots each host can give and empty whether
+// a unit is empty (nil: now): fitCU's placement now, and the planning of
+// a reservation at a later time (reserveCU).
+func (c *cycle) fitUnits(p *part, pref string, lo, hi int, capf func(int) int, ov overlay, empty func(u int) bool) ([]pick, int) {
+	n := p.cu
 	lists := n.unitLists(p)
 	if n.spec.Balance {
-		return c.fitBalanced(b, p, lo, capf, ov)
+		return c.fitBalanced(p, pref, lo, capf, ov, empty)
 	}
-	free, avail := c.cuFree(p, hi, capf, ov)
-	order := cuOrder(n.spec.Pref, free, avail)
+	free, avail := c.cuFree(p, hi, capf, ov, empty)
+	order := cuOrder(pref, free, avail)
 	maxcus := n.spec.MaxCUs
 	if maxcus <= 0 {
 		maxcus = len(order)
@@ -301,7 +324,7 @@ func (c *cycle) fitCU(b *bucket, p *part, lo, hi int, ov overlay) ([]pick, int) 
 		}
 		return nil, 0
 	}
-	if n.spec.Pref == "bestfit" {
+	if pref == "bestfit" {
 		order = bestFit(order, free, lo, maxcus)
 	}
 	use := n.spec.UsableCUSlots
@@ -373,11 +396,11 @@ func bestFit(order []int, free []int, lo, maxcus int) []int {
 
 // fitBalanced splits lo slots evenly over the fewest units that hold
 // them.
-func (c *cycle) fitBalanced(b *bucket, p *part, lo int, capf func(int) int, ov overlay) ([]pick, int) {
+func (c *cycle) fitBalanced(p *part, pref string, lo int, capf func(int) int, ov overlay, empty func(u int) bool) ([]pick, int) {
 	n := p.cu
 	lists := n.unitLists(p)
-	free, avail := c.cuFree(p, lo, capf, ov)
-	order := cuOrder(n.spec.Pref, free, avail)
+	free, avail := c.cuFree(p, lo, capf, ov, empty)
+	order := cuOrder(pref, free, avail)
 	maxcus := n.spec.MaxCUs
 	if maxcus <= 0 || maxcus > len(order) {
 		maxcus = len(order)
@@ -467,7 +490,7 @@ func (c *cycle) cuWhy(b *bucket, p *part, lo int) []string {
 		k, _, _ := c.capNow(b, p, h, nil)
 		return k
 	}
-	_, free := c.cuFree(p, lo, capf, nil)
+	_, free := c.cuFree(p, lo, capf, nil, nil)
 	where := "in"
 	switch {
 	case spec.Balance:
@@ -517,6 +540,45 @@ func (c *cycle) cuWhy(b *bucket, p *part, lo int) []string {
 			verb = "is"
 		}
 		out = append(out, fmt.Sprintf("cu[type=%s]: %s in no %s %s not considered", n.t.name, plural(outside, "host"), n.t.name, verb))
+	}
+	return out
+}
+
+// reserveCU plans part p's cu[] placement of lo slots with capf the
+// slots each host can give at the time tried: units in configuration
+// order; for cu[excl], only units whose every host is then empty.
+func (c *cycle) reserveCU(p *part, lo int, capf func(int) int) []pick {
+	if c.cu == nil {
+		return nil // no unit is configured
+	}
+	t := p.cu.t
+	empty := func(u int) bool {
+		for _, h := range t.units[u].hosts {
+			if capf(h) < c.hosts[h].h.MaxSlots {
+				return false
+			}
+		}
+		return true
+	}
+	picks, _ := c.fitUnits(p, "config", lo, lo, capf, nil, empty)
+	return picks
+}
+
+// cuHolds are the further slots a cu[excl] job's reservation holds: all
+// of every host of the units its picks are in (those hosts not picked
+// included), so that nothing else starts there first.
+func (c *cycle) cuHolds(p *part, picks []pick) map[int]bool {
+	if p.cu == nil || !p.cu.spec.Excl {
+		return nil
+	}
+	t := p.cu.t
+	out := map[int]bool{}
+	for _, pk := range picks {
+		if u := t.of[pk.h]; u >= 0 {
+			for _, h := range t.units[u].hosts {
+				out[h] = true
+			}
+		}
 	}
 	return out
 }

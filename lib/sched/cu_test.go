@@ -256,3 +256,53 @@ func TestCUSimulation(t *testing.T) {
 		t.Errorf("a weak test: %d cu[] jobs placed in %d cycles", placedCU, cycles)
 	}
 }
+
+// TestCUReserve: with slot reservation, a pending cu[] job reserves as
+// other jobs do, its units in configuration order (pref is not used for
+// the plan, as LSF does), so that a longer job does not take the slots
+// first while a shorter one may; a cu[excl] job holds its whole unit.
+func TestCUReserve(t *testing.T) {
+	run := []Alloc{
+		mkRun(100, "bob normal 10m 1h a*4", "", 0),  // ends at +50m
+		mkRun(101, "bob normal 10m 20m b*1", "", 0), // ends at +10m
+		mkRun(102, "bob normal 10m 2h c*4", "", 0),  // ends at +110m
+		mkRun(103, "bob normal 10m - d*1", "", 0),   // no run limit
+		mkRun(104, "bob normal 10m 3h e*4", "", 0),  // ends at +170m
+		mkRun(105, "bob normal 10m - f*1", "", 0),
+	}
+	s := cuSnap(run,
+		mkJob(1, "cu[maxcus=1:pref=maxavail]", "n=8"), // r1 at +50m
+		mkJob(2, "", "W=2h"),                          // would delay it on b
+		mkJob(3, "", "W=30m"),                         // ends before: b
+	)
+	s.Queues[0].SlotReserve = true
+	d := check(t, s, `
+1: PEND Not enough hosts to meet the job's spanning requirement | Not enough job slot(s): 3 hosts | cu[type=rack:pref=maxavail:maxcus=1]: the job needs 8 slots in at most 1 rack; free slots: r1 3, r2 3, r3 3 | cu[type=rack]: 1 host in no rack is not considered | Slots reserved on 2 hosts; estimated start 2026-01-05T09:50:00Z
+2: d*1
+3: b*1`)
+	if len(d.Reservations) != 1 || len(d.Reservations[0].Hosts) != 2 {
+		t.Fatalf("reservations: %+v", d.Reservations)
+	}
+
+	s = cuSnap(run,
+		mkJob(1, "cu[excl]", "n=2"), // r1, empty at +50m: all of a and b held
+		mkJob(2, "", "W=2h"),        // not on b: d
+		mkJob(3, "", "W=30m"),       // ends before: b
+	)
+	s.Queues[0].SlotReserve = true
+	check(t, s, `
+1: PEND Not enough hosts to meet the job's spanning requirement | Not enough job slot(s): 3 hosts | cu[type=rack:excl]: the job needs 2 slots in racks | cu[excl]: jobs run in r1, r2, r3 | cu[type=rack]: 1 host in no rack is not considered | Slots reserved on 1 host; estimated start 2026-01-05T09:50:00Z
+2: d*1
+3: b*1`)
+}
+
+// TestCUNoUnits: types configured but no unit: a cu[] job pends with the
+// reason, also with slot reservation on (the placement used to index
+// the missing unit table and panic).
+func TestCUNoUnits(t *testing.T) {
+	s := snapshot(hosts("a 4"), mkJob(1, "cu[type=rack]", "n=2"))
+	s.CU = &ComputeUnits{Types: []string{"rack"}, Default: "rack"}
+	s.Queues[0].SlotReserve = true
+	check(t, s, `
+1: PEND Not enough hosts to meet the job's spanning requirement | cu[type=rack]: no compute unit of type rack is configured`)
+}

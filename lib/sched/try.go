@@ -230,8 +230,8 @@ func (c *cycle) commit(b *bucket, j *Job, v *variant, has []HostAlloc, n int) {
 // planned over time; the job's host rusage amounts are held as they are
 // now. It returns a reason line, or "" when nothing can be planned.
 func (c *cycle) reserve(b *bucket, v *variant, j *Job) string {
-	if len(v.parts) != 1 || v.parts[0].cu != nil {
-		return "" // compound and cu[] requirements are not planned ahead
+	if len(v.parts) != 1 {
+		return "" // compound requirements are not planned ahead
 	}
 	p := v.parts[0]
 	if len(p.all) == 0 {
@@ -259,6 +259,9 @@ func (c *cycle) reserve(b *bucket, v *variant, j *Job) string {
 	}
 	try := func(t int64) []pick {
 		list := p.all
+		if p.cu != nil {
+			return c.reserveCU(p, b.min, capAt(t)) // cu.go
+		}
 		if len(p.same) == 0 {
 			picks, _, _ := c.allocate(p, list, capAt(t), b.min, b.min, false, false)
 			return picks
@@ -286,12 +289,14 @@ func (c *cycle) reserve(b *bucket, v *variant, j *Job) string {
 	if start != never {
 		r.Start = c.now.Add(time.Duration(start - c.now.UnixNano()))
 	}
+	whole := c.cuHolds(p, picks) // a cu[excl] job's units, held whole
 	for i, pk := range picks {
 		hs := &c.hosts[pk.h]
 		hd := hold{start: start, slots: pk.n}
-		if b.excl {
+		if b.excl || whole[pk.h] {
 			hd.slots = hs.h.MaxSlots
 		}
+		delete(whole, pk.h)
 		if len(p.hneed) > 0 {
 			hd.res = make([]float64, len(c.resInfo))
 			for _, nd := range p.hneed {
@@ -300,6 +305,10 @@ func (c *cycle) reserve(b *bucket, v *variant, j *Job) string {
 		}
 		hs.holds = append(hs.holds, hd)
 		r.Hosts = append(r.Hosts, HostAlloc{Host: hs.h.Name, Slots: pk.n, Rusage: p.set, Lead: i == 0})
+	}
+	for h := range whole {
+		hs := &c.hosts[h]
+		hs.holds = append(hs.holds, hold{start: start, slots: hs.h.MaxSlots})
 	}
 	c.dec.Reservations = append(c.dec.Reservations, r)
 	when := "when running jobs without a run limit finish"

@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"xce/lib/api"
@@ -28,5 +31,64 @@ func TestReservation(t *testing.T) {
 		if got[1] != 0 || got[2] != 0 || got[3] != c.want {
 			t.Errorf("reservations %d: starts %v, want job 3 at %v", len(c.rsvs), got, c.want)
 		}
+	}
+}
+
+// TestReservationFile: a reservations file's reservation is allocated on
+// the run's hosts as brsvadd allocates (candidates in order, less what an
+// earlier overlapping reservation holds) and keeps the trace's jobs off
+// its slots; a bad file is refused with its name and the reason.
+func TestReservationFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rsv.toml")
+	os.WriteFile(path, []byte(`
+[[reservation]]
+name = "first"
+slots = 1
+hosts = ["h1"]
+begin = "100s"
+end = "200s"
+
+[[reservation]]
+slots = 1
+hosts = ["h1", "h2"]
+begin = "150s"
+end = "300s"
+`), 0o644)
+	reqs, err := ReadReservations(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := mustSWF(t, "; MaxProcs: 2\n"+
+		swfLine(1, 0, 500, 1, 1000, 1, 1)+ // h2's slot... or h1's: one of the two
+		swfLine(2, 10, 50, 1, 1000, 1, 1)) // would reach into a window: waits
+	r, err := Run(tr, Options{Hosts: 2, Slots: 1, RsvRequests: reqs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := starts(r)
+	// h1 is reserved 100-200, h2 150-300 (h1's slot is taken then): job 1
+	// (run limit 1000 s) fits on neither now, job 2 neither; both wait for
+	// the windows to end, job 1 first at 200 on h1, job 2 at 300 on h2.
+	if got[1] != 200 || got[2] != 300 {
+		t.Errorf("starts %v, want job 1 at 200 and job 2 at 300", got)
+	}
+	for _, bad := range []struct{ text, want string }{
+		{"[[reservation]]\nslots = 0\nbegin = \"1h\"\nend = \"2h\"\n", "positive"},
+		{"[[reservation]]\nslots = 1\nbegin = \"2h\"\nend = \"1h\"\n", "earlier"},
+		{"[[reservation]]\nslots = 1\n", "begin and end"},
+		{"[[reservation]]\nslots = 1\ntime_window = \"9:0-25:0\"\n", "time_window"},
+		{"[[reservation]]\nslots = 1\nbegin = \"1h\"\nend = \"2h\"\ncolour = 3\n", "unknown key colour"},
+	} {
+		os.WriteFile(path, []byte(bad.text), 0o644)
+		if _, err := ReadReservations(path); err == nil || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%q: error %v, want one naming the file and %q", bad.text, err, bad.want)
+		}
+	}
+	if _, err := Run(tr, Options{Hosts: 2, Slots: 1, RsvRequests: []RsvRequest{{Slots: 3, Begin: "1h", End: "2h"}}}); err == nil || !strings.Contains(err.Error(), "not enough") {
+		t.Errorf("3 slots on 2: %v, want not enough slots", err)
+	}
+	if _, err := Run(tr, Options{Hosts: 2, Slots: 1, RsvRequests: []RsvRequest{{Slots: 1, Hosts: []string{"nohost"}, Begin: "1h", End: "2h"}}}); err == nil || !strings.Contains(err.Error(), "nohost") {
+		t.Errorf("unknown host: %v", err)
 	}
 }

@@ -57,6 +57,10 @@ type Options struct {
 	// trace's start); the trace's jobs use none, so they keep off the
 	// reserved slots (resv.go).
 	Reservations []*api.Reservation
+	// RsvRequests are reservations to allocate on the run's hosts, as
+	// brsvadd allocates them (a reservations file: rsvfile.go); they join
+	// Reservations.
+	RsvRequests []RsvRequest
 }
 
 // Outcome says how a job of the trace ended in the simulation.
@@ -207,6 +211,9 @@ func Run(tr *trace.Trace, opt Options) (*Result, error) {
 		e.conf = config.Default("sim", 1)
 	}
 	if err := e.hosts(); err != nil {
+		return nil, err
+	}
+	if err := e.allocRsvs(); err != nil {
 		return nil, err
 	}
 	e.snap.Schema = e.conf.Schema()

@@ -201,7 +201,7 @@ func (w *Worker) watchLimits(k jobKey, p *proc, spec *api.JobSpec, start time.Ti
 	}
 	for {
 		w.mu.Lock()
-		runSec, termTime, reset := p.runSec, spec.GetTermTime(), p.limitsChanged
+		runSec, termTime, reset := p.runSec, p.termTime, p.limitsChanged
 		w.mu.Unlock()
 		var at time.Time
 		reason := api.TermReason_TERM_RUNLIMIT

@@ -218,6 +218,7 @@ type proc struct {
 	acct          bool
 	memEnforced   bool
 	runSec        int64
+	termTime      int64 // the termination deadline, Unix seconds (0: none)
 	limitsChanged chan struct{}
 	ended         chan struct{}
 	enforced      api.TermReason
@@ -404,7 +405,7 @@ func (w *Worker) Start(job *api.Job) error {
 		spec := runLimits(job)
 		p.acct = l.Containment.GetCgroupAcct()
 		p.memEnforced = slices.Contains(l.Containment.GetResourceEnforce(), "memory") && l.Containment.GetMemLimitKb() > 0
-		p.runSec = spec.GetRunLimitSec()
+		p.runSec, p.termTime = spec.GetRunLimitSec(), spec.GetTermTime()
 		p.limitsChanged, p.ended = make(chan struct{}, 1), make(chan struct{})
 		go w.watchLimits(k, p, spec, time.Now())
 		w.watchCPULimit(k, p, spec.GetCpuLimitSec())
@@ -595,7 +596,7 @@ func (w *Worker) Reattach(job *api.Job) {
 	w.mu.Unlock()
 	if p.cg != nil && job.Spec != nil && job.StartTime > 0 {
 		spec := runLimits(job)
-		p.runSec, p.limitsChanged = spec.GetRunLimitSec(), make(chan struct{}, 1)
+		p.runSec, p.termTime, p.limitsChanged = spec.GetRunLimitSec(), spec.GetTermTime(), make(chan struct{}, 1)
 		go w.watchLimits(k, p, spec, time.Unix(0, job.StartTime))
 		w.watchCPULimit(k, p, spec.GetCpuLimitSec())
 	}
@@ -790,7 +791,8 @@ func (w *Worker) terminate(id int64, idx int32, reason api.TermReason, sigs ...s
 	return nil
 }
 
-// SetLimits gives a running job new run, memory and CPU limits (bmod):
+// SetLimits gives a running job new run, memory and CPU limits (bmod)
+// and termination deadline (a closed advance reservation's new end):
 // they go to the limits file the shepherd reads (exec.LimitsFile) when it
 // gets SIGUSR1. The file is root's, in the job's root-owned directory, and
 // readable by all: the shepherd runs as the job's user.
@@ -807,7 +809,7 @@ func (w *Worker) SetLimits(id int64, idx int32, limits *api.JobSpec) error {
 	}
 	if p.cg != nil {
 		w.mu.Lock()
-		p.runSec = limits.GetRunLimitSec()
+		p.runSec, p.termTime = limits.GetRunLimitSec(), limits.GetTermTime()
 		memEnforced := p.memEnforced
 		w.mu.Unlock()
 		select {
@@ -822,7 +824,7 @@ func (w *Worker) SetLimits(id int64, idx int32, limits *api.JobSpec) error {
 		}
 	}
 	b, err := api.Marshal(&api.JobSpec{RunLimitSec: limits.GetRunLimitSec(), MemLimitKb: limits.GetMemLimitKb(),
-		MemLimitHard: limits.GetMemLimitHard(), CpuLimitSec: limits.GetCpuLimitSec()})
+		MemLimitHard: limits.GetMemLimitHard(), CpuLimitSec: limits.GetCpuLimitSec(), TermTime: limits.GetTermTime()})
 	if err != nil {
 		return fmt.Errorf("encode limits: %w", err)
 	}
