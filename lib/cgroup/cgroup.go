@@ -121,6 +121,11 @@ func New(cfg Config) (*Manager, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("the worker does not run as root")
 	}
+	return newManager(cfg)
+}
+
+// newManager is New without the check for root (tests over a fake tree).
+func newManager(cfg Config) (*Manager, error) {
 	if cfg.Cluster == "" || strings.ContainsAny(cfg.Cluster, "/\x00") || cfg.Cluster == "." || cfg.Cluster == ".." {
 		return nil, fmt.Errorf("cluster name %q cannot name a cgroup", cfg.Cluster)
 	}
