@@ -270,6 +270,11 @@ type Job interface {
 	EndUsage() (Usage, error)
 	// CPUTime is the CPU time of every process that ever ran in it.
 	CPUTime() (time.Duration, error)
+	// Resident is the memory its processes have resident, in bytes:
+	// anonymous and file-mapped pages, not the page cache the cgroup is
+	// also charged (LSF's cgroup measure without
+	// LSB_CGROUP_MEM_INCLUDE_CACHE; the shepherd's sum of RSS).
+	Resident() (int64, error)
 	// MemLimit is the memory limit the cgroup has, in bytes (0: none).
 	MemLimit() (int64, error)
 	// SetMemLimit changes the memory limit (0: none).

@@ -143,7 +143,8 @@ func TestV2FakeWithout(t *testing.T) {
 	}
 }
 
-// Usage reads v2's CPU time, memory now, peak and OOM kills.
+// Usage reads v2's CPU time, memory now, peak and OOM kills; Resident
+// the job's resident memory.
 func TestV2FakeUsage(t *testing.T) {
 	m, base := fakeV2(t, "cpuset memory pids", true)
 	j, err := m.Create(3, 0, Limits{})
@@ -157,6 +158,7 @@ func TestV2FakeUsage(t *testing.T) {
 		"memory.peak":    "314572800\n",
 		"memory.events":  "low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n",
 		"cgroup.procs":   "101\n102\n",
+		"memory.stat":    "anon 73400320\nfile 524288000\nkernel 1048576\nfile_mapped 10485760\n",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
@@ -173,6 +175,10 @@ func TestV2FakeUsage(t *testing.T) {
 	e, err := j.EndUsage()
 	if err != nil || e.MaxBytes != 300<<20 || e.OOMKills != 1 || e.Pids != nil {
 		t.Errorf("end usage %+v %v", e, err)
+	}
+	// Resident: anonymous and mapped, not the page cache.
+	if r, err := j.Resident(); err != nil || r != 80<<20 {
+		t.Errorf("Resident %d %v, want %d", r, err, 80<<20)
 	}
 	if d, err := j.CPUTime(); err != nil || d != 2500*time.Millisecond {
 		t.Errorf("CPUTime %v %v", d, err)

@@ -52,6 +52,7 @@ func (w *Worker) SetLimits(id int64, idx int32, limits *api.JobSpec) error {
 		default:
 		}
 		w.watchCPULimit(k, p, limits.GetCpuLimitSec())
+		w.watchMemLimit(k, p, limits.GetMemLimitKb(), limits.GetMemLimitHard())
 		w.setCgroupMemLimit(k, p, limits.GetMemLimitKb())
 	}
 	b, err := api.Marshal(&api.JobSpec{RunLimitSec: limits.GetRunLimitSec(), MemLimitKb: limits.GetMemLimitKb(),

@@ -103,3 +103,25 @@ func TestKernelMemoryLimitOnly(t *testing.T) {
 		t.Errorf("the job ended %v %v (%s), want DONE under its cgroup's 128 MB", ev.State, ev.TermReason, ev.Detail)
 	}
 }
+
+// A job that stops its shepherd does not escape a memory limit LSF
+// enforces by sampling (memlimit_enforce): the worker reads the job's
+// resident memory from its cgroup and ends it TERM_MEMLIMIT.
+func TestSampledMemoryLimitShepherdStopped(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("perl (the memory-hungry job) is not installed")
+	}
+	w, rs := containedWorker(t, &api.Containment{ProcessTracking: true, CgroupAcct: true})
+	if !w.cg.Has("memory") {
+		t.Skip("no memory controller")
+	}
+	w.cfg.MemlimitEnforce = true
+	j := job(1, `kill -STOP $LSB_JOBRES_PID; perl -e '$x = "a" x (100 << 20); sleep 60'`, t.TempDir())
+	j.Spec.MemLimitKb = 32 << 10
+	if err := w.Start(j); err != nil {
+		t.Fatal(err)
+	}
+	if ev := rs.finished(t); ev.TermReason != api.TermReason_TERM_MEMLIMIT {
+		t.Errorf("the job ended %v %v (%s), want TERM_MEMLIMIT", ev.State, ev.TermReason, ev.Detail)
+	}
+}

@@ -225,9 +225,13 @@ type proc struct {
 	ended         chan struct{}
 	enforced      api.TermReason
 	// The CPU-time limit the worker enforces from the cgroup (cpulimit.go),
-	// and whether its watch runs.
+	// and whether its watch runs; the same for the sampled memory limit
+	// (memlimit.go).
 	cpuSec   int64
 	cpuWatch bool
+	memKB    int64
+	memHard  bool
+	memWatch bool
 }
 
 // The files of a job's directory (JobDir); see the package comment.
@@ -412,6 +416,7 @@ func (w *Worker) Start(job *api.Job) error {
 		p.limitsChanged, p.ended = make(chan struct{}, 1), make(chan struct{})
 		go w.watchLimits(k, p, spec, time.Now())
 		w.watchCPULimit(k, p, spec.GetCpuLimitSec())
+		w.watchMemLimit(k, p, spec.GetMemLimitKb(), spec.GetMemLimitHard())
 	}
 	w.writePids(k, p.shepherd, 0)
 	if crashAt == "recorded" {
@@ -617,6 +622,7 @@ func (w *Worker) Reattach(job *api.Job) {
 		p.runSec, p.limitsChanged = spec.GetRunLimitSec(), make(chan struct{}, 1)
 		go w.watchLimits(k, p, spec, time.Unix(0, job.StartTime))
 		w.watchCPULimit(k, p, spec.GetCpuLimitSec())
+		w.watchMemLimit(k, p, spec.GetMemLimitKb(), spec.GetMemLimitHard())
 	}
 	if p.uid >= 0 {
 		if err := w.serveTasks(k, p.uid); err != nil {
