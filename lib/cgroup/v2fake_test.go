@@ -25,11 +25,11 @@ func fakeV2(t *testing.T, offer string, swap bool) (m *Manager, base string) {
 		t.Fatal(err)
 	}
 	files := map[string]string{
-		"cgroup.controllers":             offer,
-		"cgroup.subtree_control":         "",
-		"fake/cgroup.controllers":        offer,
-		"fake/xce/unit/cgroup.freeze":    "0",
-		"fake/xce/unit/cgroup.procs":     "",
+		"cgroup.controllers":          offer,
+		"cgroup.subtree_control":      "",
+		"fake/cgroup.controllers":     offer,
+		"fake/xce/unit/cgroup.freeze": "0",
+		"fake/xce/unit/cgroup.procs":  "",
 	}
 	if swap {
 		files["fake/xce/unit/memory.swap.max"] = "max"
