@@ -84,23 +84,24 @@ func TestBmodCgroupMemLimit(t *testing.T) {
 // Where the kernel holds the memory limit (its cgroup's: the job's limit
 // times its slots here), the shepherd does not enforce the job's -M with
 // its own sum, as LSF ignores LSB_MEMLIMIT_ENFORCE under
-// LSB_RESOURCE_ENFORCE="memory": a 2-slot job with -M 64MB that holds
+// LSB_RESOURCE_ENFORCE="memory": a 2-slot job with -M 80MB that holds
 // 100 MB runs to its end.
 func TestKernelMemoryLimitOnly(t *testing.T) {
 	if _, err := exec.LookPath("perl"); err != nil {
 		t.Skip("perl (the memory-hungry job) is not installed")
 	}
-	c := &api.Containment{ProcessTracking: true, CgroupAcct: true, ResourceEnforce: []string{"memory"}, MemLimitKb: 2 * 64 << 10}
+	c := &api.Containment{ProcessTracking: true, CgroupAcct: true, ResourceEnforce: []string{"memory"}, MemLimitKb: 2 * 80 << 10}
 	w, rs := containedWorker(t, c)
 	w.cfg.MemlimitEnforce = true
-	j := job(1, `perl -e '$x = "a" x (100 << 20); sleep 3'`, t.TempDir())
+	// ("a" x N would hold the string twice for a moment.)
+	j := job(1, `perl -e '$x = "a"; $x x= (100 << 20); sleep 3'`, t.TempDir())
 	j.ExecHosts[0].Slots = 2
-	j.Spec.MemLimitKb = 64 << 10
+	j.Spec.MemLimitKb = 80 << 10
 	if err := w.Start(j); err != nil {
 		t.Fatal(err)
 	}
 	if ev := rs.finished(t); ev.State != api.JobState_DONE {
-		t.Errorf("the job ended %v %v (%s), want DONE under its cgroup's 128 MB", ev.State, ev.TermReason, ev.Detail)
+		t.Errorf("the job ended %v %v (%s), want DONE under its cgroup's 160 MB", ev.State, ev.TermReason, ev.Detail)
 	}
 }
 
@@ -116,7 +117,7 @@ func TestSampledMemoryLimitShepherdStopped(t *testing.T) {
 		t.Skip("no memory controller")
 	}
 	w.cfg.MemlimitEnforce = true
-	j := job(1, `kill -STOP $LSB_JOBRES_PID; perl -e '$x = "a" x (100 << 20); sleep 60'`, t.TempDir())
+	j := job(1, `kill -STOP $LSB_JOBRES_PID; perl -e '$x = "a"; $x x= (100 << 20); sleep 60'`, t.TempDir())
 	j.Spec.MemLimitKb = 32 << 10
 	if err := w.Start(j); err != nil {
 		t.Fatal(err)
