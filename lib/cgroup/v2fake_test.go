@@ -30,6 +30,10 @@ func fakeV2(t *testing.T, offer string, swap bool) (m *Manager, base string) {
 		"fake/cgroup.controllers":     offer,
 		"fake/xce/unit/cgroup.freeze": "0",
 		"fake/xce/unit/cgroup.procs":  "",
+		// The kernel's: in every cgroup.
+		"fake/cgroup.subtree_control":          "",
+		"fake/xce/cgroup.subtree_control":      "",
+		"fake/xce/unit/cgroup.subtree_control": "",
 	}
 	if swap {
 		files["fake/xce/unit/memory.swap.max"] = "max"
