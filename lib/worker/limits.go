@@ -67,8 +67,28 @@ func (w *Worker) SetLimits(id int64, idx int32, limits *api.JobSpec) error {
 	if !shepherdAlive(shepherd, uid) {
 		return fmt.Errorf("job %d[%d]: its shepherd (pid %d) is not running", id, idx, shepherd)
 	}
-	if err := syscall.Kill(shepherd, syscall.SIGUSR1); err != nil {
-		return fmt.Errorf("tell the shepherd of job %d[%d]: %w", id, idx, err)
+	// SIGUSR1 kills a process that does not handle it: a shepherd that is
+	// still starting (its go is sent before it runs its first line) would
+	// die of it, and the job end TERM_CTRL_PID (TestBmod saw a job killed
+	// so by bmod -W right after its dispatch). The shepherd handles the
+	// signal from before it starts the job: until it says it has, the
+	// limits wait in their file, and reportStart tells it.
+	w.mu.Lock()
+	started := p.pgid > 0
+	if !started {
+		p.limitsUnsaid = true
+	}
+	w.mu.Unlock()
+	if !started {
+		return nil
+	}
+	return w.tellLimits(k, p)
+}
+
+// tellLimits tells job k's shepherd, with SIGUSR1, to read its limits file.
+func (w *Worker) tellLimits(k jobKey, p *proc) error {
+	if err := syscall.Kill(p.shepherd, syscall.SIGUSR1); err != nil {
+		return fmt.Errorf("tell the shepherd of job %d[%d]: %w", k.id, k.idx, err)
 	}
 	return nil
 }

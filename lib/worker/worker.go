@@ -232,6 +232,9 @@ type proc struct {
 	memKB    int64
 	memHard  bool
 	memWatch bool
+	// limitsUnsaid: new limits wait in the limits file for the shepherd
+	// to have started the job (limits.go).
+	limitsUnsaid bool
 }
 
 // The files of a job's directory (JobDir); see the package comment.
@@ -499,7 +502,14 @@ func (w *Worker) reportStart(k jobKey, p *proc, pid int) {
 	ev.Type, ev.State, ev.Pid = api.EventType_START, api.JobState_RUN, int32(pid)
 	w.mu.Lock()
 	p.pgid = pid
+	tell := p.limitsUnsaid
+	p.limitsUnsaid = false
 	w.mu.Unlock()
+	if tell && shepherdAlive(p.shepherd, p.uid) {
+		if err := w.tellLimits(k, p); err != nil {
+			slog.Warn("new limits not given", "job", k.id, "index", k.idx, "err", err)
+		}
+	}
 	if p.cg != nil {
 		w.noteShepherdCPU(p) // its start-up, the most of its CPU
 	}
