@@ -231,6 +231,13 @@ func TestCgroupPeakMemory(t *testing.T) {
 	if v < 300 {
 		t.Errorf("MAX MEM %s %s, want at least 300 Mbytes:\n%s", m[1], m[2], l)
 	}
+	// bacct's MEM is the same peak, from the job's end.
+	acct := c.must("", "bacct", "-l", id)
+	if m := regexp.MustCompile(`(?m)^\s+[\d.]+\s+\d+\s+\d+\s+\w+\s+[\d.]+\s+(\d+)M\s+\d+M$`).FindStringSubmatch(acct); m == nil {
+		t.Errorf("no MEM in bacct -l:\n%s", acct)
+	} else if n, _ := strconv.Atoi(m[1]); n < 300 {
+		t.Errorf("bacct MEM %sM, want at least 300M:\n%s", m[1], acct)
+	}
 }
 
 // With memory enforced, a job past its -M is killed by the kernel inside
