@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"xce/lib/api"
 	"xce/lib/config"
@@ -98,5 +99,49 @@ func TestCoresNeverShared(t *testing.T) {
 	slices.Sort(freed)
 	if !slices.Equal(took, freed) {
 		t.Errorf("the jobs started after two ended hold cores %v, want the freed %v", took, freed)
+	}
+}
+
+// A job whose host failed may still run there (it is rerun elsewhere or
+// ended, and its old instance is ended once the host's worker is back):
+// the cores that instance holds are given to no new job until its end is
+// reported.
+func TestStaleCoresWithheld(t *testing.T) {
+	conf, err := config.Parse("test.toml", []byte(enforceConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	fx := &fakeExec{running: map[key]bool{}, autoExit: -1}
+	c, err := New(Config{Host: "hostA", Slots: 4, NCPUs: 4, Cluster: conf}, st, keptExec{fx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := c.hostNamed("hostB")
+	h.exec, h.attrs, h.slots = keptExec{fx}, &api.Host{Name: "hostB", Ncpus: 4}, 4
+	schema := conf.Schema()
+	cores := func() []int { return c.schedHost(h, schema).CPUs }
+	if got := cores(); !slices.Equal(got, []int{0, 1, 2, 3}) {
+		t.Fatalf("hostB's cores %v, want 0-3", got)
+	}
+	r := &rec{job: &api.Job{JobId: 7, State: api.JobState_RUN,
+		ExecHosts: []*api.HostSlots{{Host: "hostB", Slots: 2, Cpus: []int32{1, 2}}}}}
+	c.hostFailed(r, "hostB", time.Now())
+	if got := cores(); !slices.Equal(got, []int{0, 3}) {
+		t.Errorf("with job 7's old instance on cores 1 and 2, hostB offers %v, want [0 3]", got)
+	}
+	// Its end reported (applyReport drops it from c.stale).
+	delete(c.stale["hostB"], key{7, 0})
+	if got := cores(); !slices.Equal(got, []int{0, 1, 2, 3}) {
+		t.Errorf("after the old instance's end hostB offers %v, want 0-3", got)
+	}
+	if len(c.staleCores) != 0 {
+		t.Errorf("stale cores kept after the end: %v", c.staleCores)
 	}
 }
