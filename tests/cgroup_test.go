@@ -231,6 +231,13 @@ func TestCgroupPeakMemory(t *testing.T) {
 	if v < 300 {
 		t.Errorf("MAX MEM %s %s, want at least 300 Mbytes:\n%s", m[1], m[2], l)
 	}
+	// bacct's MEM is the same peak, from the job's end.
+	acct := c.must("", "bacct", "-l", id)
+	if m := regexp.MustCompile(`(?m)^\s+[\d.]+\s+\d+\s+\d+\s+\w+\s+[\d.]+\s+(\d+)M\s+\d+M$`).FindStringSubmatch(acct); m == nil {
+		t.Errorf("no MEM in bacct -l:\n%s", acct)
+	} else if n, _ := strconv.Atoi(m[1]); n < 300 {
+		t.Errorf("bacct MEM %sM, want at least 300M:\n%s", m[1], acct)
+	}
 }
 
 // With memory enforced, a job past its -M is killed by the kernel inside
@@ -252,6 +259,55 @@ func TestCgroupMemoryEnforced(t *testing.T) {
 		t.Errorf("the job beside it is %s", s)
 	}
 	c.waitState(beside, "DONE")
+}
+
+// cgMemLimit is a job's cgroup memory limit in bytes (-1: none), v1 or v2.
+func cgMemLimit(t *testing.T, c *cluster, id string) int64 {
+	t.Helper()
+	dir := cgDir(c, id, "memory")
+	file := filepath.Join(dir, "memory.limit_in_bytes")
+	if _, err := os.Stat(file); err != nil {
+		file = filepath.Join(dir, "memory.max")
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := strings.TrimSpace(string(b))
+	n, err := strconv.ParseInt(v, 10, 64)
+	if v == "max" || err == nil && n >= 1<<62 {
+		return -1
+	}
+	if err != nil {
+		t.Fatalf("%s: %q", file, v)
+	}
+	return n
+}
+
+// With memory enforced, a job's cgroup limit is its -M times its slots
+// on the host (LSF without bsub -hl), and bmod -M of the running job
+// changes it the same way.
+func TestCgroupMemoryLimitSlotsBmod(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "xce.toml")
+	if err := os.WriteFile(conf, []byte("[cluster]\nresource_enforce = [\"memory\"]\n\n[queues.normal]\npriority = 30\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, uid := cgCluster(t, "--config", conf)
+	stop := filepath.Join(c.work, "stop")
+	id := submitAs(t, c, uid, "-o", "/dev/null", "-n", "2", "-M", "64MB", "while [ ! -e "+stop+" ]; do sleep 0.05; done")
+	c.waitState(id, "RUN")
+	var lim int64
+	waitFor(t, "the job's cgroup", func() bool {
+		_, err := os.Stat(cgDir(c, id, "memory"))
+		return err == nil
+	})
+	if lim = cgMemLimit(t, c, id); lim != 128<<20 {
+		t.Errorf("cgroup memory limit of -n 2 -M 64MB: %d, want %d", lim, 128<<20)
+	}
+	c.must("", "bmod", "-M", "100MB", id)
+	waitFor(t, "the cgroup's new limit", func() bool { lim = cgMemLimit(t, c, id); return lim == 200<<20 })
+	os.WriteFile(stop, nil, 0o644)
+	c.waitState(id, "DONE")
 }
 
 // The job cannot raise its own limit or move itself out of its cgroup:

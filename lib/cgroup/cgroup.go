@@ -121,6 +121,11 @@ func New(cfg Config) (*Manager, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("the worker does not run as root")
 	}
+	return newManager(cfg)
+}
+
+// newManager is New without the check for root (tests over a fake tree).
+func newManager(cfg Config) (*Manager, error) {
 	if cfg.Cluster == "" || strings.ContainsAny(cfg.Cluster, "/\x00") || cfg.Cluster == "." || cfg.Cluster == ".." {
 		return nil, fmt.Errorf("cluster name %q cannot name a cgroup", cfg.Cluster)
 	}
@@ -265,6 +270,11 @@ type Job interface {
 	EndUsage() (Usage, error)
 	// CPUTime is the CPU time of every process that ever ran in it.
 	CPUTime() (time.Duration, error)
+	// Resident is the memory its processes have resident, in bytes:
+	// anonymous and file-mapped pages, not the page cache the cgroup is
+	// also charged (LSF's cgroup measure without
+	// LSB_CGROUP_MEM_INCLUDE_CACHE; the shepherd's sum of RSS).
+	Resident() (int64, error)
 	// MemLimit is the memory limit the cgroup has, in bytes (0: none).
 	MemLimit() (int64, error)
 	// SetMemLimit changes the memory limit (0: none).

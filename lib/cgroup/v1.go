@@ -383,6 +383,22 @@ func (j *v1Job) CPUTime() (time.Duration, error) {
 	return time.Duration(ns), err
 }
 
+// Resident is memory.stat's total_rss (anonymous, transparent huge
+// pages included) and total_mapped_file.
+func (j *v1Job) Resident() (int64, error) {
+	d := j.Dir("memory")
+	if d == "" {
+		return 0, errors.New("no memory controller")
+	}
+	b, err := os.ReadFile(filepath.Join(d, "memory.stat"))
+	if err != nil {
+		return 0, fmt.Errorf("cgroup %s: %w", j.name, err)
+	}
+	rss, _ := keyed(b, "total_rss")
+	mapped, _ := keyed(b, "total_mapped_file")
+	return rss + mapped, nil
+}
+
 // noMemLimit: a v1 limit at or above it is the kernel's "unlimited"
 // (PAGE_COUNTER_MAX pages, rounded to the page size).
 const noMemLimit = 1 << 62

@@ -218,6 +218,20 @@ func (j *v2Job) CPUTime() (time.Duration, error) {
 	return time.Duration(us) * time.Microsecond, nil
 }
 
+// Resident is memory.stat's anon and file_mapped.
+func (j *v2Job) Resident() (int64, error) {
+	if !j.m.Has("memory") {
+		return 0, errors.New("no memory controller")
+	}
+	b, err := os.ReadFile(filepath.Join(j.dir, "memory.stat"))
+	if err != nil {
+		return 0, fmt.Errorf("cgroup %s: %w", j.name, err)
+	}
+	anon, _ := keyed(b, "anon")
+	mapped, _ := keyed(b, "file_mapped")
+	return anon + mapped, nil
+}
+
 func (j *v2Job) MemLimit() (int64, error) {
 	b, err := os.ReadFile(filepath.Join(j.dir, "memory.max"))
 	if errors.Is(err, os.ErrNotExist) {

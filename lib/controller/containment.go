@@ -62,6 +62,60 @@ func setContainment(conf *config.Config, eff *effSpec, hosts []*api.HostSlots) {
 	}
 }
 
+// noteStaleCores keeps the cores job r holds on host name as its old
+// instance's there, when the host failed and the job is rerun elsewhere
+// or ended (c.stale): what runs of it there holds them until the host's
+// worker, back, has ended it (c.mu held).
+func (c *Controller) noteStaleCores(name string, r *rec) {
+	var cores []int
+	for _, hs := range r.job.ExecHosts {
+		if hs.Host == name {
+			cores = append(cores, heldCPUs(hs)...)
+		}
+	}
+	if len(cores) == 0 {
+		return
+	}
+	if c.staleCores == nil {
+		c.staleCores = map[string]map[key][]int{}
+	}
+	if c.staleCores[name] == nil {
+		c.staleCores[name] = map[key][]int{}
+	}
+	c.staleCores[name][key{r.job.JobId, r.job.ArrayIndex}] = cores
+}
+
+// withoutStaleCores is a host's cores less those old instances still
+// hold there (noteStaleCores), so that no new job is given a core one of
+// them runs on; an instance whose end was reported (no longer in
+// c.stale) gives its cores back (c.mu held).
+func (c *Controller) withoutStaleCores(name string, cpus []int) []int {
+	held := c.staleCores[name]
+	if len(held) == 0 || cpus == nil {
+		return cpus
+	}
+	taken := map[int]bool{}
+	for k, cores := range held {
+		if !c.stale[name][k] {
+			delete(held, k)
+			continue
+		}
+		for _, x := range cores {
+			taken[x] = true
+		}
+	}
+	if len(held) == 0 {
+		delete(c.staleCores, name)
+	}
+	out := make([]int, 0, len(cpus))
+	for _, x := range cpus {
+		if !taken[x] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // heldCPUs is the cores a running job holds on a host, as its record
 // keeps them (nil: none).
 func heldCPUs(hs *api.HostSlots) []int {

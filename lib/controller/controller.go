@@ -182,6 +182,9 @@ type Controller struct {
 	// is reported: the job is not placed there meanwhile, and that end
 	// is not the job's.
 	stale map[string]map[key]bool
+	// staleCores: the cores those instances hold, withheld from new jobs
+	// until then (containment.go).
+	staleCores map[string]map[key][]int
 	// execs: the connected hosts' executors, read without c.mu (execOf).
 	execs atomic.Pointer[map[string]Executor]
 	// kills: terminations asked for while a job's host was away (killMu).

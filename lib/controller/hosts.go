@@ -604,6 +604,7 @@ func (c *Controller) hostFailed(r *rec, name string, now time.Time) store.Change
 		c.stale[name] = map[key]bool{}
 	}
 	c.stale[name][key{r.job.JobId, r.job.ArrayIndex}] = true
+	c.noteStaleCores(name, r)
 	nj := c.clone(r)
 	if r.eff.GetRerunnable() {
 		requeued(nj, false)
@@ -683,7 +684,7 @@ func (c *Controller) schedHost(h *host, schema *resreq.Schema) sched.Host {
 	c.setTemplateValues(h, schema, values)
 	var cpus []int
 	if h.connected() {
-		cpus = hostCores(conf, h.name, v.Ncpus)
+		cpus = c.withoutStaleCores(h.name, hostCores(conf, h.name, v.Ncpus))
 	}
 	return sched.Host{Name: h.name, Status: status, MaxSlots: h.slots, Values: values, GPUs: gpus, CPUs: cpus}
 }

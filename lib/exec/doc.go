@@ -45,9 +45,9 @@
 // newline and it is closed right after the start file is written (closed
 // empty when the job could not start): the worker's "started" signal, and
 // the only pid the worker takes (never the start file's). The worker
-// passes a socket, on which the shepherd first waits for its go
-// (GoByte), sent once the worker has recorded the shepherd's pid; without
-// it the shepherd exits, code 3, having started nothing. Diagnostics go
+// passes a socket, on which the shepherd first waits for its go (GoByte,
+// or GoKernelMemByte), sent once the worker has recorded the shepherd's
+// pid; without it the shepherd exits, code 3, having started nothing. Diagnostics go
 // to stderr through log/slog.
 //
 // # The job's process
@@ -184,6 +184,10 @@
 //     is shorter; a hard limit gets SIGKILL at once. TERM_MEMLIMIT.
 //     Otherwise a job over its limit runs on. A new limit from bmod
 //     changes what the shepherd enforces, not the RLIMIT_RSS already set.
+//     A job whose cgroup holds its memory limit (the worker's go is
+//     GoKernelMemByte: resource_enforce "memory", LSF's
+//     LSB_RESOURCE_ENFORCE) is left to the kernel: the shepherd does not
+//     enforce the limit, whatever the launch or the -M says.
 //   - CPU limit (-c, cpu_limit_sec): the same sample sums the group's CPU
 //     time; above the limit SIGXCPU, SIGINT, SIGTERM, SIGKILL, spaced as for
 //     memory. TERM_CPULIMIT.

@@ -100,12 +100,14 @@ func ShepherdMain(launchFile string) int {
 		log.Error("cannot decode the launch file", "err", err)
 		return 2
 	}
+	var kernelMem bool
 	if gated {
 		var got [1]byte
-		if n, err := started.Read(got[:]); n != 1 || got[0] != GoByte {
+		if n, err := started.Read(got[:]); n != 1 || got[0] != GoByte && got[0] != GoKernelMemByte {
 			log.Warn("the worker went before it let the job start; the job is not started", "err", err)
 			return 3
 		}
+		kernelMem = got[0] == GoKernelMemByte
 	}
 	var pgid struct {
 		sync.Mutex
@@ -135,7 +137,7 @@ func ShepherdMain(launchFile string) int {
 	// A process the job starts that leaves its group or session is
 	// reparented to the shepherd, not to init, and stays the job's.
 	tree := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil
-	ev, err := run(l, hooks{tree: tree, reload: reload, limitsFile: LimitsFile(launchFile), killFile: KillFile(launchFile), result: result, usage: usage, started: func(pid int) {
+	ev, err := run(l, hooks{tree: tree, kernelMem: kernelMem, reload: reload, limitsFile: LimitsFile(launchFile), killFile: KillFile(launchFile), result: result, usage: usage, started: func(pid int) {
 		pgid.Lock()
 		pgid.n = pid
 		pgid.Unlock()
@@ -177,6 +179,13 @@ func readLaunch(launchFile string) ([]byte, error) {
 // GoByte is what the worker sends on the socket of file descriptor 3 to let
 // the shepherd start the job.
 const GoByte = 'g'
+
+// GoKernelMemByte is GoByte for a job whose cgroup holds its memory limit
+// (the worker's resource_enforce "memory"): the kernel enforces the
+// limit, so the shepherd does not (LSF ignores LSB_MEMLIMIT_ENFORCE and
+// LSB_JOB_MEMLIMIT then, and the cgroup's limit is the job's times its
+// slots on the host, which the shepherd's sum would cut short).
+const GoKernelMemByte = 'm'
 
 // startedPipe returns file descriptor 3 when it is the worker's "started"
 // pipe: a pipe or socket open for writing; gated reports a socket, which
@@ -224,6 +233,8 @@ type hooks struct {
 	// tree: the shepherd is a child subreaper (ShepherdMain), so every
 	// descendant of it is the job's: counted, and killed at the end.
 	tree bool
+	// kernelMem: the job's cgroup holds its memory limit (GoKernelMemByte).
+	kernelMem bool
 	// result and usage: the worker's records (ResultFD, UsageFD), nil
 	// when the shepherd was started without them.
 	result, usage *os.File
@@ -239,6 +250,7 @@ func run(l *api.Launch, h hooks) (*api.Event, error) {
 	s := newShepherd(l)
 	s.limitsFile = h.limitsFile
 	s.usageRec = h.usage
+	s.kernelMem = h.kernelMem
 	ev := s.run(h)
 	if s.term != nil {
 		// A job going back to pending (its pre-execution failed) ends
@@ -307,6 +319,7 @@ type shepherd struct {
 	limits     *liveLimits
 	limitsFile string
 	usageRec   *os.File // the worker's usage record, nil without one
+	kernelMem  bool     // the memory limit is the job's cgroup's (GoKernelMemByte)
 }
 
 func newShepherd(l *api.Launch) *shepherd {
@@ -735,7 +748,8 @@ func (s *shepherd) watch(samp *sampler, e *enforcer, interval time.Duration) {
 		cpuLimitMs := s.limits.cpuMs()
 		// LSF kills at the memory limit only when lsf.conf says so or the
 		// limit is hard (-M N!); otherwise it is the job's RLIMIT_RSS alone.
-		if memLimit > 0 && u.MemKb > memLimit && (memHard || s.l.GetMemlimitEnforce() || s.l.GetJobMemlimit()) {
+		// Where the job's cgroup holds the limit, the kernel enforces it.
+		if memLimit > 0 && u.MemKb > memLimit && !s.kernelMem && (memHard || s.l.GetMemlimitEnforce() || s.l.GetJobMemlimit()) {
 			detail := fmt.Sprintf("TERM_MEMLIMIT: the job used %d KB, over its memory limit of %d KB", u.MemKb, memLimit)
 			if memHard {
 				e.terminate(api.TermReason_TERM_MEMLIMIT, detail, interval, syscall.SIGKILL)

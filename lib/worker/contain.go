@@ -22,8 +22,12 @@ package worker
 //     too, a little after the shepherd should have (so a stopped or
 //     killed shepherd changes nothing): it kills the cgroup and ends the
 //     job TERM_RUNLIMIT (TERM_DEADLINE);
-//   - with memory enforced the cgroup's limit is the job's, and a job
-//     whose cgroup saw the kernel's OOM kill ends TERM_MEMLIMIT.
+//   - with memory enforced the cgroup's limit is the job's (times its
+//     slots on the host; bmod -M changes it, limits.go), and a job whose
+//     cgroup saw the kernel's OOM kill ends TERM_MEMLIMIT; a memory limit
+//     LSF enforces by sampling instead (memlimit_enforce, job_memlimit,
+//     -M N!) is backed by the worker from the cgroup's resident memory
+//     (memlimit.go).
 //
 // A blaunch task joins its job's cgroup on its host (made for it where
 // the job's shepherd runs elsewhere), before its command runs: the task's

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"xce/lib/api"
+	"xce/lib/api/rpc"
 	"xce/lib/cgroup"
 	"xce/lib/testenv"
 )
@@ -161,5 +162,40 @@ func TestCgroupRemovedBeforeRerun(t *testing.T) {
 		if !strings.Contains(string(b), "/job.1.0\n") {
 			t.Errorf("run %d was not in its cgroup: %q", run, b)
 		}
+	}
+}
+
+// A blaunch task on a host where its job's shepherd does not run joins a
+// cgroup made there for the job's tasks, with the job's limits on that
+// host: its memory limit and its cores there.
+func TestTaskCgroupLimits(t *testing.T) {
+	w, _ := newWorker(t, "/bin/true")
+	if w.cg == nil {
+		t.Skip("the worker cannot make cgroups here")
+	}
+	if !w.cg.CanEnforce("memory") || !w.cg.CanEnforce("cpu") {
+		t.Skip("no memory or cpuset controller")
+	}
+	ts := &rpc.TaskStart{JobId: 9, Index: 2, Cpus: []int32{0},
+		Containment: &api.Containment{ProcessTracking: true, CgroupAcct: true, ResourceEnforce: []string{"memory", "cpu"}, MemLimitKb: 96 << 10}}
+	cg, local := w.taskCgroup(ts)
+	if cg == nil || local {
+		t.Fatalf("task cgroup %v (local %v), want one made here", cg, local)
+	}
+	defer w.endTaskCgroup(jobKey{9, 2})
+	if !strings.HasSuffix(cg.Path(), "/job.9.2") {
+		t.Errorf("the task cgroup is %s, want the job's name", cg.Path())
+	}
+	if lim, err := cg.MemLimit(); err != nil || lim != 96<<20 {
+		t.Errorf("the task cgroup's memory limit %d %v, want %d", lim, err, 96<<20)
+	}
+	if d := cg.Dir("cpuset"); d != "" {
+		if b, err := os.ReadFile(filepath.Join(d, "cpuset.cpus")); err != nil || strings.TrimSpace(string(b)) != "0" {
+			t.Errorf("the task cgroup's cores %q %v, want 0", b, err)
+		}
+	}
+	// The job's other tasks here join the same one.
+	if again, _ := w.taskCgroup(ts); again != cg {
+		t.Error("a second task of the job got another cgroup")
 	}
 }

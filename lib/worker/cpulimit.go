@@ -90,13 +90,15 @@ func (w *Worker) watchCPULimit(k jobKey, p *proc, sec int64) {
 
 // adoptedContainment is what a restarted worker keeps of the containment
 // of a job it adopts with its cgroup cg: whether the cgroup measures it,
-// and whether its memory limit is enforced there. The limit the cgroup
-// was made with holds whatever the job's record says, so an OOM kill
-// under it is the job's memory limit (TERM_MEMLIMIT) either way.
-func (w *Worker) adoptedContainment(job *api.Job, cg cgroup.Job) (acct, memEnforced bool) {
+// whether its memory limit is enforced there, and whether the cgroup
+// holds the job's memory limit (bmod -M changes it there). The limit the
+// cgroup was made with holds whatever the job's record says, so an OOM
+// kill under it is the job's memory limit (TERM_MEMLIMIT) either way.
+func (w *Worker) adoptedContainment(job *api.Job, cg cgroup.Job) (acct, memEnforced, kernelMem bool) {
 	c := w.containment(job)
 	lim, err := cg.MemLimit()
 	memEnforced = err == nil && lim > 0 ||
 		slices.Contains(c.GetResourceEnforce(), "memory") && c.GetMemLimitKb() > 0
-	return c.GetCgroupAcct(), memEnforced
+	kernelMem = w.kernelMemory(c, cg) || err == nil && lim > 0
+	return c.GetCgroupAcct(), memEnforced, kernelMem
 }

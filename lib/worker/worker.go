@@ -181,6 +181,8 @@ type Worker struct {
 	// controller records a dispatch, then launches; a bkill may come in
 	// between.
 	killPending map[jobKey]api.TermReason // present: kill once started, for this reason
+	// New limits (bmod) that came before the job's shepherd (limits.go).
+	limitsPending map[jobKey]*api.JobSpec
 
 	// blaunch's tasks (task.go).
 	tmu   sync.Mutex
@@ -216,16 +218,24 @@ type proc struct {
 	// the job, if it did.
 	cg            cgroup.Job
 	acct          bool
-	memEnforced   bool
+	memEnforced   bool // the cgroup has a memory limit: an OOM kill there is TERM_MEMLIMIT
+	kernelMem     bool // the job's memory limit is its cgroup's (limits.go)
 	runSec        int64
 	termTime      int64 // the termination deadline, Unix seconds (0: none)
 	limitsChanged chan struct{}
 	ended         chan struct{}
 	enforced      api.TermReason
 	// The CPU-time limit the worker enforces from the cgroup (cpulimit.go),
-	// and whether its watch runs.
+	// and whether its watch runs; the same for the sampled memory limit
+	// (memlimit.go).
 	cpuSec   int64
 	cpuWatch bool
+	memKB    int64
+	memHard  bool
+	memWatch bool
+	// limitsUnsaid: new limits wait in the limits file for the shepherd
+	// to have started the job (limits.go).
+	limitsUnsaid bool
 }
 
 // The files of a job's directory (JobDir); see the package comment.
@@ -404,11 +414,13 @@ func (w *Worker) Start(job *api.Job) error {
 	if cg != nil {
 		spec := runLimits(job)
 		p.acct = l.Containment.GetCgroupAcct()
-		p.memEnforced = slices.Contains(l.Containment.GetResourceEnforce(), "memory") && l.Containment.GetMemLimitKb() > 0
+		p.kernelMem = w.kernelMemory(l.Containment, cg)
+		p.memEnforced = p.kernelMem && l.Containment.GetMemLimitKb() > 0
 		p.runSec, p.termTime = spec.GetRunLimitSec(), spec.GetTermTime()
 		p.limitsChanged, p.ended = make(chan struct{}, 1), make(chan struct{})
 		go w.watchLimits(k, p, spec, time.Now())
 		w.watchCPULimit(k, p, spec.GetCpuLimitSec())
+		w.watchMemLimit(k, p, spec.GetMemLimitKb(), spec.GetMemLimitHard())
 	}
 	w.writePids(k, p.shepherd, 0)
 	if crashAt == "recorded" {
@@ -420,14 +432,29 @@ func (w *Worker) Start(job *api.Job) error {
 	// starting it, and a restarted worker that finds no shepherd it could
 	// have lost (NeverStarted): the job is dispatched again rather than
 	// left running unwatched and reported lost.
-	if _, err := started.Write([]byte{jobexec.GoByte}); err != nil {
+	// Where its cgroup holds the job's memory limit, the go says so: the
+	// shepherd then leaves the memory limit to the kernel, as LSF leaves
+	// LSB_MEMLIMIT_ENFORCE aside under LSB_RESOURCE_ENFORCE="memory".
+	goByte := byte(jobexec.GoByte)
+	if p.kernelMem {
+		goByte = jobexec.GoKernelMemByte
+	}
+	if _, err := started.Write([]byte{goByte}); err != nil {
 		slog.Warn("the shepherd did not take its go", "job", k.id, "index", k.idx, "err", err)
 	}
 	w.mu.Lock()
 	w.jobs[k] = p
 	killReason, kill := w.killPending[k]
 	delete(w.killPending, k)
+	newLimits := w.takePendingLimits(k)
 	w.mu.Unlock()
+	if newLimits != nil {
+		// A bmod between the dispatch and now: the shepherd has its go,
+		// and reads the limits file on SIGUSR1 from its first moment.
+		if err := w.SetLimits(k.id, k.idx, newLimits); err != nil {
+			slog.Warn("new limits not given", "job", k.id, "index", k.idx, "err", err)
+		}
+	}
 	go func() {
 		waited := make(chan struct{})
 		go func() {
@@ -476,7 +503,14 @@ func (w *Worker) reportStart(k jobKey, p *proc, pid int) {
 	ev.Type, ev.State, ev.Pid = api.EventType_START, api.JobState_RUN, int32(pid)
 	w.mu.Lock()
 	p.pgid = pid
+	tell := p.limitsUnsaid
+	p.limitsUnsaid = false
 	w.mu.Unlock()
+	if tell && shepherdAlive(p.shepherd, p.uid) {
+		if err := w.tellLimits(k, p); err != nil {
+			slog.Warn("new limits not given", "job", k.id, "index", k.idx, "err", err)
+		}
+	}
 	if p.cg != nil {
 		w.noteShepherdCPU(p) // its start-up, the most of its CPU
 	}
@@ -588,7 +622,7 @@ func (w *Worker) Reattach(job *api.Job) {
 		// the restart (the limits the kernel enforces are already set).
 		if cg := w.cg.Load(k.id, k.idx); cg != nil {
 			p.cg, p.ended = cg, make(chan struct{})
-			p.acct, p.memEnforced = w.adoptedContainment(job, cg)
+			p.acct, p.memEnforced, p.kernelMem = w.adoptedContainment(job, cg)
 		}
 	}
 	w.mu.Lock()
@@ -599,6 +633,7 @@ func (w *Worker) Reattach(job *api.Job) {
 		p.runSec, p.termTime, p.limitsChanged = spec.GetRunLimitSec(), spec.GetTermTime(), make(chan struct{}, 1)
 		go w.watchLimits(k, p, spec, time.Unix(0, job.StartTime))
 		w.watchCPULimit(k, p, spec.GetCpuLimitSec())
+		w.watchMemLimit(k, p, spec.GetMemLimitKb(), spec.GetMemLimitHard())
 	}
 	if p.uid >= 0 {
 		if err := w.serveTasks(k, p.uid); err != nil {
@@ -791,56 +826,6 @@ func (w *Worker) terminate(id int64, idx int32, reason api.TermReason, sigs ...s
 	return nil
 }
 
-// SetLimits gives a running job new run, memory and CPU limits (bmod)
-// and termination deadline (a closed advance reservation's new end):
-// they go to the limits file the shepherd reads (exec.LimitsFile) when it
-// gets SIGUSR1. The file is root's, in the job's root-owned directory, and
-// readable by all: the shepherd runs as the job's user.
-func (w *Worker) SetLimits(id int64, idx int32, limits *api.JobSpec) error {
-	w.mu.Lock()
-	p := w.jobs[jobKey{id, idx}]
-	var shepherd, uid int
-	if p != nil {
-		shepherd, uid = p.shepherd, p.uid
-	}
-	w.mu.Unlock()
-	if p == nil || shepherd <= 0 {
-		return fmt.Errorf("job %d[%d] is not running on this host", id, idx)
-	}
-	if p.cg != nil {
-		w.mu.Lock()
-		p.runSec, p.termTime = limits.GetRunLimitSec(), limits.GetTermTime()
-		memEnforced := p.memEnforced
-		w.mu.Unlock()
-		select {
-		case p.limitsChanged <- struct{}{}:
-		default:
-		}
-		w.watchCPULimit(jobKey{id, idx}, p, limits.GetCpuLimitSec())
-		if memEnforced {
-			if err := p.cg.SetMemLimit(limits.GetMemLimitKb()); err != nil {
-				slog.Warn("cannot change the memory limit of the job's cgroup", "job", id, "index", idx, "err", err)
-			}
-		}
-	}
-	b, err := api.Marshal(&api.JobSpec{RunLimitSec: limits.GetRunLimitSec(), MemLimitKb: limits.GetMemLimitKb(),
-		MemLimitHard: limits.GetMemLimitHard(), CpuLimitSec: limits.GetCpuLimitSec(), TermTime: limits.GetTermTime()})
-	if err != nil {
-		return fmt.Errorf("encode limits: %w", err)
-	}
-	// Root's own file in root's directory, readable by the shepherd.
-	if err := atomicfile.Write(jobexec.LimitsFile(filepath.Join(w.JobDir(id, idx), launchName)), b, 0o644, false); err != nil {
-		return fmt.Errorf("write limits of job %d[%d]: %w", id, idx, err)
-	}
-	if !shepherdAlive(shepherd, uid) {
-		return fmt.Errorf("job %d[%d]: its shepherd (pid %d) is not running", id, idx, shepherd)
-	}
-	if err := syscall.Kill(shepherd, syscall.SIGUSR1); err != nil {
-		return fmt.Errorf("tell the shepherd of job %d[%d]: %w", id, idx, err)
-	}
-	return nil
-}
-
 // Usage returns the latest resource usage sample of a running job.
 func (w *Worker) Usage(id int64, idx int32) *api.ResourceUsage {
 	w.mu.Lock()
@@ -875,6 +860,7 @@ func (w *Worker) Usage(id int64, idx int32) *api.ResourceUsage {
 func (w *Worker) Remove(id int64, idx int32) {
 	w.mu.Lock()
 	delete(w.killPending, jobKey{id, idx})
+	delete(w.limitsPending, jobKey{id, idx})
 	w.mu.Unlock()
 	dir := w.JobDir(id, idx)
 	keepShepherdLog(filepath.Join(dir, logName), id, idx)
