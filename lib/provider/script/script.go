@@ -41,8 +41,8 @@ import (
 // Script calls the provider scripts of Dir.
 type Script struct {
 	Dir string
-	// Timeout bounds one script when the context has no deadline
-	// (default 60 s).
+	// Timeout bounds one script (default 60 s); a deadline of the
+	// context that comes earlier wins.
 	Timeout time.Duration
 }
 
@@ -50,15 +50,12 @@ var _ provider.Provider = (*Script)(nil)
 
 // call runs NAME.sh -f input.json and decodes its standard output into out.
 func (s *Script) call(ctx context.Context, name string, in, out any) error {
-	if _, ok := ctx.Deadline(); !ok {
-		d := s.Timeout
-		if d <= 0 {
-			d = 60 * time.Second
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
+	d := s.Timeout
+	if d <= 0 {
+		d = 60 * time.Second
 	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
 	f, err := os.CreateTemp("", "xce-rc-*.json")
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)

@@ -86,4 +86,11 @@ func TestScriptErrors(t *testing.T) {
 	if err := s.Return(ctx, insts); err == nil || !strings.Contains(err.Error(), "did not answer in time") {
 		t.Errorf("hanging script: %v", err)
 	}
+	// The provider's own timeout bounds a call whose context allows more
+	// (the provisioner gives every call 60 s).
+	long, cancel := context.WithTimeout(ctx, time.Hour)
+	defer cancel()
+	if err := s.Return(long, insts); err == nil || !strings.Contains(err.Error(), "did not answer in time") {
+		t.Errorf("hanging script under a longer deadline: %v", err)
+	}
 }
