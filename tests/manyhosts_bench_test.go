@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"xce/lib/api"
 	"xce/lib/clusterauth"
 	"xce/lib/version"
 	"xce/tools/loadgen"
@@ -32,8 +34,9 @@ const manyHostsGrace = 3 * time.Second
 // same run: the controller's CPU (share of one core) and RSS with the
 // hosts heartbeating, against the same controller with no hosts; with
 // every host running a job; the time from a new host's registration to
-// its first job (a job pending because every host is full), and from a
-// host's loss to `unavail` in bhosts, at 10 hosts and at the full count.
+// its first job (a job pending because every host is full), from a load
+// sent to the controller's host list showing it, and from a host's loss
+// to `unavail` in bhosts, at 10 hosts and at the full count.
 func BenchmarkManyHosts(b *testing.B) {
 	n := *manyHosts
 	const ref = 10
@@ -68,6 +71,7 @@ func BenchmarkManyHosts(b *testing.B) {
 	}
 	fill(b, c, g, "ref", ref)
 	joinRef := firstJobAfterJoin(b, c, g, first, "ref-new")
+	seenRef := heartbeatVisible(b, c, g, "ref-0002")
 	lossRef := lossToUnavail(b, c, g, "ref-0001")
 
 	// The full count.
@@ -83,6 +87,7 @@ func BenchmarkManyHosts(b *testing.B) {
 	dispRate := float64(n-ref) / time.Since(dispBegan).Seconds()
 	cpuBusy := cpuShare(b, pid, *manyHostsWindow)
 	joinN := firstJobAfterJoin(b, c, g, first, "sim-new")
+	seenN := heartbeatVisible(b, c, g, "sim-0002")
 	lossN := lossToUnavail(b, c, g, "sim-0001")
 	if _, _, errs := g.Counts(); errs > 0 {
 		b.Errorf("%d simulated host sessions failed; the last: %v", errs, g.LastError())
@@ -97,6 +102,8 @@ func BenchmarkManyHosts(b *testing.B) {
 	report(b, "  RSS per host", (rssN-rss0)/float64(n), "KB/host", nil)
 	report(b, "hosts registered per second", regRate, "hosts/s", nil)
 	report(b, "jobs dispatched per second to "+N, dispRate, "jobs/s", nil)
+	report(b, "heartbeat to visible (median), 10 hosts (ref)", ms(seenRef), "ms-seen-ref", nil)
+	report(b, "heartbeat to visible (median), "+N, ms(seenN), "ms-seen", nil)
 	report(b, "new host to its first job, 10 hosts (ref)", ms(joinRef), "ms-ref", nil)
 	report(b, "new host to its first job, "+N, ms(joinN), "ms", atMost(1000))
 	target := ms(manyHostsGrace + time.Second)
@@ -191,6 +198,39 @@ func firstJobAfterJoin(b *testing.B, c *benchCluster, g *loadgen.Gen, first *syn
 			b.Fatalf("the new host %s got no job in a minute\nxced:\n%s", name, c.logTail())
 		}
 	}
+}
+
+// heartbeatVisible sends loads of a host with new values and returns the
+// median time until the controller's host list (what lsload and bhosts
+// read) shows each.
+func heartbeatVisible(b *testing.B, c *benchCluster, g *loadgen.Gen, name string) time.Duration {
+	b.Helper()
+	cl := c.dial()
+	defer cl.Close()
+	const samples = 21
+	ds := make([]time.Duration, 0, samples)
+	for i := range samples {
+		v := 10 + float64(i)/4
+		sent := time.Now()
+		if err := g.SendLoad(name, v); err != nil {
+			b.Fatal(err)
+		}
+		for deadline := sent.Add(30 * time.Second); ; {
+			reply, err := cl.ListHosts(context.Background(), &api.ListHostsRequest{Names: []string{name}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if hs := reply.GetHosts(); len(hs) == 1 && hs[0].GetR15S() == v {
+				ds = append(ds, time.Since(sent))
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("the load of %s sent was not visible in 30 s", name)
+			}
+		}
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
 }
 
 // lossToUnavail ends a host's session and returns how long bhosts took

@@ -76,6 +76,8 @@ type host struct {
 	name   string
 	cancel context.CancelFunc
 	done   chan struct{}
+	out    chan *rpc.WorkerMessage  // what the sender sends next
+	load   atomic.Pointer[api.Host] // the load it sends
 }
 
 // New returns a generator whose hosts live until ctx ends or Close.
@@ -150,7 +152,8 @@ func (g *Gen) Add(name string) (time.Time, error) {
 		cancel()
 		return time.Time{}, fmt.Errorf("loadgen: %s: the controller's first message is no welcome (%T)", name, m.GetMsg())
 	}
-	h := &host{name: name, cancel: cancel, done: make(chan struct{})}
+	h := &host{name: name, cancel: cancel, done: make(chan struct{}), out: make(chan *rpc.WorkerMessage, 64)}
+	h.load.Store(g.hostInfo(name))
 	g.mu.Lock()
 	g.hosts[name] = h
 	g.mu.Unlock()
@@ -184,6 +187,27 @@ func (g *Gen) AddMany(names []string, conc int) error {
 		return *p
 	}
 	return nil
+}
+
+// SendLoad makes a host's 15-second run queue length r15s and sends its
+// load now (and from then on); it returns when the message is queued for
+// sending.
+func (g *Gen) SendLoad(name string, r15s float64) error {
+	g.mu.Lock()
+	h := g.hosts[name]
+	g.mu.Unlock()
+	if h == nil {
+		return fmt.Errorf("loadgen: no host %s", name)
+	}
+	l := g.hostInfo(name)
+	l.R15S = r15s
+	h.load.Store(l)
+	select {
+	case h.out <- &rpc.WorkerMessage{Msg: &rpc.WorkerMessage_Load{Load: l}}:
+		return nil
+	case <-h.done:
+		return fmt.Errorf("loadgen: host %s has left", name)
+	}
 }
 
 // Drop ends a host's session at once, as a host that died would: the
@@ -234,7 +258,7 @@ func (g *Gen) hostInfo(name string) *api.Host {
 // and the receiver (dispatches, signals, acks).
 func (g *Gen) session(ctx context.Context, h *host, stream grpc.BidiStreamingClient[rpc.WorkerMessage, rpc.ControllerMessage]) {
 	defer close(h.done)
-	out := make(chan *rpc.WorkerMessage, 64)
+	out := h.out
 	var seq atomic.Uint64
 	seq.Store(uint64(time.Now().UnixNano()))
 	report := func(r *rpc.WorkerReport) {
@@ -261,7 +285,6 @@ func (g *Gen) session(ctx context.Context, h *host, stream grpc.BidiStreamingCli
 	}
 	sendErr := make(chan error, 1)
 	go func() {
-		load := g.hostInfo(h.name)
 		// The first load comes at a random point of the interval, so
 		// that the hosts' heartbeats spread as real ones do.
 		first := time.Duration(uint64(time.Now().UnixNano()) % uint64(g.cfg.LoadInterval))
@@ -279,7 +302,7 @@ func (g *Gen) session(ctx context.Context, h *host, stream grpc.BidiStreamingCli
 				}
 			case <-t.C:
 				t.Reset(g.cfg.LoadInterval)
-				if err := stream.Send(&rpc.WorkerMessage{Msg: &rpc.WorkerMessage_Load{Load: load}}); err != nil {
+				if err := stream.Send(&rpc.WorkerMessage{Msg: &rpc.WorkerMessage_Load{Load: h.load.Load()}}); err != nil {
 					sendErr <- err
 					return
 				}
