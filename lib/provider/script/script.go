@@ -164,8 +164,23 @@ func (s *Script) Status(ctx context.Context, req string, insts []provider.Instan
 	for _, in := range insts {
 		byName[in.Host] = in
 	}
+	// A machine under another name takes the first instance that no
+	// machine of the answer names (each instance once).
+	named := map[string]bool{}
+	for _, r := range out.Requests {
+		for _, m := range r.Machines {
+			if _, ok := byName[m.Name]; ok && r.RequestID == req {
+				named[m.Name] = true
+			}
+		}
+	}
+	var spare []provider.Instance
+	for _, in := range insts {
+		if !named[in.Host] {
+			spare = append(spare, in)
+		}
+	}
 	var ms []provider.Machine
-	next := 0
 	for _, r := range out.Requests {
 		if r.RequestID != req {
 			continue
@@ -173,12 +188,11 @@ func (s *Script) Status(ctx context.Context, req string, insts []provider.Instan
 		for _, m := range r.Machines {
 			in, ok := byName[m.Name]
 			if !ok {
-				if next >= len(insts) {
+				if len(spare) == 0 {
 					continue
 				}
-				in = insts[next]
+				in, spare = spare[0], spare[1:]
 			}
-			next++
 			st := provider.Booting
 			switch {
 			case m.Result == "fail":
