@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"time"
 
 	"xce/lib/config"
 	"xce/lib/controller"
@@ -33,7 +34,7 @@ func startProvisioner(cfg *config.Config, ctl *controller.Controller, st *store.
 			provs[name] = &local.Local{Exe: self, Dir: filepath.Join(dir, "rc"), Controller: dialable(listen),
 				TokenFile: filepath.Join(dir, "cluster.token")}
 		case "script":
-			provs[name] = &script.Script{Dir: pc.ScriptDir}
+			provs[name] = &script.Script{Dir: pc.ScriptDir, Timeout: time.Duration(pc.Timeout) * time.Second}
 		default:
 			return nil, fmt.Errorf("provider %s: unknown kind %q", name, pc.Kind)
 		}

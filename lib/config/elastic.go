@@ -16,6 +16,10 @@ type Provider struct {
 	Name      string `toml:"-"`
 	Kind      string `toml:"kind"`
 	ScriptDir string `toml:"script_dir"`
+	// Timeout bounds each call of a script provider: a script still
+	// running then is killed with everything it started, and the call
+	// fails (badmin rc error). 0: 60 s, also the provisioner's bound.
+	Timeout Duration `toml:"timeout"`
 }
 
 // Template is a kind of host a provider can supply ([templates.NAME]).
@@ -99,7 +103,13 @@ func (c *Config) checkElastic(k *checker) {
 			if p.ScriptDir != "" {
 				k.add(key+".script_dir", "only a provider of kind = \"script\" has a script_dir")
 			}
+			if p.Timeout != 0 {
+				k.add(key+".timeout", "only a provider of kind = \"script\" has a timeout")
+			}
 		case "script":
+			if p.Timeout < 0 {
+				k.add(key+".timeout", "%s: must not be negative", p.Timeout)
+			}
 			if p.ScriptDir == "" {
 				k.add(key+".script_dir", "a script provider needs script_dir, the directory of its requestMachines.sh and the other scripts")
 			} else if !filepath.IsAbs(p.ScriptDir) {

@@ -51,6 +51,9 @@
 // lsb.users, lsb.queues, lsb.applications and lsb.resources; the lsb.*
 // files may also be in LSF's layout, DIR/lsbatch/NAME/configdir. Any other
 // lsf.* or lsb.* file is noted as not read; other files are ignored.
+// LSF resource connector's resource_connector/hostProviders.json (or a
+// hostProviders.json beside lsf.conf) and each provider's templates file
+// are read too (hostproviders.go).
 //
 // # Translations
 //
@@ -155,6 +158,30 @@
 //     ... -> resources = { name = count }. A Limit with anything else
 //     (ELIGIBLE_PEND_JOBS, a resource not imported, a count beyond int32)
 //     is dropped whole, as a loss. Other sections are noted.
+//   - LSF resource connector: each provider of hostProviders.json ->
+//     [providers.NAME] with kind = "script" and script_dir: scriptPath's
+//     "scripts" directory as LSF installs it (scriptPath itself when it
+//     holds requestMachines.sh; a relative scriptPath is taken from
+//     LSF_SERVERDIR/../.., i.e. LSF_TOP/VERSION). Its templates file,
+//     CONFPATH/conf/*_templates.json (the one named after the provider's
+//     type when there are several; a relative confPath is under DIR) ->
+//     [templates.ID] for each template: maxNumber -> max (at most
+//     LSB_RC_MAX_INSTANCES_PER_TEMPLATE, LSF's default 50), attributes
+//     ncpus (else ncores) -> slots, mem (MB) -> mem, type, model, ngpus
+//     -> gpus, pricing -> price, and the resources of lsf.shared ->
+//     resources (Boolean "1", numbers, strings); a template of maxNumber
+//     0 is left out; priority and the provider's own keys (imageId,
+//     vmType, ...) are noted: the scripts read them from the file.
+//     lsf.conf (or lsb.params) LSB_RC_EXTERNAL_HOST_IDLE_TIME (minutes;
+//     LSF's default, 60, written out) -> each template's idle_time,
+//     LSB_RC_EXTERNAL_HOST_MAX_TTL -> max_ttl, LSB_RC_EXTERNAL_HOST_FLAG
+//     -> the Boolean resources every template's hosts carry,
+//     LSB_RC_DEFAULT_HOST_TYPE -> the type of templates without one;
+//     every other LSB_RC_* key, EBROKERD_* and LSF_MQ_BROKER_HOSTS are
+//     noted, and so is policy_config.json. lsb.queues RC_HOSTS ->
+//     rc_hosts ("none" -> none), RC_ACCOUNT -> rc_account;
+//     RC_DEMAND_POLICY is noted. A hostProviders.json or templates file
+//     that cannot be read is a loss.
 //
 // Units: memory limits are multiplied by LSF_UNIT_FOR_LIMITS and written
 // in the largest exact unit ("8000MB", "64GB"); run limits are minutes

@@ -43,6 +43,8 @@ type importer struct {
 	unitSrc      src // where LSF_UNIT_FOR_LIMITS is (or would be)
 
 	cuTypes []string // COMPUTE_UNIT_TYPES as written, finest first (lsbparams.go)
+
+	rc rcState // the resource connector's parameters (rc.go)
 }
 
 type resInfo struct {
@@ -110,6 +112,7 @@ func Import(dir string) (tomlText string, report []Note, err error) {
 	im.lsbQueues(read("lsb.queues"))
 	im.lsbApplications(read("lsb.applications"))
 	im.lsbResources(read("lsb.resources"))
+	im.resourceConnector()
 	im.finish()
 	im.notes = append(im.notes, im.d.settle()...)
 	slices.SortStableFunc(im.notes, func(a, b Note) int {

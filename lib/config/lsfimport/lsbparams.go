@@ -119,7 +119,9 @@ func (im *importer) lsbParams(f *File) {
 					im.cluster.set("max_pend_jobs", tomlInt(n), "", psrc(p))
 				}
 			default:
-				im.notTranslated(p, paramsReasons)
+				if !im.rcConf(p) {
+					im.notTranslated(p, paramsReasons)
+				}
 			}
 		}
 	}

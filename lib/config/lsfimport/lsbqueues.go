@@ -216,6 +216,8 @@ func (im *importer) queue(s *Section) {
 			}
 			im.addLimit(at, "pjob_"+name, [2]string{"queues", tomlList([]string{name})},
 				[2]string{"per_host", tomlList([]string{"all"})}, [2]string{"slots_per_processor", strconv.FormatFloat(f, 'f', -1, 64)})
+		case "RC_HOSTS", "RC_ACCOUNT", "RC_DEMAND_POLICY":
+			im.rcQueue(t, p)
 		case "RES_REQ", "PRE_EXEC", "POST_EXEC":
 			t.set(strings.ToLower(k), config.TOMLString(p.Value), "deprecated: imported from LSF; move it to an application profile", at)
 			im.note(at, deprecated, k)

@@ -32,6 +32,8 @@ func (im *importer) lsfConf(f *File) {
 				im.resourceEnforce(p)
 			case "LSB_GPU_REQ":
 				im.gpuReq(im.cluster, p)
+			default:
+				im.rcConf(p)
 			}
 		}
 	}

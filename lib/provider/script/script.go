@@ -41,8 +41,8 @@ import (
 // Script calls the provider scripts of Dir.
 type Script struct {
 	Dir string
-	// Timeout bounds one script when the context has no deadline
-	// (default 60 s).
+	// Timeout bounds one script (default 60 s); a deadline of the
+	// context that comes earlier wins.
 	Timeout time.Duration
 }
 
@@ -50,15 +50,12 @@ var _ provider.Provider = (*Script)(nil)
 
 // call runs NAME.sh -f input.json and decodes its standard output into out.
 func (s *Script) call(ctx context.Context, name string, in, out any) error {
-	if _, ok := ctx.Deadline(); !ok {
-		d := s.Timeout
-		if d <= 0 {
-			d = 60 * time.Second
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
+	d := s.Timeout
+	if d <= 0 {
+		d = 60 * time.Second
 	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
 	f, err := os.CreateTemp("", "xce-rc-*.json")
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
@@ -167,8 +164,23 @@ func (s *Script) Status(ctx context.Context, req string, insts []provider.Instan
 	for _, in := range insts {
 		byName[in.Host] = in
 	}
+	// A machine under another name takes the first instance that no
+	// machine of the answer names (each instance once).
+	named := map[string]bool{}
+	for _, r := range out.Requests {
+		for _, m := range r.Machines {
+			if _, ok := byName[m.Name]; ok && r.RequestID == req {
+				named[m.Name] = true
+			}
+		}
+	}
+	var spare []provider.Instance
+	for _, in := range insts {
+		if !named[in.Host] {
+			spare = append(spare, in)
+		}
+	}
 	var ms []provider.Machine
-	next := 0
 	for _, r := range out.Requests {
 		if r.RequestID != req {
 			continue
@@ -176,12 +188,11 @@ func (s *Script) Status(ctx context.Context, req string, insts []provider.Instan
 		for _, m := range r.Machines {
 			in, ok := byName[m.Name]
 			if !ok {
-				if next >= len(insts) {
+				if len(spare) == 0 {
 					continue
 				}
-				in = insts[next]
+				in, spare = spare[0], spare[1:]
 			}
-			next++
 			st := provider.Booting
 			switch {
 			case m.Result == "fail":

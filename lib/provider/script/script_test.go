@@ -52,6 +52,15 @@ echo '{"requests":[{"requestId":"req-77","status":"running","machines":[
 	if err != nil || len(ms) != 2 || ms[0].Status != provider.Running || ms[1].Status != provider.Booting || ms[1].Host != "cpu-2" {
 		t.Fatalf("status: %+v %v", ms, err)
 	}
+	// A machine listed under another name before the one named takes
+	// the instance no machine names, not the named one's.
+	order := writeScripts(t, map[string]string{"getRequestStatus.sh": `echo '{"requests":[{"requestId":"r","machines":[
+ {"machineId":"i-9","name":"cloud-abc","status":"running","result":"succeed"},
+ {"machineId":"i-1","name":"cpu-1","status":"running","result":"succeed"}]}]}'`})
+	ms, err = (&Script{Dir: order}).Status(ctx, "r", insts)
+	if err != nil || len(ms) != 2 || ms[0].Host != "cpu-2" || ms[1].Host != "cpu-1" {
+		t.Errorf("status of a renamed machine listed first: %+v %v", ms, err)
+	}
 	if err := s.Return(ctx, insts[:1]); err != nil {
 		t.Fatal(err)
 	}
@@ -85,5 +94,12 @@ func TestScriptErrors(t *testing.T) {
 	}
 	if err := s.Return(ctx, insts); err == nil || !strings.Contains(err.Error(), "did not answer in time") {
 		t.Errorf("hanging script: %v", err)
+	}
+	// The provider's own timeout bounds a call whose context allows more
+	// (the provisioner gives every call 60 s).
+	long, cancel := context.WithTimeout(ctx, time.Hour)
+	defer cancel()
+	if err := s.Return(long, insts); err == nil || !strings.Contains(err.Error(), "did not answer in time") {
+		t.Errorf("hanging script under a longer deadline: %v", err)
 	}
 }
