@@ -96,6 +96,10 @@ type AllocPreempt struct {
 	Suspended bool
 	// Count is how many times the job was preempted.
 	Count int
+	// Stopped: a suspended victim its user stopped since (bstop, USUSP):
+	// it holds no slots either, and is not resumed until its user's
+	// bresume makes it SSUSP again.
+	Stopped bool
 }
 
 // preState is a cycle's preemption state, built on first use.
@@ -130,6 +134,9 @@ func (c *cycle) preemptSetup() {
 	for i := range s.Running {
 		if s.Running[i].Preempt.Suspended {
 			c.release(&s.Running[i], 1)
+			if s.Running[i].Preempt.Stopped {
+				continue
+			}
 			q := s.Running[i].Queue
 			ps.susp[q] = append(ps.susp[q], i)
 		}
