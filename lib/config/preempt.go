@@ -13,9 +13,12 @@ import (
 // keys of [cluster].
 type Preemption struct {
 	// PreemptFor (PREEMPT_FOR): "least_run_time" takes victims by the
-	// shortest run first; "group_max", "group_jlp", "user_jlp",
-	// "host_jlu", "mini_job" and "optimal_mini_job" are accepted
-	// (suspended jobs never count against slot limits in XCE already).
+	// shortest run first; "group_max", "group_jlp", "user_jlp" and
+	// "host_jlu" leave suspended jobs out of a user group's total, a
+	// user group's and a user's per-processor, and a user's or group's
+	// per-host slot limits; "optimal_mini_job" suspends the fewest jobs
+	// for a parallel job; "mini_job" (only enough jobs) is what XCE always
+	// does.
 	PreemptFor []string `toml:"preempt_for"`
 	// PreemptJobtype (PREEMPT_JOBTYPE): "exclusive" lets exclusive jobs
 	// be preempted; "backfill" and "affinity" are accepted.

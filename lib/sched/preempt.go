@@ -33,7 +33,7 @@ import (
 //     a job preempted MaxJobPreempt times already, a job younger than
 //     NO_PREEMPT_RUN_TIME or within NO_PREEMPT_FINISH_TIME of its run
 //     limit, and a preemptor younger than PREEMPT_DELAY preempts nothing.
-//   - A suspended victim (Alloc.Preempt.Suspended) holds no slots, and no
+//   - A suspended victim (Alloc.Preempt.Suspended) holds no host slots, and no
 //     amount of the resources named in Preempt.Resources (PREEMPTABLE_
 //     RESOURCES); it keeps the rest (memory, GPUs, cores by default), as
 //     LSF's suspended jobs do. It resumes (Decision.Resumes) at its
@@ -45,11 +45,16 @@ import (
 //     slots from its queue's turn on, so that lower queues do not take
 //     them (higher queues may, in the next cycle).
 //
+//   - Limits: a suspended victim leaves the slot counts of the limits
+//     LSF leaves it out of (preempt_limits.go: a host's slots, a user's
+//     total, and what PREEMPT_FOR adds); a job held back by one of those
+//     preempts the jobs counted in it; a job resumes only within every
+//     limit and its queue's slot limits, as a dispatch would.
+//
 // Choices where LSF is silent or where XCE is simpler: compound
 // requirements ({..} + {..}) do not preempt; cores of hosts that bind
 // jobs to cores stay held by a suspended job (LSF's default, affinity
-// resources kept); a resuming job is not checked against limits (it
-// counted against JOBS all along).
+// resources kept); JOBS limits count suspended jobs.
 
 // QueuePreempt is a queue's preemption policy.
 type QueuePreempt struct {
@@ -87,6 +92,17 @@ type PreemptParams struct {
 	// LeastRunTime (PREEMPT_FOR=LEAST_RUN_TIME): victims by the shortest
 	// run first instead of by priority.
 	LeastRunTime bool
+	// PREEMPT_FOR's slot limit keywords: suspended jobs leave the slot
+	// counts of a user group's total limit (GroupMax), a user group's
+	// per-processor limit (GroupJLP), a user's per-processor limit
+	// (UserJLP) and a user's or user group's per-host limit (HostJLU);
+	// see preempt_limits.go.
+	GroupMax, GroupJLP, UserJLP, HostJLU bool
+	// MiniJob (PREEMPT_FOR=MINI_JOB): preempt only enough jobs for a
+	// parallel job, which XCE always does. OptimalMiniJob
+	// (OPTIMAL_MINI_JOB): on each host, the victims that free the most
+	// slots first, so that the fewest jobs are suspended.
+	MiniJob, OptimalMiniJob bool
 }
 
 // AllocPreempt is a running job's preemption state.
@@ -116,6 +132,9 @@ type preState struct {
 	susp  map[string][]int
 	resOf map[string]bool // Preempt.Resources
 	qprio map[string]int
+	// limFree are the limits whose slot counts leave suspended jobs out
+	// (preempt_limits.go).
+	limFree map[*limitState]bool
 }
 
 // preemptSetup releases what the suspended victims of the snapshot do not
@@ -127,6 +146,7 @@ func (c *cycle) preemptSetup() {
 	for _, r := range s.Preempt.Resources {
 		ps.resOf[r] = true
 	}
+	ps.limFree = c.limitsFreed()
 	for i := range s.Queues {
 		ps.qprio[s.Queues[i].Name] = s.Queues[i].Priority
 	}
@@ -286,10 +306,6 @@ func (c *cycle) release(a *Alloc, sign int) {
 		hs := &c.hosts[h]
 		hs.used -= sign * ha.Slots
 		hs.uses = append(hs.uses, use{end: end, slots: -sign * ha.Slots})
-		if hs.qused == nil {
-			hs.qused = map[string]int{}
-		}
-		hs.qused[a.Queue] -= sign * ha.Slots
 		if a.Exclusive {
 			hs.excl = sign < 0
 		}
@@ -325,6 +341,7 @@ func (c *cycle) release(a *Alloc, sign int) {
 		}
 	}
 	for _, ls := range c.matching(&v) {
+		slotsFree := c.pre.limFree[ls] // preempt_limits.go
 		k := ls.key(&v)
 		for _, ha := range a.Hosts {
 			h, ok := c.byName[ha.Host]
@@ -336,7 +353,9 @@ func (c *cycle) release(a *Alloc, sign int) {
 				host = ha.Host
 			}
 			n := ls.get(k, &v, host)
-			n.slots -= float64(sign * ha.Slots)
+			if slotsFree {
+				n.slots -= float64(sign * ha.Slots)
+			}
 			for r := range ls.resNames() {
 				if !rel[r] {
 					continue
@@ -348,12 +367,10 @@ func (c *cycle) release(a *Alloc, sign int) {
 			}
 		}
 	}
-	if qs := c.queues[a.Queue]; qs != nil {
-		qs.used -= sign * total
-		qs.uused[a.User] -= sign * total
-		if qs.q.Fairshare != nil {
-			qs.slots[fairAccount(a.User, a.Account)] -= sign * total
-		}
+	// The queue's own slot limits (QJOB_LIMIT, UJOB_LIMIT, HJOB_LIMIT)
+	// count suspended jobs, as LSF's do; fairshare counts running slots.
+	if qs := c.queues[a.Queue]; qs != nil && qs.q.Fairshare != nil {
+		qs.slots[fairAccount(a.User, a.Account)] -= sign * total
 	}
 }
 
@@ -374,10 +391,11 @@ func (c *cycle) resume(queue string) {
 	})
 	for _, i := range list {
 		a := &c.s.Running[i]
-		if c.fitsAgain(a) {
+		fits := c.fitsAgain(a)
+		c.release(a, -1)
+		if fits && !c.overLimits(a) {
 			c.dec.Resumes = append(c.dec.Resumes, a.Job)
 		}
-		c.release(a, -1)
 	}
 	for _, i := range ps.victims {
 		if a := &c.s.Running[i]; a.Queue == queue {
@@ -456,7 +474,36 @@ func (c *cycle) victimsOn(h int, q string) []int {
 	if len(out) < 2 {
 		return out
 	}
-	slices.SortStableFunc(out, func(x, y int) int {
+	order := c.victimOrder(rel)
+	if c.s.Preempt.OptimalMiniJob {
+		// The fewest victims: those that hold the most slots here first.
+		name := c.hosts[h].h.Name
+		on := func(i int) int {
+			n := 0
+			for _, ha := range c.s.Running[i].Hosts {
+				if ha.Host == name {
+					n += ha.Slots
+				}
+			}
+			return n
+		}
+		slices.SortStableFunc(out, func(x, y int) int {
+			if a, b := on(x), on(y); a != b {
+				return b - a
+			}
+			return order(x, y)
+		})
+		return out
+	}
+	slices.SortStableFunc(out, order)
+	return out
+}
+
+// victimOrder compares two candidate victims (indices in Snapshot.
+// Running) for a preemptor whose queue may preempt rel: LSF's order.
+func (c *cycle) victimOrder(rel map[string]int) func(x, y int) int {
+	ps := c.pre
+	return func(x, y int) int {
 		a, b := &c.s.Running[x], &c.s.Running[y]
 		if !c.s.Preempt.LeastRunTime {
 			if pa, pb := rel[a.Queue], rel[b.Queue]; pa != pb {
@@ -473,14 +520,14 @@ func (c *cycle) victimsOn(h int, q string) []int {
 			return int(b.Job.ID - a.Job.ID)
 		}
 		return int(b.Job.Index - a.Job.Index)
-	})
-	return out
+	}
 }
 
 // preempt tries to place job j of bucket b by preempting running jobs of
-// the queues its queue may preempt (mx: the slots its limits allow). It
-// reports whether the job was placed.
-func (c *cycle) preempt(b *bucket, j *Job, mx int) bool {
+// the queues its queue may preempt (mx: the slots its limits allow;
+// keep: victims already released for its limits, kept with the
+// placement). It reports whether the job was placed.
+func (c *cycle) preempt(b *bucket, j *Job, mx int, keep []int) bool {
 	ps := c.pre
 	if ps == nil || len(ps.rel[b.q.q.Name]) == 0 {
 		return false
@@ -607,6 +654,7 @@ func (c *cycle) preempt(b *bucket, j *Job, mx int) bool {
 		c.restore(spare)
 		c.commit(b, j, v, has, n)
 		c.dec.Placements[len(c.dec.Placements)-1].Victims = victims
+		c.keepVictims(keep)
 		return true
 	}
 	return false

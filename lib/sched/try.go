@@ -63,8 +63,11 @@ func (c *cycle) try(j *Job) bool {
 		return fail([]string{"No alternative resource requirement can be used yet"}, true)
 	}
 	mx, why := c.limitCap(b)
+	var lv []int // victims suspended for the limits (preempt_limits.go)
 	if mx < b.min {
-		return fail(why, true)
+		if lv, mx = c.limitVictims(b, j); lv == nil {
+			return fail(why, true)
+		}
 	}
 	mx = min2(mx, b.max)
 	var failed *part
@@ -75,18 +78,21 @@ func (c *cycle) try(j *Job) bool {
 			// limitCap could only count one host's share of a per-host
 			// reservation; the placement's hosts give the whole charge.
 			if why := c.limitOver(b, has); why != nil {
+				c.restore(lv)
 				return fail(why, true)
 			}
 			c.commit(b, j, v, has, n)
+			c.keepVictims(lv)
 			return true
 		}
 		if failed == nil {
 			failed, fv = fp, v
 		}
 	}
-	if c.preempt(b, j, mx) {
+	if c.preempt(b, j, mx, lv) {
 		return true
 	}
+	c.restore(lv)
 	if !c.s.NoReasons {
 		why = c.explain(b, fv, failed, mx)
 	}
