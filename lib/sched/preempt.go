@@ -30,7 +30,8 @@ import (
 //     released on hosts the placement does not use are kept running. If
 //     it does not fit, nothing is preempted.
 //   - Not a victim: an exclusive job (unless PREEMPT_JOBTYPE=EXCLUSIVE),
-//     a job preempted MaxJobPreempt times already, a job younger than
+//     a job that started backfilling a reservation (unless
+//     PREEMPT_JOBTYPE=BACKFILL; Placement.Backfill), a job preempted MaxJobPreempt times already, a job younger than
 //     NO_PREEMPT_RUN_TIME or within NO_PREEMPT_FINISH_TIME of its run
 //     limit, and a preemptor younger than PREEMPT_DELAY preempts nothing.
 //   - A suspended victim (Alloc.Preempt.Suspended) holds no host slots, and no
@@ -51,8 +52,12 @@ import (
 //     preempts the jobs counted in it; a job resumes only within every
 //     limit and its queue's slot limits, as a dispatch would.
 //
-// Choices where LSF is silent or where XCE is simpler: compound
-// requirements ({..} + {..}) do not preempt; cores of hosts that bind
+// Choices where LSF is silent or where XCE is simpler: a compound
+// requirement ({..} + {..}) preempts when victims can be found for every
+// part, each part counting the slots the parts before it found (its GPUs
+// and amounts are checked by the placement, which may then fail and
+// preempt nothing); victims are only as many as needed (LSF's MINI_JOB
+// always); cores of hosts that bind
 // jobs to cores stay held by a suspended job (LSF's default, affinity
 // resources kept); JOBS limits count suspended jobs.
 
@@ -86,8 +91,8 @@ type PreemptParams struct {
 	// (shared resources), other host counters.
 	Resources []string
 	// Exclusive and Backfill (PREEMPT_JOBTYPE): exclusive jobs, and jobs
-	// that backfill a reservation, may be preempted too. (Backfill jobs
-	// are not told apart from others: only Exclusive has an effect.)
+	// that started backfilling a reservation (AllocPreempt.Backfill), may
+	// be preempted too.
 	Exclusive, Backfill bool
 	// LeastRunTime (PREEMPT_FOR=LEAST_RUN_TIME): victims by the shortest
 	// run first instead of by priority.
@@ -116,6 +121,9 @@ type AllocPreempt struct {
 	// it holds no slots either, and is not resumed until its user's
 	// bresume makes it SSUSP again.
 	Stopped bool
+	// Backfill: the job started in slots reserved for another job
+	// (Placement.Backfill); preempted only with PREEMPT_JOBTYPE=BACKFILL.
+	Backfill bool
 }
 
 // preState is a cycle's preemption state, built on first use.
@@ -126,8 +134,10 @@ type preState struct {
 	built  bool
 	byHost [][]int      // candidate victims (indices in Snapshot.Running) per host
 	gone   map[int]bool // victims taken this cycle
-	// victims are those of this cycle's placements.
+	// victims are those of this cycle's placements (taken: the same, as
+	// a set).
 	victims []int
+	taken   map[int]bool
 	// susp are the suspended jobs (indices in Snapshot.Running) per queue.
 	susp  map[string][]int
 	resOf map[string]bool // Preempt.Resources
@@ -142,7 +152,7 @@ type preState struct {
 // queue for resume.
 func (c *cycle) preemptSetup() {
 	s := c.s
-	ps := &preState{resOf: map[string]bool{}, qprio: map[string]int{}, susp: map[string][]int{}, gone: map[int]bool{}}
+	ps := &preState{resOf: map[string]bool{}, qprio: map[string]int{}, susp: map[string][]int{}, gone: map[int]bool{}, taken: map[int]bool{}}
 	for _, r := range s.Preempt.Resources {
 		ps.resOf[r] = true
 	}
@@ -233,7 +243,8 @@ func (c *cycle) buildVictims() {
 	}
 	for i := range c.s.Running {
 		a := &c.s.Running[i]
-		if a.Preempt.Suspended || !victimQueue[a.Queue] || a.Exclusive && !c.s.Preempt.Exclusive {
+		if a.Preempt.Suspended || !victimQueue[a.Queue] || a.Exclusive && !c.s.Preempt.Exclusive ||
+			a.Preempt.Backfill && !c.s.Preempt.Backfill {
 			continue
 		}
 		if mx := maxOf[a.Queue]; mx > 0 && a.Preempt.Count >= mx {
@@ -526,7 +537,10 @@ func (c *cycle) victimOrder(rel map[string]int) func(x, y int) int {
 // preempt tries to place job j of bucket b by preempting running jobs of
 // the queues its queue may preempt (mx: the slots its limits allow;
 // keep: victims already released for its limits, kept with the
-// placement). It reports whether the job was placed.
+// placement). Every part of a compound requirement ({..} + {..}) looks
+// for victims in turn, each counting the slots the parts before it
+// found; the placement then decides. It reports whether the job was
+// placed.
 func (c *cycle) preempt(b *bucket, j *Job, mx int, keep []int) bool {
 	ps := c.pre
 	if ps == nil || len(ps.rel[b.q.q.Name]) == 0 {
@@ -538,95 +552,47 @@ func (c *cycle) preempt(b *bucket, j *Job, mx int, keep []int) bool {
 	if !ps.built {
 		c.buildVictims()
 	}
-	q := b.q.q.Name
 	for _, v := range b.variants {
-		if len(v.parts) != 1 {
-			continue
-		}
-		p := v.parts[0]
-		lo := b.min
-		if p.count > 0 {
-			lo = p.count
-		}
-		phm := perHostMin(p, lo)
-		got := 0
-		if p.span.Hosts != 1 {
-			for _, h := range p.live {
-				if len(ps.byHost[h]) == 0 {
-					if n, _, _ := c.capNow(b, p, h, nil); n >= phm {
-						got += n
-					}
-				}
-			}
-		}
 		var released []int
-		var freed []int // hosts where victims were released
-		for _, h := range p.all {
-			if got >= lo {
-				break
+		var ov overlay
+		freed := make([][]int, len(v.parts))
+		for k, p := range v.parts {
+			lo := b.min
+			if p.count > 0 {
+				lo = p.count
 			}
-			if len(ps.byHost[h]) == 0 {
-				continue
-			}
-			cands := c.victimsOn(h, q)
-			if len(cands) == 0 {
-				// Forget the victims taken here: later jobs skip the host.
-				ps.byHost[h] = slices.DeleteFunc(ps.byHost[h], func(i int) bool { return ps.gone[i] })
-				continue
-			}
-			target := max(phm, lo-got)
-			if pt := c.ptileOf(p, h); pt > 0 {
-				target = min(pt, lo-got)
-			}
-			cur, _, _ := c.capNow(b, p, h, nil)
-			before := cur
-			var mine []int
-			for _, vi := range cands {
-				if cur >= target {
-					break
+			rel, fr, counted := c.partVictims(b, p, lo, ov)
+			released = append(released, rel...)
+			freed[k] = fr
+			if len(v.parts) > 1 {
+				if ov == nil {
+					ov = overlay{}
 				}
-				c.release(&c.s.Running[vi], 1)
-				ps.gone[vi] = true
-				if n, _, _ := c.capNow(b, p, h, nil); n > cur {
-					mine = append(mine, vi)
-					cur = n
-				} else {
-					c.release(&c.s.Running[vi], -1)
-					delete(ps.gone, vi)
+				for h, n := range counted {
+					if ov[h] == nil {
+						ov[h] = &ovHost{}
+					}
+					ov[h].slots += n
 				}
-			}
-			if cur < phm || p.span.Hosts == 1 && cur < lo {
-				c.restore(mine)
-				if before >= phm && p.span.Hosts != 1 {
-					got += before
-				}
-				continue
-			}
-			released = append(released, mine...)
-			if len(mine) > 0 {
-				freed = append(freed, h)
-			}
-			if p.span.Hosts == 1 {
-				got = cur
-			} else {
-				got += cur
 			}
 		}
 		if len(released) == 0 {
 			continue
 		}
-		// The hosts pruned from the bucket's list may have room now.
-		if p.live != nil {
-			live := freed
-			for _, h := range p.live {
-				if !slices.Contains(freed, h) {
-					live = append(live, h)
+		for k, p := range v.parts {
+			// The hosts pruned from the bucket's list may have room now.
+			if p.live != nil && len(freed[k]) > 0 {
+				live := slices.Clone(freed[k])
+				for _, h := range p.live {
+					if !slices.Contains(freed[k], h) {
+						live = append(live, h)
+					}
 				}
+				p.live = live
 			}
-			p.live = live
-		}
-		if len(p.same) > 0 {
-			p.groups = c.groups(p, p.all)
+			if len(p.same) > 0 {
+				p.groups = c.groups(p, p.all)
+			}
 		}
 		has, n, _ := c.place(b, v, mx)
 		if has == nil || c.limitOver(b, has) != nil {
@@ -647,6 +613,7 @@ func (c *cycle) preempt(b *bucket, j *Job, mx int, keep []int) bool {
 			if used {
 				victims = append(victims, c.s.Running[vi].Job)
 				ps.victims = append(ps.victims, vi)
+				ps.taken[vi] = true
 			} else {
 				spare = append(spare, vi)
 			}
@@ -656,6 +623,180 @@ func (c *cycle) preempt(b *bucket, j *Job, mx int, keep []int) bool {
 		c.dec.Placements[len(c.dec.Placements)-1].Victims = victims
 		c.keepVictims(keep)
 		return true
+	}
+	return false
+}
+
+// partVictims releases, host by host in part p's order, the victims that
+// give p (lo slots, at least its per-host minimum on each host used)
+// what it lacks, counting the slots ov already took (parts before it).
+// It returns the victims released, the hosts where some were, and the
+// slots it counted on each host.
+func (c *cycle) partVictims(b *bucket, p *part, lo int, ov overlay) (released, freed []int, counted map[int]int) {
+	ps := c.pre
+	q := b.q.q.Name
+	phm := perHostMin(p, lo)
+	counted = map[int]int{}
+	got := 0
+	count := func(h, n int) {
+		if p.span.Hosts == 1 {
+			clear(counted)
+			got = 0
+		}
+		n = min(n, lo-got)
+		counted[h] += n
+		got += n
+	}
+	if p.span.Hosts != 1 {
+		for _, h := range p.live {
+			if got >= lo {
+				break
+			}
+			if len(ps.byHost[h]) == 0 {
+				if n, _, _ := c.capNow(b, p, h, ov); n >= phm {
+					count(h, n)
+				}
+			}
+		}
+	}
+	for _, h := range p.all {
+		if got >= lo {
+			break
+		}
+		if len(ps.byHost[h]) == 0 {
+			continue
+		}
+		cands := c.victimsOn(h, q)
+		if len(cands) == 0 {
+			// Forget the victims placements took here: later jobs skip
+			// the host. (Those released for this job may yet be given
+			// back.)
+			ps.byHost[h] = slices.DeleteFunc(ps.byHost[h], func(i int) bool { return ps.taken[i] })
+			if n, _, _ := c.capNow(b, p, h, ov); n >= phm && (p.span.Hosts != 1 || n >= lo) {
+				count(h, n)
+			}
+			continue
+		}
+		target := max(phm, lo-got)
+		if pt := c.ptileOf(p, h); pt > 0 {
+			target = min(pt, lo-got)
+		}
+		cur, _, _ := c.capNow(b, p, h, ov)
+		before := cur
+		var mine []int
+		for _, vi := range cands {
+			if cur >= target {
+				break
+			}
+			helps := c.freesNeeded(p, h, vi, target+ov.slots(h))
+			c.release(&c.s.Running[vi], 1)
+			ps.gone[vi] = true
+			if n, _, _ := c.capNow(b, p, h, ov); n > cur || helps {
+				// helps: what it frees may count only with more
+				// victims (two GPUs from two jobs); pruned below if
+				// not.
+				mine = append(mine, vi)
+				cur = max(cur, n)
+			} else {
+				c.release(&c.s.Running[vi], -1)
+				delete(ps.gone, vi)
+			}
+		}
+		// Keep only the victims the capacity reached needs, the least
+		// preferred given back first.
+		switch {
+		case cur <= before:
+			c.restore(mine)
+			mine = nil
+		case len(mine) > 1:
+			need := min(cur, target)
+			for k := len(mine) - 1; k >= 0; k-- {
+				vi := mine[k]
+				c.restore([]int{vi})
+				if n, _, _ := c.capNow(b, p, h, ov); n >= need {
+					mine = slices.Delete(mine, k, k+1)
+					continue
+				}
+				c.release(&c.s.Running[vi], 1)
+				ps.gone[vi] = true
+			}
+			cur, _, _ = c.capNow(b, p, h, ov)
+		}
+		if cur < phm || p.span.Hosts == 1 && cur < lo {
+			c.restore(mine)
+			if before >= phm && p.span.Hosts != 1 {
+				count(h, before)
+			}
+			continue
+		}
+		released = append(released, mine...)
+		if len(mine) > 0 {
+			freed = append(freed, h)
+		}
+		count(h, cur)
+	}
+	return released, freed, counted
+}
+
+// freesNeeded reports whether suspending running job vi gives back on
+// host h something part p lacks there beyond slots that may count only
+// with further victims: GPUs, or a resource of PREEMPTABLE_RESOURCES it
+// reserves; or slots, while the host has fewer free than target.
+func (c *cycle) freesNeeded(p *part, h, vi, target int) bool {
+	rel := c.pre.resOf
+	hs := &c.hosts[h]
+	if !hs.excl && hs.h.MaxSlots-hs.used < target {
+		return true
+	}
+	name := hs.h.Name
+	for _, ha := range c.s.Running[vi].Hosts {
+		if ha.Host != name {
+			continue
+		}
+		if ha.GPU != nil && p.gpu != nil && rel[ngpusPhysical] {
+			return true
+		}
+		for _, u := range ha.Rusage {
+			for _, r := range u.Resources {
+				if !rel[r.Name] {
+					continue
+				}
+				for _, nd := range p.hneed {
+					if nd.name == r.Name {
+						return true
+					}
+				}
+				for _, nd := range p.sneed {
+					if nd.name == r.Name {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// backfills reports whether a placement takes, on one of its hosts,
+// slots that reservations hold for other jobs (called before it is
+// charged): it backfills, ending before they start.
+func (c *cycle) backfills(has []HostAlloc) bool {
+	for _, ha := range has {
+		h, ok := c.byName[ha.Host]
+		if !ok {
+			continue
+		}
+		hs := &c.hosts[h]
+		if len(hs.holds) == 0 {
+			continue
+		}
+		held := 0
+		for _, r := range hs.holds {
+			held += r.slots
+		}
+		if hs.h.MaxSlots-hs.used-held < ha.Slots {
+			return true
+		}
 	}
 	return false
 }

@@ -138,9 +138,14 @@ func (c *cycle) limitVictims(b *bucket, j *Job) ([]int, int) {
 	if d := b.q.q.Preempt.Delay; d > 0 && c.now.Sub(j.Submit) < d {
 		return nil, 0
 	}
+	if qq := b.q.q; qq.SlotLimit > 0 && qq.SlotLimit-b.q.used < b.min ||
+		qq.UserSlotLimit > 0 && qq.UserSlotLimit-b.q.uused[b.user] < b.min {
+		return nil, 0 // the queue's own limits count suspended jobs
+	}
 	var blocking []*limitState
 	for _, ls := range b.lims {
-		if !ls.perHost && ls.hosts == nil && ls.l.Slots != 0 && ps.limFree[ls] {
+		if !ls.perHost && ls.hosts == nil && ls.l.Slots != 0 && ps.limFree[ls] &&
+			ls.peek(ls.key(&b.vals), "").slots+float64(b.min) > float64(max(ls.l.Slots, 0)) {
 			blocking = append(blocking, ls)
 		}
 	}
@@ -211,6 +216,7 @@ func (c *cycle) keepVictims(list []int) {
 		if !slices.Contains(p.Victims, k) {
 			p.Victims = append(p.Victims, k)
 			c.pre.victims = append(c.pre.victims, vi)
+			c.pre.taken[vi] = true
 		}
 	}
 }

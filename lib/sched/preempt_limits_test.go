@@ -80,20 +80,31 @@ func TestPreemptForLimits(t *testing.T) {
 }
 
 // PREEMPT_FOR=OPTIMAL_MINI_JOB suspends the fewest jobs: the one that
-// frees the most slots first, instead of the most recently started.
+// frees the most slots first, instead of the most recently started. In
+// either order only the victims needed are kept (MINI_JOB): a victim
+// taken first whose slots the job no longer needs keeps running.
 func TestPreemptOptimalMiniJob(t *testing.T) {
 	run := []Alloc{
 		mkRun(1, "bob low 5m - a*1", "", 0),
-		mkRun(2, "bob low 20m - a*3", "", 0),
+		mkRun(2, "bob low 10m - a*1", "", 0),
+		mkRun(3, "bob low 20m - a*2", "", 0),
 	}
-	s := preSnap(hosts("a 4"), run, mkJob(10, "", "q=urgent", "n=3"))
-	d := check(t, s, "10: a*3")
+	s := preSnap(hosts("a 4"), run, mkJob(10, "", "q=urgent", "n=2"))
+	d := check(t, s, "10: a*2")
 	if v := victimsOf(d, JobKey{ID: 10}); !slices.Equal(v, []JobKey{{ID: 1}, {ID: 2}}) {
 		t.Errorf("victims %v, want [1 2] in LSF's default order", v)
 	}
 	s.Preempt.OptimalMiniJob = true
+	d = check(t, s, "10: a*2")
+	if v := victimsOf(d, JobKey{ID: 10}); !slices.Equal(v, []JobKey{{ID: 3}}) {
+		t.Errorf("victims %v, want [3] (the fewest)", v)
+	}
+	// Only enough: job 1 (taken first) frees one slot, job 3 then three;
+	// the job needs three, so job 1 keeps running.
+	run = []Alloc{mkRun(1, "bob low 5m - a*1", "", 0), mkRun(3, "bob low 20m - a*3", "", 0)}
+	s = preSnap(hosts("a 4"), run, mkJob(10, "", "q=urgent", "n=3"))
 	d = check(t, s, "10: a*3")
-	if v := victimsOf(d, JobKey{ID: 10}); !slices.Equal(v, []JobKey{{ID: 2}}) {
-		t.Errorf("victims %v, want [2] (the fewest)", v)
+	if v := victimsOf(d, JobKey{ID: 10}); !slices.Equal(v, []JobKey{{ID: 3}}) {
+		t.Errorf("victims %v, want [3] only", v)
 	}
 }
