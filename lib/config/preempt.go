@@ -37,7 +37,11 @@ type Preemption struct {
 	NoPreemptRunTime    string `toml:"no_preempt_run_time"`
 	NoPreemptFinishTime string `toml:"no_preempt_finish_time"`
 	// PreemptionWaitTime (PREEMPTION_WAIT_TIME): accepted for imported
-	// configurations; LSF uses it only with License Scheduler.
+	// configurations, without effect. LSF (with License Scheduler) waits
+	// that long after preempting for the victims' resources to come
+	// back; XCE counts a victim's slots and preemptable resources free in
+	// the same decision that starts the preemptor, so there is no wait to
+	// bound.
 	PreemptionWaitTime Duration `toml:"preemption_wait_time"`
 }
 

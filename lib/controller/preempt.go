@@ -74,13 +74,23 @@ func stillPreempted(j *api.Job) bool {
 	return (j.State == api.JobState_SSUSP || j.State == api.JobState_USUSP) && j.PreemptedBy != 0 && j.SuspReason == reasonPreempted
 }
 
+// contPreempted makes bkill -s CONT of a job still preempted a bresume
+// (LSF's equivalent), so that no signal continues it beside its
+// preemptor.
+func contPreempted(req *api.SignalRequest, j *api.Job, action api.SignalRequest_Action) api.SignalRequest_Action {
+	if action == api.SignalRequest_SIGNAL && syscall.Signal(req.Signal) == syscall.SIGCONT && stillPreempted(j) {
+		return api.SignalRequest_RESUME
+	}
+	return action
+}
+
 // allocPreempt is a running job's preemption state for the snapshot. A
 // victim being ended (TERMINATE_WHEN=PREEMPT) no longer holds its slots
 // either: its preemptor has them.
 func allocPreempt(j *api.Job) sched.AllocPreempt {
 	susp := stillPreempted(j) ||
 		j.State == api.JobState_RUN && j.TermReasonSet && j.TermReason == api.TermReason_TERM_PREEMPT
-	return sched.AllocPreempt{Suspended: susp, Count: int(j.PreemptCount), Stopped: susp && j.State == api.JobState_USUSP}
+	return sched.AllocPreempt{Suspended: susp, Count: int(j.PreemptCount), Stopped: susp && j.State == api.JobState_USUSP, Backfill: j.Backfill}
 }
 
 // preempt turns the decision's victims and resumes into changes and

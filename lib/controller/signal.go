@@ -88,7 +88,7 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 			continue
 		}
 		byAdmin := admin && r.eff.GetUid() != who.UID
-		switch action := pendingAction(req, s); action {
+		switch action := contPreempted(req, r.job, pendingAction(req, s)); action {
 		case api.SignalRequest_KILL:
 			nj := c.clone(r)
 			reason := api.TermReason_TERM_OWNER

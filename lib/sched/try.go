@@ -224,10 +224,11 @@ func (c *cycle) commit(b *bucket, j *Job, v *variant, has []HostAlloc, n int) {
 	if b.dur > 0 {
 		end = c.now.Add(b.dur).UnixNano()
 	}
+	bf := c.backfills(has) // preempt.go
 	c.account(&b.vals, fairAccount(j.User, j.Account), b.lims, c.now, end, b.excl, has)
 	c.advCommit(b, has, end)
 	c.free -= n
-	c.dec.Placements = append(c.dec.Placements, Placement{Job: j.Key, Hosts: has, Slots: n, Alternative: v.alt})
+	c.dec.Placements = append(c.dec.Placements, Placement{Job: j.Key, Hosts: has, Slots: n, Alternative: v.alt, Backfill: bf})
 	c.commitCU(v, has)
 }
 
