@@ -138,6 +138,7 @@ type preState struct {
 	// a set).
 	victims []int
 	taken   map[int]bool
+	onHost  map[string][]int // running jobs by host (exclOther)
 	// susp are the suspended jobs (indices in Snapshot.Running) per queue.
 	susp  map[string][]int
 	resOf map[string]bool // Preempt.Resources
@@ -318,7 +319,7 @@ func (c *cycle) release(a *Alloc, sign int) {
 		hs.used -= sign * ha.Slots
 		hs.uses = append(hs.uses, use{end: end, slots: -sign * ha.Slots})
 		if a.Exclusive {
-			hs.excl = sign < 0
+			hs.excl = sign < 0 || c.exclOther(a, ha.Host, -1)
 		}
 		if g := ha.GPU; g != nil && hs.gpus != nil && rel[ngpusPhysical] {
 			for _, idx := range g.Devices {
@@ -327,7 +328,7 @@ func (c *cycle) release(a *Alloc, sign int) {
 						st.jobs -= sign
 						st.memRes -= float64(sign) * g.Mem
 						if g.Exclusive {
-							st.excl = sign < 0
+							st.excl = sign < 0 || c.exclOther(a, ha.Host, idx)
 						}
 					}
 				}
@@ -796,6 +797,43 @@ func (c *cycle) backfills(has []HostAlloc) bool {
 		}
 		if hs.h.MaxSlots-hs.used-held < ha.Slots {
 			return true
+		}
+	}
+	return false
+}
+
+// exclOther reports whether a running job other than a, not suspended
+// nor released this cycle, holds host (dev < 0) or its GPU dev
+// exclusively: releasing a leaves that job's exclusive use in place
+// (with PREEMPT_JOBTYPE=EXCLUSIVE an exclusive preemptor runs where its
+// exclusive victim is suspended). Placements of this cycle are not
+// looked at: they were made where a's use was already released.
+func (c *cycle) exclOther(a *Alloc, host string, dev int) bool {
+	ps := c.pre
+	if ps.onHost == nil {
+		// Built on first use: exclusive victims are rare.
+		ps.onHost = map[string][]int{}
+		for i := range c.s.Running {
+			for _, ha := range c.s.Running[i].Hosts {
+				ps.onHost[ha.Host] = append(ps.onHost[ha.Host], i)
+			}
+		}
+	}
+	for _, i := range ps.onHost[host] {
+		o := &c.s.Running[i]
+		if o == a || o.Preempt.Suspended || c.pre.gone[i] {
+			continue
+		}
+		for _, ha := range o.Hosts {
+			if ha.Host != host {
+				continue
+			}
+			if dev < 0 && o.Exclusive {
+				return true
+			}
+			if dev >= 0 && ha.GPU != nil && ha.GPU.Exclusive && slices.Contains(ha.GPU.Devices, dev) {
+				return true
+			}
 		}
 	}
 	return false

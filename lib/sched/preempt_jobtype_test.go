@@ -38,3 +38,24 @@ func TestPreemptBackfillJob(t *testing.T) {
 		t.Errorf("victims %v, want [1] (the most recent) with PREEMPT_JOBTYPE=BACKFILL", v)
 	}
 }
+
+// An exclusive victim suspended where its exclusive preemptor runs
+// (PREEMPT_JOBTYPE=EXCLUSIVE): giving the victim's use back leaves the
+// preemptor's exclusive use of the host, and of its GPU, in place.
+func TestPreemptExclusiveStaysExclusive(t *testing.T) {
+	run := []Alloc{mkRun(1, "bob low 20m - a*1 x", "", 0), mkRun(2, "bob urgent 5m - a*1 x", "", 0)}
+	run[0].Preempt = AllocPreempt{Suspended: true, Count: 1}
+	s := preSnap(hosts("a 4"), run, mkJob(10, "", "q=normal"))
+	s.Preempt.Exclusive = true
+	if d := Schedule(s); len(d.Placements) != 0 {
+		t.Errorf("placed %v beside an exclusive job", d.Placements)
+	}
+	g := []Alloc{gpuRun(1, "a", true, 0, 0), gpuRun(2, "a", true, 0, 0)}
+	g[0].Queue, g[0].Preempt = "low", AllocPreempt{Suspended: true, Count: 1}
+	g[1].Queue = "urgent"
+	s = preSnap([]Host{gpuHost("a 8", v100)}, g, gpuJob(10, "num=1", "q=normal"))
+	s.Preempt.Resources = []string{"ngpus_physical"}
+	if d := Schedule(s); len(d.Placements) != 0 {
+		t.Errorf("placed %v on a GPU held exclusively", d.Placements)
+	}
+}
