@@ -59,7 +59,7 @@ import (
 // preempt nothing); victims are only as many as needed (LSF's MINI_JOB
 // always); cores of hosts that bind
 // jobs to cores stay held by a suspended job (LSF's default, affinity
-// resources kept); JOBS limits count suspended jobs.
+// resources kept).
 
 // QueuePreempt is a queue's preemption policy.
 type QueuePreempt struct {
@@ -354,6 +354,8 @@ func (c *cycle) release(a *Alloc, sign int) {
 	}
 	for _, ls := range c.matching(&v) {
 		slotsFree := c.pre.limFree[ls] // preempt_limits.go
+		// A limit on hosts counts running jobs only in JOBS (LSF).
+		jobsFree := ls.perHost || ls.hosts != nil
 		k := ls.key(&v)
 		for _, ha := range a.Hosts {
 			h, ok := c.byName[ha.Host]
@@ -367,6 +369,10 @@ func (c *cycle) release(a *Alloc, sign int) {
 			n := ls.get(k, &v, host)
 			if slotsFree {
 				n.slots -= float64(sign * ha.Slots)
+			}
+			if jobsFree {
+				n.jobs -= sign
+				jobsFree = ls.perHost // a host list counts the job once
 			}
 			for r := range ls.resNames() {
 				if !rel[r] {

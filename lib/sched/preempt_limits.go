@@ -14,6 +14,9 @@ import "slices"
 //     HOST_JLU a user's or user group's per-host limit.
 //   - Every other limit counts them, and so do a queue's own slot limits
 //     (QJOB_LIMIT, UJOB_LIMIT, HJOB_LIMIT) always.
+//   - JOBS of a limit on hosts (HOSTS or PER_HOST) counts running jobs
+//     only, so that it does not block preemption; other JOBS limits
+//     count suspended jobs.
 //
 // "A user's limit" here is a limit whose only consumers are users (with
 // or without hosts): a per-user limit, or one naming a single user; a

@@ -108,3 +108,21 @@ func TestPreemptOptimalMiniJob(t *testing.T) {
 		t.Errorf("victims %v, want [3] only", v)
 	}
 }
+
+// A JOBS limit on hosts counts running jobs only (LSF): it does not
+// block preemption on its host, and a suspended job leaves it.
+func TestPreemptHostJobsLimit(t *testing.T) {
+	run := []Alloc{mkRun(1, "bob low 10m - a*1", "", 0)}
+	s := preSnap(hosts("a 4"), run, mkJob(10, "", "q=urgent"))
+	s.Limits = []Limit{{Name: "hj", Per: PerHost, Jobs: 1}}
+	d := check(t, s, "10: a*1")
+	if v := victimsOf(d, JobKey{ID: 10}); !slices.Equal(v, []JobKey{{ID: 1}}) {
+		t.Errorf("victims %v, want [1]", v)
+	}
+	// A cluster-wide JOBS limit counts suspended jobs: nothing to gain.
+	s = preSnap(hosts("a 4"), run, mkJob(10, "", "q=urgent"))
+	s.Limits = []Limit{{Name: "cj", Jobs: 1}}
+	if d := Schedule(s); len(d.Placements) != 0 {
+		t.Errorf("placed %v past a cluster-wide JOBS limit", d.Placements)
+	}
+}
