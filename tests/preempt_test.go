@@ -178,3 +178,80 @@ func TestPreemptMemory(t *testing.T) {
 		t.Errorf("exit codes %q and %q, want 5 and 3", a, b)
 	}
 }
+
+// A preempted job its user stops (USUSP) and resumes goes back to SSUSP,
+// as LSF's bresume makes it, not to RUN beside its preemptor; the
+// scheduler resumes it once the preemptor has ended.
+func TestPreemptUserStopResume(t *testing.T) {
+	c := newCluster(t, "--config", preemptConfig(t, ""))
+	dir := t.TempDir()
+	os.Chmod(dir, 0o777)
+	low := c.submit("", "-q", "low", "-n", "4", "sh", "-c", preemptWait(dir, "low", "3"))
+	c.waitState(low, "RUN")
+	urgent := c.submit("", "-q", "urgent", "sh", "-c", preemptWait(dir, "urgent", "5"))
+	c.waitState(urgent, "RUN")
+	c.waitState(low, "SSUSP")
+	c.must("", "bstop", low)
+	if s := c.stat(low); s != "USUSP" {
+		t.Fatalf("after bstop: %s, want USUSP", s)
+	}
+	if out := c.must("", "bresume", low); !strings.Contains(out, "is being resumed") {
+		t.Errorf("bresume said %q", out)
+	}
+	if s := c.stat(low); s != "SSUSP" {
+		t.Fatalf("after bresume with its preemptor running: %s, want SSUSP", s)
+	}
+	// A job dispatched after the bresume: a cycle has run since.
+	probe := c.submit("", "-q", "urgent", "true")
+	c.waitState(probe, "DONE")
+	if s := c.stat(low); s != "SSUSP" {
+		t.Errorf("resumed beside its preemptor: %s", s)
+	}
+	if out := c.must("", "bjobs", "-s", low); !strings.Contains(out, "preempted") {
+		t.Errorf("bjobs -s:\n%s", out)
+	}
+	// bkill -s CONT is bresume: it does not continue the job either.
+	c.run("", "bkill", "-s", "CONT", low)
+	if s := c.stat(low); s != "SSUSP" {
+		t.Errorf("after bkill -s CONT: %s, want SSUSP", s)
+	}
+	touchFile(t, dir, "urgent")
+	c.waitState(urgent, "EXIT")
+	c.waitState(low, "RUN")
+	touchFile(t, dir, "low")
+	c.waitState(low, "EXIT")
+	if b := exitCode(c, low); b != "3" {
+		t.Errorf("exit code %q, want 3", b)
+	}
+}
+
+// A GPU-bound preemption (preemptable_resources = ["ngpus_physical"],
+// four fake GPUs): a low job holds every GPU exclusively while slots are
+// free; an urgent GPU job suspends it and gets its devices, and the low
+// job resumes when the urgent one ends.
+func TestPreemptGPU(t *testing.T) {
+	path := preemptConfig(t, "")
+	conf, _ := os.ReadFile(path)
+	os.WriteFile(path, []byte(strings.Replace(string(conf), "[cluster]\n", "[cluster]\npreemptable_resources = [\"ngpus_physical\"]\n", 1)), 0o644)
+	c := newGPUCluster(t, "4", "--config", path)
+	dir := t.TempDir()
+	os.Chmod(dir, 0o777)
+	low := c.submit("", "-q", "low", "-gpu", "num=4:mode=exclusive_process", "sh", "-c", preemptWait(dir, "low", "3"))
+	c.waitState(low, "RUN")
+	out := filepath.Join(dir, "urgent.cvd")
+	urgent := c.submit("", "-q", "urgent", "-gpu", "num=2:mode=exclusive_process", "-o", "/dev/null",
+		"sh", "-c", "echo CVD=$CUDA_VISIBLE_DEVICES > "+out+"; "+preemptWait(dir, "urgent", "5"))
+	c.waitState(urgent, "RUN")
+	c.waitState(low, "SSUSP")
+	if v := cvd(c.waitFile(out)); len(strings.Split(v, ",")) != 2 {
+		t.Errorf("urgent job's devices %q, want two", v)
+	}
+	touchFile(t, dir, "urgent")
+	c.waitState(urgent, "EXIT")
+	c.waitState(low, "RUN")
+	touchFile(t, dir, "low")
+	c.waitState(low, "EXIT")
+	if a, b := exitCode(c, urgent), exitCode(c, low); a != "5" || b != "3" {
+		t.Errorf("exit codes %q and %q, want 5 and 3", a, b)
+	}
+}

@@ -2014,9 +2014,12 @@ type Job struct {
 	// Preemption: how often the job was preempted (MAX_JOB_PREEMPT), the
 	// job that preempted it last, and, while it is SSUSP, LSF's suspending
 	// reason (bjobs -s, -l).
-	PreemptCount  int32  `protobuf:"varint,36,opt,name=preempt_count,json=preemptCount,proto3" json:"preempt_count,omitempty"`
-	PreemptedBy   int64  `protobuf:"varint,37,opt,name=preempted_by,json=preemptedBy,proto3" json:"preempted_by,omitempty"`
-	SuspReason    string `protobuf:"bytes,38,opt,name=susp_reason,json=suspReason,proto3" json:"susp_reason,omitempty"`
+	PreemptCount int32  `protobuf:"varint,36,opt,name=preempt_count,json=preemptCount,proto3" json:"preempt_count,omitempty"`
+	PreemptedBy  int64  `protobuf:"varint,37,opt,name=preempted_by,json=preemptedBy,proto3" json:"preempted_by,omitempty"`
+	SuspReason   string `protobuf:"bytes,38,opt,name=susp_reason,json=suspReason,proto3" json:"susp_reason,omitempty"`
+	// The job started in slots reserved for another job (backfill): it is
+	// preempted only with PREEMPT_JOBTYPE=BACKFILL.
+	Backfill      bool `protobuf:"varint,39,opt,name=backfill,proto3" json:"backfill,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2310,6 +2313,13 @@ func (x *Job) GetSuspReason() string {
 		return x.SuspReason
 	}
 	return ""
+}
+
+func (x *Job) GetBackfill() bool {
+	if x != nil {
+		return x.Backfill
+	}
+	return false
 }
 
 // Event is one entry of a job's event log.
@@ -9187,7 +9197,7 @@ const file_api_proto_rawDesc = "" +
 	"\x04pgid\x18\b \x01(\x05R\x04pgid\x12\x12\n" +
 	"\x04pids\x18\t \x03(\x05R\x04pids\x12%\n" +
 	"\x0ecollected_time\x18\n" +
-	" \x01(\x03R\rcollectedTime\"\x94\n" +
+	" \x01(\x03R\rcollectedTime\"\xb0\n" +
 	"\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
@@ -9242,7 +9252,8 @@ const file_api_proto_rawDesc = "" +
 	"\rpreempt_count\x18$ \x01(\x05R\fpreemptCount\x12!\n" +
 	"\fpreempted_by\x18% \x01(\x03R\vpreemptedBy\x12\x1f\n" +
 	"\vsusp_reason\x18& \x01(\tR\n" +
-	"suspReasonJ\x04\b \x10!\"\x90\x04\n" +
+	"suspReason\x12\x1a\n" +
+	"\bbackfill\x18' \x01(\bR\bbackfillJ\x04\b \x10!\"\x90\x04\n" +
 	"\x05Event\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +

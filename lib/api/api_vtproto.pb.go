@@ -273,6 +273,7 @@ func (m *Job) CloneVT() *Job {
 	r.PreemptCount = m.PreemptCount
 	r.PreemptedBy = m.PreemptedBy
 	r.SuspReason = m.SuspReason
+	r.Backfill = m.Backfill
 	if rhs := m.ExecHosts; rhs != nil {
 		tmpContainer := make([]*HostSlots, len(rhs))
 		for k, v := range rhs {
@@ -3504,6 +3505,18 @@ func (m *Job) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if m.Backfill {
+		i--
+		if m.Backfill {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x2
+		i--
+		dAtA[i] = 0xb8
 	}
 	if len(m.SuspReason) > 0 {
 		i -= len(m.SuspReason)
@@ -10575,6 +10588,9 @@ func (m *Job) SizeVT() (n int) {
 	if l > 0 {
 		n += 2 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
+	if m.Backfill {
+		n += 3
+	}
 	n += len(m.unknownFields)
 	return n
 }
@@ -16983,6 +16999,26 @@ func (m *Job) UnmarshalVT(dAtA []byte) error {
 			}
 			m.SuspReason = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
+		case 39:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Backfill", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.Backfill = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])

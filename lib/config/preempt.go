@@ -13,9 +13,12 @@ import (
 // keys of [cluster].
 type Preemption struct {
 	// PreemptFor (PREEMPT_FOR): "least_run_time" takes victims by the
-	// shortest run first; "group_max", "group_jlp", "user_jlp",
-	// "host_jlu", "mini_job" and "optimal_mini_job" are accepted
-	// (suspended jobs never count against slot limits in XCE already).
+	// shortest run first; "group_max", "group_jlp", "user_jlp" and
+	// "host_jlu" leave suspended jobs out of a user group's total, a
+	// user group's and a user's per-processor, and a user's or group's
+	// per-host slot limits; "optimal_mini_job" suspends the fewest jobs
+	// for a parallel job; "mini_job" (only enough jobs) is what XCE always
+	// does.
 	PreemptFor []string `toml:"preempt_for"`
 	// PreemptJobtype (PREEMPT_JOBTYPE): "exclusive" lets exclusive jobs
 	// be preempted; "backfill" and "affinity" are accepted.
@@ -34,7 +37,11 @@ type Preemption struct {
 	NoPreemptRunTime    string `toml:"no_preempt_run_time"`
 	NoPreemptFinishTime string `toml:"no_preempt_finish_time"`
 	// PreemptionWaitTime (PREEMPTION_WAIT_TIME): accepted for imported
-	// configurations; LSF uses it only with License Scheduler.
+	// configurations, without effect. LSF (with License Scheduler) waits
+	// that long after preempting for the victims' resources to come
+	// back; XCE counts a victim's slots and preemptable resources free in
+	// the same decision that starts the preemptor, so there is no wait to
+	// bound.
 	PreemptionWaitTime Duration `toml:"preemption_wait_time"`
 }
 

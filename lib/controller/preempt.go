@@ -20,7 +20,10 @@ import (
 // out with its victims: nothing is preempted for a job that does not
 // start. A suspended victim resumes when a later cycle says so
 // (Decision.Resumes), which is also what happens when its preemptor did
-// not start after all.
+// not start after all. Its user may stop it (bstop: USUSP, still holding
+// no slots); bresume then makes it SSUSP again, as LSF's does, and the
+// scheduler resumes it when its slots are back, never beside its
+// preemptor.
 
 // reasonPreempted is LSF's SUSP_MBD_PREEMPT text (bjobs -s, -l).
 const reasonPreempted = "The job was preempted by mbatchd because of a higher priority job"
@@ -56,20 +59,38 @@ func preemptOn(conf *config.Config) bool {
 // held): a cycle must run to resume it even with nothing pending.
 func (c *Controller) anyPreempted() bool {
 	for _, r := range c.jobs {
-		if r.job.State == api.JobState_SSUSP && r.job.PreemptedBy != 0 {
+		if r.job.State == api.JobState_SSUSP && stillPreempted(r.job) {
 			return true
 		}
 	}
 	return false
 }
 
+// stillPreempted reports whether a suspended job is one its preemptor
+// has not given the slots back to yet: SSUSP by preemption, or stopped
+// by its user (bstop, USUSP) since. LSF's bresume of such a job makes it
+// SSUSP again, not RUN: only the scheduler resumes it.
+func stillPreempted(j *api.Job) bool {
+	return (j.State == api.JobState_SSUSP || j.State == api.JobState_USUSP) && j.PreemptedBy != 0 && j.SuspReason == reasonPreempted
+}
+
+// contPreempted makes bkill -s CONT of a job still preempted a bresume
+// (LSF's equivalent), so that no signal continues it beside its
+// preemptor.
+func contPreempted(req *api.SignalRequest, j *api.Job, action api.SignalRequest_Action) api.SignalRequest_Action {
+	if action == api.SignalRequest_SIGNAL && syscall.Signal(req.Signal) == syscall.SIGCONT && stillPreempted(j) {
+		return api.SignalRequest_RESUME
+	}
+	return action
+}
+
 // allocPreempt is a running job's preemption state for the snapshot. A
 // victim being ended (TERMINATE_WHEN=PREEMPT) no longer holds its slots
 // either: its preemptor has them.
 func allocPreempt(j *api.Job) sched.AllocPreempt {
-	susp := j.State == api.JobState_SSUSP && j.PreemptedBy != 0 ||
+	susp := stillPreempted(j) ||
 		j.State == api.JobState_RUN && j.TermReasonSet && j.TermReason == api.TermReason_TERM_PREEMPT
-	return sched.AllocPreempt{Suspended: susp, Count: int(j.PreemptCount)}
+	return sched.AllocPreempt{Suspended: susp, Count: int(j.PreemptCount), Stopped: susp && j.State == api.JobState_USUSP, Backfill: j.Backfill}
 }
 
 // preempt turns the decision's victims and resumes into changes and
@@ -134,7 +155,7 @@ func (c *Controller) preempt(d *sched.Decision) map[sched.JobKey]bool {
 	}
 	for _, k := range d.Resumes {
 		r := c.jobs[key{k.ID, k.Index}]
-		if r == nil || r.job.State != api.JobState_SSUSP || r.job.PreemptedBy == 0 || taken[key{k.ID, k.Index}] {
+		if r == nil || r.job.State != api.JobState_SSUSP || !stillPreempted(r.job) || taken[key{k.ID, k.Index}] {
 			continue
 		}
 		nj := c.clone(r)

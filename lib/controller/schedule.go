@@ -188,6 +188,7 @@ func (c *Controller) schedule() []*api.Job {
 		nj.State = api.JobState_RUN
 		nj.StartTime = now.UnixNano()
 		nj.ExecHosts = hosts
+		nj.Backfill = p.Backfill // PREEMPT_JOBTYPE=BACKFILL (lib/sched/preempt.go)
 		nj.AllocSlots = int32(slots)
 		nj.PendReason = ""
 		c.takeSlots(nj, r.eff.GetExclusive(), 1)

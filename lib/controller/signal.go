@@ -88,7 +88,7 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 			continue
 		}
 		byAdmin := admin && r.eff.GetUid() != who.UID
-		switch action := pendingAction(req, s); action {
+		switch action := contPreempted(req, r.job, pendingAction(req, s)); action {
 		case api.SignalRequest_KILL:
 			nj := c.clone(r)
 			reason := api.TermReason_TERM_OWNER
@@ -150,6 +150,12 @@ func (c *Controller) Signal(who Caller, req *api.SignalRequest) *api.SignalReply
 				to = api.JobState_PEND
 			case api.JobState_USUSP:
 				to = api.JobState_RUN
+				if stillPreempted(r.job) {
+					// Back to SSUSP: the scheduler resumes it once its
+					// preemptor has given the slots back (preempt.go).
+					to = api.JobState_SSUSP
+					break
+				}
 				acts = append(acts, act{id: r.job.JobId, idx: r.job.ArrayIndex, ex: c.execOf(r.job), sig: syscall.SIGCONT})
 			default:
 				res.Error = errNotSuspended

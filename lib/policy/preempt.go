@@ -48,8 +48,21 @@ func PreemptParams(conf *config.Config) sched.PreemptParams {
 		}
 	}
 	for _, w := range cl.PreemptFor {
-		if strings.EqualFold(w, "least_run_time") {
+		switch strings.ToLower(w) {
+		case "least_run_time":
 			p.LeastRunTime = true
+		case "group_max":
+			p.GroupMax = true
+		case "group_jlp":
+			p.GroupJLP = true
+		case "user_jlp":
+			p.UserJLP = true
+		case "host_jlu":
+			p.HostJLU = true
+		case "mini_job":
+			p.MiniJob = true
+		case "optimal_mini_job":
+			p.OptimalMiniJob = true
 		}
 	}
 	return p

@@ -228,7 +228,9 @@
 //     -sp; Submit from SubmitTime; RunLimit from run_limit_sec (or the
 //     queue's RUNLIMIT).
 //   - Running: every RUN, SSUSP and USUSP job (a suspended job keeps its
-//     slots): Start from StartTime, its ExecHosts with their slots, the
+//     slots, except one suspended by preemption: Alloc.Preempt, with
+//     Stopped for one its user stopped since and Backfill from the
+//     Placement's): Start from StartTime, its ExecHosts with their slots, the
 //     rusage set recorded at dispatch (the Placement's HostAlloc.Rusage)
 //     and the usage its worker last reported (Used, MB), and the
 //     devices and cores it holds (HostAlloc.GPU and CPUs, kept from its

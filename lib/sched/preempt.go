@@ -30,10 +30,11 @@ import (
 //     released on hosts the placement does not use are kept running. If
 //     it does not fit, nothing is preempted.
 //   - Not a victim: an exclusive job (unless PREEMPT_JOBTYPE=EXCLUSIVE),
-//     a job preempted MaxJobPreempt times already, a job younger than
+//     a job that started backfilling a reservation (unless
+//     PREEMPT_JOBTYPE=BACKFILL; Placement.Backfill), a job preempted MaxJobPreempt times already, a job younger than
 //     NO_PREEMPT_RUN_TIME or within NO_PREEMPT_FINISH_TIME of its run
 //     limit, and a preemptor younger than PREEMPT_DELAY preempts nothing.
-//   - A suspended victim (Alloc.Preempt.Suspended) holds no slots, and no
+//   - A suspended victim (Alloc.Preempt.Suspended) holds no host slots, and no
 //     amount of the resources named in Preempt.Resources (PREEMPTABLE_
 //     RESOURCES); it keeps the rest (memory, GPUs, cores by default), as
 //     LSF's suspended jobs do. It resumes (Decision.Resumes) at its
@@ -45,11 +46,20 @@ import (
 //     slots from its queue's turn on, so that lower queues do not take
 //     them (higher queues may, in the next cycle).
 //
-// Choices where LSF is silent or where XCE is simpler: compound
-// requirements ({..} + {..}) do not preempt; cores of hosts that bind
+//   - Limits: a suspended victim leaves the slot counts of the limits
+//     LSF leaves it out of (preempt_limits.go: a host's slots, a user's
+//     total, and what PREEMPT_FOR adds); a job held back by one of those
+//     preempts the jobs counted in it; a job resumes only within every
+//     limit and its queue's slot limits, as a dispatch would.
+//
+// Choices where LSF is silent or where XCE is simpler: a compound
+// requirement ({..} + {..}) preempts when victims can be found for every
+// part, each part counting the slots the parts before it found (its GPUs
+// and amounts are checked by the placement, which may then fail and
+// preempt nothing); victims are only as many as needed (LSF's MINI_JOB
+// always); cores of hosts that bind
 // jobs to cores stay held by a suspended job (LSF's default, affinity
-// resources kept); a resuming job is not checked against limits (it
-// counted against JOBS all along).
+// resources kept).
 
 // QueuePreempt is a queue's preemption policy.
 type QueuePreempt struct {
@@ -81,12 +91,23 @@ type PreemptParams struct {
 	// (shared resources), other host counters.
 	Resources []string
 	// Exclusive and Backfill (PREEMPT_JOBTYPE): exclusive jobs, and jobs
-	// that backfill a reservation, may be preempted too. (Backfill jobs
-	// are not told apart from others: only Exclusive has an effect.)
+	// that started backfilling a reservation (AllocPreempt.Backfill), may
+	// be preempted too.
 	Exclusive, Backfill bool
 	// LeastRunTime (PREEMPT_FOR=LEAST_RUN_TIME): victims by the shortest
 	// run first instead of by priority.
 	LeastRunTime bool
+	// PREEMPT_FOR's slot limit keywords: suspended jobs leave the slot
+	// counts of a user group's total limit (GroupMax), a user group's
+	// per-processor limit (GroupJLP), a user's per-processor limit
+	// (UserJLP) and a user's or user group's per-host limit (HostJLU);
+	// see preempt_limits.go.
+	GroupMax, GroupJLP, UserJLP, HostJLU bool
+	// MiniJob (PREEMPT_FOR=MINI_JOB): preempt only enough jobs for a
+	// parallel job, which XCE always does. OptimalMiniJob
+	// (OPTIMAL_MINI_JOB): on each host, the victims that free the most
+	// slots first, so that the fewest jobs are suspended.
+	MiniJob, OptimalMiniJob bool
 }
 
 // AllocPreempt is a running job's preemption state.
@@ -96,6 +117,13 @@ type AllocPreempt struct {
 	Suspended bool
 	// Count is how many times the job was preempted.
 	Count int
+	// Stopped: a suspended victim its user stopped since (bstop, USUSP):
+	// it holds no slots either, and is not resumed until its user's
+	// bresume makes it SSUSP again.
+	Stopped bool
+	// Backfill: the job started in slots reserved for another job
+	// (Placement.Backfill); preempted only with PREEMPT_JOBTYPE=BACKFILL.
+	Backfill bool
 }
 
 // preState is a cycle's preemption state, built on first use.
@@ -106,12 +134,18 @@ type preState struct {
 	built  bool
 	byHost [][]int      // candidate victims (indices in Snapshot.Running) per host
 	gone   map[int]bool // victims taken this cycle
-	// victims are those of this cycle's placements.
+	// victims are those of this cycle's placements (taken: the same, as
+	// a set).
 	victims []int
+	taken   map[int]bool
+	onHost  map[string][]int // running jobs by host (exclOther)
 	// susp are the suspended jobs (indices in Snapshot.Running) per queue.
 	susp  map[string][]int
 	resOf map[string]bool // Preempt.Resources
 	qprio map[string]int
+	// limFree are the limits whose slot counts leave suspended jobs out
+	// (preempt_limits.go).
+	limFree map[*limitState]bool
 }
 
 // preemptSetup releases what the suspended victims of the snapshot do not
@@ -119,10 +153,11 @@ type preState struct {
 // queue for resume.
 func (c *cycle) preemptSetup() {
 	s := c.s
-	ps := &preState{resOf: map[string]bool{}, qprio: map[string]int{}, susp: map[string][]int{}, gone: map[int]bool{}}
+	ps := &preState{resOf: map[string]bool{}, qprio: map[string]int{}, susp: map[string][]int{}, gone: map[int]bool{}, taken: map[int]bool{}}
 	for _, r := range s.Preempt.Resources {
 		ps.resOf[r] = true
 	}
+	ps.limFree = c.limitsFreed()
 	for i := range s.Queues {
 		ps.qprio[s.Queues[i].Name] = s.Queues[i].Priority
 	}
@@ -130,6 +165,9 @@ func (c *cycle) preemptSetup() {
 	for i := range s.Running {
 		if s.Running[i].Preempt.Suspended {
 			c.release(&s.Running[i], 1)
+			if s.Running[i].Preempt.Stopped {
+				continue
+			}
 			q := s.Running[i].Queue
 			ps.susp[q] = append(ps.susp[q], i)
 		}
@@ -206,7 +244,8 @@ func (c *cycle) buildVictims() {
 	}
 	for i := range c.s.Running {
 		a := &c.s.Running[i]
-		if a.Preempt.Suspended || !victimQueue[a.Queue] || a.Exclusive && !c.s.Preempt.Exclusive {
+		if a.Preempt.Suspended || !victimQueue[a.Queue] || a.Exclusive && !c.s.Preempt.Exclusive ||
+			a.Preempt.Backfill && !c.s.Preempt.Backfill {
 			continue
 		}
 		if mx := maxOf[a.Queue]; mx > 0 && a.Preempt.Count >= mx {
@@ -279,12 +318,8 @@ func (c *cycle) release(a *Alloc, sign int) {
 		hs := &c.hosts[h]
 		hs.used -= sign * ha.Slots
 		hs.uses = append(hs.uses, use{end: end, slots: -sign * ha.Slots})
-		if hs.qused == nil {
-			hs.qused = map[string]int{}
-		}
-		hs.qused[a.Queue] -= sign * ha.Slots
 		if a.Exclusive {
-			hs.excl = sign < 0
+			hs.excl = sign < 0 || c.exclOther(a, ha.Host, -1)
 		}
 		if g := ha.GPU; g != nil && hs.gpus != nil && rel[ngpusPhysical] {
 			for _, idx := range g.Devices {
@@ -293,7 +328,7 @@ func (c *cycle) release(a *Alloc, sign int) {
 						st.jobs -= sign
 						st.memRes -= float64(sign) * g.Mem
 						if g.Exclusive {
-							st.excl = sign < 0
+							st.excl = sign < 0 || c.exclOther(a, ha.Host, idx)
 						}
 					}
 				}
@@ -318,6 +353,9 @@ func (c *cycle) release(a *Alloc, sign int) {
 		}
 	}
 	for _, ls := range c.matching(&v) {
+		slotsFree := c.pre.limFree[ls] // preempt_limits.go
+		// A limit on hosts counts running jobs only in JOBS (LSF).
+		jobsFree := ls.perHost || ls.hosts != nil
 		k := ls.key(&v)
 		for _, ha := range a.Hosts {
 			h, ok := c.byName[ha.Host]
@@ -329,7 +367,13 @@ func (c *cycle) release(a *Alloc, sign int) {
 				host = ha.Host
 			}
 			n := ls.get(k, &v, host)
-			n.slots -= float64(sign * ha.Slots)
+			if slotsFree {
+				n.slots -= float64(sign * ha.Slots)
+			}
+			if jobsFree {
+				n.jobs -= sign
+				jobsFree = ls.perHost // a host list counts the job once
+			}
 			for r := range ls.resNames() {
 				if !rel[r] {
 					continue
@@ -341,12 +385,10 @@ func (c *cycle) release(a *Alloc, sign int) {
 			}
 		}
 	}
-	if qs := c.queues[a.Queue]; qs != nil {
-		qs.used -= sign * total
-		qs.uused[a.User] -= sign * total
-		if qs.q.Fairshare != nil {
-			qs.slots[fairAccount(a.User, a.Account)] -= sign * total
-		}
+	// The queue's own slot limits (QJOB_LIMIT, UJOB_LIMIT, HJOB_LIMIT)
+	// count suspended jobs, as LSF's do; fairshare counts running slots.
+	if qs := c.queues[a.Queue]; qs != nil && qs.q.Fairshare != nil {
+		qs.slots[fairAccount(a.User, a.Account)] -= sign * total
 	}
 }
 
@@ -367,10 +409,11 @@ func (c *cycle) resume(queue string) {
 	})
 	for _, i := range list {
 		a := &c.s.Running[i]
-		if c.fitsAgain(a) {
+		fits := c.fitsAgain(a)
+		c.release(a, -1)
+		if fits && !c.overLimits(a) {
 			c.dec.Resumes = append(c.dec.Resumes, a.Job)
 		}
-		c.release(a, -1)
 	}
 	for _, i := range ps.victims {
 		if a := &c.s.Running[i]; a.Queue == queue {
@@ -449,7 +492,36 @@ func (c *cycle) victimsOn(h int, q string) []int {
 	if len(out) < 2 {
 		return out
 	}
-	slices.SortStableFunc(out, func(x, y int) int {
+	order := c.victimOrder(rel)
+	if c.s.Preempt.OptimalMiniJob {
+		// The fewest victims: those that hold the most slots here first.
+		name := c.hosts[h].h.Name
+		on := func(i int) int {
+			n := 0
+			for _, ha := range c.s.Running[i].Hosts {
+				if ha.Host == name {
+					n += ha.Slots
+				}
+			}
+			return n
+		}
+		slices.SortStableFunc(out, func(x, y int) int {
+			if a, b := on(x), on(y); a != b {
+				return b - a
+			}
+			return order(x, y)
+		})
+		return out
+	}
+	slices.SortStableFunc(out, order)
+	return out
+}
+
+// victimOrder compares two candidate victims (indices in Snapshot.
+// Running) for a preemptor whose queue may preempt rel: LSF's order.
+func (c *cycle) victimOrder(rel map[string]int) func(x, y int) int {
+	ps := c.pre
+	return func(x, y int) int {
 		a, b := &c.s.Running[x], &c.s.Running[y]
 		if !c.s.Preempt.LeastRunTime {
 			if pa, pb := rel[a.Queue], rel[b.Queue]; pa != pb {
@@ -466,14 +538,17 @@ func (c *cycle) victimsOn(h int, q string) []int {
 			return int(b.Job.ID - a.Job.ID)
 		}
 		return int(b.Job.Index - a.Job.Index)
-	})
-	return out
+	}
 }
 
 // preempt tries to place job j of bucket b by preempting running jobs of
-// the queues its queue may preempt (mx: the slots its limits allow). It
-// reports whether the job was placed.
-func (c *cycle) preempt(b *bucket, j *Job, mx int) bool {
+// the queues its queue may preempt (mx: the slots its limits allow;
+// keep: victims already released for its limits, kept with the
+// placement). Every part of a compound requirement ({..} + {..}) looks
+// for victims in turn, each counting the slots the parts before it
+// found; the placement then decides. It reports whether the job was
+// placed.
+func (c *cycle) preempt(b *bucket, j *Job, mx int, keep []int) bool {
 	ps := c.pre
 	if ps == nil || len(ps.rel[b.q.q.Name]) == 0 {
 		return false
@@ -484,95 +559,47 @@ func (c *cycle) preempt(b *bucket, j *Job, mx int) bool {
 	if !ps.built {
 		c.buildVictims()
 	}
-	q := b.q.q.Name
 	for _, v := range b.variants {
-		if len(v.parts) != 1 {
-			continue
-		}
-		p := v.parts[0]
-		lo := b.min
-		if p.count > 0 {
-			lo = p.count
-		}
-		phm := perHostMin(p, lo)
-		got := 0
-		if p.span.Hosts != 1 {
-			for _, h := range p.live {
-				if len(ps.byHost[h]) == 0 {
-					if n, _, _ := c.capNow(b, p, h, nil); n >= phm {
-						got += n
-					}
-				}
-			}
-		}
 		var released []int
-		var freed []int // hosts where victims were released
-		for _, h := range p.all {
-			if got >= lo {
-				break
+		var ov overlay
+		freed := make([][]int, len(v.parts))
+		for k, p := range v.parts {
+			lo := b.min
+			if p.count > 0 {
+				lo = p.count
 			}
-			if len(ps.byHost[h]) == 0 {
-				continue
-			}
-			cands := c.victimsOn(h, q)
-			if len(cands) == 0 {
-				// Forget the victims taken here: later jobs skip the host.
-				ps.byHost[h] = slices.DeleteFunc(ps.byHost[h], func(i int) bool { return ps.gone[i] })
-				continue
-			}
-			target := max(phm, lo-got)
-			if pt := c.ptileOf(p, h); pt > 0 {
-				target = min(pt, lo-got)
-			}
-			cur, _, _ := c.capNow(b, p, h, nil)
-			before := cur
-			var mine []int
-			for _, vi := range cands {
-				if cur >= target {
-					break
+			rel, fr, counted := c.partVictims(b, p, lo, ov)
+			released = append(released, rel...)
+			freed[k] = fr
+			if len(v.parts) > 1 {
+				if ov == nil {
+					ov = overlay{}
 				}
-				c.release(&c.s.Running[vi], 1)
-				ps.gone[vi] = true
-				if n, _, _ := c.capNow(b, p, h, nil); n > cur {
-					mine = append(mine, vi)
-					cur = n
-				} else {
-					c.release(&c.s.Running[vi], -1)
-					delete(ps.gone, vi)
+				for h, n := range counted {
+					if ov[h] == nil {
+						ov[h] = &ovHost{}
+					}
+					ov[h].slots += n
 				}
-			}
-			if cur < phm || p.span.Hosts == 1 && cur < lo {
-				c.restore(mine)
-				if before >= phm && p.span.Hosts != 1 {
-					got += before
-				}
-				continue
-			}
-			released = append(released, mine...)
-			if len(mine) > 0 {
-				freed = append(freed, h)
-			}
-			if p.span.Hosts == 1 {
-				got = cur
-			} else {
-				got += cur
 			}
 		}
 		if len(released) == 0 {
 			continue
 		}
-		// The hosts pruned from the bucket's list may have room now.
-		if p.live != nil {
-			live := freed
-			for _, h := range p.live {
-				if !slices.Contains(freed, h) {
-					live = append(live, h)
+		for k, p := range v.parts {
+			// The hosts pruned from the bucket's list may have room now.
+			if p.live != nil && len(freed[k]) > 0 {
+				live := slices.Clone(freed[k])
+				for _, h := range p.live {
+					if !slices.Contains(freed[k], h) {
+						live = append(live, h)
+					}
 				}
+				p.live = live
 			}
-			p.live = live
-		}
-		if len(p.same) > 0 {
-			p.groups = c.groups(p, p.all)
+			if len(p.same) > 0 {
+				p.groups = c.groups(p, p.all)
+			}
 		}
 		has, n, _ := c.place(b, v, mx)
 		if has == nil || c.limitOver(b, has) != nil {
@@ -593,6 +620,7 @@ func (c *cycle) preempt(b *bucket, j *Job, mx int) bool {
 			if used {
 				victims = append(victims, c.s.Running[vi].Job)
 				ps.victims = append(ps.victims, vi)
+				ps.taken[vi] = true
 			} else {
 				spare = append(spare, vi)
 			}
@@ -600,7 +628,219 @@ func (c *cycle) preempt(b *bucket, j *Job, mx int) bool {
 		c.restore(spare)
 		c.commit(b, j, v, has, n)
 		c.dec.Placements[len(c.dec.Placements)-1].Victims = victims
+		c.keepVictims(keep)
 		return true
+	}
+	return false
+}
+
+// partVictims releases, host by host in part p's order, the victims that
+// give p (lo slots, at least its per-host minimum on each host used)
+// what it lacks, counting the slots ov already took (parts before it).
+// It returns the victims released, the hosts where some were, and the
+// slots it counted on each host.
+func (c *cycle) partVictims(b *bucket, p *part, lo int, ov overlay) (released, freed []int, counted map[int]int) {
+	ps := c.pre
+	q := b.q.q.Name
+	phm := perHostMin(p, lo)
+	counted = map[int]int{}
+	got := 0
+	count := func(h, n int) {
+		if p.span.Hosts == 1 {
+			clear(counted)
+			got = 0
+		}
+		n = min(n, lo-got)
+		counted[h] += n
+		got += n
+	}
+	if p.span.Hosts != 1 {
+		for _, h := range p.live {
+			if got >= lo {
+				break
+			}
+			if len(ps.byHost[h]) == 0 {
+				if n, _, _ := c.capNow(b, p, h, ov); n >= phm {
+					count(h, n)
+				}
+			}
+		}
+	}
+	for _, h := range p.all {
+		if got >= lo {
+			break
+		}
+		if len(ps.byHost[h]) == 0 {
+			continue
+		}
+		cands := c.victimsOn(h, q)
+		if len(cands) == 0 {
+			// Forget the victims placements took here: later jobs skip
+			// the host. (Those released for this job may yet be given
+			// back.)
+			ps.byHost[h] = slices.DeleteFunc(ps.byHost[h], func(i int) bool { return ps.taken[i] })
+			if n, _, _ := c.capNow(b, p, h, ov); n >= phm && (p.span.Hosts != 1 || n >= lo) {
+				count(h, n)
+			}
+			continue
+		}
+		target := max(phm, lo-got)
+		if pt := c.ptileOf(p, h); pt > 0 {
+			target = min(pt, lo-got)
+		}
+		cur, _, _ := c.capNow(b, p, h, ov)
+		before := cur
+		var mine []int
+		for _, vi := range cands {
+			if cur >= target {
+				break
+			}
+			helps := c.freesNeeded(p, h, vi, target+ov.slots(h))
+			c.release(&c.s.Running[vi], 1)
+			ps.gone[vi] = true
+			if n, _, _ := c.capNow(b, p, h, ov); n > cur || helps {
+				// helps: what it frees may count only with more
+				// victims (two GPUs from two jobs); pruned below if
+				// not.
+				mine = append(mine, vi)
+				cur = max(cur, n)
+			} else {
+				c.release(&c.s.Running[vi], -1)
+				delete(ps.gone, vi)
+			}
+		}
+		// Keep only the victims the capacity reached needs, the least
+		// preferred given back first.
+		switch {
+		case cur <= before:
+			c.restore(mine)
+			mine = nil
+		case len(mine) > 1:
+			need := min(cur, target)
+			for k := len(mine) - 1; k >= 0; k-- {
+				vi := mine[k]
+				c.restore([]int{vi})
+				if n, _, _ := c.capNow(b, p, h, ov); n >= need {
+					mine = slices.Delete(mine, k, k+1)
+					continue
+				}
+				c.release(&c.s.Running[vi], 1)
+				ps.gone[vi] = true
+			}
+			cur, _, _ = c.capNow(b, p, h, ov)
+		}
+		if cur < phm || p.span.Hosts == 1 && cur < lo {
+			c.restore(mine)
+			if before >= phm && p.span.Hosts != 1 {
+				count(h, before)
+			}
+			continue
+		}
+		released = append(released, mine...)
+		if len(mine) > 0 {
+			freed = append(freed, h)
+		}
+		count(h, cur)
+	}
+	return released, freed, counted
+}
+
+// freesNeeded reports whether suspending running job vi gives back on
+// host h something part p lacks there beyond slots that may count only
+// with further victims: GPUs, or a resource of PREEMPTABLE_RESOURCES it
+// reserves; or slots, while the host has fewer free than target.
+func (c *cycle) freesNeeded(p *part, h, vi, target int) bool {
+	rel := c.pre.resOf
+	hs := &c.hosts[h]
+	if !hs.excl && hs.h.MaxSlots-hs.used < target {
+		return true
+	}
+	name := hs.h.Name
+	for _, ha := range c.s.Running[vi].Hosts {
+		if ha.Host != name {
+			continue
+		}
+		if ha.GPU != nil && p.gpu != nil && rel[ngpusPhysical] {
+			return true
+		}
+		for _, u := range ha.Rusage {
+			for _, r := range u.Resources {
+				if !rel[r.Name] {
+					continue
+				}
+				for _, nd := range p.hneed {
+					if nd.name == r.Name {
+						return true
+					}
+				}
+				for _, nd := range p.sneed {
+					if nd.name == r.Name {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// backfills reports whether a placement takes, on one of its hosts,
+// slots that reservations hold for other jobs (called before it is
+// charged): it backfills, ending before they start.
+func (c *cycle) backfills(has []HostAlloc) bool {
+	for _, ha := range has {
+		h, ok := c.byName[ha.Host]
+		if !ok {
+			continue
+		}
+		hs := &c.hosts[h]
+		if len(hs.holds) == 0 {
+			continue
+		}
+		held := 0
+		for _, r := range hs.holds {
+			held += r.slots
+		}
+		if hs.h.MaxSlots-hs.used-held < ha.Slots {
+			return true
+		}
+	}
+	return false
+}
+
+// exclOther reports whether a running job other than a, not suspended
+// nor released this cycle, holds host (dev < 0) or its GPU dev
+// exclusively: releasing a leaves that job's exclusive use in place
+// (with PREEMPT_JOBTYPE=EXCLUSIVE an exclusive preemptor runs where its
+// exclusive victim is suspended). Placements of this cycle are not
+// looked at: they were made where a's use was already released.
+func (c *cycle) exclOther(a *Alloc, host string, dev int) bool {
+	ps := c.pre
+	if ps.onHost == nil {
+		// Built on first use: exclusive victims are rare.
+		ps.onHost = map[string][]int{}
+		for i := range c.s.Running {
+			for _, ha := range c.s.Running[i].Hosts {
+				ps.onHost[ha.Host] = append(ps.onHost[ha.Host], i)
+			}
+		}
+	}
+	for _, i := range ps.onHost[host] {
+		o := &c.s.Running[i]
+		if o == a || o.Preempt.Suspended || c.pre.gone[i] {
+			continue
+		}
+		for _, ha := range o.Hosts {
+			if ha.Host != host {
+				continue
+			}
+			if dev < 0 && o.Exclusive {
+				return true
+			}
+			if dev >= 0 && ha.GPU != nil && ha.GPU.Exclusive && slices.Contains(ha.GPU.Devices, dev) {
+				return true
+			}
+		}
 	}
 	return false
 }

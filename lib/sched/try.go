@@ -63,8 +63,11 @@ func (c *cycle) try(j *Job) bool {
 		return fail([]string{"No alternative resource requirement can be used yet"}, true)
 	}
 	mx, why := c.limitCap(b)
+	var lv []int // victims suspended for the limits (preempt_limits.go)
 	if mx < b.min {
-		return fail(why, true)
+		if lv, mx = c.limitVictims(b, j); lv == nil {
+			return fail(why, true)
+		}
 	}
 	mx = min2(mx, b.max)
 	var failed *part
@@ -75,18 +78,21 @@ func (c *cycle) try(j *Job) bool {
 			// limitCap could only count one host's share of a per-host
 			// reservation; the placement's hosts give the whole charge.
 			if why := c.limitOver(b, has); why != nil {
+				c.restore(lv)
 				return fail(why, true)
 			}
 			c.commit(b, j, v, has, n)
+			c.keepVictims(lv)
 			return true
 		}
 		if failed == nil {
 			failed, fv = fp, v
 		}
 	}
-	if c.preempt(b, j, mx) {
+	if c.preempt(b, j, mx, lv) {
 		return true
 	}
+	c.restore(lv)
 	if !c.s.NoReasons {
 		why = c.explain(b, fv, failed, mx)
 	}
@@ -218,10 +224,11 @@ func (c *cycle) commit(b *bucket, j *Job, v *variant, has []HostAlloc, n int) {
 	if b.dur > 0 {
 		end = c.now.Add(b.dur).UnixNano()
 	}
+	bf := c.backfills(has) // preempt.go
 	c.account(&b.vals, fairAccount(j.User, j.Account), b.lims, c.now, end, b.excl, has)
 	c.advCommit(b, has, end)
 	c.free -= n
-	c.dec.Placements = append(c.dec.Placements, Placement{Job: j.Key, Hosts: has, Slots: n, Alternative: v.alt})
+	c.dec.Placements = append(c.dec.Placements, Placement{Job: j.Key, Hosts: has, Slots: n, Alternative: v.alt, Backfill: bf})
 	c.commitCU(v, has)
 }
 

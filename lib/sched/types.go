@@ -318,6 +318,9 @@ type Placement struct {
 	// Victims are the running jobs to preempt (suspend, or end where
 	// their queue says so) before the job starts (preempt.go).
 	Victims []JobKey
+	// Backfill: the job starts in slots a reservation holds for another
+	// job, ending before it needs them (kept in Alloc.Preempt.Backfill).
+	Backfill bool
 }
 
 // Reservation is a job that did not fit now, holding the slots it will

@@ -711,6 +711,7 @@ func (e *eng) start(j int32, now int64, pl sched.Placement) {
 	a := policy.Alloc(e.conf, sched.JobKey{ID: int64(j)}, sj.pat.eff, at(now))
 	a.CUExcl = policy.CUExcl(e.conf, sj.pat.job.Req)
 	a.Hosts = pl.Hosts
+	a.Preempt.Backfill = pl.Backfill
 	slots := 0
 	var hosts strings.Builder
 	for i, h := range pl.Hosts {

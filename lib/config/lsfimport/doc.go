@@ -96,6 +96,12 @@
 //     ACCT_ARCHIVE_AGE (days) x (MAX_ACCT_ARCHIVE_FILE + 1) ->
 //     acct_retention (how long lsb.acct records survive archiving; either
 //     alone is noted), MAX_USER_PRIORITY -> max_user_priority (bsub -sp).
+//     Preemption: PREEMPT_FOR, PREEMPT_JOBTYPE (keywords lowercased,
+//     unknown ones noted), PREEMPTABLE_RESOURCES, PREEMPTION_WAIT_TIME
+//     (seconds), MAX_JOB_PREEMPT, NO_PREEMPT_RUN_TIME and
+//     NO_PREEMPT_FINISH_TIME (minutes, or a percentage kept) -> the
+//     [cluster] keys of the same names; PREEMPT_DELAY (seconds) -> every
+//     queue's preempt_delay where the queue has none of its own.
 //     Everything else
 //     is noted, with the xced flag where one exists
 //     (JOB_TERMINATE_INTERVAL: --terminate-interval).
@@ -133,7 +139,11 @@
 //     USER_SHARES[[name, shares] ...] -> fairshare ("group@" entries
 //     noted), PREEMPTION PREEMPTIVE[...] PREEMPTABLE[...] -> preemptive,
 //     preemptable (an empty list -> "lower"/"higher"; PREEMPTIVE "+N" levels kept;
-//     queues that do not exist or break the priority order noted).
+//     queues that do not exist or break the priority order noted),
+//     TERMINATE_WHEN PREEMPT -> terminate_when = ["preempt"] (LOAD and
+//     WINDOW noted), MAX_JOB_PREEMPT, NO_PREEMPT_RUN_TIME,
+//     NO_PREEMPT_FINISH_TIME and PREEMPT_DELAY -> the queue's keys of the
+//     same names, as lsb.params' are read.
 //     JOB_OVERRUN and JOB_UNDERRUN (minutes) -> job_overrun, job_underrun,
 //     JOB_IDLE -> job_idle. INTERACTIVE = NO or ONLY -> interactive,
 //     RUNTIME -> runtime, PJOB_LIMIT -> a [[limits]] entry (queues,

@@ -43,6 +43,9 @@ type importer struct {
 	unitSrc      src // where LSF_UNIT_FOR_LIMITS is (or would be)
 
 	cuTypes []string // COMPUTE_UNIT_TYPES as written, finest first (lsbparams.go)
+	// preemptDelay is lsb.params PREEMPT_DELAY, given to every queue
+	// without its own (xce has it per queue only).
+	preemptDelay *Param
 
 	rc rcState // the resource connector's parameters (rc.go)
 }

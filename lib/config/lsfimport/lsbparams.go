@@ -4,6 +4,7 @@ package lsfimport
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -118,6 +119,15 @@ func (im *importer) lsbParams(f *File) {
 				if n < 2147483647 { // LSF's "unlimited"
 					im.cluster.set("max_pend_jobs", tomlInt(n), "", psrc(p))
 				}
+			case "PREEMPT_FOR", "PREEMPT_JOBTYPE", "PREEMPTABLE_RESOURCES", "PREEMPTION_WAIT_TIME",
+				"MAX_JOB_PREEMPT", "NO_PREEMPT_RUN_TIME", "NO_PREEMPT_FINISH_TIME":
+				im.preemptKey(im.cluster, p)
+			case "PREEMPT_DELAY":
+				if _, ok := preemptSeconds(p); !ok {
+					im.note(psrc(p), "not translated: %q is not a number of seconds", p.Value)
+					continue
+				}
+				im.preemptDelay = &p
 			default:
 				if !im.rcConf(p) {
 					im.notTranslated(p, paramsReasons)
@@ -126,6 +136,81 @@ func (im *importer) lsbParams(f *File) {
 		}
 	}
 	im.acctArchive(archiveAge, archiveFiles, cleanPeriod)
+}
+
+// preemptWords are the keywords each preemption list key takes.
+var preemptWords = map[string][]string{
+	"PREEMPT_FOR":     {"GROUP_JLP", "GROUP_MAX", "HOST_JLU", "LEAST_RUN_TIME", "MINI_JOB", "OPTIMAL_MINI_JOB", "USER_JLP"},
+	"PREEMPT_JOBTYPE": {"EXCLUSIVE", "BACKFILL", "AFFINITY"},
+}
+
+// preemptKey translates a preemption key of lsb.params (into t, the
+// cluster) or of a queue (MAX_JOB_PREEMPT, NO_PREEMPT_RUN_TIME,
+// NO_PREEMPT_FINISH_TIME, PREEMPT_DELAY).
+func (im *importer) preemptKey(t *table, p Param) {
+	at := psrc(p)
+	k := strings.ToUpper(p.Key)
+	key := strings.ToLower(k)
+	switch k {
+	case "PREEMPT_FOR", "PREEMPT_JOBTYPE":
+		var out []string
+		for _, w := range strings.Fields(strings.ToUpper(p.Value)) {
+			if !slices.Contains(preemptWords[k], w) {
+				im.note(at, "not translated: %s: use %s", w, strings.Join(preemptWords[k], ", "))
+				continue
+			}
+			out = append(out, strings.ToLower(w))
+		}
+		t.set(key, tomlList(out), "", at)
+	case "PREEMPTABLE_RESOURCES":
+		var out []string
+		for _, r := range strings.Fields(p.Value) {
+			if !config.ValidName(r) {
+				im.note(at, "not translated: %q is not a resource name", r)
+				continue
+			}
+			out = append(out, r)
+		}
+		t.set(key, tomlList(out), "", at)
+	case "PREEMPTION_WAIT_TIME", "PREEMPT_DELAY":
+		n, ok := preemptSeconds(p)
+		if !ok {
+			im.note(at, "not translated: %q is not a number of seconds", p.Value)
+			return
+		}
+		t.set(key, config.TOMLString(config.Duration(n).String()), fmt.Sprintf("%s %d s", k, n), at)
+	case "MAX_JOB_PREEMPT":
+		n, err := strconv.ParseInt(strings.TrimSpace(p.Value), 10, 64)
+		if err != nil || n < 1 || n > maxInt32 {
+			im.note(at, "not translated: %q is not a number from 1 to %d", p.Value, maxInt32)
+			return
+		}
+		t.set(key, tomlInt(n), "", at)
+	case "NO_PREEMPT_RUN_TIME", "NO_PREEMPT_FINISH_TIME":
+		// Minutes, or a percentage of the run limit.
+		v := strings.TrimSpace(p.Value)
+		if pct, ok := strings.CutSuffix(v, "%"); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(pct), 64)
+			if err != nil || f < 0 || f > 100 {
+				im.note(at, "not translated: %q is not a percentage from 0 to 100", p.Value)
+				return
+			}
+			t.set(key, config.TOMLString(strconv.FormatFloat(f, 'f', -1, 64)+"%"), "", at)
+			return
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n > maxInt32 {
+			im.note(at, "not translated: %q is not a number of minutes or a percentage", p.Value)
+			return
+		}
+		t.set(key, config.TOMLString(config.Duration(n*60).String()), fmt.Sprintf("%s %d min", k, n), at)
+	}
+}
+
+// preemptSeconds reads PREEMPTION_WAIT_TIME or PREEMPT_DELAY (seconds).
+func preemptSeconds(p Param) (int64, bool) {
+	n, err := strconv.ParseInt(strings.TrimSpace(p.Value), 10, 64)
+	return n, err == nil && n >= 0 && n <= maxInt32
 }
 
 // acctArchive translates LSF's accounting archive settings: lsb.acct is

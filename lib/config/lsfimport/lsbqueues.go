@@ -69,6 +69,13 @@ func (im *importer) queue(s *Section) {
 	im.queues = append(im.queues, q)
 	t := q.t
 	const deprecated = "deprecated: queue-level %s is honoured for compatibility; move it to an application profile"
+	ownDelay := false
+	defer func() {
+		if d := im.preemptDelay; d != nil && !ownDelay {
+			n, _ := preemptSeconds(*d)
+			t.set("preempt_delay", config.TOMLString(config.Duration(n).String()), fmt.Sprintf("lsb.params PREEMPT_DELAY %d s", n), psrc(*d))
+		}
+	}()
 	for _, p := range s.Params {
 		at := psrc(p)
 		k := strings.ToUpper(p.Key)
@@ -196,6 +203,13 @@ func (im *importer) queue(s *Section) {
 			im.fairshare(t, p)
 		case "PREEMPTION":
 			q.preempt = &p
+		case "MAX_JOB_PREEMPT", "NO_PREEMPT_RUN_TIME", "NO_PREEMPT_FINISH_TIME", "PREEMPT_DELAY":
+			im.preemptKey(t, p)
+			if k == "PREEMPT_DELAY" {
+				ownDelay = true
+			}
+		case "TERMINATE_WHEN":
+			im.terminateWhen(t, p)
 		case "REQUEUE_EXIT_VALUES":
 			im.requeue(t, p)
 		case "GPU_REQ":
@@ -228,6 +242,23 @@ func (im *importer) queue(s *Section) {
 			im.notTranslated(p, queueReasons)
 		}
 	}
+}
+
+// terminateWhen translates TERMINATE_WHEN: PREEMPT ends preempted jobs
+// (terminate_when = ["preempt"]); LOAD and WINDOW are noted.
+func (im *importer) terminateWhen(t *table, p Param) {
+	var out []string
+	for _, w := range strings.Fields(strings.ToUpper(p.Value)) {
+		switch w {
+		case "PREEMPT":
+			out = append(out, "preempt")
+		case "LOAD", "WINDOW":
+			im.note(psrc(p), "not translated: %s: xce ends jobs this way only on preemption", w)
+		default:
+			im.note(psrc(p), "not translated: %s: use PREEMPT, LOAD or WINDOW", w)
+		}
+	}
+	t.set("terminate_when", tomlList(out), "", psrc(p))
 }
 
 // tasks translates TASKLIMIT = [min [default]] max.
