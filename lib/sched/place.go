@@ -258,6 +258,11 @@ func (c *cycle) newPart(b *bucket, j *Job, s *resreq.Simple, set resreq.UsageSet
 	}
 	st, ok := c.statics[key]
 	if !ok {
+		if st, ok = c.keptStatic(key, b, s, p); ok {
+			c.statics[key] = st
+		}
+	}
+	if !ok {
 		st = &static{}
 		var err error
 		if st.sel, err = c.schema.Compile(s.Select, local); err != nil {
@@ -292,6 +297,7 @@ func (c *cycle) newPart(b *bucket, j *Job, s *resreq.Simple, set resreq.UsageSet
 			st.groups = c.groups(p, st.all)
 		}
 		c.statics[key] = st
+		c.keepStatic(key, b, s, p, st)
 	}
 	p.static = st
 	p.sel = st.sel
@@ -324,6 +330,10 @@ func (c *cycle) sorted(o *resreq.Order) ([]int, error) {
 	if s, ok := c.orders[k]; ok {
 		return s, nil
 	}
+	if idx, ok := c.keptOrder(k, o); ok {
+		c.orders[k] = idx
+		return idx, nil
+	}
 	ord, err := c.schema.CompileOrder(o)
 	if err != nil {
 		return nil, err
@@ -341,6 +351,7 @@ func (c *cycle) sorted(o *resreq.Order) ([]int, error) {
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return ord.Compare(c.hosts[a].vals, c.hosts[b].vals) })
 	c.orders[k] = idx
+	c.keepOrder(k, o, idx)
 	if keep {
 		if c.scratch.orders == nil {
 			c.scratch.orders = map[string]keptOrder{}
