@@ -123,3 +123,20 @@ func (c *cycle) keepOrder(k string, o *resreq.Order, idx []int) {
 		c.ledger.orders[k] = idx
 	}
 }
+
+// keptSet returns a host list's set (queue hosts, -m) that an earlier
+// cycle kept: the hosts and host groups are the same while the ledger
+// is bound.
+func (c *cycle) keptSet(key string) ([]bool, bool) {
+	if c.ledger == nil {
+		return nil, false
+	}
+	s, ok := c.ledger.sets[key]
+	return s, ok
+}
+
+func (c *cycle) keepSet(key string, set []bool) {
+	if c.ledger != nil {
+		c.ledger.sets[key] = set
+	}
+}

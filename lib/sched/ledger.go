@@ -54,8 +54,9 @@ type Ledger struct {
 	// next cycle may take as they are (keep.go); emptied when the ledger
 	// is filled again.
 	statics map[string]*static
-	orders  map[string][]int // host orders by order[] keys no cycle writes (keep.go)
-	odd     bool             // a job reserves slots or maxslots, which cycles write
+	orders  map[string][]int  // host orders by order[] keys no cycle writes (keep.go)
+	sets    map[string][]bool // host lists' sets (keep.go)
+	odd     bool              // a job reserves slots or maxslots, which cycles write
 
 	free    int    // the free slots of the hosts together, as a cycle counts them
 	changed []int  // hosts whose charges changed since the last cycle
@@ -68,11 +69,12 @@ type Ledger struct {
 type incHosts struct {
 	valid   bool
 	hosts   []hostState
-	vals    []resreq.Host // each host's values as select reads them
-	nilVals *resreq.Host  // for hosts without Values
-	touched []int         // hosts the last cycle changed (placements, holds)
-	nres    int           // resources its hosts' avail hold
-	hostQ   bool          // its hosts hold qused
+	vals    []resreq.Host  // each host's values as select reads them
+	valsSrc []*resreq.Host // the Values each was copied from
+	nilVals *resreq.Host   // for hosts without Values
+	touched []int          // hosts the last cycle changed (placements, holds)
+	nres    int            // resources its hosts' avail hold
+	hostQ   bool           // its hosts hold qused
 }
 
 type ledgerOp struct {
@@ -231,8 +233,9 @@ func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	l.res, l.resIdx = nil, map[string]int{}
 	l.queues = map[string]*ledgerQueue{}
 	l.jobs = make(map[JobKey]*ledgerJob, len(s.Running))
-	l.statics, l.orders, l.odd = map[string]*static{}, map[string][]int{}, false
+	l.statics, l.orders, l.sets, l.odd = map[string]*static{}, map[string][]int{}, map[string][]bool{}, false
 	l.cyc.valid = false
+	clear(l.cyc.valsSrc) // copy the values afresh
 	l.changed, l.chMark = l.changed[:0], make([]bool, len(s.Hosts))
 	l.free = 0
 	for i := range s.Hosts {
@@ -283,7 +286,7 @@ func (l *Ledger) start(a *Alloc) {
 		l.bound = false // told twice: fill again
 		return
 	}
-	j := &ledgerJob{queue: a.Queue, user: a.User, acct: fairAccount(a.User, a.Account)}
+	j := &ledgerJob{queue: a.Queue, user: a.User, acct: fairAccount(a.User, a.Account), on: make([]ledgerCharge, 0, len(a.Hosts))}
 	end := int64(never)
 	if a.RunLimit > 0 {
 		end = a.Start.Add(a.RunLimit).UnixNano()
@@ -376,7 +379,6 @@ func (l *Ledger) contrib(h int) int {
 func (l *Ledger) apply(ch *ledgerCharge, queue string, sign int) {
 	lh := &l.hs[ch.h]
 	l.free -= l.contrib(ch.h)
-	defer func() { l.free += l.contrib(ch.h) }()
 	if !l.chMark[ch.h] {
 		l.chMark[ch.h] = true
 		l.changed = append(l.changed, ch.h)
@@ -404,6 +406,7 @@ func (l *Ledger) apply(ch *ledgerCharge, queue string, sign int) {
 	for _, rc := range ch.res {
 		lh.avail[rc.ri] -= float64(sign) * rc.amt
 	}
+	l.free += l.contrib(ch.h)
 }
 
 // incremental syncs the snapshot's ledger and reports whether the cycle
@@ -429,6 +432,7 @@ func (c *cycle) incremental() bool {
 	if len(l.cyc.hosts) != len(s.Hosts) {
 		l.cyc.hosts = make([]hostState, len(s.Hosts))
 		l.cyc.vals = make([]resreq.Host, len(s.Hosts))
+		l.cyc.valsSrc = make([]*resreq.Host, len(s.Hosts))
 		l.cyc.valid = false
 	}
 	c.inc = true
@@ -485,7 +489,11 @@ func (c *cycle) restoreHosts() {
 			c.restoreHost(h, slotsIdx, maxIdx)
 		}
 		for _, h := range ic.touched {
-			c.restoreHost(h, slotsIdx, maxIdx)
+			if !l.chMark[h] { // restored already
+				l.chMark[h] = true
+				l.changed = append(l.changed, h)
+				c.restoreHost(h, slotsIdx, maxIdx)
+			}
 		}
 	}
 	l.clearChanged()
@@ -523,8 +531,8 @@ func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 		src = l.cyc.nilVals
 	}
 	write := slotsIdx >= 0 && maxIdx >= 0
-	for ri, info := range c.resInfo {
-		if info.num >= 0 && hs.avail[ri] != src.Num[info.num] && !math.IsNaN(hs.avail[ri]) {
+	for ri := 0; ri < len(c.resInfo) && !write; ri++ {
+		if info := c.resInfo[ri]; info.num >= 0 && hs.avail[ri] != src.Num[info.num] && !math.IsNaN(hs.avail[ri]) {
 			write = true
 		}
 	}
@@ -533,8 +541,12 @@ func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 		return
 	}
 	v := &l.cyc.vals[i]
-	v.Num = append(v.Num[:0], src.Num...)
-	v.Str, v.Bool = src.Str, src.Bool
+	if l.cyc.valsSrc[i] != src || len(v.Num) != len(src.Num) {
+		v.Num = append(v.Num[:0], src.Num...)
+		v.Str, v.Bool = src.Str, src.Bool
+		l.cyc.valsSrc[i] = src
+	}
+	// Only the slots and the charged resources can differ from src.
 	if slotsIdx >= 0 && maxIdx >= 0 {
 		free := h.MaxSlots - hs.used
 		if hs.excl {
@@ -543,8 +555,13 @@ func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 		v.Num[slotsIdx], v.Num[maxIdx] = float64(max(0, free)), float64(h.MaxSlots)
 	}
 	for ri, info := range c.resInfo {
-		if info.num >= 0 && hs.avail[ri] != src.Num[info.num] && !math.IsNaN(hs.avail[ri]) {
-			v.Num[info.num] = hs.avail[ri]
+		if info.num < 0 {
+			continue
+		}
+		if a := hs.avail[ri]; a != src.Num[info.num] && !math.IsNaN(a) {
+			v.Num[info.num] = a
+		} else {
+			v.Num[info.num] = src.Num[info.num]
 		}
 	}
 	hs.vals = v

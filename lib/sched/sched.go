@@ -591,8 +591,13 @@ func (c *cycle) hostSet(names []string) []bool {
 	if s, ok := c.sets[key]; ok {
 		return s
 	}
+	if s, ok := c.keptSet(key); ok {
+		c.sets[key] = s
+		return s
+	}
 	set := hostSet(names, c.byName, len(c.hosts), c.s.HostGroups)
 	c.sets[key] = set
+	c.keepSet(key, set)
 	return set
 }
 
