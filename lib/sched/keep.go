@@ -140,3 +140,19 @@ func (c *cycle) keepSet(key string, set []bool) {
 		c.ledger.sets[key] = set
 	}
 }
+
+// ints returns an empty list with room for n hosts, for the cycle's own
+// use: with a ledger, from memory the cycles reuse (a list of every host
+// for each requirement placed is the largest allocation of a cycle).
+func (c *cycle) ints(n int) []int {
+	if c.ledger == nil {
+		return make([]int, 0, n)
+	}
+	a := c.ledger.arena
+	if cap(a)-len(a) < n {
+		// A new block; lists in the old one keep it while they live.
+		a = make([]int, 0, max(4*n, 2*cap(a)))
+	}
+	c.ledger.arena = a[:len(a)+n]
+	return a[len(a) : len(a) : len(a)+n]
+}

@@ -56,6 +56,7 @@ type Ledger struct {
 	statics map[string]*static
 	orders  map[string][]int  // host orders by order[] keys no cycle writes (keep.go)
 	sets    map[string][]bool // host lists' sets (keep.go)
+	arena   []int             // the cycle's host lists (keep.go's ints)
 	odd     bool              // a job reserves slots or maxslots, which cycles write
 
 	free    int    // the free slots of the hosts together, as a cycle counts them
@@ -423,6 +424,7 @@ func (c *cycle) incremental() bool {
 	c.ledgerOK = l.sync(s, s.Schema)
 	if l.bound {
 		c.ledger = l // its hosts are the snapshot's (keep.go)
+		l.arena = l.arena[:0] // the last cycle's lists are gone with it
 	}
 	if !c.ledgerOK || !incrementalOK(s) {
 		l.cyc.valid = false

@@ -724,7 +724,7 @@ func (c *cycle) allocate(p *part, list []int, capf func(int) int, min, max int, 
 		if own {
 			kept = list[:0] // in place: kept never passes the host read
 		} else {
-			kept = make([]int, 0, len(list))
+			kept = c.ints(len(list))
 		}
 	}
 	keep := func(h, cp int) {
