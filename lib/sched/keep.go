@@ -156,3 +156,31 @@ func (c *cycle) ints(n int) []int {
 	c.ledger.arena = a[:len(a)+n]
 	return a[len(a) : len(a) : len(a)+n]
 }
+
+// defaults is resreq.Defaults of a job's requirement req (r: req, or an
+// empty one for nil), kept with the ledger for the next cycles' jobs
+// that share req.
+func (c *cycle) defaults(req, r *resreq.ResReq) *resreq.ResReq {
+	if c.ledger == nil {
+		return resreq.Defaults(r)
+	}
+	d, ok := c.ledger.defaults[req]
+	if !ok {
+		d = resreq.Defaults(r)
+		c.ledger.defaults[req] = d
+	}
+	return d
+}
+
+// simpleString is s.String(), kept with the ledger for the next cycles.
+func (c *cycle) simpleString(s *resreq.Simple) string {
+	if c.ledger == nil {
+		return s.String()
+	}
+	str, ok := c.ledger.simple[s]
+	if !ok {
+		str = s.String()
+		c.ledger.simple[s] = str
+	}
+	return str
+}

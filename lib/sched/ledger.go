@@ -57,7 +57,12 @@ type Ledger struct {
 	orders  map[string][]int  // host orders by order[] keys no cycle writes (keep.go)
 	sets    map[string][]bool // host lists' sets (keep.go)
 	arena   []int             // the cycle's host lists (keep.go's ints)
-	odd     bool              // a job reserves slots or maxslots, which cycles write
+	// Requirements' forms the cycles compute again and again, by the
+	// pointer the caller shares between jobs (keep.go).
+	reqStr   map[*resreq.ResReq]string
+	defaults map[*resreq.ResReq]*resreq.ResReq
+	simple   map[*resreq.Simple]string
+	odd      bool // a job reserves slots or maxslots, which cycles write
 
 	free    int    // the free slots of the hosts together, as a cycle counts them
 	changed []int  // hosts whose charges changed since the last cycle
@@ -235,6 +240,7 @@ func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	l.queues = map[string]*ledgerQueue{}
 	l.jobs = make(map[JobKey]*ledgerJob, len(s.Running))
 	l.statics, l.orders, l.sets, l.odd = map[string]*static{}, map[string][]int{}, map[string][]bool{}, false
+	l.reqStr, l.defaults, l.simple = map[*resreq.ResReq]string{}, map[*resreq.ResReq]*resreq.ResReq{}, map[*resreq.Simple]string{}
 	l.cyc.valid = false
 	clear(l.cyc.valsSrc) // copy the values afresh
 	l.changed, l.chMark = l.changed[:0], make([]bool, len(s.Hosts))
@@ -424,6 +430,14 @@ func (c *cycle) incremental() bool {
 	c.ledgerOK = l.sync(s, s.Schema)
 	if l.bound {
 		c.ledger = l // its hosts are the snapshot's (keep.go)
+		if len(l.reqStr)+len(l.defaults)+len(l.simple) > 1<<14 {
+			// A caller that does not share requirements between
+			// cycles: keep them from growing without end.
+			clear(l.reqStr)
+			clear(l.defaults)
+			clear(l.simple)
+		}
+		c.reqStr = l.reqStr
 		l.arena = l.arena[:0] // the last cycle's lists are gone with it
 	}
 	if !c.ledgerOK || !incrementalOK(s) {

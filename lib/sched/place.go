@@ -169,7 +169,7 @@ func (c *cycle) newBucket(j *Job) *bucket {
 		r = &resreq.ResReq{Simple: &resreq.Simple{}}
 	}
 	if j.Local.Type != "" {
-		r = resreq.Defaults(r)
+		r = c.defaults(j.Req, r)
 	}
 	add := func(alt int, req *resreq.ResReq) error {
 		if req.Simple != nil {
@@ -252,7 +252,7 @@ func (c *cycle) newPart(b *bucket, j *Job, s *resreq.Simple, set resreq.UsageSet
 	}
 	// What does not change in a cycle is shared by every bucket with the
 	// same queue, -m list, sections and GPU need.
-	key := b.q.q.Name + "\x00" + mkey + "\x00" + local.Type + "\x00" + local.Model + "\x00" + s.String()
+	key := b.q.q.Name + "\x00" + mkey + "\x00" + local.Type + "\x00" + local.Model + "\x00" + c.simpleString(s)
 	if p.gpu != nil {
 		key += "\x00" + p.gpu.text
 	}
