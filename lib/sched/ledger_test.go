@@ -19,7 +19,8 @@ import (
 // and per-user limits, a shared resource, rusage that changes with time,
 // amounts that are not whole numbers and used memory, so that both the
 // ledger's figures and its falling back to charging every job are
-// compared; and once the caller forgets to tell it of a job.
+// compared (and hosts that bind jobs to cores, which it leaves to the
+// cycle); and once the caller forgets to tell it of a job.
 func TestLedgerSameDecision(t *testing.T) {
 	used := 0 // cycles that took the ledger's figures
 	for seed := range uint64(8) {
@@ -31,6 +32,12 @@ func TestLedgerSameDecision(t *testing.T) {
 		}
 		s.Queues = append(s.Queues, Queue{Name: "excl", Priority: 25, Exclusive: true})
 		s.Shared = map[string]float64{"lic_x": 40}
+		if seed == 5 {
+			// Hosts that bind jobs to cores: the cycles charge every job.
+			for i := range s.Hosts {
+				s.Hosts[i].CPUs = []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+			}
+		}
 		if seed%2 == 1 {
 			s.Limits = []Limit{{Name: "per user", Per: PerUser, Slots: 70}, {Name: "mem", Per: PerHost, Resources: map[string]float64{"mem": 90000}}}
 		}
