@@ -169,7 +169,7 @@ func (c *cycle) newBucket(j *Job) *bucket {
 		r = &resreq.ResReq{Simple: &resreq.Simple{}}
 	}
 	if j.Local.Type != "" {
-		r = resreq.Defaults(r)
+		r = c.defaults(j.Req, r)
 	}
 	add := func(alt int, req *resreq.ResReq) error {
 		if req.Simple != nil {
@@ -252,11 +252,16 @@ func (c *cycle) newPart(b *bucket, j *Job, s *resreq.Simple, set resreq.UsageSet
 	}
 	// What does not change in a cycle is shared by every bucket with the
 	// same queue, -m list, sections and GPU need.
-	key := b.q.q.Name + "\x00" + mkey + "\x00" + local.Type + "\x00" + local.Model + "\x00" + s.String()
+	key := b.q.q.Name + "\x00" + mkey + "\x00" + local.Type + "\x00" + local.Model + "\x00" + c.simpleString(s)
 	if p.gpu != nil {
 		key += "\x00" + p.gpu.text
 	}
 	st, ok := c.statics[key]
+	if !ok {
+		if st, ok = c.keptStatic(key, b, s, p); ok {
+			c.statics[key] = st
+		}
+	}
 	if !ok {
 		st = &static{}
 		var err error
@@ -292,6 +297,7 @@ func (c *cycle) newPart(b *bucket, j *Job, s *resreq.Simple, set resreq.UsageSet
 			st.groups = c.groups(p, st.all)
 		}
 		c.statics[key] = st
+		c.keepStatic(key, b, s, p, st)
 	}
 	p.static = st
 	p.sel = st.sel
@@ -324,6 +330,10 @@ func (c *cycle) sorted(o *resreq.Order) ([]int, error) {
 	if s, ok := c.orders[k]; ok {
 		return s, nil
 	}
+	if idx, ok := c.keptOrder(k, o); ok {
+		c.orders[k] = idx
+		return idx, nil
+	}
 	ord, err := c.schema.CompileOrder(o)
 	if err != nil {
 		return nil, err
@@ -341,6 +351,7 @@ func (c *cycle) sorted(o *resreq.Order) ([]int, error) {
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return ord.Compare(c.hosts[a].vals, c.hosts[b].vals) })
 	c.orders[k] = idx
+	c.keepOrder(k, o, idx)
 	if keep {
 		if c.scratch.orders == nil {
 			c.scratch.orders = map[string]keptOrder{}
@@ -713,7 +724,7 @@ func (c *cycle) allocate(p *part, list []int, capf func(int) int, min, max int, 
 		if own {
 			kept = list[:0] // in place: kept never passes the host read
 		} else {
-			kept = make([]int, 0, len(list))
+			kept = c.ints(len(list))
 		}
 	}
 	keep := func(h, cp int) {

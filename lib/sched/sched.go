@@ -102,6 +102,11 @@ type cycle struct {
 	kept    bool // the scratch keeps the hosts' values (keepVals)
 	scratch *Scratch
 
+	ledger *Ledger // the snapshot's, bound to its hosts; nil: none (keep.go)
+	// ledgerOK: the running jobs' charges come from the ledger; inc: so
+	// do the hosts' states, kept from the last cycle (ledger.go).
+	ledgerOK, inc bool
+
 	cu  *cuCycle  // compute units (cu.go); nil: none configured
 	adv *advState // advance reservations; nil: none
 	pre *preState // preemption (preempt.go)
@@ -220,7 +225,9 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 		c.schema, _ = resreq.NewSchema()
 	}
 	c.scratch = scratch
-	if scratch != nil && cap(scratch.hosts) >= len(s.Hosts) {
+	if c.incremental() {
+		c.hosts = c.ledger.cyc.hosts // the ledger restores them
+	} else if scratch != nil && cap(scratch.hosts) >= len(s.Hosts) {
 		// Last cycle's host states, emptied, their slices kept.
 		c.hosts = scratch.hosts[:len(s.Hosts)]
 		for i := range c.hosts {
@@ -239,13 +246,21 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 			scratch.nums, scratch.vals = scratch.nums[:0], scratch.vals[:0]
 		}
 	}
-	c.byName = hostIndex(s.Hosts, scratch)
+	if c.inc {
+		c.byName = c.ledger.byName
+	} else {
+		c.byName = hostIndex(s.Hosts, scratch)
+	}
 	for i := range s.Queues {
 		if s.Queues[i].HostSlotLimit > 0 {
 			c.hostQ = true
 		}
 	}
-	for i := range s.Hosts {
+	nset := len(s.Hosts)
+	if c.inc {
+		nset = 0 // kept from the last cycle
+	}
+	for i := range nset {
 		h := &s.Hosts[i]
 		vals := h.Values
 		if vals == nil {
@@ -278,27 +293,8 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 	for i := range s.Limits {
 		c.limits = append(c.limits, c.newLimit(&s.Limits[i]))
 	}
-	// Index every host resource running jobs reserve, so that the values
-	// select reads are net of their reservations.
-	for i := range s.Running {
-		for _, ha := range s.Running[i].Hosts {
-			for _, u := range ha.Rusage {
-				for _, r := range u.Resources {
-					if _, ok := s.Shared[r.Name]; !ok {
-						c.resIndex(r.Name)
-					}
-				}
-			}
-		}
-	}
-	for i := range s.Running {
-		a := &s.Running[i]
-		end := int64(never)
-		if a.RunLimit > 0 {
-			end = a.Start.Add(a.RunLimit).UnixNano()
-		}
-		v := consumers{kUser: a.User, kQueue: a.Queue, kProject: a.Project, kApp: a.App, kLic: a.LicProject}
-		c.account(&v, fairAccount(a.User, a.Account), nil, a.Start, end, a.Exclusive, a.Hosts)
+	if !c.fromLedger() {
+		c.accountRunning()
 	}
 	c.preemptSetup()
 	// Select and order see the resources net of running jobs'
@@ -315,8 +311,12 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 	if r, i, ok := c.schema.Lookup(ngpusPhysical); ok && r.Kind == resreq.Numeric && c.anyGPU {
 		gpuIdx = i
 	}
-	keep := slotsIdx >= 0 && maxIdx >= 0 && c.keepVals()
-	for i := range c.hosts {
+	keep := !c.inc && slotsIdx >= 0 && maxIdx >= 0 && c.keepVals()
+	nset = len(c.hosts)
+	if c.inc {
+		nset = 0 // the ledger restored those that changed
+	}
+	for i := range nset {
 		hs := &c.hosts[i]
 		var cp *resreq.Host
 		if slotsIdx >= 0 && maxIdx >= 0 {
@@ -385,6 +385,33 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 	return c
 }
 
+// accountRunning charges every running job.
+func (c *cycle) accountRunning() {
+	s := c.s
+	// Index every host resource running jobs reserve, so that the values
+	// select reads are net of their reservations.
+	for i := range s.Running {
+		for _, ha := range s.Running[i].Hosts {
+			for _, u := range ha.Rusage {
+				for _, r := range u.Resources {
+					if _, ok := s.Shared[r.Name]; !ok {
+						c.resIndex(r.Name)
+					}
+				}
+			}
+		}
+	}
+	for i := range s.Running {
+		a := &s.Running[i]
+		end := int64(never)
+		if a.RunLimit > 0 {
+			end = a.Start.Add(a.RunLimit).UnixNano()
+		}
+		v := consumers{kUser: a.User, kQueue: a.Queue, kProject: a.Project, kApp: a.App, kLic: a.LicProject}
+		c.account(&v, fairAccount(a.User, a.Account), nil, a.Start, end, a.Exclusive, a.Hosts)
+	}
+}
+
 // hostIndex maps host names to their index in hosts; a scratch keeps
 // the map for the next cycle's same hosts.
 func hostIndex(hosts []Host, sc *Scratch) map[string]int {
@@ -429,6 +456,9 @@ func (c *cycle) queueOrder() []int {
 func (c *cycle) resIndex(name string) int {
 	if i, ok := c.resIdx[name]; ok {
 		return i
+	}
+	if c.inc {
+		return c.incResIndex(name)
 	}
 	info := resInfo{name: name, num: -1, gauge: gauges[name]}
 	if r, i, ok := c.schema.Lookup(name); ok && r.Kind == resreq.Numeric {
@@ -503,6 +533,7 @@ func (c *cycle) account(v *consumers, acct string, lims []*limitState, start tim
 			continue // a host gone from the configuration
 		}
 		hs := &c.hosts[h]
+		c.touch(h)
 		hs.used += ha.Slots
 		u := use{end: end, slots: ha.Slots}
 		if excl {
@@ -560,8 +591,13 @@ func (c *cycle) hostSet(names []string) []bool {
 	if s, ok := c.sets[key]; ok {
 		return s
 	}
+	if s, ok := c.keptSet(key); ok {
+		c.sets[key] = s
+		return s
+	}
 	set := hostSet(names, c.byName, len(c.hosts), c.s.HostGroups)
 	c.sets[key] = set
+	c.keepSet(key, set)
 	return set
 }
 

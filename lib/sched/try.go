@@ -311,6 +311,7 @@ func (c *cycle) reserve(b *bucket, v *variant, j *Job) string {
 			}
 		}
 		hs.holds = append(hs.holds, hd)
+		c.touch(pk.h)
 		r.Hosts = append(r.Hosts, HostAlloc{Host: hs.h.Name, Slots: pk.n, Rusage: p.set, Lead: i == 0})
 	}
 	for h := range whole {

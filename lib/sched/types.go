@@ -270,6 +270,11 @@ type Snapshot struct {
 	AdvRsvs []AdvRsv
 	// Preempt holds the cluster's preemption parameters (preempt.go).
 	Preempt PreemptParams
+	// Ledger, when set, keeps the running jobs' charges on hosts and
+	// queues from one cycle to the next (ledger.go): the caller tells it
+	// which jobs joined and left Running since the last cycle. nil:
+	// every running job is charged afresh. The decision is the same.
+	Ledger *Ledger
 }
 
 // Scratch is the memory successive cycles reuse (Snapshot.Scratch). The

@@ -61,6 +61,11 @@ type Options struct {
 	// brsvadd allocates them (a reservations file: rsvfile.go); they join
 	// Reservations.
 	RsvRequests []RsvRequest
+
+	// full makes every cycle charge every running job and see every
+	// pending one (tests: the same schedule as with the ledger and the
+	// pending jobs left out).
+	full bool
 }
 
 // Outcome says how a job of the trace ended in the simulation.
@@ -110,6 +115,9 @@ type pattern struct {
 	job    sched.Job // Key and Submit zero
 	need   int       // slots the cycle-start limits count
 	limits []*api.PendLimit
+	// reserves: a cycle tries the job even when its slots are not free
+	// (its queue reserves slots, or its requirement is compound).
+	reserves bool
 }
 
 // patKey is a submission's shape: what the trace gives the layering.
@@ -235,6 +243,12 @@ func Run(tr *trace.Trace, opt Options) (*Result, error) {
 	e.snap.Queues = policy.Queues(e.conf, e.usage)
 	e.res = &Result{Trace: tr, Jobs: make([]JobResult, len(tr.Jobs)), Hosts: len(e.snap.Hosts), TotalSlots: e.free}
 	e.elastic = e.supplyInit()
+	if e.sup == nil && !opt.full {
+		// The hosts stay as they are: the running jobs' charges are
+		// kept from one cycle to the next (templates' instances come
+		// and go: those runs charge every job each cycle).
+		e.snap.Ledger = sched.NewLedger()
+	}
 	if err := e.prepare(); err != nil {
 		return nil, err
 	}
@@ -287,7 +301,8 @@ func (e *eng) hosts() error {
 			}
 		}
 		e.hostIdx[name] = len(e.snap.Hosts)
-		e.snap.Hosts = append(e.snap.Hosts, sched.Host{Name: name, Status: sched.HostOK, MaxSlots: slots, Values: v})
+		e.snap.Hosts = append(e.snap.Hosts, sched.Host{Name: name, Status: sched.HostOK, MaxSlots: slots, Values: v,
+			CPUs: simCores(e.conf, schema, name, v)})
 		e.free += slots
 	}
 	if e.opt.Hosts > 0 {
@@ -303,15 +318,23 @@ func (e *eng) hosts() error {
 	}
 	names := mapsKeys(e.conf.Hosts)
 	slices.Sort(names)
+	var noSlots []string // hosts simulated with the default slot
 	for _, n := range names {
 		hc := e.conf.Hosts[n]
 		if !hc.IsServer() {
 			continue
 		}
-		if hc.Slots <= 0 {
-			return fmt.Errorf("host %s: the configuration gives no slots (a live host counts its CPUs); set slots = N for it or use --hosts", n)
+		slots := hc.Slots
+		if slots <= 0 {
+			// A live host gets one slot per CPU its worker reports;
+			// here there is no worker to ask.
+			slots = 1
+			noSlots = append(noSlots, n)
 		}
-		add(n, hc.Slots, hc)
+		add(n, slots, hc)
+	}
+	if len(noSlots) > 0 {
+		e.warn("noslots", fmt.Sprintf("%s: no slots in the configuration (a live host takes one per CPU its worker reports): simulated with 1 slot and 1 CPU; set slots = N", strings.Join(noSlots, ", ")))
 	}
 	if len(e.snap.Hosts) == 0 {
 		return errors.New("the configuration has no server hosts: give --hosts N[xSLOTS]")
@@ -435,6 +458,12 @@ func (e *eng) pattern(tj *trace.Job) (*pattern, error) {
 	}
 	p := &pattern{eff: eff, limits: eff.PendLimits, need: int(max(eff.MinTasks, 1))}
 	p.job = policy.Job(e.conf, sched.JobKey{}, eff, req, e.local, eff.Hosts, time.Time{})
+	p.reserves = p.job.Req != nil && len(p.job.Req.Compound) > 0
+	for i := range e.snap.Queues {
+		if q := &e.snap.Queues[i]; q.Name == p.job.Queue && q.SlotReserve {
+			p.reserves = true
+		}
+	}
 	e.pats[k] = p
 	return p, nil
 }
@@ -596,6 +625,9 @@ func (e *eng) end(j int32, t int64) {
 		}
 		u[acct] = policy.AddFinished(u[acct], cpu, a.Start, at(t), slots)
 	}
+	if l := e.snap.Ledger; l != nil {
+		l.End(a.Job)
+	}
 	last := len(e.running) - 1
 	if i != last {
 		e.snap.Running[i] = e.snap.Running[last]
@@ -656,6 +688,10 @@ func (e *eng) cycle(now int64) bool {
 	e.snapRsvs(now)
 	var inUse policy.LimitUse
 	jobs := e.snap.Jobs[:0]
+	// Without preemption or templates, a job needing more slots than
+	// are free is not tried (Snapshot.OnlyPlacements) unless its queue
+	// reserves slots: it need not be in the snapshot either.
+	leave := !pre && e.sup == nil && !e.opt.full
 	for _, j := range e.pending {
 		sj := &e.jobs[j]
 		p := sj.pat
@@ -671,6 +707,9 @@ func (e *eng) cycle(now int64) bool {
 				continue
 			}
 			inUse.Take(p.limits, p.eff.User, p.need)
+		}
+		if leave && p.need > e.free && !p.reserves {
+			continue
 		}
 		sjob := p.job
 		sjob.Key = sched.JobKey{ID: int64(j)}
@@ -740,6 +779,9 @@ func (e *eng) start(j int32, now int64, pl sched.Placement) {
 	sj.running = len(e.running)
 	e.running = append(e.running, j)
 	e.snap.Running = append(e.snap.Running, a)
+	if l := e.snap.Ledger; l != nil {
+		l.Start(&e.snap.Running[len(e.snap.Running)-1])
+	}
 	heap.Push(&e.ends, event{at: now + int64(run), job: j})
 	sj.pre = simPre{endAt: now + int64(run)}
 }

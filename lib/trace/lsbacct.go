@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"time"
 )
@@ -15,7 +16,8 @@ import (
 //
 // Mapping: jobId → ID, idx → Index; submitTime → Submit; the record's
 // event time (when the job finished) less startTime → Run; numProcessors
-// → Slots; userName → User; queue → Queue; resReq → ResReq, its
+// → Slots; ru_utime + ru_stime (the usage's first two fields, those of
+// them not -1) → CPU; userName → User; queue → Queue; resReq → ResReq, its
 // rusage[mem] → MemMB; runLimit (seconds; 0 or -1: none) → Limit; a
 // dependCond on one job (done(N), ended(N), N) → DependsOn. Times are
 // made relative to the earliest submission, which Header["UnixStartTime"]
@@ -143,6 +145,17 @@ func (f *fields) num(what string) float64 {
 	return v
 }
 
+// opt reads an optional numeric field: one that is not a number is
+// passed over (ok false) without refusing the record.
+func (f *fields) opt(what string) (float64, bool) {
+	tok, ok := f.next()
+	if !ok {
+		f.fail(what + " is missing")
+		return 0, false
+	}
+	return parseNum(tok)
+}
+
 // skip passes over n fields.
 func (f *fields) skip(n int, what string) {
 	for range n {
@@ -201,7 +214,15 @@ func (p *lsbParser) line(b []byte, n int) {
 	// Optional from here: the fields later releases added. A record
 	// that ends (or stops making sense) early keeps what was read.
 	index, limit := 0.0, 0.0
-	f.skip(19+4, "the resource usage ... maxNumProcessors")
+	// The resource usage (lsfRusage) starts with ru_utime and ru_stime,
+	// seconds, -1 where LSF had none: their sum is the job's CPU time.
+	cpu := 0.0
+	for _, what := range []string{"ru_utime", "ru_stime"} {
+		if v, ok := f.opt(what); ok && v > 0 {
+			cpu += v
+		}
+	}
+	f.skip(17+4, "the resource usage ... maxNumProcessors")
 	f.skip(2, "loginShell, timeEvent")
 	if v := f.num("idx"); f.err == nil {
 		index = v
@@ -238,6 +259,9 @@ func (p *lsbParser) line(b []byte, n int) {
 		ResReq: p.intern(resReq),
 		MemMB:  p.memOf(resReq),
 		Line:   n,
+	}
+	if cpu > 0 && !math.IsInf(cpu, 0) {
+		j.CPU = seconds(cpu)
 	}
 	if limit > 0 {
 		j.Limit = seconds(limit)
