@@ -9,6 +9,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
+	"xce/lib/config"
 	"xce/lib/elim"
 	"xce/lib/resreq"
 )
@@ -121,10 +122,10 @@ var badElimValue sync.Map
 // setElimValues gives the scheduler's view of a host its reported
 // values, converted to their resources' types; they win over the
 // configured ones.
-func setElimValues(schema *resreq.Schema, values *resreq.Host, v *api.Host) {
+func setElimValues(conf *config.Config, schema *resreq.Schema, values *resreq.Host, v *api.Host) {
 	for name, s := range v.GetElimValues() {
 		r, _, ok := schema.Lookup(name)
-		if !ok || s == "" { // "" is a stale value
+		if !ok || s == "" || conf.IsInstance(name) { // "" is a stale value; instances: withInstances
 			continue
 		}
 		var val any
