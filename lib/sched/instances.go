@@ -44,16 +44,27 @@ func (h *Host) isInstance(res string) bool {
 	return ok
 }
 
+// instanceHost is a host that lists instances, with its resources sorted.
+type instanceHost struct {
+	h   *Host
+	res []string
+}
+
 // assignInstances gives the decision's placements their instances
 // (see above). It reads the snapshot only.
 func assignInstances(s *Snapshot, d *Decision) {
 	if len(d.Placements) == 0 {
 		return
 	}
-	byName := map[string]*Host{}
+	byName := map[string]instanceHost{}
+	instRes := map[string]bool{} // every instance resource of some host
 	for i := range s.Hosts {
-		if len(s.Hosts[i].Instances) > 0 {
-			byName[s.Hosts[i].Name] = &s.Hosts[i]
+		h := &s.Hosts[i]
+		if len(h.Instances) > 0 {
+			byName[h.Name] = instanceHost{h, slices.Sorted(maps.Keys(h.Instances))}
+			for r := range h.Instances {
+				instRes[r] = true
+			}
 		}
 	}
 	if len(byName) == 0 {
@@ -65,17 +76,7 @@ func assignInstances(s *Snapshot, d *Decision) {
 			victims[v] = true
 		}
 	}
-	// held[host][res][name]: the instances taken.
-	held := map[string]map[string]map[string]bool{}
-	take := func(host, res, name string) {
-		if held[host] == nil {
-			held[host] = map[string]map[string]bool{}
-		}
-		if held[host][res] == nil {
-			held[host][res] = map[string]bool{}
-		}
-		held[host][res][name] = true
-	}
+	held := heldSet{}
 	for _, a := range s.Running {
 		if victims[a.Job] {
 			continue
@@ -83,18 +84,20 @@ func assignInstances(s *Snapshot, d *Decision) {
 		for _, ha := range a.Hosts {
 			for res, names := range ha.Instances {
 				for _, n := range names {
-					take(ha.Host, res, n)
+					held.take(ha.Host, res, n)
 				}
 			}
 		}
 	}
 	kept := d.Placements[:0]
 	for _, p := range d.Placements {
-		if why := giveInstances(&p, byName, held, take); why != "" {
-			if d.Pending != nil {
-				d.Pending[p.Job] = []string{why}
+		if usesAny(p.Hosts, instRes) {
+			if why := giveInstances(&p, byName, held); why != "" {
+				if d.Pending != nil {
+					d.Pending[p.Job] = []string{why}
+				}
+				continue
 			}
-			continue
 		}
 		kept = append(kept, p)
 	}
@@ -102,42 +105,72 @@ func assignInstances(s *Snapshot, d *Decision) {
 	d.Placements = kept
 }
 
+// heldSet is the instances taken, by host, resource and name.
+type heldSet map[string]map[string]map[string]bool
+
+func (hs heldSet) take(host, res, name string) {
+	if hs[host] == nil {
+		hs[host] = map[string]map[string]bool{}
+	}
+	if hs[host][res] == nil {
+		hs[host][res] = map[string]bool{}
+	}
+	hs[host][res][name] = true
+}
+
+// usesAny reports whether the rusage of one of the hosts names one of
+// the resources.
+func usesAny(has []HostAlloc, res map[string]bool) bool {
+	for i := range has {
+		for _, u := range has[i].Rusage {
+			for _, r := range u.Resources {
+				if res[r.Name] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // giveInstances fills the instances of one placement's hosts, marking
 // them held; it returns a pending reason, and takes nothing, when one of
 // its hosts has too few free.
-func giveInstances(p *Placement, byName map[string]*Host, held map[string]map[string]map[string]bool, take func(host, res, name string)) string {
+func giveInstances(p *Placement, byName map[string]instanceHost, held heldSet) string {
 	type pick struct {
 		hi    int
 		res   string
 		names []string
 	}
 	var picks []pick
-	// busy is what this placement took so far (its parts may share a
-	// host), on top of held.
-	busy := map[string]map[string]bool{}
+	// taken reports whether this placement took the instance already
+	// (its parts may share a host).
+	taken := func(host, res, name string) bool {
+		for _, pk := range picks {
+			if pk.res == res && p.Hosts[pk.hi].Host == host && slices.Contains(pk.names, name) {
+				return true
+			}
+		}
+		return false
+	}
 	for hi := range p.Hosts {
 		ha := &p.Hosts[hi]
-		h := byName[ha.Host]
-		if h == nil {
+		ih, ok := byName[ha.Host]
+		if !ok {
 			continue
 		}
-		for _, res := range slices.Sorted(maps.Keys(h.Instances)) {
+		for _, res := range ih.res {
 			n := instanceNeed(ha, res)
 			if n == 0 {
 				continue
 			}
-			key := ha.Host + "\x00" + res
-			if busy[key] == nil {
-				busy[key] = map[string]bool{}
-			}
 			var got []string
-			for _, name := range h.Instances[res] {
+			for _, name := range ih.h.Instances[res] {
 				if len(got) == n {
 					break
 				}
-				if !held[ha.Host][res][name] && !busy[key][name] {
+				if !held[ha.Host][res][name] && !slices.Contains(got, name) && !taken(ha.Host, res, name) {
 					got = append(got, name)
-					busy[key][name] = true
 				}
 			}
 			if len(got) < n {
@@ -153,7 +186,7 @@ func giveInstances(p *Placement, byName map[string]*Host, held map[string]map[st
 		}
 		ha.Instances[pk.res] = append(ha.Instances[pk.res], pk.names...)
 		for _, n := range pk.names {
-			take(ha.Host, pk.res, n)
+			held.take(ha.Host, pk.res, n)
 		}
 	}
 	return ""
