@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -102,6 +103,64 @@ func TestElimWorkers(t *testing.T) {
 	if got := m.stat(big); got != "PEND" {
 		t.Errorf("job asking scratch>1000 is %s, want PEND", got)
 	}
+	// order[] sorts by the reported value: most first, or least with -.
+	most := m.submit("", "-R", "order[scratch]", "true")
+	least := m.submit("", "-R", "order[-scratch]", "true")
+	m.waitState(most, "DONE")
+	m.waitState(least, "DONE")
+	if eh := m.execHosts(most); eh != "ea" {
+		t.Errorf("job with order[scratch] ran on %q, want ea (scratch 500)", eh)
+	}
+	if eh := m.execHosts(least); eh != "eb" {
+		t.Errorf("job with order[-scratch] ran on %q, want eb (scratch 50)", eh)
+	}
+}
+
+// TestElimRusage: rusage[] reserves from a reported value: a second job
+// that would need more than is left pends with a reason naming it until
+// the first ends; bhosts -l, lshosts -s and lsload -s show the value and
+// the reservation.
+func TestElimRusage(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("elims run only when root owns them")
+	}
+	elims := t.TempDir()
+	writeElims(t, elims)
+	conf := filepath.Join(t.TempDir(), "xce.toml")
+	text := "[cluster]\nelim_dir = \"" + elims + "\"\n\n[resources.scratch]\nconsumable = true\n"
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newCluster(t, "--config", conf)
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if strings.Contains(c.must("", "lsload", "-l"), " 500") {
+			break
+		}
+	}
+	first := c.submit("", "-R", "rusage[scratch=300]", "sleep", "600")
+	c.waitState(first, "RUN")
+	second := c.submit("", "-R", "rusage[scratch=300]", "true")
+	var why string
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if why = c.must("", "bjobs", "-p", second); strings.Contains(why, "scratch") {
+			break
+		}
+	}
+	if !strings.Contains(why, "rusage[scratch=300]") || c.stat(second) != "PEND" {
+		t.Errorf("the second job does not pend for scratch:\n%s", why)
+	}
+	long := c.must("", "bhosts", "-l")
+	if !regexp.MustCompile(`(?m)^ +scratch\n Total +200\n Reserved +300\.0$`).MatchString(long) {
+		t.Errorf("bhosts -l does not show scratch 200 left, 300 reserved:\n%s", long)
+	}
+	if out := c.must("", "lshosts", "-s", "scratch"); !regexp.MustCompile(`(?m)^scratch +500 +\S`).MatchString(out) {
+		t.Errorf("lshosts -s scratch:\n%s", out)
+	}
+	if out := c.must("", "lsload", "-s"); !regexp.MustCompile(`(?m)^scratch +200 +\S`).MatchString(out) {
+		t.Errorf("lsload -s:\n%s", out)
+	}
+	c.must("", "bkill", first)
+	c.waitState(second, "DONE")
 }
 
 // TestElimStale: a value that stops arriving goes stale after
@@ -137,5 +196,89 @@ func TestElimStale(t *testing.T) {
 	c.waitState(other, "DONE")
 	if got := c.stat(id); got != "PEND" {
 		t.Errorf("job asking a stale scratch is %s, want PEND", got)
+	}
+}
+
+// TestElimReconfig: badmin reconfig starts the elims again, the local
+// host's and a worker's: a changed elim_dir is followed, and an elim
+// added to it runs at once.
+func TestElimReconfig(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("elims run only when root owns them")
+	}
+	// One elim in a directory, reporting name value.
+	elimDir := func(name, value string) string {
+		d := t.TempDir()
+		addElim(t, d, name, value)
+		return d
+	}
+	text := func(dir string) string {
+		return fmt.Sprintf("elim_dir = %q\n\n[resources.scratch]\n\n[resources.lic]\n", dir)
+	}
+	// waitLoad waits until lsload -l's last line ends with the values.
+	waitLoad := func(c *cluster, host string, want string) {
+		t.Helper()
+		var out string
+		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+			args := []string{"-l"}
+			if host != "" {
+				args = append(args, host)
+			}
+			r := c.run("", "lsload", args...) // a worker not joined yet: an error
+			if out = r.stdout + r.stderr; r.code != 0 {
+				continue
+			}
+			if lines := strings.Split(strings.TrimSpace(out), "\n"); strings.HasSuffix(lines[len(lines)-1], want) {
+				return
+			}
+		}
+		t.Fatalf("lsload -l %s does not end with %q:\n%s", host, want, out)
+	}
+	t.Run("local", func(t *testing.T) {
+		conf := filepath.Join(t.TempDir(), "xce.toml")
+		if err := os.WriteFile(conf, []byte("[cluster]\n"+text(elimDir("scratch", "500"))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := newCluster(t, "--config", conf)
+		host := "" // the one host
+		waitLoad(c, host, " 500")
+		next := elimDir("scratch", "50")
+		if err := os.WriteFile(conf, []byte("[cluster]\n"+text(next)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c.must("", "badmin", "reconfig")
+		waitLoad(c, host, " 50")
+		addElim(t, next, "lic", "7")
+		c.must("", "badmin", "reconfig")
+		waitLoad(c, host, " 7      50")
+	})
+	t.Run("worker", func(t *testing.T) {
+		m := newMulti(t, text(elimDir("scratch", "500")))
+		m.worker("rw", 1)
+		waitLoad(m.cluster, "rw", " 500")
+		conf := m.args[len(m.args)-1] // newMulti's --config
+		next := elimDir("scratch", "50")
+		old, err := os.ReadFile(conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := strings.Index(string(old), "\n\n[hosts.")
+		if err := os.WriteFile(conf, []byte("[cluster]\n"+text(next)+string(old[i:])), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m.must("", "badmin", "reconfig")
+		waitLoad(m.cluster, "rw", " 50")
+		addElim(t, next, "lic", "7")
+		m.must("", "badmin", "reconfig")
+		waitLoad(m.cluster, "rw", " 7      50")
+	})
+}
+
+// addElim puts in dir an elim reporting name value every 0.2 s.
+func addElim(t *testing.T, dir, name, value string) {
+	t.Helper()
+	body := "#!/bin/sh\nwhile :; do echo '1 " + name + " " + value + "'; sleep 0.2; done\n"
+	if err := os.WriteFile(filepath.Join(dir, "elim."+name), []byte(body), 0o755); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -451,6 +451,8 @@ func (a *agent) handle(ctx context.Context, w *worker.Worker, m *rpc.ControllerM
 	switch m := m.GetMsg().(type) {
 	case *rpc.ControllerMessage_Welcome:
 		a.log.Warn("a second welcome on one connection; ignored")
+	case *rpc.ControllerMessage_Reconfigured:
+		a.el.restart(a, m.Reconfigured)
 	case *rpc.ControllerMessage_Start:
 		j := m.Start
 		if w.Watches(j.GetJobId(), j.GetArrayIndex()) {

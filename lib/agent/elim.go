@@ -15,7 +15,8 @@ import (
 // them again with those.
 type elims struct {
 	mu     sync.Mutex
-	key    *rpc.Welcome // the settings the runner runs with
+	ctx    context.Context // the agent's, which the runner runs under
+	key    *rpc.Welcome    // the settings the runner runs with
 	run    *elim.Runner
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -26,6 +27,7 @@ type elims struct {
 func (e *elims) start(ctx context.Context, a *agent, wel *rpc.Welcome) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.ctx = ctx
 	if k := e.key; k != nil && k.GetElimDir() == wel.GetElimDir() && k.GetElimStaleAfterMs() == wel.GetElimStaleAfterMs() &&
 		slices.Equal(k.GetElimResources(), wel.GetElimResources()) {
 		return
@@ -53,6 +55,20 @@ func (e *elims) start(ctx context.Context, a *agent, wel *rpc.Welcome) {
 	done := make(chan struct{})
 	go func() { r.Run(rctx); close(done) }()
 	e.run, e.cancel, e.done = r, cancel, done
+}
+
+// restart starts the runner again with a reconfigured controller's
+// settings (badmin reconfig), changed or not, so that an elim added or
+// changed in the directory runs at once; nothing before the first
+// welcome.
+func (e *elims) restart(a *agent, wel *rpc.Welcome) {
+	e.mu.Lock()
+	ctx := e.ctx
+	e.key = nil
+	e.mu.Unlock()
+	if ctx != nil {
+		e.start(ctx, a, wel)
+	}
 }
 
 // values are the elims' current values; nil when none run.

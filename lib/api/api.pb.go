@@ -1753,7 +1753,10 @@ type HostSlots struct {
 	// overrides, and the job's memory limit there): the worker hands it to
 	// the shepherd as Launch.containment. Kept with the job, so that a
 	// worker that adopts the job again after a restart has it too.
-	Containment   *Containment `protobuf:"bytes,7,opt,name=containment,proto3" json:"containment,omitempty"`
+	Containment *Containment `protobuf:"bytes,7,opt,name=containment,proto3" json:"containment,omitempty"`
+	// The named instances the job holds on the host, by resource
+	// (lib/sched.HostAlloc.Instances): kept with the job, as the GPUs are.
+	Instances     []*InstanceAlloc `protobuf:"bytes,8,rep,name=instances,proto3" json:"instances,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1835,6 +1838,13 @@ func (x *HostSlots) GetCpus() []int32 {
 func (x *HostSlots) GetContainment() *Containment {
 	if x != nil {
 		return x.Containment
+	}
+	return nil
+}
+
+func (x *HostSlots) GetInstances() []*InstanceAlloc {
+	if x != nil {
+		return x.Instances
 	}
 	return nil
 }
@@ -9055,6 +9065,62 @@ func (x *RsvPolicy) GetTimeWindows() []string {
 	return nil
 }
 
+// InstanceAlloc is the named instances of one resource a job holds on a
+// host ([resources.NAME] instances = true): XCE_ALLOC_NAME tells the job.
+type InstanceAlloc struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Resource      string                 `protobuf:"bytes,1,opt,name=resource,proto3" json:"resource,omitempty"`
+	Names         []string               `protobuf:"bytes,2,rep,name=names,proto3" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InstanceAlloc) Reset() {
+	*x = InstanceAlloc{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InstanceAlloc) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InstanceAlloc) ProtoMessage() {}
+
+func (x *InstanceAlloc) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InstanceAlloc.ProtoReflect.Descriptor instead.
+func (*InstanceAlloc) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *InstanceAlloc) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
+func (x *InstanceAlloc) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
 var File_api_proto protoreflect.FileDescriptor
 
 const file_api_proto_rawDesc = "" +
@@ -9174,7 +9240,7 @@ const file_api_proto_rawDesc = "" +
 	"\fPROJECT_GPUS\x10\x06\x12\x13\n" +
 	"\x0fSHARED_RESOURCE\x10\a\x12\x0e\n" +
 	"\n" +
-	"USER_SLOTS\x10\b\"\xdb\x01\n" +
+	"USER_SLOTS\x10\b\"\x94\x02\n" +
 	"\tHostSlots\x12\x12\n" +
 	"\x04host\x18\x01 \x01(\tR\x04host\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x12\n" +
@@ -9183,7 +9249,8 @@ const file_api_proto_rawDesc = "" +
 	"\n" +
 	"gpu_mem_mb\x18\x05 \x01(\x01R\bgpuMemMb\x12\x12\n" +
 	"\x04cpus\x18\x06 \x03(\x05R\x04cpus\x129\n" +
-	"\vcontainment\x18\a \x01(\v2\x17.xce.api.v1.ContainmentR\vcontainment\"\x9e\x02\n" +
+	"\vcontainment\x18\a \x01(\v2\x17.xce.api.v1.ContainmentR\vcontainment\x127\n" +
+	"\tinstances\x18\b \x03(\v2\x19.xce.api.v1.InstanceAllocR\tinstances\"\x9e\x02\n" +
 	"\rResourceUsage\x12\x1e\n" +
 	"\vcpu_time_ms\x18\x01 \x01(\x03R\tcpuTimeMs\x12\x15\n" +
 	"\x06mem_kb\x18\x02 \x01(\x03R\x05memKb\x12\x1c\n" +
@@ -9985,7 +10052,10 @@ const file_api_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05users\x18\x02 \x03(\tR\x05users\x12\x14\n" +
 	"\x05hosts\x18\x03 \x03(\tR\x05hosts\x12!\n" +
-	"\ftime_windows\x18\x04 \x03(\tR\vtimeWindows*t\n" +
+	"\ftime_windows\x18\x04 \x03(\tR\vtimeWindows\"A\n" +
+	"\rInstanceAlloc\x12\x1a\n" +
+	"\bresource\x18\x01 \x01(\tR\bresource\x12\x14\n" +
+	"\x05names\x18\x02 \x03(\tR\x05names*t\n" +
 	"\bJobState\x12\x15\n" +
 	"\x11STATE_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04PEND\x10\x01\x12\t\n" +
@@ -10076,7 +10146,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 87)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 88)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),                  // 0: xce.api.v1.JobState
 	(TermReason)(0),                // 1: xce.api.v1.TermReason
@@ -10169,128 +10239,130 @@ var file_api_proto_goTypes = []any{
 	(*ReservationReply)(nil),       // 88: xce.api.v1.ReservationReply
 	(*RsvPlanner)(nil),             // 89: xce.api.v1.RsvPlanner
 	(*RsvPolicy)(nil),              // 90: xce.api.v1.RsvPolicy
-	nil,                            // 91: xce.api.v1.JobSpec.OriginEntry
-	nil,                            // 92: xce.api.v1.Host.ReservedEntry
-	nil,                            // 93: xce.api.v1.Host.ElimValuesEntry
-	nil,                            // 94: xce.api.v1.Queue.UserSharesEntry
-	nil,                            // 95: xce.api.v1.Queue.UserPriorityEntry
-	nil,                            // 96: xce.api.v1.App.EnvEntry
-	nil,                            // 97: xce.api.v1.QueryReply.SpecsEntry
-	nil,                            // 98: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                            // 99: xce.api.v1.LimitConfig.ResourcesEntry
-	nil,                            // 100: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(*InstanceAlloc)(nil),          // 91: xce.api.v1.InstanceAlloc
+	nil,                            // 92: xce.api.v1.JobSpec.OriginEntry
+	nil,                            // 93: xce.api.v1.Host.ReservedEntry
+	nil,                            // 94: xce.api.v1.Host.ElimValuesEntry
+	nil,                            // 95: xce.api.v1.Queue.UserSharesEntry
+	nil,                            // 96: xce.api.v1.Queue.UserPriorityEntry
+	nil,                            // 97: xce.api.v1.App.EnvEntry
+	nil,                            // 98: xce.api.v1.QueryReply.SpecsEntry
+	nil,                            // 99: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                            // 100: xce.api.v1.LimitConfig.ResourcesEntry
+	nil,                            // 101: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,   // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
-	91,  // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	92,  // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
 	15,  // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	5,   // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
 	74,  // 4: xce.api.v1.HostSlots.containment:type_name -> xce.api.v1.Containment
-	14,  // 5: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
-	14,  // 6: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
-	0,   // 7: xce.api.v1.Job.state:type_name -> xce.api.v1.JobState
-	16,  // 8: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
-	1,   // 9: xce.api.v1.Job.term_reason:type_name -> xce.api.v1.TermReason
-	17,  // 10: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
-	0,   // 11: xce.api.v1.Job.prev_state:type_name -> xce.api.v1.JobState
-	3,   // 12: xce.api.v1.Event.type:type_name -> xce.api.v1.EventType
-	0,   // 13: xce.api.v1.Event.state:type_name -> xce.api.v1.JobState
-	16,  // 14: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
-	1,   // 15: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
-	17,  // 16: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
-	4,   // 17: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	92,  // 18: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
-	21,  // 19: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
-	93,  // 20: xce.api.v1.Host.elim_values:type_name -> xce.api.v1.Host.ElimValuesEntry
-	94,  // 21: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	95,  // 22: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
-	23,  // 23: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	96,  // 24: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
-	14,  // 25: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
-	14,  // 26: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
-	32,  // 27: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
-	29,  // 28: xce.api.v1.SubmitResult.reply:type_name -> xce.api.v1.SubmitReply
-	6,   // 29: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
-	27,  // 30: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
-	7,   // 31: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
-	18,  // 32: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
-	27,  // 33: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	97,  // 34: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	98,  // 35: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
-	17,  // 36: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
-	18,  // 37: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
-	27,  // 38: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
-	36,  // 39: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
-	36,  // 40: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
-	17,  // 41: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
-	8,   // 42: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	27,  // 43: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
-	0,   // 44: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
-	27,  // 45: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	38,  // 46: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	27,  // 47: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	18,  // 48: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	20,  // 49: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	22,  // 50: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	22,  // 51: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	26,  // 52: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	99,  // 53: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
-	48,  // 54: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
-	46,  // 55: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
-	47,  // 56: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
-	9,   // 57: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
-	27,  // 58: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
-	0,   // 59: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
-	27,  // 60: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
-	52,  // 61: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
-	27,  // 62: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
-	14,  // 63: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
-	52,  // 64: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
-	10,  // 65: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
-	11,  // 66: xce.api.v1.PerfmonRequest.op:type_name -> xce.api.v1.PerfmonRequest.Op
-	60,  // 67: xce.api.v1.PerfmonReply.rows:type_name -> xce.api.v1.PerfmonRow
-	20,  // 68: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	24,  // 69: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
-	82,  // 70: xce.api.v1.ListHostsReply.supply:type_name -> xce.api.v1.SupplyView
-	83,  // 71: xce.api.v1.ListHostsReply.condensed:type_name -> xce.api.v1.ComputeUnit
-	27,  // 72: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	19,  // 73: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	100, // 74: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	72,  // 75: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
-	72,  // 76: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
-	71,  // 77: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
-	70,  // 78: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
-	69,  // 79: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
-	83,  // 80: xce.api.v1.ClusterInfo.compute_units:type_name -> xce.api.v1.ComputeUnit
-	18,  // 81: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	74,  // 82: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
-	27,  // 83: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
-	0,   // 84: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
-	75,  // 85: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
-	75,  // 86: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
-	75,  // 87: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
-	18,  // 88: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
-	27,  // 89: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
-	80,  // 90: xce.api.v1.SupplyView.templates:type_name -> xce.api.v1.RCTemplateView
-	78,  // 91: xce.api.v1.SupplyView.instances:type_name -> xce.api.v1.RCInstance
-	79,  // 92: xce.api.v1.SupplyView.requests:type_name -> xce.api.v1.RCRequest
-	81,  // 93: xce.api.v1.SupplyView.errors:type_name -> xce.api.v1.RCError
-	85,  // 94: xce.api.v1.Reservation.hosts:type_name -> xce.api.v1.RsvHost
-	86,  // 95: xce.api.v1.Reservation.jobs:type_name -> xce.api.v1.RsvJob
-	0,   // 96: xce.api.v1.RsvJob.state:type_name -> xce.api.v1.JobState
-	12,  // 97: xce.api.v1.ReservationRequest.op:type_name -> xce.api.v1.ReservationRequest.Op
-	84,  // 98: xce.api.v1.ReservationRequest.rsv:type_name -> xce.api.v1.Reservation
-	13,  // 99: xce.api.v1.ReservationRequest.host_op:type_name -> xce.api.v1.ReservationRequest.HostOp
-	84,  // 100: xce.api.v1.ReservationReply.reservations:type_name -> xce.api.v1.Reservation
-	90,  // 101: xce.api.v1.ReservationReply.policies:type_name -> xce.api.v1.RsvPolicy
-	89,  // 102: xce.api.v1.ReservationReply.planners:type_name -> xce.api.v1.RsvPlanner
-	14,  // 103: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	14,  // 104: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	105, // [105:105] is the sub-list for method output_type
-	105, // [105:105] is the sub-list for method input_type
-	105, // [105:105] is the sub-list for extension type_name
-	105, // [105:105] is the sub-list for extension extendee
-	0,   // [0:105] is the sub-list for field type_name
+	91,  // 5: xce.api.v1.HostSlots.instances:type_name -> xce.api.v1.InstanceAlloc
+	14,  // 6: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
+	14,  // 7: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
+	0,   // 8: xce.api.v1.Job.state:type_name -> xce.api.v1.JobState
+	16,  // 9: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
+	1,   // 10: xce.api.v1.Job.term_reason:type_name -> xce.api.v1.TermReason
+	17,  // 11: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
+	0,   // 12: xce.api.v1.Job.prev_state:type_name -> xce.api.v1.JobState
+	3,   // 13: xce.api.v1.Event.type:type_name -> xce.api.v1.EventType
+	0,   // 14: xce.api.v1.Event.state:type_name -> xce.api.v1.JobState
+	16,  // 15: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
+	1,   // 16: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
+	17,  // 17: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
+	4,   // 18: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
+	93,  // 19: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	21,  // 20: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
+	94,  // 21: xce.api.v1.Host.elim_values:type_name -> xce.api.v1.Host.ElimValuesEntry
+	95,  // 22: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	96,  // 23: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	23,  // 24: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
+	97,  // 25: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	14,  // 26: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
+	14,  // 27: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
+	32,  // 28: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
+	29,  // 29: xce.api.v1.SubmitResult.reply:type_name -> xce.api.v1.SubmitReply
+	6,   // 30: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
+	27,  // 31: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
+	7,   // 32: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
+	18,  // 33: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
+	27,  // 34: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
+	98,  // 35: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	99,  // 36: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	17,  // 37: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
+	18,  // 38: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
+	27,  // 39: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
+	36,  // 40: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
+	36,  // 41: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
+	17,  // 42: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
+	8,   // 43: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
+	27,  // 44: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	0,   // 45: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
+	27,  // 46: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	38,  // 47: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	27,  // 48: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	18,  // 49: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	20,  // 50: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	22,  // 51: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	22,  // 52: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	26,  // 53: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
+	100, // 54: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
+	48,  // 55: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
+	46,  // 56: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
+	47,  // 57: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
+	9,   // 58: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
+	27,  // 59: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
+	0,   // 60: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
+	27,  // 61: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
+	52,  // 62: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
+	27,  // 63: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
+	14,  // 64: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
+	52,  // 65: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
+	10,  // 66: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
+	11,  // 67: xce.api.v1.PerfmonRequest.op:type_name -> xce.api.v1.PerfmonRequest.Op
+	60,  // 68: xce.api.v1.PerfmonReply.rows:type_name -> xce.api.v1.PerfmonRow
+	20,  // 69: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	24,  // 70: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
+	82,  // 71: xce.api.v1.ListHostsReply.supply:type_name -> xce.api.v1.SupplyView
+	83,  // 72: xce.api.v1.ListHostsReply.condensed:type_name -> xce.api.v1.ComputeUnit
+	27,  // 73: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	19,  // 74: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	101, // 75: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	72,  // 76: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	72,  // 77: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	71,  // 78: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
+	70,  // 79: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
+	69,  // 80: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
+	83,  // 81: xce.api.v1.ClusterInfo.compute_units:type_name -> xce.api.v1.ComputeUnit
+	18,  // 82: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	74,  // 83: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
+	27,  // 84: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
+	0,   // 85: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
+	75,  // 86: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
+	75,  // 87: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
+	75,  // 88: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
+	18,  // 89: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
+	27,  // 90: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
+	80,  // 91: xce.api.v1.SupplyView.templates:type_name -> xce.api.v1.RCTemplateView
+	78,  // 92: xce.api.v1.SupplyView.instances:type_name -> xce.api.v1.RCInstance
+	79,  // 93: xce.api.v1.SupplyView.requests:type_name -> xce.api.v1.RCRequest
+	81,  // 94: xce.api.v1.SupplyView.errors:type_name -> xce.api.v1.RCError
+	85,  // 95: xce.api.v1.Reservation.hosts:type_name -> xce.api.v1.RsvHost
+	86,  // 96: xce.api.v1.Reservation.jobs:type_name -> xce.api.v1.RsvJob
+	0,   // 97: xce.api.v1.RsvJob.state:type_name -> xce.api.v1.JobState
+	12,  // 98: xce.api.v1.ReservationRequest.op:type_name -> xce.api.v1.ReservationRequest.Op
+	84,  // 99: xce.api.v1.ReservationRequest.rsv:type_name -> xce.api.v1.Reservation
+	13,  // 100: xce.api.v1.ReservationRequest.host_op:type_name -> xce.api.v1.ReservationRequest.HostOp
+	84,  // 101: xce.api.v1.ReservationReply.reservations:type_name -> xce.api.v1.Reservation
+	90,  // 102: xce.api.v1.ReservationReply.policies:type_name -> xce.api.v1.RsvPolicy
+	89,  // 103: xce.api.v1.ReservationReply.planners:type_name -> xce.api.v1.RsvPlanner
+	14,  // 104: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	14,  // 105: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	106, // [106:106] is the sub-list for method output_type
+	106, // [106:106] is the sub-list for method input_type
+	106, // [106:106] is the sub-list for extension type_name
+	106, // [106:106] is the sub-list for extension extendee
+	0,   // [0:106] is the sub-list for field type_name
 }
 
 // file_api_proto_once builds the file's descriptors on first use, not at
@@ -10311,7 +10383,7 @@ func file_api_proto_build() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      14,
-			NumMessages:   87,
+			NumMessages:   88,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -55,7 +55,7 @@ func lshosts(args []string) int {
 	f.BoolVar(&wide, "w", false, "wide format: nothing cut")
 	f.BoolVar(&long, "l", false, "long format: the host's description, resources, run windows and load thresholds")
 	f.StringVar(&resReq, "R", "", "only the hosts that satisfy this resource requirement's select")
-	f.BoolVar(&shared, "s", false, "the static shared resources (the arguments are resource names): value and location")
+	f.BoolVar(&shared, "s", false, "the shared resources and those hosts report (the arguments are resource names): value and location")
 	f.BoolVar(&gpus, "gpu", false, "the hosts' GPUs: one row per device (model, driver, vendor)")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
@@ -69,9 +69,7 @@ func lshosts(args []string) int {
 		if long || wide || resReq != "" {
 			return sharedUsage(cmd, "-l, -w or -R")
 		}
-		return showShared("lshosts", names, func(res []*api.SharedResource) error {
-			return lsfout.WriteSharedValues(sys.stdout, res, (*api.SharedResource).GetTotal, "No static shared resources defined.")
-		})
+		return showValues(names, false, "No static shared resources defined.")
 	}
 	return listHosts("lshosts", names, resReq, func(hosts []*api.Host) error {
 		if long {
@@ -102,7 +100,7 @@ func lsload(args []string) int {
 	f.StringVar(&indexList, "I", "", "only these load indices, in this order: r15s:r1m:mem")
 	f.IntVar(&number, "n", 0, "at most this many hosts, the best first")
 	f.StringVar(&resReq, "R", "", "only the hosts that satisfy this resource requirement's select, in the order of its order[]")
-	f.BoolVar(&shared, "s", false, "the shared resources (the arguments are resource names): what is left of each and where")
+	f.BoolVar(&shared, "s", false, "the shared resources and those hosts report (the arguments are resource names): what is left of each and where")
 	f.BoolVar(&gpus, "gpu", false, "the GPU hosts: number of GPUs and the average use of the shared ones")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
@@ -116,10 +114,7 @@ func lsload(args []string) int {
 		if long || wide || resReq != "" || indexList != "" || cmd.Flags().Changed("n") {
 			return sharedUsage(cmd, "-l, -w, -I, -n or -R")
 		}
-		return showShared("lsload", names, func(res []*api.SharedResource) error {
-			left := func(s *api.SharedResource) float64 { return max(0, s.GetTotal()-s.GetReserved()) }
-			return lsfout.WriteSharedValues(sys.stdout, res, left, "No dynamic shared resources defined.")
-		})
+		return showValues(names, true, "No dynamic shared resources defined.")
 	}
 	if cmd.Flags().Changed("n") && number <= 0 {
 		fmt.Fprintf(sys.stderr, "lsload: %d: the number of hosts must be positive\n", number)

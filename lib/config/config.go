@@ -189,6 +189,10 @@ type Resource struct {
 	// Total makes the resource shared: one cluster-wide pool of this many
 	// units (LSF's ResourceMap "N@[all]"). 0 = a per-host resource.
 	Total int64 `toml:"total"`
+	// Instances makes a resource of named instances (instances.go): a
+	// host lists them ([hosts.NAME] instances, or an elim reports them)
+	// and rusage[] gives a job that many of them by name.
+	Instances bool `toml:"instances"`
 }
 
 // Shared reports whether the resource is one cluster-wide pool.
@@ -222,6 +226,9 @@ type Host struct {
 	ResourceEnforce *[]string `toml:"resource_enforce"`
 	// ElimDir overrides the cluster's elim_dir for this host (elim.go).
 	ElimDir string `toml:"elim_dir"`
+	// Instances are the host's named instances of instance resources
+	// (instances.go): { fpga = ["fpga0", "fpga1"] }.
+	Instances map[string][]string `toml:"instances"`
 }
 
 // IsServer reports whether the host runs jobs.

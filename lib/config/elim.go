@@ -48,6 +48,7 @@ func (c *Config) ElimResources() []string {
 // checkElims fills in elim_stale_after's default and checks the
 // directories are absolute.
 func (c *Config) checkElims(k *checker) {
+	c.checkInstances(k)
 	cl := &c.Cluster
 	if cl.ElimStaleAfter == 0 {
 		cl.ElimStaleAfter = DefaultElimStaleAfter

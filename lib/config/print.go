@@ -72,6 +72,7 @@ func (c *Config) Effective() string {
 		w.kv("consumable", r.Consumable && !r.Shared())
 		w.kv("increasing", r.Increasing)
 		w.kv("total", r.Total)
+		w.kv("instances", r.Instances)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Hosts)) {
 		h := c.Hosts[name]
@@ -105,6 +106,7 @@ func (c *Config) Effective() string {
 			w.line("resource_enforce = %s", v)
 		}
 		w.kv("elim_dir", h.ElimDir)
+		w.kv("instances", h.Instances)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.HostGroups)) {
 		g := c.HostGroups[name]
@@ -342,6 +344,13 @@ func value(v any) string {
 		return inline(v, func(n int) string { return strconv.Itoa(n) })
 	case map[string]string:
 		return inline(v, TOMLString)
+	case map[string][]string:
+		return inline(v, func(l []string) string {
+			if len(l) == 0 {
+				return "[]"
+			}
+			return value(l)
+		})
 	case map[string]any:
 		return inline(v, func(x any) string {
 			if s := value(x); s != "" {

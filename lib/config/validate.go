@@ -99,7 +99,7 @@ func (c *Config) defaults() {
 		if r.Type == "" {
 			r.Type = "numeric"
 		}
-		if r.Total > 0 {
+		if r.Total > 0 || r.Instances {
 			r.Consumable = true
 		}
 	}

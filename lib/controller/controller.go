@@ -165,6 +165,8 @@ type Controller struct {
 	orphans    []store.Change
 	hostLoad   *hostload.Sampler
 	localElims atomic.Pointer[elim.Runner] // the local host's elims (elim.go)
+	// localElimRun is their run, restarted by badmin reconfig.
+	localElimRun localElimRun
 	// launching counts the launches Run's cycles started: Run returns
 	// only once they are done, so the store is not closed under one.
 	launching sync.WaitGroup

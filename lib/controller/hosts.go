@@ -679,14 +679,15 @@ func (c *Controller) schedHost(h *host, schema *resreq.Schema) sched.Host {
 		}
 	}
 	if h.connected() {
-		setElimValues(schema, values, v)
+		setElimValues(conf, schema, values, v)
 	}
 	c.setTemplateValues(h, schema, values)
 	var cpus []int
 	if h.connected() {
 		cpus = c.withoutStaleCores(h.name, hostCores(conf, h.name, v.Ncpus))
 	}
-	return sched.Host{Name: h.name, Status: status, MaxSlots: h.slots, Values: values, GPUs: gpus, CPUs: cpus}
+	return withInstances(conf, schema, sched.Host{Name: h.name, Status: status, MaxSlots: h.slots, Values: values, GPUs: gpus, CPUs: cpus},
+		v, h.connected())
 }
 
 // addGPUJob lists a running or suspended job on the host's devices it

@@ -51,7 +51,11 @@ func (c *Controller) Reconfig(who Caller, checkOnly bool) ([]string, error) {
 			return nil, &UserError{Msg: "cluster.controllers: " + err.Error()}
 		}
 	}
-	return c.apply(conf)
+	notes, err := c.apply(conf)
+	if err == nil {
+		c.restartElims()
+	}
+	return notes, err
 }
 
 // apply swaps in a validated configuration.

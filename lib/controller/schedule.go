@@ -181,6 +181,7 @@ func (c *Controller) schedule() []*api.Job {
 				hs.GpuExclusive, hs.GpuMemMb = g.Exclusive, g.Mem
 			}
 			hs.Cpus = recordCPUs(h)
+			hs.Instances = recordInstances(h)
 			hosts = append(hosts, hs)
 		}
 		setContainment(c.config(), r.eff, hosts)
@@ -238,7 +239,7 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 		}
 		for i, hs := range r.job.ExecHosts {
 			a.Hosts = append(a.Hosts, sched.HostAlloc{Host: hs.Host, Slots: int(hs.Slots), Rusage: rusage, Lead: i == 0, Used: used,
-				GPU: heldGPUs(hs), CPUs: heldCPUs(hs)})
+				GPU: heldGPUs(hs), CPUs: heldCPUs(hs), Instances: heldInstances(hs)})
 		}
 		snap.Running = append(snap.Running, a)
 	}

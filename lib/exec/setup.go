@@ -565,6 +565,7 @@ func (s *shepherd) environ() []string {
 		set("XCE_TASK_SOCKET", ts) // blaunch's way to the worker (lib/worker/task.go)
 	}
 	env = append(env, s.bindEnv()...)
+	env = append(env, s.instanceEnv()...)
 	return append(env, s.gpuEnv()...)
 }
 

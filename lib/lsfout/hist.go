@@ -198,6 +198,9 @@ func historyTexts(j *api.Job, ev *api.Event, brief bool) []string {
 		// defaults filled in, also for a job that gave none: the same text
 		// as bjobs -l's "Effective:".
 		t += ", Effective RES_REQ <" + combinedResReq(e.GetResReq()) + ">"
+		for _, a := range instanceAllocs(ev.GetHosts()) {
+			t += ", Instances <" + a + ">"
+		}
 		return []string{t + ";"}
 	case api.EventType_SIGNAL:
 		return []string{"Signal <" + ev.GetDetail() + "> requested by user or administrator <" + ev.GetUser() + ">;"}

@@ -116,8 +116,8 @@ func measured(h *api.Host, kb int64) bool { return kb > 0 || h.GetLoadMeasured()
 // SCHEDULING with a Total row (the load plus what running jobs reserve for
 // indices that grow with load, what is left after the reservations for
 // the others; slots: the free slots) and a Reserved row, followed by the
-// shared resources located on the host (their amount left and reserved);
-// LOAD THRESHOLD USED FOR SCHEDULING (XCE has no thresholds: "-"); and
+// shared resources located on the host (their amount left and reserved)
+// and the resources the host reports (writeReportedLoad); LOAD THRESHOLD USED FOR SCHEDULING (XCE has no thresholds: "-"); and
 // for a host closed with badmin hclose -C, "ADMIN ACTION COMMENT:  text".
 // Records end with a blank line.
 func WriteHostsLong(w io.Writer, hosts []*api.Host, shared []*api.SharedResource) error {
@@ -176,6 +176,7 @@ func hostLong(b *bytes.Buffer, h *api.Host, shared []*api.SharedResource) {
 			}
 			b.WriteString(head + "\n" + total + "\n" + rsv + "\n\n")
 		}
+		writeReportedLoad(b, h)
 	}
 	b.WriteString(" LOAD THRESHOLD USED FOR SCHEDULING:\n" + thresholdTable + "\n")
 	if c := strings.TrimSpace(h.GetAdminComment()); c != "" && h.GetStatusDetail() == "closed_Adm" {

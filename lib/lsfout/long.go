@@ -171,6 +171,7 @@ func (lw *longWriter) job(j *api.Job) {
 	lw.b.WriteString(" Combined: " + combined + "\n")
 	lw.b.WriteString(" Effective: " + eff + "\n")
 	gpuLongJob(&lw.b, j, started)
+	instancesLong(&lw.b, j)
 	effectiveSettings(&lw.b, effective(j))
 }
 

@@ -322,8 +322,14 @@ func WriteLSHostsLong(w io.Writer, hosts []*api.Host) error {
 // (lshosts: "No static shared resources defined.", lsload: "No dynamic
 // shared resources defined.") is printed instead.
 func WriteSharedValues(w io.Writer, shared []*api.SharedResource, value func(*api.SharedResource) float64, none string) error {
+	return WriteResourceValues(w, shared, value, nil, none)
+}
+
+// WriteResourceValues is WriteSharedValues followed by rows of the
+// resources hosts report (ReportedRows), in the same columns.
+func WriteResourceValues(w io.Writer, shared []*api.SharedResource, value func(*api.SharedResource) float64, rows []ValueRow, none string) error {
 	var b bytes.Buffer
-	if len(shared) == 0 {
+	if len(shared) == 0 && len(rows) == 0 {
 		b.WriteString(none + "\n")
 		return flush(w, &b)
 	}
@@ -331,6 +337,10 @@ func WriteSharedValues(w io.Writer, shared []*api.SharedResource, value func(*ap
 	for _, s := range shared {
 		fmt.Fprintf(&b, "%-25s%20s       ", s.GetName(), trimZero(strconv.FormatFloat(value(s), 'f', 1, 64)))
 		writeLocation(&b, s.GetHosts(), 52)
+	}
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%-25s%20s       ", r.Name, r.Value)
+		writeLocation(&b, r.Hosts, 52)
 	}
 	return flush(w, &b)
 }

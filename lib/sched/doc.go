@@ -148,6 +148,14 @@
 // (dispatched before its host listed devices) is charged the devices a
 // shared job would get now.
 //
+// # Named instances
+//
+// A host that lists instances of a resource (Host.Instances) hands them
+// out by name: the resource is a counter of their number for select,
+// order and rusage (held whole until the job ends), and each placement
+// gets the instances its rusage reserves there in HostAlloc.Instances,
+// none that a running job or an earlier placement holds (instances.go).
+//
 // # Cores
 //
 // A host that lists its cores (Host.CPUs: the controller lists them where

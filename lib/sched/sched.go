@@ -204,6 +204,7 @@ func Schedule(s *Snapshot) *Decision {
 	for _, ji := range c.orphans {
 		c.pend(s.Jobs[ji].Key, []string{"No such queue: " + s.Jobs[ji].Queue})
 	}
+	assignInstances(s, c.dec)
 	c.dec.Buckets = len(c.buckets)
 	return c.dec
 }
@@ -562,7 +563,11 @@ func (c *cycle) account(v *consumers, acct string, lims []*limitState, start tim
 					continue // the devices are the accounting
 				}
 				ri := c.resIndex(r.Name)
-				a := amount(ha.Rusage, r.Name, elapsed, ha.Slots, ha.Lead, false)
+				at := elapsed
+				if hs.h.isInstance(r.Name) {
+					at = 0 // held whole until the job ends (instances.go)
+				}
+				a := amount(ha.Rusage, r.Name, at, ha.Slots, ha.Lead, false)
 				charge := a
 				if c.resInfo[ri].gauge {
 					charge = max(0, a-ha.Used[r.Name])

@@ -55,6 +55,11 @@ type Host struct {
 	// slot, in HostAlloc.CPUs, and no two jobs share one. nil: the host
 	// does not bind jobs to cores.
 	CPUs []int
+	// Instances are the host's named instances by resource ("fpga" ->
+	// fpga0, fpga1; instances.go): a job's rusage of the resource gets
+	// that many of them by name. Values should hold the resource as
+	// their count. nil: none.
+	Instances map[string][]string
 }
 
 // Queue is a queue's scheduling policy (lsb.queues).
@@ -210,6 +215,10 @@ type HostAlloc struct {
 	// them (Host.CPUs); nil otherwise. Kept with the job and given back
 	// in later snapshots' Running, as GPU is.
 	CPUs []int
+	// Instances are the named instances the job holds on the host, by
+	// resource (instances.go); nil: none. Kept with the job and given
+	// back in later snapshots' Running, as GPU is.
+	Instances map[string][]string
 }
 
 // Alloc is a running (or suspended) job holding resources.

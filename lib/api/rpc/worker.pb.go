@@ -100,6 +100,7 @@ type WorkerMessage struct {
 	//	*WorkerMessage_TaskExit
 	//	*WorkerMessage_Term
 	//	*WorkerMessage_TermAck
+	//	*WorkerMessage_Reconfigured
 	Msg           isWorkerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -243,6 +244,15 @@ func (x *WorkerMessage) GetTermAck() *TermAck {
 	return nil
 }
 
+func (x *WorkerMessage) GetReconfigured() *Welcome {
+	if x != nil {
+		if x, ok := x.Msg.(*WorkerMessage_Reconfigured); ok {
+			return x.Reconfigured
+		}
+	}
+	return nil
+}
+
 type isWorkerMessage_Msg interface {
 	isWorkerMessage_Msg()
 }
@@ -297,6 +307,14 @@ type WorkerMessage_TermAck struct {
 	TermAck *TermAck `protobuf:"bytes,45,opt,name=term_ack,json=termAck,proto3,oneof"`
 }
 
+type WorkerMessage_Reconfigured struct {
+	// The configuration was read again (badmin reconfig): the settings
+	// the worker follows at run time, as a welcome carries them. The
+	// host's elims are started again with them (a changed elim_dir, an
+	// elim added or changed there, is picked up at once).
+	Reconfigured *Welcome `protobuf:"bytes,60,opt,name=reconfigured,proto3,oneof"`
+}
+
 func (*WorkerMessage_Register) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Load) isWorkerMessage_Msg() {}
@@ -318,6 +336,8 @@ func (*WorkerMessage_TaskExit) isWorkerMessage_Msg() {}
 func (*WorkerMessage_Term) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_TermAck) isWorkerMessage_Msg() {}
+
+func (*WorkerMessage_Reconfigured) isWorkerMessage_Msg() {}
 
 // WorkerRegister describes the host and what the worker runs now.
 type WorkerRegister struct {
@@ -638,6 +658,7 @@ type ControllerMessage struct {
 	//	*ControllerMessage_TaskExit
 	//	*ControllerMessage_Term
 	//	*ControllerMessage_TermAck
+	//	*ControllerMessage_Reconfigured
 	Msg           isControllerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -808,6 +829,15 @@ func (x *ControllerMessage) GetTermAck() *TermAck {
 	return nil
 }
 
+func (x *ControllerMessage) GetReconfigured() *Welcome {
+	if x != nil {
+		if x, ok := x.Msg.(*ControllerMessage_Reconfigured); ok {
+			return x.Reconfigured
+		}
+	}
+	return nil
+}
+
 type isControllerMessage_Msg interface {
 	isControllerMessage_Msg()
 }
@@ -878,6 +908,14 @@ type ControllerMessage_TermAck struct {
 	TermAck *TermAck `protobuf:"bytes,45,opt,name=term_ack,json=termAck,proto3,oneof"`
 }
 
+type ControllerMessage_Reconfigured struct {
+	// The configuration was read again (badmin reconfig): the settings
+	// the worker follows at run time, as a welcome carries them. The
+	// host's elims are started again with them (a changed elim_dir, an
+	// elim added or changed there, is picked up at once).
+	Reconfigured *Welcome `protobuf:"bytes,60,opt,name=reconfigured,proto3,oneof"`
+}
+
 func (*ControllerMessage_Welcome) isControllerMessage_Msg() {}
 
 func (*ControllerMessage_Start) isControllerMessage_Msg() {}
@@ -905,6 +943,8 @@ func (*ControllerMessage_TaskExit) isControllerMessage_Msg() {}
 func (*ControllerMessage_Term) isControllerMessage_Msg() {}
 
 func (*ControllerMessage_TermAck) isControllerMessage_Msg() {}
+
+func (*ControllerMessage_Reconfigured) isControllerMessage_Msg() {}
 
 // Welcome accepts a registration and carries what the worker follows of
 // the cluster's configuration.
@@ -2236,7 +2276,7 @@ var File_rpc_worker_proto protoreflect.FileDescriptor
 const file_rpc_worker_proto_rawDesc = "" +
 	"\n" +
 	"\x10rpc/worker.proto\x12\n" +
-	"xce.api.v1\x1a\tapi.proto\"\xcb\x04\n" +
+	"xce.api.v1\x1a\tapi.proto\"\x86\x05\n" +
 	"\rWorkerMessage\x128\n" +
 	"\bregister\x18\x01 \x01(\v2\x1a.xce.api.v1.WorkerRegisterH\x00R\bregister\x12&\n" +
 	"\x04load\x18\x02 \x01(\v2\x10.xce.api.v1.HostH\x00R\x04load\x122\n" +
@@ -2251,7 +2291,8 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"taskOutput\x123\n" +
 	"\ttask_exit\x18+ \x01(\v2\x14.xce.api.v1.TaskExitH\x00R\btaskExit\x12*\n" +
 	"\x04term\x18, \x01(\v2\x14.xce.api.v1.TermDataH\x00R\x04term\x120\n" +
-	"\bterm_ack\x18- \x01(\v2\x13.xce.api.v1.TermAckH\x00R\atermAckB\x05\n" +
+	"\bterm_ack\x18- \x01(\v2\x13.xce.api.v1.TermAckH\x00R\atermAck\x129\n" +
+	"\freconfigured\x18< \x01(\v2\x13.xce.api.v1.WelcomeH\x00R\freconfiguredB\x05\n" +
 	"\x03msg\"\xb8\x01\n" +
 	"\x0eWorkerRegister\x12$\n" +
 	"\x04host\x18\x01 \x01(\v2\x10.xce.api.v1.HostR\x04host\x12,\n" +
@@ -2274,7 +2315,7 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\bJobUsage\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12/\n" +
-	"\x05usage\x18\x03 \x01(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\"\xb7\x05\n" +
+	"\x05usage\x18\x03 \x01(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\"\xf2\x05\n" +
 	"\x11ControllerMessage\x12/\n" +
 	"\awelcome\x18\x01 \x01(\v2\x13.xce.api.v1.WelcomeH\x00R\awelcome\x12'\n" +
 	"\x05start\x18\x02 \x01(\v2\x0f.xce.api.v1.JobH\x00R\x05start\x12'\n" +
@@ -2292,7 +2333,8 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"taskOutput\x123\n" +
 	"\ttask_exit\x18+ \x01(\v2\x14.xce.api.v1.TaskExitH\x00R\btaskExit\x12*\n" +
 	"\x04term\x18, \x01(\v2\x14.xce.api.v1.TermDataH\x00R\x04term\x120\n" +
-	"\bterm_ack\x18- \x01(\v2\x13.xce.api.v1.TermAckH\x00R\atermAckB\x05\n" +
+	"\bterm_ack\x18- \x01(\v2\x13.xce.api.v1.TermAckH\x00R\atermAck\x129\n" +
+	"\freconfigured\x18< \x01(\v2\x13.xce.api.v1.WelcomeH\x00R\freconfiguredB\x05\n" +
 	"\x03msg\"\xa1\x03\n" +
 	"\aWelcome\x12!\n" +
 	"\fcluster_name\x18\x01 \x01(\tR\vclusterName\x12\x12\n" +
@@ -2462,40 +2504,42 @@ var file_rpc_worker_proto_depIdxs = []int32{
 	18, // 8: xce.api.v1.WorkerMessage.task_exit:type_name -> xce.api.v1.TaskExit
 	20, // 9: xce.api.v1.WorkerMessage.term:type_name -> xce.api.v1.TermData
 	21, // 10: xce.api.v1.WorkerMessage.term_ack:type_name -> xce.api.v1.TermAck
-	22, // 11: xce.api.v1.WorkerRegister.host:type_name -> xce.api.v1.Host
-	23, // 12: xce.api.v1.WorkerRegister.running:type_name -> xce.api.v1.JobRef
-	24, // 13: xce.api.v1.WorkerReport.started:type_name -> xce.api.v1.Event
-	24, // 14: xce.api.v1.WorkerReport.finished:type_name -> xce.api.v1.Event
-	5,  // 15: xce.api.v1.WorkerUsage.jobs:type_name -> xce.api.v1.JobUsage
-	25, // 16: xce.api.v1.JobUsage.usage:type_name -> xce.api.v1.ResourceUsage
-	7,  // 17: xce.api.v1.ControllerMessage.welcome:type_name -> xce.api.v1.Welcome
-	26, // 18: xce.api.v1.ControllerMessage.start:type_name -> xce.api.v1.Job
-	26, // 19: xce.api.v1.ControllerMessage.adopt:type_name -> xce.api.v1.Job
-	8,  // 20: xce.api.v1.ControllerMessage.signal:type_name -> xce.api.v1.WorkerSignal
-	9,  // 21: xce.api.v1.ControllerMessage.limits:type_name -> xce.api.v1.WorkerLimits
-	23, // 22: xce.api.v1.ControllerMessage.remove:type_name -> xce.api.v1.JobRef
-	10, // 23: xce.api.v1.ControllerMessage.peek:type_name -> xce.api.v1.PeekRequest
-	16, // 24: xce.api.v1.ControllerMessage.task_start:type_name -> xce.api.v1.TaskStart
-	19, // 25: xce.api.v1.ControllerMessage.task_signal:type_name -> xce.api.v1.TaskSignal
-	17, // 26: xce.api.v1.ControllerMessage.task_output:type_name -> xce.api.v1.TaskOutput
-	18, // 27: xce.api.v1.ControllerMessage.task_exit:type_name -> xce.api.v1.TaskExit
-	20, // 28: xce.api.v1.ControllerMessage.term:type_name -> xce.api.v1.TermData
-	21, // 29: xce.api.v1.ControllerMessage.term_ack:type_name -> xce.api.v1.TermAck
-	27, // 30: xce.api.v1.WorkerSignal.term_reason:type_name -> xce.api.v1.TermReason
-	28, // 31: xce.api.v1.WorkerLimits.limits:type_name -> xce.api.v1.JobSpec
-	13, // 32: xce.api.v1.TaskRequest.launch:type_name -> xce.api.v1.TaskLaunch
-	0,  // 33: xce.api.v1.TaskLaunch.shell:type_name -> xce.api.v1.TaskShell
-	15, // 34: xce.api.v1.TaskEvent.launched:type_name -> xce.api.v1.TaskLaunched
-	17, // 35: xce.api.v1.TaskEvent.output:type_name -> xce.api.v1.TaskOutput
-	18, // 36: xce.api.v1.TaskEvent.exit:type_name -> xce.api.v1.TaskExit
-	0,  // 37: xce.api.v1.TaskStart.shell:type_name -> xce.api.v1.TaskShell
-	29, // 38: xce.api.v1.TaskStart.containment:type_name -> xce.api.v1.Containment
-	25, // 39: xce.api.v1.TaskExit.usage:type_name -> xce.api.v1.ResourceUsage
-	40, // [40:40] is the sub-list for method output_type
-	40, // [40:40] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	7,  // 11: xce.api.v1.WorkerMessage.reconfigured:type_name -> xce.api.v1.Welcome
+	22, // 12: xce.api.v1.WorkerRegister.host:type_name -> xce.api.v1.Host
+	23, // 13: xce.api.v1.WorkerRegister.running:type_name -> xce.api.v1.JobRef
+	24, // 14: xce.api.v1.WorkerReport.started:type_name -> xce.api.v1.Event
+	24, // 15: xce.api.v1.WorkerReport.finished:type_name -> xce.api.v1.Event
+	5,  // 16: xce.api.v1.WorkerUsage.jobs:type_name -> xce.api.v1.JobUsage
+	25, // 17: xce.api.v1.JobUsage.usage:type_name -> xce.api.v1.ResourceUsage
+	7,  // 18: xce.api.v1.ControllerMessage.welcome:type_name -> xce.api.v1.Welcome
+	26, // 19: xce.api.v1.ControllerMessage.start:type_name -> xce.api.v1.Job
+	26, // 20: xce.api.v1.ControllerMessage.adopt:type_name -> xce.api.v1.Job
+	8,  // 21: xce.api.v1.ControllerMessage.signal:type_name -> xce.api.v1.WorkerSignal
+	9,  // 22: xce.api.v1.ControllerMessage.limits:type_name -> xce.api.v1.WorkerLimits
+	23, // 23: xce.api.v1.ControllerMessage.remove:type_name -> xce.api.v1.JobRef
+	10, // 24: xce.api.v1.ControllerMessage.peek:type_name -> xce.api.v1.PeekRequest
+	16, // 25: xce.api.v1.ControllerMessage.task_start:type_name -> xce.api.v1.TaskStart
+	19, // 26: xce.api.v1.ControllerMessage.task_signal:type_name -> xce.api.v1.TaskSignal
+	17, // 27: xce.api.v1.ControllerMessage.task_output:type_name -> xce.api.v1.TaskOutput
+	18, // 28: xce.api.v1.ControllerMessage.task_exit:type_name -> xce.api.v1.TaskExit
+	20, // 29: xce.api.v1.ControllerMessage.term:type_name -> xce.api.v1.TermData
+	21, // 30: xce.api.v1.ControllerMessage.term_ack:type_name -> xce.api.v1.TermAck
+	7,  // 31: xce.api.v1.ControllerMessage.reconfigured:type_name -> xce.api.v1.Welcome
+	27, // 32: xce.api.v1.WorkerSignal.term_reason:type_name -> xce.api.v1.TermReason
+	28, // 33: xce.api.v1.WorkerLimits.limits:type_name -> xce.api.v1.JobSpec
+	13, // 34: xce.api.v1.TaskRequest.launch:type_name -> xce.api.v1.TaskLaunch
+	0,  // 35: xce.api.v1.TaskLaunch.shell:type_name -> xce.api.v1.TaskShell
+	15, // 36: xce.api.v1.TaskEvent.launched:type_name -> xce.api.v1.TaskLaunched
+	17, // 37: xce.api.v1.TaskEvent.output:type_name -> xce.api.v1.TaskOutput
+	18, // 38: xce.api.v1.TaskEvent.exit:type_name -> xce.api.v1.TaskExit
+	0,  // 39: xce.api.v1.TaskStart.shell:type_name -> xce.api.v1.TaskShell
+	29, // 40: xce.api.v1.TaskStart.containment:type_name -> xce.api.v1.Containment
+	25, // 41: xce.api.v1.TaskExit.usage:type_name -> xce.api.v1.ResourceUsage
+	42, // [42:42] is the sub-list for method output_type
+	42, // [42:42] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 // file_rpc_worker_proto_once builds the file's descriptors on first use, not at
@@ -2521,6 +2565,7 @@ func file_rpc_worker_proto_build() {
 		(*WorkerMessage_TaskExit)(nil),
 		(*WorkerMessage_Term)(nil),
 		(*WorkerMessage_TermAck)(nil),
+		(*WorkerMessage_Reconfigured)(nil),
 	}
 	file_rpc_worker_proto_msgTypes[5].OneofWrappers = []any{
 		(*ControllerMessage_Welcome)(nil),
@@ -2537,6 +2582,7 @@ func file_rpc_worker_proto_build() {
 		(*ControllerMessage_TaskExit)(nil),
 		(*ControllerMessage_Term)(nil),
 		(*ControllerMessage_TermAck)(nil),
+		(*ControllerMessage_Reconfigured)(nil),
 	}
 	file_rpc_worker_proto_msgTypes[11].OneofWrappers = []any{
 		(*TaskRequest_Launch)(nil),

@@ -138,6 +138,15 @@ func (m *WorkerMessage_TermAck) CloneVT() isWorkerMessage_Msg {
 	return r
 }
 
+func (m *WorkerMessage_Reconfigured) CloneVT() isWorkerMessage_Msg {
+	if m == nil {
+		return (*WorkerMessage_Reconfigured)(nil)
+	}
+	r := new(WorkerMessage_Reconfigured)
+	r.Reconfigured = m.Reconfigured.CloneVT()
+	return r
+}
+
 func (m *WorkerRegister) CloneVT() *WorkerRegister {
 	if m == nil {
 		return (*WorkerRegister)(nil)
@@ -375,6 +384,15 @@ func (m *ControllerMessage_TermAck) CloneVT() isControllerMessage_Msg {
 	}
 	r := new(ControllerMessage_TermAck)
 	r.TermAck = m.TermAck.CloneVT()
+	return r
+}
+
+func (m *ControllerMessage_Reconfigured) CloneVT() isControllerMessage_Msg {
+	if m == nil {
+		return (*ControllerMessage_Reconfigured)(nil)
+	}
+	r := new(ControllerMessage_Reconfigured)
+	r.Reconfigured = m.Reconfigured.CloneVT()
 	return r
 }
 
@@ -1113,6 +1131,33 @@ func (m *WorkerMessage_TermAck) MarshalToSizedBufferVT(dAtA []byte) (int, error)
 	}
 	return len(dAtA) - i, nil
 }
+func (m *WorkerMessage_Reconfigured) MarshalToVT(dAtA []byte) (int, error) {
+	size := m.SizeVT()
+	return m.MarshalToSizedBufferVT(dAtA[:size])
+}
+
+func (m *WorkerMessage_Reconfigured) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	if m.Reconfigured != nil {
+		size, err := m.Reconfigured.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(size))
+		i--
+		dAtA[i] = 0x3
+		i--
+		dAtA[i] = 0xe2
+	} else {
+		i = protohelpers.EncodeVarint(dAtA, i, 0)
+		i--
+		dAtA[i] = 0x3
+		i--
+		dAtA[i] = 0xe2
+	}
+	return len(dAtA) - i, nil
+}
 func (m *WorkerRegister) MarshalVT() (dAtA []byte, err error) {
 	if m == nil {
 		return nil, nil
@@ -1751,6 +1796,33 @@ func (m *ControllerMessage_TermAck) MarshalToSizedBufferVT(dAtA []byte) (int, er
 		dAtA[i] = 0x2
 		i--
 		dAtA[i] = 0xea
+	}
+	return len(dAtA) - i, nil
+}
+func (m *ControllerMessage_Reconfigured) MarshalToVT(dAtA []byte) (int, error) {
+	size := m.SizeVT()
+	return m.MarshalToSizedBufferVT(dAtA[:size])
+}
+
+func (m *ControllerMessage_Reconfigured) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	if m.Reconfigured != nil {
+		size, err := m.Reconfigured.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(size))
+		i--
+		dAtA[i] = 0x3
+		i--
+		dAtA[i] = 0xe2
+	} else {
+		i = protohelpers.EncodeVarint(dAtA, i, 0)
+		i--
+		dAtA[i] = 0x3
+		i--
+		dAtA[i] = 0xe2
 	}
 	return len(dAtA) - i, nil
 }
@@ -3065,6 +3137,20 @@ func (m *WorkerMessage_TermAck) SizeVT() (n int) {
 	}
 	return n
 }
+func (m *WorkerMessage_Reconfigured) SizeVT() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	if m.Reconfigured != nil {
+		l = m.Reconfigured.SizeVT()
+		n += 2 + l + protohelpers.SizeOfVarint(uint64(l))
+	} else {
+		n += 3
+	}
+	return n
+}
 func (m *WorkerRegister) SizeVT() (n int) {
 	if m == nil {
 		return 0
@@ -3368,6 +3454,20 @@ func (m *ControllerMessage_TermAck) SizeVT() (n int) {
 	_ = l
 	if m.TermAck != nil {
 		l = m.TermAck.SizeVT()
+		n += 2 + l + protohelpers.SizeOfVarint(uint64(l))
+	} else {
+		n += 3
+	}
+	return n
+}
+func (m *ControllerMessage_Reconfigured) SizeVT() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	if m.Reconfigured != nil {
+		l = m.Reconfigured.SizeVT()
 		n += 2 + l + protohelpers.SizeOfVarint(uint64(l))
 	} else {
 		n += 3
@@ -4352,6 +4452,47 @@ func (m *WorkerMessage) UnmarshalVT(dAtA []byte) error {
 					return err
 				}
 				m.Msg = &WorkerMessage_TermAck{TermAck: v}
+			}
+			iNdEx = postIndex
+		case 60:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Reconfigured", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if oneof, ok := m.Msg.(*WorkerMessage_Reconfigured); ok {
+				if err := oneof.Reconfigured.UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+					return err
+				}
+			} else {
+				v := &Welcome{}
+				if err := v.UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+					return err
+				}
+				m.Msg = &WorkerMessage_Reconfigured{Reconfigured: v}
 			}
 			iNdEx = postIndex
 		default:
@@ -5634,6 +5775,47 @@ func (m *ControllerMessage) UnmarshalVT(dAtA []byte) error {
 					return err
 				}
 				m.Msg = &ControllerMessage_TermAck{TermAck: v}
+			}
+			iNdEx = postIndex
+		case 60:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Reconfigured", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if oneof, ok := m.Msg.(*ControllerMessage_Reconfigured); ok {
+				if err := oneof.Reconfigured.UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+					return err
+				}
+			} else {
+				v := &Welcome{}
+				if err := v.UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+					return err
+				}
+				m.Msg = &ControllerMessage_Reconfigured{Reconfigured: v}
 			}
 			iNdEx = postIndex
 		default:

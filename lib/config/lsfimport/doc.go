@@ -72,9 +72,12 @@
 //   - lsf.shared: Cluster ClusterName -> cluster.name (the first cluster
 //     only). Resource rows -> [resources.NAME] with type written out
 //     (LSF's default is Boolean, xce's numeric), description, increasing
-//     and consumable (numeric resources only). INTERVAL (an ELIM-updated
-//     resource: xce runs no ELIM, the resource becomes static) and RELEASE
-//     are noted; built-in names and names xce refuses are noted.
+//     and consumable (numeric resources only). A resource with INTERVAL
+//     is reported by an ELIM: it is kept (a numeric one consumable unless
+//     CONSUMABLE is N, as LSF has it), and one note lists these resources
+//     with the hosts ResourceMap gives them, for the administrator to
+//     install the elims in cluster.elim_dir. RELEASE is noted; built-in
+//     names and names xce refuses are noted.
 //     HostModel CPUFACTOR -> hosts.NAME.cpu_factor of each host of the
 //     model; HostType is noted (xce detects it).
 //   - lsf.cluster.NAME: ClusterAdmins Administrators ->
@@ -85,8 +88,8 @@
 //     resource's total (a shared pool; one that is not a count is a
 //     loss); "value@[h1 h2]" and
 //     "value@[default]" -> static per-host values (default: every host
-//     without one); an instance without a value ("[hostA]", from an ELIM)
-//     is noted.
+//     without one); an instance without a value ("[hostA]") is where an
+//     ELIM reports the resource (one of another resource is noted).
 //   - lsb.params: DEFAULT_QUEUE -> cluster.default_queue (the first
 //     candidate that is an imported queue; without one, a queue named
 //     "default", else the first queue, noted), DEFAULT_PROJECT,

@@ -53,6 +53,11 @@ type importer struct {
 type resInfo struct {
 	t    *table
 	kind string // "boolean", "numeric", "string"
+	// reported: an ELIM reports it (INTERVAL); at is its row, hosts
+	// the hosts ResourceMap gives it (reportedNote).
+	reported bool
+	at       src
+	hosts    []string
 }
 
 type hostInfo struct {
@@ -231,6 +236,7 @@ func (im *importer) finish() {
 			im.preemption(q)
 		}
 	}
+	im.reportedNote()
 	im.pickDefaultQueue()
 	if p := im.defaultApp; p != nil {
 		if im.apps[p.Value] {

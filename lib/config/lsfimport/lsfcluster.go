@@ -163,7 +163,12 @@ func (im *importer) resourceMap(s *Section) {
 		for _, it := range items {
 			m := locRE.FindStringSubmatch(it)
 			if m == nil || m[1] == "" {
-				im.note(at, "not translated: %s has no value; in LSF it comes from an ELIM, which xce does not run", it)
+				if res.reported {
+					// The hosts whose ELIM reports it (reportedNote).
+					res.hosts = append(res.hosts, strings.Fields(strings.Trim(it, "[]"))...)
+					continue
+				}
+				im.note(at, "not translated: %s has no value, and lsf.shared gives %s no INTERVAL (an ELIM would report it)", it, name)
 				continue
 			}
 			if res.kind == "boolean" {

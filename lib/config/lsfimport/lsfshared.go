@@ -4,7 +4,9 @@ package lsfimport
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -130,7 +132,8 @@ func (im *importer) resources(s *Section) {
 				im.note(src{r.File, r.Line, "INCREASING"}, "not translated for %s: only a numeric resource can be increasing", name)
 			}
 		}
-		if v, _ := s.Get(r, "CONSUMABLE"); yes(v) {
+		cons, _ := s.Get(r, "CONSUMABLE")
+		if yes(cons) {
 			if kind == "numeric" {
 				t.set("consumable", "true", "", at)
 			} else {
@@ -138,7 +141,13 @@ func (im *importer) resources(s *Section) {
 			}
 		}
 		if v, _ := s.Get(r, "INTERVAL"); !Empty(v) {
-			im.note(src{r.File, r.Line, "INTERVAL"}, "not translated for %s: xce runs no ELIM; the resource is static, with the values the configuration gives", name)
+			// Dynamic: an ELIM reports it. LSF makes a dynamic numeric
+			// resource consumable unless CONSUMABLE says N.
+			im.res[name].reported, im.res[name].at = true, src{r.File, r.Line, "INTERVAL"}
+			t.set("type", config.TOMLString(kind), "reported by an elim (INTERVAL "+strings.TrimSpace(v)+")", at)
+			if kind == "numeric" && Empty(cons) {
+				t.set("consumable", "true", "LSF's default for a dynamic numeric resource", at)
+			}
 		}
 		if v, _ := s.Get(r, "RELEASE"); !Empty(v) {
 			im.note(src{r.File, r.Line, "RELEASE"}, "not translated for %s: xce keeps a suspended job's reservation", name)
@@ -164,3 +173,32 @@ func yes(v string) bool {
 }
 
 func fileLine(file string, line int) string { return fmt.Sprintf("%s:%d", file, line) }
+
+// reportedNote lists the resources ELIMs report (INTERVAL) and where, for
+// the administrator to install the elims: xce runs them as LSF does,
+// from elim_dir.
+func (im *importer) reportedNote() {
+	var names []string
+	var at src
+	for _, name := range slices.Sorted(maps.Keys(im.res)) {
+		r := im.res[name]
+		if !r.reported {
+			continue
+		}
+		if len(names) == 0 || r.at.line < at.line {
+			at = r.at
+		}
+		n := name
+		if slices.Contains(r.hosts, "default") || slices.Contains(r.hosts, "all") {
+			n += " (every host)"
+		} else if len(r.hosts) > 0 {
+			n += " (" + strings.Join(r.hosts, " ") + ")"
+		}
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return
+	}
+	im.note(at, "resources an ELIM reports: %s; install the site's elim.* executables (from LSF_SERVERDIR) on those hosts in a directory root owns and set cluster.elim_dir (hosts.NAME.elim_dir for a host of its own)",
+		strings.Join(names, ", "))
+}

@@ -159,6 +159,24 @@ NAME    = vlog
 RES_REQ = rusage[verilog=1]
 End Application
 `}},
+		{"elim_resources", map[string]string{"lsf.shared": `Begin Cluster
+ClusterName
+c1
+End Cluster
+Begin Resource
+RESOURCENAME  TYPE     INTERVAL INCREASING CONSUMABLE DESCRIPTION
+scratch       Numeric  60       N          ()         (free scratch MB)
+lic_left      Numeric  30       N          N          (licences left)
+fs_state      String   120      ()         ()         (file system state)
+bigmem        Boolean  ()       ()         ()         (big memory)
+End Resource
+`, "lsf.cluster.c1": clusterHosts + `
+Begin ResourceMap
+RESOURCENAME  LOCATION
+scratch       ([hostA] [hostB])
+fs_state      ([default])
+End ResourceMap
+`}},
 		{"cgroups", map[string]string{"lsf.conf": "LSF_PROCESS_TRACKING=Y\nLSF_LINUX_CGROUP_ACCT=N\nLSB_RESOURCE_ENFORCE=\"cpu memory disk\"\n"}},
 		{"cgroups_off", map[string]string{"lsf.conf": "LSF_PROCESS_TRACKING=n\nLSF_LINUX_CGROUP_ACCT=maybe\n"}},
 		{"unit_kb", map[string]string{"lsf.conf": "LSF_UNIT_FOR_LIMITS=KB\n", "lsb.queues": `
