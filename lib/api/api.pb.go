@@ -74,19 +74,14 @@ func (x JobState) Enum() *JobState {
 }
 
 func (x JobState) String() string {
-	if name, ok := JobState_name[int32(x)]; ok {
-		return name
-	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (JobState) Descriptor() protoreflect.EnumDescriptor {
-	file_api_proto_init()
 	return file_api_proto_enumTypes[0].Descriptor()
 }
 
 func (JobState) Type() protoreflect.EnumType {
-	file_api_proto_init()
 	return &file_api_proto_enumTypes[0]
 }
 
@@ -212,19 +207,14 @@ func (x TermReason) Enum() *TermReason {
 }
 
 func (x TermReason) String() string {
-	if name, ok := TermReason_name[int32(x)]; ok {
-		return name
-	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (TermReason) Descriptor() protoreflect.EnumDescriptor {
-	file_api_proto_init()
 	return file_api_proto_enumTypes[1].Descriptor()
 }
 
 func (TermReason) Type() protoreflect.EnumType {
-	file_api_proto_init()
 	return &file_api_proto_enumTypes[1]
 }
 
@@ -273,19 +263,14 @@ func (x Interactive) Enum() *Interactive {
 }
 
 func (x Interactive) String() string {
-	if name, ok := Interactive_name[int32(x)]; ok {
-		return name
-	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (Interactive) Descriptor() protoreflect.EnumDescriptor {
-	file_api_proto_init()
 	return file_api_proto_enumTypes[2].Descriptor()
 }
 
 func (Interactive) Type() protoreflect.EnumType {
-	file_api_proto_init()
 	return &file_api_proto_enumTypes[2]
 }
 
@@ -353,19 +338,14 @@ func (x EventType) Enum() *EventType {
 }
 
 func (x EventType) String() string {
-	if name, ok := EventType_name[int32(x)]; ok {
-		return name
-	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (EventType) Descriptor() protoreflect.EnumDescriptor {
-	file_api_proto_init()
 	return file_api_proto_enumTypes[3].Descriptor()
 }
 
 func (EventType) Type() protoreflect.EnumType {
-	file_api_proto_init()
 	return &file_api_proto_enumTypes[3]
 }
 
@@ -414,19 +394,14 @@ func (x HostState) Enum() *HostState {
 }
 
 func (x HostState) String() string {
-	if name, ok := HostState_name[int32(x)]; ok {
-		return name
-	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (HostState) Descriptor() protoreflect.EnumDescriptor {
-	file_api_proto_init()
 	return file_api_proto_enumTypes[4].Descriptor()
 }
 
 func (HostState) Type() protoreflect.EnumType {
-	file_api_proto_init()
 	return &file_api_proto_enumTypes[4]
 }
 
@@ -486,19 +461,14 @@ func (x PendLimit_Kind) Enum() *PendLimit_Kind {
 }
 
 func (x PendLimit_Kind) String() string {
-	if name, ok := PendLimit_Kind_name[int32(x)]; ok {
-		return name
-	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (PendLimit_Kind) Descriptor() protoreflect.EnumDescriptor {
-	file_api_proto_init()
 	return file_api_proto_enumTypes[5].Descriptor()
 }
 
 func (PendLimit_Kind) Type() protoreflect.EnumType {
-	file_api_proto_init()
 	return &file_api_proto_enumTypes[5]
 }
 
@@ -550,19 +520,14 @@ func (x QueryRequest_Scope) Enum() *QueryRequest_Scope {
 }
 
 func (x QueryRequest_Scope) String() string {
-	if name, ok := QueryRequest_Scope_name[int32(x)]; ok {
-		return name
-	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (QueryRequest_Scope) Descriptor() protoreflect.EnumDescriptor {
-	file_api_proto_init()
 	return file_api_proto_enumTypes[6].Descriptor()
 }
 
 func (QueryRequest_Scope) Type() protoreflect.EnumType {
-	file_api_proto_init()
 	return &file_api_proto_enumTypes[6]
 }
 
@@ -607,19 +572,14 @@ func (x QueryRequest_Eligibility) Enum() *QueryRequest_Eligibility {
 }
 
 func (x QueryRequest_Eligibility) String() string {
-	if name, ok := QueryRequest_Eligibility_name[int32(x)]; ok {
-		return name
-	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (QueryRequest_Eligibility) Descriptor() protoreflect.EnumDescriptor {
-	file_api_proto_init()
 	return file_api_proto_enumTypes[7].Descriptor()
 }
 
 func (QueryRequest_Eligibility) Type() protoreflect.EnumType {
-	file_api_proto_init()
 	return &file_api_proto_enumTypes[7]
 }
 
@@ -664,19 +624,14 @@ func (x SignalRequest_Action) Enum() *SignalRequest_Action {
 }
 
 func (x SignalRequest_Action) String() string {
-	if name, ok := SignalRequest_Action_name[int32(x)]; ok {
-		return name
-	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (SignalRequest_Action) Descriptor() protoreflect.EnumDescriptor {
-	file_api_proto_init()
 	return file_api_proto_enumTypes[8].Descriptor()
 }
 
 func (SignalRequest_Action) Type() protoreflect.EnumType {
-	file_api_proto_init()
 	return &file_api_proto_enumTypes[8]
 }
 
@@ -751,19 +706,14 @@ func (x ControlRequest_Action) Enum() *ControlRequest_Action {
 }
 
 func (x ControlRequest_Action) String() string {
-	if name, ok := ControlRequest_Action_name[int32(x)]; ok {
-		return name
-	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (ControlRequest_Action) Descriptor() protoreflect.EnumDescriptor {
-	file_api_proto_init()
 	return file_api_proto_enumTypes[9].Descriptor()
 }
 
 func (ControlRequest_Action) Type() protoreflect.EnumType {
-	file_api_proto_init()
 	return &file_api_proto_enumTypes[9]
 }
 
@@ -808,19 +758,14 @@ func (x DependencyReply_Status) Enum() *DependencyReply_Status {
 }
 
 func (x DependencyReply_Status) String() string {
-	if name, ok := DependencyReply_Status_name[int32(x)]; ok {
-		return name
-	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (DependencyReply_Status) Descriptor() protoreflect.EnumDescriptor {
-	file_api_proto_init()
 	return file_api_proto_enumTypes[10].Descriptor()
 }
 
 func (DependencyReply_Status) Type() protoreflect.EnumType {
-	file_api_proto_init()
 	return &file_api_proto_enumTypes[10]
 }
 
@@ -865,19 +810,14 @@ func (x PerfmonRequest_Op) Enum() *PerfmonRequest_Op {
 }
 
 func (x PerfmonRequest_Op) String() string {
-	if name, ok := PerfmonRequest_Op_name[int32(x)]; ok {
-		return name
-	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (PerfmonRequest_Op) Descriptor() protoreflect.EnumDescriptor {
-	file_api_proto_init()
 	return file_api_proto_enumTypes[11].Descriptor()
 }
 
 func (PerfmonRequest_Op) Type() protoreflect.EnumType {
-	file_api_proto_init()
 	return &file_api_proto_enumTypes[11]
 }
 
@@ -922,19 +862,14 @@ func (x ReservationRequest_Op) Enum() *ReservationRequest_Op {
 }
 
 func (x ReservationRequest_Op) String() string {
-	if name, ok := ReservationRequest_Op_name[int32(x)]; ok {
-		return name
-	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (ReservationRequest_Op) Descriptor() protoreflect.EnumDescriptor {
-	file_api_proto_init()
 	return file_api_proto_enumTypes[12].Descriptor()
 }
 
 func (ReservationRequest_Op) Type() protoreflect.EnumType {
-	file_api_proto_init()
 	return &file_api_proto_enumTypes[12]
 }
 
@@ -977,19 +912,14 @@ func (x ReservationRequest_HostOp) Enum() *ReservationRequest_HostOp {
 }
 
 func (x ReservationRequest_HostOp) String() string {
-	if name, ok := ReservationRequest_HostOp_name[int32(x)]; ok {
-		return name
-	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (ReservationRequest_HostOp) Descriptor() protoreflect.EnumDescriptor {
-	file_api_proto_init()
 	return file_api_proto_enumTypes[13].Descriptor()
 }
 
 func (ReservationRequest_HostOp) Type() protoreflect.EnumType {
-	file_api_proto_init()
 	return &file_api_proto_enumTypes[13]
 }
 
@@ -1110,7 +1040,6 @@ type JobSpec struct {
 
 func (x *JobSpec) Reset() {
 	*x = JobSpec{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1123,7 +1052,6 @@ func (x *JobSpec) String() string {
 func (*JobSpec) ProtoMessage() {}
 
 func (x *JobSpec) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1666,7 +1594,6 @@ type PendLimit struct {
 
 func (x *PendLimit) Reset() {
 	*x = PendLimit{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1679,7 +1606,6 @@ func (x *PendLimit) String() string {
 func (*PendLimit) ProtoMessage() {}
 
 func (x *PendLimit) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1760,7 +1686,6 @@ type HostSlots struct {
 
 func (x *HostSlots) Reset() {
 	*x = HostSlots{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1773,7 +1698,6 @@ func (x *HostSlots) String() string {
 func (*HostSlots) ProtoMessage() {}
 
 func (x *HostSlots) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1858,7 +1782,6 @@ type ResourceUsage struct {
 
 func (x *ResourceUsage) Reset() {
 	*x = ResourceUsage{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1871,7 +1794,6 @@ func (x *ResourceUsage) String() string {
 func (*ResourceUsage) ProtoMessage() {}
 
 func (x *ResourceUsage) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -2023,7 +1945,6 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -2036,7 +1957,6 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -2337,7 +2257,6 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -2350,7 +2269,6 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -2560,7 +2478,6 @@ type Host struct {
 
 func (x *Host) Reset() {
 	*x = Host{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -2573,7 +2490,6 @@ func (x *Host) String() string {
 func (*Host) ProtoMessage() {}
 
 func (x *Host) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -2942,7 +2858,6 @@ type GpuDevice struct {
 
 func (x *GpuDevice) Reset() {
 	*x = GpuDevice{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -2955,7 +2870,6 @@ func (x *GpuDevice) String() string {
 func (*GpuDevice) ProtoMessage() {}
 
 func (x *GpuDevice) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -3144,7 +3058,6 @@ type Queue struct {
 
 func (x *Queue) Reset() {
 	*x = Queue{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -3157,7 +3070,6 @@ func (x *Queue) String() string {
 func (*Queue) ProtoMessage() {}
 
 func (x *Queue) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -3473,7 +3385,6 @@ type ShareAccount struct {
 
 func (x *ShareAccount) Reset() {
 	*x = ShareAccount{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -3486,7 +3397,6 @@ func (x *ShareAccount) String() string {
 func (*ShareAccount) ProtoMessage() {}
 
 func (x *ShareAccount) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -3579,7 +3489,6 @@ type SharedResource struct {
 
 func (x *SharedResource) Reset() {
 	*x = SharedResource{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -3592,7 +3501,6 @@ func (x *SharedResource) String() string {
 func (*SharedResource) ProtoMessage() {}
 
 func (x *SharedResource) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -3649,7 +3557,6 @@ type QueueState struct {
 
 func (x *QueueState) Reset() {
 	*x = QueueState{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -3662,7 +3569,6 @@ func (x *QueueState) String() string {
 func (*QueueState) ProtoMessage() {}
 
 func (x *QueueState) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -3724,7 +3630,6 @@ type App struct {
 
 func (x *App) Reset() {
 	*x = App{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -3737,7 +3642,6 @@ func (x *App) String() string {
 func (*App) ProtoMessage() {}
 
 func (x *App) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -3912,7 +3816,6 @@ type JobRef struct {
 
 func (x *JobRef) Reset() {
 	*x = JobRef{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -3925,7 +3828,6 @@ func (x *JobRef) String() string {
 func (*JobRef) ProtoMessage() {}
 
 func (x *JobRef) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -3965,7 +3867,6 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -3978,7 +3879,6 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4014,7 +3914,6 @@ type SubmitReply struct {
 
 func (x *SubmitReply) Reset() {
 	*x = SubmitReply{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4027,7 +3926,6 @@ func (x *SubmitReply) String() string {
 func (*SubmitReply) ProtoMessage() {}
 
 func (x *SubmitReply) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4086,7 +3984,6 @@ type SubmitPackRequest struct {
 
 func (x *SubmitPackRequest) Reset() {
 	*x = SubmitPackRequest{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4099,7 +3996,6 @@ func (x *SubmitPackRequest) String() string {
 func (*SubmitPackRequest) ProtoMessage() {}
 
 func (x *SubmitPackRequest) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4141,7 +4037,6 @@ type SubmitPackReply struct {
 
 func (x *SubmitPackReply) Reset() {
 	*x = SubmitPackReply{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4154,7 +4049,6 @@ func (x *SubmitPackReply) String() string {
 func (*SubmitPackReply) ProtoMessage() {}
 
 func (x *SubmitPackReply) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4188,7 +4082,6 @@ type SubmitResult struct {
 
 func (x *SubmitResult) Reset() {
 	*x = SubmitResult{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4201,7 +4094,6 @@ func (x *SubmitResult) String() string {
 func (*SubmitResult) ProtoMessage() {}
 
 func (x *SubmitResult) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4267,7 +4159,6 @@ type QueryRequest struct {
 
 func (x *QueryRequest) Reset() {
 	*x = QueryRequest{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4280,7 +4171,6 @@ func (x *QueryRequest) String() string {
 func (*QueryRequest) ProtoMessage() {}
 
 func (x *QueryRequest) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4429,7 +4319,6 @@ type QueryReply struct {
 
 func (x *QueryReply) Reset() {
 	*x = QueryReply{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4442,7 +4331,6 @@ func (x *QueryReply) String() string {
 func (*QueryReply) ProtoMessage() {}
 
 func (x *QueryReply) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4518,7 +4406,6 @@ type QueryReplyEncoded struct {
 
 func (x *QueryReplyEncoded) Reset() {
 	*x = QueryReplyEncoded{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4531,7 +4418,6 @@ func (x *QueryReplyEncoded) String() string {
 func (*QueryReplyEncoded) ProtoMessage() {}
 
 func (x *QueryReplyEncoded) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4601,7 +4487,6 @@ type EncodedSpec struct {
 
 func (x *EncodedSpec) Reset() {
 	*x = EncodedSpec{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4614,7 +4499,6 @@ func (x *EncodedSpec) String() string {
 func (*EncodedSpec) ProtoMessage() {}
 
 func (x *EncodedSpec) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4676,7 +4560,6 @@ type SignalRequest struct {
 
 func (x *SignalRequest) Reset() {
 	*x = SignalRequest{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4689,7 +4572,6 @@ func (x *SignalRequest) String() string {
 func (*SignalRequest) ProtoMessage() {}
 
 func (x *SignalRequest) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4821,7 +4703,6 @@ type SignalResult struct {
 
 func (x *SignalResult) Reset() {
 	*x = SignalResult{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4834,7 +4715,6 @@ func (x *SignalResult) String() string {
 func (*SignalResult) ProtoMessage() {}
 
 func (x *SignalResult) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4874,7 +4754,6 @@ type SignalReply struct {
 
 func (x *SignalReply) Reset() {
 	*x = SignalReply{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4887,7 +4766,6 @@ func (x *SignalReply) String() string {
 func (*SignalReply) ProtoMessage() {}
 
 func (x *SignalReply) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4923,7 +4801,6 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4936,7 +4813,6 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4978,7 +4854,6 @@ type WatchEvent struct {
 
 func (x *WatchEvent) Reset() {
 	*x = WatchEvent{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4991,7 +4866,6 @@ func (x *WatchEvent) String() string {
 func (*WatchEvent) ProtoMessage() {}
 
 func (x *WatchEvent) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5045,7 +4919,6 @@ type ListQueuesRequest struct {
 
 func (x *ListQueuesRequest) Reset() {
 	*x = ListQueuesRequest{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5058,7 +4931,6 @@ func (x *ListQueuesRequest) String() string {
 func (*ListQueuesRequest) ProtoMessage() {}
 
 func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5112,7 +4984,6 @@ type ListQueuesReply struct {
 
 func (x *ListQueuesReply) Reset() {
 	*x = ListQueuesReply{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5125,7 +4996,6 @@ func (x *ListQueuesReply) String() string {
 func (*ListQueuesReply) ProtoMessage() {}
 
 func (x *ListQueuesReply) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5158,7 +5028,6 @@ type ListAppsRequest struct {
 
 func (x *ListAppsRequest) Reset() {
 	*x = ListAppsRequest{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5171,7 +5040,6 @@ func (x *ListAppsRequest) String() string {
 func (*ListAppsRequest) ProtoMessage() {}
 
 func (x *ListAppsRequest) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5204,7 +5072,6 @@ type ListAppsReply struct {
 
 func (x *ListAppsReply) Reset() {
 	*x = ListAppsReply{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5217,7 +5084,6 @@ func (x *ListAppsReply) String() string {
 func (*ListAppsReply) ProtoMessage() {}
 
 func (x *ListAppsReply) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5271,7 +5137,6 @@ type LimitConfig struct {
 
 func (x *LimitConfig) Reset() {
 	*x = LimitConfig{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5284,7 +5149,6 @@ func (x *LimitConfig) String() string {
 func (*LimitConfig) ProtoMessage() {}
 
 func (x *LimitConfig) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5461,7 +5325,6 @@ type LimitUsage struct {
 
 func (x *LimitUsage) Reset() {
 	*x = LimitUsage{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5474,7 +5337,6 @@ func (x *LimitUsage) String() string {
 func (*LimitUsage) ProtoMessage() {}
 
 func (x *LimitUsage) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5559,7 +5421,6 @@ type LimitAmount struct {
 
 func (x *LimitAmount) Reset() {
 	*x = LimitAmount{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5572,7 +5433,6 @@ func (x *LimitAmount) String() string {
 func (*LimitAmount) ProtoMessage() {}
 
 func (x *LimitAmount) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5618,7 +5478,6 @@ type LimitsRequest struct {
 
 func (x *LimitsRequest) Reset() {
 	*x = LimitsRequest{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5631,7 +5490,6 @@ func (x *LimitsRequest) String() string {
 func (*LimitsRequest) ProtoMessage() {}
 
 func (x *LimitsRequest) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5658,7 +5516,6 @@ type LimitsReply struct {
 
 func (x *LimitsReply) Reset() {
 	*x = LimitsReply{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5671,7 +5528,6 @@ func (x *LimitsReply) String() string {
 func (*LimitsReply) ProtoMessage() {}
 
 func (x *LimitsReply) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5722,7 +5578,6 @@ type ControlRequest struct {
 
 func (x *ControlRequest) Reset() {
 	*x = ControlRequest{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5735,7 +5590,6 @@ func (x *ControlRequest) String() string {
 func (*ControlRequest) ProtoMessage() {}
 
 func (x *ControlRequest) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5820,7 +5674,6 @@ type ControlResult struct {
 
 func (x *ControlResult) Reset() {
 	*x = ControlResult{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5833,7 +5686,6 @@ func (x *ControlResult) String() string {
 func (*ControlResult) ProtoMessage() {}
 
 func (x *ControlResult) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5887,7 +5739,6 @@ type ControlReply struct {
 
 func (x *ControlReply) Reset() {
 	*x = ControlReply{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5900,7 +5751,6 @@ func (x *ControlReply) String() string {
 func (*ControlReply) ProtoMessage() {}
 
 func (x *ControlReply) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5938,7 +5788,6 @@ type ModifyRequest struct {
 
 func (x *ModifyRequest) Reset() {
 	*x = ModifyRequest{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5951,7 +5800,6 @@ func (x *ModifyRequest) String() string {
 func (*ModifyRequest) ProtoMessage() {}
 
 func (x *ModifyRequest) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5998,7 +5846,6 @@ type ModifyReply struct {
 
 func (x *ModifyReply) Reset() {
 	*x = ModifyReply{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6011,7 +5858,6 @@ func (x *ModifyReply) String() string {
 func (*ModifyReply) ProtoMessage() {}
 
 func (x *ModifyReply) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6046,7 +5892,6 @@ type DependencyRequest struct {
 
 func (x *DependencyRequest) Reset() {
 	*x = DependencyRequest{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6059,7 +5904,6 @@ func (x *DependencyRequest) String() string {
 func (*DependencyRequest) ProtoMessage() {}
 
 func (x *DependencyRequest) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6092,7 +5936,6 @@ type DependencyReply struct {
 
 func (x *DependencyReply) Reset() {
 	*x = DependencyReply{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6105,7 +5948,6 @@ func (x *DependencyReply) String() string {
 func (*DependencyReply) ProtoMessage() {}
 
 func (x *DependencyReply) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6139,7 +5981,6 @@ type ReconfigRequest struct {
 
 func (x *ReconfigRequest) Reset() {
 	*x = ReconfigRequest{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6152,7 +5993,6 @@ func (x *ReconfigRequest) String() string {
 func (*ReconfigRequest) ProtoMessage() {}
 
 func (x *ReconfigRequest) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6188,7 +6028,6 @@ type PerfmonRequest struct {
 
 func (x *PerfmonRequest) Reset() {
 	*x = PerfmonRequest{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6201,7 +6040,6 @@ func (x *PerfmonRequest) String() string {
 func (*PerfmonRequest) ProtoMessage() {}
 
 func (x *PerfmonRequest) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6250,7 +6088,6 @@ type PerfmonRow struct {
 
 func (x *PerfmonRow) Reset() {
 	*x = PerfmonRow{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6263,7 +6100,6 @@ func (x *PerfmonRow) String() string {
 func (*PerfmonRow) ProtoMessage() {}
 
 func (x *PerfmonRow) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6346,7 +6182,6 @@ type PerfmonReply struct {
 
 func (x *PerfmonReply) Reset() {
 	*x = PerfmonReply{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6359,7 +6194,6 @@ func (x *PerfmonReply) String() string {
 func (*PerfmonReply) ProtoMessage() {}
 
 func (x *PerfmonReply) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6443,7 +6277,6 @@ type ReconfigReply struct {
 
 func (x *ReconfigReply) Reset() {
 	*x = ReconfigReply{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6456,7 +6289,6 @@ func (x *ReconfigReply) String() string {
 func (*ReconfigReply) ProtoMessage() {}
 
 func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6495,7 +6327,6 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6508,7 +6339,6 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6558,7 +6388,6 @@ type ListHostsReply struct {
 
 func (x *ListHostsReply) Reset() {
 	*x = ListHostsReply{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6571,7 +6400,6 @@ func (x *ListHostsReply) String() string {
 func (*ListHostsReply) ProtoMessage() {}
 
 func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6618,7 +6446,6 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6631,7 +6458,6 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6664,7 +6490,6 @@ type EventsReply struct {
 
 func (x *EventsReply) Reset() {
 	*x = EventsReply{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6677,7 +6502,6 @@ func (x *EventsReply) String() string {
 func (*EventsReply) ProtoMessage() {}
 
 func (x *EventsReply) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6709,7 +6533,6 @@ type ClusterInfoRequest struct {
 
 func (x *ClusterInfoRequest) Reset() {
 	*x = ClusterInfoRequest{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6722,7 +6545,6 @@ func (x *ClusterInfoRequest) String() string {
 func (*ClusterInfoRequest) ProtoMessage() {}
 
 func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6777,7 +6599,6 @@ type ClusterInfo struct {
 
 func (x *ClusterInfo) Reset() {
 	*x = ClusterInfo{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6790,7 +6611,6 @@ func (x *ClusterInfo) String() string {
 func (*ClusterInfo) ProtoMessage() {}
 
 func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6953,7 +6773,6 @@ type Candidate struct {
 
 func (x *Candidate) Reset() {
 	*x = Candidate{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6966,7 +6785,6 @@ func (x *Candidate) String() string {
 func (*Candidate) ProtoMessage() {}
 
 func (x *Candidate) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7024,7 +6842,6 @@ type ResourceInfo struct {
 
 func (x *ResourceInfo) Reset() {
 	*x = ResourceInfo{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7037,7 +6854,6 @@ func (x *ResourceInfo) String() string {
 func (*ResourceInfo) ProtoMessage() {}
 
 func (x *ResourceInfo) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7094,7 +6910,6 @@ type Parameter struct {
 
 func (x *Parameter) Reset() {
 	*x = Parameter{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7107,7 +6922,6 @@ func (x *Parameter) String() string {
 func (*Parameter) ProtoMessage() {}
 
 func (x *Parameter) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7149,7 +6963,6 @@ type Group struct {
 
 func (x *Group) Reset() {
 	*x = Group{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7162,7 +6975,6 @@ func (x *Group) String() string {
 func (*Group) ProtoMessage() {}
 
 func (x *Group) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7233,7 +7045,6 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7246,7 +7057,6 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7384,7 +7194,6 @@ type Containment struct {
 
 func (x *Containment) Reset() {
 	*x = Containment{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7397,7 +7206,6 @@ func (x *Containment) String() string {
 func (*Containment) ProtoMessage() {}
 
 func (x *Containment) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7453,7 +7261,6 @@ type TimeRange struct {
 
 func (x *TimeRange) Reset() {
 	*x = TimeRange{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7466,7 +7273,6 @@ func (x *TimeRange) String() string {
 func (*TimeRange) ProtoMessage() {}
 
 func (x *TimeRange) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7531,7 +7337,6 @@ type AcctRequest struct {
 
 func (x *AcctRequest) Reset() {
 	*x = AcctRequest{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7544,7 +7349,6 @@ func (x *AcctRequest) String() string {
 func (*AcctRequest) ProtoMessage() {}
 
 func (x *AcctRequest) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7690,7 +7494,6 @@ type AcctReply struct {
 
 func (x *AcctReply) Reset() {
 	*x = AcctReply{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7703,7 +7506,6 @@ func (x *AcctReply) String() string {
 func (*AcctReply) ProtoMessage() {}
 
 func (x *AcctReply) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7757,7 +7559,6 @@ type RCInstance struct {
 
 func (x *RCInstance) Reset() {
 	*x = RCInstance{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7770,7 +7571,6 @@ func (x *RCInstance) String() string {
 func (*RCInstance) ProtoMessage() {}
 
 func (x *RCInstance) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7889,7 +7689,6 @@ type RCRequest struct {
 
 func (x *RCRequest) Reset() {
 	*x = RCRequest{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7902,7 +7701,6 @@ func (x *RCRequest) String() string {
 func (*RCRequest) ProtoMessage() {}
 
 func (x *RCRequest) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -8002,7 +7800,6 @@ type RCTemplateView struct {
 
 func (x *RCTemplateView) Reset() {
 	*x = RCTemplateView{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -8015,7 +7812,6 @@ func (x *RCTemplateView) String() string {
 func (*RCTemplateView) ProtoMessage() {}
 
 func (x *RCTemplateView) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -8122,7 +7918,6 @@ type RCError struct {
 
 func (x *RCError) Reset() {
 	*x = RCError{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -8135,7 +7930,6 @@ func (x *RCError) String() string {
 func (*RCError) ProtoMessage() {}
 
 func (x *RCError) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -8193,7 +7987,6 @@ type SupplyView struct {
 
 func (x *SupplyView) Reset() {
 	*x = SupplyView{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -8206,7 +7999,6 @@ func (x *SupplyView) String() string {
 func (*SupplyView) ProtoMessage() {}
 
 func (x *SupplyView) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -8266,7 +8058,6 @@ type ComputeUnit struct {
 
 func (x *ComputeUnit) Reset() {
 	*x = ComputeUnit{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -8279,7 +8070,6 @@ func (x *ComputeUnit) String() string {
 func (*ComputeUnit) ProtoMessage() {}
 
 func (x *ComputeUnit) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -8367,7 +8157,6 @@ type Reservation struct {
 
 func (x *Reservation) Reset() {
 	*x = Reservation{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -8380,7 +8169,6 @@ func (x *Reservation) String() string {
 func (*Reservation) ProtoMessage() {}
 
 func (x *Reservation) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -8529,7 +8317,6 @@ type RsvHost struct {
 
 func (x *RsvHost) Reset() {
 	*x = RsvHost{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -8542,7 +8329,6 @@ func (x *RsvHost) String() string {
 func (*RsvHost) ProtoMessage() {}
 
 func (x *RsvHost) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -8592,7 +8378,6 @@ type RsvJob struct {
 
 func (x *RsvJob) Reset() {
 	*x = RsvJob{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -8605,7 +8390,6 @@ func (x *RsvJob) String() string {
 func (*RsvJob) ProtoMessage() {}
 
 func (x *RsvJob) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -8664,7 +8448,6 @@ type ReservationRequest struct {
 
 func (x *ReservationRequest) Reset() {
 	*x = ReservationRequest{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -8677,7 +8460,6 @@ func (x *ReservationRequest) String() string {
 func (*ReservationRequest) ProtoMessage() {}
 
 func (x *ReservationRequest) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -8767,7 +8549,6 @@ type ReservationReply struct {
 
 func (x *ReservationReply) Reset() {
 	*x = ReservationReply{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -8780,7 +8561,6 @@ func (x *ReservationReply) String() string {
 func (*ReservationReply) ProtoMessage() {}
 
 func (x *ReservationReply) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -8839,7 +8619,6 @@ type RsvPolicy struct {
 
 func (x *RsvPolicy) Reset() {
 	*x = RsvPolicy{}
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -8852,7 +8631,6 @@ func (x *RsvPolicy) String() string {
 func (*RsvPolicy) ProtoMessage() {}
 
 func (x *RsvPolicy) ProtoReflect() protoreflect.Message {
-	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -10114,13 +9892,8 @@ var file_api_proto_depIdxs = []int32{
 	0,   // [0:103] is the sub-list for field type_name
 }
 
-// file_api_proto_once builds the file's descriptors on first use, not at
-// program start (tools/lazypb).
-var file_api_proto_once sync.Once
-
-func file_api_proto_init() { file_api_proto_once.Do(file_api_proto_build) }
-
-func file_api_proto_build() {
+func init() { file_api_proto_init() }
+func file_api_proto_init() {
 	if File_api_proto != nil {
 		return
 	}

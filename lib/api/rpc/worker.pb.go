@@ -60,19 +60,14 @@ func (x TaskShell) Enum() *TaskShell {
 }
 
 func (x TaskShell) String() string {
-	if name, ok := TaskShell_name[int32(x)]; ok {
-		return name
-	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (TaskShell) Descriptor() protoreflect.EnumDescriptor {
-	file_rpc_worker_proto_init()
 	return file_rpc_worker_proto_enumTypes[0].Descriptor()
 }
 
 func (TaskShell) Type() protoreflect.EnumType {
-	file_rpc_worker_proto_init()
 	return &file_rpc_worker_proto_enumTypes[0]
 }
 
@@ -107,7 +102,6 @@ type WorkerMessage struct {
 
 func (x *WorkerMessage) Reset() {
 	*x = WorkerMessage{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -120,7 +114,6 @@ func (x *WorkerMessage) String() string {
 func (*WorkerMessage) ProtoMessage() {}
 
 func (x *WorkerMessage) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -342,7 +335,6 @@ type WorkerRegister struct {
 
 func (x *WorkerRegister) Reset() {
 	*x = WorkerRegister{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -355,7 +347,6 @@ func (x *WorkerRegister) String() string {
 func (*WorkerRegister) ProtoMessage() {}
 
 func (x *WorkerRegister) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -426,7 +417,6 @@ type WorkerReport struct {
 
 func (x *WorkerReport) Reset() {
 	*x = WorkerReport{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -439,7 +429,6 @@ func (x *WorkerReport) String() string {
 func (*WorkerReport) ProtoMessage() {}
 
 func (x *WorkerReport) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -521,7 +510,6 @@ type WorkerUsage struct {
 
 func (x *WorkerUsage) Reset() {
 	*x = WorkerUsage{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -534,7 +522,6 @@ func (x *WorkerUsage) String() string {
 func (*WorkerUsage) ProtoMessage() {}
 
 func (x *WorkerUsage) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -569,7 +556,6 @@ type JobUsage struct {
 
 func (x *JobUsage) Reset() {
 	*x = JobUsage{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -582,7 +568,6 @@ func (x *JobUsage) String() string {
 func (*JobUsage) ProtoMessage() {}
 
 func (x *JobUsage) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -645,7 +630,6 @@ type ControllerMessage struct {
 
 func (x *ControllerMessage) Reset() {
 	*x = ControllerMessage{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -658,7 +642,6 @@ func (x *ControllerMessage) String() string {
 func (*ControllerMessage) ProtoMessage() {}
 
 func (x *ControllerMessage) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -931,7 +914,6 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -944,7 +926,6 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1055,7 +1036,6 @@ type WorkerSignal struct {
 
 func (x *WorkerSignal) Reset() {
 	*x = WorkerSignal{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1068,7 +1048,6 @@ func (x *WorkerSignal) String() string {
 func (*WorkerSignal) ProtoMessage() {}
 
 func (x *WorkerSignal) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1131,7 +1110,6 @@ type WorkerLimits struct {
 
 func (x *WorkerLimits) Reset() {
 	*x = WorkerLimits{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1144,7 +1122,6 @@ func (x *WorkerLimits) String() string {
 func (*WorkerLimits) ProtoMessage() {}
 
 func (x *WorkerLimits) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1196,7 +1173,6 @@ type PeekRequest struct {
 
 func (x *PeekRequest) Reset() {
 	*x = PeekRequest{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1209,7 +1185,6 @@ func (x *PeekRequest) String() string {
 func (*PeekRequest) ProtoMessage() {}
 
 func (x *PeekRequest) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1276,7 +1251,6 @@ type PeekReply struct {
 
 func (x *PeekReply) Reset() {
 	*x = PeekReply{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1289,7 +1263,6 @@ func (x *PeekReply) String() string {
 func (*PeekReply) ProtoMessage() {}
 
 func (x *PeekReply) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1354,7 +1327,6 @@ type TaskRequest struct {
 
 func (x *TaskRequest) Reset() {
 	*x = TaskRequest{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1367,7 +1339,6 @@ func (x *TaskRequest) String() string {
 func (*TaskRequest) ProtoMessage() {}
 
 func (x *TaskRequest) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1441,7 +1412,6 @@ type TaskLaunch struct {
 
 func (x *TaskLaunch) Reset() {
 	*x = TaskLaunch{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1454,7 +1424,6 @@ func (x *TaskLaunch) String() string {
 func (*TaskLaunch) ProtoMessage() {}
 
 func (x *TaskLaunch) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1527,7 +1496,6 @@ type TaskEvent struct {
 
 func (x *TaskEvent) Reset() {
 	*x = TaskEvent{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1540,7 +1508,6 @@ func (x *TaskEvent) String() string {
 func (*TaskEvent) ProtoMessage() {}
 
 func (x *TaskEvent) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1624,7 +1591,6 @@ type TaskLaunched struct {
 
 func (x *TaskLaunched) Reset() {
 	*x = TaskLaunched{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1637,7 +1603,6 @@ func (x *TaskLaunched) String() string {
 func (*TaskLaunched) ProtoMessage() {}
 
 func (x *TaskLaunched) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1695,7 +1660,6 @@ type TaskStart struct {
 
 func (x *TaskStart) Reset() {
 	*x = TaskStart{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1708,7 +1672,6 @@ func (x *TaskStart) String() string {
 func (*TaskStart) ProtoMessage() {}
 
 func (x *TaskStart) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1829,7 +1792,6 @@ type TaskOutput struct {
 
 func (x *TaskOutput) Reset() {
 	*x = TaskOutput{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1842,7 +1804,6 @@ func (x *TaskOutput) String() string {
 func (*TaskOutput) ProtoMessage() {}
 
 func (x *TaskOutput) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1911,7 +1872,6 @@ type TaskExit struct {
 
 func (x *TaskExit) Reset() {
 	*x = TaskExit{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1924,7 +1884,6 @@ func (x *TaskExit) String() string {
 func (*TaskExit) ProtoMessage() {}
 
 func (x *TaskExit) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -2016,7 +1975,6 @@ type TaskSignal struct {
 
 func (x *TaskSignal) Reset() {
 	*x = TaskSignal{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -2029,7 +1987,6 @@ func (x *TaskSignal) String() string {
 func (*TaskSignal) ProtoMessage() {}
 
 func (x *TaskSignal) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -2104,7 +2061,6 @@ type TermData struct {
 
 func (x *TermData) Reset() {
 	*x = TermData{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -2117,7 +2073,6 @@ func (x *TermData) String() string {
 func (*TermData) ProtoMessage() {}
 
 func (x *TermData) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -2180,7 +2135,6 @@ type TermAck struct {
 
 func (x *TermAck) Reset() {
 	*x = TermAck{}
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -2193,7 +2147,6 @@ func (x *TermAck) String() string {
 func (*TermAck) ProtoMessage() {}
 
 func (x *TermAck) ProtoReflect() protoreflect.Message {
-	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -2498,14 +2451,8 @@ var file_rpc_worker_proto_depIdxs = []int32{
 	0,  // [0:40] is the sub-list for field type_name
 }
 
-// file_rpc_worker_proto_once builds the file's descriptors on first use, not at
-// program start (tools/lazypb).
-var file_rpc_worker_proto_once sync.Once
-
-func file_rpc_worker_proto_init() { file_rpc_worker_proto_once.Do(file_rpc_worker_proto_build) }
-
-func file_rpc_worker_proto_build() {
-	(*api.Host)(nil).ProtoReflect() // its imports' descriptors first
+func init() { file_rpc_worker_proto_init() }
+func file_rpc_worker_proto_init() {
 	if File_rpc_worker_proto != nil {
 		return
 	}
