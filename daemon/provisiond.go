@@ -139,6 +139,7 @@ func runProvisioner(o provisionerOptions) error {
 		Provider: func(pc *config.Provider) (provider.Provider, error) {
 			return newProvider(pc, self, filepath.Join(dir, "rc"), o.controller, workerTok)
 		},
+		Fatal: clusterauth.IsRefused,
 		Beat: func(ok bool) {
 			sd.Alive()
 			if ok {
@@ -160,7 +161,9 @@ func runProvisioner(o provisionerOptions) error {
 	}()
 	slog.Info("provisioner starting", "owner", owner, "controller", o.controller, "dir", dir)
 	fmt.Fprintf(os.Stderr, "xced provisioner: controller %s, local instances under %s\n", o.controller, filepath.Join(dir, "rc"))
-	ag.Run(ctx)
+	if err := ag.Run(ctx); err != nil {
+		return fmt.Errorf("the controller refused this provisioner (is --token-file the controller's %s?): %w", clusterauth.ProvisionerTokenFile, err)
+	}
 	return nil
 }
 

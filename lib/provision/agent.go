@@ -48,6 +48,9 @@ type AgentConfig struct {
 	// Beat, when set, is called after each heartbeat, ok when the
 	// controller answered (systemd's watchdog and readiness).
 	Beat func(ok bool)
+	// Fatal, when set, says whether a heartbeat's error ends Run (the
+	// controller refused the provisioner's credential).
+	Fatal func(error) bool
 }
 
 // Agent runs a Provisioner for each provider whose lease it holds, each
@@ -63,6 +66,7 @@ type Agent struct {
 	owned map[string]*owned
 	seq   uint64 // the demand seen
 	down  bool   // the controller did not answer the last heartbeat
+	fatal error  // ends Run
 
 	up    atomic.Bool  // Probe's: the controller answered the last heartbeat
 	nheld atomic.Int32 // Probe's: providers served
@@ -86,12 +90,16 @@ func NewAgent(cfg AgentConfig) *Agent {
 	return &Agent{cfg: cfg, provs: map[string]provider.Provider{}, owned: map[string]*owned{}}
 }
 
-// Run heartbeats until ctx ends, then stops every provider's
+// Run heartbeats until ctx ends (nil) or the controller refuses this
+// provisioner (Fatal: the error), then stops every provider's
 // provisioner and lets go of the leases.
-func (a *Agent) Run(ctx context.Context) {
+func (a *Agent) Run(ctx context.Context) error {
 	defer a.stopAll(ctx)
 	for ctx.Err() == nil {
 		ok := a.beat(ctx)
+		if a.fatal != nil {
+			return a.fatal
+		}
 		a.up.Store(ok)
 		a.nheld.Store(int32(len(a.owned)))
 		if a.cfg.Beat != nil {
@@ -104,6 +112,7 @@ func (a *Agent) Run(ctx context.Context) {
 			}
 		}
 	}
+	return nil
 }
 
 // held lists the providers this agent runs now.
@@ -136,6 +145,10 @@ func (a *Agent) beat(ctx context.Context) bool {
 	rep, err := a.cfg.Link.Sync(cctx, req)
 	cancel()
 	if err != nil {
+		if a.cfg.Fatal != nil && a.cfg.Fatal(err) {
+			a.fatal = err
+			return false
+		}
 		if ctx.Err() == nil && !a.down {
 			a.cfg.Log.Warn("the controller does not answer; the providers stop when their leases end", "err", err)
 		}
