@@ -1,6 +1,7 @@
 package provision
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -291,7 +292,7 @@ func (l *Ledger) View() *api.SupplyView {
 	for _, s := range l.status {
 		errs = append(errs, s.errors...)
 	}
-	slices.SortStableFunc(errs, func(a, b *api.RCError) int { return int(a.Time - b.Time) })
+	slices.SortStableFunc(errs, func(a, b *api.RCError) int { return cmp.Compare(a.Time, b.Time) })
 	if len(errs) > maxErrors {
 		errs = errs[len(errs)-maxErrors:]
 	}

@@ -20,6 +20,12 @@
 // Instance states (LSF's RC_STATUS): Preprovision_Started (asked for, not
 // joined), Allocated (its worker registered), Deallocated_Sent (being
 // returned), Done (gone; the record is deleted).
+//
+// Who runs it: the controller keeps a Ledger (ledger.go: the records, the
+// demand, and a lease per provider) as its Supply; an Agent (agent.go),
+// in `xced provisioner` or in the controller itself, takes the leases and
+// runs one Provisioner per provider it holds, each in its own goroutine,
+// whose records go through the Ledger.
 package provision
 
 import (
