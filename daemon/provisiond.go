@@ -277,7 +277,9 @@ func (l *grpcLink) Sync(ctx context.Context, req *rpc.ProvisionerSyncRequest) (*
 }
 
 func (l *grpcLink) Records(ctx context.Context, req *rpc.ProvisionerRecordsRequest) (*rpc.ProvisionerRecordsReply, error) {
-	return do(ctx, l, func(c grpcapi.ClusterClient) (*rpc.ProvisionerRecordsReply, error) { return c.ProvisionerRecords(ctx, req) })
+	return do(ctx, l, func(c grpcapi.ClusterClient) (*rpc.ProvisionerRecordsReply, error) {
+		return c.ProvisionerRecords(ctx, req)
+	})
 }
 
 func (l *grpcLink) Put(ctx context.Context, req *rpc.ProvisionerPutRequest) (*rpc.ProvisionerPutReply, error) {
