@@ -74,14 +74,19 @@ func (x JobState) Enum() *JobState {
 }
 
 func (x JobState) String() string {
+	if name, ok := JobState_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (JobState) Descriptor() protoreflect.EnumDescriptor {
+	file_api_proto_init()
 	return file_api_proto_enumTypes[0].Descriptor()
 }
 
 func (JobState) Type() protoreflect.EnumType {
+	file_api_proto_init()
 	return &file_api_proto_enumTypes[0]
 }
 
@@ -207,14 +212,19 @@ func (x TermReason) Enum() *TermReason {
 }
 
 func (x TermReason) String() string {
+	if name, ok := TermReason_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (TermReason) Descriptor() protoreflect.EnumDescriptor {
+	file_api_proto_init()
 	return file_api_proto_enumTypes[1].Descriptor()
 }
 
 func (TermReason) Type() protoreflect.EnumType {
+	file_api_proto_init()
 	return &file_api_proto_enumTypes[1]
 }
 
@@ -263,14 +273,19 @@ func (x Interactive) Enum() *Interactive {
 }
 
 func (x Interactive) String() string {
+	if name, ok := Interactive_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (Interactive) Descriptor() protoreflect.EnumDescriptor {
+	file_api_proto_init()
 	return file_api_proto_enumTypes[2].Descriptor()
 }
 
 func (Interactive) Type() protoreflect.EnumType {
+	file_api_proto_init()
 	return &file_api_proto_enumTypes[2]
 }
 
@@ -338,14 +353,19 @@ func (x EventType) Enum() *EventType {
 }
 
 func (x EventType) String() string {
+	if name, ok := EventType_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (EventType) Descriptor() protoreflect.EnumDescriptor {
+	file_api_proto_init()
 	return file_api_proto_enumTypes[3].Descriptor()
 }
 
 func (EventType) Type() protoreflect.EnumType {
+	file_api_proto_init()
 	return &file_api_proto_enumTypes[3]
 }
 
@@ -394,14 +414,19 @@ func (x HostState) Enum() *HostState {
 }
 
 func (x HostState) String() string {
+	if name, ok := HostState_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (HostState) Descriptor() protoreflect.EnumDescriptor {
+	file_api_proto_init()
 	return file_api_proto_enumTypes[4].Descriptor()
 }
 
 func (HostState) Type() protoreflect.EnumType {
+	file_api_proto_init()
 	return &file_api_proto_enumTypes[4]
 }
 
@@ -461,14 +486,19 @@ func (x PendLimit_Kind) Enum() *PendLimit_Kind {
 }
 
 func (x PendLimit_Kind) String() string {
+	if name, ok := PendLimit_Kind_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (PendLimit_Kind) Descriptor() protoreflect.EnumDescriptor {
+	file_api_proto_init()
 	return file_api_proto_enumTypes[5].Descriptor()
 }
 
 func (PendLimit_Kind) Type() protoreflect.EnumType {
+	file_api_proto_init()
 	return &file_api_proto_enumTypes[5]
 }
 
@@ -520,14 +550,19 @@ func (x QueryRequest_Scope) Enum() *QueryRequest_Scope {
 }
 
 func (x QueryRequest_Scope) String() string {
+	if name, ok := QueryRequest_Scope_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (QueryRequest_Scope) Descriptor() protoreflect.EnumDescriptor {
+	file_api_proto_init()
 	return file_api_proto_enumTypes[6].Descriptor()
 }
 
 func (QueryRequest_Scope) Type() protoreflect.EnumType {
+	file_api_proto_init()
 	return &file_api_proto_enumTypes[6]
 }
 
@@ -572,14 +607,19 @@ func (x QueryRequest_Eligibility) Enum() *QueryRequest_Eligibility {
 }
 
 func (x QueryRequest_Eligibility) String() string {
+	if name, ok := QueryRequest_Eligibility_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (QueryRequest_Eligibility) Descriptor() protoreflect.EnumDescriptor {
+	file_api_proto_init()
 	return file_api_proto_enumTypes[7].Descriptor()
 }
 
 func (QueryRequest_Eligibility) Type() protoreflect.EnumType {
+	file_api_proto_init()
 	return &file_api_proto_enumTypes[7]
 }
 
@@ -624,14 +664,19 @@ func (x SignalRequest_Action) Enum() *SignalRequest_Action {
 }
 
 func (x SignalRequest_Action) String() string {
+	if name, ok := SignalRequest_Action_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (SignalRequest_Action) Descriptor() protoreflect.EnumDescriptor {
+	file_api_proto_init()
 	return file_api_proto_enumTypes[8].Descriptor()
 }
 
 func (SignalRequest_Action) Type() protoreflect.EnumType {
+	file_api_proto_init()
 	return &file_api_proto_enumTypes[8]
 }
 
@@ -706,14 +751,19 @@ func (x ControlRequest_Action) Enum() *ControlRequest_Action {
 }
 
 func (x ControlRequest_Action) String() string {
+	if name, ok := ControlRequest_Action_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (ControlRequest_Action) Descriptor() protoreflect.EnumDescriptor {
+	file_api_proto_init()
 	return file_api_proto_enumTypes[9].Descriptor()
 }
 
 func (ControlRequest_Action) Type() protoreflect.EnumType {
+	file_api_proto_init()
 	return &file_api_proto_enumTypes[9]
 }
 
@@ -758,14 +808,19 @@ func (x DependencyReply_Status) Enum() *DependencyReply_Status {
 }
 
 func (x DependencyReply_Status) String() string {
+	if name, ok := DependencyReply_Status_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (DependencyReply_Status) Descriptor() protoreflect.EnumDescriptor {
+	file_api_proto_init()
 	return file_api_proto_enumTypes[10].Descriptor()
 }
 
 func (DependencyReply_Status) Type() protoreflect.EnumType {
+	file_api_proto_init()
 	return &file_api_proto_enumTypes[10]
 }
 
@@ -810,14 +865,19 @@ func (x PerfmonRequest_Op) Enum() *PerfmonRequest_Op {
 }
 
 func (x PerfmonRequest_Op) String() string {
+	if name, ok := PerfmonRequest_Op_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (PerfmonRequest_Op) Descriptor() protoreflect.EnumDescriptor {
+	file_api_proto_init()
 	return file_api_proto_enumTypes[11].Descriptor()
 }
 
 func (PerfmonRequest_Op) Type() protoreflect.EnumType {
+	file_api_proto_init()
 	return &file_api_proto_enumTypes[11]
 }
 
@@ -862,14 +922,19 @@ func (x ReservationRequest_Op) Enum() *ReservationRequest_Op {
 }
 
 func (x ReservationRequest_Op) String() string {
+	if name, ok := ReservationRequest_Op_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (ReservationRequest_Op) Descriptor() protoreflect.EnumDescriptor {
+	file_api_proto_init()
 	return file_api_proto_enumTypes[12].Descriptor()
 }
 
 func (ReservationRequest_Op) Type() protoreflect.EnumType {
+	file_api_proto_init()
 	return &file_api_proto_enumTypes[12]
 }
 
@@ -912,14 +977,19 @@ func (x ReservationRequest_HostOp) Enum() *ReservationRequest_HostOp {
 }
 
 func (x ReservationRequest_HostOp) String() string {
+	if name, ok := ReservationRequest_HostOp_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (ReservationRequest_HostOp) Descriptor() protoreflect.EnumDescriptor {
+	file_api_proto_init()
 	return file_api_proto_enumTypes[13].Descriptor()
 }
 
 func (ReservationRequest_HostOp) Type() protoreflect.EnumType {
+	file_api_proto_init()
 	return &file_api_proto_enumTypes[13]
 }
 
@@ -1040,6 +1110,7 @@ type JobSpec struct {
 
 func (x *JobSpec) Reset() {
 	*x = JobSpec{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1052,6 +1123,7 @@ func (x *JobSpec) String() string {
 func (*JobSpec) ProtoMessage() {}
 
 func (x *JobSpec) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1594,6 +1666,7 @@ type PendLimit struct {
 
 func (x *PendLimit) Reset() {
 	*x = PendLimit{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1606,6 +1679,7 @@ func (x *PendLimit) String() string {
 func (*PendLimit) ProtoMessage() {}
 
 func (x *PendLimit) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1686,6 +1760,7 @@ type HostSlots struct {
 
 func (x *HostSlots) Reset() {
 	*x = HostSlots{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1698,6 +1773,7 @@ func (x *HostSlots) String() string {
 func (*HostSlots) ProtoMessage() {}
 
 func (x *HostSlots) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1782,6 +1858,7 @@ type ResourceUsage struct {
 
 func (x *ResourceUsage) Reset() {
 	*x = ResourceUsage{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1794,6 +1871,7 @@ func (x *ResourceUsage) String() string {
 func (*ResourceUsage) ProtoMessage() {}
 
 func (x *ResourceUsage) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1945,6 +2023,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1957,6 +2036,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -2257,6 +2337,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -2269,6 +2350,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -2478,6 +2560,7 @@ type Host struct {
 
 func (x *Host) Reset() {
 	*x = Host{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -2490,6 +2573,7 @@ func (x *Host) String() string {
 func (*Host) ProtoMessage() {}
 
 func (x *Host) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -2858,6 +2942,7 @@ type GpuDevice struct {
 
 func (x *GpuDevice) Reset() {
 	*x = GpuDevice{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -2870,6 +2955,7 @@ func (x *GpuDevice) String() string {
 func (*GpuDevice) ProtoMessage() {}
 
 func (x *GpuDevice) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -3058,6 +3144,7 @@ type Queue struct {
 
 func (x *Queue) Reset() {
 	*x = Queue{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -3070,6 +3157,7 @@ func (x *Queue) String() string {
 func (*Queue) ProtoMessage() {}
 
 func (x *Queue) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -3385,6 +3473,7 @@ type ShareAccount struct {
 
 func (x *ShareAccount) Reset() {
 	*x = ShareAccount{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -3397,6 +3486,7 @@ func (x *ShareAccount) String() string {
 func (*ShareAccount) ProtoMessage() {}
 
 func (x *ShareAccount) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -3489,6 +3579,7 @@ type SharedResource struct {
 
 func (x *SharedResource) Reset() {
 	*x = SharedResource{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -3501,6 +3592,7 @@ func (x *SharedResource) String() string {
 func (*SharedResource) ProtoMessage() {}
 
 func (x *SharedResource) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -3557,6 +3649,7 @@ type QueueState struct {
 
 func (x *QueueState) Reset() {
 	*x = QueueState{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -3569,6 +3662,7 @@ func (x *QueueState) String() string {
 func (*QueueState) ProtoMessage() {}
 
 func (x *QueueState) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -3630,6 +3724,7 @@ type App struct {
 
 func (x *App) Reset() {
 	*x = App{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -3642,6 +3737,7 @@ func (x *App) String() string {
 func (*App) ProtoMessage() {}
 
 func (x *App) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -3816,6 +3912,7 @@ type JobRef struct {
 
 func (x *JobRef) Reset() {
 	*x = JobRef{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -3828,6 +3925,7 @@ func (x *JobRef) String() string {
 func (*JobRef) ProtoMessage() {}
 
 func (x *JobRef) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -3867,6 +3965,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -3879,6 +3978,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -3914,6 +4014,7 @@ type SubmitReply struct {
 
 func (x *SubmitReply) Reset() {
 	*x = SubmitReply{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -3926,6 +4027,7 @@ func (x *SubmitReply) String() string {
 func (*SubmitReply) ProtoMessage() {}
 
 func (x *SubmitReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -3984,6 +4086,7 @@ type SubmitPackRequest struct {
 
 func (x *SubmitPackRequest) Reset() {
 	*x = SubmitPackRequest{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -3996,6 +4099,7 @@ func (x *SubmitPackRequest) String() string {
 func (*SubmitPackRequest) ProtoMessage() {}
 
 func (x *SubmitPackRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4037,6 +4141,7 @@ type SubmitPackReply struct {
 
 func (x *SubmitPackReply) Reset() {
 	*x = SubmitPackReply{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4049,6 +4154,7 @@ func (x *SubmitPackReply) String() string {
 func (*SubmitPackReply) ProtoMessage() {}
 
 func (x *SubmitPackReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4082,6 +4188,7 @@ type SubmitResult struct {
 
 func (x *SubmitResult) Reset() {
 	*x = SubmitResult{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4094,6 +4201,7 @@ func (x *SubmitResult) String() string {
 func (*SubmitResult) ProtoMessage() {}
 
 func (x *SubmitResult) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4159,6 +4267,7 @@ type QueryRequest struct {
 
 func (x *QueryRequest) Reset() {
 	*x = QueryRequest{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4171,6 +4280,7 @@ func (x *QueryRequest) String() string {
 func (*QueryRequest) ProtoMessage() {}
 
 func (x *QueryRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4319,6 +4429,7 @@ type QueryReply struct {
 
 func (x *QueryReply) Reset() {
 	*x = QueryReply{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4331,6 +4442,7 @@ func (x *QueryReply) String() string {
 func (*QueryReply) ProtoMessage() {}
 
 func (x *QueryReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4406,6 +4518,7 @@ type QueryReplyEncoded struct {
 
 func (x *QueryReplyEncoded) Reset() {
 	*x = QueryReplyEncoded{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4418,6 +4531,7 @@ func (x *QueryReplyEncoded) String() string {
 func (*QueryReplyEncoded) ProtoMessage() {}
 
 func (x *QueryReplyEncoded) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4487,6 +4601,7 @@ type EncodedSpec struct {
 
 func (x *EncodedSpec) Reset() {
 	*x = EncodedSpec{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4499,6 +4614,7 @@ func (x *EncodedSpec) String() string {
 func (*EncodedSpec) ProtoMessage() {}
 
 func (x *EncodedSpec) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4560,6 +4676,7 @@ type SignalRequest struct {
 
 func (x *SignalRequest) Reset() {
 	*x = SignalRequest{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4572,6 +4689,7 @@ func (x *SignalRequest) String() string {
 func (*SignalRequest) ProtoMessage() {}
 
 func (x *SignalRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4703,6 +4821,7 @@ type SignalResult struct {
 
 func (x *SignalResult) Reset() {
 	*x = SignalResult{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4715,6 +4834,7 @@ func (x *SignalResult) String() string {
 func (*SignalResult) ProtoMessage() {}
 
 func (x *SignalResult) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4754,6 +4874,7 @@ type SignalReply struct {
 
 func (x *SignalReply) Reset() {
 	*x = SignalReply{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4766,6 +4887,7 @@ func (x *SignalReply) String() string {
 func (*SignalReply) ProtoMessage() {}
 
 func (x *SignalReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4801,6 +4923,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4813,6 +4936,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4854,6 +4978,7 @@ type WatchEvent struct {
 
 func (x *WatchEvent) Reset() {
 	*x = WatchEvent{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4866,6 +4991,7 @@ func (x *WatchEvent) String() string {
 func (*WatchEvent) ProtoMessage() {}
 
 func (x *WatchEvent) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4919,6 +5045,7 @@ type ListQueuesRequest struct {
 
 func (x *ListQueuesRequest) Reset() {
 	*x = ListQueuesRequest{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4931,6 +5058,7 @@ func (x *ListQueuesRequest) String() string {
 func (*ListQueuesRequest) ProtoMessage() {}
 
 func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -4984,6 +5112,7 @@ type ListQueuesReply struct {
 
 func (x *ListQueuesReply) Reset() {
 	*x = ListQueuesReply{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -4996,6 +5125,7 @@ func (x *ListQueuesReply) String() string {
 func (*ListQueuesReply) ProtoMessage() {}
 
 func (x *ListQueuesReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5028,6 +5158,7 @@ type ListAppsRequest struct {
 
 func (x *ListAppsRequest) Reset() {
 	*x = ListAppsRequest{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5040,6 +5171,7 @@ func (x *ListAppsRequest) String() string {
 func (*ListAppsRequest) ProtoMessage() {}
 
 func (x *ListAppsRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5072,6 +5204,7 @@ type ListAppsReply struct {
 
 func (x *ListAppsReply) Reset() {
 	*x = ListAppsReply{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5084,6 +5217,7 @@ func (x *ListAppsReply) String() string {
 func (*ListAppsReply) ProtoMessage() {}
 
 func (x *ListAppsReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5137,6 +5271,7 @@ type LimitConfig struct {
 
 func (x *LimitConfig) Reset() {
 	*x = LimitConfig{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5149,6 +5284,7 @@ func (x *LimitConfig) String() string {
 func (*LimitConfig) ProtoMessage() {}
 
 func (x *LimitConfig) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5325,6 +5461,7 @@ type LimitUsage struct {
 
 func (x *LimitUsage) Reset() {
 	*x = LimitUsage{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5337,6 +5474,7 @@ func (x *LimitUsage) String() string {
 func (*LimitUsage) ProtoMessage() {}
 
 func (x *LimitUsage) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5421,6 +5559,7 @@ type LimitAmount struct {
 
 func (x *LimitAmount) Reset() {
 	*x = LimitAmount{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5433,6 +5572,7 @@ func (x *LimitAmount) String() string {
 func (*LimitAmount) ProtoMessage() {}
 
 func (x *LimitAmount) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5478,6 +5618,7 @@ type LimitsRequest struct {
 
 func (x *LimitsRequest) Reset() {
 	*x = LimitsRequest{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5490,6 +5631,7 @@ func (x *LimitsRequest) String() string {
 func (*LimitsRequest) ProtoMessage() {}
 
 func (x *LimitsRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5516,6 +5658,7 @@ type LimitsReply struct {
 
 func (x *LimitsReply) Reset() {
 	*x = LimitsReply{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5528,6 +5671,7 @@ func (x *LimitsReply) String() string {
 func (*LimitsReply) ProtoMessage() {}
 
 func (x *LimitsReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5578,6 +5722,7 @@ type ControlRequest struct {
 
 func (x *ControlRequest) Reset() {
 	*x = ControlRequest{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5590,6 +5735,7 @@ func (x *ControlRequest) String() string {
 func (*ControlRequest) ProtoMessage() {}
 
 func (x *ControlRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5674,6 +5820,7 @@ type ControlResult struct {
 
 func (x *ControlResult) Reset() {
 	*x = ControlResult{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5686,6 +5833,7 @@ func (x *ControlResult) String() string {
 func (*ControlResult) ProtoMessage() {}
 
 func (x *ControlResult) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5739,6 +5887,7 @@ type ControlReply struct {
 
 func (x *ControlReply) Reset() {
 	*x = ControlReply{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5751,6 +5900,7 @@ func (x *ControlReply) String() string {
 func (*ControlReply) ProtoMessage() {}
 
 func (x *ControlReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5788,6 +5938,7 @@ type ModifyRequest struct {
 
 func (x *ModifyRequest) Reset() {
 	*x = ModifyRequest{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5800,6 +5951,7 @@ func (x *ModifyRequest) String() string {
 func (*ModifyRequest) ProtoMessage() {}
 
 func (x *ModifyRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5846,6 +5998,7 @@ type ModifyReply struct {
 
 func (x *ModifyReply) Reset() {
 	*x = ModifyReply{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5858,6 +6011,7 @@ func (x *ModifyReply) String() string {
 func (*ModifyReply) ProtoMessage() {}
 
 func (x *ModifyReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5892,6 +6046,7 @@ type DependencyRequest struct {
 
 func (x *DependencyRequest) Reset() {
 	*x = DependencyRequest{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5904,6 +6059,7 @@ func (x *DependencyRequest) String() string {
 func (*DependencyRequest) ProtoMessage() {}
 
 func (x *DependencyRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5936,6 +6092,7 @@ type DependencyReply struct {
 
 func (x *DependencyReply) Reset() {
 	*x = DependencyReply{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5948,6 +6105,7 @@ func (x *DependencyReply) String() string {
 func (*DependencyReply) ProtoMessage() {}
 
 func (x *DependencyReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -5981,6 +6139,7 @@ type ReconfigRequest struct {
 
 func (x *ReconfigRequest) Reset() {
 	*x = ReconfigRequest{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -5993,6 +6152,7 @@ func (x *ReconfigRequest) String() string {
 func (*ReconfigRequest) ProtoMessage() {}
 
 func (x *ReconfigRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6028,6 +6188,7 @@ type PerfmonRequest struct {
 
 func (x *PerfmonRequest) Reset() {
 	*x = PerfmonRequest{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6040,6 +6201,7 @@ func (x *PerfmonRequest) String() string {
 func (*PerfmonRequest) ProtoMessage() {}
 
 func (x *PerfmonRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6088,6 +6250,7 @@ type PerfmonRow struct {
 
 func (x *PerfmonRow) Reset() {
 	*x = PerfmonRow{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6100,6 +6263,7 @@ func (x *PerfmonRow) String() string {
 func (*PerfmonRow) ProtoMessage() {}
 
 func (x *PerfmonRow) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6182,6 +6346,7 @@ type PerfmonReply struct {
 
 func (x *PerfmonReply) Reset() {
 	*x = PerfmonReply{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6194,6 +6359,7 @@ func (x *PerfmonReply) String() string {
 func (*PerfmonReply) ProtoMessage() {}
 
 func (x *PerfmonReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6277,6 +6443,7 @@ type ReconfigReply struct {
 
 func (x *ReconfigReply) Reset() {
 	*x = ReconfigReply{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6289,6 +6456,7 @@ func (x *ReconfigReply) String() string {
 func (*ReconfigReply) ProtoMessage() {}
 
 func (x *ReconfigReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6327,6 +6495,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6339,6 +6508,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6388,6 +6558,7 @@ type ListHostsReply struct {
 
 func (x *ListHostsReply) Reset() {
 	*x = ListHostsReply{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6400,6 +6571,7 @@ func (x *ListHostsReply) String() string {
 func (*ListHostsReply) ProtoMessage() {}
 
 func (x *ListHostsReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6446,6 +6618,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6458,6 +6631,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6490,6 +6664,7 @@ type EventsReply struct {
 
 func (x *EventsReply) Reset() {
 	*x = EventsReply{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6502,6 +6677,7 @@ func (x *EventsReply) String() string {
 func (*EventsReply) ProtoMessage() {}
 
 func (x *EventsReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6533,6 +6709,7 @@ type ClusterInfoRequest struct {
 
 func (x *ClusterInfoRequest) Reset() {
 	*x = ClusterInfoRequest{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6545,6 +6722,7 @@ func (x *ClusterInfoRequest) String() string {
 func (*ClusterInfoRequest) ProtoMessage() {}
 
 func (x *ClusterInfoRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6599,6 +6777,7 @@ type ClusterInfo struct {
 
 func (x *ClusterInfo) Reset() {
 	*x = ClusterInfo{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6611,6 +6790,7 @@ func (x *ClusterInfo) String() string {
 func (*ClusterInfo) ProtoMessage() {}
 
 func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6773,6 +6953,7 @@ type Candidate struct {
 
 func (x *Candidate) Reset() {
 	*x = Candidate{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6785,6 +6966,7 @@ func (x *Candidate) String() string {
 func (*Candidate) ProtoMessage() {}
 
 func (x *Candidate) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6842,6 +7024,7 @@ type ResourceInfo struct {
 
 func (x *ResourceInfo) Reset() {
 	*x = ResourceInfo{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6854,6 +7037,7 @@ func (x *ResourceInfo) String() string {
 func (*ResourceInfo) ProtoMessage() {}
 
 func (x *ResourceInfo) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6910,6 +7094,7 @@ type Parameter struct {
 
 func (x *Parameter) Reset() {
 	*x = Parameter{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6922,6 +7107,7 @@ func (x *Parameter) String() string {
 func (*Parameter) ProtoMessage() {}
 
 func (x *Parameter) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -6963,6 +7149,7 @@ type Group struct {
 
 func (x *Group) Reset() {
 	*x = Group{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -6975,6 +7162,7 @@ func (x *Group) String() string {
 func (*Group) ProtoMessage() {}
 
 func (x *Group) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7045,6 +7233,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7057,6 +7246,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7194,6 +7384,7 @@ type Containment struct {
 
 func (x *Containment) Reset() {
 	*x = Containment{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7206,6 +7397,7 @@ func (x *Containment) String() string {
 func (*Containment) ProtoMessage() {}
 
 func (x *Containment) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7261,6 +7453,7 @@ type TimeRange struct {
 
 func (x *TimeRange) Reset() {
 	*x = TimeRange{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7273,6 +7466,7 @@ func (x *TimeRange) String() string {
 func (*TimeRange) ProtoMessage() {}
 
 func (x *TimeRange) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7337,6 +7531,7 @@ type AcctRequest struct {
 
 func (x *AcctRequest) Reset() {
 	*x = AcctRequest{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7349,6 +7544,7 @@ func (x *AcctRequest) String() string {
 func (*AcctRequest) ProtoMessage() {}
 
 func (x *AcctRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7494,6 +7690,7 @@ type AcctReply struct {
 
 func (x *AcctReply) Reset() {
 	*x = AcctReply{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7506,6 +7703,7 @@ func (x *AcctReply) String() string {
 func (*AcctReply) ProtoMessage() {}
 
 func (x *AcctReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7559,6 +7757,7 @@ type RCInstance struct {
 
 func (x *RCInstance) Reset() {
 	*x = RCInstance{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7571,6 +7770,7 @@ func (x *RCInstance) String() string {
 func (*RCInstance) ProtoMessage() {}
 
 func (x *RCInstance) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7689,6 +7889,7 @@ type RCRequest struct {
 
 func (x *RCRequest) Reset() {
 	*x = RCRequest{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7701,6 +7902,7 @@ func (x *RCRequest) String() string {
 func (*RCRequest) ProtoMessage() {}
 
 func (x *RCRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7800,6 +8002,7 @@ type RCTemplateView struct {
 
 func (x *RCTemplateView) Reset() {
 	*x = RCTemplateView{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7812,6 +8015,7 @@ func (x *RCTemplateView) String() string {
 func (*RCTemplateView) ProtoMessage() {}
 
 func (x *RCTemplateView) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7918,6 +8122,7 @@ type RCError struct {
 
 func (x *RCError) Reset() {
 	*x = RCError{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7930,6 +8135,7 @@ func (x *RCError) String() string {
 func (*RCError) ProtoMessage() {}
 
 func (x *RCError) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -7987,6 +8193,7 @@ type SupplyView struct {
 
 func (x *SupplyView) Reset() {
 	*x = SupplyView{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -7999,6 +8206,7 @@ func (x *SupplyView) String() string {
 func (*SupplyView) ProtoMessage() {}
 
 func (x *SupplyView) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -8058,6 +8266,7 @@ type ComputeUnit struct {
 
 func (x *ComputeUnit) Reset() {
 	*x = ComputeUnit{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -8070,6 +8279,7 @@ func (x *ComputeUnit) String() string {
 func (*ComputeUnit) ProtoMessage() {}
 
 func (x *ComputeUnit) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -8157,6 +8367,7 @@ type Reservation struct {
 
 func (x *Reservation) Reset() {
 	*x = Reservation{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -8169,6 +8380,7 @@ func (x *Reservation) String() string {
 func (*Reservation) ProtoMessage() {}
 
 func (x *Reservation) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -8317,6 +8529,7 @@ type RsvHost struct {
 
 func (x *RsvHost) Reset() {
 	*x = RsvHost{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -8329,6 +8542,7 @@ func (x *RsvHost) String() string {
 func (*RsvHost) ProtoMessage() {}
 
 func (x *RsvHost) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -8378,6 +8592,7 @@ type RsvJob struct {
 
 func (x *RsvJob) Reset() {
 	*x = RsvJob{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -8390,6 +8605,7 @@ func (x *RsvJob) String() string {
 func (*RsvJob) ProtoMessage() {}
 
 func (x *RsvJob) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -8448,6 +8664,7 @@ type ReservationRequest struct {
 
 func (x *ReservationRequest) Reset() {
 	*x = ReservationRequest{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -8460,6 +8677,7 @@ func (x *ReservationRequest) String() string {
 func (*ReservationRequest) ProtoMessage() {}
 
 func (x *ReservationRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -8549,6 +8767,7 @@ type ReservationReply struct {
 
 func (x *ReservationReply) Reset() {
 	*x = ReservationReply{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -8561,6 +8780,7 @@ func (x *ReservationReply) String() string {
 func (*ReservationReply) ProtoMessage() {}
 
 func (x *ReservationReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -8619,6 +8839,7 @@ type RsvPolicy struct {
 
 func (x *RsvPolicy) Reset() {
 	*x = RsvPolicy{}
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -8631,6 +8852,7 @@ func (x *RsvPolicy) String() string {
 func (*RsvPolicy) ProtoMessage() {}
 
 func (x *RsvPolicy) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
 	mi := &file_api_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -9892,8 +10114,13 @@ var file_api_proto_depIdxs = []int32{
 	0,   // [0:103] is the sub-list for field type_name
 }
 
-func init() { file_api_proto_init() }
-func file_api_proto_init() {
+// file_api_proto_once builds the file's descriptors on first use, not at
+// program start (tools/lazypb).
+var file_api_proto_once sync.Once
+
+func file_api_proto_init() { file_api_proto_once.Do(file_api_proto_build) }
+
+func file_api_proto_build() {
 	if File_api_proto != nil {
 		return
 	}

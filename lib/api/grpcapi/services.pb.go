@@ -18,6 +18,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
+	sync "sync"
 	unsafe "unsafe"
 	api "xce/lib/api"
 	rpc "xce/lib/api/rpc"
@@ -192,8 +193,17 @@ var file_grpcapi_services_proto_depIdxs = []int32{
 	0,  // [0:0] is the sub-list for field type_name
 }
 
-func init() { file_grpcapi_services_proto_init() }
+// file_grpcapi_services_proto_once builds the file's descriptors on first use, not at
+// program start (tools/lazypb).
+var file_grpcapi_services_proto_once sync.Once
+
 func file_grpcapi_services_proto_init() {
+	file_grpcapi_services_proto_once.Do(file_grpcapi_services_proto_build)
+}
+
+func file_grpcapi_services_proto_build() {
+	(*api.SubmitRequest)(nil).ProtoReflect() // its imports' descriptors first
+	(*rpc.PeekRequest)(nil).ProtoReflect()   // its imports' descriptors first
 	if File_grpcapi_services_proto != nil {
 		return
 	}

@@ -39,6 +39,7 @@ type CredentialRequest struct {
 
 func (x *CredentialRequest) Reset() {
 	*x = CredentialRequest{}
+	file_rpc_controller_proto_init()
 	mi := &file_rpc_controller_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -51,6 +52,7 @@ func (x *CredentialRequest) String() string {
 func (*CredentialRequest) ProtoMessage() {}
 
 func (x *CredentialRequest) ProtoReflect() protoreflect.Message {
+	file_rpc_controller_proto_init()
 	mi := &file_rpc_controller_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -88,6 +90,7 @@ type CredentialReply struct {
 
 func (x *CredentialReply) Reset() {
 	*x = CredentialReply{}
+	file_rpc_controller_proto_init()
 	mi := &file_rpc_controller_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -100,6 +103,7 @@ func (x *CredentialReply) String() string {
 func (*CredentialReply) ProtoMessage() {}
 
 func (x *CredentialReply) ProtoReflect() protoreflect.Message {
+	file_rpc_controller_proto_init()
 	mi := &file_rpc_controller_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -160,6 +164,7 @@ type AttachRequest struct {
 
 func (x *AttachRequest) Reset() {
 	*x = AttachRequest{}
+	file_rpc_controller_proto_init()
 	mi := &file_rpc_controller_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -172,6 +177,7 @@ func (x *AttachRequest) String() string {
 func (*AttachRequest) ProtoMessage() {}
 
 func (x *AttachRequest) ProtoReflect() protoreflect.Message {
+	file_rpc_controller_proto_init()
 	mi := &file_rpc_controller_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -233,6 +239,7 @@ type AttachEvent struct {
 
 func (x *AttachEvent) Reset() {
 	*x = AttachEvent{}
+	file_rpc_controller_proto_init()
 	mi := &file_rpc_controller_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -245,6 +252,7 @@ func (x *AttachEvent) String() string {
 func (*AttachEvent) ProtoMessage() {}
 
 func (x *AttachEvent) ProtoReflect() protoreflect.Message {
+	file_rpc_controller_proto_init()
 	mi := &file_rpc_controller_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -349,8 +357,15 @@ var file_rpc_controller_proto_depIdxs = []int32{
 	0, // [0:0] is the sub-list for field type_name
 }
 
-func init() { file_rpc_controller_proto_init() }
+// file_rpc_controller_proto_once builds the file's descriptors on first use, not at
+// program start (tools/lazypb).
+var file_rpc_controller_proto_once sync.Once
+
 func file_rpc_controller_proto_init() {
+	file_rpc_controller_proto_once.Do(file_rpc_controller_proto_build)
+}
+
+func file_rpc_controller_proto_build() {
 	if File_rpc_controller_proto != nil {
 		return
 	}

@@ -61,14 +61,19 @@ func (x ProvisionerHostRequest_Op) Enum() *ProvisionerHostRequest_Op {
 }
 
 func (x ProvisionerHostRequest_Op) String() string {
+	if name, ok := ProvisionerHostRequest_Op_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (ProvisionerHostRequest_Op) Descriptor() protoreflect.EnumDescriptor {
+	file_rpc_provision_proto_init()
 	return file_rpc_provision_proto_enumTypes[0].Descriptor()
 }
 
 func (ProvisionerHostRequest_Op) Type() protoreflect.EnumType {
+	file_rpc_provision_proto_init()
 	return &file_rpc_provision_proto_enumTypes[0]
 }
 
@@ -101,6 +106,7 @@ type ProvisionerSyncRequest struct {
 
 func (x *ProvisionerSyncRequest) Reset() {
 	*x = ProvisionerSyncRequest{}
+	file_rpc_provision_proto_init()
 	mi := &file_rpc_provision_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -113,6 +119,7 @@ func (x *ProvisionerSyncRequest) String() string {
 func (*ProvisionerSyncRequest) ProtoMessage() {}
 
 func (x *ProvisionerSyncRequest) ProtoReflect() protoreflect.Message {
+	file_rpc_provision_proto_init()
 	mi := &file_rpc_provision_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -201,6 +208,7 @@ type ProvisionerSyncReply struct {
 
 func (x *ProvisionerSyncReply) Reset() {
 	*x = ProvisionerSyncReply{}
+	file_rpc_provision_proto_init()
 	mi := &file_rpc_provision_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -213,6 +221,7 @@ func (x *ProvisionerSyncReply) String() string {
 func (*ProvisionerSyncReply) ProtoMessage() {}
 
 func (x *ProvisionerSyncReply) ProtoReflect() protoreflect.Message {
+	file_rpc_provision_proto_init()
 	mi := &file_rpc_provision_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -282,6 +291,7 @@ type ProvisionerRecordsRequest struct {
 
 func (x *ProvisionerRecordsRequest) Reset() {
 	*x = ProvisionerRecordsRequest{}
+	file_rpc_provision_proto_init()
 	mi := &file_rpc_provision_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -294,6 +304,7 @@ func (x *ProvisionerRecordsRequest) String() string {
 func (*ProvisionerRecordsRequest) ProtoMessage() {}
 
 func (x *ProvisionerRecordsRequest) ProtoReflect() protoreflect.Message {
+	file_rpc_provision_proto_init()
 	mi := &file_rpc_provision_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -333,6 +344,7 @@ type ProvisionerRecordsReply struct {
 
 func (x *ProvisionerRecordsReply) Reset() {
 	*x = ProvisionerRecordsReply{}
+	file_rpc_provision_proto_init()
 	mi := &file_rpc_provision_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -345,6 +357,7 @@ func (x *ProvisionerRecordsReply) String() string {
 func (*ProvisionerRecordsReply) ProtoMessage() {}
 
 func (x *ProvisionerRecordsReply) ProtoReflect() protoreflect.Message {
+	file_rpc_provision_proto_init()
 	mi := &file_rpc_provision_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -382,6 +395,7 @@ type ProvisionerPutRequest struct {
 
 func (x *ProvisionerPutRequest) Reset() {
 	*x = ProvisionerPutRequest{}
+	file_rpc_provision_proto_init()
 	mi := &file_rpc_provision_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -394,6 +408,7 @@ func (x *ProvisionerPutRequest) String() string {
 func (*ProvisionerPutRequest) ProtoMessage() {}
 
 func (x *ProvisionerPutRequest) ProtoReflect() protoreflect.Message {
+	file_rpc_provision_proto_init()
 	mi := &file_rpc_provision_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -446,6 +461,7 @@ type ProvisionerPutReply struct {
 
 func (x *ProvisionerPutReply) Reset() {
 	*x = ProvisionerPutReply{}
+	file_rpc_provision_proto_init()
 	mi := &file_rpc_provision_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -458,6 +474,7 @@ func (x *ProvisionerPutReply) String() string {
 func (*ProvisionerPutReply) ProtoMessage() {}
 
 func (x *ProvisionerPutReply) ProtoReflect() protoreflect.Message {
+	file_rpc_provision_proto_init()
 	mi := &file_rpc_provision_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -486,6 +503,7 @@ type ProvisionerHostRequest struct {
 
 func (x *ProvisionerHostRequest) Reset() {
 	*x = ProvisionerHostRequest{}
+	file_rpc_provision_proto_init()
 	mi := &file_rpc_provision_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -498,6 +516,7 @@ func (x *ProvisionerHostRequest) String() string {
 func (*ProvisionerHostRequest) ProtoMessage() {}
 
 func (x *ProvisionerHostRequest) ProtoReflect() protoreflect.Message {
+	file_rpc_provision_proto_init()
 	mi := &file_rpc_provision_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -548,6 +567,7 @@ type ProvisionerHostReply struct {
 
 func (x *ProvisionerHostReply) Reset() {
 	*x = ProvisionerHostReply{}
+	file_rpc_provision_proto_init()
 	mi := &file_rpc_provision_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -560,6 +580,7 @@ func (x *ProvisionerHostReply) String() string {
 func (*ProvisionerHostReply) ProtoMessage() {}
 
 func (x *ProvisionerHostReply) ProtoReflect() protoreflect.Message {
+	file_rpc_provision_proto_init()
 	mi := &file_rpc_provision_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -719,8 +740,16 @@ var file_rpc_provision_proto_depIdxs = []int32{
 	0,  // [0:6] is the sub-list for field type_name
 }
 
-func init() { file_rpc_provision_proto_init() }
+// file_rpc_provision_proto_once builds the file's descriptors on first use, not at
+// program start (tools/lazypb).
+var file_rpc_provision_proto_once sync.Once
+
 func file_rpc_provision_proto_init() {
+	file_rpc_provision_proto_once.Do(file_rpc_provision_proto_build)
+}
+
+func file_rpc_provision_proto_build() {
+	(*api.RCError)(nil).ProtoReflect() // its imports' descriptors first
 	if File_rpc_provision_proto != nil {
 		return
 	}

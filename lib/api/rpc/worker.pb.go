@@ -60,14 +60,19 @@ func (x TaskShell) Enum() *TaskShell {
 }
 
 func (x TaskShell) String() string {
+	if name, ok := TaskShell_name[int32(x)]; ok {
+		return name
+	}
 	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
 }
 
 func (TaskShell) Descriptor() protoreflect.EnumDescriptor {
+	file_rpc_worker_proto_init()
 	return file_rpc_worker_proto_enumTypes[0].Descriptor()
 }
 
 func (TaskShell) Type() protoreflect.EnumType {
+	file_rpc_worker_proto_init()
 	return &file_rpc_worker_proto_enumTypes[0]
 }
 
@@ -102,6 +107,7 @@ type WorkerMessage struct {
 
 func (x *WorkerMessage) Reset() {
 	*x = WorkerMessage{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -114,6 +120,7 @@ func (x *WorkerMessage) String() string {
 func (*WorkerMessage) ProtoMessage() {}
 
 func (x *WorkerMessage) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -335,6 +342,7 @@ type WorkerRegister struct {
 
 func (x *WorkerRegister) Reset() {
 	*x = WorkerRegister{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -347,6 +355,7 @@ func (x *WorkerRegister) String() string {
 func (*WorkerRegister) ProtoMessage() {}
 
 func (x *WorkerRegister) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -417,6 +426,7 @@ type WorkerReport struct {
 
 func (x *WorkerReport) Reset() {
 	*x = WorkerReport{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -429,6 +439,7 @@ func (x *WorkerReport) String() string {
 func (*WorkerReport) ProtoMessage() {}
 
 func (x *WorkerReport) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -510,6 +521,7 @@ type WorkerUsage struct {
 
 func (x *WorkerUsage) Reset() {
 	*x = WorkerUsage{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -522,6 +534,7 @@ func (x *WorkerUsage) String() string {
 func (*WorkerUsage) ProtoMessage() {}
 
 func (x *WorkerUsage) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -556,6 +569,7 @@ type JobUsage struct {
 
 func (x *JobUsage) Reset() {
 	*x = JobUsage{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -568,6 +582,7 @@ func (x *JobUsage) String() string {
 func (*JobUsage) ProtoMessage() {}
 
 func (x *JobUsage) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -630,6 +645,7 @@ type ControllerMessage struct {
 
 func (x *ControllerMessage) Reset() {
 	*x = ControllerMessage{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -642,6 +658,7 @@ func (x *ControllerMessage) String() string {
 func (*ControllerMessage) ProtoMessage() {}
 
 func (x *ControllerMessage) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -914,6 +931,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -926,6 +944,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1036,6 +1055,7 @@ type WorkerSignal struct {
 
 func (x *WorkerSignal) Reset() {
 	*x = WorkerSignal{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1048,6 +1068,7 @@ func (x *WorkerSignal) String() string {
 func (*WorkerSignal) ProtoMessage() {}
 
 func (x *WorkerSignal) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1110,6 +1131,7 @@ type WorkerLimits struct {
 
 func (x *WorkerLimits) Reset() {
 	*x = WorkerLimits{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1122,6 +1144,7 @@ func (x *WorkerLimits) String() string {
 func (*WorkerLimits) ProtoMessage() {}
 
 func (x *WorkerLimits) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1173,6 +1196,7 @@ type PeekRequest struct {
 
 func (x *PeekRequest) Reset() {
 	*x = PeekRequest{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1185,6 +1209,7 @@ func (x *PeekRequest) String() string {
 func (*PeekRequest) ProtoMessage() {}
 
 func (x *PeekRequest) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1251,6 +1276,7 @@ type PeekReply struct {
 
 func (x *PeekReply) Reset() {
 	*x = PeekReply{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1263,6 +1289,7 @@ func (x *PeekReply) String() string {
 func (*PeekReply) ProtoMessage() {}
 
 func (x *PeekReply) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1327,6 +1354,7 @@ type TaskRequest struct {
 
 func (x *TaskRequest) Reset() {
 	*x = TaskRequest{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1339,6 +1367,7 @@ func (x *TaskRequest) String() string {
 func (*TaskRequest) ProtoMessage() {}
 
 func (x *TaskRequest) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1412,6 +1441,7 @@ type TaskLaunch struct {
 
 func (x *TaskLaunch) Reset() {
 	*x = TaskLaunch{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1424,6 +1454,7 @@ func (x *TaskLaunch) String() string {
 func (*TaskLaunch) ProtoMessage() {}
 
 func (x *TaskLaunch) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1496,6 +1527,7 @@ type TaskEvent struct {
 
 func (x *TaskEvent) Reset() {
 	*x = TaskEvent{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1508,6 +1540,7 @@ func (x *TaskEvent) String() string {
 func (*TaskEvent) ProtoMessage() {}
 
 func (x *TaskEvent) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1591,6 +1624,7 @@ type TaskLaunched struct {
 
 func (x *TaskLaunched) Reset() {
 	*x = TaskLaunched{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1603,6 +1637,7 @@ func (x *TaskLaunched) String() string {
 func (*TaskLaunched) ProtoMessage() {}
 
 func (x *TaskLaunched) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1660,6 +1695,7 @@ type TaskStart struct {
 
 func (x *TaskStart) Reset() {
 	*x = TaskStart{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1672,6 +1708,7 @@ func (x *TaskStart) String() string {
 func (*TaskStart) ProtoMessage() {}
 
 func (x *TaskStart) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1792,6 +1829,7 @@ type TaskOutput struct {
 
 func (x *TaskOutput) Reset() {
 	*x = TaskOutput{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1804,6 +1842,7 @@ func (x *TaskOutput) String() string {
 func (*TaskOutput) ProtoMessage() {}
 
 func (x *TaskOutput) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1872,6 +1911,7 @@ type TaskExit struct {
 
 func (x *TaskExit) Reset() {
 	*x = TaskExit{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1884,6 +1924,7 @@ func (x *TaskExit) String() string {
 func (*TaskExit) ProtoMessage() {}
 
 func (x *TaskExit) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1975,6 +2016,7 @@ type TaskSignal struct {
 
 func (x *TaskSignal) Reset() {
 	*x = TaskSignal{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -1987,6 +2029,7 @@ func (x *TaskSignal) String() string {
 func (*TaskSignal) ProtoMessage() {}
 
 func (x *TaskSignal) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -2061,6 +2104,7 @@ type TermData struct {
 
 func (x *TermData) Reset() {
 	*x = TermData{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -2073,6 +2117,7 @@ func (x *TermData) String() string {
 func (*TermData) ProtoMessage() {}
 
 func (x *TermData) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -2135,6 +2180,7 @@ type TermAck struct {
 
 func (x *TermAck) Reset() {
 	*x = TermAck{}
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
@@ -2147,6 +2193,7 @@ func (x *TermAck) String() string {
 func (*TermAck) ProtoMessage() {}
 
 func (x *TermAck) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
 	mi := &file_rpc_worker_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -2451,8 +2498,14 @@ var file_rpc_worker_proto_depIdxs = []int32{
 	0,  // [0:40] is the sub-list for field type_name
 }
 
-func init() { file_rpc_worker_proto_init() }
-func file_rpc_worker_proto_init() {
+// file_rpc_worker_proto_once builds the file's descriptors on first use, not at
+// program start (tools/lazypb).
+var file_rpc_worker_proto_once sync.Once
+
+func file_rpc_worker_proto_init() { file_rpc_worker_proto_once.Do(file_rpc_worker_proto_build) }
+
+func file_rpc_worker_proto_build() {
+	(*api.Host)(nil).ProtoReflect() // its imports' descriptors first
 	if File_rpc_worker_proto != nil {
 		return
 	}
