@@ -44,6 +44,7 @@ func startProvisioner(cfg *config.Config, ctl *controller.Controller, st *store.
 		Owner: owner,
 		Link:  &localLink{Ledger: ledger, ctl: ctl},
 		Yield: true,
+		Conf:  ctl.ClusterConfig,
 		Provider: func(pc *config.Provider) (provider.Provider, error) {
 			return newProvider(pc, self, filepath.Join(dir, "rc"), addrs, filepath.Join(dir, "cluster.token"))
 		},

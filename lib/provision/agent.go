@@ -51,6 +51,11 @@ type AgentConfig struct {
 	// Fatal, when set, says whether a heartbeat's error ends Run (the
 	// controller refused the provisioner's credential).
 	Fatal func(error) bool
+	// Conf, when set, is the configuration in force (the controller's
+	// own provisioner); else it comes with each heartbeat's answer. With
+	// it the first heartbeat already asks for the providers, so that a
+	// controller started again does not let go of its own leases.
+	Conf func() *config.Config
 }
 
 // Agent runs a Provisioner for each provider whose lease it holds, each
@@ -127,6 +132,9 @@ func (a *Agent) beat(ctx context.Context) bool {
 	a.reap()
 	req := &rpc.ProvisionerSyncRequest{Owner: a.cfg.Owner, Yield: a.cfg.Yield, WaitMs: (a.cfg.Interval / 2).Milliseconds(),
 		DemandSeen: a.seq, Backoff: map[string]int64{}}
+	if a.cfg.Conf != nil {
+		a.conf.Store(a.cfg.Conf())
+	}
 	if c := a.conf.Load(); c != nil {
 		req.Want = slices.Sorted(maps.Keys(c.Providers))
 	} else {
@@ -159,7 +167,7 @@ func (a *Agent) beat(ctx context.Context) bool {
 		a.cfg.Log.Info("the controller answers again")
 		a.down = false
 	}
-	if len(rep.Config) > 0 {
+	if len(rep.Config) > 0 && a.cfg.Conf == nil {
 		c, err := DecodeConfig(rep.Config)
 		if err != nil {
 			a.cfg.Log.Error("configuration from the controller", "err", err)
