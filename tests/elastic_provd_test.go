@@ -177,3 +177,33 @@ func TestElasticProvisionerWorkerTokenRefused(t *testing.T) {
 		t.Errorf("xced's log does not show the refusal:\n%s", m.log)
 	}
 }
+
+// Under HA the leader runs the provisioner: a job that only a template
+// can take gets its host from the leader's provider, and the host goes
+// back once idle.
+func TestElasticHALeaderProvisions(t *testing.T) {
+	h := newHA(t, 3, `default_queue = "normal"`, "", "[providers.demo]", `kind = "local"`, "",
+		"[templates.cpu1]", `provider = "demo"`, `max = 1`, `slots = 1`, `idle_time = "1s"`, "",
+		"[queues.normal]", `rc_hosts = ["all"]`)
+	t.Cleanup(func() {
+		if left := workersUnder(h.root); len(left) > 0 {
+			t.Errorf("workers left behind: %v", left)
+		}
+	})
+	lead := h.leader()
+	id := h.submit("true")
+	h.waitState(id, "DONE")
+	for i, c := range h.cands {
+		if n := requestedHosts(c.log.String()); (i == lead) != (n == 1) {
+			t.Errorf("candidate %d (leader %d) asked for %d hosts\n%s", i, lead, n, h.logs())
+		}
+	}
+	var out string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		out = h.run(nil, "", "bhosts", "-w").stdout
+		if !strings.Contains(out, "cpu1-") && len(workersUnder(h.root)) == 0 {
+			return
+		}
+	}
+	t.Fatalf("the provisioned host was not returned:\n%s\n%s", out, h.logs())
+}
