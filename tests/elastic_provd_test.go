@@ -1,7 +1,9 @@
 package tests
 
 import (
+	"io"
 	"maps"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -19,7 +21,7 @@ type provProc struct {
 // provisioner starts a provisioner daemon for m's controller with its
 // directory dir and token file tok ("": the controller's
 // provisioner.token).
-func (m *multi) provisioner(dir, tok string) *provProc {
+func (m *multi) provisioner(dir, tok string, args ...string) *provProc {
 	m.t.Helper()
 	if tok == "" {
 		tok = filepath.Join(m.dir, "state", "provisioner.token")
@@ -27,6 +29,7 @@ func (m *multi) provisioner(dir, tok string) *provProc {
 	p := &provProc{log: &syncBuf{}}
 	p.cmd = exec.Command(filepath.Join(binDir, "xced"), "provisioner", "--controller", m.addr, "--token-file", tok,
 		"--dir", dir, "--log-level", "debug")
+	p.cmd.Args = append(p.cmd.Args, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
 		m.t.Fatal(err)
@@ -75,8 +78,23 @@ func TestElasticProvisionerDaemon(t *testing.T) {
 			t.Errorf("workers left behind: %v", left)
 		}
 	})
-	p := m.provisioner(dir, "")
+	maddr := freePort(t)
+	p := m.provisioner(dir, "", "--metrics", maddr)
 	p.waitLog(t, "provider leased; serving it")
+	// Its metrics say it serves the provider.
+	var body string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if r, err := http.Get("http://" + maddr + "/metrics"); err == nil {
+			b, _ := io.ReadAll(r.Body)
+			r.Body.Close()
+			if body = string(b); strings.Contains(body, "xce_provisioner_providers 1") {
+				break
+			}
+		}
+	}
+	if !strings.Contains(body, "xce_provisioner_providers 1") || !strings.Contains(body, "xce_provisioner_connected 1") {
+		t.Errorf("the provisioner's /metrics:\n%s", body)
+	}
 	var ids []string
 	for range 4 {
 		ids = append(ids, m.submit("sleep 1", "-H"))
