@@ -54,6 +54,7 @@ type candidate struct {
 type term struct {
 	ctl     *controller.Controller // nil on a standby
 	servers []rpcServer
+	supply  func() // stops the leader's own provisioner
 	cancel  context.CancelFunc
 	ran     chan struct{}
 }
@@ -218,6 +219,15 @@ func (c *candidate) lead() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.cancel = cancel
 	go func() { ctl.Run(ctx); close(t.ran) }()
+	// The leader runs the provisioner when the configuration has
+	// providers, taking their leases like a provisioner daemon would.
+	self, err := os.Executable()
+	if err == nil {
+		t.supply, err = startProvisioner(c.cfg, ctl, c.st, c.dir, self, workerAddrs(c.cfg, c.o.listen), "xced@"+c.o.listen)
+	}
+	if err != nil {
+		slog.Error("this leader runs no provisioner", "err", err)
+	}
 	c.switchTo(t, local, remote)
 	c.mx.setController(ctl)
 	slog.Info("leading the controller candidates", "address", c.o.listen, "took", time.Since(start).Round(time.Millisecond))
@@ -291,6 +301,9 @@ func (t *term) stop() {
 			s.Stop()
 		}
 		<-done
+	}
+	if t.supply != nil {
+		t.supply()
 	}
 	if t.cancel != nil {
 		t.cancel()

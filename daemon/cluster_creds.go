@@ -21,6 +21,12 @@ func clusterServerCredentials(dir, addr, host string, cl *config.Cluster) (clust
 	if err != nil {
 		return tok, nil, err
 	}
+	// The provisioner daemons' own token (role P): a worker's copy of
+	// cluster.token does not make a provisioner.
+	ptok, err := clusterauth.EnsureProvisionerToken(dir)
+	if err != nil {
+		return tok, nil, err
+	}
 	var names []string
 	if h, _, err := net.SplitHostPort(addr); err == nil && h != "" {
 		names = append(names, h)
@@ -34,5 +40,5 @@ func clusterServerCredentials(dir, addr, host string, cl *config.Cluster) (clust
 		return tok, nil, fmt.Errorf("cluster certificate: %w", err)
 	}
 	slog.Info("cluster token", "file", filepath.Join(dir, clusterauth.TokenFile))
-	return tok, clusterauth.ServerCredentials(cert, tok, slog.Default()), nil
+	return tok, clusterauth.ServerCredentials(cert, tok, slog.Default(), clusterauth.WithProvisionerToken(ptok)), nil
 }

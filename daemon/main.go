@@ -120,6 +120,7 @@ func run() int {
 	root.AddCommand(storeCommand())
 	root.AddCommand(simulateCommand())
 	root.AddCommand(workerCommand())
+	root.AddCommand(provisionerCommand())
 	root.AddCommand(&cobra.Command{
 		Use:    "shepherd LAUNCHFILE",
 		Short:  "Run one job to its end (started by xced, not by hand)",
@@ -338,7 +339,7 @@ func serve(o options) error {
 	ran := make(chan struct{})
 	go func() { ctl.Run(ctx); close(ran) }()
 	defer func() { cancel(); <-ran }()
-	stopSupply, err := startProvisioner(cfg, ctl, st, dir, self, o.listen)
+	stopSupply, err := startProvisioner(cfg, ctl, st, dir, self, workerAddrs(cfg, o.listen), "xced@"+host)
 	if err != nil {
 		return err
 	}

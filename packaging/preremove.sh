@@ -5,7 +5,7 @@
 case "$1" in
 remove | 0)
 	if [ -d /run/systemd/system ]; then
-		systemctl --no-reload disable --now xced.service xced-worker.service >/dev/null 2>&1 || true
+		systemctl --no-reload disable --now xced.service xced-worker.service xced-provisioner.service >/dev/null 2>&1 || true
 	fi
 	;;
 esac

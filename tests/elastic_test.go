@@ -210,8 +210,11 @@ func TestElasticControllerCrash(t *testing.T) {
 	if strings.Contains(out, "cpu1-") {
 		t.Fatalf("provisioned hosts not returned:\n%s\nxced:\n%s", out, m.log)
 	}
+	// An instance recorded but not yet started when xced died is dropped
+	// at the restart and asked for again: not a double.
 	all := before + m.log.String()
-	if n := requestedHosts(all); n > 2 {
-		t.Errorf("%d hosts asked for across the crash; want at most 2:\n%s", n, all)
+	dropped := strings.Count(all, "instance not running after restart; dropped")
+	if n := requestedHosts(all); n-dropped > 2 {
+		t.Errorf("%d hosts asked for across the crash, %d dropped unstarted; want at most 2 started:\n%s", n, dropped, all)
 	}
 }

@@ -84,12 +84,14 @@ func TestPackageDeb(t *testing.T) {
 	}
 	for _, f := range []string{
 		"/usr/lib/systemd/system/xced.service", "/usr/lib/systemd/system/xced-worker.service",
-		"/etc/xce/xce.toml", "/etc/xce/xced.env", "/etc/xce/xced-worker.env",
+		"/usr/lib/systemd/system/xced-provisioner.service",
+		"/etc/xce/xce.toml", "/etc/xce/xced.env", "/etc/xce/xced-worker.env", "/etc/xce/xced-provisioner.env",
 	} {
 		mustMode(t, root, f, 0o644)
 	}
 	mustMode(t, root, "/var/lib/xce", os.ModeDir|0o755)
 	mustMode(t, root, "/var/lib/xce-worker", os.ModeDir|0o711)
+	mustMode(t, root, "/var/lib/xce-provisioner", os.ModeDir|0o711)
 
 	// The administrator's files are configuration files: an upgrade keeps
 	// their edits.
@@ -101,7 +103,7 @@ func TestPackageDeb(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"/etc/xce/xce.toml", "/etc/xce/xced.env", "/etc/xce/xced-worker.env"} {
+	for _, f := range []string{"/etc/xce/xce.toml", "/etc/xce/xced.env", "/etc/xce/xced-worker.env", "/etc/xce/xced-provisioner.env"} {
 		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(f) + `$`).Match(conffiles) {
 			t.Errorf("%s is not a conffile:\n%s", f, conffiles)
 		}
@@ -132,7 +134,7 @@ func verifyUnits(t *testing.T, root string) {
 	dir := filepath.Join(filepath.Dir(root), "units")
 	os.Mkdir(dir, 0o755)
 	var units []string
-	for _, u := range []string{"xced.service", "xced-worker.service"} {
+	for _, u := range []string{"xced.service", "xced-worker.service", "xced-provisioner.service"} {
 		b, err := os.ReadFile(filepath.Join(root, "usr/lib/systemd/system", u))
 		if err != nil {
 			t.Fatal(err)

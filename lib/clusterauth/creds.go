@@ -86,6 +86,8 @@ func (r Role) name() string {
 		return "replica"
 	case RoleUser:
 		return "user"
+	case RoleProvisioner:
+		return "provisioner"
 	}
 	return fmt.Sprintf("role %#x", byte(r))
 }
@@ -171,6 +173,7 @@ type options struct {
 	log       *slog.Logger
 	timeout   time.Duration
 	onRefused func(error)
+	provTok   Token // the server's RoleProvisioner token (provisioner.go)
 }
 
 // WithRootCAs (client) verifies the controller's certificate against
@@ -289,7 +292,8 @@ func (c *serverCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthI
 		return fail("reading the cluster proof", err)
 	}
 	role := Role(hdr[1])
-	if hdr[0] != version1 || (role != RoleWorker && role != RoleReplica && role != RoleUser) {
+	known := role == RoleWorker || role == RoleReplica || role == RoleUser || role == RoleProvisioner && !c.o.provTok.IsZero()
+	if hdr[0] != version1 || !known {
 		c.o.log.Warn("cluster peer refused: unsupported version or role", "peer", addr, "version", hdr[0], "role", role)
 		tc.Write([]byte{version1, statusUnsupported})
 		// The rest of the frame is read (up to the deadline), so closing
@@ -301,6 +305,11 @@ func (c *serverCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthI
 	}
 	var uid, gid uint32
 	want, answer := proof(c.tok, role, ek), proof(c.tok, RoleController, ek)
+	if role == RoleProvisioner {
+		// Its own token: the cluster token's holders (every worker)
+		// cannot make this proof.
+		want, answer = proof(c.o.provTok, role, ek), proof(c.o.provTok, RoleController, ek)
+	}
 	if role == RoleUser {
 		var ids [8]byte
 		if _, err := io.ReadFull(tc, ids[:]); err != nil {
@@ -398,7 +407,7 @@ func (c *clientCreds) ClientHandshake(ctx context.Context, authority string, raw
 	case c.role != RoleUser && c.tok.IsZero():
 		raw.Close()
 		return nil, nil, errors.New("clusterauth: client has no cluster token")
-	case c.role != RoleUser && c.role != RoleWorker && c.role != RoleReplica:
+	case c.role != RoleUser && c.role != RoleWorker && c.role != RoleReplica && c.role != RoleProvisioner:
 		raw.Close()
 		return nil, nil, fmt.Errorf("clusterauth: a client cannot prove the %s role", c.role)
 	}

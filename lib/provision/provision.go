@@ -20,6 +20,12 @@
 // Instance states (LSF's RC_STATUS): Preprovision_Started (asked for, not
 // joined), Allocated (its worker registered), Deallocated_Sent (being
 // returned), Done (gone; the record is deleted).
+//
+// Who runs it: the controller keeps a Ledger (ledger.go: the records, the
+// demand, and a lease per provider) as its Supply; an Agent (agent.go),
+// in `xced provisioner` or in the controller itself, takes the leases and
+// runs one Provisioner per provider it holds, each in its own goroutine,
+// whose records go through the Ledger.
 package provision
 
 import (
@@ -93,6 +99,12 @@ type Options struct {
 	// Backoff after a failed request: doubled per failure of the
 	// template, from MinBackoff (default 10 s) to MaxBackoff (5 min).
 	MinBackoff, MaxBackoff time.Duration
+	// Provider, when set, is the one provider this provisioner serves
+	// (an Agent runs one per provider it holds the lease on): it loads
+	// only that provider's records and keeps its sequence under its own
+	// key, so provisioners of different providers never write the same
+	// record.
+	Provider string
 }
 
 // Provisioner owns the providers of one configuration.
@@ -160,11 +172,70 @@ func New(conf func() *config.Config, cl Cluster, st Store, provs map[string]prov
 				return nil, fmt.Errorf("provisioner: record %s: %w", k, err)
 			}
 			p.reqs[r.Id] = r
-		case k == "rc/seq":
-			p.seq, _ = strconv.ParseInt(string(v), 10, 64)
+		case k == "rc/seq" || strings.HasPrefix(k, "rc/seq/"):
+			// Past every provider's: a template that moved to another
+			// provider gets no name its old instances still have.
+			n, _ := strconv.ParseInt(string(v), 10, 64)
+			p.seq = max(p.seq, n)
 		}
 	}
+	if opt.Provider != "" {
+		p.keepProvider(conf())
+	}
 	return p, nil
+}
+
+// keepProvider drops the records of other providers than opt.Provider:
+// their instances, and the requests of theirs (a request none of whose
+// instances is left is its template's provider's, which deletes it).
+func (p *Provisioner) keepProvider(conf *config.Config) {
+	for id, r := range p.reqs {
+		mine, left := false, false
+		for _, iid := range r.Instances {
+			if in := p.insts[iid]; in != nil {
+				left = true
+				mine = mine || in.Provider == p.opt.Provider
+			}
+		}
+		if !left {
+			t := conf.Templates[r.Template]
+			mine = t != nil && t.Provider == p.opt.Provider
+		}
+		if !mine {
+			delete(p.reqs, id)
+		}
+	}
+	for id, in := range p.insts {
+		if in.Provider != p.opt.Provider {
+			delete(p.insts, id)
+		}
+	}
+}
+
+// Version is the version of the provisioner's state that SetDemand
+// compares with (an Agent reads it before it asks for the demand).
+func (p *Provisioner) Version() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.version
+}
+
+// Status is what the provisioner tells the controller of its providers:
+// its recent errors, and per template when it asks again after a failure.
+func (p *Provisioner) Status() (errs []*api.RCError, backoff map[string]int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.clock()
+	backoff = map[string]int64{}
+	for t, until := range p.backoff {
+		if now.Before(until) {
+			backoff[t] = until.UnixNano()
+		}
+	}
+	for _, e := range p.errs {
+		errs = append(errs, proto.Clone(e).(*api.RCError))
+	}
+	return errs, backoff
 }
 
 // Counts are, per template, the instances requested or booting and the
@@ -379,7 +450,11 @@ func (p *Provisioner) put(insts []*api.RCInstance, reqs []*api.RCRequest, del []
 		kv[k] = nil
 	}
 	if seq {
-		kv["rc/seq"] = []byte(strconv.FormatInt(p.seq, 10))
+		key := "rc/seq"
+		if p.opt.Provider != "" {
+			key = seqKey(p.opt.Provider)
+		}
+		kv[key] = []byte(strconv.FormatInt(p.seq, 10))
 	}
 	if err := p.st.SetMetas(kv); err != nil {
 		return fmt.Errorf("provisioner: record: %w", err)

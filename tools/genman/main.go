@@ -78,6 +78,7 @@ var handPages = []struct {
 	{"xce.toml.5.md", "xce.toml", "XCE File Formats", 5},
 	{"xced.8.md", "xced", "XCE Administration", 8},
 	{"xced-simulate.8.md", "xced-simulate", "XCE Administration", 8},
+	{"xced-provisioner.8.md", "xced-provisioner", "XCE Administration", 8},
 	{"xcetop.1.md", "xcetop", "XCE User Commands", 1},
 }
 

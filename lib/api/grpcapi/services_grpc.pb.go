@@ -939,7 +939,11 @@ var Controller_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	Cluster_Connect_FullMethodName = "/xce.api.v1.Cluster/Connect"
+	Cluster_Connect_FullMethodName            = "/xce.api.v1.Cluster/Connect"
+	Cluster_ProvisionerSync_FullMethodName    = "/xce.api.v1.Cluster/ProvisionerSync"
+	Cluster_ProvisionerRecords_FullMethodName = "/xce.api.v1.Cluster/ProvisionerRecords"
+	Cluster_ProvisionerPut_FullMethodName     = "/xce.api.v1.Cluster/ProvisionerPut"
+	Cluster_ProvisionerHost_FullMethodName    = "/xce.api.v1.Cluster/ProvisionerHost"
 )
 
 // ClusterClient is the client API for Cluster service.
@@ -953,6 +957,11 @@ type ClusterClient interface {
 	// controller answers with a welcome (or ends the stream with the
 	// reason), then the two sides exchange messages until either goes.
 	Connect(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[rpc.WorkerMessage, rpc.ControllerMessage], error)
+	// A provisioner daemon's calls (rpc/provision.proto), for role P only.
+	ProvisionerSync(ctx context.Context, in *rpc.ProvisionerSyncRequest, opts ...grpc.CallOption) (*rpc.ProvisionerSyncReply, error)
+	ProvisionerRecords(ctx context.Context, in *rpc.ProvisionerRecordsRequest, opts ...grpc.CallOption) (*rpc.ProvisionerRecordsReply, error)
+	ProvisionerPut(ctx context.Context, in *rpc.ProvisionerPutRequest, opts ...grpc.CallOption) (*rpc.ProvisionerPutReply, error)
+	ProvisionerHost(ctx context.Context, in *rpc.ProvisionerHostRequest, opts ...grpc.CallOption) (*rpc.ProvisionerHostReply, error)
 }
 
 type clusterClient struct {
@@ -976,6 +985,46 @@ func (c *clusterClient) Connect(ctx context.Context, opts ...grpc.CallOption) (g
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Cluster_ConnectClient = grpc.BidiStreamingClient[rpc.WorkerMessage, rpc.ControllerMessage]
 
+func (c *clusterClient) ProvisionerSync(ctx context.Context, in *rpc.ProvisionerSyncRequest, opts ...grpc.CallOption) (*rpc.ProvisionerSyncReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(rpc.ProvisionerSyncReply)
+	err := c.cc.Invoke(ctx, Cluster_ProvisionerSync_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clusterClient) ProvisionerRecords(ctx context.Context, in *rpc.ProvisionerRecordsRequest, opts ...grpc.CallOption) (*rpc.ProvisionerRecordsReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(rpc.ProvisionerRecordsReply)
+	err := c.cc.Invoke(ctx, Cluster_ProvisionerRecords_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clusterClient) ProvisionerPut(ctx context.Context, in *rpc.ProvisionerPutRequest, opts ...grpc.CallOption) (*rpc.ProvisionerPutReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(rpc.ProvisionerPutReply)
+	err := c.cc.Invoke(ctx, Cluster_ProvisionerPut_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clusterClient) ProvisionerHost(ctx context.Context, in *rpc.ProvisionerHostRequest, opts ...grpc.CallOption) (*rpc.ProvisionerHostReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(rpc.ProvisionerHostReply)
+	err := c.cc.Invoke(ctx, Cluster_ProvisionerHost_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ClusterServer is the server API for Cluster service.
 // All implementations must embed UnimplementedClusterServer
 // for forward compatibility.
@@ -987,6 +1036,11 @@ type ClusterServer interface {
 	// controller answers with a welcome (or ends the stream with the
 	// reason), then the two sides exchange messages until either goes.
 	Connect(grpc.BidiStreamingServer[rpc.WorkerMessage, rpc.ControllerMessage]) error
+	// A provisioner daemon's calls (rpc/provision.proto), for role P only.
+	ProvisionerSync(context.Context, *rpc.ProvisionerSyncRequest) (*rpc.ProvisionerSyncReply, error)
+	ProvisionerRecords(context.Context, *rpc.ProvisionerRecordsRequest) (*rpc.ProvisionerRecordsReply, error)
+	ProvisionerPut(context.Context, *rpc.ProvisionerPutRequest) (*rpc.ProvisionerPutReply, error)
+	ProvisionerHost(context.Context, *rpc.ProvisionerHostRequest) (*rpc.ProvisionerHostReply, error)
 	mustEmbedUnimplementedClusterServer()
 }
 
@@ -999,6 +1053,18 @@ type UnimplementedClusterServer struct{}
 
 func (UnimplementedClusterServer) Connect(grpc.BidiStreamingServer[rpc.WorkerMessage, rpc.ControllerMessage]) error {
 	return status.Errorf(codes.Unimplemented, "method Connect not implemented")
+}
+func (UnimplementedClusterServer) ProvisionerSync(context.Context, *rpc.ProvisionerSyncRequest) (*rpc.ProvisionerSyncReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ProvisionerSync not implemented")
+}
+func (UnimplementedClusterServer) ProvisionerRecords(context.Context, *rpc.ProvisionerRecordsRequest) (*rpc.ProvisionerRecordsReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ProvisionerRecords not implemented")
+}
+func (UnimplementedClusterServer) ProvisionerPut(context.Context, *rpc.ProvisionerPutRequest) (*rpc.ProvisionerPutReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ProvisionerPut not implemented")
+}
+func (UnimplementedClusterServer) ProvisionerHost(context.Context, *rpc.ProvisionerHostRequest) (*rpc.ProvisionerHostReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ProvisionerHost not implemented")
 }
 func (UnimplementedClusterServer) mustEmbedUnimplementedClusterServer() {}
 func (UnimplementedClusterServer) testEmbeddedByValue()                 {}
@@ -1028,13 +1094,102 @@ func _Cluster_Connect_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Cluster_ConnectServer = grpc.BidiStreamingServer[rpc.WorkerMessage, rpc.ControllerMessage]
 
+func _Cluster_ProvisionerSync_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(rpc.ProvisionerSyncRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServer).ProvisionerSync(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Cluster_ProvisionerSync_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServer).ProvisionerSync(ctx, req.(*rpc.ProvisionerSyncRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Cluster_ProvisionerRecords_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(rpc.ProvisionerRecordsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServer).ProvisionerRecords(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Cluster_ProvisionerRecords_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServer).ProvisionerRecords(ctx, req.(*rpc.ProvisionerRecordsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Cluster_ProvisionerPut_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(rpc.ProvisionerPutRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServer).ProvisionerPut(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Cluster_ProvisionerPut_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServer).ProvisionerPut(ctx, req.(*rpc.ProvisionerPutRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Cluster_ProvisionerHost_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(rpc.ProvisionerHostRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServer).ProvisionerHost(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Cluster_ProvisionerHost_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServer).ProvisionerHost(ctx, req.(*rpc.ProvisionerHostRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Cluster_ServiceDesc is the grpc.ServiceDesc for Cluster service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var Cluster_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "xce.api.v1.Cluster",
 	HandlerType: (*ClusterServer)(nil),
-	Methods:     []grpc.MethodDesc{},
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "ProvisionerSync",
+			Handler:    _Cluster_ProvisionerSync_Handler,
+		},
+		{
+			MethodName: "ProvisionerRecords",
+			Handler:    _Cluster_ProvisionerRecords_Handler,
+		},
+		{
+			MethodName: "ProvisionerPut",
+			Handler:    _Cluster_ProvisionerPut_Handler,
+		},
+		{
+			MethodName: "ProvisionerHost",
+			Handler:    _Cluster_ProvisionerHost_Handler,
+		},
+	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "Connect",
