@@ -241,14 +241,24 @@ func (s *shepherd) endContainer() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
 	defer cancel()
-	cmd := osexec.CommandContext(ctx, s.ctr.cli, args[1:]...)
-	cmd.Env = s.ctr.job.Env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	out, err := cmd.CombinedOutput()
-	if err != nil && !bytes.Contains(out, []byte("No such container")) {
-		s.log.Warn("cannot remove the job's container", "runtime", s.ctr.spec.Runtime, "err", err,
-			"output", strings.TrimSpace(string(out)))
+	// A container whose CLI was just killed may still be "stopping" in
+	// the runtime's records, which refuses once and takes it a moment
+	// later.
+	for try := 1; ; try++ {
+		cmd := osexec.CommandContext(ctx, s.ctr.cli, args[1:]...)
+		cmd.Env = s.ctr.job.Env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		out, err := cmd.CombinedOutput()
+		if err == nil || bytes.Contains(out, []byte("No such container")) {
+			return
+		}
+		if try == 3 || ctx.Err() != nil {
+			s.log.Warn("cannot remove the job's container", "runtime", s.ctr.spec.Runtime, "err", err,
+				"output", strings.TrimSpace(string(out)))
+			return
+		}
+		time.Sleep(time.Duration(try) * 200 * time.Millisecond)
 	}
 }
 

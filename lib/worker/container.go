@@ -29,8 +29,12 @@ import (
 	jobexec "xce/lib/exec"
 )
 
-// removeContainerTimeout bounds one removal of a job's container.
-const removeContainerTimeout = 30 * time.Second
+// removeContainerTimeout bounds the removal of a job's container, its
+// removeTries tries together.
+const (
+	removeContainerTimeout = 30 * time.Second
+	removeTries            = 5
+)
 
 // jobRuntime is the runtime of the job's container that leaves records
 // behind (podman, docker), "" for any other job.
@@ -60,17 +64,30 @@ func (w *Worker) removeContainer(k jobKey, rt container.Runtime) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), removeContainerTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, cli, args[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
-	out, err := cmd.CombinedOutput()
-	switch {
-	case ctx.Err() != nil:
-		slog.Warn("the container runtime did not remove a job's container in time; left", "job", k.id, "index", k.idx,
-			"runtime", rt, "name", args[len(args)-1], "timeout", removeContainerTimeout)
-	case err != nil && !strings.Contains(string(out), "No such container"):
-		slog.Warn("cannot remove a job's container", "job", k.id, "index", k.idx, "runtime", rt, "err", err,
-			"output", strings.TrimSpace(string(out)))
+	// A container whose conmon was just killed may still be "stopping"
+	// in the runtime's records: podman then refuses once, and takes it
+	// a moment later.
+	for try := 1; ; try++ {
+		cmd := exec.CommandContext(ctx, cli, args[1:]...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = time.Second
+		out, err := cmd.CombinedOutput()
+		switch {
+		case err == nil || strings.Contains(string(out), "No such container"):
+			return
+		case ctx.Err() != nil:
+			slog.Warn("the container runtime did not remove a job's container in time; left", "job", k.id, "index", k.idx,
+				"runtime", rt, "name", args[len(args)-1], "timeout", removeContainerTimeout)
+			return
+		case try == removeTries:
+			slog.Warn("cannot remove a job's container", "job", k.id, "index", k.idx, "runtime", rt, "err", err,
+				"output", strings.TrimSpace(string(out)))
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Duration(try) * 200 * time.Millisecond):
+		}
 	}
 }
