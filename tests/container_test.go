@@ -266,10 +266,38 @@ func TestContainerPodman(t *testing.T) {
 	id = bsub("-app", "box", "-o", "out2", "echo started; sleep 300")
 	c.waitState(id, "RUN")
 	waitFor(t, "the job's container", func() bool { return strings.Contains(containers(), "xce-ctr-"+id) })
+	// The container's own process is in a cgroup below the job's: bstop
+	// freezes it (v1: its freezer sees its parent freezing).
+	pid := strings.TrimSpace(podman(env, "inspect", "--format", "{{.State.Pid}}", "xce-ctr-"+id).stdout)
+	if pid == "" || pid == "0" {
+		t.Fatalf("podman inspect: no pid for the job's container")
+	}
+	freezing := func() string {
+		b, _ := os.ReadFile("/proc/" + pid + "/cgroup")
+		for _, line := range strings.Split(string(b), "\n") {
+			if parts := strings.SplitN(line, ":", 3); len(parts) == 3 && strings.Contains(","+parts[1]+",", ",freezer,") {
+				if !strings.Contains(parts[2], "/job."+id+".0/") {
+					t.Errorf("the container's process %s is not below the job's cgroup: %s", pid, parts[2])
+				}
+				f, _ := os.ReadFile(filepath.Join("/sys/fs/cgroup/freezer", parts[2], "freezer.parent_freezing"))
+				return strings.TrimSpace(string(f))
+			}
+		}
+		return "no v1 freezer"
+	}
+	if _, err := os.Stat("/sys/fs/cgroup/freezer/cgroup.procs"); err == nil && freezing() == "no v1 freezer" {
+		t.Errorf("the container's process %s has no freezer cgroup", pid)
+	}
 	c.must("", "bstop", id)
 	c.waitState(id, "USUSP")
+	if f := freezing(); f != "1" && f != "no v1 freezer" {
+		t.Errorf("bstop: the container's process is not frozen (parent_freezing %q)", f)
+	}
 	c.must("", "bresume", id)
 	c.waitState(id, "RUN")
+	if f := freezing(); f != "0" && f != "no v1 freezer" {
+		t.Errorf("bresume: the container's process is still frozen (parent_freezing %q)", f)
+	}
 	c.must("", "bkill", id)
 	c.waitState(id, "EXIT")
 	waitFor(t, "no container left after bkill", func() bool { return containers() == "" })
