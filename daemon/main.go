@@ -111,6 +111,9 @@ func run() int {
 			if err != nil {
 				return err
 			}
+			for _, w := range cfg.ContainerWarnings() {
+				fmt.Fprintln(os.Stderr, "warning: "+w)
+			}
 			fmt.Print(cfg.Effective())
 			return nil
 		},
@@ -183,6 +186,9 @@ func serve(o options) error {
 	if o.configFile != "" {
 		if cfg, err = config.Load(o.configFile); err != nil {
 			return err
+		}
+		for _, w := range cfg.ContainerWarnings() {
+			slog.Warn(w)
 		}
 		// The host this controller runs jobs on: its slots come from the
 		// configuration when it names this host.

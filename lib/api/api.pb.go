@@ -1103,7 +1103,12 @@ type JobSpec struct {
 	// environment; env itself is then left out of the stored spec.
 	EnvRef []byte `protobuf:"bytes,80,opt,name=env_ref,json=envRef,proto3" json:"env_ref,omitempty"`
 	// bsub -U: the advance reservation the job runs in (Reservation.id).
-	Reservation   string `protobuf:"bytes,103,opt,name=reservation,proto3" json:"reservation,omitempty"`
+	Reservation string `protobuf:"bytes,103,opt,name=reservation,proto3" json:"reservation,omitempty"`
+	// Set in the effective spec by the configuration layering: the
+	// application profile's container (lib/container's canonical form of
+	// LSF's CONTAINER value) and its exec_driver (EXEC_DRIVER); "" none.
+	Container     string `protobuf:"bytes,120,opt,name=container,proto3" json:"container,omitempty"`
+	ExecDriver    string `protobuf:"bytes,121,opt,name=exec_driver,json=execDriver,proto3" json:"exec_driver,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1647,6 +1652,20 @@ func (x *JobSpec) GetEnvRef() []byte {
 func (x *JobSpec) GetReservation() string {
 	if x != nil {
 		return x.Reservation
+	}
+	return ""
+}
+
+func (x *JobSpec) GetContainer() string {
+	if x != nil {
+		return x.Container
+	}
+	return ""
+}
+
+func (x *JobSpec) GetExecDriver() string {
+	if x != nil {
+		return x.ExecDriver
 	}
 	return ""
 }
@@ -3730,7 +3749,9 @@ type App struct {
 	AllowJobExec bool                   `protobuf:"varint,12,opt,name=allow_job_exec,json=allowJobExec,proto3" json:"allow_job_exec,omitempty"` // a job may bring its own -E/-Ep
 	JobStarter   string                 `protobuf:"bytes,13,opt,name=job_starter,json=jobStarter,proto3" json:"job_starter,omitempty"`
 	Env          map[string]string      `protobuf:"bytes,14,rep,name=env,proto3" json:"env,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	GpuReq       string                 `protobuf:"bytes,15,opt,name=gpu_req,json=gpuReq,proto3" json:"gpu_req,omitempty"` // GPU_REQ (bsub -gpu syntax); "" none
+	GpuReq       string                 `protobuf:"bytes,15,opt,name=gpu_req,json=gpuReq,proto3" json:"gpu_req,omitempty"`             // GPU_REQ (bsub -gpu syntax); "" none
+	Container    string                 `protobuf:"bytes,30,opt,name=container,proto3" json:"container,omitempty"`                     // CONTAINER (lib/container); "" none
+	ExecDriver   string                 `protobuf:"bytes,31,opt,name=exec_driver,json=execDriver,proto3" json:"exec_driver,omitempty"` // EXEC_DRIVER; "" none
 	// Slots of the profile's jobs by state.
 	Njobs         int32 `protobuf:"varint,20,opt,name=njobs,proto3" json:"njobs,omitempty"`
 	Pend          int32 `protobuf:"varint,21,opt,name=pend,proto3" json:"pend,omitempty"`
@@ -3875,6 +3896,20 @@ func (x *App) GetEnv() map[string]string {
 func (x *App) GetGpuReq() string {
 	if x != nil {
 		return x.GpuReq
+	}
+	return ""
+}
+
+func (x *App) GetContainer() string {
+	if x != nil {
+		return x.Container
+	}
+	return ""
+}
+
+func (x *App) GetExecDriver() string {
+	if x != nil {
+		return x.ExecDriver
 	}
 	return ""
 }
@@ -9126,7 +9161,7 @@ var File_api_proto protoreflect.FileDescriptor
 const file_api_proto_rawDesc = "" +
 	"\n" +
 	"\tapi.proto\x12\n" +
-	"xce.api.v1\"\xff\x12\n" +
+	"xce.api.v1\"\xbe\x13\n" +
 	"\aJobSpec\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12*\n" +
 	"\x11command_is_script\x18\x02 \x01(\bR\x0fcommandIsScript\x12\x14\n" +
@@ -9220,7 +9255,10 @@ const file_api_proto_rawDesc = "" +
 	"\x04user\x18H \x01(\tR\x04user\x12\x12\n" +
 	"\x04home\x18I \x01(\tR\x04home\x12\x17\n" +
 	"\aenv_ref\x18P \x01(\fR\x06envRef\x12 \n" +
-	"\vreservation\x18g \x01(\tR\vreservation\x1a9\n" +
+	"\vreservation\x18g \x01(\tR\vreservation\x12\x1c\n" +
+	"\tcontainer\x18x \x01(\tR\tcontainer\x12\x1f\n" +
+	"\vexec_driver\x18y \x01(\tR\n" +
+	"execDriver\x1a9\n" +
 	"\vOriginEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc4\x02\n" +
@@ -9505,7 +9543,7 @@ const file_api_proto_rawDesc = "" +
 	"\n" +
 	"QueueState\x12\x16\n" +
 	"\x06closed\x18\x01 \x01(\bR\x06closed\x12\x1a\n" +
-	"\binactive\x18\x02 \x01(\bR\binactive\"\x85\x05\n" +
+	"\binactive\x18\x02 \x01(\bR\binactive\"\xc4\x05\n" +
 	"\x03App\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x17\n" +
@@ -9524,7 +9562,10 @@ const file_api_proto_rawDesc = "" +
 	"\vjob_starter\x18\r \x01(\tR\n" +
 	"jobStarter\x12*\n" +
 	"\x03env\x18\x0e \x03(\v2\x18.xce.api.v1.App.EnvEntryR\x03env\x12\x17\n" +
-	"\agpu_req\x18\x0f \x01(\tR\x06gpuReq\x12\x14\n" +
+	"\agpu_req\x18\x0f \x01(\tR\x06gpuReq\x12\x1c\n" +
+	"\tcontainer\x18\x1e \x01(\tR\tcontainer\x12\x1f\n" +
+	"\vexec_driver\x18\x1f \x01(\tR\n" +
+	"execDriver\x12\x14\n" +
 	"\x05njobs\x18\x14 \x01(\x05R\x05njobs\x12\x12\n" +
 	"\x04pend\x18\x15 \x01(\x05R\x04pend\x12\x10\n" +
 	"\x03run\x18\x16 \x01(\x05R\x03run\x12\x14\n" +

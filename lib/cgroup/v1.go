@@ -275,7 +275,7 @@ func (j *v1Job) Add(pid int) error {
 }
 
 func (j *v1Job) Pids() ([]int, error) {
-	return readProcs(filepath.Join(j.Dir("freezer"), "cgroup.procs"))
+	return procsTree(j.Dir("freezer")) // a container's cgroup below too (nested.go)
 }
 
 func readProcs(file string) ([]int, error) {
@@ -502,13 +502,14 @@ func (j *v1Job) Remove() error {
 func (j *v1Job) rmdirs() error {
 	var bad []string
 	for _, c := range j.m.ctrls {
-		d := j.Dir(c)
-		if err := syscall.Rmdir(d); err != nil && !errors.Is(err, syscall.ENOENT) {
-			bad = append(bad, fmt.Sprintf("%s: %v", d, err))
+		// With a container's cgroup below it (nested.go).
+		if err := rmTree(j.Dir(c)); err != nil {
+			bad = append(bad, err.Error())
 		}
 	}
 	if len(bad) > 0 {
 		return errors.New("remove cgroup: " + strings.Join(bad, "; "))
 	}
+	j.removeForeignV1()
 	return nil
 }

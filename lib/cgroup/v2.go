@@ -133,7 +133,7 @@ func (j *v2Job) Add(pid int) error {
 	return nil
 }
 
-func (j *v2Job) Pids() ([]int, error) { return readProcs(filepath.Join(j.dir, "cgroup.procs")) }
+func (j *v2Job) Pids() ([]int, error) { return procsTree(j.dir) } // a container's cgroup below too (nested.go)
 
 // Freeze waits for the kernel's "frozen 1" in cgroup.events: the
 // library returns once cgroup.freeze reads 1, which is only the request.
@@ -274,7 +274,7 @@ func (j *v2Job) Remove() error {
 	}
 	var err error
 	for i := 0; i < 50; i++ {
-		if err = syscall.Rmdir(j.dir); err == nil || errors.Is(err, syscall.ENOENT) {
+		if err = rmTree(j.dir); err == nil {
 			return nil
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -407,9 +407,17 @@ type App struct {
 	// profile's jobs, in bsub -gpu syntax; every job of the profile is a
 	// GPU job. With "gpu_req" in Fixed a job may not change its keywords.
 	GpuReq string `toml:"gpu_req"`
+	// Container (lsb.applications CONTAINER) runs the profile's jobs in
+	// a container: RUNTIME[image(IMAGE) options(OPTIONS)] (lib/container).
+	// ExecDriver is LSF's EXEC_DRIVER, kept for docker profiles.
+	Container  string `toml:"container"`
+	ExecDriver string `toml:"exec_driver"`
 
 	resReq *resreq.ResReq
 	gpuReq *gpu.Req
+	// containerErr: the container or exec_driver value is malformed;
+	// submissions to the profile are refused with it (container.go).
+	containerErr error
 }
 
 // Fixable attribute names of App.Fixed.
@@ -649,6 +657,8 @@ func (c *Config) APIApps() []*api.App {
 			JobStarter:   a.JobStarter,
 			Env:          env,
 			GpuReq:       a.GpuReq,
+			Container:    a.Container,
+			ExecDriver:   a.ExecDriver,
 		})
 	}
 	return out

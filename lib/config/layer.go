@@ -121,6 +121,9 @@ type Exec struct {
 	// Env are NAME=VALUE settings to apply over the job's own
 	// environment, sorted by name.
 	Env []string
+	// Container is the profile's container value in canonical form
+	// (lib/container), "" for none; ExecDriver its exec_driver.
+	Container, ExecDriver string
 }
 
 // LimitKind is what a PendCheck limits.
@@ -332,6 +335,17 @@ func (l *layering) setExec() error {
 		x.JobStarter = l.app.JobStarter
 		if x.JobStarter != "" {
 			l.origin("job_starter", l.profile())
+		}
+		if l.app.containerErr != nil {
+			return containerReject(l.app)
+		}
+		var err error
+		if x.Container, err = jobContainer(l.app, l.sub.Env); err != nil {
+			return reject("%v", err)
+		}
+		if x.Container != "" {
+			x.ExecDriver = l.app.ExecDriver
+			l.origin("container", l.profile())
 		}
 		l.env()
 	}

@@ -191,6 +191,8 @@ func (c *Config) Effective() string {
 		w.kv("rerunnable", a.Rerunnable)
 		w.kv("requeue_exit_values", a.RequeueExitValues)
 		w.kv("gpu_req", a.GpuReq)
+		w.kv("container", a.Container)
+		w.kv("exec_driver", a.ExecDriver)
 		w.kv("env", a.Env)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Projects)) {

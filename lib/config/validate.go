@@ -41,6 +41,7 @@ func (c *Config) finish() error {
 	c.checkQueues(k)
 	c.checkPreemptParams(k)
 	c.checkApps(k)
+	c.checkContainers()
 	c.checkProjects(k)
 	c.checkLimits(k)
 	c.checkComputeUnits(k)

@@ -315,5 +315,6 @@ func (c *Controller) peerHost(who Caller) string {
 // were scrubbed at submission must not bring its own exec chain.
 func scrubLaunch(spec *api.JobSpec) {
 	spec.PreExecChain, spec.PostExecChain, spec.JobStarter, spec.EnvOverlay = nil, nil, "", nil
+	spec.Container, spec.ExecDriver = "", ""
 	spec.Origin, spec.PendLimits = nil, nil
 }

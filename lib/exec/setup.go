@@ -50,7 +50,10 @@ func (s *shepherd) setup() error {
 	if err := s.openInput(); err != nil {
 		return err
 	}
-	return s.writeJobFile()
+	if err := s.writeJobFile(); err != nil {
+		return err
+	}
+	return s.prepareContainer() // container.go
 }
 
 func (s *shepherd) vars() pathVars {
@@ -359,7 +362,7 @@ func (s *shepherd) command() *osexec.Cmd {
 		}
 		cmd = &osexec.Cmd{Path: "/bin/sh", Args: []string{"/bin/sh", "-c", line}}
 	}
-	if shell := s.spec.GetLoginShell(); shell != "" {
+	if shell := s.spec.GetLoginShell(); shell != "" && s.ctr == nil {
 		// -L: the login shell (argv[0] "-name", as login(1) starts one)
 		// sets up the environment from the user's profile, then runs the
 		// job as it would run otherwise.
@@ -369,7 +372,14 @@ func (s *shepherd) command() *osexec.Cmd {
 		}
 		cmd = &osexec.Cmd{Path: shell, Args: []string{"-" + filepath.Base(shell), "-c", line}}
 	}
-	if limits := s.rlimitList(); limits != "" {
+	if s.ctr != nil {
+		// The job runs inside its container; the runtime's CLI is the
+		// job's process (container.go).
+		cmd = s.containerCmd(cmd)
+	}
+	if limits := s.rlimitList(); limits != "" && (s.ctr == nil || !s.ctr.spec.Runtime.OCI()) {
+		// (docker and podman set a container's limits themselves:
+		// --ulimit.)
 		// The job's per-process limits are set by this binary run again
 		// (RlimitMain), which then becomes the job.
 		if self, err := os.Executable(); err == nil {

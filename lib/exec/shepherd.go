@@ -320,6 +320,8 @@ type shepherd struct {
 	limitsFile string
 	usageRec   *os.File // the worker's usage record, nil without one
 	kernelMem  bool     // the memory limit is the job's cgroup's (GoKernelMemByte)
+
+	ctr *containerRun // the job's container, nil without one (container.go)
 }
 
 func newShepherd(l *api.Launch) *shepherd {
@@ -460,6 +462,7 @@ func (s *shepherd) run(h hooks) *api.Event {
 	// process group is killed (SIGKILL) before the top process is reaped,
 	// while its pid, the group's id, cannot be reused.
 	WaitExited(pid)
+	s.endContainer()
 	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		s.log.Warn("cannot kill what is left of the job", "pgid", pid, "err", err)
 	}
@@ -493,6 +496,7 @@ func (s *shepherd) run(h hooks) *api.Event {
 		default:
 			ev.ExitStatus = int32(ps.ExitCode())
 		}
+		s.containerNote(ev)
 		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
 			cpu := (ru.Utime.Nano() + ru.Stime.Nano()) / 1e6
 			usage.CpuTimeMs = max(usage.CpuTimeMs, cpu)

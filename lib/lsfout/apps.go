@@ -89,6 +89,8 @@ func appLong(b *bytes.Buffer, a *api.App) {
 		line("JOB_EXEC", "not allowed")
 	}
 	line("JOB_STARTER", a.GetJobStarter())
+	line("CONTAINER", a.GetContainer())
+	line("EXEC_DRIVER", a.GetExecDriver())
 	line("ENV_VARS", envVars(a.GetEnv()))
 	b.WriteByte('\n')
 }

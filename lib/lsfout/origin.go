@@ -29,7 +29,7 @@ var (
 // name, in the order shown; any other field follows under its own name.
 var originKeys = []string{
 	"queue", "app", "project", "min_tasks", "max_tasks", "res_req", "run_limit_sec",
-	"mem_limit_kb", "pre_exec", "post_exec", "job_starter", "env", "gpu",
+	"mem_limit_kb", "pre_exec", "post_exec", "job_starter", "env", "gpu", "container",
 }
 
 // effectiveSettings writes the EFFECTIVE SETTINGS section of a job whose
@@ -77,6 +77,8 @@ func effectiveSettings(b *bytes.Buffer, e *api.JobSpec) {
 			chainRows(b, "env", e.GetEnvOverlay(), nil, o)
 		case "gpu":
 			originRow(b, "gpu", e.GetGpu(), o)
+		case "container":
+			originRow(b, "container", e.GetContainer(), o)
 		}
 	}
 	var rest []string

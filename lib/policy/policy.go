@@ -178,6 +178,7 @@ func Layer(conf *config.Config, spec *api.JobSpec, admin bool) (*config.Result, 
 	}
 	eff.PreExecChain, eff.PostExecChain = res.Exec.PreExec, res.Exec.PostExec
 	eff.JobStarter, eff.EnvOverlay = res.Exec.JobStarter, res.Exec.Env
+	eff.Container, eff.ExecDriver = res.Exec.Container, res.Exec.ExecDriver
 	eff.Origin, eff.PendLimits = map[string]string{}, nil // the layering's alone
 	for field, o := range res.Origin {
 		eff.Origin[field] = o.String()

@@ -114,6 +114,7 @@ import (
 	"xce/lib/atomicfile"
 	"xce/lib/bounds"
 	"xce/lib/cgroup"
+	"xce/lib/container"
 	jobexec "xce/lib/exec"
 	"xce/lib/rmtree"
 )
@@ -236,6 +237,9 @@ type proc struct {
 	// limitsUnsaid: new limits wait in the limits file for the shepherd
 	// to have started the job (limits.go).
 	limitsUnsaid bool
+	// ctr is the runtime of the job's container, removed at its end
+	// (container.go); "" without one.
+	ctr container.Runtime
 }
 
 // The files of a job's directory (JobDir); see the package comment.
@@ -410,7 +414,7 @@ func (w *Worker) Start(job *api.Job) error {
 		return nil
 	}
 	p := &proc{shepherd: cmd.Process.Pid, uid: uid, since: time.Now().UnixNano(), id: k.id, idx: k.idx,
-		gid: gid, user: job.Spec.GetUser(), hosts: job.ExecHosts, cg: cg}
+		gid: gid, user: job.Spec.GetUser(), hosts: job.ExecHosts, cg: cg, ctr: jobRuntime(job)}
 	if cg != nil {
 		spec := runLimits(job)
 		p.acct = l.Containment.GetCgroupAcct()
@@ -570,6 +574,12 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 		ev.Type = api.EventType_FINISH
 	}
 	w.endTerm(k)
+	if p.ctr != "" && err != nil {
+		// The shepherd, which removes the job's container, went first.
+		// Before the end is reported, so that a new run of the job
+		// (requeued) cannot lose its container to this (container.go).
+		w.removeContainer(k, p.ctr)
+	}
 	// Its tasks go with it, and count in its usage.
 	if tu := w.endTasks(k); tu != nil {
 		ev.Usage = addUsage(ev.Usage, tu)
@@ -591,7 +601,7 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 func (w *Worker) Reattach(job *api.Job) {
 	k := jobKey{job.JobId, job.ArrayIndex}
 	p := &proc{pgid: int(job.Pid), shepherd: int(job.ShepherdPid), uid: -1, since: job.StartTime, id: k.id, idx: k.idx,
-		gid: int(job.Spec.GetGid()), user: job.Spec.GetUser(), hosts: job.ExecHosts}
+		gid: int(job.Spec.GetGid()), user: job.Spec.GetUser(), hosts: job.ExecHosts, ctr: jobRuntime(job)}
 	if p.shepherd == 0 || p.pgid == 0 {
 		// Its start was not recorded before the restart: the worker's
 		// own record has the pids.

@@ -158,10 +158,12 @@
 //   - lsb.applications: NAME, DESCRIPTION, RES_REQ, TASKLIMIT/PROCLIMIT,
 //     RUNLIMIT (one value) -> run_limit, RUNTIME -> runtime, MEMLIMIT ->
 //     mem_limit, PRE_EXEC,
-//     POST_EXEC, JOB_STARTER, ENV_VARS "name='value', ..." -> env. Nothing
+//     POST_EXEC, JOB_STARTER, ENV_VARS "name='value', ..." -> env,
+//     CONTAINER -> container, EXEC_DRIVER -> exec_driver (lib/container
+//     parses both; shifter and kubernetes are noted). Nothing
 //     is marked fixed: in LSF the job's own -R, -n, -W, -M and environment
 //     override the profile's, which is xce's meaning of a profile value
-//     that is not fixed. Other keys (CPULIMIT, CONTAINER, ...) are noted.
+//     that is not fixed. Other keys (CPULIMIT, ...) are noted.
 //   - lsb.resources: each Limit (vertical, or each row of a horizontal
 //     one) -> a [[limits]] entry: NAME (else "limit_LINE"), the consumers
 //     (USERS, PER_USER, QUEUES, PER_QUEUE, HOSTS, PER_HOST, PROJECTS,

@@ -8,11 +8,10 @@ import (
 	"strings"
 
 	"xce/lib/config"
+	"xce/lib/container"
 )
 
 var appReasons = withJobLimits(map[string]string{
-	"CONTAINER":      "xce.toml has no container settings yet; a job_starter can run the container",
-	"EXEC_DRIVER":    "xce.toml has no container settings yet",
 	"ABS_RUNLIMIT":   "xce run limits are always wall-clock",
 	"HOST_PRE_EXEC":  "xce has no per-host pre/post-exec",
 	"HOST_POST_EXEC": "xce has no per-host pre/post-exec",
@@ -60,6 +59,10 @@ func (im *importer) lsbApplications(f *File) {
 				if k == "RES_REQ" {
 					im.resreqs++
 				}
+			case "CONTAINER":
+				im.container(t, p)
+			case "EXEC_DRIVER":
+				im.execDriver(t, p)
 			case "TASKLIMIT", "PROCLIMIT":
 				im.tasks(t, p)
 			case "RUNLIMIT":
@@ -129,4 +132,26 @@ func (im *importer) envVars(p Param) (keys, vals []string) {
 		keys, vals = append(keys, n), append(vals, config.TOMLString(v))
 	}
 	return keys, vals
+}
+
+// container translates CONTAINER (lib/container's syntax is LSF's):
+// what xce cannot run (shifter, kubernetes, a malformed value) is noted.
+func (im *importer) container(t *table, p Param) {
+	v := strings.Join(strings.Fields(p.Value), " ")
+	if _, err := container.Parse(v); err != nil {
+		im.note(psrc(p), "not translated: %v", err)
+		return
+	}
+	t.set("container", config.TOMLString(v), "", psrc(p))
+}
+
+// execDriver translates EXEC_DRIVER, kept for the profile's docker
+// container; xce runs the docker CLI itself, not the driver's scripts.
+func (im *importer) execDriver(t *table, p Param) {
+	v := strings.Join(strings.Fields(p.Value), " ")
+	if _, err := container.ParseExecDriver(v); err != nil {
+		im.note(psrc(p), "not translated: %v", err)
+		return
+	}
+	t.set("exec_driver", config.TOMLString(v), "xce runs the docker CLI as the job's user; the driver's scripts are not run", psrc(p))
 }
