@@ -36,8 +36,7 @@ var File_grpcapi_services_proto protoreflect.FileDescriptor
 const file_grpcapi_services_proto_rawDesc = "" +
 	"\n" +
 	"\x16grpcapi/services.proto\x12\n" +
-	"xce.api.v1\x1a\tapi.proto\x1a\x14rpc/controller.proto\x1a\x10rpc/worker.proto2\xfe\n" +
-	"\n" +
+	"xce.api.v1\x1a\tapi.proto\x1a\x14rpc/controller.proto\x1a\x10rpc/worker.proto2\xc3\v\n" +
 	"\n" +
 	"Controller\x12<\n" +
 	"\x06Submit\x12\x19.xce.api.v1.SubmitRequest\x1a\x17.xce.api.v1.SubmitReply\x12H\n" +
@@ -65,7 +64,8 @@ const file_grpcapi_services_proto_rawDesc = "" +
 	"\n" +
 	"Credential\x12\x1d.xce.api.v1.CredentialRequest\x1a\x1b.xce.api.v1.CredentialReply\x12@\n" +
 	"\x06Attach\x12\x19.xce.api.v1.AttachRequest\x1a\x17.xce.api.v1.AttachEvent(\x010\x01\x12L\n" +
-	"\fReservations\x12\x1e.xce.api.v1.ReservationRequest\x1a\x1c.xce.api.v1.ReservationReply2R\n" +
+	"\fReservations\x12\x1e.xce.api.v1.ReservationRequest\x1a\x1c.xce.api.v1.ReservationReply\x12C\n" +
+	"\tJobGroups\x12\x1b.xce.api.v1.JobGroupRequest\x1a\x19.xce.api.v1.JobGroupReply2R\n" +
 	"\aCluster\x12G\n" +
 	"\aConnect\x12\x19.xce.api.v1.WorkerMessage\x1a\x1d.xce.api.v1.ControllerMessage(\x010\x012E\n" +
 	"\x05Tasks\x12<\n" +
@@ -93,31 +93,33 @@ var file_grpcapi_services_proto_goTypes = []any{
 	(*rpc.CredentialRequest)(nil),  // 18: xce.api.v1.CredentialRequest
 	(*rpc.AttachRequest)(nil),      // 19: xce.api.v1.AttachRequest
 	(*api.ReservationRequest)(nil), // 20: xce.api.v1.ReservationRequest
-	(*rpc.WorkerMessage)(nil),      // 21: xce.api.v1.WorkerMessage
-	(*rpc.TaskRequest)(nil),        // 22: xce.api.v1.TaskRequest
-	(*api.SubmitReply)(nil),        // 23: xce.api.v1.SubmitReply
-	(*api.SubmitPackReply)(nil),    // 24: xce.api.v1.SubmitPackReply
-	(*api.QueryReply)(nil),         // 25: xce.api.v1.QueryReply
-	(*api.SignalReply)(nil),        // 26: xce.api.v1.SignalReply
-	(*api.WatchEvent)(nil),         // 27: xce.api.v1.WatchEvent
-	(*api.ListQueuesReply)(nil),    // 28: xce.api.v1.ListQueuesReply
-	(*api.ListHostsReply)(nil),     // 29: xce.api.v1.ListHostsReply
-	(*api.ListAppsReply)(nil),      // 30: xce.api.v1.ListAppsReply
-	(*api.LimitsReply)(nil),        // 31: xce.api.v1.LimitsReply
-	(*api.ReconfigReply)(nil),      // 32: xce.api.v1.ReconfigReply
-	(*api.PerfmonReply)(nil),       // 33: xce.api.v1.PerfmonReply
-	(*api.ControlReply)(nil),       // 34: xce.api.v1.ControlReply
-	(*api.ModifyReply)(nil),        // 35: xce.api.v1.ModifyReply
-	(*api.DependencyReply)(nil),    // 36: xce.api.v1.DependencyReply
-	(*api.EventsReply)(nil),        // 37: xce.api.v1.EventsReply
-	(*api.ClusterInfo)(nil),        // 38: xce.api.v1.ClusterInfo
-	(*api.AcctReply)(nil),          // 39: xce.api.v1.AcctReply
-	(*rpc.PeekReply)(nil),          // 40: xce.api.v1.PeekReply
-	(*rpc.CredentialReply)(nil),    // 41: xce.api.v1.CredentialReply
-	(*rpc.AttachEvent)(nil),        // 42: xce.api.v1.AttachEvent
-	(*api.ReservationReply)(nil),   // 43: xce.api.v1.ReservationReply
-	(*rpc.ControllerMessage)(nil),  // 44: xce.api.v1.ControllerMessage
-	(*rpc.TaskEvent)(nil),          // 45: xce.api.v1.TaskEvent
+	(*api.JobGroupRequest)(nil),    // 21: xce.api.v1.JobGroupRequest
+	(*rpc.WorkerMessage)(nil),      // 22: xce.api.v1.WorkerMessage
+	(*rpc.TaskRequest)(nil),        // 23: xce.api.v1.TaskRequest
+	(*api.SubmitReply)(nil),        // 24: xce.api.v1.SubmitReply
+	(*api.SubmitPackReply)(nil),    // 25: xce.api.v1.SubmitPackReply
+	(*api.QueryReply)(nil),         // 26: xce.api.v1.QueryReply
+	(*api.SignalReply)(nil),        // 27: xce.api.v1.SignalReply
+	(*api.WatchEvent)(nil),         // 28: xce.api.v1.WatchEvent
+	(*api.ListQueuesReply)(nil),    // 29: xce.api.v1.ListQueuesReply
+	(*api.ListHostsReply)(nil),     // 30: xce.api.v1.ListHostsReply
+	(*api.ListAppsReply)(nil),      // 31: xce.api.v1.ListAppsReply
+	(*api.LimitsReply)(nil),        // 32: xce.api.v1.LimitsReply
+	(*api.ReconfigReply)(nil),      // 33: xce.api.v1.ReconfigReply
+	(*api.PerfmonReply)(nil),       // 34: xce.api.v1.PerfmonReply
+	(*api.ControlReply)(nil),       // 35: xce.api.v1.ControlReply
+	(*api.ModifyReply)(nil),        // 36: xce.api.v1.ModifyReply
+	(*api.DependencyReply)(nil),    // 37: xce.api.v1.DependencyReply
+	(*api.EventsReply)(nil),        // 38: xce.api.v1.EventsReply
+	(*api.ClusterInfo)(nil),        // 39: xce.api.v1.ClusterInfo
+	(*api.AcctReply)(nil),          // 40: xce.api.v1.AcctReply
+	(*rpc.PeekReply)(nil),          // 41: xce.api.v1.PeekReply
+	(*rpc.CredentialReply)(nil),    // 42: xce.api.v1.CredentialReply
+	(*rpc.AttachEvent)(nil),        // 43: xce.api.v1.AttachEvent
+	(*api.ReservationReply)(nil),   // 44: xce.api.v1.ReservationReply
+	(*api.JobGroupReply)(nil),      // 45: xce.api.v1.JobGroupReply
+	(*rpc.ControllerMessage)(nil),  // 46: xce.api.v1.ControllerMessage
+	(*rpc.TaskEvent)(nil),          // 47: xce.api.v1.TaskEvent
 }
 var file_grpcapi_services_proto_depIdxs = []int32{
 	0,  // 0: xce.api.v1.Controller.Submit:input_type -> xce.api.v1.SubmitRequest
@@ -141,33 +143,35 @@ var file_grpcapi_services_proto_depIdxs = []int32{
 	18, // 18: xce.api.v1.Controller.Credential:input_type -> xce.api.v1.CredentialRequest
 	19, // 19: xce.api.v1.Controller.Attach:input_type -> xce.api.v1.AttachRequest
 	20, // 20: xce.api.v1.Controller.Reservations:input_type -> xce.api.v1.ReservationRequest
-	21, // 21: xce.api.v1.Cluster.Connect:input_type -> xce.api.v1.WorkerMessage
-	22, // 22: xce.api.v1.Tasks.Launch:input_type -> xce.api.v1.TaskRequest
-	23, // 23: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
-	24, // 24: xce.api.v1.Controller.SubmitPack:output_type -> xce.api.v1.SubmitPackReply
-	25, // 25: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
-	26, // 26: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
-	27, // 27: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
-	28, // 28: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
-	29, // 29: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
-	30, // 30: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
-	31, // 31: xce.api.v1.Controller.Limits:output_type -> xce.api.v1.LimitsReply
-	32, // 32: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
-	33, // 33: xce.api.v1.Controller.Perfmon:output_type -> xce.api.v1.PerfmonReply
-	34, // 34: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
-	35, // 35: xce.api.v1.Controller.Modify:output_type -> xce.api.v1.ModifyReply
-	36, // 36: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
-	37, // 37: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
-	38, // 38: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
-	39, // 39: xce.api.v1.Controller.Accounting:output_type -> xce.api.v1.AcctReply
-	40, // 40: xce.api.v1.Controller.Peek:output_type -> xce.api.v1.PeekReply
-	41, // 41: xce.api.v1.Controller.Credential:output_type -> xce.api.v1.CredentialReply
-	42, // 42: xce.api.v1.Controller.Attach:output_type -> xce.api.v1.AttachEvent
-	43, // 43: xce.api.v1.Controller.Reservations:output_type -> xce.api.v1.ReservationReply
-	44, // 44: xce.api.v1.Cluster.Connect:output_type -> xce.api.v1.ControllerMessage
-	45, // 45: xce.api.v1.Tasks.Launch:output_type -> xce.api.v1.TaskEvent
-	23, // [23:46] is the sub-list for method output_type
-	0,  // [0:23] is the sub-list for method input_type
+	21, // 21: xce.api.v1.Controller.JobGroups:input_type -> xce.api.v1.JobGroupRequest
+	22, // 22: xce.api.v1.Cluster.Connect:input_type -> xce.api.v1.WorkerMessage
+	23, // 23: xce.api.v1.Tasks.Launch:input_type -> xce.api.v1.TaskRequest
+	24, // 24: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
+	25, // 25: xce.api.v1.Controller.SubmitPack:output_type -> xce.api.v1.SubmitPackReply
+	26, // 26: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
+	27, // 27: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
+	28, // 28: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
+	29, // 29: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
+	30, // 30: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
+	31, // 31: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
+	32, // 32: xce.api.v1.Controller.Limits:output_type -> xce.api.v1.LimitsReply
+	33, // 33: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
+	34, // 34: xce.api.v1.Controller.Perfmon:output_type -> xce.api.v1.PerfmonReply
+	35, // 35: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
+	36, // 36: xce.api.v1.Controller.Modify:output_type -> xce.api.v1.ModifyReply
+	37, // 37: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
+	38, // 38: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
+	39, // 39: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
+	40, // 40: xce.api.v1.Controller.Accounting:output_type -> xce.api.v1.AcctReply
+	41, // 41: xce.api.v1.Controller.Peek:output_type -> xce.api.v1.PeekReply
+	42, // 42: xce.api.v1.Controller.Credential:output_type -> xce.api.v1.CredentialReply
+	43, // 43: xce.api.v1.Controller.Attach:output_type -> xce.api.v1.AttachEvent
+	44, // 44: xce.api.v1.Controller.Reservations:output_type -> xce.api.v1.ReservationReply
+	45, // 45: xce.api.v1.Controller.JobGroups:output_type -> xce.api.v1.JobGroupReply
+	46, // 46: xce.api.v1.Cluster.Connect:output_type -> xce.api.v1.ControllerMessage
+	47, // 47: xce.api.v1.Tasks.Launch:output_type -> xce.api.v1.TaskEvent
+	24, // [24:48] is the sub-list for method output_type
+	0,  // [0:24] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name
