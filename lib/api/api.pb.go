@@ -9105,13 +9105,20 @@ func (x *RsvPolicy) GetTimeWindows() []string {
 // JobGroupInfo is one job group (bgadd, or implicit: bsub -g to a group
 // that did not exist).
 type JobGroupInfo struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`          // "/a/b"
-	Limited       bool                   `protobuf:"varint,2,opt,name=limited,proto3" json:"limited,omitempty"`   // -L given
-	Limit         int32                  `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`       // -L: the most started jobs of the group and below
-	Owner         string                 `protobuf:"bytes,4,opt,name=owner,proto3" json:"owner,omitempty"`        // who created it
-	Implicit      bool                   `protobuf:"varint,5,opt,name=implicit,proto3" json:"implicit,omitempty"` // made by bsub -g, not bgadd
-	Created       int64                  `protobuf:"varint,6,opt,name=created,proto3" json:"created,omitempty"`   // Unix seconds
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Path     string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`          // "/a/b"
+	Limited  bool                   `protobuf:"varint,2,opt,name=limited,proto3" json:"limited,omitempty"`   // -L given
+	Limit    int32                  `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`       // -L: the most started jobs of the group and below
+	Owner    string                 `protobuf:"bytes,4,opt,name=owner,proto3" json:"owner,omitempty"`        // who created it
+	Implicit bool                   `protobuf:"varint,5,opt,name=implicit,proto3" json:"implicit,omitempty"` // made by bsub -g, not bgadd
+	Created  int64                  `protobuf:"varint,6,opt,name=created,proto3" json:"created,omitempty"`   // Unix seconds
+	// bjgroup's counts: the jobs of the group and its subgroups by state.
+	Njobs         int32 `protobuf:"varint,7,opt,name=njobs,proto3" json:"njobs,omitempty"`
+	Pend          int32 `protobuf:"varint,8,opt,name=pend,proto3" json:"pend,omitempty"`
+	Run           int32 `protobuf:"varint,9,opt,name=run,proto3" json:"run,omitempty"`
+	Ssusp         int32 `protobuf:"varint,10,opt,name=ssusp,proto3" json:"ssusp,omitempty"`
+	Ususp         int32 `protobuf:"varint,11,opt,name=ususp,proto3" json:"ususp,omitempty"`
+	Finish        int32 `protobuf:"varint,12,opt,name=finish,proto3" json:"finish,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -9186,6 +9193,48 @@ func (x *JobGroupInfo) GetImplicit() bool {
 func (x *JobGroupInfo) GetCreated() int64 {
 	if x != nil {
 		return x.Created
+	}
+	return 0
+}
+
+func (x *JobGroupInfo) GetNjobs() int32 {
+	if x != nil {
+		return x.Njobs
+	}
+	return 0
+}
+
+func (x *JobGroupInfo) GetPend() int32 {
+	if x != nil {
+		return x.Pend
+	}
+	return 0
+}
+
+func (x *JobGroupInfo) GetRun() int32 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
+func (x *JobGroupInfo) GetSsusp() int32 {
+	if x != nil {
+		return x.Ssusp
+	}
+	return 0
+}
+
+func (x *JobGroupInfo) GetUsusp() int32 {
+	if x != nil {
+		return x.Ususp
+	}
+	return 0
+}
+
+func (x *JobGroupInfo) GetFinish() int32 {
+	if x != nil {
+		return x.Finish
 	}
 	return 0
 }
@@ -10260,14 +10309,21 @@ const file_api_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05users\x18\x02 \x03(\tR\x05users\x12\x14\n" +
 	"\x05hosts\x18\x03 \x03(\tR\x05hosts\x12!\n" +
-	"\ftime_windows\x18\x04 \x03(\tR\vtimeWindows\"\x9e\x01\n" +
+	"\ftime_windows\x18\x04 \x03(\tR\vtimeWindows\"\x9e\x02\n" +
 	"\fJobGroupInfo\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
 	"\alimited\x18\x02 \x01(\bR\alimited\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x14\n" +
 	"\x05owner\x18\x04 \x01(\tR\x05owner\x12\x1a\n" +
 	"\bimplicit\x18\x05 \x01(\bR\bimplicit\x12\x18\n" +
-	"\acreated\x18\x06 \x01(\x03R\acreated\"\xca\x01\n" +
+	"\acreated\x18\x06 \x01(\x03R\acreated\x12\x14\n" +
+	"\x05njobs\x18\a \x01(\x05R\x05njobs\x12\x12\n" +
+	"\x04pend\x18\b \x01(\x05R\x04pend\x12\x10\n" +
+	"\x03run\x18\t \x01(\x05R\x03run\x12\x14\n" +
+	"\x05ssusp\x18\n" +
+	" \x01(\x05R\x05ssusp\x12\x14\n" +
+	"\x05ususp\x18\v \x01(\x05R\x05ususp\x12\x16\n" +
+	"\x06finish\x18\f \x01(\x05R\x06finish\"\xca\x01\n" +
 	"\x0fJobGroupRequest\x12.\n" +
 	"\x02op\x18\x01 \x01(\x0e2\x1e.xce.api.v1.JobGroupRequest.OpR\x02op\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +

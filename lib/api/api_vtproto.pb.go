@@ -2531,6 +2531,12 @@ func (m *JobGroupInfo) CloneVT() *JobGroupInfo {
 	r.Owner = m.Owner
 	r.Implicit = m.Implicit
 	r.Created = m.Created
+	r.Njobs = m.Njobs
+	r.Pend = m.Pend
+	r.Run = m.Run
+	r.Ssusp = m.Ssusp
+	r.Ususp = m.Ususp
+	r.Finish = m.Finish
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -10153,6 +10159,36 @@ func (m *JobGroupInfo) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.Finish != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Finish))
+		i--
+		dAtA[i] = 0x60
+	}
+	if m.Ususp != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Ususp))
+		i--
+		dAtA[i] = 0x58
+	}
+	if m.Ssusp != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Ssusp))
+		i--
+		dAtA[i] = 0x50
+	}
+	if m.Run != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Run))
+		i--
+		dAtA[i] = 0x48
+	}
+	if m.Pend != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Pend))
+		i--
+		dAtA[i] = 0x40
+	}
+	if m.Njobs != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Njobs))
+		i--
+		dAtA[i] = 0x38
+	}
 	if m.Created != 0 {
 		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Created))
 		i--
@@ -13551,6 +13587,24 @@ func (m *JobGroupInfo) SizeVT() (n int) {
 	}
 	if m.Created != 0 {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.Created))
+	}
+	if m.Njobs != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Njobs))
+	}
+	if m.Pend != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Pend))
+	}
+	if m.Run != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Run))
+	}
+	if m.Ssusp != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Ssusp))
+	}
+	if m.Ususp != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Ususp))
+	}
+	if m.Finish != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Finish))
 	}
 	n += len(m.unknownFields)
 	return n
@@ -34750,6 +34804,120 @@ func (m *JobGroupInfo) UnmarshalVT(dAtA []byte) error {
 				b := dAtA[iNdEx]
 				iNdEx++
 				m.Created |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 7:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Njobs", wireType)
+			}
+			m.Njobs = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Njobs |= int32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 8:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Pend", wireType)
+			}
+			m.Pend = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Pend |= int32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 9:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Run", wireType)
+			}
+			m.Run = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Run |= int32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 10:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Ssusp", wireType)
+			}
+			m.Ssusp = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Ssusp |= int32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 11:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Ususp", wireType)
+			}
+			m.Ususp = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Ususp |= int32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 12:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Finish", wireType)
+			}
+			m.Finish = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Finish |= int32(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
