@@ -4,7 +4,7 @@
 
 GO        ?= go
 BIN       := bin
-COMMANDS  := bsub bjobs bkill bstop bresume bqueues bhosts bhist bpeek lsid lshosts lsload busers bacct badmin bapp bswitch brequeue btop bbot bwait bparams bugroup bmgroup bmod bjgroup lsadmin lsinfo blaunch blimits brsvadd brsvdel brsvs brsvjob brsvmod
+COMMANDS  := bsub bjobs bkill bstop bresume bqueues bhosts bhist bpeek lsid lshosts lsload busers bacct badmin bapp bswitch brequeue btop bbot bwait bparams bugroup bmgroup bmod bjgroup lsadmin lsinfo blaunch blimits brsvadd brsvdel brsvs brsvjob brsvmod bgadd bgdel bgmod
 TOOLS     := $(CURDIR)/.tools
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -50,7 +50,7 @@ lint:
 
 bench: build
 	$(GO) test -run XXX -bench . -benchtime 1x ./tests/ -timeout 45m -args -bench-report
-	$(GO) test -run '^$$' -bench 'SimulatedRun|Cycle100Buckets|Cycle1000Buckets|PlacementsPerSecond|Growth|PreemptCycle|CUCycle|InstancesCycle' -benchtime 3x ./lib/sched/
+	$(GO) test -run '^$$' -bench 'SimulatedRun|Cycle100Buckets|Cycle1000Buckets|PlacementsPerSecond|Growth|PreemptCycle|CUCycle|InstancesCycle|JobGroupCycle' -benchtime 3x ./lib/sched/
 	$(GO) test -run '^$$' -bench 'JobMemory' -benchtime 1x ./lib/controller/
 	$(GO) test -run '^$$' -bench 'DispatchPace' -benchtime 1x ./lib/controller/
 	$(GO) test -run '^$$' -bench 'Restart' -benchtime 3x ./lib/controller/

@@ -1002,6 +1002,63 @@ func (ReservationRequest_HostOp) EnumDescriptor() ([]byte, []int) {
 	return file_api_proto_rawDescGZIP(), []int{73, 1}
 }
 
+type JobGroupRequest_Op int32
+
+const (
+	JobGroupRequest_LIST   JobGroupRequest_Op = 0
+	JobGroupRequest_ADD    JobGroupRequest_Op = 1
+	JobGroupRequest_DELETE JobGroupRequest_Op = 2
+	JobGroupRequest_MODIFY JobGroupRequest_Op = 3
+)
+
+// Enum value maps for JobGroupRequest_Op.
+var (
+	JobGroupRequest_Op_name = map[int32]string{
+		0: "LIST",
+		1: "ADD",
+		2: "DELETE",
+		3: "MODIFY",
+	}
+	JobGroupRequest_Op_value = map[string]int32{
+		"LIST":   0,
+		"ADD":    1,
+		"DELETE": 2,
+		"MODIFY": 3,
+	}
+)
+
+func (x JobGroupRequest_Op) Enum() *JobGroupRequest_Op {
+	p := new(JobGroupRequest_Op)
+	*p = x
+	return p
+}
+
+func (x JobGroupRequest_Op) String() string {
+	if name, ok := JobGroupRequest_Op_name[int32(x)]; ok {
+		return name
+	}
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (JobGroupRequest_Op) Descriptor() protoreflect.EnumDescriptor {
+	file_api_proto_init()
+	return file_api_proto_enumTypes[14].Descriptor()
+}
+
+func (JobGroupRequest_Op) Type() protoreflect.EnumType {
+	file_api_proto_init()
+	return &file_api_proto_enumTypes[14]
+}
+
+func (x JobGroupRequest_Op) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use JobGroupRequest_Op.Descriptor instead.
+func (JobGroupRequest_Op) EnumDescriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{79, 0}
+}
+
 type JobSpec struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The job command line as LSF shows it (words joined by spaces), or, for a
@@ -9156,6 +9213,284 @@ func (x *InstanceAlloc) GetNames() []string {
 	return nil
 }
 
+// JobGroupInfo is one job group (bgadd, or implicit: bsub -g to a group
+// that did not exist).
+type JobGroupInfo struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Path     string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`          // "/a/b"
+	Limited  bool                   `protobuf:"varint,2,opt,name=limited,proto3" json:"limited,omitempty"`   // -L given
+	Limit    int32                  `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`       // -L: the most started jobs of the group and below
+	Owner    string                 `protobuf:"bytes,4,opt,name=owner,proto3" json:"owner,omitempty"`        // who created it
+	Implicit bool                   `protobuf:"varint,5,opt,name=implicit,proto3" json:"implicit,omitempty"` // made by bsub -g, not bgadd
+	Created  int64                  `protobuf:"varint,6,opt,name=created,proto3" json:"created,omitempty"`   // Unix seconds
+	// bjgroup's counts: the jobs of the group and its subgroups by state.
+	Njobs         int32 `protobuf:"varint,7,opt,name=njobs,proto3" json:"njobs,omitempty"`
+	Pend          int32 `protobuf:"varint,8,opt,name=pend,proto3" json:"pend,omitempty"`
+	Run           int32 `protobuf:"varint,9,opt,name=run,proto3" json:"run,omitempty"`
+	Ssusp         int32 `protobuf:"varint,10,opt,name=ssusp,proto3" json:"ssusp,omitempty"`
+	Ususp         int32 `protobuf:"varint,11,opt,name=ususp,proto3" json:"ususp,omitempty"`
+	Finish        int32 `protobuf:"varint,12,opt,name=finish,proto3" json:"finish,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobGroupInfo) Reset() {
+	*x = JobGroupInfo{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobGroupInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobGroupInfo) ProtoMessage() {}
+
+func (x *JobGroupInfo) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobGroupInfo.ProtoReflect.Descriptor instead.
+func (*JobGroupInfo) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{78}
+}
+
+func (x *JobGroupInfo) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *JobGroupInfo) GetLimited() bool {
+	if x != nil {
+		return x.Limited
+	}
+	return false
+}
+
+func (x *JobGroupInfo) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *JobGroupInfo) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *JobGroupInfo) GetImplicit() bool {
+	if x != nil {
+		return x.Implicit
+	}
+	return false
+}
+
+func (x *JobGroupInfo) GetCreated() int64 {
+	if x != nil {
+		return x.Created
+	}
+	return 0
+}
+
+func (x *JobGroupInfo) GetNjobs() int32 {
+	if x != nil {
+		return x.Njobs
+	}
+	return 0
+}
+
+func (x *JobGroupInfo) GetPend() int32 {
+	if x != nil {
+		return x.Pend
+	}
+	return 0
+}
+
+func (x *JobGroupInfo) GetRun() int32 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
+func (x *JobGroupInfo) GetSsusp() int32 {
+	if x != nil {
+		return x.Ssusp
+	}
+	return 0
+}
+
+func (x *JobGroupInfo) GetUsusp() int32 {
+	if x != nil {
+		return x.Ususp
+	}
+	return 0
+}
+
+func (x *JobGroupInfo) GetFinish() int32 {
+	if x != nil {
+		return x.Finish
+	}
+	return 0
+}
+
+// JobGroupRequest is bgadd, bgdel, bgmod and bjgroup's list.
+type JobGroupRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Op            JobGroupRequest_Op     `protobuf:"varint,1,opt,name=op,proto3,enum=xce.api.v1.JobGroupRequest_Op" json:"op,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Limited       bool                   `protobuf:"varint,3,opt,name=limited,proto3" json:"limited,omitempty"` // ADD, MODIFY: -L limit; MODIFY without it: -Ln
+	Limit         int32                  `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	User          string                 `protobuf:"bytes,5,opt,name=user,proto3" json:"user,omitempty"` // DELETE: -u user or "all" (empty groups of the user)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobGroupRequest) Reset() {
+	*x = JobGroupRequest{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobGroupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobGroupRequest) ProtoMessage() {}
+
+func (x *JobGroupRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobGroupRequest.ProtoReflect.Descriptor instead.
+func (*JobGroupRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *JobGroupRequest) GetOp() JobGroupRequest_Op {
+	if x != nil {
+		return x.Op
+	}
+	return JobGroupRequest_LIST
+}
+
+func (x *JobGroupRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *JobGroupRequest) GetLimited() bool {
+	if x != nil {
+		return x.Limited
+	}
+	return false
+}
+
+func (x *JobGroupRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *JobGroupRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+type JobGroupReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Groups        []*JobGroupInfo        `protobuf:"bytes,1,rep,name=groups,proto3" json:"groups,omitempty"`
+	Errors        []string               `protobuf:"bytes,2,rep,name=errors,proto3" json:"errors,omitempty"`
+	Messages      []string               `protobuf:"bytes,3,rep,name=messages,proto3" json:"messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobGroupReply) Reset() {
+	*x = JobGroupReply{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobGroupReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobGroupReply) ProtoMessage() {}
+
+func (x *JobGroupReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobGroupReply.ProtoReflect.Descriptor instead.
+func (*JobGroupReply) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *JobGroupReply) GetGroups() []*JobGroupInfo {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *JobGroupReply) GetErrors() []string {
+	if x != nil {
+		return x.Errors
+	}
+	return nil
+}
+
+func (x *JobGroupReply) GetMessages() []string {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
 var File_api_proto protoreflect.FileDescriptor
 
 const file_api_proto_rawDesc = "" +
@@ -10096,7 +10431,38 @@ const file_api_proto_rawDesc = "" +
 	"\ftime_windows\x18\x04 \x03(\tR\vtimeWindows\"A\n" +
 	"\rInstanceAlloc\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12\x14\n" +
-	"\x05names\x18\x02 \x03(\tR\x05names*t\n" +
+	"\x05names\x18\x02 \x03(\tR\x05names\"\x9e\x02\n" +
+	"\fJobGroupInfo\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
+	"\alimited\x18\x02 \x01(\bR\alimited\x12\x14\n" +
+	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x14\n" +
+	"\x05owner\x18\x04 \x01(\tR\x05owner\x12\x1a\n" +
+	"\bimplicit\x18\x05 \x01(\bR\bimplicit\x12\x18\n" +
+	"\acreated\x18\x06 \x01(\x03R\acreated\x12\x14\n" +
+	"\x05njobs\x18\a \x01(\x05R\x05njobs\x12\x12\n" +
+	"\x04pend\x18\b \x01(\x05R\x04pend\x12\x10\n" +
+	"\x03run\x18\t \x01(\x05R\x03run\x12\x14\n" +
+	"\x05ssusp\x18\n" +
+	" \x01(\x05R\x05ssusp\x12\x14\n" +
+	"\x05ususp\x18\v \x01(\x05R\x05ususp\x12\x16\n" +
+	"\x06finish\x18\f \x01(\x05R\x06finish\"\xca\x01\n" +
+	"\x0fJobGroupRequest\x12.\n" +
+	"\x02op\x18\x01 \x01(\x0e2\x1e.xce.api.v1.JobGroupRequest.OpR\x02op\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
+	"\alimited\x18\x03 \x01(\bR\alimited\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\x05R\x05limit\x12\x12\n" +
+	"\x04user\x18\x05 \x01(\tR\x04user\"/\n" +
+	"\x02Op\x12\b\n" +
+	"\x04LIST\x10\x00\x12\a\n" +
+	"\x03ADD\x10\x01\x12\n" +
+	"\n" +
+	"\x06DELETE\x10\x02\x12\n" +
+	"\n" +
+	"\x06MODIFY\x10\x03\"u\n" +
+	"\rJobGroupReply\x120\n" +
+	"\x06groups\x18\x01 \x03(\v2\x18.xce.api.v1.JobGroupInfoR\x06groups\x12\x16\n" +
+	"\x06errors\x18\x02 \x03(\tR\x06errors\x12\x1a\n" +
+	"\bmessages\x18\x03 \x03(\tR\bmessages*t\n" +
 	"\bJobState\x12\x15\n" +
 	"\x11STATE_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04PEND\x10\x01\x12\t\n" +
@@ -10186,8 +10552,8 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 88)
+var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 15)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 91)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),                  // 0: xce.api.v1.JobState
 	(TermReason)(0),                // 1: xce.api.v1.TermReason
@@ -10203,207 +10569,213 @@ var file_api_proto_goTypes = []any{
 	(PerfmonRequest_Op)(0),         // 11: xce.api.v1.PerfmonRequest.Op
 	(ReservationRequest_Op)(0),     // 12: xce.api.v1.ReservationRequest.Op
 	(ReservationRequest_HostOp)(0), // 13: xce.api.v1.ReservationRequest.HostOp
-	(*JobSpec)(nil),                // 14: xce.api.v1.JobSpec
-	(*PendLimit)(nil),              // 15: xce.api.v1.PendLimit
-	(*HostSlots)(nil),              // 16: xce.api.v1.HostSlots
-	(*ResourceUsage)(nil),          // 17: xce.api.v1.ResourceUsage
-	(*Job)(nil),                    // 18: xce.api.v1.Job
-	(*Event)(nil),                  // 19: xce.api.v1.Event
-	(*Host)(nil),                   // 20: xce.api.v1.Host
-	(*GpuDevice)(nil),              // 21: xce.api.v1.GpuDevice
-	(*Queue)(nil),                  // 22: xce.api.v1.Queue
-	(*ShareAccount)(nil),           // 23: xce.api.v1.ShareAccount
-	(*SharedResource)(nil),         // 24: xce.api.v1.SharedResource
-	(*QueueState)(nil),             // 25: xce.api.v1.QueueState
-	(*App)(nil),                    // 26: xce.api.v1.App
-	(*JobRef)(nil),                 // 27: xce.api.v1.JobRef
-	(*SubmitRequest)(nil),          // 28: xce.api.v1.SubmitRequest
-	(*SubmitReply)(nil),            // 29: xce.api.v1.SubmitReply
-	(*SubmitPackRequest)(nil),      // 30: xce.api.v1.SubmitPackRequest
-	(*SubmitPackReply)(nil),        // 31: xce.api.v1.SubmitPackReply
-	(*SubmitResult)(nil),           // 32: xce.api.v1.SubmitResult
-	(*QueryRequest)(nil),           // 33: xce.api.v1.QueryRequest
-	(*QueryReply)(nil),             // 34: xce.api.v1.QueryReply
-	(*QueryReplyEncoded)(nil),      // 35: xce.api.v1.QueryReplyEncoded
-	(*EncodedSpec)(nil),            // 36: xce.api.v1.EncodedSpec
-	(*SignalRequest)(nil),          // 37: xce.api.v1.SignalRequest
-	(*SignalResult)(nil),           // 38: xce.api.v1.SignalResult
-	(*SignalReply)(nil),            // 39: xce.api.v1.SignalReply
-	(*WatchRequest)(nil),           // 40: xce.api.v1.WatchRequest
-	(*WatchEvent)(nil),             // 41: xce.api.v1.WatchEvent
-	(*ListQueuesRequest)(nil),      // 42: xce.api.v1.ListQueuesRequest
-	(*ListQueuesReply)(nil),        // 43: xce.api.v1.ListQueuesReply
-	(*ListAppsRequest)(nil),        // 44: xce.api.v1.ListAppsRequest
-	(*ListAppsReply)(nil),          // 45: xce.api.v1.ListAppsReply
-	(*LimitConfig)(nil),            // 46: xce.api.v1.LimitConfig
-	(*LimitUsage)(nil),             // 47: xce.api.v1.LimitUsage
-	(*LimitAmount)(nil),            // 48: xce.api.v1.LimitAmount
-	(*LimitsRequest)(nil),          // 49: xce.api.v1.LimitsRequest
-	(*LimitsReply)(nil),            // 50: xce.api.v1.LimitsReply
-	(*ControlRequest)(nil),         // 51: xce.api.v1.ControlRequest
-	(*ControlResult)(nil),          // 52: xce.api.v1.ControlResult
-	(*ControlReply)(nil),           // 53: xce.api.v1.ControlReply
-	(*ModifyRequest)(nil),          // 54: xce.api.v1.ModifyRequest
-	(*ModifyReply)(nil),            // 55: xce.api.v1.ModifyReply
-	(*DependencyRequest)(nil),      // 56: xce.api.v1.DependencyRequest
-	(*DependencyReply)(nil),        // 57: xce.api.v1.DependencyReply
-	(*ReconfigRequest)(nil),        // 58: xce.api.v1.ReconfigRequest
-	(*PerfmonRequest)(nil),         // 59: xce.api.v1.PerfmonRequest
-	(*PerfmonRow)(nil),             // 60: xce.api.v1.PerfmonRow
-	(*PerfmonReply)(nil),           // 61: xce.api.v1.PerfmonReply
-	(*ReconfigReply)(nil),          // 62: xce.api.v1.ReconfigReply
-	(*ListHostsRequest)(nil),       // 63: xce.api.v1.ListHostsRequest
-	(*ListHostsReply)(nil),         // 64: xce.api.v1.ListHostsReply
-	(*EventsRequest)(nil),          // 65: xce.api.v1.EventsRequest
-	(*EventsReply)(nil),            // 66: xce.api.v1.EventsReply
-	(*ClusterInfoRequest)(nil),     // 67: xce.api.v1.ClusterInfoRequest
-	(*ClusterInfo)(nil),            // 68: xce.api.v1.ClusterInfo
-	(*Candidate)(nil),              // 69: xce.api.v1.Candidate
-	(*ResourceInfo)(nil),           // 70: xce.api.v1.ResourceInfo
-	(*Parameter)(nil),              // 71: xce.api.v1.Parameter
-	(*Group)(nil),                  // 72: xce.api.v1.Group
-	(*Launch)(nil),                 // 73: xce.api.v1.Launch
-	(*Containment)(nil),            // 74: xce.api.v1.Containment
-	(*TimeRange)(nil),              // 75: xce.api.v1.TimeRange
-	(*AcctRequest)(nil),            // 76: xce.api.v1.AcctRequest
-	(*AcctReply)(nil),              // 77: xce.api.v1.AcctReply
-	(*RCInstance)(nil),             // 78: xce.api.v1.RCInstance
-	(*RCRequest)(nil),              // 79: xce.api.v1.RCRequest
-	(*RCTemplateView)(nil),         // 80: xce.api.v1.RCTemplateView
-	(*RCError)(nil),                // 81: xce.api.v1.RCError
-	(*SupplyView)(nil),             // 82: xce.api.v1.SupplyView
-	(*ComputeUnit)(nil),            // 83: xce.api.v1.ComputeUnit
-	(*Reservation)(nil),            // 84: xce.api.v1.Reservation
-	(*RsvHost)(nil),                // 85: xce.api.v1.RsvHost
-	(*RsvJob)(nil),                 // 86: xce.api.v1.RsvJob
-	(*ReservationRequest)(nil),     // 87: xce.api.v1.ReservationRequest
-	(*ReservationReply)(nil),       // 88: xce.api.v1.ReservationReply
-	(*RsvPlanner)(nil),             // 89: xce.api.v1.RsvPlanner
-	(*RsvPolicy)(nil),              // 90: xce.api.v1.RsvPolicy
-	(*InstanceAlloc)(nil),          // 91: xce.api.v1.InstanceAlloc
-	nil,                            // 92: xce.api.v1.JobSpec.OriginEntry
-	nil,                            // 93: xce.api.v1.Host.ReservedEntry
-	nil,                            // 94: xce.api.v1.Host.ElimValuesEntry
-	nil,                            // 95: xce.api.v1.Queue.UserSharesEntry
-	nil,                            // 96: xce.api.v1.Queue.UserPriorityEntry
-	nil,                            // 97: xce.api.v1.App.EnvEntry
-	nil,                            // 98: xce.api.v1.QueryReply.SpecsEntry
-	nil,                            // 99: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                            // 100: xce.api.v1.LimitConfig.ResourcesEntry
-	nil,                            // 101: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(JobGroupRequest_Op)(0),        // 14: xce.api.v1.JobGroupRequest.Op
+	(*JobSpec)(nil),                // 15: xce.api.v1.JobSpec
+	(*PendLimit)(nil),              // 16: xce.api.v1.PendLimit
+	(*HostSlots)(nil),              // 17: xce.api.v1.HostSlots
+	(*ResourceUsage)(nil),          // 18: xce.api.v1.ResourceUsage
+	(*Job)(nil),                    // 19: xce.api.v1.Job
+	(*Event)(nil),                  // 20: xce.api.v1.Event
+	(*Host)(nil),                   // 21: xce.api.v1.Host
+	(*GpuDevice)(nil),              // 22: xce.api.v1.GpuDevice
+	(*Queue)(nil),                  // 23: xce.api.v1.Queue
+	(*ShareAccount)(nil),           // 24: xce.api.v1.ShareAccount
+	(*SharedResource)(nil),         // 25: xce.api.v1.SharedResource
+	(*QueueState)(nil),             // 26: xce.api.v1.QueueState
+	(*App)(nil),                    // 27: xce.api.v1.App
+	(*JobRef)(nil),                 // 28: xce.api.v1.JobRef
+	(*SubmitRequest)(nil),          // 29: xce.api.v1.SubmitRequest
+	(*SubmitReply)(nil),            // 30: xce.api.v1.SubmitReply
+	(*SubmitPackRequest)(nil),      // 31: xce.api.v1.SubmitPackRequest
+	(*SubmitPackReply)(nil),        // 32: xce.api.v1.SubmitPackReply
+	(*SubmitResult)(nil),           // 33: xce.api.v1.SubmitResult
+	(*QueryRequest)(nil),           // 34: xce.api.v1.QueryRequest
+	(*QueryReply)(nil),             // 35: xce.api.v1.QueryReply
+	(*QueryReplyEncoded)(nil),      // 36: xce.api.v1.QueryReplyEncoded
+	(*EncodedSpec)(nil),            // 37: xce.api.v1.EncodedSpec
+	(*SignalRequest)(nil),          // 38: xce.api.v1.SignalRequest
+	(*SignalResult)(nil),           // 39: xce.api.v1.SignalResult
+	(*SignalReply)(nil),            // 40: xce.api.v1.SignalReply
+	(*WatchRequest)(nil),           // 41: xce.api.v1.WatchRequest
+	(*WatchEvent)(nil),             // 42: xce.api.v1.WatchEvent
+	(*ListQueuesRequest)(nil),      // 43: xce.api.v1.ListQueuesRequest
+	(*ListQueuesReply)(nil),        // 44: xce.api.v1.ListQueuesReply
+	(*ListAppsRequest)(nil),        // 45: xce.api.v1.ListAppsRequest
+	(*ListAppsReply)(nil),          // 46: xce.api.v1.ListAppsReply
+	(*LimitConfig)(nil),            // 47: xce.api.v1.LimitConfig
+	(*LimitUsage)(nil),             // 48: xce.api.v1.LimitUsage
+	(*LimitAmount)(nil),            // 49: xce.api.v1.LimitAmount
+	(*LimitsRequest)(nil),          // 50: xce.api.v1.LimitsRequest
+	(*LimitsReply)(nil),            // 51: xce.api.v1.LimitsReply
+	(*ControlRequest)(nil),         // 52: xce.api.v1.ControlRequest
+	(*ControlResult)(nil),          // 53: xce.api.v1.ControlResult
+	(*ControlReply)(nil),           // 54: xce.api.v1.ControlReply
+	(*ModifyRequest)(nil),          // 55: xce.api.v1.ModifyRequest
+	(*ModifyReply)(nil),            // 56: xce.api.v1.ModifyReply
+	(*DependencyRequest)(nil),      // 57: xce.api.v1.DependencyRequest
+	(*DependencyReply)(nil),        // 58: xce.api.v1.DependencyReply
+	(*ReconfigRequest)(nil),        // 59: xce.api.v1.ReconfigRequest
+	(*PerfmonRequest)(nil),         // 60: xce.api.v1.PerfmonRequest
+	(*PerfmonRow)(nil),             // 61: xce.api.v1.PerfmonRow
+	(*PerfmonReply)(nil),           // 62: xce.api.v1.PerfmonReply
+	(*ReconfigReply)(nil),          // 63: xce.api.v1.ReconfigReply
+	(*ListHostsRequest)(nil),       // 64: xce.api.v1.ListHostsRequest
+	(*ListHostsReply)(nil),         // 65: xce.api.v1.ListHostsReply
+	(*EventsRequest)(nil),          // 66: xce.api.v1.EventsRequest
+	(*EventsReply)(nil),            // 67: xce.api.v1.EventsReply
+	(*ClusterInfoRequest)(nil),     // 68: xce.api.v1.ClusterInfoRequest
+	(*ClusterInfo)(nil),            // 69: xce.api.v1.ClusterInfo
+	(*Candidate)(nil),              // 70: xce.api.v1.Candidate
+	(*ResourceInfo)(nil),           // 71: xce.api.v1.ResourceInfo
+	(*Parameter)(nil),              // 72: xce.api.v1.Parameter
+	(*Group)(nil),                  // 73: xce.api.v1.Group
+	(*Launch)(nil),                 // 74: xce.api.v1.Launch
+	(*Containment)(nil),            // 75: xce.api.v1.Containment
+	(*TimeRange)(nil),              // 76: xce.api.v1.TimeRange
+	(*AcctRequest)(nil),            // 77: xce.api.v1.AcctRequest
+	(*AcctReply)(nil),              // 78: xce.api.v1.AcctReply
+	(*RCInstance)(nil),             // 79: xce.api.v1.RCInstance
+	(*RCRequest)(nil),              // 80: xce.api.v1.RCRequest
+	(*RCTemplateView)(nil),         // 81: xce.api.v1.RCTemplateView
+	(*RCError)(nil),                // 82: xce.api.v1.RCError
+	(*SupplyView)(nil),             // 83: xce.api.v1.SupplyView
+	(*ComputeUnit)(nil),            // 84: xce.api.v1.ComputeUnit
+	(*Reservation)(nil),            // 85: xce.api.v1.Reservation
+	(*RsvHost)(nil),                // 86: xce.api.v1.RsvHost
+	(*RsvJob)(nil),                 // 87: xce.api.v1.RsvJob
+	(*ReservationRequest)(nil),     // 88: xce.api.v1.ReservationRequest
+	(*ReservationReply)(nil),       // 89: xce.api.v1.ReservationReply
+	(*RsvPlanner)(nil),             // 90: xce.api.v1.RsvPlanner
+	(*RsvPolicy)(nil),              // 91: xce.api.v1.RsvPolicy
+	(*InstanceAlloc)(nil),          // 92: xce.api.v1.InstanceAlloc
+	(*JobGroupInfo)(nil),           // 93: xce.api.v1.JobGroupInfo
+	(*JobGroupRequest)(nil),        // 94: xce.api.v1.JobGroupRequest
+	(*JobGroupReply)(nil),          // 95: xce.api.v1.JobGroupReply
+	nil,                            // 96: xce.api.v1.JobSpec.OriginEntry
+	nil,                            // 97: xce.api.v1.Host.ReservedEntry
+	nil,                            // 98: xce.api.v1.Host.ElimValuesEntry
+	nil,                            // 99: xce.api.v1.Queue.UserSharesEntry
+	nil,                            // 100: xce.api.v1.Queue.UserPriorityEntry
+	nil,                            // 101: xce.api.v1.App.EnvEntry
+	nil,                            // 102: xce.api.v1.QueryReply.SpecsEntry
+	nil,                            // 103: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                            // 104: xce.api.v1.LimitConfig.ResourcesEntry
+	nil,                            // 105: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,   // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
-	92,  // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
-	15,  // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
+	96,  // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	16,  // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	5,   // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
-	74,  // 4: xce.api.v1.HostSlots.containment:type_name -> xce.api.v1.Containment
-	91,  // 5: xce.api.v1.HostSlots.instances:type_name -> xce.api.v1.InstanceAlloc
-	14,  // 6: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
-	14,  // 7: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
+	75,  // 4: xce.api.v1.HostSlots.containment:type_name -> xce.api.v1.Containment
+	92,  // 5: xce.api.v1.HostSlots.instances:type_name -> xce.api.v1.InstanceAlloc
+	15,  // 6: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
+	15,  // 7: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
 	0,   // 8: xce.api.v1.Job.state:type_name -> xce.api.v1.JobState
-	16,  // 9: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
+	17,  // 9: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
 	1,   // 10: xce.api.v1.Job.term_reason:type_name -> xce.api.v1.TermReason
-	17,  // 11: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
+	18,  // 11: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
 	0,   // 12: xce.api.v1.Job.prev_state:type_name -> xce.api.v1.JobState
 	3,   // 13: xce.api.v1.Event.type:type_name -> xce.api.v1.EventType
 	0,   // 14: xce.api.v1.Event.state:type_name -> xce.api.v1.JobState
-	16,  // 15: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
+	17,  // 15: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
 	1,   // 16: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
-	17,  // 17: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
+	18,  // 17: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	4,   // 18: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	93,  // 19: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
-	21,  // 20: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
-	94,  // 21: xce.api.v1.Host.elim_values:type_name -> xce.api.v1.Host.ElimValuesEntry
-	95,  // 22: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	96,  // 23: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
-	23,  // 24: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	97,  // 25: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
-	14,  // 26: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
-	14,  // 27: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
-	32,  // 28: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
-	29,  // 29: xce.api.v1.SubmitResult.reply:type_name -> xce.api.v1.SubmitReply
+	97,  // 19: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	22,  // 20: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
+	98,  // 21: xce.api.v1.Host.elim_values:type_name -> xce.api.v1.Host.ElimValuesEntry
+	99,  // 22: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	100, // 23: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	24,  // 24: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
+	101, // 25: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	15,  // 26: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
+	15,  // 27: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
+	33,  // 28: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
+	30,  // 29: xce.api.v1.SubmitResult.reply:type_name -> xce.api.v1.SubmitReply
 	6,   // 30: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
-	27,  // 31: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
+	28,  // 31: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
 	7,   // 32: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
-	18,  // 33: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
-	27,  // 34: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	98,  // 35: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	99,  // 36: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
-	17,  // 37: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
-	18,  // 38: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
-	27,  // 39: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
-	36,  // 40: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
-	36,  // 41: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
-	17,  // 42: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
+	19,  // 33: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
+	28,  // 34: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
+	102, // 35: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	103, // 36: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	18,  // 37: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
+	19,  // 38: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
+	28,  // 39: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
+	37,  // 40: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
+	37,  // 41: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
+	18,  // 42: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
 	8,   // 43: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	27,  // 44: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	28,  // 44: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
 	0,   // 45: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
-	27,  // 46: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	38,  // 47: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	27,  // 48: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	18,  // 49: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	20,  // 50: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	22,  // 51: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	22,  // 52: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	26,  // 53: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	100, // 54: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
-	48,  // 55: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
-	46,  // 56: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
-	47,  // 57: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
+	28,  // 46: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	39,  // 47: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	28,  // 48: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	19,  // 49: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	21,  // 50: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	23,  // 51: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	23,  // 52: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	27,  // 53: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
+	104, // 54: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
+	49,  // 55: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
+	47,  // 56: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
+	48,  // 57: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
 	9,   // 58: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
-	27,  // 59: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
+	28,  // 59: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
 	0,   // 60: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
-	27,  // 61: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
-	52,  // 62: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
-	27,  // 63: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
-	14,  // 64: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
-	52,  // 65: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
+	28,  // 61: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
+	53,  // 62: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
+	28,  // 63: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
+	15,  // 64: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
+	53,  // 65: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
 	10,  // 66: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
 	11,  // 67: xce.api.v1.PerfmonRequest.op:type_name -> xce.api.v1.PerfmonRequest.Op
-	60,  // 68: xce.api.v1.PerfmonReply.rows:type_name -> xce.api.v1.PerfmonRow
-	20,  // 69: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	24,  // 70: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
-	82,  // 71: xce.api.v1.ListHostsReply.supply:type_name -> xce.api.v1.SupplyView
-	83,  // 72: xce.api.v1.ListHostsReply.condensed:type_name -> xce.api.v1.ComputeUnit
-	27,  // 73: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	19,  // 74: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	101, // 75: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	72,  // 76: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
-	72,  // 77: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
-	71,  // 78: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
-	70,  // 79: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
-	69,  // 80: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
-	83,  // 81: xce.api.v1.ClusterInfo.compute_units:type_name -> xce.api.v1.ComputeUnit
-	18,  // 82: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	74,  // 83: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
-	27,  // 84: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
+	61,  // 68: xce.api.v1.PerfmonReply.rows:type_name -> xce.api.v1.PerfmonRow
+	21,  // 69: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	25,  // 70: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
+	83,  // 71: xce.api.v1.ListHostsReply.supply:type_name -> xce.api.v1.SupplyView
+	84,  // 72: xce.api.v1.ListHostsReply.condensed:type_name -> xce.api.v1.ComputeUnit
+	28,  // 73: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	20,  // 74: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	105, // 75: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	73,  // 76: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	73,  // 77: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	72,  // 78: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
+	71,  // 79: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
+	70,  // 80: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
+	84,  // 81: xce.api.v1.ClusterInfo.compute_units:type_name -> xce.api.v1.ComputeUnit
+	19,  // 82: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	75,  // 83: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
+	28,  // 84: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
 	0,   // 85: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
-	75,  // 86: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
-	75,  // 87: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
-	75,  // 88: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
-	18,  // 89: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
-	27,  // 90: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
-	80,  // 91: xce.api.v1.SupplyView.templates:type_name -> xce.api.v1.RCTemplateView
-	78,  // 92: xce.api.v1.SupplyView.instances:type_name -> xce.api.v1.RCInstance
-	79,  // 93: xce.api.v1.SupplyView.requests:type_name -> xce.api.v1.RCRequest
-	81,  // 94: xce.api.v1.SupplyView.errors:type_name -> xce.api.v1.RCError
-	85,  // 95: xce.api.v1.Reservation.hosts:type_name -> xce.api.v1.RsvHost
-	86,  // 96: xce.api.v1.Reservation.jobs:type_name -> xce.api.v1.RsvJob
+	76,  // 86: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
+	76,  // 87: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
+	76,  // 88: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
+	19,  // 89: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
+	28,  // 90: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
+	81,  // 91: xce.api.v1.SupplyView.templates:type_name -> xce.api.v1.RCTemplateView
+	79,  // 92: xce.api.v1.SupplyView.instances:type_name -> xce.api.v1.RCInstance
+	80,  // 93: xce.api.v1.SupplyView.requests:type_name -> xce.api.v1.RCRequest
+	82,  // 94: xce.api.v1.SupplyView.errors:type_name -> xce.api.v1.RCError
+	86,  // 95: xce.api.v1.Reservation.hosts:type_name -> xce.api.v1.RsvHost
+	87,  // 96: xce.api.v1.Reservation.jobs:type_name -> xce.api.v1.RsvJob
 	0,   // 97: xce.api.v1.RsvJob.state:type_name -> xce.api.v1.JobState
 	12,  // 98: xce.api.v1.ReservationRequest.op:type_name -> xce.api.v1.ReservationRequest.Op
-	84,  // 99: xce.api.v1.ReservationRequest.rsv:type_name -> xce.api.v1.Reservation
+	85,  // 99: xce.api.v1.ReservationRequest.rsv:type_name -> xce.api.v1.Reservation
 	13,  // 100: xce.api.v1.ReservationRequest.host_op:type_name -> xce.api.v1.ReservationRequest.HostOp
-	84,  // 101: xce.api.v1.ReservationReply.reservations:type_name -> xce.api.v1.Reservation
-	90,  // 102: xce.api.v1.ReservationReply.policies:type_name -> xce.api.v1.RsvPolicy
-	89,  // 103: xce.api.v1.ReservationReply.planners:type_name -> xce.api.v1.RsvPlanner
-	14,  // 104: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	14,  // 105: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	106, // [106:106] is the sub-list for method output_type
-	106, // [106:106] is the sub-list for method input_type
-	106, // [106:106] is the sub-list for extension type_name
-	106, // [106:106] is the sub-list for extension extendee
-	0,   // [0:106] is the sub-list for field type_name
+	85,  // 101: xce.api.v1.ReservationReply.reservations:type_name -> xce.api.v1.Reservation
+	91,  // 102: xce.api.v1.ReservationReply.policies:type_name -> xce.api.v1.RsvPolicy
+	90,  // 103: xce.api.v1.ReservationReply.planners:type_name -> xce.api.v1.RsvPlanner
+	14,  // 104: xce.api.v1.JobGroupRequest.op:type_name -> xce.api.v1.JobGroupRequest.Op
+	93,  // 105: xce.api.v1.JobGroupReply.groups:type_name -> xce.api.v1.JobGroupInfo
+	15,  // 106: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	15,  // 107: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	108, // [108:108] is the sub-list for method output_type
+	108, // [108:108] is the sub-list for method input_type
+	108, // [108:108] is the sub-list for extension type_name
+	108, // [108:108] is the sub-list for extension extendee
+	0,   // [0:108] is the sub-list for field type_name
 }
 
 // file_api_proto_once builds the file's descriptors on first use, not at
@@ -10423,8 +10795,8 @@ func file_api_proto_build() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
-			NumEnums:      14,
-			NumMessages:   88,
+			NumEnums:      15,
+			NumMessages:   91,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

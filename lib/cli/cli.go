@@ -133,6 +133,9 @@ var commands = map[string]func([]string) int{
 	"brsvs":    brsvs,
 	"brsvjob":  brsvjob,
 	"brsvmod":  brsvmod,
+	"bgadd":    bgadd,
+	"bgdel":    bgdel,
+	"bgmod":    bgmod,
 }
 
 // lsfArgs rewrites LSF argv into pflag's long form (-app X → --app=X,

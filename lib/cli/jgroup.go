@@ -8,10 +8,10 @@ import (
 	"xce/lib/lsfout"
 )
 
-// bjgroup shows the job groups the controller's jobs name (XCE's groups
-// are implicit: bsub -g creates them, and one lasts while a job in it or
-// below it is known), with each group's jobs, its subgroups' included, by
-// state. -s lists each group followed by its subgroups; a group named
+// bjgroup shows the job groups, those bgadd made and those the
+// controller's jobs name (bsub -g makes them implicitly, and one lasts
+// while a job in it or below it is known), with each group's jobs, its
+// subgroups' included, by state, and its limit. -s lists each group followed by its subgroups; a group named
 // after -s shows that group and its subgroups, or, with a trailing "/",
 // that group alone.
 func bjgroup(args []string) int {
@@ -34,12 +34,12 @@ func bjgroup(args []string) int {
 		return 255
 	}
 	defer done()
-	res, err := c.Query(cx, &api.QueryRequest{User: "all", Scope: api.QueryRequest_ALL})
+	res, err := c.JobGroups(cx, &api.JobGroupRequest{Op: api.JobGroupRequest_LIST})
 	if err != nil {
 		fmt.Fprintln(sys.stderr, rpcError(c, err))
 		return 255
 	}
-	groups := lsfout.CountJobGroups(res.Jobs)
+	groups := lsfout.JobGroupRows(res.Groups)
 	if hier {
 		lsfout.HierarchyOrder(groups)
 	}

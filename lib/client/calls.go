@@ -75,6 +75,10 @@ func (c *Client) Reservations(ctx context.Context, in *api.ReservationRequest) (
 	return unary[api.ReservationReply](ctx, c, "Reservations", in)
 }
 
+func (c *Client) JobGroups(ctx context.Context, in *api.JobGroupRequest) (*api.JobGroupReply, error) {
+	return unary[api.JobGroupReply](ctx, c, "JobGroups", in)
+}
+
 func (c *Client) Reconfig(ctx context.Context, in *api.ReconfigRequest) (*api.ReconfigReply, error) {
 	return unary[api.ReconfigReply](ctx, c, "Reconfig", in)
 }

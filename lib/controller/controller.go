@@ -179,6 +179,7 @@ type Controller struct {
 	// (drain.go).
 	drainedHosts, decommissioned map[string]bool
 	rsvs                         map[string]*api.Reservation // advance reservations by ID (resv.go)
+	jgroups                      jobGroups                   // explicit job groups (jobgroup.go)
 	// stale: instances a returning worker still ran of jobs that are no
 	// longer its own (rerun elsewhere, or ended), by host, until their end
 	// is reported: the job is not placed there meanwhile, and that end
@@ -301,6 +302,9 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 		return nil, err
 	}
 	if err := c.restoreRsvs(); err != nil {
+		return nil, err
+	}
+	if err := c.restoreJobGroups(); err != nil {
 		return nil, err
 	}
 	if err := c.restore(); err != nil {

@@ -256,6 +256,7 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 			c.parsedReq(r), local, hosts, time.Unix(0, r.job.SubmitTime)))
 	}
 	c.snapRsvs(snap, now)
+	c.snapJobGroups(snap)
 	return snap
 }
 

@@ -257,6 +257,15 @@ func (s *Service) Reservations(ctx context.Context, req *api.ReservationRequest)
 	return s.c.Reservations(who, req), nil
 }
 
+// JobGroups is bgadd, bgdel, bgmod and bjgroup (jobgroup.go).
+func (s *Service) JobGroups(ctx context.Context, req *api.JobGroupRequest) (*api.JobGroupReply, error) {
+	who, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.c.JobGroups(who, req), nil
+}
+
 func (s *Service) Reconfig(ctx context.Context, req *api.ReconfigRequest) (*api.ReconfigReply, error) {
 	who, err := caller(ctx)
 	if err != nil {

@@ -17,7 +17,8 @@ type JobGroup struct {
 	Name                                   string
 	NJobs, Pend, Run, Ssusp, Ususp, Finish int
 	Started                                int    // RUN, SSUSP and USUSP jobs: JLIMIT's first half
-	Owner                                  string // who submitted the group's earliest job
+	Owner                                  string // who made the group, or submitted its earliest job
+	Limit                                  int    // -L: JLIMIT's second half; -1: none
 }
 
 // CountJobGroups gathers the job groups the jobs name, and every group
@@ -35,7 +36,7 @@ func CountJobGroups(jobs []*api.Job) []JobGroup {
 		for p := g; p != ""; p = parentGroup(p) {
 			row := by[p]
 			if row == nil {
-				row = &JobGroup{Name: p}
+				row = &JobGroup{Name: p, Limit: -1}
 				by[p] = row
 			}
 			row.NJobs++
@@ -94,15 +95,42 @@ func HierarchyOrder(groups []JobGroup) {
 
 // WriteJobGroups prints bjgroup's table with the columns of IBM's example:
 // GROUP_NAME NJOBS PEND RUN SSUSP USUSP FINISH SLA JLIMIT OWNER. SLA is
-// "()" (no service classes) and JLIMIT "started/-" (no group limits). The
-// column widths are XCE's (IBM's examples differ between themselves).
+// "()" (no service classes) and JLIMIT "started/limit", "started/-" for a
+// group without a limit. The column widths are XCE's (IBM's examples
+// differ between themselves).
 func WriteJobGroups(w io.Writer, groups []JobGroup) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%-18s %-7s %-7s %-6s %-6s %-6s %-7s %-5s %7s  %s\n",
 		"GROUP_NAME", "NJOBS", "PEND", "RUN", "SSUSP", "USUSP", "FINISH", "SLA", "JLIMIT", "OWNER")
 	for _, g := range groups {
+		limit := "-"
+		if g.Limit >= 0 {
+			limit = fmt.Sprint(g.Limit)
+		}
 		fmt.Fprintf(&b, "%-18s %-7d %-7d %-6d %-6d %-6d %-7d %-5s %7s  %s\n",
-			g.Name, g.NJobs, g.Pend, g.Run, g.Ssusp, g.Ususp, g.Finish, "()", fmt.Sprintf("%d/-", g.Started), g.Owner)
+			g.Name, g.NJobs, g.Pend, g.Run, g.Ssusp, g.Ususp, g.Finish, "()", fmt.Sprintf("%d/%s", g.Started, limit), g.Owner)
 	}
 	return flush(w, &b)
+}
+
+// JobGroupRows turns the controller's job groups (bjgroup's request) into
+// bjgroup's lines, in its default order.
+func JobGroupRows(groups []*api.JobGroupInfo) []JobGroup {
+	out := make([]JobGroup, 0, len(groups))
+	for _, g := range groups {
+		row := JobGroup{Name: g.GetPath(), NJobs: int(g.GetNjobs()), Pend: int(g.GetPend()), Run: int(g.GetRun()),
+			Ssusp: int(g.GetSsusp()), Ususp: int(g.GetUsusp()), Finish: int(g.GetFinish()), Owner: g.GetOwner(), Limit: -1}
+		row.Started = row.Run + row.Ssusp + row.Ususp
+		if g.GetLimited() {
+			row.Limit = int(g.GetLimit())
+		}
+		out = append(out, row)
+	}
+	slices.SortFunc(out, func(a, b JobGroup) int {
+		if d := groupDepth(a.Name) - groupDepth(b.Name); d != 0 {
+			return d
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out
 }

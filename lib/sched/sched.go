@@ -110,6 +110,7 @@ type cycle struct {
 	cu  *cuCycle  // compute units (cu.go); nil: none configured
 	adv *advState // advance reservations; nil: none
 	pre *preState // preemption (preempt.go)
+	jg  *jgState  // job group limits (jobgroup.go); nil: none
 }
 
 // cloneVals copies a host's values for this cycle's changes, from the
@@ -383,6 +384,7 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 		c.jobsOf[q] = append(c.jobsOf[q], i)
 	}
 	c.adv = c.newAdv()
+	c.jg = newJobGroups(s)
 	return c
 }
 

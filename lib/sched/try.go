@@ -24,6 +24,10 @@ func (c *cycle) try(j *Job) bool {
 	if c.s.OnlyPlacements && c.cannotFit(j) {
 		return false
 	}
+	if why := c.jg.why(j); why != "" {
+		c.pend(j.Key, []string{why})
+		return false
+	}
 	b := c.bucket(j)
 	d := int64(never)
 	if j.RunLimit > 0 {
@@ -230,6 +234,7 @@ func (c *cycle) commit(b *bucket, j *Job, v *variant, has []HostAlloc, n int) {
 	c.free -= n
 	c.dec.Placements = append(c.dec.Placements, Placement{Job: j.Key, Hosts: has, Slots: n, Alternative: v.alt, Backfill: bf})
 	c.commitCU(v, has)
+	c.jg.start(j)
 }
 
 // reserve computes when and where the job of bucket b can start, from the

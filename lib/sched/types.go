@@ -190,6 +190,9 @@ type Job struct {
 	// may be in Req too: on hosts with devices it is not counted twice.
 	GPU *GPUReq
 	Rsv string // bsub -U: the advance reservation (AdvRsv.ID); "" none
+	// JobGroup is bsub -g's group path ("/a/b"; "" none), for the job
+	// group limits (jobgroup.go).
+	JobGroup string
 }
 
 // HostAlloc is the part of a job on one host.
@@ -233,9 +236,10 @@ type Alloc struct {
 	Hosts                []HostAlloc
 	// CUExcl is the compute unit type whose units the job uses
 	// exclusively (cu[excl]); "" none.
-	CUExcl  string
-	Rsv     string       // the advance reservation it runs in; "" none
-	Preempt AllocPreempt // preemption state (preempt.go)
+	CUExcl   string
+	Rsv      string       // the advance reservation it runs in; "" none
+	Preempt  AllocPreempt // preemption state (preempt.go)
+	JobGroup string       // bsub -g: counts against its groups' limits
 }
 
 // Snapshot is everything one scheduling cycle reads.
@@ -284,6 +288,8 @@ type Snapshot struct {
 	// which jobs joined and left Running since the last cycle. nil:
 	// every running job is charged afresh. The decision is the same.
 	Ledger *Ledger
+	// JobGroupLimits are the job groups' -L limits (jobgroup.go).
+	JobGroupLimits []JobGroupLimit
 }
 
 // Scratch is the memory successive cycles reuse (Snapshot.Scratch). The

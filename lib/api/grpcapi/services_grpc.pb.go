@@ -50,6 +50,7 @@ const (
 	Controller_Credential_FullMethodName   = "/xce.api.v1.Controller/Credential"
 	Controller_Attach_FullMethodName       = "/xce.api.v1.Controller/Attach"
 	Controller_Reservations_FullMethodName = "/xce.api.v1.Controller/Reservations"
+	Controller_JobGroups_FullMethodName    = "/xce.api.v1.Controller/JobGroups"
 )
 
 // ControllerClient is the client API for Controller service.
@@ -99,6 +100,8 @@ type ControllerClient interface {
 	Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[rpc.AttachRequest, rpc.AttachEvent], error)
 	// Advance reservations: brsvadd, brsvs, brsvdel, brsvmod.
 	Reservations(ctx context.Context, in *api.ReservationRequest, opts ...grpc.CallOption) (*api.ReservationReply, error)
+	// Job groups: bgadd, bgdel, bgmod and bjgroup's limits.
+	JobGroups(ctx context.Context, in *api.JobGroupRequest, opts ...grpc.CallOption) (*api.JobGroupReply, error)
 }
 
 type controllerClient struct {
@@ -349,6 +352,16 @@ func (c *controllerClient) Reservations(ctx context.Context, in *api.Reservation
 	return out, nil
 }
 
+func (c *controllerClient) JobGroups(ctx context.Context, in *api.JobGroupRequest, opts ...grpc.CallOption) (*api.JobGroupReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(api.JobGroupReply)
+	err := c.cc.Invoke(ctx, Controller_JobGroups_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControllerServer is the server API for Controller service.
 // All implementations must embed UnimplementedControllerServer
 // for forward compatibility.
@@ -396,6 +409,8 @@ type ControllerServer interface {
 	Attach(grpc.BidiStreamingServer[rpc.AttachRequest, rpc.AttachEvent]) error
 	// Advance reservations: brsvadd, brsvs, brsvdel, brsvmod.
 	Reservations(context.Context, *api.ReservationRequest) (*api.ReservationReply, error)
+	// Job groups: bgadd, bgdel, bgmod and bjgroup's limits.
+	JobGroups(context.Context, *api.JobGroupRequest) (*api.JobGroupReply, error)
 	mustEmbedUnimplementedControllerServer()
 }
 
@@ -468,6 +483,9 @@ func (UnimplementedControllerServer) Attach(grpc.BidiStreamingServer[rpc.AttachR
 }
 func (UnimplementedControllerServer) Reservations(context.Context, *api.ReservationRequest) (*api.ReservationReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Reservations not implemented")
+}
+func (UnimplementedControllerServer) JobGroups(context.Context, *api.JobGroupRequest) (*api.JobGroupReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method JobGroups not implemented")
 }
 func (UnimplementedControllerServer) mustEmbedUnimplementedControllerServer() {}
 func (UnimplementedControllerServer) testEmbeddedByValue()                    {}
@@ -836,6 +854,24 @@ func _Controller_Reservations_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Controller_JobGroups_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(api.JobGroupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControllerServer).JobGroups(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Controller_JobGroups_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControllerServer).JobGroups(ctx, req.(*api.JobGroupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Controller_ServiceDesc is the grpc.ServiceDesc for Controller service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -910,6 +946,10 @@ var Controller_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Reservations",
 			Handler:    _Controller_Reservations_Handler,
+		},
+		{
+			MethodName: "JobGroups",
+			Handler:    _Controller_JobGroups_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

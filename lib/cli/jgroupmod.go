@@ -1,0 +1,132 @@
+package cli
+
+// Job group administration: bgadd, bgdel and bgmod (LSF's). The
+// controller keeps the groups and checks the rules (lib/controller's
+// jobgroup.go); these commands send one request and print its answer.
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"xce/lib/api"
+	"xce/lib/client"
+)
+
+// jgroupCall sends a job group request and prints its messages and
+// errors.
+func jgroupCall(req *api.JobGroupRequest) int {
+	rc := 0
+	if code := fetch(func(c *client.Client, cx context.Context) (*api.JobGroupReply, error) {
+		return c.JobGroups(cx, req)
+	}, func(reply *api.JobGroupReply) error {
+		for _, m := range reply.Messages {
+			fmt.Fprintln(sys.stdout, m)
+		}
+		for _, e := range reply.Errors {
+			fmt.Fprintln(sys.stderr, e)
+		}
+		if len(reply.Errors) > 0 {
+			rc = 255
+		}
+		return nil
+	}); code != 0 {
+		return code
+	}
+	return rc
+}
+
+// groupLimit reads -L's value: 0 to 2147483647.
+func groupLimit(cmd, v string) (int32, bool) {
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 0 {
+		fmt.Fprintf(sys.stderr, "%s: %s: The job group limit must be a number from 0 to 2147483647\n", cmd, v)
+		return 0, false
+	}
+	return int32(n), true
+}
+
+// bgadd creates a job group and its missing parents.
+func bgadd(args []string) int {
+	var limit string
+	var names []string
+	cmd, code := newCommand("bgadd [-L limit] job_group_name", "Create job groups", func(a []string) int {
+		names = a
+		return 0
+	})
+	cmd.Flags().StringVar(&limit, "L", "", "the most started jobs (RUN, SSUSP, USUSP) of the group and its subgroups")
+	if rc, done := execute(cmd, code, args, false); done {
+		return rc
+	}
+	if len(names) != 1 {
+		fmt.Fprintln(sys.stderr, "Usage: "+cmd.Use)
+		return 255
+	}
+	req := &api.JobGroupRequest{Op: api.JobGroupRequest_ADD, Path: names[0]}
+	if cmd.Flags().Changed("L") {
+		n, ok := groupLimit("bgadd", limit)
+		if !ok {
+			return 255
+		}
+		req.Limited, req.Limit = true, n
+	}
+	return jgroupCall(req)
+}
+
+// bgmod changes a job group's limit (-L) or removes it (-Ln).
+func bgmod(args []string) int {
+	var limit string
+	var none bool
+	var names []string
+	cmd, code := newCommand("bgmod [-L limit | -Ln] job_group_name", "Modify job groups", func(a []string) int {
+		names = a
+		return 0
+	})
+	cmd.Flags().StringVar(&limit, "L", "", "the group's new limit of started jobs")
+	cmd.Flags().BoolVar(&none, "Ln", false, "remove the group's limit")
+	if rc, done := execute(cmd, code, args, false); done {
+		return rc
+	}
+	set := cmd.Flags().Changed("L")
+	if len(names) != 1 || set == none {
+		fmt.Fprintln(sys.stderr, "Usage: "+cmd.Use)
+		return 255
+	}
+	req := &api.JobGroupRequest{Op: api.JobGroupRequest_MODIFY, Path: names[0]}
+	if set {
+		n, ok := groupLimit("bgmod", limit)
+		if !ok {
+			return 255
+		}
+		req.Limited, req.Limit = true, n
+	}
+	return jgroupCall(req)
+}
+
+// bgdel deletes a job group and its subgroups once they have no
+// unfinished job; "0" (or no name) deletes the caller's empty groups, and
+// -u user|all another user's or everyone's (administrators).
+func bgdel(args []string) int {
+	var user string
+	var names []string
+	cmd, code := newCommand("bgdel [-u user_name | -u all] job_group_name | 0", "Delete job groups", func(a []string) int {
+		names = a
+		return 0
+	})
+	cmd.Flags().StringVar(&user, "u", "", "with 0 or no group: the empty groups of this user, or of all users")
+	if rc, done := execute(cmd, code, args, false); done {
+		return rc
+	}
+	if len(names) > 1 || len(names) == 0 && user == "" {
+		fmt.Fprintln(sys.stderr, "Usage: "+cmd.Use)
+		return 255
+	}
+	req := &api.JobGroupRequest{Op: api.JobGroupRequest_DELETE, User: user}
+	if len(names) == 1 {
+		req.Path = names[0]
+		if names[0] != "0" {
+			req.User = "" // LSF: -u is ignored with a group name
+		}
+	}
+	return jgroupCall(req)
+}
