@@ -107,7 +107,7 @@ package: build
 	@mkdir -p $(DIST)
 	XCE_BIN=$(BIN) XCE_VERSION=$(VERSION) GOARCH=$$($(GO) env GOARCH) $(GO) run $(NFPM) package --config packaging/nfpm.yaml --packager deb --target $(DIST)/
 	XCE_BIN=$(BIN) XCE_VERSION=$(VERSION) GOARCH=$$($(GO) env GOARCH) $(GO) run $(NFPM) package --config packaging/nfpm.yaml --packager rpm --target $(DIST)/
-	XCE_TEST_PACKAGE=1 $(GO) test -count=1 ./tests/ -run '^TestPackageDeb$$'
+	XCE_TEST_PACKAGE=1 $(GO) test -count=1 ./tests/ -run '^TestPackage(Deb|Rpm)$$'
 
 clean:
 	rm -rf $(BIN) $(DIST)

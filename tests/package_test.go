@@ -27,34 +27,141 @@ func TestPackageDeb(t *testing.T) {
 	if _, err := exec.LookPath("dpkg-deb"); err != nil {
 		t.Skip("dpkg-deb is not installed: the .deb cannot be unpacked here")
 	}
-	repo, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	def, err := os.ReadFile(filepath.Join(repo, "packaging", "nfpm.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Contains(def, []byte("\ndeb:")) {
-		t.Fatal("packaging/nfpm.yaml has a deb: section; this test appends its own")
-	}
-	conf := filepath.Join(tmp, "nfpm.yaml")
-	if err := os.WriteFile(conf, append(def, "\ndeb:\n  compression: none\n"...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	deb := filepath.Join(tmp, "xce.deb")
-	nfpm := exec.Command("go", "run", nfpmModule(t, repo), "package", "--config", conf, "--packager", "deb", "--target", deb)
-	nfpm.Dir = repo
-	nfpm.Env = append(os.Environ(), "XCE_BIN="+binDir, "XCE_VERSION=0.0.0+test", "GOARCH="+runtime.GOARCH)
-	if out, err := nfpm.CombinedOutput(); err != nil {
-		t.Fatalf("nfpm: %v\n%s", err, out)
-	}
+	repo, tmp := packageRepo(t), t.TempDir()
+	deb := buildPackage(t, repo, tmp, "deb", "\ndeb:\n  compression: none\n")
 	root := filepath.Join(tmp, "root")
 	if out, err := exec.Command("dpkg-deb", "-x", deb, root).CombinedOutput(); err != nil {
 		t.Fatalf("dpkg-deb -x: %v\n%s", err, out)
 	}
+	checkPackageTree(t, repo, root)
 
+	// The administrator's files are configuration files: an upgrade keeps
+	// their edits.
+	control := filepath.Join(tmp, "control")
+	if out, err := exec.Command("dpkg-deb", "-e", deb, control).CombinedOutput(); err != nil {
+		t.Fatalf("dpkg-deb -e: %v\n%s", err, out)
+	}
+	conffiles, err := os.ReadFile(filepath.Join(control, "conffiles"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range packageConfFiles {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(f) + `$`).Match(conffiles) {
+			t.Errorf("%s is not a conffile:\n%s", f, conffiles)
+		}
+	}
+}
+
+// TestPackageRpm does for the .rpm what TestPackageDeb does for the .deb:
+// built from the same packaging/nfpm.yaml, unpacked with rpm2cpio and
+// cpio into a scratch root, every file checked there, and the
+// administrator's files marked as configuration files (%config, kept
+// across upgrades) in rpm's own listing. rpm and cpio are installed from
+// the distribution's packages when missing and the test runs as root.
+func TestPackageRpm(t *testing.T) {
+	if os.Getenv("XCE_TEST_PACKAGE") == "" {
+		t.Skip("set XCE_TEST_PACKAGE=1 (make package does) to build and check the .rpm")
+	}
+	needTools(t, map[string]string{"rpm": "rpm", "rpm2cpio": "rpm2cpio", "cpio": "cpio"})
+	repo, tmp := packageRepo(t), t.TempDir()
+	rpm := buildPackage(t, repo, tmp, "rpm", "")
+	root := filepath.Join(tmp, "root")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unpack := exec.Command("sh", "-c", `rpm2cpio "$1" | cpio -idm --quiet`, "sh", rpm)
+	unpack.Dir = root
+	if out, err := unpack.CombinedOutput(); err != nil {
+		t.Fatalf("rpm2cpio | cpio: %v\n%s", err, out)
+	}
+	checkPackageTree(t, repo, root)
+
+	out, err := exec.Command("rpm", "-qp", "--queryformat", `[%{FILEFLAGS:fflags} %{FILENAMES}\n]`, rpm).CombinedOutput()
+	if err != nil {
+		t.Fatalf("rpm -qp: %v\n%s", err, out)
+	}
+	flags := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f, name, ok := strings.Cut(line, " "); ok {
+			flags[name] = f
+		} else if line != "" {
+			flags[line] = ""
+		}
+	}
+	for _, f := range packageConfFiles {
+		if !strings.Contains(flags[f], "c") || !strings.Contains(flags[f], "n") {
+			t.Errorf("%s is not %%config(noreplace) in the .rpm (flags %q)", f, flags[f])
+		}
+	}
+	if out, err := exec.Command("rpm", "-qp", "--queryformat", "%{NAME} %{VERSION}", rpm).CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "xce 0.0.0") {
+		t.Errorf("rpm -qp name and version: %v: %s", err, out)
+	}
+}
+
+// packageConfFiles are the files an administrator edits.
+var packageConfFiles = []string{"/etc/xce/xce.toml", "/etc/xce/xced.env", "/etc/xce/xced-worker.env", "/etc/xce/xced-provisioner.env"}
+
+func packageRepo(t *testing.T) string {
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo
+}
+
+// needTools skips the test when a command it needs is missing and cannot
+// be installed (tool -> the Debian package that has it): installing needs
+// root and apt-get.
+func needTools(t *testing.T, tools map[string]string) {
+	var pkgs []string
+	for tool, pkg := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			pkgs = append(pkgs, pkg)
+		}
+	}
+	if len(pkgs) == 0 {
+		return
+	}
+	if _, err := exec.LookPath("apt-get"); err != nil || os.Geteuid() != 0 {
+		t.Skipf("%v not installed, and they cannot be installed here (needs root and apt-get)", pkgs)
+	}
+	install := exec.Command("apt-get", append([]string{"install", "-y", "--no-install-recommends"}, pkgs...)...)
+	install.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Skipf("apt-get install %v: %v\n%s", pkgs, err, out)
+	}
+}
+
+// buildPackage builds the package of the given kind from
+// packaging/nfpm.yaml, with extra appended to it, from the binaries of
+// this run, and returns its path.
+func buildPackage(t *testing.T, repo, tmp, packager, extra string) string {
+	def, err := os.ReadFile(filepath.Join(repo, "packaging", "nfpm.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if section := strings.TrimSpace(extra); section != "" && bytes.Contains(def, []byte("\n"+strings.SplitN(section, "\n", 2)[0])) {
+		t.Fatalf("packaging/nfpm.yaml has a %s section; this test appends its own", strings.SplitN(section, "\n", 2)[0])
+	}
+	conf := filepath.Join(tmp, "nfpm-"+packager+".yaml")
+	if err := os.WriteFile(conf, append(def, extra...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pkg := filepath.Join(tmp, "xce."+packager)
+	nfpm := exec.Command("go", "run", nfpmModule(t, repo), "package", "--config", conf, "--packager", packager, "--target", pkg)
+	nfpm.Dir = repo
+	nfpm.Env = append(os.Environ(), "XCE_BIN="+binDir, "XCE_VERSION=0.0.0+test", "GOARCH="+runtime.GOARCH)
+	if out, err := nfpm.CombinedOutput(); err != nil {
+		t.Fatalf("nfpm %s: %v\n%s", packager, err, out)
+	}
+	return pkg
+}
+
+// checkPackageTree checks an unpacked package: every file where it
+// belongs with its mode, xced runs from there and accepts the shipped
+// xce.toml, and the units pass systemd-analyze verify.
+func checkPackageTree(t *testing.T, repo, root string) {
+	t.Helper()
 	// Every binary of the build, executable, in /usr/bin.
 	bins, _ := os.ReadDir(binDir)
 	if len(bins) < len(commands)+3 {
@@ -92,22 +199,6 @@ func TestPackageDeb(t *testing.T) {
 	mustMode(t, root, "/var/lib/xce", os.ModeDir|0o755)
 	mustMode(t, root, "/var/lib/xce-worker", os.ModeDir|0o711)
 	mustMode(t, root, "/var/lib/xce-provisioner", os.ModeDir|0o711)
-
-	// The administrator's files are configuration files: an upgrade keeps
-	// their edits.
-	control := filepath.Join(tmp, "control")
-	if out, err := exec.Command("dpkg-deb", "-e", deb, control).CombinedOutput(); err != nil {
-		t.Fatalf("dpkg-deb -e: %v\n%s", err, out)
-	}
-	conffiles, err := os.ReadFile(filepath.Join(control, "conffiles"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"/etc/xce/xce.toml", "/etc/xce/xced.env", "/etc/xce/xced-worker.env", "/etc/xce/xced-provisioner.env"} {
-		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(f) + `$`).Match(conffiles) {
-			t.Errorf("%s is not a conffile:\n%s", f, conffiles)
-		}
-	}
 
 	// xced runs from the scratch root, and accepts the shipped xce.toml.
 	xced := filepath.Join(root, "usr/bin/xced")
