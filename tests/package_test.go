@@ -33,7 +33,7 @@ func TestPackageDeb(t *testing.T) {
 	if out, err := exec.Command("dpkg-deb", "-x", deb, root).CombinedOutput(); err != nil {
 		t.Fatalf("dpkg-deb -x: %v\n%s", err, out)
 	}
-	checkPackageTree(t, repo, root)
+	checkPackageTree(t, repo, root, "/usr/share/zsh/vendor-completions/")
 
 	// The administrator's files are configuration files: an upgrade keeps
 	// their edits.
@@ -74,7 +74,8 @@ func TestPackageRpm(t *testing.T) {
 	if out, err := unpack.CombinedOutput(); err != nil {
 		t.Fatalf("rpm2cpio | cpio: %v\n%s", err, out)
 	}
-	checkPackageTree(t, repo, root)
+	// zsh's vendor completions are elsewhere on Red Hat's family.
+	checkPackageTree(t, repo, root, "/usr/share/zsh/site-functions/")
 
 	out, err := exec.Command("rpm", "-qp", "--queryformat", `[%{FILEFLAGS:fflags} %{FILENAMES}\n]`, rpm).CombinedOutput()
 	if err != nil {
@@ -159,8 +160,9 @@ func buildPackage(t *testing.T, repo, tmp, packager, extra string) string {
 
 // checkPackageTree checks an unpacked package: every file where it
 // belongs with its mode, xced runs from there and accepts the shipped
-// xce.toml, and the units pass systemd-analyze verify.
-func checkPackageTree(t *testing.T, repo, root string) {
+// xce.toml, and the units pass systemd-analyze verify. zsh is where the
+// package's distribution has zsh look for completions.
+func checkPackageTree(t *testing.T, repo, root, zsh string) {
 	t.Helper()
 	// Every binary of the build, executable, in /usr/bin.
 	bins, _ := os.ReadDir(binDir)
@@ -179,7 +181,7 @@ func checkPackageTree(t *testing.T, repo, root string) {
 		{"man/man5/*.5", "/usr/share/man/man5/"},
 		{"man/man8/*.8", "/usr/share/man/man8/"},
 		{"completions/bash/*", "/usr/share/bash-completion/completions/"},
-		{"completions/zsh/_*", "/usr/share/zsh/vendor-completions/"},
+		{"completions/zsh/_*", zsh},
 	} {
 		files, _ := filepath.Glob(filepath.Join(repo, pat.src))
 		if len(files) == 0 {
