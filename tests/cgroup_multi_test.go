@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"xce/lib/cgroup"
 )
@@ -71,5 +72,23 @@ done
 	}
 	if !seen["hA"] || !seen["hB"] {
 		t.Fatalf("tasks reported from %v; the job's output:\n%s", seen, out)
+	}
+}
+
+// A job that stops its own shepherd, as its user may, does not escape a
+// memory limit enforced by sampling (memlimit_enforce): the worker reads
+// the job's resident memory from its cgroup and ends it TERM_MEMLIMIT.
+func TestCgroupShepherdStoppedMemLimit(t *testing.T) {
+	needPerl(t)
+	conf := filepath.Join(t.TempDir(), "xce.toml")
+	if err := os.WriteFile(conf, []byte("[cluster]\nmemlimit_enforce = true\n\n[queues.normal]\npriority = 30\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, uid := cgCluster(t, "--config", conf)
+	id := submitAs(t, c, uid, "-o", "/dev/null", "-M", "32MB",
+		`kill -STOP $LSB_JOBRES_PID; perl -e '$x = "a"; $x x= (100 << 20); sleep 60'`)
+	c.waitStateWithin(id, 2*time.Minute, "EXIT")
+	if r := exitReason(c, id); !strings.Contains(r, "TERM_MEMLIMIT") {
+		t.Errorf("exit reason %q, want TERM_MEMLIMIT\n%s", r, c.must("", "bjobs", "-l", id))
 	}
 }
