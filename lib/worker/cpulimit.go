@@ -59,15 +59,9 @@ func (w *Worker) watchCPULimit(k jobKey, p *proc, sec int64) {
 			if used <= lim {
 				continue
 			}
-			w.mu.Lock()
-			if w.jobs[k] != p {
-				w.mu.Unlock()
+			if !w.markLimit(k, p, api.TermReason_TERM_CPULIMIT) {
 				return
 			}
-			if p.enforced == api.TermReason_TERM_UNKNOWN {
-				p.enforced = api.TermReason_TERM_CPULIMIT
-			}
-			w.mu.Unlock()
 			slog.Info("the job reached its CPU time limit (its cgroup's CPU time): the worker ends it",
 				"job", k.id, "index", k.idx, "cpu", used.Round(time.Millisecond), "limit", lim)
 			w.terminate(k.id, k.idx, api.TermReason_TERM_CPULIMIT,

@@ -76,15 +76,9 @@ func (w *Worker) watchMemLimit(k jobKey, p *proc, kb int64, hard bool) {
 			if time.Since(over) < backstop {
 				continue
 			}
-			w.mu.Lock()
-			if w.jobs[k] != p {
-				w.mu.Unlock()
+			if !w.markLimit(k, p, api.TermReason_TERM_MEMLIMIT) {
 				return
 			}
-			if p.enforced == api.TermReason_TERM_UNKNOWN {
-				p.enforced = api.TermReason_TERM_MEMLIMIT
-			}
-			w.mu.Unlock()
 			slog.Warn("the job is over its memory limit (its cgroup's resident memory) and its shepherd did not end it: the worker does",
 				"job", k.id, "index", k.idx, "used_kb", used, "limit_kb", kb)
 			sigs := []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL}
@@ -126,4 +120,19 @@ func residentOf(pid int) int64 {
 		return 0
 	}
 	return pages * int64(os.Getpagesize())
+}
+
+// markLimit records reason as the limit the worker ends job k for, unless
+// one is recorded already, and says whether p is still k's run (a watch
+// of an ended run stops).
+func (w *Worker) markLimit(k jobKey, p *proc, reason api.TermReason) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.jobs[k] != p {
+		return false
+	}
+	if p.enforced == api.TermReason_TERM_UNKNOWN {
+		p.enforced = reason
+	}
+	return true
 }
