@@ -96,18 +96,8 @@ take over from each other on one host share DIR.`,
 // providers and gives its leases back. The hosts it asked for stay: the
 // next provisioner finds them in the records.
 func runProvisioner(o provisionerOptions) error {
-	if err := logging.Setup(os.Stderr, o.log); err != nil {
-		return err
-	}
-	tok, err := clusterauth.LoadToken(o.tokenFile)
+	tok, dir, err := startAgent(o.log, o.tokenFile, o.dir)
 	if err != nil {
-		return err
-	}
-	dir, err := filepath.Abs(o.dir)
-	if err != nil {
-		return err
-	}
-	if err := prepareDir(dir, 0o711); err != nil {
 		return err
 	}
 	workerTok := o.workerTokenFile

@@ -73,22 +73,33 @@ root, else to the worker's own user.`,
 	return cmd
 }
 
+// startAgent is the start of a daemon that joins a controller (a worker,
+// a provisioner): its logging set up, its cluster token loaded, and its
+// directory made absolute and prepared, 0711 (a worker's jobs' users
+// reach their job directories through it, a local provider's workers
+// theirs).
+func startAgent(log logging.Options, tokenFile, dir string) (clusterauth.Token, string, error) {
+	if err := logging.Setup(os.Stderr, log); err != nil {
+		return clusterauth.Token{}, "", err
+	}
+	tok, err := clusterauth.LoadToken(tokenFile)
+	if err != nil {
+		return clusterauth.Token{}, "", err
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return clusterauth.Token{}, "", err
+	}
+	if err := prepareDir(dir, 0o711); err != nil {
+		return clusterauth.Token{}, "", err
+	}
+	return tok, dir, nil
+}
+
 // runWorker runs the agent until SIGINT or SIGTERM; the jobs keep
 // running, and a worker started again finds them through the controller.
 func runWorker(o workerOptions) error {
-	if err := logging.Setup(os.Stderr, o.log); err != nil {
-		return err
-	}
-	tok, err := clusterauth.LoadToken(o.tokenFile)
+	tok, dir, err := startAgent(o.log, o.tokenFile, o.dir)
 	if err != nil {
-		return err
-	}
-	dir, err := filepath.Abs(o.dir)
-	if err != nil {
-		return err
-	}
-	// 0711: the jobs' users reach their job directories through it.
-	if err := prepareDir(dir, 0o711); err != nil {
 		return err
 	}
 	lock, err := lockStateDir(dir)
