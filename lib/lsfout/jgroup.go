@@ -21,68 +21,6 @@ type JobGroup struct {
 	Limit                                  int    // -L: JLIMIT's second half; -1: none
 }
 
-// CountJobGroups gathers the job groups the jobs name, and every group
-// above them, in bjgroup's default order: by depth, then by name (IBM's
-// example lists /A /X /A/B /X/Y). XCE's job groups are implicit: a group
-// exists while the controller knows a job in it or below it.
-func CountJobGroups(jobs []*api.Job) []JobGroup {
-	by := map[string]*JobGroup{}
-	first := map[string]int64{}
-	for _, j := range jobs {
-		g := api.JobGroupPath(effective(j).GetJobGroup())
-		if g == "" || g == "/" {
-			continue
-		}
-		for p := g; p != ""; p = parentGroup(p) {
-			row := by[p]
-			if row == nil {
-				row = &JobGroup{Name: p, Limit: -1}
-				by[p] = row
-			}
-			row.NJobs++
-			switch j.GetState() {
-			case api.JobState_PEND, api.JobState_PSUSP:
-				row.Pend++
-			case api.JobState_RUN, api.JobState_UNKWN:
-				row.Run++
-				row.Started++
-			case api.JobState_SSUSP:
-				row.Ssusp++
-				row.Started++
-			case api.JobState_USUSP:
-				row.Ususp++
-				row.Started++
-			case api.JobState_DONE, api.JobState_EXIT:
-				row.Finish++
-			}
-			if t, seen := first[p]; !seen || j.GetSubmitTime() < t {
-				first[p] = j.GetSubmitTime()
-				row.Owner = submitted(j).GetUser()
-			}
-		}
-	}
-	out := make([]JobGroup, 0, len(by))
-	for _, row := range by {
-		out = append(out, *row)
-	}
-	slices.SortFunc(out, func(a, b JobGroup) int {
-		if d := groupDepth(a.Name) - groupDepth(b.Name); d != 0 {
-			return d
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	return out
-}
-
-// parentGroup is the group above g ("" above a top-level group).
-func parentGroup(g string) string {
-	i := strings.LastIndexByte(g, '/')
-	if i <= 0 {
-		return ""
-	}
-	return g[:i]
-}
-
 func groupDepth(g string) int { return strings.Count(g, "/") }
 
 // HierarchyOrder sorts groups as bjgroup -s does: each group followed by

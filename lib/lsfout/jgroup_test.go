@@ -7,20 +7,19 @@ import (
 	"xce/lib/api"
 )
 
-func TestCountJobGroups(t *testing.T) {
-	job := func(group, user string, st api.JobState, submit int64) *api.Job {
-		return &api.Job{State: st, SubmitTime: submit,
-			Spec: &api.JobSpec{User: user, JobGroup: group}, Effective: &api.JobSpec{JobGroup: group}}
+// The controller's groups (the JobGroups RPC) as bjgroup prints them.
+func TestJobGroupRows(t *testing.T) {
+	info := func(path, owner string, pend, run, ususp, finish int32) *api.JobGroupInfo {
+		return &api.JobGroupInfo{Path: path, Owner: owner, Njobs: pend + run + ususp + finish,
+			Pend: pend, Run: run, Ususp: ususp, Finish: finish}
 	}
-	jobs := []*api.Job{
-		job("/X/Y", "user2", api.JobState_RUN, 5),
-		job("/X/Y", "user1", api.JobState_PEND, 1),
-		job("/X/Z", "user2", api.JobState_DONE, 3),
-		job("/A", "user1", api.JobState_USUSP, 2),
-		job("", "user3", api.JobState_RUN, 0),
-		job("/A/B", "user1", api.JobState_PSUSP, 4),
-	}
-	groups := CountJobGroups(jobs)
+	groups := JobGroupRows([]*api.JobGroupInfo{
+		info("/X/Y", "user1", 1, 1, 0, 0),
+		info("/X/Z", "user2", 0, 0, 0, 1),
+		info("/A", "user1", 1, 0, 1, 0),
+		info("/A/B", "user1", 1, 0, 0, 0),
+		info("/X", "user1", 1, 1, 0, 1),
+	})
 	var b strings.Builder
 	if err := WriteJobGroups(&b, groups); err != nil {
 		t.Fatal(err)
