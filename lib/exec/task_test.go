@@ -64,10 +64,20 @@ func TestKillDescendants(t *testing.T) {
 	}
 	defer cmd.Wait()
 	defer cmd.Process.Kill()
-	for end := time.Now().Add(30 * time.Second); len(markedProcs(mark)) < 2 && time.Now().Before(end); {
+	// A process in the middle of exec shows an empty command line for a
+	// moment (the kernel installs the new image before its arguments), so
+	// the count can read 2 and then 1 while setsid becomes sleep: wait for
+	// three equal readings in a row.
+	var got []int
+	for end, same := time.Now().Add(30*time.Second), 0; same < 3 && time.Now().Before(end); {
 		time.Sleep(20 * time.Millisecond)
+		if got = markedProcs(mark); len(got) == 2 {
+			same++
+		} else {
+			same = 0
+		}
 	}
-	if got := markedProcs(mark); len(got) != 2 {
+	if len(got) != 2 {
 		t.Fatalf("the task's two sleeps did not start: %v", got)
 	}
 	KillDescendants(cmd.Process.Pid)
