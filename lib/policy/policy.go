@@ -305,10 +305,20 @@ func amount(p *api.PendLimit, slots int) int64 {
 	return p.Need
 }
 
+// clusterWide reports whether a limit is counted over the whole cluster.
+// A queue's per-host slot limit is not: lib/sched holds it on each host
+// (sched.Queue.HostSlotLimit), and counted here it capped the queue's
+// slots in the whole cluster at the per-host figure.
+func clusterWide(p *api.PendLimit) bool {
+	return p.Kind != api.PendLimit_QUEUE_HOST_SLOTS
+}
+
 // Take counts a job of user holding slots against its limits.
 func (u LimitUse) Take(limits []*api.PendLimit, user string, slots int) {
 	for _, p := range limits {
-		u[keyOf(p, user)] += amount(p, slots)
+		if clusterWide(p) {
+			u[keyOf(p, user)] += amount(p, slots)
+		}
 	}
 }
 
@@ -316,7 +326,7 @@ func (u LimitUse) Take(limits []*api.PendLimit, user string, slots int) {
 // need slots now, "" when none does.
 func (u LimitUse) Blocked(limits []*api.PendLimit, user string, need int) string {
 	for _, p := range limits {
-		if u[keyOf(p, user)]+amount(p, need) > p.Max {
+		if clusterWide(p) && u[keyOf(p, user)]+amount(p, need) > p.Max {
 			return p.Reason
 		}
 	}
