@@ -20,7 +20,7 @@ import (
 	"xce/lib/client"
 )
 
-// TestSimulateMatchesLive is issue 29's validation: a 300-job trace,
+// TestSimulateMatchesLive is issue 29's validation: a 200-job trace,
 // scaled down a hundredfold (runs of 50 to 150 s become 0.5 to 1.5 s),
 // runs on a real xced as real `sleep` jobs submitted with bsub at the
 // trace's times, and the trace of what really happened (each job's
@@ -47,7 +47,7 @@ import (
 // reservation and backfill against hand-worked schedules).
 func TestSimulateMatchesLive(t *testing.T) {
 	const (
-		jobs  = 300
+		jobs  = 200
 		slots = 16
 		scale = 100 // trace seconds per live second
 	)
