@@ -237,6 +237,11 @@ type proc struct {
 	// limitsUnsaid: new limits wait in the limits file for the shepherd
 	// to have started the job (limits.go).
 	limitsUnsaid bool
+	// launching: the shepherd has its go but has not yet said the job's
+	// process group; the signals asked for meanwhile (bstop, bkill's
+	// first signals) wait in unsent and go at the job's start.
+	launching bool
+	unsent    []syscall.Signal
 	// ctr is the runtime of the job's container, removed at its end
 	// (container.go); "" without one.
 	ctr container.Runtime
@@ -414,7 +419,7 @@ func (w *Worker) Start(job *api.Job) error {
 		return nil
 	}
 	p := &proc{shepherd: cmd.Process.Pid, uid: uid, since: time.Now().UnixNano(), id: k.id, idx: k.idx,
-		gid: gid, user: job.Spec.GetUser(), hosts: job.ExecHosts, cg: cg, ctr: jobRuntime(job)}
+		gid: gid, user: job.Spec.GetUser(), hosts: job.ExecHosts, cg: cg, ctr: jobRuntime(job), launching: true}
 	if cg != nil {
 		spec := runLimits(job)
 		p.acct = l.Containment.GetCgroupAcct()
@@ -472,6 +477,10 @@ func (w *Worker) Start(job *api.Job) error {
 		started.Close()
 		if pid > 0 {
 			w.reportStart(k, p, pid)
+		} else {
+			w.mu.Lock()
+			p.launching, p.unsent = false, nil // no job to signal
+			w.mu.Unlock()
 		}
 		if kill {
 			w.Terminate(k.id, k.idx, killReason)
@@ -509,6 +518,8 @@ func (w *Worker) reportStart(k jobKey, p *proc, pid int) {
 	p.pgid = pid
 	tell := p.limitsUnsaid
 	p.limitsUnsaid = false
+	unsent := p.unsent
+	p.launching, p.unsent = false, nil
 	w.mu.Unlock()
 	if tell && shepherdAlive(p.shepherd, p.uid) {
 		if err := w.tellLimits(k, p); err != nil {
@@ -521,6 +532,11 @@ func (w *Worker) reportStart(k jobKey, p *proc, pid int) {
 	w.writePids(k, p.shepherd, pid)
 	ev.JobId, ev.ArrayIndex = k.id, k.idx
 	w.cfg.Report(Report{JobID: k.id, Index: k.idx, Started: ev})
+	for _, sig := range unsent {
+		if err := w.signalStarted(p, pid, sig); err != nil {
+			slog.Warn("a signal asked for before the job started was not delivered", "job", k.id, "index", k.idx, "signal", int(sig), "err", err)
+		}
+	}
 }
 
 // finish reports a job's end once its shepherd has gone (how says how):
@@ -734,21 +750,36 @@ func (w *Worker) ShepherdPid(id int64, idx int32) int {
 }
 
 // Signal sends sig to the job's process group, once checkGroup has found
-// it to be the job's.
+// it to be the job's. Between the shepherd's go and its word on the job's
+// process group, the signal waits and goes at the job's start: a bkill or
+// bstop right after the dispatch is not lost.
 func (w *Worker) Signal(id int64, idx int32, sig syscall.Signal) error {
 	w.mu.Lock()
 	p := w.jobs[jobKey{id, idx}]
 	var pgid int
+	var queued bool
 	if p != nil {
 		pgid = p.pgid
+		if pgid <= 0 && p.launching {
+			p.unsent, queued = append(p.unsent, sig), true
+		}
 	}
 	w.mu.Unlock()
 	if p == nil {
 		return fmt.Errorf("job %d[%d] is not running on this host", id, idx)
 	}
+	if queued {
+		return nil
+	}
 	if pgid <= 0 {
 		return fmt.Errorf("job %d[%d] has not started its process yet", id, idx)
 	}
+	return w.signalStarted(p, pgid, sig)
+}
+
+// signalStarted sends sig to a started job: through its cgroup where it
+// has one, else to its process group pgid.
+func (w *Worker) signalStarted(p *proc, pgid int, sig syscall.Signal) error {
 	if p.cg != nil {
 		return w.cgSignal(p, sig)
 	}
