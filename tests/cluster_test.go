@@ -207,8 +207,12 @@ func (m *multi) execHosts(id string) string {
 // A parallel job across three hosts gets LSF's parallel environment: one
 // LSB_HOSTS entry per slot, host and count pairs in LSB_MCPU_HOSTS, a host
 // file of one line per slot; bhosts, lshosts and lsload list the workers.
+//
+// A queue's per-host slot limit holds on each host only: a job of such a
+// queue spreads over the hosts (it once pended for ever, the limit counted
+// over the whole cluster).
 func TestClusterParallelJob(t *testing.T) {
-	m := newMulti(t)
+	m := newMulti(t, `default_queue = "normal"`, "\n[queues.normal]\n\n[queues.perhost]\nmax_slots_per_host = 1")
 	for _, h := range []string{"hA", "hB", "hC"} {
 		m.worker(h, 2)
 	}
@@ -232,6 +236,11 @@ echo "hostfile=$(tr '\n' ' ' < $LSB_DJOB_HOSTFILE)"
 	}
 	if eh := m.execHosts(id); eh != "2*hA:2*hB:2*hC" {
 		t.Errorf("exec_host %q", eh)
+	}
+	spread := m.submit("true", "-q", "perhost", "-n", "3")
+	m.waitState(spread, "DONE")
+	if eh := m.execHosts(spread); eh != "hA:hB:hC" {
+		t.Errorf("a 3-slot job of a queue of 1 slot per host ran on %q", eh)
 	}
 	ls := m.must("", "lshosts")
 	for _, h := range []string{"hA", "hB", "hC"} {
