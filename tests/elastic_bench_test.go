@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -49,6 +51,21 @@ rc_hosts = ["all"]
 		b.Fatal(err)
 	}
 	c := newBenchCluster(b, "--listen", addr, "--config", conf)
+	// The provisioned worker outlives its controller, as a real host
+	// would: end it with the benchmark.
+	b.Cleanup(func() {
+		for _, w := range workersUnder(c.dir) {
+			if pid, err := strconv.Atoi(strings.Fields(w)[0]); err == nil {
+				syscall.Kill(pid, syscall.SIGTERM)
+			}
+		}
+		for end := time.Now().Add(10 * time.Second); len(workersUnder(c.dir)) > 0 && time.Now().Before(end); {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if left := workersUnder(c.dir); len(left) > 0 {
+			b.Errorf("provisioned workers left running: %v", left)
+		}
+	})
 	cl := c.dial()
 	defer cl.Close()
 
