@@ -41,7 +41,7 @@ func TestBorrow(t *testing.T) {
 			hosts: []string{"a 4"}, jobs: []Job{mkJob(1, "rusage[lic_x=2]"), mkJob(2, "rusage[lic_x=2]"), mkJob(3, "rusage[lic_x=2]")},
 			pools: []Pool{{Name: "lic_x", Free: 3}}, want: "lic_x=2 | used lic_x=2"},
 		{name: "what running jobs and this cycle's placements hold counts",
-			hosts:   []string{"a 4"}, jobs: []Job{mkJob(1, "rusage[lic_x=1]"), mkJob(2, "rusage[lic_x=2]")},
+			hosts: []string{"a 4"}, jobs: []Job{mkJob(1, "rusage[lic_x=1]"), mkJob(2, "rusage[lic_x=2]")},
 			running: []Alloc{mkRun(10, "bob normal 1m - a*1", "rusage[lic_x=1]", 0)},
 			pools:   []Pool{{Name: "lic_x", Free: 5}}, want: "lic_x=2 | used lic_x=2"},
 		{name: "a job that also waits for a slot borrows nothing",
