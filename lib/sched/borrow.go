@@ -22,10 +22,6 @@ type Borrow struct {
 	// Units is, per pool, how many more units to borrow (never more than
 	// its Free); pools that need none are absent.
 	Units map[string]int
-	// Used is, per pool, what the running jobs and the cycle's
-	// placements hold of it: what is borrowed beyond Used less the
-	// configured total is unused.
-	Used map[string]float64
 }
 
 // ComputeBorrow tries the jobs that the decision d of snapshot s left
@@ -38,7 +34,7 @@ type Borrow struct {
 // needs a real host to borrow for. The snapshot and decision are not
 // modified.
 func ComputeBorrow(s *Snapshot, d *Decision, pools []Pool) *Borrow {
-	out := &Borrow{Units: map[string]int{}, Used: map[string]float64{}}
+	out := &Borrow{Units: map[string]int{}}
 	if len(pools) == 0 {
 		return out
 	}
@@ -49,7 +45,6 @@ func ComputeBorrow(s *Snapshot, d *Decision, pools []Pool) *Borrow {
 	vs := *s
 	vs.NoReasons, vs.OnlyPlacements, vs.Scratch, vs.Ledger = true, false, nil, nil
 	vs.Running = withPlacements(s.Running, d.Placements, byKey, s.Now)
-	now := Look(&vs).SharedReserved
 	vs.Shared = make(map[string]float64, len(s.Shared))
 	for k, v := range s.Shared {
 		vs.Shared[k] = v
@@ -59,7 +54,6 @@ func ComputeBorrow(s *Snapshot, d *Decision, pools []Pool) *Borrow {
 		if _, ok := s.Shared[p.Name]; !ok {
 			continue
 		}
-		out.Used[p.Name] = now[p.Name]
 		if n := p.Pending + max(0, p.Free); n > 0 {
 			vs.Shared[p.Name] += float64(n)
 			raise = true

@@ -232,3 +232,12 @@ func (l *Local) Return(ctx context.Context, insts []provider.Instance) error {
 	}
 	return errors.Join(errs...)
 }
+
+var _ provider.Lender = (*Local)(nil)
+
+// Borrow grants every unit at once: the local provider stands for a
+// licence server with tokens to spare (tests and demos).
+func (l *Local) Borrow(_ context.Context, _, _ string, n int) (int, error) { return n, nil }
+
+// Giveback takes the units back.
+func (l *Local) Giveback(context.Context, string, string, int) error { return nil }
