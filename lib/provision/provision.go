@@ -131,6 +131,7 @@ type Provisioner struct {
 	errs     []*api.RCError
 	busy     map[string]time.Time // host -> last seen running jobs
 	stopped  map[string]bool      // instances seen gone by the provider
+	lend     lending              // loans of shared resources (borrow.go)
 }
 
 // maxErrors is how many recent provider errors badmin rc error shows.
@@ -153,7 +154,7 @@ func New(conf func() *config.Config, cl Cluster, st Store, provs map[string]prov
 	p := &Provisioner{conf: conf, cl: cl, st: st, provs: provs, opt: opt, wake: make(chan struct{}, 1),
 		insts: map[string]*api.RCInstance{}, reqs: map[string]*api.RCRequest{}, backoff: map[string]time.Time{},
 		fails: map[string]int{}, busy: map[string]time.Time{}, stopped: map[string]bool{}, lastSeen: map[string]int{},
-		clock: time.Now}
+		clock: time.Now, lend: newLending()}
 	recs, err := st.Meta("rc/")
 	if err != nil {
 		return nil, fmt.Errorf("provisioner: read its records: %w", err)
@@ -172,6 +173,10 @@ func New(conf func() *config.Config, cl Cluster, st Store, provs map[string]prov
 				return nil, fmt.Errorf("provisioner: record %s: %w", k, err)
 			}
 			p.reqs[r.Id] = r
+		case strings.HasPrefix(k, "rc/borrow/"):
+			if err := p.loadLoan(k, v); err != nil {
+				return nil, err
+			}
 		case k == "rc/seq" || strings.HasPrefix(k, "rc/seq/"):
 			// Past every provider's: a template that moved to another
 			// provider gets no name its old instances still have.
@@ -208,6 +213,11 @@ func (p *Provisioner) keepProvider(conf *config.Config) {
 	for id, in := range p.insts {
 		if in.Provider != p.opt.Provider {
 			delete(p.insts, id)
+		}
+	}
+	for id, b := range p.lend.loans {
+		if b.Provider != p.opt.Provider {
+			delete(p.lend.loans, id)
 		}
 	}
 }
@@ -379,6 +389,7 @@ func (p *Provisioner) View() *api.SupplyView {
 // Run follows the instances and acts on demand until ctx ends.
 func (p *Provisioner) Run(ctx context.Context) {
 	p.reconcile(ctx)
+	p.reconcileLoans(ctx)
 	tick := time.NewTicker(p.opt.Interval)
 	defer tick.Stop()
 	for {
@@ -404,6 +415,7 @@ func (p *Provisioner) step(ctx context.Context) {
 	p.demand = nil
 	p.mu.Unlock()
 	conf := p.conf()
+	p.stepLoans(ctx, conf, now)
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		n := want[name]
 		t := conf.Templates[name]
