@@ -14,8 +14,10 @@
 // for twice.
 //
 // Demand is acted on once: the controller computes it against the counts
-// of a version of this state (Counts) and hands it back with that version
-// (SetDemand); a demand computed before the last change is ignored.
+// of a version of the Ledger's records (Ledger.Counts), and each
+// provisioner takes it (SetDemand) only if its own records have not
+// changed since it read its Version before asking; a demand computed
+// before the last change is ignored.
 //
 // Instance states (LSF's RC_STATUS): Preprovision_Started (asked for, not
 // joined), Allocated (its worker registered), Deallocated_Sent (being
@@ -29,6 +31,7 @@
 package provision
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -246,21 +249,6 @@ func (p *Provisioner) Status() (errs []*api.RCError, backoff map[string]int64) {
 		errs = append(errs, proto.Clone(e).(*api.RCError))
 	}
 	return errs, backoff
-}
-
-// Counts are, per template, the instances requested or booting and the
-// instances that exist (any state but Done), as of the returned version.
-func (p *Provisioner) Counts() (version uint64, booting, exists map[string]int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	booting, exists = map[string]int{}, map[string]int{}
-	for _, in := range p.insts {
-		exists[in.Template]++
-		if in.RcStatus == StatusStarted {
-			booting[in.Template]++
-		}
-	}
-	return p.version, booting, exists
 }
 
 // SetDemand hands over a cycle's demand, computed against the counts of
@@ -756,25 +744,31 @@ func (p *Provisioner) giveBack(ctx context.Context, insts []*api.RCInstance, why
 }
 
 // pollProviders asks the providers how the booting instances stand, so
-// that one that failed before joining is noticed before boot_timeout.
+// that one that failed before joining is noticed before boot_timeout:
+// one call per provider's request, with that request's instances.
 func (p *Provisioner) pollProviders(ctx context.Context) {
+	type preq struct{ provider, id string }
 	p.mu.Lock()
-	byProv := map[string][]provider.Instance{}
-	reqOf := map[string]string{}
+	byReq := map[preq][]provider.Instance{}
 	for _, in := range p.insts {
 		if in.RcStatus == StatusStarted && in.ProvStatus != "requested" {
-			byProv[in.Provider] = append(byProv[in.Provider], provider.Instance{ID: in.Id, Host: in.Host})
-			reqOf[in.Provider] = in.ProviderRequest
+			k := preq{in.Provider, in.ProviderRequest}
+			byReq[k] = append(byReq[k], provider.Instance{ID: in.Id, Host: in.Host})
 		}
 	}
 	p.mu.Unlock()
-	for name, ins := range byProv {
+	keys := slices.SortedFunc(maps.Keys(byReq), func(a, b preq) int {
+		return cmp.Or(strings.Compare(a.provider, b.provider), strings.Compare(a.id, b.id))
+	})
+	for _, k := range keys {
+		name, ins := k.provider, byReq[k]
 		prov := p.provs[name]
 		if prov == nil {
 			continue
 		}
+		slices.SortFunc(ins, func(a, b provider.Instance) int { return strings.Compare(a.ID, b.ID) })
 		cctx, cancel := context.WithTimeout(ctx, p.opt.CallTimeout)
-		ms, err := prov.Status(cctx, reqOf[name], ins)
+		ms, err := prov.Status(cctx, k.id, ins)
 		cancel()
 		if err != nil {
 			p.fail(name, "", "status: "+err.Error(), time.Now())
