@@ -294,13 +294,11 @@ func (p *Provisioner) returnLoans(ctx context.Context, loans []*api.RCBorrow, wh
 	p.version++
 	p.mu.Unlock()
 	for _, b := range marked {
-		err := fmt.Errorf("no such provider: %s", b.Provider)
-		if l, lerr := p.lender(b.Provider); lerr == nil {
+		l, err := p.lender(b.Provider)
+		if err == nil {
 			cctx, cancel := context.WithTimeout(ctx, p.opt.CallTimeout)
 			err = l.Giveback(cctx, b.Resource, b.Id, int(b.Amount))
 			cancel()
-		} else {
-			err = lerr
 		}
 		if err != nil {
 			p.fail(b.Provider, "", "return "+b.Resource+" ("+b.Id+"): "+err.Error(), time.Now())
