@@ -41,6 +41,7 @@ func startProvisioner(cfg *config.Config, ctl *controller.Controller, st *store.
 		return nil, err
 	}
 	ctl.SetSupply(ledger)
+	ledger.SetUsage(ctl.SharedUsed)
 	ag := provision.NewAgent(provision.AgentConfig{
 		Owner: owner,
 		Link:  &localLink{Ledger: ledger, ctl: ctl},

@@ -8309,6 +8309,8 @@ type SupplyView struct {
 	Instances     []*RCInstance          `protobuf:"bytes,2,rep,name=instances,proto3" json:"instances,omitempty"`
 	Requests      []*RCRequest           `protobuf:"bytes,3,rep,name=requests,proto3" json:"requests,omitempty"`
 	Errors        []*RCError             `protobuf:"bytes,4,rep,name=errors,proto3" json:"errors,omitempty"`
+	Borrows       []*RCBorrow            `protobuf:"bytes,5,rep,name=borrows,proto3" json:"borrows,omitempty"`
+	Leases        []*RCLease             `protobuf:"bytes,6,rep,name=leases,proto3" json:"leases,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -8369,6 +8371,20 @@ func (x *SupplyView) GetRequests() []*RCRequest {
 func (x *SupplyView) GetErrors() []*RCError {
 	if x != nil {
 		return x.Errors
+	}
+	return nil
+}
+
+func (x *SupplyView) GetBorrows() []*RCBorrow {
+	if x != nil {
+		return x.Borrows
+	}
+	return nil
+}
+
+func (x *SupplyView) GetLeases() []*RCLease {
+	if x != nil {
+		return x.Leases
 	}
 	return nil
 }
@@ -9491,6 +9507,182 @@ func (x *JobGroupReply) GetMessages() []string {
 	return nil
 }
 
+// RCBorrow is units of a shared resource lent by its provider
+// ([resources.NAME] provider): recorded (requested) before the provider
+// is asked, granted once it lends them, returning while they go back.
+type RCBorrow struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Resource      string                 `protobuf:"bytes,2,opt,name=resource,proto3" json:"resource,omitempty"`
+	Provider      string                 `protobuf:"bytes,3,opt,name=provider,proto3" json:"provider,omitempty"`
+	Amount        int32                  `protobuf:"varint,4,opt,name=amount,proto3" json:"amount,omitempty"`                              // units asked for, then units granted
+	State         string                 `protobuf:"bytes,5,opt,name=state,proto3" json:"state,omitempty"`                                 // requested, granted, returning
+	RequestedAt   int64                  `protobuf:"varint,6,opt,name=requested_at,json=requestedAt,proto3" json:"requested_at,omitempty"` // Unix ns
+	GrantedAt     int64                  `protobuf:"varint,7,opt,name=granted_at,json=grantedAt,proto3" json:"granted_at,omitempty"`
+	UpdatedAt     int64                  `protobuf:"varint,8,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	Error         string                 `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RCBorrow) Reset() {
+	*x = RCBorrow{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RCBorrow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RCBorrow) ProtoMessage() {}
+
+func (x *RCBorrow) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RCBorrow.ProtoReflect.Descriptor instead.
+func (*RCBorrow) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *RCBorrow) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RCBorrow) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
+func (x *RCBorrow) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *RCBorrow) GetAmount() int32 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
+func (x *RCBorrow) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *RCBorrow) GetRequestedAt() int64 {
+	if x != nil {
+		return x.RequestedAt
+	}
+	return 0
+}
+
+func (x *RCBorrow) GetGrantedAt() int64 {
+	if x != nil {
+		return x.GrantedAt
+	}
+	return 0
+}
+
+func (x *RCBorrow) GetUpdatedAt() int64 {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return 0
+}
+
+func (x *RCBorrow) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// RCLease is who serves a provider now (badmin rc view).
+type RCLease struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Provider      string                 `protobuf:"bytes,1,opt,name=provider,proto3" json:"provider,omitempty"`
+	Owner         string                 `protobuf:"bytes,2,opt,name=owner,proto3" json:"owner,omitempty"`      // the provisioner holding the lease
+	Expires       int64                  `protobuf:"varint,3,opt,name=expires,proto3" json:"expires,omitempty"` // Unix ns: taken over by another if not renewed by then
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RCLease) Reset() {
+	*x = RCLease{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RCLease) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RCLease) ProtoMessage() {}
+
+func (x *RCLease) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RCLease.ProtoReflect.Descriptor instead.
+func (*RCLease) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *RCLease) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *RCLease) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *RCLease) GetExpires() int64 {
+	if x != nil {
+		return x.Expires
+	}
+	return 0
+}
+
 var File_api_proto protoreflect.FileDescriptor
 
 const file_api_proto_rawDesc = "" +
@@ -10339,13 +10531,15 @@ const file_api_proto_rawDesc = "" +
 	"\x04time\x18\x01 \x01(\x03R\x04time\x12\x1a\n" +
 	"\bprovider\x18\x02 \x01(\tR\bprovider\x12\x1a\n" +
 	"\btemplate\x18\x03 \x01(\tR\btemplate\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage\"\xdc\x01\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"\xb9\x02\n" +
 	"\n" +
 	"SupplyView\x128\n" +
 	"\ttemplates\x18\x01 \x03(\v2\x1a.xce.api.v1.RCTemplateViewR\ttemplates\x124\n" +
 	"\tinstances\x18\x02 \x03(\v2\x16.xce.api.v1.RCInstanceR\tinstances\x121\n" +
 	"\brequests\x18\x03 \x03(\v2\x15.xce.api.v1.RCRequestR\brequests\x12+\n" +
-	"\x06errors\x18\x04 \x03(\v2\x13.xce.api.v1.RCErrorR\x06errors\"\x81\x01\n" +
+	"\x06errors\x18\x04 \x03(\v2\x13.xce.api.v1.RCErrorR\x06errors\x12.\n" +
+	"\aborrows\x18\x05 \x03(\v2\x14.xce.api.v1.RCBorrowR\aborrows\x12+\n" +
+	"\x06leases\x18\x06 \x03(\v2\x13.xce.api.v1.RCLeaseR\x06leases\"\x81\x01\n" +
 	"\vComputeUnit\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
@@ -10462,7 +10656,23 @@ const file_api_proto_rawDesc = "" +
 	"\rJobGroupReply\x120\n" +
 	"\x06groups\x18\x01 \x03(\v2\x18.xce.api.v1.JobGroupInfoR\x06groups\x12\x16\n" +
 	"\x06errors\x18\x02 \x03(\tR\x06errors\x12\x1a\n" +
-	"\bmessages\x18\x03 \x03(\tR\bmessages*t\n" +
+	"\bmessages\x18\x03 \x03(\tR\bmessages\"\xf7\x01\n" +
+	"\bRCBorrow\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
+	"\bresource\x18\x02 \x01(\tR\bresource\x12\x1a\n" +
+	"\bprovider\x18\x03 \x01(\tR\bprovider\x12\x16\n" +
+	"\x06amount\x18\x04 \x01(\x05R\x06amount\x12\x14\n" +
+	"\x05state\x18\x05 \x01(\tR\x05state\x12!\n" +
+	"\frequested_at\x18\x06 \x01(\x03R\vrequestedAt\x12\x1d\n" +
+	"\n" +
+	"granted_at\x18\a \x01(\x03R\tgrantedAt\x12\x1d\n" +
+	"\n" +
+	"updated_at\x18\b \x01(\x03R\tupdatedAt\x12\x14\n" +
+	"\x05error\x18\t \x01(\tR\x05error\"U\n" +
+	"\aRCLease\x12\x1a\n" +
+	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x14\n" +
+	"\x05owner\x18\x02 \x01(\tR\x05owner\x12\x18\n" +
+	"\aexpires\x18\x03 \x01(\x03R\aexpires*t\n" +
 	"\bJobState\x12\x15\n" +
 	"\x11STATE_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04PEND\x10\x01\x12\t\n" +
@@ -10553,7 +10763,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 15)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 91)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 93)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),                  // 0: xce.api.v1.JobState
 	(TermReason)(0),                // 1: xce.api.v1.TermReason
@@ -10651,20 +10861,22 @@ var file_api_proto_goTypes = []any{
 	(*JobGroupInfo)(nil),           // 93: xce.api.v1.JobGroupInfo
 	(*JobGroupRequest)(nil),        // 94: xce.api.v1.JobGroupRequest
 	(*JobGroupReply)(nil),          // 95: xce.api.v1.JobGroupReply
-	nil,                            // 96: xce.api.v1.JobSpec.OriginEntry
-	nil,                            // 97: xce.api.v1.Host.ReservedEntry
-	nil,                            // 98: xce.api.v1.Host.ElimValuesEntry
-	nil,                            // 99: xce.api.v1.Queue.UserSharesEntry
-	nil,                            // 100: xce.api.v1.Queue.UserPriorityEntry
-	nil,                            // 101: xce.api.v1.App.EnvEntry
-	nil,                            // 102: xce.api.v1.QueryReply.SpecsEntry
-	nil,                            // 103: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                            // 104: xce.api.v1.LimitConfig.ResourcesEntry
-	nil,                            // 105: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(*RCBorrow)(nil),               // 96: xce.api.v1.RCBorrow
+	(*RCLease)(nil),                // 97: xce.api.v1.RCLease
+	nil,                            // 98: xce.api.v1.JobSpec.OriginEntry
+	nil,                            // 99: xce.api.v1.Host.ReservedEntry
+	nil,                            // 100: xce.api.v1.Host.ElimValuesEntry
+	nil,                            // 101: xce.api.v1.Queue.UserSharesEntry
+	nil,                            // 102: xce.api.v1.Queue.UserPriorityEntry
+	nil,                            // 103: xce.api.v1.App.EnvEntry
+	nil,                            // 104: xce.api.v1.QueryReply.SpecsEntry
+	nil,                            // 105: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                            // 106: xce.api.v1.LimitConfig.ResourcesEntry
+	nil,                            // 107: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,   // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
-	96,  // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	98,  // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
 	16,  // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	5,   // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
 	75,  // 4: xce.api.v1.HostSlots.containment:type_name -> xce.api.v1.Containment
@@ -10682,13 +10894,13 @@ var file_api_proto_depIdxs = []int32{
 	1,   // 16: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
 	18,  // 17: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	4,   // 18: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	97,  // 19: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	99,  // 19: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
 	22,  // 20: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
-	98,  // 21: xce.api.v1.Host.elim_values:type_name -> xce.api.v1.Host.ElimValuesEntry
-	99,  // 22: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	100, // 23: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	100, // 21: xce.api.v1.Host.elim_values:type_name -> xce.api.v1.Host.ElimValuesEntry
+	101, // 22: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	102, // 23: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
 	24,  // 24: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	101, // 25: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	103, // 25: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
 	15,  // 26: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
 	15,  // 27: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
 	33,  // 28: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
@@ -10698,8 +10910,8 @@ var file_api_proto_depIdxs = []int32{
 	7,   // 32: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
 	19,  // 33: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
 	28,  // 34: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	102, // 35: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	103, // 36: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	104, // 35: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	105, // 36: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
 	18,  // 37: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
 	19,  // 38: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
 	28,  // 39: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
@@ -10717,7 +10929,7 @@ var file_api_proto_depIdxs = []int32{
 	23,  // 51: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
 	23,  // 52: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
 	27,  // 53: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	104, // 54: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
+	106, // 54: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
 	49,  // 55: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
 	47,  // 56: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
 	48,  // 57: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
@@ -10738,7 +10950,7 @@ var file_api_proto_depIdxs = []int32{
 	84,  // 72: xce.api.v1.ListHostsReply.condensed:type_name -> xce.api.v1.ComputeUnit
 	28,  // 73: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
 	20,  // 74: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	105, // 75: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	107, // 75: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 	73,  // 76: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
 	73,  // 77: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
 	72,  // 78: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
@@ -10758,24 +10970,26 @@ var file_api_proto_depIdxs = []int32{
 	79,  // 92: xce.api.v1.SupplyView.instances:type_name -> xce.api.v1.RCInstance
 	80,  // 93: xce.api.v1.SupplyView.requests:type_name -> xce.api.v1.RCRequest
 	82,  // 94: xce.api.v1.SupplyView.errors:type_name -> xce.api.v1.RCError
-	86,  // 95: xce.api.v1.Reservation.hosts:type_name -> xce.api.v1.RsvHost
-	87,  // 96: xce.api.v1.Reservation.jobs:type_name -> xce.api.v1.RsvJob
-	0,   // 97: xce.api.v1.RsvJob.state:type_name -> xce.api.v1.JobState
-	12,  // 98: xce.api.v1.ReservationRequest.op:type_name -> xce.api.v1.ReservationRequest.Op
-	85,  // 99: xce.api.v1.ReservationRequest.rsv:type_name -> xce.api.v1.Reservation
-	13,  // 100: xce.api.v1.ReservationRequest.host_op:type_name -> xce.api.v1.ReservationRequest.HostOp
-	85,  // 101: xce.api.v1.ReservationReply.reservations:type_name -> xce.api.v1.Reservation
-	91,  // 102: xce.api.v1.ReservationReply.policies:type_name -> xce.api.v1.RsvPolicy
-	90,  // 103: xce.api.v1.ReservationReply.planners:type_name -> xce.api.v1.RsvPlanner
-	14,  // 104: xce.api.v1.JobGroupRequest.op:type_name -> xce.api.v1.JobGroupRequest.Op
-	93,  // 105: xce.api.v1.JobGroupReply.groups:type_name -> xce.api.v1.JobGroupInfo
-	15,  // 106: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	15,  // 107: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	108, // [108:108] is the sub-list for method output_type
-	108, // [108:108] is the sub-list for method input_type
-	108, // [108:108] is the sub-list for extension type_name
-	108, // [108:108] is the sub-list for extension extendee
-	0,   // [0:108] is the sub-list for field type_name
+	96,  // 95: xce.api.v1.SupplyView.borrows:type_name -> xce.api.v1.RCBorrow
+	97,  // 96: xce.api.v1.SupplyView.leases:type_name -> xce.api.v1.RCLease
+	86,  // 97: xce.api.v1.Reservation.hosts:type_name -> xce.api.v1.RsvHost
+	87,  // 98: xce.api.v1.Reservation.jobs:type_name -> xce.api.v1.RsvJob
+	0,   // 99: xce.api.v1.RsvJob.state:type_name -> xce.api.v1.JobState
+	12,  // 100: xce.api.v1.ReservationRequest.op:type_name -> xce.api.v1.ReservationRequest.Op
+	85,  // 101: xce.api.v1.ReservationRequest.rsv:type_name -> xce.api.v1.Reservation
+	13,  // 102: xce.api.v1.ReservationRequest.host_op:type_name -> xce.api.v1.ReservationRequest.HostOp
+	85,  // 103: xce.api.v1.ReservationReply.reservations:type_name -> xce.api.v1.Reservation
+	91,  // 104: xce.api.v1.ReservationReply.policies:type_name -> xce.api.v1.RsvPolicy
+	90,  // 105: xce.api.v1.ReservationReply.planners:type_name -> xce.api.v1.RsvPlanner
+	14,  // 106: xce.api.v1.JobGroupRequest.op:type_name -> xce.api.v1.JobGroupRequest.Op
+	93,  // 107: xce.api.v1.JobGroupReply.groups:type_name -> xce.api.v1.JobGroupInfo
+	15,  // 108: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	15,  // 109: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	110, // [110:110] is the sub-list for method output_type
+	110, // [110:110] is the sub-list for method input_type
+	110, // [110:110] is the sub-list for extension type_name
+	110, // [110:110] is the sub-list for extension extendee
+	0,   // [0:110] is the sub-list for field type_name
 }
 
 // file_api_proto_once builds the file's descriptors on first use, not at
@@ -10796,7 +11010,7 @@ func file_api_proto_build() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      15,
-			NumMessages:   91,
+			NumMessages:   93,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -193,6 +193,12 @@ type Resource struct {
 	// host lists them ([hosts.NAME] instances, or an elim reports them)
 	// and rusage[] gives a job that many of them by name.
 	Instances bool `toml:"instances"`
+	// Provider lends more of a shared resource when jobs need more than
+	// Total (elastic.go's checkBorrow): at most BorrowMax units at once,
+	// each loan given back after IdleTime unused.
+	Provider  string   `toml:"provider"`
+	BorrowMax int64    `toml:"borrow_max"`
+	IdleTime  Duration `toml:"idle_time"`
 }
 
 // Shared reports whether the resource is one cluster-wide pool.

@@ -91,6 +91,7 @@ func (q *Queue) AllowsTemplate(t *Template) bool {
 // checkElastic fills in the templates' defaults and checks providers,
 // templates and the queues' rc_hosts.
 func (c *Config) checkElastic(k *checker) {
+	c.checkBorrow(k)
 	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
 		p := c.Providers[name]
 		p.Name = name

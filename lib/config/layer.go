@@ -747,10 +747,10 @@ func (l *layering) checkShared() error {
 		}
 		amt, _ := l.reserved(name)
 		need := int64(amt + 0.999999)
-		if need > r.Total {
-			return reject("Job requests %s %s; the cluster has %d %s in all", strconv.FormatFloat(amt, 'f', -1, 64), name, r.Total, name)
+		if need > r.Ceiling() {
+			return reject("Job requests %s %s; the cluster has %d %s in all", strconv.FormatFloat(amt, 'f', -1, 64), name, r.Ceiling(), name)
 		}
-		l.pend(PendCheck{Kind: SharedResource, Name: name, Max: r.Total, Need: need,
+		l.pend(PendCheck{Kind: SharedResource, Name: name, Max: r.Ceiling(), Need: need,
 			Reason: fmt.Sprintf("Job's requirements for reserving resource (%s) not satisfied", name)})
 	}
 	return nil

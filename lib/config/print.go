@@ -73,6 +73,11 @@ func (c *Config) Effective() string {
 		w.kv("increasing", r.Increasing)
 		w.kv("total", r.Total)
 		w.kv("instances", r.Instances)
+		w.kv("provider", r.Provider)
+		w.kv("borrow_max", r.BorrowMax)
+		if r.Provider != "" {
+			w.kv("idle_time", r.IdleTime)
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Hosts)) {
 		h := c.Hosts[name]

@@ -175,6 +175,7 @@ type Controller struct {
 	closedHosts map[string]string
 	// supply is the provisioner of hosts on demand (supply.go); nil: none.
 	supply Supply
+	tokens tokensSeen // the loans the last snapshot read (borrow.go)
 	// drainedHosts and decommissioned: badmin hdrain and hdecommission
 	// (drain.go).
 	drainedHosts, decommissioned map[string]bool

@@ -498,7 +498,8 @@ func (c *Controller) ListHosts(req *api.ListHostsRequest) (*api.ListHostsReply, 
 	for _, h := range hosts {
 		h.Njobs = h.Run + h.Ssusp + h.Ususp
 	}
-	view := sched.Look(c.snapshot(now, nil))
+	snap := c.snapshot(now, nil)
+	view := sched.Look(snap)
 	c.mu.Unlock()
 	for _, h := range hosts {
 		if hv := view.Hosts[h.Name]; len(hv.Reserved) > 0 {
@@ -509,7 +510,7 @@ func (c *Controller) ListHosts(req *api.ListHostsRequest) (*api.ListHostsReply, 
 	reply := &api.ListHostsReply{Hosts: filter.apply(hosts, view), Condensed: condensedUnits(conf)}
 	for _, name := range slices.Sorted(maps.Keys(conf.Resources)) {
 		if r := conf.Resources[name]; r.Shared() {
-			reply.Shared = append(reply.Shared, &api.SharedResource{Name: name, Total: float64(r.Total),
+			reply.Shared = append(reply.Shared, &api.SharedResource{Name: name, Total: snap.Shared[name], // with what is borrowed
 				Reserved: view.SharedReserved[name], Hosts: slices.Clone(c.hostNames)})
 		}
 	}

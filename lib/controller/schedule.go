@@ -205,6 +205,7 @@ func (c *Controller) schedule() []*api.Job {
 	}
 	share.reasons(starts)
 	c.supplyDemand(snap, d)
+	c.supplyBorrow(snap, d)
 	return starts
 }
 
@@ -225,6 +226,7 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 	snap.Limits = policy.Limits(conf) // configured limits first: Limits counts on it
 	snap.UserGroups = policy.UserGroups(conf)
 	snap.Shared = policy.Shared(conf)
+	c.addBorrowed(conf, snap.Shared)
 	snap.CU = policy.ComputeUnits(conf)
 	snap.Preempt = policy.PreemptParams(conf)
 	for _, r := range c.running {

@@ -44,7 +44,8 @@ func WriteHostsRC(w io.Writer, hosts []*api.Host, opt HostsOptions) error {
 }
 
 // WriteSupply writes badmin rc view: the templates with their instances
-// counted and the last demand, then every instance and open request.
+// counted and the last demand, then every instance and open request, the
+// shared resources' loans, and each provider's lease owner.
 func WriteSupply(w io.Writer, v *api.SupplyView) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%-16s %-12s %5s %5s %7s %9s %6s %8s %8s %s\n", "TEMPLATE", "PROVIDER", "MAX", "SLOTS", "BOOTING", "ALLOCATED", "DEMAND", "IDLE", "MAX_TTL", "BACKOFF_UNTIL")
@@ -74,7 +75,27 @@ func WriteSupply(w io.Writer, v *api.SupplyView) error {
 				rcTime(r.GetCreatedAt()), dashIfEmpty(r.GetError()))
 		}
 	}
+	writeLoansAndLeases(&b, v)
 	return flush(w, &b)
+}
+
+// writeLoansAndLeases writes badmin rc view's shared resources on loan
+// from their providers, and which provisioner serves each provider (holds
+// its lease) until when.
+func writeLoansAndLeases(b *bytes.Buffer, v *api.SupplyView) {
+	if len(v.GetBorrows()) > 0 {
+		fmt.Fprintf(b, "\n%-12s %-16s %-12s %6s %-10s %-22s %s\n", "LOAN", "RESOURCE", "PROVIDER", "AMOUNT", "STATE", "UPDATED_AT", "ERROR")
+		for _, l := range v.GetBorrows() {
+			fmt.Fprintf(b, "%-12s %-16s %-12s %6d %-10s %-22s %s\n", l.GetId(), l.GetResource(), l.GetProvider(), l.GetAmount(), l.GetState(),
+				rcTime(l.GetUpdatedAt()), dashIfEmpty(l.GetError()))
+		}
+	}
+	if len(v.GetLeases()) > 0 {
+		fmt.Fprintf(b, "\n%-12s %-36s %s\n", "PROVIDER", "LEASE_OWNER", "LEASE_UNTIL")
+		for _, l := range v.GetLeases() {
+			fmt.Fprintf(b, "%-12s %-36s %s\n", l.GetProvider(), l.GetOwner(), rcTime(l.GetExpires()))
+		}
+	}
 }
 
 // WriteSupplyErrors writes badmin rc error: the providers' recent errors,

@@ -54,3 +54,30 @@ func TestWriteSupply(t *testing.T) {
 		t.Errorf("rc error:\n%s", b.String())
 	}
 }
+
+// badmin rc view with every section: loans of shared resources and the
+// providers' lease owners (who serves each provider, until when).
+func TestWriteSupplyGolden(t *testing.T) {
+	at := time.Date(2026, 3, 4, 10, 2, 11, 0, time.UTC).UnixNano()
+	v := &api.SupplyView{
+		Templates: []*api.RCTemplateView{{Name: "cpu4", Provider: "demo", Max: 2, Slots: 4, Booting: 1, Allocated: 1, Demand: 1, IdleTimeSec: 600, MaxTtlSec: 7200}},
+		Instances: []*api.RCInstance{
+			{Id: "cpu4-2", Template: "cpu4", RcStatus: "Allocated", ProvStatus: "running", RequestId: "req-1", UpdatedAt: at},
+			{Id: "cpu4-3", Template: "cpu4", RcStatus: "Preprovision_Started", ProvStatus: "booting", RequestId: "req-1", UpdatedAt: at},
+		},
+		Requests: []*api.RCRequest{{Id: "req-1", Template: "cpu4", Count: 2, State: "requested", CreatedAt: at}},
+		Borrows: []*api.RCBorrow{
+			{Id: "loan-4", Resource: "lic_x", Provider: "lics", Amount: 2, State: "granted", UpdatedAt: at},
+			{Id: "loan-5", Resource: "lic_x", Provider: "lics", Amount: 1, State: "returning", UpdatedAt: at, Error: "licence server down"},
+		},
+		Leases: []*api.RCLease{
+			{Provider: "demo", Owner: "xced@hostA", Expires: at + 3e9},
+			{Provider: "lics", Owner: "provisioner@hostB:4711:1a2b", Expires: at + 2e9},
+		},
+	}
+	var b bytes.Buffer
+	if err := WriteSupply(&b, v); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "rc_view", b.String())
+}

@@ -53,3 +53,16 @@ type Provider interface {
 	// the provider has taken the return.
 	Return(ctx context.Context, insts []Instance) error
 }
+
+// Lender is a provider that also lends units of shared resources (licence
+// tokens; [resources.NAME] provider). The provisioner records each loan
+// before it calls Borrow and before it calls Giveback, so both must be
+// safe to repeat under the same id: a loan the provisioner cannot tell
+// was granted (it stopped during the call) is given back, not asked again.
+type Lender interface {
+	// Borrow asks for n units of resource under the loan id; it returns
+	// the units granted (0 to n).
+	Borrow(ctx context.Context, resource, id string, n int) (int, error)
+	// Giveback returns the loan's n units.
+	Giveback(ctx context.Context, resource, id string, n int) error
+}

@@ -217,6 +217,18 @@ func (a *Agent) beat(ctx context.Context) bool {
 			}
 		}
 	}
+	for name, o := range a.owned {
+		var want map[string]int
+		if rep.TokensValid {
+			want = map[string]int{}
+			for r, n := range rep.Tokens {
+				if rc := conf.Resources[r]; rc != nil && rc.Provider == name {
+					want[r] = int(n)
+				}
+			}
+		}
+		o.p.SetTokens(versions[name], want, rep.SharedUsed)
+	}
 	return true
 }
 

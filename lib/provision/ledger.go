@@ -81,6 +81,7 @@ type Ledger struct {
 	leases    map[string]*lease
 	wanted    map[string]time.Time // provider -> a daemon last asked for it
 	status    map[string]*ownerStatus
+	lend      ledgerLending // loans of shared resources (ledger_borrow.go)
 }
 
 type lease struct {
@@ -106,7 +107,8 @@ func NewLedger(conf func() *config.Config, st Store, kick func(), ttl time.Durat
 	}
 	l := &Ledger{conf: conf, st: st, kick: kick, ttl: ttl, clock: time.Now,
 		insts: map[string]*api.RCInstance{}, reqs: map[string]*api.RCRequest{}, changed: make(chan struct{}),
-		leases: map[string]*lease{}, wanted: map[string]time.Time{}, status: map[string]*ownerStatus{}}
+		leases: map[string]*lease{}, wanted: map[string]time.Time{}, status: map[string]*ownerStatus{},
+		lend: ledgerLending{loans: map[string]*api.RCBorrow{}}}
 	recs, err := st.Meta("rc/")
 	if err != nil {
 		return nil, fmt.Errorf("provisioner records: %w", err)
@@ -149,6 +151,8 @@ func (l *Ledger) apply(k string, v []byte) error {
 			return fmt.Errorf("provisioner record %s: %w", k, err)
 		}
 		l.reqs[id] = r
+	case strings.HasPrefix(k, "rc/borrow/"):
+		return l.applyLoan(strings.TrimPrefix(k, "rc/borrow/"), v)
 	}
 	return nil
 }
@@ -299,6 +303,7 @@ func (l *Ledger) View() *api.SupplyView {
 	for _, e := range errs {
 		v.Errors = append(v.Errors, proto.Clone(e).(*api.RCError))
 	}
+	l.addLoansAndLeases(v)
 	return v
 }
 
@@ -364,6 +369,7 @@ func (l *Ledger) Sync(ctx context.Context, req *rpc.ProvisionerSyncRequest) (*rp
 		}
 	}
 	l.mu.Unlock()
+	l.addTokens(rep)
 	return rep, nil
 }
 
@@ -473,15 +479,30 @@ func (l *Ledger) Put(_ context.Context, req *rpc.ProvisionerPutRequest) (*rpc.Pr
 			if err := proto.Unmarshal(v, in); err != nil || in.Provider != req.Provider || "rc/inst/"+in.Id != k {
 				return nil, fmt.Errorf("record %s: not an instance of provider %s", k, req.Provider)
 			}
+		case strings.HasPrefix(k, "rc/borrow/"):
+			if err := l.checkLoan(req.Provider, strings.TrimPrefix(k, "rc/borrow/"), v); err != nil {
+				return nil, err
+			}
 		case strings.HasPrefix(k, "rc/req/"), k == seqKey(req.Provider):
 		default:
 			return nil, fmt.Errorf("record %s: not a provisioner's record", k)
 		}
 		kv[k] = v
 	}
+	for _, k := range req.Delete {
+		if id, ok := strings.CutPrefix(k, "rc/borrow/"); ok {
+			if err := l.checkLoan(req.Provider, id, nil); err != nil {
+				return nil, err
+			}
+			kv[k] = nil
+		}
+	}
 	l.mu.Lock()
 	for _, k := range req.Delete {
 		id, isInst := strings.CutPrefix(k, "rc/inst/")
+		if strings.HasPrefix(k, "rc/borrow/") {
+			continue
+		}
 		if isInst {
 			if in := l.insts[id]; in != nil && in.Provider != req.Provider {
 				l.mu.Unlock()
@@ -518,12 +539,22 @@ func seqKey(provider string) string { return "rc/seq/" + provider }
 type supplyConfig struct {
 	Providers map[string]*config.Provider
 	Templates map[string]*config.Template
+	Resources map[string]*config.Resource `json:",omitempty"` // those that borrow
 }
 
 // EncodeConfig is the configuration's providers and templates for a
 // provisioner daemon (Sync's answer).
 func EncodeConfig(c *config.Config) ([]byte, error) {
-	return json.Marshal(supplyConfig{Providers: c.Providers, Templates: c.Templates})
+	sc := supplyConfig{Providers: c.Providers, Templates: c.Templates}
+	for name, r := range c.Resources {
+		if r.Borrows() {
+			if sc.Resources == nil {
+				sc.Resources = map[string]*config.Resource{}
+			}
+			sc.Resources[name] = r
+		}
+	}
+	return json.Marshal(sc)
 }
 
 // DecodeConfig is EncodeConfig's configuration.
@@ -532,5 +563,5 @@ func DecodeConfig(b []byte) (*config.Config, error) {
 	if err := json.Unmarshal(b, &sc); err != nil {
 		return nil, fmt.Errorf("the controller's providers and templates: %w", err)
 	}
-	return &config.Config{Providers: sc.Providers, Templates: sc.Templates}, nil
+	return &config.Config{Providers: sc.Providers, Templates: sc.Templates, Resources: sc.Resources}, nil
 }

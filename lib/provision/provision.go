@@ -14,8 +14,10 @@
 // for twice.
 //
 // Demand is acted on once: the controller computes it against the counts
-// of a version of this state (Counts) and hands it back with that version
-// (SetDemand); a demand computed before the last change is ignored.
+// of a version of the Ledger's records (Ledger.Counts), and each
+// provisioner takes it (SetDemand) only if its own records have not
+// changed since it read its Version before asking; a demand computed
+// before the last change is ignored.
 //
 // Instance states (LSF's RC_STATUS): Preprovision_Started (asked for, not
 // joined), Allocated (its worker registered), Deallocated_Sent (being
@@ -29,6 +31,7 @@
 package provision
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -131,6 +134,7 @@ type Provisioner struct {
 	errs     []*api.RCError
 	busy     map[string]time.Time // host -> last seen running jobs
 	stopped  map[string]bool      // instances seen gone by the provider
+	lend     lending              // loans of shared resources (borrow.go)
 }
 
 // maxErrors is how many recent provider errors badmin rc error shows.
@@ -153,7 +157,7 @@ func New(conf func() *config.Config, cl Cluster, st Store, provs map[string]prov
 	p := &Provisioner{conf: conf, cl: cl, st: st, provs: provs, opt: opt, wake: make(chan struct{}, 1),
 		insts: map[string]*api.RCInstance{}, reqs: map[string]*api.RCRequest{}, backoff: map[string]time.Time{},
 		fails: map[string]int{}, busy: map[string]time.Time{}, stopped: map[string]bool{}, lastSeen: map[string]int{},
-		clock: time.Now}
+		clock: time.Now, lend: newLending()}
 	recs, err := st.Meta("rc/")
 	if err != nil {
 		return nil, fmt.Errorf("provisioner: read its records: %w", err)
@@ -172,6 +176,10 @@ func New(conf func() *config.Config, cl Cluster, st Store, provs map[string]prov
 				return nil, fmt.Errorf("provisioner: record %s: %w", k, err)
 			}
 			p.reqs[r.Id] = r
+		case strings.HasPrefix(k, "rc/borrow/"):
+			if err := p.loadLoan(k, v); err != nil {
+				return nil, err
+			}
 		case k == "rc/seq" || strings.HasPrefix(k, "rc/seq/"):
 			// Past every provider's: a template that moved to another
 			// provider gets no name its old instances still have.
@@ -210,6 +218,11 @@ func (p *Provisioner) keepProvider(conf *config.Config) {
 			delete(p.insts, id)
 		}
 	}
+	for id, b := range p.lend.loans {
+		if b.Provider != p.opt.Provider {
+			delete(p.lend.loans, id)
+		}
+	}
 }
 
 // Version is the version of the provisioner's state that SetDemand
@@ -236,21 +249,6 @@ func (p *Provisioner) Status() (errs []*api.RCError, backoff map[string]int64) {
 		errs = append(errs, proto.Clone(e).(*api.RCError))
 	}
 	return errs, backoff
-}
-
-// Counts are, per template, the instances requested or booting and the
-// instances that exist (any state but Done), as of the returned version.
-func (p *Provisioner) Counts() (version uint64, booting, exists map[string]int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	booting, exists = map[string]int{}, map[string]int{}
-	for _, in := range p.insts {
-		exists[in.Template]++
-		if in.RcStatus == StatusStarted {
-			booting[in.Template]++
-		}
-	}
-	return p.version, booting, exists
 }
 
 // SetDemand hands over a cycle's demand, computed against the counts of
@@ -379,6 +377,7 @@ func (p *Provisioner) View() *api.SupplyView {
 // Run follows the instances and acts on demand until ctx ends.
 func (p *Provisioner) Run(ctx context.Context) {
 	p.reconcile(ctx)
+	p.reconcileLoans(ctx)
 	tick := time.NewTicker(p.opt.Interval)
 	defer tick.Stop()
 	for {
@@ -404,6 +403,7 @@ func (p *Provisioner) step(ctx context.Context) {
 	p.demand = nil
 	p.mu.Unlock()
 	conf := p.conf()
+	p.stepLoans(ctx, conf, now)
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		n := want[name]
 		t := conf.Templates[name]
@@ -744,25 +744,31 @@ func (p *Provisioner) giveBack(ctx context.Context, insts []*api.RCInstance, why
 }
 
 // pollProviders asks the providers how the booting instances stand, so
-// that one that failed before joining is noticed before boot_timeout.
+// that one that failed before joining is noticed before boot_timeout:
+// one call per provider's request, with that request's instances.
 func (p *Provisioner) pollProviders(ctx context.Context) {
+	type preq struct{ provider, id string }
 	p.mu.Lock()
-	byProv := map[string][]provider.Instance{}
-	reqOf := map[string]string{}
+	byReq := map[preq][]provider.Instance{}
 	for _, in := range p.insts {
 		if in.RcStatus == StatusStarted && in.ProvStatus != "requested" {
-			byProv[in.Provider] = append(byProv[in.Provider], provider.Instance{ID: in.Id, Host: in.Host})
-			reqOf[in.Provider] = in.ProviderRequest
+			k := preq{in.Provider, in.ProviderRequest}
+			byReq[k] = append(byReq[k], provider.Instance{ID: in.Id, Host: in.Host})
 		}
 	}
 	p.mu.Unlock()
-	for name, ins := range byProv {
+	keys := slices.SortedFunc(maps.Keys(byReq), func(a, b preq) int {
+		return cmp.Or(strings.Compare(a.provider, b.provider), strings.Compare(a.id, b.id))
+	})
+	for _, k := range keys {
+		name, ins := k.provider, byReq[k]
 		prov := p.provs[name]
 		if prov == nil {
 			continue
 		}
+		slices.SortFunc(ins, func(a, b provider.Instance) int { return strings.Compare(a.ID, b.ID) })
 		cctx, cancel := context.WithTimeout(ctx, p.opt.CallTimeout)
-		ms, err := prov.Status(cctx, reqOf[name], ins)
+		ms, err := prov.Status(cctx, k.id, ins)
 		cancel()
 		if err != nil {
 			p.fail(name, "", "status: "+err.Error(), time.Now())

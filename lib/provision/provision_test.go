@@ -193,7 +193,7 @@ func newRig(t *testing.T, st *memStore, prov *fakeProvider) *rig {
 }
 
 func (r *rig) demand(n int) {
-	v, _, _ := r.p.Counts()
+	v := r.p.Version()
 	r.p.SetDemand(v, map[string]int{"cpu": n})
 }
 
@@ -205,7 +205,7 @@ func TestRequestJoinIdleReturn(t *testing.T) {
 	if r.prov.requests != 1 || len(r.prov.running) != 2 {
 		t.Fatalf("requests %d, running %v: want one request of two (max)", r.prov.requests, r.prov.running)
 	}
-	_, booting, exists := r.p.Counts()
+	booting, exists := counts(r.p)
 	if booting["cpu"] != 2 || exists["cpu"] != 2 {
 		t.Errorf("counts %v %v", booting, exists)
 	}
@@ -303,7 +303,7 @@ func TestRestartReconciles(t *testing.T) {
 	if got := r2.p.View().Instances; len(got) != 1 || got[0].Id != "cpu-2" {
 		t.Fatalf("after restart: %v", got)
 	}
-	_, booting, _ := r2.p.Counts()
+	booting, _ := counts(r2.p)
 	if booting["cpu"] != 1 || r.prov.requests != 1 {
 		t.Errorf("booting %v requests %d", booting, r.prov.requests)
 	}
@@ -337,7 +337,7 @@ func TestScriptProviderFailsAndHangs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, _, _ := p.Counts()
+			v := p.Version()
 			p.SetDemand(v, map[string]int{"cpu": 1})
 			p.step(context.Background())
 			view := p.View()
@@ -349,4 +349,19 @@ func TestScriptProviderFailsAndHangs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// counts are, per template, the provisioner's instances requested or
+// booting and those that exist.
+func counts(p *Provisioner) (booting, exists map[string]int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	booting, exists = map[string]int{}, map[string]int{}
+	for _, in := range p.insts {
+		exists[in.Template]++
+		if in.RcStatus == StatusStarted {
+			booting[in.Template]++
+		}
+	}
+	return booting, exists
 }

@@ -198,10 +198,15 @@ type ProvisionerSyncReply struct {
 	TtlMs   int64                  `protobuf:"varint,2,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"` // how long a lease lasts from the request
 	// The last cycle's demand per template, when computed against the
 	// records as they are now (valid), and its sequence number.
-	DemandValid   bool             `protobuf:"varint,3,opt,name=demand_valid,json=demandValid,proto3" json:"demand_valid,omitempty"`
-	Demand        map[string]int32 `protobuf:"bytes,4,rep,name=demand,proto3" json:"demand,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
-	DemandSeq     uint64           `protobuf:"varint,5,opt,name=demand_seq,json=demandSeq,proto3" json:"demand_seq,omitempty"`
-	Config        []byte           `protobuf:"bytes,6,opt,name=config,proto3" json:"config,omitempty"` // the providers and templates in force (JSON)
+	DemandValid bool             `protobuf:"varint,3,opt,name=demand_valid,json=demandValid,proto3" json:"demand_valid,omitempty"`
+	Demand      map[string]int32 `protobuf:"bytes,4,rep,name=demand,proto3" json:"demand,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	DemandSeq   uint64           `protobuf:"varint,5,opt,name=demand_seq,json=demandSeq,proto3" json:"demand_seq,omitempty"`
+	Config      []byte           `protobuf:"bytes,6,opt,name=config,proto3" json:"config,omitempty"` // the providers and templates in force (JSON)
+	// The last cycle's units to borrow per shared resource (valid with
+	// demand_valid's rule), and what running jobs hold of each.
+	TokensValid   bool               `protobuf:"varint,7,opt,name=tokens_valid,json=tokensValid,proto3" json:"tokens_valid,omitempty"`
+	Tokens        map[string]int32   `protobuf:"bytes,8,rep,name=tokens,proto3" json:"tokens,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	SharedUsed    map[string]float64 `protobuf:"bytes,9,rep,name=shared_used,json=sharedUsed,proto3" json:"shared_used,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -276,6 +281,27 @@ func (x *ProvisionerSyncReply) GetDemandSeq() uint64 {
 func (x *ProvisionerSyncReply) GetConfig() []byte {
 	if x != nil {
 		return x.Config
+	}
+	return nil
+}
+
+func (x *ProvisionerSyncReply) GetTokensValid() bool {
+	if x != nil {
+		return x.TokensValid
+	}
+	return false
+}
+
+func (x *ProvisionerSyncReply) GetTokens() map[string]int32 {
+	if x != nil {
+		return x.Tokens
+	}
+	return nil
+}
+
+func (x *ProvisionerSyncReply) GetSharedUsed() map[string]float64 {
+	if x != nil {
+		return x.SharedUsed
 	}
 	return nil
 }
@@ -650,7 +676,7 @@ const file_rpc_provision_proto_rawDesc = "" +
 	"demandSeen\x1a:\n" +
 	"\fBackoffEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xa2\x02\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xd8\x04\n" +
 	"\x14ProvisionerSyncReply\x12\x18\n" +
 	"\agranted\x18\x01 \x03(\tR\agranted\x12\x15\n" +
 	"\x06ttl_ms\x18\x02 \x01(\x03R\x05ttlMs\x12!\n" +
@@ -658,10 +684,20 @@ const file_rpc_provision_proto_rawDesc = "" +
 	"\x06demand\x18\x04 \x03(\v2,.xce.api.v1.ProvisionerSyncReply.DemandEntryR\x06demand\x12\x1d\n" +
 	"\n" +
 	"demand_seq\x18\x05 \x01(\x04R\tdemandSeq\x12\x16\n" +
-	"\x06config\x18\x06 \x01(\fR\x06config\x1a9\n" +
+	"\x06config\x18\x06 \x01(\fR\x06config\x12!\n" +
+	"\ftokens_valid\x18\a \x01(\bR\vtokensValid\x12D\n" +
+	"\x06tokens\x18\b \x03(\v2,.xce.api.v1.ProvisionerSyncReply.TokensEntryR\x06tokens\x12Q\n" +
+	"\vshared_used\x18\t \x03(\v20.xce.api.v1.ProvisionerSyncReply.SharedUsedEntryR\n" +
+	"sharedUsed\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"M\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a9\n" +
+	"\vTokensEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a=\n" +
+	"\x0fSharedUsedEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"M\n" +
 	"\x19ProvisionerRecordsRequest\x12\x14\n" +
 	"\x05owner\x18\x01 \x01(\tR\x05owner\x12\x1a\n" +
 	"\bprovider\x18\x02 \x01(\tR\bprovider\"\xa1\x01\n" +
@@ -709,7 +745,7 @@ func file_rpc_provision_proto_rawDescGZIP() []byte {
 }
 
 var file_rpc_provision_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_rpc_provision_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_rpc_provision_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_rpc_provision_proto_goTypes = []any{
 	(ProvisionerHostRequest_Op)(0),    // 0: xce.api.v1.ProvisionerHostRequest.Op
 	(*ProvisionerSyncRequest)(nil),    // 1: xce.api.v1.ProvisionerSyncRequest
@@ -722,22 +758,26 @@ var file_rpc_provision_proto_goTypes = []any{
 	(*ProvisionerHostReply)(nil),      // 8: xce.api.v1.ProvisionerHostReply
 	nil,                               // 9: xce.api.v1.ProvisionerSyncRequest.BackoffEntry
 	nil,                               // 10: xce.api.v1.ProvisionerSyncReply.DemandEntry
-	nil,                               // 11: xce.api.v1.ProvisionerRecordsReply.RecordsEntry
-	nil,                               // 12: xce.api.v1.ProvisionerPutRequest.SetEntry
-	(*api.RCError)(nil),               // 13: xce.api.v1.RCError
+	nil,                               // 11: xce.api.v1.ProvisionerSyncReply.TokensEntry
+	nil,                               // 12: xce.api.v1.ProvisionerSyncReply.SharedUsedEntry
+	nil,                               // 13: xce.api.v1.ProvisionerRecordsReply.RecordsEntry
+	nil,                               // 14: xce.api.v1.ProvisionerPutRequest.SetEntry
+	(*api.RCError)(nil),               // 15: xce.api.v1.RCError
 }
 var file_rpc_provision_proto_depIdxs = []int32{
-	13, // 0: xce.api.v1.ProvisionerSyncRequest.errors:type_name -> xce.api.v1.RCError
+	15, // 0: xce.api.v1.ProvisionerSyncRequest.errors:type_name -> xce.api.v1.RCError
 	9,  // 1: xce.api.v1.ProvisionerSyncRequest.backoff:type_name -> xce.api.v1.ProvisionerSyncRequest.BackoffEntry
 	10, // 2: xce.api.v1.ProvisionerSyncReply.demand:type_name -> xce.api.v1.ProvisionerSyncReply.DemandEntry
-	11, // 3: xce.api.v1.ProvisionerRecordsReply.records:type_name -> xce.api.v1.ProvisionerRecordsReply.RecordsEntry
-	12, // 4: xce.api.v1.ProvisionerPutRequest.set:type_name -> xce.api.v1.ProvisionerPutRequest.SetEntry
-	0,  // 5: xce.api.v1.ProvisionerHostRequest.op:type_name -> xce.api.v1.ProvisionerHostRequest.Op
-	6,  // [6:6] is the sub-list for method output_type
-	6,  // [6:6] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	11, // 3: xce.api.v1.ProvisionerSyncReply.tokens:type_name -> xce.api.v1.ProvisionerSyncReply.TokensEntry
+	12, // 4: xce.api.v1.ProvisionerSyncReply.shared_used:type_name -> xce.api.v1.ProvisionerSyncReply.SharedUsedEntry
+	13, // 5: xce.api.v1.ProvisionerRecordsReply.records:type_name -> xce.api.v1.ProvisionerRecordsReply.RecordsEntry
+	14, // 6: xce.api.v1.ProvisionerPutRequest.set:type_name -> xce.api.v1.ProvisionerPutRequest.SetEntry
+	0,  // 7: xce.api.v1.ProvisionerHostRequest.op:type_name -> xce.api.v1.ProvisionerHostRequest.Op
+	8,  // [8:8] is the sub-list for method output_type
+	8,  // [8:8] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 // file_rpc_provision_proto_once builds the file's descriptors on first use, not at
@@ -759,7 +799,7 @@ func file_rpc_provision_proto_build() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rpc_provision_proto_rawDesc), len(file_rpc_provision_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   12,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -110,7 +111,11 @@ func (l *Local) pid(id string) int {
 	b, err := os.ReadFile(filepath.Join(dir, "worker.pid"))
 	if errors.Is(err, os.ErrNotExist) {
 		// Started, and the provisioner killed before it wrote the file.
-		return l.findWorker(dir)
+		if pid := l.findWorker(dir); pid > 0 {
+			return pid
+		}
+		pid, _ := l.elsewhere(id)
+		return pid
 	}
 	if err != nil {
 		return 0
@@ -184,6 +189,58 @@ func (l *Local) findWorker(dir string) int {
 	return 0
 }
 
+// elsewhere finds an instance's worker that another provisioner of this
+// host started under its own directory: a controller candidate that led
+// before a failover (each candidate's local provider keeps its instances
+// under its own DIR). It is a process of this provider's user running
+// this provider's executable whose command line is `worker ... --dir DIR
+// ... --instance ID` with DIR an instance directory named ID; it returns
+// the pid and DIR, or 0 and "".
+func (l *Local) elsewhere(id string) (int, string) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, ""
+	}
+	exe, err := filepath.EvalSymlinks(l.Exe)
+	if err != nil {
+		return 0, ""
+	}
+	want := []byte("\x00--instance\x00" + id + "\x00")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 1 {
+			continue
+		}
+		proc := fmt.Sprintf("/proc/%d", pid)
+		var st syscall.Stat_t
+		if syscall.Stat(proc, &st) != nil || int(st.Uid) != os.Getuid() {
+			continue
+		}
+		cmdline, err := os.ReadFile(proc + "/cmdline")
+		if err != nil || !bytes.Contains(append(cmdline, 0), want) {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+		if len(args) < 2 || args[1] != "worker" {
+			continue
+		}
+		if x, err := os.Readlink(proc + "/exe"); err != nil || x != exe {
+			continue
+		}
+		dir := ""
+		for i, a := range args {
+			if a == "--dir" && i+1 < len(args) {
+				dir = args[i+1]
+			}
+		}
+		if dir == "" || !filepath.IsAbs(dir) || filepath.Base(dir) != id || dir == l.dir(id) || zombie(pid) {
+			continue
+		}
+		return pid, dir
+	}
+	return 0, ""
+}
+
 // Status says whether each instance's worker runs.
 func (l *Local) Status(_ context.Context, _ string, insts []provider.Instance) ([]provider.Machine, error) {
 	out := make([]provider.Machine, 0, len(insts))
@@ -209,6 +266,7 @@ func (l *Local) Return(ctx context.Context, insts []provider.Instance) error {
 	}
 	var errs []error
 	for _, in := range insts {
+		_, other := l.elsewhere(in.ID)
 		if pid := l.pid(in.ID); pid > 0 {
 			syscall.Kill(pid, syscall.SIGTERM)
 			deadline := time.Now().Add(wait)
@@ -226,9 +284,23 @@ func (l *Local) Return(ctx context.Context, insts []provider.Instance) error {
 			errs = append(errs, fmt.Errorf("local provider: the worker of %s did not stop", in.Host))
 			continue
 		}
-		if err := rmtree.RemoveAll(l.dir(in.ID)); err != nil {
-			errs = append(errs, fmt.Errorf("local provider: remove %s: %w", l.dir(in.ID), err))
+		for _, dir := range []string{l.dir(in.ID), other} {
+			if dir == "" {
+				continue
+			}
+			if err := rmtree.RemoveAll(dir); err != nil {
+				errs = append(errs, fmt.Errorf("local provider: remove %s: %w", dir, err))
+			}
 		}
 	}
 	return errors.Join(errs...)
 }
+
+var _ provider.Lender = (*Local)(nil)
+
+// Borrow grants every unit at once: the local provider stands for a
+// licence server with tokens to spare (tests and demos).
+func (l *Local) Borrow(_ context.Context, _, _ string, n int) (int, error) { return n, nil }
+
+// Giveback takes the units back.
+func (l *Local) Giveback(context.Context, string, string, int) error { return nil }

@@ -14,6 +14,13 @@
 //	                         -> {"requests":[{"machine":HOST,"gracePeriod":S}]} (the machines the provider wants back)
 //	getAvailableTemplates.sh {} -> {"templates":[{"templateId":T,"maxNumber":N,"attributes":{...}}]}
 //
+// and, XCE's own, for a shared resource the provider lends units of
+// ([resources.NAME] provider; both called again with the same loanId
+// after a restart, so they must be safe to repeat):
+//
+//	requestTokens.sh         {"resource":R,"count":N,"loanId":ID} -> {"granted":G,"message":...} (G of N lent)
+//	returnTokens.sh          {"resource":R,"count":N,"loanId":ID} -> {} (the loan's units back)
+//
 // XCE names the hosts it wants (the "xce" member of requestMachines'
 // input, which LSF's scripts ignore); a machine whose name differs is
 // matched to the request's instances in the order the script lists them.
@@ -271,4 +278,36 @@ func (s *Script) Templates(ctx context.Context) (map[string]int, error) {
 		m[t.TemplateID] = t.MaxNumber
 	}
 	return m, nil
+}
+
+var _ provider.Lender = (*Script)(nil)
+
+// loanInput is requestTokens.sh's and returnTokens.sh's input.
+type loanInput struct {
+	Resource string `json:"resource"`
+	Count    int    `json:"count"`
+	LoanID   string `json:"loanId"`
+}
+
+// Borrow calls requestTokens.sh: {"resource":R,"count":N,"loanId":ID}
+// -> {"granted":G,"message":...}.
+func (s *Script) Borrow(ctx context.Context, resource, id string, n int) (int, error) {
+	var out struct {
+		Granted *int   `json:"granted"`
+		Message string `json:"message"`
+	}
+	if err := s.call(ctx, "requestTokens.sh", loanInput{Resource: resource, Count: n, LoanID: id}, &out); err != nil {
+		return 0, err
+	}
+	if out.Granted == nil {
+		return 0, fmt.Errorf("requestTokens.sh gave no granted count: %s", out.Message)
+	}
+	return min(max(0, *out.Granted), n), nil
+}
+
+// Giveback calls returnTokens.sh: {"resource":R,"count":N,"loanId":ID} ->
+// any JSON object.
+func (s *Script) Giveback(ctx context.Context, resource, id string, n int) error {
+	var out map[string]any
+	return s.call(ctx, "returnTokens.sh", loanInput{Resource: resource, Count: n, LoanID: id}, &out)
 }

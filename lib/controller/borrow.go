@@ -1,0 +1,102 @@
+package controller
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"xce/lib/config"
+	"xce/lib/sched"
+)
+
+// Shared resources a provider lends more units of ([resources.NAME]
+// provider, lib/provision's loans): each cycle the scheduler sees a
+// resource's total raised by the units lent now, and the units the jobs
+// it left pending need beyond that (sched.ComputeBorrow) go to the
+// provisioners with the hosts' demand; the provisioners give a loan back
+// once its units have been unused for the resource's idle_time, judged by
+// what running jobs hold (SharedUsed).
+
+// TokenSupply is the part of the Supply that lends shared resources
+// (lib/provision.Ledger).
+type TokenSupply interface {
+	// Tokens: per resource, units lent, units asked for and not lent
+	// yet, and every unit on loan, as of version.
+	Tokens() (version uint64, granted, pending, onLoan map[string]int)
+	// SetTokens hands over a cycle's units to borrow computed against
+	// version.
+	SetTokens(version uint64, want map[string]int)
+}
+
+// tokensSeen is what the last snapshot read of the loans (c.mu).
+type tokensSeen struct {
+	ok              bool
+	version         uint64
+	pending, onLoan map[string]int
+}
+
+// borrows reports whether any shared resource of conf has a provider.
+func borrows(conf *config.Config) bool {
+	for _, r := range conf.Resources {
+		if r.Borrows() {
+			return true
+		}
+	}
+	return false
+}
+
+// addBorrowed raises the shared resources' totals by the units their
+// providers lent, and notes the loans' version for supplyBorrow (c.mu
+// held).
+func (c *Controller) addBorrowed(conf *config.Config, shared map[string]float64) {
+	c.tokens = tokensSeen{}
+	ts, ok := c.supply.(TokenSupply)
+	if !ok || !borrows(conf) {
+		return
+	}
+	v, granted, pending, onLoan := ts.Tokens()
+	for name, n := range granted {
+		if _, ok := shared[name]; ok {
+			shared[name] += float64(n)
+		}
+	}
+	c.tokens = tokensSeen{ok: true, version: v, pending: pending, onLoan: onLoan}
+}
+
+// supplyBorrow computes the units the jobs the cycle left pending need
+// beyond the shared resources' totals and hands them to the
+// provisioners (c.mu held).
+func (c *Controller) supplyBorrow(snap *sched.Snapshot, d *sched.Decision) {
+	ts, ok := c.supply.(TokenSupply)
+	if !ok || !c.tokens.ok {
+		return
+	}
+	conf := c.config()
+	var pools []sched.Pool
+	for _, name := range slices.Sorted(maps.Keys(conf.Resources)) {
+		if r := conf.Resources[name]; r.Borrows() {
+			pools = append(pools, sched.Pool{Name: name, Pending: c.tokens.pending[name], Free: int(r.BorrowMax) - c.tokens.onLoan[name]})
+		}
+	}
+	ts.SetTokens(c.tokens.version, sched.ComputeBorrow(snap, d, pools).Units)
+}
+
+// SharedUsed is what running jobs hold of each shared resource that
+// borrows (nil: none borrows): the provisioners give back loans beyond
+// it.
+func (c *Controller) SharedUsed() map[string]float64 {
+	conf := c.config()
+	if !borrows(conf) {
+		return nil
+	}
+	c.mu.Lock()
+	held := sched.Look(c.snapshot(time.Now(), nil)).SharedReserved
+	c.mu.Unlock()
+	out := map[string]float64{}
+	for name, r := range conf.Resources {
+		if r.Borrows() {
+			out[name] = held[name]
+		}
+	}
+	return out
+}

@@ -1,0 +1,136 @@
+package provision
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+
+	"xce/lib/api"
+	"xce/lib/api/rpc"
+)
+
+// ledgerLending is the Ledger's part of the loans of shared resources
+// (borrow.go): the records, the last units to borrow, and where the
+// resources' use comes from (l.mu).
+type ledgerLending struct {
+	loans map[string]*api.RCBorrow
+	want  map[string]int
+	wantV uint64
+	usage func() map[string]float64
+}
+
+// SetUsage gives the ledger what running jobs hold of each shared
+// resource (the controller's), for the provisioners' return of idle
+// loans; without it no loan goes back for being idle.
+func (l *Ledger) SetUsage(usage func() map[string]float64) {
+	l.mu.Lock()
+	l.lend.usage = usage
+	l.mu.Unlock()
+}
+
+// Tokens are, per shared resource, the units lent (granted, which the
+// scheduler adds to the total), the units asked for and not lent yet,
+// and every unit on loan in any state (what counts against borrow_max),
+// as of the returned version.
+func (l *Ledger) Tokens() (version uint64, granted, pending, onLoan map[string]int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	granted, pending, onLoan = map[string]int{}, map[string]int{}, map[string]int{}
+	for _, b := range l.lend.loans {
+		onLoan[b.Resource] += int(b.Amount)
+		switch b.State {
+		case loanGranted:
+			granted[b.Resource] += int(b.Amount)
+		case loanRequested:
+			pending[b.Resource] += int(b.Amount)
+		}
+	}
+	return l.version, granted, pending, onLoan
+}
+
+// SetTokens takes a cycle's units to borrow computed against version;
+// the provisioners get them at their next Sync (a waiting one at once).
+func (l *Ledger) SetTokens(version uint64, want map[string]int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if version != l.version {
+		return
+	}
+	if len(want) > 0 && (l.lend.wantV != version || !maps.Equal(want, l.lend.want)) {
+		l.demandSeq++
+		close(l.changed)
+		l.changed = make(chan struct{})
+	}
+	l.lend.want, l.lend.wantV = want, version
+}
+
+// applyLoan puts one loan record (nil: deletes it) into the in-memory
+// copy (l.mu held).
+func (l *Ledger) applyLoan(id string, v []byte) error {
+	if v == nil {
+		delete(l.lend.loans, id)
+		return nil
+	}
+	b := &api.RCBorrow{}
+	if err := proto.Unmarshal(v, b); err != nil {
+		return fmt.Errorf("provisioner record rc/borrow/%s: %w", id, err)
+	}
+	l.lend.loans[id] = b
+	return nil
+}
+
+// checkLoan says whether a provisioner of provider may write (v) or
+// delete (nil) the loan record of id.
+func (l *Ledger) checkLoan(provider, id string, v []byte) error {
+	if v == nil {
+		l.mu.Lock()
+		b := l.lend.loans[id]
+		l.mu.Unlock()
+		if b != nil && b.Provider != provider {
+			return fmt.Errorf("record rc/borrow/%s: not a loan of provider %s", id, provider)
+		}
+		return nil
+	}
+	b := &api.RCBorrow{}
+	if err := proto.Unmarshal(v, b); err != nil || b.Provider != provider || b.Id != id {
+		return fmt.Errorf("record rc/borrow/%s: not a loan of provider %s", id, provider)
+	}
+	return nil
+}
+
+// addTokens fills a Sync's answer with the units to borrow (when valid)
+// and the shared resources' use.
+func (l *Ledger) addTokens(rep *rpc.ProvisionerSyncReply) {
+	l.mu.Lock()
+	usage := l.lend.usage
+	if l.lend.wantV == l.version && len(l.lend.want) > 0 {
+		rep.TokensValid = true
+		rep.Tokens = map[string]int32{}
+		for r, n := range l.lend.want {
+			rep.Tokens[r] = int32(n)
+		}
+	}
+	l.mu.Unlock()
+	if usage != nil {
+		rep.SharedUsed = usage()
+		if rep.SharedUsed == nil {
+			rep.SharedUsed = map[string]float64{}
+		}
+	}
+}
+
+// addLoansAndLeases fills badmin rc view's loans and the providers'
+// lease owners (l.mu held).
+func (l *Ledger) addLoansAndLeases(v *api.SupplyView) {
+	for _, id := range slices.Sorted(maps.Keys(l.lend.loans)) {
+		v.Borrows = append(v.Borrows, proto.Clone(l.lend.loans[id]).(*api.RCBorrow))
+	}
+	now := l.clock()
+	for _, name := range slices.Sorted(maps.Keys(l.leases)) {
+		if ls := l.leases[name]; now.Before(ls.expires) {
+			v.Leases = append(v.Leases, &api.RCLease{Provider: name, Owner: ls.owner, Expires: ls.expires.UnixNano()})
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package provision
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"xce/lib/api"
+	"xce/lib/api/rpc"
+)
+
+// badmin rc view names each provider's lease owner and when the lease
+// ends unless renewed; an ended lease is not shown.
+func TestLedgerViewLeases(t *testing.T) {
+	r := newLedgerRig(t, nil)
+	r.sync("provisioner@b:1:ab", false)
+	v := r.l.View()
+	if len(v.Leases) != 1 || v.Leases[0].Provider != "p" || v.Leases[0].Owner != "provisioner@b:1:ab" ||
+		v.Leases[0].Expires != r.now.Add(3*time.Second).UnixNano() {
+		t.Fatalf("leases %v", v.Leases)
+	}
+	r.now = r.now.Add(4 * time.Second)
+	if v := r.l.View(); len(v.Leases) != 0 {
+		t.Fatalf("an ended lease shown: %v", v.Leases)
+	}
+}
+
+// Loans go through the lease like instances: only the provider's owner
+// writes them, only its own provider's; the ledger counts them for the
+// scheduler and hands the units to borrow and the resources' use over.
+func TestLedgerLoans(t *testing.T) {
+	r := newLedgerRig(t, nil)
+	r.sync("o1", false)
+	put := func(owner string, b *api.RCBorrow) error {
+		v, _ := proto.Marshal(b)
+		_, err := r.l.Put(context.Background(), &rpc.ProvisionerPutRequest{Owner: owner, Provider: "p", Set: map[string][]byte{"rc/borrow/" + b.Id: v}})
+		return err
+	}
+	if err := put("o2", &api.RCBorrow{Id: "loan-1", Resource: "lic", Provider: "p", Amount: 1, State: loanGranted}); err == nil {
+		t.Fatal("a provisioner without the lease wrote a loan")
+	}
+	if err := put("o1", &api.RCBorrow{Id: "loan-1", Resource: "lic", Provider: "q", Amount: 1, State: loanGranted}); err == nil {
+		t.Fatal("a loan of another provider was written")
+	}
+	if err := put("o1", &api.RCBorrow{Id: "loan-1", Resource: "lic", Provider: "p", Amount: 2, State: loanGranted}); err != nil {
+		t.Fatal(err)
+	}
+	if err := put("o1", &api.RCBorrow{Id: "loan-2", Resource: "lic", Provider: "p", Amount: 1, State: loanRequested}); err != nil {
+		t.Fatal(err)
+	}
+	v, granted, pending, onLoan := r.l.Tokens()
+	if granted["lic"] != 2 || pending["lic"] != 1 || onLoan["lic"] != 3 {
+		t.Fatalf("tokens %v %v %v", granted, pending, onLoan)
+	}
+	r.l.SetUsage(func() map[string]float64 { return map[string]float64{"lic": 4} })
+	r.l.SetTokens(v, map[string]int{"lic": 1})
+	rep, err := r.l.Sync(context.Background(), &rpc.ProvisionerSyncRequest{Owner: "o1", Want: []string{"p"}, Held: []string{"p"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.TokensValid || rep.Tokens["lic"] != 1 || rep.SharedUsed["lic"] != 4 {
+		t.Fatalf("sync reply: valid %v tokens %v used %v", rep.TokensValid, rep.Tokens, rep.SharedUsed)
+	}
+	// A demand computed before the last record is not handed over.
+	r.l.SetTokens(v-1, map[string]int{"lic": 5})
+	if len(r.l.View().Borrows) != 2 {
+		t.Fatalf("view borrows %v", r.l.View().Borrows)
+	}
+	if _, err := r.l.Put(context.Background(), &rpc.ProvisionerPutRequest{Owner: "o1", Provider: "p", Delete: []string{"rc/borrow/loan-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, granted, _, _ := r.l.Tokens(); granted["lic"] != 0 || r.st.count("rc/borrow/") != 1 {
+		t.Fatalf("after delete: granted %v, records %d", granted, r.st.count("rc/borrow/"))
+	}
+}

@@ -1,0 +1,64 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// sharedLine is bhosts -s's line of a shared resource: TOTAL (left for
+// scheduling) and RESERVED.
+func sharedLine(m *multi, name string) (left, reserved string) {
+	for _, line := range strings.Split(m.run("", "bhosts", "-s").stdout, "\n") {
+		if f := strings.Fields(line); len(f) >= 3 && f[0] == name {
+			return f[1], f[2]
+		}
+	}
+	return "", ""
+}
+
+// A shared resource with a provider: a job needing 3 tokens of a 2-token
+// pool runs once the provider (local: lends at once) lent one, and the
+// loan goes back after idle_time, leaving the total at 2.
+func TestElasticBorrowTokens(t *testing.T) {
+	m := newMulti(t, `default_queue = "normal"
+
+[providers.lics]
+kind = "local"
+
+[resources.lic_x]
+total = 2
+provider = "lics"
+borrow_max = 2
+idle_time = "2s"
+
+[queues.normal]
+`)
+	m.worker("hA", 2)
+	m.waitHosts(map[string]string{"hA": "ok"})
+	id := m.submit("sleep 1", "-R", "rusage[lic_x=3]")
+	m.waitStarted(id)
+	// It holds 3 of a pool the scheduler now sees as 3.
+	if left, rsv := sharedLine(m, "lic_x"); rsv != "3.0" {
+		t.Errorf("bhosts -s while the job runs: lic_x TOTAL %s RESERVED %s, want 3.0 reserved", left, rsv)
+	}
+	if view := m.must("", "badmin", "rc", "view"); !strings.Contains(view, "lic_x") || !strings.Contains(view, "granted") {
+		t.Errorf("badmin rc view while the loan is out:\n%s", view)
+	}
+	m.waitState(id, "DONE")
+	var left string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if left, _ = sharedLine(m, "lic_x"); left == "2" {
+			break
+		}
+	}
+	if left != "2" {
+		t.Fatalf("lic_x's total after idle_time: %s, want 2\nxced:\n%s", left, m.log)
+	}
+	if view := m.must("", "badmin", "rc", "view"); strings.Contains(view, "LOAN") {
+		t.Errorf("a loan is left after idle_time:\n%s", view)
+	}
+	if n := strings.Count(m.log.String(), `msg=borrowed`); n != 1 {
+		t.Errorf("%d loans; want one:\n%s", n, m.log)
+	}
+}
