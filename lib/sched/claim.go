@@ -407,7 +407,6 @@ func (cj *claimJob) give(p *Placement, user string) string {
 	return ""
 }
 
-
 // placeClaims allocates the pending claims on s2's hosts, adding each
 // placed one to s2.Running.
 func placeClaims(s, s2 *Snapshot, schema *resreq.Schema, d *Decision) {
