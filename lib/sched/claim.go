@@ -67,7 +67,6 @@ type ClaimPlacement struct {
 
 // Reasons a claim's job pends.
 const (
-	reasonClaimUnknown = "The job's claim does not exist"
 	reasonClaimPending = "The job's claim is not allocated yet"
 	reasonClaimUser    = "The user may not use the job's claim"
 	reasonClaimBusy    = "The job's exclusive claim is used by another user"
@@ -154,6 +153,12 @@ func scheduleClaims(s *Snapshot) *Decision {
 			continue
 		}
 		cs := held[j.Claim]
+		if cs == nil && !s.hasClaim(j.Claim) {
+			// Its claim is gone: an ordinary job.
+			j.Claim = ""
+			s2.Jobs = append(s2.Jobs, j)
+			continue
+		}
 		if w := claimWhy(s, cs, &j); w != "" {
 			why[j.Key] = w
 			continue
@@ -205,15 +210,20 @@ func claimAlloc(i int, name string, h HostAlloc) Alloc {
 	return Alloc{Job: JobKey{ID: -1 - int64(i)}, Queue: "\x00claim " + name, Hosts: []HostAlloc{h}}
 }
 
+// hasClaim reports whether the snapshot has the claim, held or pending.
+func (s *Snapshot) hasClaim(name string) bool {
+	for i := range s.Claims {
+		if s.Claims[i].Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // claimWhy is why a job of claim cs (nil: not held) cannot be tried.
 func claimWhy(s *Snapshot, cs *claimState, j *Job) string {
 	if cs == nil {
-		for i := range s.Claims {
-			if s.Claims[i].Name == j.Claim {
-				return reasonClaimPending
-			}
-		}
-		return reasonClaimUnknown
+		return reasonClaimPending
 	}
 	if !cs.c.mayUse(j.User) {
 		return reasonClaimUser

@@ -18,7 +18,8 @@ func claimSet(r string) resreq.UsageSet {
 // TestClaim: a pending claim is allocated an instance; once held, only
 // its jobs get it, a job without the claim gets the other one and the
 // next waits naming the resource; a user outside the claim pends, as do
-// the jobs of a claim that does not exist or is not allocated.
+// the jobs of a claim that is not allocated; a job whose claim does not
+// exist is an ordinary one.
 func TestClaim(t *testing.T) {
 	s := &Snapshot{Now: t0, Schema: instSchema, Queues: []Queue{{Name: "normal", Priority: 1}},
 		Hosts:  []Host{instHost("a", 4, "fpga0", "fpga1")},
@@ -46,7 +47,7 @@ func TestClaim(t *testing.T) {
 	if !slices.Equal(got[JobKey{ID: 1}], []string{"fpga0"}) || !slices.Equal(got[JobKey{ID: 3}], []string{"fpga1"}) || len(got) != 2 {
 		t.Fatalf("placements %v, want job 1 fpga0 (claim), job 3 fpga1", got)
 	}
-	for id, want := range map[int64]string{2: "within claim c1", 4: reasonClaimUser, 5: reasonClaimUnknown, 6: reasonClaimPending} {
+	for id, want := range map[int64]string{2: "within claim c1", 4: reasonClaimUser, 5: "rusage[fpga=1]", 6: reasonClaimPending} {
 		if why := strings.Join(d.Pending[JobKey{ID: id}], "|"); !strings.Contains(why, want) {
 			t.Errorf("job %d pends %q, want %q", id, why, want)
 		}
