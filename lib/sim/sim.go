@@ -61,6 +61,9 @@ type Options struct {
 	// brsvadd allocates them (a reservations file: rsvfile.go); they join
 	// Reservations.
 	RsvRequests []RsvRequest
+	// Claims are standalone claims (bclaim) held, or to allocate, over
+	// the whole replay; the trace's jobs use none (claim.go).
+	Claims []sched.Claim
 
 	// full makes every cycle charge every running job and see every
 	// pending one (tests: the same schedule as with the ledger and the
@@ -106,6 +109,7 @@ type Result struct {
 	// Templates are the configuration's templates' instances (supply.go);
 	// Hosts and TotalSlots count none of them.
 	Templates []*TemplateResult
+	claims    []sched.Claim // the claims as the run ended (HeldClaims)
 }
 
 // pattern is what jobs of one submission shape share: the effective spec
@@ -253,6 +257,7 @@ func Run(tr *trace.Trace, opt Options) (*Result, error) {
 		return nil, err
 	}
 	e.loop()
+	e.res.claims = e.snap.Claims
 	return e.res, nil
 }
 
@@ -686,6 +691,7 @@ func (e *eng) cycle(now int64) bool {
 	e.res.Cycles++
 	e.snap.Now = at(now)
 	e.snapRsvs(now)
+	e.snapClaims()
 	var inUse policy.LimitUse
 	jobs := e.snap.Jobs[:0]
 	// Without preemption or templates, a job needing more slots than
@@ -721,6 +727,7 @@ func (e *eng) cycle(now int64) bool {
 		return false
 	}
 	d := sched.Schedule(&e.snap)
+	e.applyClaims(d)
 	e.applyPreempt(d, now)
 	if e.sup != nil {
 		e.demand(d, now)
