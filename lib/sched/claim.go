@@ -95,49 +95,10 @@ type claimState struct {
 
 // scheduleClaims is Schedule for a snapshot with claims (see above).
 func scheduleClaims(s *Snapshot) *Decision {
-	s2 := *s
-	s2.Claims = nil
-	// The running jobs' charges and the kept host values are those of
-	// the snapshot as given: a cycle of the copy starts afresh, and the
-	// ledger fills again at its next cycle.
-	if s.Ledger != nil {
-		s.Ledger.Reset()
-	}
-	s2.Ledger, s2.Scratch = nil, nil
+	s2, held := claimSnapshot(s)
 	schema := s.Schema
 	if schema == nil {
 		schema, _ = resreq.NewSchema()
-	}
-
-	held := map[string]*claimState{}
-	for i := range s.Claims {
-		cl := &s.Claims[i]
-		if cl.Held == nil {
-			continue
-		}
-		cs := &claimState{c: cl, amt: map[string]float64{}, used: map[string]float64{}, insts: cl.Held.Instances,
-			taken: map[string]bool{}, users: map[string]bool{}}
-		for _, u := range cl.Held.Rusage {
-			for _, r := range u.Resources {
-				cs.amt[r.Name] = amount(cl.Held.Rusage, r.Name, 0, 1, true, false)
-			}
-		}
-		held[cl.Name] = cs
-	}
-
-	// Running: the claims' jobs without what the claims hold, then the
-	// claims themselves.
-	s2.Running = make([]Alloc, 0, len(s.Running)+len(s.Claims))
-	for _, a := range s.Running {
-		if cs := held[a.Claim]; cs != nil {
-			a.Hosts = cs.use(a.User, a.Hosts)
-		}
-		s2.Running = append(s2.Running, a)
-	}
-	for i := range s.Claims {
-		if cl := &s.Claims[i]; cl.Held != nil {
-			s2.Running = append(s2.Running, claimAlloc(i, cl.Name, *cl.Held))
-		}
 	}
 
 	d := &Decision{}
@@ -415,6 +376,54 @@ func (cj *claimJob) give(p *Placement, user string) string {
 		}
 	}
 	return ""
+}
+
+// claimSnapshot is the copy of a snapshot with claims that a cycle
+// works on (see above): without claims, its held claims charged as
+// running allocations and its running claim jobs charged beyond them;
+// held is its held claims' states by name.
+func claimSnapshot(s *Snapshot) (s2 Snapshot, held map[string]*claimState) {
+	s2 = *s
+	s2.Claims = nil
+	// The running jobs' charges and the kept host values are those of
+	// the snapshot as given: a cycle of the copy starts afresh, and the
+	// ledger fills again at its next cycle.
+	if s.Ledger != nil {
+		s.Ledger.Reset()
+	}
+	s2.Ledger, s2.Scratch = nil, nil
+
+	held = map[string]*claimState{}
+	for i := range s.Claims {
+		cl := &s.Claims[i]
+		if cl.Held == nil {
+			continue
+		}
+		cs := &claimState{c: cl, amt: map[string]float64{}, used: map[string]float64{}, insts: cl.Held.Instances,
+			taken: map[string]bool{}, users: map[string]bool{}}
+		for _, u := range cl.Held.Rusage {
+			for _, r := range u.Resources {
+				cs.amt[r.Name] = amount(cl.Held.Rusage, r.Name, 0, 1, true, false)
+			}
+		}
+		held[cl.Name] = cs
+	}
+
+	// Running: the claims' jobs without what the claims hold, then the
+	// claims themselves.
+	s2.Running = make([]Alloc, 0, len(s.Running)+len(s.Claims))
+	for _, a := range s.Running {
+		if cs := held[a.Claim]; cs != nil {
+			a.Hosts = cs.use(a.User, a.Hosts)
+		}
+		s2.Running = append(s2.Running, a)
+	}
+	for i := range s.Claims {
+		if cl := &s.Claims[i]; cl.Held != nil {
+			s2.Running = append(s2.Running, claimAlloc(i, cl.Name, *cl.Held))
+		}
+	}
+	return s2, held
 }
 
 // placeClaims allocates the pending claims on s2's hosts, adding each

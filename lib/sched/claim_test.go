@@ -85,6 +85,18 @@ func TestClaim(t *testing.T) {
 	}
 }
 
+// TestClaimLook: the view the query commands show counts what a held
+// claim holds as reserved.
+func TestClaimLook(t *testing.T) {
+	s := &Snapshot{Now: t0, Schema: instSchema, Hosts: []Host{instHost("a", 4, "fpga0", "fpga1")},
+		Claims: []Claim{{Name: "c", Held: &HostAlloc{Host: "a", Rusage: claimSet("rusage[fpga=1:mem=1000]"),
+			Instances: map[string][]string{"fpga": {"fpga1"}}}}}}
+	hv := Look(s).Hosts["a"]
+	if hv.Reserved["fpga"] != 1 || hv.Reserved["mem"] != 1000 {
+		t.Fatalf("reserved %v, want fpga 1 and mem 1000", hv.Reserved)
+	}
+}
+
 // TestClaimExclusive: -x: one user's jobs at a time.
 func TestClaimExclusive(t *testing.T) {
 	h := instHost("a", 8, "fpga0", "fpga1", "fpga2")
