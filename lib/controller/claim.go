@@ -233,7 +233,11 @@ func claimUser(conf *config.Config, ci *api.ClaimInfo, user string) bool {
 	if user == ci.Creator || slices.Contains(ci.Users, user) {
 		return true
 	}
-	return ci.Group != "" && slices.Contains(claimMembers(conf, ci), user)
+	if ci.Group == "" {
+		return false
+	}
+	m := claimMembers(conf, ci)
+	return m == nil || slices.Contains(m, user)
 }
 
 // claimMembers is the users who may use the claim; nil: anyone (a group
