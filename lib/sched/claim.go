@@ -76,6 +76,7 @@ const (
 // claimJob is a pending job of a held claim in the cycle.
 type claimJob struct {
 	cl    *claimState
+	user  string
 	pairs []setPair // its requirement's usage sets, as tried and as given
 }
 
@@ -128,7 +129,7 @@ func scheduleClaims(s *Snapshot) *Decision {
 			why[j.Key] = reasonClaimHosts
 			continue
 		}
-		cj := &claimJob{cl: cs}
+		cj := &claimJob{cl: cs, user: j.User}
 		j.Req = cj.strip(j.Req, cs)
 		j.Hosts = []string{cs.c.Held.Host}
 		cjobs[j.Key] = cj
@@ -146,7 +147,7 @@ func scheduleClaims(s *Snapshot) *Decision {
 			d.Placements = append(d.Placements, p)
 			continue
 		}
-		if w := cj.give(&p, userOf(s, p.Job)); w != "" {
+		if w := cj.give(&p); w != "" {
 			if !s.NoReasons {
 				d.Pending[p.Job] = []string{w}
 			}
@@ -198,15 +199,6 @@ func claimWhy(s *Snapshot, cs *claimState, j *Job) string {
 // mayUse reports whether user's jobs may use the claim.
 func (cl *Claim) mayUse(user string) bool {
 	return len(cl.Users) == 0 || slices.Contains(cl.Users, user)
-}
-
-func userOf(s *Snapshot, k JobKey) string {
-	for i := range s.Jobs {
-		if s.Jobs[i].Key == k {
-			return s.Jobs[i].User
-		}
-	}
-	return ""
 }
 
 // use charges a running job of the claim to it and returns its hosts
@@ -313,8 +305,8 @@ func (cj *claimJob) orig(placed resreq.UsageSet) resreq.UsageSet {
 // give checks a placement of the claim's job against what the claim has
 // left, and gives it its rusage back and its instances from the claim's;
 // it returns why not, taking nothing.
-func (cj *claimJob) give(p *Placement, user string) string {
-	cs := cj.cl
+func (cj *claimJob) give(p *Placement) string {
+	cs, user := cj.cl, cj.user
 	if cs.c.Exclusive && len(cs.users) > 0 && !cs.users[user] {
 		return reasonClaimBusy
 	}
