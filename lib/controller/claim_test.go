@@ -118,3 +118,27 @@ func TestClaimMembers(t *testing.T) {
 		t.Errorf("a group of all: %v", claimMembers(conf, ci))
 	}
 }
+
+// bclaim create -e: the claim is removed once its end time passes.
+func TestClaimExpires(t *testing.T) {
+	c, _ := newTestControllerWith(t, claimConfig, 4, 0)
+	end := time.Now().Add(time.Hour)
+	r := c.Claims(Caller{}, &api.ClaimRequest{Op: api.ClaimRequest_CREATE, Claim: &api.ClaimInfo{Name: "brief", ResReq: "rusage[fpga=1]", End: end.Unix()}})
+	if len(r.Errors) > 0 {
+		t.Fatal(r.Errors)
+	}
+	c.expireClaims(end.Add(-time.Second))
+	if n := len(c.Claims(Caller{}, &api.ClaimRequest{}).Claims); n != 1 {
+		t.Fatalf("%d claims before the end, want 1", n)
+	}
+	c.expireClaims(end)
+	if n := len(c.Claims(Caller{}, &api.ClaimRequest{}).Claims); n != 0 {
+		t.Fatalf("%d claims after the end, want 0", n)
+	}
+	c.mu.Lock()
+	m, err := c.store.Meta("claim/")
+	c.mu.Unlock()
+	if err != nil || len(m) != 0 {
+		t.Errorf("the store still has %d claims (%v)", len(m), err)
+	}
+}
