@@ -2,6 +2,9 @@ package sim
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"xce/lib/resreq"
@@ -32,6 +35,36 @@ func TestClaim(t *testing.T) {
 		}
 		if held := r.HeldClaims(); len(c.claims) > 0 && held["most"].Host != "h1" {
 			t.Errorf("the claim was not allocated on h1: %+v", held)
+		}
+	}
+}
+
+// TestClaimFile: a claims file's claim is parsed against the run's
+// resources and held as Options.Claims are; a bad file is refused.
+func TestClaimFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "claims.toml")
+	os.WriteFile(path, []byte(fmt.Sprintf("[[claim]]\nname = \"most\"\nrusage = \"rusage[mem=%d]\"\nhosts = [\"h1\"]\n", bigMem-1000)), 0o644)
+	reqs, err := ReadClaims(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := fmt.Sprintf("%d %d -1 100 1 -1 -1 1 1000 2048000 1 1 -1 -1 1 -1 -1 -1\n", 1, 0)
+	r, err := Run(mustSWF(t, "; MaxProcs: 2\n"+line), Options{Hosts: 1, Slots: 2, ClaimRequests: reqs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := starts(r); got[1] != -1 || r.HeldClaims()["most"].Host != "h1" {
+		t.Errorf("starts %v, claims %v: want job 1 kept off the claimed memory", got, r.HeldClaims())
+	}
+	for _, bad := range []struct{ text, want string }{
+		{"[[claim]]\nname = \"x\"\n", "required"},
+		{"[[claim]]\nname = \"x\"\nrusage = \"rusage[mem=1]\"\n[[claim]]\nname = \"x\"\nrusage = \"rusage[mem=1]\"\n", "twice"},
+		{"[[claim]]\nname = \"x\"\nrusage = \"rusage[mem=1]\"\nusers = [\"a\"]\n", "a claim has"},
+	} {
+		os.WriteFile(path, []byte(bad.text), 0o644)
+		if _, err := ReadClaims(path); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: %v, want %q", bad.text, err, bad.want)
 		}
 	}
 }

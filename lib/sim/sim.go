@@ -64,6 +64,9 @@ type Options struct {
 	// Claims are standalone claims (bclaim) held, or to allocate, over
 	// the whole replay; the trace's jobs use none (claim.go).
 	Claims []sched.Claim
+	// ClaimRequests are claims of a claims file (claim.go); they join
+	// Claims.
+	ClaimRequests []ClaimRequest
 
 	// full makes every cycle charge every running job and see every
 	// pending one (tests: the same schedule as with the ledger and the
@@ -254,6 +257,9 @@ func Run(tr *trace.Trace, opt Options) (*Result, error) {
 		e.snap.Ledger = sched.NewLedger()
 	}
 	if err := e.prepare(); err != nil {
+		return nil, err
+	}
+	if err := e.claimRequests(); err != nil {
 		return nil, err
 	}
 	e.loop()
