@@ -22,6 +22,7 @@ func simulateCommand() *cobra.Command {
 	var o struct {
 		trace, format, config, hosts, out, compare string
 		rsvs                                       string
+		claims                                     string
 		cycle, until                               time.Duration
 	}
 	cmd := &cobra.Command{
@@ -55,6 +56,11 @@ func simulateCommand() *cobra.Command {
 			}
 			if o.rsvs != "" {
 				if opt.RsvRequests, err = sim.ReadReservations(o.rsvs); err != nil {
+					return err
+				}
+			}
+			if o.claims != "" {
+				if opt.ClaimRequests, err = sim.ReadClaims(o.claims); err != nil {
 					return err
 				}
 			}
@@ -119,6 +125,7 @@ func simulateCommand() *cobra.Command {
 	f.DurationVar(&o.cycle, "cycle", 0, "run the scheduling cycle at this fixed interval (default: at each submission and job end)")
 	f.DurationVar(&o.until, "until", 0, "stop the virtual clock this long after the trace's start")
 	f.StringVar(&o.rsvs, "reservations", "", "advance reservations to hold during the replay (a TOML file of [[reservation]] tables; see xced-simulate(8))")
+	f.StringVar(&o.claims, "claims", "", "standalone claims to hold during the replay (a TOML file of [[claim]] tables; see xced-simulate(8))")
 	f.StringVar(&o.compare, "compare", "", "also run with this configuration and show both side by side with the difference")
 	return cmd
 }

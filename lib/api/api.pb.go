@@ -1059,6 +1059,60 @@ func (JobGroupRequest_Op) EnumDescriptor() ([]byte, []int) {
 	return file_api_proto_rawDescGZIP(), []int{79, 0}
 }
 
+type ClaimRequest_Op int32
+
+const (
+	ClaimRequest_LIST   ClaimRequest_Op = 0
+	ClaimRequest_CREATE ClaimRequest_Op = 1
+	ClaimRequest_DELETE ClaimRequest_Op = 2
+)
+
+// Enum value maps for ClaimRequest_Op.
+var (
+	ClaimRequest_Op_name = map[int32]string{
+		0: "LIST",
+		1: "CREATE",
+		2: "DELETE",
+	}
+	ClaimRequest_Op_value = map[string]int32{
+		"LIST":   0,
+		"CREATE": 1,
+		"DELETE": 2,
+	}
+)
+
+func (x ClaimRequest_Op) Enum() *ClaimRequest_Op {
+	p := new(ClaimRequest_Op)
+	*p = x
+	return p
+}
+
+func (x ClaimRequest_Op) String() string {
+	if name, ok := ClaimRequest_Op_name[int32(x)]; ok {
+		return name
+	}
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ClaimRequest_Op) Descriptor() protoreflect.EnumDescriptor {
+	file_api_proto_init()
+	return file_api_proto_enumTypes[15].Descriptor()
+}
+
+func (ClaimRequest_Op) Type() protoreflect.EnumType {
+	file_api_proto_init()
+	return &file_api_proto_enumTypes[15]
+}
+
+func (x ClaimRequest_Op) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ClaimRequest_Op.Descriptor instead.
+func (ClaimRequest_Op) EnumDescriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{84, 0}
+}
+
 type JobSpec struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The job command line as LSF shows it (words joined by spaces), or, for a
@@ -1164,8 +1218,11 @@ type JobSpec struct {
 	// Set in the effective spec by the configuration layering: the
 	// application profile's container (lib/container's canonical form of
 	// LSF's CONTAINER value) and its exec_driver (EXEC_DRIVER); "" none.
-	Container     string `protobuf:"bytes,120,opt,name=container,proto3" json:"container,omitempty"`
-	ExecDriver    string `protobuf:"bytes,121,opt,name=exec_driver,json=execDriver,proto3" json:"exec_driver,omitempty"`
+	Container  string `protobuf:"bytes,120,opt,name=container,proto3" json:"container,omitempty"`
+	ExecDriver string `protobuf:"bytes,121,opt,name=exec_driver,json=execDriver,proto3" json:"exec_driver,omitempty"`
+	// bsub -claim: the standalone claim (ClaimInfo.name) whose holdings
+	// the job uses.
+	Claim         string `protobuf:"bytes,130,opt,name=claim,proto3" json:"claim,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1723,6 +1780,13 @@ func (x *JobSpec) GetContainer() string {
 func (x *JobSpec) GetExecDriver() string {
 	if x != nil {
 		return x.ExecDriver
+	}
+	return ""
+}
+
+func (x *JobSpec) GetClaim() string {
+	if x != nil {
+		return x.Claim
 	}
 	return ""
 }
@@ -9683,12 +9747,294 @@ func (x *RCLease) GetExpires() int64 {
 	return 0
 }
 
+// ClaimInfo is a standalone claim (bclaim create): instances and amounts
+// of resources held on one host, from its allocation until it is deleted
+// or ends, for the jobs that name it (bsub -claim). The controller
+// stores it under its name.
+type ClaimInfo struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Name      string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Creator   string                 `protobuf:"bytes,2,opt,name=creator,proto3" json:"creator,omitempty"`
+	ResReq    string                 `protobuf:"bytes,3,opt,name=res_req,json=resReq,proto3" json:"res_req,omitempty"` // -R: "rusage[...]", as given
+	Hosts     []string               `protobuf:"bytes,4,rep,name=hosts,proto3" json:"hosts,omitempty"`                 // -m: candidate hosts and host groups
+	Users     []string               `protobuf:"bytes,5,rep,name=users,proto3" json:"users,omitempty"`                 // -u: users who may use it (and the creator)
+	Group     string                 `protobuf:"bytes,6,opt,name=group,proto3" json:"group,omitempty"`                 // -g: a user group whose members may use it
+	End       int64                  `protobuf:"varint,7,opt,name=end,proto3" json:"end,omitempty"`                    // -e: Unix seconds; 0: until deleted
+	Exclusive bool                   `protobuf:"varint,8,opt,name=exclusive,proto3" json:"exclusive,omitempty"`        // -x: one user's jobs at a time
+	Created   int64                  `protobuf:"varint,9,opt,name=created,proto3" json:"created,omitempty"`            // Unix seconds
+	// Where it is allocated ("" while it pends), the instances it holds
+	// there and when it was allocated (Unix seconds).
+	Host      string           `protobuf:"bytes,10,opt,name=host,proto3" json:"host,omitempty"`
+	Instances []*InstanceAlloc `protobuf:"bytes,11,rep,name=instances,proto3" json:"instances,omitempty"`
+	Allocated int64            `protobuf:"varint,12,opt,name=allocated,proto3" json:"allocated,omitempty"`
+	// In replies: why it pends, and the unfinished jobs that name it.
+	PendReason    string    `protobuf:"bytes,13,opt,name=pend_reason,json=pendReason,proto3" json:"pend_reason,omitempty"`
+	Jobs          []*RsvJob `protobuf:"bytes,14,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClaimInfo) Reset() {
+	*x = ClaimInfo{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClaimInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClaimInfo) ProtoMessage() {}
+
+func (x *ClaimInfo) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClaimInfo.ProtoReflect.Descriptor instead.
+func (*ClaimInfo) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{83}
+}
+
+func (x *ClaimInfo) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ClaimInfo) GetCreator() string {
+	if x != nil {
+		return x.Creator
+	}
+	return ""
+}
+
+func (x *ClaimInfo) GetResReq() string {
+	if x != nil {
+		return x.ResReq
+	}
+	return ""
+}
+
+func (x *ClaimInfo) GetHosts() []string {
+	if x != nil {
+		return x.Hosts
+	}
+	return nil
+}
+
+func (x *ClaimInfo) GetUsers() []string {
+	if x != nil {
+		return x.Users
+	}
+	return nil
+}
+
+func (x *ClaimInfo) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *ClaimInfo) GetEnd() int64 {
+	if x != nil {
+		return x.End
+	}
+	return 0
+}
+
+func (x *ClaimInfo) GetExclusive() bool {
+	if x != nil {
+		return x.Exclusive
+	}
+	return false
+}
+
+func (x *ClaimInfo) GetCreated() int64 {
+	if x != nil {
+		return x.Created
+	}
+	return 0
+}
+
+func (x *ClaimInfo) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *ClaimInfo) GetInstances() []*InstanceAlloc {
+	if x != nil {
+		return x.Instances
+	}
+	return nil
+}
+
+func (x *ClaimInfo) GetAllocated() int64 {
+	if x != nil {
+		return x.Allocated
+	}
+	return 0
+}
+
+func (x *ClaimInfo) GetPendReason() string {
+	if x != nil {
+		return x.PendReason
+	}
+	return ""
+}
+
+func (x *ClaimInfo) GetJobs() []*RsvJob {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+// ClaimRequest is bclaim create, delete and list.
+type ClaimRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Op            ClaimRequest_Op        `protobuf:"varint,1,opt,name=op,proto3,enum=xce.api.v1.ClaimRequest_Op" json:"op,omitempty"`
+	Claim         *ClaimInfo             `protobuf:"bytes,2,opt,name=claim,proto3" json:"claim,omitempty"` // CREATE
+	Names         []string               `protobuf:"bytes,3,rep,name=names,proto3" json:"names,omitempty"` // DELETE, LIST (empty: every claim)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClaimRequest) Reset() {
+	*x = ClaimRequest{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClaimRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClaimRequest) ProtoMessage() {}
+
+func (x *ClaimRequest) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClaimRequest.ProtoReflect.Descriptor instead.
+func (*ClaimRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{84}
+}
+
+func (x *ClaimRequest) GetOp() ClaimRequest_Op {
+	if x != nil {
+		return x.Op
+	}
+	return ClaimRequest_LIST
+}
+
+func (x *ClaimRequest) GetClaim() *ClaimInfo {
+	if x != nil {
+		return x.Claim
+	}
+	return nil
+}
+
+func (x *ClaimRequest) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+type ClaimReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Claims        []*ClaimInfo           `protobuf:"bytes,1,rep,name=claims,proto3" json:"claims,omitempty"`
+	Errors        []string               `protobuf:"bytes,2,rep,name=errors,proto3" json:"errors,omitempty"`
+	Messages      []string               `protobuf:"bytes,3,rep,name=messages,proto3" json:"messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClaimReply) Reset() {
+	*x = ClaimReply{}
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClaimReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClaimReply) ProtoMessage() {}
+
+func (x *ClaimReply) ProtoReflect() protoreflect.Message {
+	file_api_proto_init()
+	mi := &file_api_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClaimReply.ProtoReflect.Descriptor instead.
+func (*ClaimReply) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{85}
+}
+
+func (x *ClaimReply) GetClaims() []*ClaimInfo {
+	if x != nil {
+		return x.Claims
+	}
+	return nil
+}
+
+func (x *ClaimReply) GetErrors() []string {
+	if x != nil {
+		return x.Errors
+	}
+	return nil
+}
+
+func (x *ClaimReply) GetMessages() []string {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
 var File_api_proto protoreflect.FileDescriptor
 
 const file_api_proto_rawDesc = "" +
 	"\n" +
 	"\tapi.proto\x12\n" +
-	"xce.api.v1\"\xbe\x13\n" +
+	"xce.api.v1\"\xd5\x13\n" +
 	"\aJobSpec\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12*\n" +
 	"\x11command_is_script\x18\x02 \x01(\bR\x0fcommandIsScript\x12\x14\n" +
@@ -9785,7 +10131,8 @@ const file_api_proto_rawDesc = "" +
 	"\vreservation\x18g \x01(\tR\vreservation\x12\x1c\n" +
 	"\tcontainer\x18x \x01(\tR\tcontainer\x12\x1f\n" +
 	"\vexec_driver\x18y \x01(\tR\n" +
-	"execDriver\x1a9\n" +
+	"execDriver\x12\x15\n" +
+	"\x05claim\x18\x82\x01 \x01(\tR\x05claim\x1a9\n" +
 	"\vOriginEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc4\x02\n" +
@@ -10672,7 +11019,39 @@ const file_api_proto_rawDesc = "" +
 	"\aRCLease\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12\x18\n" +
-	"\aexpires\x18\x03 \x01(\x03R\aexpires*t\n" +
+	"\aexpires\x18\x03 \x01(\x03R\aexpires\"\x92\x03\n" +
+	"\tClaimInfo\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\acreator\x18\x02 \x01(\tR\acreator\x12\x17\n" +
+	"\ares_req\x18\x03 \x01(\tR\x06resReq\x12\x14\n" +
+	"\x05hosts\x18\x04 \x03(\tR\x05hosts\x12\x14\n" +
+	"\x05users\x18\x05 \x03(\tR\x05users\x12\x14\n" +
+	"\x05group\x18\x06 \x01(\tR\x05group\x12\x10\n" +
+	"\x03end\x18\a \x01(\x03R\x03end\x12\x1c\n" +
+	"\texclusive\x18\b \x01(\bR\texclusive\x12\x18\n" +
+	"\acreated\x18\t \x01(\x03R\acreated\x12\x12\n" +
+	"\x04host\x18\n" +
+	" \x01(\tR\x04host\x127\n" +
+	"\tinstances\x18\v \x03(\v2\x19.xce.api.v1.InstanceAllocR\tinstances\x12\x1c\n" +
+	"\tallocated\x18\f \x01(\x03R\tallocated\x12\x1f\n" +
+	"\vpend_reason\x18\r \x01(\tR\n" +
+	"pendReason\x12&\n" +
+	"\x04jobs\x18\x0e \x03(\v2\x12.xce.api.v1.RsvJobR\x04jobs\"\xa6\x01\n" +
+	"\fClaimRequest\x12+\n" +
+	"\x02op\x18\x01 \x01(\x0e2\x1b.xce.api.v1.ClaimRequest.OpR\x02op\x12+\n" +
+	"\x05claim\x18\x02 \x01(\v2\x15.xce.api.v1.ClaimInfoR\x05claim\x12\x14\n" +
+	"\x05names\x18\x03 \x03(\tR\x05names\"&\n" +
+	"\x02Op\x12\b\n" +
+	"\x04LIST\x10\x00\x12\n" +
+	"\n" +
+	"\x06CREATE\x10\x01\x12\n" +
+	"\n" +
+	"\x06DELETE\x10\x02\"o\n" +
+	"\n" +
+	"ClaimReply\x12-\n" +
+	"\x06claims\x18\x01 \x03(\v2\x15.xce.api.v1.ClaimInfoR\x06claims\x12\x16\n" +
+	"\x06errors\x18\x02 \x03(\tR\x06errors\x12\x1a\n" +
+	"\bmessages\x18\x03 \x03(\tR\bmessages*t\n" +
 	"\bJobState\x12\x15\n" +
 	"\x11STATE_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04PEND\x10\x01\x12\t\n" +
@@ -10762,8 +11141,8 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 15)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 93)
+var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 16)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 96)
 var file_api_proto_goTypes = []any{
 	(JobState)(0),                  // 0: xce.api.v1.JobState
 	(TermReason)(0),                // 1: xce.api.v1.TermReason
@@ -10780,216 +11159,225 @@ var file_api_proto_goTypes = []any{
 	(ReservationRequest_Op)(0),     // 12: xce.api.v1.ReservationRequest.Op
 	(ReservationRequest_HostOp)(0), // 13: xce.api.v1.ReservationRequest.HostOp
 	(JobGroupRequest_Op)(0),        // 14: xce.api.v1.JobGroupRequest.Op
-	(*JobSpec)(nil),                // 15: xce.api.v1.JobSpec
-	(*PendLimit)(nil),              // 16: xce.api.v1.PendLimit
-	(*HostSlots)(nil),              // 17: xce.api.v1.HostSlots
-	(*ResourceUsage)(nil),          // 18: xce.api.v1.ResourceUsage
-	(*Job)(nil),                    // 19: xce.api.v1.Job
-	(*Event)(nil),                  // 20: xce.api.v1.Event
-	(*Host)(nil),                   // 21: xce.api.v1.Host
-	(*GpuDevice)(nil),              // 22: xce.api.v1.GpuDevice
-	(*Queue)(nil),                  // 23: xce.api.v1.Queue
-	(*ShareAccount)(nil),           // 24: xce.api.v1.ShareAccount
-	(*SharedResource)(nil),         // 25: xce.api.v1.SharedResource
-	(*QueueState)(nil),             // 26: xce.api.v1.QueueState
-	(*App)(nil),                    // 27: xce.api.v1.App
-	(*JobRef)(nil),                 // 28: xce.api.v1.JobRef
-	(*SubmitRequest)(nil),          // 29: xce.api.v1.SubmitRequest
-	(*SubmitReply)(nil),            // 30: xce.api.v1.SubmitReply
-	(*SubmitPackRequest)(nil),      // 31: xce.api.v1.SubmitPackRequest
-	(*SubmitPackReply)(nil),        // 32: xce.api.v1.SubmitPackReply
-	(*SubmitResult)(nil),           // 33: xce.api.v1.SubmitResult
-	(*QueryRequest)(nil),           // 34: xce.api.v1.QueryRequest
-	(*QueryReply)(nil),             // 35: xce.api.v1.QueryReply
-	(*QueryReplyEncoded)(nil),      // 36: xce.api.v1.QueryReplyEncoded
-	(*EncodedSpec)(nil),            // 37: xce.api.v1.EncodedSpec
-	(*SignalRequest)(nil),          // 38: xce.api.v1.SignalRequest
-	(*SignalResult)(nil),           // 39: xce.api.v1.SignalResult
-	(*SignalReply)(nil),            // 40: xce.api.v1.SignalReply
-	(*WatchRequest)(nil),           // 41: xce.api.v1.WatchRequest
-	(*WatchEvent)(nil),             // 42: xce.api.v1.WatchEvent
-	(*ListQueuesRequest)(nil),      // 43: xce.api.v1.ListQueuesRequest
-	(*ListQueuesReply)(nil),        // 44: xce.api.v1.ListQueuesReply
-	(*ListAppsRequest)(nil),        // 45: xce.api.v1.ListAppsRequest
-	(*ListAppsReply)(nil),          // 46: xce.api.v1.ListAppsReply
-	(*LimitConfig)(nil),            // 47: xce.api.v1.LimitConfig
-	(*LimitUsage)(nil),             // 48: xce.api.v1.LimitUsage
-	(*LimitAmount)(nil),            // 49: xce.api.v1.LimitAmount
-	(*LimitsRequest)(nil),          // 50: xce.api.v1.LimitsRequest
-	(*LimitsReply)(nil),            // 51: xce.api.v1.LimitsReply
-	(*ControlRequest)(nil),         // 52: xce.api.v1.ControlRequest
-	(*ControlResult)(nil),          // 53: xce.api.v1.ControlResult
-	(*ControlReply)(nil),           // 54: xce.api.v1.ControlReply
-	(*ModifyRequest)(nil),          // 55: xce.api.v1.ModifyRequest
-	(*ModifyReply)(nil),            // 56: xce.api.v1.ModifyReply
-	(*DependencyRequest)(nil),      // 57: xce.api.v1.DependencyRequest
-	(*DependencyReply)(nil),        // 58: xce.api.v1.DependencyReply
-	(*ReconfigRequest)(nil),        // 59: xce.api.v1.ReconfigRequest
-	(*PerfmonRequest)(nil),         // 60: xce.api.v1.PerfmonRequest
-	(*PerfmonRow)(nil),             // 61: xce.api.v1.PerfmonRow
-	(*PerfmonReply)(nil),           // 62: xce.api.v1.PerfmonReply
-	(*ReconfigReply)(nil),          // 63: xce.api.v1.ReconfigReply
-	(*ListHostsRequest)(nil),       // 64: xce.api.v1.ListHostsRequest
-	(*ListHostsReply)(nil),         // 65: xce.api.v1.ListHostsReply
-	(*EventsRequest)(nil),          // 66: xce.api.v1.EventsRequest
-	(*EventsReply)(nil),            // 67: xce.api.v1.EventsReply
-	(*ClusterInfoRequest)(nil),     // 68: xce.api.v1.ClusterInfoRequest
-	(*ClusterInfo)(nil),            // 69: xce.api.v1.ClusterInfo
-	(*Candidate)(nil),              // 70: xce.api.v1.Candidate
-	(*ResourceInfo)(nil),           // 71: xce.api.v1.ResourceInfo
-	(*Parameter)(nil),              // 72: xce.api.v1.Parameter
-	(*Group)(nil),                  // 73: xce.api.v1.Group
-	(*Launch)(nil),                 // 74: xce.api.v1.Launch
-	(*Containment)(nil),            // 75: xce.api.v1.Containment
-	(*TimeRange)(nil),              // 76: xce.api.v1.TimeRange
-	(*AcctRequest)(nil),            // 77: xce.api.v1.AcctRequest
-	(*AcctReply)(nil),              // 78: xce.api.v1.AcctReply
-	(*RCInstance)(nil),             // 79: xce.api.v1.RCInstance
-	(*RCRequest)(nil),              // 80: xce.api.v1.RCRequest
-	(*RCTemplateView)(nil),         // 81: xce.api.v1.RCTemplateView
-	(*RCError)(nil),                // 82: xce.api.v1.RCError
-	(*SupplyView)(nil),             // 83: xce.api.v1.SupplyView
-	(*ComputeUnit)(nil),            // 84: xce.api.v1.ComputeUnit
-	(*Reservation)(nil),            // 85: xce.api.v1.Reservation
-	(*RsvHost)(nil),                // 86: xce.api.v1.RsvHost
-	(*RsvJob)(nil),                 // 87: xce.api.v1.RsvJob
-	(*ReservationRequest)(nil),     // 88: xce.api.v1.ReservationRequest
-	(*ReservationReply)(nil),       // 89: xce.api.v1.ReservationReply
-	(*RsvPlanner)(nil),             // 90: xce.api.v1.RsvPlanner
-	(*RsvPolicy)(nil),              // 91: xce.api.v1.RsvPolicy
-	(*InstanceAlloc)(nil),          // 92: xce.api.v1.InstanceAlloc
-	(*JobGroupInfo)(nil),           // 93: xce.api.v1.JobGroupInfo
-	(*JobGroupRequest)(nil),        // 94: xce.api.v1.JobGroupRequest
-	(*JobGroupReply)(nil),          // 95: xce.api.v1.JobGroupReply
-	(*RCBorrow)(nil),               // 96: xce.api.v1.RCBorrow
-	(*RCLease)(nil),                // 97: xce.api.v1.RCLease
-	nil,                            // 98: xce.api.v1.JobSpec.OriginEntry
-	nil,                            // 99: xce.api.v1.Host.ReservedEntry
-	nil,                            // 100: xce.api.v1.Host.ElimValuesEntry
-	nil,                            // 101: xce.api.v1.Queue.UserSharesEntry
-	nil,                            // 102: xce.api.v1.Queue.UserPriorityEntry
-	nil,                            // 103: xce.api.v1.App.EnvEntry
-	nil,                            // 104: xce.api.v1.QueryReply.SpecsEntry
-	nil,                            // 105: xce.api.v1.QueryReply.EffectiveEntry
-	nil,                            // 106: xce.api.v1.LimitConfig.ResourcesEntry
-	nil,                            // 107: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	(ClaimRequest_Op)(0),           // 15: xce.api.v1.ClaimRequest.Op
+	(*JobSpec)(nil),                // 16: xce.api.v1.JobSpec
+	(*PendLimit)(nil),              // 17: xce.api.v1.PendLimit
+	(*HostSlots)(nil),              // 18: xce.api.v1.HostSlots
+	(*ResourceUsage)(nil),          // 19: xce.api.v1.ResourceUsage
+	(*Job)(nil),                    // 20: xce.api.v1.Job
+	(*Event)(nil),                  // 21: xce.api.v1.Event
+	(*Host)(nil),                   // 22: xce.api.v1.Host
+	(*GpuDevice)(nil),              // 23: xce.api.v1.GpuDevice
+	(*Queue)(nil),                  // 24: xce.api.v1.Queue
+	(*ShareAccount)(nil),           // 25: xce.api.v1.ShareAccount
+	(*SharedResource)(nil),         // 26: xce.api.v1.SharedResource
+	(*QueueState)(nil),             // 27: xce.api.v1.QueueState
+	(*App)(nil),                    // 28: xce.api.v1.App
+	(*JobRef)(nil),                 // 29: xce.api.v1.JobRef
+	(*SubmitRequest)(nil),          // 30: xce.api.v1.SubmitRequest
+	(*SubmitReply)(nil),            // 31: xce.api.v1.SubmitReply
+	(*SubmitPackRequest)(nil),      // 32: xce.api.v1.SubmitPackRequest
+	(*SubmitPackReply)(nil),        // 33: xce.api.v1.SubmitPackReply
+	(*SubmitResult)(nil),           // 34: xce.api.v1.SubmitResult
+	(*QueryRequest)(nil),           // 35: xce.api.v1.QueryRequest
+	(*QueryReply)(nil),             // 36: xce.api.v1.QueryReply
+	(*QueryReplyEncoded)(nil),      // 37: xce.api.v1.QueryReplyEncoded
+	(*EncodedSpec)(nil),            // 38: xce.api.v1.EncodedSpec
+	(*SignalRequest)(nil),          // 39: xce.api.v1.SignalRequest
+	(*SignalResult)(nil),           // 40: xce.api.v1.SignalResult
+	(*SignalReply)(nil),            // 41: xce.api.v1.SignalReply
+	(*WatchRequest)(nil),           // 42: xce.api.v1.WatchRequest
+	(*WatchEvent)(nil),             // 43: xce.api.v1.WatchEvent
+	(*ListQueuesRequest)(nil),      // 44: xce.api.v1.ListQueuesRequest
+	(*ListQueuesReply)(nil),        // 45: xce.api.v1.ListQueuesReply
+	(*ListAppsRequest)(nil),        // 46: xce.api.v1.ListAppsRequest
+	(*ListAppsReply)(nil),          // 47: xce.api.v1.ListAppsReply
+	(*LimitConfig)(nil),            // 48: xce.api.v1.LimitConfig
+	(*LimitUsage)(nil),             // 49: xce.api.v1.LimitUsage
+	(*LimitAmount)(nil),            // 50: xce.api.v1.LimitAmount
+	(*LimitsRequest)(nil),          // 51: xce.api.v1.LimitsRequest
+	(*LimitsReply)(nil),            // 52: xce.api.v1.LimitsReply
+	(*ControlRequest)(nil),         // 53: xce.api.v1.ControlRequest
+	(*ControlResult)(nil),          // 54: xce.api.v1.ControlResult
+	(*ControlReply)(nil),           // 55: xce.api.v1.ControlReply
+	(*ModifyRequest)(nil),          // 56: xce.api.v1.ModifyRequest
+	(*ModifyReply)(nil),            // 57: xce.api.v1.ModifyReply
+	(*DependencyRequest)(nil),      // 58: xce.api.v1.DependencyRequest
+	(*DependencyReply)(nil),        // 59: xce.api.v1.DependencyReply
+	(*ReconfigRequest)(nil),        // 60: xce.api.v1.ReconfigRequest
+	(*PerfmonRequest)(nil),         // 61: xce.api.v1.PerfmonRequest
+	(*PerfmonRow)(nil),             // 62: xce.api.v1.PerfmonRow
+	(*PerfmonReply)(nil),           // 63: xce.api.v1.PerfmonReply
+	(*ReconfigReply)(nil),          // 64: xce.api.v1.ReconfigReply
+	(*ListHostsRequest)(nil),       // 65: xce.api.v1.ListHostsRequest
+	(*ListHostsReply)(nil),         // 66: xce.api.v1.ListHostsReply
+	(*EventsRequest)(nil),          // 67: xce.api.v1.EventsRequest
+	(*EventsReply)(nil),            // 68: xce.api.v1.EventsReply
+	(*ClusterInfoRequest)(nil),     // 69: xce.api.v1.ClusterInfoRequest
+	(*ClusterInfo)(nil),            // 70: xce.api.v1.ClusterInfo
+	(*Candidate)(nil),              // 71: xce.api.v1.Candidate
+	(*ResourceInfo)(nil),           // 72: xce.api.v1.ResourceInfo
+	(*Parameter)(nil),              // 73: xce.api.v1.Parameter
+	(*Group)(nil),                  // 74: xce.api.v1.Group
+	(*Launch)(nil),                 // 75: xce.api.v1.Launch
+	(*Containment)(nil),            // 76: xce.api.v1.Containment
+	(*TimeRange)(nil),              // 77: xce.api.v1.TimeRange
+	(*AcctRequest)(nil),            // 78: xce.api.v1.AcctRequest
+	(*AcctReply)(nil),              // 79: xce.api.v1.AcctReply
+	(*RCInstance)(nil),             // 80: xce.api.v1.RCInstance
+	(*RCRequest)(nil),              // 81: xce.api.v1.RCRequest
+	(*RCTemplateView)(nil),         // 82: xce.api.v1.RCTemplateView
+	(*RCError)(nil),                // 83: xce.api.v1.RCError
+	(*SupplyView)(nil),             // 84: xce.api.v1.SupplyView
+	(*ComputeUnit)(nil),            // 85: xce.api.v1.ComputeUnit
+	(*Reservation)(nil),            // 86: xce.api.v1.Reservation
+	(*RsvHost)(nil),                // 87: xce.api.v1.RsvHost
+	(*RsvJob)(nil),                 // 88: xce.api.v1.RsvJob
+	(*ReservationRequest)(nil),     // 89: xce.api.v1.ReservationRequest
+	(*ReservationReply)(nil),       // 90: xce.api.v1.ReservationReply
+	(*RsvPlanner)(nil),             // 91: xce.api.v1.RsvPlanner
+	(*RsvPolicy)(nil),              // 92: xce.api.v1.RsvPolicy
+	(*InstanceAlloc)(nil),          // 93: xce.api.v1.InstanceAlloc
+	(*JobGroupInfo)(nil),           // 94: xce.api.v1.JobGroupInfo
+	(*JobGroupRequest)(nil),        // 95: xce.api.v1.JobGroupRequest
+	(*JobGroupReply)(nil),          // 96: xce.api.v1.JobGroupReply
+	(*RCBorrow)(nil),               // 97: xce.api.v1.RCBorrow
+	(*RCLease)(nil),                // 98: xce.api.v1.RCLease
+	(*ClaimInfo)(nil),              // 99: xce.api.v1.ClaimInfo
+	(*ClaimRequest)(nil),           // 100: xce.api.v1.ClaimRequest
+	(*ClaimReply)(nil),             // 101: xce.api.v1.ClaimReply
+	nil,                            // 102: xce.api.v1.JobSpec.OriginEntry
+	nil,                            // 103: xce.api.v1.Host.ReservedEntry
+	nil,                            // 104: xce.api.v1.Host.ElimValuesEntry
+	nil,                            // 105: xce.api.v1.Queue.UserSharesEntry
+	nil,                            // 106: xce.api.v1.Queue.UserPriorityEntry
+	nil,                            // 107: xce.api.v1.App.EnvEntry
+	nil,                            // 108: xce.api.v1.QueryReply.SpecsEntry
+	nil,                            // 109: xce.api.v1.QueryReply.EffectiveEntry
+	nil,                            // 110: xce.api.v1.LimitConfig.ResourcesEntry
+	nil,                            // 111: xce.api.v1.ClusterInfo.UserSlotLimitsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,   // 0: xce.api.v1.JobSpec.interactive:type_name -> xce.api.v1.Interactive
-	98,  // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
-	16,  // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
+	102, // 1: xce.api.v1.JobSpec.origin:type_name -> xce.api.v1.JobSpec.OriginEntry
+	17,  // 2: xce.api.v1.JobSpec.pend_limits:type_name -> xce.api.v1.PendLimit
 	5,   // 3: xce.api.v1.PendLimit.kind:type_name -> xce.api.v1.PendLimit.Kind
-	75,  // 4: xce.api.v1.HostSlots.containment:type_name -> xce.api.v1.Containment
-	92,  // 5: xce.api.v1.HostSlots.instances:type_name -> xce.api.v1.InstanceAlloc
-	15,  // 6: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
-	15,  // 7: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
+	76,  // 4: xce.api.v1.HostSlots.containment:type_name -> xce.api.v1.Containment
+	93,  // 5: xce.api.v1.HostSlots.instances:type_name -> xce.api.v1.InstanceAlloc
+	16,  // 6: xce.api.v1.Job.spec:type_name -> xce.api.v1.JobSpec
+	16,  // 7: xce.api.v1.Job.effective:type_name -> xce.api.v1.JobSpec
 	0,   // 8: xce.api.v1.Job.state:type_name -> xce.api.v1.JobState
-	17,  // 9: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
+	18,  // 9: xce.api.v1.Job.exec_hosts:type_name -> xce.api.v1.HostSlots
 	1,   // 10: xce.api.v1.Job.term_reason:type_name -> xce.api.v1.TermReason
-	18,  // 11: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
+	19,  // 11: xce.api.v1.Job.usage:type_name -> xce.api.v1.ResourceUsage
 	0,   // 12: xce.api.v1.Job.prev_state:type_name -> xce.api.v1.JobState
 	3,   // 13: xce.api.v1.Event.type:type_name -> xce.api.v1.EventType
 	0,   // 14: xce.api.v1.Event.state:type_name -> xce.api.v1.JobState
-	17,  // 15: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
+	18,  // 15: xce.api.v1.Event.hosts:type_name -> xce.api.v1.HostSlots
 	1,   // 16: xce.api.v1.Event.term_reason:type_name -> xce.api.v1.TermReason
-	18,  // 17: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
+	19,  // 17: xce.api.v1.Event.usage:type_name -> xce.api.v1.ResourceUsage
 	4,   // 18: xce.api.v1.Host.state:type_name -> xce.api.v1.HostState
-	99,  // 19: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
-	22,  // 20: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
-	100, // 21: xce.api.v1.Host.elim_values:type_name -> xce.api.v1.Host.ElimValuesEntry
-	101, // 22: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
-	102, // 23: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
-	24,  // 24: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
-	103, // 25: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
-	15,  // 26: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
-	15,  // 27: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
-	33,  // 28: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
-	30,  // 29: xce.api.v1.SubmitResult.reply:type_name -> xce.api.v1.SubmitReply
+	103, // 19: xce.api.v1.Host.reserved:type_name -> xce.api.v1.Host.ReservedEntry
+	23,  // 20: xce.api.v1.Host.gpus:type_name -> xce.api.v1.GpuDevice
+	104, // 21: xce.api.v1.Host.elim_values:type_name -> xce.api.v1.Host.ElimValuesEntry
+	105, // 22: xce.api.v1.Queue.user_shares:type_name -> xce.api.v1.Queue.UserSharesEntry
+	106, // 23: xce.api.v1.Queue.user_priority:type_name -> xce.api.v1.Queue.UserPriorityEntry
+	25,  // 24: xce.api.v1.Queue.share_accounts:type_name -> xce.api.v1.ShareAccount
+	107, // 25: xce.api.v1.App.env:type_name -> xce.api.v1.App.EnvEntry
+	16,  // 26: xce.api.v1.SubmitRequest.spec:type_name -> xce.api.v1.JobSpec
+	16,  // 27: xce.api.v1.SubmitPackRequest.specs:type_name -> xce.api.v1.JobSpec
+	34,  // 28: xce.api.v1.SubmitPackReply.results:type_name -> xce.api.v1.SubmitResult
+	31,  // 29: xce.api.v1.SubmitResult.reply:type_name -> xce.api.v1.SubmitReply
 	6,   // 30: xce.api.v1.QueryRequest.scope:type_name -> xce.api.v1.QueryRequest.Scope
-	28,  // 31: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
+	29,  // 31: xce.api.v1.QueryRequest.refs:type_name -> xce.api.v1.JobRef
 	7,   // 32: xce.api.v1.QueryRequest.eligibility:type_name -> xce.api.v1.QueryRequest.Eligibility
-	19,  // 33: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
-	28,  // 34: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
-	104, // 35: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
-	105, // 36: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
-	18,  // 37: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
-	19,  // 38: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
-	28,  // 39: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
-	37,  // 40: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
-	37,  // 41: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
-	18,  // 42: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
+	20,  // 33: xce.api.v1.QueryReply.jobs:type_name -> xce.api.v1.Job
+	29,  // 34: xce.api.v1.QueryReply.not_found:type_name -> xce.api.v1.JobRef
+	108, // 35: xce.api.v1.QueryReply.specs:type_name -> xce.api.v1.QueryReply.SpecsEntry
+	109, // 36: xce.api.v1.QueryReply.effective:type_name -> xce.api.v1.QueryReply.EffectiveEntry
+	19,  // 37: xce.api.v1.QueryReply.usage:type_name -> xce.api.v1.ResourceUsage
+	20,  // 38: xce.api.v1.QueryReplyEncoded.jobs:type_name -> xce.api.v1.Job
+	29,  // 39: xce.api.v1.QueryReplyEncoded.not_found:type_name -> xce.api.v1.JobRef
+	38,  // 40: xce.api.v1.QueryReplyEncoded.specs:type_name -> xce.api.v1.EncodedSpec
+	38,  // 41: xce.api.v1.QueryReplyEncoded.effective:type_name -> xce.api.v1.EncodedSpec
+	19,  // 42: xce.api.v1.QueryReplyEncoded.usage:type_name -> xce.api.v1.ResourceUsage
 	8,   // 43: xce.api.v1.SignalRequest.action:type_name -> xce.api.v1.SignalRequest.Action
-	28,  // 44: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
+	29,  // 44: xce.api.v1.SignalRequest.refs:type_name -> xce.api.v1.JobRef
 	0,   // 45: xce.api.v1.SignalRequest.states:type_name -> xce.api.v1.JobState
-	28,  // 46: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
-	39,  // 47: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
-	28,  // 48: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
-	19,  // 49: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
-	21,  // 50: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
-	23,  // 51: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
-	23,  // 52: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
-	27,  // 53: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
-	106, // 54: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
-	49,  // 55: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
-	47,  // 56: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
-	48,  // 57: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
+	29,  // 46: xce.api.v1.SignalResult.ref:type_name -> xce.api.v1.JobRef
+	40,  // 47: xce.api.v1.SignalReply.results:type_name -> xce.api.v1.SignalResult
+	29,  // 48: xce.api.v1.WatchRequest.refs:type_name -> xce.api.v1.JobRef
+	20,  // 49: xce.api.v1.WatchEvent.job:type_name -> xce.api.v1.Job
+	22,  // 50: xce.api.v1.WatchEvent.host:type_name -> xce.api.v1.Host
+	24,  // 51: xce.api.v1.WatchEvent.queue:type_name -> xce.api.v1.Queue
+	24,  // 52: xce.api.v1.ListQueuesReply.queues:type_name -> xce.api.v1.Queue
+	28,  // 53: xce.api.v1.ListAppsReply.apps:type_name -> xce.api.v1.App
+	110, // 54: xce.api.v1.LimitConfig.resources:type_name -> xce.api.v1.LimitConfig.ResourcesEntry
+	50,  // 55: xce.api.v1.LimitUsage.amounts:type_name -> xce.api.v1.LimitAmount
+	48,  // 56: xce.api.v1.LimitsReply.configs:type_name -> xce.api.v1.LimitConfig
+	49,  // 57: xce.api.v1.LimitsReply.usage:type_name -> xce.api.v1.LimitUsage
 	9,   // 58: xce.api.v1.ControlRequest.action:type_name -> xce.api.v1.ControlRequest.Action
-	28,  // 59: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
+	29,  // 59: xce.api.v1.ControlRequest.refs:type_name -> xce.api.v1.JobRef
 	0,   // 60: xce.api.v1.ControlRequest.states:type_name -> xce.api.v1.JobState
-	28,  // 61: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
-	53,  // 62: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
-	28,  // 63: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
-	15,  // 64: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
-	53,  // 65: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
+	29,  // 61: xce.api.v1.ControlResult.ref:type_name -> xce.api.v1.JobRef
+	54,  // 62: xce.api.v1.ControlReply.results:type_name -> xce.api.v1.ControlResult
+	29,  // 63: xce.api.v1.ModifyRequest.ref:type_name -> xce.api.v1.JobRef
+	16,  // 64: xce.api.v1.ModifyRequest.spec:type_name -> xce.api.v1.JobSpec
+	54,  // 65: xce.api.v1.ModifyReply.results:type_name -> xce.api.v1.ControlResult
 	10,  // 66: xce.api.v1.DependencyReply.status:type_name -> xce.api.v1.DependencyReply.Status
 	11,  // 67: xce.api.v1.PerfmonRequest.op:type_name -> xce.api.v1.PerfmonRequest.Op
-	61,  // 68: xce.api.v1.PerfmonReply.rows:type_name -> xce.api.v1.PerfmonRow
-	21,  // 69: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
-	25,  // 70: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
-	83,  // 71: xce.api.v1.ListHostsReply.supply:type_name -> xce.api.v1.SupplyView
-	84,  // 72: xce.api.v1.ListHostsReply.condensed:type_name -> xce.api.v1.ComputeUnit
-	28,  // 73: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
-	20,  // 74: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
-	107, // 75: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
-	73,  // 76: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
-	73,  // 77: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
-	72,  // 78: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
-	71,  // 79: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
-	70,  // 80: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
-	84,  // 81: xce.api.v1.ClusterInfo.compute_units:type_name -> xce.api.v1.ComputeUnit
-	19,  // 82: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
-	75,  // 83: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
-	28,  // 84: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
+	62,  // 68: xce.api.v1.PerfmonReply.rows:type_name -> xce.api.v1.PerfmonRow
+	22,  // 69: xce.api.v1.ListHostsReply.hosts:type_name -> xce.api.v1.Host
+	26,  // 70: xce.api.v1.ListHostsReply.shared:type_name -> xce.api.v1.SharedResource
+	84,  // 71: xce.api.v1.ListHostsReply.supply:type_name -> xce.api.v1.SupplyView
+	85,  // 72: xce.api.v1.ListHostsReply.condensed:type_name -> xce.api.v1.ComputeUnit
+	29,  // 73: xce.api.v1.EventsRequest.refs:type_name -> xce.api.v1.JobRef
+	21,  // 74: xce.api.v1.EventsReply.events:type_name -> xce.api.v1.Event
+	111, // 75: xce.api.v1.ClusterInfo.user_slot_limits:type_name -> xce.api.v1.ClusterInfo.UserSlotLimitsEntry
+	74,  // 76: xce.api.v1.ClusterInfo.user_groups:type_name -> xce.api.v1.Group
+	74,  // 77: xce.api.v1.ClusterInfo.host_groups:type_name -> xce.api.v1.Group
+	73,  // 78: xce.api.v1.ClusterInfo.parameters:type_name -> xce.api.v1.Parameter
+	72,  // 79: xce.api.v1.ClusterInfo.resources:type_name -> xce.api.v1.ResourceInfo
+	71,  // 80: xce.api.v1.ClusterInfo.candidates:type_name -> xce.api.v1.Candidate
+	85,  // 81: xce.api.v1.ClusterInfo.compute_units:type_name -> xce.api.v1.ComputeUnit
+	20,  // 82: xce.api.v1.Launch.job:type_name -> xce.api.v1.Job
+	76,  // 83: xce.api.v1.Launch.containment:type_name -> xce.api.v1.Containment
+	29,  // 84: xce.api.v1.AcctRequest.refs:type_name -> xce.api.v1.JobRef
 	0,   // 85: xce.api.v1.AcctRequest.states:type_name -> xce.api.v1.JobState
-	76,  // 86: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
-	76,  // 87: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
-	76,  // 88: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
-	19,  // 89: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
-	28,  // 90: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
-	81,  // 91: xce.api.v1.SupplyView.templates:type_name -> xce.api.v1.RCTemplateView
-	79,  // 92: xce.api.v1.SupplyView.instances:type_name -> xce.api.v1.RCInstance
-	80,  // 93: xce.api.v1.SupplyView.requests:type_name -> xce.api.v1.RCRequest
-	82,  // 94: xce.api.v1.SupplyView.errors:type_name -> xce.api.v1.RCError
-	96,  // 95: xce.api.v1.SupplyView.borrows:type_name -> xce.api.v1.RCBorrow
-	97,  // 96: xce.api.v1.SupplyView.leases:type_name -> xce.api.v1.RCLease
-	86,  // 97: xce.api.v1.Reservation.hosts:type_name -> xce.api.v1.RsvHost
-	87,  // 98: xce.api.v1.Reservation.jobs:type_name -> xce.api.v1.RsvJob
+	77,  // 86: xce.api.v1.AcctRequest.submitted:type_name -> xce.api.v1.TimeRange
+	77,  // 87: xce.api.v1.AcctRequest.dispatched:type_name -> xce.api.v1.TimeRange
+	77,  // 88: xce.api.v1.AcctRequest.completed:type_name -> xce.api.v1.TimeRange
+	20,  // 89: xce.api.v1.AcctReply.jobs:type_name -> xce.api.v1.Job
+	29,  // 90: xce.api.v1.AcctReply.not_found:type_name -> xce.api.v1.JobRef
+	82,  // 91: xce.api.v1.SupplyView.templates:type_name -> xce.api.v1.RCTemplateView
+	80,  // 92: xce.api.v1.SupplyView.instances:type_name -> xce.api.v1.RCInstance
+	81,  // 93: xce.api.v1.SupplyView.requests:type_name -> xce.api.v1.RCRequest
+	83,  // 94: xce.api.v1.SupplyView.errors:type_name -> xce.api.v1.RCError
+	97,  // 95: xce.api.v1.SupplyView.borrows:type_name -> xce.api.v1.RCBorrow
+	98,  // 96: xce.api.v1.SupplyView.leases:type_name -> xce.api.v1.RCLease
+	87,  // 97: xce.api.v1.Reservation.hosts:type_name -> xce.api.v1.RsvHost
+	88,  // 98: xce.api.v1.Reservation.jobs:type_name -> xce.api.v1.RsvJob
 	0,   // 99: xce.api.v1.RsvJob.state:type_name -> xce.api.v1.JobState
 	12,  // 100: xce.api.v1.ReservationRequest.op:type_name -> xce.api.v1.ReservationRequest.Op
-	85,  // 101: xce.api.v1.ReservationRequest.rsv:type_name -> xce.api.v1.Reservation
+	86,  // 101: xce.api.v1.ReservationRequest.rsv:type_name -> xce.api.v1.Reservation
 	13,  // 102: xce.api.v1.ReservationRequest.host_op:type_name -> xce.api.v1.ReservationRequest.HostOp
-	85,  // 103: xce.api.v1.ReservationReply.reservations:type_name -> xce.api.v1.Reservation
-	91,  // 104: xce.api.v1.ReservationReply.policies:type_name -> xce.api.v1.RsvPolicy
-	90,  // 105: xce.api.v1.ReservationReply.planners:type_name -> xce.api.v1.RsvPlanner
+	86,  // 103: xce.api.v1.ReservationReply.reservations:type_name -> xce.api.v1.Reservation
+	92,  // 104: xce.api.v1.ReservationReply.policies:type_name -> xce.api.v1.RsvPolicy
+	91,  // 105: xce.api.v1.ReservationReply.planners:type_name -> xce.api.v1.RsvPlanner
 	14,  // 106: xce.api.v1.JobGroupRequest.op:type_name -> xce.api.v1.JobGroupRequest.Op
-	93,  // 107: xce.api.v1.JobGroupReply.groups:type_name -> xce.api.v1.JobGroupInfo
-	15,  // 108: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
-	15,  // 109: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
-	110, // [110:110] is the sub-list for method output_type
-	110, // [110:110] is the sub-list for method input_type
-	110, // [110:110] is the sub-list for extension type_name
-	110, // [110:110] is the sub-list for extension extendee
-	0,   // [0:110] is the sub-list for field type_name
+	94,  // 107: xce.api.v1.JobGroupReply.groups:type_name -> xce.api.v1.JobGroupInfo
+	93,  // 108: xce.api.v1.ClaimInfo.instances:type_name -> xce.api.v1.InstanceAlloc
+	88,  // 109: xce.api.v1.ClaimInfo.jobs:type_name -> xce.api.v1.RsvJob
+	15,  // 110: xce.api.v1.ClaimRequest.op:type_name -> xce.api.v1.ClaimRequest.Op
+	99,  // 111: xce.api.v1.ClaimRequest.claim:type_name -> xce.api.v1.ClaimInfo
+	99,  // 112: xce.api.v1.ClaimReply.claims:type_name -> xce.api.v1.ClaimInfo
+	16,  // 113: xce.api.v1.QueryReply.SpecsEntry.value:type_name -> xce.api.v1.JobSpec
+	16,  // 114: xce.api.v1.QueryReply.EffectiveEntry.value:type_name -> xce.api.v1.JobSpec
+	115, // [115:115] is the sub-list for method output_type
+	115, // [115:115] is the sub-list for method input_type
+	115, // [115:115] is the sub-list for extension type_name
+	115, // [115:115] is the sub-list for extension extendee
+	0,   // [0:115] is the sub-list for field type_name
 }
 
 // file_api_proto_once builds the file's descriptors on first use, not at
@@ -11009,8 +11397,8 @@ func file_api_proto_build() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
-			NumEnums:      15,
-			NumMessages:   93,
+			NumEnums:      16,
+			NumMessages:   96,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -31,7 +31,7 @@ var bmodFields = map[string][]string{
 }
 
 // notModifiable are the bsub options bmod refuses.
-var notModifiable = []string{"H", "K", "env", "I", "Ip", "Is", "nnodes"}
+var notModifiable = []string{"H", "K", "env", "I", "Ip", "Is", "nnodes", "claim"}
 
 // bmod changes a pending job's options: the bsub options given take new
 // values, each -Xn option (-Wn, -Rn, -qn, ...) resets one.

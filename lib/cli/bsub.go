@@ -45,6 +45,7 @@ type bsubOpts struct {
 	rsv                                                             string // -U
 	hold, block, exclusive, notifyBegin, notifyEnd, rerun, noRerun  bool
 	notifyExit, interactive, interPty, interShell, terminateOrphan  bool
+	claim                                                           string // -claim
 }
 
 func bsubFlags(fs *pflag.FlagSet, o *bsubOpts) {
@@ -104,6 +105,7 @@ func bsubFlags(fs *pflag.FlagSet, o *bsubOpts) {
 	fs.StringVar(&o.group, "G", "", "user group to charge")
 	fs.StringVar(&o.jobGroup, "g", "", "job group")
 	fs.StringVar(&o.loginShell, "L", "", "login shell initialising the job's environment")
+	fs.StringVar(&o.claim, "claim", "", "use the holdings of this standalone claim (bclaim)")
 }
 
 func bsub(args []string) int {
@@ -442,6 +444,7 @@ func fillSpec(s *api.JobSpec, o *bsubOpts) error {
 	}
 	s.Description = o.desc
 	s.Reservation = o.rsv
+	s.Claim = o.claim
 	if o.tasks != "" {
 		lo, hi, two := strings.Cut(o.tasks, ",")
 		a, err1 := strconv.Atoi(lo)

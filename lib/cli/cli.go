@@ -136,6 +136,7 @@ var commands = map[string]func([]string) int{
 	"bgadd":    bgadd,
 	"bgdel":    bgdel,
 	"bgmod":    bgmod,
+	"bclaim":   bclaim,
 }
 
 // lsfArgs rewrites LSF argv into pflag's long form (-app X → --app=X,

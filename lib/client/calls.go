@@ -79,6 +79,10 @@ func (c *Client) JobGroups(ctx context.Context, in *api.JobGroupRequest) (*api.J
 	return unary[api.JobGroupReply](ctx, c, "JobGroups", in)
 }
 
+func (c *Client) Claims(ctx context.Context, in *api.ClaimRequest) (*api.ClaimReply, error) {
+	return unary[api.ClaimReply](ctx, c, "Claims", in)
+}
+
 func (c *Client) Reconfig(ctx context.Context, in *api.ReconfigRequest) (*api.ReconfigReply, error) {
 	return unary[api.ReconfigReply](ctx, c, "Reconfig", in)
 }

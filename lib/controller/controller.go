@@ -181,6 +181,7 @@ type Controller struct {
 	drainedHosts, decommissioned map[string]bool
 	rsvs                         map[string]*api.Reservation // advance reservations by ID (resv.go)
 	jgroups                      jobGroups                   // explicit job groups (jobgroup.go)
+	claims                       claimState                  // standalone claims (claim.go)
 	// stale: instances a returning worker still ran of jobs that are no
 	// longer its own (rerun elsewhere, or ended), by host, until their end
 	// is reported: the job is not placed there meanwhile, and that end
@@ -306,6 +307,9 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 		return nil, err
 	}
 	if err := c.restoreJobGroups(); err != nil {
+		return nil, err
+	}
+	if err := c.restoreClaims(); err != nil {
 		return nil, err
 	}
 	if err := c.restore(); err != nil {
@@ -614,6 +618,7 @@ func (c *Controller) Run(ctx context.Context) {
 			c.hostLoad.Latest(time.Now(), time.Second)
 			c.checkHosts(time.Now())
 			c.expireRsvs(time.Now())
+			c.expireClaims(time.Now())
 			c.perf.mon.Tick(time.Now(), c.perfTotals())
 		case <-clean.C:
 			c.clean()

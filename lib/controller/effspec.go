@@ -50,6 +50,7 @@ type effExtra struct {
 	rerunnable                bool            // -r (or the queue's or profile's)
 	gpu                       string          // the merged GPU requirement ("" none)
 	rsv                       string          // -U: the advance reservation
+	claim                     string          // -claim: the standalone claim
 }
 
 // splitOrigin takes the origin map out of an effective spec and returns
@@ -129,6 +130,7 @@ func newEffSpec(spec *api.JobSpec, raw []byte) (*effSpec, error) {
 		rerunnable:      spec.Rerunnable,
 		gpu:             spec.Gpu,
 		rsv:             spec.Reservation,
+		claim:           spec.Claim,
 	}
 	if x != (effExtra{}) {
 		e.effExtra = &x
@@ -404,4 +406,12 @@ func (e *effSpec) GetReservation() string {
 		return ""
 	}
 	return e.rsv
+}
+
+// GetClaim is bsub -claim's standalone claim ("" none).
+func (e *effSpec) GetClaim() string {
+	if e == nil || e.effExtra == nil {
+		return ""
+	}
+	return e.claim
 }

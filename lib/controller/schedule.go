@@ -154,13 +154,14 @@ func (c *Controller) schedule() []*api.Job {
 		c.pending[j] = nil
 	}
 	c.pending = kept
-	if len(cands) == 0 && !(preemptOn(c.config()) && c.anyPreempted()) {
+	if len(cands) == 0 && !(preemptOn(c.config()) && c.anyPreempted()) && !c.claimsPending() {
 		return nil
 	}
 
 	snap := c.snapshot(now, cands)
 	c.templateGroups(snap)
 	d := sched.Schedule(snap)
+	c.applyClaims(d, now)
 	skip := c.preempt(d)
 	c.stats.candidates, c.stats.buckets = len(cands), d.Buckets // metrics
 	var starts []*api.Job
@@ -259,6 +260,7 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 	}
 	c.snapRsvs(snap, now)
 	c.snapJobGroups(snap)
+	c.snapClaims(snap)
 	return snap
 }
 

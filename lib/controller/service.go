@@ -266,6 +266,15 @@ func (s *Service) JobGroups(ctx context.Context, req *api.JobGroupRequest) (*api
 	return s.c.JobGroups(who, req), nil
 }
 
+// Claims is bclaim (claim.go).
+func (s *Service) Claims(ctx context.Context, req *api.ClaimRequest) (*api.ClaimReply, error) {
+	who, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.c.Claims(who, req), nil
+}
+
 func (s *Service) Reconfig(ctx context.Context, req *api.ReconfigRequest) (*api.ReconfigReply, error) {
 	who, err := caller(ctx)
 	if err != nil {

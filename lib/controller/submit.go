@@ -284,6 +284,9 @@ func (c *Controller) validate(who Caller, spec *api.JobSpec) (*api.JobSpec, []in
 	if err == nil {
 		err = c.checkRsvJob(conf, eff)
 	}
+	if err == nil {
+		err = c.checkClaimJob(conf, eff)
+	}
 	c.mu.Unlock()
 	if err != nil {
 		return nil, nil, err

@@ -172,6 +172,7 @@ func (lw *longWriter) job(j *api.Job) {
 	lw.b.WriteString(" Effective: " + eff + "\n")
 	gpuLongJob(&lw.b, j, started)
 	instancesLong(&lw.b, j)
+	claimLong(&lw.b, j)
 	effectiveSettings(&lw.b, effective(j))
 }
 

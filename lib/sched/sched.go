@@ -194,6 +194,9 @@ type resInfo struct {
 // Schedule runs one scheduling cycle over the snapshot. It does not modify
 // the snapshot, and the same snapshot gives the same decision.
 func Schedule(s *Snapshot) *Decision {
+	if len(s.Claims) > 0 {
+		return scheduleClaims(s) // claim.go
+	}
 	c := newCycle(s, s.Scratch)
 	for _, qi := range c.queueOrder() {
 		if c.full() {

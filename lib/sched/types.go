@@ -193,6 +193,9 @@ type Job struct {
 	// JobGroup is bsub -g's group path ("/a/b"; "" none), for the job
 	// group limits (jobgroup.go).
 	JobGroup string
+	// Claim is bsub -claim: the standalone claim (Claim.Name) whose
+	// holdings the job uses (claim.go); "" none.
+	Claim string
 }
 
 // HostAlloc is the part of a job on one host.
@@ -240,6 +243,7 @@ type Alloc struct {
 	Rsv      string       // the advance reservation it runs in; "" none
 	Preempt  AllocPreempt // preemption state (preempt.go)
 	JobGroup string       // bsub -g: counts against its groups' limits
+	Claim    string       // the claim whose holdings it uses (claim.go); "" none
 }
 
 // Snapshot is everything one scheduling cycle reads.
@@ -290,6 +294,9 @@ type Snapshot struct {
 	Ledger *Ledger
 	// JobGroupLimits are the job groups' -L limits (jobgroup.go).
 	JobGroupLimits []JobGroupLimit
+	// Claims are the standalone claims, held and pending, the pending
+	// ones in the order they are allocated (claim.go).
+	Claims []Claim
 }
 
 // Scratch is the memory successive cycles reuse (Snapshot.Scratch). The
@@ -364,4 +371,9 @@ type Decision struct {
 	// Resumes are the jobs suspended by preemption that have their slots
 	// back and resume now (preempt.go).
 	Resumes []JobKey
+	// Claims are the pending claims allocated this cycle, and
+	// ClaimPending, by name, the reasons of those that still pend
+	// (claim.go).
+	Claims       []ClaimPlacement
+	ClaimPending map[string][]string
 }

@@ -55,6 +55,10 @@ type FairRun struct {
 
 // Look computes the view of a snapshot. It does not modify the snapshot.
 func Look(s *Snapshot) *View {
+	if len(s.Claims) > 0 {
+		s2, _ := claimSnapshot(s) // what claims hold is reserved (claim.go)
+		s = &s2
+	}
 	c := newCycle(s, nil) // the view hands out the hosts' values: no scratch
 	v := &View{Hosts: make(map[string]HostView, len(c.hosts)), SharedReserved: map[string]float64{}, Fair: map[string]map[string]FairRun{}}
 	for i := range c.hosts {

@@ -61,6 +61,12 @@ type Options struct {
 	// brsvadd allocates them (a reservations file: rsvfile.go); they join
 	// Reservations.
 	RsvRequests []RsvRequest
+	// Claims are standalone claims (bclaim) held, or to allocate, over
+	// the whole replay; the trace's jobs use none (claim.go).
+	Claims []sched.Claim
+	// ClaimRequests are claims of a claims file (claim.go); they join
+	// Claims.
+	ClaimRequests []ClaimRequest
 
 	// full makes every cycle charge every running job and see every
 	// pending one (tests: the same schedule as with the ledger and the
@@ -106,6 +112,7 @@ type Result struct {
 	// Templates are the configuration's templates' instances (supply.go);
 	// Hosts and TotalSlots count none of them.
 	Templates []*TemplateResult
+	claims    []sched.Claim // the claims as the run ended (HeldClaims)
 }
 
 // pattern is what jobs of one submission shape share: the effective spec
@@ -252,7 +259,11 @@ func Run(tr *trace.Trace, opt Options) (*Result, error) {
 	if err := e.prepare(); err != nil {
 		return nil, err
 	}
+	if err := e.claimRequests(); err != nil {
+		return nil, err
+	}
 	e.loop()
+	e.res.claims = e.snap.Claims
 	return e.res, nil
 }
 
@@ -686,6 +697,7 @@ func (e *eng) cycle(now int64) bool {
 	e.res.Cycles++
 	e.snap.Now = at(now)
 	e.snapRsvs(now)
+	e.snapClaims()
 	var inUse policy.LimitUse
 	jobs := e.snap.Jobs[:0]
 	// Without preemption or templates, a job needing more slots than
@@ -721,6 +733,7 @@ func (e *eng) cycle(now int64) bool {
 		return false
 	}
 	d := sched.Schedule(&e.snap)
+	e.applyClaims(d)
 	e.applyPreempt(d, now)
 	if e.sup != nil {
 		e.demand(d, now)

@@ -51,6 +51,7 @@ const (
 	Controller_Attach_FullMethodName       = "/xce.api.v1.Controller/Attach"
 	Controller_Reservations_FullMethodName = "/xce.api.v1.Controller/Reservations"
 	Controller_JobGroups_FullMethodName    = "/xce.api.v1.Controller/JobGroups"
+	Controller_Claims_FullMethodName       = "/xce.api.v1.Controller/Claims"
 )
 
 // ControllerClient is the client API for Controller service.
@@ -102,6 +103,8 @@ type ControllerClient interface {
 	Reservations(ctx context.Context, in *api.ReservationRequest, opts ...grpc.CallOption) (*api.ReservationReply, error)
 	// Job groups: bgadd, bgdel, bgmod and bjgroup's limits.
 	JobGroups(ctx context.Context, in *api.JobGroupRequest, opts ...grpc.CallOption) (*api.JobGroupReply, error)
+	// Standalone claims: bclaim create, list, delete.
+	Claims(ctx context.Context, in *api.ClaimRequest, opts ...grpc.CallOption) (*api.ClaimReply, error)
 }
 
 type controllerClient struct {
@@ -362,6 +365,16 @@ func (c *controllerClient) JobGroups(ctx context.Context, in *api.JobGroupReques
 	return out, nil
 }
 
+func (c *controllerClient) Claims(ctx context.Context, in *api.ClaimRequest, opts ...grpc.CallOption) (*api.ClaimReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(api.ClaimReply)
+	err := c.cc.Invoke(ctx, Controller_Claims_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControllerServer is the server API for Controller service.
 // All implementations must embed UnimplementedControllerServer
 // for forward compatibility.
@@ -411,6 +424,8 @@ type ControllerServer interface {
 	Reservations(context.Context, *api.ReservationRequest) (*api.ReservationReply, error)
 	// Job groups: bgadd, bgdel, bgmod and bjgroup's limits.
 	JobGroups(context.Context, *api.JobGroupRequest) (*api.JobGroupReply, error)
+	// Standalone claims: bclaim create, list, delete.
+	Claims(context.Context, *api.ClaimRequest) (*api.ClaimReply, error)
 	mustEmbedUnimplementedControllerServer()
 }
 
@@ -486,6 +501,9 @@ func (UnimplementedControllerServer) Reservations(context.Context, *api.Reservat
 }
 func (UnimplementedControllerServer) JobGroups(context.Context, *api.JobGroupRequest) (*api.JobGroupReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method JobGroups not implemented")
+}
+func (UnimplementedControllerServer) Claims(context.Context, *api.ClaimRequest) (*api.ClaimReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Claims not implemented")
 }
 func (UnimplementedControllerServer) mustEmbedUnimplementedControllerServer() {}
 func (UnimplementedControllerServer) testEmbeddedByValue()                    {}
@@ -872,6 +890,24 @@ func _Controller_JobGroups_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Controller_Claims_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(api.ClaimRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControllerServer).Claims(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Controller_Claims_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControllerServer).Claims(ctx, req.(*api.ClaimRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Controller_ServiceDesc is the grpc.ServiceDesc for Controller service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -950,6 +986,10 @@ var Controller_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "JobGroups",
 			Handler:    _Controller_JobGroups_Handler,
+		},
+		{
+			MethodName: "Claims",
+			Handler:    _Controller_Claims_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
