@@ -510,6 +510,15 @@ func (a *agent) handle(ctx context.Context, w *worker.Worker, m *rpc.ControllerM
 			case <-ctx.Done():
 			}
 		}()
+	case *rpc.ControllerMessage_Battach:
+		b := m.Battach
+		go func() {
+			r := w.Battach(ctx, b)
+			select {
+			case out <- &rpc.WorkerMessage{Msg: &rpc.WorkerMessage_Battach{Battach: r}}:
+			case <-ctx.Done():
+			}
+		}()
 	case *rpc.ControllerMessage_Ack:
 		a.ack(m.Ack)
 	case *rpc.ControllerMessage_TaskStart:

@@ -1,0 +1,45 @@
+package tests
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestContainerBattach: the job's owner runs a shell in the job's
+// container with battach (it reads a file only the image has); another
+// user is refused in LSF's words.
+func TestContainerBattach(t *testing.T) {
+	env := podmanEnv(t)
+	c := newClusterEnv(t, env, "--config", containerConfig(t, "/bin/true"))
+	r := c.runWith(-1, env, "", "bsub", "-app", "box", "-o", "out", "sleep 300")
+	m := submittedRE.FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("bsub: %s%s", r.stdout, r.stderr)
+	}
+	id := m[1]
+	c.waitState(id, "RUN")
+	name := "xce-ctr-" + id
+	waitFor(t, "the job's container", func() bool {
+		return strings.Contains(podman(env, "ps", "--format", "{{.Names}}").stdout, name)
+	})
+	r = c.runWith(-1, env, "cat /xce-marker; id -u; exit 7\n", "battach", id)
+	if r.code != 7 || !strings.Contains(r.stdout, podmanImages[0]) {
+		t.Errorf("battach %s: exit %d, want 7 and the image's marker\nstdout: %s\nstderr: %s", id, r.code, r.stdout, r.stderr)
+	}
+	r = c.runWith(-1, env, "", "battach", "-L", "/bin/pwd", id)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != c.work {
+		t.Errorf("battach -L /bin/pwd: exit %d, want the job's directory %s\nstdout: %s\nstderr: %s", r.code, c.work, r.stdout, r.stderr)
+	}
+	const nobody = 65534
+	os.Chmod(c.dir, 0o755) // nobody runs battach in the work directory
+	r = c.runWith(nobody, nil, "cat /xce-marker\n", "battach", id)
+	if r.code != 255 || r.stderr != "Job <"+id+">: User permission denied\n" || r.stdout != "" {
+		t.Errorf("battach by another user: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if r := c.run("", "battach", "-L", "sh", id); r.code != 255 || !strings.Contains(r.stderr, "absolute path") {
+		t.Errorf("battach -L sh: exit %d\n%s", r.code, r.stderr)
+	}
+	c.must("", "bkill", id)
+	c.waitState(id, "EXIT")
+}
