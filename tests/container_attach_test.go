@@ -8,7 +8,8 @@ import (
 
 // TestContainerBattach: the job's owner runs a shell in the job's
 // container with battach (it reads a file only the image has); another
-// user is refused in LSF's words.
+// user is refused in LSF's words. A restarted xced removes a container
+// no job runs in and keeps the running job's.
 func TestContainerBattach(t *testing.T) {
 	env := podmanEnv(t)
 	c := newClusterEnv(t, env, "--config", containerConfig(t, "/bin/true"))
@@ -39,6 +40,30 @@ func TestContainerBattach(t *testing.T) {
 	}
 	if r := c.run("", "battach", "-L", "sh", id); r.code != 255 || !strings.Contains(r.stderr, "absolute path") {
 		t.Errorf("battach -L sh: exit %d\n%s", r.code, r.stderr)
+	}
+
+	// A restarted worker removes a container of its cluster and host
+	// that no job runs in (left by a job that ended while it was down),
+	// and keeps the running job's, which battach still reaches.
+	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
+	orphan := "xce-ctr-99999"
+	if r := podman(env, "run", "-d", "--name", orphan, "--label", "xce.cluster=ctr", "--label", "xce.host="+host,
+		"--label", "xce.job=99999", podmanImages[0], "sleep", "300"); r.code != 0 {
+		t.Fatalf("podman run: %s", r.stderr)
+	}
+	t.Cleanup(func() { podman(env, "rm", "-f", "--ignore", "--time", "0", orphan) })
+	c.stop()
+	c.start()
+	waitFor(t, "the left container removed", func() bool {
+		return !strings.Contains(podman(env, "ps", "-a", "--format", "{{.Names}}").stdout, orphan)
+	})
+	if !strings.Contains(podman(env, "ps", "--format", "{{.Names}}").stdout, name) {
+		t.Errorf("the running job's container %s was removed at the restart", name)
+	}
+	r = c.runWith(-1, env, "cat /xce-marker\n", "battach", id)
+	if r.code != 0 || !strings.Contains(r.stdout, podmanImages[0]) {
+		t.Errorf("battach after the restart: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	c.must("", "bkill", id)
 	c.waitState(id, "EXIT")

@@ -419,6 +419,7 @@ func (a *agent) worker(wel *rpc.Welcome) (*worker.Worker, error) {
 	w.SetTaskRelay(a)
 	w.SetTermLink(a)
 	a.w.Store(w)
+	go w.SweepContainers() // containers no job runs any more (lib/worker's sweep.go)
 	return w, nil
 }
 
