@@ -2,6 +2,7 @@ package tests
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -9,10 +10,28 @@ import (
 // TestContainerBattach: the job's owner runs a shell in the job's
 // container with battach (it reads a file only the image has); another
 // user is refused in LSF's words. A restarted xced removes a container
-// no job runs in and keeps the running job's.
+// no job runs in and keeps the running job's. blaunch's tasks of a
+// container job run in its container.
 func TestContainerBattach(t *testing.T) {
 	env := podmanEnv(t)
-	c := newClusterEnv(t, env, "--config", containerConfig(t, "/bin/true"))
+	// par's container sees the system's temporary directory, which holds
+	// the test's binaries (blaunch) and the worker's task socket.
+	tmp := os.TempDir()
+	conf := filepath.Join(t.TempDir(), "xce.toml")
+	text := `
+[cluster]
+name = "ctr"
+
+[apps.box]
+container = "podman[image(` + podmanImages[0] + `)]"
+
+[apps.par]
+container = "podman[image(` + podmanImages[0] + `) options(-v ` + tmp + `:` + tmp + `)]"
+`
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newClusterEnv(t, env, "--config", conf)
 	r := c.runWith(-1, env, "", "bsub", "-app", "box", "-o", "out", "sleep 300")
 	m := submittedRE.FindStringSubmatch(r.stdout)
 	if m == nil {
@@ -42,11 +61,26 @@ func TestContainerBattach(t *testing.T) {
 		t.Errorf("battach -L sh: exit %d\n%s", r.code, r.stderr)
 	}
 
+	// blaunch's tasks run in the job's container: they see its image.
+	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
+	r = c.runWith(-1, env, "", "bsub", "-app", "par", "-o", "par.out",
+		filepath.Join(binDir, "blaunch")+" -z '"+host+" "+host+"' 'echo task=$LSF_PM_TASKID $(cat /xce-marker)'")
+	m = submittedRE.FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("bsub: %s%s", r.stdout, r.stderr)
+	}
+	c.waitState(m[1], "DONE", "EXIT")
+	out, _ := os.ReadFile(filepath.Join(c.work, "par.out"))
+	for _, want := range []string{"task=1 " + podmanImages[0], "task=2 " + podmanImages[0], "Successfully completed."} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("blaunch in a container job: the output lacks %q:\n%s", want, out)
+		}
+	}
+
 	// A restarted worker removes a container of its cluster and host
 	// that no job runs in (left by a job that ended while it was down),
 	// and keeps the running job's, which battach still reaches.
-	host, _ := os.Hostname()
-	host, _, _ = strings.Cut(host, ".")
 	orphan := "xce-ctr-99999"
 	if r := podman(env, "run", "-d", "--name", orphan, "--label", "xce.cluster=ctr", "--label", "xce.host="+host,
 		"--label", "xce.job=99999", podmanImages[0], "sleep", "300"); r.code != 0 {
