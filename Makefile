@@ -4,7 +4,7 @@
 
 GO        ?= go
 BIN       := bin
-COMMANDS  := bsub bjobs bkill bstop bresume bqueues bhosts bhist bpeek lsid lshosts lsload busers bacct badmin bapp bswitch brequeue btop bbot bwait bparams bugroup bmgroup bmod bjgroup lsadmin lsinfo blaunch blimits brsvadd brsvdel brsvs brsvjob brsvmod bgadd bgdel bgmod bclaim
+COMMANDS  := bsub bjobs bkill bstop bresume bqueues bhosts bhist bpeek lsid lshosts lsload busers bacct badmin bapp bswitch brequeue btop bbot bwait bparams bugroup bmgroup bmod bjgroup lsadmin lsinfo blaunch blimits brsvadd brsvdel brsvs brsvjob brsvmod bgadd bgdel bgmod bclaim battach
 TOOLS     := $(CURDIR)/.tools
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 

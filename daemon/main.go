@@ -319,6 +319,7 @@ func serve(o options) error {
 	if w, ok := local.(*worker.Worker); ok {
 		w.SetTaskRelay(ctl.LocalTaskRelay()) // blaunch's tasks on the other hosts
 		w.SetTermLink(ctl.LocalTermLink())   // interactive jobs of bsubs it cannot dial
+		go w.SweepContainers()               // containers no job runs any more (lib/worker's sweep.go)
 	}
 	slog.Info("state restored", "dir", dir, "took", time.Since(start).Round(time.Millisecond))
 	stopAdmin, err := serveAdmin(dir, st)

@@ -31,7 +31,7 @@ var podmanImages = []string{"localhost/xce-e2e-busybox:a", "localhost/xce-e2e-bu
 // hybrid cgroup layout must set it up (runc, cgroupfs, ulimits within
 // the host's hard limits), with its storage in the test's cache: the
 // environment that points podman at that configuration.
-func podmanEnv(t *testing.T) []string {
+func podmanEnv(t testing.TB) []string {
 	t.Helper()
 	if _, err := exec.LookPath("podman"); err != nil {
 		installPodman(t)
@@ -92,7 +92,7 @@ runroot = %q
 // installPodman installs podman, runc and a static busybox from the
 // host's package registry: only as root, skipping the test when that
 // cannot be done.
-func installPodman(t *testing.T) {
+func installPodman(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("podman is not installed, and only root may install it")
@@ -136,7 +136,7 @@ func podman(env []string, args ...string) result {
 
 // buildImage imports a root file system of a static busybox, its
 // applets linked in /bin, and /xce-marker naming the image.
-func buildImage(t *testing.T, env []string, cache, name string) {
+func buildImage(t testing.TB, env []string, cache, name string) {
 	t.Helper()
 	busybox, err := exec.LookPath("busybox")
 	if err != nil {

@@ -24,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // binDir holds the binaries built once for the whole run.
 var binDir string
 
-var commands = []string{"bsub", "bjobs", "bkill", "bstop", "bresume", "bqueues", "bhosts", "bhist", "bpeek", "lsid", "lshosts", "lsload", "busers", "bacct", "badmin", "bapp", "bswitch", "brequeue", "btop", "bbot", "bwait", "xcetop", "bparams", "bugroup", "bmgroup", "bmod", "bjgroup", "lsadmin", "lsinfo", "blaunch", "blimits", "brsvadd", "brsvdel", "brsvs", "brsvjob", "brsvmod", "bgadd", "bgdel", "bgmod", "bclaim"}
+var commands = []string{"bsub", "bjobs", "bkill", "bstop", "bresume", "bqueues", "bhosts", "bhist", "bpeek", "lsid", "lshosts", "lsload", "busers", "bacct", "badmin", "bapp", "bswitch", "brequeue", "btop", "bbot", "bwait", "xcetop", "bparams", "bugroup", "bmgroup", "bmod", "bjgroup", "lsadmin", "lsinfo", "blaunch", "blimits", "brsvadd", "brsvdel", "brsvs", "brsvjob", "brsvmod", "bgadd", "bgdel", "bgmod", "bclaim", "battach"}
 
 func TestMain(m *testing.M) {
 	if h := os.Getenv(helperEnv); h != "" {

@@ -419,6 +419,7 @@ func (a *agent) worker(wel *rpc.Welcome) (*worker.Worker, error) {
 	w.SetTaskRelay(a)
 	w.SetTermLink(a)
 	a.w.Store(w)
+	go w.SweepContainers() // containers no job runs any more (lib/worker's sweep.go)
 	return w, nil
 }
 
@@ -507,6 +508,15 @@ func (a *agent) handle(ctx context.Context, w *worker.Worker, m *rpc.ControllerM
 			}
 			select {
 			case out <- &rpc.WorkerMessage{Msg: &rpc.WorkerMessage_Peek{Peek: r}}:
+			case <-ctx.Done():
+			}
+		}()
+	case *rpc.ControllerMessage_Battach:
+		b := m.Battach
+		go func() {
+			r := w.Battach(ctx, b)
+			select {
+			case out <- &rpc.WorkerMessage{Msg: &rpc.WorkerMessage_Battach{Battach: r}}:
 			case <-ctx.Done():
 			}
 		}()

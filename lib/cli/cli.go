@@ -93,8 +93,8 @@ func Main(name string, args []string) int {
 
 // The commands whose standard output or error is a job's own (see Main).
 var (
-	rawStdout = map[string]bool{"bpeek": true, "bsub": true, "blaunch": true}
-	rawStderr = map[string]bool{"bsub": true, "blaunch": true}
+	rawStdout = map[string]bool{"bpeek": true, "bsub": true, "blaunch": true, "battach": true}
+	rawStderr = map[string]bool{"bsub": true, "blaunch": true, "battach": true}
 )
 
 var commands = map[string]func([]string) int{
@@ -137,6 +137,7 @@ var commands = map[string]func([]string) int{
 	"bgdel":    bgdel,
 	"bgmod":    bgmod,
 	"bclaim":   bclaim,
+	"battach":  battach,
 }
 
 // lsfArgs rewrites LSF argv into pflag's long form (-app X → --app=X,

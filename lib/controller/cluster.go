@@ -118,8 +118,9 @@ func (s *ClusterService) receive(conn *workerConn, stream grpcapi.Cluster_Connec
 		case *rpc.WorkerMessage_Peek:
 			conn.peeked(m.Peek)
 		default:
-			if !s.c.taskMessage(conn.name, msg) { // blaunch (tasks.go)
-				s.c.termMessage(conn.name, msg) // interactive jobs (term.go)
+			if !s.c.taskMessage(conn.name, msg) && // blaunch (tasks.go)
+				!s.c.termMessage(conn.name, msg) { // interactive jobs (term.go)
+				s.c.battachMessage(msg) // battach.go
 			}
 		}
 	}

@@ -359,6 +359,9 @@ func (s *taskServer) Launch(stream grpcapi.Tasks_LaunchServer) error {
 	if err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
+	if err := w.containerTaskHosts(k, hosts); err != nil { // containertask.go
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
 	l := &launch{wake: make(chan struct{}, 1), left: map[int32]string{}}
 	w.tmu.Lock()
 	t := w.taskTable()
@@ -548,6 +551,10 @@ func (w *Worker) StartTask(ts *rpc.TaskStart, send func(*rpc.TaskEvent)) {
 	}
 	argv, err := taskArgv(ts)
 	if err != nil {
+		fail(err)
+		return
+	}
+	if argv, err = w.containerTaskArgv(tk.job, int(ts.Uid), int(ts.Gid), ts.Cwd, ts.Env, argv); err != nil { // containertask.go
 		fail(err)
 		return
 	}

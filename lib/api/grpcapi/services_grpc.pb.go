@@ -52,6 +52,7 @@ const (
 	Controller_Reservations_FullMethodName = "/xce.api.v1.Controller/Reservations"
 	Controller_JobGroups_FullMethodName    = "/xce.api.v1.Controller/JobGroups"
 	Controller_Claims_FullMethodName       = "/xce.api.v1.Controller/Claims"
+	Controller_Battach_FullMethodName      = "/xce.api.v1.Controller/Battach"
 )
 
 // ControllerClient is the client API for Controller service.
@@ -105,6 +106,10 @@ type ControllerClient interface {
 	JobGroups(ctx context.Context, in *api.JobGroupRequest, opts ...grpc.CallOption) (*api.JobGroupReply, error)
 	// Standalone claims: bclaim create, list, delete.
 	Claims(ctx context.Context, in *api.ClaimRequest, opts ...grpc.CallOption) (*api.ClaimReply, error)
+	// A command in a running job's container (battach), run by the worker
+	// of the job's host as the job's user: the job's owner and
+	// administrators only (rpc/worker.proto's BattachRequest).
+	Battach(ctx context.Context, in *rpc.BattachRequest, opts ...grpc.CallOption) (*rpc.BattachReply, error)
 }
 
 type controllerClient struct {
@@ -375,6 +380,16 @@ func (c *controllerClient) Claims(ctx context.Context, in *api.ClaimRequest, opt
 	return out, nil
 }
 
+func (c *controllerClient) Battach(ctx context.Context, in *rpc.BattachRequest, opts ...grpc.CallOption) (*rpc.BattachReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(rpc.BattachReply)
+	err := c.cc.Invoke(ctx, Controller_Battach_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControllerServer is the server API for Controller service.
 // All implementations must embed UnimplementedControllerServer
 // for forward compatibility.
@@ -426,6 +441,10 @@ type ControllerServer interface {
 	JobGroups(context.Context, *api.JobGroupRequest) (*api.JobGroupReply, error)
 	// Standalone claims: bclaim create, list, delete.
 	Claims(context.Context, *api.ClaimRequest) (*api.ClaimReply, error)
+	// A command in a running job's container (battach), run by the worker
+	// of the job's host as the job's user: the job's owner and
+	// administrators only (rpc/worker.proto's BattachRequest).
+	Battach(context.Context, *rpc.BattachRequest) (*rpc.BattachReply, error)
 	mustEmbedUnimplementedControllerServer()
 }
 
@@ -504,6 +523,9 @@ func (UnimplementedControllerServer) JobGroups(context.Context, *api.JobGroupReq
 }
 func (UnimplementedControllerServer) Claims(context.Context, *api.ClaimRequest) (*api.ClaimReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Claims not implemented")
+}
+func (UnimplementedControllerServer) Battach(context.Context, *rpc.BattachRequest) (*rpc.BattachReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Battach not implemented")
 }
 func (UnimplementedControllerServer) mustEmbedUnimplementedControllerServer() {}
 func (UnimplementedControllerServer) testEmbeddedByValue()                    {}
@@ -908,6 +930,24 @@ func _Controller_Claims_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Controller_Battach_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(rpc.BattachRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControllerServer).Battach(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Controller_Battach_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControllerServer).Battach(ctx, req.(*rpc.BattachRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Controller_ServiceDesc is the grpc.ServiceDesc for Controller service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -990,6 +1030,10 @@ var Controller_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Claims",
 			Handler:    _Controller_Claims_Handler,
+		},
+		{
+			MethodName: "Battach",
+			Handler:    _Controller_Battach_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -101,6 +101,7 @@ type WorkerMessage struct {
 	//	*WorkerMessage_Term
 	//	*WorkerMessage_TermAck
 	//	*WorkerMessage_Reconfigured
+	//	*WorkerMessage_Battach
 	Msg           isWorkerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -253,6 +254,15 @@ func (x *WorkerMessage) GetReconfigured() *Welcome {
 	return nil
 }
 
+func (x *WorkerMessage) GetBattach() *BattachReply {
+	if x != nil {
+		if x, ok := x.Msg.(*WorkerMessage_Battach); ok {
+			return x.Battach
+		}
+	}
+	return nil
+}
+
 type isWorkerMessage_Msg interface {
 	isWorkerMessage_Msg()
 }
@@ -315,6 +325,11 @@ type WorkerMessage_Reconfigured struct {
 	Reconfigured *Welcome `protobuf:"bytes,60,opt,name=reconfigured,proto3,oneof"`
 }
 
+type WorkerMessage_Battach struct {
+	// battach (below): what the command run in the job's container did.
+	Battach *BattachReply `protobuf:"bytes,70,opt,name=battach,proto3,oneof"`
+}
+
 func (*WorkerMessage_Register) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Load) isWorkerMessage_Msg() {}
@@ -338,6 +353,8 @@ func (*WorkerMessage_Term) isWorkerMessage_Msg() {}
 func (*WorkerMessage_TermAck) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Reconfigured) isWorkerMessage_Msg() {}
+
+func (*WorkerMessage_Battach) isWorkerMessage_Msg() {}
 
 // WorkerRegister describes the host and what the worker runs now.
 type WorkerRegister struct {
@@ -659,6 +676,7 @@ type ControllerMessage struct {
 	//	*ControllerMessage_Term
 	//	*ControllerMessage_TermAck
 	//	*ControllerMessage_Reconfigured
+	//	*ControllerMessage_Battach
 	Msg           isControllerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -838,6 +856,15 @@ func (x *ControllerMessage) GetReconfigured() *Welcome {
 	return nil
 }
 
+func (x *ControllerMessage) GetBattach() *BattachRequest {
+	if x != nil {
+		if x, ok := x.Msg.(*ControllerMessage_Battach); ok {
+			return x.Battach
+		}
+	}
+	return nil
+}
+
 type isControllerMessage_Msg interface {
 	isControllerMessage_Msg()
 }
@@ -916,6 +943,11 @@ type ControllerMessage_Reconfigured struct {
 	Reconfigured *Welcome `protobuf:"bytes,60,opt,name=reconfigured,proto3,oneof"`
 }
 
+type ControllerMessage_Battach struct {
+	// battach (below): run a command in a job's container here.
+	Battach *BattachRequest `protobuf:"bytes,70,opt,name=battach,proto3,oneof"`
+}
+
 func (*ControllerMessage_Welcome) isControllerMessage_Msg() {}
 
 func (*ControllerMessage_Start) isControllerMessage_Msg() {}
@@ -945,6 +977,8 @@ func (*ControllerMessage_Term) isControllerMessage_Msg() {}
 func (*ControllerMessage_TermAck) isControllerMessage_Msg() {}
 
 func (*ControllerMessage_Reconfigured) isControllerMessage_Msg() {}
+
+func (*ControllerMessage_Battach) isControllerMessage_Msg() {}
 
 // Welcome accepts a registration and carries what the worker follows of
 // the cluster's configuration.
@@ -2271,12 +2305,184 @@ func (x *TermAck) GetBytes() int64 {
 	return 0
 }
 
+type BattachRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"` // the caller's number, echoed in the reply (controller -> worker)
+	JobId         int64                  `protobuf:"varint,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Index         int32                  `protobuf:"varint,3,opt,name=index,proto3" json:"index,omitempty"`
+	Host          string                 `protobuf:"bytes,4,opt,name=host,proto3" json:"host,omitempty"`   // battach -m: one of the job's hosts; "" its first
+	Shell         string                 `protobuf:"bytes,5,opt,name=shell,proto3" json:"shell,omitempty"` // battach -L: an absolute path; "" /bin/sh
+	Stdin         []byte                 `protobuf:"bytes,6,opt,name=stdin,proto3" json:"stdin,omitempty"` // the command's whole standard input
+	Uid           uint32                 `protobuf:"varint,7,opt,name=uid,proto3" json:"uid,omitempty"`    // who asked (controller -> worker, for the log)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BattachRequest) Reset() {
+	*x = BattachRequest{}
+	file_rpc_worker_proto_init()
+	mi := &file_rpc_worker_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BattachRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BattachRequest) ProtoMessage() {}
+
+func (x *BattachRequest) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
+	mi := &file_rpc_worker_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BattachRequest.ProtoReflect.Descriptor instead.
+func (*BattachRequest) Descriptor() ([]byte, []int) {
+	return file_rpc_worker_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *BattachRequest) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *BattachRequest) GetJobId() int64 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *BattachRequest) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *BattachRequest) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *BattachRequest) GetShell() string {
+	if x != nil {
+		return x.Shell
+	}
+	return ""
+}
+
+func (x *BattachRequest) GetStdin() []byte {
+	if x != nil {
+		return x.Stdin
+	}
+	return nil
+}
+
+func (x *BattachRequest) GetUid() uint32 {
+	if x != nil {
+		return x.Uid
+	}
+	return 0
+}
+
+type BattachReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Stdout        []byte                 `protobuf:"bytes,2,opt,name=stdout,proto3" json:"stdout,omitempty"`
+	Stderr        []byte                 `protobuf:"bytes,3,opt,name=stderr,proto3" json:"stderr,omitempty"`
+	ExitCode      int32                  `protobuf:"varint,4,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"` // as a shell reports it (128+N for a signal)
+	Error         string                 `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`                        // the command could not be run
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BattachReply) Reset() {
+	*x = BattachReply{}
+	file_rpc_worker_proto_init()
+	mi := &file_rpc_worker_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BattachReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BattachReply) ProtoMessage() {}
+
+func (x *BattachReply) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
+	mi := &file_rpc_worker_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BattachReply.ProtoReflect.Descriptor instead.
+func (*BattachReply) Descriptor() ([]byte, []int) {
+	return file_rpc_worker_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *BattachReply) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *BattachReply) GetStdout() []byte {
+	if x != nil {
+		return x.Stdout
+	}
+	return nil
+}
+
+func (x *BattachReply) GetStderr() []byte {
+	if x != nil {
+		return x.Stderr
+	}
+	return nil
+}
+
+func (x *BattachReply) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
+func (x *BattachReply) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 var File_rpc_worker_proto protoreflect.FileDescriptor
 
 const file_rpc_worker_proto_rawDesc = "" +
 	"\n" +
 	"\x10rpc/worker.proto\x12\n" +
-	"xce.api.v1\x1a\tapi.proto\"\x86\x05\n" +
+	"xce.api.v1\x1a\tapi.proto\"\xbc\x05\n" +
 	"\rWorkerMessage\x128\n" +
 	"\bregister\x18\x01 \x01(\v2\x1a.xce.api.v1.WorkerRegisterH\x00R\bregister\x12&\n" +
 	"\x04load\x18\x02 \x01(\v2\x10.xce.api.v1.HostH\x00R\x04load\x122\n" +
@@ -2292,7 +2498,8 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\ttask_exit\x18+ \x01(\v2\x14.xce.api.v1.TaskExitH\x00R\btaskExit\x12*\n" +
 	"\x04term\x18, \x01(\v2\x14.xce.api.v1.TermDataH\x00R\x04term\x120\n" +
 	"\bterm_ack\x18- \x01(\v2\x13.xce.api.v1.TermAckH\x00R\atermAck\x129\n" +
-	"\freconfigured\x18< \x01(\v2\x13.xce.api.v1.WelcomeH\x00R\freconfiguredB\x05\n" +
+	"\freconfigured\x18< \x01(\v2\x13.xce.api.v1.WelcomeH\x00R\freconfigured\x124\n" +
+	"\abattach\x18F \x01(\v2\x18.xce.api.v1.BattachReplyH\x00R\abattachB\x05\n" +
 	"\x03msg\"\xb8\x01\n" +
 	"\x0eWorkerRegister\x12$\n" +
 	"\x04host\x18\x01 \x01(\v2\x10.xce.api.v1.HostR\x04host\x12,\n" +
@@ -2315,7 +2522,7 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\bJobUsage\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12/\n" +
-	"\x05usage\x18\x03 \x01(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\"\xf2\x05\n" +
+	"\x05usage\x18\x03 \x01(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\"\xaa\x06\n" +
 	"\x11ControllerMessage\x12/\n" +
 	"\awelcome\x18\x01 \x01(\v2\x13.xce.api.v1.WelcomeH\x00R\awelcome\x12'\n" +
 	"\x05start\x18\x02 \x01(\v2\x0f.xce.api.v1.JobH\x00R\x05start\x12'\n" +
@@ -2334,7 +2541,8 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\ttask_exit\x18+ \x01(\v2\x14.xce.api.v1.TaskExitH\x00R\btaskExit\x12*\n" +
 	"\x04term\x18, \x01(\v2\x14.xce.api.v1.TermDataH\x00R\x04term\x120\n" +
 	"\bterm_ack\x18- \x01(\v2\x13.xce.api.v1.TermAckH\x00R\atermAck\x129\n" +
-	"\freconfigured\x18< \x01(\v2\x13.xce.api.v1.WelcomeH\x00R\freconfiguredB\x05\n" +
+	"\freconfigured\x18< \x01(\v2\x13.xce.api.v1.WelcomeH\x00R\freconfigured\x126\n" +
+	"\abattach\x18F \x01(\v2\x1a.xce.api.v1.BattachRequestH\x00R\abattachB\x05\n" +
 	"\x03msg\"\xa1\x03\n" +
 	"\aWelcome\x12!\n" +
 	"\fcluster_name\x18\x01 \x01(\tR\vclusterName\x12\x12\n" +
@@ -2440,7 +2648,21 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\aTermAck\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x14\n" +
-	"\x05bytes\x18\x03 \x01(\x03R\x05bytes*I\n" +
+	"\x05bytes\x18\x03 \x01(\x03R\x05bytes\"\x9f\x01\n" +
+	"\x0eBattachRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x15\n" +
+	"\x06job_id\x18\x02 \x01(\x03R\x05jobId\x12\x14\n" +
+	"\x05index\x18\x03 \x01(\x05R\x05index\x12\x12\n" +
+	"\x04host\x18\x04 \x01(\tR\x04host\x12\x14\n" +
+	"\x05shell\x18\x05 \x01(\tR\x05shell\x12\x14\n" +
+	"\x05stdin\x18\x06 \x01(\fR\x05stdin\x12\x10\n" +
+	"\x03uid\x18\a \x01(\rR\x03uid\"\x81\x01\n" +
+	"\fBattachReply\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
+	"\x06stdout\x18\x02 \x01(\fR\x06stdout\x12\x16\n" +
+	"\x06stderr\x18\x03 \x01(\fR\x06stderr\x12\x1b\n" +
+	"\texit_code\x18\x04 \x01(\x05R\bexitCode\x12\x14\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error*I\n" +
 	"\tTaskShell\x12\x11\n" +
 	"\rTASK_SHELL_SH\x10\x00\x12\x14\n" +
 	"\x10TASK_SHELL_LOGIN\x10\x01\x12\x13\n" +
@@ -2459,7 +2681,7 @@ func file_rpc_worker_proto_rawDescGZIP() []byte {
 }
 
 var file_rpc_worker_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_rpc_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_rpc_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_rpc_worker_proto_goTypes = []any{
 	(TaskShell)(0),            // 0: xce.api.v1.TaskShell
 	(*WorkerMessage)(nil),     // 1: xce.api.v1.WorkerMessage
@@ -2483,18 +2705,20 @@ var file_rpc_worker_proto_goTypes = []any{
 	(*TaskSignal)(nil),        // 19: xce.api.v1.TaskSignal
 	(*TermData)(nil),          // 20: xce.api.v1.TermData
 	(*TermAck)(nil),           // 21: xce.api.v1.TermAck
-	(*api.Host)(nil),          // 22: xce.api.v1.Host
-	(*api.JobRef)(nil),        // 23: xce.api.v1.JobRef
-	(*api.Event)(nil),         // 24: xce.api.v1.Event
-	(*api.ResourceUsage)(nil), // 25: xce.api.v1.ResourceUsage
-	(*api.Job)(nil),           // 26: xce.api.v1.Job
-	(api.TermReason)(0),       // 27: xce.api.v1.TermReason
-	(*api.JobSpec)(nil),       // 28: xce.api.v1.JobSpec
-	(*api.Containment)(nil),   // 29: xce.api.v1.Containment
+	(*BattachRequest)(nil),    // 22: xce.api.v1.BattachRequest
+	(*BattachReply)(nil),      // 23: xce.api.v1.BattachReply
+	(*api.Host)(nil),          // 24: xce.api.v1.Host
+	(*api.JobRef)(nil),        // 25: xce.api.v1.JobRef
+	(*api.Event)(nil),         // 26: xce.api.v1.Event
+	(*api.ResourceUsage)(nil), // 27: xce.api.v1.ResourceUsage
+	(*api.Job)(nil),           // 28: xce.api.v1.Job
+	(api.TermReason)(0),       // 29: xce.api.v1.TermReason
+	(*api.JobSpec)(nil),       // 30: xce.api.v1.JobSpec
+	(*api.Containment)(nil),   // 31: xce.api.v1.Containment
 }
 var file_rpc_worker_proto_depIdxs = []int32{
 	2,  // 0: xce.api.v1.WorkerMessage.register:type_name -> xce.api.v1.WorkerRegister
-	22, // 1: xce.api.v1.WorkerMessage.load:type_name -> xce.api.v1.Host
+	24, // 1: xce.api.v1.WorkerMessage.load:type_name -> xce.api.v1.Host
 	3,  // 2: xce.api.v1.WorkerMessage.report:type_name -> xce.api.v1.WorkerReport
 	4,  // 3: xce.api.v1.WorkerMessage.usage:type_name -> xce.api.v1.WorkerUsage
 	11, // 4: xce.api.v1.WorkerMessage.peek:type_name -> xce.api.v1.PeekReply
@@ -2505,41 +2729,43 @@ var file_rpc_worker_proto_depIdxs = []int32{
 	20, // 9: xce.api.v1.WorkerMessage.term:type_name -> xce.api.v1.TermData
 	21, // 10: xce.api.v1.WorkerMessage.term_ack:type_name -> xce.api.v1.TermAck
 	7,  // 11: xce.api.v1.WorkerMessage.reconfigured:type_name -> xce.api.v1.Welcome
-	22, // 12: xce.api.v1.WorkerRegister.host:type_name -> xce.api.v1.Host
-	23, // 13: xce.api.v1.WorkerRegister.running:type_name -> xce.api.v1.JobRef
-	24, // 14: xce.api.v1.WorkerReport.started:type_name -> xce.api.v1.Event
-	24, // 15: xce.api.v1.WorkerReport.finished:type_name -> xce.api.v1.Event
-	5,  // 16: xce.api.v1.WorkerUsage.jobs:type_name -> xce.api.v1.JobUsage
-	25, // 17: xce.api.v1.JobUsage.usage:type_name -> xce.api.v1.ResourceUsage
-	7,  // 18: xce.api.v1.ControllerMessage.welcome:type_name -> xce.api.v1.Welcome
-	26, // 19: xce.api.v1.ControllerMessage.start:type_name -> xce.api.v1.Job
-	26, // 20: xce.api.v1.ControllerMessage.adopt:type_name -> xce.api.v1.Job
-	8,  // 21: xce.api.v1.ControllerMessage.signal:type_name -> xce.api.v1.WorkerSignal
-	9,  // 22: xce.api.v1.ControllerMessage.limits:type_name -> xce.api.v1.WorkerLimits
-	23, // 23: xce.api.v1.ControllerMessage.remove:type_name -> xce.api.v1.JobRef
-	10, // 24: xce.api.v1.ControllerMessage.peek:type_name -> xce.api.v1.PeekRequest
-	16, // 25: xce.api.v1.ControllerMessage.task_start:type_name -> xce.api.v1.TaskStart
-	19, // 26: xce.api.v1.ControllerMessage.task_signal:type_name -> xce.api.v1.TaskSignal
-	17, // 27: xce.api.v1.ControllerMessage.task_output:type_name -> xce.api.v1.TaskOutput
-	18, // 28: xce.api.v1.ControllerMessage.task_exit:type_name -> xce.api.v1.TaskExit
-	20, // 29: xce.api.v1.ControllerMessage.term:type_name -> xce.api.v1.TermData
-	21, // 30: xce.api.v1.ControllerMessage.term_ack:type_name -> xce.api.v1.TermAck
-	7,  // 31: xce.api.v1.ControllerMessage.reconfigured:type_name -> xce.api.v1.Welcome
-	27, // 32: xce.api.v1.WorkerSignal.term_reason:type_name -> xce.api.v1.TermReason
-	28, // 33: xce.api.v1.WorkerLimits.limits:type_name -> xce.api.v1.JobSpec
-	13, // 34: xce.api.v1.TaskRequest.launch:type_name -> xce.api.v1.TaskLaunch
-	0,  // 35: xce.api.v1.TaskLaunch.shell:type_name -> xce.api.v1.TaskShell
-	15, // 36: xce.api.v1.TaskEvent.launched:type_name -> xce.api.v1.TaskLaunched
-	17, // 37: xce.api.v1.TaskEvent.output:type_name -> xce.api.v1.TaskOutput
-	18, // 38: xce.api.v1.TaskEvent.exit:type_name -> xce.api.v1.TaskExit
-	0,  // 39: xce.api.v1.TaskStart.shell:type_name -> xce.api.v1.TaskShell
-	29, // 40: xce.api.v1.TaskStart.containment:type_name -> xce.api.v1.Containment
-	25, // 41: xce.api.v1.TaskExit.usage:type_name -> xce.api.v1.ResourceUsage
-	42, // [42:42] is the sub-list for method output_type
-	42, // [42:42] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	23, // 12: xce.api.v1.WorkerMessage.battach:type_name -> xce.api.v1.BattachReply
+	24, // 13: xce.api.v1.WorkerRegister.host:type_name -> xce.api.v1.Host
+	25, // 14: xce.api.v1.WorkerRegister.running:type_name -> xce.api.v1.JobRef
+	26, // 15: xce.api.v1.WorkerReport.started:type_name -> xce.api.v1.Event
+	26, // 16: xce.api.v1.WorkerReport.finished:type_name -> xce.api.v1.Event
+	5,  // 17: xce.api.v1.WorkerUsage.jobs:type_name -> xce.api.v1.JobUsage
+	27, // 18: xce.api.v1.JobUsage.usage:type_name -> xce.api.v1.ResourceUsage
+	7,  // 19: xce.api.v1.ControllerMessage.welcome:type_name -> xce.api.v1.Welcome
+	28, // 20: xce.api.v1.ControllerMessage.start:type_name -> xce.api.v1.Job
+	28, // 21: xce.api.v1.ControllerMessage.adopt:type_name -> xce.api.v1.Job
+	8,  // 22: xce.api.v1.ControllerMessage.signal:type_name -> xce.api.v1.WorkerSignal
+	9,  // 23: xce.api.v1.ControllerMessage.limits:type_name -> xce.api.v1.WorkerLimits
+	25, // 24: xce.api.v1.ControllerMessage.remove:type_name -> xce.api.v1.JobRef
+	10, // 25: xce.api.v1.ControllerMessage.peek:type_name -> xce.api.v1.PeekRequest
+	16, // 26: xce.api.v1.ControllerMessage.task_start:type_name -> xce.api.v1.TaskStart
+	19, // 27: xce.api.v1.ControllerMessage.task_signal:type_name -> xce.api.v1.TaskSignal
+	17, // 28: xce.api.v1.ControllerMessage.task_output:type_name -> xce.api.v1.TaskOutput
+	18, // 29: xce.api.v1.ControllerMessage.task_exit:type_name -> xce.api.v1.TaskExit
+	20, // 30: xce.api.v1.ControllerMessage.term:type_name -> xce.api.v1.TermData
+	21, // 31: xce.api.v1.ControllerMessage.term_ack:type_name -> xce.api.v1.TermAck
+	7,  // 32: xce.api.v1.ControllerMessage.reconfigured:type_name -> xce.api.v1.Welcome
+	22, // 33: xce.api.v1.ControllerMessage.battach:type_name -> xce.api.v1.BattachRequest
+	29, // 34: xce.api.v1.WorkerSignal.term_reason:type_name -> xce.api.v1.TermReason
+	30, // 35: xce.api.v1.WorkerLimits.limits:type_name -> xce.api.v1.JobSpec
+	13, // 36: xce.api.v1.TaskRequest.launch:type_name -> xce.api.v1.TaskLaunch
+	0,  // 37: xce.api.v1.TaskLaunch.shell:type_name -> xce.api.v1.TaskShell
+	15, // 38: xce.api.v1.TaskEvent.launched:type_name -> xce.api.v1.TaskLaunched
+	17, // 39: xce.api.v1.TaskEvent.output:type_name -> xce.api.v1.TaskOutput
+	18, // 40: xce.api.v1.TaskEvent.exit:type_name -> xce.api.v1.TaskExit
+	0,  // 41: xce.api.v1.TaskStart.shell:type_name -> xce.api.v1.TaskShell
+	31, // 42: xce.api.v1.TaskStart.containment:type_name -> xce.api.v1.Containment
+	27, // 43: xce.api.v1.TaskExit.usage:type_name -> xce.api.v1.ResourceUsage
+	44, // [44:44] is the sub-list for method output_type
+	44, // [44:44] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 // file_rpc_worker_proto_once builds the file's descriptors on first use, not at
@@ -2566,6 +2792,7 @@ func file_rpc_worker_proto_build() {
 		(*WorkerMessage_Term)(nil),
 		(*WorkerMessage_TermAck)(nil),
 		(*WorkerMessage_Reconfigured)(nil),
+		(*WorkerMessage_Battach)(nil),
 	}
 	file_rpc_worker_proto_msgTypes[5].OneofWrappers = []any{
 		(*ControllerMessage_Welcome)(nil),
@@ -2583,6 +2810,7 @@ func file_rpc_worker_proto_build() {
 		(*ControllerMessage_Term)(nil),
 		(*ControllerMessage_TermAck)(nil),
 		(*ControllerMessage_Reconfigured)(nil),
+		(*ControllerMessage_Battach)(nil),
 	}
 	file_rpc_worker_proto_msgTypes[11].OneofWrappers = []any{
 		(*TaskRequest_Launch)(nil),
@@ -2599,7 +2827,7 @@ func file_rpc_worker_proto_build() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rpc_worker_proto_rawDesc), len(file_rpc_worker_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   21,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
