@@ -50,7 +50,7 @@ func TestAdvRsvSuspendsRunning(t *testing.T) {
 // later).
 func TestAdvRsvEndAfterWorkerRestart(t *testing.T) {
 	m := newMulti(t, `advance_reservation_min_length = "1s"`)
-	w := m.worker("hA", 1)
+	w := m.worker("hA", 2) // ok (not full) while the job runs
 	m.waitHosts(map[string]string{"hA": "ok"})
 	me, err := user.Current()
 	if err != nil {
@@ -64,7 +64,7 @@ func TestAdvRsvEndAfterWorkerRestart(t *testing.T) {
 	w.crash()
 	m.waitHosts(map[string]string{"hA": "unreach"})
 	m.must("", "brsvmod", "-e", iso(time.Now().Add(3*time.Second)), "lab")
-	m.worker("hA", 1)
+	m.worker("hA", 2)
 	m.waitHosts(map[string]string{"hA": "ok"})
 	m.waitStateWithin(rj, 20*time.Second, "EXIT")
 	if r := m.must("", "bjobs", "-a", "-noheader", "-o", "stat", rj); strings.TrimSpace(r) != "EXIT" {
