@@ -8567,7 +8567,13 @@ type Reservation struct {
 	UnitHost bool `protobuf:"varint,18,opt,name=unit_host,json=unitHost,proto3" json:"unit_host,omitempty"`
 	// brsvmod disable: the begin times (Unix seconds) of the occurrences
 	// of a recurring window that do not take place.
-	Disabled      []int64 `protobuf:"varint,19,rep,packed,name=disabled,proto3" json:"disabled,omitempty"`
+	Disabled []int64 `protobuf:"varint,19,rep,packed,name=disabled,proto3" json:"disabled,omitempty"`
+	// -nosusp: its jobs wait for slots other jobs hold inside its window
+	// instead of suspending those jobs.
+	NoSusp bool `protobuf:"varint,20,opt,name=no_susp,json=noSusp,proto3" json:"no_susp,omitempty"`
+	// -q: queues whose jobs may start on its slots before its window
+	// whatever their run limit (suspended when its jobs need the slots).
+	Queues        []string `protobuf:"bytes,21,rep,name=queues,proto3" json:"queues,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -8733,6 +8739,20 @@ func (x *Reservation) GetUnitHost() bool {
 func (x *Reservation) GetDisabled() []int64 {
 	if x != nil {
 		return x.Disabled
+	}
+	return nil
+}
+
+func (x *Reservation) GetNoSusp() bool {
+	if x != nil {
+		return x.NoSusp
+	}
+	return false
+}
+
+func (x *Reservation) GetQueues() []string {
+	if x != nil {
+		return x.Queues
 	}
 	return nil
 }
@@ -10892,7 +10912,7 @@ const file_api_proto_rawDesc = "" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
 	"\amembers\x18\x03 \x03(\tR\amembers\x12\x14\n" +
 	"\x05hosts\x18\x04 \x03(\tR\x05hosts\x12\x1a\n" +
-	"\bcondense\x18\x05 \x01(\bR\bcondense\"\x86\x04\n" +
+	"\bcondense\x18\x05 \x01(\bR\bcondense\"\xb7\x04\n" +
 	"\vReservation\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
@@ -10915,7 +10935,9 @@ const file_api_proto_rawDesc = "" +
 	"\x05group\x18\x10 \x01(\bR\x05group\x12\x16\n" +
 	"\x06policy\x18\x11 \x01(\tR\x06policy\x12\x1b\n" +
 	"\tunit_host\x18\x12 \x01(\bR\bunitHost\x12\x1a\n" +
-	"\bdisabled\x18\x13 \x03(\x03R\bdisabled\"G\n" +
+	"\bdisabled\x18\x13 \x03(\x03R\bdisabled\x12\x17\n" +
+	"\ano_susp\x18\x14 \x01(\bR\x06noSusp\x12\x16\n" +
+	"\x06queues\x18\x15 \x03(\tR\x06queues\"G\n" +
 	"\aRsvHost\x12\x12\n" +
 	"\x04host\x18\x01 \x01(\tR\x04host\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x12\n" +

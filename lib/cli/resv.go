@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"xce/lib/api"
 	"xce/lib/client"
 	"xce/lib/lsfout"
@@ -20,11 +22,9 @@ import (
 // begin time); XCE also takes an ISO 8601 local time
 // (2026-12-05T09:30:00) for a time to the second.
 func brsvadd(args []string) int {
-	var slots int
-	var hosts, resReq, users, group, begin, end, window, name, desc, unit string
-	var open, system bool
-	cmd, code := newCommand(`brsvadd [-o] [-d "description"] [-N reservation_name] [-nosusp] {-u "user_name ..." | -g group_name} {[-unit slot] -n job_slots | -unit host -n number_hosts} {-m "host_name ..." [-R "res_req"] | [-m "host_name ..."] -R "res_req"} {-b begin_time -e end_time | -t time_window}
-brsvadd [-d "description"] [-N reservation_name] -s {-m "host_name ..." [-R "res_req"] | [-m "host_name ..."] -R "res_req"} {-b begin_time -e end_time | -t time_window}`,
+	var o brsvaddOpts
+	cmd, code := newCommand(`brsvadd [-o] [-d "description"] [-N reservation_name] [-nosusp] [-q "queue_name ..."] {-u "user_name ..." | -g group_name} {[-unit slot] -n job_slots | -unit host -n number_hosts} {-m "host_name ..." [-R "res_req"] | [-m "host_name ..."] -R "res_req"} {-b begin_time -e end_time | -t time_window}
+brsvadd [-d "description"] [-N reservation_name] [-q "queue_name ..."] -s {-m "host_name ..." [-R "res_req"] | [-m "host_name ..."] -R "res_req"} {-b begin_time -e end_time | -t time_window}`,
 		"Add an advance reservation", func(a []string) int {
 			if len(a) > 0 {
 				fmt.Fprintf(sys.stderr, "brsvadd: unexpected argument %s\n", a[0])
@@ -33,67 +33,104 @@ brsvadd [-d "description"] [-N reservation_name] -s {-m "host_name ..." [-R "res
 			return 0
 		})
 	fs := cmd.Flags()
-	fs.IntVar(&slots, "n", 0, "number of job slots to reserve")
-	fs.StringVar(&hosts, "m", "", "candidate hosts or host groups, in order")
-	fs.StringVar(&resReq, "R", "", "resource requirement: hosts whose select matches")
-	fs.StringVar(&users, "u", "", "users or user groups whose jobs may use the reservation")
-	fs.StringVar(&group, "g", "", "a user group whose jobs may use the reservation")
-	fs.StringVar(&begin, "b", "", "begin time of a one-time reservation")
-	fs.StringVar(&end, "e", "", "end time of a one-time reservation")
-	fs.StringVar(&window, "t", "", "time window of a recurring reservation: [day:]hour[:minute]-[day:]hour[:minute]")
-	fs.StringVar(&name, "N", "", "reservation name (instead of user#N)")
-	fs.BoolVar(&open, "o", false, "open reservation: its jobs keep running after the window")
-	fs.StringVar(&desc, "d", "", "description")
-	fs.BoolVar(&system, "s", false, "system reservation (maintenance): every slot of the hosts, for no job")
-	fs.StringVar(&unit, "unit", "slot", "what -n counts: slot, or host (whole hosts)")
-	var nosusp bool
-	fs.BoolVar(&nosusp, "nosusp", false, "do not suspend other jobs on the hosts when the window opens (XCE never does)")
+	brsvaddFlags(fs, &o)
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
-	if unit != "slot" && unit != "host" {
-		fmt.Fprintf(sys.stderr, "%s: -unit is slot or host\n", unit)
+	req, err := o.request(fs.Changed, time.Now())
+	if err != nil {
+		fmt.Fprintln(sys.stderr, err)
 		return 255
 	}
-	r := &api.Reservation{Id: name, Open: open, Description: desc, TimeWindow: window, Users: strings.Fields(users), UnitHost: unit == "host"}
-	if group != "" {
-		r.Users, r.Group = strings.Fields(group), true
+	return rsvCall(req)
+}
+
+// brsvaddOpts are brsvadd's options.
+type brsvaddOpts struct {
+	slots                                                                     int
+	hosts, resReq, users, group, begin, end, window, name, desc, unit, queues string
+	open, system, nosusp                                                      bool
+	// Refused with the reason (docs/lsf-compatibility.md).
+	script, scriptTime, post, postTime string
+	force, dynamic                     bool
+}
+
+// brsvaddFlags declares brsvadd's options.
+func brsvaddFlags(fs *pflag.FlagSet, o *brsvaddOpts) {
+	fs.IntVar(&o.slots, "n", 0, "number of job slots to reserve")
+	fs.StringVar(&o.hosts, "m", "", "candidate hosts or host groups, in order")
+	fs.StringVar(&o.resReq, "R", "", "resource requirement: hosts whose select matches")
+	fs.StringVar(&o.users, "u", "", "users or user groups whose jobs may use the reservation")
+	fs.StringVar(&o.group, "g", "", "a user group whose jobs may use the reservation")
+	fs.StringVar(&o.begin, "b", "", "begin time of a one-time reservation")
+	fs.StringVar(&o.end, "e", "", "end time of a one-time reservation")
+	fs.StringVar(&o.window, "t", "", "time window of a recurring reservation: [day:]hour[:minute]-[day:]hour[:minute]")
+	fs.StringVar(&o.name, "N", "", "reservation name (instead of user#N)")
+	fs.BoolVar(&o.open, "o", false, "open reservation: its jobs keep running after the window")
+	fs.StringVar(&o.desc, "d", "", "description")
+	fs.BoolVar(&o.system, "s", false, "system reservation (maintenance): every slot of the hosts, for no job")
+	fs.StringVar(&o.unit, "unit", "slot", "what -n counts: slot, or host (whole hosts)")
+	fs.BoolVar(&o.nosusp, "nosusp", false, "do not suspend other jobs on the reserved slots when the window opens: the reservation's jobs wait for them")
+	fs.StringVar(&o.queues, "q", "", "queues whose jobs may start on the reserved slots before the window (suspended when the reservation's jobs need them)")
+	fs.StringVar(&o.script, "E", "", "pre-reservation script (not supported)")
+	fs.StringVar(&o.scriptTime, "Et", "", "minutes before the window the pre-reservation script runs (not supported)")
+	fs.StringVar(&o.post, "Ep", "", "post-reservation script (not supported)")
+	fs.StringVar(&o.postTime, "Ept", "", "minutes before the window's end the post-reservation script runs (not supported)")
+	fs.BoolVar(&o.force, "f", false, "force a dynamically scheduled reservation (not supported)")
+	fs.BoolVar(&o.dynamic, "p", false, "dynamically scheduled reservation (not supported)")
+	for _, n := range []string{"E", "Et", "Ep", "Ept", "f", "p"} {
+		_ = fs.MarkHidden(n)
 	}
-	for _, h := range strings.Fields(hosts) {
+}
+
+// request checks brsvadd's options (set: whether an option was given)
+// and makes the request; times are read from now on.
+func (o *brsvaddOpts) request(set func(string) bool, now time.Time) (*api.ReservationRequest, error) {
+	switch {
+	case set("E") || set("Et") || set("Ep") || set("Ept"):
+		return nil, errors.New("-E, -Et, -Ep and -Ept are not supported: XCE runs no command outside a job; submit the script as a job of the reservation (bsub -U)")
+	case o.force || o.dynamic:
+		return nil, errors.New("-f and -p are not supported: XCE has no dynamically scheduled reservations; give the hosts (-m, -R) and the window")
+	case o.unit != "slot" && o.unit != "host":
+		return nil, fmt.Errorf("%s: -unit is slot or host", o.unit)
+	}
+	r := &api.Reservation{Id: o.name, Open: o.open, Description: o.desc, TimeWindow: o.window, Users: strings.Fields(o.users),
+		UnitHost: o.unit == "host", NoSusp: o.nosusp, Queues: strings.Fields(o.queues)}
+	if o.group != "" {
+		r.Users, r.Group = strings.Fields(o.group), true
+	}
+	for _, h := range strings.Fields(o.hosts) {
 		r.Hosts = append(r.Hosts, &api.RsvHost{Host: h})
 	}
 	switch {
-	case window != "" && (begin != "" || end != ""):
-		fmt.Fprintln(sys.stderr, "-t cannot be used with -b or -e")
-		return 255
-	case window == "" && (begin == "" || end == ""):
-		fmt.Fprintln(sys.stderr, "A begin and end time (-b, -e) or a time window (-t) must be specified")
-		return 255
-	case hosts == "" && resReq == "":
-		fmt.Fprintln(sys.stderr, "A host list (-m) or a resource requirement (-R) must be specified")
-		return 255
-	case system && (users != "" || group != "" || open || fs.Changed("n") || fs.Changed("unit")):
-		fmt.Fprintln(sys.stderr, "-s cannot be used with -u, -g, -o, -n or -unit")
-		return 255
+	case o.window != "" && (o.begin != "" || o.end != ""):
+		return nil, errors.New("-t cannot be used with -b or -e")
+	case o.window == "" && (o.begin == "" || o.end == ""):
+		return nil, errors.New("A begin and end time (-b, -e) or a time window (-t) must be specified")
+	case o.hosts == "" && o.resReq == "":
+		return nil, errors.New("A host list (-m) or a resource requirement (-R) must be specified")
+	case o.system && (o.users != "" || o.group != "" || o.open || set("n") || set("unit")):
+		return nil, errors.New("-s cannot be used with -u, -g, -o, -n or -unit")
+	case o.system && o.nosusp:
+		return nil, errors.New("-nosusp cannot be used with -s: it applies to user reservations")
+	case set("q") && len(r.Queues) == 0:
+		return nil, errors.New("-q needs a queue name")
 	}
-	if system {
+	if o.system {
 		r.Type = "sys" // every slot of every host chosen
 	}
-	if window == "" {
-		now := time.Now()
-		b, err := parseRsvTime(begin, now)
+	if o.window == "" {
+		b, err := parseRsvTime(o.begin, now)
 		if err != nil {
-			fmt.Fprintf(sys.stderr, "%s: Bad time specification\n", begin)
-			return 255
+			return nil, fmt.Errorf("%s: Bad time specification", o.begin)
 		}
-		e, err := parseRsvTime(end, b)
+		e, err := parseRsvTime(o.end, b)
 		if err != nil {
-			fmt.Fprintf(sys.stderr, "%s: Bad time specification\n", end)
-			return 255
+			return nil, fmt.Errorf("%s: Bad time specification", o.end)
 		}
 		r.Begin, r.End = b.Unix(), e.Unix()
 	}
-	return rsvCall(&api.ReservationRequest{Op: api.ReservationRequest_ADD, Rsv: r, Slots: int32(slots), ResReq: resReq})
+	return &api.ReservationRequest{Op: api.ReservationRequest_ADD, Rsv: r, Slots: int32(o.slots), ResReq: o.resReq}, nil
 }
 
 // parseRsvTime reads a brsvadd time: LSF's form, the next such moment

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -29,7 +30,7 @@ func brsvmod(args []string) int {
 	var hosts, resReq, users, group, begin, end, window, desc string
 	var open, closed bool
 	var ids []string
-	cmd, code := newCommand(`brsvmod [-o | -on] [-nosusp] [-d "description"] [-u "user_name ..." | -g group_name] [[-b begin_time | [+|-]minutes] [-e end_time | [+|-]minutes] | -t time_window] reservation_ID
+	cmd, code := newCommand(`brsvmod [-o | -on] [-nosusp | -nosuspn] [-q "queue_name ..." | -qn] [-d "description"] [-u "user_name ..." | -g group_name] [[-b begin_time | [+|-]minutes] [-e end_time | [+|-]minutes] | -t time_window] reservation_ID
 brsvmod addhost {-n job_slots -R "res_req" [-m "host_name ..."] | [-n job_slots] -m "host_name ..."} reservation_ID
 brsvmod rmhost {-n job_slots [-m "host_name ..."] | [-n job_slots] -m "host_name ..."} reservation_ID
 brsvmod adduser -u "user_name ..." reservation_ID
@@ -50,9 +51,11 @@ brsvmod rmuser -u "user_name ..." reservation_ID`,
 	fs.BoolVar(&open, "o", false, "make the reservation open")
 	fs.BoolVar(&closed, "on", false, "make the reservation closed")
 	fs.StringVar(&desc, "d", "", "new description")
-	var nosusp, nosuspn bool
-	fs.BoolVar(&nosusp, "nosusp", false, "do not suspend other jobs when the window opens (XCE never does)")
-	fs.BoolVar(&nosuspn, "nosuspn", false, "suspend other jobs when the window opens (not supported)")
+	var so rsvSuspMod
+	fs.BoolVar(&so.nosusp, "nosusp", false, "do not suspend other jobs on the reserved slots when the window opens")
+	fs.BoolVar(&so.nosuspn, "nosuspn", false, "suspend other jobs on the reserved slots when the window opens (the default)")
+	fs.StringVar(&so.queues, "q", "", "queues whose jobs may start on the reserved slots before the window")
+	fs.BoolVar(&so.qn, "qn", false, "no queue's jobs may start on the reserved slots before the window")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
@@ -73,7 +76,7 @@ brsvmod rmuser -u "user_name ..." reservation_ID`,
 	timeOpts := set("b") || set("e") || set("t")
 	switch sub {
 	case "addhost", "rmhost":
-		if timeOpts || set("u") || set("g") || set("o") || set("on") || set("d") {
+		if timeOpts || set("u") || set("g") || set("o") || set("on") || set("d") || so.any(set) {
 			return usage("Only -n, -m and -R can be used with " + sub)
 		}
 		if sub == "rmhost" && set("R") {
@@ -91,7 +94,7 @@ brsvmod rmuser -u "user_name ..." reservation_ID`,
 		}
 		return rsvCall(req)
 	case "adduser", "rmuser":
-		if !set("u") || hostOpts || timeOpts || set("g") || set("o") || set("on") || set("d") {
+		if !set("u") || hostOpts || timeOpts || set("g") || set("o") || set("on") || set("d") || so.any(set) {
 			return usage("Only -u can be used with " + sub + ", and it must be")
 		}
 		req.Rsv.Users, req.Fields = strings.Fields(users), []string{sub}
@@ -107,11 +110,8 @@ brsvmod rmuser -u "user_name ..." reservation_ID`,
 	case set("t") && (set("b") || set("e")):
 		return usage("-t cannot be used with -b or -e")
 	}
-	if nosuspn {
-		return usage("-nosuspn is not supported: XCE never suspends other jobs for a reservation; it keeps them off its slots in advance")
-	}
-	if nosusp && !set("u") && !set("g") && !set("o") && !set("on") && !set("d") && !set("t") && !set("b") && !set("e") {
-		return usage("-nosusp changes nothing: XCE never suspends other jobs for a reservation")
+	if err := so.apply(set, req); err != nil {
+		return usage(err.Error())
 	}
 	if set("u") {
 		req.Rsv.Users, req.Fields = strings.Fields(users), append(req.Fields, "users")
@@ -245,4 +245,34 @@ func brsvmodDisable(args []string) int {
 		}
 	}
 	return rsvCall(req)
+}
+
+// rsvSuspMod are brsvmod's -nosusp/-nosuspn and -q/-qn.
+type rsvSuspMod struct {
+	nosusp, nosuspn, qn bool
+	queues              string
+}
+
+// any reports whether one of them was given.
+func (o *rsvSuspMod) any(set func(string) bool) bool {
+	return set("nosusp") || set("nosuspn") || set("q") || set("qn")
+}
+
+// apply adds them to a MODIFY request.
+func (o *rsvSuspMod) apply(set func(string) bool, req *api.ReservationRequest) error {
+	switch {
+	case o.nosusp && o.nosuspn:
+		return errors.New("-nosusp and -nosuspn cannot be used together")
+	case set("q") && o.qn:
+		return errors.New("-q and -qn cannot be used together")
+	case set("q") && len(strings.Fields(o.queues)) == 0:
+		return errors.New("-q needs a queue name")
+	}
+	if o.nosusp || o.nosuspn {
+		req.Rsv.NoSusp, req.Fields = o.nosusp, append(req.Fields, "no_susp")
+	}
+	if set("q") || o.qn {
+		req.Rsv.Queues, req.Fields = strings.Fields(o.queues), append(req.Fields, "queues")
+	}
+	return nil
 }

@@ -58,7 +58,7 @@ func preemptOn(conf *config.Config) bool {
 // anyPreempted reports whether some job is suspended by preemption (c.mu
 // held): a cycle must run to resume it even with nothing pending.
 func (c *Controller) anyPreempted() bool {
-	for _, r := range c.jobs {
+	for _, r := range c.running {
 		if r.job.State == api.JobState_SSUSP && stillPreempted(r.job) {
 			return true
 		}
@@ -105,6 +105,7 @@ func (c *Controller) preempt(d *sched.Decision) map[sched.JobKey]bool {
 		if len(p.Victims) == 0 {
 			continue
 		}
+		rsv := c.suspendsForRsv(p.Job.ID, p.Job.Index) // rsvsusp.go
 		r := c.jobs[key{p.Job.ID, p.Job.Index}]
 		ok := r != nil && r.job.State == api.JobState_PEND
 		for _, v := range p.Victims {
@@ -133,9 +134,12 @@ func (c *Controller) preempt(d *sched.Decision) map[sched.JobKey]bool {
 			nj.PreemptCount++
 			nj.PreemptedBy = p.Job.ID
 			detail := "Preempted by job <" + p.Job.String() + ">"
+			if rsv != "" {
+				detail += " of advance reservation <" + rsv + ">"
+			}
 			act := preemptAct{id: v.ID, idx: v.Index, ex: c.execOf(vr.job)}
 			var ev *api.Event
-			if q := conf.Queues[vr.eff.GetQueue()]; q != nil && q.TerminateOnPreempt() {
+			if q := conf.Queues[vr.eff.GetQueue()]; rsv == "" && q != nil && q.TerminateOnPreempt() {
 				// Ended once; a rerunnable job comes back to pending
 				// with its history (the requeue path of its end report).
 				nj.TermReason, nj.TermReasonSet = api.TermReason_TERM_PREEMPT, true

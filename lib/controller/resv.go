@@ -177,6 +177,9 @@ func (c *Controller) addRsv(who Caller, req *api.ReservationRequest, now time.Ti
 	case r.Group || len(r.Users) > 1 || conf.UserGroups[r.Users[0]] != nil:
 		r.Type = "group"
 	}
+	if msg := rsvSuspOpts(conf, r, in); msg != "" {
+		return fail("%s", msg)
+	}
 	if req.Slots <= 0 && !system {
 		if r.UnitHost {
 			return fail("The number of hosts (-n) must be a positive integer")
@@ -406,8 +409,9 @@ func (c *Controller) delRsv(who Caller, req *api.ReservationRequest) *api.Reserv
 func (c *Controller) expireRsvs(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	busy := c.rsvOverdue(now) // rsvend.go
 	for id, r := range c.rsvs {
-		if r.TimeWindow != "" || r.End > now.Unix() {
+		if r.TimeWindow != "" || r.End > now.Unix() || busy[id] {
 			continue
 		}
 		if err := c.saveRsv(r, true); err != nil {

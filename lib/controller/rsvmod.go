@@ -121,6 +121,10 @@ func (c *Controller) modRsv(who Caller, req *api.ReservationRequest, now time.Ti
 			if msg := rsvDisable(r, req, now); msg != "" {
 				return fail("%s", msg)
 			}
+		case rsvFieldNoSusp, rsvFieldQueues:
+			if msg := rsvModSusp(conf, r, in, f); msg != "" {
+				return fail("%s", msg)
+			}
 		default:
 			return fail("Unknown reservation field %q", f)
 		}

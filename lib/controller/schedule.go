@@ -72,7 +72,8 @@ func (c *Controller) schedule() []*api.Job {
 	now := time.Now()
 	c.lastCycle = now
 	c.cycleWhy = ""
-	anyFree := preemptOn(c.config()) // a full cluster may preempt
+	// A full cluster may preempt, or suspend for a reservation.
+	anyFree := preemptOn(c.config()) || len(c.rsvs) > 0
 	for _, h := range c.hosts {
 		if h.usable() {
 			anyFree = true
@@ -154,7 +155,9 @@ func (c *Controller) schedule() []*api.Job {
 		c.pending[j] = nil
 	}
 	c.pending = kept
-	if len(cands) == 0 && !(preemptOn(c.config()) && c.anyPreempted()) && !c.claimsPending() {
+	// Suspended jobs (preempted, or for a reservation that may be gone
+	// since) resume in a cycle.
+	if len(cands) == 0 && !c.anyPreempted() && !c.claimsPending() {
 		return nil
 	}
 

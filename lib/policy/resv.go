@@ -24,7 +24,7 @@ func AdvRsvs(rsvs []*api.Reservation, now time.Time) []sched.AdvRsv {
 	var out []sched.AdvRsv
 	for _, r := range rsvs {
 		ws := RsvWindows(r, now, RsvHorizon)
-		ar := sched.AdvRsv{ID: r.Id, Open: r.Open, Windows: ws}
+		ar := sched.AdvRsv{ID: r.Id, Open: r.Open, Windows: ws, NoSusp: r.NoSusp, Queues: r.Queues}
 		for _, h := range r.Hosts {
 			ar.Hosts = append(ar.Hosts, sched.RsvHost{Host: h.Host, Slots: int(h.Slots)})
 		}

@@ -146,6 +146,18 @@ type preState struct {
 	// limFree are the limits whose slot counts leave suspended jobs out
 	// (preempt_limits.go).
 	limFree map[*limitState]bool
+	// rsvByHost are the candidates for reservations (resv_susp.go), and
+	// rsvMode the reservation whose job looks for victims now.
+	rsvByHost [][]int
+	rsvMode   *advRsv
+}
+
+// cands is the candidate list of host h for the victims looked for now.
+func (ps *preState) cands(h int) *[]int {
+	if ps.rsvMode != nil {
+		return &ps.rsvByHost[h]
+	}
+	return &ps.byHost[h]
 }
 
 // preemptSetup releases what the suspended victims of the snapshot do not
@@ -437,7 +449,7 @@ func (c *cycle) fitsAgain(a *Alloc) bool {
 		if hs.excl || a.Exclusive && hs.used > 0 {
 			return false
 		}
-		free := mx - hs.used
+		free := mx - hs.used - c.advHeldFor(h, a)
 		for _, r := range hs.holds {
 			free = min(free, mx-c.usageAt(hs, r.start))
 		}
@@ -482,6 +494,9 @@ func (c *cycle) fitsAgain(a *Alloc) bool {
 // now, in the order they are taken.
 func (c *cycle) victimsOn(h int, q string) []int {
 	ps := c.pre
+	if ps.rsvMode != nil {
+		return c.rsvVictimsOn(h, ps.rsvMode)
+	}
 	rel := ps.rel[q]
 	var out []int
 	for _, i := range ps.byHost[h] {
@@ -550,14 +565,27 @@ func (c *cycle) victimOrder(rel map[string]int) func(x, y int) int {
 // placed.
 func (c *cycle) preempt(b *bucket, j *Job, mx int, keep []int) bool {
 	ps := c.pre
-	if ps == nil || len(ps.rel[b.q.q.Name]) == 0 {
+	if ps == nil {
 		return false
 	}
-	if d := b.q.q.Preempt.Delay; d > 0 && c.now.Sub(j.Submit) < d {
-		return false
-	}
-	if !ps.built {
-		c.buildVictims()
+	// A job of a reservation whose window is open takes its victims among
+	// the jobs on its slots (resv_susp.go).
+	if x := c.advSuspender(b); x != nil {
+		if ps.rsvByHost == nil {
+			c.buildRsvVictims()
+		}
+		ps.rsvMode = x
+		defer func() { ps.rsvMode = nil }()
+	} else {
+		if len(ps.rel[b.q.q.Name]) == 0 {
+			return false
+		}
+		if d := b.q.q.Preempt.Delay; d > 0 && c.now.Sub(j.Submit) < d {
+			return false
+		}
+		if !ps.built {
+			c.buildVictims()
+		}
 	}
 	for _, v := range b.variants {
 		var released []int
@@ -659,7 +687,7 @@ func (c *cycle) partVictims(b *bucket, p *part, lo int, ov overlay) (released, f
 			if got >= lo {
 				break
 			}
-			if len(ps.byHost[h]) == 0 {
+			if len(*ps.cands(h)) == 0 {
 				if n, _, _ := c.capNow(b, p, h, ov); n >= phm {
 					count(h, n)
 				}
@@ -670,7 +698,7 @@ func (c *cycle) partVictims(b *bucket, p *part, lo int, ov overlay) (released, f
 		if got >= lo {
 			break
 		}
-		if len(ps.byHost[h]) == 0 {
+		if len(*ps.cands(h)) == 0 {
 			continue
 		}
 		cands := c.victimsOn(h, q)
@@ -678,7 +706,8 @@ func (c *cycle) partVictims(b *bucket, p *part, lo int, ov overlay) (released, f
 			// Forget the victims placements took here: later jobs skip
 			// the host. (Those released for this job may yet be given
 			// back.)
-			ps.byHost[h] = slices.DeleteFunc(ps.byHost[h], func(i int) bool { return ps.taken[i] })
+			l := ps.cands(h)
+			*l = slices.DeleteFunc(*l, func(i int) bool { return ps.taken[i] })
 			if n, _, _ := c.capNow(b, p, h, ov); n >= phm && (p.span.Hosts != 1 || n >= lo) {
 				count(h, n)
 			}

@@ -1,6 +1,9 @@
 package sched
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Advance reservations (LSF's brsvadd): a reservation holds job slots on
 // some hosts during time windows. Inside a window those slots are used
@@ -12,7 +15,8 @@ import "time"
 // reservation is not started on slots the reservation will need before
 // the job's run limit ends (a job without a run limit ends never, so it
 // never starts on them). Reserved slots are therefore free when a window
-// opens; a reservation never suspends another job.
+// opens. Jobs that run there anyway when a window opens are suspended
+// when the reservation's jobs need their slots (resv_susp.go).
 //
 // The count is by time: on a host, at now and at every window start
 // before the job would end, the slots in use then (running jobs whose
@@ -37,6 +41,13 @@ type AdvRsv struct {
 	Windows []Window
 	// Open: its jobs keep running after a window closes (brsvadd -o).
 	Open bool
+	// NoSusp (brsvadd -nosusp): its jobs wait for slots other jobs hold
+	// inside its window instead of suspending those jobs (resv_susp.go).
+	NoSusp bool
+	// Queues (brsvadd -q): these queues' jobs may start on its slots
+	// before its window opens whatever their run limit; inside the window
+	// they are suspended as any other job there (resv_susp.go).
+	Queues []string
 }
 
 // RsvHost is a reservation's slots on one host.
@@ -207,8 +218,8 @@ func (c *cycle) advCap(b *bucket, h, free, ovs int) int {
 	}
 	at(now)
 	for _, r := range rs {
-		if r == x {
-			continue
+		if r == x || slices.Contains(r.r.Queues, b.q.q.Name) {
+			continue // -q: its queue's jobs are suspended when it opens
 		}
 		for _, w := range r.wins {
 			if w.start > now && w.start < end {

@@ -250,6 +250,11 @@ func advSim(t *testing.T, seed uint64) {
 		placed := map[JobKey][]HostAlloc{}
 		for _, p := range d.Placements {
 			placed[p.Job] = p.Hosts
+			if len(p.Victims) > 0 {
+				// Planning keeps the slots free: nothing runs on them to
+				// suspend (resv_susp.go).
+				t.Fatalf("%v: job %v suspends %v", now, p.Job, p.Victims)
+			}
 		}
 		pending = slices.DeleteFunc(pending, func(j *job) bool {
 			if has, ok := placed[j.Key]; ok {

@@ -360,7 +360,7 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 		}
 	}
 	c.initCU()
-	if len(c.pre.rel) > 0 {
+	if len(c.pre.rel) > 0 || advMaySuspend(s) {
 		// Preemption can give a job slots that running jobs hold: the
 		// free slots bound nothing (Snapshot.OnlyPlacements' shortcuts).
 		c.free = math.MaxInt / 2

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"syscall"
+	"time"
 
 	"xce/lib/api"
 	"xce/lib/atomicfile"
@@ -47,7 +48,16 @@ func (w *Worker) SetLimits(id int64, idx int32, limits *api.JobSpec) error {
 	if p.cg != nil {
 		w.mu.Lock()
 		p.runSec, p.termTime = limits.GetRunLimitSec(), limits.GetTermTime()
+		// A job adopted without its spec (a restarted worker) has no
+		// backstop yet: its first limits arm it.
+		arm := p.limitsChanged == nil && p.ended != nil
+		if arm {
+			p.limitsChanged = make(chan struct{}, 1)
+		}
 		w.mu.Unlock()
+		if arm {
+			go w.watchLimits(k, p, limits, time.Unix(0, p.since))
+		}
 		select {
 		case p.limitsChanged <- struct{}{}:
 		default:
