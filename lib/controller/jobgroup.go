@@ -284,6 +284,7 @@ func (c *Controller) addGroup(who Caller, path string, req *api.JobGroupRequest)
 		add[p] = &api.JobGroupInfo{Path: p, Owner: owner, Created: now}
 	}
 	add[path].Limited, add[path].Limit = req.Limited, req.Limit
+	add[path].Gang, add[path].GangFail = gangSize(req.Gang), req.GangFail
 	if err := c.saveGroups(add, nil); err != nil {
 		return &api.JobGroupReply{Errors: []string{err.Error()}}
 	}
@@ -311,9 +312,18 @@ func (c *Controller) modGroup(who Caller, path string, req *api.JobGroupRequest)
 	} else {
 		g = proto.Clone(g).(*api.JobGroupInfo)
 	}
-	g.Limited, g.Limit = req.Limited, req.Limit
-	if !req.Limited {
-		g.Limit = 0
+	if req.LimitSet || !req.GangSet && req.GangFail == "" {
+		// Without limit_set, an older bgmod: no -L is -Ln.
+		g.Limited, g.Limit = req.Limited, req.Limit
+		if !req.Limited {
+			g.Limit = 0
+		}
+	}
+	if req.GangSet {
+		g.Gang = gangSize(req.Gang)
+	}
+	if req.GangFail != "" {
+		g.GangFail = req.GangFail
 	}
 	if err := c.saveGroups(map[string]*api.JobGroupInfo{path: g}, nil); err != nil {
 		return &api.JobGroupReply{Errors: []string{err.Error()}}
@@ -397,7 +407,8 @@ func (c *Controller) snapJobGroups(snap *sched.Snapshot) {
 			snap.JobGroupLimits = append(snap.JobGroupLimits, sched.JobGroupLimit{Path: p, Limit: int(g.Limit)})
 		}
 	}
-	if len(snap.JobGroupLimits) == 0 {
+	c.snapGangs(snap) // gang.go
+	if len(snap.JobGroupLimits) == 0 && len(snap.GangGroups) == 0 {
 		return
 	}
 	group := func(k sched.JobKey) string {
