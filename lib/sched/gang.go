@@ -23,7 +23,9 @@ import (
 // for the jobs after it in the same cycle, and it holds nothing. Each
 // run leaves out at least one more gang, so the runs end; the gangs left
 // out wait whole for a later cycle, with a reason saying how many of
-// their members fit. Two gangs competing for the same slots therefore
+// their members fit. From the third run on only the gangs placed whole
+// in the run before take part (the others had their turn), so that a
+// cycle runs about three times at most when gangs fit in part. Two gangs competing for the same slots therefore
 // never both hold part of them: the first in order takes them whole, or,
 // if it cannot, gives them to the next one whole.
 //
@@ -152,9 +154,11 @@ func scheduleGangs(s *Snapshot, pl *gangPlan) *Decision {
 	out := make([]bool, len(pl.gangs)) // gangs left out of the next run
 	fit := make([]int, len(pl.gangs))  // their members placed when left out
 	why := map[JobKey][]string{}       // reasons from the run that left them out
+	runs := 0
 	run := *s
+	buf := make([]Job, 0, len(s.Jobs)) // each run's jobs, reused
 	for {
-		run.Jobs = run.Jobs[:0:0]
+		run.Jobs = buf[:0]
 		for i := range s.Jobs {
 			k := s.Jobs[i].Key
 			if _, held := pl.held[k]; held {
@@ -187,6 +191,21 @@ func scheduleGangs(s *Snapshot, pl *gangPlan) *Decision {
 			out[g], fit[g], again = true, placed[g], true
 			for _, k := range pl.gangs[g].jobs {
 				why[k] = d.Pending[k]
+			}
+		}
+		runs++
+		if again && runs >= 2 {
+			// From the third run on, only the gangs placed whole so far
+			// take part: each run would otherwise let the slots of the
+			// gangs it left out fit later gangs in part, one more run
+			// each. The gangs left out here had their turn in a run.
+			for g := range pl.gangs {
+				if !out[g] && placed[g] == 0 {
+					out[g] = true
+					for _, k := range pl.gangs[g].jobs {
+						why[k] = d.Pending[k]
+					}
+				}
 			}
 		}
 		if again {
