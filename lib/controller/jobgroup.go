@@ -11,7 +11,9 @@ package controller
 // implicit group alive, so a deletion also stores the highest job ID the
 // controller had given (m/jgroupdel/<path>): the jobs up to it no longer
 // make or count in the group or its subgroups. The limits (-L) are
-// decided in lib/sched (jobgroup.go); the snapshot carries them.
+// decided in lib/sched (jobgroup.go); the snapshot carries them. A
+// group's gang size and -gang_fail (bgadd -gang) are kept with it the
+// same way; gang.go dispatches and keeps the gangs together.
 
 import (
 	"fmt"
@@ -187,6 +189,12 @@ func (c *Controller) JobGroups(who Caller, req *api.JobGroupRequest) *api.JobGro
 	}
 	if req.Limited && req.Limit < 0 {
 		return fail("%d: The job group limit must be a number from 0 to 2147483647", req.Limit)
+	}
+	if req.GangFail != "" && req.GangFail != "requeue" && req.GangFail != gangKill {
+		return fail("%s: -gang_fail takes requeue or kill", req.GangFail)
+	}
+	if req.GangSet && req.Gang < 0 {
+		return fail("%d: The gang size must be a number from 0 to 2147483647", req.Gang)
 	}
 	switch req.Op {
 	case api.JobGroupRequest_ADD:
