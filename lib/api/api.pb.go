@@ -2169,7 +2169,11 @@ type Job struct {
 	SuspReason   string `protobuf:"bytes,38,opt,name=susp_reason,json=suspReason,proto3" json:"susp_reason,omitempty"`
 	// The job started in slots reserved for another job (backfill): it is
 	// preempted only with PREEMPT_JOBTYPE=BACKFILL.
-	Backfill      bool `protobuf:"varint,39,opt,name=backfill,proto3" json:"backfill,omitempty"`
+	Backfill bool `protobuf:"varint,39,opt,name=backfill,proto3" json:"backfill,omitempty"`
+	// The gang the job started with (bgadd -gang): its group and its
+	// first member's ID, "/g@12"; "" when it did not start in a gang. Set
+	// at each dispatch; its members share it.
+	Gang          string `protobuf:"bytes,40,opt,name=gang,proto3" json:"gang,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2470,6 +2474,13 @@ func (x *Job) GetBackfill() bool {
 		return x.Backfill
 	}
 	return false
+}
+
+func (x *Job) GetGang() string {
+	if x != nil {
+		return x.Gang
+	}
+	return ""
 }
 
 // Event is one entry of a job's event log.
@@ -9324,12 +9335,18 @@ type JobGroupInfo struct {
 	Implicit bool                   `protobuf:"varint,5,opt,name=implicit,proto3" json:"implicit,omitempty"` // made by bsub -g, not bgadd
 	Created  int64                  `protobuf:"varint,6,opt,name=created,proto3" json:"created,omitempty"`   // Unix seconds
 	// bjgroup's counts: the jobs of the group and its subgroups by state.
-	Njobs         int32 `protobuf:"varint,7,opt,name=njobs,proto3" json:"njobs,omitempty"`
-	Pend          int32 `protobuf:"varint,8,opt,name=pend,proto3" json:"pend,omitempty"`
-	Run           int32 `protobuf:"varint,9,opt,name=run,proto3" json:"run,omitempty"`
-	Ssusp         int32 `protobuf:"varint,10,opt,name=ssusp,proto3" json:"ssusp,omitempty"`
-	Ususp         int32 `protobuf:"varint,11,opt,name=ususp,proto3" json:"ususp,omitempty"`
-	Finish        int32 `protobuf:"varint,12,opt,name=finish,proto3" json:"finish,omitempty"`
+	Njobs  int32 `protobuf:"varint,7,opt,name=njobs,proto3" json:"njobs,omitempty"`
+	Pend   int32 `protobuf:"varint,8,opt,name=pend,proto3" json:"pend,omitempty"`
+	Run    int32 `protobuf:"varint,9,opt,name=run,proto3" json:"run,omitempty"`
+	Ssusp  int32 `protobuf:"varint,10,opt,name=ssusp,proto3" json:"ssusp,omitempty"`
+	Ususp  int32 `protobuf:"varint,11,opt,name=ususp,proto3" json:"ususp,omitempty"`
+	Finish int32 `protobuf:"varint,12,opt,name=finish,proto3" json:"finish,omitempty"`
+	// bgadd -gang N, bgmod -gang N: the group's pending jobs start N at a
+	// time, all together or none (lib/sched's gang.go); 0: not a gang.
+	Gang int32 `protobuf:"varint,13,opt,name=gang,proto3" json:"gang,omitempty"`
+	// -gang_fail: what happens to a gang's other members when one fails
+	// to start or its host fails: "requeue" (also "") or "kill".
+	GangFail      string `protobuf:"bytes,14,opt,name=gang_fail,json=gangFail,proto3" json:"gang_fail,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -9450,14 +9467,35 @@ func (x *JobGroupInfo) GetFinish() int32 {
 	return 0
 }
 
+func (x *JobGroupInfo) GetGang() int32 {
+	if x != nil {
+		return x.Gang
+	}
+	return 0
+}
+
+func (x *JobGroupInfo) GetGangFail() string {
+	if x != nil {
+		return x.GangFail
+	}
+	return ""
+}
+
 // JobGroupRequest is bgadd, bgdel, bgmod and bjgroup's list.
 type JobGroupRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Op            JobGroupRequest_Op     `protobuf:"varint,1,opt,name=op,proto3,enum=xce.api.v1.JobGroupRequest_Op" json:"op,omitempty"`
-	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
-	Limited       bool                   `protobuf:"varint,3,opt,name=limited,proto3" json:"limited,omitempty"` // ADD, MODIFY: -L limit; MODIFY without it: -Ln
-	Limit         int32                  `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
-	User          string                 `protobuf:"bytes,5,opt,name=user,proto3" json:"user,omitempty"` // DELETE: -u user or "all" (empty groups of the user)
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Op      JobGroupRequest_Op     `protobuf:"varint,1,opt,name=op,proto3,enum=xce.api.v1.JobGroupRequest_Op" json:"op,omitempty"`
+	Path    string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Limited bool                   `protobuf:"varint,3,opt,name=limited,proto3" json:"limited,omitempty"` // ADD, MODIFY: -L limit; MODIFY without it: -Ln
+	Limit   int32                  `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	User    string                 `protobuf:"bytes,5,opt,name=user,proto3" json:"user,omitempty"` // DELETE: -u user or "all" (empty groups of the user)
+	// ADD, MODIFY: -gang N (gang_set; 0 or 1 on MODIFY: no longer a gang)
+	// and -gang_fail requeue|kill; MODIFY keeps the limit unless
+	// limit_set (-L or -Ln) says otherwise.
+	GangSet       bool   `protobuf:"varint,6,opt,name=gang_set,json=gangSet,proto3" json:"gang_set,omitempty"`
+	Gang          int32  `protobuf:"varint,7,opt,name=gang,proto3" json:"gang,omitempty"`
+	GangFail      string `protobuf:"bytes,8,opt,name=gang_fail,json=gangFail,proto3" json:"gang_fail,omitempty"`
+	LimitSet      bool   `protobuf:"varint,9,opt,name=limit_set,json=limitSet,proto3" json:"limit_set,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -9527,6 +9565,34 @@ func (x *JobGroupRequest) GetUser() string {
 		return x.User
 	}
 	return ""
+}
+
+func (x *JobGroupRequest) GetGangSet() bool {
+	if x != nil {
+		return x.GangSet
+	}
+	return false
+}
+
+func (x *JobGroupRequest) GetGang() int32 {
+	if x != nil {
+		return x.Gang
+	}
+	return 0
+}
+
+func (x *JobGroupRequest) GetGangFail() string {
+	if x != nil {
+		return x.GangFail
+	}
+	return ""
+}
+
+func (x *JobGroupRequest) GetLimitSet() bool {
+	if x != nil {
+		return x.LimitSet
+	}
+	return false
 }
 
 type JobGroupReply struct {
@@ -10196,7 +10262,7 @@ const file_api_proto_rawDesc = "" +
 	"\x04pgid\x18\b \x01(\x05R\x04pgid\x12\x12\n" +
 	"\x04pids\x18\t \x03(\x05R\x04pids\x12%\n" +
 	"\x0ecollected_time\x18\n" +
-	" \x01(\x03R\rcollectedTime\"\xb0\n" +
+	" \x01(\x03R\rcollectedTime\"\xc4\n" +
 	"\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
@@ -10252,7 +10318,8 @@ const file_api_proto_rawDesc = "" +
 	"\fpreempted_by\x18% \x01(\x03R\vpreemptedBy\x12\x1f\n" +
 	"\vsusp_reason\x18& \x01(\tR\n" +
 	"suspReason\x12\x1a\n" +
-	"\bbackfill\x18' \x01(\bR\bbackfillJ\x04\b \x10!\"\x90\x04\n" +
+	"\bbackfill\x18' \x01(\bR\bbackfill\x12\x12\n" +
+	"\x04gang\x18( \x01(\tR\x04gangJ\x04\b \x10!\"\x90\x04\n" +
 	"\x05Event\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x1f\n" +
 	"\varray_index\x18\x02 \x01(\x05R\n" +
@@ -10994,7 +11061,7 @@ const file_api_proto_rawDesc = "" +
 	"\ftime_windows\x18\x04 \x03(\tR\vtimeWindows\"A\n" +
 	"\rInstanceAlloc\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12\x14\n" +
-	"\x05names\x18\x02 \x03(\tR\x05names\"\x9e\x02\n" +
+	"\x05names\x18\x02 \x03(\tR\x05names\"\xcf\x02\n" +
 	"\fJobGroupInfo\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
 	"\alimited\x18\x02 \x01(\bR\alimited\x12\x14\n" +
@@ -11008,13 +11075,19 @@ const file_api_proto_rawDesc = "" +
 	"\x05ssusp\x18\n" +
 	" \x01(\x05R\x05ssusp\x12\x14\n" +
 	"\x05ususp\x18\v \x01(\x05R\x05ususp\x12\x16\n" +
-	"\x06finish\x18\f \x01(\x05R\x06finish\"\xca\x01\n" +
+	"\x06finish\x18\f \x01(\x05R\x06finish\x12\x12\n" +
+	"\x04gang\x18\r \x01(\x05R\x04gang\x12\x1b\n" +
+	"\tgang_fail\x18\x0e \x01(\tR\bgangFail\"\xb3\x02\n" +
 	"\x0fJobGroupRequest\x12.\n" +
 	"\x02op\x18\x01 \x01(\x0e2\x1e.xce.api.v1.JobGroupRequest.OpR\x02op\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
 	"\alimited\x18\x03 \x01(\bR\alimited\x12\x14\n" +
 	"\x05limit\x18\x04 \x01(\x05R\x05limit\x12\x12\n" +
-	"\x04user\x18\x05 \x01(\tR\x04user\"/\n" +
+	"\x04user\x18\x05 \x01(\tR\x04user\x12\x19\n" +
+	"\bgang_set\x18\x06 \x01(\bR\agangSet\x12\x12\n" +
+	"\x04gang\x18\a \x01(\x05R\x04gang\x12\x1b\n" +
+	"\tgang_fail\x18\b \x01(\tR\bgangFail\x12\x1b\n" +
+	"\tlimit_set\x18\t \x01(\bR\blimitSet\"/\n" +
 	"\x02Op\x12\b\n" +
 	"\x04LIST\x10\x00\x12\a\n" +
 	"\x03ADD\x10\x01\x12\n" +

@@ -284,6 +284,7 @@ func (m *Job) CloneVT() *Job {
 	r.PreemptedBy = m.PreemptedBy
 	r.SuspReason = m.SuspReason
 	r.Backfill = m.Backfill
+	r.Gang = m.Gang
 	if rhs := m.ExecHosts; rhs != nil {
 		tmpContainer := make([]*HostSlots, len(rhs))
 		for k, v := range rhs {
@@ -2592,6 +2593,8 @@ func (m *JobGroupInfo) CloneVT() *JobGroupInfo {
 	r.Ssusp = m.Ssusp
 	r.Ususp = m.Ususp
 	r.Finish = m.Finish
+	r.Gang = m.Gang
+	r.GangFail = m.GangFail
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -2613,6 +2616,10 @@ func (m *JobGroupRequest) CloneVT() *JobGroupRequest {
 	r.Limited = m.Limited
 	r.Limit = m.Limit
 	r.User = m.User
+	r.GangSet = m.GangSet
+	r.Gang = m.Gang
+	r.GangFail = m.GangFail
+	r.LimitSet = m.LimitSet
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -3830,6 +3837,15 @@ func (m *Job) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if len(m.Gang) > 0 {
+		i -= len(m.Gang)
+		copy(dAtA[i:], m.Gang)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Gang)))
+		i--
+		dAtA[i] = 0x2
+		i--
+		dAtA[i] = 0xc2
 	}
 	if m.Backfill {
 		i--
@@ -10529,6 +10545,18 @@ func (m *JobGroupInfo) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if len(m.GangFail) > 0 {
+		i -= len(m.GangFail)
+		copy(dAtA[i:], m.GangFail)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.GangFail)))
+		i--
+		dAtA[i] = 0x72
+	}
+	if m.Gang != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Gang))
+		i--
+		dAtA[i] = 0x68
+	}
 	if m.Finish != 0 {
 		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Finish))
 		i--
@@ -10635,6 +10663,38 @@ func (m *JobGroupRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if m.LimitSet {
+		i--
+		if m.LimitSet {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x48
+	}
+	if len(m.GangFail) > 0 {
+		i -= len(m.GangFail)
+		copy(dAtA[i:], m.GangFail)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.GangFail)))
+		i--
+		dAtA[i] = 0x42
+	}
+	if m.Gang != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Gang))
+		i--
+		dAtA[i] = 0x38
+	}
+	if m.GangSet {
+		i--
+		if m.GangSet {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x30
 	}
 	if len(m.User) > 0 {
 		i -= len(m.User)
@@ -11686,6 +11746,10 @@ func (m *Job) SizeVT() (n int) {
 	}
 	if m.Backfill {
 		n += 3
+	}
+	l = len(m.Gang)
+	if l > 0 {
+		n += 2 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	n += len(m.unknownFields)
 	return n
@@ -14448,6 +14512,13 @@ func (m *JobGroupInfo) SizeVT() (n int) {
 	if m.Finish != 0 {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.Finish))
 	}
+	if m.Gang != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Gang))
+	}
+	l = len(m.GangFail)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
 	n += len(m.unknownFields)
 	return n
 }
@@ -14474,6 +14545,19 @@ func (m *JobGroupRequest) SizeVT() (n int) {
 	l = len(m.User)
 	if l > 0 {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.GangSet {
+		n += 2
+	}
+	if m.Gang != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Gang))
+	}
+	l = len(m.GangFail)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.LimitSet {
+		n += 2
 	}
 	n += len(m.unknownFields)
 	return n
@@ -18581,6 +18665,38 @@ func (m *Job) UnmarshalVT(dAtA []byte) error {
 				}
 			}
 			m.Backfill = bool(v != 0)
+		case 40:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Gang", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Gang = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
@@ -36397,6 +36513,57 @@ func (m *JobGroupInfo) UnmarshalVT(dAtA []byte) error {
 					break
 				}
 			}
+		case 13:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Gang", wireType)
+			}
+			m.Gang = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Gang |= int32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 14:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field GangFail", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.GangFail = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
@@ -36570,6 +36737,97 @@ func (m *JobGroupRequest) UnmarshalVT(dAtA []byte) error {
 			}
 			m.User = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
+		case 6:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field GangSet", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.GangSet = bool(v != 0)
+		case 7:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Gang", wireType)
+			}
+			m.Gang = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Gang |= int32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 8:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field GangFail", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.GangFail = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 9:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field LimitSet", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.LimitSet = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])

@@ -11,17 +11,19 @@ import (
 // bjgroup shows the job groups, those bgadd made and those the
 // controller's jobs name (bsub -g makes them implicitly, and one lasts
 // while a job in it or below it is known), with each group's jobs, its
-// subgroups' included, by state, and its limit. -s lists each group followed by its subgroups; a group named
+// subgroups' included, by state, and its limit; -l adds each group's
+// gang size and -gang_fail after the owner. -s lists each group followed by its subgroups; a group named
 // after -s shows that group and its subgroups, or, with a trailing "/",
 // that group alone.
 func bjgroup(args []string) int {
-	var hier bool
+	var hier, long bool
 	var names []string
-	cmd, code := newCommand("bjgroup [-s [job_group]]", "Show job groups", func(a []string) int {
+	cmd, code := newCommand("bjgroup [-l] [-s [job_group]]", "Show job groups", func(a []string) int {
 		names = a
 		return 0
 	})
 	cmd.Flags().BoolVar(&hier, "s", false, "sort by hierarchy: each group followed by its subgroups")
+	cmd.Flags().BoolVar(&long, "l", false, "add the gang columns (GANG, GANG_FAIL) after OWNER")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
@@ -62,7 +64,11 @@ func bjgroup(args []string) int {
 		fmt.Fprintln(sys.stderr, "No job group found")
 		return 0
 	}
-	if err := lsfout.WriteJobGroups(sys.stdout, groups); err != nil {
+	write := lsfout.WriteJobGroups
+	if long {
+		write = lsfout.WriteJobGroupsLong
+	}
+	if err := write(sys.stdout, groups); err != nil {
 		fmt.Fprintln(sys.stderr, err)
 		return 255
 	}

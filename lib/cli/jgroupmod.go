@@ -46,15 +46,38 @@ func groupLimit(cmd, v string) (int32, bool) {
 	return int32(n), true
 }
 
+// groupGang reads -gang's value (jobs per gang, 0 to 2147483647) and
+// -gang_fail's (requeue or kill) into req when given.
+func groupGang(cmd string, flags interface{ Changed(string) bool }, gang, fail string, req *api.JobGroupRequest) bool {
+	if flags.Changed("gang") {
+		n, err := strconv.ParseInt(gang, 10, 32)
+		if err != nil || n < 0 {
+			fmt.Fprintf(sys.stderr, "%s: %s: The gang size must be a number from 0 to 2147483647\n", cmd, gang)
+			return false
+		}
+		req.GangSet, req.Gang = true, int32(n)
+	}
+	if flags.Changed("gang_fail") {
+		if fail != "requeue" && fail != "kill" {
+			fmt.Fprintf(sys.stderr, "%s: %s: -gang_fail takes requeue or kill\n", cmd, fail)
+			return false
+		}
+		req.GangFail = fail
+	}
+	return true
+}
+
 // bgadd creates a job group and its missing parents.
 func bgadd(args []string) int {
-	var limit string
+	var limit, gang, gangFail string
 	var names []string
-	cmd, code := newCommand("bgadd [-L limit] job_group_name", "Create job groups", func(a []string) int {
+	cmd, code := newCommand("bgadd [-L limit] [-gang N [-gang_fail requeue|kill]] job_group_name", "Create job groups", func(a []string) int {
 		names = a
 		return 0
 	})
 	cmd.Flags().StringVar(&limit, "L", "", "the most started jobs (RUN, SSUSP, USUSP) of the group and its subgroups")
+	cmd.Flags().StringVar(&gang, "gang", "", "a gang group: its pending jobs start N at a time, all together or none")
+	cmd.Flags().StringVar(&gangFail, "gang_fail", "", "when a gang member fails to start or its host fails: requeue (default) or kill the others")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
@@ -70,29 +93,39 @@ func bgadd(args []string) int {
 		}
 		req.Limited, req.Limit = true, n
 	}
+	if !groupGang("bgadd", cmd.Flags(), gang, gangFail, req) {
+		return 255
+	}
 	return jgroupCall(req)
 }
 
-// bgmod changes a job group's limit (-L) or removes it (-Ln).
+// bgmod changes a job group's limit (-L) or removes it (-Ln), and its
+// gang size (-gang N; 0: no longer a gang) and -gang_fail.
 func bgmod(args []string) int {
-	var limit string
+	var limit, gang, gangFail string
 	var none bool
 	var names []string
-	cmd, code := newCommand("bgmod [-L limit | -Ln] job_group_name", "Modify job groups", func(a []string) int {
+	cmd, code := newCommand("bgmod [-L limit | -Ln] [-gang N] [-gang_fail requeue|kill] job_group_name", "Modify job groups", func(a []string) int {
 		names = a
 		return 0
 	})
 	cmd.Flags().StringVar(&limit, "L", "", "the group's new limit of started jobs")
 	cmd.Flags().BoolVar(&none, "Ln", false, "remove the group's limit")
+	cmd.Flags().StringVar(&gang, "gang", "", "the group's new gang size (0: no longer a gang group)")
+	cmd.Flags().StringVar(&gangFail, "gang_fail", "", "when a gang member fails to start or its host fails: requeue or kill the others")
 	if rc, done := execute(cmd, code, args, false); done {
 		return rc
 	}
 	set := cmd.Flags().Changed("L")
-	if len(names) != 1 || set == none {
+	gangOpt := cmd.Flags().Changed("gang") || cmd.Flags().Changed("gang_fail")
+	if len(names) != 1 || set && none || !set && !none && !gangOpt {
 		fmt.Fprintln(sys.stderr, "Usage: "+cmd.Use)
 		return 255
 	}
-	req := &api.JobGroupRequest{Op: api.JobGroupRequest_MODIFY, Path: names[0]}
+	req := &api.JobGroupRequest{Op: api.JobGroupRequest_MODIFY, Path: names[0], LimitSet: set || none}
+	if !groupGang("bgmod", cmd.Flags(), gang, gangFail, req) {
+		return 255
+	}
 	if set {
 		n, ok := groupLimit("bgmod", limit)
 		if !ok {

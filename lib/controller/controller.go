@@ -668,6 +668,8 @@ func (c *Controller) cycle() {
 	// The reports apply first, in memory: they free the slots the
 	// placement uses. They are stored with the cycle's dispatches, in one
 	// synced write (cyclecommit.go).
+	more, gangActs := c.gangFailures(changes) // gang.go
+	changes = append(changes, more...)
 	c.acctRequeued(changes)
 	undo := c.applyAhead(changes)
 	began := time.Now()
@@ -722,6 +724,7 @@ func (c *Controller) cycle() {
 	c.mu.Unlock()
 
 	pre.send()
+	sendGangActs(gangActs)
 	for _, l := range launches {
 		c.launching.Add(1)
 		go func() {

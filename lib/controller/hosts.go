@@ -573,9 +573,13 @@ func (c *Controller) checkHosts(now time.Time) {
 			}
 		}
 	}
+	more, gangActs := c.gangFailures(changes) // gang.go
+	changes = append(changes, more...)
 	if err := c.commit(changes); err != nil {
 		slog.Error("record host failure", "err", err)
+		return
 	}
+	go sendGangActs(gangActs) // c.mu is held: a worker's stream may block
 }
 
 // jobsOn lists the running jobs whose first host is name (c.mu held).

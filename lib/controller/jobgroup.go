@@ -11,7 +11,9 @@ package controller
 // implicit group alive, so a deletion also stores the highest job ID the
 // controller had given (m/jgroupdel/<path>): the jobs up to it no longer
 // make or count in the group or its subgroups. The limits (-L) are
-// decided in lib/sched (jobgroup.go); the snapshot carries them.
+// decided in lib/sched (jobgroup.go); the snapshot carries them. A
+// group's gang size and -gang_fail (bgadd -gang) are kept with it the
+// same way; gang.go dispatches and keeps the gangs together.
 
 import (
 	"fmt"
@@ -188,6 +190,12 @@ func (c *Controller) JobGroups(who Caller, req *api.JobGroupRequest) *api.JobGro
 	if req.Limited && req.Limit < 0 {
 		return fail("%d: The job group limit must be a number from 0 to 2147483647", req.Limit)
 	}
+	if req.GangFail != "" && req.GangFail != "requeue" && req.GangFail != gangKill {
+		return fail("%s: -gang_fail takes requeue or kill", req.GangFail)
+	}
+	if req.GangSet && req.Gang < 0 {
+		return fail("%d: The gang size must be a number from 0 to 2147483647", req.Gang)
+	}
 	switch req.Op {
 	case api.JobGroupRequest_ADD:
 		return c.addGroup(who, path, req)
@@ -284,6 +292,7 @@ func (c *Controller) addGroup(who Caller, path string, req *api.JobGroupRequest)
 		add[p] = &api.JobGroupInfo{Path: p, Owner: owner, Created: now}
 	}
 	add[path].Limited, add[path].Limit = req.Limited, req.Limit
+	add[path].Gang, add[path].GangFail = gangSize(req.Gang), req.GangFail
 	if err := c.saveGroups(add, nil); err != nil {
 		return &api.JobGroupReply{Errors: []string{err.Error()}}
 	}
@@ -311,9 +320,18 @@ func (c *Controller) modGroup(who Caller, path string, req *api.JobGroupRequest)
 	} else {
 		g = proto.Clone(g).(*api.JobGroupInfo)
 	}
-	g.Limited, g.Limit = req.Limited, req.Limit
-	if !req.Limited {
-		g.Limit = 0
+	if req.LimitSet || !req.GangSet && req.GangFail == "" {
+		// Without limit_set, an older bgmod: no -L is -Ln.
+		g.Limited, g.Limit = req.Limited, req.Limit
+		if !req.Limited {
+			g.Limit = 0
+		}
+	}
+	if req.GangSet {
+		g.Gang = gangSize(req.Gang)
+	}
+	if req.GangFail != "" {
+		g.GangFail = req.GangFail
 	}
 	if err := c.saveGroups(map[string]*api.JobGroupInfo{path: g}, nil); err != nil {
 		return &api.JobGroupReply{Errors: []string{err.Error()}}
@@ -397,7 +415,8 @@ func (c *Controller) snapJobGroups(snap *sched.Snapshot) {
 			snap.JobGroupLimits = append(snap.JobGroupLimits, sched.JobGroupLimit{Path: p, Limit: int(g.Limit)})
 		}
 	}
-	if len(snap.JobGroupLimits) == 0 {
+	c.snapGangs(snap) // gang.go
+	if len(snap.JobGroupLimits) == 0 && len(snap.GangGroups) == 0 {
 		return
 	}
 	group := func(k sched.JobKey) string {

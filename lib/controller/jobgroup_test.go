@@ -3,6 +3,7 @@ package controller
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"xce/lib/api"
 )
@@ -72,5 +73,34 @@ func TestJobGroupOps(t *testing.T) {
 	}
 	if n := len(c.JobGroups(root, &api.JobGroupRequest{}).Groups); n != 2 {
 		t.Errorf("%d groups after bgdel /a, want 2", n)
+	}
+}
+
+// bgadd -gang and bgmod -gang are stored with the group (read back as a
+// restart reads them), bgmod -gang keeps the limit, and the snapshot
+// carries the gang groups with its jobs' groups.
+func TestJobGroupGangStored(t *testing.T) {
+	c, _ := newTestController(t, 1, 0)
+	root := Caller{}
+	r := c.JobGroups(root, &api.JobGroupRequest{Op: api.JobGroupRequest_ADD, Path: "/g", Limited: true, Limit: 6, GangSet: true, Gang: 3})
+	if len(r.Errors) > 0 {
+		t.Fatal(r.Errors)
+	}
+	r = c.JobGroups(root, &api.JobGroupRequest{Op: api.JobGroupRequest_MODIFY, Path: "/g", GangSet: true, Gang: 2, GangFail: "kill"})
+	if len(r.Errors) > 0 {
+		t.Fatal(r.Errors)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.restoreJobGroups(); err != nil {
+		t.Fatal(err)
+	}
+	g := c.jgroups.groups["/g"]
+	if g == nil || g.Gang != 2 || g.GangFail != "kill" || !g.Limited || g.Limit != 6 {
+		t.Fatalf("stored group: %v", g)
+	}
+	snap := c.snapshot(time.Now(), nil)
+	if len(snap.GangGroups) != 1 || snap.GangGroups[0].Path != "/g" || snap.GangGroups[0].Size != 2 {
+		t.Errorf("snapshot gangs: %v", snap.GangGroups)
 	}
 }

@@ -165,7 +165,8 @@ func (c *Controller) schedule() []*api.Job {
 	c.templateGroups(snap)
 	d := sched.Schedule(snap)
 	c.applyClaims(d, now)
-	skip := c.preempt(d)
+	gangs := c.gangPlacements(d) // gang.go
+	skip := gangSkip(d, c.preempt(d))
 	c.stats.candidates, c.stats.buckets = len(cands), d.Buckets // metrics
 	var starts []*api.Job
 	for _, p := range d.Placements {
@@ -194,6 +195,7 @@ func (c *Controller) schedule() []*api.Job {
 		nj.StartTime = now.UnixNano()
 		nj.ExecHosts = hosts
 		nj.Backfill = p.Backfill // PREEMPT_JOBTYPE=BACKFILL (lib/sched/preempt.go)
+		nj.Gang = gangs[p.Job]
 		nj.AllocSlots = int32(slots)
 		nj.PendReason = ""
 		c.takeSlots(nj, r.eff.GetExclusive(), 1)

@@ -51,3 +51,47 @@ func BenchmarkJobGroupCycle(b *testing.B) {
 	b.ReportMetric(float64(placed), "placed")
 	b.ReportMetric(float64(placedWithout), "placed-nogroups")
 }
+
+// BenchmarkGangCycle: one cycle of 20,000 pending jobs on 2,000 hosts,
+// 1,000 of them in 125 gangs of 8 (bgadd -gang 8), beside the same cycle
+// without gangs. The cycle runs again for each round of gangs that fit
+// only in part (gang.go): reruns is how many runs the cycle took.
+func BenchmarkGangCycle(b *testing.B) {
+	without := bigSnapshot(1, 2000, 20000, 300, 30)
+	with := bigSnapshot(1, 2000, 20000, 300, 30)
+	n := 0
+	for i := range with.Jobs {
+		if n == 1000 {
+			break
+		}
+		if with.Jobs[i].Queue == "normal" && i%10 == 0 {
+			with.Jobs[i].JobGroup = fmt.Sprintf("/gang%03d", n/8)
+			n++
+		}
+	}
+	for g := range n / 8 {
+		with.GangGroups = append(with.GangGroups, GangGroup{Path: fmt.Sprintf("/gang%03d", g), Size: 8})
+	}
+	var tw, to time.Duration
+	placed, placedWithout, gangPlaced := 0, 0, 0
+	for b.Loop() {
+		t := time.Now()
+		placedWithout = len(Schedule(without).Placements)
+		to += time.Since(t)
+		t = time.Now()
+		d := Schedule(with)
+		tw += time.Since(t)
+		placed, gangPlaced = len(d.Placements), 0
+		for _, p := range d.Placements {
+			if p.Gang > 0 {
+				gangPlaced++
+			}
+		}
+	}
+	b.ReportMetric(float64(tw.Microseconds())/1000/float64(b.N), "ms/cycle")
+	b.ReportMetric(float64(to.Microseconds())/1000/float64(b.N), "ms/cycle-nogangs")
+	b.ReportMetric(float64(tw)/float64(max(to, 1)), "ratio")
+	b.ReportMetric(float64(placed), "placed")
+	b.ReportMetric(float64(placedWithout), "placed-nogangs")
+	b.ReportMetric(float64(gangPlaced), "gang-members-placed")
+}

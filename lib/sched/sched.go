@@ -111,6 +111,8 @@ type cycle struct {
 	adv *advState // advance reservations; nil: none
 	pre *preState // preemption (preempt.go)
 	jg  *jgState  // job group limits (jobgroup.go); nil: none
+
+	gangs *gangRun // gang groups (gang.go); nil: none
 }
 
 // cloneVals copies a host's values for this cycle's changes, from the
@@ -197,7 +199,16 @@ func Schedule(s *Snapshot) *Decision {
 	if len(s.Claims) > 0 {
 		return scheduleClaims(s) // claim.go
 	}
+	if pl := planGangs(s); pl != nil {
+		return scheduleGangs(s, pl) // gang.go
+	}
+	return schedule(s, nil)
+}
+
+// schedule is one run of a cycle; gr is its gangs (nil: none).
+func schedule(s *Snapshot, gr *gangRun) *Decision {
 	c := newCycle(s, s.Scratch)
+	c.gangs = gr
 	for _, qi := range c.queueOrder() {
 		if c.full() {
 			break
@@ -627,7 +638,7 @@ func (c *cycle) scheduleQueue(q *Queue, jobs []int) {
 			if c.full() {
 				return
 			}
-			c.try(&s.Jobs[ji])
+			c.tryJob(ji)
 		}
 		return
 	}
@@ -651,7 +662,7 @@ func (c *cycle) scheduleQueue(q *Queue, jobs []int) {
 		top := &h.items[0]
 		ji := top.jobs[0]
 		top.jobs = top.jobs[1:]
-		if c.try(&s.Jobs[ji]) {
+		if c.tryJob(ji) {
 			h.items[0].prio = c.dynamicPriority(qs, h.items[0].user)
 		}
 		if len(h.items[0].jobs) == 0 {

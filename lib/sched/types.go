@@ -297,6 +297,8 @@ type Snapshot struct {
 	// Claims are the standalone claims, held and pending, the pending
 	// ones in the order they are allocated (claim.go).
 	Claims []Claim
+	// GangGroups are the job groups whose jobs start together (gang.go).
+	GangGroups []GangGroup
 }
 
 // Scratch is the memory successive cycles reuse (Snapshot.Scratch). The
@@ -348,6 +350,10 @@ type Placement struct {
 	// Backfill: the job starts in slots a reservation holds for another
 	// job, ending before it needs them (kept in Alloc.Preempt.Backfill).
 	Backfill bool
+	// Gang numbers the gang (gang.go) the job starts with, from 1; 0:
+	// none. The placements with the same Gang start all or none: a
+	// caller that drops one drops the others.
+	Gang int
 }
 
 // Reservation is a job that did not fit now, holding the slots it will
