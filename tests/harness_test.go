@@ -12,8 +12,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -43,6 +45,14 @@ func TestMain(m *testing.M) {
 		pkgs = append(pkgs, "../"+c)
 	}
 	ldflags := buildLDFlags()
+	// As many builds at once as there are CPUs: most of each is the link,
+	// which one go build does on one CPU.
+	var (
+		builds   sync.WaitGroup
+		slots    = make(chan struct{}, runtime.NumCPU())
+		failedMu sync.Mutex
+		failed   error
+	)
 	for _, p := range pkgs {
 		name := filepath.Base(p)
 		switch name {
@@ -53,15 +63,24 @@ func TestMain(m *testing.M) {
 		case "dial":
 			name = "xce-dial"
 		}
-		build := exec.Command("go", "build", "-tags", "grpcnotrace", "-ldflags", ldflags, "-o", filepath.Join(dir, name), p)
-		if name != "xced" {
-			build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		}
-		out, err := build.CombinedOutput()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", p, err, out)
-			os.Exit(1)
-		}
+		builds.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			build := exec.Command("go", "build", "-tags", "grpcnotrace", "-ldflags", ldflags, "-o", filepath.Join(dir, name), p)
+			if name != "xced" {
+				build.Env = append(os.Environ(), "CGO_ENABLED=0")
+			}
+			if out, err := build.CombinedOutput(); err != nil {
+				failedMu.Lock()
+				failed = fmt.Errorf("build %s: %v\n%s", p, err, out)
+				failedMu.Unlock()
+			}
+		})
+	}
+	builds.Wait()
+	if failed != nil {
+		fmt.Fprintln(os.Stderr, failed)
+		os.Exit(1)
 	}
 	os.Chmod(dir, 0o755) // other users run them too
 	binDir = dir

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"xce/lib/api"
@@ -43,15 +44,7 @@ func (c *Controller) snapGangs(snap *sched.Snapshot) {
 			snap.GangGroups = append(snap.GangGroups, sched.GangGroup{Path: p, Size: int(g.Gang)})
 		}
 	}
-	slices.SortFunc(snap.GangGroups, func(a, b sched.GangGroup) int {
-		if a.Path < b.Path {
-			return -1
-		}
-		if a.Path > b.Path {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(snap.GangGroups, func(a, b sched.GangGroup) int { return strings.Compare(a.Path, b.Path) })
 }
 
 // gangPlacements drops every gang of the decision of which a member can
