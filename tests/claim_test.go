@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestClaimFPGA: a standalone claim holds one of a host's two fpga
@@ -27,11 +26,10 @@ func TestClaimFPGA(t *testing.T) {
 		t.Fatalf("bclaim create: %q", out)
 	}
 	var list string
-	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-		if list = c.must("", "bclaim", "list"); strings.Contains(list, "HELD") {
-			break
-		}
-	}
+	waitFor(t, "the claim to be held", func() bool {
+		list = c.must("", "bclaim", "list")
+		return strings.Contains(list, "HELD")
+	})
 	lines := strings.Split(strings.TrimSuffix(list, "\n"), "\n")
 	if len(lines) != 2 || lines[0] != "NAME         CREATOR     STATUS  HOST         NJOBS  RUSAGE" ||
 		!equalFields(lines[1], "box", "HELD", host, "0", "rusage[fpga=1]") {
@@ -57,13 +55,7 @@ func TestClaimFPGA(t *testing.T) {
 	}
 	given := func(name string) string {
 		t.Helper()
-		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-			if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
-				return strings.TrimSpace(string(b))
-			}
-		}
-		t.Fatalf("job %s did not write its instances", name)
-		return ""
+		return strings.TrimSpace(c.waitFile(filepath.Join(dir, name)))
 	}
 	plain := job("plain")
 	c.waitState(plain, "RUN")
@@ -82,19 +74,22 @@ func TestClaimFPGA(t *testing.T) {
 	waitFpga := func() {
 		t.Helper()
 		var why string
-		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-			if why = c.must("", "bjobs", "-p", waiting); strings.Contains(why, "fpga") {
-				break
-			}
-		}
-		if !strings.Contains(why, "fpga") || c.stat(waiting) != "PEND" {
+		waitFor(t, "the ordinary job's reason to name fpga", func() bool {
+			why = c.must("", "bjobs", "-p", waiting)
+			return strings.Contains(why, "fpga")
+		})
+		if c.stat(waiting) != "PEND" {
 			t.Fatalf("the ordinary job does not wait for fpga:\n%s", why)
 		}
 	}
 	waitFpga()
 	if os.Geteuid() == 0 {
-		os.Chmod(c.dir, 0o755)
-		os.Chmod(c.work, 0o777)
+		if err := os.Chmod(c.dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(c.work, 0o777); err != nil {
+			t.Fatal(err)
+		}
 		const nobody = 65534
 		r := c.runAs(nobody, "", "bsub", "-claim", "box", "true")
 		if r.code == 0 || !strings.Contains(r.stderr, "box: User does not have permission to use the claim") {

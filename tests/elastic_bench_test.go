@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -72,16 +71,10 @@ rc_hosts = ["all"]
 	// The reference: a job of a queue that may not provision, and a
 	// worker started as it is submitted.
 	ref := c.submit("-q", "static", "-o", "/dev/null", "true")
-	wdir := filepath.Join(c.dir, "w-static1")
-	w := exec.Command(filepath.Join(binDir, "xced"), "worker", "--controller", addr,
-		"--token-file", filepath.Join(c.state, "cluster.token"), "--dir", wdir, "--name", "static1", "--slots", "1")
-	parent := "xce-bench-" + strings.ReplaceAll(strings.Trim(wdir, "/"), "/", "_")
-	w.Env = append(os.Environ(), "XCE_CGROUP_PARENT="+parent)
-	b.Cleanup(func() { removeCgroupTree(parent) })
-	if err := w.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer stopProcess(w)
+	w := &workerProc{t: b, name: "static1", dir: filepath.Join(c.dir, "w-static1"), slots: 1, addr: addr,
+		token: filepath.Join(c.state, "cluster.token")}
+	w.start()
+	defer w.stop()
 	refWait := submitToStart(b, c, cl, ref)
 	// From here the static host takes nothing.
 	if code, stderr := c.run(nil, "badmin", "hclose", "static1"); code != 0 {

@@ -36,7 +36,8 @@ idle_time = "2s"
 `)
 	m.worker("hA", 2)
 	m.waitHosts(map[string]string{"hA": "ok"})
-	id := m.submit("sleep 1", "-R", "rusage[lic_x=3]")
+	// Long enough to be running while it is looked at, whatever the load.
+	id := m.submit("sleep 60", "-R", "rusage[lic_x=3]")
 	m.waitStarted(id)
 	// It holds 3 of a pool the scheduler now sees as 3.
 	if left, rsv := sharedLine(m, "lic_x"); rsv != "3.0" {
@@ -45,7 +46,8 @@ idle_time = "2s"
 	if view := m.must("", "badmin", "rc", "view"); !strings.Contains(view, "lic_x") || !strings.Contains(view, "granted") {
 		t.Errorf("badmin rc view while the loan is out:\n%s", view)
 	}
-	m.waitState(id, "DONE")
+	m.must("", "bkill", id)
+	m.waitState(id, "EXIT")
 	var left string
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if left, _ = sharedLine(m, "lic_x"); left == "2" {

@@ -45,8 +45,7 @@ func TestElasticHALeaderKilledWhileProvisioning(t *testing.T) {
 	for range 3 {
 		ids = append(ids, h.submit("-R", "select[awshost]", "sleep 2"))
 	}
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && len(rcWorkers(h.root)) == 0; time.Sleep(10 * time.Millisecond) {
-	}
+	waitFor(t, "a provisioned worker before the leader is killed", func() bool { return len(rcWorkers(h.root)) > 0 })
 	h.cands[lead].crash()
 	// How many provisioned workers run at once, from here on.
 	var mu sync.Mutex
