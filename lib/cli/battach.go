@@ -6,9 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
-
 	"xce/lib/api/rpc"
+	"xce/lib/interactive"
 )
 
 // battachMaxInput caps the standard input battach sends with its command.
@@ -59,7 +58,7 @@ func battach(args []string) int {
 		fmt.Fprintf(sys.stderr, "battach: %s: The shell path must be an absolute path\n", shell)
 		return 255
 	}
-	if f, ok := sys.stdin.(*os.File); ok && isTerminal(f) {
+	if f, ok := sys.stdin.(*os.File); ok && interactive.IsTerminal(f) {
 		fmt.Fprintln(sys.stderr, "battach: reading the commands to run until the end of input (Ctrl-D); their output follows once they have run")
 	}
 	in, err := io.ReadAll(io.LimitReader(sys.stdin, battachMaxInput+1))
@@ -84,10 +83,4 @@ func battach(args []string) int {
 	sys.stdout.Write(r.Stdout)
 	sys.stderr.Write(r.Stderr)
 	return int(r.ExitCode)
-}
-
-// isTerminal says whether f is a terminal.
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }

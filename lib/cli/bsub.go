@@ -21,7 +21,6 @@ import (
 
 	"github.com/mattn/go-shellwords"
 	"github.com/spf13/pflag"
-	"golang.org/x/sys/unix"
 
 	"xce/lib/api"
 	"xce/lib/interactive"
@@ -340,11 +339,7 @@ func shellWord(w string) string {
 // readScript reads a job from stdin, prompting `bsub> ` on a terminal.
 func readScript(in io.Reader) (string, error) {
 	f, isFile := in.(*os.File)
-	tty := false
-	if isFile {
-		_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-		tty = err == nil
-	}
+	tty := isFile && interactive.IsTerminal(f)
 	if !tty {
 		b, err := io.ReadAll(in)
 		if err != nil {

@@ -94,15 +94,7 @@ func claimCall(req *api.ClaimRequest, show func(*api.ClaimReply) error) int {
 				return err
 			}
 		}
-		for _, m := range reply.Messages {
-			fmt.Fprintln(sys.stdout, m)
-		}
-		for _, e := range reply.Errors {
-			fmt.Fprintln(sys.stderr, e)
-		}
-		if len(reply.Errors) > 0 {
-			rc = 255
-		}
+		rc = printReply(reply.Messages, reply.Errors)
 		return nil
 	}); code != 0 {
 		return code

@@ -20,15 +20,7 @@ func jgroupCall(req *api.JobGroupRequest) int {
 	if code := fetch(func(c *client.Client, cx context.Context) (*api.JobGroupReply, error) {
 		return c.JobGroups(cx, req)
 	}, func(reply *api.JobGroupReply) error {
-		for _, m := range reply.Messages {
-			fmt.Fprintln(sys.stdout, m)
-		}
-		for _, e := range reply.Errors {
-			fmt.Fprintln(sys.stderr, e)
-		}
-		if len(reply.Errors) > 0 {
-			rc = 255
-		}
+		rc = printReply(reply.Messages, reply.Errors)
 		return nil
 	}); code != 0 {
 		return code

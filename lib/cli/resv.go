@@ -150,17 +150,23 @@ func parseRsvTime(v string, from time.Time) (time.Time, error) {
 // rsvCall sends a reservation request and prints its messages and errors.
 func rsvCall(req *api.ReservationRequest) int {
 	return fetchRsv(req, func(reply *api.ReservationReply) int {
-		for _, m := range reply.Messages {
-			fmt.Fprintln(sys.stdout, m)
-		}
-		for _, e := range reply.Errors {
-			fmt.Fprintln(sys.stderr, e)
-		}
-		if len(reply.Errors) > 0 {
-			return 255
-		}
-		return 0
+		return printReply(reply.Messages, reply.Errors)
 	})
+}
+
+// printReply prints a request's messages on stdout and its errors on
+// stderr, and returns the exit code: 255 when there is an error.
+func printReply(messages, errs []string) int {
+	for _, m := range messages {
+		fmt.Fprintln(sys.stdout, m)
+	}
+	for _, e := range errs {
+		fmt.Fprintln(sys.stderr, e)
+	}
+	if len(errs) > 0 {
+		return 255
+	}
+	return 0
 }
 
 func fetchRsv(req *api.ReservationRequest, show func(*api.ReservationReply) int) int {

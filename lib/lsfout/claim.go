@@ -88,11 +88,7 @@ func writeClaimLong(b *bytes.Buffer, ci *api.ClaimInfo, loc *time.Location) {
 	if len(ci.GetJobs()) > 0 {
 		var js []string
 		for _, j := range ci.GetJobs() {
-			id := fmt.Sprint(j.GetJobId())
-			if j.GetArrayIndex() > 0 {
-				id += fmt.Sprintf("[%d]", j.GetArrayIndex())
-			}
-			js = append(js, id+" "+StateName(j.GetState()))
+			js = append(js, jobRefString(j.GetJobId(), j.GetArrayIndex())+" "+StateName(j.GetState()))
 		}
 		fmt.Fprintf(b, " Jobs: %s\n", strings.Join(js, ", "))
 	}
