@@ -96,6 +96,12 @@ type claimState struct {
 
 // scheduleClaims is Schedule for a snapshot with claims (see above).
 func scheduleClaims(s *Snapshot) *Decision {
+	// The copy's cycle charges every running job afresh, so the ledger
+	// no longer follows the decisions: it fills again at its next cycle.
+	// (Look, which takes the same copy, leaves the caller's ledger be.)
+	if s.Ledger != nil {
+		s.Ledger.Reset()
+	}
 	s2, held := claimSnapshot(s)
 	schema := s.Schema
 	if schema == nil {
@@ -377,12 +383,6 @@ func (cj *claimJob) give(p *Placement) string {
 func claimSnapshot(s *Snapshot) (s2 Snapshot, held map[string]*claimState) {
 	s2 = *s
 	s2.Claims = nil
-	// The running jobs' charges and the kept host values are those of
-	// the snapshot as given: a cycle of the copy starts afresh, and the
-	// ledger fills again at its next cycle.
-	if s.Ledger != nil {
-		s.Ledger.Reset()
-	}
 	s2.Ledger, s2.Scratch = nil, nil
 
 	held = map[string]*claimState{}

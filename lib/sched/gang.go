@@ -115,7 +115,6 @@ func planGangs(s *Snapshot) *gangPlan {
 // gangRun is one run of the cycle's gangs: which gang each of the run's
 // jobs belongs to and which gangs were tried.
 type gangRun struct {
-	plan  *gangPlan
 	of    map[int]int  // job index in the run's snapshot -> gang
 	tried []bool       // by gang
 	jobs  [][]int      // by gang: its members' job indices
@@ -169,7 +168,7 @@ func scheduleGangs(s *Snapshot, pl *gangPlan) *Decision {
 			}
 			run.Jobs = append(run.Jobs, s.Jobs[i])
 		}
-		gr := &gangRun{plan: pl, of: map[int]int{}, ok: map[int]bool{}, tried: make([]bool, len(pl.gangs)), jobs: make([][]int, len(pl.gangs))}
+		gr := &gangRun{of: map[int]int{}, ok: map[int]bool{}, tried: make([]bool, len(pl.gangs)), jobs: make([][]int, len(pl.gangs))}
 		for i := range run.Jobs {
 			if g, ok := pl.of[run.Jobs[i].Key]; ok {
 				gr.of[i] = g
