@@ -142,6 +142,15 @@ func (l *Local) pid(id string) int {
 	return pid
 }
 
+// alive reports whether pid, a worker this provider found, still runs:
+// not reaped by this provider, not a zombie, not gone.
+func (l *Local) alive(pid int) bool {
+	l.mu.Lock()
+	gone := l.exited[pid]
+	l.mu.Unlock()
+	return !gone && !zombie(pid) && syscall.Kill(pid, 0) == nil
+}
+
 // zombie reports whether pid has ended and is not reaped yet: gone.
 func zombie(pid int) bool {
 	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -159,11 +168,24 @@ func zombie(pid int) bool {
 // directory as the worker's --dir. It writes the file for the next
 // look; 0 is none.
 func (l *Local) findWorker(dir string) int {
+	want := []byte("\x00--dir\x00" + dir + "\x00")
+	pid := ownProcess(func(_ int, _ string, cmdline []byte) bool { return bytes.Contains(cmdline, want) })
+	if pid > 0 {
+		if err := os.WriteFile(filepath.Join(dir, "worker.pid"), []byte(strconv.Itoa(pid)+"\n"), 0o600); err != nil {
+			slog.Warn("record a found instance worker's pid", "dir", dir, "err", err)
+		}
+	}
+	return pid
+}
+
+// ownProcess is the first live process of this provider's user (not a
+// zombie) that match accepts, given its pid, its /proc directory and its
+// command line; 0 is none.
+func ownProcess(match func(pid int, proc string, cmdline []byte) bool) int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0
 	}
-	want := []byte("\x00--dir\x00" + dir + "\x00")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid <= 1 {
@@ -175,14 +197,8 @@ func (l *Local) findWorker(dir string) int {
 			continue
 		}
 		cmdline, err := os.ReadFile(proc + "/cmdline")
-		if err != nil || !bytes.Contains(cmdline, want) {
+		if err != nil || !match(pid, proc, cmdline) || zombie(pid) {
 			continue
-		}
-		if zombie(pid) {
-			continue
-		}
-		if err := os.WriteFile(filepath.Join(dir, "worker.pid"), []byte(strconv.Itoa(pid)+"\n"), 0o600); err != nil {
-			slog.Warn("record a found instance worker's pid", "dir", dir, "err", err)
 		}
 		return pid
 	}
@@ -197,48 +213,35 @@ func (l *Local) findWorker(dir string) int {
 // ... --instance ID` with DIR an instance directory named ID; it returns
 // the pid and DIR, or 0 and "".
 func (l *Local) elsewhere(id string) (int, string) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0, ""
-	}
 	exe, err := filepath.EvalSymlinks(l.Exe)
 	if err != nil {
 		return 0, ""
 	}
 	want := []byte("\x00--instance\x00" + id + "\x00")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid <= 1 {
-			continue
-		}
-		proc := fmt.Sprintf("/proc/%d", pid)
-		var st syscall.Stat_t
-		if syscall.Stat(proc, &st) != nil || int(st.Uid) != os.Getuid() {
-			continue
-		}
-		cmdline, err := os.ReadFile(proc + "/cmdline")
-		if err != nil || !bytes.Contains(append(cmdline, 0), want) {
-			continue
+	var dir string
+	pid := ownProcess(func(_ int, proc string, cmdline []byte) bool {
+		if !bytes.Contains(append(cmdline, 0), want) {
+			return false
 		}
 		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
 		if len(args) < 2 || args[1] != "worker" {
-			continue
+			return false
 		}
 		if x, err := os.Readlink(proc + "/exe"); err != nil || x != exe {
-			continue
+			return false
 		}
-		dir := ""
+		dir = ""
 		for i, a := range args {
 			if a == "--dir" && i+1 < len(args) {
 				dir = args[i+1]
 			}
 		}
-		if dir == "" || !filepath.IsAbs(dir) || filepath.Base(dir) != id || dir == l.dir(id) || zombie(pid) {
-			continue
-		}
-		return pid, dir
+		return dir != "" && filepath.IsAbs(dir) && filepath.Base(dir) == id && dir != l.dir(id)
+	})
+	if pid == 0 {
+		return 0, ""
 	}
-	return 0, ""
+	return pid, dir
 }
 
 // Status says whether each instance's worker runs.
@@ -268,14 +271,17 @@ func (l *Local) Return(ctx context.Context, insts []provider.Instance) error {
 	for _, in := range insts {
 		_, other := l.elsewhere(in.ID)
 		if pid := l.pid(in.ID); pid > 0 {
+			// The pid found once is watched: finding it again (a scan of
+			// /proc for a worker another provisioner started) every 20 ms
+			// is not needed to see it go.
 			syscall.Kill(pid, syscall.SIGTERM)
 			deadline := time.Now().Add(wait)
-			for l.pid(in.ID) > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+			for l.alive(pid) && time.Now().Before(deadline) && ctx.Err() == nil {
 				time.Sleep(20 * time.Millisecond)
 			}
-			if pid := l.pid(in.ID); pid > 0 {
+			if l.alive(pid) {
 				syscall.Kill(pid, syscall.SIGKILL)
-				for l.pid(in.ID) > 0 && ctx.Err() == nil {
+				for l.alive(pid) && ctx.Err() == nil {
 					time.Sleep(20 * time.Millisecond)
 				}
 			}
