@@ -171,26 +171,11 @@ func (p *Provisioner) stepLoans(ctx context.Context, conf *config.Config, now ti
 func (p *Provisioner) putLoans(loans []*api.RCBorrow, del []string, seq bool) error {
 	kv := map[string][]byte{}
 	for _, b := range loans {
-		v, err := proto.Marshal(b)
-		if err != nil {
+		if err := marshalInto(kv, "rc/borrow/"+b.Id, b); err != nil {
 			return err
 		}
-		kv["rc/borrow/"+b.Id] = v
 	}
-	for _, k := range del {
-		kv[k] = nil
-	}
-	if seq {
-		key := "rc/seq"
-		if p.opt.Provider != "" {
-			key = seqKey(p.opt.Provider)
-		}
-		kv[key] = []byte(strconv.FormatInt(p.seq, 10))
-	}
-	if err := p.st.SetMetas(kv); err != nil {
-		return fmt.Errorf("provisioner: record loans: %w", err)
-	}
-	return nil
+	return p.write(kv, del, seq, "record loans")
 }
 
 // lender is the resource's provider as a lender, or an error saying why
@@ -214,8 +199,7 @@ func (p *Provisioner) loanFailed(r *config.Resource, msg string, now time.Time) 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.lend.fails[r.Name]++
-	d := p.opt.MinBackoff << min(p.lend.fails[r.Name]-1, 16)
-	p.lend.backoff[r.Name] = now.Add(min(d, p.opt.MaxBackoff))
+	p.lend.backoff[r.Name] = now.Add(p.backoffAfter(p.lend.fails[r.Name]))
 }
 
 // borrow asks the resource's provider for n units: the loan is recorded

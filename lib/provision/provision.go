@@ -433,19 +433,31 @@ func (p *Provisioner) step(ctx context.Context) {
 func (p *Provisioner) put(insts []*api.RCInstance, reqs []*api.RCRequest, del []string, seq bool) error {
 	kv := map[string][]byte{}
 	for _, in := range insts {
-		b, err := proto.Marshal(in)
-		if err != nil {
+		if err := marshalInto(kv, "rc/inst/"+in.Id, in); err != nil {
 			return err
 		}
-		kv["rc/inst/"+in.Id] = b
 	}
 	for _, r := range reqs {
-		b, err := proto.Marshal(r)
-		if err != nil {
+		if err := marshalInto(kv, "rc/req/"+r.Id, r); err != nil {
 			return err
 		}
-		kv["rc/req/"+r.Id] = b
 	}
+	return p.write(kv, del, seq, "record")
+}
+
+// marshalInto adds a record to kv under key.
+func marshalInto(kv map[string][]byte, key string, m proto.Message) error {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return err
+	}
+	kv[key] = b
+	return nil
+}
+
+// write stores kv, the deletions del and, with seq, the request
+// sequence, in one durable write; what names it in the error.
+func (p *Provisioner) write(kv map[string][]byte, del []string, seq bool, what string) error {
 	for _, k := range del {
 		kv[k] = nil
 	}
@@ -457,9 +469,15 @@ func (p *Provisioner) put(insts []*api.RCInstance, reqs []*api.RCRequest, del []
 		kv[key] = []byte(strconv.FormatInt(p.seq, 10))
 	}
 	if err := p.st.SetMetas(kv); err != nil {
-		return fmt.Errorf("provisioner: record: %w", err)
+		return fmt.Errorf("provisioner: %s: %w", what, err)
 	}
 	return nil
+}
+
+// backoffAfter is how long a template or a resource waits after its
+// fails-th failure in a row: doubling from MinBackoff, at most MaxBackoff.
+func (p *Provisioner) backoffAfter(fails int) time.Duration {
+	return min(p.opt.MinBackoff<<min(fails-1, 16), p.opt.MaxBackoff)
 }
 
 // fail records a provider's error for badmin rc error and backs the
@@ -474,8 +492,7 @@ func (p *Provisioner) fail(provName, template, msg string, now time.Time) {
 	}
 	if template != "" {
 		p.fails[template]++
-		d := p.opt.MinBackoff << min(p.fails[template]-1, 16)
-		p.backoff[template] = now.Add(min(d, p.opt.MaxBackoff))
+		p.backoff[template] = now.Add(p.backoffAfter(p.fails[template]))
 	}
 	p.version++
 }
