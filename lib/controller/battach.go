@@ -11,8 +11,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"xce/lib/api"
@@ -78,29 +76,19 @@ func (c *Controller) Battach(ctx context.Context, who Caller, req *rpc.BattachRe
 	return reply, nil
 }
 
-// battachWaits are the battach calls waiting for remote workers, by the
-// number sent with each.
-var battachWaits struct {
-	mu   sync.Mutex
-	next atomic.Uint64
-	m    map[uint64]chan *rpc.BattachReply
-}
-
 // Battach asks the remote worker and waits for its answer, at most a
 // little longer than the worker lets the command run.
 func (w *workerConn) Battach(ctx context.Context, req *rpc.BattachRequest) *rpc.BattachReply {
-	id := battachWaits.next.Add(1)
 	ch := make(chan *rpc.BattachReply, 1)
-	battachWaits.mu.Lock()
-	if battachWaits.m == nil {
-		battachWaits.m = map[uint64]chan *rpc.BattachReply{}
-	}
-	battachWaits.m[id] = ch
-	battachWaits.mu.Unlock()
+	w.mu.Lock()
+	w.battachID++
+	id := w.battachID
+	w.battaches[id] = ch
+	w.mu.Unlock()
 	defer func() {
-		battachWaits.mu.Lock()
-		delete(battachWaits.m, id)
-		battachWaits.mu.Unlock()
+		w.mu.Lock()
+		delete(w.battaches, id)
+		w.mu.Unlock()
 	}()
 	fwd := &rpc.BattachRequest{Id: id, JobId: req.JobId, Index: req.Index, Host: req.Host, Shell: req.Shell, Stdin: req.Stdin, Uid: req.Uid}
 	w.send(&rpc.ControllerMessage{Msg: &rpc.ControllerMessage_Battach{Battach: fwd}})
@@ -119,21 +107,15 @@ func (w *workerConn) Battach(ctx context.Context, req *rpc.BattachRequest) *rpc.
 	}
 }
 
-// battachMessage takes a remote worker's battach answer; false when m is
-// none.
-func (c *Controller) battachMessage(m *rpc.WorkerMessage) bool {
-	r := m.GetBattach()
-	if r == nil {
-		return false
-	}
-	battachWaits.mu.Lock()
-	ch := battachWaits.m[r.Id]
-	delete(battachWaits.m, r.Id)
-	battachWaits.mu.Unlock()
+// battached takes the worker's answer to a battach call.
+func (w *workerConn) battached(r *rpc.BattachReply) {
+	w.mu.Lock()
+	ch := w.battaches[r.Id]
+	delete(w.battaches, r.Id)
+	w.mu.Unlock()
 	if ch != nil {
 		ch <- r
 	}
-	return true
 }
 
 // Battach is the Controller service's call.

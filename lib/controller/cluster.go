@@ -117,10 +117,11 @@ func (s *ClusterService) receive(conn *workerConn, stream grpcapi.Cluster_Connec
 			conn.setUsage(m.Usage)
 		case *rpc.WorkerMessage_Peek:
 			conn.peeked(m.Peek)
+		case *rpc.WorkerMessage_Battach:
+			conn.battached(m.Battach) // battach.go
 		default:
-			if !s.c.taskMessage(conn.name, msg) && // blaunch (tasks.go)
-				!s.c.termMessage(conn.name, msg) { // interactive jobs (term.go)
-				s.c.battachMessage(msg) // battach.go
+			if !s.c.taskMessage(conn.name, msg) { // blaunch (tasks.go)
+				s.c.termMessage(conn.name, msg) // interactive jobs (term.go)
 			}
 		}
 	}
@@ -143,8 +144,12 @@ type workerConn struct {
 	usage    map[key]*api.ResourceUsage
 	peeks    map[uint64]chan *rpc.PeekReply
 	peekID   uint64
-	closed   chan struct{}
-	why      string
+	// battaches are the battach calls waiting for this worker's answer
+	// (battach.go), by the id sent with each.
+	battaches map[uint64]chan *rpc.BattachReply
+	battachID uint64
+	closed    chan struct{}
+	why       string
 }
 
 func newWorkerConn(name, runDir string) *workerConn {
@@ -152,6 +157,7 @@ func newWorkerConn(name, runDir string) *workerConn {
 		name: name, runDir: runDir,
 		wake: make(chan struct{}, 1), closed: make(chan struct{}),
 		usage: map[key]*api.ResourceUsage{}, peeks: map[uint64]chan *rpc.PeekReply{},
+		battaches: map[uint64]chan *rpc.BattachReply{},
 	}
 }
 
