@@ -182,11 +182,17 @@ func (l *Ledger) SetDemand(version uint64, hosts map[string]int) {
 		return
 	}
 	if len(hosts) > 0 && (l.demandV != version || !maps.Equal(hosts, l.demand)) {
-		l.demandSeq++
-		close(l.changed)
-		l.changed = make(chan struct{})
+		l.demandChanged()
 	}
 	l.demand, l.demandV = hosts, version
+}
+
+// demandChanged wakes the provisioners waiting in Sync for new demand,
+// of hosts or of units to borrow (l.mu held).
+func (l *Ledger) demandChanged() {
+	l.demandSeq++
+	close(l.changed)
+	l.changed = make(chan struct{})
 }
 
 // Instance is the record of the instance that joins as host, or nil.

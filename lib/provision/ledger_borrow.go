@@ -59,9 +59,7 @@ func (l *Ledger) SetTokens(version uint64, want map[string]int) {
 		return
 	}
 	if len(want) > 0 && (l.lend.wantV != version || !maps.Equal(want, l.lend.want)) {
-		l.demandSeq++
-		close(l.changed)
-		l.changed = make(chan struct{})
+		l.demandChanged()
 	}
 	l.lend.want, l.lend.wantV = want, version
 }
