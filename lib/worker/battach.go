@@ -23,7 +23,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -69,10 +68,7 @@ func (w *Worker) Battach(ctx context.Context, req *rpc.BattachRequest) *rpc.Batt
 	}
 	job := l.GetJob()
 	spec := jobexec.MergedSpec(job)
-	value := job.GetEffective().GetContainer()
-	if value == "" {
-		value = spec.GetContainer()
-	}
+	value := jobContainer(job)
 	if value == "" {
 		return fail("Job <%s> does not run in a container", name)
 	}
@@ -90,16 +86,7 @@ func (w *Worker) Battach(ctx context.Context, req *rpc.BattachRequest) *rpc.Batt
 		gid = os.Getegid()
 	}
 	env := spec.GetEnv()
-	path := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
-		}
-	}
-	if path == "" {
-		path = "/usr/local/bin:/usr/bin:/bin"
-	}
-	cli := lookPathIn(string(rt), path)
+	cli := runtimeCLI(rt, env)
 	if cli == "" {
 		return fail("Job <%s>: the container runtime %s is not installed on this host", name, rt)
 	}

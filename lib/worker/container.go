@@ -39,10 +39,7 @@ const (
 // jobRuntime is the runtime of the job's container that leaves records
 // behind (podman, docker), "" for any other job.
 func jobRuntime(job *api.Job) container.Runtime {
-	v := job.GetEffective().GetContainer()
-	if v == "" {
-		v = jobexec.MergedSpec(job).GetContainer()
-	}
+	v := jobContainer(job)
 	if v == "" {
 		return ""
 	}
@@ -51,6 +48,30 @@ func jobRuntime(job *api.Job) container.Runtime {
 		return ""
 	}
 	return sp.Runtime
+}
+
+// jobContainer is the job's CONTAINER value (its application profile's,
+// as the layering gave it, else its spec's), "" for none.
+func jobContainer(job *api.Job) string {
+	if v := job.GetEffective().GetContainer(); v != "" {
+		return v
+	}
+	return jobexec.MergedSpec(job).GetContainer()
+}
+
+// runtimeCLI finds the container runtime's program in the job's PATH
+// (env; a usual system PATH when it has none), "" when it is not there.
+func runtimeCLI(rt container.Runtime, env []string) string {
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	if path == "" {
+		path = "/usr/local/bin:/usr/bin:/bin"
+	}
+	return lookPathIn(string(rt), path)
 }
 
 // removeContainer removes job k's container, if any is left, once the

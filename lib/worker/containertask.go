@@ -10,7 +10,6 @@ package worker
 
 import (
 	"fmt"
-	"strings"
 
 	"xce/lib/container"
 )
@@ -28,13 +27,7 @@ func (w *Worker) containerTaskArgv(k jobKey, uid, gid int, cwd string, env, argv
 	if rt == "" {
 		return argv, nil
 	}
-	path := "/usr/local/bin:/usr/bin:/bin"
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
-		}
-	}
-	cli := lookPathIn(string(rt), path)
+	cli := runtimeCLI(rt, env)
 	if cli == "" {
 		return nil, fmt.Errorf("the job runs in a %s container, and %s is not installed on this host", rt, rt)
 	}
