@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,8 +57,17 @@ func workersUnder(dir string) []string {
 		}
 		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 		if len(args) > 1 && args[1] == "worker" && strings.Contains(string(b), dir) {
-			if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && strings.Contains(string(st), ") Z ") {
+			st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+			if err != nil || strings.Contains(string(st), ") Z ") {
 				continue // ended, not reaped yet
+			}
+			// A worker's child between fork and exec (a shepherd being
+			// started) still shows its parent's command line: it is the
+			// same worker, not a second one.
+			if f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:])); len(f) > 1 {
+				if pb, err := os.ReadFile(filepath.Join("/proc", f[1], "cmdline")); err == nil && bytes.Equal(pb, b) {
+					continue
+				}
 			}
 			out = append(out, e.Name()+" "+strings.Join(args, " "))
 		}
