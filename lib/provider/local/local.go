@@ -197,12 +197,33 @@ func ownProcess(match func(pid int, proc string, cmdline []byte) bool) int {
 			continue
 		}
 		cmdline, err := os.ReadFile(proc + "/cmdline")
-		if err != nil || !match(pid, proc, cmdline) || zombie(pid) {
+		if err != nil || !match(pid, proc, cmdline) || zombie(pid) || unexecedChild(pid, cmdline) {
 			continue
 		}
 		return pid
 	}
 	return 0
+}
+
+// unexecedChild reports whether pid is a child between fork and exec:
+// until it execs, a child shows its parent's command line (a worker
+// starting a shepherd looks like a second worker of the same instance for
+// a moment).
+func unexecedChild(pid int, cmdline []byte) bool {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(st, ')')
+	if i < 0 {
+		return false
+	}
+	f := bytes.Fields(st[i+1:]) // state, ppid, ...
+	if len(f) < 2 {
+		return false
+	}
+	parent, err := os.ReadFile("/proc/" + string(f[1]) + "/cmdline")
+	return err == nil && bytes.Equal(parent, cmdline)
 }
 
 // elsewhere finds an instance's worker that another provisioner of this

@@ -1,9 +1,14 @@
 package local
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,5 +75,45 @@ func TestLocalLifecycle(t *testing.T) {
 	// Returning again is harmless.
 	if err := l.Return(ctx, ins); err != nil {
 		t.Error(err)
+	}
+}
+
+// A child that has not exec'd yet shows its parent's command line; a scan
+// for an instance's worker must take it for the worker no more than the
+// worker's other children. A subshell (a fork of sh that never execs)
+// stands in for a child caught between fork and exec.
+func TestUnexecedChild(t *testing.T) {
+	sh := exec.Command("/bin/sh", "-c", "( sleep 30; : ) & wait", "xce-fake-worker")
+	// Its own process group, so that the cleanup ends the subshell too.
+	sh.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-sh.Process.Pid, syscall.SIGKILL); sh.Wait() })
+	parent, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", sh.Process.Pid))
+	var child int
+	for deadline := time.Now().Add(10 * time.Second); child == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == sh.Process.Pid {
+				continue
+			}
+			if b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); bytes.Equal(b, parent) {
+				child = pid
+			}
+		}
+	}
+	if child == 0 {
+		t.Fatal("the subshell did not show up")
+	}
+	if !unexecedChild(child, parent) {
+		t.Errorf("the subshell %d was not seen as its parent's unexec'd child", child)
+	}
+	if unexecedChild(sh.Process.Pid, parent) {
+		t.Errorf("the shell itself was taken for a child")
+	}
+	if got := ownProcess(func(_ int, _ string, cmdline []byte) bool { return bytes.Equal(cmdline, parent) }); got != sh.Process.Pid {
+		t.Errorf("ownProcess found %d, want the shell %d", got, sh.Process.Pid)
 	}
 }
