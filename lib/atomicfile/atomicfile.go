@@ -52,3 +52,14 @@ func WriteFunc(path string, perm os.FileMode, sync bool, write func(io.Writer) e
 	}
 	return nil
 }
+
+// SyncDir makes the entries of dir durable: a rename into it, or a file
+// made there, survives a crash once it returns.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -9,14 +9,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
 	"xce/lib/api"
 	"xce/lib/api/grpcapi"
@@ -56,7 +54,7 @@ type Node struct {
 	cfg       Config
 	raft      *raft.Raft
 	transport *raft.NetworkTransport
-	logs      *raftboltdb.BoltStore
+	logs      *walLog
 	fsm       *fsm
 
 	mu       sync.Mutex
@@ -88,7 +86,7 @@ func Start(cfg Config) (*Node, error) {
 	// raft's lines go through the daemon's handler (lib/logging), in its
 	// format; warnings and up unless the daemon logs at debug.
 	logger := logging.HCLog(slog.Default(), "raft", hclog.Warn)
-	logs, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.Dir, "raft.db")})
+	logs, err := openLog(cfg.Dir, logger)
 	if err != nil {
 		return nil, fmt.Errorf("open the raft log in %s: %w", cfg.Dir, err)
 	}
@@ -208,7 +206,7 @@ func Start(cfg Config) (*Node, error) {
 }
 
 // checkStore refuses a store ahead of this candidate's log.
-func checkStore(st *store.Store, logs *raftboltdb.BoltStore, snaps *raft.FileSnapshotStore, dir string) error {
+func checkStore(st *store.Store, logs raft.LogStore, snaps *raft.FileSnapshotStore, dir string) error {
 	last, err := logs.LastIndex()
 	if err != nil {
 		return fmt.Errorf("read the raft log in %s: %w", dir, err)

@@ -125,7 +125,7 @@ func backupBeside(dir string, db *badger.DB, v uint64) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("back up the store before upgrading it: %w", err)
 	}
-	return path, syncDir(filepath.Dir(path))
+	return path, atomicfile.SyncDir(filepath.Dir(path))
 }
 
 // isNewStore says whether dir holds no Badger database yet.

@@ -509,16 +509,7 @@ func writeFileSync(path string, data []byte) error {
 	if err := atomicfile.Write(path, data, 0o600, true); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return atomicfile.SyncDir(filepath.Dir(path))
 }
 
 // countRecords counts the live job records (j) and submissions (s); the
