@@ -87,11 +87,10 @@ type setPair struct{ stripped, orig resreq.UsageSet }
 // claimState is a held claim's use in the cycle.
 type claimState struct {
 	c     *Claim
-	amt   map[string]float64  // resource -> held amount
-	used  map[string]float64  // resource -> used by its jobs
-	insts map[string][]string // its instances
-	taken map[string]bool     // "res\x00name": instances its jobs hold
-	users map[string]bool     // users whose jobs run in it
+	amt   map[string]float64    // resource -> held amount
+	used  map[string]float64    // resource -> used by its jobs
+	insts map[string]*namedPool // its instances, held by its jobs
+	users map[string]bool       // users whose jobs run in it
 }
 
 // scheduleClaims is Schedule for a snapshot with claims (see above).
@@ -225,8 +224,10 @@ func (cs *claimState) use(user string, has []HostAlloc) []HostAlloc {
 			ins := map[string][]string{}
 			for r, names := range ha.Instances {
 				if _, ok := cs.amt[r]; ok {
-					for _, n := range names {
-						cs.taken[r+"\x00"+n] = true
+					if np := cs.insts[r]; np != nil {
+						for _, n := range names {
+							np.holdName(n)
+						}
 					}
 					continue
 				}
@@ -333,15 +334,9 @@ func (cj *claimJob) give(p *Placement) string {
 		if cs.used[r]+n > cs.amt[r]+1e-9 {
 			return "Job requirements for reserving resource (" + r + ") not satisfied within claim " + cs.c.Name
 		}
-		if names, ok := cs.insts[r]; ok {
-			k := int(math.Ceil(n - 1e-9))
-			var got []string
-			for _, name := range names {
-				if len(got) < k && !cs.taken[r+"\x00"+name] {
-					got = append(got, name)
-				}
-			}
-			if len(got) < k {
+		if np := cs.insts[r]; np != nil {
+			got := np.pickNames(int(math.Ceil(n - 1e-9)))
+			if got == nil {
 				return "Job requirements for reserving resource (" + r + ") not satisfied within claim " + cs.c.Name
 			}
 			picks[r] = got
@@ -369,7 +364,7 @@ func (cj *claimJob) give(p *Placement) string {
 		for r, names := range picks {
 			ha.Instances[r] = append(slices.Clip(ha.Instances[r]), names...)
 			for _, n := range names {
-				cs.taken[r+"\x00"+n] = true
+				cs.insts[r].holdName(n)
 			}
 		}
 	}
@@ -391,8 +386,13 @@ func claimSnapshot(s *Snapshot) (s2 Snapshot, held map[string]*claimState) {
 		if cl.Held == nil {
 			continue
 		}
-		cs := &claimState{c: cl, amt: map[string]float64{}, used: map[string]float64{}, insts: cl.Held.Instances,
-			taken: map[string]bool{}, users: map[string]bool{}}
+		cs := &claimState{c: cl, amt: map[string]float64{}, used: map[string]float64{}, users: map[string]bool{}}
+		for r, names := range cl.Held.Instances {
+			if cs.insts == nil {
+				cs.insts = map[string]*namedPool{}
+			}
+			cs.insts[r] = newNamedPool(names)
+		}
 		for _, u := range cl.Held.Rusage {
 			for _, r := range u.Resources {
 				cs.amt[r.Name] = amount(cl.Held.Rusage, r.Name, 0, 1, true, false)
@@ -433,16 +433,8 @@ func placeClaims(s, s2 *Snapshot, schema *resreq.Schema, d *Decision) {
 	d.ClaimPending = map[string][]string{}
 	v := Look(s2)
 	// taken: instances held by running jobs and claims.
-	taken := heldSet{}
-	for _, a := range s2.Running {
-		for _, ha := range a.Hosts {
-			for r, names := range ha.Instances {
-				for _, n := range names {
-					taken.take(ha.Host, r, n)
-				}
-			}
-		}
-	}
+	taken := newInstTable(s.Hosts)
+	taken.holdAllocs(s2.Running, nil)
 	extra := map[string]map[string]float64{} // host -> resource -> placed this cycle
 	byName := map[string]int{}
 	for i := range s.Hosts {
@@ -485,11 +477,7 @@ func placeClaims(s, s2 *Snapshot, schema *resreq.Schema, d *Decision) {
 					extra[h.Name][r.Name] += amount(set, r.Name, 0, 1, true, false)
 				}
 			}
-			for r, names := range ha.Instances {
-				for _, n := range names {
-					taken.take(h.Name, r, n)
-				}
-			}
+			taken.holdHost(h.Name, ha.Instances)
 			d.Claims = append(d.Claims, ClaimPlacement{Name: cl.Name, Held: ha})
 			s2.Running = append(s2.Running, claimAlloc(len(s.Claims)+ci, cl.Name, ha))
 			placed = true
@@ -529,7 +517,7 @@ func holdSet(set resreq.UsageSet) resreq.UsageSet {
 // what vals (net of running jobs and claims) and extra (this cycle's
 // claims) leave, with its instances picked; else why not.
 func fitClaim(h *Host, set resreq.UsageSet, vals *resreq.Host, schema *resreq.Schema, shared map[string]float64,
-	extra map[string]float64, taken heldSet) (HostAlloc, string) {
+	extra map[string]float64, taken *instTable) (HostAlloc, string) {
 	ha := HostAlloc{Host: h.Name, Rusage: set, Lead: true}
 	for _, u := range set {
 		for _, r := range u.Resources {
@@ -546,18 +534,12 @@ func fitClaim(h *Host, set resreq.UsageSet, vals *resreq.Host, schema *resreq.Sc
 			if math.IsNaN(have) || have+1e-9 < need {
 				return ha, w
 			}
-			names, inst := h.Instances[r.Name]
-			if !inst {
+			np := taken.pool(h.Name, r.Name)
+			if np == nil {
 				continue
 			}
-			k := int(math.Ceil(need - 1e-9))
-			var got []string
-			for _, n := range names {
-				if len(got) < k && !taken[h.Name][r.Name][n] {
-					got = append(got, n)
-				}
-			}
-			if len(got) < k {
+			got := np.pickNames(int(math.Ceil(need - 1e-9)))
+			if got == nil {
 				return ha, w
 			}
 			if ha.Instances == nil {
