@@ -78,6 +78,7 @@ type claimJob struct {
 	cl    *claimState
 	user  string
 	pairs []setPair // its requirement's usage sets, as tried and as given
+	gpu   *gpuNeed  // its -gpu, served from the claim's devices (claim_gpu.go)
 }
 
 // setPair is a usage set with the claimed resources left out, and the
@@ -90,6 +91,7 @@ type claimState struct {
 	amt   map[string]float64    // resource -> held amount
 	used  map[string]float64    // resource -> used by its jobs
 	insts map[string]*namedPool // its instances, held by its jobs
+	devs  map[string]*GPU       // its devices by name (claim_gpu.go)
 	users map[string]bool       // users whose jobs run in it
 }
 
@@ -136,6 +138,7 @@ func scheduleClaims(s *Snapshot) *Decision {
 		}
 		cj := &claimJob{cl: cs, user: j.User}
 		j.Req = cj.strip(j.Req, cs)
+		cj.takeGPU(&j)
 		j.Hosts = []string{cs.c.Held.Host}
 		cjobs[j.Key] = cj
 		s2.Jobs = append(s2.Jobs, j)
@@ -174,6 +177,7 @@ func scheduleClaims(s *Snapshot) *Decision {
 // it and no preemption takes it.
 func claimAlloc(i int, name string, h HostAlloc) Alloc {
 	h.Slots, h.Lead, h.Used = 0, true, nil
+	claimDevices(&h)
 	return Alloc{Job: JobKey{ID: -1 - int64(i)}, Queue: "\x00claim " + name, Hosts: []HostAlloc{h}}
 }
 
@@ -220,6 +224,9 @@ func (cs *claimState) use(user string, has []HostAlloc) []HostAlloc {
 			cs.used[r] += amount(ha.Rusage, r, 0, ha.Slots, ha.Lead, false)
 		}
 		ha.Rusage = stripSet(ha.Rusage, cs.amt)
+		if cs.useGPU(ha) {
+			ha.GPU = nil
+		}
 		if ha.Instances != nil {
 			ins := map[string][]string{}
 			for r, names := range ha.Instances {
@@ -334,6 +341,9 @@ func (cj *claimJob) give(p *Placement) string {
 		if cs.used[r]+n > cs.amt[r]+1e-9 {
 			return "Job requirements for reserving resource (" + r + ") not satisfied within claim " + cs.c.Name
 		}
+		if r == ngpusPhysical && cj.gpu != nil {
+			continue // its -gpu's devices, below
+		}
 		if np := cs.insts[r]; np != nil {
 			got := np.pickNames(int(math.Ceil(n - 1e-9)))
 			if got == nil {
@@ -341,6 +351,17 @@ func (cj *claimJob) give(p *Placement) string {
 			}
 			picks[r] = got
 		}
+	}
+	if cj.gpu != nil {
+		k := 0
+		if n := need[ngpusPhysical]; n > 0 {
+			k = int(math.Ceil(n - 1e-9))
+		}
+		got := cj.pickDevices(p, k)
+		if got == nil {
+			return "Job requirements for reserving resource (" + ngpusPhysical + ") not satisfied within claim " + cs.c.Name
+		}
+		picks[ngpusPhysical] = got
 	}
 	for r, n := range need {
 		if n > 0 {
@@ -362,10 +383,17 @@ func (cj *claimJob) give(p *Placement) string {
 			ha.Instances = maps.Clone(ha.Instances)
 		}
 		for r, names := range picks {
-			ha.Instances[r] = append(slices.Clip(ha.Instances[r]), names...)
 			for _, n := range names {
 				cs.insts[r].holdName(n)
 			}
+			if r == ngpusPhysical {
+				ha.GPU = cj.gpuAlloc(names)
+				continue
+			}
+			ha.Instances[r] = append(slices.Clip(ha.Instances[r]), names...)
+		}
+		if len(ha.Instances) == 0 {
+			ha.Instances = nil
 		}
 	}
 	return ""
@@ -393,6 +421,7 @@ func claimSnapshot(s *Snapshot) (s2 Snapshot, held map[string]*claimState) {
 			}
 			cs.insts[r] = newNamedPool(names)
 		}
+		cs.claimGPUs(s.Hosts)
 		for _, u := range cl.Held.Rusage {
 			for _, r := range u.Resources {
 				cs.amt[r.Name] = amount(cl.Held.Rusage, r.Name, 0, 1, true, false)
@@ -435,6 +464,9 @@ func placeClaims(s, s2 *Snapshot, schema *resreq.Schema, d *Decision) {
 	// taken: instances held by running jobs and claims.
 	taken := newInstTable(s.Hosts)
 	taken.holdAllocs(s2.Running, nil)
+	if slices.ContainsFunc(pending, holdsDevices) {
+		taken = taken.withDevices(s.Hosts, v)
+	}
 	extra := map[string]map[string]float64{} // host -> resource -> placed this cycle
 	byName := map[string]int{}
 	for i := range s.Hosts {
