@@ -37,9 +37,9 @@ import (
 //
 // A claim is on one host; its requirement is an rusage[] set (no select,
 // no per-host alternatives). A claim's jobs count against limits with
-// their whole rusage, as any job does. Host GPU devices are not claimed
-// yet (a gap: the controller refuses ngpus_physical in a claim), nor are
-// cluster-wide shared resources. A job whose claim is gone runs as an ordinary job.
+// their whole rusage, as any job does. A claim of ngpus_physical on a
+// host that lists its devices holds devices (claim_gpu.go). Cluster-wide
+// shared resources are not claimed. A job whose claim is gone runs as an ordinary job.
 
 // Claim is a standalone claim as a cycle reads it.
 type Claim struct {
