@@ -100,17 +100,30 @@ const maxGPUs = 64
 // position, and the gmem its jobs reserve on it.
 type gpuPool struct {
 	instPool
-	devs   []*GPU
-	memRes []float64
+	devs []gpuDev
+	// Room for a usual host's devices: a pool is one allocation.
+	stBuf  [8]instSlot
+	devBuf [8]gpuDev
+}
+
+// gpuDev is one device of the pool.
+type gpuDev struct {
+	*GPU
+	memRes float64 // gmem its jobs reserve
 }
 
 // newGPUPool is the pool of a host's devices (the first maxGPUs), none
 // held.
 func newGPUPool(gs []GPU) *gpuPool {
 	n := min(len(gs), maxGPUs)
-	gp := &gpuPool{instPool: newInstPool(n), devs: make([]*GPU, n), memRes: make([]float64, n)}
+	gp := &gpuPool{}
+	if n <= len(gp.stBuf) {
+		gp.st, gp.devs = gp.stBuf[:n], gp.devBuf[:n]
+	} else {
+		gp.instPool, gp.devs = newInstPool(n), make([]gpuDev, n)
+	}
 	for k := range n {
-		gp.devs[k] = &gs[k]
+		gp.devs[k].GPU = &gs[k]
 	}
 	return gp
 }
@@ -121,7 +134,7 @@ func (gp *gpuPool) holdDevices(g *GPUAlloc) {
 		for i, d := range gp.devs {
 			if d.Index == idx {
 				gp.hold(i, g.Exclusive)
-				gp.memRes[i] += g.Mem
+				gp.devs[i].memRes += g.Mem
 			}
 		}
 	}
@@ -133,12 +146,12 @@ func (gp *gpuPool) releaseDevices(g *GPUAlloc, aloneOther func(idx int) bool) {
 	for _, idx := range g.Devices {
 		for i, d := range gp.devs {
 			if d.Index == idx {
-				alone := gp.excl[i]
+				alone := gp.heldAlone(i)
 				if g.Exclusive {
 					alone = aloneOther(idx)
 				}
 				gp.release(i, alone)
-				gp.memRes[i] -= g.Mem
+				gp.devs[i].memRes -= g.Mem
 			}
 		}
 	}
@@ -249,7 +262,8 @@ func (c *cycle) gpuStatic(g *gpuNeed, hs *hostState) (fail, uint64) {
 	}
 	var mask uint64
 	model := 0
-	for i, d := range hs.gpus.devs {
+	for i := range hs.gpus.devs {
+		d := hs.gpus.devs[i].GPU
 		if !g.modelOK(d) {
 			continue
 		}
@@ -279,8 +293,8 @@ func (g *gpuNeed) usable(hs *hostState, mask, taken uint64) uint64 {
 	// gmem: what the device offers is its total less max(reported used,
 	// reserved).
 	return gp.usableMask(mask&^taken, g.Exclusive, func(i int) bool {
-		d := gp.devs[i]
-		return d.MemTotal-max(gp.memRes[i], d.MemUsed)+1e-9 >= g.Mem
+		d := &gp.devs[i]
+		return d.MemTotal-max(d.memRes, d.MemUsed)+1e-9 >= g.Mem
 	})
 }
 
@@ -315,9 +329,9 @@ func (g *gpuNeed) pickGPUs(hs *hostState, usable uint64, n int) []int {
 	if !g.Exclusive {
 		slices.SortStableFunc(cand, func(a, b int) int {
 			if g.Pack {
-				return int(gp.jobs[b] - gp.jobs[a])
+				return gp.holders(b) - gp.holders(a)
 			}
-			return int(gp.jobs[a] - gp.jobs[b])
+			return gp.holders(a) - gp.holders(b)
 		})
 	}
 	out := cand[:n]

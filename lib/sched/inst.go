@@ -20,42 +20,55 @@ import (
 
 // instPool is what holds each instance of one resource of one host.
 type instPool struct {
-	jobs []int32 // holders, by position
-	excl []bool  // held by a job that shares it with no other
+	st []instSlot // by position
+}
+
+// instSlot is what holds one instance.
+type instSlot struct {
+	n     int32 // holders
+	alone bool  // one of them shares it with no other
 }
 
 func newInstPool(n int) instPool {
-	return instPool{jobs: make([]int32, n), excl: make([]bool, n)}
+	return instPool{st: make([]instSlot, n)}
 }
 
 // size is the number of instances.
-func (p *instPool) size() int { return len(p.jobs) }
+func (p *instPool) size() int { return len(p.st) }
+
+// holders is the number of holders of instance i.
+func (p *instPool) holders(i int) int { return int(p.st[i].n) }
+
+// heldAlone reports whether a holder of instance i shares it with no
+// other.
+func (p *instPool) heldAlone(i int) bool { return p.st[i].alone }
 
 // hold charges one more holder of instance i; alone: it shares it with
 // no other.
 func (p *instPool) hold(i int, alone bool) {
-	p.jobs[i]++
-	p.excl[i] = p.excl[i] || alone
+	p.st[i].n++
+	p.st[i].alone = p.st[i].alone || alone
 }
 
 // release takes one holder of instance i off; alone says whether one of
 // those left holds it alone.
 func (p *instPool) release(i int, alone bool) {
-	p.jobs[i]--
-	p.excl[i] = alone
+	p.st[i].n--
+	p.st[i].alone = alone
 }
 
 // usable reports whether a job may use instance i now: no holder keeps
 // it alone, and a job that wants it alone finds it unheld.
 func (p *instPool) usable(i int, alone bool) bool {
-	return !p.excl[i] && (!alone || p.jobs[i] == 0)
+	st := p.st[i]
+	return !st.alone && (!alone || st.n == 0)
 }
 
 // idle counts the instances nobody holds.
 func (p *instPool) idle() int {
 	n := 0
-	for _, k := range p.jobs {
-		if k == 0 {
+	for _, st := range p.st {
+		if st.n == 0 {
 			n++
 		}
 	}
@@ -96,7 +109,7 @@ func (p *instPool) pickFirst(n int, alone bool, ok func(i int) bool) []int {
 		return []int{}
 	}
 	var got []int
-	for i := range p.jobs {
+	for i := range p.st {
 		if p.usable(i, alone) && (ok == nil || ok(i)) {
 			got = append(got, i)
 			if len(got) == n {
@@ -143,7 +156,7 @@ func (np *namedPool) take(n int) []string {
 func (np *namedPool) give(names []string) {
 	for _, n := range names {
 		if i := slices.Index(np.names, n); i >= 0 {
-			np.release(i, np.jobs[i] > 1) // each holder holds it alone
+			np.release(i, np.holders(i) > 1) // each holder holds it alone
 		}
 	}
 }

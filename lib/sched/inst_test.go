@@ -154,7 +154,7 @@ func TestInstancesGPUSimulation(t *testing.T) {
 			for _, h := range hs {
 				for i, n := range h.Instances["fpga"] {
 					_, live := fpgaLive[h.Name+"/"+n]
-					if held := tab.pool(h.Name, "fpga").jobs[i] > 0; held != live {
+					if held := tab.pool(h.Name, "fpga").holders(i) > 0; held != live {
 						t.Fatalf("cycle %d: %s/%s restored held %v, live %v", cycle, h.Name, n, held, live)
 					}
 				}

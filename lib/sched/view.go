@@ -75,7 +75,7 @@ func Look(s *Snapshot) *View {
 		}
 		if gp := hs.gpus; gp != nil {
 			for i, d := range gp.devs {
-				hv.GPUs = append(hv.GPUs, GPUView{Index: d.Index, Jobs: int(gp.jobs[i]), Exclusive: gp.excl[i], MemRsv: gp.memRes[i]})
+				hv.GPUs = append(hv.GPUs, GPUView{Index: d.Index, Jobs: gp.holders(i), Exclusive: gp.heldAlone(i), MemRsv: d.memRes})
 			}
 		}
 		v.Hosts[s.Hosts[i].Name] = hv
