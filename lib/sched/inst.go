@@ -166,6 +166,7 @@ func (np *namedPool) give(names []string) {
 type instTable struct {
 	hosts map[string]*Host // the hosts that list instances
 	pools map[string]map[string]*namedPool
+	res   map[string][]string // a host's instance resources, sorted
 }
 
 // newInstTable is the table of the hosts' instances, none held; nil when
@@ -239,8 +240,16 @@ func (t *instTable) holdHost(host string, inst map[string][]string) {
 	}
 }
 
-// instResources is host's instance resources, sorted (the order a
+// resources is host h's instance resources, sorted (the order a
 // placement is given them in).
-func instResources(h *Host) []string {
-	return slices.Sorted(maps.Keys(h.Instances))
+func (t *instTable) resources(h *Host) []string {
+	if r, ok := t.res[h.Name]; ok {
+		return r
+	}
+	if t.res == nil {
+		t.res = map[string][]string{}
+	}
+	r := slices.Sorted(maps.Keys(h.Instances))
+	t.res[h.Name] = r
+	return r
 }

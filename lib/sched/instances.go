@@ -110,7 +110,7 @@ func giveInstances(p *Placement, t *instTable) string {
 		if h == nil {
 			continue
 		}
-		for _, res := range instResources(h) {
+		for _, res := range t.resources(h) {
 			n := instanceNeed(ha, res)
 			if n == 0 {
 				continue
