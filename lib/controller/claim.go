@@ -115,8 +115,8 @@ func claimUsage(conf *config.Config, rr string) (resreq.UsageSet, error) {
 			switch {
 			case !ok || res.Kind != resreq.Numeric:
 				return nil, fmt.Errorf("%s: Unknown resource or not a number", ru.Name)
-			case shared[ru.Name] != 0 || ru.Name == "ngpus_physical" || ru.Name == "slots" || ru.Name == "maxslots":
-				return nil, fmt.Errorf("%s: a claim holds host resources only (not shared ones, GPU devices or slots)", ru.Name)
+			case shared[ru.Name] != 0 || ru.Name == "slots" || ru.Name == "maxslots":
+				return nil, fmt.Errorf("%s: a claim holds host resources only (not shared ones or slots)", ru.Name)
 			}
 		}
 	}

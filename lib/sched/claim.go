@@ -37,9 +37,9 @@ import (
 //
 // A claim is on one host; its requirement is an rusage[] set (no select,
 // no per-host alternatives). A claim's jobs count against limits with
-// their whole rusage, as any job does. Host GPU devices are not claimed
-// (the devices keep their own accounting, gpu.go), nor are cluster-wide
-// shared resources. A job whose claim is gone runs as an ordinary job.
+// their whole rusage, as any job does. A claim of ngpus_physical on a
+// host that lists its devices holds devices (claim_gpu.go). Cluster-wide
+// shared resources are not claimed. A job whose claim is gone runs as an ordinary job.
 
 // Claim is a standalone claim as a cycle reads it.
 type Claim struct {
@@ -78,6 +78,7 @@ type claimJob struct {
 	cl    *claimState
 	user  string
 	pairs []setPair // its requirement's usage sets, as tried and as given
+	gpu   *gpuNeed  // its -gpu, served from the claim's devices (claim_gpu.go)
 }
 
 // setPair is a usage set with the claimed resources left out, and the
@@ -87,11 +88,11 @@ type setPair struct{ stripped, orig resreq.UsageSet }
 // claimState is a held claim's use in the cycle.
 type claimState struct {
 	c     *Claim
-	amt   map[string]float64  // resource -> held amount
-	used  map[string]float64  // resource -> used by its jobs
-	insts map[string][]string // its instances
-	taken map[string]bool     // "res\x00name": instances its jobs hold
-	users map[string]bool     // users whose jobs run in it
+	amt   map[string]float64    // resource -> held amount
+	used  map[string]float64    // resource -> used by its jobs
+	insts map[string]*namedPool // its instances, held by its jobs
+	devs  map[string]*GPU       // its devices by name (claim_gpu.go)
+	users map[string]bool       // users whose jobs run in it
 }
 
 // scheduleClaims is Schedule for a snapshot with claims (see above).
@@ -137,6 +138,7 @@ func scheduleClaims(s *Snapshot) *Decision {
 		}
 		cj := &claimJob{cl: cs, user: j.User}
 		j.Req = cj.strip(j.Req, cs)
+		cj.takeGPU(&j)
 		j.Hosts = []string{cs.c.Held.Host}
 		cjobs[j.Key] = cj
 		s2.Jobs = append(s2.Jobs, j)
@@ -175,6 +177,7 @@ func scheduleClaims(s *Snapshot) *Decision {
 // it and no preemption takes it.
 func claimAlloc(i int, name string, h HostAlloc) Alloc {
 	h.Slots, h.Lead, h.Used = 0, true, nil
+	claimDevices(&h)
 	return Alloc{Job: JobKey{ID: -1 - int64(i)}, Queue: "\x00claim " + name, Hosts: []HostAlloc{h}}
 }
 
@@ -221,12 +224,17 @@ func (cs *claimState) use(user string, has []HostAlloc) []HostAlloc {
 			cs.used[r] += amount(ha.Rusage, r, 0, ha.Slots, ha.Lead, false)
 		}
 		ha.Rusage = stripSet(ha.Rusage, cs.amt)
+		if cs.useGPU(ha) {
+			ha.GPU = nil
+		}
 		if ha.Instances != nil {
 			ins := map[string][]string{}
 			for r, names := range ha.Instances {
 				if _, ok := cs.amt[r]; ok {
-					for _, n := range names {
-						cs.taken[r+"\x00"+n] = true
+					if np := cs.insts[r]; np != nil {
+						for _, n := range names {
+							np.holdName(n)
+						}
 					}
 					continue
 				}
@@ -333,19 +341,27 @@ func (cj *claimJob) give(p *Placement) string {
 		if cs.used[r]+n > cs.amt[r]+1e-9 {
 			return "Job requirements for reserving resource (" + r + ") not satisfied within claim " + cs.c.Name
 		}
-		if names, ok := cs.insts[r]; ok {
-			k := int(math.Ceil(n - 1e-9))
-			var got []string
-			for _, name := range names {
-				if len(got) < k && !cs.taken[r+"\x00"+name] {
-					got = append(got, name)
-				}
-			}
-			if len(got) < k {
+		if r == ngpusPhysical && cj.gpu != nil {
+			continue // its -gpu's devices, below
+		}
+		if np := cs.insts[r]; np != nil {
+			got := np.pickNames(int(math.Ceil(n - 1e-9)))
+			if got == nil {
 				return "Job requirements for reserving resource (" + r + ") not satisfied within claim " + cs.c.Name
 			}
 			picks[r] = got
 		}
+	}
+	if cj.gpu != nil {
+		k := 0
+		if n := need[ngpusPhysical]; n > 0 {
+			k = int(math.Ceil(n - 1e-9))
+		}
+		got := cj.pickDevices(p, k)
+		if got == nil {
+			return "Job requirements for reserving resource (" + ngpusPhysical + ") not satisfied within claim " + cs.c.Name
+		}
+		picks[ngpusPhysical] = got
 	}
 	for r, n := range need {
 		if n > 0 {
@@ -367,10 +383,17 @@ func (cj *claimJob) give(p *Placement) string {
 			ha.Instances = maps.Clone(ha.Instances)
 		}
 		for r, names := range picks {
-			ha.Instances[r] = append(slices.Clip(ha.Instances[r]), names...)
 			for _, n := range names {
-				cs.taken[r+"\x00"+n] = true
+				cs.insts[r].holdName(n)
 			}
+			if r == ngpusPhysical {
+				ha.GPU = cj.gpuAlloc(names)
+				continue
+			}
+			ha.Instances[r] = append(slices.Clip(ha.Instances[r]), names...)
+		}
+		if len(ha.Instances) == 0 {
+			ha.Instances = nil
 		}
 	}
 	return ""
@@ -391,8 +414,14 @@ func claimSnapshot(s *Snapshot) (s2 Snapshot, held map[string]*claimState) {
 		if cl.Held == nil {
 			continue
 		}
-		cs := &claimState{c: cl, amt: map[string]float64{}, used: map[string]float64{}, insts: cl.Held.Instances,
-			taken: map[string]bool{}, users: map[string]bool{}}
+		cs := &claimState{c: cl, amt: map[string]float64{}, used: map[string]float64{}, users: map[string]bool{}}
+		for r, names := range cl.Held.Instances {
+			if cs.insts == nil {
+				cs.insts = map[string]*namedPool{}
+			}
+			cs.insts[r] = newNamedPool(names)
+		}
+		cs.claimGPUs(s.Hosts)
 		for _, u := range cl.Held.Rusage {
 			for _, r := range u.Resources {
 				cs.amt[r.Name] = amount(cl.Held.Rusage, r.Name, 0, 1, true, false)
@@ -433,15 +462,10 @@ func placeClaims(s, s2 *Snapshot, schema *resreq.Schema, d *Decision) {
 	d.ClaimPending = map[string][]string{}
 	v := Look(s2)
 	// taken: instances held by running jobs and claims.
-	taken := heldSet{}
-	for _, a := range s2.Running {
-		for _, ha := range a.Hosts {
-			for r, names := range ha.Instances {
-				for _, n := range names {
-					taken.take(ha.Host, r, n)
-				}
-			}
-		}
+	taken := newInstTable(s.Hosts)
+	taken.holdAllocs(s2.Running, nil)
+	if slices.ContainsFunc(pending, holdsDevices) {
+		taken = taken.withDevices(s.Hosts, v)
 	}
 	extra := map[string]map[string]float64{} // host -> resource -> placed this cycle
 	byName := map[string]int{}
@@ -485,11 +509,7 @@ func placeClaims(s, s2 *Snapshot, schema *resreq.Schema, d *Decision) {
 					extra[h.Name][r.Name] += amount(set, r.Name, 0, 1, true, false)
 				}
 			}
-			for r, names := range ha.Instances {
-				for _, n := range names {
-					taken.take(h.Name, r, n)
-				}
-			}
+			taken.holdHost(h.Name, ha.Instances)
 			d.Claims = append(d.Claims, ClaimPlacement{Name: cl.Name, Held: ha})
 			s2.Running = append(s2.Running, claimAlloc(len(s.Claims)+ci, cl.Name, ha))
 			placed = true
@@ -529,7 +549,7 @@ func holdSet(set resreq.UsageSet) resreq.UsageSet {
 // what vals (net of running jobs and claims) and extra (this cycle's
 // claims) leave, with its instances picked; else why not.
 func fitClaim(h *Host, set resreq.UsageSet, vals *resreq.Host, schema *resreq.Schema, shared map[string]float64,
-	extra map[string]float64, taken heldSet) (HostAlloc, string) {
+	extra map[string]float64, taken *instTable) (HostAlloc, string) {
 	ha := HostAlloc{Host: h.Name, Rusage: set, Lead: true}
 	for _, u := range set {
 		for _, r := range u.Resources {
@@ -546,18 +566,12 @@ func fitClaim(h *Host, set resreq.UsageSet, vals *resreq.Host, schema *resreq.Sc
 			if math.IsNaN(have) || have+1e-9 < need {
 				return ha, w
 			}
-			names, inst := h.Instances[r.Name]
-			if !inst {
+			np := taken.pool(h.Name, r.Name)
+			if np == nil {
 				continue
 			}
-			k := int(math.Ceil(need - 1e-9))
-			var got []string
-			for _, n := range names {
-				if len(got) < k && !taken[h.Name][r.Name][n] {
-					got = append(got, n)
-				}
-			}
-			if len(got) < k {
+			got := np.pickNames(int(math.Ceil(need - 1e-9)))
+			if got == nil {
 				return ha, w
 			}
 			if ha.Instances == nil {

@@ -128,7 +128,8 @@
 // # GPUs
 //
 // A host that lists its devices (Host.GPUs) has them accounted one by
-// one: every running allocation holds the devices named in its
+// one, as instances of the resource ngpus_physical (inst.go's pools,
+// below): every running allocation holds the devices named in its
 // HostAlloc.GPU (an exclusive holder, or a count of sharing jobs, and
 // the gmem reserved), and a job with a GPU requirement (Job.GPU, or on
 // such hosts rusage[ngpus_physical=N], which LSF treats as -gpu num=N)
@@ -155,6 +156,14 @@
 // order and rusage (held whole until the job ends), and each placement
 // gets the instances its rusage reserves there in HostAlloc.Instances,
 // none that a running job or an earlier placement holds (instances.go).
+//
+// Both are one mechanism (inst.go): each instance resource of a host is
+// an index space in the host's order with what holds each instance,
+// alone or shared, charged from the allocations that name them (so what
+// running jobs hold is restored after a restart from the allocations
+// the controller keeps); a placement, a claim and a claim's job are
+// given the first usable ones, through the filters a resource adds (a
+// GPU's model and memory).
 //
 // # Cores
 //

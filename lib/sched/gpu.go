@@ -95,12 +95,80 @@ const ngpusPhysical = "ngpus_physical"
 // mask each); LSF's LSF_HOST_MAX_GPU is at most 32.
 const maxGPUs = 64
 
-// gpuState is the scheduler's accounting of one device.
-type gpuState struct {
-	dev    *GPU
-	jobs   int     // jobs using the device
-	excl   bool    // held by an exclusive job
-	memRes float64 // gmem reserved by its jobs
+// gpuPool is a host's devices as instances (inst.go: what holds each,
+// alone or shared, and the pick), with what GPUs add: the device at each
+// position, and the gmem its jobs reserve on it.
+type gpuPool struct {
+	instPool
+	devs []gpuDev
+	// Room for a usual host's devices: a pool is one allocation.
+	stBuf  [8]instSlot
+	devBuf [8]gpuDev
+}
+
+// gpuDev is one device of the pool.
+type gpuDev struct {
+	*GPU
+	memRes float64 // gmem its jobs reserve
+}
+
+// newGPUPool is the pool of a host's devices (the first maxGPUs), none
+// held.
+func newGPUPool(gs []GPU) *gpuPool {
+	n := min(len(gs), maxGPUs)
+	gp := &gpuPool{}
+	if n <= len(gp.stBuf) {
+		gp.st, gp.devs = gp.stBuf[:n], gp.devBuf[:n]
+	} else {
+		gp.instPool, gp.devs = newInstPool(n), make([]gpuDev, n)
+	}
+	for k := range n {
+		gp.devs[k].GPU = &gs[k]
+	}
+	return gp
+}
+
+// holdDevices charges an allocation's devices (by GPU.Index).
+func (gp *gpuPool) holdDevices(g *GPUAlloc) {
+	for _, idx := range g.Devices {
+		for i, d := range gp.devs {
+			if d.Index == idx {
+				gp.hold(i, g.Exclusive)
+				gp.devs[i].memRes += g.Mem
+			}
+		}
+	}
+}
+
+// releaseDevices takes a running job's devices off (preemption's what
+// if); aloneOther says whether another job still holds device idx alone.
+func (gp *gpuPool) releaseDevices(g *GPUAlloc, aloneOther func(idx int) bool) {
+	for _, idx := range g.Devices {
+		for i, d := range gp.devs {
+			if d.Index == idx {
+				alone := gp.heldAlone(i)
+				if g.Exclusive {
+					alone = aloneOther(idx)
+				}
+				gp.release(i, alone)
+				gp.devs[i].memRes -= g.Mem
+			}
+		}
+	}
+}
+
+// devicesBusy reports whether one of an allocation's devices could not
+// be given to it now (held alone by another job; or it wants them alone
+// and another job holds one).
+func (gp *gpuPool) devicesBusy(g *GPUAlloc) bool {
+	for _, idx := range g.Devices {
+		for i, d := range gp.devs {
+			if d.Index == idx && !gp.usable(i, g.Exclusive) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // gpuNeed is a part's GPU requirement: the job's -gpu, or the
@@ -186,7 +254,7 @@ func modelMatches(d *GPU, want string) bool {
 // gpuStatic says why a host can never take the need (okHost: it can),
 // and which of its devices could serve it.
 func (c *cycle) gpuStatic(g *gpuNeed, hs *hostState) (fail, uint64) {
-	if len(hs.gpus) == 0 {
+	if hs.gpus == nil || hs.gpus.size() == 0 {
 		if g.implicit {
 			return okHost, 0 // the ngpus_physical counter decides
 		}
@@ -194,8 +262,8 @@ func (c *cycle) gpuStatic(g *gpuNeed, hs *hostState) (fail, uint64) {
 	}
 	var mask uint64
 	model := 0
-	for i := range hs.gpus {
-		d := hs.gpus[i].dev
+	for i := range hs.gpus.devs {
+		d := hs.gpus.devs[i].GPU
 		if !g.modelOK(d) {
 			continue
 		}
@@ -218,19 +286,16 @@ func (c *cycle) gpuStatic(g *gpuNeed, hs *hostState) (fail, uint64) {
 // usable returns the devices of mask that the need may take now, less
 // those in taken.
 func (g *gpuNeed) usable(hs *hostState, mask, taken uint64) uint64 {
-	var out uint64
-	for m := mask &^ taken; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros64(m)
-		st := &hs.gpus[i]
-		if st.excl || g.Exclusive && st.jobs > 0 {
-			continue
-		}
-		if g.Mem > 0 && st.dev.MemTotal-max(st.memRes, st.dev.MemUsed)+1e-9 < g.Mem {
-			continue
-		}
-		out |= 1 << i
+	gp := hs.gpus
+	if g.Mem <= 0 {
+		return gp.usableMask(mask&^taken, g.Exclusive, nil)
 	}
-	return out
+	// gmem: what the device offers is its total less max(reported used,
+	// reserved).
+	return gp.usableMask(mask&^taken, g.Exclusive, func(i int) bool {
+		d := &gp.devs[i]
+		return d.MemTotal-max(d.memRes, d.MemUsed)+1e-9 >= g.Mem
+	})
 }
 
 // pickGPUs chooses n of the usable devices: one model if any model has
@@ -244,28 +309,29 @@ func (g *gpuNeed) pickGPUs(hs *hostState, usable uint64, n int) []int {
 	if len(cand) < n {
 		return nil
 	}
+	gp := hs.gpus
 	byModel := map[string]int{}
 	for _, i := range cand {
-		byModel[hs.gpus[i].dev.Model]++
+		byModel[gp.devs[i].Model]++
 	}
 	if len(byModel) > 1 {
 		best := ""
 		for _, i := range cand { // the first model (by device) with enough
-			if m := hs.gpus[i].dev.Model; byModel[m] >= n {
+			if m := gp.devs[i].Model; byModel[m] >= n {
 				best = m
 				break
 			}
 		}
 		if best != "" {
-			cand = slices.DeleteFunc(cand, func(i int) bool { return hs.gpus[i].dev.Model != best })
+			cand = slices.DeleteFunc(cand, func(i int) bool { return gp.devs[i].Model != best })
 		}
 	}
 	if !g.Exclusive {
 		slices.SortStableFunc(cand, func(a, b int) int {
 			if g.Pack {
-				return hs.gpus[b].jobs - hs.gpus[a].jobs
+				return gp.holders(b) - gp.holders(a)
 			}
-			return hs.gpus[a].jobs - hs.gpus[b].jobs
+			return gp.holders(a) - gp.holders(b)
 		})
 	}
 	out := cand[:n]
@@ -277,7 +343,7 @@ func (g *gpuNeed) pickGPUs(hs *hostState, usable uint64, n int) []int {
 func devIndices(hs *hostState, pos []int) []int {
 	out := make([]int, len(pos))
 	for k, i := range pos {
-		out[k] = hs.gpus[i].dev.Index
+		out[k] = hs.gpus.devs[i].Index
 	}
 	slices.Sort(out)
 	return out
@@ -300,35 +366,21 @@ func (c *cycle) chargeGPUs(hs *hostState, ha *HostAlloc) {
 			return
 		}
 		g := &gpuNeed{GPUReq: GPUReq{Num: int(math.Ceil(n - 1e-9))}}
-		all := uint64(1)<<len(hs.gpus) - 1
+		all := uint64(1)<<hs.gpus.size() - 1
 		use := g.usable(hs, all, 0)
 		k := min(bits.OnesCount64(use), g.Num)
 		for _, i := range g.pickGPUs(hs, use, k) {
-			hs.gpus[i].jobs++
+			hs.gpus.hold(i, false)
 		}
 		return
 	}
-	for _, idx := range ha.GPU.Devices {
-		for i := range hs.gpus {
-			if st := &hs.gpus[i]; st.dev.Index == idx {
-				st.jobs++
-				st.excl = st.excl || ha.GPU.Exclusive
-				st.memRes += ha.GPU.Mem
-			}
-		}
-	}
+	hs.gpus.holdDevices(ha.GPU)
 }
 
 // freeGPUs is what select and order see as ngpus_physical on a host that
 // lists its devices: the devices no job uses.
 func freeGPUs(hs *hostState) int {
-	n := 0
-	for i := range hs.gpus {
-		if hs.gpus[i].jobs == 0 {
-			n++
-		}
-	}
-	return n
+	return hs.gpus.idle()
 }
 
 // gpuWhy is the detail line of a GPU job's pending reason: over all

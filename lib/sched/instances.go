@@ -1,10 +1,6 @@
 package sched
 
-import (
-	"maps"
-	"math"
-	"slices"
-)
+import "math"
 
 // Named instances (the resource model's L3 layer, DESIGN.md): a host
 // that lists the instances of a resource (Host.Instances: "fpga" ->
@@ -25,7 +21,7 @@ import (
 // jobs hold), a placement that cannot get all its instances is taken
 // back and pends with the resource named.
 //
-// GPUs keep their own accounting (gpu.go) for now.
+// The pools and the pick are those every instance resource shares (inst.go).
 
 // instanceNeed is what the rusage of a part of a job on one host
 // reserves of an instance resource: the amount at the start (per host,
@@ -44,31 +40,21 @@ func (h *Host) isInstance(res string) bool {
 	return ok
 }
 
-// instanceHost is a host that lists instances, with its resources sorted.
-type instanceHost struct {
-	h   *Host
-	res []string
-}
-
 // assignInstances gives the decision's placements their instances
 // (see above). It reads the snapshot only.
 func assignInstances(s *Snapshot, d *Decision) {
 	if len(d.Placements) == 0 {
 		return
 	}
-	byName := map[string]instanceHost{}
-	instRes := map[string]bool{} // every instance resource of some host
-	for i := range s.Hosts {
-		h := &s.Hosts[i]
-		if len(h.Instances) > 0 {
-			byName[h.Name] = instanceHost{h, slices.Sorted(maps.Keys(h.Instances))}
-			for r := range h.Instances {
-				instRes[r] = true
-			}
-		}
-	}
-	if len(byName) == 0 {
+	t := newInstTable(s.Hosts)
+	if t == nil {
 		return
+	}
+	instRes := map[string]bool{} // every instance resource of some host
+	for _, h := range t.hosts {
+		for r := range h.Instances {
+			instRes[r] = true
+		}
 	}
 	victims := map[JobKey]bool{}
 	for _, p := range d.Placements {
@@ -76,23 +62,11 @@ func assignInstances(s *Snapshot, d *Decision) {
 			victims[v] = true
 		}
 	}
-	held := heldSet{}
-	for _, a := range s.Running {
-		if victims[a.Job] {
-			continue
-		}
-		for _, ha := range a.Hosts {
-			for res, names := range ha.Instances {
-				for _, n := range names {
-					held.take(ha.Host, res, n)
-				}
-			}
-		}
-	}
+	t.holdAllocs(s.Running, victims)
 	kept := d.Placements[:0]
 	for _, p := range d.Placements {
 		if usesAny(p.Hosts, instRes) {
-			if why := giveInstances(&p, byName, held); why != "" {
+			if why := giveInstances(&p, t); why != "" {
 				if d.Pending != nil {
 					d.Pending[p.Job] = []string{why}
 				}
@@ -103,19 +77,6 @@ func assignInstances(s *Snapshot, d *Decision) {
 	}
 	clear(d.Placements[len(kept):])
 	d.Placements = kept
-}
-
-// heldSet is the instances taken, by host, resource and name.
-type heldSet map[string]map[string]map[string]bool
-
-func (hs heldSet) take(host, res, name string) {
-	if hs[host] == nil {
-		hs[host] = map[string]map[string]bool{}
-	}
-	if hs[host][res] == nil {
-		hs[host][res] = map[string]bool{}
-	}
-	hs[host][res][name] = true
 }
 
 // usesAny reports whether the rusage of one of the hosts names one of
@@ -133,47 +94,33 @@ func usesAny(has []HostAlloc, res map[string]bool) bool {
 	return false
 }
 
-// giveInstances fills the instances of one placement's hosts, marking
-// them held; it returns a pending reason, and takes nothing, when one of
+// giveInstances fills the instances of one placement's hosts, holding
+// them in t; it returns a pending reason, and holds nothing, when one of
 // its hosts has too few free.
-func giveInstances(p *Placement, byName map[string]instanceHost, held heldSet) string {
+func giveInstances(p *Placement, t *instTable) string {
 	type pick struct {
 		hi    int
 		res   string
 		names []string
 	}
 	var picks []pick
-	// taken reports whether this placement took the instance already
-	// (its parts may share a host).
-	taken := func(host, res, name string) bool {
-		for _, pk := range picks {
-			if pk.res == res && p.Hosts[pk.hi].Host == host && slices.Contains(pk.names, name) {
-				return true
-			}
-		}
-		return false
-	}
 	for hi := range p.Hosts {
 		ha := &p.Hosts[hi]
-		ih, ok := byName[ha.Host]
-		if !ok {
+		h := t.hosts[ha.Host]
+		if h == nil {
 			continue
 		}
-		for _, res := range ih.res {
+		for _, res := range t.resources(h) {
 			n := instanceNeed(ha, res)
 			if n == 0 {
 				continue
 			}
-			var got []string
-			for _, name := range ih.h.Instances[res] {
-				if len(got) == n {
-					break
+			// Held as it is picked: the placement's parts may share a host.
+			got := t.pool(ha.Host, res).take(n)
+			if got == nil {
+				for _, pk := range picks {
+					t.pool(p.Hosts[pk.hi].Host, pk.res).give(pk.names)
 				}
-				if !held[ha.Host][res][name] && !slices.Contains(got, name) && !taken(ha.Host, res, name) {
-					got = append(got, name)
-				}
-			}
-			if len(got) < n {
 				return "Job requirements for reserving resource (" + res + ") not satisfied: 1 host"
 			}
 			picks = append(picks, pick{hi, res, got})
@@ -185,9 +132,6 @@ func giveInstances(p *Placement, byName map[string]instanceHost, held heldSet) s
 			ha.Instances = map[string][]string{}
 		}
 		ha.Instances[pk.res] = append(ha.Instances[pk.res], pk.names...)
-		for _, n := range pk.names {
-			held.take(ha.Host, pk.res, n)
-		}
 	}
 	return ""
 }

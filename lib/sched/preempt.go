@@ -334,16 +334,10 @@ func (c *cycle) release(a *Alloc, sign int) {
 			hs.excl = sign < 0 || c.exclOther(a, ha.Host, -1)
 		}
 		if g := ha.GPU; g != nil && hs.gpus != nil && rel[ngpusPhysical] {
-			for _, idx := range g.Devices {
-				for i := range hs.gpus {
-					if st := &hs.gpus[i]; st.dev.Index == idx {
-						st.jobs -= sign
-						st.memRes -= float64(sign) * g.Mem
-						if g.Exclusive {
-							st.excl = sign < 0 || c.exclOther(a, ha.Host, idx)
-						}
-					}
-				}
+			if sign < 0 {
+				hs.gpus.holdDevices(g)
+			} else {
+				hs.gpus.releaseDevices(g, func(idx int) bool { return c.exclOther(a, ha.Host, idx) })
 			}
 		}
 		for _, u := range ha.Rusage {
@@ -456,14 +450,8 @@ func (c *cycle) fitsAgain(a *Alloc) bool {
 		if free < ha.Slots {
 			return false
 		}
-		if g := ha.GPU; g != nil && hs.gpus != nil && rel[ngpusPhysical] {
-			for _, idx := range g.Devices {
-				for i := range hs.gpus {
-					if st := &hs.gpus[i]; st.dev.Index == idx && (st.excl || g.Exclusive && st.jobs > 0) {
-						return false
-					}
-				}
-			}
+		if g := ha.GPU; g != nil && hs.gpus != nil && rel[ngpusPhysical] && hs.gpus.devicesBusy(g) {
+			return false
 		}
 		for _, u := range ha.Rusage {
 			for _, r := range u.Resources {

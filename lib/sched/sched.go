@@ -49,8 +49,8 @@ type hostState struct {
 	holds []hold
 	avail []float64 // by resource index: reservable now
 	qused map[string]int
-	gpus  []gpuState // the host's devices (Host.GPUs); nil: none listed
-	cpus  *cpuState  // the host's cores (Host.CPUs); nil: none listed
+	gpus  *gpuPool  // the host's devices (Host.GPUs); nil: none listed
+	cpus  *cpuState // the host's cores (Host.CPUs); nil: none listed
 }
 
 type qstate struct {
@@ -285,11 +285,7 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 		c.hosts[i].h, c.hosts[i].vals = h, vals
 		if len(h.GPUs) > 0 {
 			c.anyGPU = true
-			n := min(len(h.GPUs), maxGPUs)
-			c.hosts[i].gpus = make([]gpuState, n)
-			for k := range n {
-				c.hosts[i].gpus[k].dev = &h.GPUs[k]
-			}
+			c.hosts[i].gpus = newGPUPool(h.GPUs)
 		}
 		if h.CPUs != nil {
 			c.hosts[i].cpus = newCPUState(h.CPUs)

@@ -73,8 +73,10 @@ func Look(s *Snapshot) *View {
 				hv.Reserved[info.name] = r
 			}
 		}
-		for _, g := range hs.gpus {
-			hv.GPUs = append(hv.GPUs, GPUView{Index: g.dev.Index, Jobs: g.jobs, Exclusive: g.excl, MemRsv: g.memRes})
+		if gp := hs.gpus; gp != nil {
+			for i, d := range gp.devs {
+				hv.GPUs = append(hv.GPUs, GPUView{Index: d.Index, Jobs: gp.holders(i), Exclusive: gp.heldAlone(i), MemRsv: d.memRes})
+			}
 		}
 		v.Hosts[s.Hosts[i].Name] = hv
 	}
