@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -440,14 +441,22 @@ func TestHAPartitionedLeader(t *testing.T) {
 }
 
 // badmin mbdrestart moves the leadership; a running job keeps running
-// through it and ends with its exit code; lsid and badmin showstatus show
-// the candidates.
+// through it and ends with its exit code; an advance reservation made
+// before is still there under the new leader; lsid and badmin showstatus
+// show the candidates.
 func TestHALeadershipTransfer(t *testing.T) {
 	h := newHA(t, 3)
 	h.worker("hA", 2)
 	l := h.leader()
 	id := h.submit("-o", "/dev/null", "sleep 3; exit 4")
 	h.waitState(id, "RUN")
+	tomorrow := time.Now().Add(24 * time.Hour).Truncate(time.Minute)
+	iso := func(t time.Time) string { return t.Format("2006-01-02T15:04:05") }
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.must("brsvadd", "-n", "1", "-m", "hA", "-u", me.Username, "-N", "kept", "-b", iso(tomorrow), "-e", iso(tomorrow.Add(time.Hour)))
 	status := h.must("badmin", "showstatus")
 	if !strings.Contains(status, "Master candidates:") || !strings.Contains(status, h.cands[l].addr+":") {
 		t.Errorf("showstatus:\n%s", status)
@@ -464,6 +473,9 @@ func TestHALeadershipTransfer(t *testing.T) {
 	}
 	if st := h.waitState(id, "EXIT"); st != "EXIT" {
 		t.Fatal(st)
+	}
+	if out := h.must("brsvs", "kept"); !strings.Contains(out, "hA:0/1") {
+		t.Errorf("the reservation under the new leader:\n%s", out)
 	}
 	// On a candidate's host XCE_DIR alone is enough: its lsf.conf names
 	// the candidates, and a standby's redirect is followed.

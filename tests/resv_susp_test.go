@@ -35,8 +35,23 @@ func TestAdvRsvSuspendsRunning(t *testing.T) {
 			t.Errorf("job %s is %s: only one slot was needed", id, s)
 		}
 	}
-	if hist := c.must("", "bhist", "-l", last); !strings.Contains(hist, "reservation <over>") {
+	// Its own suspending reason (LSF's SUSP_HOST_RSVACTIVE), not
+	// preemption's, in bjobs -l and -s and in bhist.
+	const why = "An advance reservation using the host is active"
+	if out := c.must("", "bjobs", "-l", last); !strings.Contains(out, why) || strings.Contains(out, "preempted by mbatchd") {
+		t.Errorf("bjobs -l of the job suspended for the reservation:\n%s", out)
+	}
+	if out := c.must("", "bjobs", "-s", last); !strings.Contains(out, why) {
+		t.Errorf("bjobs -s of the job suspended for the reservation:\n%s", out)
+	}
+	// bhist -l wraps its lines at 80 columns under a 21-column margin.
+	hist := c.must("", "bhist", "-l", last)
+	if flat := strings.ReplaceAll(hist, "\n"+strings.Repeat(" ", 21), ""); !strings.Contains(flat, why+": job <"+rj+"> of advance reservation <over>") {
 		t.Errorf("bhist -l of the suspended job names no reservation:\n%s", hist)
+	}
+	// brsvs -l shows -q.
+	if out := c.must("", "brsvs", "-l", "over"); !strings.Contains(out, "Reservation Queues: normal") || !strings.Contains(out, "Suspend Non-AR Jobs: Yes") {
+		t.Errorf("brsvs -l of a reservation made with -q normal:\n%s", out)
 	}
 	// The window closes: its job ends, the suspended one runs again.
 	c.waitStateWithin(rj, 20*time.Second, "EXIT")

@@ -76,8 +76,8 @@ func brsvaddFlags(fs *pflag.FlagSet, o *brsvaddOpts) {
 	fs.StringVar(&o.scriptTime, "Et", "", "minutes before the window the pre-reservation script runs (not supported)")
 	fs.StringVar(&o.post, "Ep", "", "post-reservation script (not supported)")
 	fs.StringVar(&o.postTime, "Ept", "", "minutes before the window's end the post-reservation script runs (not supported)")
-	fs.BoolVar(&o.force, "f", false, "force a dynamically scheduled reservation (not supported)")
-	fs.BoolVar(&o.dynamic, "p", false, "dynamically scheduled reservation (not supported)")
+	fs.BoolVar(&o.force, "f", false, "LSF's -f (not supported)")
+	fs.BoolVar(&o.dynamic, "p", false, "placeholder for a dynamically scheduled reservation (not supported)")
 	for _, n := range []string{"E", "Et", "Ep", "Ept", "f", "p"} {
 		_ = fs.MarkHidden(n)
 	}
@@ -89,8 +89,10 @@ func (o *brsvaddOpts) request(set func(string) bool, now time.Time) (*api.Reserv
 	switch {
 	case set("E") || set("Et") || set("Ep") || set("Ept"):
 		return nil, errors.New("-E, -Et, -Ep and -Ept are not supported: XCE runs no command outside a job; submit the script as a job of the reservation (bsub -U)")
-	case o.force || o.dynamic:
-		return nil, errors.New("-f and -p are not supported: XCE has no dynamically scheduled reservations; give the hosts (-m, -R) and the window")
+	case o.dynamic:
+		return nil, errors.New("-p is not supported: XCE has no dynamically scheduled reservations (brsvsub); give the hosts (-m, -R) and the window")
+	case o.force:
+		return nil, errors.New("-f is not supported: give the hosts (-m, -R); brsvmod addhost and rmhost change them later")
 	case o.unit != "slot" && o.unit != "host":
 		return nil, fmt.Errorf("%s: -unit is slot or host", o.unit)
 	}

@@ -47,8 +47,8 @@ func TestBrsvaddOptions(t *testing.T) {
 		{args: append([]string{"-t", "1:0-2:0"}, base...), err: "-t cannot be used with -b or -e"},
 		{args: append([]string{"-E", "/bin/true"}, base...), err: "-E, -Et, -Ep and -Ept are not supported: XCE runs no command outside a job; submit the script as a job of the reservation (bsub -U)"},
 		{args: append([]string{"-Ep", "/bin/true", "-Ept", "5"}, base...), err: "-E, -Et, -Ep and -Ept are not supported: XCE runs no command outside a job; submit the script as a job of the reservation (bsub -U)"},
-		{args: append([]string{"-p"}, base...), err: "-f and -p are not supported: XCE has no dynamically scheduled reservations; give the hosts (-m, -R) and the window"},
-		{args: append([]string{"-f"}, base...), err: "-f and -p are not supported: XCE has no dynamically scheduled reservations; give the hosts (-m, -R) and the window"},
+		{args: append([]string{"-p"}, base...), err: "-p is not supported: XCE has no dynamically scheduled reservations (brsvsub); give the hosts (-m, -R) and the window"},
+		{args: append([]string{"-f"}, base...), err: "-f is not supported: give the hosts (-m, -R); brsvmod addhost and rmhost change them later"},
 	} {
 		req, err := parse(tc.args...)
 		if tc.err != "" {

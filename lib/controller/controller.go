@@ -376,6 +376,7 @@ func (c *Controller) restore() error {
 			continue
 		}
 		h.exec.Reattach(r.job)
+		c.rejoinLimits(h.exec, r) // rsvend.go
 	}
 	if err := c.commit(back); err != nil {
 		return err

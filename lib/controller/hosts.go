@@ -438,7 +438,7 @@ func (c *Controller) workerJoined(conn *workerConn, reg *rpc.WorkerRegister) err
 		if !watched[k] {
 			conn.Reattach(proto.Clone(r.job).(*api.Job))
 		}
-		c.rsvRejoin(conn, r) // rsvend.go
+		c.rejoinLimits(conn, r) // rsvend.go
 		if kills[k] {
 			conn.Terminate(k.id, k.idx, termReasonOf(r.job))
 		}

@@ -28,6 +28,10 @@ import (
 // reasonPreempted is LSF's SUSP_MBD_PREEMPT text (bjobs -s, -l).
 const reasonPreempted = "The job was preempted by mbatchd because of a higher priority job"
 
+// reasonRsvActive is the suspending reason of a job suspended for an
+// advance reservation's job (rsvsusp.go): LSF's SUSP_HOST_RSVACTIVE text.
+const reasonRsvActive = "An advance reservation using the host is active"
+
 // preemptAct is a signal for a victim or a resumed job, sent once the
 // cycle's changes are on disk.
 type preemptAct struct {
@@ -71,7 +75,8 @@ func (c *Controller) anyPreempted() bool {
 // by its user (bstop, USUSP) since. LSF's bresume of such a job makes it
 // SSUSP again, not RUN: only the scheduler resumes it.
 func stillPreempted(j *api.Job) bool {
-	return (j.State == api.JobState_SSUSP || j.State == api.JobState_USUSP) && j.PreemptedBy != 0 && j.SuspReason == reasonPreempted
+	return (j.State == api.JobState_SSUSP || j.State == api.JobState_USUSP) && j.PreemptedBy != 0 &&
+		(j.SuspReason == reasonPreempted || j.SuspReason == reasonRsvActive)
 }
 
 // contPreempted makes bkill -s CONT of a job still preempted a bresume
@@ -133,9 +138,9 @@ func (c *Controller) preempt(d *sched.Decision) map[sched.JobKey]bool {
 			nj := c.clone(vr)
 			nj.PreemptCount++
 			nj.PreemptedBy = p.Job.ID
-			detail := "Preempted by job <" + p.Job.String() + ">"
+			detail, reason := "Preempted by job <"+p.Job.String()+">", reasonPreempted
 			if rsv != "" {
-				detail += " of advance reservation <" + rsv + ">"
+				detail, reason = reasonRsvActive+": job <"+p.Job.String()+"> of advance reservation <"+rsv+"> needs its slots", reasonRsvActive
 			}
 			act := preemptAct{id: v.ID, idx: v.Index, ex: c.execOf(vr.job)}
 			var ev *api.Event
@@ -149,7 +154,7 @@ func (c *Controller) preempt(d *sched.Decision) map[sched.JobKey]bool {
 				act.term = true
 			} else {
 				nj.State = api.JobState_SSUSP
-				nj.SuspReason = reasonPreempted
+				nj.SuspReason = reason
 				ev = c.event(nj, api.EventType_SUSPEND, "", detail)
 				act.sig = syscall.SIGSTOP
 			}
@@ -164,7 +169,11 @@ func (c *Controller) preempt(d *sched.Decision) map[sched.JobKey]bool {
 		}
 		nj := c.clone(r)
 		nj.State, nj.SuspReason = api.JobState_RUN, ""
-		c.pre.changes = append(c.pre.changes, store.Change{Job: nj, Event: c.event(nj, api.EventType_RESUME, "", fmt.Sprintf("Resumed after preemption by job <%d>", r.job.PreemptedBy))})
+		detail := fmt.Sprintf("Resumed after preemption by job <%d>", r.job.PreemptedBy)
+		if r.job.SuspReason == reasonRsvActive {
+			detail = fmt.Sprintf("Resumed: the advance reservation's job <%d> no longer needs its slots", r.job.PreemptedBy)
+		}
+		c.pre.changes = append(c.pre.changes, store.Change{Job: nj, Event: c.event(nj, api.EventType_RESUME, "", detail)})
 		c.pre.acts = append(c.pre.acts, preemptAct{id: k.ID, idx: k.Index, ex: c.execOf(r.job), sig: syscall.SIGCONT})
 	}
 	return skip

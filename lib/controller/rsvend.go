@@ -6,10 +6,11 @@ package controller
 // the kill) and the worker backs up; both must know the current end:
 //
 //   - A worker that comes back (restarted, or reconnected after a
-//     partition) is sent every reservation job's limits with the deadline
-//     the reservation sets now, after it adopts them: a brsvmod -e or
-//     -o/-on made while it was away is not lost, and a restarted worker
-//     arms its own backstop with them.
+//     partition) is sent every running job's limits, a reservation job's
+//     with the deadline the reservation sets now, after it adopts them
+//     (rejoinLimits): a bmod, brsvmod -e or -o/-on made while it was away
+//     is not lost, and a restarted worker arms its own backstop with
+//     them.
 //   - The controller ends, as LSF's mbatchd does, a closed reservation's
 //     job still running a grace period after its window closed (the
 //     shepherd's warning and kill had their time): TERM_DEADLINE, sent
@@ -47,31 +48,35 @@ func rsvJobEnd(r *api.Reservation, start time.Time) time.Time {
 	return ws[0].End
 }
 
-// rsvLimits is a running job's limits with the termination deadline its
-// reservation sets now (nil: not a job of a reservation) (c.mu held).
-func (c *Controller) rsvLimits(rc *rec) *api.JobSpec {
-	id := rc.eff.GetReservation()
-	r := c.rsvs[id]
-	if r == nil {
-		return nil
-	}
+// runningLimits is a running job's limits as they are now: its effective
+// spec (run limit, -t deadline and the other limits, bmod's changes
+// included) with the termination deadline its reservation sets now, if
+// it is a closed reservation's job (nil: the spec cannot be read) (c.mu
+// held).
+func (c *Controller) runningLimits(rc *rec) *api.JobSpec {
 	spec, err := rc.eff.Spec()
 	if err != nil {
-		slog.Warn("decode a reservation job's effective spec", "job", rc.job.JobId, "err", err)
+		slog.Warn("decode a running job's effective spec", "job", rc.job.JobId, "err", err)
 		return nil
 	}
+	r := c.rsvs[rc.eff.GetReservation()]
 	if end := rsvJobEnd(r, time.Unix(0, rc.job.StartTime)); !end.IsZero() && (spec.TermTime == 0 || end.Unix() < spec.TermTime) {
 		spec.TermTime = end.Unix()
 	}
 	return spec
 }
 
-// rsvRejoin sends a returning worker the limits of its reservation jobs
-// (c.mu held; after their adoption, on the same stream).
-func (c *Controller) rsvRejoin(ex Executor, rc *rec) {
-	if spec := c.rsvLimits(rc); spec != nil {
+// rejoinLimits sends a job's limits to the worker that has just adopted
+// it again (c.mu held; after the adoption, on the same stream): the
+// adoption carries no spec, so a restarted worker has no backstop for the
+// job's run limit or deadline until it has them, and a worker that was
+// away missed what changed meanwhile. Every running job's, whether of a
+// reservation or not; a remote worker's return and the embedded worker's
+// restart both come here.
+func (c *Controller) rejoinLimits(ex Executor, rc *rec) {
+	if spec := c.runningLimits(rc); spec != nil {
 		if err := ex.SetLimits(rc.job.JobId, rc.job.ArrayIndex, spec); err != nil {
-			slog.Warn("cannot give a reservation job its termination deadline", "job", rc.job.JobId, "index", rc.job.ArrayIndex, "err", err)
+			slog.Warn("cannot give a returning worker a job's limits", "job", rc.job.JobId, "index", rc.job.ArrayIndex, "err", err)
 		}
 	}
 }

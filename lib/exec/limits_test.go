@@ -101,6 +101,19 @@ func TestWarningAction(t *testing.T) {
 	}
 }
 
+// The warning also comes warning_time before a termination deadline
+// (-t, or a closed advance reservation's window end, which the
+// controller sets as the job's deadline): LSF's warning before the kill.
+func TestWarningBeforeDeadline(t *testing.T) {
+	l := newLaunch(t, `trap 'echo warned; exit 0' USR1; sleep 20 & wait`)
+	l.Job.Spec.TermTime, l.Job.Spec.WarningAction, l.Job.Spec.WarningTimeSec = time.Now().Add(3*time.Second).Unix(), "USR1", 2
+	ev := runJob(t, l)
+	b, _ := os.ReadFile(l.Job.SpoolOutput)
+	if ev.ExitStatus != 0 || !strings.HasPrefix(string(b), "warned\n") {
+		t.Fatalf("exit %d (%s), output %q: want the warning before the deadline's kill", ev.ExitStatus, ev.TermReason, b)
+	}
+}
+
 // A job shell killed from outside (here by itself, as kill -9 from
 // another terminal would): what it started in the background does not run
 // on untracked; the shepherd kills the job's process group before it

@@ -20,7 +20,9 @@ const rsvHeader = "RSVID        TYPE   USER        NCPUS       RSV_HOSTS        
 // is month/day/hour/minute-month/day/hour/minute for a one-time window
 // and the recurring window followed by " *". With long, each reservation
 // has its header and is followed by its status, next active period,
-// creator, type, description and jobs by state, as brsvs -l prints them.
+// creator, type, the queues that may use its slots before its window
+// (-q), whether other jobs on its slots are suspended for its jobs
+// (-nosusp: No), description and jobs by state, as brsvs -l prints them.
 // loc is the time zone the windows are shown in.
 func WriteRsvs(w io.Writer, rsvs []*api.Reservation, long, wide bool, loc *time.Location) error {
 	var b bytes.Buffer
@@ -99,6 +101,21 @@ func writeRsvLong(b *bytes.Buffer, r *api.Reservation, loc *time.Location) {
 		typ = "OPEN"
 	}
 	fmt.Fprintf(b, "Reservation Type: %s\n", typ)
+	// brsvadd -q and -nosusp. LSF's brsvs -l shows both ("queues that can
+	// use the advance reservation hosts before the advance reservation
+	// starts", "whether non-advance reservation jobs are allowed to
+	// continue running"); its manual prints no example of the lines, so
+	// they are written in the style of the lines around them.
+	if qs := r.GetQueues(); len(qs) > 0 {
+		fmt.Fprintf(b, "Reservation Queues: %s\n", strings.Join(qs, " "))
+	}
+	if r.GetType() != "sys" {
+		susp := "Yes"
+		if r.GetNoSusp() {
+			susp = "No"
+		}
+		fmt.Fprintf(b, "Suspend Non-AR Jobs: %s\n", susp)
+	}
 	if d := r.GetDescription(); d != "" {
 		fmt.Fprintf(b, "Description: %s\n", d)
 	}

@@ -23,6 +23,7 @@ func rsvRows() []*api.Reservation {
 			Jobs: []*api.RsvJob{{JobId: 12, State: api.JobState_RUN}, {JobId: 14, State: api.JobState_PEND}, {JobId: 9, State: api.JobState_DONE},
 				{JobId: 15, ArrayIndex: 2, State: api.JobState_RUN}}},
 		{Id: "maintenance_window_a", Type: "group", Creator: "root", Users: []string{"chem"}, TimeWindow: "5:18:0-5:20:0", Open: true,
+			Queues: []string{"short", "night"}, NoSusp: true,
 			Hosts: []*api.RsvHost{{Host: "hostC", Slots: 16}}, NextBegin: at("2026-11-13 18:00:00"), NextEnd: at("2026-11-13 20:00:00")},
 	}
 }
@@ -88,4 +89,12 @@ func TestWriteRsvPlanners(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, "brsvs_sys", out.String())
+	// -l: a system reservation's -q queues, and no line for -nosusp (a
+	// user reservation's option).
+	out.Reset()
+	if err := WriteRsvs(&out, []*api.Reservation{{Id: "system#0", Type: "sys", Creator: "root", Begin: week + 3600, End: week + 7200,
+		Queues: []string{"short"}, Hosts: []*api.RsvHost{{Host: "hostA", Slots: 8}}}}, true, false, time.UTC); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "brsvs_sys_long", out.String())
 }

@@ -92,3 +92,51 @@ end = "300s"
 		t.Errorf("unknown host: %v", err)
 	}
 }
+
+// TestReservationFileQueues: a reservation's queues (brsvadd -q) may start
+// their jobs on its slots before a window whatever their run limit;
+// another queue's job waits for the window's end. Unknown queues are
+// refused; nosusp is read.
+func TestReservationFileQueues(t *testing.T) {
+	conf := mustConfig(t, `
+[cluster]
+name = "t"
+default_queue = "q2"
+
+[hosts.a]
+slots = 1
+
+[queues.q1]
+priority = 30
+
+[queues.q2]
+priority = 30
+`)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rsv.toml")
+	tr := mustSWF(t, "; MaxProcs: 1\n"+swfLine(1, 0, 50, 1, 1000, 1, 1)) // queue q1, would reach into the window
+	for _, c := range []struct {
+		queues string
+		want   float64
+	}{{`["q2"]`, 200}, {`["q1", "q1"]`, 0}} {
+		os.WriteFile(path, []byte("[[reservation]]\nslots = 1\nbegin = \"100s\"\nend = \"200s\"\nnosusp = true\nqueues = "+c.queues+"\n"), 0o644)
+		reqs, err := ReadReservations(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reqs[0].NoSusp {
+			t.Error("nosusp = true was not read")
+		}
+		r, err := Run(tr, Options{Config: conf, RsvRequests: reqs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := starts(r); got[1] != c.want {
+			t.Errorf("queues %s: the q1 job starts at %v, want %v", c.queues, got[1], c.want)
+		}
+	}
+	_, err := Run(tr, Options{Config: conf, RsvRequests: []RsvRequest{{Slots: 1, Begin: "1h", End: "2h", Queues: []string{"nosuch"}}}})
+	if err == nil || !strings.Contains(err.Error(), "nosuch: No such queue") {
+		t.Errorf("an unknown queue: %v", err)
+	}
+}

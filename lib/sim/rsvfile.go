@@ -27,10 +27,15 @@ import (
 //	end = "52h"                # -e
 //	# time_window = "2:9:0-2:17:0"  # -t instead of begin and end
 //	open = false               # -o
+//	queues = ["short"]         # -q: these queues' jobs may start on its slots before a window
+//	nosusp = false             # -nosusp
 //
 // The slots are allocated as the controller allocates brsvadd's: from the
 // candidate hosts in order, less what earlier reservations of the file
-// hold there during an overlapping window.
+// hold there during an overlapping window. The queues are checked
+// against the run's configuration. nosusp is kept with the reservation as
+// brsvadd keeps it, but changes nothing in a replay: only a reservation's
+// own jobs suspend others, and the trace's jobs belong to no reservation.
 
 // RsvRequest is one reservation of a reservations file.
 type RsvRequest struct {
@@ -42,6 +47,8 @@ type RsvRequest struct {
 	End        string   `toml:"end"`
 	TimeWindow string   `toml:"time_window"`
 	Open       bool     `toml:"open"`
+	Queues     []string `toml:"queues"`
+	NoSusp     bool     `toml:"nosusp"`
 }
 
 type rsvFile struct {
@@ -60,7 +67,7 @@ func ReadReservations(path string) ([]RsvRequest, error) {
 		var se *toml.StrictMissingError
 		if errors.As(err, &se) && len(se.Errors) > 0 {
 			row, _ := se.Errors[0].Position()
-			return nil, fmt.Errorf("%s:%d: unknown key %s (a reservation has name, users, slots, hosts, begin, end, time_window, open)",
+			return nil, fmt.Errorf("%s:%d: unknown key %s (a reservation has name, users, slots, hosts, begin, end, time_window, open, queues, nosusp)",
 				path, row, se.Errors[0].Key()[len(se.Errors[0].Key())-1])
 		}
 		var de *toml.DecodeError
@@ -150,10 +157,18 @@ func (e *eng) allocRsvs() error {
 	}
 	seq := 0
 	for i, q := range e.opt.RsvRequests {
-		r := &api.Reservation{Id: q.Name, Type: "sys", Creator: "sim", Users: q.Users, Open: q.Open, TimeWindow: q.TimeWindow}
+		r := &api.Reservation{Id: q.Name, Type: "sys", Creator: "sim", Users: q.Users, Open: q.Open, TimeWindow: q.TimeWindow, NoSusp: q.NoSusp}
 		if r.Id == "" {
 			r.Id = fmt.Sprintf("system#%d", seq)
 			seq++
+		}
+		for _, qn := range q.Queues {
+			if e.conf.Queues[qn] == nil {
+				return fmt.Errorf("reservation %s: queues: %s: No such queue in the simulated cluster's configuration", r.Id, qn)
+			}
+			if !slices.Contains(r.Queues, qn) {
+				r.Queues = append(r.Queues, qn)
+			}
 		}
 		if q.TimeWindow == "" {
 			b, en, err := q.times()

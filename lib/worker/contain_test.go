@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -105,7 +106,10 @@ func TestCPULimitFromCgroup(t *testing.T) {
 
 // A worker that adopts a running job after a restart knows its cgroup's
 // memory limit from the cgroup, whatever the job's record says: an OOM
-// kill there ends the job TERM_MEMLIMIT.
+// kill there ends the job TERM_MEMLIMIT. The controller's record carries
+// no spec, so the adopted job has no backstop for its run limit or
+// deadline until the limits the controller sends right after the
+// adoption arm it.
 func TestAdoptedMemoryLimit(t *testing.T) {
 	c := &api.Containment{ProcessTracking: true, CgroupAcct: true, ResourceEnforce: []string{"memory"}, MemLimitKb: 64 << 10}
 	w, rs := containedWorker(t, c)
@@ -127,10 +131,12 @@ func TestAdoptedMemoryLimit(t *testing.T) {
 	if w2.cg == nil {
 		t.Skip("no cgroups")
 	}
-	j.ShepherdPid = int32(w.ShepherdPid(1, 0))
-	w2.Reattach(j) // no containment in the record, none configured
+	// As the controller adopts it: no spec, no containment in the
+	// record, none configured.
+	w2.Reattach(&api.Job{JobId: 1, State: api.JobState_RUN, StartTime: time.Now().UnixNano(), ShepherdPid: int32(w.ShepherdPid(1, 0))})
 	w2.mu.Lock()
 	p := w2.jobs[jobKey{1, 0}]
+	armed := p != nil && p.limitsChanged != nil
 	w2.mu.Unlock()
 	if p == nil || p.cg == nil {
 		t.Fatal("the adopted job has no cgroup")
@@ -140,6 +146,19 @@ func TestAdoptedMemoryLimit(t *testing.T) {
 	}
 	if lim, err := p.cg.MemLimit(); err != nil || lim != 64<<20 {
 		t.Errorf("the cgroup's memory limit: %d %v, want %d", lim, err, 64<<20)
+	}
+	if armed {
+		t.Fatal("a job adopted without its spec has a backstop already: the limits' arming is not tested")
+	}
+	deadline := time.Now().Add(time.Hour).Unix()
+	if err := w2.SetLimits(1, 0, &api.JobSpec{RunLimitSec: 600, TermTime: deadline}); err != nil {
+		t.Fatal(err)
+	}
+	w2.mu.Lock()
+	armed, run, term := p.limitsChanged != nil, p.runSec, p.termTime
+	w2.mu.Unlock()
+	if !armed || run != 600 || term != deadline {
+		t.Errorf("after its limits: backstop armed %v, run limit %d s, deadline %d; want armed, 600 and %d", armed, run, term, deadline)
 	}
 }
 
