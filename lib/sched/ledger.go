@@ -50,6 +50,7 @@ type Ledger struct {
 	base    [][]float64 // by host and resource: the host's value
 	queues  map[string]*ledgerQueue
 	jobs    map[JobKey]*ledgerJob
+	spare   []*ledgerJob // ended jobs' records, for the next starts
 	// statics are the cycles' static host checks (place.go) that the
 	// next cycle may take as they are (keep.go); emptied when the ledger
 	// is filled again.
@@ -293,7 +294,8 @@ func (l *Ledger) start(a *Alloc) {
 		l.bound = false // told twice: fill again
 		return
 	}
-	j := &ledgerJob{queue: a.Queue, user: a.User, acct: fairAccount(a.User, a.Account), on: make([]ledgerCharge, 0, len(a.Hosts))}
+	j := l.newJob(len(a.Hosts))
+	j.queue, j.user, j.acct = a.Queue, a.User, fairAccount(a.User, a.Account)
 	end := int64(never)
 	if a.RunLimit > 0 {
 		end = a.Start.Add(a.RunLimit).UnixNano()
@@ -366,6 +368,24 @@ func (l *Ledger) end(k JobKey) {
 	q.used -= j.total
 	decCount(q.users, j.user, j.total)
 	decCount(q.accts, j.acct, j.total)
+	l.spare = append(l.spare, j)
+}
+
+// newJob returns an empty job record, an ended job's when there is one
+// (a simulator starts and ends a job per event: records and their
+// charge lists are reused, not made anew each time).
+func (l *Ledger) newJob(nhosts int) *ledgerJob {
+	n := len(l.spare)
+	if n == 0 {
+		return &ledgerJob{on: make([]ledgerCharge, 0, nhosts)}
+	}
+	j := l.spare[n-1]
+	l.spare[n-1] = nil
+	l.spare = l.spare[:n-1]
+	on := j.on[:0]
+	clear(on[:cap(on)]) // drop the old charges' resource lists
+	*j = ledgerJob{on: on}
+	return j
 }
 
 func decCount(m map[string]int, k string, n int) {
@@ -408,7 +428,11 @@ func (l *Ledger) apply(ch *ledgerCharge, queue string, sign int) {
 		lh.queues = append(lh.queues, queueSlots{queue: queue})
 	}
 	if lh.queues[k].n += sign * ch.slots; lh.queues[k].n == 0 {
-		lh.queues = slices.Delete(lh.queues, k, k+1)
+		// The order of a host's queues is not read: the last takes its place.
+		last := len(lh.queues) - 1
+		lh.queues[k] = lh.queues[last]
+		lh.queues[last] = queueSlots{}
+		lh.queues = lh.queues[:last]
 	}
 	for _, rc := range ch.res {
 		lh.avail[rc.ri] -= float64(sign) * rc.amt

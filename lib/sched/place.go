@@ -716,8 +716,14 @@ func (c *cycle) ptileOf(p *part, h int) int {
 // that can no longer serve the part are dropped from the list, which is
 // returned.
 func (c *cycle) allocate(p *part, list []int, capf func(int) int, min, max int, prune, own bool) ([]pick, []int, int) {
+	return c.allocateInto(nil, p, list, capf, min, max, prune, own)
+}
+
+// allocateInto is allocate appending the picks to buf[:0]: fit passes
+// the cycle's buffer, as place reads its picks before it fits again.
+func (c *cycle) allocateInto(buf []pick, p *part, list []int, capf func(int) int, min, max int, prune, own bool) ([]pick, []int, int) {
 	phm := perHostMin(p, min)
-	var picks []pick
+	picks := buf[:0]
 	total := 0
 	var kept []int
 	if prune {
@@ -816,8 +822,8 @@ done:
 	if p.span.Hosts == 1 && len(picks) == 0 {
 		total = 0
 	}
-	if total < min {
-		return nil, list, total
+	if total < min || len(picks) == 0 {
+		return nil, list, total // none picked is nil, a buffer or not
 	}
 	return picks, list, total
 }
@@ -842,9 +848,12 @@ func (c *cycle) fit(b *bucket, p *part, min, max int, ov overlay, prune bool) ([
 		if list == nil {
 			list, own = p.all, false // shared until first pruned
 		}
-		picks, list, total := c.allocate(p, list, capf, min, max, prune, own)
+		picks, list, total := c.allocateInto(c.pickBuf, p, list, capf, min, max, prune, own)
 		if prune {
 			p.live = list
+		}
+		if cap(picks) > cap(c.pickBuf) {
+			c.pickBuf = picks[:0]
 		}
 		return picks, total
 	}

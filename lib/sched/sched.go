@@ -94,6 +94,7 @@ type cycle struct {
 	orphans []int            // jobs of queues that do not exist
 	dec     *Decision
 	keyBuf  []byte
+	pickBuf []pick // fit's picks, read by place before it fits again
 	anyGPU  bool // some host lists GPU devices
 	// free is at least the slots still free on all hosts together
 	// (Snapshot.OnlyPlacements: a job needing more is not tried).
