@@ -503,6 +503,7 @@ func (l *Ledger) clearChanged() {
 // touch records that the cycle changed host h's state: the next
 // incremental cycle restores it.
 func (c *cycle) touch(h int) {
+	c.noteHost(h) // a gang's trial (gangundo.go)
 	if c.inc {
 		c.ledger.cyc.touched = append(c.ledger.cyc.touched, h)
 	}

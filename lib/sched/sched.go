@@ -94,7 +94,6 @@ type cycle struct {
 	orphans []int            // jobs of queues that do not exist
 	dec     *Decision
 	keyBuf  []byte
-	pickBuf []pick // fit's picks, read by place before it fits again
 	anyGPU  bool // some host lists GPU devices
 	// free is at least the slots still free on all hosts together
 	// (Snapshot.OnlyPlacements: a job needing more is not tried).
@@ -113,7 +112,10 @@ type cycle struct {
 	pre *preState // preemption (preempt.go)
 	jg  *jgState  // job group limits (jobgroup.go); nil: none
 
-	gangs *gangRun // gang groups (gang.go); nil: none
+	gangs *gangRun   // gang groups (gang.go); nil: none
+	trial *gangTrial // the gang being tried (gangundo.go); nil: none
+
+	pickBuf []pick // fit's picks, read by place before it fits again
 }
 
 // cloneVals copies a host's values for this cycle's changes, from the
