@@ -1,7 +1,6 @@
 package sched
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 	"runtime"
@@ -137,7 +136,18 @@ func (c *cycle) slowBucket(j *Job) *bucket {
 		b = append(b, h...)
 		b = append(b, 1)
 	}
-	b = fmt.Appendf(b, "\x00%d,%d,%t,%d,%s", j.MinSlots, j.MaxSlots, j.Exclusive, alts, j.Rsv)
+	// "\x00min,max,excl,alts,rsv" (strconv: fmt's Appendf was a tenth
+	// of a bucket's cost).
+	b = append(b, 0)
+	b = strconv.AppendInt(b, int64(j.MinSlots), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(j.MaxSlots), 10)
+	b = append(b, ',')
+	b = strconv.AppendBool(b, j.Exclusive)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(alts), 10)
+	b = append(b, ',')
+	b = append(b, j.Rsv...)
 	if j.GPU != nil {
 		b = append(b, "\x00gpu "...)
 		b = append(b, j.GPU.String()...)

@@ -115,7 +115,8 @@ type cycle struct {
 	gangs *gangRun   // gang groups (gang.go); nil: none
 	trial *gangTrial // the gang being tried (gangundo.go); nil: none
 
-	pickBuf []pick // fit's picks, read by place before it fits again
+	pickBuf []pick             // fit's picks, read by place before it fits again
+	qsPool  map[string]*qstate // the scratch's queue states (cyclemaps.go)
 }
 
 // cloneVals copies a host's values for this cycle's changes, from the
@@ -230,13 +231,9 @@ func schedule(s *Snapshot, gr *gangRun) *Decision {
 func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 	c := &cycle{
 		s: s, schema: s.Schema, now: s.Now,
-		resIdx: map[string]int{},
-		shared: map[string]float64{}, queues: map[string]*qstate{},
-		buckets: map[string]*bucket{}, orders: map[string][]int{}, sets: map[string][]bool{},
-		reqStr: map[*resreq.ResReq]string{}, statics: map[string]*static{},
-		dec:    &Decision{Pending: map[JobKey][]string{}},
-		jobsOf: map[string][]int{},
+		dec: &Decision{Pending: map[JobKey][]string{}},
 	}
+	c.makeMaps(scratch) // cyclemaps.go
 	if !s.NoReasons {
 		c.dec.Pending = make(map[JobKey][]string, len(s.Jobs))
 	}
@@ -303,7 +300,7 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 	}
 	for i := range s.Queues {
 		q := &s.Queues[i]
-		qs := &qstate{q: q, uused: map[string]int{}, run: map[string]float64{}, slots: map[string]int{}}
+		qs := c.newQState(q)
 		if len(q.Hosts) > 0 {
 			qs.hosts = c.hostSet(q.Hosts)
 		}
