@@ -18,6 +18,7 @@ type cycleMaps struct {
 	jobsOf  map[string][]int
 	fast    map[fastKey]*bucket
 	qs      map[string]*qstate // the queues' states by name, for the next cycle
+	pre     *preState
 }
 
 // makeMaps gives the cycle its maps: the scratch's of the last cycle,
@@ -52,22 +53,41 @@ func (c *cycle) makeMaps(sc *Scratch) {
 	c.resIdx, c.shared, c.queues = m.resIdx, m.shared, m.queues
 	c.buckets, c.orders, c.sets = m.buckets, m.orders, m.sets
 	c.reqStr, c.statics, c.jobsOf, c.fast = m.reqStr, m.statics, m.jobsOf, m.fast
-	c.qsPool = m.qs
+	c.pool = m
 }
 
 // newQState returns queue q's empty state for this cycle.
 func (c *cycle) newQState(q *Queue) *qstate {
-	if c.qsPool == nil {
+	if c.pool == nil {
 		return &qstate{q: q, uused: map[string]int{}, run: map[string]float64{}, slots: map[string]int{}}
 	}
-	qs := c.qsPool[q.Name]
+	qs := c.pool.qs[q.Name]
 	if qs == nil {
 		qs = &qstate{uused: map[string]int{}, run: map[string]float64{}, slots: map[string]int{}}
-		c.qsPool[q.Name] = qs
+		c.pool.qs[q.Name] = qs
 	}
 	clear(qs.uused)
 	clear(qs.run)
 	clear(qs.slots)
 	*qs = qstate{q: q, uused: qs.uused, run: qs.run, slots: qs.slots}
 	return qs
+}
+
+// newPreState returns the cycle's empty preemption state.
+func (c *cycle) newPreState() *preState {
+	if c.pool == nil {
+		return &preState{resOf: map[string]bool{}, qprio: map[string]int{}, susp: map[string][]int{}, gone: map[int]bool{}, taken: map[int]bool{}}
+	}
+	ps := c.pool.pre
+	if ps == nil {
+		ps = &preState{resOf: map[string]bool{}, qprio: map[string]int{}, susp: map[string][]int{}, gone: map[int]bool{}, taken: map[int]bool{}}
+		c.pool.pre = ps
+	}
+	clear(ps.resOf)
+	clear(ps.qprio)
+	clear(ps.susp)
+	clear(ps.gone)
+	clear(ps.taken)
+	*ps = preState{resOf: ps.resOf, qprio: ps.qprio, susp: ps.susp, gone: ps.gone, taken: ps.taken}
+	return ps
 }

@@ -368,6 +368,8 @@ func (l *Ledger) end(k JobKey) {
 	q.used -= j.total
 	decCount(q.users, j.user, j.total)
 	decCount(q.accts, j.acct, j.total)
+	clear(j.on) // drop the charges' resource lists
+	j.on = j.on[:0]
 	l.spare = append(l.spare, j)
 }
 
@@ -382,9 +384,7 @@ func (l *Ledger) newJob(nhosts int) *ledgerJob {
 	j := l.spare[n-1]
 	l.spare[n-1] = nil
 	l.spare = l.spare[:n-1]
-	on := j.on[:0]
-	clear(on[:cap(on)]) // drop the old charges' resource lists
-	*j = ledgerJob{on: on}
+	*j = ledgerJob{on: j.on[:0]} // emptied by end
 	return j
 }
 

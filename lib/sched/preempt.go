@@ -165,7 +165,7 @@ func (ps *preState) cands(h int) *[]int {
 // queue for resume.
 func (c *cycle) preemptSetup() {
 	s := c.s
-	ps := &preState{resOf: map[string]bool{}, qprio: map[string]int{}, susp: map[string][]int{}, gone: map[int]bool{}, taken: map[int]bool{}}
+	ps := c.newPreState() // cyclemaps.go
 	for _, r := range s.Preempt.Resources {
 		ps.resOf[r] = true
 	}
@@ -190,8 +190,11 @@ func (c *cycle) preemptSetup() {
 // preemptRelations maps each queue to the queues it may preempt and the
 // preference level of each.
 func preemptRelations(qs []Queue) map[string]map[string]int {
-	rel := map[string]map[string]int{}
+	var rel map[string]map[string]int // nil: none (most sites)
 	add := func(hi, lo string, pref int) {
+		if rel == nil {
+			rel = map[string]map[string]int{}
+		}
 		m := rel[hi]
 		if m == nil {
 			m = map[string]int{}

@@ -33,7 +33,7 @@ import "slices"
 // limitsFreed classifies the cycle's limits: those whose slot counts
 // leave suspended jobs out.
 func (c *cycle) limitsFreed() map[*limitState]bool {
-	out := map[*limitState]bool{}
+	var out map[*limitState]bool // nil: none
 	p := &c.s.Preempt
 	for _, ls := range c.limits {
 		users := ls.m[kUser] != [2]*matcher{} || ls.per[kUser]
@@ -55,6 +55,9 @@ func (c *cycle) limitsFreed() map[*limitState]bool {
 			free = one || p.GroupMax
 		}
 		if free {
+			if out == nil {
+				out = map[*limitState]bool{}
+			}
 			out[ls] = true
 		}
 	}

@@ -115,8 +115,8 @@ type cycle struct {
 	gangs *gangRun   // gang groups (gang.go); nil: none
 	trial *gangTrial // the gang being tried (gangundo.go); nil: none
 
-	pickBuf []pick             // fit's picks, read by place before it fits again
-	qsPool  map[string]*qstate // the scratch's queue states (cyclemaps.go)
+	pickBuf []pick     // fit's picks, read by place before it fits again
+	pool    *cycleMaps // the scratch's maps (cyclemaps.go); nil: none
 }
 
 // cloneVals copies a host's values for this cycle's changes, from the
