@@ -38,12 +38,9 @@ type Ledger struct {
 	inexact int    // running jobs whose figures are not exact (see above)
 	devices bool   // a host lists GPUs or cores
 	hosts   []Host // the snapshot's, as bound (Reset when one changes)
-	hosts0  *Host
-	nhosts  int
 	schema  *resreq.Schema
 	shared  []string // the names of Snapshot.Shared, sorted
 	byName  map[string]int
-	maxs    []int // the hosts' slots
 	hs      []ledgerHost
 	res     []resInfo // host resources charged, in the order first seen
 	resIdx  map[string]int
@@ -205,10 +202,10 @@ func (l *Ledger) sync(s *Snapshot, schema *resreq.Schema) bool {
 }
 
 func (l *Ledger) sameBinding(s *Snapshot, schema *resreq.Schema) bool {
-	if len(s.Hosts) != l.nhosts || schema != l.schema || len(s.Shared) != len(l.shared) {
+	if len(s.Hosts) != len(l.hosts) || schema != l.schema || len(s.Shared) != len(l.shared) {
 		return false
 	}
-	if len(s.Hosts) > 0 && &s.Hosts[0] != l.hosts0 {
+	if len(s.Hosts) > 0 && &s.Hosts[0] != &l.hosts[0] {
 		return false
 	}
 	for _, k := range l.shared {
@@ -223,18 +220,13 @@ func (l *Ledger) sameBinding(s *Snapshot, schema *resreq.Schema) bool {
 // job.
 func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	l.bound, l.inexact, l.devices = true, 0, false
-	l.nhosts, l.schema, l.hosts = len(s.Hosts), schema, s.Hosts
-	l.hosts0 = nil
-	if len(s.Hosts) > 0 {
-		l.hosts0 = &s.Hosts[0]
-	}
+	l.schema, l.hosts = schema, s.Hosts
 	l.shared = l.shared[:0]
 	for k := range s.Shared {
 		l.shared = append(l.shared, k)
 	}
 	slices.Sort(l.shared)
 	l.byName = make(map[string]int, len(s.Hosts))
-	l.maxs = make([]int, len(s.Hosts))
 	l.hs = make([]ledgerHost, len(s.Hosts))
 	l.base = make([][]float64, len(s.Hosts))
 	l.res, l.resIdx = nil, map[string]int{}
@@ -249,7 +241,6 @@ func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	for i := range s.Hosts {
 		h := &s.Hosts[i]
 		l.byName[h.Name] = i
-		l.maxs[i] = h.MaxSlots
 		l.free += l.contrib(i)
 		if len(h.GPUs) > 0 || h.CPUs != nil {
 			// Devices and cores are charged one by one, by the cycle.
@@ -308,7 +299,7 @@ func (l *Ledger) start(a *Alloc) {
 		}
 		ch := ledgerCharge{h: h, slots: ha.Slots, use: use{end: end, slots: ha.Slots}, excl: a.Exclusive}
 		if a.Exclusive {
-			ch.use.slots = max(ch.use.slots, l.maxs[h])
+			ch.use.slots = max(ch.use.slots, l.hosts[h].MaxSlots)
 		}
 		if !timeless(ha.Rusage) {
 			j.inexact = true
@@ -399,7 +390,7 @@ func (l *Ledger) contrib(h int) int {
 	if l.hs[h].excl > 0 {
 		return 0
 	}
-	return max(0, l.maxs[h]-l.hs[h].used)
+	return max(0, l.hosts[h].MaxSlots-l.hs[h].used)
 }
 
 // apply charges (sign 1) or takes back (-1) one host's part of a job.
@@ -550,20 +541,9 @@ func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 	hs, lh := &c.hosts[i], &l.hs[i]
 	h := &c.s.Hosts[i]
 	hs.h = h
-	hs.used, hs.excl = lh.used, lh.excl > 0
-	hs.uses = append(hs.uses[:0], lh.uses...)
 	hs.holds = hs.holds[:0]
-	hs.avail = append(hs.avail[:0], lh.avail...)
 	hs.gpus, hs.cpus = nil, nil
-	clear(hs.qused)
-	if c.hostQ && len(lh.queues) > 0 {
-		if hs.qused == nil {
-			hs.qused = map[string]int{}
-		}
-		for _, q := range lh.queues {
-			hs.qused[q.queue] = q.n
-		}
-	}
+	c.chargesFrom(hs, lh)
 	src := h.Values
 	if src == nil {
 		if l.cyc.nilVals == nil {
@@ -608,6 +588,24 @@ func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 	hs.vals = v
 }
 
+// chargesFrom sets a host's charges (slots, uses, resources, queues'
+// slots) to the ledger's.
+func (c *cycle) chargesFrom(hs *hostState, lh *ledgerHost) {
+	hs.used, hs.excl = lh.used, lh.excl > 0
+	// Copies: the cycle appends to them.
+	hs.uses = append(hs.uses[:0], lh.uses...)
+	hs.avail = append(hs.avail[:0], lh.avail...)
+	clear(hs.qused)
+	if c.hostQ && len(lh.queues) > 0 {
+		if hs.qused == nil {
+			hs.qused = map[string]int{}
+		}
+		for _, q := range lh.queues {
+			hs.qused[q.queue] = q.n
+		}
+	}
+}
+
 // incResIndex is resIndex in an incremental cycle: the resource goes in
 // the ledger's, whose order the kept hosts' avail follow.
 func (c *cycle) incResIndex(name string) int {
@@ -644,19 +642,7 @@ func (c *cycle) fromLedger() bool {
 		c.restoreHosts()
 	} else {
 		for i := range c.hosts {
-			hs, lh := &c.hosts[i], &l.hs[i]
-			hs.used, hs.excl = lh.used, lh.excl > 0
-			// Copies: the cycle appends to them.
-			hs.uses = append(hs.uses[:0], lh.uses...)
-			hs.avail = append(hs.avail[:0], lh.avail...)
-			if c.hostQ && len(lh.queues) > 0 {
-				if hs.qused == nil {
-					hs.qused = map[string]int{}
-				}
-				for _, q := range lh.queues {
-					hs.qused[q.queue] = q.n
-				}
-			}
+			c.chargesFrom(&c.hosts[i], &l.hs[i])
 		}
 	}
 	fair := false
@@ -697,7 +683,7 @@ func (c *cycle) fromLedger() bool {
 			}
 		}
 		if len(c.limits) > 0 {
-			v := consumers{kUser: a.User, kQueue: a.Queue, kProject: a.Project, kApp: a.App, kLic: a.LicProject}
+			v := allocConsumers(a)
 			for _, ls := range c.matching(&v) {
 				c.charge(ls, &v, a.Hosts, elapsed)
 			}

@@ -310,7 +310,7 @@ func (c *cycle) oldEnough(a *Alloc) bool {
 // those parts.
 func (c *cycle) release(a *Alloc, sign int) {
 	rel := c.pre.resOf
-	v := consumers{kUser: a.User, kQueue: a.Queue, kProject: a.Project, kApp: a.App, kLic: a.LicProject}
+	v := allocConsumers(a)
 	end := int64(never)
 	if a.RunLimit > 0 {
 		end = a.Start.Add(a.RunLimit).UnixNano()

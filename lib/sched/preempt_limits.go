@@ -95,7 +95,7 @@ func (c *cycle) overLimits(a *Alloc) bool {
 			}
 		}
 	}
-	v := consumers{kUser: a.User, kQueue: a.Queue, kProject: a.Project, kApp: a.App, kLic: a.LicProject}
+	v := allocConsumers(a)
 	over := func(n *count, slots, jobs int, res map[string]float64) bool {
 		if slots != 0 && n.slots > float64(max(slots, 0))+1e-9 || jobs != 0 && n.jobs > max(jobs, 0) {
 			return true
@@ -178,7 +178,7 @@ func (c *cycle) limitVictims(b *bucket, j *Job) ([]int, int) {
 			if _, ok := rel[a.Queue]; !ok {
 				continue
 			}
-			v := consumers{kUser: a.User, kQueue: a.Queue, kProject: a.Project, kApp: a.App, kLic: a.LicProject}
+			v := allocConsumers(a)
 			for _, ls := range blocking {
 				if ls.matches(&v) && ls.key(&v) == key[ls] {
 					cands = append(cands, i)

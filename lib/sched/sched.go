@@ -424,7 +424,7 @@ func (c *cycle) accountRunning() {
 		if a.RunLimit > 0 {
 			end = a.Start.Add(a.RunLimit).UnixNano()
 		}
-		v := consumers{kUser: a.User, kQueue: a.Queue, kProject: a.Project, kApp: a.App, kLic: a.LicProject}
+		v := allocConsumers(a)
 		c.account(&v, fairAccount(a.User, a.Account), nil, a.Start, end, a.Exclusive, a.Hosts)
 	}
 }
