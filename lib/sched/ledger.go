@@ -291,12 +291,20 @@ func (l *Ledger) start(a *Alloc) {
 	if a.RunLimit > 0 {
 		end = a.Start.Add(a.RunLimit).UnixNano()
 	}
+	next := -1 // the index after the last host's
 	for _, ha := range a.Hosts {
 		j.total += ha.Slots
-		h, ok := l.byName[ha.Host]
+		// Placements often take hosts in the snapshot's order: the next
+		// host's name (unique, as byName has them) is checked before
+		// the name is hashed.
+		h, ok := next, next >= 0 && next < len(l.hosts) && l.hosts[next].Name == ha.Host
+		if !ok {
+			h, ok = l.byName[ha.Host]
+		}
 		if !ok {
 			continue // a host gone from the configuration
 		}
+		next = h + 1
 		ch := ledgerCharge{h: h, slots: ha.Slots, use: use{end: end, slots: ha.Slots}, excl: a.Exclusive}
 		if a.Exclusive {
 			ch.use.slots = max(ch.use.slots, l.hosts[h].MaxSlots)

@@ -20,7 +20,15 @@ type hostNames struct {
 	idx   map[string]int
 }
 
-func newHostNames() *hostNames { return &hostNames{idx: map[string]int{}} }
+// newHostNames returns a table with the hosts' names in their order,
+// where placements' runs of hosts follow it.
+func newHostNames(hosts []sched.Host) *hostNames {
+	t := &hostNames{idx: make(map[string]int, len(hosts))}
+	for i := range hosts {
+		t.index(hosts[i].Name)
+	}
+	return t
+}
 
 // index returns the name's place in the table, adding it the first time.
 func (t *hostNames) index(name string) int {
@@ -54,11 +62,11 @@ func makeHostList(tab *hostNames, has []sched.HostAlloc) hostList {
 		}
 	}
 	for _, ha := range has {
-		i := tab.index(ha.Host)
-		if n > 0 && i == first+n && ha.Slots == slots {
-			n++
+		if n > 0 && ha.Slots == slots && first+n < len(tab.names) && tab.names[first+n] == ha.Host {
+			n++ // the run goes on, found without hashing the name
 			continue
 		}
+		i := tab.index(ha.Host)
 		flush()
 		first, n, slots = i, 1, ha.Slots
 	}

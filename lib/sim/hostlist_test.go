@@ -14,7 +14,7 @@ import (
 // hosts and slots.
 func TestHostList(t *testing.T) {
 	r := rand.New(rand.NewPCG(29, 1))
-	tab := newHostNames()
+	tab := newHostNames([]sched.Host{{Name: "h010"}, {Name: "h011"}, {Name: "h013"}})
 	for range 2000 {
 		var has []sched.HostAlloc
 		h := r.IntN(50)

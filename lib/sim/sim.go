@@ -221,7 +221,7 @@ func Run(tr *trace.Trace, opt Options) (*Result, error) {
 		opt: opt, conf: opt.Config, tr: tr,
 		pats: map[patKey]*pattern{}, reqs: map[string]*resreq.ResReq{}, warned: map[string]bool{},
 		usage: map[string]map[string]sched.FairUsage{}, hostIdx: map[string]int{},
-		local: resreq.Local{Type: "X86_64", Model: "sim"}, names: newHostNames(),
+		local: resreq.Local{Type: "X86_64", Model: "sim"},
 	}
 	if e.conf == nil {
 		e.conf = config.Default("sim", 1)
@@ -232,6 +232,7 @@ func Run(tr *trace.Trace, opt Options) (*Result, error) {
 	if err := e.allocRsvs(); err != nil {
 		return nil, err
 	}
+	e.names = newHostNames(e.snap.Hosts)
 	e.snap.Schema = e.conf.Schema()
 	e.snap.Scratch = &sched.Scratch{}
 	e.snap.NoReasons = true
