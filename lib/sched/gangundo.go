@@ -66,6 +66,14 @@ type savedBucket struct {
 	why      []string
 	reserved bool
 	dur      time.Duration
+	parts    []savedPart // by variant, then part
+}
+
+// savedPart is a part's host lists before the trial (copies: placing
+// prunes them in place).
+type savedPart struct {
+	live   []int
+	groups [][]int
 }
 
 // beginGang starts noting what gang members' tries change; nil when
@@ -117,7 +125,20 @@ func (c *cycle) noteBucket(b *bucket) {
 			return
 		}
 	}
-	t.buckets = append(t.buckets, savedBucket{b: b, dead: b.dead, deadFrom: b.deadFrom, why: b.why, reserved: b.reserved, dur: b.dur})
+	sb := savedBucket{b: b, dead: b.dead, deadFrom: b.deadFrom, why: b.why, reserved: b.reserved, dur: b.dur}
+	for _, v := range b.variants {
+		for _, p := range v.parts {
+			sp := savedPart{live: slices.Clone(p.live)}
+			if p.groups != nil {
+				sp.groups = make([][]int, len(p.groups))
+				for i, g := range p.groups {
+					sp.groups[i] = slices.Clone(g)
+				}
+			}
+			sb.parts = append(sb.parts, sp)
+		}
+	}
+	t.buckets = append(t.buckets, sb)
 }
 
 // noteHost notes host h's state before a member's placement charges it.
@@ -188,15 +209,11 @@ func (c *cycle) undoGang(t *gangTrial) bool {
 		b.dur = sb.dur
 		// The members' placements pruned hosts they filled from the
 		// bucket's lists; those may take its jobs again.
+		k := 0
 		for _, v := range b.variants {
 			for _, p := range v.parts {
-				p.live = nil
-				if p.groups != nil {
-					p.groups = p.groups[:0]
-					for _, g := range p.static.groups {
-						p.groups = append(p.groups, slices.Clone(g))
-					}
-				}
+				p.live, p.groups = sb.parts[k].live, sb.parts[k].groups
+				k++
 			}
 		}
 	}
