@@ -56,7 +56,7 @@ lint:
 
 bench: build
 	$(GO) test -run XXX -bench . -benchtime 1x ./tests/ -timeout 45m -args -bench-report
-	$(GO) test -run '^$$' -bench 'SimulatedRun|Cycle100Buckets|Cycle1000Buckets|PlacementsPerSecond|Growth|PreemptCycle|CUCycle|InstancesCycle|JobGroupCycle|GangCycle' -benchtime 3x ./lib/sched/
+	$(GO) test -run '^$$' -bench 'SimulatedRun|Cycle100Buckets|Cycle1000Buckets|PlacementsPerSecond|Growth|PreemptCycle|CUCycle|InstancesCycle|JobGroupCycle|GangCycle|ResourceModelCycle' -benchtime 3x ./lib/sched/
 	$(GO) test -run '^$$' -bench 'JobMemory' -benchtime 1x ./lib/controller/
 	$(GO) test -run '^$$' -bench 'DispatchPace' -benchtime 1x ./lib/controller/
 	$(GO) test -run '^$$' -bench 'Restart' -benchtime 3x ./lib/controller/

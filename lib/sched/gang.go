@@ -17,10 +17,13 @@ import (
 //
 // A gang is tried whole at its first member's turn in its queue: every
 // member then, one after the other, so that two gangs never interleave.
-// When some but not all of a gang's members fit, none may start: the
-// cycle is run again without that gang's jobs, so that what its
-// tentative placements took (slots, counters, devices, limits) is free
-// for the jobs after it in the same cycle, and it holds nothing. Each
+// When some but not all of a gang's members fit, none may start: what
+// its tentative placements took is put back at once and the run goes on
+// as one without the gang would (gangundo.go), or, where the cycle has
+// state that cannot be put back so, the cycle is run again without that
+// gang's jobs, so that what its tentative placements took (slots,
+// counters, devices, limits) is free for the jobs after it in the same
+// cycle, and it holds nothing. Each
 // run leaves out at least one more gang, so the runs end; the gangs left
 // out wait whole for a later cycle, with a reason saying how many of
 // their members fit. From the third run on only the gangs placed whole
@@ -119,6 +122,9 @@ type gangRun struct {
 	tried []bool       // by gang
 	jobs  [][]int      // by gang: its members' job indices
 	ok    map[int]bool // members placed in this run
+	// left is, by gang, how many of its members fit when its partial
+	// placements were taken back within the run (gangundo.go); -1: not.
+	left []int
 }
 
 // tryJob tries job ji, or when it is a gang member, its whole gang at
@@ -134,13 +140,26 @@ func (c *cycle) tryJob(ji int) bool {
 	}
 	if !gr.tried[g] {
 		gr.tried[g] = true
-		for _, m := range gr.jobs[g] {
+		members := gr.jobs[g]
+		c.trial = c.beginGang(c.s.Jobs[members[0]].Queue)
+		placed := 0
+		for _, m := range members {
 			if c.full() {
 				break
 			}
+			c.noteJob(&c.s.Jobs[m])
 			if c.try(&c.s.Jobs[m]) {
 				gr.ok[m] = true
+				placed++
 			}
+		}
+		t := c.trial
+		c.trial = nil
+		if placed > 0 && placed < len(members) && t != nil && c.undoGang(t) {
+			for _, m := range members {
+				delete(gr.ok, m)
+			}
+			gr.left[g] = placed
 		}
 	}
 	// Whether the gang stays placed is decided after the run.
@@ -155,20 +174,28 @@ func scheduleGangs(s *Snapshot, pl *gangPlan) *Decision {
 	why := map[JobKey][]string{}       // reasons from the run that left them out
 	runs := 0
 	run := *s
-	buf := make([]Job, 0, len(s.Jobs)) // each run's jobs, reused
+	var buf []Job // each run's jobs, reused
 	for {
-		run.Jobs = buf[:0]
-		for i := range s.Jobs {
-			k := s.Jobs[i].Key
-			if _, held := pl.held[k]; held {
-				continue
+		// The snapshot's own jobs (read only) while none is left out.
+		run.Jobs = s.Jobs
+		if len(pl.held) > 0 || slices.Contains(out, true) {
+			run.Jobs = buf[:0]
+			for i := range s.Jobs {
+				k := s.Jobs[i].Key
+				if _, held := pl.held[k]; held {
+					continue
+				}
+				if g, ok := pl.of[k]; ok && out[g] {
+					continue
+				}
+				run.Jobs = append(run.Jobs, s.Jobs[i])
 			}
-			if g, ok := pl.of[k]; ok && out[g] {
-				continue
-			}
-			run.Jobs = append(run.Jobs, s.Jobs[i])
+			buf = run.Jobs
 		}
-		gr := &gangRun{of: map[int]int{}, ok: map[int]bool{}, tried: make([]bool, len(pl.gangs)), jobs: make([][]int, len(pl.gangs))}
+		gr := &gangRun{of: map[int]int{}, ok: map[int]bool{}, tried: make([]bool, len(pl.gangs)), jobs: make([][]int, len(pl.gangs)), left: make([]int, len(pl.gangs))}
+		for g := range gr.left {
+			gr.left[g] = -1
+		}
 		for i := range run.Jobs {
 			if g, ok := pl.of[run.Jobs[i].Key]; ok {
 				gr.of[i] = g
@@ -184,6 +211,14 @@ func scheduleGangs(s *Snapshot, pl *gangPlan) *Decision {
 		}
 		again := false
 		for g := range pl.gangs {
+			if !out[g] && gr.left[g] >= 0 {
+				// Taken back within the run: left out of any later one.
+				out[g], fit[g] = true, gr.left[g]
+				for _, k := range pl.gangs[g].jobs {
+					why[k] = d.Pending[k]
+				}
+				continue
+			}
 			if out[g] || placed[g] == 0 || placed[g] == pl.gangs[g].size {
 				continue
 			}

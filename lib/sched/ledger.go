@@ -38,18 +38,16 @@ type Ledger struct {
 	inexact int    // running jobs whose figures are not exact (see above)
 	devices bool   // a host lists GPUs or cores
 	hosts   []Host // the snapshot's, as bound (Reset when one changes)
-	hosts0  *Host
-	nhosts  int
 	schema  *resreq.Schema
 	shared  []string // the names of Snapshot.Shared, sorted
 	byName  map[string]int
-	maxs    []int // the hosts' slots
 	hs      []ledgerHost
 	res     []resInfo // host resources charged, in the order first seen
 	resIdx  map[string]int
 	base    [][]float64 // by host and resource: the host's value
 	queues  map[string]*ledgerQueue
 	jobs    map[JobKey]*ledgerJob
+	spare   []*ledgerJob // ended jobs' records, for the next starts
 	// statics are the cycles' static host checks (place.go) that the
 	// next cycle may take as they are (keep.go); emptied when the ledger
 	// is filled again.
@@ -204,10 +202,10 @@ func (l *Ledger) sync(s *Snapshot, schema *resreq.Schema) bool {
 }
 
 func (l *Ledger) sameBinding(s *Snapshot, schema *resreq.Schema) bool {
-	if len(s.Hosts) != l.nhosts || schema != l.schema || len(s.Shared) != len(l.shared) {
+	if len(s.Hosts) != len(l.hosts) || schema != l.schema || len(s.Shared) != len(l.shared) {
 		return false
 	}
-	if len(s.Hosts) > 0 && &s.Hosts[0] != l.hosts0 {
+	if len(s.Hosts) > 0 && &s.Hosts[0] != &l.hosts[0] {
 		return false
 	}
 	for _, k := range l.shared {
@@ -222,18 +220,13 @@ func (l *Ledger) sameBinding(s *Snapshot, schema *resreq.Schema) bool {
 // job.
 func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	l.bound, l.inexact, l.devices = true, 0, false
-	l.nhosts, l.schema, l.hosts = len(s.Hosts), schema, s.Hosts
-	l.hosts0 = nil
-	if len(s.Hosts) > 0 {
-		l.hosts0 = &s.Hosts[0]
-	}
+	l.schema, l.hosts = schema, s.Hosts
 	l.shared = l.shared[:0]
 	for k := range s.Shared {
 		l.shared = append(l.shared, k)
 	}
 	slices.Sort(l.shared)
 	l.byName = make(map[string]int, len(s.Hosts))
-	l.maxs = make([]int, len(s.Hosts))
 	l.hs = make([]ledgerHost, len(s.Hosts))
 	l.base = make([][]float64, len(s.Hosts))
 	l.res, l.resIdx = nil, map[string]int{}
@@ -248,7 +241,6 @@ func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	for i := range s.Hosts {
 		h := &s.Hosts[i]
 		l.byName[h.Name] = i
-		l.maxs[i] = h.MaxSlots
 		l.free += l.contrib(i)
 		if len(h.GPUs) > 0 || h.CPUs != nil {
 			// Devices and cores are charged one by one, by the cycle.
@@ -293,20 +285,29 @@ func (l *Ledger) start(a *Alloc) {
 		l.bound = false // told twice: fill again
 		return
 	}
-	j := &ledgerJob{queue: a.Queue, user: a.User, acct: fairAccount(a.User, a.Account), on: make([]ledgerCharge, 0, len(a.Hosts))}
+	j := l.newJob(len(a.Hosts))
+	j.queue, j.user, j.acct = a.Queue, a.User, fairAccount(a.User, a.Account)
 	end := int64(never)
 	if a.RunLimit > 0 {
 		end = a.Start.Add(a.RunLimit).UnixNano()
 	}
+	next := -1 // the index after the last host's
 	for _, ha := range a.Hosts {
 		j.total += ha.Slots
-		h, ok := l.byName[ha.Host]
+		// Placements often take hosts in the snapshot's order: the next
+		// host's name (unique, as byName has them) is checked before
+		// the name is hashed.
+		h, ok := next, next >= 0 && next < len(l.hosts) && l.hosts[next].Name == ha.Host
+		if !ok {
+			h, ok = l.byName[ha.Host]
+		}
 		if !ok {
 			continue // a host gone from the configuration
 		}
+		next = h + 1
 		ch := ledgerCharge{h: h, slots: ha.Slots, use: use{end: end, slots: ha.Slots}, excl: a.Exclusive}
 		if a.Exclusive {
-			ch.use.slots = max(ch.use.slots, l.maxs[h])
+			ch.use.slots = max(ch.use.slots, l.hosts[h].MaxSlots)
 		}
 		if !timeless(ha.Rusage) {
 			j.inexact = true
@@ -366,6 +367,24 @@ func (l *Ledger) end(k JobKey) {
 	q.used -= j.total
 	decCount(q.users, j.user, j.total)
 	decCount(q.accts, j.acct, j.total)
+	clear(j.on) // drop the charges' resource lists
+	j.on = j.on[:0]
+	l.spare = append(l.spare, j)
+}
+
+// newJob returns an empty job record, an ended job's when there is one
+// (a simulator starts and ends a job per event: records and their
+// charge lists are reused, not made anew each time).
+func (l *Ledger) newJob(nhosts int) *ledgerJob {
+	n := len(l.spare)
+	if n == 0 {
+		return &ledgerJob{on: make([]ledgerCharge, 0, nhosts)}
+	}
+	j := l.spare[n-1]
+	l.spare[n-1] = nil
+	l.spare = l.spare[:n-1]
+	*j = ledgerJob{on: j.on[:0]} // emptied by end
+	return j
 }
 
 func decCount(m map[string]int, k string, n int) {
@@ -379,7 +398,7 @@ func (l *Ledger) contrib(h int) int {
 	if l.hs[h].excl > 0 {
 		return 0
 	}
-	return max(0, l.maxs[h]-l.hs[h].used)
+	return max(0, l.hosts[h].MaxSlots-l.hs[h].used)
 }
 
 // apply charges (sign 1) or takes back (-1) one host's part of a job.
@@ -408,7 +427,11 @@ func (l *Ledger) apply(ch *ledgerCharge, queue string, sign int) {
 		lh.queues = append(lh.queues, queueSlots{queue: queue})
 	}
 	if lh.queues[k].n += sign * ch.slots; lh.queues[k].n == 0 {
-		lh.queues = slices.Delete(lh.queues, k, k+1)
+		// The order of a host's queues is not read: the last takes its place.
+		last := len(lh.queues) - 1
+		lh.queues[k] = lh.queues[last]
+		lh.queues[last] = queueSlots{}
+		lh.queues = lh.queues[:last]
 	}
 	for _, rc := range ch.res {
 		lh.avail[rc.ri] -= float64(sign) * rc.amt
@@ -479,6 +502,7 @@ func (l *Ledger) clearChanged() {
 // touch records that the cycle changed host h's state: the next
 // incremental cycle restores it.
 func (c *cycle) touch(h int) {
+	c.noteHost(h) // a gang's trial (gangundo.go)
 	if c.inc {
 		c.ledger.cyc.touched = append(c.ledger.cyc.touched, h)
 	}
@@ -525,20 +549,9 @@ func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 	hs, lh := &c.hosts[i], &l.hs[i]
 	h := &c.s.Hosts[i]
 	hs.h = h
-	hs.used, hs.excl = lh.used, lh.excl > 0
-	hs.uses = append(hs.uses[:0], lh.uses...)
 	hs.holds = hs.holds[:0]
-	hs.avail = append(hs.avail[:0], lh.avail...)
 	hs.gpus, hs.cpus = nil, nil
-	clear(hs.qused)
-	if c.hostQ && len(lh.queues) > 0 {
-		if hs.qused == nil {
-			hs.qused = map[string]int{}
-		}
-		for _, q := range lh.queues {
-			hs.qused[q.queue] = q.n
-		}
-	}
+	c.chargesFrom(hs, lh)
 	src := h.Values
 	if src == nil {
 		if l.cyc.nilVals == nil {
@@ -583,6 +596,24 @@ func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 	hs.vals = v
 }
 
+// chargesFrom sets a host's charges (slots, uses, resources, queues'
+// slots) to the ledger's.
+func (c *cycle) chargesFrom(hs *hostState, lh *ledgerHost) {
+	hs.used, hs.excl = lh.used, lh.excl > 0
+	// Copies: the cycle appends to them.
+	hs.uses = append(hs.uses[:0], lh.uses...)
+	hs.avail = append(hs.avail[:0], lh.avail...)
+	clear(hs.qused)
+	if c.hostQ && len(lh.queues) > 0 {
+		if hs.qused == nil {
+			hs.qused = map[string]int{}
+		}
+		for _, q := range lh.queues {
+			hs.qused[q.queue] = q.n
+		}
+	}
+}
+
 // incResIndex is resIndex in an incremental cycle: the resource goes in
 // the ledger's, whose order the kept hosts' avail follow.
 func (c *cycle) incResIndex(name string) int {
@@ -619,19 +650,7 @@ func (c *cycle) fromLedger() bool {
 		c.restoreHosts()
 	} else {
 		for i := range c.hosts {
-			hs, lh := &c.hosts[i], &l.hs[i]
-			hs.used, hs.excl = lh.used, lh.excl > 0
-			// Copies: the cycle appends to them.
-			hs.uses = append(hs.uses[:0], lh.uses...)
-			hs.avail = append(hs.avail[:0], lh.avail...)
-			if c.hostQ && len(lh.queues) > 0 {
-				if hs.qused == nil {
-					hs.qused = map[string]int{}
-				}
-				for _, q := range lh.queues {
-					hs.qused[q.queue] = q.n
-				}
-			}
+			c.chargesFrom(&c.hosts[i], &l.hs[i])
 		}
 	}
 	fair := false
@@ -672,7 +691,7 @@ func (c *cycle) fromLedger() bool {
 			}
 		}
 		if len(c.limits) > 0 {
-			v := consumers{kUser: a.User, kQueue: a.Queue, kProject: a.Project, kApp: a.App, kLic: a.LicProject}
+			v := allocConsumers(a)
 			for _, ls := range c.matching(&v) {
 				c.charge(ls, &v, a.Hosts, elapsed)
 			}

@@ -190,6 +190,11 @@ func jobConsumers(j *Job) consumers {
 	return consumers{kUser: j.User, kQueue: j.Queue, kProject: j.Project, kApp: j.App, kLic: j.LicProject}
 }
 
+// allocConsumers is what a running job counts as against limits.
+func allocConsumers(a *Alloc) consumers {
+	return consumers{kUser: a.User, kQueue: a.Queue, kProject: a.Project, kApp: a.App, kLic: a.LicProject}
+}
+
 func (ls *limitState) matches(v *consumers) bool {
 	for k := range nKinds {
 		if !ls.m[k][0].match(v[k]) || !ls.m[k][1].match(v[k]) {

@@ -1,7 +1,6 @@
 package sched
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 	"runtime"
@@ -137,7 +136,18 @@ func (c *cycle) slowBucket(j *Job) *bucket {
 		b = append(b, h...)
 		b = append(b, 1)
 	}
-	b = fmt.Appendf(b, "\x00%d,%d,%t,%d,%s", j.MinSlots, j.MaxSlots, j.Exclusive, alts, j.Rsv)
+	// "\x00min,max,excl,alts,rsv" (strconv: fmt's Appendf was a tenth
+	// of a bucket's cost).
+	b = append(b, 0)
+	b = strconv.AppendInt(b, int64(j.MinSlots), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(j.MaxSlots), 10)
+	b = append(b, ',')
+	b = strconv.AppendBool(b, j.Exclusive)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(alts), 10)
+	b = append(b, ',')
+	b = append(b, j.Rsv...)
 	if j.GPU != nil {
 		b = append(b, "\x00gpu "...)
 		b = append(b, j.GPU.String()...)
@@ -716,8 +726,14 @@ func (c *cycle) ptileOf(p *part, h int) int {
 // that can no longer serve the part are dropped from the list, which is
 // returned.
 func (c *cycle) allocate(p *part, list []int, capf func(int) int, min, max int, prune, own bool) ([]pick, []int, int) {
+	return c.allocateInto(nil, p, list, capf, min, max, prune, own)
+}
+
+// allocateInto is allocate appending the picks to buf[:0]: fit passes
+// the cycle's buffer, as place reads its picks before it fits again.
+func (c *cycle) allocateInto(buf []pick, p *part, list []int, capf func(int) int, min, max int, prune, own bool) ([]pick, []int, int) {
 	phm := perHostMin(p, min)
-	var picks []pick
+	picks := buf[:0]
 	total := 0
 	var kept []int
 	if prune {
@@ -816,8 +832,8 @@ done:
 	if p.span.Hosts == 1 && len(picks) == 0 {
 		total = 0
 	}
-	if total < min {
-		return nil, list, total
+	if total < min || len(picks) == 0 {
+		return nil, list, total // none picked is nil, a buffer or not
 	}
 	return picks, list, total
 }
@@ -842,9 +858,12 @@ func (c *cycle) fit(b *bucket, p *part, min, max int, ov overlay, prune bool) ([
 		if list == nil {
 			list, own = p.all, false // shared until first pruned
 		}
-		picks, list, total := c.allocate(p, list, capf, min, max, prune, own)
+		picks, list, total := c.allocateInto(c.pickBuf, p, list, capf, min, max, prune, own)
 		if prune {
 			p.live = list
+		}
+		if cap(picks) > cap(c.pickBuf) {
+			c.pickBuf = picks[:0]
 		}
 		return picks, total
 	}

@@ -165,7 +165,7 @@ func (ps *preState) cands(h int) *[]int {
 // queue for resume.
 func (c *cycle) preemptSetup() {
 	s := c.s
-	ps := &preState{resOf: map[string]bool{}, qprio: map[string]int{}, susp: map[string][]int{}, gone: map[int]bool{}, taken: map[int]bool{}}
+	ps := c.newPreState() // cyclemaps.go
 	for _, r := range s.Preempt.Resources {
 		ps.resOf[r] = true
 	}
@@ -190,8 +190,11 @@ func (c *cycle) preemptSetup() {
 // preemptRelations maps each queue to the queues it may preempt and the
 // preference level of each.
 func preemptRelations(qs []Queue) map[string]map[string]int {
-	rel := map[string]map[string]int{}
+	var rel map[string]map[string]int // nil: none (most sites)
 	add := func(hi, lo string, pref int) {
+		if rel == nil {
+			rel = map[string]map[string]int{}
+		}
 		m := rel[hi]
 		if m == nil {
 			m = map[string]int{}
@@ -307,7 +310,7 @@ func (c *cycle) oldEnough(a *Alloc) bool {
 // those parts.
 func (c *cycle) release(a *Alloc, sign int) {
 	rel := c.pre.resOf
-	v := consumers{kUser: a.User, kQueue: a.Queue, kProject: a.Project, kApp: a.App, kLic: a.LicProject}
+	v := allocConsumers(a)
 	end := int64(never)
 	if a.RunLimit > 0 {
 		end = a.Start.Add(a.RunLimit).UnixNano()

@@ -33,7 +33,7 @@ import "slices"
 // limitsFreed classifies the cycle's limits: those whose slot counts
 // leave suspended jobs out.
 func (c *cycle) limitsFreed() map[*limitState]bool {
-	out := map[*limitState]bool{}
+	var out map[*limitState]bool // nil: none
 	p := &c.s.Preempt
 	for _, ls := range c.limits {
 		users := ls.m[kUser] != [2]*matcher{} || ls.per[kUser]
@@ -55,6 +55,9 @@ func (c *cycle) limitsFreed() map[*limitState]bool {
 			free = one || p.GroupMax
 		}
 		if free {
+			if out == nil {
+				out = map[*limitState]bool{}
+			}
 			out[ls] = true
 		}
 	}
@@ -92,7 +95,7 @@ func (c *cycle) overLimits(a *Alloc) bool {
 			}
 		}
 	}
-	v := consumers{kUser: a.User, kQueue: a.Queue, kProject: a.Project, kApp: a.App, kLic: a.LicProject}
+	v := allocConsumers(a)
 	over := func(n *count, slots, jobs int, res map[string]float64) bool {
 		if slots != 0 && n.slots > float64(max(slots, 0))+1e-9 || jobs != 0 && n.jobs > max(jobs, 0) {
 			return true
@@ -175,7 +178,7 @@ func (c *cycle) limitVictims(b *bucket, j *Job) ([]int, int) {
 			if _, ok := rel[a.Queue]; !ok {
 				continue
 			}
-			v := consumers{kUser: a.User, kQueue: a.Queue, kProject: a.Project, kApp: a.App, kLic: a.LicProject}
+			v := allocConsumers(a)
 			for _, ls := range blocking {
 				if ls.matches(&v) && ls.key(&v) == key[ls] {
 					cands = append(cands, i)

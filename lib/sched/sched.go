@@ -112,7 +112,11 @@ type cycle struct {
 	pre *preState // preemption (preempt.go)
 	jg  *jgState  // job group limits (jobgroup.go); nil: none
 
-	gangs *gangRun // gang groups (gang.go); nil: none
+	gangs *gangRun   // gang groups (gang.go); nil: none
+	trial *gangTrial // the gang being tried (gangundo.go); nil: none
+
+	pickBuf []pick     // fit's picks, read by place before it fits again
+	pool    *cycleMaps // the scratch's maps (cyclemaps.go); nil: none
 }
 
 // cloneVals copies a host's values for this cycle's changes, from the
@@ -227,13 +231,9 @@ func schedule(s *Snapshot, gr *gangRun) *Decision {
 func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 	c := &cycle{
 		s: s, schema: s.Schema, now: s.Now,
-		resIdx: map[string]int{},
-		shared: map[string]float64{}, queues: map[string]*qstate{},
-		buckets: map[string]*bucket{}, orders: map[string][]int{}, sets: map[string][]bool{},
-		reqStr: map[*resreq.ResReq]string{}, statics: map[string]*static{},
-		dec:    &Decision{Pending: map[JobKey][]string{}},
-		jobsOf: map[string][]int{},
+		dec: &Decision{Pending: map[JobKey][]string{}},
 	}
+	c.makeMaps(scratch) // cyclemaps.go
 	if !s.NoReasons {
 		c.dec.Pending = make(map[JobKey][]string, len(s.Jobs))
 	}
@@ -296,7 +296,7 @@ func newCycle(s *Snapshot, scratch *Scratch) *cycle {
 	}
 	for i := range s.Queues {
 		q := &s.Queues[i]
-		qs := &qstate{q: q, uused: map[string]int{}, run: map[string]float64{}, slots: map[string]int{}}
+		qs := c.newQState(q)
 		if len(q.Hosts) > 0 {
 			qs.hosts = c.hostSet(q.Hosts)
 		}
@@ -420,7 +420,7 @@ func (c *cycle) accountRunning() {
 		if a.RunLimit > 0 {
 			end = a.Start.Add(a.RunLimit).UnixNano()
 		}
-		v := consumers{kUser: a.User, kQueue: a.Queue, kProject: a.Project, kApp: a.App, kLic: a.LicProject}
+		v := allocConsumers(a)
 		c.account(&v, fairAccount(a.User, a.Account), nil, a.Start, end, a.Exclusive, a.Hosts)
 	}
 }

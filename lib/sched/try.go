@@ -29,6 +29,7 @@ func (c *cycle) try(j *Job) bool {
 		return false
 	}
 	b := c.bucket(j)
+	c.noteBucket(b) // a gang's trial (gangundo.go)
 	d := int64(never)
 	if j.RunLimit > 0 {
 		d = int64(j.RunLimit)

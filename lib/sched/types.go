@@ -322,6 +322,7 @@ type Scratch struct {
 	// sorted at generation gen.
 	gen    uint64
 	orders map[string]keptOrder
+	maps   *cycleMaps // the last cycle's maps, for the next (cyclemaps.go)
 }
 
 type keptVals struct {

@@ -49,7 +49,7 @@ members = ["c", "d"]
 	for _, j := range r.Jobs {
 		byID[r.Trace.Jobs[j.Trace].ID] = j
 	}
-	if h := byID[2].Hosts; strings.Contains(h, "a") || strings.Contains(h, "b") {
+	if h := byID[2].Hosts(); strings.Contains(h, "a") || strings.Contains(h, "b") {
 		t.Errorf("job 2 ran on %s, want r2 (c, d) only", h)
 	}
 	if s := byID[3].Start.Seconds(); s < 60 {

@@ -40,7 +40,7 @@ max_slots_per_host = 3
 		if j.Start != 0 {
 			t.Errorf("job %d started at %v, want at once (4 hosts of 4 slots, 10 slots asked)", i+1, j.Start)
 		}
-		for _, hs := range strings.Split(j.Hosts, ":") {
+		for _, hs := range strings.Split(j.Hosts(), ":") {
 			n, h := 1, hs
 			if c, name, ok := strings.Cut(hs, "*"); ok {
 				n, _ = strconv.Atoi(c)

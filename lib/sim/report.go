@@ -276,7 +276,7 @@ func writeCSV(path string, r *Result) error {
 			b = sec(b, (j.End - j.Start).Seconds())
 		}
 		b = append(b, ',')
-		b = append(b, j.Hosts...)
+		b = j.hosts.appendTo(b)
 		b = append(b, '\n')
 		w.Write(b)
 	}

@@ -94,7 +94,7 @@ type JobResult struct {
 	Submit  time.Duration
 	Start   time.Duration // -1: never started
 	End     time.Duration // -1: not ended
-	Hosts   string        // "host" or "N*host", joined with ':' (LSF's exec host form)
+	hosts   hostList      // Hosts() (hostlist.go)
 }
 
 // Result is a finished run.
@@ -190,6 +190,7 @@ type eng struct {
 	late    subHeap // dependents, submitted when their job has ended
 	free    int     // free slots on usable hosts
 	hostIdx map[string]int
+	names   *hostNames // the jobs' exec hosts' names (hostlist.go)
 	byID    map[int64]int32
 	sup     *supply // the templates' instances; nil: none (supply.go)
 	elastic int     // slots the templates' instances could add
@@ -231,6 +232,7 @@ func Run(tr *trace.Trace, opt Options) (*Result, error) {
 	if err := e.allocRsvs(); err != nil {
 		return nil, err
 	}
+	e.names = newHostNames(e.snap.Hosts)
 	e.snap.Schema = e.conf.Schema()
 	e.snap.Scratch = &sched.Scratch{}
 	e.snap.NoReasons = true
@@ -263,6 +265,7 @@ func Run(tr *trace.Trace, opt Options) (*Result, error) {
 		return nil, err
 	}
 	e.loop()
+	e.names.idx = nil // the names stay for Hosts
 	e.res.claims = e.snap.Claims
 	return e.res, nil
 }
@@ -765,16 +768,8 @@ func (e *eng) start(j int32, now int64, pl sched.Placement) {
 	a.Hosts = pl.Hosts
 	a.Preempt.Backfill = pl.Backfill
 	slots := 0
-	var hosts strings.Builder
-	for i, h := range pl.Hosts {
+	for _, h := range pl.Hosts {
 		slots += h.Slots
-		if i > 0 {
-			hosts.WriteByte(':')
-		}
-		if h.Slots > 1 {
-			fmt.Fprintf(&hosts, "%d*", h.Slots)
-		}
-		hosts.WriteString(h.Host)
 	}
 	e.free -= slots
 	if e.sup != nil {
@@ -782,7 +777,7 @@ func (e *eng) start(j int32, now int64, pl sched.Placement) {
 	}
 	r.Slots = int32(slots)
 	r.Start = time.Duration(now)
-	r.Hosts = hosts.String()
+	r.hosts = makeHostList(e.names, pl.Hosts)
 	run := tj.Run
 	if lim := time.Duration(sj.pat.eff.RunLimitSec) * time.Second; lim > 0 && run > lim {
 		run = lim

@@ -67,17 +67,17 @@ func TestSupplyBurst(t *testing.T) {
 			t.Fatalf("job %d: outcome %d, want done", j.Trace, j.Outcome)
 		}
 		switch {
-		case j.Hosts == "a":
+		case j.Hosts() == "a":
 			if j.Start != 0 {
 				t.Errorf("job %d on a started at %v, want 0", j.Trace, j.Start)
 			}
-		case strings.HasPrefix(j.Hosts, "cpu2-"):
+		case strings.HasPrefix(j.Hosts(), "cpu2-"):
 			onInst++
 			if j.Start != 2*time.Minute {
-				t.Errorf("job %d on %s started at %v, want after the 2m boot", j.Trace, j.Hosts, j.Start)
+				t.Errorf("job %d on %s started at %v, want after the 2m boot", j.Trace, j.Hosts(), j.Start)
 			}
 		default:
-			t.Errorf("job %d ran on %q", j.Trace, j.Hosts)
+			t.Errorf("job %d ran on %q", j.Trace, j.Hosts())
 		}
 	}
 	if onInst != 4 {
@@ -133,8 +133,8 @@ func TestSupplyMaxTTL(t *testing.T) {
 		t.Errorf("job 3 started at %v, want 120", st[3])
 	}
 	// a frees at 1200 s, before a new instance could join (1320+120).
-	if st[4] != 1200 || r.Jobs[3].Hosts != "a" {
-		t.Errorf("job 4 started at %v on %s, want 1200 on a", st[4], r.Jobs[3].Hosts)
+	if st[4] != 1200 || r.Jobs[3].Hosts() != "a" {
+		t.Errorf("job 4 started at %v on %s, want 1200 on a", st[4], r.Jobs[3].Hosts())
 	}
 	tm := r.Templates[0]
 	// The first instance: 0 .. 1320 (job 3 ends); a second was
