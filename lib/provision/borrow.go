@@ -212,7 +212,7 @@ func (p *Provisioner) borrow(ctx context.Context, r *config.Resource, n int, now
 	}
 	p.mu.Lock()
 	p.seq++
-	b := &api.RCBorrow{Id: "loan-" + strconv.FormatInt(p.seq, 10), Resource: r.Name, Provider: r.Provider, Amount: int32(n),
+	b := &api.RCBorrow{Id: "loan-" + r.Provider + "-" + strconv.FormatInt(p.seq, 10), Resource: r.Name, Provider: r.Provider, Amount: int32(n),
 		State: loanRequested, RequestedAt: now.UnixNano(), UpdatedAt: now.UnixNano()}
 	if err := p.putLoans([]*api.RCBorrow{b}, nil, true); err != nil {
 		p.seq--
