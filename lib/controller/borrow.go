@@ -3,6 +3,7 @@ package controller
 import (
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"xce/lib/config"
@@ -26,6 +27,9 @@ type TokenSupply interface {
 	// SetTokens hands over a cycle's units to borrow computed against
 	// version.
 	SetTokens(version uint64, want map[string]int)
+	// TokenWaitReason is the pending reason of a job waiting for units
+	// of the resource.
+	TokenWaitReason(resource string, conf *config.Config) string
 }
 
 // tokensSeen is what the last snapshot read of the loans (c.mu).
@@ -78,7 +82,31 @@ func (c *Controller) supplyBorrow(snap *sched.Snapshot, d *sched.Decision) {
 			pools = append(pools, sched.Pool{Name: name, Pending: c.tokens.pending[name], Free: int(r.BorrowMax) - c.tokens.onLoan[name]})
 		}
 	}
-	ts.SetTokens(c.tokens.version, sched.ComputeBorrow(snap, d, pools).Units)
+	b := sched.ComputeBorrow(snap, d, pools)
+	ts.SetTokens(c.tokens.version, b.Units)
+	// The jobs that wait for units say so first, as those that wait for
+	// a template's hosts do (supplyDemand).
+	reasons := map[string]string{}
+	for k, names := range b.Jobs {
+		r := c.jobs[key{k.ID, k.Index}]
+		if r == nil {
+			continue
+		}
+		var lines []string
+		for _, name := range names {
+			why, ok := reasons[name]
+			if !ok {
+				why = ts.TokenWaitReason(name, conf)
+				reasons[name] = why
+			}
+			if why != "" {
+				lines = append(lines, why)
+			}
+		}
+		if why := strings.Join(lines, "\n"); why != "" && !strings.HasPrefix(r.why, why) {
+			r.why = strings.TrimSuffix(why+"\n"+r.why, "\n")
+		}
+	}
 }
 
 // SharedUsed is what running jobs hold of each shared resource that

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
+	"xce/lib/config"
 )
 
 // ledgerLending is the Ledger's part of the loans of shared resources
@@ -131,4 +134,54 @@ func (l *Ledger) addLoansAndLeases(v *api.SupplyView) {
 			v.Leases = append(v.Leases, &api.RCLease{Provider: name, Owner: ls.owner, Expires: ls.expires.UnixNano()})
 		}
 	}
+}
+
+// TokenWaitReason is the pending reason of a job waiting for units of a
+// shared resource that a provider lends, in the style of WaitReason's:
+// "Waiting for 2 units of lic (requested 10:02:11, provider p)", the
+// units asked for and not lent yet with those the last cycle would ask
+// for; or, when the resource's last loan failed, why.
+func (l *Ledger) TokenWaitReason(resource string, conf *config.Config) string {
+	r := conf.Resources[resource]
+	if r == nil || !r.Borrows() {
+		return ""
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	var at, last int64 // the newest pending loan's request, and any loan's
+	for _, b := range l.lend.loans {
+		if b.Resource != resource {
+			continue
+		}
+		last = max(last, b.RequestedAt)
+		if b.State == loanRequested {
+			n += int(b.Amount)
+			at = max(at, b.RequestedAt)
+		}
+	}
+	if l.lend.wantV == l.version {
+		n += l.lend.want[resource]
+	}
+	n = max(n, 1)
+	// The provisioner reports a failed loan as "borrow RES: why"
+	// (Provisioner.loanFailed); one newer than every loan is the last
+	// try's.
+	var failAt int64
+	why := ""
+	for _, s := range l.status {
+		for _, e := range s.errors {
+			if m, ok := strings.CutPrefix(e.Message, "borrow "+resource+": "); ok && e.Provider == r.Provider && e.Time > failAt {
+				failAt, why = e.Time, m
+			}
+		}
+	}
+	if failAt > last && why != "" {
+		return fmt.Sprintf("Waiting for %d %s of %s: its last loan failed: %s (provider %s)", n, plural(n, "unit"), resource, why, r.Provider)
+	}
+	when := "not yet requested"
+	if at > 0 {
+		when = "requested " + time.Unix(0, at).Format("15:04:05")
+	}
+	return fmt.Sprintf("Waiting for %d %s of %s (%s, provider %s)", n, plural(n, "unit"), resource, when, r.Provider)
 }
