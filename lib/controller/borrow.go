@@ -118,8 +118,24 @@ func (c *Controller) SharedUsed() map[string]float64 {
 		return nil
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sharedUsed(conf)
+}
+
+// WithSharedUsed runs do with SharedUsed's figures while no scheduling
+// cycle can run, so that what do records (a loan given back) is seen by
+// the next cycle and do sees every job the last one started
+// (provision.Ledger.SetReturnCheck).
+func (c *Controller) WithSharedUsed(do func(used map[string]float64) error) error {
+	conf := c.config()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return do(c.sharedUsed(conf))
+}
+
+// sharedUsed is SharedUsed's figures (c.mu held).
+func (c *Controller) sharedUsed(conf *config.Config) map[string]float64 {
 	held := sched.Look(c.snapshot(time.Now(), nil)).SharedReserved
-	c.mu.Unlock()
 	out := map[string]float64{}
 	for name, r := range conf.Resources {
 		if r.Borrows() {
