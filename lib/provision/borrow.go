@@ -2,8 +2,8 @@ package provision
 
 import (
 	"cmp"
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
