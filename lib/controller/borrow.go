@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"xce/lib/config"
+	"xce/lib/policy"
 	"xce/lib/sched"
 )
 
@@ -133,9 +134,15 @@ func (c *Controller) WithSharedUsed(do func(used map[string]float64) error) erro
 	return do(c.sharedUsed(conf))
 }
 
-// sharedUsed is SharedUsed's figures (c.mu held).
+// sharedUsed is SharedUsed's figures (c.mu held): the running jobs'
+// and claims' charges to the shared resources alone (sched.SharedHeld),
+// not a whole scheduler view of every host, as the provisioners ask at
+// each heartbeat.
 func (c *Controller) sharedUsed(conf *config.Config) map[string]float64 {
-	held := sched.Look(c.snapshot(time.Now(), nil)).SharedReserved
+	snap := &sched.Snapshot{Now: time.Now(), Schema: conf.Schema(), Shared: policy.Shared(conf),
+		Preempt: policy.PreemptParams(conf), Running: c.runningAllocs(conf)}
+	c.snapClaims(snap)
+	held := sched.SharedHeld(snap)
 	out := map[string]float64{}
 	for name, r := range conf.Resources {
 		if r.Borrows() {
