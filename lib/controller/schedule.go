@@ -219,12 +219,18 @@ func (c *Controller) schedule() []*api.Job {
 // the project quotas and shared resources, the running jobs and the
 // candidates (c.mu held).
 func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
+	return c.snapshotOf(now, cands, c.hostNames)
+}
+
+// snapshotOf is snapshot with only the named hosts (ListHosts of a few:
+// a view of every host would be built for each bhosts NAME).
+func (c *Controller) snapshotOf(now time.Time, cands []*rec, names []string) *sched.Snapshot {
 	conf := c.config()
 	schema := conf.Schema()
 	snap := &sched.Snapshot{Now: now, Schema: schema}
 	local := c.local()
 
-	for _, name := range c.hostNames {
+	for _, name := range names {
 		snap.Hosts = append(snap.Hosts, c.schedHost(c.hosts[name], schema))
 	}
 	snap.HostGroups = policy.HostGroups(conf)
