@@ -502,7 +502,7 @@ func (c *Controller) ListHosts(req *api.ListHostsRequest) (*api.ListHostsReply, 
 	}
 	// The hosts asked for alone: what running jobs hold of them, and of
 	// the shared resources, does not depend on the others.
-	snap := c.snapshotOf(now, nil, names)
+	snap := c.snapshotOf(now, nil, slices.Compact(slices.Sorted(slices.Values(names))))
 	view := sched.Look(snap)
 	c.mu.Unlock()
 	for _, h := range hosts {
