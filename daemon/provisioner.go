@@ -42,6 +42,7 @@ func startProvisioner(cfg *config.Config, ctl *controller.Controller, st *store.
 	}
 	ctl.SetSupply(ledger)
 	ledger.SetUsage(ctl.SharedUsed)
+	ledger.SetReturnCheck(ctl.WithSharedUsed)
 	ag := provision.NewAgent(provision.AgentConfig{
 		Owner: owner,
 		Link:  &localLink{Ledger: ledger, ctl: ctl},

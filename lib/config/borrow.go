@@ -35,6 +35,9 @@ func (c *Config) checkBorrow(k *checker) {
 			if r.IdleTime != 0 {
 				k.add(key+".idle_time", "only a resource with a provider returns what it borrowed when idle; set provider too")
 			}
+			if r.SimLendDelay != 0 {
+				k.add(key+".sim_lend_delay", "only a resource with a provider borrows; set provider too")
+			}
 			continue
 		}
 		switch {
@@ -48,6 +51,9 @@ func (c *Config) checkBorrow(k *checker) {
 		}
 		if r.IdleTime < 0 {
 			k.add(key+".idle_time", "%s: must not be negative", r.IdleTime)
+		}
+		if r.SimLendDelay < 0 {
+			k.add(key+".sim_lend_delay", "%s: must not be negative", r.SimLendDelay)
 		}
 		if r.IdleTime == 0 {
 			r.IdleTime = DefaultBorrowIdleTime

@@ -199,6 +199,9 @@ type Resource struct {
 	Provider  string   `toml:"provider"`
 	BorrowMax int64    `toml:"borrow_max"`
 	IdleTime  Duration `toml:"idle_time"`
+	// SimLendDelay is how long the provider takes to lend in `xced
+	// simulate` (the live cluster waits for the real provider).
+	SimLendDelay Duration `toml:"sim_lend_delay"`
 }
 
 // Shared reports whether the resource is one cluster-wide pool.

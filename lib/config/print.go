@@ -77,6 +77,9 @@ func (c *Config) Effective() string {
 		w.kv("borrow_max", r.BorrowMax)
 		if r.Provider != "" {
 			w.kv("idle_time", r.IdleTime)
+			if r.SimLendDelay != 0 {
+				w.kv("sim_lend_delay", r.SimLendDelay)
+			}
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Hosts)) {

@@ -3,9 +3,11 @@ package controller
 import (
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"xce/lib/config"
+	"xce/lib/policy"
 	"xce/lib/sched"
 )
 
@@ -26,6 +28,9 @@ type TokenSupply interface {
 	// SetTokens hands over a cycle's units to borrow computed against
 	// version.
 	SetTokens(version uint64, want map[string]int)
+	// TokenWaitReason is the pending reason of a job waiting for units
+	// of the resource.
+	TokenWaitReason(resource string, conf *config.Config) string
 }
 
 // tokensSeen is what the last snapshot read of the loans (c.mu).
@@ -78,7 +83,31 @@ func (c *Controller) supplyBorrow(snap *sched.Snapshot, d *sched.Decision) {
 			pools = append(pools, sched.Pool{Name: name, Pending: c.tokens.pending[name], Free: int(r.BorrowMax) - c.tokens.onLoan[name]})
 		}
 	}
-	ts.SetTokens(c.tokens.version, sched.ComputeBorrow(snap, d, pools).Units)
+	b := sched.ComputeBorrow(snap, d, pools)
+	ts.SetTokens(c.tokens.version, b.Units)
+	// The jobs that wait for units say so first, as those that wait for
+	// a template's hosts do (supplyDemand).
+	reasons := map[string]string{}
+	for k, names := range b.Jobs {
+		r := c.jobs[key{k.ID, k.Index}]
+		if r == nil {
+			continue
+		}
+		var lines []string
+		for _, name := range names {
+			why, ok := reasons[name]
+			if !ok {
+				why = ts.TokenWaitReason(name, conf)
+				reasons[name] = why
+			}
+			if why != "" {
+				lines = append(lines, why)
+			}
+		}
+		if why := strings.Join(lines, "\n"); why != "" && !strings.HasPrefix(r.why, why) {
+			r.why = strings.TrimSuffix(why+"\n"+r.why, "\n")
+		}
+	}
 }
 
 // SharedUsed is what running jobs hold of each shared resource that
@@ -90,8 +119,30 @@ func (c *Controller) SharedUsed() map[string]float64 {
 		return nil
 	}
 	c.mu.Lock()
-	held := sched.Look(c.snapshot(time.Now(), nil)).SharedReserved
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	return c.sharedUsed(conf)
+}
+
+// WithSharedUsed runs do with SharedUsed's figures while no scheduling
+// cycle can run, so that what do records (a loan given back) is seen by
+// the next cycle and do sees every job the last one started
+// (provision.Ledger.SetReturnCheck).
+func (c *Controller) WithSharedUsed(do func(used map[string]float64) error) error {
+	conf := c.config()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return do(c.sharedUsed(conf))
+}
+
+// sharedUsed is SharedUsed's figures (c.mu held): the running jobs'
+// and claims' charges to the shared resources alone (sched.SharedHeld),
+// not a whole scheduler view of every host, as the provisioners ask at
+// each heartbeat.
+func (c *Controller) sharedUsed(conf *config.Config) map[string]float64 {
+	snap := &sched.Snapshot{Now: time.Now(), Schema: conf.Schema(), Shared: policy.Shared(conf),
+		Preempt: policy.PreemptParams(conf), Running: c.runningAllocs(conf)}
+	c.snapClaims(snap)
+	held := sched.SharedHeld(snap)
 	out := map[string]float64{}
 	for name, r := range conf.Resources {
 		if r.Borrows() {

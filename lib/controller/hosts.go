@@ -306,7 +306,7 @@ const unknownAttr = "UNKNOWN_AUTO_DETECT"
 // ever answered); one that joined and went is unreach until the grace.
 func (c *Controller) hostStatus(h *host) (api.HostState, string) {
 	switch {
-	case !h.connected() && (h.unavail || h.attrs == nil && !h.local):
+	case !h.connected() && (h.unavail || h.attrs == nil && !h.local || c.pastGrace(h, time.Now())):
 		return api.HostState_HOST_UNAVAIL, "unavail"
 	case !h.connected():
 		return api.HostState_HOST_UNREACH, "unreach"
@@ -322,6 +322,18 @@ func (c *Controller) hostStatus(h *host) (api.HostState, string) {
 		return api.HostState_HOST_CLOSED, "closed_Full"
 	}
 	return api.HostState_HOST_OK, "ok"
+}
+
+// pastGrace reports whether a host's worker has been gone for the grace:
+// bhosts shows it unavail from that moment, not from the next check of
+// the hosts (checkHosts, on the loop's one-second tick and behind its
+// cycles), which moves its jobs to UNKWN (c.mu held).
+func (c *Controller) pastGrace(h *host, now time.Time) bool {
+	if h.local || h.lostAt.IsZero() {
+		return false
+	}
+	grace, _ := c.hostTimes()
+	return now.Sub(h.lostAt) >= grace
 }
 
 // usable reports whether a job could start on the host now (c.mu held).

@@ -478,7 +478,9 @@ func (c *Controller) ListHosts(req *api.ListHostsRequest) (*api.ListHostsReply, 
 		byName[name] = h
 		hosts = append(hosts, h)
 	}
-	for _, r := range c.jobs {
+	// Only running jobs hold slots and devices: not every job the
+	// controller remembers.
+	for _, r := range c.running {
 		for _, es := range r.job.ExecHosts {
 			h := byName[es.Host]
 			if h == nil {
@@ -498,7 +500,9 @@ func (c *Controller) ListHosts(req *api.ListHostsRequest) (*api.ListHostsReply, 
 	for _, h := range hosts {
 		h.Njobs = h.Run + h.Ssusp + h.Ususp
 	}
-	snap := c.snapshot(now, nil)
+	// The hosts asked for alone: what running jobs hold of them, and of
+	// the shared resources, does not depend on the others.
+	snap := c.snapshotOf(now, nil, slices.Compact(slices.Sorted(slices.Values(names))))
 	view := sched.Look(snap)
 	c.mu.Unlock()
 	for _, h := range hosts {

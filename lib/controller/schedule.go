@@ -219,12 +219,18 @@ func (c *Controller) schedule() []*api.Job {
 // the project quotas and shared resources, the running jobs and the
 // candidates (c.mu held).
 func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
+	return c.snapshotOf(now, cands, c.hostNames)
+}
+
+// snapshotOf is snapshot with only the named hosts (ListHosts of a few:
+// a view of every host would be built for each bhosts NAME).
+func (c *Controller) snapshotOf(now time.Time, cands []*rec, names []string) *sched.Snapshot {
 	conf := c.config()
 	schema := conf.Schema()
 	snap := &sched.Snapshot{Now: now, Schema: schema}
 	local := c.local()
 
-	for _, name := range c.hostNames {
+	for _, name := range names {
 		snap.Hosts = append(snap.Hosts, c.schedHost(c.hosts[name], schema))
 	}
 	snap.HostGroups = policy.HostGroups(conf)
@@ -235,22 +241,7 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 	c.addBorrowed(conf, snap.Shared)
 	snap.CU = policy.ComputeUnits(conf)
 	snap.Preempt = policy.PreemptParams(conf)
-	for _, r := range c.running {
-		k := sched.JobKey{ID: r.job.JobId, Index: r.job.ArrayIndex}
-		a := policy.Alloc(conf, k, r.eff, time.Unix(0, r.job.StartTime))
-		a.Preempt = allocPreempt(r.job)
-		rusage := policy.Rusage(c.parsedReq(r))
-		a.CUExcl = policy.CUExcl(conf, c.parsedReq(r))
-		var used map[string]float64
-		if u := c.used[key{r.job.JobId, r.job.ArrayIndex}]; u != nil && u.MemKb > 0 {
-			used = map[string]float64{"mem": float64(u.MemKb) / 1024}
-		}
-		for i, hs := range r.job.ExecHosts {
-			a.Hosts = append(a.Hosts, sched.HostAlloc{Host: hs.Host, Slots: int(hs.Slots), Rusage: rusage, Lead: i == 0, Used: used,
-				GPU: heldGPUs(hs), CPUs: heldCPUs(hs), Instances: heldInstances(hs)})
-		}
-		snap.Running = append(snap.Running, a)
-	}
+	snap.Running = c.runningAllocs(conf)
 	for _, r := range cands {
 		hosts := r.eff.hosts
 		if away := c.staleHosts(key{r.job.JobId, r.job.ArrayIndex}); away != nil {
@@ -267,6 +258,29 @@ func (c *Controller) snapshot(now time.Time, cands []*rec) *sched.Snapshot {
 	c.snapJobGroups(snap)
 	c.snapClaims(snap)
 	return snap
+}
+
+// runningAllocs are the running jobs as the scheduler charges them
+// (c.mu held).
+func (c *Controller) runningAllocs(conf *config.Config) []sched.Alloc {
+	var out []sched.Alloc
+	for _, r := range c.running {
+		k := sched.JobKey{ID: r.job.JobId, Index: r.job.ArrayIndex}
+		a := policy.Alloc(conf, k, r.eff, time.Unix(0, r.job.StartTime))
+		a.Preempt = allocPreempt(r.job)
+		rusage := policy.Rusage(c.parsedReq(r))
+		a.CUExcl = policy.CUExcl(conf, c.parsedReq(r))
+		var used map[string]float64
+		if u := c.used[key{r.job.JobId, r.job.ArrayIndex}]; u != nil && u.MemKb > 0 {
+			used = map[string]float64{"mem": float64(u.MemKb) / 1024}
+		}
+		for i, hs := range r.job.ExecHosts {
+			a.Hosts = append(a.Hosts, sched.HostAlloc{Host: hs.Host, Slots: int(hs.Slots), Rusage: rusage, Lead: i == 0, Used: used,
+				GPU: heldGPUs(hs), CPUs: heldCPUs(hs), Instances: heldInstances(hs)})
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // heldGPUs is what a running job holds of a host's GPUs, as its record

@@ -3,6 +3,7 @@ package provision
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -212,7 +213,7 @@ func (p *Provisioner) borrow(ctx context.Context, r *config.Resource, n int, now
 	}
 	p.mu.Lock()
 	p.seq++
-	b := &api.RCBorrow{Id: "loan-" + strconv.FormatInt(p.seq, 10), Resource: r.Name, Provider: r.Provider, Amount: int32(n),
+	b := &api.RCBorrow{Id: "loan-" + r.Provider + "-" + strconv.FormatInt(p.seq, 10), Resource: r.Name, Provider: r.Provider, Amount: int32(n),
 		State: loanRequested, RequestedAt: now.UnixNano(), UpdatedAt: now.UnixNano()}
 	if err := p.putLoans([]*api.RCBorrow{b}, nil, true); err != nil {
 		p.seq--
@@ -268,6 +269,16 @@ func (p *Provisioner) returnLoans(ctx context.Context, loans []*api.RCBorrow, wh
 	}
 	p.mu.Lock()
 	if err := p.putLoans(marked, nil, false); err != nil {
+		if inUse(err) {
+			// A job started on the units since the use this step
+			// judged by: they are not idle.
+			for _, b := range loans {
+				delete(p.lend.idleSince, b.Id)
+			}
+			p.mu.Unlock()
+			slog.Info("loans kept: in use", "err", err)
+			return
+		}
 		p.mu.Unlock()
 		slog.Error("record loans' return", "err", err)
 		return
@@ -316,4 +327,10 @@ func (p *Provisioner) reconcileLoans(ctx context.Context) {
 	if len(back) > 0 {
 		p.returnLoans(ctx, back, "")
 	}
+}
+
+// inUse reports whether the controller refused a return for its units'
+// use (ErrLoanInUse, whose identity a daemon's call loses on the way).
+func inUse(err error) bool {
+	return errors.Is(err, ErrLoanInUse) || strings.Contains(err.Error(), ErrLoanInUse.Error())
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"xce/lib/api"
+	"xce/lib/api/rpc"
 	"xce/lib/config"
 	"xce/lib/provider"
 )
@@ -171,5 +172,61 @@ func TestBorrowFailureBacksOff(t *testing.T) {
 	r.p.step(ctx)
 	if r.l.borrows != 2 || len(r.loans()) != 1 {
 		t.Fatalf("borrows %d loans %v after the backoff", r.l.borrows, r.loans())
+	}
+}
+
+// TestLoanReturnSeesNewJobs: a provisioner judges a loan idle by the use
+// its last Sync gave; a cycle may start a job on the loan's units after
+// that. The controller checks the return against the use it sees at
+// that moment (Ledger.SetReturnCheck) and refuses it: the loan stays,
+// the provider is not asked; once the job ends it goes back.
+func TestLoanReturnSeesNewJobs(t *testing.T) {
+	conf, err := config.Parse("t.toml", []byte("[providers.p]\nkind = \"local\"\n[resources.lic]\ntotal = 2\nprovider = \"p\"\nborrow_max = 3\nidle_time = \"30s\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := &memStore{kv: map[string][]byte{}}
+	now := time.Now()
+	l, err := newLedgerAt(func() *config.Config { return conf }, mem, func() {}, time.Hour, func() time.Time { return now })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := l.Sync(ctx, &rpc.ProvisionerSyncRequest{Owner: "o1", Want: []string{"p"}}); err != nil {
+		t.Fatal(err)
+	}
+	// What running jobs hold as the controller sees it now.
+	held := map[string]float64{"lic": 0}
+	l.SetReturnCheck(func(do func(map[string]float64) error) error { return do(held) })
+	lender := &fakeLender{fakeProvider: &fakeProvider{t: t, st: mem, running: map[string]bool{}}, lent: map[string]int{}}
+	p, err := New(func() *config.Config { return conf }, newFakeCluster(), &linkStore{link: &testLink{Ledger: l, cl: newFakeCluster()}, owner: "o1", provider: "p"},
+		map[string]provider.Provider{"p": lender}, Options{Provider: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.clock = func() time.Time { return now }
+	p.SetTokens(p.Version(), map[string]int{"lic": 1}, map[string]float64{"lic": 2})
+	p.step(ctx)
+	if _, granted, _, _ := l.Tokens(); granted["lic"] != 1 {
+		t.Fatalf("granted %v, want 1 unit of lic", granted)
+	}
+	// The last Sync said nothing holds the loan's unit: idle from now.
+	p.SetTokens(p.Version(), nil, map[string]float64{"lic": 0})
+	p.step(ctx)
+	// A cycle starts a job holding all 3 units; idle_time runs out
+	// before the provisioner hears of it.
+	held["lic"] = 3
+	now = now.Add(31 * time.Second)
+	p.step(ctx)
+	if _, granted, _, _ := l.Tokens(); granted["lic"] != 1 || len(lender.backs) != 0 {
+		t.Fatalf("a loan in use went back: granted %v, given back %v", granted, lender.backs)
+	}
+	// The job ends: idle again, back after idle_time.
+	held["lic"] = 0
+	p.step(ctx)
+	now = now.Add(31 * time.Second)
+	p.step(ctx)
+	if _, granted, _, _ := l.Tokens(); granted["lic"] != 0 || len(lender.backs) != 1 {
+		t.Fatalf("an idle loan was kept: granted %v, given back %v", granted, lender.backs)
 	}
 }

@@ -524,15 +524,23 @@ func (l *Ledger) Put(_ context.Context, req *rpc.ProvisionerPutRequest) (*rpc.Pr
 	if len(kv) == 0 {
 		return &rpc.ProvisionerPutReply{}, nil
 	}
-	if err := l.st.SetMetas(kv); err != nil {
+	commit := func() error {
+		if err := l.st.SetMetas(kv); err != nil {
+			return err
+		}
+		l.mu.Lock()
+		for k, v := range kv {
+			l.apply(k, v) // checked above
+		}
+		l.version++
+		l.mu.Unlock()
+		return nil
+	}
+	// A loan given back is checked against the use the scheduler sees
+	// now (ledger_borrow.go).
+	if err := l.returnChecked(kv, commit); err != nil {
 		return nil, err
 	}
-	l.mu.Lock()
-	for k, v := range kv {
-		l.apply(k, v) // checked above
-	}
-	l.version++
-	l.mu.Unlock()
 	l.kick()
 	return &rpc.ProvisionerPutReply{}, nil
 }

@@ -1,14 +1,18 @@
 package provision
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
+	"xce/lib/config"
 )
 
 // ledgerLending is the Ledger's part of the loans of shared resources
@@ -19,6 +23,85 @@ type ledgerLending struct {
 	want  map[string]int
 	wantV uint64
 	usage func() map[string]float64
+	with  func(do func(used map[string]float64) error) error // SetReturnCheck
+}
+
+// ErrLoanInUse refuses to give back a loan whose units running jobs
+// hold.
+var ErrLoanInUse = errors.New("the loan's units are in use")
+
+// SetReturnCheck makes the ledger check each loan a provisioner gives
+// back against what running jobs hold: with runs do with that use while
+// no scheduling cycle can run (the controller's lock), and the return is
+// recorded inside it. A provisioner judges a loan idle by the use of its
+// last Sync, which a cycle may have changed since by starting a job on
+// the loan's units; the check sees that job, and a cycle after the
+// return sees the lower total. Without it a loan goes back unchecked.
+func (l *Ledger) SetReturnCheck(with func(do func(used map[string]float64) error) error) {
+	l.mu.Lock()
+	l.lend.with = with
+	l.mu.Unlock()
+}
+
+// returnChecked runs commit, which records kv; when kv gives back
+// granted loans of resources that still borrow, inside the return check,
+// refusing with ErrLoanInUse where the resource's use does not fit in
+// its total and the loans left.
+func (l *Ledger) returnChecked(kv map[string][]byte, commit func() error) error {
+	l.mu.Lock()
+	with := l.lend.with
+	var back []*api.RCBorrow
+	for k, v := range kv {
+		id, ok := strings.CutPrefix(k, "rc/borrow/")
+		if !ok || v == nil {
+			continue
+		}
+		b := &api.RCBorrow{}
+		if proto.Unmarshal(v, b) != nil {
+			continue // checked by the caller
+		}
+		if old := l.lend.loans[id]; b.State == loanReturning && old != nil && old.State == loanGranted {
+			back = append(back, b)
+		}
+	}
+	l.mu.Unlock()
+	if len(back) == 0 || with == nil {
+		return commit()
+	}
+	return with(func(used map[string]float64) error {
+		if err := l.checkReturn(back, used); err != nil {
+			return err
+		}
+		return commit()
+	})
+}
+
+// checkReturn refuses loans given back whose resource's use would not
+// fit in what is left without them.
+func (l *Ledger) checkReturn(back []*api.RCBorrow, used map[string]float64) error {
+	conf := l.conf()
+	gone := map[string]bool{}
+	for _, b := range back {
+		gone[b.Id] = true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, b := range back {
+		r := conf.Resources[b.Resource]
+		if r == nil || !r.Borrows() || r.Provider != b.Provider {
+			continue // no longer lent by this provider: back whatever the use
+		}
+		left := float64(r.Total)
+		for _, o := range l.lend.loans {
+			if o.Resource == b.Resource && o.State == loanGranted && !gone[o.Id] {
+				left += float64(o.Amount)
+			}
+		}
+		if u := used[b.Resource]; u > left+1e-9 {
+			return fmt.Errorf("%w: %s: running jobs hold %g units, %g without loan %s", ErrLoanInUse, b.Resource, u, left, b.Id)
+		}
+	}
+	return nil
 }
 
 // SetUsage gives the ledger what running jobs hold of each shared
@@ -131,4 +214,54 @@ func (l *Ledger) addLoansAndLeases(v *api.SupplyView) {
 			v.Leases = append(v.Leases, &api.RCLease{Provider: name, Owner: ls.owner, Expires: ls.expires.UnixNano()})
 		}
 	}
+}
+
+// TokenWaitReason is the pending reason of a job waiting for units of a
+// shared resource that a provider lends, in the style of WaitReason's:
+// "Waiting for 2 units of lic (requested 10:02:11, provider p)", the
+// units asked for and not lent yet with those the last cycle would ask
+// for; or, when the resource's last loan failed, why.
+func (l *Ledger) TokenWaitReason(resource string, conf *config.Config) string {
+	r := conf.Resources[resource]
+	if r == nil || !r.Borrows() {
+		return ""
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	var at, last int64 // the newest pending loan's request, and any loan's
+	for _, b := range l.lend.loans {
+		if b.Resource != resource {
+			continue
+		}
+		last = max(last, b.RequestedAt)
+		if b.State == loanRequested {
+			n += int(b.Amount)
+			at = max(at, b.RequestedAt)
+		}
+	}
+	if l.lend.wantV == l.version {
+		n += l.lend.want[resource]
+	}
+	n = max(n, 1)
+	// The provisioner reports a failed loan as "borrow RES: why"
+	// (Provisioner.loanFailed); one newer than every loan is the last
+	// try's.
+	var failAt int64
+	why := ""
+	for _, s := range l.status {
+		for _, e := range s.errors {
+			if m, ok := strings.CutPrefix(e.Message, "borrow "+resource+": "); ok && e.Provider == r.Provider && e.Time > failAt {
+				failAt, why = e.Time, m
+			}
+		}
+	}
+	if failAt > last && why != "" {
+		return fmt.Sprintf("Waiting for %d %s of %s: its last loan failed: %s (provider %s)", n, plural(n, "unit"), resource, why, r.Provider)
+	}
+	when := "not yet requested"
+	if at > 0 {
+		when = "requested " + time.Unix(0, at).Format("15:04:05")
+	}
+	return fmt.Sprintf("Waiting for %d %s of %s (%s, provider %s)", n, plural(n, "unit"), resource, when, r.Provider)
 }

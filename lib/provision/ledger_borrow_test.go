@@ -9,6 +9,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/api/rpc"
+	"xce/lib/config"
 )
 
 // badmin rc view names each provider's lease owner and when the lease
@@ -73,5 +74,41 @@ func TestLedgerLoans(t *testing.T) {
 	}
 	if _, granted, _, _ := r.l.Tokens(); granted["lic"] != 0 || r.st.count("rc/borrow/") != 1 {
 		t.Fatalf("after delete: granted %v, records %d", granted, r.st.count("rc/borrow/"))
+	}
+}
+
+// A job waiting for units of a shared resource says how many are asked
+// for and since when, as one waiting for a template's hosts does; or,
+// when the last loan failed, why.
+func TestLedgerTokenWaitReason(t *testing.T) {
+	r := newLedgerRig(t, nil)
+	conf, err := config.Parse("t.toml", []byte("[providers.p]\nkind = \"local\"\n[resources.lic]\ntotal = 2\nprovider = \"p\"\nborrow_max = 4\n[resources.plain]\ntotal = 1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, _, _ := r.l.Tokens()
+	r.l.SetTokens(v, map[string]int{"lic": 2})
+	if got, want := r.l.TokenWaitReason("lic", conf), "Waiting for 2 units of lic (not yet requested, provider p)"; got != want {
+		t.Errorf("before any loan: %q, want %q", got, want)
+	}
+	r.sync("o1", false)
+	at := time.Date(2026, 1, 2, 10, 2, 11, 0, time.Local)
+	b, _ := proto.Marshal(&api.RCBorrow{Id: "loan-1", Resource: "lic", Provider: "p", Amount: 1, State: loanRequested, RequestedAt: at.UnixNano()})
+	if _, err := r.l.Put(context.Background(), &rpc.ProvisionerPutRequest{Owner: "o1", Provider: "p", Set: map[string][]byte{"rc/borrow/loan-1": b}}); err != nil {
+		t.Fatal(err)
+	}
+	// The write moved the version: the last cycle's units no longer count.
+	if got, want := r.l.TokenWaitReason("lic", conf), "Waiting for 1 unit of lic (requested 10:02:11, provider p)"; got != want {
+		t.Errorf("one unit asked for: %q, want %q", got, want)
+	}
+	if _, err := r.l.Sync(context.Background(), &rpc.ProvisionerSyncRequest{Owner: "o1", Want: []string{"p"}, Held: []string{"p"},
+		Errors: []*api.RCError{{Time: at.Add(time.Second).UnixNano(), Provider: "p", Message: "borrow lic: no licences left"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.l.TokenWaitReason("lic", conf), "Waiting for 1 unit of lic: its last loan failed: no licences left (provider p)"; got != want {
+		t.Errorf("after a failed loan: %q, want %q", got, want)
+	}
+	if got := r.l.TokenWaitReason("plain", conf); got != "" {
+		t.Errorf("a resource that does not borrow: %q", got)
 	}
 }

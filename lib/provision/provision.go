@@ -507,7 +507,7 @@ func (p *Provisioner) request(ctx context.Context, conf *config.Config, t *confi
 	}
 	p.mu.Lock()
 	p.seq++
-	r := &api.RCRequest{Id: "req-" + strconv.FormatInt(p.seq, 10), Template: t.Name, Count: int32(n),
+	r := &api.RCRequest{Id: "req-" + t.Provider + "-" + strconv.FormatInt(p.seq, 10), Template: t.Name, Count: int32(n),
 		CreatedAt: now.UnixNano(), UpdatedAt: now.UnixNano(), State: reqRequested}
 	var insts []*api.RCInstance
 	var pins []provider.Instance

@@ -22,6 +22,10 @@ type Borrow struct {
 	// Units is, per pool, how many more units to borrow (never more than
 	// its Free); pools that need none are absent.
 	Units map[string]int
+	// Jobs are the jobs that would start with the raised totals, each
+	// with the pools (in the order given) whose units it would hold: they
+	// wait for those units (the controller's pending reason).
+	Jobs map[JobKey][]string
 }
 
 // ComputeBorrow tries the jobs that the decision d of snapshot s left
@@ -34,7 +38,7 @@ type Borrow struct {
 // needs a real host to borrow for. The snapshot and decision are not
 // modified.
 func ComputeBorrow(s *Snapshot, d *Decision, pools []Pool) *Borrow {
-	out := &Borrow{Units: map[string]int{}}
+	out := &Borrow{Units: map[string]int{}, Jobs: map[JobKey][]string{}}
 	if len(pools) == 0 {
 		return out
 	}
@@ -76,6 +80,13 @@ func ComputeBorrow(s *Snapshot, d *Decision, pools []Pool) *Borrow {
 	if len(vd.Placements) == 0 {
 		return out
 	}
+	for _, pl := range vd.Placements {
+		for _, p := range pools {
+			if _, ok := s.Shared[p.Name]; ok && p.Pending+max(0, p.Free) > 0 && holds(pl.Hosts, p.Name) {
+				out.Jobs[pl.Job] = append(out.Jobs[pl.Job], p.Name)
+			}
+		}
+	}
 	after := vs
 	after.Running = withPlacements(vs.Running, vd.Placements, byKey, s.Now)
 	used := Look(&after).SharedReserved
@@ -107,4 +118,14 @@ func withPlacements(running []Alloc, ps []Placement, jobs map[JobKey]*Job, now t
 			Exclusive: j.Exclusive, Hosts: p.Hosts, JobGroup: j.JobGroup})
 	}
 	return out
+}
+
+// holds reports whether an allocation holds units of the shared resource.
+func holds(hosts []HostAlloc, name string) bool {
+	for _, ha := range hosts {
+		if amount(ha.Rusage, name, 0, ha.Slots, ha.Lead, true) > 0 {
+			return true
+		}
+	}
+	return false
 }

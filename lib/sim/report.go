@@ -59,6 +59,18 @@ type Summary struct {
 	// Templates are the instances of the configuration's templates; absent
 	// without templates.
 	Templates []TemplateFigures `json:"templates,omitempty"`
+	// Borrowed are the shared resources a provider lends more of; absent
+	// without them.
+	Borrowed []BorrowFigures `json:"borrowed,omitempty"`
+}
+
+// BorrowFigures is what one shared resource's provider lent.
+type BorrowFigures struct {
+	Name      string  `json:"name"`
+	BorrowMax int     `json:"borrow_max"`
+	Loans     int     `json:"loans"`
+	Units     int     `json:"units_borrowed"`
+	UnitHours float64 `json:"unit_hours"`
 }
 
 // TemplateFigures is what one template's instances did and cost.
@@ -119,6 +131,9 @@ func Summarise(r *Result) *Summary {
 	for _, t := range r.Templates {
 		s.Templates = append(s.Templates, TemplateFigures{Name: t.Name, Max: t.Max, Started: t.Started,
 			InstanceHours: t.Hours(), Price: t.Price, Cost: t.Cost()})
+	}
+	for _, b := range r.Borrows {
+		s.Borrowed = append(s.Borrowed, BorrowFigures{Name: b.Name, BorrowMax: b.BorrowMax, Loans: b.Loans, Units: b.Units, UnitHours: b.UnitHours()})
 	}
 	return s
 }
@@ -206,6 +221,12 @@ func (s *Summary) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "\n%-12s %5s %8s %15s %10s %12s\n", "TEMPLATE", "MAX", "STARTED", "INSTANCE_HOURS", "PRICE", "COST")
 		for _, t := range s.Templates {
 			fmt.Fprintf(w, "%-12s %5d %8d %15s %10s %12s\n", t.Name, t.Max, t.Started, num(t.InstanceHours), num(t.Price), num(t.Cost))
+		}
+	}
+	if len(s.Borrowed) > 0 {
+		fmt.Fprintf(w, "\n%-12s %10s %6s %14s %11s\n", "RESOURCE", "BORROW_MAX", "LOANS", "UNITS_BORROWED", "UNIT_HOURS")
+		for _, b := range s.Borrowed {
+			fmt.Fprintf(w, "%-12s %10d %6d %14d %11s\n", b.Name, b.BorrowMax, b.Loans, b.Units, num(b.UnitHours))
 		}
 	}
 }
@@ -328,6 +349,31 @@ func WriteCompare(w io.Writer, nameA, nameB string, a, b *Summary) {
 		row("  instance hours", x.InstanceHours, y.InstanceHours)
 		row("  cost", x.Cost, y.Cost)
 	}
+	for _, name := range borrowNames(a.Borrowed, b.Borrowed) {
+		x, y := findBorrow(a.Borrowed, name), findBorrow(b.Borrowed, name)
+		fmt.Fprintf(w, "\nresource %s\n", name)
+		row("  loans", float64(x.Loans), float64(y.Loans))
+		row("  units borrowed", float64(x.Units), float64(y.Units))
+		row("  unit hours", x.UnitHours, y.UnitHours)
+	}
+}
+
+func borrowNames(a, b []BorrowFigures) []string {
+	var out []string
+	for _, x := range append(slices.Clone(a), b...) {
+		out = append(out, x.Name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func findBorrow(bs []BorrowFigures, name string) BorrowFigures {
+	for _, b := range bs {
+		if b.Name == name {
+			return b
+		}
+	}
+	return BorrowFigures{}
 }
 
 func templateNames(a, b []TemplateFigures) []string {

@@ -112,7 +112,10 @@ type Result struct {
 	// Templates are the configuration's templates' instances (supply.go);
 	// Hosts and TotalSlots count none of them.
 	Templates []*TemplateResult
-	claims    []sched.Claim // the claims as the run ended (HeldClaims)
+	// Borrows are the shared resources a provider lends more of
+	// (borrow.go).
+	Borrows []*BorrowResult
+	claims  []sched.Claim // the claims as the run ended (HeldClaims)
 }
 
 // pattern is what jobs of one submission shape share: the effective spec
@@ -192,8 +195,9 @@ type eng struct {
 	hostIdx map[string]int
 	names   *hostNames // the jobs' exec hosts' names (hostlist.go)
 	byID    map[int64]int32
-	sup     *supply // the templates' instances; nil: none (supply.go)
-	elastic int     // slots the templates' instances could add
+	sup     *supply  // the templates' instances; nil: none (supply.go)
+	elastic int      // slots the templates' instances could add
+	lend    *lending // loans of shared resources; nil: none borrows (borrow.go)
 }
 
 // subHeap holds dependents waiting for their submission time.
@@ -252,6 +256,7 @@ func Run(tr *trace.Trace, opt Options) (*Result, error) {
 	e.snap.Queues = policy.Queues(e.conf, e.usage)
 	e.res = &Result{Trace: tr, Jobs: make([]JobResult, len(tr.Jobs)), Hosts: len(e.snap.Hosts), TotalSlots: e.free}
 	e.elastic = e.supplyInit()
+	e.borrowInit()
 	if e.sup == nil && !opt.full {
 		// The hosts stay as they are: the running jobs' charges are
 		// kept from one cycle to the next (templates' instances come
@@ -527,6 +532,9 @@ func (e *eng) loop() {
 		if e.sup != nil {
 			t = min(t, e.supplyNext())
 		}
+		if e.lend != nil {
+			t = min(t, e.borrowNext())
+		}
 		if b := e.rsvBoundary(now); b < t && (t != math.MaxInt64 || len(e.pending) > 0) {
 			t, changed = b, true // a window opens or closes: slots change
 		}
@@ -572,14 +580,23 @@ func (e *eng) loop() {
 		if e.sup != nil && e.supplyStep(now) {
 			changed = true
 		}
+		if e.lend != nil && e.borrowGrant(now) {
+			changed = true
+		}
 		if isTick {
 			lastTick = now
 			changed = e.cycle(now)
+		}
+		if e.lend != nil {
+			e.borrowReturn(now)
 		}
 	}
 	e.res.Clock = time.Duration(now)
 	if e.sup != nil {
 		e.supplyEnd(now)
+	}
+	if e.lend != nil {
+		e.borrowEnd(now)
 	}
 	for _, j := range e.pending {
 		e.res.Jobs[j].Outcome = Unfinished
@@ -740,6 +757,9 @@ func (e *eng) cycle(now int64) bool {
 	e.applyPreempt(d, now)
 	if e.sup != nil {
 		e.demand(d, now)
+	}
+	if e.lend != nil {
+		e.borrow(d, now)
 	}
 	if len(d.Placements) == 0 {
 		return len(d.Resumes) > 0

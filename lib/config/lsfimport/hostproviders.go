@@ -72,6 +72,7 @@ func (im *importer) resourceConnector() {
 	for i, p := range provs {
 		im.rcProvider(rel, i, p, st, seen)
 	}
+	im.borrowNote(rel)
 }
 
 // readRC reads the first hostProviders.json there is; data is nil when

@@ -12,7 +12,7 @@ import (
 )
 
 // The files Import reads, in the order it reads them.
-var knownFiles = []string{"lsf.conf", "lsf.shared", "lsf.cluster.*", "lsb.params", "lsb.hosts", "lsb.users", "lsb.queues", "lsb.applications", "lsb.resources"}
+var knownFiles = []string{"lsf.conf", "lsf.shared", "lsf.cluster.*", "lsb.params", "lsb.hosts", "lsb.users", "lsb.queues", "lsb.applications", "lsb.resources", "lsf.licensescheduler"}
 
 type importer struct {
 	dir   string
@@ -121,6 +121,7 @@ func Import(dir string) (tomlText string, report []Note, err error) {
 	im.lsbApplications(read("lsb.applications"))
 	im.lsbResources(read("lsb.resources"))
 	im.resourceConnector()
+	im.licenseScheduler(read("lsf.licensescheduler"))
 	im.finish()
 	im.notes = append(im.notes, im.d.settle()...)
 	slices.SortStableFunc(im.notes, func(a, b Note) int {

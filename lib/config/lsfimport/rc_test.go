@@ -172,6 +172,29 @@ func TestResourceConnector(t *testing.T) {
 		{"no_providers", map[string]string{"lsf.conf": "LSB_RC_EXTERNAL_HOST_IDLE_TIME=5\n", "lsb.queues": rcQueues, "lsf.shared": rcShared}, nil},
 		{"broken", map[string]string{"lsf.conf": "LSB_RC_EXTERNAL_HOST_IDLE_TIME=x\n",
 			"resource_connector/hostProviders.json": `{"providers": [`}, nil},
+		// Licence tokens: the resource connector lends hosts only and
+		// License Scheduler shares a server's tokens out, so no shared
+		// resource borrows (provider, borrow_max, idle_time stay unset): a
+		// feature with a ResourceMap total is a note, one without a loss.
+		{"licences", map[string]string{
+			"lsf.conf":                              "LSF_SERVERDIR=/opt/lsf/10.1/linux/etc\n",
+			"lsf.shared":                            rcShared + "Begin Resource\nRESOURCENAME TYPE INTERVAL INCREASING DESCRIPTION\nlic1 Numeric () N (tokens)\nEnd Resource\n",
+			"lsf.cluster.c1":                        "Begin ResourceMap\nRESOURCENAME LOCATION\nlic1 (5@[all])\nEnd ResourceMap\n",
+			"resource_connector/hostProviders.json": rcProviders,
+			"resource_connector/aws/conf/awsprov_templates.json": `{"templates": []}`,
+			"lsf.licensescheduler": "Begin Parameters\nPORT=9581\nEnd Parameters\n" +
+				"Begin ServiceDomain\nNAME=LanServer\nLIC_SERVERS=((1700@licsrv))\nEnd ServiceDomain\n" +
+				"Begin Feature\nNAME=lic1\nDISTRIBUTION=LanServer(p1 1 p2 1)\nEnd Feature\n" +
+				"Begin Feature\nNAME=AppZ\nDISTRIBUTION=LanServer(p1 1)\nEnd Feature\n",
+		}, func(t *testing.T, c *config.Config) {
+			r := c.Resources["lic1"]
+			if r == nil || r.Total != 5 || r.Provider != "" || r.BorrowMax != 0 || r.IdleTime != 0 {
+				t.Errorf("resource lic1: %+v", r)
+			}
+			if c.Resources["AppZ"] != nil {
+				t.Errorf("AppZ imported: %+v", c.Resources["AppZ"])
+			}
+		}},
 		// A template named as a host, and one a second provider repeats.
 		{"clash", map[string]string{
 			"lsf.shared":     rcShared,
