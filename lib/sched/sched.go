@@ -223,7 +223,7 @@ func schedule(s *Snapshot, gr *gangRun) *Decision {
 	for _, ji := range c.orphans {
 		c.pend(s.Jobs[ji].Key, []string{"No such queue: " + s.Jobs[ji].Queue})
 	}
-	assignInstances(s, c.dec)
+	assignInstances(s, c.dec, c.byName)
 	c.dec.Buckets = len(c.buckets)
 	return c.dec
 }
