@@ -576,7 +576,7 @@ func (c *cycle) account(v *consumers, acct string, lims []*limitState, start tim
 				}
 				ri := c.resIndex(r.Name)
 				at := elapsed
-				if hs.h.isInstance(r.Name) {
+				if at != 0 && hs.h.isInstance(r.Name) { // a placement's is 0: no look-up
 					at = 0 // held whole until the job ends (instances.go)
 				}
 				a := amount(ha.Rusage, r.Name, at, ha.Slots, ha.Lead, false)
