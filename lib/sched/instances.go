@@ -246,9 +246,8 @@ func (t *placeInsts) give(p *Placement) string {
 	return ""
 }
 
-// take is namedPool.take with the names carved from t's block: the
-// first n free instances, held; nil, holding nothing, when fewer are
-// free.
+// take picks the first n free instances of np and holds them, the names
+// carved from t's block; nil, holding nothing, when fewer are free.
 func (t *placeInsts) take(np *namedPool, n int) []string {
 	pos := t.pos[:0]
 	for i := range np.st {
