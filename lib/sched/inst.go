@@ -1,7 +1,6 @@
 package sched
 
 import (
-	"maps"
 	"math/bits"
 	"slices"
 )
@@ -142,17 +141,7 @@ func (np *namedPool) holdName(name string) bool {
 	return true
 }
 
-// take picks the first n free instances and holds them; nil, holding
-// nothing, when fewer are free.
-func (np *namedPool) take(n int) []string {
-	out := np.pickNames(n)
-	for _, name := range out {
-		np.holdName(name)
-	}
-	return out
-}
-
-// give back instances take returned.
+// give back instances a pick held (placeInsts.take, instances.go).
 func (np *namedPool) give(names []string) {
 	for _, n := range names {
 		if i := slices.Index(np.names, n); i >= 0 {
@@ -166,7 +155,6 @@ func (np *namedPool) give(names []string) {
 type instTable struct {
 	hosts map[string]*Host // the hosts that list instances
 	pools map[string]map[string]*namedPool
-	res   map[string][]string // a host's instance resources, sorted
 }
 
 // newInstTable is the table of the hosts' instances, none held; nil when
@@ -238,18 +226,4 @@ func (t *instTable) holdHost(host string, inst map[string][]string) {
 			}
 		}
 	}
-}
-
-// resources is host h's instance resources, sorted (the order a
-// placement is given them in).
-func (t *instTable) resources(h *Host) []string {
-	if r, ok := t.res[h.Name]; ok {
-		return r
-	}
-	if t.res == nil {
-		t.res = map[string][]string{}
-	}
-	r := slices.Sorted(maps.Keys(h.Instances))
-	t.res[h.Name] = r
-	return r
 }
