@@ -41,6 +41,9 @@ type containerRun struct {
 	spec *container.Spec
 	job  *container.Job
 	cli  string // the runtime's CLI, from the job's PATH
+	// driver is the profile's exec_driver, nil for none: its starter
+	// runs the runtime's command line (driver.go).
+	driver *container.ExecDriver
 }
 
 // prepareContainer makes the job's container ready to run when its
@@ -68,9 +71,19 @@ func (s *shepherd) prepareContainer() error {
 	if err != nil {
 		return setupErrorf(exitSetup, "cannot run the job's container: %v", err)
 	}
+	var driver *container.ExecDriver
+	if v := s.spec.GetExecDriver(); v != "" && sp.Runtime.OCI() {
+		if driver, err = container.ParseExecDriver(v); err != nil {
+			return setupErrorf(exitSetup, "cannot run the job's container: %v", err)
+		}
+	}
 	path, _ := lookup("PATH")
 	cli, err := lookPath(string(sp.Runtime), path)
-	if err != nil {
+	switch {
+	case driver != nil:
+		// The starter runs the runtime, as its own user may find it.
+		cli = string(sp.Runtime)
+	case err != nil:
 		return setupErrorf(exitNotFound, "cannot run the job's container: the container runtime %s is not installed on this host (%v)", sp.Runtime, err)
 	}
 	opts, err := sp.ExpandOptions(func(script string) (string, error) { return s.runOptionsScript(script, env) })
@@ -89,6 +102,10 @@ func (s *shepherd) prepareContainer() error {
 		}
 	}
 	groups, _ := os.Getgroups()
+	rootless := os.Geteuid() != 0
+	if driver != nil && driver.User != "" {
+		rootless = driver.User != "root"
+	}
 	j := &container.Job{
 		Cluster:      s.l.GetClusterName(),
 		Host:         s.l.GetHost(),
@@ -97,7 +114,7 @@ func (s *shepherd) prepareContainer() error {
 		UID:          os.Getuid(),
 		GID:          os.Getgid(),
 		Groups:       groups,
-		Rootless:     os.Geteuid() != 0,
+		Rootless:     rootless,
 		Cwd:          s.cwd,
 		Binds:        []string{jobDir},
 		Env:          env,
@@ -119,7 +136,7 @@ func (s *shepherd) prepareContainer() error {
 	if sp.Runtime.OCI() {
 		j.Ulimits = s.ulimits()
 	}
-	s.ctr = &containerRun{spec: sp, job: j, cli: cli}
+	s.ctr = &containerRun{spec: sp, job: j, cli: cli, driver: driver}
 	return nil
 }
 
@@ -223,6 +240,9 @@ func (s *shepherd) containerCmd(inner *osexec.Cmd) *osexec.Cmd {
 	if err != nil {
 		return &osexec.Cmd{Path: s.ctr.cli, Args: []string{s.ctr.cli}, Err: fmt.Errorf("build the container's command line: %w", err)}
 	}
+	if s.ctr.driver != nil {
+		return s.driverCmd(argv) // driver.go
+	}
 	return &osexec.Cmd{Path: s.ctr.cli, Args: argv}
 }
 
@@ -232,7 +252,9 @@ func (s *shepherd) containerCmd(inner *osexec.Cmd) *osexec.Cmd {
 // its runtime's own clean-up, which the kill would cut short. The
 // removal is bounded by removeTimeout.
 func (s *shepherd) endContainer() {
-	if s.ctr == nil {
+	if s.ctr == nil || s.ctr.driver != nil {
+		// (A driver's container is its starter's, whose runtime the
+		// job's user may not reach: the worker removes it, as root.)
 		return
 	}
 	args := container.RemoveArgs(s.ctr.spec.Runtime, s.ctr.job.Cluster, s.ctr.job.JobID, s.ctr.job.Index)

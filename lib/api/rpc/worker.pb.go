@@ -1502,13 +1502,18 @@ func (*TaskRequest_Signal) isTaskRequest_Msg() {}
 // TaskLaunch is what blaunch asks for: one task per host entry (a host
 // named twice gets two tasks); no host = one per slot of the job.
 type TaskLaunch struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Hosts         []string               `protobuf:"bytes,1,rep,name=hosts,proto3" json:"hosts,omitempty"`
-	Argv          []string               `protobuf:"bytes,2,rep,name=argv,proto3" json:"argv,omitempty"`
-	Env           []string               `protobuf:"bytes,3,rep,name=env,proto3" json:"env,omitempty"` // blaunch's own environment
-	Cwd           string                 `protobuf:"bytes,4,opt,name=cwd,proto3" json:"cwd,omitempty"`
-	Shell         TaskShell              `protobuf:"varint,5,opt,name=shell,proto3,enum=xce.api.v1.TaskShell" json:"shell,omitempty"`
-	NoStdin       bool                   `protobuf:"varint,6,opt,name=no_stdin,json=noStdin,proto3" json:"no_stdin,omitempty"` // -n (tasks' stdin is /dev/null anyway)
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Hosts   []string               `protobuf:"bytes,1,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	Argv    []string               `protobuf:"bytes,2,rep,name=argv,proto3" json:"argv,omitempty"`
+	Env     []string               `protobuf:"bytes,3,rep,name=env,proto3" json:"env,omitempty"` // blaunch's own environment
+	Cwd     string                 `protobuf:"bytes,4,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	Shell   TaskShell              `protobuf:"varint,5,opt,name=shell,proto3,enum=xce.api.v1.TaskShell" json:"shell,omitempty"`
+	NoStdin bool                   `protobuf:"varint,6,opt,name=no_stdin,json=noStdin,proto3" json:"no_stdin,omitempty"` // -n (tasks' stdin is /dev/null anyway)
+	// The job's process asks for its profile's exec_driver starter, run
+	// as the driver's context user: the worker takes the starter and the
+	// user from the job's launch, never from the request; argv are the
+	// starter's arguments; hosts are ignored (this host only).
+	DriverStarter bool `protobuf:"varint,7,opt,name=driver_starter,json=driverStarter,proto3" json:"driver_starter,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1583,6 +1588,13 @@ func (x *TaskLaunch) GetShell() TaskShell {
 func (x *TaskLaunch) GetNoStdin() bool {
 	if x != nil {
 		return x.NoStdin
+	}
+	return false
+}
+
+func (x *TaskLaunch) GetDriverStarter() bool {
+	if x != nil {
+		return x.DriverStarter
 	}
 	return false
 }
@@ -1761,8 +1773,11 @@ type TaskStart struct {
 	// How the task is contained on its host and the cores the job holds
 	// there (the job's HostSlots.containment and cpus for that host), so
 	// that a task on another host joins a cgroup like the job's.
-	Containment   *api.Containment `protobuf:"bytes,12,opt,name=containment,proto3" json:"containment,omitempty"`
-	Cpus          []int32          `protobuf:"varint,13,rep,packed,name=cpus,proto3" json:"cpus,omitempty"`
+	Containment *api.Containment `protobuf:"bytes,12,opt,name=containment,proto3" json:"containment,omitempty"`
+	Cpus        []int32          `protobuf:"varint,13,rep,packed,name=cpus,proto3" json:"cpus,omitempty"`
+	// The exec_driver's starter of the job (worker-local, never relayed):
+	// argv as given, never wrapped for the job's container.
+	DriverStarter bool `protobuf:"varint,14,opt,name=driver_starter,json=driverStarter,proto3" json:"driver_starter,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1888,6 +1903,13 @@ func (x *TaskStart) GetCpus() []int32 {
 		return x.Cpus
 	}
 	return nil
+}
+
+func (x *TaskStart) GetDriverStarter() bool {
+	if x != nil {
+		return x.DriverStarter
+	}
+	return false
 }
 
 type TaskOutput struct {
@@ -2583,7 +2605,7 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\vTaskRequest\x120\n" +
 	"\x06launch\x18\x01 \x01(\v2\x16.xce.api.v1.TaskLaunchH\x00R\x06launch\x12\x18\n" +
 	"\x06signal\x18\x02 \x01(\x05H\x00R\x06signalB\x05\n" +
-	"\x03msg\"\xa2\x01\n" +
+	"\x03msg\"\xc9\x01\n" +
 	"\n" +
 	"TaskLaunch\x12\x14\n" +
 	"\x05hosts\x18\x01 \x03(\tR\x05hosts\x12\x12\n" +
@@ -2591,7 +2613,8 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\x03env\x18\x03 \x03(\tR\x03env\x12\x10\n" +
 	"\x03cwd\x18\x04 \x01(\tR\x03cwd\x12+\n" +
 	"\x05shell\x18\x05 \x01(\x0e2\x15.xce.api.v1.TaskShellR\x05shell\x12\x19\n" +
-	"\bno_stdin\x18\x06 \x01(\bR\anoStdin\"\xa8\x01\n" +
+	"\bno_stdin\x18\x06 \x01(\bR\anoStdin\x12%\n" +
+	"\x0edriver_starter\x18\a \x01(\bR\rdriverStarter\"\xa8\x01\n" +
 	"\tTaskEvent\x126\n" +
 	"\blaunched\x18\x01 \x01(\v2\x18.xce.api.v1.TaskLaunchedH\x00R\blaunched\x120\n" +
 	"\x06output\x18\x02 \x01(\v2\x16.xce.api.v1.TaskOutputH\x00R\x06output\x12*\n" +
@@ -2599,7 +2622,7 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\x03msg\"?\n" +
 	"\fTaskLaunched\x12\x19\n" +
 	"\btask_ids\x18\x01 \x03(\x05R\ataskIds\x12\x14\n" +
-	"\x05hosts\x18\x02 \x03(\tR\x05hosts\"\xd1\x02\n" +
+	"\x05hosts\x18\x02 \x03(\tR\x05hosts\"\xf8\x02\n" +
 	"\tTaskStart\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x17\n" +
@@ -2614,7 +2637,8 @@ const file_rpc_worker_proto_rawDesc = "" +
 	" \x01(\rR\x03uid\x12\x10\n" +
 	"\x03gid\x18\v \x01(\rR\x03gid\x129\n" +
 	"\vcontainment\x18\f \x01(\v2\x17.xce.api.v1.ContainmentR\vcontainment\x12\x12\n" +
-	"\x04cpus\x18\r \x03(\x05R\x04cpus\"~\n" +
+	"\x04cpus\x18\r \x03(\x05R\x04cpus\x12%\n" +
+	"\x0edriver_starter\x18\x0e \x01(\bR\rdriverStarter\"~\n" +
 	"\n" +
 	"TaskOutput\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +

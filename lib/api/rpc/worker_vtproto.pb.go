@@ -576,6 +576,7 @@ func (m *TaskLaunch) CloneVT() *TaskLaunch {
 	r.Cwd = m.Cwd
 	r.Shell = m.Shell
 	r.NoStdin = m.NoStdin
+	r.DriverStarter = m.DriverStarter
 	if rhs := m.Hosts; rhs != nil {
 		tmpContainer := make([]string, len(rhs))
 		copy(tmpContainer, rhs)
@@ -689,6 +690,7 @@ func (m *TaskStart) CloneVT() *TaskStart {
 	r.Uid = m.Uid
 	r.Gid = m.Gid
 	r.Containment = m.Containment.CloneVT()
+	r.DriverStarter = m.DriverStarter
 	if rhs := m.Argv; rhs != nil {
 		tmpContainer := make([]string, len(rhs))
 		copy(tmpContainer, rhs)
@@ -2414,6 +2416,16 @@ func (m *TaskLaunch) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.DriverStarter {
+		i--
+		if m.DriverStarter {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x38
+	}
 	if m.NoStdin {
 		i--
 		if m.NoStdin {
@@ -2669,6 +2681,16 @@ func (m *TaskStart) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if m.DriverStarter {
+		i--
+		if m.DriverStarter {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x70
 	}
 	if len(m.Cpus) > 0 {
 		var pksize2 int
@@ -3986,6 +4008,9 @@ func (m *TaskLaunch) SizeVT() (n int) {
 	if m.NoStdin {
 		n += 2
 	}
+	if m.DriverStarter {
+		n += 2
+	}
 	n += len(m.unknownFields)
 	return n
 }
@@ -4126,6 +4151,9 @@ func (m *TaskStart) SizeVT() (n int) {
 			l += protohelpers.SizeOfVarint(uint64(e))
 		}
 		n += 1 + protohelpers.SizeOfVarint(uint64(l)) + l
+	}
+	if m.DriverStarter {
+		n += 2
 	}
 	n += len(m.unknownFields)
 	return n
@@ -7519,6 +7547,26 @@ func (m *TaskLaunch) UnmarshalVT(dAtA []byte) error {
 				}
 			}
 			m.NoStdin = bool(v != 0)
+		case 7:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field DriverStarter", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.DriverStarter = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
@@ -8289,6 +8337,26 @@ func (m *TaskStart) UnmarshalVT(dAtA []byte) error {
 			} else {
 				return fmt.Errorf("proto: wrong wireType = %d for field Cpus", wireType)
 			}
+		case 14:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field DriverStarter", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.DriverStarter = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
