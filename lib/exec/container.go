@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -118,7 +119,7 @@ func (s *shepherd) prepareContainer() error {
 		Cwd:          s.cwd,
 		Binds:        []string{jobDir},
 		Env:          env,
-		CgroupParent: ownJobCgroup(s.job.GetJobId(), s.job.GetArrayIndex()),
+		CgroupParent: runtimeCgroupParent(ownJobCgroup(s.job.GetJobId(), s.job.GetArrayIndex()), s.l.GetRuntimeCgroupParent()),
 		Stdin:        s.spec.GetInputFile() != "",
 		Image:        img,
 		Options:      opts,
@@ -301,6 +302,19 @@ func (s *shepherd) containerNote(ev *api.Event) {
 	}
 }
 
+// runtimeCgroupParent is the container's --cgroup-parent: the worker's
+// word (lib/cgroup's RuntimeParent: the v2 path on a v2 host, the v1
+// one on v1 and hybrid hosts), where the shepherd is in its job's cgroup
+// (own, ownJobCgroup); own where the worker said nothing (an older
+// worker); "" when the shepherd is not in its job's cgroup (the worker
+// could not make one: a container under it would not be the job's).
+func runtimeCgroupParent(own, fromWorker string) string {
+	if own == "" || fromWorker == "" {
+		return own
+	}
+	return fromWorker
+}
+
 // ownJobCgroup is the job's cgroup as a runtime's --cgroup-parent takes
 // it (from the hierarchy's root): the shepherd's own, which the worker
 // moved it into before letting it start (v1: the freezer's, the
@@ -312,10 +326,15 @@ func ownJobCgroup(id int64, idx int32) string {
 		return ""
 	}
 	defer f.Close()
+	return jobCgroupIn(f, id, idx)
+}
+
+// jobCgroupIn is ownJobCgroup from a /proc/PID/cgroup's text.
+func jobCgroupIn(r io.Reader, id int64, idx int32) string {
 	// lib/cgroup's JobName; that package stays out of the shepherd.
 	want := "job." + strconv.FormatInt(id, 10) + "." + strconv.Itoa(int(idx))
 	var v1, v2 string
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		parts := strings.SplitN(sc.Text(), ":", 3)
 		if len(parts) != 3 {

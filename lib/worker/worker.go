@@ -338,6 +338,9 @@ func (w *Worker) Start(job *api.Job) error {
 		TaskSocket:      filepath.Join(dir, TaskSocketName),
 		Containment:     w.containment(job),
 	}
+	if w.cg != nil && l.Containment.GetProcessTracking() {
+		l.RuntimeCgroupParent = w.cg.RuntimeParent(k.id, k.idx) // for a container's --cgroup-parent
+	}
 	relayed := termRelayed(job)
 	if relayed {
 		if w.termLink() == nil {
