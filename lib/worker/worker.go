@@ -458,6 +458,7 @@ func (w *Worker) Start(job *api.Job) error {
 	if _, err := started.Write([]byte{goByte}); err != nil {
 		slog.Warn("the shepherd did not take its go", "job", k.id, "index", k.idx, "err", err)
 	}
+	w.noteContainerUser(p) // sweepuser.go
 	w.mu.Lock()
 	w.jobs[k] = p
 	w.driverMonitor(k, p) // driver.go
@@ -602,7 +603,7 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 		// The shepherd, which removes the job's container, went first.
 		// Before the end is reported, so that a new run of the job
 		// (requeued) cannot lose its container to this (container.go).
-		w.removeContainer(k, p.ctr)
+		w.removeContainer(k, p.ctr, w.containerOwner(p)) // sweepuser.go
 	}
 	// Its tasks go with it, and count in its usage.
 	if tu := w.endTasks(k); tu != nil {
@@ -662,7 +663,8 @@ func (w *Worker) Reattach(job *api.Job) {
 	w.mu.Lock()
 	w.jobs[k] = p
 	w.mu.Unlock()
-	w.driverMonitor(k, p) // driver.go
+	w.driverMonitor(k, p)  // driver.go
+	w.noteContainerUser(p) // sweepuser.go
 	if p.cg != nil && job.Spec != nil && job.StartTime > 0 {
 		spec := runLimits(job)
 		p.runSec, p.termTime, p.limitsChanged = spec.GetRunLimitSec(), spec.GetTermTime(), make(chan struct{}, 1)
