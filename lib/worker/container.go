@@ -76,8 +76,18 @@ func runtimeCLI(rt container.Runtime, env []string) string {
 // job has ended: from root's store, or as (a rootless podman's user,
 // sweepuser.go) from theirs.
 func (w *Worker) removeContainer(k jobKey, rt container.Runtime, as *runAs) {
-	args := container.RemoveArgs(rt, w.cfg.ClusterName, k.id, k.idx)
-	cli, err := exec.LookPath(args[0])
+	w.removeContainerNamed(k, rt, "", container.Name(w.cfg.ClusterName, k.id, k.idx), as)
+}
+
+// removeContainerNamed removes job k's container called name (the
+// job's, or a task's: containerhost.go) with the runtime's CLI cli (""
+// finds it on the worker's PATH).
+func (w *Worker) removeContainerNamed(k jobKey, rt container.Runtime, cli, name string, as *runAs) {
+	args := container.RemoveNameArgs(rt, name)
+	var err error
+	if cli == "" {
+		cli, err = exec.LookPath(args[0])
+	}
 	if err != nil {
 		slog.Warn("cannot remove a job's container: its runtime is not installed here", "job", k.id, "index", k.idx, "runtime", rt)
 		return

@@ -77,19 +77,29 @@ func (w *Worker) sweepRuntime(rt container.Runtime, as *runAs) (listed bool, kep
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		name := string(bytes.TrimSpace(sc.Bytes()))
-		id, idx, ok := container.ParseName(w.cfg.ClusterName, name)
+		id, idx, task, ok := container.ParseTaskName(w.cfg.ClusterName, name)
 		if !ok {
 			continue
 		}
 		k := jobKey{id, idx}
-		if w.keepsContainer(k) {
+		if task == 0 && w.keepsContainer(k) || task > 0 && w.runsTask(taskKey{k, task}) {
 			kept++
 			continue
 		}
 		slog.Info("removing a container no job runs in any more", "runtime", rt, "user", as.name(), "name", name, "job", id, "index", idx)
-		w.removeContainer(k, rt, as)
+		w.removeContainerNamed(k, rt, "", name, as)
 	}
 	return true, kept
+}
+
+// runsTask says whether task tk (a blaunch task of a job whose first
+// host is another, in a container of its own: containerhost.go) runs
+// here.
+func (w *Worker) runsTask(tk taskKey) bool {
+	w.tmu.Lock()
+	defer w.tmu.Unlock()
+	_, ok := w.taskTable().running[tk]
+	return ok
 }
 
 // keepsContainer says whether job k may still need its container here:

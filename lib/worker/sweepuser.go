@@ -36,8 +36,9 @@ const containerUsersName = "container-users"
 // containerUsersMu serializes the file's updates.
 var containerUsersMu sync.Mutex
 
-// runAs is a user other than root whom a runtime's CLI runs as; nil is
-// root (the worker itself).
+// runAs is whom a runtime's CLI runs as, with what environment (a
+// rootless podman's user, or root with a job's runtime settings); nil
+// is the worker itself, with its own.
 type runAs struct {
 	uid, gid int
 	groups   []uint32
@@ -80,7 +81,9 @@ func (a *runAs) apply(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(a.uid), Gid: uint32(a.gid), Groups: a.groups}
+	if a.uid != os.Geteuid() {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(a.uid), Gid: uint32(a.gid), Groups: a.groups}
+	}
 	cmd.Env, cmd.Dir = a.env, "/"
 }
 

@@ -368,9 +368,6 @@ func (s *taskServer) Launch(stream grpcapi.Tasks_LaunchServer) error {
 		if hosts, err = taskHosts(req.Hosts, p.hosts, k.id); err != nil {
 			return status.Error(codes.InvalidArgument, err.Error())
 		}
-		if err := w.containerTaskHosts(k, hosts); err != nil { // containertask.go
-			return status.Error(codes.InvalidArgument, err.Error())
-		}
 	}
 	l := &launch{wake: make(chan struct{}, 1), left: map[int32]string{}}
 	w.tmu.Lock()
@@ -567,8 +564,9 @@ func (w *Worker) StartTask(ts *rpc.TaskStart, send func(*rpc.TaskEvent)) {
 		fail(err)
 		return
 	}
+	var hc *hostContainer
 	if !ts.DriverStarter {
-		if argv, err = w.containerTaskArgv(tk.job, int(ts.Uid), int(ts.Gid), ts.Cwd, ts.Env, argv); err != nil { // containertask.go
+		if argv, hc, err = w.containerTaskArgv(ts, argv); err != nil { // containertask.go
 			fail(err)
 			return
 		}
@@ -625,6 +623,7 @@ func (w *Worker) StartTask(ts *rpc.TaskStart, send func(*rpc.TaskEvent)) {
 		err := cmd.Wait()
 		rt.reaped = true
 		rt.reap.Unlock()
+		w.endHostContainer(hc, ts) // containerhost.go
 		w.tmu.Lock()
 		delete(w.taskTable().running, tk)
 		w.tmu.Unlock()

@@ -1812,6 +1812,10 @@ type TaskStart struct {
 	// The exec_driver's starter of the job (worker-local, never relayed):
 	// argv as given, never wrapped for the job's container.
 	DriverStarter bool `protobuf:"varint,14,opt,name=driver_starter,json=driverStarter,proto3" json:"driver_starter,omitempty"`
+	// The job's CONTAINER value (the controller's record): a task on a host
+	// other than the job's first runs in a container of the same image
+	// there (lib/worker's containerhost.go); "" none.
+	Container     string `protobuf:"bytes,15,opt,name=container,proto3" json:"container,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1944,6 +1948,13 @@ func (x *TaskStart) GetDriverStarter() bool {
 		return x.DriverStarter
 	}
 	return false
+}
+
+func (x *TaskStart) GetContainer() string {
+	if x != nil {
+		return x.Container
+	}
+	return ""
 }
 
 type TaskOutput struct {
@@ -2771,7 +2782,7 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\x03msg\"?\n" +
 	"\fTaskLaunched\x12\x19\n" +
 	"\btask_ids\x18\x01 \x03(\x05R\ataskIds\x12\x14\n" +
-	"\x05hosts\x18\x02 \x03(\tR\x05hosts\"\xf8\x02\n" +
+	"\x05hosts\x18\x02 \x03(\tR\x05hosts\"\x96\x03\n" +
 	"\tTaskStart\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x17\n" +
@@ -2787,7 +2798,8 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\x03gid\x18\v \x01(\rR\x03gid\x129\n" +
 	"\vcontainment\x18\f \x01(\v2\x17.xce.api.v1.ContainmentR\vcontainment\x12\x12\n" +
 	"\x04cpus\x18\r \x03(\x05R\x04cpus\x12%\n" +
-	"\x0edriver_starter\x18\x0e \x01(\bR\rdriverStarter\"~\n" +
+	"\x0edriver_starter\x18\x0e \x01(\bR\rdriverStarter\x12\x1c\n" +
+	"\tcontainer\x18\x0f \x01(\tR\tcontainer\"~\n" +
 	"\n" +
 	"TaskOutput\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
