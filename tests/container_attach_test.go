@@ -2,6 +2,7 @@ package tests
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,6 +51,22 @@ container = "podman[image(` + podmanImages[0] + `) options(-v ` + tmp + `:` + tm
 	r = c.runWith(-1, env, "", "battach", "-L", "/bin/pwd", id)
 	if r.code != 0 || strings.TrimSpace(r.stdout) != c.work {
 		t.Errorf("battach -L /bin/pwd: exit %d, want the job's directory %s\nstdout: %s\nstderr: %s", r.code, c.work, r.stdout, r.stderr)
+	}
+	// With a terminal (script(1) gives battach one): the shell in the
+	// container gets one too, and the session streams both ways.
+	if _, err := exec.LookPath("script"); err == nil {
+		cmd := exec.Command("script", "-qec", filepath.Join(binDir, "battach")+" "+id, "/dev/null")
+		cmd.Dir = c.work
+		cmd.Env = append(append(os.Environ(), "XCE_DIR="+filepath.Join(c.dir, "state"), "PATH="+binDir+":"+os.Getenv("PATH")), env...)
+		cmd.Stdin = strings.NewReader("ls -l /proc/self/fd/0; cat /xce-marker; exit 3\n")
+		out, err := cmd.Output()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		if code != 3 || !strings.Contains(string(out), podmanImages[0]) || !strings.Contains(string(out), "/dev/pts/") {
+			t.Errorf("battach on a terminal: exit %d (%v), want 3, a terminal and the image's marker\n%q", code, err, out)
+		}
 	}
 	const nobody = 65534
 	os.Chmod(c.dir, 0o755) // nobody runs battach in the work directory

@@ -143,6 +143,7 @@ type agent struct {
 	cur atomic.Pointer[sessionOut] // the connection's way up, for tasks (tasks.go)
 	tk  relayedTasks
 	el  elims // the host's elims (elim.go)
+	bs  battachSessions
 }
 
 // Run runs the agent until ctx ends (then it returns nil; the jobs keep
@@ -520,6 +521,8 @@ func (a *agent) handle(ctx context.Context, w *worker.Worker, m *rpc.ControllerM
 			case <-ctx.Done():
 			}
 		}()
+	case *rpc.ControllerMessage_BattachFrame:
+		a.battachFrame(ctx, w, out, m.BattachFrame) // battach.go
 	case *rpc.ControllerMessage_Ack:
 		a.ack(m.Ack)
 	case *rpc.ControllerMessage_TaskStart:

@@ -7423,9 +7423,14 @@ type Launch struct {
 	InteractiveAddr string `protobuf:"bytes,13,opt,name=interactive_addr,json=interactiveAddr,proto3" json:"interactive_addr,omitempty"`
 	// How the worker contains the job on this host (issue 30): the
 	// cluster's settings with the host's own overrides applied.
-	Containment   *Containment `protobuf:"bytes,14,opt,name=containment,proto3" json:"containment,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Containment *Containment `protobuf:"bytes,14,opt,name=containment,proto3" json:"containment,omitempty"`
+	// The job's cgroup as a container runtime's --cgroup-parent takes it
+	// (lib/cgroup's RuntimeParent): on cgroup v2 its path from the unified
+	// tree's root, on v1 (and hybrid hosts) from the hierarchies' roots;
+	// "" when the worker makes no cgroup.
+	RuntimeCgroupParent string `protobuf:"bytes,15,opt,name=runtime_cgroup_parent,json=runtimeCgroupParent,proto3" json:"runtime_cgroup_parent,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *Launch) Reset() {
@@ -7556,6 +7561,13 @@ func (x *Launch) GetContainment() *Containment {
 		return x.Containment
 	}
 	return nil
+}
+
+func (x *Launch) GetRuntimeCgroupParent() string {
+	if x != nil {
+		return x.RuntimeCgroupParent
+	}
+	return ""
 }
 
 // Containment is how a job is contained on its host, as lsf.conf's keys
@@ -10862,7 +10874,7 @@ const file_api_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"5\n" +
 	"\x05Group\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
-	"\amembers\x18\x02 \x03(\tR\amembers\"\x80\x04\n" +
+	"\amembers\x18\x02 \x03(\tR\amembers\"\xb4\x04\n" +
 	"\x06Launch\x12!\n" +
 	"\x03job\x18\x01 \x01(\v2\x0f.xce.api.v1.JobR\x03job\x12!\n" +
 	"\fcluster_name\x18\x02 \x01(\tR\vclusterName\x12\x12\n" +
@@ -10881,7 +10893,8 @@ const file_api_proto_rawDesc = "" +
 	"taskSocket\x12#\n" +
 	"\rcluster_admin\x18\f \x01(\tR\fclusterAdmin\x12)\n" +
 	"\x10interactive_addr\x18\r \x01(\tR\x0finteractiveAddr\x129\n" +
-	"\vcontainment\x18\x0e \x01(\v2\x17.xce.api.v1.ContainmentR\vcontainment\"\xa6\x01\n" +
+	"\vcontainment\x18\x0e \x01(\v2\x17.xce.api.v1.ContainmentR\vcontainment\x122\n" +
+	"\x15runtime_cgroup_parent\x18\x0f \x01(\tR\x13runtimeCgroupParent\"\xa6\x01\n" +
 	"\vContainment\x12)\n" +
 	"\x10process_tracking\x18\x01 \x01(\bR\x0fprocessTracking\x12\x1f\n" +
 	"\vcgroup_acct\x18\x02 \x01(\bR\n" +

@@ -1976,6 +1976,7 @@ func (m *Launch) CloneVT() *Launch {
 	r.ClusterAdmin = m.ClusterAdmin
 	r.InteractiveAddr = m.InteractiveAddr
 	r.Containment = m.Containment.CloneVT()
+	r.RuntimeCgroupParent = m.RuntimeCgroupParent
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -8789,6 +8790,13 @@ func (m *Launch) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if len(m.RuntimeCgroupParent) > 0 {
+		i -= len(m.RuntimeCgroupParent)
+		copy(dAtA[i:], m.RuntimeCgroupParent)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.RuntimeCgroupParent)))
+		i--
+		dAtA[i] = 0x7a
+	}
 	if m.Containment != nil {
 		size, err := m.Containment.MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
@@ -13753,6 +13761,10 @@ func (m *Launch) SizeVT() (n int) {
 	}
 	if m.Containment != nil {
 		l = m.Containment.SizeVT()
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	l = len(m.RuntimeCgroupParent)
+	if l > 0 {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	n += len(m.unknownFields)
@@ -31738,6 +31750,38 @@ func (m *Launch) UnmarshalVT(dAtA []byte) error {
 			if err := m.Containment.UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
+			iNdEx = postIndex
+		case 15:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field RuntimeCgroupParent", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.RuntimeCgroupParent = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex

@@ -16,10 +16,14 @@ const battachMaxInput = 1 << 20
 // battach runs a shell (or, with -L, any program) in a running job's
 // container, as the job's user, on the job's first host or -m's: the
 // job's owner and administrators only. The worker of that host runs the
-// container runtime's exec into the job's container. XCE's battach is
-// one exchange: it reads its standard input to the end, sends it with
-// the command, and prints what the command wrote once it has ended; it
-// exits with the command's exit code.
+// container runtime's exec into the job's container. When battach's
+// standard input is a terminal, the command gets one (the runtime's
+// exec -it under a pseudo-terminal on the job's host) and input and
+// output go both ways as they come, this terminal in raw mode meanwhile
+// (battachtty.go); otherwise it is one exchange: it reads its standard
+// input to the end, sends it with the command, and prints what the
+// command wrote once it has ended. It exits with the command's exit
+// code.
 func battach(args []string) int {
 	var host, shell string
 	var ids []string
@@ -58,8 +62,9 @@ func battach(args []string) int {
 		fmt.Fprintf(sys.stderr, "battach: %s: The shell path must be an absolute path\n", shell)
 		return 255
 	}
+	req := &rpc.BattachRequest{JobId: refs[0].JobId, Index: idx, Host: host, Shell: shell}
 	if f, ok := sys.stdin.(*os.File); ok && interactive.IsTerminal(f) {
-		fmt.Fprintln(sys.stderr, "battach: reading the commands to run until the end of input (Ctrl-D); their output follows once they have run")
+		return battachTerminal(req, f) // battachtty.go
 	}
 	in, err := io.ReadAll(io.LimitReader(sys.stdin, battachMaxInput+1))
 	if err != nil {
@@ -75,7 +80,8 @@ func battach(args []string) int {
 		return 255
 	}
 	defer closeConn()
-	r, err := c.Battach(cx, &rpc.BattachRequest{JobId: refs[0].JobId, Index: idx, Host: host, Shell: shell, Stdin: in})
+	req.Stdin = in
+	r, err := c.Battach(cx, req)
 	if err != nil {
 		fmt.Fprintln(sys.stderr, rpcError(c, err))
 		return 255

@@ -97,6 +97,15 @@ func runBlaunch(args []string, zHosts, uFile string, noShell, loginShell bool) i
 	case loginShell:
 		shell = rpc.TaskShell_TASK_SHELL_LOGIN
 	}
+	launch := &rpc.TaskLaunch{Hosts: hosts, Argv: args, Env: os.Environ(), Cwd: cwd, Shell: shell, NoStdin: true}
+	return relayTasks(sock, launch, fail)
+}
+
+// relayTasks sends launch to the worker's task socket sock and relays
+// the tasks' output to this process's, and its signals to them; it
+// returns 0 when every task ended with 0, else the first failing task's
+// status.
+func relayTasks(sock string, launch *rpc.TaskLaunch, fail func(format string, a ...any) int) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stream, err := client.LaunchTasks(ctx, sock)
@@ -104,7 +113,6 @@ func runBlaunch(args []string, zHosts, uFile string, noShell, loginShell bool) i
 		return fail("cannot reach this host's worker: %v", rpcstatus.MessageOf(err))
 	}
 	defer stream.Close()
-	launch := &rpc.TaskLaunch{Hosts: hosts, Argv: args, Env: os.Environ(), Cwd: cwd, Shell: shell, NoStdin: true}
 	if err := stream.Send(&rpc.TaskRequest{Msg: &rpc.TaskRequest_Launch{Launch: launch}}); err != nil && !errors.Is(err, io.EOF) {
 		return fail("cannot reach this host's worker: %v", err)
 	}

@@ -42,6 +42,24 @@ type Job struct {
 	Options []string
 	// Command is the job's command inside the container.
 	Command []string
+	// Task is the blaunch task (LSF_PM_TASKID) whose own container this
+	// is, on a host other than the job's first; 0 for the job's.
+	Task int32
+}
+
+// containerName is j's container's name: the job's (Name), or its
+// task's (TaskName).
+func (j *Job) containerName() string {
+	if j.Task > 0 {
+		return TaskName(j.Cluster, j.JobID, j.Index, j.Task)
+	}
+	return Name(j.Cluster, j.JobID, j.Index)
+}
+
+// TaskName is the name of the container of a job's blaunch task on a
+// host other than the job's first: the job's name and -t<task>.
+func TaskName(cluster string, id int64, idx int32, task int32) string {
+	return Name(cluster, id, idx) + "-t" + strconv.Itoa(int(task))
 }
 
 // Ulimit is one per-process limit: docker's name (fsize, data, stack,
@@ -77,12 +95,16 @@ func nameSafe(s string) string {
 
 // Labels name a job's container: its cluster, host, job and index.
 func Labels(j *Job) []string {
-	return []string{
+	l := []string{
 		LabelCluster + "=" + j.Cluster,
 		LabelHost + "=" + j.Host,
 		LabelJob + "=" + strconv.FormatInt(j.JobID, 10),
 		LabelIndex + "=" + strconv.Itoa(int(j.Index)),
 	}
+	if j.Task > 0 {
+		l = append(l, LabelTask+"="+strconv.Itoa(int(j.Task)))
+	}
+	return l
 }
 
 // The labels of a job's container.
@@ -91,6 +113,7 @@ const (
 	LabelHost    = "xce.host"
 	LabelJob     = "xce.job"
 	LabelIndex   = "xce.index"
+	LabelTask    = "xce.task"
 )
 
 // passEnvSkip are variables of the job's environment the container does
@@ -207,7 +230,7 @@ func buildOCI(s *Spec, j *Job) []string {
 	if j.CgroupParent != "" && !(s.Runtime == Podman && j.Rootless) {
 		a = append(a, "--cgroup-parent", j.CgroupParent)
 	}
-	name := Name(j.Cluster, j.JobID, j.Index)
+	name := j.containerName()
 	if s.Runtime == Podman {
 		// A container left by an earlier run of the job (its host
 		// failed) gives way to this one.
@@ -293,10 +316,14 @@ func buildEnroot(s *Spec, j *Job) []string {
 // containers are processes of the job and nothing more (apptainer,
 // enroot).
 func RemoveArgs(rt Runtime, cluster string, id int64, idx int32) []string {
+	return RemoveNameArgs(rt, Name(cluster, id, idx))
+}
+
+// RemoveNameArgs is RemoveArgs for the container called name.
+func RemoveNameArgs(rt Runtime, name string) []string {
 	if !rt.OCI() {
 		return nil
 	}
-	name := Name(cluster, id, idx)
 	if rt == Podman {
 		return []string{string(rt), "rm", "-f", "--ignore", "--time", "0", name}
 	}
@@ -315,8 +342,32 @@ func ListArgs(rt Runtime, cluster, host string) []string {
 }
 
 // ParseName is the job of a container name Name made for cluster; ok is
-// false for any other name.
+// false for any other name (a task's too: ParseTaskName).
 func ParseName(cluster, name string) (id int64, idx int32, ok bool) {
+	id, idx, task, ok := ParseTaskName(cluster, name)
+	if task > 0 {
+		return 0, 0, false
+	}
+	return id, idx, ok
+}
+
+// ParseTaskName is the job and task of a container name Name or
+// TaskName made for cluster (task 0 for a job's own); ok is false for
+// any other name.
+func ParseTaskName(cluster, name string) (id int64, idx int32, task int32, ok bool) {
+	if i := strings.LastIndex(name, "-t"); i > 0 {
+		// (A cluster's name may hold "-t" too: the suffix is digits.)
+		if n, err := strconv.ParseInt(name[i+2:], 10, 32); err == nil && n > 0 {
+			if id, idx, ok = parseJobName(cluster, name[:i]); ok {
+				return id, idx, int32(n), true
+			}
+		}
+	}
+	id, idx, ok = parseJobName(cluster, name)
+	return id, idx, 0, ok
+}
+
+func parseJobName(cluster, name string) (id int64, idx int32, ok bool) {
 	rest, found := strings.CutPrefix(name, "xce-"+nameSafe(cluster)+"-")
 	if !found {
 		return 0, 0, false

@@ -112,10 +112,28 @@ func TestNames(t *testing.T) {
 			t.Errorf("ParseName(%q) = %d, %d, %v", tc.name, id, idx, ok)
 		}
 	}
-	for _, bad := range []string{"xce-other-7", "xce-xce-", "xce-xce-x", "xce-xce-7-0", "xce-xce-7-a", "web"} {
+	for _, bad := range []string{"xce-other-7", "xce-xce-", "xce-xce-x", "xce-xce-7-0", "xce-xce-7-a", "web", "xce-xce-7-t2"} {
 		if _, _, ok := ParseName("xce", bad); ok {
 			t.Errorf("ParseName(%q) took another's name", bad)
 		}
+	}
+	// A task's container on another host; a cluster whose name holds -t.
+	for _, tc := range []struct {
+		cluster string
+		idx     int32
+		task    int32
+	}{{"xce", 0, 3}, {"my-t1", 4, 2}, {"my-t1", 0, 0}} {
+		name := Name(tc.cluster, 9, tc.idx)
+		if tc.task > 0 {
+			name = TaskName(tc.cluster, 9, tc.idx, tc.task)
+		}
+		id, idx, task, ok := ParseTaskName(tc.cluster, name)
+		if !ok || id != 9 || idx != tc.idx || task != tc.task {
+			t.Errorf("ParseTaskName(%q) = %d, %d, %d, %v", name, id, idx, task, ok)
+		}
+	}
+	if got := TaskName("xce", 9, 2, 5); got != "xce-xce-9-2-t5" {
+		t.Errorf("TaskName = %q", got)
 	}
 }
 

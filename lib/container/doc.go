@@ -63,5 +63,7 @@
 // cluster name reduced to the characters a container name may hold) and
 // labelled xce.cluster, xce.host, xce.job and xce.index, so that the
 // worker can find and remove a job's container whatever happened to its
-// CLI (RemoveArgs, ListArgs).
+// CLI (RemoveArgs, ListArgs). A blaunch task's own container on a host
+// other than the job's first (Job.Task) adds -t<task> to the name
+// (TaskName, ParseTaskName) and the label xce.task.
 package container

@@ -5,13 +5,17 @@ import (
 	"strings"
 )
 
-// ExecDriver is LSF's EXEC_DRIVER of a docker profile:
+// ExecDriver is LSF's EXEC_DRIVER of a docker (or podman) profile:
 //
 //	context[user(USER)] starter[PATH] controller[PATH] monitor[PATH]
 //
-// XCE parses and keeps it (bapp -l shows it) but runs the docker CLI
-// itself, as the job's user, whom the docker daemon must accept (its
-// group); the starter, controller and monitor scripts are not run.
+// The scripts run as USER (the job's user when none is named). The
+// starter is the job's process in place of the runtime's CLI: its
+// arguments are the command line Build makes (`docker run ... IMAGE
+// COMMAND`), so that one that only prepares ends with `exec "$@"`; the
+// controller runs at each signal the job is sent, with the signal's
+// name; the monitor runs periodically while the job runs (lib/exec's
+// driver.go, lib/worker's driver.go).
 type ExecDriver struct {
 	User       string // context[user(...)]
 	Starter    string

@@ -31,3 +31,14 @@ func TaskArgs(rt Runtime, cluster string, id int64, idx int32, uid, gid int, cwd
 	a = append(a, name)
 	return append(a, argv...)
 }
+
+// ExecTTYArgs is ExecArgs for a command under a terminal: the runtime's
+// exec gives it one of the container's (-t), relayed through the
+// terminal the CLI itself runs under.
+func ExecTTYArgs(rt Runtime, cluster string, id int64, idx int32, uid, gid int, argv []string) []string {
+	a := ExecArgs(rt, cluster, id, idx, uid, gid, argv)
+	if a == nil {
+		return nil
+	}
+	return append(a[:3:3], append([]string{"-t"}, a[3:]...)...)
+}

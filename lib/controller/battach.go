@@ -27,9 +27,30 @@ type battacher interface {
 // Battach runs req's shell in the job's container on req.Host (the
 // job's first host when empty).
 func (c *Controller) Battach(ctx context.Context, who Caller, req *rpc.BattachRequest) (*rpc.BattachReply, error) {
+	ex, fwd, err := c.battachTarget(who, req)
+	if err != nil {
+		return nil, err
+	}
+	b, ok := ex.(battacher)
+	if !ok {
+		return nil, userErr("Job <%s>: the job's host <%s> is not connected", jobName(req.JobId, req.Index), fwd.Host)
+	}
+	fwd.Stdin = req.Stdin
+	reply := b.Battach(ctx, fwd)
+	if reply.Error != "" {
+		slog.Info("battach: the worker could not run the command", "job", req.JobId, "index", req.Index, "host", fwd.Host, "err", reply.Error)
+		return nil, userErr("%s", reply.Error)
+	}
+	return reply, nil
+}
+
+// battachTarget checks who may run req's command (the job's owner or an
+// administrator, for a running job, on one of its hosts) and returns the
+// executor of that host and the request it gets.
+func (c *Controller) battachTarget(who Caller, req *rpc.BattachRequest) (Executor, *rpc.BattachRequest, error) {
 	name := jobName(req.JobId, req.Index)
 	if req.Shell != "" && !filepath.IsAbs(req.Shell) {
-		return nil, userErr("%s: The shell path must be an absolute path", req.Shell)
+		return nil, nil, userErr("%s: The shell path must be an absolute path", req.Shell)
 	}
 	c.mu.Lock()
 	r := c.jobs[key{req.JobId, req.Index}]
@@ -49,31 +70,21 @@ func (c *Controller) Battach(ctx context.Context, who Caller, req *rpc.BattachRe
 	c.mu.Unlock()
 	switch {
 	case j == nil:
-		return nil, userErr("Job <%s> is not found", name)
+		return nil, nil, userErr("Job <%s> is not found", name)
 	case uid != who.UID && !c.isAdmin(who.UID):
-		return nil, userErr("Job <%s>: User permission denied", name)
+		return nil, nil, userErr("Job <%s>: User permission denied", name)
 	case isFinished(state):
-		return nil, userErr("Job <%s> : Already finished.", name)
+		return nil, nil, userErr("Job <%s> : Already finished.", name)
 	case !isRunning(state) || len(hosts) == 0:
-		return nil, userErr("Job <%s> : Not yet started.", name)
+		return nil, nil, userErr("Job <%s> : Not yet started.", name)
 	}
 	host := req.Host
 	if host == "" {
 		host = hosts[0]
 	} else if !slices.Contains(hosts, host) {
-		return nil, userErr("Job <%s>: Host <%s> is not an execution host of the job", name, host)
+		return nil, nil, userErr("Job <%s>: Host <%s> is not an execution host of the job", name, host)
 	}
-	b, ok := c.taskExecutor(host).(battacher)
-	if !ok {
-		return nil, userErr("Job <%s>: the job's host <%s> is not connected", name, host)
-	}
-	fwd := &rpc.BattachRequest{JobId: req.JobId, Index: req.Index, Host: host, Shell: req.Shell, Stdin: req.Stdin, Uid: who.UID}
-	reply := b.Battach(ctx, fwd)
-	if reply.Error != "" {
-		slog.Info("battach: the worker could not run the command", "job", req.JobId, "index", req.Index, "host", host, "err", reply.Error)
-		return nil, userErr("%s", reply.Error)
-	}
-	return reply, nil
+	return c.taskExecutor(host), &rpc.BattachRequest{JobId: req.JobId, Index: req.Index, Host: host, Shell: req.Shell, Uid: who.UID}, nil
 }
 
 // Battach asks the remote worker and waits for its answer, at most a

@@ -119,6 +119,8 @@ func (s *ClusterService) receive(conn *workerConn, stream grpcapi.Cluster_Connec
 			conn.peeked(m.Peek)
 		case *rpc.WorkerMessage_Battach:
 			conn.battached(m.Battach) // battach.go
+		case *rpc.WorkerMessage_BattachFrame:
+			conn.battachFrame(m.BattachFrame) // battachtty.go
 		default:
 			if !s.c.taskMessage(conn.name, msg) { // blaunch (tasks.go)
 				s.c.termMessage(conn.name, msg) // interactive jobs (term.go)
@@ -150,6 +152,10 @@ type workerConn struct {
 	battachID uint64
 	closed    chan struct{}
 	why       string
+
+	// sessions are the battach sessions with a terminal on this worker
+	// (battachtty.go), by id (battachID's numbers too).
+	sessions map[uint64]chan *rpc.BattachFrame
 }
 
 func newWorkerConn(name, runDir string) *workerConn {

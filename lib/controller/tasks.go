@@ -144,6 +144,7 @@ func (c *Controller) taskStart(from string, ts *rpc.TaskStart) {
 	start := &rpc.TaskStart{JobId: ts.JobId, Index: ts.Index, TaskId: ts.TaskId, Host: ts.Host, Argv: ts.Argv, Env: ts.Env,
 		Cwd: ts.Cwd, Shell: ts.Shell, User: spec.GetUser(), Uid: spec.GetUid(), Gid: spec.GetGid()}
 	start.Containment, start.Cpus = taskContainment(j, ts.Host)
+	c.taskContainer(start) // taskcontainer.go
 	start.Env = taskBindEnv(start.Env, start.Cpus)
 	ex := c.taskExecutor(ts.Host)
 	if ex == nil {

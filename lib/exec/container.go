@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -41,6 +42,9 @@ type containerRun struct {
 	spec *container.Spec
 	job  *container.Job
 	cli  string // the runtime's CLI, from the job's PATH
+	// driver is the profile's exec_driver, nil for none: its starter
+	// runs the runtime's command line (driver.go).
+	driver *container.ExecDriver
 }
 
 // prepareContainer makes the job's container ready to run when its
@@ -68,9 +72,19 @@ func (s *shepherd) prepareContainer() error {
 	if err != nil {
 		return setupErrorf(exitSetup, "cannot run the job's container: %v", err)
 	}
+	var driver *container.ExecDriver
+	if v := s.spec.GetExecDriver(); v != "" && sp.Runtime.OCI() {
+		if driver, err = container.ParseExecDriver(v); err != nil {
+			return setupErrorf(exitSetup, "cannot run the job's container: %v", err)
+		}
+	}
 	path, _ := lookup("PATH")
 	cli, err := lookPath(string(sp.Runtime), path)
-	if err != nil {
+	switch {
+	case driver != nil:
+		// The starter runs the runtime, as its own user may find it.
+		cli = string(sp.Runtime)
+	case err != nil:
 		return setupErrorf(exitNotFound, "cannot run the job's container: the container runtime %s is not installed on this host (%v)", sp.Runtime, err)
 	}
 	opts, err := sp.ExpandOptions(func(script string) (string, error) { return s.runOptionsScript(script, env) })
@@ -89,6 +103,10 @@ func (s *shepherd) prepareContainer() error {
 		}
 	}
 	groups, _ := os.Getgroups()
+	rootless := os.Geteuid() != 0
+	if driver != nil && driver.User != "" {
+		rootless = driver.User != "root"
+	}
 	j := &container.Job{
 		Cluster:      s.l.GetClusterName(),
 		Host:         s.l.GetHost(),
@@ -97,11 +115,11 @@ func (s *shepherd) prepareContainer() error {
 		UID:          os.Getuid(),
 		GID:          os.Getgid(),
 		Groups:       groups,
-		Rootless:     os.Geteuid() != 0,
+		Rootless:     rootless,
 		Cwd:          s.cwd,
 		Binds:        []string{jobDir},
 		Env:          env,
-		CgroupParent: ownJobCgroup(s.job.GetJobId(), s.job.GetArrayIndex()),
+		CgroupParent: runtimeCgroupParent(ownJobCgroup(s.job.GetJobId(), s.job.GetArrayIndex()), s.l.GetRuntimeCgroupParent()),
 		Stdin:        s.spec.GetInputFile() != "",
 		Image:        img,
 		Options:      opts,
@@ -119,7 +137,7 @@ func (s *shepherd) prepareContainer() error {
 	if sp.Runtime.OCI() {
 		j.Ulimits = s.ulimits()
 	}
-	s.ctr = &containerRun{spec: sp, job: j, cli: cli}
+	s.ctr = &containerRun{spec: sp, job: j, cli: cli, driver: driver}
 	return nil
 }
 
@@ -223,6 +241,9 @@ func (s *shepherd) containerCmd(inner *osexec.Cmd) *osexec.Cmd {
 	if err != nil {
 		return &osexec.Cmd{Path: s.ctr.cli, Args: []string{s.ctr.cli}, Err: fmt.Errorf("build the container's command line: %w", err)}
 	}
+	if s.ctr.driver != nil {
+		return s.driverCmd(argv) // driver.go
+	}
 	return &osexec.Cmd{Path: s.ctr.cli, Args: argv}
 }
 
@@ -232,7 +253,9 @@ func (s *shepherd) containerCmd(inner *osexec.Cmd) *osexec.Cmd {
 // its runtime's own clean-up, which the kill would cut short. The
 // removal is bounded by removeTimeout.
 func (s *shepherd) endContainer() {
-	if s.ctr == nil {
+	if s.ctr == nil || s.ctr.driver != nil {
+		// (A driver's container is its starter's, whose runtime the
+		// job's user may not reach: the worker removes it, as root.)
 		return
 	}
 	args := container.RemoveArgs(s.ctr.spec.Runtime, s.ctr.job.Cluster, s.ctr.job.JobID, s.ctr.job.Index)
@@ -279,6 +302,19 @@ func (s *shepherd) containerNote(ev *api.Event) {
 	}
 }
 
+// runtimeCgroupParent is the container's --cgroup-parent: the worker's
+// word (lib/cgroup's RuntimeParent: the v2 path on a v2 host, the v1
+// one on v1 and hybrid hosts), where the shepherd is in its job's cgroup
+// (own, ownJobCgroup); own where the worker said nothing (an older
+// worker); "" when the shepherd is not in its job's cgroup (the worker
+// could not make one: a container under it would not be the job's).
+func runtimeCgroupParent(own, fromWorker string) string {
+	if own == "" || fromWorker == "" {
+		return own
+	}
+	return fromWorker
+}
+
 // ownJobCgroup is the job's cgroup as a runtime's --cgroup-parent takes
 // it (from the hierarchy's root): the shepherd's own, which the worker
 // moved it into before letting it start (v1: the freezer's, the
@@ -290,10 +326,15 @@ func ownJobCgroup(id int64, idx int32) string {
 		return ""
 	}
 	defer f.Close()
+	return jobCgroupIn(f, id, idx)
+}
+
+// jobCgroupIn is ownJobCgroup from a /proc/PID/cgroup's text.
+func jobCgroupIn(r io.Reader, id int64, idx int32) string {
 	// lib/cgroup's JobName; that package stays out of the shepherd.
 	want := "job." + strconv.FormatInt(id, 10) + "." + strconv.Itoa(int(idx))
 	var v1, v2 string
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		parts := strings.SplitN(sc.Text(), ":", 3)
 		if len(parts) != 3 {

@@ -97,3 +97,28 @@ func TestContainerJobFails(t *testing.T) {
 		})
 	}
 }
+
+// TestContainerCgroupParent: the container's --cgroup-parent is the
+// worker's word where the shepherd is in its job's cgroup, whose path
+// the shepherd finds in the v1 freezer's line (v1, hybrid) or the
+// unified line (v2); none where it is in no job cgroup.
+func TestContainerCgroupParent(t *testing.T) {
+	for _, c := range []struct{ name, procs, want string }{
+		{"v2", "0::/xce-p/xce/c/job.7.2\n", "/xce-p/xce/c/job.7.2"},
+		{"hybrid", "12:freezer:/xce-p/xce/c/job.7.2\n4:memory:/xce-p/xce/c/job.7.2\n0::/user.slice/session-1.scope\n", "/xce-p/xce/c/job.7.2"},
+		{"v1 cgroup v1 controllers joined", "3:cpuacct,freezer:/q/xce/c/job.7.2\n", "/q/xce/c/job.7.2"},
+		{"none", "12:freezer:/\n0::/user.slice\n", ""},
+		{"another job's", "0::/xce-p/xce/c/job.7.3\n", ""},
+	} {
+		own := jobCgroupIn(strings.NewReader(c.procs), 7, 2)
+		if own != c.want {
+			t.Errorf("%s: own job cgroup %q, want %q", c.name, own, c.want)
+		}
+		if got := runtimeCgroupParent(own, "/from/worker"); (got == "/from/worker") != (c.want != "") {
+			t.Errorf("%s: --cgroup-parent %q with the worker's word", c.name, got)
+		}
+		if got := runtimeCgroupParent(own, ""); got != c.want {
+			t.Errorf("%s: --cgroup-parent %q without the worker's word, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -390,6 +390,9 @@ func (s *shepherd) command() *osexec.Cmd {
 	}
 	cmd.Dir = s.cwd
 	cmd.Env = s.environ()
+	if s.ctr != nil && s.ctr.driver != nil {
+		cmd.Env = append(cmd.Env, driverEnv(s.ctr.job, s.ctr.spec.Runtime)...) // driver.go
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.stdin, s.stdout, s.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if s.term != nil && s.term.pts != nil {

@@ -11,10 +11,8 @@ package worker
 // a runtime that hangs holds up that one report and nothing else. A restarted worker does the
 // same for the jobs it picked up again (Reattach) when they end.
 //
-// Not covered: a rootless podman's containers live in the job user's own
-// store, which the worker (root) does not see; they are the processes
-// of the job's cgroup and die with it, and podman's --replace clears the
-// record when the job runs again.
+// A rootless podman's containers live in the job user's own store: the
+// worker removes them as that user (sweepuser.go).
 
 import (
 	"context"
@@ -75,10 +73,21 @@ func runtimeCLI(rt container.Runtime, env []string) string {
 }
 
 // removeContainer removes job k's container, if any is left, once the
-// job has ended.
-func (w *Worker) removeContainer(k jobKey, rt container.Runtime) {
-	args := container.RemoveArgs(rt, w.cfg.ClusterName, k.id, k.idx)
-	cli, err := exec.LookPath(args[0])
+// job has ended: from root's store, or as (a rootless podman's user,
+// sweepuser.go) from theirs.
+func (w *Worker) removeContainer(k jobKey, rt container.Runtime, as *runAs) {
+	w.removeContainerNamed(k, rt, "", container.Name(w.cfg.ClusterName, k.id, k.idx), as)
+}
+
+// removeContainerNamed removes job k's container called name (the
+// job's, or a task's: containerhost.go) with the runtime's CLI cli (""
+// finds it on the worker's PATH).
+func (w *Worker) removeContainerNamed(k jobKey, rt container.Runtime, cli, name string, as *runAs) {
+	args := container.RemoveNameArgs(rt, name)
+	var err error
+	if cli == "" {
+		cli, err = exec.LookPath(args[0])
+	}
 	if err != nil {
 		slog.Warn("cannot remove a job's container: its runtime is not installed here", "job", k.id, "index", k.idx, "runtime", rt)
 		return
@@ -91,6 +100,7 @@ func (w *Worker) removeContainer(k jobKey, rt container.Runtime) {
 	for try := 1; ; try++ {
 		cmd := exec.CommandContext(ctx, cli, args[1:]...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		as.apply(cmd)
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		cmd.WaitDelay = time.Second
 		out, err := cmd.CombinedOutput()

@@ -1,22 +1,25 @@
 package worker
 
 // blaunch's tasks of a job that runs in a container (podman, docker,
-// nvidia-docker): each runs inside the job's own container, through the
+// nvidia-docker): on the job's first host, where its shepherd runs the
+// job's container, each runs inside that container, through the
 // runtime's exec, as the job's user, so that it sees the job's image,
-// binds and environment (LSF_PM_TASKID added). The container lives on
-// the job's first host, where its shepherd runs it; a task on another
-// host of such a job is refused at launch, with the reason, rather than
-// run outside the image (a container per host is not made yet).
+// binds and environment (LSF_PM_TASKID added). On any other host of the
+// job a task gets a container of its own from the same image
+// (containerhost.go).
 
 import (
 	"fmt"
 
+	"xce/lib/api/rpc"
 	"xce/lib/container"
 )
 
-// containerTaskArgv wraps a task's argv for the job's container when job
-// k runs here in one; argv as it is otherwise.
-func (w *Worker) containerTaskArgv(k jobKey, uid, gid int, cwd string, env, argv []string) ([]string, error) {
+// containerTaskArgv wraps a task's argv for the job's container when the
+// job runs here in one, or for a container of the task's own when the
+// job runs in one elsewhere (hc then names it); argv as it is otherwise.
+func (w *Worker) containerTaskArgv(ts *rpc.TaskStart, argv []string) ([]string, *hostContainer, error) {
+	k := jobKey{ts.JobId, ts.Index}
 	w.mu.Lock()
 	p := w.jobs[k]
 	var rt container.Runtime
@@ -25,31 +28,16 @@ func (w *Worker) containerTaskArgv(k jobKey, uid, gid int, cwd string, env, argv
 	}
 	w.mu.Unlock()
 	if rt == "" {
-		return argv, nil
-	}
-	cli := runtimeCLI(rt, env)
-	if cli == "" {
-		return nil, fmt.Errorf("the job runs in a %s container, and %s is not installed on this host", rt, rt)
-	}
-	a := container.TaskArgs(rt, w.cfg.ClusterName, k.id, k.idx, uid, gid, cwd, argv)
-	a[0] = cli
-	return a, nil
-}
-
-// containerTaskHosts refuses the hosts other than this one for a job
-// that runs here in a container.
-func (w *Worker) containerTaskHosts(k jobKey, hosts []string) error {
-	w.mu.Lock()
-	p := w.jobs[k]
-	ctr := p != nil && p.ctr != ""
-	w.mu.Unlock()
-	if !ctr {
-		return nil
-	}
-	for _, h := range hosts {
-		if h != w.cfg.Host {
-			return fmt.Errorf("host %s: the tasks of a job in a container run in its container, on its first host (%s) only", h, w.cfg.Host)
+		if p == nil && ts.Container != "" {
+			return w.hostContainerArgv(ts, argv)
 		}
+		return argv, nil, nil
 	}
-	return nil
+	cli := runtimeCLI(rt, ts.Env)
+	if cli == "" {
+		return nil, nil, fmt.Errorf("the job runs in a %s container, and %s is not installed on this host", rt, rt)
+	}
+	a := container.TaskArgs(rt, w.cfg.ClusterName, k.id, k.idx, int(ts.Uid), int(ts.Gid), ts.Cwd, argv)
+	a[0] = cli
+	return a, nil, nil
 }

@@ -42,16 +42,23 @@ func (w *Worker) SweepContainers() {
 		if _, err := exec.LookPath(string(rt)); err != nil {
 			continue
 		}
-		w.sweepRuntime(rt)
+		w.sweepRuntime(rt, nil)
+		if rt == container.Podman {
+			w.sweepUsers() // rootless stores (sweepuser.go)
+		}
 	}
 }
 
-func (w *Worker) sweepRuntime(rt container.Runtime) {
+// sweepRuntime sweeps root's store of rt, or as's (a rootless podman's
+// user): it says whether the listing worked and how many of the
+// containers it found are kept.
+func (w *Worker) sweepRuntime(rt container.Runtime, as *runAs) (listed bool, kept int) {
 	args := container.ListArgs(rt, w.cfg.ClusterName, w.cfg.Host)
 	ctx, cancel := context.WithTimeout(context.Background(), sweepListTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	as.apply(cmd)
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	errb := &cappedBuffer{max: 4096}
@@ -60,27 +67,39 @@ func (w *Worker) sweepRuntime(rt container.Runtime) {
 	switch {
 	case ctx.Err() != nil:
 		slog.Warn("the container runtime did not list this host's containers in time; left containers are not removed",
-			"runtime", rt, "timeout", sweepListTimeout)
-		return
+			"runtime", rt, "user", as.name(), "timeout", sweepListTimeout)
+		return false, 0
 	case err != nil:
 		// No daemon (docker), no store yet: nothing of ours to sweep.
-		slog.Debug("cannot list this host's containers", "runtime", rt, "err", err, "output", errb.b.String())
-		return
+		slog.Debug("cannot list this host's containers", "runtime", rt, "user", as.name(), "err", err, "output", errb.b.String())
+		return false, 0
 	}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		name := string(bytes.TrimSpace(sc.Bytes()))
-		id, idx, ok := container.ParseName(w.cfg.ClusterName, name)
+		id, idx, task, ok := container.ParseTaskName(w.cfg.ClusterName, name)
 		if !ok {
 			continue
 		}
 		k := jobKey{id, idx}
-		if w.keepsContainer(k) {
+		if task == 0 && w.keepsContainer(k) || task > 0 && w.runsTask(taskKey{k, task}) {
+			kept++
 			continue
 		}
-		slog.Info("removing a container no job runs in any more", "runtime", rt, "name", name, "job", id, "index", idx)
-		w.removeContainer(k, rt)
+		slog.Info("removing a container no job runs in any more", "runtime", rt, "user", as.name(), "name", name, "job", id, "index", idx)
+		w.removeContainerNamed(k, rt, "", name, as)
 	}
+	return true, kept
+}
+
+// runsTask says whether task tk (a blaunch task of a job whose first
+// host is another, in a container of its own: containerhost.go) runs
+// here.
+func (w *Worker) runsTask(tk taskKey) bool {
+	w.tmu.Lock()
+	defer w.tmu.Unlock()
+	_, ok := w.taskTable().running[tk]
+	return ok
 }
 
 // keepsContainer says whether job k may still need its container here:

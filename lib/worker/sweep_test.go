@@ -82,3 +82,71 @@ func TestSweepHungRuntime(t *testing.T) {
 		t.Errorf("runtime calls: %q, want one ps and no rm", calls)
 	}
 }
+
+// TestSweepRootlessStores: the sweep also lists, as each noted user of
+// rootless podman, that user's store, and removes there, as that user,
+// the containers no job runs; a user is forgotten once their store
+// keeps none and no job of theirs runs here.
+func TestSweepRootlessStores(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to run the runtime as another user")
+	}
+	const nobody = 65534
+	w, _ := newWorker(t, "/bin/false")
+	dir := t.TempDir()
+	os.Chmod(filepath.Dir(dir), 0o755)
+	os.Chmod(dir, 0o777)
+	log := filepath.Join(dir, "calls")
+	// Root's store holds nothing of ours; nobody's holds jobs 5 and 6.
+	script := "#!/bin/sh\necho \"$(id -u) $*\" >>" + log + "\ncase \"$1\" in\nps) [ \"$(id -u)\" = 0 ] || printf 'xce-c-5\\nxce-c-6\\n';;\nrm) exit 0;;\nesac\n"
+	if err := os.WriteFile(filepath.Join(dir, "podman"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+	saved := sweepRuntimes
+	sweepRuntimes = []container.Runtime{container.Podman}
+	t.Cleanup(func() { sweepRuntimes = saved })
+
+	p6 := &proc{id: 6, uid: nobody, ctr: container.Podman}
+	w.mu.Lock()
+	w.jobs[jobKey{6, 0}] = p6
+	w.mu.Unlock()
+	w.noteContainerUser(p6)
+	w.noteContainerUser(&proc{id: 7, uid: 0, ctr: container.Podman}) // root's: not noted
+	if got := w.containerUsers(); len(got) != 1 || got[0] != nobody {
+		t.Fatalf("noted users %v, want [%d]", got, nobody)
+	}
+	// Root writes first: a log every user may append to.
+	fresh := func() { os.WriteFile(log, nil, 0o666); os.Chmod(log, 0o666) }
+	fresh()
+	calls := func() string {
+		b, _ := os.ReadFile(log)
+		fresh()
+		return strings.TrimSpace(string(b))
+	}
+	ps := "ps -a --filter label=xce.cluster=c --filter label=xce.host=hostA --format {{.Names}}"
+	w.SweepContainers()
+	want := "0 " + ps + "\n65534 " + ps + "\n65534 rm -f --ignore --time 0 xce-c-5"
+	if got := calls(); got != want {
+		t.Errorf("runtime calls:\n%s\nwant:\n%s", got, want)
+	}
+	if got := w.containerUsers(); len(got) != 1 {
+		t.Errorf("a user whose job runs was forgotten: %v", got)
+	}
+	// Job 6 has ended: its container goes, and so does the user.
+	w.mu.Lock()
+	delete(w.jobs, jobKey{6, 0})
+	w.mu.Unlock()
+	w.SweepContainers()
+	want = "0 " + ps + "\n65534 " + ps + "\n65534 rm -f --ignore --time 0 xce-c-5\n65534 rm -f --ignore --time 0 xce-c-6"
+	if got := calls(); got != want {
+		t.Errorf("runtime calls:\n%s\nwant:\n%s", got, want)
+	}
+	if got := w.containerUsers(); len(got) != 0 {
+		t.Errorf("noted users %v after their store was swept clean", got)
+	}
+	w.SweepContainers()
+	if got := calls(); got != "0 "+ps {
+		t.Errorf("runtime calls after the user was forgotten: %q", got)
+	}
+}

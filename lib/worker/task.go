@@ -355,12 +355,19 @@ func (s *taskServer) Launch(stream grpcapi.Tasks_LaunchServer) error {
 	if p == nil {
 		return status.Errorf(codes.FailedPrecondition, "job <%d> is not running on this host", k.id)
 	}
-	hosts, err := taskHosts(req.Hosts, p.hosts, k.id)
-	if err != nil {
-		return status.Error(codes.InvalidArgument, err.Error())
-	}
-	if err := w.containerTaskHosts(k, hosts); err != nil { // containertask.go
-		return status.Error(codes.InvalidArgument, err.Error())
+	var hosts []string
+	var drv *driverUser
+	var starter string
+	if req.DriverStarter {
+		// The job's exec_driver starter, here only (driver.go).
+		if drv, starter, err = w.driverStarter(k); err != nil {
+			return status.Error(codes.PermissionDenied, err.Error())
+		}
+		hosts = []string{w.cfg.Host}
+	} else {
+		if hosts, err = taskHosts(req.Hosts, p.hosts, k.id); err != nil {
+			return status.Error(codes.InvalidArgument, err.Error())
+		}
 	}
 	l := &launch{wake: make(chan struct{}, 1), left: map[int32]string{}}
 	w.tmu.Lock()
@@ -373,6 +380,9 @@ func (s *taskServer) Launch(stream grpcapi.Tasks_LaunchServer) error {
 		id := t.next[k]
 		starts[i] = &rpc.TaskStart{JobId: k.id, Index: k.idx, TaskId: id, Host: h, Argv: req.Argv, Env: req.Env,
 			Cwd: req.Cwd, Shell: req.Shell, User: p.user, Uid: uint32(p.uid), Gid: uint32(p.gid)}
+		if drv != nil {
+			driverTaskStart(starts[i], drv, starter)
+		}
 		t.waiting[taskKey{k, id}] = l
 		l.left[id] = h
 		if h != w.cfg.Host {
@@ -554,9 +564,12 @@ func (w *Worker) StartTask(ts *rpc.TaskStart, send func(*rpc.TaskEvent)) {
 		fail(err)
 		return
 	}
-	if argv, err = w.containerTaskArgv(tk.job, int(ts.Uid), int(ts.Gid), ts.Cwd, ts.Env, argv); err != nil { // containertask.go
-		fail(err)
-		return
+	var hc *hostContainer
+	if !ts.DriverStarter {
+		if argv, hc, err = w.containerTaskArgv(ts, argv); err != nil { // containertask.go
+			fail(err)
+			return
+		}
 	}
 	// The worker reads the task's pipes itself, a window at a time
 	// (taskout.go): a task whose blaunch takes nothing blocks on them.
@@ -610,6 +623,7 @@ func (w *Worker) StartTask(ts *rpc.TaskStart, send func(*rpc.TaskEvent)) {
 		err := cmd.Wait()
 		rt.reaped = true
 		rt.reap.Unlock()
+		w.endHostContainer(hc, ts) // containerhost.go
 		w.tmu.Lock()
 		delete(w.taskTable().running, tk)
 		w.tmu.Unlock()

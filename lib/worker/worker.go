@@ -245,6 +245,10 @@ type proc struct {
 	// ctr is the runtime of the job's container, removed at its end
 	// (container.go); "" without one.
 	ctr container.Runtime
+	// driver is its profile's exec_driver, nil for none; driverStarted:
+	// its starter ran as a task (driver.go).
+	driver        *container.ExecDriver
+	driverStarted bool
 }
 
 // The files of a job's directory (JobDir); see the package comment.
@@ -334,6 +338,9 @@ func (w *Worker) Start(job *api.Job) error {
 		TaskSocket:      filepath.Join(dir, TaskSocketName),
 		Containment:     w.containment(job),
 	}
+	if w.cg != nil && l.Containment.GetProcessTracking() {
+		l.RuntimeCgroupParent = w.cg.RuntimeParent(k.id, k.idx) // for a container's --cgroup-parent
+	}
 	relayed := termRelayed(job)
 	if relayed {
 		if w.termLink() == nil {
@@ -419,7 +426,7 @@ func (w *Worker) Start(job *api.Job) error {
 		return nil
 	}
 	p := &proc{shepherd: cmd.Process.Pid, uid: uid, since: time.Now().UnixNano(), id: k.id, idx: k.idx,
-		gid: gid, user: job.Spec.GetUser(), hosts: job.ExecHosts, cg: cg, ctr: jobRuntime(job), launching: true}
+		gid: gid, user: job.Spec.GetUser(), hosts: job.ExecHosts, cg: cg, ctr: jobRuntime(job), launching: true, driver: jobDriver(job)}
 	if cg != nil {
 		spec := runLimits(job)
 		p.acct = l.Containment.GetCgroupAcct()
@@ -451,8 +458,10 @@ func (w *Worker) Start(job *api.Job) error {
 	if _, err := started.Write([]byte{goByte}); err != nil {
 		slog.Warn("the shepherd did not take its go", "job", k.id, "index", k.idx, "err", err)
 	}
+	w.noteContainerUser(p) // sweepuser.go
 	w.mu.Lock()
 	w.jobs[k] = p
+	w.driverMonitor(k, p) // driver.go
 	killReason, kill := w.killPending[k]
 	delete(w.killPending, k)
 	newLimits := w.takePendingLimits(k)
@@ -594,7 +603,7 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 		// The shepherd, which removes the job's container, went first.
 		// Before the end is reported, so that a new run of the job
 		// (requeued) cannot lose its container to this (container.go).
-		w.removeContainer(k, p.ctr)
+		w.removeContainer(k, p.ctr, w.containerOwner(p)) // sweepuser.go
 	}
 	// Its tasks go with it, and count in its usage.
 	if tu := w.endTasks(k); tu != nil {
@@ -617,7 +626,7 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 func (w *Worker) Reattach(job *api.Job) {
 	k := jobKey{job.JobId, job.ArrayIndex}
 	p := &proc{pgid: int(job.Pid), shepherd: int(job.ShepherdPid), uid: -1, since: job.StartTime, id: k.id, idx: k.idx,
-		gid: int(job.Spec.GetGid()), user: job.Spec.GetUser(), hosts: job.ExecHosts, ctr: jobRuntime(job)}
+		gid: int(job.Spec.GetGid()), user: job.Spec.GetUser(), hosts: job.ExecHosts, ctr: jobRuntime(job), driver: jobDriver(job)}
 	if p.shepherd == 0 || p.pgid == 0 {
 		// Its start was not recorded before the restart: the worker's
 		// own record has the pids.
@@ -654,6 +663,8 @@ func (w *Worker) Reattach(job *api.Job) {
 	w.mu.Lock()
 	w.jobs[k] = p
 	w.mu.Unlock()
+	w.driverMonitor(k, p)  // driver.go
+	w.noteContainerUser(p) // sweepuser.go
 	if p.cg != nil && job.Spec != nil && job.StartTime > 0 {
 		spec := runLimits(job)
 		p.runSec, p.termTime, p.limitsChanged = spec.GetRunLimitSec(), spec.GetTermTime(), make(chan struct{}, 1)
@@ -774,6 +785,7 @@ func (w *Worker) Signal(id int64, idx int32, sig syscall.Signal) error {
 	if pgid <= 0 {
 		return fmt.Errorf("job %d[%d] has not started its process yet", id, idx)
 	}
+	w.driverControl(p, sig) // driver.go
 	return w.signalStarted(p, pgid, sig)
 }
 

@@ -36,7 +36,7 @@ var File_grpcapi_services_proto protoreflect.FileDescriptor
 const file_grpcapi_services_proto_rawDesc = "" +
 	"\n" +
 	"\x16grpcapi/services.proto\x12\n" +
-	"xce.api.v1\x1a\tapi.proto\x1a\x14rpc/controller.proto\x1a\x10rpc/worker.proto\x1a\x13rpc/provision.proto2\xc0\f\n" +
+	"xce.api.v1\x1a\tapi.proto\x1a\x14rpc/controller.proto\x1a\x10rpc/worker.proto\x1a\x13rpc/provision.proto2\x89\r\n" +
 	"\n" +
 	"Controller\x12<\n" +
 	"\x06Submit\x12\x19.xce.api.v1.SubmitRequest\x1a\x17.xce.api.v1.SubmitReply\x12H\n" +
@@ -67,7 +67,8 @@ const file_grpcapi_services_proto_rawDesc = "" +
 	"\fReservations\x12\x1e.xce.api.v1.ReservationRequest\x1a\x1c.xce.api.v1.ReservationReply\x12C\n" +
 	"\tJobGroups\x12\x1b.xce.api.v1.JobGroupRequest\x1a\x19.xce.api.v1.JobGroupReply\x12:\n" +
 	"\x06Claims\x12\x18.xce.api.v1.ClaimRequest\x1a\x16.xce.api.v1.ClaimReply\x12?\n" +
-	"\aBattach\x12\x1a.xce.api.v1.BattachRequest\x1a\x18.xce.api.v1.BattachReply2\xbc\x03\n" +
+	"\aBattach\x12\x1a.xce.api.v1.BattachRequest\x1a\x18.xce.api.v1.BattachReply\x12G\n" +
+	"\rBattachStream\x12\x18.xce.api.v1.BattachFrame\x1a\x18.xce.api.v1.BattachFrame(\x010\x012\xbc\x03\n" +
 	"\aCluster\x12G\n" +
 	"\aConnect\x12\x19.xce.api.v1.WorkerMessage\x1a\x1d.xce.api.v1.ControllerMessage(\x010\x01\x12W\n" +
 	"\x0fProvisionerSync\x12\".xce.api.v1.ProvisionerSyncRequest\x1a .xce.api.v1.ProvisionerSyncReply\x12`\n" +
@@ -102,42 +103,43 @@ var file_grpcapi_services_proto_goTypes = []any{
 	(*api.JobGroupRequest)(nil),           // 21: xce.api.v1.JobGroupRequest
 	(*api.ClaimRequest)(nil),              // 22: xce.api.v1.ClaimRequest
 	(*rpc.BattachRequest)(nil),            // 23: xce.api.v1.BattachRequest
-	(*rpc.WorkerMessage)(nil),             // 24: xce.api.v1.WorkerMessage
-	(*rpc.ProvisionerSyncRequest)(nil),    // 25: xce.api.v1.ProvisionerSyncRequest
-	(*rpc.ProvisionerRecordsRequest)(nil), // 26: xce.api.v1.ProvisionerRecordsRequest
-	(*rpc.ProvisionerPutRequest)(nil),     // 27: xce.api.v1.ProvisionerPutRequest
-	(*rpc.ProvisionerHostRequest)(nil),    // 28: xce.api.v1.ProvisionerHostRequest
-	(*rpc.TaskRequest)(nil),               // 29: xce.api.v1.TaskRequest
-	(*api.SubmitReply)(nil),               // 30: xce.api.v1.SubmitReply
-	(*api.SubmitPackReply)(nil),           // 31: xce.api.v1.SubmitPackReply
-	(*api.QueryReply)(nil),                // 32: xce.api.v1.QueryReply
-	(*api.SignalReply)(nil),               // 33: xce.api.v1.SignalReply
-	(*api.WatchEvent)(nil),                // 34: xce.api.v1.WatchEvent
-	(*api.ListQueuesReply)(nil),           // 35: xce.api.v1.ListQueuesReply
-	(*api.ListHostsReply)(nil),            // 36: xce.api.v1.ListHostsReply
-	(*api.ListAppsReply)(nil),             // 37: xce.api.v1.ListAppsReply
-	(*api.LimitsReply)(nil),               // 38: xce.api.v1.LimitsReply
-	(*api.ReconfigReply)(nil),             // 39: xce.api.v1.ReconfigReply
-	(*api.PerfmonReply)(nil),              // 40: xce.api.v1.PerfmonReply
-	(*api.ControlReply)(nil),              // 41: xce.api.v1.ControlReply
-	(*api.ModifyReply)(nil),               // 42: xce.api.v1.ModifyReply
-	(*api.DependencyReply)(nil),           // 43: xce.api.v1.DependencyReply
-	(*api.EventsReply)(nil),               // 44: xce.api.v1.EventsReply
-	(*api.ClusterInfo)(nil),               // 45: xce.api.v1.ClusterInfo
-	(*api.AcctReply)(nil),                 // 46: xce.api.v1.AcctReply
-	(*rpc.PeekReply)(nil),                 // 47: xce.api.v1.PeekReply
-	(*rpc.CredentialReply)(nil),           // 48: xce.api.v1.CredentialReply
-	(*rpc.AttachEvent)(nil),               // 49: xce.api.v1.AttachEvent
-	(*api.ReservationReply)(nil),          // 50: xce.api.v1.ReservationReply
-	(*api.JobGroupReply)(nil),             // 51: xce.api.v1.JobGroupReply
-	(*api.ClaimReply)(nil),                // 52: xce.api.v1.ClaimReply
-	(*rpc.BattachReply)(nil),              // 53: xce.api.v1.BattachReply
-	(*rpc.ControllerMessage)(nil),         // 54: xce.api.v1.ControllerMessage
-	(*rpc.ProvisionerSyncReply)(nil),      // 55: xce.api.v1.ProvisionerSyncReply
-	(*rpc.ProvisionerRecordsReply)(nil),   // 56: xce.api.v1.ProvisionerRecordsReply
-	(*rpc.ProvisionerPutReply)(nil),       // 57: xce.api.v1.ProvisionerPutReply
-	(*rpc.ProvisionerHostReply)(nil),      // 58: xce.api.v1.ProvisionerHostReply
-	(*rpc.TaskEvent)(nil),                 // 59: xce.api.v1.TaskEvent
+	(*rpc.BattachFrame)(nil),              // 24: xce.api.v1.BattachFrame
+	(*rpc.WorkerMessage)(nil),             // 25: xce.api.v1.WorkerMessage
+	(*rpc.ProvisionerSyncRequest)(nil),    // 26: xce.api.v1.ProvisionerSyncRequest
+	(*rpc.ProvisionerRecordsRequest)(nil), // 27: xce.api.v1.ProvisionerRecordsRequest
+	(*rpc.ProvisionerPutRequest)(nil),     // 28: xce.api.v1.ProvisionerPutRequest
+	(*rpc.ProvisionerHostRequest)(nil),    // 29: xce.api.v1.ProvisionerHostRequest
+	(*rpc.TaskRequest)(nil),               // 30: xce.api.v1.TaskRequest
+	(*api.SubmitReply)(nil),               // 31: xce.api.v1.SubmitReply
+	(*api.SubmitPackReply)(nil),           // 32: xce.api.v1.SubmitPackReply
+	(*api.QueryReply)(nil),                // 33: xce.api.v1.QueryReply
+	(*api.SignalReply)(nil),               // 34: xce.api.v1.SignalReply
+	(*api.WatchEvent)(nil),                // 35: xce.api.v1.WatchEvent
+	(*api.ListQueuesReply)(nil),           // 36: xce.api.v1.ListQueuesReply
+	(*api.ListHostsReply)(nil),            // 37: xce.api.v1.ListHostsReply
+	(*api.ListAppsReply)(nil),             // 38: xce.api.v1.ListAppsReply
+	(*api.LimitsReply)(nil),               // 39: xce.api.v1.LimitsReply
+	(*api.ReconfigReply)(nil),             // 40: xce.api.v1.ReconfigReply
+	(*api.PerfmonReply)(nil),              // 41: xce.api.v1.PerfmonReply
+	(*api.ControlReply)(nil),              // 42: xce.api.v1.ControlReply
+	(*api.ModifyReply)(nil),               // 43: xce.api.v1.ModifyReply
+	(*api.DependencyReply)(nil),           // 44: xce.api.v1.DependencyReply
+	(*api.EventsReply)(nil),               // 45: xce.api.v1.EventsReply
+	(*api.ClusterInfo)(nil),               // 46: xce.api.v1.ClusterInfo
+	(*api.AcctReply)(nil),                 // 47: xce.api.v1.AcctReply
+	(*rpc.PeekReply)(nil),                 // 48: xce.api.v1.PeekReply
+	(*rpc.CredentialReply)(nil),           // 49: xce.api.v1.CredentialReply
+	(*rpc.AttachEvent)(nil),               // 50: xce.api.v1.AttachEvent
+	(*api.ReservationReply)(nil),          // 51: xce.api.v1.ReservationReply
+	(*api.JobGroupReply)(nil),             // 52: xce.api.v1.JobGroupReply
+	(*api.ClaimReply)(nil),                // 53: xce.api.v1.ClaimReply
+	(*rpc.BattachReply)(nil),              // 54: xce.api.v1.BattachReply
+	(*rpc.ControllerMessage)(nil),         // 55: xce.api.v1.ControllerMessage
+	(*rpc.ProvisionerSyncReply)(nil),      // 56: xce.api.v1.ProvisionerSyncReply
+	(*rpc.ProvisionerRecordsReply)(nil),   // 57: xce.api.v1.ProvisionerRecordsReply
+	(*rpc.ProvisionerPutReply)(nil),       // 58: xce.api.v1.ProvisionerPutReply
+	(*rpc.ProvisionerHostReply)(nil),      // 59: xce.api.v1.ProvisionerHostReply
+	(*rpc.TaskEvent)(nil),                 // 60: xce.api.v1.TaskEvent
 }
 var file_grpcapi_services_proto_depIdxs = []int32{
 	0,  // 0: xce.api.v1.Controller.Submit:input_type -> xce.api.v1.SubmitRequest
@@ -164,44 +166,46 @@ var file_grpcapi_services_proto_depIdxs = []int32{
 	21, // 21: xce.api.v1.Controller.JobGroups:input_type -> xce.api.v1.JobGroupRequest
 	22, // 22: xce.api.v1.Controller.Claims:input_type -> xce.api.v1.ClaimRequest
 	23, // 23: xce.api.v1.Controller.Battach:input_type -> xce.api.v1.BattachRequest
-	24, // 24: xce.api.v1.Cluster.Connect:input_type -> xce.api.v1.WorkerMessage
-	25, // 25: xce.api.v1.Cluster.ProvisionerSync:input_type -> xce.api.v1.ProvisionerSyncRequest
-	26, // 26: xce.api.v1.Cluster.ProvisionerRecords:input_type -> xce.api.v1.ProvisionerRecordsRequest
-	27, // 27: xce.api.v1.Cluster.ProvisionerPut:input_type -> xce.api.v1.ProvisionerPutRequest
-	28, // 28: xce.api.v1.Cluster.ProvisionerHost:input_type -> xce.api.v1.ProvisionerHostRequest
-	29, // 29: xce.api.v1.Tasks.Launch:input_type -> xce.api.v1.TaskRequest
-	30, // 30: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
-	31, // 31: xce.api.v1.Controller.SubmitPack:output_type -> xce.api.v1.SubmitPackReply
-	32, // 32: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
-	33, // 33: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
-	34, // 34: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
-	35, // 35: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
-	36, // 36: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
-	37, // 37: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
-	38, // 38: xce.api.v1.Controller.Limits:output_type -> xce.api.v1.LimitsReply
-	39, // 39: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
-	40, // 40: xce.api.v1.Controller.Perfmon:output_type -> xce.api.v1.PerfmonReply
-	41, // 41: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
-	42, // 42: xce.api.v1.Controller.Modify:output_type -> xce.api.v1.ModifyReply
-	43, // 43: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
-	44, // 44: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
-	45, // 45: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
-	46, // 46: xce.api.v1.Controller.Accounting:output_type -> xce.api.v1.AcctReply
-	47, // 47: xce.api.v1.Controller.Peek:output_type -> xce.api.v1.PeekReply
-	48, // 48: xce.api.v1.Controller.Credential:output_type -> xce.api.v1.CredentialReply
-	49, // 49: xce.api.v1.Controller.Attach:output_type -> xce.api.v1.AttachEvent
-	50, // 50: xce.api.v1.Controller.Reservations:output_type -> xce.api.v1.ReservationReply
-	51, // 51: xce.api.v1.Controller.JobGroups:output_type -> xce.api.v1.JobGroupReply
-	52, // 52: xce.api.v1.Controller.Claims:output_type -> xce.api.v1.ClaimReply
-	53, // 53: xce.api.v1.Controller.Battach:output_type -> xce.api.v1.BattachReply
-	54, // 54: xce.api.v1.Cluster.Connect:output_type -> xce.api.v1.ControllerMessage
-	55, // 55: xce.api.v1.Cluster.ProvisionerSync:output_type -> xce.api.v1.ProvisionerSyncReply
-	56, // 56: xce.api.v1.Cluster.ProvisionerRecords:output_type -> xce.api.v1.ProvisionerRecordsReply
-	57, // 57: xce.api.v1.Cluster.ProvisionerPut:output_type -> xce.api.v1.ProvisionerPutReply
-	58, // 58: xce.api.v1.Cluster.ProvisionerHost:output_type -> xce.api.v1.ProvisionerHostReply
-	59, // 59: xce.api.v1.Tasks.Launch:output_type -> xce.api.v1.TaskEvent
-	30, // [30:60] is the sub-list for method output_type
-	0,  // [0:30] is the sub-list for method input_type
+	24, // 24: xce.api.v1.Controller.BattachStream:input_type -> xce.api.v1.BattachFrame
+	25, // 25: xce.api.v1.Cluster.Connect:input_type -> xce.api.v1.WorkerMessage
+	26, // 26: xce.api.v1.Cluster.ProvisionerSync:input_type -> xce.api.v1.ProvisionerSyncRequest
+	27, // 27: xce.api.v1.Cluster.ProvisionerRecords:input_type -> xce.api.v1.ProvisionerRecordsRequest
+	28, // 28: xce.api.v1.Cluster.ProvisionerPut:input_type -> xce.api.v1.ProvisionerPutRequest
+	29, // 29: xce.api.v1.Cluster.ProvisionerHost:input_type -> xce.api.v1.ProvisionerHostRequest
+	30, // 30: xce.api.v1.Tasks.Launch:input_type -> xce.api.v1.TaskRequest
+	31, // 31: xce.api.v1.Controller.Submit:output_type -> xce.api.v1.SubmitReply
+	32, // 32: xce.api.v1.Controller.SubmitPack:output_type -> xce.api.v1.SubmitPackReply
+	33, // 33: xce.api.v1.Controller.Query:output_type -> xce.api.v1.QueryReply
+	34, // 34: xce.api.v1.Controller.Signal:output_type -> xce.api.v1.SignalReply
+	35, // 35: xce.api.v1.Controller.Watch:output_type -> xce.api.v1.WatchEvent
+	36, // 36: xce.api.v1.Controller.ListQueues:output_type -> xce.api.v1.ListQueuesReply
+	37, // 37: xce.api.v1.Controller.ListHosts:output_type -> xce.api.v1.ListHostsReply
+	38, // 38: xce.api.v1.Controller.ListApps:output_type -> xce.api.v1.ListAppsReply
+	39, // 39: xce.api.v1.Controller.Limits:output_type -> xce.api.v1.LimitsReply
+	40, // 40: xce.api.v1.Controller.Reconfig:output_type -> xce.api.v1.ReconfigReply
+	41, // 41: xce.api.v1.Controller.Perfmon:output_type -> xce.api.v1.PerfmonReply
+	42, // 42: xce.api.v1.Controller.Control:output_type -> xce.api.v1.ControlReply
+	43, // 43: xce.api.v1.Controller.Modify:output_type -> xce.api.v1.ModifyReply
+	44, // 44: xce.api.v1.Controller.Dependency:output_type -> xce.api.v1.DependencyReply
+	45, // 45: xce.api.v1.Controller.Events:output_type -> xce.api.v1.EventsReply
+	46, // 46: xce.api.v1.Controller.Info:output_type -> xce.api.v1.ClusterInfo
+	47, // 47: xce.api.v1.Controller.Accounting:output_type -> xce.api.v1.AcctReply
+	48, // 48: xce.api.v1.Controller.Peek:output_type -> xce.api.v1.PeekReply
+	49, // 49: xce.api.v1.Controller.Credential:output_type -> xce.api.v1.CredentialReply
+	50, // 50: xce.api.v1.Controller.Attach:output_type -> xce.api.v1.AttachEvent
+	51, // 51: xce.api.v1.Controller.Reservations:output_type -> xce.api.v1.ReservationReply
+	52, // 52: xce.api.v1.Controller.JobGroups:output_type -> xce.api.v1.JobGroupReply
+	53, // 53: xce.api.v1.Controller.Claims:output_type -> xce.api.v1.ClaimReply
+	54, // 54: xce.api.v1.Controller.Battach:output_type -> xce.api.v1.BattachReply
+	24, // 55: xce.api.v1.Controller.BattachStream:output_type -> xce.api.v1.BattachFrame
+	55, // 56: xce.api.v1.Cluster.Connect:output_type -> xce.api.v1.ControllerMessage
+	56, // 57: xce.api.v1.Cluster.ProvisionerSync:output_type -> xce.api.v1.ProvisionerSyncReply
+	57, // 58: xce.api.v1.Cluster.ProvisionerRecords:output_type -> xce.api.v1.ProvisionerRecordsReply
+	58, // 59: xce.api.v1.Cluster.ProvisionerPut:output_type -> xce.api.v1.ProvisionerPutReply
+	59, // 60: xce.api.v1.Cluster.ProvisionerHost:output_type -> xce.api.v1.ProvisionerHostReply
+	60, // 61: xce.api.v1.Tasks.Launch:output_type -> xce.api.v1.TaskEvent
+	31, // [31:62] is the sub-list for method output_type
+	0,  // [0:31] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name

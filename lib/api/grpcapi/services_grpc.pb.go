@@ -29,30 +29,31 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Controller_Submit_FullMethodName       = "/xce.api.v1.Controller/Submit"
-	Controller_SubmitPack_FullMethodName   = "/xce.api.v1.Controller/SubmitPack"
-	Controller_Query_FullMethodName        = "/xce.api.v1.Controller/Query"
-	Controller_Signal_FullMethodName       = "/xce.api.v1.Controller/Signal"
-	Controller_Watch_FullMethodName        = "/xce.api.v1.Controller/Watch"
-	Controller_ListQueues_FullMethodName   = "/xce.api.v1.Controller/ListQueues"
-	Controller_ListHosts_FullMethodName    = "/xce.api.v1.Controller/ListHosts"
-	Controller_ListApps_FullMethodName     = "/xce.api.v1.Controller/ListApps"
-	Controller_Limits_FullMethodName       = "/xce.api.v1.Controller/Limits"
-	Controller_Reconfig_FullMethodName     = "/xce.api.v1.Controller/Reconfig"
-	Controller_Perfmon_FullMethodName      = "/xce.api.v1.Controller/Perfmon"
-	Controller_Control_FullMethodName      = "/xce.api.v1.Controller/Control"
-	Controller_Modify_FullMethodName       = "/xce.api.v1.Controller/Modify"
-	Controller_Dependency_FullMethodName   = "/xce.api.v1.Controller/Dependency"
-	Controller_Events_FullMethodName       = "/xce.api.v1.Controller/Events"
-	Controller_Info_FullMethodName         = "/xce.api.v1.Controller/Info"
-	Controller_Accounting_FullMethodName   = "/xce.api.v1.Controller/Accounting"
-	Controller_Peek_FullMethodName         = "/xce.api.v1.Controller/Peek"
-	Controller_Credential_FullMethodName   = "/xce.api.v1.Controller/Credential"
-	Controller_Attach_FullMethodName       = "/xce.api.v1.Controller/Attach"
-	Controller_Reservations_FullMethodName = "/xce.api.v1.Controller/Reservations"
-	Controller_JobGroups_FullMethodName    = "/xce.api.v1.Controller/JobGroups"
-	Controller_Claims_FullMethodName       = "/xce.api.v1.Controller/Claims"
-	Controller_Battach_FullMethodName      = "/xce.api.v1.Controller/Battach"
+	Controller_Submit_FullMethodName        = "/xce.api.v1.Controller/Submit"
+	Controller_SubmitPack_FullMethodName    = "/xce.api.v1.Controller/SubmitPack"
+	Controller_Query_FullMethodName         = "/xce.api.v1.Controller/Query"
+	Controller_Signal_FullMethodName        = "/xce.api.v1.Controller/Signal"
+	Controller_Watch_FullMethodName         = "/xce.api.v1.Controller/Watch"
+	Controller_ListQueues_FullMethodName    = "/xce.api.v1.Controller/ListQueues"
+	Controller_ListHosts_FullMethodName     = "/xce.api.v1.Controller/ListHosts"
+	Controller_ListApps_FullMethodName      = "/xce.api.v1.Controller/ListApps"
+	Controller_Limits_FullMethodName        = "/xce.api.v1.Controller/Limits"
+	Controller_Reconfig_FullMethodName      = "/xce.api.v1.Controller/Reconfig"
+	Controller_Perfmon_FullMethodName       = "/xce.api.v1.Controller/Perfmon"
+	Controller_Control_FullMethodName       = "/xce.api.v1.Controller/Control"
+	Controller_Modify_FullMethodName        = "/xce.api.v1.Controller/Modify"
+	Controller_Dependency_FullMethodName    = "/xce.api.v1.Controller/Dependency"
+	Controller_Events_FullMethodName        = "/xce.api.v1.Controller/Events"
+	Controller_Info_FullMethodName          = "/xce.api.v1.Controller/Info"
+	Controller_Accounting_FullMethodName    = "/xce.api.v1.Controller/Accounting"
+	Controller_Peek_FullMethodName          = "/xce.api.v1.Controller/Peek"
+	Controller_Credential_FullMethodName    = "/xce.api.v1.Controller/Credential"
+	Controller_Attach_FullMethodName        = "/xce.api.v1.Controller/Attach"
+	Controller_Reservations_FullMethodName  = "/xce.api.v1.Controller/Reservations"
+	Controller_JobGroups_FullMethodName     = "/xce.api.v1.Controller/JobGroups"
+	Controller_Claims_FullMethodName        = "/xce.api.v1.Controller/Claims"
+	Controller_Battach_FullMethodName       = "/xce.api.v1.Controller/Battach"
+	Controller_BattachStream_FullMethodName = "/xce.api.v1.Controller/BattachStream"
 )
 
 // ControllerClient is the client API for Controller service.
@@ -110,6 +111,9 @@ type ControllerClient interface {
 	// of the job's host as the job's user: the job's owner and
 	// administrators only (rpc/worker.proto's BattachRequest).
 	Battach(ctx context.Context, in *rpc.BattachRequest, opts ...grpc.CallOption) (*rpc.BattachReply, error)
+	// battach with a terminal: a session whose frames go both ways as they
+	// come (rpc/worker.proto's BattachFrame).
+	BattachStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[rpc.BattachFrame, rpc.BattachFrame], error)
 }
 
 type controllerClient struct {
@@ -390,6 +394,19 @@ func (c *controllerClient) Battach(ctx context.Context, in *rpc.BattachRequest, 
 	return out, nil
 }
 
+func (c *controllerClient) BattachStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[rpc.BattachFrame, rpc.BattachFrame], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Controller_ServiceDesc.Streams[4], Controller_BattachStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[rpc.BattachFrame, rpc.BattachFrame]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Controller_BattachStreamClient = grpc.BidiStreamingClient[rpc.BattachFrame, rpc.BattachFrame]
+
 // ControllerServer is the server API for Controller service.
 // All implementations must embed UnimplementedControllerServer
 // for forward compatibility.
@@ -445,6 +462,9 @@ type ControllerServer interface {
 	// of the job's host as the job's user: the job's owner and
 	// administrators only (rpc/worker.proto's BattachRequest).
 	Battach(context.Context, *rpc.BattachRequest) (*rpc.BattachReply, error)
+	// battach with a terminal: a session whose frames go both ways as they
+	// come (rpc/worker.proto's BattachFrame).
+	BattachStream(grpc.BidiStreamingServer[rpc.BattachFrame, rpc.BattachFrame]) error
 	mustEmbedUnimplementedControllerServer()
 }
 
@@ -526,6 +546,9 @@ func (UnimplementedControllerServer) Claims(context.Context, *api.ClaimRequest) 
 }
 func (UnimplementedControllerServer) Battach(context.Context, *rpc.BattachRequest) (*rpc.BattachReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Battach not implemented")
+}
+func (UnimplementedControllerServer) BattachStream(grpc.BidiStreamingServer[rpc.BattachFrame, rpc.BattachFrame]) error {
+	return status.Errorf(codes.Unimplemented, "method BattachStream not implemented")
 }
 func (UnimplementedControllerServer) mustEmbedUnimplementedControllerServer() {}
 func (UnimplementedControllerServer) testEmbeddedByValue()                    {}
@@ -948,6 +971,13 @@ func _Controller_Battach_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Controller_BattachStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ControllerServer).BattachStream(&grpc.GenericServerStream[rpc.BattachFrame, rpc.BattachFrame]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Controller_BattachStreamServer = grpc.BidiStreamingServer[rpc.BattachFrame, rpc.BattachFrame]
+
 // Controller_ServiceDesc is the grpc.ServiceDesc for Controller service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1055,6 +1085,12 @@ var Controller_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Attach",
 			Handler:       _Controller_Attach_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "BattachStream",
+			Handler:       _Controller_BattachStream_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
 		},

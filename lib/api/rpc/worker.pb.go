@@ -102,6 +102,7 @@ type WorkerMessage struct {
 	//	*WorkerMessage_TermAck
 	//	*WorkerMessage_Reconfigured
 	//	*WorkerMessage_Battach
+	//	*WorkerMessage_BattachFrame
 	Msg           isWorkerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -263,6 +264,15 @@ func (x *WorkerMessage) GetBattach() *BattachReply {
 	return nil
 }
 
+func (x *WorkerMessage) GetBattachFrame() *BattachFrame {
+	if x != nil {
+		if x, ok := x.Msg.(*WorkerMessage_BattachFrame); ok {
+			return x.BattachFrame
+		}
+	}
+	return nil
+}
+
 type isWorkerMessage_Msg interface {
 	isWorkerMessage_Msg()
 }
@@ -330,6 +340,11 @@ type WorkerMessage_Battach struct {
 	Battach *BattachReply `protobuf:"bytes,70,opt,name=battach,proto3,oneof"`
 }
 
+type WorkerMessage_BattachFrame struct {
+	// battach with a terminal (below): a frame of the command's.
+	BattachFrame *BattachFrame `protobuf:"bytes,71,opt,name=battach_frame,json=battachFrame,proto3,oneof"`
+}
+
 func (*WorkerMessage_Register) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Load) isWorkerMessage_Msg() {}
@@ -355,6 +370,8 @@ func (*WorkerMessage_TermAck) isWorkerMessage_Msg() {}
 func (*WorkerMessage_Reconfigured) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Battach) isWorkerMessage_Msg() {}
+
+func (*WorkerMessage_BattachFrame) isWorkerMessage_Msg() {}
 
 // WorkerRegister describes the host and what the worker runs now.
 type WorkerRegister struct {
@@ -677,6 +694,7 @@ type ControllerMessage struct {
 	//	*ControllerMessage_TermAck
 	//	*ControllerMessage_Reconfigured
 	//	*ControllerMessage_Battach
+	//	*ControllerMessage_BattachFrame
 	Msg           isControllerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -865,6 +883,15 @@ func (x *ControllerMessage) GetBattach() *BattachRequest {
 	return nil
 }
 
+func (x *ControllerMessage) GetBattachFrame() *BattachFrame {
+	if x != nil {
+		if x, ok := x.Msg.(*ControllerMessage_BattachFrame); ok {
+			return x.BattachFrame
+		}
+	}
+	return nil
+}
+
 type isControllerMessage_Msg interface {
 	isControllerMessage_Msg()
 }
@@ -948,6 +975,11 @@ type ControllerMessage_Battach struct {
 	Battach *BattachRequest `protobuf:"bytes,70,opt,name=battach,proto3,oneof"`
 }
 
+type ControllerMessage_BattachFrame struct {
+	// battach with a terminal (below): a frame of the caller's.
+	BattachFrame *BattachFrame `protobuf:"bytes,71,opt,name=battach_frame,json=battachFrame,proto3,oneof"`
+}
+
 func (*ControllerMessage_Welcome) isControllerMessage_Msg() {}
 
 func (*ControllerMessage_Start) isControllerMessage_Msg() {}
@@ -979,6 +1011,8 @@ func (*ControllerMessage_TermAck) isControllerMessage_Msg() {}
 func (*ControllerMessage_Reconfigured) isControllerMessage_Msg() {}
 
 func (*ControllerMessage_Battach) isControllerMessage_Msg() {}
+
+func (*ControllerMessage_BattachFrame) isControllerMessage_Msg() {}
 
 // Welcome accepts a registration and carries what the worker follows of
 // the cluster's configuration.
@@ -1502,13 +1536,18 @@ func (*TaskRequest_Signal) isTaskRequest_Msg() {}
 // TaskLaunch is what blaunch asks for: one task per host entry (a host
 // named twice gets two tasks); no host = one per slot of the job.
 type TaskLaunch struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Hosts         []string               `protobuf:"bytes,1,rep,name=hosts,proto3" json:"hosts,omitempty"`
-	Argv          []string               `protobuf:"bytes,2,rep,name=argv,proto3" json:"argv,omitempty"`
-	Env           []string               `protobuf:"bytes,3,rep,name=env,proto3" json:"env,omitempty"` // blaunch's own environment
-	Cwd           string                 `protobuf:"bytes,4,opt,name=cwd,proto3" json:"cwd,omitempty"`
-	Shell         TaskShell              `protobuf:"varint,5,opt,name=shell,proto3,enum=xce.api.v1.TaskShell" json:"shell,omitempty"`
-	NoStdin       bool                   `protobuf:"varint,6,opt,name=no_stdin,json=noStdin,proto3" json:"no_stdin,omitempty"` // -n (tasks' stdin is /dev/null anyway)
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Hosts   []string               `protobuf:"bytes,1,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	Argv    []string               `protobuf:"bytes,2,rep,name=argv,proto3" json:"argv,omitempty"`
+	Env     []string               `protobuf:"bytes,3,rep,name=env,proto3" json:"env,omitempty"` // blaunch's own environment
+	Cwd     string                 `protobuf:"bytes,4,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	Shell   TaskShell              `protobuf:"varint,5,opt,name=shell,proto3,enum=xce.api.v1.TaskShell" json:"shell,omitempty"`
+	NoStdin bool                   `protobuf:"varint,6,opt,name=no_stdin,json=noStdin,proto3" json:"no_stdin,omitempty"` // -n (tasks' stdin is /dev/null anyway)
+	// The job's process asks for its profile's exec_driver starter, run
+	// as the driver's context user: the worker takes the starter and the
+	// user from the job's launch, never from the request; argv are the
+	// starter's arguments; hosts are ignored (this host only).
+	DriverStarter bool `protobuf:"varint,7,opt,name=driver_starter,json=driverStarter,proto3" json:"driver_starter,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1583,6 +1622,13 @@ func (x *TaskLaunch) GetShell() TaskShell {
 func (x *TaskLaunch) GetNoStdin() bool {
 	if x != nil {
 		return x.NoStdin
+	}
+	return false
+}
+
+func (x *TaskLaunch) GetDriverStarter() bool {
+	if x != nil {
+		return x.DriverStarter
 	}
 	return false
 }
@@ -1761,8 +1807,15 @@ type TaskStart struct {
 	// How the task is contained on its host and the cores the job holds
 	// there (the job's HostSlots.containment and cpus for that host), so
 	// that a task on another host joins a cgroup like the job's.
-	Containment   *api.Containment `protobuf:"bytes,12,opt,name=containment,proto3" json:"containment,omitempty"`
-	Cpus          []int32          `protobuf:"varint,13,rep,packed,name=cpus,proto3" json:"cpus,omitempty"`
+	Containment *api.Containment `protobuf:"bytes,12,opt,name=containment,proto3" json:"containment,omitempty"`
+	Cpus        []int32          `protobuf:"varint,13,rep,packed,name=cpus,proto3" json:"cpus,omitempty"`
+	// The exec_driver's starter of the job (worker-local, never relayed):
+	// argv as given, never wrapped for the job's container.
+	DriverStarter bool `protobuf:"varint,14,opt,name=driver_starter,json=driverStarter,proto3" json:"driver_starter,omitempty"`
+	// The job's CONTAINER value (the controller's record): a task on a host
+	// other than the job's first runs in a container of the same image
+	// there (lib/worker's containerhost.go); "" none.
+	Container     string `protobuf:"bytes,15,opt,name=container,proto3" json:"container,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1888,6 +1941,20 @@ func (x *TaskStart) GetCpus() []int32 {
 		return x.Cpus
 	}
 	return nil
+}
+
+func (x *TaskStart) GetDriverStarter() bool {
+	if x != nil {
+		return x.DriverStarter
+	}
+	return false
+}
+
+func (x *TaskStart) GetContainer() string {
+	if x != nil {
+		return x.Container
+	}
+	return ""
 }
 
 type TaskOutput struct {
@@ -2399,6 +2466,119 @@ func (x *BattachRequest) GetUid() uint32 {
 	return 0
 }
 
+// BattachFrame is a frame of a battach session with a terminal (battach's
+// standard input is one): the command runs under a pseudo-terminal the
+// worker allocates (the runtime's exec -it), and the frames of
+// lib/interactive carry its output and exit status one way and the
+// caller's input, end of input and window size the other, as they come.
+// battach -> controller: open first (the request; the controller answers
+// with opened, or ends the call with its refusal), then input frames.
+// controller <-> worker: each frame carries the session's id; the worker
+// sends at most battachWindow output frames the controller has not
+// acked (ack: one frame delivered to battach), so that a slow battach
+// holds back its own command and never the worker's connection.
+type BattachFrame struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Open          *BattachRequest        `protobuf:"bytes,2,opt,name=open,proto3" json:"open,omitempty"`
+	Type          int32                  `protobuf:"varint,3,opt,name=type,proto3" json:"type,omitempty"` // lib/interactive's frame type
+	Payload       []byte                 `protobuf:"bytes,4,opt,name=payload,proto3" json:"payload,omitempty"`
+	Opened        bool                   `protobuf:"varint,5,opt,name=opened,proto3" json:"opened,omitempty"` // controller -> battach: the session runs
+	Close         bool                   `protobuf:"varint,6,opt,name=close,proto3" json:"close,omitempty"`   // the other side went: end the session
+	Ack           uint32                 `protobuf:"varint,7,opt,name=ack,proto3" json:"ack,omitempty"`       // controller -> worker: output frames delivered
+	Error         string                 `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`    // worker -> controller: the command could not run
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BattachFrame) Reset() {
+	*x = BattachFrame{}
+	file_rpc_worker_proto_init()
+	mi := &file_rpc_worker_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BattachFrame) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BattachFrame) ProtoMessage() {}
+
+func (x *BattachFrame) ProtoReflect() protoreflect.Message {
+	file_rpc_worker_proto_init()
+	mi := &file_rpc_worker_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BattachFrame.ProtoReflect.Descriptor instead.
+func (*BattachFrame) Descriptor() ([]byte, []int) {
+	return file_rpc_worker_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *BattachFrame) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *BattachFrame) GetOpen() *BattachRequest {
+	if x != nil {
+		return x.Open
+	}
+	return nil
+}
+
+func (x *BattachFrame) GetType() int32 {
+	if x != nil {
+		return x.Type
+	}
+	return 0
+}
+
+func (x *BattachFrame) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+func (x *BattachFrame) GetOpened() bool {
+	if x != nil {
+		return x.Opened
+	}
+	return false
+}
+
+func (x *BattachFrame) GetClose() bool {
+	if x != nil {
+		return x.Close
+	}
+	return false
+}
+
+func (x *BattachFrame) GetAck() uint32 {
+	if x != nil {
+		return x.Ack
+	}
+	return 0
+}
+
+func (x *BattachFrame) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 type BattachReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -2413,7 +2593,7 @@ type BattachReply struct {
 func (x *BattachReply) Reset() {
 	*x = BattachReply{}
 	file_rpc_worker_proto_init()
-	mi := &file_rpc_worker_proto_msgTypes[22]
+	mi := &file_rpc_worker_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2426,7 +2606,7 @@ func (*BattachReply) ProtoMessage() {}
 
 func (x *BattachReply) ProtoReflect() protoreflect.Message {
 	file_rpc_worker_proto_init()
-	mi := &file_rpc_worker_proto_msgTypes[22]
+	mi := &file_rpc_worker_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2439,7 +2619,7 @@ func (x *BattachReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BattachReply.ProtoReflect.Descriptor instead.
 func (*BattachReply) Descriptor() ([]byte, []int) {
-	return file_rpc_worker_proto_rawDescGZIP(), []int{22}
+	return file_rpc_worker_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *BattachReply) GetId() uint64 {
@@ -2482,7 +2662,7 @@ var File_rpc_worker_proto protoreflect.FileDescriptor
 const file_rpc_worker_proto_rawDesc = "" +
 	"\n" +
 	"\x10rpc/worker.proto\x12\n" +
-	"xce.api.v1\x1a\tapi.proto\"\xbc\x05\n" +
+	"xce.api.v1\x1a\tapi.proto\"\xfd\x05\n" +
 	"\rWorkerMessage\x128\n" +
 	"\bregister\x18\x01 \x01(\v2\x1a.xce.api.v1.WorkerRegisterH\x00R\bregister\x12&\n" +
 	"\x04load\x18\x02 \x01(\v2\x10.xce.api.v1.HostH\x00R\x04load\x122\n" +
@@ -2499,7 +2679,8 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\x04term\x18, \x01(\v2\x14.xce.api.v1.TermDataH\x00R\x04term\x120\n" +
 	"\bterm_ack\x18- \x01(\v2\x13.xce.api.v1.TermAckH\x00R\atermAck\x129\n" +
 	"\freconfigured\x18< \x01(\v2\x13.xce.api.v1.WelcomeH\x00R\freconfigured\x124\n" +
-	"\abattach\x18F \x01(\v2\x18.xce.api.v1.BattachReplyH\x00R\abattachB\x05\n" +
+	"\abattach\x18F \x01(\v2\x18.xce.api.v1.BattachReplyH\x00R\abattach\x12?\n" +
+	"\rbattach_frame\x18G \x01(\v2\x18.xce.api.v1.BattachFrameH\x00R\fbattachFrameB\x05\n" +
 	"\x03msg\"\xb8\x01\n" +
 	"\x0eWorkerRegister\x12$\n" +
 	"\x04host\x18\x01 \x01(\v2\x10.xce.api.v1.HostR\x04host\x12,\n" +
@@ -2522,7 +2703,7 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\bJobUsage\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12/\n" +
-	"\x05usage\x18\x03 \x01(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\"\xaa\x06\n" +
+	"\x05usage\x18\x03 \x01(\v2\x19.xce.api.v1.ResourceUsageR\x05usage\"\xeb\x06\n" +
 	"\x11ControllerMessage\x12/\n" +
 	"\awelcome\x18\x01 \x01(\v2\x13.xce.api.v1.WelcomeH\x00R\awelcome\x12'\n" +
 	"\x05start\x18\x02 \x01(\v2\x0f.xce.api.v1.JobH\x00R\x05start\x12'\n" +
@@ -2542,7 +2723,8 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\x04term\x18, \x01(\v2\x14.xce.api.v1.TermDataH\x00R\x04term\x120\n" +
 	"\bterm_ack\x18- \x01(\v2\x13.xce.api.v1.TermAckH\x00R\atermAck\x129\n" +
 	"\freconfigured\x18< \x01(\v2\x13.xce.api.v1.WelcomeH\x00R\freconfigured\x126\n" +
-	"\abattach\x18F \x01(\v2\x1a.xce.api.v1.BattachRequestH\x00R\abattachB\x05\n" +
+	"\abattach\x18F \x01(\v2\x1a.xce.api.v1.BattachRequestH\x00R\abattach\x12?\n" +
+	"\rbattach_frame\x18G \x01(\v2\x18.xce.api.v1.BattachFrameH\x00R\fbattachFrameB\x05\n" +
 	"\x03msg\"\xa1\x03\n" +
 	"\aWelcome\x12!\n" +
 	"\fcluster_name\x18\x01 \x01(\tR\vclusterName\x12\x12\n" +
@@ -2583,7 +2765,7 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\vTaskRequest\x120\n" +
 	"\x06launch\x18\x01 \x01(\v2\x16.xce.api.v1.TaskLaunchH\x00R\x06launch\x12\x18\n" +
 	"\x06signal\x18\x02 \x01(\x05H\x00R\x06signalB\x05\n" +
-	"\x03msg\"\xa2\x01\n" +
+	"\x03msg\"\xc9\x01\n" +
 	"\n" +
 	"TaskLaunch\x12\x14\n" +
 	"\x05hosts\x18\x01 \x03(\tR\x05hosts\x12\x12\n" +
@@ -2591,7 +2773,8 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\x03env\x18\x03 \x03(\tR\x03env\x12\x10\n" +
 	"\x03cwd\x18\x04 \x01(\tR\x03cwd\x12+\n" +
 	"\x05shell\x18\x05 \x01(\x0e2\x15.xce.api.v1.TaskShellR\x05shell\x12\x19\n" +
-	"\bno_stdin\x18\x06 \x01(\bR\anoStdin\"\xa8\x01\n" +
+	"\bno_stdin\x18\x06 \x01(\bR\anoStdin\x12%\n" +
+	"\x0edriver_starter\x18\a \x01(\bR\rdriverStarter\"\xa8\x01\n" +
 	"\tTaskEvent\x126\n" +
 	"\blaunched\x18\x01 \x01(\v2\x18.xce.api.v1.TaskLaunchedH\x00R\blaunched\x120\n" +
 	"\x06output\x18\x02 \x01(\v2\x16.xce.api.v1.TaskOutputH\x00R\x06output\x12*\n" +
@@ -2599,7 +2782,7 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\x03msg\"?\n" +
 	"\fTaskLaunched\x12\x19\n" +
 	"\btask_ids\x18\x01 \x03(\x05R\ataskIds\x12\x14\n" +
-	"\x05hosts\x18\x02 \x03(\tR\x05hosts\"\xd1\x02\n" +
+	"\x05hosts\x18\x02 \x03(\tR\x05hosts\"\x96\x03\n" +
 	"\tTaskStart\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x17\n" +
@@ -2614,7 +2797,9 @@ const file_rpc_worker_proto_rawDesc = "" +
 	" \x01(\rR\x03uid\x12\x10\n" +
 	"\x03gid\x18\v \x01(\rR\x03gid\x129\n" +
 	"\vcontainment\x18\f \x01(\v2\x17.xce.api.v1.ContainmentR\vcontainment\x12\x12\n" +
-	"\x04cpus\x18\r \x03(\x05R\x04cpus\"~\n" +
+	"\x04cpus\x18\r \x03(\x05R\x04cpus\x12%\n" +
+	"\x0edriver_starter\x18\x0e \x01(\bR\rdriverStarter\x12\x1c\n" +
+	"\tcontainer\x18\x0f \x01(\tR\tcontainer\"~\n" +
 	"\n" +
 	"TaskOutput\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x03R\x05jobId\x12\x14\n" +
@@ -2656,7 +2841,16 @@ const file_rpc_worker_proto_rawDesc = "" +
 	"\x04host\x18\x04 \x01(\tR\x04host\x12\x14\n" +
 	"\x05shell\x18\x05 \x01(\tR\x05shell\x12\x14\n" +
 	"\x05stdin\x18\x06 \x01(\fR\x05stdin\x12\x10\n" +
-	"\x03uid\x18\a \x01(\rR\x03uid\"\x81\x01\n" +
+	"\x03uid\x18\a \x01(\rR\x03uid\"\xd2\x01\n" +
+	"\fBattachFrame\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12.\n" +
+	"\x04open\x18\x02 \x01(\v2\x1a.xce.api.v1.BattachRequestR\x04open\x12\x12\n" +
+	"\x04type\x18\x03 \x01(\x05R\x04type\x12\x18\n" +
+	"\apayload\x18\x04 \x01(\fR\apayload\x12\x16\n" +
+	"\x06opened\x18\x05 \x01(\bR\x06opened\x12\x14\n" +
+	"\x05close\x18\x06 \x01(\bR\x05close\x12\x10\n" +
+	"\x03ack\x18\a \x01(\rR\x03ack\x12\x14\n" +
+	"\x05error\x18\b \x01(\tR\x05error\"\x81\x01\n" +
 	"\fBattachReply\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06stdout\x18\x02 \x01(\fR\x06stdout\x12\x16\n" +
@@ -2681,7 +2875,7 @@ func file_rpc_worker_proto_rawDescGZIP() []byte {
 }
 
 var file_rpc_worker_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_rpc_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_rpc_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_rpc_worker_proto_goTypes = []any{
 	(TaskShell)(0),            // 0: xce.api.v1.TaskShell
 	(*WorkerMessage)(nil),     // 1: xce.api.v1.WorkerMessage
@@ -2706,19 +2900,20 @@ var file_rpc_worker_proto_goTypes = []any{
 	(*TermData)(nil),          // 20: xce.api.v1.TermData
 	(*TermAck)(nil),           // 21: xce.api.v1.TermAck
 	(*BattachRequest)(nil),    // 22: xce.api.v1.BattachRequest
-	(*BattachReply)(nil),      // 23: xce.api.v1.BattachReply
-	(*api.Host)(nil),          // 24: xce.api.v1.Host
-	(*api.JobRef)(nil),        // 25: xce.api.v1.JobRef
-	(*api.Event)(nil),         // 26: xce.api.v1.Event
-	(*api.ResourceUsage)(nil), // 27: xce.api.v1.ResourceUsage
-	(*api.Job)(nil),           // 28: xce.api.v1.Job
-	(api.TermReason)(0),       // 29: xce.api.v1.TermReason
-	(*api.JobSpec)(nil),       // 30: xce.api.v1.JobSpec
-	(*api.Containment)(nil),   // 31: xce.api.v1.Containment
+	(*BattachFrame)(nil),      // 23: xce.api.v1.BattachFrame
+	(*BattachReply)(nil),      // 24: xce.api.v1.BattachReply
+	(*api.Host)(nil),          // 25: xce.api.v1.Host
+	(*api.JobRef)(nil),        // 26: xce.api.v1.JobRef
+	(*api.Event)(nil),         // 27: xce.api.v1.Event
+	(*api.ResourceUsage)(nil), // 28: xce.api.v1.ResourceUsage
+	(*api.Job)(nil),           // 29: xce.api.v1.Job
+	(api.TermReason)(0),       // 30: xce.api.v1.TermReason
+	(*api.JobSpec)(nil),       // 31: xce.api.v1.JobSpec
+	(*api.Containment)(nil),   // 32: xce.api.v1.Containment
 }
 var file_rpc_worker_proto_depIdxs = []int32{
 	2,  // 0: xce.api.v1.WorkerMessage.register:type_name -> xce.api.v1.WorkerRegister
-	24, // 1: xce.api.v1.WorkerMessage.load:type_name -> xce.api.v1.Host
+	25, // 1: xce.api.v1.WorkerMessage.load:type_name -> xce.api.v1.Host
 	3,  // 2: xce.api.v1.WorkerMessage.report:type_name -> xce.api.v1.WorkerReport
 	4,  // 3: xce.api.v1.WorkerMessage.usage:type_name -> xce.api.v1.WorkerUsage
 	11, // 4: xce.api.v1.WorkerMessage.peek:type_name -> xce.api.v1.PeekReply
@@ -2729,43 +2924,46 @@ var file_rpc_worker_proto_depIdxs = []int32{
 	20, // 9: xce.api.v1.WorkerMessage.term:type_name -> xce.api.v1.TermData
 	21, // 10: xce.api.v1.WorkerMessage.term_ack:type_name -> xce.api.v1.TermAck
 	7,  // 11: xce.api.v1.WorkerMessage.reconfigured:type_name -> xce.api.v1.Welcome
-	23, // 12: xce.api.v1.WorkerMessage.battach:type_name -> xce.api.v1.BattachReply
-	24, // 13: xce.api.v1.WorkerRegister.host:type_name -> xce.api.v1.Host
-	25, // 14: xce.api.v1.WorkerRegister.running:type_name -> xce.api.v1.JobRef
-	26, // 15: xce.api.v1.WorkerReport.started:type_name -> xce.api.v1.Event
-	26, // 16: xce.api.v1.WorkerReport.finished:type_name -> xce.api.v1.Event
-	5,  // 17: xce.api.v1.WorkerUsage.jobs:type_name -> xce.api.v1.JobUsage
-	27, // 18: xce.api.v1.JobUsage.usage:type_name -> xce.api.v1.ResourceUsage
-	7,  // 19: xce.api.v1.ControllerMessage.welcome:type_name -> xce.api.v1.Welcome
-	28, // 20: xce.api.v1.ControllerMessage.start:type_name -> xce.api.v1.Job
-	28, // 21: xce.api.v1.ControllerMessage.adopt:type_name -> xce.api.v1.Job
-	8,  // 22: xce.api.v1.ControllerMessage.signal:type_name -> xce.api.v1.WorkerSignal
-	9,  // 23: xce.api.v1.ControllerMessage.limits:type_name -> xce.api.v1.WorkerLimits
-	25, // 24: xce.api.v1.ControllerMessage.remove:type_name -> xce.api.v1.JobRef
-	10, // 25: xce.api.v1.ControllerMessage.peek:type_name -> xce.api.v1.PeekRequest
-	16, // 26: xce.api.v1.ControllerMessage.task_start:type_name -> xce.api.v1.TaskStart
-	19, // 27: xce.api.v1.ControllerMessage.task_signal:type_name -> xce.api.v1.TaskSignal
-	17, // 28: xce.api.v1.ControllerMessage.task_output:type_name -> xce.api.v1.TaskOutput
-	18, // 29: xce.api.v1.ControllerMessage.task_exit:type_name -> xce.api.v1.TaskExit
-	20, // 30: xce.api.v1.ControllerMessage.term:type_name -> xce.api.v1.TermData
-	21, // 31: xce.api.v1.ControllerMessage.term_ack:type_name -> xce.api.v1.TermAck
-	7,  // 32: xce.api.v1.ControllerMessage.reconfigured:type_name -> xce.api.v1.Welcome
-	22, // 33: xce.api.v1.ControllerMessage.battach:type_name -> xce.api.v1.BattachRequest
-	29, // 34: xce.api.v1.WorkerSignal.term_reason:type_name -> xce.api.v1.TermReason
-	30, // 35: xce.api.v1.WorkerLimits.limits:type_name -> xce.api.v1.JobSpec
-	13, // 36: xce.api.v1.TaskRequest.launch:type_name -> xce.api.v1.TaskLaunch
-	0,  // 37: xce.api.v1.TaskLaunch.shell:type_name -> xce.api.v1.TaskShell
-	15, // 38: xce.api.v1.TaskEvent.launched:type_name -> xce.api.v1.TaskLaunched
-	17, // 39: xce.api.v1.TaskEvent.output:type_name -> xce.api.v1.TaskOutput
-	18, // 40: xce.api.v1.TaskEvent.exit:type_name -> xce.api.v1.TaskExit
-	0,  // 41: xce.api.v1.TaskStart.shell:type_name -> xce.api.v1.TaskShell
-	31, // 42: xce.api.v1.TaskStart.containment:type_name -> xce.api.v1.Containment
-	27, // 43: xce.api.v1.TaskExit.usage:type_name -> xce.api.v1.ResourceUsage
-	44, // [44:44] is the sub-list for method output_type
-	44, // [44:44] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	24, // 12: xce.api.v1.WorkerMessage.battach:type_name -> xce.api.v1.BattachReply
+	23, // 13: xce.api.v1.WorkerMessage.battach_frame:type_name -> xce.api.v1.BattachFrame
+	25, // 14: xce.api.v1.WorkerRegister.host:type_name -> xce.api.v1.Host
+	26, // 15: xce.api.v1.WorkerRegister.running:type_name -> xce.api.v1.JobRef
+	27, // 16: xce.api.v1.WorkerReport.started:type_name -> xce.api.v1.Event
+	27, // 17: xce.api.v1.WorkerReport.finished:type_name -> xce.api.v1.Event
+	5,  // 18: xce.api.v1.WorkerUsage.jobs:type_name -> xce.api.v1.JobUsage
+	28, // 19: xce.api.v1.JobUsage.usage:type_name -> xce.api.v1.ResourceUsage
+	7,  // 20: xce.api.v1.ControllerMessage.welcome:type_name -> xce.api.v1.Welcome
+	29, // 21: xce.api.v1.ControllerMessage.start:type_name -> xce.api.v1.Job
+	29, // 22: xce.api.v1.ControllerMessage.adopt:type_name -> xce.api.v1.Job
+	8,  // 23: xce.api.v1.ControllerMessage.signal:type_name -> xce.api.v1.WorkerSignal
+	9,  // 24: xce.api.v1.ControllerMessage.limits:type_name -> xce.api.v1.WorkerLimits
+	26, // 25: xce.api.v1.ControllerMessage.remove:type_name -> xce.api.v1.JobRef
+	10, // 26: xce.api.v1.ControllerMessage.peek:type_name -> xce.api.v1.PeekRequest
+	16, // 27: xce.api.v1.ControllerMessage.task_start:type_name -> xce.api.v1.TaskStart
+	19, // 28: xce.api.v1.ControllerMessage.task_signal:type_name -> xce.api.v1.TaskSignal
+	17, // 29: xce.api.v1.ControllerMessage.task_output:type_name -> xce.api.v1.TaskOutput
+	18, // 30: xce.api.v1.ControllerMessage.task_exit:type_name -> xce.api.v1.TaskExit
+	20, // 31: xce.api.v1.ControllerMessage.term:type_name -> xce.api.v1.TermData
+	21, // 32: xce.api.v1.ControllerMessage.term_ack:type_name -> xce.api.v1.TermAck
+	7,  // 33: xce.api.v1.ControllerMessage.reconfigured:type_name -> xce.api.v1.Welcome
+	22, // 34: xce.api.v1.ControllerMessage.battach:type_name -> xce.api.v1.BattachRequest
+	23, // 35: xce.api.v1.ControllerMessage.battach_frame:type_name -> xce.api.v1.BattachFrame
+	30, // 36: xce.api.v1.WorkerSignal.term_reason:type_name -> xce.api.v1.TermReason
+	31, // 37: xce.api.v1.WorkerLimits.limits:type_name -> xce.api.v1.JobSpec
+	13, // 38: xce.api.v1.TaskRequest.launch:type_name -> xce.api.v1.TaskLaunch
+	0,  // 39: xce.api.v1.TaskLaunch.shell:type_name -> xce.api.v1.TaskShell
+	15, // 40: xce.api.v1.TaskEvent.launched:type_name -> xce.api.v1.TaskLaunched
+	17, // 41: xce.api.v1.TaskEvent.output:type_name -> xce.api.v1.TaskOutput
+	18, // 42: xce.api.v1.TaskEvent.exit:type_name -> xce.api.v1.TaskExit
+	0,  // 43: xce.api.v1.TaskStart.shell:type_name -> xce.api.v1.TaskShell
+	32, // 44: xce.api.v1.TaskStart.containment:type_name -> xce.api.v1.Containment
+	28, // 45: xce.api.v1.TaskExit.usage:type_name -> xce.api.v1.ResourceUsage
+	22, // 46: xce.api.v1.BattachFrame.open:type_name -> xce.api.v1.BattachRequest
+	47, // [47:47] is the sub-list for method output_type
+	47, // [47:47] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 // file_rpc_worker_proto_once builds the file's descriptors on first use, not at
@@ -2793,6 +2991,7 @@ func file_rpc_worker_proto_build() {
 		(*WorkerMessage_TermAck)(nil),
 		(*WorkerMessage_Reconfigured)(nil),
 		(*WorkerMessage_Battach)(nil),
+		(*WorkerMessage_BattachFrame)(nil),
 	}
 	file_rpc_worker_proto_msgTypes[5].OneofWrappers = []any{
 		(*ControllerMessage_Welcome)(nil),
@@ -2811,6 +3010,7 @@ func file_rpc_worker_proto_build() {
 		(*ControllerMessage_TermAck)(nil),
 		(*ControllerMessage_Reconfigured)(nil),
 		(*ControllerMessage_Battach)(nil),
+		(*ControllerMessage_BattachFrame)(nil),
 	}
 	file_rpc_worker_proto_msgTypes[11].OneofWrappers = []any{
 		(*TaskRequest_Launch)(nil),
@@ -2827,7 +3027,7 @@ func file_rpc_worker_proto_build() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rpc_worker_proto_rawDesc), len(file_rpc_worker_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -145,13 +145,15 @@ func (im *importer) container(t *table, p Param) {
 	t.set("container", config.TOMLString(v), "", psrc(p))
 }
 
-// execDriver translates EXEC_DRIVER, kept for the profile's docker
-// container; xce runs the docker CLI itself, not the driver's scripts.
+// execDriver translates EXEC_DRIVER for the profile's docker container:
+// xce runs its scripts as their context user, the starter with the
+// runtime's command line xce builds as its arguments (lib/container),
+// which LSF's own docker-*.py scripts do not take.
 func (im *importer) execDriver(t *table, p Param) {
 	v := strings.Join(strings.Fields(p.Value), " ")
 	if _, err := container.ParseExecDriver(v); err != nil {
 		im.note(psrc(p), "not translated: %v", err)
 		return
 	}
-	t.set("exec_driver", config.TOMLString(v), "xce runs the docker CLI as the job's user; the driver's scripts are not run", psrc(p))
+	t.set("exec_driver", config.TOMLString(v), "the starter gets the docker command line as its arguments: LSF's docker-*.py scripts need adapting", psrc(p))
 }
