@@ -22,6 +22,9 @@ func TestClientHasEveryMethod(t *testing.T) {
 	}
 	// The streaming calls' Client methods, which read the stream.
 	streams := map[string]string{"Query": "QueryEach", "Accounting": "Accounting", "Watch": "Watch"}
+	// The two-way calls' Client methods: bsub's relayed terminal
+	// (attach.go) and battach's on a terminal (battach.go).
+	bidis := map[string]string{"Attach": "Attach", "BattachStream": "BattachSession"}
 	ct := reflect.TypeOf(&Client{})
 	ms := svc.Methods()
 	for i := range ms.Len() {
@@ -36,10 +39,9 @@ func TestClientHasEveryMethod(t *testing.T) {
 			t.Fatal(err)
 		}
 		inType, outType := reflect.TypeOf(in.New().Interface()), reflect.TypeOf(out.New().Interface())
-		if md.IsStreamingClient() && md.IsStreamingServer() && name == "Attach" {
-			// bsub's relayed terminal (attach.go).
-			if _, ok := ct.MethodByName("Attach"); !ok {
-				t.Errorf("%s: no Client method", name)
+		if m, bidi := bidis[name]; bidi && md.IsStreamingClient() && md.IsStreamingServer() {
+			if _, ok := ct.MethodByName(m); !ok {
+				t.Errorf("%s: no Client method %s", name, m)
 			}
 			continue
 		}

@@ -98,8 +98,27 @@ func TestExecDriver(t *testing.T) {
 	if err := w.Start(j); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Signal(1, 0, syscall.SIGKILL)
 	k := jobKey{1, 0}
+	// Before the directories go: the job ends (which stops its monitor)
+	// and a script run already under way finishes writing into out.
+	t.Cleanup(func() {
+		w.Signal(1, 0, syscall.SIGKILL)
+		for range 1000 {
+			w.mu.Lock()
+			_, running := w.jobs[k]
+			w.mu.Unlock()
+			if !running {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		for range 100 {
+			if os.RemoveAll(out) == nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 	w.mu.Lock()
 	p := w.jobs[k]
 	p.ctr = container.Docker
