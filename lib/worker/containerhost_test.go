@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,5 +64,58 @@ func TestHostContainerTask(t *testing.T) {
 	}
 	if calls[1] != "rm -f --ignore --time 0 xce-c-3-t2" {
 		t.Errorf("the removal: %q", calls[1])
+	}
+}
+
+// An apptainer job's blaunch task on the job's own host: apptainer keeps
+// no container to exec into, so the task is started from the job's image
+// (apptainer exec, with its working directory bound), not on the host
+// outside it.
+func TestApptainerTaskOnFirstHost(t *testing.T) {
+	shep := testenv.BuildShepherd(t)
+	w, _ := newWorker(t, shep)
+	bin := t.TempDir()
+	log := filepath.Join(bin, "calls")
+	fake := "#!/bin/sh\necho \"$*\" >>" + log + "\nwhile [ $# -gt 0 ] && [ \"$1\" != /images/a.sif ]; do shift; done; shift; exec \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "apptainer"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := w.Start(job(4, "sleep 60", dir)); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Signal(4, 0, syscall.SIGKILL)
+	ts := &rpc.TaskStart{JobId: 4, TaskId: 1, Host: "hostA", Argv: []string{"echo", "hi", "$LSF_PM_TASKID", "$(pwd)"}, Cwd: dir,
+		Env:  []string{"PATH=" + bin + ":/usr/bin:/bin"},
+		User: "", Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid()), Container: "apptainer[image(/images/a.sif) options(--cleanenv)]"}
+	events := make(chan *rpc.TaskEvent, 16)
+	w.StartTask(ts, func(ev *rpc.TaskEvent) { events <- ev })
+	var out string
+	var exit *rpc.TaskExit
+	timeout := time.After(30 * time.Second)
+	for exit == nil {
+		select {
+		case ev := <-events:
+			if o := ev.GetOutput(); o != nil {
+				out += string(o.Data)
+				w.giveBack(jobKey{4, 0}, o.TaskId, "hostA", len(o.Data))
+			}
+			exit = ev.GetExit()
+		case <-timeout:
+			t.Fatalf("the task did not end; output %q", out)
+		}
+	}
+	if exit.ExitCode != 0 || out != "hi 1 "+dir+"\n" {
+		t.Errorf("the task ended %v with output %q, want hi 1 %s", exit, out, dir)
+	}
+	b, _ := os.ReadFile(log)
+	calls := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(calls) != 1 {
+		t.Fatalf("runtime calls %q, want one exec", calls)
+	}
+	for _, want := range []string{"exec --pwd " + dir + " --bind " + dir + " ", " --cleanenv /images/a.sif /bin/sh -c echo hi $LSF_PM_TASKID $(pwd)"} {
+		if !strings.Contains(calls[0], want) {
+			t.Errorf("the exec lacks %q: %s", want, calls[0])
+		}
 	}
 }

@@ -1,12 +1,13 @@
 package worker
 
-// blaunch's tasks of a job that runs in a container (podman, docker,
-// nvidia-docker): on the job's first host, where its shepherd runs the
-// job's container, each runs inside that container, through the
-// runtime's exec, as the job's user, so that it sees the job's image,
-// binds and environment (LSF_PM_TASKID added). On any other host of the
-// job a task gets a container of its own from the same image
-// (containerhost.go).
+// blaunch's tasks of a job that runs in a container: on the job's first
+// host, where its shepherd runs the job's podman, docker or nvidia-docker
+// container, each runs inside that container, through the runtime's
+// exec, as the job's user, so that it sees the job's image, binds and
+// environment (LSF_PM_TASKID added). On any other host of the job, and
+// on every host for apptainer and enroot (whose containers are the job's
+// processes, with nothing to exec into), a task is started from the same
+// image on its own (containerhost.go).
 
 import (
 	"fmt"
@@ -28,7 +29,16 @@ func (w *Worker) containerTaskArgv(ts *rpc.TaskStart, argv []string) ([]string, 
 	}
 	w.mu.Unlock()
 	if rt == "" {
-		if p == nil && ts.Container != "" {
+		if ts.Container == "" {
+			return argv, nil, nil
+		}
+		if p == nil {
+			return w.hostContainerArgv(ts, argv)
+		}
+		// Apptainer and enroot keep no container to exec into: the job's
+		// command is a process started from the image. A task on the
+		// job's first host is started from the image in the same way.
+		if sp, err := container.Parse(ts.Container); err == nil && !sp.Runtime.OCI() {
 			return w.hostContainerArgv(ts, argv)
 		}
 		return argv, nil, nil
