@@ -337,61 +337,27 @@ func WriteCompare(w io.Writer, nameA, nameB string, a, b *Summary) {
 		title  string
 		ga, gb []Group
 	}{{"queue", a.Queues, b.Queues}, {"user", a.Users, b.Users}} {
-		for _, name := range groupNames(g.ga, g.gb) {
+		for _, name := range unionNames(g.ga, g.gb, groupName) {
 			fmt.Fprintf(w, "\n%s %s\n", g.title, name)
-			figs("  ", find(g.ga, name), find(g.gb, name))
+			figs("  ", named(g.ga, name, groupName).Figures, named(g.gb, name, groupName).Figures)
 		}
 	}
-	for _, name := range templateNames(a.Templates, b.Templates) {
-		x, y := findTemplate(a.Templates, name), findTemplate(b.Templates, name)
+	templateName := func(t TemplateFigures) string { return t.Name }
+	for _, name := range unionNames(a.Templates, b.Templates, templateName) {
+		x, y := named(a.Templates, name, templateName), named(b.Templates, name, templateName)
 		fmt.Fprintf(w, "\ntemplate %s\n", name)
 		row("  instances started", float64(x.Started), float64(y.Started))
 		row("  instance hours", x.InstanceHours, y.InstanceHours)
 		row("  cost", x.Cost, y.Cost)
 	}
-	for _, name := range borrowNames(a.Borrowed, b.Borrowed) {
-		x, y := findBorrow(a.Borrowed, name), findBorrow(b.Borrowed, name)
+	borrowName := func(b BorrowFigures) string { return b.Name }
+	for _, name := range unionNames(a.Borrowed, b.Borrowed, borrowName) {
+		x, y := named(a.Borrowed, name, borrowName), named(b.Borrowed, name, borrowName)
 		fmt.Fprintf(w, "\nresource %s\n", name)
 		row("  loans", float64(x.Loans), float64(y.Loans))
 		row("  units borrowed", float64(x.Units), float64(y.Units))
 		row("  unit hours", x.UnitHours, y.UnitHours)
 	}
-}
-
-func borrowNames(a, b []BorrowFigures) []string {
-	var out []string
-	for _, x := range append(slices.Clone(a), b...) {
-		out = append(out, x.Name)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-func findBorrow(bs []BorrowFigures, name string) BorrowFigures {
-	for _, b := range bs {
-		if b.Name == name {
-			return b
-		}
-	}
-	return BorrowFigures{}
-}
-
-func templateNames(a, b []TemplateFigures) []string {
-	var out []string
-	for _, t := range append(slices.Clone(a), b...) {
-		out = append(out, t.Name)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-func findTemplate(ts []TemplateFigures, name string) TemplateFigures {
-	for _, t := range ts {
-		if t.Name == name {
-			return t
-		}
-	}
-	return TemplateFigures{}
 }
 
 func signed(v float64) string {
@@ -401,20 +367,26 @@ func signed(v float64) string {
 	return num(v)
 }
 
-func groupNames(a, b []Group) []string {
+func groupName(g Group) string { return g.Name }
+
+// unionNames is the names of a's and b's entries, sorted, each once.
+func unionNames[T any](a, b []T, name func(T) string) []string {
 	var out []string
-	for _, g := range append(slices.Clone(a), b...) {
-		out = append(out, g.Name)
+	for _, x := range append(slices.Clone(a), b...) {
+		out = append(out, name(x))
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
 }
 
-func find(gs []Group, name string) Figures {
-	for _, g := range gs {
-		if g.Name == name {
-			return g.Figures
+// named is the entry of xs called want; the zero value when there is
+// none (a figure one of the two compared runs lacks).
+func named[T any](xs []T, want string, name func(T) string) T {
+	for _, x := range xs {
+		if name(x) == want {
+			return x
 		}
 	}
-	return Figures{}
+	var zero T
+	return zero
 }

@@ -31,23 +31,7 @@ func TestHostContainerTask(t *testing.T) {
 	ts := &rpc.TaskStart{JobId: 3, TaskId: 2, Host: "hostA", Argv: []string{"echo", "hi", "$LSF_PM_TASKID", "$(pwd)"}, Cwd: dir,
 		Env:  []string{"PATH=" + bin + ":/usr/bin:/bin", "LSB_CONTAINER_IMAGE=img2"},
 		User: "", Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid()), Container: "podman[image($LSB_CONTAINER_IMAGE) options(--net=host)]"}
-	events := make(chan *rpc.TaskEvent, 16)
-	w.StartTask(ts, func(ev *rpc.TaskEvent) { events <- ev })
-	var out string
-	var exit *rpc.TaskExit
-	timeout := time.After(30 * time.Second)
-	for exit == nil {
-		select {
-		case ev := <-events:
-			if o := ev.GetOutput(); o != nil {
-				out += string(o.Data)
-				w.giveBack(jobKey{3, 0}, o.TaskId, "hostA", len(o.Data))
-			}
-			exit = ev.GetExit()
-		case <-timeout:
-			t.Fatalf("the task did not end; output %q", out)
-		}
-	}
+	out, exit := runTask(t, w, ts)
 	if exit.ExitCode != 0 || out != "hi 2 "+dir+"\n" {
 		t.Errorf("the task ended %v with output %q, want hi 2 %s", exit, out, dir)
 	}
@@ -88,23 +72,7 @@ func TestApptainerTaskOnFirstHost(t *testing.T) {
 	ts := &rpc.TaskStart{JobId: 4, TaskId: 1, Host: "hostA", Argv: []string{"echo", "hi", "$LSF_PM_TASKID", "$(pwd)"}, Cwd: dir,
 		Env:  []string{"PATH=" + bin + ":/usr/bin:/bin"},
 		User: "", Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid()), Container: "apptainer[image(/images/a.sif) options(--cleanenv)]"}
-	events := make(chan *rpc.TaskEvent, 16)
-	w.StartTask(ts, func(ev *rpc.TaskEvent) { events <- ev })
-	var out string
-	var exit *rpc.TaskExit
-	timeout := time.After(30 * time.Second)
-	for exit == nil {
-		select {
-		case ev := <-events:
-			if o := ev.GetOutput(); o != nil {
-				out += string(o.Data)
-				w.giveBack(jobKey{4, 0}, o.TaskId, "hostA", len(o.Data))
-			}
-			exit = ev.GetExit()
-		case <-timeout:
-			t.Fatalf("the task did not end; output %q", out)
-		}
-	}
+	out, exit := runTask(t, w, ts)
 	if exit.ExitCode != 0 || out != "hi 1 "+dir+"\n" {
 		t.Errorf("the task ended %v with output %q, want hi 1 %s", exit, out, dir)
 	}
@@ -116,6 +84,30 @@ func TestApptainerTaskOnFirstHost(t *testing.T) {
 	for _, want := range []string{"exec --pwd " + dir + " --bind " + dir + " ", " --cleanenv /images/a.sif /bin/sh -c echo hi $LSF_PM_TASKID $(pwd)"} {
 		if !strings.Contains(calls[0], want) {
 			t.Errorf("the exec lacks %q: %s", want, calls[0])
+		}
+	}
+}
+
+// runTask starts ts on w and gathers its output (given back as it comes)
+// until it ends.
+func runTask(t *testing.T, w *Worker, ts *rpc.TaskStart) (string, *rpc.TaskExit) {
+	t.Helper()
+	events := make(chan *rpc.TaskEvent, 16)
+	w.StartTask(ts, func(ev *rpc.TaskEvent) { events <- ev })
+	var out string
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			if o := ev.GetOutput(); o != nil {
+				out += string(o.Data)
+				w.giveBack(jobKey{ts.JobId, ts.Index}, o.TaskId, ts.Host, len(o.Data))
+			}
+			if exit := ev.GetExit(); exit != nil {
+				return out, exit
+			}
+		case <-timeout:
+			t.Fatalf("the task did not end; output %q", out)
 		}
 	}
 }
