@@ -238,6 +238,20 @@ func reserved(rt Runtime, words []string) string {
 	return ""
 }
 
+// EnvLookup looks a name up in env (NAME=VALUE entries; the last one
+// wins, as for a process's environment): ResolveImage's lookup for a
+// job's environment.
+func EnvLookup(env []string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		for i := len(env) - 1; i >= 0; i-- {
+			if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
+				return v, true
+			}
+		}
+		return "", false
+	}
+}
+
 // ResolveImage is the image a job runs: the configured one with
 // $LSB_CONTAINER_IMAGE (or ${LSB_CONTAINER_IMAGE}) replaced by the job's
 // value, looked up by lookup. An image that names the variable when the

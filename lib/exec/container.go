@@ -60,14 +60,7 @@ func (s *shepherd) prepareContainer() error {
 		return setupErrorf(exitSetup, "cannot run the job's container: %v", err)
 	}
 	env := s.environ()
-	lookup := func(name string) (string, bool) {
-		for i := len(env) - 1; i >= 0; i-- {
-			if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
-				return v, true
-			}
-		}
-		return "", false
-	}
+	lookup := container.EnvLookup(env)
 	img, err := sp.ResolveImage(lookup)
 	if err != nil {
 		return setupErrorf(exitSetup, "cannot run the job's container: %v", err)

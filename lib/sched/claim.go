@@ -345,7 +345,7 @@ func (cj *claimJob) give(p *Placement) string {
 			continue // its -gpu's devices, below
 		}
 		if np := cs.insts[r]; np != nil {
-			got := np.pickNames(int(math.Ceil(n - 1e-9)))
+			got := np.pickNames(int(math.Ceil(n-1e-9)), nil)
 			if got == nil {
 				return "Job requirements for reserving resource (" + r + ") not satisfied within claim " + cs.c.Name
 			}
@@ -570,7 +570,7 @@ func fitClaim(h *Host, set resreq.UsageSet, vals *resreq.Host, schema *resreq.Sc
 			if np == nil {
 				continue
 			}
-			got := np.pickNames(int(math.Ceil(need - 1e-9)))
+			got := np.pickNames(int(math.Ceil(need-1e-9)), nil)
 			if got == nil {
 				return ha, w
 			}

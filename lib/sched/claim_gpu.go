@@ -143,18 +143,10 @@ func (cj *claimJob) pickDevices(p *Placement, n int) []string {
 		}
 	}
 	np := cs.insts[ngpusPhysical]
-	pos := np.pickFirst(max(n, cj.gpu.perHost(max(1, slots))), true, func(i int) bool {
+	return np.pickNames(max(n, cj.gpu.perHost(max(1, slots))), func(i int) bool {
 		d := cs.devs[np.names[i]]
 		return d != nil && cj.gpu.matches(d)
 	})
-	if pos == nil {
-		return nil
-	}
-	out := make([]string, len(pos))
-	for k, i := range pos {
-		out[k] = np.names[i]
-	}
-	return out
 }
 
 // gpuAlloc is the GPU allocation of a claim's job given devices.

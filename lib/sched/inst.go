@@ -87,10 +87,10 @@ func (p *instPool) usableMask(cand uint64, alone bool, ok func(i int) bool) uint
 	return out
 }
 
-// pickNames is the names of the first n free instances, holding none;
-// nil when fewer are free.
-func (np *namedPool) pickNames(n int) []string {
-	pos := np.pickFirst(n, true, nil)
+// pickNames is the names of the first n free instances that ok accepts
+// (nil: any), holding none; nil when fewer are free.
+func (np *namedPool) pickNames(n int, ok func(int) bool) []string {
+	pos := np.pickFirst(n, true, ok)
 	if pos == nil {
 		return nil
 	}

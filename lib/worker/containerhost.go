@@ -48,15 +48,7 @@ func (w *Worker) hostContainerArgv(ts *rpc.TaskStart, argv []string) ([]string, 
 		return nil, nil, fmt.Errorf("the job's container: %w", err)
 	}
 	env := taskEnv(ts)
-	lookup := func(name string) (string, bool) {
-		for i := len(env) - 1; i >= 0; i-- {
-			if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
-				return v, true
-			}
-		}
-		return "", false
-	}
-	img, err := sp.ResolveImage(lookup)
+	img, err := sp.ResolveImage(container.EnvLookup(env))
 	if err != nil {
 		return nil, nil, fmt.Errorf("the job's container: %w", err)
 	}
