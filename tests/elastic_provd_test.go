@@ -73,11 +73,7 @@ func (m *multi) waitReturned(dir string, logs ...*provProc) {
 func TestElasticProvisionerDaemon(t *testing.T) {
 	m := newElastic(t, `max = 2`, `slots = 1`, `idle_time = "1s"`)
 	dir := filepath.Join(m.dir, "prov")
-	t.Cleanup(func() {
-		if left := workersUnder(m.dir); len(left) > 0 {
-			t.Errorf("workers left behind: %v", left)
-		}
-	})
+	t.Cleanup(func() { endWorkersUnder(t, m.dir) })
 	maddr := freePort(t)
 	p := m.provisioner(dir, "", "--metrics", maddr)
 	p.waitLog(t, "provider leased; serving it")
@@ -127,11 +123,7 @@ func TestElasticProvisionerDaemon(t *testing.T) {
 func TestElasticProvisionerTakeover(t *testing.T) {
 	m := newElastic(t, `max = 2`, `slots = 1`, `idle_time = "1s"`)
 	dir := filepath.Join(m.dir, "prov")
-	t.Cleanup(func() {
-		if left := workersUnder(m.dir); len(left) > 0 {
-			t.Errorf("workers left behind: %v", left)
-		}
-	})
+	t.Cleanup(func() { endWorkersUnder(t, m.dir) })
 	a := m.provisioner(dir, "")
 	a.waitLog(t, "provider leased; serving it")
 	b := m.provisioner(dir, "")
@@ -203,11 +195,7 @@ func TestElasticHALeaderProvisions(t *testing.T) {
 	h := newHA(t, 3, `default_queue = "normal"`, "", "[providers.demo]", `kind = "local"`, "",
 		"[templates.cpu1]", `provider = "demo"`, `max = 1`, `slots = 1`, `idle_time = "1s"`, "",
 		"[queues.normal]", `rc_hosts = ["all"]`)
-	t.Cleanup(func() {
-		if left := workersUnder(h.root); len(left) > 0 {
-			t.Errorf("workers left behind: %v", left)
-		}
-	})
+	t.Cleanup(func() { endWorkersUnder(t, h.root) })
 	lead := h.leader()
 	id := h.submit("true")
 	h.waitState(id, "DONE")

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -75,16 +77,24 @@ func workersUnder(dir string) []string {
 	return out
 }
 
+// endWorkersUnder fails the test for each worker still running under
+// dir, and kills it: a worker left running would be taken by a later
+// test's local provider for its own instance of the same name.
+func endWorkersUnder(t *testing.T, dir string) {
+	for _, w := range workersUnder(dir) {
+		t.Errorf("worker left behind: %s", w)
+		if pid, err := strconv.Atoi(strings.Fields(w)[0]); err == nil {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
 // The issue's Show: a controller that runs no jobs itself and a template
 // of max = 2: five pending jobs bring up exactly two hosts, all five run,
 // the hosts go back after idle_time, and no worker is left.
 func TestElasticLocal(t *testing.T) {
 	m := newElastic(t, `max = 2`, `slots = 1`, `idle_time = "1s"`)
-	t.Cleanup(func() {
-		if left := workersUnder(m.dir); len(left) > 0 {
-			t.Errorf("workers left behind: %v", left)
-		}
-	})
+	t.Cleanup(func() { endWorkersUnder(t, m.dir) })
 	// Five jobs that become pending together (held, then released).
 	var ids []string
 	for range 5 {
@@ -189,11 +199,7 @@ func TestElasticDrainDecommission(t *testing.T) {
 // asked for twice, every job runs, and the hosts still go back.
 func TestElasticControllerCrash(t *testing.T) {
 	m := newElastic(t, `max = 2`, `slots = 1`, `idle_time = "1s"`)
-	t.Cleanup(func() {
-		if left := workersUnder(m.dir); len(left) > 0 {
-			t.Errorf("workers left behind: %v", left)
-		}
-	})
+	t.Cleanup(func() { endWorkersUnder(t, m.dir) })
 	var ids []string
 	for range 4 {
 		ids = append(ids, m.submit("sleep 2", "-H"))

@@ -231,8 +231,9 @@ func unexecedChild(pid int, cmdline []byte) bool {
 // before a failover (each candidate's local provider keeps its instances
 // under its own DIR). It is a process of this provider's user running
 // this provider's executable whose command line is `worker ... --dir DIR
-// ... --instance ID` with DIR an instance directory named ID; it returns
-// the pid and DIR, or 0 and "".
+// ... --instance ID` with DIR an instance directory named ID and the
+// same --controller as this provider's (the candidates' list, the same
+// on each); it returns the pid and DIR, or 0 and "".
 func (l *Local) elsewhere(id string) (int, string) {
 	exe, err := filepath.EvalSymlinks(l.Exe)
 	if err != nil {
@@ -252,12 +253,19 @@ func (l *Local) elsewhere(id string) (int, string) {
 			return false
 		}
 		dir = ""
+		controller := ""
 		for i, a := range args {
 			if a == "--dir" && i+1 < len(args) {
 				dir = args[i+1]
 			}
+			if a == "--controller" && i+1 < len(args) {
+				controller = args[i+1]
+			}
 		}
-		return dir != "" && filepath.IsAbs(dir) && filepath.Base(dir) == id && dir != l.dir(id)
+		// Only this cluster's worker: another cluster on this host (or a
+		// test beside this one) may run the same executable with the
+		// same instance names.
+		return controller == l.Controller && dir != "" && filepath.IsAbs(dir) && filepath.Base(dir) == id && dir != l.dir(id)
 	})
 	if pid == 0 {
 		return 0, ""
