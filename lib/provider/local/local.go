@@ -27,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	"xce/lib/atomicfile"
 	"xce/lib/config"
 	"xce/lib/provider"
 	"xce/lib/rmtree"
@@ -101,7 +102,7 @@ func (l *Local) start(t *config.Template, in provider.Instance) error {
 		l.exited[pid] = true
 		l.mu.Unlock()
 	}()
-	return os.WriteFile(filepath.Join(dir, "worker.pid"), []byte(strconv.Itoa(pid)+"\n"), 0o600)
+	return atomicfile.Write(filepath.Join(dir, "worker.pid"), []byte(strconv.Itoa(pid)+"\n"), 0o600, false)
 }
 
 // pid is the running worker of the instance, or 0: none (never started,
@@ -109,20 +110,19 @@ func (l *Local) start(t *config.Template, in provider.Instance) error {
 func (l *Local) pid(id string) int {
 	dir := l.dir(id)
 	b, err := os.ReadFile(filepath.Join(dir, "worker.pid"))
-	if errors.Is(err, os.ErrNotExist) {
-		// Started, and the provisioner killed before it wrote the file.
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	pid, perr := strconv.Atoi(string(bytes.TrimSpace(b)))
+	if err != nil || perr != nil || pid <= 1 {
+		// Started, and the provisioner killed before it wrote the file,
+		// or while it wrote it (a file written before the atomic write
+		// may be empty).
 		if pid := l.findWorker(dir); pid > 0 {
 			return pid
 		}
 		pid, _ := l.elsewhere(id)
 		return pid
-	}
-	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(string(bytes.TrimSpace(b)))
-	if err != nil || pid <= 1 {
-		return 0
 	}
 	l.mu.Lock()
 	gone := l.exited[pid]
@@ -171,7 +171,7 @@ func (l *Local) findWorker(dir string) int {
 	want := []byte("\x00--dir\x00" + dir + "\x00")
 	pid := ownProcess(func(_ int, _ string, cmdline []byte) bool { return bytes.Contains(cmdline, want) })
 	if pid > 0 {
-		if err := os.WriteFile(filepath.Join(dir, "worker.pid"), []byte(strconv.Itoa(pid)+"\n"), 0o600); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, "worker.pid"), []byte(strconv.Itoa(pid)+"\n"), 0o600, false); err != nil {
 			slog.Warn("record a found instance worker's pid", "dir", dir, "err", err)
 		}
 	}

@@ -58,6 +58,12 @@ func TestLocalLifecycle(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(l.Dir, "cpu-2", "worker.pid")); err != nil {
 		t.Errorf("the found worker's pid was not recorded: %v", err)
 	}
+	// Killed while it wrote the file (an empty file, from before the
+	// write was atomic): found the same way.
+	os.WriteFile(filepath.Join(l.Dir, "cpu-2", "worker.pid"), nil, 0o600)
+	if st, _ := (&Local{Exe: l.Exe, Dir: l.Dir}).Status(ctx, "", ins[1:]); st[0].Status != provider.Running {
+		t.Errorf("a worker with an empty pid file: %v", st)
+	}
 	// A provider of a later run (no children of its own) sees it too.
 	l2 := &Local{Exe: l.Exe, Dir: l.Dir}
 	if st, _ := l2.Status(ctx, "", ins[:1]); st[0].Status != provider.Running {
