@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // A controller candidate's store follows the replicated log (lib/replica),
@@ -59,7 +58,7 @@ func (s *Store) Sync() error {
 		return fmt.Errorf("sync the store: %w", err)
 	}
 	for _, e := range ents {
-		if n := e.Name(); strings.HasSuffix(n, ".mem") || strings.HasSuffix(n, ".vlog") {
+		if n := e.Name(); isLog(n) {
 			if err := fsyncPath(filepath.Join(s.dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("sync the store: %w", err)
 			}

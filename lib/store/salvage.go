@@ -483,6 +483,14 @@ func shadowOnce(from, to string) error {
 			continue
 		}
 		src, dst := filepath.Join(from, e.Name()), filepath.Join(to, e.Name())
+		if isLog(e.Name()) {
+			// An empty log (one being made, or what a crash left as it
+			// was made: dropEmptyLogs) holds nothing, and Badger cannot
+			// open a store that has one.
+			if fi, err := e.Info(); err == nil && fi.Size() == 0 {
+				continue
+			}
+		}
 		if strings.HasSuffix(e.Name(), ".mem") {
 			if err := copyLogWhole(src, dst); err != nil {
 				return err

@@ -197,7 +197,13 @@ func waitUnlocked(dir string, wait time.Duration) error {
 	for {
 		err := unix.Flock(int(d.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
-			return unix.Flock(int(d.Fd()), unix.LOCK_UN)
+			// No process has the store open: what a crash left
+			// half-made can go.
+			err := dropEmptyLogs(dir)
+			if uerr := unix.Flock(int(d.Fd()), unix.LOCK_UN); err == nil {
+				err = uerr
+			}
+			return err
 		}
 		if !errors.Is(err, unix.EWOULDBLOCK) {
 			return fmt.Errorf("lock store %s: %w", dir, err)
@@ -208,6 +214,39 @@ func waitUnlocked(dir string, wait time.Duration) error {
 		time.Sleep(pause)
 		pause = min(2*pause, 20*time.Millisecond)
 	}
+}
+
+// dropEmptyLogs removes the memtable and value logs of no bytes in dir: a
+// crash between a log's creation and its first write (its header, or the
+// preallocation) leaves one, and Badger then cannot open the store (it
+// takes the file for one it has just created and fails with "Create a new
+// file": dgraph-io/badger#2207). Such a file holds no entry, so nothing
+// is lost with it.
+func dropEmptyLogs(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", dir, err)
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if !e.Type().IsRegular() || !isLog(n) {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil || fi.Size() != 0 {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("open store %s: remove the empty log a crash left: %w", dir, err)
+		}
+		slog.Warn("removed an empty log that a crash left in the store", "store", dir, "file", n)
+	}
+	return nil
+}
+
+// isLog says whether a store file's name is a memtable or value log's.
+func isLog(name string) bool {
+	return strings.HasSuffix(name, ".mem") || strings.HasSuffix(name, ".vlog")
 }
 
 // The sizes Badger writes in: CheckSpace's floor is made of them.

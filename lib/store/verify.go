@@ -106,7 +106,7 @@ func listStore(dir string) (storeFiles, error) {
 			f.manifest = true
 		case strings.HasSuffix(n, ".sst"):
 			f.sst = append(f.sst, n)
-		case strings.HasSuffix(n, ".mem"), strings.HasSuffix(n, ".vlog"):
+		case isLog(n):
 			f.logs = append(f.logs, n)
 		}
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -219,5 +220,38 @@ func TestMaxRecordID(t *testing.T) {
 	_, _, want, _ := countRecords(st.db)
 	if m, err := maxRecordID(st.db); m != want || m != 70000 || err != nil {
 		t.Fatal(m, want, err)
+	}
+}
+
+// A crash as Badger creates a memtable or value log leaves a file of no
+// bytes, which Badger cannot open (it fails with "Create a new file").
+// The store removes such files as it opens, and Check and the views see
+// past them.
+func TestEmptyLogsOfACrashAreRemoved(t *testing.T) {
+	for _, clean := range []bool{true, false} {
+		dir := filledStore(t, clean)
+		for _, n := range []string{"00099.mem", "000099.vlog"} {
+			if err := os.WriteFile(filepath.Join(dir, n), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if p, err := Check(dir); err != nil || len(p) > 0 {
+			t.Errorf("clean=%v: Check: %v %v", clean, p, err)
+		}
+		st, err := Open(dir)
+		if err != nil {
+			t.Fatalf("clean=%v: %v", clean, err)
+		}
+		l, err := st.Load()
+		if err != nil || len(l.Jobs) != damageJobs {
+			t.Fatalf("clean=%v: %d jobs, %v", clean, len(l.Jobs), err)
+		}
+		if err := st.Submit(submission(damageJobs+1, 1, nil)); err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+		if _, err := os.Stat(filepath.Join(dir, "00099.mem")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("clean=%v: the empty memtable log is still there: %v", clean, err)
+		}
 	}
 }
