@@ -191,7 +191,9 @@ type Controller struct {
 	// until then (containment.go).
 	staleCores map[string]map[key][]int
 	// execs: the connected hosts' executors, read without c.mu (execOf).
-	execs atomic.Pointer[map[string]Executor]
+	// (a sync.Map: hosts come and go one at a time, and a copy of the
+	// whole map at each of 10,000 registrations was O(N²)).
+	execs sync.Map // host name → Executor
 	// kills: terminations asked for while a job's host was away (killMu).
 	killMu sync.Mutex
 	kills  map[string]map[key]bool
@@ -290,9 +292,9 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 	c.conf.Store(cfg.Cluster)
 	if ex != nil {
 		h := c.hostNamed(cfg.Host)
-		h.local, h.exec, h.slots, h.lostAt = true, ex, cfg.Slots, time.Time{}
+		h.local, h.slots, h.lostAt = true, cfg.Slots, time.Time{}
+		c.setExec(h, ex)
 	}
-	c.publishExecs()
 	c.configuredHosts(cfg.Cluster)
 	for _, q := range cfg.Cluster.APIQueues() {
 		c.queues[q.Name] = &queue{q: q}

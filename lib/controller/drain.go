@@ -2,8 +2,6 @@ package controller
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 )
 
@@ -74,9 +72,7 @@ func (c *Controller) drainControl(who Caller, names []string, decommission bool)
 		if h.conn != nil {
 			h.conn.close("the host was decommissioned")
 		}
-		delete(c.hosts, name)
-		c.hostNames = slices.Sorted(maps.Keys(c.hosts))
-		c.publishExecs()
+		c.dropHost(name)
 	}
 	c.Kick()
 	return errs
@@ -109,10 +105,9 @@ func (c *Controller) restoreDrains() error {
 	// A decommissioned host the configuration still names is not listed.
 	for name := range c.decommissioned {
 		if h := c.hosts[name]; h != nil && !h.local && len(c.jobsOn(name)) == 0 {
-			delete(c.hosts, name)
+			c.dropHost(name)
 		}
 	}
-	c.hostNames = slices.Sorted(maps.Keys(c.hosts))
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os/user"
 	"slices"
 	"strings"
@@ -64,9 +63,33 @@ func (c *Controller) hostNamed(name string) *host {
 		_, closed := c.closedHosts[name]
 		h = &host{name: name, lostAt: c.started, closed: closed}
 		c.hosts[name] = h
-		c.hostNames = slices.Sorted(maps.Keys(c.hosts))
+		c.addHostName(name)
 	}
 	return h
+}
+
+// addHostName and dropHostName keep c.hostNames sorted as a host comes
+// and goes, in O(N) rather than a sort of every name at each of 10,000
+// registrations. The slice is replaced, never changed in place: a
+// snapshot or a query may still hold the old one (c.mu held).
+func (c *Controller) addHostName(name string) {
+	i, found := slices.BinarySearch(c.hostNames, name)
+	if !found {
+		c.hostNames = slices.Concat(c.hostNames[:i:i], []string{name}, c.hostNames[i:])
+	}
+}
+
+func (c *Controller) dropHostName(name string) {
+	if i, found := slices.BinarySearch(c.hostNames, name); found {
+		c.hostNames = slices.Concat(c.hostNames[:i:i], c.hostNames[i+1:])
+	}
+}
+
+// dropHost forgets a host and its executor (c.mu held).
+func (c *Controller) dropHost(name string) {
+	delete(c.hosts, name)
+	c.dropHostName(name)
+	c.execs.Delete(name)
 }
 
 // configuredHosts lists every execution host of the configuration from
@@ -97,16 +120,10 @@ func (c *Controller) configuredHosts(conf *config.Config) {
 			}
 		}
 	}
-	gone := false
 	for name, h := range c.hosts {
 		if hc := conf.Hosts[name]; (hc == nil || !hc.IsServer()) && !h.local && h.conn == nil && h.attrs == nil && !busy[name] {
-			delete(c.hosts, name)
-			gone = true
+			c.dropHost(name)
 		}
-	}
-	if gone {
-		c.hostNames = slices.Sorted(maps.Keys(c.hosts))
-		c.publishExecs()
 	}
 }
 
@@ -171,24 +188,21 @@ func (c *Controller) execOf(j *api.Job) Executor {
 	if name == "" {
 		name = c.cfg.Host
 	}
-	if m := c.execs.Load(); m != nil {
-		if ex := (*m)[name]; ex != nil {
-			return ex
-		}
+	if ex := c.taskExecutor(name); ex != nil {
+		return ex
 	}
 	return offline{c, name}
 }
 
-// publishExecs makes the connected hosts' executors what execOf sees
-// (c.mu held).
-func (c *Controller) publishExecs() {
-	m := make(map[string]Executor, len(c.hosts))
-	for name, h := range c.hosts {
-		if h.exec != nil {
-			m[name] = h.exec
-		}
+// setExec makes a host's executor (nil: none) what execOf sees (c.mu
+// held).
+func (c *Controller) setExec(h *host, ex Executor) {
+	h.exec = ex
+	if ex == nil {
+		c.execs.Delete(h.name)
+	} else {
+		c.execs.Store(h.name, ex)
 	}
-	c.execs.Store(&m)
 }
 
 // offline is the executor of a host whose worker is not connected: a
@@ -417,7 +431,8 @@ func (c *Controller) workerJoined(conn *workerConn, reg *rpc.WorkerRegister) err
 		// other over and over.
 		return &hostTakenError{name: name, by: old.peer}
 	}
-	h.conn, h.exec = conn, conn
+	h.conn = conn
+	c.setExec(h, conn)
 	h.attrs = proto.Clone(reg.Host).(*api.Host)
 	h.slots = registeredSlots(reg.Host)
 	if hc := conf.Hosts[name]; hc != nil && hc.Slots > 0 {
@@ -426,7 +441,6 @@ func (c *Controller) workerJoined(conn *workerConn, reg *rpc.WorkerRegister) err
 	h.lostAt, h.unavail = time.Time{}, false
 	_, h.closed = c.closedHosts[name]
 	c.rcJoined(h, reg.InstanceId)
-	c.publishExecs()
 	cl := &conf.Cluster
 	elimDir, elimStale, elimRes := c.elimWelcome(name)
 	conn.send(&rpc.ControllerMessage{Msg: &rpc.ControllerMessage_Welcome{Welcome: &rpc.Welcome{
@@ -503,9 +517,9 @@ func (c *Controller) workerLeft(conn *workerConn) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if h := c.hosts[conn.name]; h != nil && h.conn == conn {
-		h.conn, h.exec = nil, nil
+		h.conn = nil
+		c.setExec(h, nil)
 		h.lostAt = time.Now()
-		c.publishExecs()
 	}
 }
 

@@ -196,9 +196,7 @@ func (c *Controller) Forget(name string) {
 	if h.conn != nil {
 		h.conn.close("the host was returned to its provider")
 	}
-	delete(c.hosts, name)
-	c.hostNames = slices.Sorted(maps.Keys(c.hosts))
-	c.publishExecs()
+	c.dropHost(name)
 	slog.Debug("host forgotten", "host", name)
 }
 

@@ -118,8 +118,8 @@ func (c *Controller) taskJob(id int64, idx int32, from, host string) (*api.Job, 
 
 // taskExecutor is the connected worker of a host.
 func (c *Controller) taskExecutor(host string) Executor {
-	if m := c.execs.Load(); m != nil {
-		return (*m)[host]
+	if ex, ok := c.execs.Load(host); ok {
+		return ex.(Executor)
 	}
 	return nil
 }
