@@ -120,7 +120,7 @@ borrow_max = 2
 		}
 	}()
 	waitFor(t, "the slow loan's reason", func() bool { last = reason(slowID); return want.MatchString(last) })
-	failed := regexp.MustCompile(`Waiting for \d units? of lic_b: its last loan failed: .*no licences left on the server \(provider bad\)`)
+	failed := regexp.MustCompile(`Waiting for \d units? of lic_b: its last loan failed: .*no licences left on the server \(next try at \d\d:\d\d:\d\d, provider bad\)`)
 	waitFor(t, "the failed loan's reason", func() bool { last = reason(badID); return failed.MatchString(last) })
 	m.must("", "bkill", slowID, badID)
 }

@@ -131,7 +131,7 @@ func (a *Agent) Probe() (connected bool, providers int) { return a.up.Load(), in
 func (a *Agent) beat(ctx context.Context) bool {
 	a.reap()
 	req := &rpc.ProvisionerSyncRequest{Owner: a.cfg.Owner, Yield: a.cfg.Yield, WaitMs: (a.cfg.Interval / 2).Milliseconds(),
-		DemandSeen: a.seq, Backoff: map[string]int64{}}
+		DemandSeen: a.seq, Backoff: map[string]int64{}, BorrowBackoff: map[string]int64{}}
 	if a.cfg.Conf != nil {
 		a.conf.Store(a.cfg.Conf())
 	}
@@ -147,6 +147,7 @@ func (a *Agent) beat(ctx context.Context) bool {
 		errs, off := o.p.Status()
 		req.Errors = append(req.Errors, errs...)
 		maps.Copy(req.Backoff, off)
+		maps.Copy(req.BorrowBackoff, o.p.BorrowBackoff())
 	}
 	sent := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, a.cfg.Interval/2+5*time.Second)

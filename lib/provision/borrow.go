@@ -193,6 +193,22 @@ func (p *Provisioner) lender(name string) (provider.Lender, error) {
 	return l, nil
 }
 
+// BorrowBackoff is when each shared resource whose last loan failed may
+// be asked for again (Unix ns); the resources not backed off are left
+// out.
+func (p *Provisioner) BorrowBackoff() map[string]int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.clock()
+	off := map[string]int64{}
+	for name, until := range p.lend.backoff {
+		if now.Before(until) {
+			off[name] = until.UnixNano()
+		}
+	}
+	return off
+}
+
 // loanFailed records a failed loan for badmin rc error and backs the
 // resource off.
 func (p *Provisioner) loanFailed(r *config.Resource, msg string, now time.Time) {

@@ -161,6 +161,9 @@ func TestBorrowFailureBacksOff(t *testing.T) {
 	if len(r.loans()) != 0 || r.st.count("rc/borrow/") != 0 {
 		t.Fatalf("a failed loan is left: %v", r.loans())
 	}
+	if off := r.p.BorrowBackoff(); off["lic"] <= r.now.UnixNano() {
+		t.Fatalf("no retry time after the failure: %v", off)
+	}
 	r.tokens(1, 0)
 	r.p.step(ctx)
 	if r.l.borrows != 1 {
@@ -172,6 +175,9 @@ func TestBorrowFailureBacksOff(t *testing.T) {
 	r.p.step(ctx)
 	if r.l.borrows != 2 || len(r.loans()) != 1 {
 		t.Fatalf("borrows %d loans %v after the backoff", r.l.borrows, r.loans())
+	}
+	if off := r.p.BorrowBackoff(); len(off) != 0 {
+		t.Fatalf("backed off after the backoff: %v", off)
 	}
 }
 

@@ -90,9 +90,10 @@ type lease struct {
 }
 
 type ownerStatus struct {
-	errors  []*api.RCError
-	backoff map[string]int64
-	at      time.Time
+	errors        []*api.RCError
+	backoff       map[string]int64 // template -> Unix ns
+	borrowBackoff map[string]int64 // shared resource -> Unix ns
+	at            time.Time
 }
 
 // DefaultLeaseTTL is a lease's length: three of the agents' heartbeats.
@@ -341,7 +342,7 @@ func (l *Ledger) Sync(ctx context.Context, req *rpc.ProvisionerSyncRequest) (*rp
 		return nil, err
 	}
 	l.mu.Lock()
-	st := &ownerStatus{errors: req.Errors, backoff: req.Backoff, at: l.clock()}
+	st := &ownerStatus{errors: req.Errors, backoff: req.Backoff, borrowBackoff: req.BorrowBackoff, at: l.clock()}
 	l.status[req.Owner] = st
 	for o, s := range l.status {
 		if l.clock().Sub(s.at) > 10*time.Minute {

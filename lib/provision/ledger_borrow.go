@@ -247,7 +247,7 @@ func (l *Ledger) TokenWaitReason(resource string, conf *config.Config) string {
 	// The provisioner reports a failed loan as "borrow RES: why"
 	// (Provisioner.loanFailed); one newer than every loan is the last
 	// try's.
-	var failAt int64
+	var failAt, retry int64
 	why := ""
 	for _, s := range l.status {
 		for _, e := range s.errors {
@@ -255,9 +255,14 @@ func (l *Ledger) TokenWaitReason(resource string, conf *config.Config) string {
 				failAt, why = e.Time, m
 			}
 		}
+		retry = max(retry, s.borrowBackoff[resource])
 	}
 	if failAt > last && why != "" {
-		return fmt.Sprintf("Waiting for %d %s of %s: its last loan failed: %s (provider %s)", n, plural(n, "unit"), resource, why, r.Provider)
+		next := ""
+		if retry > l.clock().UnixNano() {
+			next = "next try at " + time.Unix(0, retry).Format("15:04:05") + ", "
+		}
+		return fmt.Sprintf("Waiting for %d %s of %s: its last loan failed: %s (%sprovider %s)", n, plural(n, "unit"), resource, why, next, r.Provider)
 	}
 	when := "not yet requested"
 	if at > 0 {

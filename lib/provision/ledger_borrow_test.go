@@ -108,6 +108,25 @@ func TestLedgerTokenWaitReason(t *testing.T) {
 	if got, want := r.l.TokenWaitReason("lic", conf), "Waiting for 1 unit of lic: its last loan failed: no licences left (provider p)"; got != want {
 		t.Errorf("after a failed loan: %q, want %q", got, want)
 	}
+	// The provisioner says when it tries again; a time past is not shown.
+	retry := time.Date(2026, 1, 2, 10, 2, 41, 0, time.Local)
+	for _, c := range []struct {
+		now  time.Time
+		want string
+	}{
+		{retry.Add(-time.Second), "Waiting for 1 unit of lic: its last loan failed: no licences left (next try at 10:02:41, provider p)"},
+		{retry, "Waiting for 1 unit of lic: its last loan failed: no licences left (provider p)"},
+	} {
+		r.now = c.now
+		if _, err := r.l.Sync(context.Background(), &rpc.ProvisionerSyncRequest{Owner: "o1", Want: []string{"p"}, Held: []string{"p"},
+			Errors:        []*api.RCError{{Time: at.Add(time.Second).UnixNano(), Provider: "p", Message: "borrow lic: no licences left"}},
+			BorrowBackoff: map[string]int64{"lic": retry.UnixNano()}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.l.TokenWaitReason("lic", conf); got != c.want {
+			t.Errorf("at %s: %q, want %q", c.now.Format("15:04:05"), got, c.want)
+		}
+	}
 	if got := r.l.TokenWaitReason("plain", conf); got != "" {
 		t.Errorf("a resource that does not borrow: %q", got)
 	}

@@ -95,11 +95,14 @@ type ProvisionerSyncRequest struct {
 	Held  []string               `protobuf:"bytes,3,rep,name=held,proto3" json:"held,omitempty"`   // providers it holds a lease on now
 	// The controller's own provisioner: a provider a daemon asks for goes
 	// to the daemon.
-	Yield         bool             `protobuf:"varint,4,opt,name=yield,proto3" json:"yield,omitempty"`
-	Errors        []*api.RCError   `protobuf:"bytes,5,rep,name=errors,proto3" json:"errors,omitempty"`                                                                              // its recent provider errors
-	Backoff       map[string]int64 `protobuf:"bytes,6,rep,name=backoff,proto3" json:"backoff,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"` // template -> Unix ns it is not asked again before
-	WaitMs        int64            `protobuf:"varint,7,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`                                                               // hold the answer this long for new demand
-	DemandSeen    uint64           `protobuf:"varint,8,opt,name=demand_seen,json=demandSeen,proto3" json:"demand_seen,omitempty"`                                                   // the demand_seq it has had
+	Yield      bool             `protobuf:"varint,4,opt,name=yield,proto3" json:"yield,omitempty"`
+	Errors     []*api.RCError   `protobuf:"bytes,5,rep,name=errors,proto3" json:"errors,omitempty"`                                                                              // its recent provider errors
+	Backoff    map[string]int64 `protobuf:"bytes,6,rep,name=backoff,proto3" json:"backoff,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"` // template -> Unix ns it is not asked again before
+	WaitMs     int64            `protobuf:"varint,7,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`                                                               // hold the answer this long for new demand
+	DemandSeen uint64           `protobuf:"varint,8,opt,name=demand_seen,json=demandSeen,proto3" json:"demand_seen,omitempty"`                                                   // the demand_seq it has had
+	// shared resource -> Unix ns its next loan is not asked for before
+	// (after a failed one)
+	BorrowBackoff map[string]int64 `protobuf:"bytes,9,rep,name=borrow_backoff,json=borrowBackoff,proto3" json:"borrow_backoff,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -190,6 +193,13 @@ func (x *ProvisionerSyncRequest) GetDemandSeen() uint64 {
 		return x.DemandSeen
 	}
 	return 0
+}
+
+func (x *ProvisionerSyncRequest) GetBorrowBackoff() map[string]int64 {
+	if x != nil {
+		return x.BorrowBackoff
+	}
+	return nil
 }
 
 type ProvisionerSyncReply struct {
@@ -663,7 +673,7 @@ var File_rpc_provision_proto protoreflect.FileDescriptor
 const file_rpc_provision_proto_rawDesc = "" +
 	"\n" +
 	"\x13rpc/provision.proto\x12\n" +
-	"xce.api.v1\x1a\tapi.proto\"\xda\x02\n" +
+	"xce.api.v1\x1a\tapi.proto\"\xfa\x03\n" +
 	"\x16ProvisionerSyncRequest\x12\x14\n" +
 	"\x05owner\x18\x01 \x01(\tR\x05owner\x12\x12\n" +
 	"\x04want\x18\x02 \x03(\tR\x04want\x12\x12\n" +
@@ -673,8 +683,12 @@ const file_rpc_provision_proto_rawDesc = "" +
 	"\abackoff\x18\x06 \x03(\v2/.xce.api.v1.ProvisionerSyncRequest.BackoffEntryR\abackoff\x12\x17\n" +
 	"\await_ms\x18\a \x01(\x03R\x06waitMs\x12\x1f\n" +
 	"\vdemand_seen\x18\b \x01(\x04R\n" +
-	"demandSeen\x1a:\n" +
+	"demandSeen\x12\\\n" +
+	"\x0eborrow_backoff\x18\t \x03(\v25.xce.api.v1.ProvisionerSyncRequest.BorrowBackoffEntryR\rborrowBackoff\x1a:\n" +
 	"\fBackoffEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a@\n" +
+	"\x12BorrowBackoffEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xd8\x04\n" +
 	"\x14ProvisionerSyncReply\x12\x18\n" +
@@ -745,7 +759,7 @@ func file_rpc_provision_proto_rawDescGZIP() []byte {
 }
 
 var file_rpc_provision_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_rpc_provision_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_rpc_provision_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_rpc_provision_proto_goTypes = []any{
 	(ProvisionerHostRequest_Op)(0),    // 0: xce.api.v1.ProvisionerHostRequest.Op
 	(*ProvisionerSyncRequest)(nil),    // 1: xce.api.v1.ProvisionerSyncRequest
@@ -757,27 +771,29 @@ var file_rpc_provision_proto_goTypes = []any{
 	(*ProvisionerHostRequest)(nil),    // 7: xce.api.v1.ProvisionerHostRequest
 	(*ProvisionerHostReply)(nil),      // 8: xce.api.v1.ProvisionerHostReply
 	nil,                               // 9: xce.api.v1.ProvisionerSyncRequest.BackoffEntry
-	nil,                               // 10: xce.api.v1.ProvisionerSyncReply.DemandEntry
-	nil,                               // 11: xce.api.v1.ProvisionerSyncReply.TokensEntry
-	nil,                               // 12: xce.api.v1.ProvisionerSyncReply.SharedUsedEntry
-	nil,                               // 13: xce.api.v1.ProvisionerRecordsReply.RecordsEntry
-	nil,                               // 14: xce.api.v1.ProvisionerPutRequest.SetEntry
-	(*api.RCError)(nil),               // 15: xce.api.v1.RCError
+	nil,                               // 10: xce.api.v1.ProvisionerSyncRequest.BorrowBackoffEntry
+	nil,                               // 11: xce.api.v1.ProvisionerSyncReply.DemandEntry
+	nil,                               // 12: xce.api.v1.ProvisionerSyncReply.TokensEntry
+	nil,                               // 13: xce.api.v1.ProvisionerSyncReply.SharedUsedEntry
+	nil,                               // 14: xce.api.v1.ProvisionerRecordsReply.RecordsEntry
+	nil,                               // 15: xce.api.v1.ProvisionerPutRequest.SetEntry
+	(*api.RCError)(nil),               // 16: xce.api.v1.RCError
 }
 var file_rpc_provision_proto_depIdxs = []int32{
-	15, // 0: xce.api.v1.ProvisionerSyncRequest.errors:type_name -> xce.api.v1.RCError
+	16, // 0: xce.api.v1.ProvisionerSyncRequest.errors:type_name -> xce.api.v1.RCError
 	9,  // 1: xce.api.v1.ProvisionerSyncRequest.backoff:type_name -> xce.api.v1.ProvisionerSyncRequest.BackoffEntry
-	10, // 2: xce.api.v1.ProvisionerSyncReply.demand:type_name -> xce.api.v1.ProvisionerSyncReply.DemandEntry
-	11, // 3: xce.api.v1.ProvisionerSyncReply.tokens:type_name -> xce.api.v1.ProvisionerSyncReply.TokensEntry
-	12, // 4: xce.api.v1.ProvisionerSyncReply.shared_used:type_name -> xce.api.v1.ProvisionerSyncReply.SharedUsedEntry
-	13, // 5: xce.api.v1.ProvisionerRecordsReply.records:type_name -> xce.api.v1.ProvisionerRecordsReply.RecordsEntry
-	14, // 6: xce.api.v1.ProvisionerPutRequest.set:type_name -> xce.api.v1.ProvisionerPutRequest.SetEntry
-	0,  // 7: xce.api.v1.ProvisionerHostRequest.op:type_name -> xce.api.v1.ProvisionerHostRequest.Op
-	8,  // [8:8] is the sub-list for method output_type
-	8,  // [8:8] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	10, // 2: xce.api.v1.ProvisionerSyncRequest.borrow_backoff:type_name -> xce.api.v1.ProvisionerSyncRequest.BorrowBackoffEntry
+	11, // 3: xce.api.v1.ProvisionerSyncReply.demand:type_name -> xce.api.v1.ProvisionerSyncReply.DemandEntry
+	12, // 4: xce.api.v1.ProvisionerSyncReply.tokens:type_name -> xce.api.v1.ProvisionerSyncReply.TokensEntry
+	13, // 5: xce.api.v1.ProvisionerSyncReply.shared_used:type_name -> xce.api.v1.ProvisionerSyncReply.SharedUsedEntry
+	14, // 6: xce.api.v1.ProvisionerRecordsReply.records:type_name -> xce.api.v1.ProvisionerRecordsReply.RecordsEntry
+	15, // 7: xce.api.v1.ProvisionerPutRequest.set:type_name -> xce.api.v1.ProvisionerPutRequest.SetEntry
+	0,  // 8: xce.api.v1.ProvisionerHostRequest.op:type_name -> xce.api.v1.ProvisionerHostRequest.Op
+	9,  // [9:9] is the sub-list for method output_type
+	9,  // [9:9] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 // file_rpc_provision_proto_once builds the file's descriptors on first use, not at
@@ -799,7 +815,7 @@ func file_rpc_provision_proto_build() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rpc_provision_proto_rawDesc), len(file_rpc_provision_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
