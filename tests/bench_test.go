@@ -202,9 +202,20 @@ func (c *benchCluster) stop() time.Duration {
 	select {
 	case <-c.exited:
 	case <-time.After(30 * time.Second):
-		c.tb.Errorf("xced did not exit within 30s of SIGTERM; killing it")
-		c.cmd.Process.Kill()
-		<-c.exited
+		// SIGQUIT makes the Go runtime print every goroutine's stack:
+		// what it still waits for.
+		c.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-c.exited:
+		case <-time.After(5 * time.Second):
+			c.cmd.Process.Kill()
+			<-c.exited
+		}
+		log := c.log.String()
+		if i := strings.Index(log, "SIGQUIT"); i >= 0 {
+			log = log[i:]
+		}
+		c.tb.Errorf("xced did not exit within 30s of SIGTERM; its goroutines then:\n%s", log)
 	}
 	c.cmd = nil
 	return time.Since(began)

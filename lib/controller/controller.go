@@ -778,6 +778,7 @@ func (c *Controller) applyReport(rep worker.Report, staged map[key]*api.Job) (st
 	if st := c.stale[rep.Host]; st[k] {
 		if rep.Finished != nil || rep.NeverStarted || rep.Err != nil {
 			delete(st, k)
+			c.setStale(rep.Host, st)
 			c.Kick() // the host may take the job again
 		}
 		return store.Change{}, false

@@ -501,10 +501,7 @@ func (c *Controller) workerJoined(conn *workerConn, reg *rpc.WorkerRegister) err
 		}
 		conn.Terminate(k.id, k.idx, api.TermReason_TERM_UNKNOWN)
 	}
-	if c.stale == nil {
-		c.stale = map[string]map[key]bool{}
-	}
-	c.stale[name] = stale
+	c.setStale(name, stale)
 	if err := c.commit(changes); err != nil {
 		slog.Error("record host's return", "host", name, "err", err)
 	}
@@ -763,6 +760,9 @@ func fillGPUUse(h *api.Host, hv sched.HostView) {
 
 // staleHosts is "~HOST" for each host where an old instance of the job
 // still runs (c.mu held); nil when there is none.
+//
+// c.stale holds only hosts with such instances (setStale): it is walked
+// for every running job of every snapshot.
 func (c *Controller) staleHosts(k key) []string {
 	var out []string
 	for name, st := range c.stale {
@@ -771,6 +771,19 @@ func (c *Controller) staleHosts(k key) []string {
 		}
 	}
 	return out
+}
+
+// setStale records a host's stale instances; none removes its entry
+// (c.mu held).
+func (c *Controller) setStale(name string, stale map[key]bool) {
+	if len(stale) == 0 {
+		delete(c.stale, name)
+		return
+	}
+	if c.stale == nil {
+		c.stale = map[string]map[key]bool{}
+	}
+	c.stale[name] = stale
 }
 
 // PrimaryAdmin is the cluster's primary administrator, whom job reports
