@@ -52,6 +52,19 @@ import (
 
 var benchReport = flag.Bool("bench-report", false, "benchmarks: print a summary table of each measurement against its target")
 
+var xcedProfiles = flag.String("xced-cpuprofile", "", "benchmarks: each xced started writes a CPU profile into this directory (XCE_CPUPROFILE), NAME-N.prof")
+
+var profileSeq atomic.Int64
+
+// profileEnv is the XCE_CPUPROFILE setting for the next xced named name
+// with -xced-cpuprofile; "" without.
+func profileEnv(name string) string {
+	if *xcedProfiles == "" {
+		return ""
+	}
+	return fmt.Sprintf("XCE_CPUPROFILE=%s/%s-%d.prof", *xcedProfiles, name, profileSeq.Add(1))
+}
+
 // --- the summary table -------------------------------------------------
 
 var reportHeader sync.Once
@@ -181,6 +194,9 @@ func (c *benchCluster) launch() {
 	// newClusterEnv does, removed afterwards.
 	parent := "xce-bench-" + filepath.Base(c.dir)
 	c.cmd.Env = append(os.Environ(), "XCE_CGROUP_PARENT="+parent)
+	if p := profileEnv("xced"); p != "" {
+		c.cmd.Env = append(c.cmd.Env, p)
+	}
 	c.tb.Cleanup(func() { removeCgroupTree(parent) })
 	c.log = &testenv.LockedBuffer{}
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log

@@ -120,6 +120,9 @@ func (c *candProc) start() {
 	if c.env != nil {
 		c.cmd.Env = append(os.Environ(), c.env...)
 	}
+	if p := profileEnv("cand-" + filepath.Base(c.dir)); p != "" {
+		c.cmd.Env = append(append(os.Environ(), c.env...), p)
+	}
 	if c.log == nil {
 		c.log = &bytes.Buffer{}
 	}

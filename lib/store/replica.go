@@ -20,14 +20,18 @@ import (
 // more), so Sync runs before a snapshot is taken, and the store is on
 // disk at least up to any snapshot's index.
 //
-// A commit through the log takes several fsyncs in turn (the leader's
-// append, then a majority's), so the submission committer keeps up to
-// replicatedInFlight batches in the log at once rather than one: raft
-// appends those that arrive together as one write. Submissions are
-// independent of each other (their job ids are given out before), and the
-// one thing a batch reads from the store, whether an environment is
-// there, only costs a second copy of it when a batch in flight has it.
-const replicatedInFlight = 4
+// Submissions go through the log one batch at a time, as they go to
+// Badger on a single controller: what arrives while a batch is in the log
+// waits and forms the next one. Each batch is one log entry, and each
+// entry costs every candidate an append, a synced write and a store
+// commit whatever its size (an fsync alone is about 110 us of CPU here),
+// so on candidates that share a machine's cores the rate is bound by how
+// many submissions an entry carries. With 32 clients on three candidates
+// of one 2-core machine, up to 4 batches in the log at once gave entries
+// of about 5 submissions and cost the leader 240-300 us and each follower
+// 107-145 us of CPU per submission; one at a time gives entries of about
+// 15, at 189 and 84 us (BenchmarkHA), and a lone submission waits for
+// nothing either way.
 
 // The job id ceiling file (verify.go), which must never run ahead of the
 // store, is written by Sync, with the ceiling as it was synced.

@@ -384,9 +384,6 @@ const maxBatch = 512
 
 func (s *Store) committer() {
 	defer close(s.stopped)
-	var inFlight sync.WaitGroup
-	defer inFlight.Wait()
-	slots := make(chan struct{}, replicatedInFlight)
 	for req := range s.submitCh {
 		batch := []*submitReq{req}
 	more:
@@ -401,17 +398,7 @@ func (s *Store) committer() {
 				break more
 			}
 		}
-		if s.replicator() != nil {
-			// Replicated: the batch's round trip through the log need
-			// not hold the next one back (replica.go).
-			slots <- struct{}{}
-			inFlight.Add(1)
-			go func() {
-				defer func() { <-slots; inFlight.Done() }()
-				s.commitBatch(batch)
-			}()
-			continue
-		}
+		// One batch at a time, replicated too (replica.go).
 		s.commitBatch(batch)
 	}
 }
