@@ -203,7 +203,9 @@
 //
 // The sampler reads /proc/<pid>/stat once a second (the first time 0.1 s
 // after the start). Every fifth sample, and while it has found nothing, it
-// reads every process on the host to find the members of the job's process
+// reads every descendant of the shepherd (from the kernel's children
+// lists; every process on the host where the kernel keeps none, or where
+// the shepherd is no subreaper) to find the members of the job's process
 // group; the samples in between reread only the members it knows, so the
 // cost per second is a few reads rather than one per process on the host,
 // and a new process is counted within five seconds. For the members it
