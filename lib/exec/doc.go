@@ -98,7 +98,9 @@
 // directory of the directory form, and writes the job report, "The output
 // (if any) follows:", the spooled output and the report's PS part into the
 // -o file (appended, or replacing it for -oo), and the spooled stderr into
-// the -e file; then it removes the spool files. With -N the report is
+// the -e file; then it removes the spool files. A file that resolves to
+// /dev/null gets nothing: its spool file is removed uncopied, and the
+// report is not made unless it is mailed. With -N the report is
 // mailed and the file gets the output alone. When a file cannot be
 // written, what was meant for it goes to $HOME/.lsbatch/<job file
 // name>.out (or .err), LSF's default job spool directory, with a line in
