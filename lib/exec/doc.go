@@ -39,8 +39,10 @@
 // The job file, start, status, usage and spool files are in the user's
 // own directory. Every protobuf file is written to a temporary file in the
 // same directory and renamed into place, so a reader sees all of it or
-// none; the start and status files are synced first. The shepherd removes
-// none of them but the spool files of -o and -e once they are copied. When the process has a pipe or socket open for writing on
+// none; the status file is synced first where the worker gave no
+// record of the end (ResultFD, which is synced). The shepherd removes
+// none of them but the spool files of -o and -e once they are copied
+// (or dropped, for /dev/null). When the process has a pipe or socket open for writing on
 // file descriptor 3, the job's pid is written to it in decimal with a
 // newline and it is closed right after the start file is written (closed
 // empty when the job could not start): the worker's "started" signal, and
