@@ -39,8 +39,10 @@
 // The job file, start, status, usage and spool files are in the user's
 // own directory. Every protobuf file is written to a temporary file in the
 // same directory and renamed into place, so a reader sees all of it or
-// none; the start and status files are synced first. The shepherd removes
-// none of them but the spool files of -o and -e once they are copied. When the process has a pipe or socket open for writing on
+// none; the status file is synced first where the worker gave no
+// record of the end (ResultFD, which is synced). The shepherd removes
+// none of them but the spool files of -o and -e once they are copied
+// (or dropped, for /dev/null). When the process has a pipe or socket open for writing on
 // file descriptor 3, the job's pid is written to it in decimal with a
 // newline and it is closed right after the start file is written (closed
 // empty when the job could not start): the worker's "started" signal, and
@@ -98,7 +100,9 @@
 // directory of the directory form, and writes the job report, "The output
 // (if any) follows:", the spooled output and the report's PS part into the
 // -o file (appended, or replacing it for -oo), and the spooled stderr into
-// the -e file; then it removes the spool files. With -N the report is
+// the -e file; then it removes the spool files. A file that resolves to
+// /dev/null gets nothing: its spool file is removed uncopied, and the
+// report is not made unless it is mailed. With -N the report is
 // mailed and the file gets the output alone. When a file cannot be
 // written, what was meant for it goes to $HOME/.lsbatch/<job file
 // name>.out (or .err), LSF's default job spool directory, with a line in
@@ -203,7 +207,9 @@
 //
 // The sampler reads /proc/<pid>/stat once a second (the first time 0.1 s
 // after the start). Every fifth sample, and while it has found nothing, it
-// reads every process on the host to find the members of the job's process
+// reads every descendant of the shepherd (from the kernel's children
+// lists; every process on the host where the kernel keeps none, or where
+// the shepherd is no subreaper) to find the members of the job's process
 // group; the samples in between reread only the members it knows, so the
 // cost per second is a few reads rather than one per process on the host,
 // and a new process is counted within five seconds. For the members it

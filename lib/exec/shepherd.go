@@ -137,7 +137,7 @@ func ShepherdMain(launchFile string) int {
 	// A process the job starts that leaves its group or session is
 	// reparented to the shepherd, not to init, and stays the job's.
 	tree := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil
-	ev, err := run(l, hooks{tree: tree, kernelMem: kernelMem, reload: reload, limitsFile: LimitsFile(launchFile), killFile: KillFile(launchFile), result: result, usage: usage, started: func(pid int) {
+	_, err = run(l, hooks{tree: tree, kernelMem: kernelMem, reload: reload, limitsFile: LimitsFile(launchFile), killFile: KillFile(launchFile), result: result, usage: usage, started: func(pid int) {
 		pgid.Lock()
 		pgid.n = pid
 		pgid.Unlock()
@@ -153,8 +153,9 @@ func ShepherdMain(launchFile string) int {
 		log.Error("cannot record the job's end", "err", err)
 		return 1
 	}
-	log.Info("job ended", "job", lsfout.JobIDString(l.GetJob()), "state", ev.State.String(),
-		"exit_status", ev.ExitStatus, "term_reason", ev.TermReason.String())
+	// Nothing is logged of an end that was recorded: the records hold
+	// it, and the log is for what went wrong (the worker passes a
+	// non-empty one on to its own log).
 	return 0
 }
 
@@ -270,7 +271,10 @@ func run(l *api.Launch, h hooks) (*api.Event, error) {
 			return ev, fmt.Errorf("record the job's end for the worker: %w", err)
 		}
 	}
-	if err := writeMessage(l.GetStatusFile(), ev, true); err != nil {
+	// Synced only when it is the sole record: the worker believes its
+	// own record, synced above, and looks at the status file only for
+	// whether it exists. One fsync less per job.
+	if err := writeMessage(l.GetStatusFile(), ev, h.result == nil); err != nil {
 		return ev, err
 	}
 	return ev, nil

@@ -82,6 +82,25 @@ func (s *shepherd) deliverSpool(ev *api.Event, start time.Time) {
 		errPath, errShown, errDir = s.resolveOutput(s.spec.GetErrorFile(), ".err", sp.base)
 		s.errShown = errShown
 	}
+	if outPath == os.DevNull && !s.mailIt(ev) {
+		// The output and the report would be dropped: neither is made
+		// nor copied (about 0.6 ms of a short job's shepherd, perf).
+		os.Remove(s.spoolPath())
+	} else {
+		s.deliverOutput(ev, start, outPath, outShown, outDir)
+	}
+	if sp.errSpool != "" {
+		if errPath == os.DevNull {
+			os.Remove(sp.errSpool)
+		} else if err := copySpool(sp.errSpool, errPath, errDir, s.spec.GetErrorOverwrite(), "", ""); err != nil {
+			s.keep(ev, sp.errSpool, ".err", "", "", fmt.Sprintf("The error file <%s> could not be written (%v).", errShown, unwrapPath(err)))
+		}
+	}
+}
+
+// deliverOutput writes the job report and the spooled output into the -o
+// file outPath (or mails the report, with -N), as deliverSpool describes.
+func (s *shepherd) deliverOutput(ev *api.Event, start time.Time, outPath, outShown, outDir string) {
 	report := s.report(ev, start)
 	head, tail, found := strings.Cut(report, directSentence)
 	if !found {
@@ -97,11 +116,6 @@ func (s *shepherd) deliverSpool(ev *api.Event, start time.Time) {
 			before = head + note + "\n" + spooledSentence
 		}
 		s.keep(ev, s.spoolPath(), ".out", before, after, note)
-	}
-	if sp.errSpool != "" {
-		if err := copySpool(sp.errSpool, errPath, errDir, s.spec.GetErrorOverwrite(), "", ""); err != nil {
-			s.keep(ev, sp.errSpool, ".err", "", "", fmt.Sprintf("The error file <%s> could not be written (%v).", errShown, unwrapPath(err)))
-		}
 	}
 }
 

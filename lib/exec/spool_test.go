@@ -76,6 +76,18 @@ func TestSpooledOutput(t *testing.T) {
 			t.Errorf("kept file: report\n%s\noutput %q", report, jobOut)
 		}
 	})
+	t.Run("-o and -e /dev/null: spools removed uncopied", func(t *testing.T) {
+		t.Parallel()
+		l := newLaunch(t, `echo gone; echo gone too >&2`)
+		l.StdoutDirect = false
+		l.Job.Spec.OutputFile, l.Job.Spec.ErrorFile = os.DevNull, os.DevNull
+		wantDone(t, runJob(t, l))
+		for _, p := range []string{l.Job.SpoolOutput, l.Job.SpoolOutput + ".err"} {
+			if _, err := os.Stat(p); !os.IsNotExist(err) {
+				t.Errorf("%s left behind: %v", p, err)
+			}
+		}
+	})
 	t.Run("LSB_STDOUT_DIRECT", func(t *testing.T) {
 		t.Parallel()
 		l := newLaunch(t, `echo direct`)

@@ -85,8 +85,8 @@ func (s *sampler) descends(pid int32, memo map[int32]bool) bool {
 	return found
 }
 
-// members returns the job's live processes now, from a full scan of
-// /proc (the shepherd kills them at the end).
+// members returns the job's live processes now, from a full scan (the
+// shepherd kills them at the end).
 func (s *sampler) members() []int {
 	s.scans = 0 // the next sample scans fully
 	u := s.sample(time.Now())
@@ -102,8 +102,9 @@ func (s *sampler) members() []int {
 const fullScanEvery = 5
 
 // sample measures the job's process group. Every fullScanEvery-th time (and
-// while it has found nothing) it reads /proc/<pid>/stat of every process on
-// the host to find the group's members; in between it rereads only the
+// while it has found nothing) it reads /proc/<pid>/stat of every
+// descendant of the shepherd when it is a subreaper (descendants), else of
+// every process on the host, to find the group's members; in between it rereads only the
 // members found last time, so a process the job starts is counted within
 // fullScanEvery samples. For each member it adds resident memory, threads
 // and CPU time (its own and that of the children it has waited for).
@@ -116,9 +117,20 @@ func (s *sampler) sample(now time.Time) *api.ResourceUsage {
 	s.scans++
 	if full {
 		s.candidates = s.candidates[:0]
-		pids, _ := Pids()
-		for _, pid := range pids {
-			s.candidates = append(s.candidates, int32(pid))
+		// Every member is the shepherd's descendant when it is a
+		// subreaper (the job's group is in the shepherd's session):
+		// its tree is enough, and far cheaper than the host's.
+		tree, ok := []int32(nil), false
+		if s.root > 0 {
+			tree, ok = descendants(s.root)
+		}
+		if ok {
+			s.candidates = append(s.candidates, tree...)
+		} else {
+			pids, _ := Pids()
+			for _, pid := range pids {
+				s.candidates = append(s.candidates, int32(pid))
+			}
 		}
 	} else {
 		s.candidates = append(s.candidates[:0], s.pids...)
