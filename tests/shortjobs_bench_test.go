@@ -222,11 +222,13 @@ func newBenchWorkerCluster(b *testing.B, slots int) (*benchCluster, *exec.Cmd) {
 // time and the CPU the loop, the shepherds and the jobs used.
 func shepherdLoop(b *testing.B, n, inFlight int) (time.Duration, time.Duration) {
 	done := make(chan worker.Report, n)
+	parent := fmt.Sprintf("xce-bench-shep-%d", os.Getpid())
+	defer removeCgroupTree(parent)
 	w, err := worker.New(worker.Config{
 		Host: "hostA", ClusterName: "bench", RunDir: b.TempDir(),
 		Shepherd:  []string{filepath.Join(binDir, "xce-shepherd")},
 		KillGrace: time.Second, TerminateInterval: time.Second,
-		CgroupParent: fmt.Sprintf("xce-bench-shep-%d", os.Getpid()),
+		CgroupParent: parent,
 		Report: func(r worker.Report) {
 			if r.Finished != nil || r.Err != nil {
 				done <- r
