@@ -37,6 +37,7 @@ type Ledger struct {
 	bound   bool   // the state below is that of the last cycle's snapshot
 	inexact int    // running jobs whose figures are not exact (see above)
 	devices bool   // a host lists GPUs or cores
+	insts   bool   // a host has named instances (instances.go)
 	hosts   []Host // the snapshot's, as bound (Reset when one changes)
 	schema  *resreq.Schema
 	shared  []string // the names of Snapshot.Shared, sorted
@@ -77,6 +78,7 @@ type incHosts struct {
 	valsSrc []*resreq.Host // the Values each was copied from
 	nilVals *resreq.Host   // for hosts without Values
 	touched []int          // hosts the last cycle changed (placements, holds)
+	open    openBits       // the hosts that may take a slot (open.go)
 	nres    int            // resources its hosts' avail hold
 	hostQ   bool           // its hosts hold qused
 }
@@ -221,6 +223,7 @@ func (l *Ledger) sameBinding(s *Snapshot, schema *resreq.Schema) bool {
 func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	l.bound, l.inexact, l.devices = true, 0, false
 	l.schema, l.hosts = schema, s.Hosts
+	l.insts = anyInstances(s.Hosts)
 	l.shared = l.shared[:0]
 	for k := range s.Shared {
 		l.shared = append(l.shared, k)
@@ -472,6 +475,7 @@ func (c *cycle) incremental() bool {
 		l.cyc.hosts = make([]hostState, len(s.Hosts))
 		l.cyc.vals = make([]resreq.Host, len(s.Hosts))
 		l.cyc.valsSrc = make([]*resreq.Host, len(s.Hosts))
+		l.cyc.open = make(openBits, (len(s.Hosts)+63)>>6)
 		l.cyc.valid = false
 	}
 	c.inc = true
@@ -552,6 +556,7 @@ func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 	hs.holds = hs.holds[:0]
 	hs.gpus, hs.cpus = nil, nil
 	c.chargesFrom(hs, lh)
+	l.cyc.open.setFrom(i, hs)
 	src := h.Values
 	if src == nil {
 		if l.cyc.nilVals == nil {

@@ -141,6 +141,7 @@ func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
 	var out []HostAlloc
 	total := 0
 	single := len(v.parts) == 1
+	c.placedIdx = c.placedIdx[:0]
 	for _, p := range v.parts {
 		lo, hi := b.min, mx
 		if p.count > 0 {
@@ -184,6 +185,7 @@ func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
 				ha.CPUs = cs.numbers(cores)
 			}
 			out = append(out, ha)
+			c.placedIdx = append(c.placedIdx, pk.h)
 			if !single {
 				if ov == nil {
 					ov = overlay{}
@@ -202,6 +204,7 @@ func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
 			}
 		}
 	}
+	c.notePlaced(out)
 	return out, total, nil
 }
 

@@ -323,6 +323,7 @@ type Scratch struct {
 	gen    uint64
 	orders map[string]keptOrder
 	maps   *cycleMaps // the last cycle's maps, for the next (cyclemaps.go)
+	open   openBits   // the last cycle's open hosts' set (open.go)
 }
 
 type keptVals struct {
