@@ -19,6 +19,11 @@ type cycleMaps struct {
 	fast    map[fastKey]*bucket
 	qs      map[string]*qstate // the queues' states by name, for the next cycle
 	pre     *preState
+	// The placements' buffers (open.go, placed.go), read only within
+	// a cycle.
+	pickBuf   []pick
+	keptBuf   []int
+	placedIdx []int
 }
 
 // makeMaps gives the cycle its maps: the scratch's of the last cycle,
@@ -53,7 +58,16 @@ func (c *cycle) makeMaps(sc *Scratch) {
 	c.resIdx, c.shared, c.queues = m.resIdx, m.shared, m.queues
 	c.buckets, c.orders, c.sets = m.buckets, m.orders, m.sets
 	c.reqStr, c.statics, c.jobsOf, c.fast = m.reqStr, m.statics, m.jobsOf, m.fast
+	c.pickBuf, c.keptBuf, c.placedIdx = m.pickBuf[:0], m.keptBuf[:0], m.placedIdx[:0]
 	c.pool = m
+}
+
+// keepBufs gives the scratch the cycle's buffers, grown as they were,
+// for the next cycle.
+func (c *cycle) keepBufs() {
+	if m := c.pool; m != nil {
+		m.pickBuf, m.keptBuf, m.placedIdx = c.pickBuf[:0], c.keptBuf[:0], c.placedIdx[:0]
+	}
 }
 
 // newQState returns queue q's empty state for this cycle.

@@ -67,6 +67,11 @@ type Ledger struct {
 	changed []int  // hosts whose charges changed since the last cycle
 	chMark  []bool // by host: in changed
 	cyc     incHosts
+
+	// hints are the last cycle's placements' host indices (placed.go).
+	hints   []ledgerHint
+	hintIdx []int
+	hintPos int
 }
 
 // incHosts are the hosts' states of the last cycle that took them from
@@ -193,6 +198,7 @@ func (l *Ledger) sync(s *Snapshot, schema *resreq.Schema) bool {
 	}
 	clear(l.ops)
 	l.ops = l.ops[:0]
+	l.dropHints()
 	if !l.bound || len(l.jobs) != len(s.Running) {
 		l.bind(s, schema)
 	}
@@ -295,8 +301,12 @@ func (l *Ledger) start(a *Alloc) {
 		end = a.Start.Add(a.RunLimit).UnixNano()
 	}
 	next := -1 // the index after the last host's
-	for _, ha := range a.Hosts {
+	hint := l.hinted(a.Hosts)
+	for k, ha := range a.Hosts {
 		j.total += ha.Slots
+		if hint != nil {
+			next = hint[k] // the host the cycle placed on, checked below
+		}
 		// Placements often take hosts in the snapshot's order: the next
 		// host's name (unique, as byName has them) is checked before
 		// the name is hashed.

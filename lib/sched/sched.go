@@ -235,6 +235,7 @@ func schedule(s *Snapshot, gr *gangRun) *Decision {
 		assignInstances(s, c.dec, c.byName)
 	}
 	c.dec.Buckets = len(c.buckets)
+	c.keepBufs()
 	return c.dec
 }
 

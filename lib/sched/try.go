@@ -234,6 +234,7 @@ func (c *cycle) commit(b *bucket, j *Job, v *variant, has []HostAlloc, n int) {
 	}
 	bf := c.backfills(has) // preempt.go
 	c.account(&b.vals, fairAccount(j.User, j.Account), b.lims, c.now, end, b.excl, has)
+	c.hintPlaced(has) // placed.go
 	c.advCommit(b, has, end)
 	c.free -= n
 	c.dec.Placements = append(c.dec.Placements, Placement{Job: j.Key, Hosts: has, Slots: n, Alternative: v.alt, Backfill: bf})
