@@ -562,9 +562,15 @@ func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 	l := c.ledger
 	hs, lh := &c.hosts[i], &l.hs[i]
 	h := &c.s.Hosts[i]
-	hs.h = h
+	// Pointers written only where they change: a write costs a
+	// barrier while the collector runs, and most are the same.
+	if hs.h != h {
+		hs.h = h
+	}
 	hs.holds = hs.holds[:0]
-	hs.gpus, hs.cpus = nil, nil
+	if hs.gpus != nil || hs.cpus != nil {
+		hs.gpus, hs.cpus = nil, nil
+	}
 	c.chargesFrom(hs, lh)
 	l.cyc.open.setFrom(i, hs)
 	src := h.Values
@@ -581,7 +587,9 @@ func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 		}
 	}
 	if !write {
-		hs.vals = src
+		if hs.vals != src {
+			hs.vals = src
+		}
 		return
 	}
 	v := &l.cyc.vals[i]
@@ -608,7 +616,9 @@ func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 			v.Num[info.num] = src.Num[info.num]
 		}
 	}
-	hs.vals = v
+	if hs.vals != v {
+		hs.vals = v
+	}
 }
 
 // chargesFrom sets a host's charges (slots, uses, resources, queues'
