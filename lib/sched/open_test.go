@@ -157,3 +157,64 @@ func TestSeekAsc(t *testing.T) {
 		}
 	}
 }
+
+// TestRecycleSameDecisions: a caller that hands ended jobs' Hosts back
+// (Scratch.Recycle) gets the same decisions, cycle after cycle, as one
+// that does not, and reused lists do not change the running jobs'.
+func TestRecycleSameDecisions(t *testing.T) {
+	run := func(seed uint64, recycle bool) []string {
+		r := rand.New(rand.NewPCG(seed, 31))
+		s := openCluster(r, 60+r.IntN(100), 100+r.IntN(100))
+		jobs := map[JobKey]Job{}
+		for _, j := range s.Jobs {
+			jobs[j.Key] = j
+		}
+		s.Ledger, s.Scratch = NewLedger(), &Scratch{}
+		var out []string
+		for range 30 {
+			d := Schedule(s)
+			out = append(out, fmt.Sprintf("%v %v", d.Placements, d.Reservations))
+			placed := map[JobKey]bool{}
+			for _, p := range d.Placements {
+				placed[p.Job] = true
+				j := jobs[p.Job]
+				s.Running = append(s.Running, Alloc{Job: p.Job, User: j.User, Queue: j.Queue, Project: j.Project, Start: s.Now, RunLimit: j.RunLimit, Exclusive: j.Exclusive, Hosts: p.Hosts})
+				s.Ledger.Start(&s.Running[len(s.Running)-1])
+			}
+			kept := s.Jobs[:0]
+			for _, j := range s.Jobs {
+				if !placed[j.Key] {
+					kept = append(kept, j)
+				}
+			}
+			s.Jobs = kept
+			var running []string
+			for i := 0; i < len(s.Running); {
+				if r.IntN(4) != 0 {
+					running = append(running, fmt.Sprint(s.Running[i].Hosts))
+					i++
+					continue
+				}
+				s.Ledger.End(s.Running[i].Job)
+				hosts := s.Running[i].Hosts
+				last := len(s.Running) - 1
+				s.Running[i] = s.Running[last]
+				s.Running = s.Running[:last]
+				if recycle {
+					s.Scratch.Recycle(hosts)
+				}
+			}
+			out = append(out, fmt.Sprint(running))
+			s.Now = s.Now.Add(time.Duration(1+r.IntN(20)) * time.Minute)
+		}
+		return out
+	}
+	for seed := range uint64(8) {
+		plain, rec := run(seed, false), run(seed, true)
+		for i := range plain {
+			if plain[i] != rec[i] {
+				t.Fatalf("seed %d, step %d: differs when ended jobs' hosts are recycled:\n%s\n%s", seed, i, plain[i], rec[i])
+			}
+		}
+	}
+}

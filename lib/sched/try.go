@@ -161,6 +161,9 @@ func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
 			return nil, 0, p
 		}
 		total += n
+		if out == nil {
+			out = c.hostAllocs(len(picks)) // recycle.go
+		}
 		out = slices.Grow(out, len(picks))
 		for k, pk := range picks {
 			ha := HostAlloc{Host: c.hosts[pk.h].h.Name, Slots: pk.n, Rusage: p.set, Lead: k == 0}

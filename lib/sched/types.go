@@ -324,6 +324,8 @@ type Scratch struct {
 	orders map[string]keptOrder
 	maps   *cycleMaps // the last cycle's maps, for the next (cyclemaps.go)
 	open   openBits   // the last cycle's open hosts' set (open.go)
+
+	allocs *hostAllocPool // placements' Hosts handed back (recycle.go)
 }
 
 type keptVals struct {
