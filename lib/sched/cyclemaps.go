@@ -105,3 +105,16 @@ func (c *cycle) newPreState() *preState {
 	*ps = preState{resOf: ps.resOf, qprio: ps.qprio, susp: ps.susp, gone: ps.gone, taken: ps.taken}
 	return ps
 }
+
+// cycle returns the cycle the scratch's caller ran last, to be set
+// afresh (its struct is made once, not per cycle), or a new one without
+// a scratch. Nothing keeps a cycle once Schedule has returned.
+func (sc *Scratch) cycle() *cycle {
+	if sc == nil {
+		return &cycle{}
+	}
+	if sc.cyc == nil {
+		sc.cyc = &cycle{}
+	}
+	return sc.cyc
+}

@@ -240,7 +240,8 @@ func schedule(s *Snapshot, gr *gangRun) *Decision {
 }
 
 func newCycle(s *Snapshot, scratch *Scratch) *cycle {
-	c := &cycle{
+	c := scratch.cycle() // cyclemaps.go
+	*c = cycle{
 		s: s, schema: s.Schema, now: s.Now,
 		dec: &Decision{Pending: map[JobKey][]string{}},
 	}

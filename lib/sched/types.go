@@ -326,6 +326,7 @@ type Scratch struct {
 	open   openBits   // the last cycle's open hosts' set (open.go)
 
 	allocs *hostAllocPool // placements' Hosts handed back (recycle.go)
+	cyc    *cycle         // the last cycle's struct, for the next (cyclemaps.go)
 }
 
 type keptVals struct {
