@@ -24,6 +24,10 @@ type cycleMaps struct {
 	pickBuf   []pick
 	keptBuf   []int
 	placedIdx []int
+	// The buckets' and parts' structs, in blocks (newBucketObj).
+	bslab  [][]bucket
+	pslab  [][]part
+	nb, np int // those the cycle took
 }
 
 // makeMaps gives the cycle its maps: the scratch's of the last cycle,
@@ -59,7 +63,42 @@ func (c *cycle) makeMaps(sc *Scratch) {
 	c.buckets, c.orders, c.sets = m.buckets, m.orders, m.sets
 	c.reqStr, c.statics, c.jobsOf, c.fast = m.reqStr, m.statics, m.jobsOf, m.fast
 	c.pickBuf, c.keptBuf, c.placedIdx = m.pickBuf[:0], m.keptBuf[:0], m.placedIdx[:0]
+	m.nb, m.np = 0, 0
 	c.pool = m
+}
+
+// slabBlock is the number of structs a block of the slabs holds.
+const slabBlock = 64
+
+// newBucketObj returns a bucket struct for the cycle to set: the
+// scratch's, kept from the last cycles (a cycle makes its buckets anew,
+// and a simulator a cycle per event), or a new one. Nothing keeps a
+// bucket or a part past its cycle.
+func (c *cycle) newBucketObj() *bucket {
+	m := c.pool
+	if m == nil {
+		return &bucket{}
+	}
+	k := m.nb
+	m.nb++
+	if k/slabBlock == len(m.bslab) {
+		m.bslab = append(m.bslab, make([]bucket, slabBlock))
+	}
+	return &m.bslab[k/slabBlock][k%slabBlock]
+}
+
+// newPartObj is newBucketObj for a part.
+func (c *cycle) newPartObj() *part {
+	m := c.pool
+	if m == nil {
+		return &part{}
+	}
+	k := m.np
+	m.np++
+	if k/slabBlock == len(m.pslab) {
+		m.pslab = append(m.pslab, make([]part, slabBlock))
+	}
+	return &m.pslab[k/slabBlock][k%slabBlock]
 }
 
 // keepBufs gives the scratch the cycle's buffers, grown as they were,

@@ -163,7 +163,8 @@ func (c *cycle) slowBucket(j *Job) *bucket {
 
 func (c *cycle) newBucket(j *Job) *bucket {
 	qs := c.queues[j.Queue]
-	b := &bucket{q: qs, user: j.User, project: j.Project, vals: jobConsumers(j), excl: j.Exclusive || qs.q.Exclusive}
+	b := c.newBucketObj() // cyclemaps.go
+	*b = bucket{q: qs, user: j.User, project: j.Project, vals: jobConsumers(j), excl: j.Exclusive || qs.q.Exclusive}
 	b.lims = c.matching(&b.vals)
 	b.min = max(j.MinSlots, 1)
 	b.max = max(j.MaxSlots, b.min)
@@ -237,7 +238,8 @@ func (c *cycle) newBucket(j *Job) *bucket {
 
 func (c *cycle) newPart(b *bucket, j *Job, s *resreq.Simple, set resreq.UsageSet, n int, mkey string) (*part, error) {
 	local := j.Local
-	p := &part{count: n, expr: s.Select, set: set, same: s.Same, local: local}
+	p := c.newPartObj() // cyclemaps.go
+	*p = part{count: n, expr: s.Select, set: set, same: s.Same, local: local}
 	if s.Span != nil {
 		p.span = *s.Span
 	}
