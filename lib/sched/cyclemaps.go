@@ -24,6 +24,7 @@ type cycleMaps struct {
 	pickBuf   []pick
 	keptBuf   []int
 	placedIdx []int
+	keyBuf    []byte // slowBucket's keys
 	// The buckets' and parts' structs, in blocks (newBucketObj).
 	bslab  [][]bucket
 	pslab  [][]part
@@ -63,6 +64,7 @@ func (c *cycle) makeMaps(sc *Scratch) {
 	c.buckets, c.orders, c.sets = m.buckets, m.orders, m.sets
 	c.reqStr, c.statics, c.jobsOf, c.fast = m.reqStr, m.statics, m.jobsOf, m.fast
 	c.pickBuf, c.keptBuf, c.placedIdx = m.pickBuf[:0], m.keptBuf[:0], m.placedIdx[:0]
+	c.keyBuf = m.keyBuf[:0]
 	m.nb, m.np = 0, 0
 	c.pool = m
 }
@@ -106,6 +108,7 @@ func (c *cycle) newPartObj() *part {
 func (c *cycle) keepBufs() {
 	if m := c.pool; m != nil {
 		m.pickBuf, m.keptBuf, m.placedIdx = c.pickBuf[:0], c.keptBuf[:0], c.placedIdx[:0]
+		m.keyBuf = c.keyBuf[:0]
 	}
 }
 
