@@ -19,6 +19,16 @@ type cycleMaps struct {
 	fast    map[fastKey]*bucket
 	qs      map[string]*qstate // the queues' states by name, for the next cycle
 	pre     *preState
+	// The placements' buffers (open.go, placed.go), read only within
+	// a cycle.
+	pickBuf   []pick
+	keptBuf   []int
+	placedIdx []int
+	keyBuf    []byte // slowBucket's keys
+	// The buckets' and parts' structs, in blocks (newBucketObj).
+	bslab  [][]bucket
+	pslab  [][]part
+	nb, np int // those the cycle took
 }
 
 // makeMaps gives the cycle its maps: the scratch's of the last cycle,
@@ -53,7 +63,53 @@ func (c *cycle) makeMaps(sc *Scratch) {
 	c.resIdx, c.shared, c.queues = m.resIdx, m.shared, m.queues
 	c.buckets, c.orders, c.sets = m.buckets, m.orders, m.sets
 	c.reqStr, c.statics, c.jobsOf, c.fast = m.reqStr, m.statics, m.jobsOf, m.fast
+	c.pickBuf, c.keptBuf, c.placedIdx = m.pickBuf[:0], m.keptBuf[:0], m.placedIdx[:0]
+	c.keyBuf = m.keyBuf[:0]
+	m.nb, m.np = 0, 0
 	c.pool = m
+}
+
+// slabBlock is the number of structs a block of the slabs holds.
+const slabBlock = 64
+
+// newBucketObj returns a bucket struct for the cycle to set: the
+// scratch's, kept from the last cycles (a cycle makes its buckets anew,
+// and a simulator a cycle per event), or a new one. Nothing keeps a
+// bucket or a part past its cycle.
+func (c *cycle) newBucketObj() *bucket {
+	m := c.pool
+	if m == nil {
+		return &bucket{}
+	}
+	k := m.nb
+	m.nb++
+	if k/slabBlock == len(m.bslab) {
+		m.bslab = append(m.bslab, make([]bucket, slabBlock))
+	}
+	return &m.bslab[k/slabBlock][k%slabBlock]
+}
+
+// newPartObj is newBucketObj for a part.
+func (c *cycle) newPartObj() *part {
+	m := c.pool
+	if m == nil {
+		return &part{}
+	}
+	k := m.np
+	m.np++
+	if k/slabBlock == len(m.pslab) {
+		m.pslab = append(m.pslab, make([]part, slabBlock))
+	}
+	return &m.pslab[k/slabBlock][k%slabBlock]
+}
+
+// keepBufs gives the scratch the cycle's buffers, grown as they were,
+// for the next cycle.
+func (c *cycle) keepBufs() {
+	if m := c.pool; m != nil {
+		m.pickBuf, m.keptBuf, m.placedIdx = c.pickBuf[:0], c.keptBuf[:0], c.placedIdx[:0]
+		m.keyBuf = c.keyBuf[:0]
+	}
 }
 
 // newQState returns queue q's empty state for this cycle.
@@ -90,4 +146,17 @@ func (c *cycle) newPreState() *preState {
 	clear(ps.taken)
 	*ps = preState{resOf: ps.resOf, qprio: ps.qprio, susp: ps.susp, gone: ps.gone, taken: ps.taken}
 	return ps
+}
+
+// cycle returns the cycle the scratch's caller ran last, to be set
+// afresh (its struct is made once, not per cycle), or a new one without
+// a scratch. Nothing keeps a cycle once Schedule has returned.
+func (sc *Scratch) cycle() *cycle {
+	if sc == nil {
+		return &cycle{}
+	}
+	if sc.cyc == nil {
+		sc.cyc = &cycle{}
+	}
+	return sc.cyc
 }

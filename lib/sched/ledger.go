@@ -37,6 +37,7 @@ type Ledger struct {
 	bound   bool   // the state below is that of the last cycle's snapshot
 	inexact int    // running jobs whose figures are not exact (see above)
 	devices bool   // a host lists GPUs or cores
+	insts   bool   // a host has named instances (instances.go)
 	hosts   []Host // the snapshot's, as bound (Reset when one changes)
 	schema  *resreq.Schema
 	shared  []string // the names of Snapshot.Shared, sorted
@@ -66,6 +67,11 @@ type Ledger struct {
 	changed []int  // hosts whose charges changed since the last cycle
 	chMark  []bool // by host: in changed
 	cyc     incHosts
+
+	// hints are the last cycle's placements' host indices (placed.go).
+	hints   []ledgerHint
+	hintIdx []int
+	hintPos int
 }
 
 // incHosts are the hosts' states of the last cycle that took them from
@@ -77,6 +83,7 @@ type incHosts struct {
 	valsSrc []*resreq.Host // the Values each was copied from
 	nilVals *resreq.Host   // for hosts without Values
 	touched []int          // hosts the last cycle changed (placements, holds)
+	open    openBits       // the hosts that may take a slot (open.go)
 	nres    int            // resources its hosts' avail hold
 	hostQ   bool           // its hosts hold qused
 }
@@ -191,6 +198,7 @@ func (l *Ledger) sync(s *Snapshot, schema *resreq.Schema) bool {
 	}
 	clear(l.ops)
 	l.ops = l.ops[:0]
+	l.dropHints()
 	if !l.bound || len(l.jobs) != len(s.Running) {
 		l.bind(s, schema)
 	}
@@ -221,6 +229,7 @@ func (l *Ledger) sameBinding(s *Snapshot, schema *resreq.Schema) bool {
 func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	l.bound, l.inexact, l.devices = true, 0, false
 	l.schema, l.hosts = schema, s.Hosts
+	l.insts = anyInstances(s.Hosts)
 	l.shared = l.shared[:0]
 	for k := range s.Shared {
 		l.shared = append(l.shared, k)
@@ -292,8 +301,12 @@ func (l *Ledger) start(a *Alloc) {
 		end = a.Start.Add(a.RunLimit).UnixNano()
 	}
 	next := -1 // the index after the last host's
-	for _, ha := range a.Hosts {
+	hint := l.hinted(a.Hosts)
+	for k, ha := range a.Hosts {
 		j.total += ha.Slots
+		if hint != nil {
+			next = hint[k] // the host the cycle placed on, checked below
+		}
 		// Placements often take hosts in the snapshot's order: the next
 		// host's name (unique, as byName has them) is checked before
 		// the name is hashed.
@@ -472,6 +485,7 @@ func (c *cycle) incremental() bool {
 		l.cyc.hosts = make([]hostState, len(s.Hosts))
 		l.cyc.vals = make([]resreq.Host, len(s.Hosts))
 		l.cyc.valsSrc = make([]*resreq.Host, len(s.Hosts))
+		l.cyc.open = make(openBits, (len(s.Hosts)+63)>>6)
 		l.cyc.valid = false
 	}
 	c.inc = true
@@ -548,10 +562,17 @@ func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 	l := c.ledger
 	hs, lh := &c.hosts[i], &l.hs[i]
 	h := &c.s.Hosts[i]
-	hs.h = h
+	// Pointers written only where they change: a write costs a
+	// barrier while the collector runs, and most are the same.
+	if hs.h != h {
+		hs.h = h
+	}
 	hs.holds = hs.holds[:0]
-	hs.gpus, hs.cpus = nil, nil
+	if hs.gpus != nil || hs.cpus != nil {
+		hs.gpus, hs.cpus = nil, nil
+	}
 	c.chargesFrom(hs, lh)
+	l.cyc.open.setFrom(i, hs)
 	src := h.Values
 	if src == nil {
 		if l.cyc.nilVals == nil {
@@ -566,7 +587,9 @@ func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 		}
 	}
 	if !write {
-		hs.vals = src
+		if hs.vals != src {
+			hs.vals = src
+		}
 		return
 	}
 	v := &l.cyc.vals[i]
@@ -593,7 +616,9 @@ func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 			v.Num[info.num] = src.Num[info.num]
 		}
 	}
-	hs.vals = v
+	if hs.vals != v {
+		hs.vals = v
+	}
 }
 
 // chargesFrom sets a host's charges (slots, uses, resources, queues'

@@ -163,7 +163,8 @@ func (c *cycle) slowBucket(j *Job) *bucket {
 
 func (c *cycle) newBucket(j *Job) *bucket {
 	qs := c.queues[j.Queue]
-	b := &bucket{q: qs, user: j.User, project: j.Project, vals: jobConsumers(j), excl: j.Exclusive || qs.q.Exclusive}
+	b := c.newBucketObj() // cyclemaps.go
+	*b = bucket{q: qs, user: j.User, project: j.Project, vals: jobConsumers(j), excl: j.Exclusive || qs.q.Exclusive}
 	b.lims = c.matching(&b.vals)
 	b.min = max(j.MinSlots, 1)
 	b.max = max(j.MaxSlots, b.min)
@@ -237,7 +238,8 @@ func (c *cycle) newBucket(j *Job) *bucket {
 
 func (c *cycle) newPart(b *bucket, j *Job, s *resreq.Simple, set resreq.UsageSet, n int, mkey string) (*part, error) {
 	local := j.Local
-	p := &part{count: n, expr: s.Select, set: set, same: s.Same, local: local}
+	p := c.newPartObj() // cyclemaps.go
+	*p = part{count: n, expr: s.Select, set: set, same: s.Same, local: local}
 	if s.Span != nil {
 		p.span = *s.Span
 	}
@@ -306,6 +308,7 @@ func (c *cycle) newPart(b *bucket, j *Job, s *resreq.Simple, set resreq.UsageSet
 		if len(p.same) > 0 {
 			st.groups = c.groups(p, st.all)
 		}
+		st.asc = ascending(st.all)
 		c.statics[key] = st
 		c.keepStatic(key, b, s, p, st)
 	}
@@ -331,6 +334,7 @@ type static struct {
 	// gpuMask holds, by host, the devices that could ever serve the
 	// part's GPU need (nil: no need).
 	gpuMask []uint64
+	asc     bool // all is in increasing host order (open.go)
 }
 
 // sorted returns the hosts in the order of an order[] section, computed
@@ -726,26 +730,40 @@ func (c *cycle) ptileOf(p *part, h int) int {
 // that can no longer serve the part are dropped from the list, which is
 // returned.
 func (c *cycle) allocate(p *part, list []int, capf func(int) int, min, max int, prune, own bool) ([]pick, []int, int) {
-	return c.allocateInto(nil, p, list, capf, min, max, prune, own)
+	return c.allocateInto(nil, p, list, capf, min, max, prune, own, nil)
 }
 
 // allocateInto is allocate appending the picks to buf[:0]: fit passes
 // the cycle's buffer, as place reads its picks before it fits again.
-func (c *cycle) allocateInto(buf []pick, p *part, list []int, capf func(int) int, min, max int, prune, own bool) ([]pick, []int, int) {
+// With open (an ascending list, capf the capacity with nothing of the
+// job taken yet) it skips the hosts that set says are full (open.go);
+// a walk of the shared list that drops none of the hosts it asks then
+// returns a nil list: not pruned, the full hosts skipped again next
+// time for less than copying the list.
+func (c *cycle) allocateInto(buf []pick, p *part, list []int, capf func(int) int, min, max int, prune, own bool, open openBits) ([]pick, []int, int) {
 	phm := perHostMin(p, min)
 	picks := buf[:0]
 	total := 0
 	var kept []int
+	lazy := prune && !own && open != nil // kept in c.keptBuf until a host is dropped
 	if prune {
-		if own {
+		switch {
+		case own:
 			kept = list[:0] // in place: kept never passes the host read
-		} else {
+		case lazy:
+			kept = c.keptBuf[:0]
+		default:
 			kept = c.ints(len(list))
 		}
 	}
+	dropped := false
 	keep := func(h, cp int) {
+		if !prune {
+			return
+		}
 		// A host with holds may still take a shorter job of the bucket.
-		if !prune || cp < phm && len(c.hosts[h].holds) == 0 && !c.advHost(h) {
+		if cp < phm && len(c.hosts[h].holds) == 0 && !c.advHost(h) {
+			dropped = true
 			return
 		}
 		kept = append(kept, h)
@@ -755,6 +773,20 @@ func (c *cycle) allocateInto(buf []pick, p *part, list []int, capf func(int) int
 	i := 0
 	for ; i < len(list) && (total < max || stripe); i++ {
 		h := list[i]
+		if open != nil {
+			if !open.has(h) {
+				// To the first host at or after the next open one (the
+				// loop's i++ steps onto it).
+				i = seekAsc(list, i+1, open.next(h+1, len(c.hosts))) - 1
+				continue
+			}
+			if hostFull(&c.hosts[h]) {
+				// capf would say 0, and keep drop it (its holds matter
+				// only while it has a free slot).
+				open.clear(h)
+				continue
+			}
+		}
 		cp := capf(h)
 		keep(h, cp)
 		if cp <= 0 {
@@ -794,7 +826,15 @@ func (c *cycle) allocateInto(buf []pick, p *part, list []int, capf func(int) int
 		}
 	}
 done:
-	if prune {
+	if lazy {
+		c.keptBuf = kept[:0]
+		if !dropped {
+			list = nil // not pruned (see above)
+		} else {
+			l := append(c.ints(len(kept)+len(list)-i), kept...)
+			list = append(l, list[i:]...)
+		}
+	} else if prune {
 		if own {
 			// The kept hosts are list[:len(kept)]: move them up against
 			// list[i:] (only they move, not the rest of the list, which
@@ -858,7 +898,11 @@ func (c *cycle) fit(b *bucket, p *part, min, max int, ov overlay, prune bool) ([
 		if list == nil {
 			list, own = p.all, false // shared until first pruned
 		}
-		picks, list, total := c.allocateInto(c.pickBuf, p, list, capf, min, max, prune, own)
+		var open openBits
+		if len(ov) == 0 && p.static != nil && p.static.asc {
+			open = c.openSet()
+		}
+		picks, list, total := c.allocateInto(c.pickBuf, p, list, capf, min, max, prune, own, open)
 		if prune {
 			p.live = list
 		}

@@ -808,8 +808,8 @@ func (c *cycle) freesNeeded(p *part, h, vi, target int) bool {
 // slots that reservations hold for other jobs (called before it is
 // charged): it backfills, ending before they start.
 func (c *cycle) backfills(has []HostAlloc) bool {
-	for _, ha := range has {
-		h, ok := c.byName[ha.Host]
+	for k, ha := range has {
+		h, ok := c.hostOf(has, k)
 		if !ok {
 			continue
 		}

@@ -117,6 +117,14 @@ type cycle struct {
 
 	pickBuf []pick     // fit's picks, read by place before it fits again
 	pool    *cycleMaps // the scratch's maps (cyclemaps.go); nil: none
+
+	open    openBits // hosts that may take a slot (open.go); nil: not built
+	openOff bool     // placements walk every host (open.go)
+	keptBuf []int    // allocateInto's kept hosts of a shared list
+	// placedIdx are the host indices of place's last placement, whose
+	// first allocation is placedAt (placed.go).
+	placedIdx []int
+	placedAt  *HostAlloc
 }
 
 // cloneVals copies a host's values for this cycle's changes, from the
@@ -223,13 +231,17 @@ func schedule(s *Snapshot, gr *gangRun) *Decision {
 	for _, ji := range c.orphans {
 		c.pend(s.Jobs[ji].Key, []string{"No such queue: " + s.Jobs[ji].Queue})
 	}
-	assignInstances(s, c.dec, c.byName)
+	if c.ledger == nil || c.ledger.insts { // the ledger knows its hosts have none
+		assignInstances(s, c.dec, c.byName)
+	}
 	c.dec.Buckets = len(c.buckets)
+	c.keepBufs()
 	return c.dec
 }
 
 func newCycle(s *Snapshot, scratch *Scratch) *cycle {
-	c := &cycle{
+	c := scratch.cycle() // cyclemaps.go
+	*c = cycle{
 		s: s, schema: s.Schema, now: s.Now,
 		dec: &Decision{Pending: map[JobKey][]string{}},
 	}
@@ -548,7 +560,7 @@ func (c *cycle) account(v *consumers, acct string, lims []*limitState, start tim
 	if lims == nil {
 		lims = c.matching(v)
 	}
-	for _, ha := range has {
+	for k, ha := range has {
 		total += ha.Slots
 		for _, u := range ha.Rusage {
 			for _, r := range u.Resources {
@@ -557,7 +569,7 @@ func (c *cycle) account(v *consumers, acct string, lims []*limitState, start tim
 				}
 			}
 		}
-		h, ok := c.byName[ha.Host]
+		h, ok := c.hostOf(has, k)
 		if !ok {
 			continue // a host gone from the configuration
 		}

@@ -141,6 +141,7 @@ func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
 	var out []HostAlloc
 	total := 0
 	single := len(v.parts) == 1
+	c.placedIdx = c.placedIdx[:0]
 	for _, p := range v.parts {
 		lo, hi := b.min, mx
 		if p.count > 0 {
@@ -160,6 +161,9 @@ func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
 			return nil, 0, p
 		}
 		total += n
+		if out == nil {
+			out = c.hostAllocs(len(picks)) // recycle.go
+		}
 		out = slices.Grow(out, len(picks))
 		for k, pk := range picks {
 			ha := HostAlloc{Host: c.hosts[pk.h].h.Name, Slots: pk.n, Rusage: p.set, Lead: k == 0}
@@ -184,6 +188,7 @@ func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
 				ha.CPUs = cs.numbers(cores)
 			}
 			out = append(out, ha)
+			c.placedIdx = append(c.placedIdx, pk.h)
 			if !single {
 				if ov == nil {
 					ov = overlay{}
@@ -202,6 +207,7 @@ func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
 			}
 		}
 	}
+	c.notePlaced(out)
 	return out, total, nil
 }
 
@@ -231,6 +237,7 @@ func (c *cycle) commit(b *bucket, j *Job, v *variant, has []HostAlloc, n int) {
 	}
 	bf := c.backfills(has) // preempt.go
 	c.account(&b.vals, fairAccount(j.User, j.Account), b.lims, c.now, end, b.excl, has)
+	c.hintPlaced(has) // placed.go
 	c.advCommit(b, has, end)
 	c.free -= n
 	c.dec.Placements = append(c.dec.Placements, Placement{Job: j.Key, Hosts: has, Slots: n, Alternative: v.alt, Backfill: bf})

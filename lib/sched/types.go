@@ -323,6 +323,10 @@ type Scratch struct {
 	gen    uint64
 	orders map[string]keptOrder
 	maps   *cycleMaps // the last cycle's maps, for the next (cyclemaps.go)
+	open   openBits   // the last cycle's open hosts' set (open.go)
+
+	allocs *hostAllocPool // placements' Hosts handed back (recycle.go)
+	cyc    *cycle         // the last cycle's struct, for the next (cyclemaps.go)
 }
 
 type keptVals struct {

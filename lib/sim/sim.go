@@ -659,6 +659,7 @@ func (e *eng) end(j int32, t int64) {
 	if l := e.snap.Ledger; l != nil {
 		l.End(a.Job)
 	}
+	hosts := a.Hosts
 	last := len(e.running) - 1
 	if i != last {
 		e.snap.Running[i] = e.snap.Running[last]
@@ -667,6 +668,7 @@ func (e *eng) end(j int32, t int64) {
 	}
 	e.snap.Running[last] = sched.Alloc{}
 	e.snap.Running = e.snap.Running[:last]
+	e.snap.Scratch.Recycle(hosts) // the ledger reads them before the next cycle places
 	e.running = e.running[:last]
 	sj.running = -1
 	if e.res.Jobs[j].Outcome == Killed {

@@ -1,0 +1,55 @@
+package sched
+
+import "math/bits"
+
+// hostAllocPool keeps the Hosts lists of placements the caller handed
+// back (Scratch.Recycle) for the next cycles' placements: a simulator
+// starts and ends jobs of hundreds of hosts by the million, and making
+// each list anew was most of the memory its cycles allocated, and so
+// of the collector's work.
+type hostAllocPool struct {
+	// free[k] holds lists of capacity at least 1<<k.
+	free [40][][]HostAlloc
+}
+
+// maxPooled bounds the lists kept of each size class.
+const maxPooled = 256
+
+// Recycle hands back the Hosts of a placement this scratch's cycles
+// made, for a later cycle's placement to reuse: call it once nothing
+// reads them any more, when the job has ended and left Snapshot.Running
+// (a Ledger told of the end may still read them until its next cycle,
+// which takes them before any placement can).
+func (sc *Scratch) Recycle(hosts []HostAlloc) {
+	c := cap(hosts)
+	if sc == nil || c == 0 {
+		return
+	}
+	if sc.allocs == nil {
+		sc.allocs = &hostAllocPool{}
+	}
+	k := bits.Len(uint(c)) - 1 // 1<<k <= c
+	if k >= len(sc.allocs.free) || len(sc.allocs.free[k]) >= maxPooled {
+		return
+	}
+	hosts = hosts[:c]
+	clear(hosts) // what they point to is the caller's to drop
+	sc.allocs.free[k] = append(sc.allocs.free[k], hosts[:0])
+}
+
+// hostAllocs returns an empty list with room for n allocations: a
+// recycled one when the scratch has one, else a new one.
+func (c *cycle) hostAllocs(n int) []HostAlloc {
+	if sc := c.scratch; sc != nil && sc.allocs != nil && n > 0 {
+		k := bits.Len(uint(n - 1)) // 1<<k >= n
+		if k < len(sc.allocs.free) {
+			if f := sc.allocs.free[k]; len(f) > 0 {
+				out := f[len(f)-1]
+				f[len(f)-1] = nil
+				sc.allocs.free[k] = f[:len(f)-1]
+				return out
+			}
+		}
+	}
+	return make([]HostAlloc, 0, n)
+}
