@@ -25,10 +25,9 @@ type cycleMaps struct {
 	keptBuf   []int
 	placedIdx []int
 	keyBuf    []byte // slowBucket's keys
-	// The buckets' and parts' structs, in blocks (newBucketObj).
-	bslab  [][]bucket
-	pslab  [][]part
-	nb, np int // those the cycle took
+	// The buckets' and parts' structs (newBucketObj).
+	bslab slab[bucket]
+	pslab slab[part]
 }
 
 // makeMaps gives the cycle its maps: the scratch's of the last cycle,
@@ -65,42 +64,47 @@ func (c *cycle) makeMaps(sc *Scratch) {
 	c.reqStr, c.statics, c.jobsOf, c.fast = m.reqStr, m.statics, m.jobsOf, m.fast
 	c.pickBuf, c.keptBuf, c.placedIdx = m.pickBuf[:0], m.keptBuf[:0], m.placedIdx[:0]
 	c.keyBuf = m.keyBuf[:0]
-	m.nb, m.np = 0, 0
+	m.bslab.n, m.pslab.n = 0, 0
 	c.pool = m
 }
 
-// slabBlock is the number of structs a block of the slabs holds.
+// slab keeps structs in blocks from one cycle to the next: take returns
+// the next one (as it was left: the caller sets every field), and the
+// cycle's start sets n back to 0.
+type slab[T any] struct {
+	blocks [][]T
+	n      int // those the cycle took
+}
+
+// slabBlock is the number of structs a block of a slab holds.
 const slabBlock = 64
+
+func (s *slab[T]) take() *T {
+	k := s.n
+	s.n++
+	if k/slabBlock == len(s.blocks) {
+		s.blocks = append(s.blocks, make([]T, slabBlock))
+	}
+	return &s.blocks[k/slabBlock][k%slabBlock]
+}
 
 // newBucketObj returns a bucket struct for the cycle to set: the
 // scratch's, kept from the last cycles (a cycle makes its buckets anew,
 // and a simulator a cycle per event), or a new one. Nothing keeps a
 // bucket or a part past its cycle.
 func (c *cycle) newBucketObj() *bucket {
-	m := c.pool
-	if m == nil {
+	if c.pool == nil {
 		return &bucket{}
 	}
-	k := m.nb
-	m.nb++
-	if k/slabBlock == len(m.bslab) {
-		m.bslab = append(m.bslab, make([]bucket, slabBlock))
-	}
-	return &m.bslab[k/slabBlock][k%slabBlock]
+	return c.pool.bslab.take()
 }
 
 // newPartObj is newBucketObj for a part.
 func (c *cycle) newPartObj() *part {
-	m := c.pool
-	if m == nil {
+	if c.pool == nil {
 		return &part{}
 	}
-	k := m.np
-	m.np++
-	if k/slabBlock == len(m.pslab) {
-		m.pslab = append(m.pslab, make([]part, slabBlock))
-	}
-	return &m.pslab[k/slabBlock][k%slabBlock]
+	return c.pool.pslab.take()
 }
 
 // keepBufs gives the scratch the cycle's buffers, grown as they were,
