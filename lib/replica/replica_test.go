@@ -2,13 +2,16 @@ package replica
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"google.golang.org/grpc/credentials"
 
 	"xce/lib/api"
@@ -293,6 +296,27 @@ func TestDivergentStoreRefused(t *testing.T) {
 	t.Fatal("the divergent candidate followed")
 }
 
+// onLeader runs f on the leader, and again on the next one when the
+// leadership moved meanwhile: under -race on a loaded machine a leader
+// may miss its heartbeats' deadline and step down in the middle of a test.
+func onLeader(t *testing.T, cs []*candidate, f func(l *candidate) error) *candidate {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		l := leaderOf(t, cs)
+		err := f(l)
+		if err == nil {
+			return l
+		}
+		_, redirect := grpcapi.LeaderOf(err)
+		moved := redirect || errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) || errors.Is(err, raft.ErrLeadershipTransferInProgress)
+		if !moved || time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // A candidate added later (it finds a leader, so it does not bootstrap)
 // is sent the store when the leader's list names it; one taken out of the
 // list is no longer a voter.
@@ -307,44 +331,39 @@ func TestAddAndRemoveCandidates(t *testing.T) {
 		cs = append(cs, c)
 		defer c.stop()
 	}
-	l := leaderOf(t, cs)
 	for id := int64(1); id <= 10; id++ {
-		if err := submit(l.st, id); err != nil {
-			t.Fatal(err)
-		}
+		onLeader(t, cs, func(l *candidate) error { return submit(l.st, id) })
 	}
 	nc := &candidate{addr: addrs[3], dir: t.TempDir()}
 	if err := nc.startJoining(t, addrs, func() bool { return true }); err != nil {
 		t.Fatal(err)
 	}
 	defer nc.stop()
-	if err := l.node.SetCandidates(addrs); err != nil {
-		t.Fatal(err)
-	}
+	onLeader(t, cs, func(l *candidate) error { return l.node.SetCandidates(addrs) })
 	waitJobs(t, nc, 10)
-	if err := submit(l.st, 11); err != nil {
-		t.Fatal(err)
-	}
+	all := append(slices.Clone(cs), nc) // nc may be elected from now on
+	l := onLeader(t, all, func(l *candidate) error { return submit(l.st, 11) })
 	waitJobs(t, nc, 11)
 	if len(l.node.Candidates()) != 4 {
 		t.Errorf("candidates after the addition: %v", l.node.Candidates())
 	}
+	// One follower is taken out of the list.
 	var gone *candidate
-	for _, c := range cs {
-		if c != l {
-			gone = c
-			break
-		}
-	}
 	var keep []string
-	for _, a := range addrs {
-		if a != gone.addr {
-			keep = append(keep, a)
+	l = onLeader(t, all, func(l *candidate) error {
+		gone, keep = nil, nil
+		for _, c := range cs {
+			if c != l && gone == nil {
+				gone = c
+			}
 		}
-	}
-	if err := l.node.SetCandidates(keep); err != nil {
-		t.Fatal(err)
-	}
+		for _, a := range addrs {
+			if a != gone.addr {
+				keep = append(keep, a)
+			}
+		}
+		return l.node.SetCandidates(keep)
+	})
 	for _, c := range l.node.Candidates() {
 		if c.Address == gone.addr {
 			t.Errorf("%s is still a candidate", gone.addr)
