@@ -199,14 +199,7 @@ func (p *Provisioner) lender(name string) (provider.Lender, error) {
 func (p *Provisioner) BorrowBackoff() map[string]int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := p.clock()
-	off := map[string]int64{}
-	for name, until := range p.lend.backoff {
-		if now.Before(until) {
-			off[name] = until.UnixNano()
-		}
-	}
-	return off
+	return pending(p.lend.backoff, p.clock())
 }
 
 // loanFailed records a failed loan for badmin rc error and backs the

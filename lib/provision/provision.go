@@ -238,17 +238,23 @@ func (p *Provisioner) Version() uint64 {
 func (p *Provisioner) Status() (errs []*api.RCError, backoff map[string]int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := p.clock()
-	backoff = map[string]int64{}
-	for t, until := range p.backoff {
-		if now.Before(until) {
-			backoff[t] = until.UnixNano()
-		}
-	}
+	backoff = pending(p.backoff, p.clock())
 	for _, e := range p.errs {
 		errs = append(errs, proto.Clone(e).(*api.RCError))
 	}
 	return errs, backoff
+}
+
+// pending is the backoffs of by that have not ended at now, in Unix ns:
+// what a provisioner reports of its templates and shared resources.
+func pending(by map[string]time.Time, now time.Time) map[string]int64 {
+	out := map[string]int64{}
+	for name, until := range by {
+		if now.Before(until) {
+			out[name] = until.UnixNano()
+		}
+	}
+	return out
 }
 
 // SetDemand hands over a cycle's demand, computed against the counts of

@@ -96,7 +96,7 @@ var keyIDCeiling = []byte("m/idceiling")
 func Open(dir string) (*Store, error) { return open(dir, false, false) }
 
 func open(dir string, lowSpace, unsynced bool) (*Store, error) {
-	if err := waitUnlocked(dir, lockWait); err != nil {
+	if err := lockAndTidy(dir, lockWait); err != nil {
 		return nil, err
 	}
 	isNew := isNewStore(dir)
@@ -177,11 +177,12 @@ func open(dir string, lowSpace, unsynced bool) (*Store, error) {
 // locks only as it tears the process down, which a restart can beat.
 var lockWait = 5 * time.Second
 
-// waitUnlocked waits, up to wait, until no process holds Badger's lock on
+// lockAndTidy waits, up to wait, until no process holds Badger's lock on
 // dir (a flock on the directory itself), so that a database still held is
 // neither inspected while in use nor reported as damaged when Badger
-// refuses to open it.
-func waitUnlocked(dir string, wait time.Duration) error {
+// refuses to open it; holding the lock, it removes the empty logs a crash
+// left (dropEmptyLogs).
+func lockAndTidy(dir string, wait time.Duration) error {
 	d, err := os.Open(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil // a new store
