@@ -96,23 +96,8 @@ func TestLedgerSameDecision(t *testing.T) {
 				}
 				l.Start(&s.Running[len(s.Running)-1])
 			}
-			kept := s.Jobs[:0]
-			for _, j := range s.Jobs {
-				if !placed[j.Key] {
-					kept = append(kept, j)
-				}
-			}
-			s.Jobs = kept
-			for i := 0; i < len(s.Running); {
-				if r.IntN(6) != 0 {
-					i++
-					continue
-				}
-				l.End(s.Running[i].Job)
-				last := len(s.Running) - 1
-				s.Running[i] = s.Running[last]
-				s.Running = s.Running[:last]
-			}
+			dropPlaced(s, placed)
+			endSome(s, r, 6, l.End)
 			if cyc%9 == 8 {
 				// A host's memory changes: a new Values, and the ledger
 				// told.
@@ -145,4 +130,29 @@ func diffDecisions(a, b *Decision) string {
 		}
 	}
 	return "elsewhere"
+}
+
+// dropPlaced takes the jobs a cycle placed out of the pending ones.
+func dropPlaced(s *Snapshot, placed map[JobKey]bool) {
+	kept := s.Jobs[:0]
+	for _, j := range s.Jobs {
+		if !placed[j.Key] {
+			kept = append(kept, j)
+		}
+	}
+	s.Jobs = kept
+}
+
+// endSome ends about one running job in oneIn, telling end of each.
+func endSome(s *Snapshot, r *rand.Rand, oneIn int, end func(JobKey)) {
+	for i := 0; i < len(s.Running); {
+		if r.IntN(oneIn) != 0 {
+			i++
+			continue
+		}
+		end(s.Running[i].Job)
+		last := len(s.Running) - 1
+		s.Running[i] = s.Running[last]
+		s.Running = s.Running[:last]
+	}
 }

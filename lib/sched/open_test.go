@@ -111,24 +111,8 @@ func TestOpenIndexSameAsScan(t *testing.T) {
 				lOn.Start(&s.Running[len(s.Running)-1])
 				lOff.Start(&s.Running[len(s.Running)-1])
 			}
-			kept := s.Jobs[:0]
-			for _, j := range s.Jobs {
-				if !placed[j.Key] {
-					kept = append(kept, j)
-				}
-			}
-			s.Jobs = kept
-			for i := 0; i < len(s.Running); {
-				if r.IntN(5) != 0 {
-					i++
-					continue
-				}
-				lOn.End(s.Running[i].Job)
-				lOff.End(s.Running[i].Job)
-				last := len(s.Running) - 1
-				s.Running[i] = s.Running[last]
-				s.Running = s.Running[:last]
-			}
+			dropPlaced(s, placed)
+			endSome(s, r, 5, func(k JobKey) { lOn.End(k); lOff.End(k) })
 			s.Now = s.Now.Add(time.Duration(1+r.IntN(20)) * time.Minute)
 		}
 	}

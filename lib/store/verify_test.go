@@ -184,21 +184,26 @@ func TestDamageIsDetected(t *testing.T) {
 // An undamaged store opens, after a clean stop and after a crash.
 func TestUndamagedStoreOpens(t *testing.T) {
 	for _, clean := range []bool{true, false} {
-		dir := filledStore(t, clean)
-		// Check finds it whole, read-only on its shadow.
-		if p, err := Check(dir); err != nil || len(p) > 0 {
-			t.Errorf("clean=%v: Check: %v %v", clean, p, err)
-		}
-		st, err := Open(dir)
-		if err != nil {
-			t.Fatalf("clean=%v: %v", clean, err)
-		}
-		l, err := st.Load()
-		if err != nil || len(l.Jobs) != damageJobs {
-			t.Fatalf("clean=%v: %d jobs, %v", clean, len(l.Jobs), err)
-		}
-		st.Close()
+		openWhole(t, filledStore(t, clean), clean).Close()
 	}
+}
+
+// openWhole checks that Check finds the store in dir whole (read-only, on
+// its shadow) and that it opens with every job of filledStore.
+func openWhole(t *testing.T, dir string, clean bool) *Store {
+	t.Helper()
+	if p, err := Check(dir); err != nil || len(p) > 0 {
+		t.Errorf("clean=%v: Check: %v %v", clean, p, err)
+	}
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatalf("clean=%v: %v", clean, err)
+	}
+	l, err := st.Load()
+	if err != nil || len(l.Jobs) != damageJobs {
+		t.Fatalf("clean=%v: %d jobs, %v", clean, len(l.Jobs), err)
+	}
+	return st
 }
 
 // The ceiling check of a store without a seal finds the largest id at
@@ -235,17 +240,7 @@ func TestEmptyLogsOfACrashAreRemoved(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if p, err := Check(dir); err != nil || len(p) > 0 {
-			t.Errorf("clean=%v: Check: %v %v", clean, p, err)
-		}
-		st, err := Open(dir)
-		if err != nil {
-			t.Fatalf("clean=%v: %v", clean, err)
-		}
-		l, err := st.Load()
-		if err != nil || len(l.Jobs) != damageJobs {
-			t.Fatalf("clean=%v: %d jobs, %v", clean, len(l.Jobs), err)
-		}
+		st := openWhole(t, dir, clean)
 		if err := st.Submit(submission(damageJobs+1, 1, nil)); err != nil {
 			t.Fatal(err)
 		}
