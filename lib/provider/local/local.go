@@ -197,7 +197,8 @@ func ownProcess(match func(pid int, proc string, cmdline []byte) bool) int {
 			continue
 		}
 		cmdline, err := os.ReadFile(proc + "/cmdline")
-		if err != nil || !match(pid, proc, cmdline) || zombie(pid) || unexecedChild(pid, cmdline) {
+		// An empty command line is a kernel thread's or a zombie's.
+		if err != nil || len(cmdline) == 0 || !match(pid, proc, cmdline) || zombie(pid) || unexecedChild(pid, cmdline) {
 			continue
 		}
 		return pid

@@ -96,7 +96,15 @@ func TestUnexecedChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Kill(-sh.Process.Pid, syscall.SIGKILL); sh.Wait() })
-	parent, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", sh.Process.Pid))
+	// Read until it is the shell's: an empty one (read while the
+	// process was still being set up) would match every kernel thread.
+	var parent []byte
+	for deadline := time.Now().Add(10 * time.Second); !bytes.Contains(parent, []byte("xce-fake-worker")); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the shell's command line: %q", parent)
+		}
+		parent, _ = os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", sh.Process.Pid))
+	}
 	var child int
 	for deadline := time.Now().Add(10 * time.Second); child == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		ents, _ := os.ReadDir("/proc")
