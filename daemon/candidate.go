@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -283,20 +284,27 @@ func (c *candidate) end() {
 	}
 }
 
-// stop ends a term. Calls in flight are given a moment to be answered
-// (badmin mbdrestart's own, whose leader has just handed its office on);
-// then every connection closes.
+// stop ends a term. The unary calls in flight are answered (badmin
+// mbdrestart's own, whose leader has just handed its office on, a
+// submission waiting for its commit), within callGrace; the leader's
+// streams (workers' links, bwait, xcetop) end at once, and their clients
+// reconnect to the next leader. Then every connection closes.
 func (t *term) stop() {
 	done := make(chan struct{})
 	go func() {
+		var wg sync.WaitGroup
 		for _, s := range t.servers {
-			s.GracefulStop()
+			wg.Go(s.GracefulStop)
 		}
+		wg.Wait()
 		close(done)
 	}()
+	if t.ctl != nil {
+		t.ctl.EndStreams()
+	}
 	select {
 	case <-done:
-	case <-time.After(time.Second):
+	case <-time.After(callGrace):
 		for _, s := range t.servers {
 			s.Stop()
 		}
@@ -310,6 +318,9 @@ func (t *term) stop() {
 		<-t.ran
 	}
 }
+
+// callGrace bounds how long a term's end waits for its unary calls.
+const callGrace = 5 * time.Second
 
 // rpcServer is a grpc.Server or the Unix socket's unixrpc.Server.
 type rpcServer interface {

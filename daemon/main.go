@@ -373,9 +373,10 @@ func serve(o options) error {
 		cancel()
 		done := make(chan struct{})
 		go func() { srv.GracefulStop(); close(done) }()
+		ctl.EndStreams() // bwait and xcetop reconnect to the next xced
 		select {
 		case <-done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(callGrace):
 			srv.Stop()
 		}
 	}()

@@ -208,6 +208,8 @@ type Controller struct {
 	stats jobStats
 	// perf: badmin perfmon's sampling (perfmon.go).
 	perf perfMonitor
+	// streams: ended by EndStreams (endstreams.go).
+	streams endableStreams
 
 	repMu   sync.Mutex
 	reports []pendingReport
@@ -281,6 +283,7 @@ func New(cfg Config, st *store.Store, ex Executor) (*Controller, error) {
 		queues:   map[string]*queue{},
 		watchers: map[*watcher]struct{}{},
 		lastSub:  map[uint32]int64{},
+		streams:  newEndableStreams(),
 
 		pendStoring: map[uint32]int{},
 		reqs:        map[string]*resreq.ResReq{},

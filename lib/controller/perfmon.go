@@ -52,9 +52,11 @@ func (c *Controller) ObserveCall(method string, err error, took time.Duration) {
 }
 
 // CallInterceptors are the grpc.Server options that have a server's
-// calls observed (ObserveCall), for the servers on the TCP port.
+// calls observed (ObserveCall) and its streams endable (EndStreams), for
+// the servers on the TCP port.
 func (c *Controller) CallInterceptors() []grpc.ServerOption {
 	return []grpc.ServerOption{
+		grpc.ChainStreamInterceptor(c.streams.intercept),
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			start := time.Now()
 			reply, err := h(ctx, req)

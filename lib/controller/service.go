@@ -42,7 +42,7 @@ func WithMint(mint func(uid, gid uint32, ek []byte) (userProof, controllerProof 
 // about half the controller's CPU.
 func NewServer(c *Controller, opts ...ServerOption) *unixrpc.Server {
 	s := unixrpc.NewServer(peercred.Credentials(), unixrpc.MaxRecvMsgSize(MaxRequestBytes), unixrpc.MaxSendMsgSize(64<<20),
-		unixrpc.ObserveCalls(c.ObserveCall))
+		unixrpc.ObserveCalls(c.ObserveCall), unixrpc.StreamInterceptor(c.streams.intercept))
 	svc := &Service{c: c}
 	for _, o := range opts {
 		o(svc)

@@ -128,6 +128,10 @@ type Server struct {
 	// observe, when set, is told every call's method, outcome and time
 	// (ObserveCalls).
 	observe func(method string, err error, took time.Duration)
+	// unaryInt and streamInt, when set, run around every call's
+	// handler (UnaryInterceptor, StreamInterceptor).
+	unaryInt  grpc.UnaryServerInterceptor
+	streamInt grpc.StreamServerInterceptor
 
 	handlers sync.WaitGroup // the calls' handlers running
 	workers  *workers       // the goroutines connections and calls run on
@@ -175,6 +179,19 @@ func MaxBufferedPerUID(n int64) Option { return func(s *Server) { s.maxBufPerUID
 // a gRPC server's interceptor would be (metrics).
 func ObserveCalls(f func(method string, err error, took time.Duration)) Option {
 	return func(s *Server) { s.observe = f }
+}
+
+// UnaryInterceptor has i run around every unary call's handler, as
+// grpc.UnaryInterceptor does for a grpc-go server: one interceptor, the
+// same for both kinds of server.
+func UnaryInterceptor(i grpc.UnaryServerInterceptor) Option {
+	return func(s *Server) { s.unaryInt = i }
+}
+
+// StreamInterceptor has i run around every streaming call's handler, as
+// grpc.StreamInterceptor does for a grpc-go server.
+func StreamInterceptor(i grpc.StreamServerInterceptor) Option {
+	return func(s *Server) { s.streamInt = i }
 }
 
 // The defaults. A command holds one connection for one call; a few

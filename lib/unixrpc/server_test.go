@@ -41,12 +41,22 @@ var testDesc = grpc.ServiceDesc{
 	},
 }
 
-func echoHandler(srv any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
-	ts := srv.(*testService)
+// echoHandler is Echo's handler as protoc-gen-go-grpc writes them: it
+// runs the server's interceptor, when there is one, around the call.
+func echoHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
 	in := new(wrapperspb.BytesValue)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
+	ts := srv.(*testService)
+	if interceptor == nil {
+		return ts.echo(ctx, in)
+	}
+	return interceptor(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: "/test.T/Echo"},
+		func(ctx context.Context, req any) (any, error) { return ts.echo(ctx, req.(*wrapperspb.BytesValue)) })
+}
+
+func (ts *testService) echo(ctx context.Context, in *wrapperspb.BytesValue) (any, error) {
 	switch string(in.Value) {
 	case "wait":
 		ts.running <- struct{}{}
@@ -169,6 +179,68 @@ func TestUnary(t *testing.T) {
 	if want := fmt.Sprintf("%d %d true", os.Getuid(), os.Getgid()); err != nil || string(got) != want {
 		t.Fatalf("peer: %q, %v; want %q", got, err, want)
 	}
+}
+
+// TestInterceptors: the unary interceptor runs around each unary call
+// with its method and request, and what it answers is the reply; the
+// stream interceptor runs around each streaming call, and the stream it
+// hands on is the one the handler uses.
+func TestInterceptors(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	f := serve(t, UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		mu.Lock()
+		seen = append(seen, info.FullMethod+" "+string(req.(*wrapperspb.BytesValue).Value))
+		mu.Unlock()
+		if string(req.(*wrapperspb.BytesValue).Value) == "refuse" {
+			return nil, status.Error(codes.PermissionDenied, "refused by the interceptor")
+		}
+		return h(ctx, req)
+	}), StreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("%s client=%v server=%v", info.FullMethod, info.IsClientStream, info.IsServerStream))
+		mu.Unlock()
+		return h(srv, doubled{ss})
+	}))
+	ctx := ctxT(t)
+	if got, err := echo(ctx, f.cc, []byte("hello")); err != nil || string(got) != "hello" {
+		t.Fatalf("echo through the interceptor: %q, %v", got, err)
+	}
+	if _, err := echo(ctx, f.cc, []byte("refuse")); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("a call the interceptor refuses: %v", err)
+	}
+	st, err := f.cc.NewStream(ctx, &testDesc.Streams[0], "/test.T/Repeat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SendMsg(wrapperspb.Bytes([]byte("1\nx"))); err != nil {
+		t.Fatal(err)
+	}
+	st.CloseSend()
+	for range 2 { // the interceptor's stream sends each message twice
+		if out := new(wrapperspb.BytesValue); st.RecvMsg(out) != nil || string(out.Value) != "x" {
+			t.Fatalf("stream: %q", out.Value)
+		}
+	}
+	if err := st.RecvMsg(new(wrapperspb.BytesValue)); err != io.EOF {
+		t.Fatalf("the stream's end: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"/test.T/Echo hello", "/test.T/Echo refuse", "/test.T/Repeat client=false server=true"}
+	if fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Fatalf("the interceptors saw %q, want %q", seen, want)
+	}
+}
+
+// doubled is a server stream that sends every message twice.
+type doubled struct{ grpc.ServerStream }
+
+func (d doubled) SendMsg(m any) error {
+	if err := d.ServerStream.SendMsg(m); err != nil {
+		return err
+	}
+	return d.ServerStream.SendMsg(m)
 }
 
 func TestStatuses(t *testing.T) {

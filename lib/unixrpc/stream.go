@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
@@ -203,10 +204,13 @@ func (st *stream) run() {
 	m := st.method
 	if m.unary != nil {
 		var reply any
-		reply, err = m.unary(m.impl, st.ctx, st.decodeOne, nil)
+		reply, err = m.unary(m.impl, st.ctx, st.decodeOne, st.c.s.unaryInt)
 		if err == nil {
 			err = st.sendMsg(reply, false)
 		}
+	} else if si := st.c.s.streamInt; si != nil {
+		err = si(m.impl, st, &grpc.StreamServerInfo{FullMethod: st.name,
+			IsClientStream: m.stream.ClientStreams, IsServerStream: m.stream.ServerStreams}, m.stream.Handler)
 	} else {
 		err = m.stream.Handler(m.impl, st)
 	}
