@@ -17,11 +17,14 @@ import (
 	"xce/lib/api/grpcapi"
 	"xce/lib/api/rpc"
 	"xce/lib/clusterauth"
-	"xce/lib/unixrpc"
 )
 
-// serveUnix serves srv on a socket in a temporary directory and dials it.
-func serveUnix(t *testing.T, srv *unixrpc.Server) grpcapi.ControllerClient {
+// serveUnix serves srv (a unixrpc.Server, or a grpc.Server with peer
+// credentials) on a socket in a temporary directory and dials it.
+func serveUnix(t *testing.T, srv interface {
+	Serve(net.Listener) error
+	Stop()
+}) grpcapi.ControllerClient {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "xced.sock")
 	lis, err := net.Listen("unix", sock)

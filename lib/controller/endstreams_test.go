@@ -3,13 +3,11 @@ package controller
 import (
 	"context"
 	"net"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"xce/lib/api"
@@ -37,19 +35,7 @@ func TestEndStreams(t *testing.T) {
 				grpcapi.RegisterControllerServer(g, NewService(c))
 				srv = g
 			}
-			sock := filepath.Join(t.TempDir(), "xced.sock")
-			lis, err := net.Listen("unix", sock)
-			if err != nil {
-				t.Fatal(err)
-			}
-			go srv.Serve(lis)
-			t.Cleanup(srv.Stop)
-			cc, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cc.Close() })
-			cl := grpcapi.NewControllerClient(cc)
+			cl := serveUnix(t, srv)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 
