@@ -460,17 +460,46 @@ func readApplied(db *badger.DB) (uint64, error) {
 }
 
 // BatchValue returns the value an encoded batch (a replicated log entry)
-// sets key to, if it sets it.
+// sets key to, if it sets it. Every candidate asks it of every entry
+// (lib/replica's identity check), so it walks the encoding in place
+// rather than decode the batch, which the apply does once more.
 func BatchValue(data, key []byte) ([]byte, bool) {
-	b, err := decodeBatch(data)
-	if err != nil {
+	if len(data) == 0 || data[0] > 1 {
 		return nil, false
+	}
+	data = data[1:]
+	count, n := binary.Uvarint(data)
+	if n <= 0 {
+		return nil, false
+	}
+	data = data[n:]
+	field := func() ([]byte, bool) {
+		l, n := binary.Uvarint(data)
+		if n <= 0 || l > uint64(len(data)-n) {
+			return nil, false
+		}
+		f := data[n : n+int(l)]
+		data = data[n+int(l):]
+		return f, true
 	}
 	var v []byte
 	found := false
-	for _, m := range b.muts {
-		if string(m.key) == string(key) {
-			v, found = m.value, !m.del
+	for range count {
+		if len(data) == 0 {
+			return nil, false
+		}
+		del := data[0] == 1
+		data = data[1:]
+		k, ok := field()
+		if !ok {
+			return nil, false
+		}
+		val, ok := field()
+		if !ok {
+			return nil, false
+		}
+		if string(k) == string(key) {
+			v, found = val, !del
 		}
 	}
 	return v, found

@@ -24,6 +24,23 @@ func TestBatchEncoding(t *testing.T) {
 		if _, err := decodeBatch(enc[:i]); err == nil {
 			t.Errorf("a batch cut at %d of %d bytes decoded", i, len(enc))
 		}
+		if v, ok := BatchValue(enc[:i], []byte("k3")); ok {
+			t.Errorf("BatchValue of a batch cut at %d of %d bytes: %q", i, len(enc), v)
+		}
+	}
+	b.Set([]byte("k2"), []byte("v2"))
+	enc = encodeBatch(b)
+	for _, c := range []struct {
+		key, want string
+		ok        bool
+	}{{"k1", "v1", true}, {"k2", "v2", true}, {"k3", "", true}, {"k4", "", false}} {
+		if v, ok := BatchValue(enc, []byte(c.key)); ok != c.ok || string(v) != c.want {
+			t.Errorf("BatchValue(%s) = %q, %v; want %q, %v", c.key, v, ok, c.want, c.ok)
+		}
+	}
+	b.Delete([]byte("k1"))
+	if v, ok := BatchValue(encodeBatch(b), []byte("k1")); ok {
+		t.Errorf("BatchValue of a key the batch deletes last: %q", v)
 	}
 }
 
