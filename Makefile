@@ -63,6 +63,7 @@ bench: build
 	$(GO) test -run '^$$' -bench 'Simulate' -benchtime 1x -timeout 60m ./lib/sim/
 	$(GO) test -run '^$$' -bench 'JobOverhead' -benchtime 1x ./lib/worker/
 	$(GO) test -run '^$$' -bench 'Scrape' -benchtime 200x ./lib/metrics/
+	$(GO) test -run '^$$' -bench 'LoneWrite' -benchtime 3x ./lib/replica/
 
 # make soak: the fault-injection suite (tests/fault_test.go) with 50 kill -9
 # restarts per test instead of make test's 5 (SOAK_RESTARTS=N to change).

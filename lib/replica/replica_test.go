@@ -65,9 +65,9 @@ type candidate struct {
 	node      *Node
 }
 
-func (c *candidate) start(t *testing.T, all []string) error { return c.startJoining(t, all, nil) }
+func (c *candidate) start(t testing.TB, all []string) error { return c.startJoining(t, all, nil) }
 
-func (c *candidate) startJoining(t *testing.T, all []string, established func() bool) error {
+func (c *candidate) startJoining(t testing.TB, all []string, established func() bool) error {
 	t.Helper()
 	var err error
 	if c.st == nil {
@@ -107,7 +107,7 @@ func (c *candidate) stop() {
 	}
 }
 
-func freeAddrs(t *testing.T, n int) []string {
+func freeAddrs(t testing.TB, n int) []string {
 	var out []string
 	for range n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -120,7 +120,7 @@ func freeAddrs(t *testing.T, n int) []string {
 	return out
 }
 
-func leaderOf(t *testing.T, cs []*candidate) *candidate {
+func leaderOf(t testing.TB, cs []*candidate) *candidate {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
