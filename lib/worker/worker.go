@@ -387,9 +387,7 @@ func (w *Worker) Start(job *api.Job) error {
 	args := append(append([]string{}, w.cfg.Shepherd[1:]...), filepath.Join(dir, launchName))
 	cmd := exec.Command(w.cfg.Shepherd[0], args...)
 	cmd.Dir = "/"
-	if r := w.cfg.SpoolReserve; r > 0 {
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", jobexec.SpoolReserveEnv, max(r>>20, 1)))
-	}
+	cmd.Env = shepherdEnv(w.cfg.SpoolReserve) // shepenv.go
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = jf.launch, jf.log, jf.log
 	// Descriptors 3, 4 and 5 (exec.ResultFD, exec.UsageFD).
 	cmd.ExtraFiles = []*os.File{ready, jf.result, jf.usage}
