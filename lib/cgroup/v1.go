@@ -303,20 +303,27 @@ func (j *v1Job) Signal(sig syscall.Signal, except ...int) (int, error) {
 // process in it, thaws it so that the kill lands, and waits for it to
 // empty: v1 has no cgroup.kill.
 func (j *v1Job) Kill() error {
+	_, err := j.kill()
+	return err
+}
+
+// kill is Kill, and says whether it had anything to kill (whether it
+// froze the cgroup at all).
+func (j *v1Job) kill() (killed bool, _ error) {
 	deadline := time.Now().Add(killWaitEmpty)
-	for {
+	for ; ; killed = true {
 		pids, err := j.Pids()
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				return nil
+				return killed, nil
 			}
-			return err
+			return killed, err
 		}
 		if len(pids) == 0 {
-			return nil
+			return killed, nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("cgroup %s: %d processes left after SIGKILL", j.name, len(pids))
+			return killed, fmt.Errorf("cgroup %s: %d processes left after SIGKILL", j.name, len(pids))
 		}
 		frozen := j.cg.Freeze() == nil
 		if pids, err = j.Pids(); err == nil {
@@ -485,11 +492,17 @@ func (j *v1Job) SetMemLimit(kb int64) error {
 // retrying while the kernel still holds it (a process that has been
 // killed but not yet released).
 func (j *v1Job) Remove() error {
-	if err := j.Kill(); err != nil {
+	killed, err := j.kill()
+	if err != nil {
 		return err
 	}
-	j.cg.Thaw() // a frozen empty cgroup is removable, but say it plainly
-	var err error
+	if killed {
+		// A frozen empty cgroup is removable, but say it plainly. An
+		// empty one kill found (a job that ended by itself, the usual
+		// case) is left as it is: the thaw is a write and a poll of
+		// freezer.state per job.
+		j.cg.Thaw()
+	}
 	for i := 0; i < 50; i++ {
 		if err = j.rmdirs(); err == nil {
 			return nil

@@ -19,13 +19,14 @@ import (
 
 // jobFiles are root's files of a job's directory that the shepherd gets
 // open: the launch to read, its log, and the records of the job's end and
-// usage (exec.ResultFD, exec.UsageFD) to write.
+// usage (exec.ResultFD, exec.UsageFD) to write; and the worker's own
+// record of the job's pids (pids.go), which the shepherd does not get.
 type jobFiles struct {
-	launch, log, result, usage *os.File
+	launch, log, result, usage, pids *os.File
 }
 
 func (f *jobFiles) close() {
-	for _, x := range []*os.File{f.launch, f.log, f.result, f.usage} {
+	for _, x := range []*os.File{f.launch, f.log, f.result, f.usage, f.pids} {
 		if x != nil {
 			x.Close()
 		}
@@ -34,8 +35,9 @@ func (f *jobFiles) close() {
 
 // makeJobDir creates a job's directory afresh (root's, 0711) with the
 // user's directory in it, and in it the launch file (holding launch), the
-// shepherd's log and the empty records. It returns them open: the launch
-// for reading, the log for appending, the records for writing.
+// shepherd's log and the empty records (the pids record among them). It
+// returns them open: the launch for reading, the log for appending, the
+// records for writing.
 func makeJobDir(dir string, uid, gid int, chown bool, launch []byte) (*jobFiles, error) {
 	// rmtree works through directory handles, follows no link, and
 	// holds a bounded number open however deep the user's tree.
@@ -88,7 +90,7 @@ func makeJobDir(dir string, uid, gid int, chown bool, launch []byte) (*jobFiles,
 		name string
 		flag int
 		to   **os.File
-	}{{logName, unix.O_WRONLY | unix.O_APPEND, &f.log}, {resultName, unix.O_RDWR, &f.result}, {usageName, unix.O_RDWR, &f.usage}} {
+	}{{logName, unix.O_WRONLY | unix.O_APPEND, &f.log}, {resultName, unix.O_RDWR, &f.result}, {usageName, unix.O_RDWR, &f.usage}, {pidsName, unix.O_RDWR, &f.pids}} {
 		fd, err := unix.Openat(dfd, o.name, o.flag|create, 0o600)
 		if err != nil {
 			f.close()

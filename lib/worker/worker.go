@@ -210,6 +210,9 @@ type proc struct {
 	id          int64
 	idx         int32
 	killing     bool
+	// pidsFile is the job's pids record, open from its launch until its
+	// start is recorded there (pids.go); nil for a reattached job.
+	pidsFile *os.File
 	// For the job's tasks (task.go): its group, user and allocation.
 	gid   int
 	user  string
@@ -357,6 +360,15 @@ func (w *Worker) Start(job *api.Job) error {
 		return err
 	}
 	defer jf.close()
+	// The pids record stays open until the job's pgid is in it (pids.go).
+	pidsFile := jf.pids
+	jf.pids = nil
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			pidsFile.Close()
+		}
+	}()
 	if err := w.serveTasks(k, uid); err != nil {
 		return err
 	}
@@ -375,9 +387,7 @@ func (w *Worker) Start(job *api.Job) error {
 	args := append(append([]string{}, w.cfg.Shepherd[1:]...), filepath.Join(dir, launchName))
 	cmd := exec.Command(w.cfg.Shepherd[0], args...)
 	cmd.Dir = "/"
-	if r := w.cfg.SpoolReserve; r > 0 {
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", jobexec.SpoolReserveEnv, max(r>>20, 1)))
-	}
+	cmd.Env = shepherdEnv(w.cfg.SpoolReserve) // shepenv.go
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = jf.launch, jf.log, jf.log
 	// Descriptors 3, 4 and 5 (exec.ResultFD, exec.UsageFD).
 	cmd.ExtraFiles = []*os.File{ready, jf.result, jf.usage}
@@ -426,7 +436,9 @@ func (w *Worker) Start(job *api.Job) error {
 		return nil
 	}
 	p := &proc{shepherd: cmd.Process.Pid, uid: uid, since: time.Now().UnixNano(), id: k.id, idx: k.idx,
-		gid: gid, user: job.Spec.GetUser(), hosts: job.ExecHosts, cg: cg, ctr: jobRuntime(job), launching: true, driver: jobDriver(job)}
+		gid: gid, user: job.Spec.GetUser(), hosts: job.ExecHosts, cg: cg, ctr: jobRuntime(job), launching: true, driver: jobDriver(job),
+		pidsFile: pidsFile}
+	handedOver = true
 	if cg != nil {
 		spec := runLimits(job)
 		p.acct = l.Containment.GetCgroupAcct()
@@ -438,8 +450,9 @@ func (w *Worker) Start(job *api.Job) error {
 		w.watchCPULimit(k, p, spec.GetCpuLimitSec())
 		w.watchMemLimit(k, p, spec.GetMemLimitKb(), spec.GetMemLimitHard())
 	}
-	w.writePids(k, p.shepherd, 0)
+	w.recordPids(k, p.pidsFile, p.shepherd, 0)
 	if crashAt == "recorded" {
+		p.pidsFile.Close()
 		started.Close()
 		return nil
 	}
@@ -486,7 +499,9 @@ func (w *Worker) Start(job *api.Job) error {
 		started.Close()
 		if pid > 0 {
 			w.reportStart(k, p, pid)
-		} else {
+		}
+		p.pidsFile.Close()
+		if pid <= 0 {
 			w.mu.Lock()
 			p.launching, p.unsent = false, nil // no job to signal
 			w.mu.Unlock()
@@ -538,7 +553,7 @@ func (w *Worker) reportStart(k jobKey, p *proc, pid int) {
 	if p.cg != nil {
 		w.noteShepherdCPU(p) // its start-up, the most of its CPU
 	}
-	w.writePids(k, p.shepherd, pid)
+	w.recordPids(k, p.pidsFile, p.shepherd, pid)
 	ev.JobId, ev.ArrayIndex = k.id, k.idx
 	w.cfg.Report(Report{JobID: k.id, Index: k.idx, Started: ev})
 	for _, sig := range unsent {
