@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,7 +23,7 @@ import (
 // in: its exec runs the shell on the host.)
 func TestBattachSession(t *testing.T) {
 	shep := testenv.BuildShepherd(t)
-	w, _ := newWorker(t, shep)
+	w, rs := newWorker(t, shep)
 	bin := t.TempDir()
 	fake := "#!/bin/sh\ncase \"$1\" in\nrun) exec sleep 60;;\nexec) [ -t 0 ] && echo on-a-tty; while [ $# -gt 1 ]; do shift; done; exec \"$1\";;\nesac\nexit 0\n"
 	if err := os.WriteFile(filepath.Join(bin, "podman"), []byte(fake), 0o755); err != nil {
@@ -37,7 +36,7 @@ func TestBattachSession(t *testing.T) {
 	if err := w.Start(j); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Signal(1, 0, syscall.SIGKILL)
+	killAtEnd(t, w, rs, 1)
 
 	// session runs one session: frames are sent in, each output frame
 	// acked as a caller does; it returns the output and exit status.

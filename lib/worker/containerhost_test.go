@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -57,7 +56,7 @@ func TestHostContainerTask(t *testing.T) {
 // outside it.
 func TestApptainerTaskOnFirstHost(t *testing.T) {
 	shep := testenv.BuildShepherd(t)
-	w, _ := newWorker(t, shep)
+	w, rs := newWorker(t, shep)
 	bin := t.TempDir()
 	log := filepath.Join(bin, "calls")
 	fake := "#!/bin/sh\necho \"$*\" >>" + log + "\nwhile [ $# -gt 0 ] && [ \"$1\" != /images/a.sif ]; do shift; done; shift; exec \"$@\"\n"
@@ -68,7 +67,7 @@ func TestApptainerTaskOnFirstHost(t *testing.T) {
 	if err := w.Start(job(4, "sleep 60", dir)); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Signal(4, 0, syscall.SIGKILL)
+	killAtEnd(t, w, rs, 4)
 	ts := &rpc.TaskStart{JobId: 4, TaskId: 1, Host: "hostA", Argv: []string{"echo", "hi", "$LSF_PM_TASKID", "$(pwd)"}, Cwd: dir,
 		Env:  []string{"PATH=" + bin + ":/usr/bin:/bin"},
 		User: "", Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid()), Container: "apptainer[image(/images/a.sif) options(--cleanenv)]"}

@@ -182,7 +182,7 @@ func TestTasks(t *testing.T) {
 	if err := w.Start(j); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Signal(1, 0, syscall.SIGKILL)
+	killAtEnd(t, w, rs, 1)
 	sock := filepath.Join(w.JobDir(1, 0), TaskSocketName)
 	c := taskClient(t, sock, uid)
 	noEntry := t.TempDir()

@@ -56,6 +56,22 @@ func newWorker(t *testing.T, shepherd string) (*Worker, *reports) {
 	return w, rs
 }
 
+// killAtEnd kills job id when the test ends and waits for its end, so
+// that its shepherd, which outlives the worker by design, is not still
+// writing in the directories the test's cleanup removes.
+func killAtEnd(t *testing.T, w *Worker, rs *reports, id int64) {
+	t.Cleanup(func() {
+		if w.Signal(id, 0, syscall.SIGKILL) != nil {
+			return // it has ended
+		}
+		for {
+			if ev := rs.finished(t); ev.GetJobId() == id {
+				return
+			}
+		}
+	})
+}
+
 func job(id int64, cmd string, dir string) *api.Job {
 	return &api.Job{
 		JobId: id, State: api.JobState_RUN, SubmitTime: time.Now().UnixNano(),
