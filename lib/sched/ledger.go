@@ -49,6 +49,11 @@ type Ledger struct {
 	queues  map[string]*ledgerQueue
 	jobs    map[JobKey]*ledgerJob
 	spare   []*ledgerJob // ended jobs' records, for the next starts
+	// The hosts' charges of the starts and ends synced, applied
+	// together (ledgerpar.go), and the ended jobs' records until then.
+	pend  []pendApply
+	ended []*ledgerJob
+	parts []ledgerPart
 	// statics are the cycles' static host checks (place.go) that the
 	// next cycle may take as they are (keep.go); emptied when the ledger
 	// is filled again.
@@ -193,6 +198,7 @@ func (l *Ledger) sync(s *Snapshot, schema *resreq.Schema) bool {
 				break
 			}
 		}
+		l.applyPending() // ledgerpar.go
 	} else {
 		l.bound = false
 	}
@@ -259,6 +265,7 @@ func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	for i := range s.Running {
 		l.start(&s.Running[i])
 	}
+	l.applyPending()
 }
 
 // resIndex returns the ledger's index of a host resource, adding it with
@@ -342,9 +349,9 @@ func (l *Ledger) start(a *Alloc) {
 				ch.res = append(ch.res, resCharge{ri, charge})
 			}
 		}
-		l.apply(&ch, a.Queue, 1)
 		j.on = append(j.on, ch)
 	}
+	l.pend = append(l.pend, pendApply{j: j, sign: 1}) // applied by applyPending
 	q := l.queues[a.Queue]
 	if q == nil {
 		q = &ledgerQueue{users: map[string]int{}, accts: map[string]int{}}
@@ -373,16 +380,12 @@ func (l *Ledger) end(k JobKey) {
 		l.bound = false
 		return
 	}
-	for i := range j.on {
-		l.apply(&j.on[i], j.queue, -1)
-	}
+	l.pend = append(l.pend, pendApply{j: j, sign: -1})
 	q := l.queues[j.queue]
 	q.used -= j.total
 	decCount(q.users, j.user, j.total)
 	decCount(q.accts, j.acct, j.total)
-	clear(j.on) // drop the charges' resource lists
-	j.on = j.on[:0]
-	l.spare = append(l.spare, j)
+	l.ended = append(l.ended, j) // spare once applyPending took its charges back
 }
 
 // newJob returns an empty job record, an ended job's when there is one
@@ -414,13 +417,15 @@ func (l *Ledger) contrib(h int) int {
 	return max(0, l.hosts[h].MaxSlots-l.hs[h].used)
 }
 
-// apply charges (sign 1) or takes back (-1) one host's part of a job.
-func (l *Ledger) apply(ch *ledgerCharge, queue string, sign int) {
+// apply charges (sign 1) or takes back (-1) one host's part of a job,
+// and returns how the free slots changed; a host not yet in changed is
+// appended to it (applyPending gives each part of the hosts its own).
+func (l *Ledger) apply(ch *ledgerCharge, queue string, sign int, changed *[]int) int {
 	lh := &l.hs[ch.h]
-	l.free -= l.contrib(ch.h)
+	free := -l.contrib(ch.h)
 	if !l.chMark[ch.h] {
 		l.chMark[ch.h] = true
-		l.changed = append(l.changed, ch.h)
+		*changed = append(*changed, ch.h)
 	}
 	lh.used += sign * ch.slots
 	if ch.excl {
@@ -449,7 +454,7 @@ func (l *Ledger) apply(ch *ledgerCharge, queue string, sign int) {
 	for _, rc := range ch.res {
 		lh.avail[rc.ri] -= float64(sign) * rc.amt
 	}
-	l.free += l.contrib(ch.h)
+	return free + l.contrib(ch.h)
 }
 
 // incremental syncs the snapshot's ledger and reports whether the cycle
@@ -534,21 +539,19 @@ func (c *cycle) restoreHosts() {
 	if r, i, ok := c.schema.Lookup("maxslots"); ok && r.Kind == resreq.Numeric {
 		maxIdx = i
 	}
+	if ic.nilVals == nil {
+		ic.nilVals = c.schema.NewHost() // made here: restoreHost may run in parallel
+	}
 	if !ic.valid || ic.nres != len(l.res) || ic.hostQ != c.hostQ {
-		for i := range c.hosts {
-			c.restoreHost(i, slotsIdx, maxIdx)
-		}
+		c.restoreAll(slotsIdx, maxIdx) // ledgerpar.go
 	} else {
-		for _, h := range l.changed {
-			c.restoreHost(h, slotsIdx, maxIdx)
-		}
 		for _, h := range ic.touched {
-			if !l.chMark[h] { // restored already
+			if !l.chMark[h] {
 				l.chMark[h] = true
 				l.changed = append(l.changed, h)
-				c.restoreHost(h, slotsIdx, maxIdx)
 			}
 		}
+		c.restoreList(l.changed, slotsIdx, maxIdx) // ledgerpar.go
 	}
 	l.clearChanged()
 	ic.touched = ic.touched[:0]
@@ -575,10 +578,7 @@ func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 	l.cyc.open.setFrom(i, hs)
 	src := h.Values
 	if src == nil {
-		if l.cyc.nilVals == nil {
-			l.cyc.nilVals = c.schema.NewHost()
-		}
-		src = l.cyc.nilVals
+		src = l.cyc.nilVals // made by restoreHosts
 	}
 	write := slotsIdx >= 0 && maxIdx >= 0
 	for ri := 0; ri < len(c.resInfo) && !write; ri++ {
