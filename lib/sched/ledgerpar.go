@@ -86,20 +86,19 @@ func (l *Ledger) applyPending() {
 	for len(l.parts) < parts {
 		l.parts = append(l.parts, ledgerPart{})
 	}
-	runParts(parts, func(k int) {
-		lp := &l.parts[k]
-		lp.free, lp.changed = 0, lp.changed[:0]
-		for _, p := range l.pend {
-			for i := range p.j.on {
-				if ch := &p.j.on[i]; inPart(ch.h, k, parts) {
-					lp.free += l.apply(ch, p.j.queue, p.sign, &lp.changed)
-				}
-			}
+	if parts == 1 {
+		// No closure, no copy: a small sync allocates nothing.
+		l.free += l.applyPart(0, 1, &l.changed)
+	} else {
+		runParts(parts, func(k int) {
+			lp := &l.parts[k]
+			lp.changed = lp.changed[:0]
+			lp.free = l.applyPart(k, parts, &lp.changed)
+		})
+		for k := range parts {
+			l.free += l.parts[k].free
+			l.changed = append(l.changed, l.parts[k].changed...)
 		}
-	})
-	for k := range parts {
-		l.free += l.parts[k].free
-		l.changed = append(l.changed, l.parts[k].changed...)
 	}
 	clear(l.pend)
 	l.pend = l.pend[:0]
@@ -112,9 +111,30 @@ func (l *Ledger) applyPending() {
 	l.ended = l.ended[:0]
 }
 
+// applyPart applies the pending charges on the hosts of part k, adds
+// the hosts it changed first to changed, and returns how the free slots
+// changed.
+func (l *Ledger) applyPart(k, parts int, changed *[]int) int {
+	free := 0
+	for _, p := range l.pend {
+		for i := range p.j.on {
+			if ch := &p.j.on[i]; inPart(ch.h, k, parts) {
+				free += l.apply(ch, p.j.queue, p.sign, changed)
+			}
+		}
+	}
+	return free
+}
+
 // restoreList restores the hosts of a list (no host twice).
 func (c *cycle) restoreList(list []int, slotsIdx, maxIdx int) {
 	parts := partsFor(len(list))
+	if parts == 1 {
+		for _, h := range list {
+			c.restoreHost(h, slotsIdx, maxIdx)
+		}
+		return
+	}
 	runParts(parts, func(k int) {
 		for _, h := range list {
 			if inPart(h, k, parts) {
@@ -127,6 +147,12 @@ func (c *cycle) restoreList(list []int, slotsIdx, maxIdx int) {
 // restoreAll restores every host.
 func (c *cycle) restoreAll(slotsIdx, maxIdx int) {
 	parts := partsFor(len(c.hosts))
+	if parts == 1 {
+		for h := range c.hosts {
+			c.restoreHost(h, slotsIdx, maxIdx)
+		}
+		return
+	}
 	runParts(parts, func(k int) {
 		for b := k << 6; b < len(c.hosts); b += parts << 6 {
 			for h := b; h < min(b+64, len(c.hosts)); h++ {
