@@ -68,10 +68,13 @@ type Ledger struct {
 	simple   map[*resreq.Simple]string
 	odd      bool // a job reserves slots or maxslots, which cycles write
 
-	free    int    // the free slots of the hosts together, as a cycle counts them
-	changed []int  // hosts whose charges changed since the last cycle
-	chMark  []bool // by host: in changed
-	cyc     incHosts
+	free    int     // the free slots of the hosts together, as a cycle counts them
+	changed []int   // hosts whose charges changed since the last cycle
+	chMark  []uint8 // by host: the charges that changed it since (2: more); 0: not in changed
+	// conf marks the hosts a start charged just as the last cycle's
+	// commit of its placement did (restorelite.go).
+	conf []bool
+	cyc  incHosts
 
 	// hints are the last cycle's placements' host indices (placed.go).
 	hints   []ledgerHint
@@ -88,9 +91,15 @@ type incHosts struct {
 	valsSrc []*resreq.Host // the Values each was copied from
 	nilVals *resreq.Host   // for hosts without Values
 	touched []int          // hosts the last cycle changed (placements, holds)
+	touchN  []uint8        // by host: how often the last cycle changed it (2: more)
 	open    openBits       // the hosts that may take a slot (open.go)
-	nres    int            // resources its hosts' avail hold
-	hostQ   bool           // its hosts hold qused
+	// stale are the hosts whose values (vals) a cycle sets from their
+	// state when it reads them (restorelite.go); slotsIdx and maxIdx
+	// are the schema's slots and maxslots then.
+	stale            openBits
+	slotsIdx, maxIdx int
+	nres             int  // resources its hosts' avail hold
+	hostQ            bool // its hosts hold qused
 }
 
 type ledgerOp struct {
@@ -251,7 +260,7 @@ func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	l.reqStr, l.defaults, l.simple = map[*resreq.ResReq]string{}, map[*resreq.ResReq]*resreq.ResReq{}, map[*resreq.Simple]string{}
 	l.cyc.valid = false
 	clear(l.cyc.valsSrc) // copy the values afresh
-	l.changed, l.chMark = l.changed[:0], make([]bool, len(s.Hosts))
+	l.changed, l.chMark, l.conf = l.changed[:0], make([]uint8, len(s.Hosts)), make([]bool, len(s.Hosts))
 	l.free = 0
 	for i := range s.Hosts {
 		h := &s.Hosts[i]
@@ -308,7 +317,9 @@ func (l *Ledger) start(a *Alloc) {
 		end = a.Start.Add(a.RunLimit).UnixNano()
 	}
 	next := -1 // the index after the last host's
-	hint := l.hinted(a.Hosts)
+	hint, hEnd, hExcl := l.hinted(a.Hosts)
+	// Charged as the commit charged its hosts (restorelite.go).
+	same := hint != nil && hEnd == end && hExcl == a.Exclusive
 	for k, ha := range a.Hosts {
 		j.total += ha.Slots
 		if hint != nil {
@@ -325,6 +336,9 @@ func (l *Ledger) start(a *Alloc) {
 			continue // a host gone from the configuration
 		}
 		next = h + 1
+		if same && h == hint[k] {
+			l.conf[h] = true
+		}
 		ch := ledgerCharge{h: h, slots: ha.Slots, use: use{end: end, slots: ha.Slots}, excl: a.Exclusive}
 		if a.Exclusive {
 			ch.use.slots = max(ch.use.slots, l.hosts[h].MaxSlots)
@@ -423,9 +437,12 @@ func (l *Ledger) contrib(h int) int {
 func (l *Ledger) apply(ch *ledgerCharge, queue string, sign int, changed *[]int) int {
 	lh := &l.hs[ch.h]
 	free := -l.contrib(ch.h)
-	if !l.chMark[ch.h] {
-		l.chMark[ch.h] = true
+	switch l.chMark[ch.h] {
+	case 0:
+		l.chMark[ch.h] = 1
 		*changed = append(*changed, ch.h)
+	case 1:
+		l.chMark[ch.h] = 2
 	}
 	lh.used += sign * ch.slots
 	if ch.excl {
@@ -491,6 +508,8 @@ func (c *cycle) incremental() bool {
 		l.cyc.vals = make([]resreq.Host, len(s.Hosts))
 		l.cyc.valsSrc = make([]*resreq.Host, len(s.Hosts))
 		l.cyc.open = make(openBits, (len(s.Hosts)+63)>>6)
+		l.cyc.stale = make(openBits, (len(s.Hosts)+63)>>6)
+		l.cyc.touchN, l.cyc.touched = make([]uint8, len(s.Hosts)), l.cyc.touched[:0]
 		l.cyc.valid = false
 	}
 	c.inc = true
@@ -513,7 +532,7 @@ func incrementalOK(s *Snapshot) bool {
 
 func (l *Ledger) clearChanged() {
 	for _, h := range l.changed {
-		l.chMark[h] = false
+		l.chMark[h], l.conf[h] = 0, false
 	}
 	l.changed = l.changed[:0]
 }
@@ -523,7 +542,17 @@ func (l *Ledger) clearChanged() {
 func (c *cycle) touch(h int) {
 	c.noteHost(h) // a gang's trial (gangundo.go)
 	if c.inc {
-		c.ledger.cyc.touched = append(c.ledger.cyc.touched, h)
+		ic := &c.ledger.cyc
+		if ic.stale.has(h) {
+			c.freshen(h) // from the state before the change
+		}
+		switch ic.touchN[h] {
+		case 0:
+			ic.touchN[h] = 1
+			ic.touched = append(ic.touched, h)
+		case 1:
+			ic.touchN[h] = 2
+		}
 	}
 }
 
@@ -542,19 +571,20 @@ func (c *cycle) restoreHosts() {
 	if ic.nilVals == nil {
 		ic.nilVals = c.schema.NewHost() // made here: restoreHost may run in parallel
 	}
+	ic.slotsIdx, ic.maxIdx = slotsIdx, maxIdx
 	if !ic.valid || ic.nres != len(l.res) || ic.hostQ != c.hostQ {
 		c.restoreAll(slotsIdx, maxIdx) // ledgerpar.go
 	} else {
 		for _, h := range ic.touched {
-			if !l.chMark[h] {
-				l.chMark[h] = true
+			if l.chMark[h] == 0 {
+				l.chMark[h] = 1
 				l.changed = append(l.changed, h)
 			}
 		}
 		c.restoreList(l.changed, slotsIdx, maxIdx) // ledgerpar.go
 	}
 	l.clearChanged()
-	ic.touched = ic.touched[:0]
+	ic.clearTouched()
 	ic.valid, ic.nres, ic.hostQ = true, len(l.res), c.hostQ
 	c.free = l.free
 }
@@ -576,6 +606,14 @@ func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 	}
 	c.chargesFrom(hs, lh)
 	l.cyc.open.setFrom(i, hs)
+	c.valsLater(i) // restorelite.go
+}
+
+// restoreVals sets the values select and order read of host i from its
+// state, as a cycle that charges every job sets them.
+func (c *cycle) restoreVals(i, slotsIdx, maxIdx int) {
+	l := c.ledger
+	hs, h := &c.hosts[i], &c.s.Hosts[i]
 	src := h.Values
 	if src == nil {
 		src = l.cyc.nilVals // made by restoreHosts

@@ -30,9 +30,12 @@ type pendApply struct {
 	sign int
 }
 
-// ledgerPart is one part's result: the free slots it changed and the
-// hosts it changed first.
+// ledgerPart is one part's work and result: its charges (index in
+// Ledger.pend, index in the job's), or its hosts to restore; the free
+// slots it changed and the hosts it changed first.
 type ledgerPart struct {
+	charges [][2]int32
+	hosts   []int
 	free    int
 	changed []int
 }
@@ -45,8 +48,8 @@ func partsFor(n int) int {
 	return nParts
 }
 
-// inPart reports whether host h belongs to part k of parts.
-func inPart(h, k, parts int) bool { return parts == 1 || (h>>6)%parts == k }
+// partOf returns the part of host h.
+func partOf(h int) int { return (h >> 6) & (nParts - 1) }
 
 // runParts runs f for each part, on this goroutine and one more: each
 // takes the next part not yet taken, and runParts returns when all are
@@ -88,12 +91,30 @@ func (l *Ledger) applyPending() {
 	}
 	if parts == 1 {
 		// No closure, no copy: a small sync allocates nothing.
-		l.free += l.applyPart(0, 1, &l.changed)
+		for _, p := range l.pend {
+			for i := range p.j.on {
+				l.free += l.apply(&p.j.on[i], p.j.queue, p.sign, &l.changed)
+			}
+		}
 	} else {
+		// Each part's charges listed first, in order: the parts then
+		// read only their own.
+		for k := range parts {
+			l.parts[k].charges = l.parts[k].charges[:0]
+		}
+		for pi, p := range l.pend {
+			for i := range p.j.on {
+				lp := &l.parts[partOf(p.j.on[i].h)]
+				lp.charges = append(lp.charges, [2]int32{int32(pi), int32(i)})
+			}
+		}
 		runParts(parts, func(k int) {
 			lp := &l.parts[k]
-			lp.changed = lp.changed[:0]
-			lp.free = l.applyPart(k, parts, &lp.changed)
+			lp.changed, lp.free = lp.changed[:0], 0
+			for _, c := range lp.charges {
+				p := &l.pend[c[0]]
+				lp.free += l.apply(&p.j.on[c[1]], p.j.queue, p.sign, &lp.changed)
+			}
 		})
 		for k := range parts {
 			l.free += l.parts[k].free
@@ -111,52 +132,43 @@ func (l *Ledger) applyPending() {
 	l.ended = l.ended[:0]
 }
 
-// applyPart applies the pending charges on the hosts of part k, adds
-// the hosts it changed first to changed, and returns how the free slots
-// changed.
-func (l *Ledger) applyPart(k, parts int, changed *[]int) int {
-	free := 0
-	for _, p := range l.pend {
-		for i := range p.j.on {
-			if ch := &p.j.on[i]; inPart(ch.h, k, parts) {
-				free += l.apply(ch, p.j.queue, p.sign, changed)
-			}
-		}
-	}
-	return free
-}
-
 // restoreList restores the hosts of a list (no host twice).
 func (c *cycle) restoreList(list []int, slotsIdx, maxIdx int) {
 	parts := partsFor(len(list))
 	if parts == 1 {
-		for _, h := range list {
-			c.restoreHost(h, slotsIdx, maxIdx)
-		}
+		c.restoreHostList(list, slotsIdx, maxIdx)
 		return
 	}
+	l := c.ledger
+	for len(l.parts) < parts {
+		l.parts = append(l.parts, ledgerPart{})
+	}
+	for k := range parts {
+		l.parts[k].hosts = l.parts[k].hosts[:0]
+	}
+	for _, h := range list {
+		lp := &l.parts[partOf(h)]
+		lp.hosts = append(lp.hosts, h)
+	}
 	runParts(parts, func(k int) {
-		for _, h := range list {
-			if inPart(h, k, parts) {
-				c.restoreHost(h, slotsIdx, maxIdx)
-			}
-		}
+		c.restoreHostList(l.parts[k].hosts, slotsIdx, maxIdx)
 	})
 }
 
 // restoreAll restores every host.
 func (c *cycle) restoreAll(slotsIdx, maxIdx int) {
 	parts := partsFor(len(c.hosts))
+	clear(c.ledger.cyc.stale) // every host's values set now
 	if parts == 1 {
 		for h := range c.hosts {
-			c.restoreHost(h, slotsIdx, maxIdx)
+			c.restoreHostVals(h, slotsIdx, maxIdx)
 		}
 		return
 	}
 	runParts(parts, func(k int) {
 		for b := k << 6; b < len(c.hosts); b += parts << 6 {
 			for h := b; h < min(b+64, len(c.hosts)); h++ {
-				c.restoreHost(h, slotsIdx, maxIdx)
+				c.restoreHostVals(h, slotsIdx, maxIdx)
 			}
 		}
 	})

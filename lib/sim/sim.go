@@ -630,10 +630,7 @@ func (e *eng) end(j int32, t int64) {
 	sj := &e.jobs[j]
 	i := sj.running
 	a := &e.snap.Running[i]
-	slots := 0
-	for _, h := range a.Hosts {
-		slots += h.Slots
-	}
+	slots := int(e.res.Jobs[j].Slots) // its hosts' slots, summed by start
 	e.free += slots
 	if e.sup != nil {
 		e.supplyUse(a.Hosts, -1, t)
