@@ -252,6 +252,7 @@ func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	slices.Sort(l.shared)
 	l.byName = make(map[string]int, len(s.Hosts))
 	l.hs = make([]ledgerHost, len(s.Hosts))
+	l.slabHosts() // restorelite.go
 	l.base = make([][]float64, len(s.Hosts))
 	l.res, l.resIdx = nil, map[string]int{}
 	l.queues = map[string]*ledgerQueue{}
@@ -320,7 +321,8 @@ func (l *Ledger) start(a *Alloc) {
 	hint, hEnd, hExcl := l.hinted(a.Hosts)
 	// Charged as the commit charged its hosts (restorelite.go).
 	same := hint != nil && hEnd == end && hExcl == a.Exclusive
-	for k, ha := range a.Hosts {
+	for k := range a.Hosts {
+		ha := &a.Hosts[k] // not copied
 		j.total += ha.Slots
 		if hint != nil {
 			next = hint[k] // the host the cycle placed on, checked below
@@ -511,6 +513,7 @@ func (c *cycle) incremental() bool {
 		l.cyc.stale = make(openBits, (len(s.Hosts)+63)>>6)
 		l.cyc.touchN, l.cyc.touched = make([]uint8, len(s.Hosts)), l.cyc.touched[:0]
 		l.cyc.valid = false
+		l.cyc.slab(c.schema) // restorelite.go
 	}
 	c.inc = true
 	return true
@@ -666,7 +669,9 @@ func (c *cycle) chargesFrom(hs *hostState, lh *ledgerHost) {
 	// Copies: the cycle appends to them.
 	hs.uses = append(hs.uses[:0], lh.uses...)
 	hs.avail = append(hs.avail[:0], lh.avail...)
-	clear(hs.qused)
+	if len(hs.qused) > 0 {
+		clear(hs.qused) // not called on an empty map: a call per host restored
+	}
 	if c.hostQ && len(lh.queues) > 0 {
 		if hs.qused == nil {
 			hs.qused = map[string]int{}

@@ -124,3 +124,39 @@ func (c *cycle) restoreHostVals(h, slotsIdx, maxIdx int) {
 	c.ledger.cyc.stale.clear(h)
 	c.restoreVals(h, slotsIdx, maxIdx)
 }
+
+// The hosts' small lists (a host's uses, its queues' slots, its values)
+// start out in one block for all the hosts, in host order, instead of an
+// allocation each: a job's hosts are mostly a run of neighbours, and
+// their lists, side by side, are read by the memory's prefetch instead
+// of one miss each. A list that outgrows its room moves out as before.
+
+// slabUses is the room each host's uses start with.
+const slabUses = 2
+
+// slabHosts gives the ledger's hosts their lists' first room.
+func (l *Ledger) slabHosts() {
+	n := len(l.hs)
+	uses, queues := make([]use, slabUses*n), make([]queueSlots, n)
+	for i := range l.hs {
+		l.hs[i].uses = uses[slabUses*i : slabUses*i : slabUses*(i+1)]
+		l.hs[i].queues = queues[i : i : i+1]
+	}
+}
+
+// slab gives the kept hosts' uses and values their first room.
+func (ic *incHosts) slab(schema *resreq.Schema) {
+	n := len(ic.hosts)
+	uses := make([]use, slabUses*n)
+	for i := range ic.hosts {
+		ic.hosts[i].uses = uses[slabUses*i : slabUses*i : slabUses*(i+1)]
+	}
+	if schema == nil {
+		return
+	}
+	nn := len(schema.NewHost().Num)
+	nums := make([]float64, nn*n)
+	for i := range ic.vals {
+		ic.vals[i].Num = nums[nn*i : nn*i : nn*(i+1)]
+	}
+}

@@ -787,8 +787,8 @@ func (e *eng) start(j int32, now int64, pl sched.Placement) {
 	a.Hosts = pl.Hosts
 	a.Preempt.Backfill = pl.Backfill
 	slots := 0
-	for _, h := range pl.Hosts {
-		slots += h.Slots
+	for k := range pl.Hosts {
+		slots += pl.Hosts[k].Slots
 	}
 	e.free -= slots
 	if e.sup != nil {
