@@ -165,6 +165,12 @@ func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
 			out = c.hostAllocs(len(picks)) // recycle.go
 		}
 		out = slices.Grow(out, len(picks))
+		if single && c.inc && p.gpu == nil {
+			// No devices (an incremental cycle has none), one part:
+			// the allocations are the picks as they are (placefast.go).
+			out = c.fillPlaced(out, picks, p.set)
+			continue
+		}
 		for k, pk := range picks {
 			ha := HostAlloc{Host: c.hosts[pk.h].h.Name, Slots: pk.n, Rusage: p.set, Lead: k == 0}
 			var took uint64
