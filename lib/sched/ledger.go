@@ -109,6 +109,7 @@ type ledgerOp struct {
 }
 
 type ledgerHost struct {
+	max    int // the host's MaxSlots, as bound
 	used   int
 	excl   int // exclusive jobs
 	uses   []use
@@ -132,15 +133,19 @@ type ledgerJob struct {
 	queue, user, acct string
 	total             int
 	on                []ledgerCharge
-	inexact           bool // a figure that is not exact (see Ledger)
+	inexact           bool  // a figure that is not exact (see Ledger)
+	end               int64 // when its uses end (never: unknown)
+	excl              bool  // it runs exclusive
 }
 
+// ledgerCharge is a job's charge of one host (its use's end and
+// exclusiveness are the job's): small, as a job of hundreds of hosts
+// writes one per host at its start and reads them at its end.
 type ledgerCharge struct {
-	h     int
-	slots int
-	use   use
-	excl  bool
-	res   []resCharge
+	h        int32
+	slots    int32
+	useSlots int32 // the slots its use takes (all of them when exclusive)
+	res      []resCharge
 }
 
 type resCharge struct {
@@ -266,6 +271,7 @@ func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	for i := range s.Hosts {
 		h := &s.Hosts[i]
 		l.byName[h.Name] = i
+		l.hs[i].max = h.MaxSlots
 		l.free += l.contrib(i)
 		if len(h.GPUs) > 0 || h.CPUs != nil {
 			// Devices and cores are charged one by one, by the cycle.
@@ -313,10 +319,12 @@ func (l *Ledger) start(a *Alloc) {
 	}
 	j := l.newJob(len(a.Hosts))
 	j.queue, j.user, j.acct = a.Queue, a.User, fairAccount(a.User, a.Account)
+	j.excl = a.Exclusive
 	end := int64(never)
 	if a.RunLimit > 0 {
 		end = a.Start.Add(a.RunLimit).UnixNano()
 	}
+	j.end = end
 	next := -1 // the index after the last host's
 	hint, hEnd, hExcl := l.hinted(a.Hosts)
 	// Charged as the commit charged its hosts (restorelite.go).
@@ -341,9 +349,9 @@ func (l *Ledger) start(a *Alloc) {
 		if same && h == hint[k] {
 			l.conf[h] = true
 		}
-		ch := ledgerCharge{h: h, slots: ha.Slots, use: use{end: end, slots: ha.Slots}, excl: a.Exclusive}
+		ch := ledgerCharge{h: int32(h), slots: int32(ha.Slots), useSlots: int32(ha.Slots)}
 		if a.Exclusive {
-			ch.use.slots = max(ch.use.slots, l.hosts[h].MaxSlots)
+			ch.useSlots = int32(max(ha.Slots, l.hs[h].max))
 		}
 		if !timeless(ha.Rusage) {
 			j.inexact = true
@@ -430,29 +438,31 @@ func (l *Ledger) contrib(h int) int {
 	if l.hs[h].excl > 0 {
 		return 0
 	}
-	return max(0, l.hosts[h].MaxSlots-l.hs[h].used)
+	return max(0, l.hs[h].max-l.hs[h].used)
 }
 
 // apply charges (sign 1) or takes back (-1) one host's part of a job,
 // and returns how the free slots changed; a host not yet in changed is
 // appended to it (applyPending gives each part of the hosts its own).
-func (l *Ledger) apply(ch *ledgerCharge, queue string, sign int, changed *[]int) int {
-	lh := &l.hs[ch.h]
-	free := -l.contrib(ch.h)
-	switch l.chMark[ch.h] {
+func (l *Ledger) apply(ch *ledgerCharge, j *ledgerJob, sign int, changed *[]int) int {
+	h, queue := int(ch.h), j.queue
+	lh := &l.hs[h]
+	free := -l.contrib(h)
+	switch l.chMark[h] {
 	case 0:
-		l.chMark[ch.h] = 1
-		*changed = append(*changed, ch.h)
+		l.chMark[h] = 1
+		*changed = append(*changed, h)
 	case 1:
-		l.chMark[ch.h] = 2
+		l.chMark[h] = 2
 	}
-	lh.used += sign * ch.slots
-	if ch.excl {
+	slots, u := int(ch.slots), use{end: j.end, slots: int(ch.useSlots)}
+	lh.used += sign * slots
+	if j.excl {
 		lh.excl += sign
 	}
 	if sign > 0 {
-		lh.uses = append(lh.uses, ch.use)
-	} else if k := slices.Index(lh.uses, ch.use); k >= 0 {
+		lh.uses = append(lh.uses, u)
+	} else if k := slices.Index(lh.uses, u); k >= 0 {
 		// Uses with the same end and slots are alike: any one goes.
 		last := len(lh.uses) - 1
 		lh.uses[k] = lh.uses[last]
@@ -463,7 +473,7 @@ func (l *Ledger) apply(ch *ledgerCharge, queue string, sign int, changed *[]int)
 		k = len(lh.queues)
 		lh.queues = append(lh.queues, queueSlots{queue: queue})
 	}
-	if lh.queues[k].n += sign * ch.slots; lh.queues[k].n == 0 {
+	if lh.queues[k].n += sign * slots; lh.queues[k].n == 0 {
 		// The order of a host's queues is not read: the last takes its place.
 		last := len(lh.queues) - 1
 		lh.queues[k] = lh.queues[last]
@@ -473,7 +483,7 @@ func (l *Ledger) apply(ch *ledgerCharge, queue string, sign int, changed *[]int)
 	for _, rc := range ch.res {
 		lh.avail[rc.ri] -= float64(sign) * rc.amt
 	}
-	return free + l.contrib(ch.h)
+	return free + l.contrib(h)
 }
 
 // incremental syncs the snapshot's ledger and reports whether the cycle

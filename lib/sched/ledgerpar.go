@@ -93,7 +93,7 @@ func (l *Ledger) applyPending() {
 		// No closure, no copy: a small sync allocates nothing.
 		for _, p := range l.pend {
 			for i := range p.j.on {
-				l.free += l.apply(&p.j.on[i], p.j.queue, p.sign, &l.changed)
+				l.free += l.apply(&p.j.on[i], p.j, p.sign, &l.changed)
 			}
 		}
 	} else {
@@ -104,7 +104,7 @@ func (l *Ledger) applyPending() {
 		}
 		for pi, p := range l.pend {
 			for i := range p.j.on {
-				lp := &l.parts[partOf(p.j.on[i].h)]
+				lp := &l.parts[partOf(int(p.j.on[i].h))]
 				lp.charges = append(lp.charges, [2]int32{int32(pi), int32(i)})
 			}
 		}
@@ -113,7 +113,7 @@ func (l *Ledger) applyPending() {
 			lp.changed, lp.free = lp.changed[:0], 0
 			for _, c := range lp.charges {
 				p := &l.pend[c[0]]
-				lp.free += l.apply(&p.j.on[c[1]], p.j.queue, p.sign, &lp.changed)
+				lp.free += l.apply(&p.j.on[c[1]], p.j, p.sign, &lp.changed)
 			}
 		})
 		for k := range parts {

@@ -15,12 +15,13 @@ func (c *cycle) notePlaced(out []HostAlloc) {
 }
 
 // hostOf returns the index of host has[k].Host: the one place picked
-// when has is its last placement, else by name (a running job's).
+// when has is its last placement, else by name (a running job's). The
+// last placement's list is the one place wrote from those indices, and
+// nothing writes it before its commit: its names need no check (which
+// read each host's record a second time).
 func (c *cycle) hostOf(has []HostAlloc, k int) (int, bool) {
 	if c.placedAt == &has[0] && len(has) == len(c.placedIdx) {
-		if h := c.placedIdx[k]; c.hosts[h].h.Name == has[k].Host {
-			return h, true
-		}
+		return c.placedIdx[k], true
 	}
 	h, ok := c.byName[has[k].Host]
 	return h, ok
