@@ -1,10 +1,14 @@
 package sched
 
-import "xce/lib/resreq"
+import (
+	"math"
+
+	"xce/lib/resreq"
+)
 
 // parFillMin is the hosts of a placement from which fillPlaced writes
-// its allocations on two goroutines.
-var parFillMin = 4096
+// its allocations on two goroutines: off, as parMin (ledgerpar.go).
+var parFillMin = math.MaxInt
 
 // fillPlaced appends to out the allocations of a one-part placement on
 // hosts without devices, and their host indices to c.placedIdx: each
