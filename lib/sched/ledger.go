@@ -49,6 +49,11 @@ type Ledger struct {
 	queues  map[string]*ledgerQueue
 	jobs    map[JobKey]*ledgerJob
 	spare   []*ledgerJob // ended jobs' records, for the next starts
+	// The hosts' charges of the starts and ends synced, applied
+	// together (ledgerpar.go), and the ended jobs' records until then.
+	pend  []pendApply
+	ended []*ledgerJob
+	parts []ledgerPart
 	// statics are the cycles' static host checks (place.go) that the
 	// next cycle may take as they are (keep.go); emptied when the ledger
 	// is filled again.
@@ -63,10 +68,13 @@ type Ledger struct {
 	simple   map[*resreq.Simple]string
 	odd      bool // a job reserves slots or maxslots, which cycles write
 
-	free    int    // the free slots of the hosts together, as a cycle counts them
-	changed []int  // hosts whose charges changed since the last cycle
-	chMark  []bool // by host: in changed
-	cyc     incHosts
+	free    int     // the free slots of the hosts together, as a cycle counts them
+	changed []int   // hosts whose charges changed since the last cycle
+	chMark  []uint8 // by host: the charges that changed it since (2: more); 0: not in changed
+	// conf marks the hosts a start charged just as the last cycle's
+	// commit of its placement did (restorelite.go).
+	conf []bool
+	cyc  incHosts
 
 	// hints are the last cycle's placements' host indices (placed.go).
 	hints   []ledgerHint
@@ -83,9 +91,15 @@ type incHosts struct {
 	valsSrc []*resreq.Host // the Values each was copied from
 	nilVals *resreq.Host   // for hosts without Values
 	touched []int          // hosts the last cycle changed (placements, holds)
+	touchN  []uint8        // by host: how often the last cycle changed it (2: more)
 	open    openBits       // the hosts that may take a slot (open.go)
-	nres    int            // resources its hosts' avail hold
-	hostQ   bool           // its hosts hold qused
+	// stale are the hosts whose values (vals) a cycle sets from their
+	// state when it reads them (restorelite.go); slotsIdx and maxIdx
+	// are the schema's slots and maxslots then.
+	stale            openBits
+	slotsIdx, maxIdx int
+	nres             int  // resources its hosts' avail hold
+	hostQ            bool // its hosts hold qused
 }
 
 type ledgerOp struct {
@@ -95,6 +109,7 @@ type ledgerOp struct {
 }
 
 type ledgerHost struct {
+	max    int // the host's MaxSlots, as bound
 	used   int
 	excl   int // exclusive jobs
 	uses   []use
@@ -118,15 +133,19 @@ type ledgerJob struct {
 	queue, user, acct string
 	total             int
 	on                []ledgerCharge
-	inexact           bool // a figure that is not exact (see Ledger)
+	inexact           bool  // a figure that is not exact (see Ledger)
+	end               int64 // when its uses end (never: unknown)
+	excl              bool  // it runs exclusive
 }
 
+// ledgerCharge is a job's charge of one host (its use's end and
+// exclusiveness are the job's): small, as a job of hundreds of hosts
+// writes one per host at its start and reads them at its end.
 type ledgerCharge struct {
-	h     int
-	slots int
-	use   use
-	excl  bool
-	res   []resCharge
+	h        int32
+	slots    int32
+	useSlots int32 // the slots its use takes (all of them when exclusive)
+	res      []resCharge
 }
 
 type resCharge struct {
@@ -193,6 +212,7 @@ func (l *Ledger) sync(s *Snapshot, schema *resreq.Schema) bool {
 				break
 			}
 		}
+		l.applyPending() // ledgerpar.go
 	} else {
 		l.bound = false
 	}
@@ -237,6 +257,7 @@ func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	slices.Sort(l.shared)
 	l.byName = make(map[string]int, len(s.Hosts))
 	l.hs = make([]ledgerHost, len(s.Hosts))
+	l.slabHosts() // restorelite.go
 	l.base = make([][]float64, len(s.Hosts))
 	l.res, l.resIdx = nil, map[string]int{}
 	l.queues = map[string]*ledgerQueue{}
@@ -245,11 +266,12 @@ func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	l.reqStr, l.defaults, l.simple = map[*resreq.ResReq]string{}, map[*resreq.ResReq]*resreq.ResReq{}, map[*resreq.Simple]string{}
 	l.cyc.valid = false
 	clear(l.cyc.valsSrc) // copy the values afresh
-	l.changed, l.chMark = l.changed[:0], make([]bool, len(s.Hosts))
+	l.changed, l.chMark, l.conf = l.changed[:0], make([]uint8, len(s.Hosts)), make([]bool, len(s.Hosts))
 	l.free = 0
 	for i := range s.Hosts {
 		h := &s.Hosts[i]
 		l.byName[h.Name] = i
+		l.hs[i].max = h.MaxSlots
 		l.free += l.contrib(i)
 		if len(h.GPUs) > 0 || h.CPUs != nil {
 			// Devices and cores are charged one by one, by the cycle.
@@ -259,6 +281,7 @@ func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	for i := range s.Running {
 		l.start(&s.Running[i])
 	}
+	l.applyPending()
 }
 
 // resIndex returns the ledger's index of a host resource, adding it with
@@ -296,13 +319,18 @@ func (l *Ledger) start(a *Alloc) {
 	}
 	j := l.newJob(len(a.Hosts))
 	j.queue, j.user, j.acct = a.Queue, a.User, fairAccount(a.User, a.Account)
+	j.excl = a.Exclusive
 	end := int64(never)
 	if a.RunLimit > 0 {
 		end = a.Start.Add(a.RunLimit).UnixNano()
 	}
+	j.end = end
 	next := -1 // the index after the last host's
-	hint := l.hinted(a.Hosts)
-	for k, ha := range a.Hosts {
+	hint, hEnd, hExcl := l.hinted(a.Hosts)
+	// Charged as the commit charged its hosts (restorelite.go).
+	same := hint != nil && hEnd == end && hExcl == a.Exclusive
+	for k := range a.Hosts {
+		ha := &a.Hosts[k] // not copied
 		j.total += ha.Slots
 		if hint != nil {
 			next = hint[k] // the host the cycle placed on, checked below
@@ -318,9 +346,12 @@ func (l *Ledger) start(a *Alloc) {
 			continue // a host gone from the configuration
 		}
 		next = h + 1
-		ch := ledgerCharge{h: h, slots: ha.Slots, use: use{end: end, slots: ha.Slots}, excl: a.Exclusive}
+		if same && h == hint[k] {
+			l.conf[h] = true
+		}
+		ch := ledgerCharge{h: int32(h), slots: int32(ha.Slots), useSlots: int32(ha.Slots)}
 		if a.Exclusive {
-			ch.use.slots = max(ch.use.slots, l.hosts[h].MaxSlots)
+			ch.useSlots = int32(max(ha.Slots, l.hs[h].max))
 		}
 		if !timeless(ha.Rusage) {
 			j.inexact = true
@@ -342,9 +373,9 @@ func (l *Ledger) start(a *Alloc) {
 				ch.res = append(ch.res, resCharge{ri, charge})
 			}
 		}
-		l.apply(&ch, a.Queue, 1)
 		j.on = append(j.on, ch)
 	}
+	l.pend = append(l.pend, pendApply{j: j, sign: 1}) // applied by applyPending
 	q := l.queues[a.Queue]
 	if q == nil {
 		q = &ledgerQueue{users: map[string]int{}, accts: map[string]int{}}
@@ -373,16 +404,12 @@ func (l *Ledger) end(k JobKey) {
 		l.bound = false
 		return
 	}
-	for i := range j.on {
-		l.apply(&j.on[i], j.queue, -1)
-	}
+	l.pend = append(l.pend, pendApply{j: j, sign: -1})
 	q := l.queues[j.queue]
 	q.used -= j.total
 	decCount(q.users, j.user, j.total)
 	decCount(q.accts, j.acct, j.total)
-	clear(j.on) // drop the charges' resource lists
-	j.on = j.on[:0]
-	l.spare = append(l.spare, j)
+	l.ended = append(l.ended, j) // spare once applyPending took its charges back
 }
 
 // newJob returns an empty job record, an ended job's when there is one
@@ -411,24 +438,31 @@ func (l *Ledger) contrib(h int) int {
 	if l.hs[h].excl > 0 {
 		return 0
 	}
-	return max(0, l.hosts[h].MaxSlots-l.hs[h].used)
+	return max(0, l.hs[h].max-l.hs[h].used)
 }
 
-// apply charges (sign 1) or takes back (-1) one host's part of a job.
-func (l *Ledger) apply(ch *ledgerCharge, queue string, sign int) {
-	lh := &l.hs[ch.h]
-	l.free -= l.contrib(ch.h)
-	if !l.chMark[ch.h] {
-		l.chMark[ch.h] = true
-		l.changed = append(l.changed, ch.h)
+// apply charges (sign 1) or takes back (-1) one host's part of a job,
+// and returns how the free slots changed; a host not yet in changed is
+// appended to it (applyPending gives each part of the hosts its own).
+func (l *Ledger) apply(ch *ledgerCharge, j *ledgerJob, sign int, changed *[]int) int {
+	h, queue := int(ch.h), j.queue
+	lh := &l.hs[h]
+	free := -l.contrib(h)
+	switch l.chMark[h] {
+	case 0:
+		l.chMark[h] = 1
+		*changed = append(*changed, h)
+	case 1:
+		l.chMark[h] = 2
 	}
-	lh.used += sign * ch.slots
-	if ch.excl {
+	slots, u := int(ch.slots), use{end: j.end, slots: int(ch.useSlots)}
+	lh.used += sign * slots
+	if j.excl {
 		lh.excl += sign
 	}
 	if sign > 0 {
-		lh.uses = append(lh.uses, ch.use)
-	} else if k := slices.Index(lh.uses, ch.use); k >= 0 {
+		lh.uses = append(lh.uses, u)
+	} else if k := slices.Index(lh.uses, u); k >= 0 {
 		// Uses with the same end and slots are alike: any one goes.
 		last := len(lh.uses) - 1
 		lh.uses[k] = lh.uses[last]
@@ -439,7 +473,7 @@ func (l *Ledger) apply(ch *ledgerCharge, queue string, sign int) {
 		k = len(lh.queues)
 		lh.queues = append(lh.queues, queueSlots{queue: queue})
 	}
-	if lh.queues[k].n += sign * ch.slots; lh.queues[k].n == 0 {
+	if lh.queues[k].n += sign * slots; lh.queues[k].n == 0 {
 		// The order of a host's queues is not read: the last takes its place.
 		last := len(lh.queues) - 1
 		lh.queues[k] = lh.queues[last]
@@ -449,7 +483,7 @@ func (l *Ledger) apply(ch *ledgerCharge, queue string, sign int) {
 	for _, rc := range ch.res {
 		lh.avail[rc.ri] -= float64(sign) * rc.amt
 	}
-	l.free += l.contrib(ch.h)
+	return free + l.contrib(h)
 }
 
 // incremental syncs the snapshot's ledger and reports whether the cycle
@@ -486,7 +520,10 @@ func (c *cycle) incremental() bool {
 		l.cyc.vals = make([]resreq.Host, len(s.Hosts))
 		l.cyc.valsSrc = make([]*resreq.Host, len(s.Hosts))
 		l.cyc.open = make(openBits, (len(s.Hosts)+63)>>6)
+		l.cyc.stale = make(openBits, (len(s.Hosts)+63)>>6)
+		l.cyc.touchN, l.cyc.touched = make([]uint8, len(s.Hosts)), l.cyc.touched[:0]
 		l.cyc.valid = false
+		l.cyc.slab(c.schema) // restorelite.go
 	}
 	c.inc = true
 	return true
@@ -508,7 +545,7 @@ func incrementalOK(s *Snapshot) bool {
 
 func (l *Ledger) clearChanged() {
 	for _, h := range l.changed {
-		l.chMark[h] = false
+		l.chMark[h], l.conf[h] = 0, false
 	}
 	l.changed = l.changed[:0]
 }
@@ -518,7 +555,17 @@ func (l *Ledger) clearChanged() {
 func (c *cycle) touch(h int) {
 	c.noteHost(h) // a gang's trial (gangundo.go)
 	if c.inc {
-		c.ledger.cyc.touched = append(c.ledger.cyc.touched, h)
+		ic := &c.ledger.cyc
+		if ic.stale.has(h) {
+			c.freshen(h) // from the state before the change
+		}
+		switch ic.touchN[h] {
+		case 0:
+			ic.touchN[h] = 1
+			ic.touched = append(ic.touched, h)
+		case 1:
+			ic.touchN[h] = 2
+		}
 	}
 }
 
@@ -534,24 +581,23 @@ func (c *cycle) restoreHosts() {
 	if r, i, ok := c.schema.Lookup("maxslots"); ok && r.Kind == resreq.Numeric {
 		maxIdx = i
 	}
+	if ic.nilVals == nil {
+		ic.nilVals = c.schema.NewHost() // made here: restoreHost may run in parallel
+	}
+	ic.slotsIdx, ic.maxIdx = slotsIdx, maxIdx
 	if !ic.valid || ic.nres != len(l.res) || ic.hostQ != c.hostQ {
-		for i := range c.hosts {
-			c.restoreHost(i, slotsIdx, maxIdx)
-		}
+		c.restoreAll(slotsIdx, maxIdx) // ledgerpar.go
 	} else {
-		for _, h := range l.changed {
-			c.restoreHost(h, slotsIdx, maxIdx)
-		}
 		for _, h := range ic.touched {
-			if !l.chMark[h] { // restored already
-				l.chMark[h] = true
+			if l.chMark[h] == 0 {
+				l.chMark[h] = 1
 				l.changed = append(l.changed, h)
-				c.restoreHost(h, slotsIdx, maxIdx)
 			}
 		}
+		c.restoreList(l.changed, slotsIdx, maxIdx) // ledgerpar.go
 	}
 	l.clearChanged()
-	ic.touched = ic.touched[:0]
+	ic.clearTouched()
 	ic.valid, ic.nres, ic.hostQ = true, len(l.res), c.hostQ
 	c.free = l.free
 }
@@ -573,12 +619,17 @@ func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 	}
 	c.chargesFrom(hs, lh)
 	l.cyc.open.setFrom(i, hs)
+	c.valsLater(i) // restorelite.go
+}
+
+// restoreVals sets the values select and order read of host i from its
+// state, as a cycle that charges every job sets them.
+func (c *cycle) restoreVals(i, slotsIdx, maxIdx int) {
+	l := c.ledger
+	hs, h := &c.hosts[i], &c.s.Hosts[i]
 	src := h.Values
 	if src == nil {
-		if l.cyc.nilVals == nil {
-			l.cyc.nilVals = c.schema.NewHost()
-		}
-		src = l.cyc.nilVals
+		src = l.cyc.nilVals // made by restoreHosts
 	}
 	write := slotsIdx >= 0 && maxIdx >= 0
 	for ri := 0; ri < len(c.resInfo) && !write; ri++ {
@@ -628,7 +679,9 @@ func (c *cycle) chargesFrom(hs *hostState, lh *ledgerHost) {
 	// Copies: the cycle appends to them.
 	hs.uses = append(hs.uses[:0], lh.uses...)
 	hs.avail = append(hs.avail[:0], lh.avail...)
-	clear(hs.qused)
+	if len(hs.qused) > 0 {
+		clear(hs.qused) // not called on an empty map: a call per host restored
+	}
 	if c.hostQ && len(lh.queues) > 0 {
 		if hs.qused == nil {
 			hs.qused = map[string]int{}

@@ -363,7 +363,7 @@ func (c *cycle) sorted(o *resreq.Order) ([]int, error) {
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return ord.Compare(c.hosts[a].vals, c.hosts[b].vals) })
+	slices.SortStableFunc(idx, func(a, b int) int { return ord.Compare(c.valsOf(a), c.valsOf(b)) })
 	c.orders[k] = idx
 	c.keepOrder(k, o, idx)
 	if keep {
@@ -468,6 +468,7 @@ func (c *cycle) staticFails(b *bucket, p *part, hosts []int) []fail {
 	out := c.failBuf[:0]
 	out = slices.Grow(out, len(hosts))[:len(hosts)]
 	c.failBuf = out
+	c.freshenAll(hosts) // restorelite.go: the goroutines below only read the values
 	run := func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			out[k] = c.staticFail(b, p, hosts[k])
@@ -505,7 +506,7 @@ func (c *cycle) staticFail(b *bucket, p *part, h int) fail {
 	if b.rsv != nil && !b.rsv.set[h] {
 		return fNotRsv
 	}
-	if !p.sel.Match(hs.vals) {
+	if !p.sel.Match(c.valsOf(h)) {
 		return fSelect
 	}
 	if p.gpu != nil {
@@ -717,7 +718,7 @@ func (c *cycle) ptileOf(p *part, h int) int {
 	}
 	for _, ts := range sp.PtileBy {
 		for _, name := range []string{"type", "model"} {
-			if r, i, ok := c.schema.Lookup(name); ok && r.Kind == resreq.String && c.hosts[h].vals.Str[i] == ts.Type {
+			if r, i, ok := c.schema.Lookup(name); ok && r.Kind == resreq.String && c.valsOf(h).Str[i] == ts.Type {
 				return ts.Slots
 			}
 		}
@@ -955,7 +956,7 @@ func (c *cycle) groups(p *part, list []int) [][]int {
 		key = key[:0]
 		for _, x := range rs {
 			r, i := x.r, x.i
-			v := c.hosts[h].vals
+			v := c.valsOf(h)
 			switch r.Kind {
 			case resreq.Numeric:
 				key = strconv.AppendFloat(key, v.Num[i], 'g', -1, 64)

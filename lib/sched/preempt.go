@@ -808,7 +808,7 @@ func (c *cycle) freesNeeded(p *part, h, vi, target int) bool {
 // slots that reservations hold for other jobs (called before it is
 // charged): it backfills, ending before they start.
 func (c *cycle) backfills(has []HostAlloc) bool {
-	for k, ha := range has {
+	for k := range has {
 		h, ok := c.hostOf(has, k)
 		if !ok {
 			continue
@@ -821,7 +821,7 @@ func (c *cycle) backfills(has []HostAlloc) bool {
 		for _, r := range hs.holds {
 			held += r.slots
 		}
-		if hs.h.MaxSlots-hs.used-held < ha.Slots {
+		if hs.h.MaxSlots-hs.used-held < has[k].Slots {
 			return true
 		}
 	}

@@ -560,7 +560,8 @@ func (c *cycle) account(v *consumers, acct string, lims []*limitState, start tim
 	if lims == nil {
 		lims = c.matching(v)
 	}
-	for k, ha := range has {
+	for k := range has {
+		ha := &has[k] // not copied: a host of a job of hundreds
 		total += ha.Slots
 		for _, u := range ha.Rusage {
 			for _, r := range u.Resources {
@@ -589,10 +590,10 @@ func (c *cycle) account(v *consumers, acct string, lims []*limitState, start tim
 			hs.qused[queue] += ha.Slots
 		}
 		if hs.gpus != nil {
-			c.chargeGPUs(hs, &ha)
+			c.chargeGPUs(hs, ha)
 		}
 		if hs.cpus != nil {
-			c.chargeCPUs(hs, &ha, excl)
+			c.chargeCPUs(hs, ha, excl)
 		}
 		for _, u := range ha.Rusage {
 			for _, r := range u.Resources {

@@ -165,6 +165,12 @@ func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
 			out = c.hostAllocs(len(picks)) // recycle.go
 		}
 		out = slices.Grow(out, len(picks))
+		if single && c.inc && p.gpu == nil {
+			// No devices (an incremental cycle has none), one part:
+			// the allocations are the picks as they are (placefast.go).
+			out = c.fillPlaced(out, picks, p.set)
+			continue
+		}
 		for k, pk := range picks {
 			ha := HostAlloc{Host: c.hosts[pk.h].h.Name, Slots: pk.n, Rusage: p.set, Lead: k == 0}
 			var took uint64
@@ -237,7 +243,7 @@ func (c *cycle) commit(b *bucket, j *Job, v *variant, has []HostAlloc, n int) {
 	}
 	bf := c.backfills(has) // preempt.go
 	c.account(&b.vals, fairAccount(j.User, j.Account), b.lims, c.now, end, b.excl, has)
-	c.hintPlaced(has) // placed.go
+	c.hintPlaced(has, end, b.excl) // placed.go
 	c.advCommit(b, has, end)
 	c.free -= n
 	c.dec.Placements = append(c.dec.Placements, Placement{Job: j.Key, Hosts: has, Slots: n, Alternative: v.alt, Backfill: bf})
@@ -330,6 +336,7 @@ func (c *cycle) reserve(b *bucket, v *variant, j *Job) string {
 	for h := range whole {
 		hs := &c.hosts[h]
 		hs.holds = append(hs.holds, hold{start: start, slots: hs.h.MaxSlots})
+		c.touch(h) // the next incremental cycle clears the hold
 	}
 	c.dec.Reservations = append(c.dec.Reservations, r)
 	when := "when running jobs without a run limit finish"
@@ -538,7 +545,7 @@ func (c *cycle) selectDetail(p *part, hosts []int) []string {
 		if err != nil {
 			continue
 		}
-		tcs = append(tcs, &tc{text: resreq.ExprString(t), sel: func(h int) bool { return s.Match(c.hosts[h].vals) }, cmp: asCmp(t)})
+		tcs = append(tcs, &tc{text: resreq.ExprString(t), sel: func(h int) bool { return s.Match(c.valsOf(h)) }, cmp: asCmp(t)})
 	}
 	for _, h := range hosts {
 		for _, t := range tcs {
@@ -567,7 +574,7 @@ func (c *cycle) selectDetail(p *part, hosts []int) []string {
 					if c.hosts[h].h.Status != HostOK {
 						continue
 					}
-					if v := c.hosts[h].vals.Num[i]; !math.IsNaN(v) && (math.IsNaN(best) || v > best) {
+					if v := c.valsOf(h).Num[i]; !math.IsNaN(v) && (math.IsNaN(best) || v > best) {
 						best = v
 					}
 				}

@@ -63,7 +63,7 @@ func Look(s *Snapshot) *View {
 	v := &View{Hosts: make(map[string]HostView, len(c.hosts)), SharedReserved: map[string]float64{}, Fair: map[string]map[string]FairRun{}}
 	for i := range c.hosts {
 		hs := &c.hosts[i]
-		hv := HostView{Values: hs.vals, Reserved: map[string]float64{}}
+		hv := HostView{Values: c.valsOf(i), Reserved: map[string]float64{}}
 		orig := s.Hosts[i].Values
 		for ri, info := range c.resInfo {
 			if info.num < 0 || orig == nil {

@@ -61,7 +61,8 @@ func makeHostList(tab *hostNames, has []sched.HostAlloc) hostList {
 			end = first + n
 		}
 	}
-	for _, ha := range has {
+	for k := range has {
+		ha := &has[k] // not copied
 		if n > 0 && ha.Slots == slots && first+n < len(tab.names) && tab.names[first+n] == ha.Host {
 			n++ // the run goes on, found without hashing the name
 			continue

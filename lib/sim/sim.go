@@ -630,10 +630,7 @@ func (e *eng) end(j int32, t int64) {
 	sj := &e.jobs[j]
 	i := sj.running
 	a := &e.snap.Running[i]
-	slots := 0
-	for _, h := range a.Hosts {
-		slots += h.Slots
-	}
+	slots := int(e.res.Jobs[j].Slots) // its hosts' slots, summed by start
 	e.free += slots
 	if e.sup != nil {
 		e.supplyUse(a.Hosts, -1, t)
@@ -790,8 +787,8 @@ func (e *eng) start(j int32, now int64, pl sched.Placement) {
 	a.Hosts = pl.Hosts
 	a.Preempt.Backfill = pl.Backfill
 	slots := 0
-	for _, h := range pl.Hosts {
-		slots += h.Slots
+	for k := range pl.Hosts {
+		slots += pl.Hosts[k].Slots
 	}
 	e.free -= slots
 	if e.sup != nil {

@@ -1,0 +1,162 @@
+package sched
+
+import (
+	"math"
+	"sync/atomic"
+
+	"xce/lib/resreq"
+)
+
+// Most hosts an incremental cycle restores are those of the jobs the
+// last cycle placed: its commit charged each of them, and the caller
+// then started the job, so the ledger charged them the same. Where that
+// was all that changed a host — the commit its only change in the last
+// cycle, the start its only charge since — the cycle's state of the host
+// is the ledger's already: only the values select and order read (the
+// free slots, the charged resources) and its open-host bit are set
+// again, not its charges copied. TestLiteRestoreSameState compares it
+// with the full restore.
+
+// noLiteRestore makes every restore a full one; liteUsed counts the
+// hosts restored lightly (tests).
+var (
+	noLiteRestore bool
+	liteUsed      atomic.Int64
+)
+
+// restoreHostList restores the hosts of a list for an incremental cycle.
+func (c *cycle) restoreHostList(list []int, slotsIdx, maxIdx int) {
+	l := c.ledger
+	lite := 0
+	for _, h := range list {
+		if l.conf[h] && l.chMark[h] == 1 && l.cyc.touchN[h] == 1 && !noLiteRestore && c.sameCharges(h) {
+			l.cyc.open.setFrom(h, &c.hosts[h])
+			c.valsLater(h)
+			lite++
+			continue
+		}
+		c.restoreHost(h, slotsIdx, maxIdx)
+	}
+	if lite > 0 {
+		liteUsed.Add(int64(lite))
+	}
+}
+
+// sameCharges checks what the ledger's figures make sure of already,
+// against a caller that changed the placement's hosts before it started
+// the job: the cycle's charges of host h are the ledger's.
+func (c *cycle) sameCharges(h int) bool {
+	hs, lh := &c.hosts[h], &c.ledger.hs[h]
+	if hs.used != lh.used || hs.excl != (lh.excl > 0) || len(hs.holds) > 0 ||
+		len(hs.uses) != len(lh.uses) || len(hs.avail) != len(lh.avail) ||
+		len(lh.uses) > 0 && hs.uses[len(hs.uses)-1] != lh.uses[len(lh.uses)-1] {
+		return false
+	}
+	for i, a := range hs.avail {
+		if math.Float64bits(a) != math.Float64bits(lh.avail[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// clearTouched forgets the hosts the last cycle changed.
+func (ic *incHosts) clearTouched() {
+	for _, h := range ic.touched {
+		ic.touchN[h] = 0
+	}
+	ic.touched = ic.touched[:0]
+}
+
+// A restored host's values (what select and order read: its free
+// slots, the resources charged) are set from its state only when the
+// cycle reads them, or before it changes the state (touch): most hosts
+// a simulator's cycle restores are those of the jobs that started or
+// ended, which no requirement of the next cycle may read. The values
+// read are those the restore would have set, since the state is the
+// restore's until then.
+
+// noLazyVals makes restores set the values at once (tests).
+var noLazyVals bool
+
+// valsLater leaves a restored host's values to be set when read.
+func (c *cycle) valsLater(h int) {
+	ic := &c.ledger.cyc
+	if noLazyVals {
+		c.restoreVals(h, ic.slotsIdx, ic.maxIdx)
+		ic.stale.clear(h)
+		return
+	}
+	ic.stale.set(h)
+}
+
+// valsOf returns host h's values as select and order read them.
+func (c *cycle) valsOf(h int) *resreq.Host {
+	if c.inc && c.ledger.cyc.stale.has(h) {
+		c.freshen(h)
+	}
+	return c.hosts[h].vals
+}
+
+// freshen sets a stale host's values from its state.
+func (c *cycle) freshen(h int) {
+	ic := &c.ledger.cyc
+	c.restoreVals(h, ic.slotsIdx, ic.maxIdx)
+	ic.stale.clear(h)
+}
+
+// freshenAll sets the values of the stale hosts of a list (before
+// goroutines read them).
+func (c *cycle) freshenAll(hosts []int) {
+	if !c.inc {
+		return
+	}
+	for _, h := range hosts {
+		if c.ledger.cyc.stale.has(h) {
+			c.freshen(h)
+		}
+	}
+}
+
+// restoreHostVals restores host h and sets its values now.
+func (c *cycle) restoreHostVals(h, slotsIdx, maxIdx int) {
+	c.restoreHost(h, slotsIdx, maxIdx)
+	c.ledger.cyc.stale.clear(h)
+	c.restoreVals(h, slotsIdx, maxIdx)
+}
+
+// The hosts' small lists (a host's uses, its queues' slots, its values)
+// start out in one block for all the hosts, in host order, instead of an
+// allocation each: a job's hosts are mostly a run of neighbours, and
+// their lists, side by side, are read by the memory's prefetch instead
+// of one miss each. A list that outgrows its room moves out as before.
+
+// slabUses is the room each host's uses start with.
+const slabUses = 2
+
+// slabHosts gives the ledger's hosts their lists' first room.
+func (l *Ledger) slabHosts() {
+	n := len(l.hs)
+	uses, queues := make([]use, slabUses*n), make([]queueSlots, n)
+	for i := range l.hs {
+		l.hs[i].uses = uses[slabUses*i : slabUses*i : slabUses*(i+1)]
+		l.hs[i].queues = queues[i : i : i+1]
+	}
+}
+
+// slab gives the kept hosts' uses and values their first room.
+func (ic *incHosts) slab(schema *resreq.Schema) {
+	n := len(ic.hosts)
+	uses := make([]use, slabUses*n)
+	for i := range ic.hosts {
+		ic.hosts[i].uses = uses[slabUses*i : slabUses*i : slabUses*(i+1)]
+	}
+	if schema == nil {
+		return
+	}
+	nn := len(schema.NewHost().Num)
+	nums := make([]float64, nn*n)
+	for i := range ic.vals {
+		ic.vals[i].Num = nums[nn*i : nn*i : nn*(i+1)]
+	}
+}
