@@ -121,7 +121,13 @@ func (w *workerProc) start() {
 	// Its jobs' and tasks' cgroups under a scratch parent of its own.
 	parent := "xce-e2e-" + strings.ReplaceAll(strings.Trim(w.dir, "/"), "/", "_")
 	w.cmd.Env = append(os.Environ(), "XCE_CGROUP_PARENT="+parent)
-	w.t.Cleanup(func() { removeCgroupTree(parent) })
+	w.t.Cleanup(func() {
+		// The worker first: until it has gone it makes its cgroups
+		// again, and the harnesses stop their workers in cleanups of
+		// their own that run after this one.
+		w.stop()
+		removeCgroupTree(parent)
+	})
 	w.cmd.Args = append(w.cmd.Args, w.args...)
 	w.log = &bytes.Buffer{}
 	w.cmd.Stdout, w.cmd.Stderr = w.log, w.log
