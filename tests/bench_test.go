@@ -197,7 +197,7 @@ func (c *benchCluster) launch() {
 	if p := profileEnv("xced"); p != "" {
 		c.cmd.Env = append(c.cmd.Env, p)
 	}
-	c.tb.Cleanup(func() { removeCgroupTree(parent) })
+	c.tb.Cleanup(func() { testenv.RemoveCgroupTree(parent) })
 	c.log = &testenv.LockedBuffer{}
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	if err := c.cmd.Start(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"xce/lib/cgroup"
+	"xce/lib/testenv"
 )
 
 // A job on two hosts is contained on both: the task blaunch starts on
@@ -29,7 +30,7 @@ func TestCgroupMultiHost(t *testing.T) {
 		t.Skipf("no cgroups the worker could make here: %v", err)
 	}
 	pm.Close()
-	removeCgroupTree(probe)
+	testenv.RemoveCgroupTree(probe)
 
 	m := newMulti(t, `resource_enforce = ["memory"]`)
 	m.worker("hA", 1)

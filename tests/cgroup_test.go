@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"xce/lib/cgroup"
+	"xce/lib/testenv"
 )
 
 // Containment (issue 30): every job in a cgroup of its own, tried as the
@@ -30,7 +31,7 @@ func cgCluster(t *testing.T, args ...string) (*cluster, int) {
 		t.Skipf("no cgroups the worker could make here: %v", err)
 	}
 	m.Close()
-	removeCgroupTree(probe)
+	testenv.RemoveCgroupTree(probe)
 	c := newCluster(t, args...)
 	os.Chmod(c.dir, 0o755)
 	os.Chmod(c.work, 0o777)

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"xce/lib/testenv"
 )
 
 // A real cluster on this machine: a controller serving workers on a
@@ -126,7 +128,7 @@ func (w *workerProc) start() {
 		// again, and the harnesses stop their workers in cleanups of
 		// their own that run after this one.
 		w.stop()
-		removeCgroupTree(parent)
+		testenv.RemoveCgroupTree(parent)
 	})
 	w.cmd.Args = append(w.cmd.Args, w.args...)
 	w.log = &bytes.Buffer{}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"xce/lib/cgroup"
+	"xce/lib/testenv"
 )
 
 // With resource_enforce = ["cpu"] the scheduler gives every job cores of
@@ -25,7 +26,7 @@ func TestCPUBindDistinctCores(t *testing.T) {
 	if m, err := cgroup.New(cgroup.Config{Cluster: "probe", Parent: probe}); err == nil {
 		cpuset = m.CanEnforce("cpu")
 		m.Close()
-		removeCgroupTree(probe)
+		testenv.RemoveCgroupTree(probe)
 	}
 	path := filepath.Join(t.TempDir(), "xce.toml")
 	text := "[cluster]\nresource_enforce = [\"cpu\"]\n\n[queues.normal]\npriority = 30\n"

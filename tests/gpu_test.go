@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"xce/lib/testenv"
 )
 
 // newGPUCluster starts the single-host default with the fake nvidia-smi
@@ -367,7 +369,7 @@ func TestGPUWorkers(t *testing.T) {
 		cmd := exec.Command(filepath.Join(binDir, "xced"), "worker", "--controller", addr, "--name", w.name, "--slots", "4",
 			"--token-file", filepath.Join(c.dir, "state", "cluster.token"), "--dir", filepath.Join(c.dir, "worker-"+w.name))
 		parent := "xce-e2e-" + filepath.Base(c.dir) + "-" + w.name
-		t.Cleanup(func() { removeCgroupTree(parent) })
+		t.Cleanup(func() { testenv.RemoveCgroupTree(parent) })
 		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "XCE_FAKE_GPUS="+w.gpus, "XCE_CGROUP_PARENT="+parent)
 		var log bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &log, &log

@@ -7,18 +7,18 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"xce/lib/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -90,7 +90,7 @@ func TestMain(m *testing.M) {
 	parent := "xce-e2e-" + filepath.Base(dir)
 	os.Setenv("XCE_CGROUP_PARENT", parent)
 	code := m.Run()
-	removeCgroupTree(parent)
+	testenv.RemoveCgroupTree(parent)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -139,7 +139,7 @@ func newClusterEnv(t *testing.T, env []string, args ...string) *cluster {
 	parent := "xce-e2e-" + filepath.Base(dir)
 	env = append(append([]string{}, env...), "XCE_CGROUP_PARENT="+parent)
 	c := &cluster{t: t, dir: dir, work: work, args: args, env: env}
-	t.Cleanup(func() { removeCgroupTree(parent) })
+	t.Cleanup(func() { testenv.RemoveCgroupTree(parent) })
 	t.Cleanup(func() {
 		if c.cmd != nil {
 			// Jobs outlive xced: end the test's jobs so that none keeps
@@ -416,37 +416,6 @@ func TestMaskDates(t *testing.T) {
 	} {
 		if got := maskDates(tc.in); got != tc.want {
 			t.Errorf("maskDates(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
-// removeCgroupTree removes the (empty) directories of a scratch cgroup
-// parent from every hierarchy, deepest first.
-func removeCgroupTree(parent string) {
-	dirs, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", parent))
-	if d := filepath.Join("/sys/fs/cgroup", parent); d != "" {
-		dirs = append(dirs, d)
-	}
-	for _, d := range dirs {
-		var all []string
-		filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
-			if err == nil && e.IsDir() {
-				all = append(all, p)
-			}
-			return nil
-		})
-		for i := len(all) - 1; i >= 0; i-- {
-			// A job whose worker went before it ended is still there.
-			for try := 0; try < 100 && syscall.Rmdir(all[i]) == syscall.EBUSY; try++ {
-				if b, err := os.ReadFile(filepath.Join(all[i], "cgroup.procs")); err == nil {
-					for _, f := range strings.Fields(string(b)) {
-						if pid, _ := strconv.Atoi(f); pid > 1 {
-							syscall.Kill(pid, syscall.SIGKILL)
-						}
-					}
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"xce/lib/api"
+	"xce/lib/testenv"
 	"xce/lib/worker"
 )
 
@@ -220,7 +221,7 @@ func newBenchWorkerCluster(b *testing.B, slots int) (*benchCluster, *exec.Cmd) {
 	}
 	b.Cleanup(func() {
 		stopProcess(w)
-		removeCgroupTree(parent)
+		testenv.RemoveCgroupTree(parent)
 	})
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		var out bytes.Buffer
@@ -243,7 +244,7 @@ func newBenchWorkerCluster(b *testing.B, slots int) (*benchCluster, *exec.Cmd) {
 func shepherdLoop(b *testing.B, n, inFlight int) (time.Duration, time.Duration) {
 	done := make(chan worker.Report, n)
 	parent := fmt.Sprintf("xce-bench-shep-%d", os.Getpid())
-	defer removeCgroupTree(parent)
+	defer testenv.RemoveCgroupTree(parent)
 	w, err := worker.New(worker.Config{
 		Host: "hostA", ClusterName: "bench", RunDir: b.TempDir(),
 		Shepherd:  []string{filepath.Join(binDir, "xce-shepherd")},

@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -128,7 +127,7 @@ func runTrue(b *testing.B, shep string, tree bool, n, inFlight int) ([]time.Dura
 	w, err := New(Config{
 		Host: "hostA", ClusterName: "bench", RunDir: b.TempDir(), Shepherd: []string{shep},
 		KillGrace: time.Second, TerminateInterval: time.Second, NoProcessTracking: tree,
-		CgroupParent: fmt.Sprintf("xce-bench-%d", os.Getpid()),
+		CgroupParent: testCgroupParent,
 		Report: func(r Report) {
 			if r.Finished == nil && r.Err == nil {
 				return

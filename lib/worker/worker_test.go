@@ -42,12 +42,22 @@ func (r *reports) finished(t *testing.T) *api.Event {
 	}
 }
 
+// testCgroupParent is the scratch cgroup parent of this test process's
+// workers; TestMain removes it.
+var testCgroupParent = fmt.Sprintf("xce-worker-test-%d", os.Getpid())
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testenv.RemoveCgroupTree(testCgroupParent)
+	os.Exit(code)
+}
+
 func newWorker(t *testing.T, shepherd string) (*Worker, *reports) {
 	rs := &reports{ch: make(chan Report, 100)}
 	w, err := New(Config{
 		Host: "hostA", ClusterName: "c", RunDir: t.TempDir(), Shepherd: []string{shepherd},
 		KillGrace: time.Second, TerminateInterval: 200 * time.Millisecond, Report: rs.add,
-		CgroupParent: fmt.Sprintf("xce-worker-test-%d", os.Getpid()),
+		CgroupParent: testCgroupParent,
 	})
 	if err != nil {
 		t.Fatal(err)
