@@ -50,10 +50,9 @@ type Ledger struct {
 	jobs    map[JobKey]*ledgerJob
 	spare   []*ledgerJob // ended jobs' records, for the next starts
 	// The hosts' charges of the starts and ends synced, applied
-	// together (ledgerpar.go), and the ended jobs' records until then.
+	// together (ledgerapply.go), and the ended jobs' records until then.
 	pend  []pendApply
 	ended []*ledgerJob
-	parts []ledgerPart
 	// statics are the cycles' static host checks (place.go) that the
 	// next cycle may take as they are (keep.go); emptied when the ledger
 	// is filled again.
@@ -212,7 +211,7 @@ func (l *Ledger) sync(s *Snapshot, schema *resreq.Schema) bool {
 				break
 			}
 		}
-		l.applyPending() // ledgerpar.go
+		l.applyPending() // ledgerapply.go
 	} else {
 		l.bound = false
 	}
@@ -442,16 +441,16 @@ func (l *Ledger) contrib(h int) int {
 }
 
 // apply charges (sign 1) or takes back (-1) one host's part of a job,
-// and returns how the free slots changed; a host not yet in changed is
-// appended to it (applyPending gives each part of the hosts its own).
-func (l *Ledger) apply(ch *ledgerCharge, j *ledgerJob, sign int, changed *[]int) int {
+// and returns how the free slots changed; a host not yet in l.changed
+// is appended to it.
+func (l *Ledger) apply(ch *ledgerCharge, j *ledgerJob, sign int) int {
 	h, queue := int(ch.h), j.queue
 	lh := &l.hs[h]
 	free := -l.contrib(h)
 	switch l.chMark[h] {
 	case 0:
 		l.chMark[h] = 1
-		*changed = append(*changed, h)
+		l.changed = append(l.changed, h)
 	case 1:
 		l.chMark[h] = 2
 	}
@@ -586,7 +585,7 @@ func (c *cycle) restoreHosts() {
 	}
 	ic.slotsIdx, ic.maxIdx = slotsIdx, maxIdx
 	if !ic.valid || ic.nres != len(l.res) || ic.hostQ != c.hostQ {
-		c.restoreAll(slotsIdx, maxIdx) // ledgerpar.go
+		c.restoreAll(slotsIdx, maxIdx) // ledgerapply.go
 	} else {
 		for _, h := range ic.touched {
 			if l.chMark[h] == 0 {
@@ -594,7 +593,7 @@ func (c *cycle) restoreHosts() {
 				l.changed = append(l.changed, h)
 			}
 		}
-		c.restoreList(l.changed, slotsIdx, maxIdx) // ledgerpar.go
+		c.restoreHostList(l.changed, slotsIdx, maxIdx) // restorelite.go
 	}
 	l.clearChanged()
 	ic.clearTouched()

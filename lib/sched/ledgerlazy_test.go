@@ -4,25 +4,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
-	"runtime"
 	"slices"
 	"testing"
 	"time"
 
 	"xce/lib/resreq"
 )
-
-// TestLedgerParallelSameState: over random clusters and cycles (the
-// placed jobs start, random running ones end), a ledger whose per-host
-// work is split over two goroutines (every sync, restore and
-// placement's allocations, whatever its size) holds exactly the hosts' charges and cycle states one
-// goroutine gives, and the cycles decide the same.
-func TestLedgerParallelSameState(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	defer func(n int) { parMin = n }(parMin)
-	defer func(n int) { parFillMin = n }(parFillMin)
-	sameLedgerRuns(t, "in parallel", 12, func() { parMin, parFillMin = 1<<30, 1<<30 }, func() { parMin, parFillMin = 0, 0 })
-}
 
 // TestLazyValsSameDecisions: restored hosts whose values are set when
 // a cycle reads them (restorelite.go) give the decisions and states of
