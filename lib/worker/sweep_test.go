@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -53,7 +54,7 @@ func TestSweepContainers(t *testing.T) {
 	// Job 9's shepherd is gone: its record names a pid that is not one.
 	for id, pid := range map[int64]int{7: sh.Process.Pid, 9: 1} {
 		os.MkdirAll(w.JobDir(id, 0), 0o700)
-		w.writePids(jobKey{id, 0}, pid, pid)
+		writePids(t, w, jobKey{id, 0}, pid, pid)
 	}
 	w.SweepContainers()
 	b, _ := os.ReadFile(log)
@@ -148,5 +149,14 @@ func TestSweepRootlessStores(t *testing.T) {
 	w.SweepContainers()
 	if got := calls(); got != "0 "+ps {
 		t.Errorf("runtime calls after the user was forgotten: %q", got)
+	}
+}
+
+// writePids plants a job's pids record as the worker leaves it.
+func writePids(t *testing.T, w *Worker, k jobKey, shepherd, pgid int) {
+	t.Helper()
+	path := filepath.Join(w.JobDir(k.id, k.idx), pidsName)
+	if err := os.WriteFile(path, []byte(strconv.Itoa(shepherd)+" "+strconv.Itoa(pgid)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

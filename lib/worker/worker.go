@@ -725,13 +725,6 @@ func (w *Worker) NeverStarted(job *api.Job) bool {
 // comes before the controller stored them.
 const pidsName = "pids"
 
-func (w *Worker) writePids(k jobKey, shepherd, pgid int) {
-	path := filepath.Join(w.JobDir(k.id, k.idx), pidsName)
-	if err := atomicfile.Write(path, fmt.Appendf(nil, "%d %d\n", shepherd, pgid), 0o600, false); err != nil {
-		slog.Warn("record the job's pids", "job", k.id, "index", k.idx, "err", err)
-	}
-}
-
 func (w *Worker) readPids(k jobKey) (shepherd, pgid int) {
 	b, err := os.ReadFile(filepath.Join(w.JobDir(k.id, k.idx), pidsName))
 	if err != nil || len(b) > 64 {
