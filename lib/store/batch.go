@@ -140,20 +140,50 @@ func (e *LogFormatError) Error() string {
 
 // decodeBatch reverses encodeBatch; the mutations alias data.
 func decodeBatch(data []byte) (*batch, error) {
-	if len(data) == 0 {
+	inParts, count, data, err := batchHeader(data)
+	if err != nil {
+		return nil, err
+	}
+	muts := make([]mutation, 0, count)
+	for range count {
+		var m mutation
+		if m, data, err = nextMutation(data); err != nil {
+			return nil, err
+		}
+		muts = append(muts, m)
+	}
+	if len(data) != 0 {
 		return nil, errBadBatch
 	}
-	if data[0] > 1 {
-		return nil, &LogFormatError{Format: data[0]}
+	return &batch{muts: muts, inParts: inParts}, nil
+}
+
+// batchHeader reads an encoded batch's header: whether it is one of a
+// batch's parts, how many mutations follow, and the rest of data.
+func batchHeader(data []byte) (inParts bool, count uint64, rest []byte, err error) {
+	if len(data) == 0 {
+		return false, 0, nil, errBadBatch
 	}
-	inParts := data[0] == 1
+	if data[0] > 1 {
+		return false, 0, nil, &LogFormatError{Format: data[0]}
+	}
+	inParts = data[0] == 1
 	data = data[1:]
 	count, n := binary.Uvarint(data)
 	if n <= 0 || count > uint64(len(data)) {
-		return nil, errBadBatch
+		return false, 0, nil, errBadBatch
 	}
-	data = data[n:]
-	muts := make([]mutation, 0, count)
+	return inParts, count, data[n:], nil
+}
+
+// nextMutation reads one mutation of an encoded batch (its key and value
+// are data's own bytes) and returns the rest of data.
+func nextMutation(data []byte) (m mutation, rest []byte, err error) {
+	if len(data) == 0 || data[0] > 1 {
+		return m, nil, errBadBatch
+	}
+	m.del = data[0] == 1
+	data = data[1:]
 	field := func() ([]byte, error) {
 		l, n := binary.Uvarint(data)
 		if n <= 0 || l > uint64(len(data)-n) {
@@ -163,25 +193,13 @@ func decodeBatch(data []byte) (*batch, error) {
 		data = data[n+int(l):]
 		return f, nil
 	}
-	for range count {
-		if len(data) == 0 || data[0] > 1 {
-			return nil, errBadBatch
-		}
-		m := mutation{del: data[0] == 1}
-		data = data[1:]
-		var err error
-		if m.key, err = field(); err != nil {
-			return nil, err
-		}
-		if m.value, err = field(); err != nil {
-			return nil, err
-		}
-		muts = append(muts, m)
+	if m.key, err = field(); err != nil {
+		return m, nil, err
 	}
-	if len(data) != 0 {
-		return nil, errBadBatch
+	if m.value, err = field(); err != nil {
+		return m, nil, err
 	}
-	return &batch{muts: muts, inParts: inParts}, nil
+	return m, data, nil
 }
 
 // A Replicator sends an encoded batch through the replicated log and
@@ -464,43 +482,23 @@ func readApplied(db *badger.DB) (uint64, error) {
 // (lib/replica's identity check), so it walks the encoding in place
 // rather than decode the batch, which the apply does once more.
 func BatchValue(data, key []byte) ([]byte, bool) {
-	if len(data) == 0 || data[0] > 1 {
+	_, count, data, err := batchHeader(data)
+	if err != nil {
 		return nil, false
-	}
-	data = data[1:]
-	count, n := binary.Uvarint(data)
-	if n <= 0 {
-		return nil, false
-	}
-	data = data[n:]
-	field := func() ([]byte, bool) {
-		l, n := binary.Uvarint(data)
-		if n <= 0 || l > uint64(len(data)-n) {
-			return nil, false
-		}
-		f := data[n : n+int(l)]
-		data = data[n+int(l):]
-		return f, true
 	}
 	var v []byte
 	found := false
 	for range count {
-		if len(data) == 0 {
+		var m mutation
+		if m, data, err = nextMutation(data); err != nil {
 			return nil, false
 		}
-		del := data[0] == 1
-		data = data[1:]
-		k, ok := field()
-		if !ok {
-			return nil, false
+		if string(m.key) == string(key) {
+			v, found = m.value, !m.del
 		}
-		val, ok := field()
-		if !ok {
-			return nil, false
-		}
-		if string(k) == string(key) {
-			v, found = val, !del
-		}
+	}
+	if len(data) != 0 {
+		return nil, false
 	}
 	return v, found
 }
