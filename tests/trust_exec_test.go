@@ -334,8 +334,11 @@ func TestTrustShepherdKilled(t *testing.T) {
 func TestTrustEndWhileDown(t *testing.T) {
 	c := newCluster(t)
 	before := time.Now()
-	id := c.submit("", "-o", "/dev/null", "sleep 2; touch "+c.work+"/ended.$LSB_JOBID")
-	c.waitState(id, "RUN")
+	id := c.submit("", "-o", "/dev/null", "touch "+c.work+"/began.$LSB_JOBID; sleep 2; touch "+c.work+"/ended.$LSB_JOBID")
+	// RUN is shown from dispatch on; the crash must come once the job's
+	// own shell runs, or a loaded machine lets it land before the worker
+	// has let the shepherd start the job (which then never starts).
+	waitFile(t, filepath.Join(c.work, "began."+id))
 	running := time.Now()
 	c.crash()
 	waitFile(t, filepath.Join(c.work, "ended."+id))
