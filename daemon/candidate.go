@@ -49,6 +49,8 @@ type candidate struct {
 	sd   *notifier
 
 	mx *ctlMetrics
+
+	procs *standbyProcs
 }
 
 // term is one stretch of leading or standing by.
@@ -69,7 +71,7 @@ func serveCandidate(o options, cfg *config.Config, dir, host string, slots, ncpu
 	if hc := cfg.Hosts[host]; hc == nil || hc.IsServer() {
 		slog.Info("controller candidates run no jobs themselves; run `xced worker` on this host to run jobs here", "host", host)
 	}
-	c := &candidate{o: o, cfg: cfg, dir: dir, host: host, slots: slots, ncpu: ncpu, st: st, sd: sd, mx: mx}
+	c := &candidate{o: o, cfg: cfg, dir: dir, host: host, slots: slots, ncpu: ncpu, st: st, sd: sd, mx: mx, procs: newStandbyProcs()}
 	tok, creds, err := clusterServerCredentials(dir, o.listen, host, &cfg.Cluster)
 	if err != nil {
 		return err
@@ -177,6 +179,7 @@ func serveCandidate(o options, cfg *config.Config, dir, host string, slots, ncpu
 // and takes the workers and the commands from the standby's servers.
 func (c *candidate) lead() error {
 	start := time.Now()
+	c.procs.lead()
 	if err := c.node.Establish(30 * time.Second); err != nil {
 		return err
 	}
@@ -255,6 +258,7 @@ func (c *candidate) handOver() {
 
 // standBy serves the standby's answers.
 func (c *candidate) standBy() {
+	c.procs.standBy()
 	c.mx.setController(nil)
 	t := &term{}
 	notLeader := func() error { return grpcapi.NotLeader(c.node.Leader()) }

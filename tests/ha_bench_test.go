@@ -58,6 +58,9 @@ func BenchmarkHA(b *testing.B) {
 	// round submits count jobs from k clients to one controller or the
 	// candidates, and returns the time it took.
 	var singleCPU, leaderCPU, followerCPU time.Duration
+	// The same for one client's submissions, each one log entry: what an
+	// entry costs each process, whatever it carries.
+	var loneSingleCPU, loneLeaderCPU, loneFollowerCPU time.Duration
 	round := func(ha bool, count, k int) time.Duration {
 		if !ha {
 			cpu0 := cpuTime(b, one.cmd.Process.Pid)
@@ -67,6 +70,8 @@ func BenchmarkHA(b *testing.B) {
 			}
 			if k == clients {
 				singleCPU += cpuTime(b, one.cmd.Process.Pid) - cpu0
+			} else {
+				loneSingleCPU += cpuTime(b, one.cmd.Process.Pid) - cpu0
 			}
 			return d
 		}
@@ -75,13 +80,15 @@ func BenchmarkHA(b *testing.B) {
 		if err != nil {
 			b.Fatalf("Submit: %v\n%s", err, h.logs())
 		}
-		if k == clients {
-			for i, t := range candCPU() {
-				if i == l {
-					leaderCPU += t - cands0[i]
-				} else {
-					followerCPU += (t - cands0[i]) / 2
-				}
+		leader, follower := &leaderCPU, &followerCPU
+		if k != clients {
+			leader, follower = &loneLeaderCPU, &loneFollowerCPU
+		}
+		for i, t := range candCPU() {
+			if i == l {
+				*leader += t - cands0[i]
+			} else {
+				*follower += (t - cands0[i]) / 2
 			}
 		}
 		return d
@@ -91,6 +98,7 @@ func BenchmarkHA(b *testing.B) {
 	round(false, n/5, clients)
 	round(true, n/5, clients)
 	singleCPU, leaderCPU, followerCPU = 0, 0, 0
+	loneSingleCPU, loneLeaderCPU, loneFollowerCPU = 0, 0, 0
 	var singles, replicateds, ratios, singleLats, replicatedLats, added []float64
 	for p := range pairs {
 		var ds, dh, ls, lh time.Duration
@@ -119,6 +127,10 @@ func BenchmarkHA(b *testing.B) {
 	report(b, "  CPU per submission: 1 controller", float64(singleCPU.Microseconds())/subs, "us-ctl", nil)
 	report(b, "  CPU per submission: the leader", float64(leaderCPU.Microseconds())/subs, "us-leader", nil)
 	report(b, "  CPU per submission: a follower", float64(followerCPU.Microseconds())/subs, "us-follower", nil)
+	lone := float64(pairs * seq)
+	report(b, "  CPU per lone submission: 1 controller", float64(loneSingleCPU.Microseconds())/lone, "us-ctl-lone", nil)
+	report(b, "  CPU per lone submission: the leader", float64(loneLeaderCPU.Microseconds())/lone, "us-leader-lone", nil)
+	report(b, "  CPU per lone submission: a follower", float64(loneFollowerCPU.Microseconds())/lone, "us-follower-lone", nil)
 	report(b, "one client's submission, 1 controller", median(singleLats), "ms", nil)
 	report(b, "one client's submission, 3 candidates", median(replicatedLats), "ms", nil)
 	report(b, "  write latency added by replication", median(added), "ms", &goal{value: 1, atMost: true})

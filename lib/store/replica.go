@@ -31,7 +31,8 @@ import (
 // of about 5 submissions and cost the leader 240-300 us and each follower
 // 107-145 us of CPU per submission; one at a time gives entries of about
 // 15, at 189 and 84 us (BenchmarkHA), and a lone submission waits for
-// nothing either way.
+// nothing either way. One at a time, the clients split into two groups
+// that take turns; the committer's gather (store.go) merges them.
 
 // The job id ceiling file (verify.go), which must never run ahead of the
 // store, is written by Sync, with the ceiling as it was synced.

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // copyStore copies a store directory's files (its lock aside), as the
@@ -152,4 +156,66 @@ func TestReplicaPowerCut(t *testing.T) {
 		t.Errorf("synced open of a log with a hole: %v, want damage", err)
 	}
 	check("the files with a hole", holey, 1)
+}
+
+// A replicated store's next batch waits for the clients the last one
+// answered: with one batch in the log and two more submissions waiting,
+// the client answered submits again and joins them in one entry, rather
+// than the two waiting going alone and it after them.
+func TestReplicatedBatchGathers(t *testing.T) {
+	st, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.maxGather = time.Minute // the test waits on events, not time
+	var (
+		sizes   []int
+		entered = make(chan struct{}, 1)
+		release = make(chan struct{})
+	)
+	st.SetReplicator(func(data []byte) error {
+		b, err := decodeBatch(data)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, m := range b.muts {
+			if m.key[0] == 's' {
+				n++
+			}
+		}
+		sizes = append(sizes, n)
+		if len(sizes) == 1 {
+			entered <- struct{}{}
+			<-release
+		}
+		e := Entry{Index: uint64(len(sizes)), Data: data}
+		out, err := st.ApplyReplicated([]Entry{e})
+		if err != nil {
+			return err
+		}
+		return out[0]
+	})
+	var wg sync.WaitGroup
+	submit := func(id int64) {
+		if err := st.Submit(submission(id, 1, nil)); err != nil {
+			t.Error(err)
+		}
+	}
+	wg.Go(func() {
+		submit(1)
+		submit(4) // as soon as the first is answered
+	})
+	<-entered
+	wg.Go(func() { submit(2) })
+	wg.Go(func() { submit(3) })
+	for len(st.submitCh) < 2 {
+		runtime.Gosched()
+	}
+	close(release)
+	wg.Wait()
+	if !slices.Equal(sizes, []int{1, 3}) {
+		t.Fatalf("batches of %v submissions, want [1 3]", sizes)
+	}
 }
