@@ -97,6 +97,7 @@ type incHosts struct {
 	// are the schema's slots and maxslots then.
 	stale            openBits
 	slotsIdx, maxIdx int
+	nBefore          int  // hosts whose values waited in valsBefore (tests)
 	nres             int  // resources its hosts' avail hold
 	hostQ            bool // its hosts hold qused
 }
@@ -556,7 +557,7 @@ func (c *cycle) touch(h int) {
 	if c.inc {
 		ic := &c.ledger.cyc
 		if ic.stale.has(h) {
-			c.freshen(h) // from the state before the change
+			c.valsBefore(h) // from the state before the change (restorelite.go)
 		}
 		switch ic.touchN[h] {
 		case 0:
@@ -650,8 +651,12 @@ func (c *cycle) restoreVals(i, slotsIdx, maxIdx int) {
 	}
 	// Only the slots and the charged resources can differ from src.
 	if slotsIdx >= 0 && maxIdx >= 0 {
-		free := h.MaxSlots - hs.used
-		if hs.excl {
+		used, excl := hs.used, hs.excl
+		if hs.pre {
+			used, excl = hs.preUsed, hs.preExcl // restorelite.go's valsBefore
+		}
+		free := h.MaxSlots - used
+		if excl {
 			free = 0
 		}
 		v.Num[slotsIdx], v.Num[maxIdx] = float64(max(0, free)), float64(h.MaxSlots)
@@ -699,6 +704,16 @@ func (c *cycle) incResIndex(name string) int {
 	}
 	l := c.ledger
 	ri := l.resIndex(name)
+	if l.res[ri].num >= 0 {
+		// The values of the hosts changed so far are set from their
+		// state before the change, which holds no charge of it yet:
+		// later charges of it would be read (restorelite.go).
+		for _, h := range l.cyc.touched {
+			if c.hosts[h].pre {
+				c.freshen(h)
+			}
+		}
+	}
 	c.resIdx[name] = ri
 	c.resInfo = append(c.resInfo, l.res[ri])
 	for h := range c.hosts {

@@ -82,6 +82,7 @@ var noLazyVals bool
 // valsLater leaves a restored host's values to be set when read.
 func (c *cycle) valsLater(h int) {
 	ic := &c.ledger.cyc
+	c.hosts[h].pre = false
 	if noLazyVals {
 		c.restoreVals(h, ic.slotsIdx, ic.maxIdx)
 		ic.stale.clear(h)
@@ -103,6 +104,44 @@ func (c *cycle) freshen(h int) {
 	ic := &c.ledger.cyc
 	c.restoreVals(h, ic.slotsIdx, ic.maxIdx)
 	ic.stale.clear(h)
+	c.hosts[h].pre = false
+}
+
+// A stale host that a cycle changes (touch) keeps its values as they
+// were before: they are set from its slots used and exclusiveness as the
+// change found them, kept in its state (hostState.pre), when the cycle
+// reads them, instead of at the change. Most hosts a simulator's cycle
+// changes are those its placements fill, whose values no later
+// requirement of the cycle reads. Only while no charged resource is one
+// the values hold (c.resInfo's num): the restore's values read those
+// resources' amounts too, which a change charges.
+
+// noValsBefore makes a change set a stale host's values at once (tests).
+var noValsBefore bool
+
+// valsBefore keeps the values of stale host h as its state now gives
+// them, before the cycle changes it.
+func (c *cycle) valsBefore(h int) {
+	hs := &c.hosts[h]
+	if hs.pre {
+		return // kept at an earlier change
+	}
+	if noValsBefore || c.valsReadRes() {
+		c.freshen(h)
+		return
+	}
+	hs.pre, hs.preUsed, hs.preExcl = true, hs.used, hs.excl
+	c.ledger.cyc.nBefore++
+}
+
+// valsReadRes reports whether the values hold a charged resource.
+func (c *cycle) valsReadRes() bool {
+	for i := range c.resInfo {
+		if c.resInfo[i].num >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // freshenAll sets the values of the stale hosts of a list (before
