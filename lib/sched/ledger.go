@@ -133,23 +133,26 @@ type ledgerJob struct {
 	queue, user, acct string
 	total             int
 	on                []ledgerCharge
-	inexact           bool  // a figure that is not exact (see Ledger)
-	end               int64 // when its uses end (never: unknown)
-	excl              bool  // it runs exclusive
+	res               []resCharge // its charges of host resources, in on's order
+	inexact           bool        // a figure that is not exact (see Ledger)
+	end               int64       // when its uses end (never: unknown)
+	excl              bool        // it runs exclusive
 }
 
-// ledgerCharge is a job's charge of one host (its use's end and
-// exclusiveness are the job's): small, as a job of hundreds of hosts
-// writes one per host at its start and reads them at its end.
+// ledgerCharge is a job's charge of one host's slots (its use's end and
+// exclusiveness are the job's, its resources in the job's res): small,
+// as a job of hundreds of hosts writes one per host at its start and
+// reads them at its end.
 type ledgerCharge struct {
 	h        int32
 	slots    int32
 	useSlots int32 // the slots its use takes (all of them when exclusive)
-	res      []resCharge
 }
 
+// resCharge is a job's charge of a host resource on host h.
 type resCharge struct {
-	ri  int
+	h   int32
+	ri  int32
 	amt float64
 }
 
@@ -370,7 +373,7 @@ func (l *Ledger) start(a *Alloc) {
 				if !exactNum(charge) || !exactNum(l.base[h][ri]) {
 					j.inexact = true
 				}
-				ch.res = append(ch.res, resCharge{ri, charge})
+				j.res = append(j.res, resCharge{int32(h), int32(ri), charge})
 			}
 		}
 		j.on = append(j.on, ch)
@@ -423,7 +426,7 @@ func (l *Ledger) newJob(nhosts int) *ledgerJob {
 	j := l.spare[n-1]
 	l.spare[n-1] = nil
 	l.spare = l.spare[:n-1]
-	*j = ledgerJob{on: j.on[:0]} // emptied by end
+	*j = ledgerJob{on: j.on[:0], res: j.res[:0]} // emptied by end
 	return j
 }
 
@@ -479,9 +482,6 @@ func (l *Ledger) apply(ch *ledgerCharge, j *ledgerJob, sign int) int {
 		lh.queues[k] = lh.queues[last]
 		lh.queues[last] = queueSlots{}
 		lh.queues = lh.queues[:last]
-	}
-	for _, rc := range ch.res {
-		lh.avail[rc.ri] -= float64(sign) * rc.amt
 	}
 	return free + l.contrib(h)
 }
