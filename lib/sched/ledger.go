@@ -113,8 +113,10 @@ type ledgerHost struct {
 	used   int
 	excl   int // exclusive jobs
 	uses   []use
+	room   [slabUses]use // uses' first room (restorelite.go)
 	queues []queueSlots
-	avail  []float64 // by Ledger.res
+	qroom  [1]queueSlots // queues' first room
+	avail  []float64     // by Ledger.res
 }
 
 type queueSlots struct {

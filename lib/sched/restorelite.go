@@ -164,31 +164,31 @@ func (c *cycle) restoreHostVals(h, slotsIdx, maxIdx int) {
 	c.restoreVals(h, slotsIdx, maxIdx)
 }
 
-// The hosts' small lists (a host's uses, its queues' slots, its values)
-// start out in one block for all the hosts, in host order, instead of an
-// allocation each: a job's hosts are mostly a run of neighbours, and
-// their lists, side by side, are read by the memory's prefetch instead
-// of one miss each. A list that outgrows its room moves out as before.
+// The hosts' small lists (a host's uses, its queues' slots) start out in
+// the host's record (room, qroom), and its values in one block for all
+// the hosts, in host order, instead of an allocation each: a job's
+// hosts are mostly a run of neighbours, and a host's record with its
+// lists is one or two cache lines instead of one each. A list that
+// outgrows its room moves out as before. The records are not copied
+// (their lists would point into the original's room).
 
 // slabUses is the room each host's uses start with.
 const slabUses = 2
 
 // slabHosts gives the ledger's hosts their lists' first room.
 func (l *Ledger) slabHosts() {
-	n := len(l.hs)
-	uses, queues := make([]use, slabUses*n), make([]queueSlots, n)
 	for i := range l.hs {
-		l.hs[i].uses = uses[slabUses*i : slabUses*i : slabUses*(i+1)]
-		l.hs[i].queues = queues[i : i : i+1]
+		lh := &l.hs[i]
+		lh.uses, lh.queues = lh.room[:0], lh.qroom[:0]
 	}
 }
 
 // slab gives the kept hosts' uses and values their first room.
 func (ic *incHosts) slab(schema *resreq.Schema) {
 	n := len(ic.hosts)
-	uses := make([]use, slabUses*n)
 	for i := range ic.hosts {
-		ic.hosts[i].uses = uses[slabUses*i : slabUses*i : slabUses*(i+1)]
+		hs := &ic.hosts[i]
+		hs.uses = hs.room[:0]
 	}
 	if schema == nil {
 		return

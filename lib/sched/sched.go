@@ -51,6 +51,7 @@ type hostState struct {
 	pre, preExcl bool
 	preUsed      int
 	uses         []use
+	room         [slabUses]use // uses' first room, in a kept host (restorelite.go)
 	holds        []hold
 	avail        []float64 // by resource index: reservable now
 	qused        map[string]int
