@@ -47,6 +47,7 @@ type Ledger struct {
 	resIdx  map[string]int
 	base    [][]float64 // by host and resource: the host's value
 	queues  map[string]*ledgerQueue
+	qnames  []string // the queues by ledgerQueue.idx
 	jobs    map[JobKey]*ledgerJob
 	spare   []*ledgerJob // ended jobs' records, for the next starts
 	// The hosts' charges of the starts and ends synced, applied
@@ -108,23 +109,28 @@ type ledgerOp struct {
 	a   Alloc
 }
 
+// ledgerHost is 128 bytes, two cache lines: the counts and the lists'
+// headers, then the lists' first room (restorelite.go) and the
+// resources.
 type ledgerHost struct {
-	max    int // the host's MaxSlots, as bound
-	used   int
-	excl   int // exclusive jobs
+	max    int32 // the host's MaxSlots, as bound
+	used   int32
+	excl   int32 // exclusive jobs
 	uses   []use
-	room   [slabUses]use // uses' first room (restorelite.go)
 	queues []queueSlots
+	room   [slabUses]use // uses' first room
 	qroom  [1]queueSlots // queues' first room
 	avail  []float64     // by Ledger.res
 }
 
+// queueSlots are the slots a queue's jobs hold on a host; q is the
+// queue's index in Ledger.qnames.
 type queueSlots struct {
-	queue string
-	n     int
+	q, n int32
 }
 
 type ledgerQueue struct {
+	idx   int32 // in Ledger.qnames
 	used  int
 	users map[string]int // slots by user
 	accts map[string]int // slots by fairshare account
@@ -139,6 +145,7 @@ type ledgerJob struct {
 	inexact           bool        // a figure that is not exact (see Ledger)
 	end               int64       // when its uses end (never: unknown)
 	excl              bool        // it runs exclusive
+	qi                int32       // its queue's index in Ledger.qnames
 }
 
 // ledgerCharge is a job's charge of one host's slots (its use's end and
@@ -265,7 +272,7 @@ func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	l.slabHosts() // restorelite.go
 	l.base = make([][]float64, len(s.Hosts))
 	l.res, l.resIdx = nil, map[string]int{}
-	l.queues = map[string]*ledgerQueue{}
+	l.queues, l.qnames = map[string]*ledgerQueue{}, l.qnames[:0]
 	l.jobs = make(map[JobKey]*ledgerJob, len(s.Running))
 	l.statics, l.orders, l.sets, l.odd = map[string]*static{}, map[string][]int{}, map[string][]bool{}, false
 	l.reqStr, l.defaults, l.simple = map[*resreq.ResReq]string{}, map[*resreq.ResReq]*resreq.ResReq{}, map[*resreq.Simple]string{}
@@ -276,7 +283,7 @@ func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	for i := range s.Hosts {
 		h := &s.Hosts[i]
 		l.byName[h.Name] = i
-		l.hs[i].max = h.MaxSlots
+		l.hs[i].max = int32(h.MaxSlots)
 		l.free += l.contrib(i)
 		if len(h.GPUs) > 0 || h.CPUs != nil {
 			// Devices and cores are charged one by one, by the cycle.
@@ -356,7 +363,7 @@ func (l *Ledger) start(a *Alloc) {
 		}
 		ch := ledgerCharge{h: int32(h), slots: int32(ha.Slots), useSlots: int32(ha.Slots)}
 		if a.Exclusive {
-			ch.useSlots = int32(max(ha.Slots, l.hs[h].max))
+			ch.useSlots = int32(max(ha.Slots, int(l.hs[h].max)))
 		}
 		if !timeless(ha.Rusage) {
 			j.inexact = true
@@ -383,9 +390,11 @@ func (l *Ledger) start(a *Alloc) {
 	l.pend = append(l.pend, pendApply{j: j, sign: 1}) // applied by applyPending
 	q := l.queues[a.Queue]
 	if q == nil {
-		q = &ledgerQueue{users: map[string]int{}, accts: map[string]int{}}
+		q = &ledgerQueue{idx: int32(len(l.qnames)), users: map[string]int{}, accts: map[string]int{}}
 		l.queues[a.Queue] = q
+		l.qnames = append(l.qnames, a.Queue)
 	}
+	j.qi = q.idx
 	q.used += j.total
 	q.users[j.user] += j.total
 	q.accts[j.acct] += j.total
@@ -440,17 +449,18 @@ func decCount(m map[string]int, k string, n int) {
 
 // contrib is what host h adds to the free slots a cycle counts.
 func (l *Ledger) contrib(h int) int {
-	if l.hs[h].excl > 0 {
+	lh := &l.hs[h]
+	if lh.excl > 0 {
 		return 0
 	}
-	return max(0, l.hs[h].max-l.hs[h].used)
+	return max(0, int(lh.max-lh.used))
 }
 
 // apply charges (sign 1) or takes back (-1) one host's part of a job,
 // and returns how the free slots changed; a host not yet in l.changed
 // is appended to it.
 func (l *Ledger) apply(ch *ledgerCharge, j *ledgerJob, sign int) int {
-	h, queue := int(ch.h), j.queue
+	h, queue := int(ch.h), j.qi
 	lh := &l.hs[h]
 	free := -l.contrib(h)
 	switch l.chMark[h] {
@@ -460,10 +470,10 @@ func (l *Ledger) apply(ch *ledgerCharge, j *ledgerJob, sign int) int {
 	case 1:
 		l.chMark[h] = 2
 	}
-	slots, u := int(ch.slots), use{end: j.end, slots: int(ch.useSlots)}
-	lh.used += sign * slots
+	slots, u := ch.slots*int32(sign), use{end: j.end, slots: int(ch.useSlots)}
+	lh.used += slots
 	if j.excl {
-		lh.excl += sign
+		lh.excl += int32(sign)
 	}
 	if sign > 0 {
 		lh.uses = append(lh.uses, u)
@@ -473,12 +483,12 @@ func (l *Ledger) apply(ch *ledgerCharge, j *ledgerJob, sign int) int {
 		lh.uses[k] = lh.uses[last]
 		lh.uses = lh.uses[:last]
 	}
-	k := slices.IndexFunc(lh.queues, func(q queueSlots) bool { return q.queue == queue })
+	k := slices.IndexFunc(lh.queues, func(q queueSlots) bool { return q.q == queue })
 	if k < 0 {
 		k = len(lh.queues)
-		lh.queues = append(lh.queues, queueSlots{queue: queue})
+		lh.queues = append(lh.queues, queueSlots{q: queue})
 	}
-	if lh.queues[k].n += sign * slots; lh.queues[k].n == 0 {
+	if lh.queues[k].n += slots; lh.queues[k].n == 0 {
 		// The order of a host's queues is not read: the last takes its place.
 		last := len(lh.queues) - 1
 		lh.queues[k] = lh.queues[last]
@@ -681,7 +691,7 @@ func (c *cycle) restoreVals(i, slotsIdx, maxIdx int) {
 // chargesFrom sets a host's charges (slots, uses, resources, queues'
 // slots) to the ledger's.
 func (c *cycle) chargesFrom(hs *hostState, lh *ledgerHost) {
-	hs.used, hs.excl = lh.used, lh.excl > 0
+	hs.used, hs.excl = int(lh.used), lh.excl > 0
 	// Copies: the cycle appends to them.
 	hs.uses = append(hs.uses[:0], lh.uses...)
 	hs.avail = append(hs.avail[:0], lh.avail...)
@@ -693,7 +703,7 @@ func (c *cycle) chargesFrom(hs *hostState, lh *ledgerHost) {
 			hs.qused = map[string]int{}
 		}
 		for _, q := range lh.queues {
-			hs.qused[q.queue] = q.n
+			hs.qused[c.ledger.qnames[q.q]] = int(q.n)
 		}
 	}
 }

@@ -47,7 +47,7 @@ func (c *cycle) restoreHostList(list []int, slotsIdx, maxIdx int) {
 // the job: the cycle's charges of host h are the ledger's.
 func (c *cycle) sameCharges(h int) bool {
 	hs, lh := &c.hosts[h], &c.ledger.hs[h]
-	if hs.used != lh.used || hs.excl != (lh.excl > 0) || len(hs.holds) > 0 ||
+	if hs.used != int(lh.used) || hs.excl != (lh.excl > 0) || len(hs.holds) > 0 ||
 		len(hs.uses) != len(lh.uses) || len(hs.avail) != len(lh.avail) ||
 		len(lh.uses) > 0 && hs.uses[len(hs.uses)-1] != lh.uses[len(lh.uses)-1] {
 		return false
