@@ -47,6 +47,7 @@ type Ledger struct {
 	resIdx  map[string]int
 	base    [][]float64 // by host and resource: the host's value
 	queues  map[string]*ledgerQueue
+	qnames  []string // the queues by ledgerQueue.idx
 	jobs    map[JobKey]*ledgerJob
 	spare   []*ledgerJob // ended jobs' records, for the next starts
 	// The hosts' charges of the starts and ends synced, applied
@@ -97,6 +98,7 @@ type incHosts struct {
 	// are the schema's slots and maxslots then.
 	stale            openBits
 	slotsIdx, maxIdx int
+	nBefore          int  // hosts whose values waited in valsBefore (tests)
 	nres             int  // resources its hosts' avail hold
 	hostQ            bool // its hosts hold qused
 }
@@ -107,21 +109,28 @@ type ledgerOp struct {
 	a   Alloc
 }
 
+// ledgerHost is 128 bytes, two cache lines: the counts and the lists'
+// headers, then the lists' first room (restorelite.go) and the
+// resources.
 type ledgerHost struct {
-	max    int // the host's MaxSlots, as bound
-	used   int
-	excl   int // exclusive jobs
+	max    int32 // the host's MaxSlots, as bound
+	used   int32
+	excl   int32 // exclusive jobs
 	uses   []use
 	queues []queueSlots
-	avail  []float64 // by Ledger.res
+	room   [slabUses]use // uses' first room
+	qroom  [1]queueSlots // queues' first room
+	avail  []float64     // by Ledger.res
 }
 
+// queueSlots are the slots a queue's jobs hold on a host; q is the
+// queue's index in Ledger.qnames.
 type queueSlots struct {
-	queue string
-	n     int
+	q, n int32
 }
 
 type ledgerQueue struct {
+	idx   int32 // in Ledger.qnames
 	used  int
 	users map[string]int // slots by user
 	accts map[string]int // slots by fairshare account
@@ -132,23 +141,27 @@ type ledgerJob struct {
 	queue, user, acct string
 	total             int
 	on                []ledgerCharge
-	inexact           bool  // a figure that is not exact (see Ledger)
-	end               int64 // when its uses end (never: unknown)
-	excl              bool  // it runs exclusive
+	res               []resCharge // its charges of host resources, in on's order
+	inexact           bool        // a figure that is not exact (see Ledger)
+	end               int64       // when its uses end (never: unknown)
+	excl              bool        // it runs exclusive
+	qi                int32       // its queue's index in Ledger.qnames
 }
 
-// ledgerCharge is a job's charge of one host (its use's end and
-// exclusiveness are the job's): small, as a job of hundreds of hosts
-// writes one per host at its start and reads them at its end.
+// ledgerCharge is a job's charge of one host's slots (its use's end and
+// exclusiveness are the job's, its resources in the job's res): small,
+// as a job of hundreds of hosts writes one per host at its start and
+// reads them at its end.
 type ledgerCharge struct {
 	h        int32
 	slots    int32
 	useSlots int32 // the slots its use takes (all of them when exclusive)
-	res      []resCharge
 }
 
+// resCharge is a job's charge of a host resource on host h.
 type resCharge struct {
-	ri  int
+	h   int32
+	ri  int32
 	amt float64
 }
 
@@ -259,7 +272,7 @@ func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	l.slabHosts() // restorelite.go
 	l.base = make([][]float64, len(s.Hosts))
 	l.res, l.resIdx = nil, map[string]int{}
-	l.queues = map[string]*ledgerQueue{}
+	l.queues, l.qnames = map[string]*ledgerQueue{}, l.qnames[:0]
 	l.jobs = make(map[JobKey]*ledgerJob, len(s.Running))
 	l.statics, l.orders, l.sets, l.odd = map[string]*static{}, map[string][]int{}, map[string][]bool{}, false
 	l.reqStr, l.defaults, l.simple = map[*resreq.ResReq]string{}, map[*resreq.ResReq]*resreq.ResReq{}, map[*resreq.Simple]string{}
@@ -270,7 +283,7 @@ func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	for i := range s.Hosts {
 		h := &s.Hosts[i]
 		l.byName[h.Name] = i
-		l.hs[i].max = h.MaxSlots
+		l.hs[i].max = int32(h.MaxSlots)
 		l.free += l.contrib(i)
 		if len(h.GPUs) > 0 || h.CPUs != nil {
 			// Devices and cores are charged one by one, by the cycle.
@@ -350,7 +363,7 @@ func (l *Ledger) start(a *Alloc) {
 		}
 		ch := ledgerCharge{h: int32(h), slots: int32(ha.Slots), useSlots: int32(ha.Slots)}
 		if a.Exclusive {
-			ch.useSlots = int32(max(ha.Slots, l.hs[h].max))
+			ch.useSlots = int32(max(ha.Slots, int(l.hs[h].max)))
 		}
 		if !timeless(ha.Rusage) {
 			j.inexact = true
@@ -369,7 +382,7 @@ func (l *Ledger) start(a *Alloc) {
 				if !exactNum(charge) || !exactNum(l.base[h][ri]) {
 					j.inexact = true
 				}
-				ch.res = append(ch.res, resCharge{ri, charge})
+				j.res = append(j.res, resCharge{int32(h), int32(ri), charge})
 			}
 		}
 		j.on = append(j.on, ch)
@@ -377,9 +390,11 @@ func (l *Ledger) start(a *Alloc) {
 	l.pend = append(l.pend, pendApply{j: j, sign: 1}) // applied by applyPending
 	q := l.queues[a.Queue]
 	if q == nil {
-		q = &ledgerQueue{users: map[string]int{}, accts: map[string]int{}}
+		q = &ledgerQueue{idx: int32(len(l.qnames)), users: map[string]int{}, accts: map[string]int{}}
 		l.queues[a.Queue] = q
+		l.qnames = append(l.qnames, a.Queue)
 	}
+	j.qi = q.idx
 	q.used += j.total
 	q.users[j.user] += j.total
 	q.accts[j.acct] += j.total
@@ -422,7 +437,7 @@ func (l *Ledger) newJob(nhosts int) *ledgerJob {
 	j := l.spare[n-1]
 	l.spare[n-1] = nil
 	l.spare = l.spare[:n-1]
-	*j = ledgerJob{on: j.on[:0]} // emptied by end
+	*j = ledgerJob{on: j.on[:0], res: j.res[:0]} // emptied by end
 	return j
 }
 
@@ -434,17 +449,18 @@ func decCount(m map[string]int, k string, n int) {
 
 // contrib is what host h adds to the free slots a cycle counts.
 func (l *Ledger) contrib(h int) int {
-	if l.hs[h].excl > 0 {
+	lh := &l.hs[h]
+	if lh.excl > 0 {
 		return 0
 	}
-	return max(0, l.hs[h].max-l.hs[h].used)
+	return max(0, int(lh.max-lh.used))
 }
 
 // apply charges (sign 1) or takes back (-1) one host's part of a job,
 // and returns how the free slots changed; a host not yet in l.changed
 // is appended to it.
 func (l *Ledger) apply(ch *ledgerCharge, j *ledgerJob, sign int) int {
-	h, queue := int(ch.h), j.queue
+	h, queue := int(ch.h), j.qi
 	lh := &l.hs[h]
 	free := -l.contrib(h)
 	switch l.chMark[h] {
@@ -454,10 +470,10 @@ func (l *Ledger) apply(ch *ledgerCharge, j *ledgerJob, sign int) int {
 	case 1:
 		l.chMark[h] = 2
 	}
-	slots, u := int(ch.slots), use{end: j.end, slots: int(ch.useSlots)}
-	lh.used += sign * slots
+	slots, u := ch.slots*int32(sign), use{end: j.end, slots: int(ch.useSlots)}
+	lh.used += slots
 	if j.excl {
-		lh.excl += sign
+		lh.excl += int32(sign)
 	}
 	if sign > 0 {
 		lh.uses = append(lh.uses, u)
@@ -467,20 +483,17 @@ func (l *Ledger) apply(ch *ledgerCharge, j *ledgerJob, sign int) int {
 		lh.uses[k] = lh.uses[last]
 		lh.uses = lh.uses[:last]
 	}
-	k := slices.IndexFunc(lh.queues, func(q queueSlots) bool { return q.queue == queue })
+	k := slices.IndexFunc(lh.queues, func(q queueSlots) bool { return q.q == queue })
 	if k < 0 {
 		k = len(lh.queues)
-		lh.queues = append(lh.queues, queueSlots{queue: queue})
+		lh.queues = append(lh.queues, queueSlots{q: queue})
 	}
-	if lh.queues[k].n += sign * slots; lh.queues[k].n == 0 {
+	if lh.queues[k].n += slots; lh.queues[k].n == 0 {
 		// The order of a host's queues is not read: the last takes its place.
 		last := len(lh.queues) - 1
 		lh.queues[k] = lh.queues[last]
 		lh.queues[last] = queueSlots{}
 		lh.queues = lh.queues[:last]
-	}
-	for _, rc := range ch.res {
-		lh.avail[rc.ri] -= float64(sign) * rc.amt
 	}
 	return free + l.contrib(h)
 }
@@ -556,7 +569,7 @@ func (c *cycle) touch(h int) {
 	if c.inc {
 		ic := &c.ledger.cyc
 		if ic.stale.has(h) {
-			c.freshen(h) // from the state before the change
+			c.valsBefore(h) // from the state before the change (restorelite.go)
 		}
 		switch ic.touchN[h] {
 		case 0:
@@ -650,8 +663,12 @@ func (c *cycle) restoreVals(i, slotsIdx, maxIdx int) {
 	}
 	// Only the slots and the charged resources can differ from src.
 	if slotsIdx >= 0 && maxIdx >= 0 {
-		free := h.MaxSlots - hs.used
-		if hs.excl {
+		used, excl := hs.used, hs.excl
+		if hs.pre {
+			used, excl = hs.preUsed, hs.preExcl // restorelite.go's valsBefore
+		}
+		free := h.MaxSlots - used
+		if excl {
 			free = 0
 		}
 		v.Num[slotsIdx], v.Num[maxIdx] = float64(max(0, free)), float64(h.MaxSlots)
@@ -674,7 +691,7 @@ func (c *cycle) restoreVals(i, slotsIdx, maxIdx int) {
 // chargesFrom sets a host's charges (slots, uses, resources, queues'
 // slots) to the ledger's.
 func (c *cycle) chargesFrom(hs *hostState, lh *ledgerHost) {
-	hs.used, hs.excl = lh.used, lh.excl > 0
+	hs.used, hs.excl = int(lh.used), lh.excl > 0
 	// Copies: the cycle appends to them.
 	hs.uses = append(hs.uses[:0], lh.uses...)
 	hs.avail = append(hs.avail[:0], lh.avail...)
@@ -686,7 +703,7 @@ func (c *cycle) chargesFrom(hs *hostState, lh *ledgerHost) {
 			hs.qused = map[string]int{}
 		}
 		for _, q := range lh.queues {
-			hs.qused[q.queue] = q.n
+			hs.qused[c.ledger.qnames[q.q]] = int(q.n)
 		}
 	}
 }
@@ -699,6 +716,16 @@ func (c *cycle) incResIndex(name string) int {
 	}
 	l := c.ledger
 	ri := l.resIndex(name)
+	if l.res[ri].num >= 0 {
+		// The values of the hosts changed so far are set from their
+		// state before the change, which holds no charge of it yet:
+		// later charges of it would be read (restorelite.go).
+		for _, h := range l.cyc.touched {
+			if c.hosts[h].pre {
+				c.freshen(h)
+			}
+		}
+	}
 	c.resIdx[name] = ri
 	c.resInfo = append(c.resInfo, l.res[ri])
 	for h := range c.hosts {

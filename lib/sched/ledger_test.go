@@ -108,6 +108,12 @@ func TestLedgerSameDecision(t *testing.T) {
 				h.Values = &v
 				l.Reset()
 			}
+			if cyc%7 == 5 {
+				// A host's slots change (its record in place), the
+				// ledger told: the kept host states take the new count.
+				s.Hosts[r.IntN(len(s.Hosts))].MaxSlots = 1 + r.IntN(8)
+				l.Reset()
+			}
 			s.Now = s.Now.Add(time.Duration(1+r.IntN(20)) * time.Minute)
 		}
 	}

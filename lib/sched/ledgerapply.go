@@ -14,12 +14,16 @@ func (l *Ledger) applyPending() {
 		for i := range p.j.on {
 			l.free += l.apply(&p.j.on[i], p.j, p.sign)
 		}
+		// After its slots: a host's resources follow the same jobs'
+		// charges in the same order (exact sums in any case).
+		for _, rc := range p.j.res {
+			l.hs[rc.h].avail[rc.ri] -= float64(p.sign) * rc.amt
+		}
 	}
 	clear(l.pend)
 	l.pend = l.pend[:0]
 	for _, j := range l.ended {
-		clear(j.on) // drop the charges' resource lists
-		j.on = j.on[:0]
+		j.on, j.res = j.on[:0], j.res[:0]
 		l.spare = append(l.spare, j)
 	}
 	clear(l.ended)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -161,6 +162,10 @@ func TestRecycleSameDecisions(t *testing.T) {
 			placed := map[JobKey]bool{}
 			for _, p := range d.Placements {
 				placed[p.Job] = true
+				// A recycled list holds nothing past its length.
+				if tail := p.Hosts[len(p.Hosts):cap(p.Hosts)]; slices.ContainsFunc(tail, func(ha HostAlloc) bool { return ha.Host != "" }) {
+					t.Fatalf("seed %d: job %v's hosts hold a former placement's past their length", seed, p.Job)
+				}
 				j := jobs[p.Job]
 				s.Running = append(s.Running, Alloc{Job: p.Job, User: j.User, Queue: j.Queue, Project: j.Project, Start: s.Now, RunLimit: j.RunLimit, Exclusive: j.Exclusive, Hosts: p.Hosts})
 				s.Ledger.Start(&s.Running[len(s.Running)-1])

@@ -17,7 +17,12 @@ func (c *cycle) fillPlaced(out []HostAlloc, picks []pick, set resreq.UsageSet) [
 	c.placedIdx = idx
 	hosts := c.s.Hosts // the cycle's hosts are the snapshot's, by index
 	for k, pk := range picks {
-		out[base+k] = HostAlloc{Host: hosts[pk.h].Name, Slots: pk.n, Rusage: set, Lead: k == 0}
+		// Field by field: a struct literal is built on the stack and
+		// copied in 16-byte moves, each of which waits for the two
+		// 8-byte stores it reads back.
+		ha := &out[base+k]
+		ha.Host, ha.Slots, ha.Rusage, ha.Lead = hosts[pk.h].Name, pk.n, set, k == 0
+		ha.Used, ha.GPU, ha.CPUs, ha.Instances = nil, nil, nil, nil
 		idx[ib+k] = pk.h
 	}
 	return out

@@ -32,14 +32,19 @@ func (sc *Scratch) Recycle(hosts []HostAlloc) {
 	if k >= len(sc.allocs.free) || len(sc.allocs.free[k]) >= maxPooled {
 		return
 	}
-	hosts = hosts[:c]
-	clear(hosts) // what they point to is the caller's to drop
-	sc.allocs.free[k] = append(sc.allocs.free[k], hosts[:0])
+	// Kept as they are, not cleared: the placement that takes the list
+	// writes each allocation whole and clears what is left of the old
+	// ones past its own (clearTail), so that a list's memory is written
+	// once a job, not twice (a job's list is some 70 KB in a simulator's
+	// large runs, gone from the caches by the time a placement takes it).
+	sc.allocs.free[k] = append(sc.allocs.free[k], hosts)
 }
 
-// hostAllocs returns an empty list with room for n allocations: a
-// recycled one when the scratch has one, else a new one.
-func (c *cycle) hostAllocs(n int) []HostAlloc {
+// hostAllocs returns an empty list with room for n allocations, a
+// recycled one when the scratch has one, else a new one, and the length
+// its last placement wrote: allocations there and past the new list's
+// length are the caller's to clear (clearTail).
+func (c *cycle) hostAllocs(n int) ([]HostAlloc, int) {
 	if sc := c.scratch; sc != nil && sc.allocs != nil && n > 0 {
 		k := bits.Len(uint(n - 1)) // 1<<k >= n
 		if k < len(sc.allocs.free) {
@@ -47,9 +52,18 @@ func (c *cycle) hostAllocs(n int) []HostAlloc {
 				out := f[len(f)-1]
 				f[len(f)-1] = nil
 				sc.allocs.free[k] = f[:len(f)-1]
-				return out
+				return out[:0], len(out)
 			}
 		}
 	}
-	return make([]HostAlloc, 0, n)
+	return make([]HostAlloc, 0, n), 0
+}
+
+// clearTail clears the allocations a recycled list held past out's
+// length (dirty: the length its last placement wrote), so that a list
+// handed out holds nothing past its length, as a new one.
+func clearTail(out []HostAlloc, dirty int) {
+	if dirty > len(out) && dirty <= cap(out) {
+		clear(out[len(out):dirty])
+	}
 }

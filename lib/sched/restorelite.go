@@ -47,7 +47,7 @@ func (c *cycle) restoreHostList(list []int, slotsIdx, maxIdx int) {
 // the job: the cycle's charges of host h are the ledger's.
 func (c *cycle) sameCharges(h int) bool {
 	hs, lh := &c.hosts[h], &c.ledger.hs[h]
-	if hs.used != lh.used || hs.excl != (lh.excl > 0) || len(hs.holds) > 0 ||
+	if hs.used != int(lh.used) || hs.excl != (lh.excl > 0) || len(hs.holds) > 0 ||
 		len(hs.uses) != len(lh.uses) || len(hs.avail) != len(lh.avail) ||
 		len(lh.uses) > 0 && hs.uses[len(hs.uses)-1] != lh.uses[len(lh.uses)-1] {
 		return false
@@ -82,6 +82,7 @@ var noLazyVals bool
 // valsLater leaves a restored host's values to be set when read.
 func (c *cycle) valsLater(h int) {
 	ic := &c.ledger.cyc
+	c.hosts[h].pre = false
 	if noLazyVals {
 		c.restoreVals(h, ic.slotsIdx, ic.maxIdx)
 		ic.stale.clear(h)
@@ -103,6 +104,44 @@ func (c *cycle) freshen(h int) {
 	ic := &c.ledger.cyc
 	c.restoreVals(h, ic.slotsIdx, ic.maxIdx)
 	ic.stale.clear(h)
+	c.hosts[h].pre = false
+}
+
+// A stale host that a cycle changes (touch) keeps its values as they
+// were before: they are set from its slots used and exclusiveness as the
+// change found them, kept in its state (hostState.pre), when the cycle
+// reads them, instead of at the change. Most hosts a simulator's cycle
+// changes are those its placements fill, whose values no later
+// requirement of the cycle reads. Only while no charged resource is one
+// the values hold (c.resInfo's num): the restore's values read those
+// resources' amounts too, which a change charges.
+
+// noValsBefore makes a change set a stale host's values at once (tests).
+var noValsBefore bool
+
+// valsBefore keeps the values of stale host h as its state now gives
+// them, before the cycle changes it.
+func (c *cycle) valsBefore(h int) {
+	hs := &c.hosts[h]
+	if hs.pre {
+		return // kept at an earlier change
+	}
+	if noValsBefore || c.valsReadRes() {
+		c.freshen(h)
+		return
+	}
+	hs.pre, hs.preUsed, hs.preExcl = true, hs.used, hs.excl
+	c.ledger.cyc.nBefore++
+}
+
+// valsReadRes reports whether the values hold a charged resource.
+func (c *cycle) valsReadRes() bool {
+	for i := range c.resInfo {
+		if c.resInfo[i].num >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // freshenAll sets the values of the stale hosts of a list (before
@@ -125,31 +164,31 @@ func (c *cycle) restoreHostVals(h, slotsIdx, maxIdx int) {
 	c.restoreVals(h, slotsIdx, maxIdx)
 }
 
-// The hosts' small lists (a host's uses, its queues' slots, its values)
-// start out in one block for all the hosts, in host order, instead of an
-// allocation each: a job's hosts are mostly a run of neighbours, and
-// their lists, side by side, are read by the memory's prefetch instead
-// of one miss each. A list that outgrows its room moves out as before.
+// The hosts' small lists (a host's uses, its queues' slots) start out in
+// the host's record (room, qroom), and its values in one block for all
+// the hosts, in host order, instead of an allocation each: a job's
+// hosts are mostly a run of neighbours, and a host's record with its
+// lists is one or two cache lines instead of one each. A list that
+// outgrows its room moves out as before. The records are not copied
+// (their lists would point into the original's room).
 
 // slabUses is the room each host's uses start with.
 const slabUses = 2
 
 // slabHosts gives the ledger's hosts their lists' first room.
 func (l *Ledger) slabHosts() {
-	n := len(l.hs)
-	uses, queues := make([]use, slabUses*n), make([]queueSlots, n)
 	for i := range l.hs {
-		l.hs[i].uses = uses[slabUses*i : slabUses*i : slabUses*(i+1)]
-		l.hs[i].queues = queues[i : i : i+1]
+		lh := &l.hs[i]
+		lh.uses, lh.queues = lh.room[:0], lh.qroom[:0]
 	}
 }
 
 // slab gives the kept hosts' uses and values their first room.
 func (ic *incHosts) slab(schema *resreq.Schema) {
 	n := len(ic.hosts)
-	uses := make([]use, slabUses*n)
 	for i := range ic.hosts {
-		ic.hosts[i].uses = uses[slabUses*i : slabUses*i : slabUses*(i+1)]
+		hs := &ic.hosts[i]
+		hs.uses = hs.room[:0]
 	}
 	if schema == nil {
 		return

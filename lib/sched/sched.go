@@ -41,16 +41,22 @@ type hold struct {
 }
 
 type hostState struct {
-	h     *Host
-	vals  *resreq.Host // what select and order read
-	used  int
-	excl  bool
-	uses  []use
-	holds []hold
-	avail []float64 // by resource index: reservable now
-	qused map[string]int
-	gpus  *gpuPool  // the host's devices (Host.GPUs); nil: none listed
-	cpus  *cpuState // the host's cores (Host.CPUs); nil: none listed
+	h    *Host
+	vals *resreq.Host // what select and order read
+	used int
+	excl bool
+	// pre: the host's values are those of used and excl as they were
+	// before the cycle's first change of it (preUsed, preExcl), not of
+	// its state now (restorelite.go's valsBefore).
+	pre, preExcl bool
+	preUsed      int
+	uses         []use
+	room         [slabUses]use // uses' first room, in a kept host (restorelite.go)
+	holds        []hold
+	avail        []float64 // by resource index: reservable now
+	qused        map[string]int
+	gpus         *gpuPool  // the host's devices (Host.GPUs); nil: none listed
+	cpus         *cpuState // the host's cores (Host.CPUs); nil: none listed
 }
 
 type qstate struct {

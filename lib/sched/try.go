@@ -139,6 +139,7 @@ func (c *cycle) cannotFit(j *Job) bool {
 func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
 	var ov overlay
 	var out []HostAlloc
+	dirty := 0 // what a recycled list held (recycle.go)
 	total := 0
 	single := len(v.parts) == 1
 	c.placedIdx = c.placedIdx[:0]
@@ -162,7 +163,7 @@ func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
 		}
 		total += n
 		if out == nil {
-			out = c.hostAllocs(len(picks)) // recycle.go
+			out, dirty = c.hostAllocs(len(picks)) // recycle.go
 		}
 		out = slices.Grow(out, len(picks))
 		if single && c.inc && p.gpu == nil {
@@ -213,6 +214,7 @@ func (c *cycle) place(b *bucket, v *variant, mx int) ([]HostAlloc, int, *part) {
 			}
 		}
 	}
+	clearTail(out, dirty)
 	c.notePlaced(out)
 	return out, total, nil
 }
