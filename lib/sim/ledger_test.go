@@ -125,3 +125,33 @@ func TestLedgerSameSchedule(t *testing.T) {
 		}
 	}
 }
+
+// TestPendNeedSameSchedule: a replay that keeps the pending jobs' fewest
+// slots as jobs join and leave pending (eng.pendNeed) writes the same
+// bytes, cycles counted included, as one that counts them each cycle:
+// a stale figure skips a cycle that would place a job, or runs one that
+// places none.
+func TestPendNeedSameSchedule(t *testing.T) {
+	defer func() { noPendNeed = false }()
+	ex, err := trace.Read(filepath.Join("..", "..", "examples", "lublin-10k-256.swf"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex.Jobs = ex.Jobs[:2000]
+	mixed := mustSWF(t, mixedTrace(800, 5))
+	for _, c := range []struct {
+		name string
+		tr   *trace.Trace
+		opt  Options
+	}{
+		{"example on 64x4", ex, Options{Hosts: 64, Slots: 4}},
+		{"mixed on 16x4", mixed, Options{Config: mustConfig(t, mixedQueues), Hosts: 16, Slots: 4}},
+	} {
+		noPendNeed = true
+		want := schedule(t, c.tr, c.opt)
+		noPendNeed = false
+		if got := schedule(t, c.tr, c.opt); !bytes.Equal(want, got) {
+			t.Errorf("%s: the schedule differs with the pending jobs' fewest slots kept", c.name)
+		}
+	}
+}

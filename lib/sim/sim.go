@@ -187,6 +187,12 @@ type eng struct {
 	usage   map[string]map[string]sched.FairUsage // fairshare queues' past use
 	running []int32                               // jobs holding an Alloc, parallel to snap.Running
 	pending []int32                               // submitted, not started, in submission order
+
+	// pendNeed is the fewest slots a pending job needs (math.MaxInt:
+	// none pends), kept as jobs join and leave pending instead of a pass
+	// over the backlog each cycle.
+	pendNeed int
+
 	ends    endHeap
 	subs    []int32 // jobs to submit, by time (a dependent joins when its job ends)
 	subAt   []int64 // parallel to subs
@@ -225,7 +231,7 @@ func Run(tr *trace.Trace, opt Options) (*Result, error) {
 		opt: opt, conf: opt.Config, tr: tr,
 		pats: map[patKey]*pattern{}, reqs: map[string]*resreq.ResReq{}, warned: map[string]bool{},
 		usage: map[string]map[string]sched.FairUsage{}, hostIdx: map[string]int{},
-		local: resreq.Local{Type: "X86_64", Model: "sim"},
+		local: resreq.Local{Type: "X86_64", Model: "sim"}, pendNeed: math.MaxInt,
 	}
 	if e.conf == nil {
 		e.conf = config.Default("sim", 1)
@@ -621,6 +627,7 @@ func (e *eng) submit(j int32, t int64) {
 	e.jobs[j].submit = t
 	e.res.Jobs[j].Submit = time.Duration(t)
 	e.pending = append(e.pending, j)
+	e.pendNeed = min(e.pendNeed, e.jobs[j].pat.need)
 }
 
 // end ends a running job: its slots are free, its use counts in its
@@ -693,6 +700,10 @@ func (e *eng) orphan(j int32) {
 	}
 }
 
+// noPendNeed makes a cycle count the pending jobs' fewest slots afresh
+// instead of taking eng.pendNeed (tests: the same schedule either way).
+var noPendNeed bool
+
 // cycle is the controller's scheduling cycle at virtual time now: the
 // cycle-start limits (lib/policy), then lib/sched on the snapshot.
 func (e *eng) cycle(now int64) bool {
@@ -704,9 +715,12 @@ func (e *eng) cycle(now int64) bool {
 		// Nothing can start: a cycle would place nothing.
 		return false
 	}
-	need := math.MaxInt
-	for _, j := range e.pending {
-		need = min(need, e.jobs[j].pat.need)
+	need := e.pendNeed
+	if noPendNeed {
+		need = math.MaxInt
+		for _, j := range e.pending {
+			need = min(need, e.jobs[j].pat.need)
+		}
 	}
 	if need > e.free && !pre && !elastic {
 		// No pending job fits in the free slots: a cycle would place
@@ -766,13 +780,14 @@ func (e *eng) cycle(now int64) bool {
 	for _, pl := range d.Placements {
 		e.start(int32(pl.Job.ID), now, pl)
 	}
-	kept := e.pending[:0]
+	kept, need := e.pending[:0], math.MaxInt
 	for _, j := range e.pending {
-		if e.jobs[j].running < 0 {
+		if sj := &e.jobs[j]; sj.running < 0 {
 			kept = append(kept, j)
+			need = min(need, sj.pat.need)
 		}
 	}
-	e.pending = kept
+	e.pending, e.pendNeed = kept, need
 	return true
 }
 
