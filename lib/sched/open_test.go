@@ -207,3 +207,20 @@ func TestRecycleSameDecisions(t *testing.T) {
 		}
 	}
 }
+
+// TestRecycleServesSameSize: a list a placement of n hosts made, handed
+// back, serves the next placement of n hosts, whatever n (a list of room
+// for n alone would go back to the class below n's, and each job of that
+// size would make its list anew).
+func TestRecycleServesSameSize(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5, 7, 100, 700, 1000, 1025} {
+		c := &cycle{scratch: &Scratch{}}
+		first, _ := c.hostAllocs(n)
+		first = first[:n]
+		c.scratch.Recycle(first)
+		again, dirty := c.hostAllocs(n)
+		if again = again[:n]; &again[0] != &first[0] || dirty != n {
+			t.Errorf("%d hosts: a new list (written %d), not the one handed back", n, dirty)
+		}
+	}
+}

@@ -45,9 +45,12 @@ func (sc *Scratch) Recycle(hosts []HostAlloc) {
 // its last placement wrote: allocations there and past the new list's
 // length are the caller's to clear (clearTail).
 func (c *cycle) hostAllocs(n int) ([]HostAlloc, int) {
-	if sc := c.scratch; sc != nil && sc.allocs != nil && n > 0 {
+	if sc := c.scratch; sc != nil && n > 0 {
 		k := bits.Len(uint(n - 1)) // 1<<k >= n
-		if k < len(sc.allocs.free) {
+		if k >= len(hostAllocPool{}.free) {
+			return make([]HostAlloc, 0, n), 0
+		}
+		if sc.allocs != nil {
 			if f := sc.allocs.free[k]; len(f) > 0 {
 				out := f[len(f)-1]
 				f[len(f)-1] = nil
@@ -55,6 +58,12 @@ func (c *cycle) hostAllocs(n int) ([]HostAlloc, int) {
 				return out[:0], len(out)
 			}
 		}
+		// Room for 1<<k, so that the list, handed back, serves the next
+		// lists of n's class: one of n (short of 1<<k) would go back to
+		// the class below (Recycle), one n's class never takes, and each
+		// job of that size would make its list anew (most of a 100,000-
+		// job simulation's allocations, its fresh pages faulted in).
+		return make([]HostAlloc, 0, 1<<k), 0
 	}
 	return make([]HostAlloc, 0, n), 0
 }
