@@ -68,9 +68,8 @@ type Ledger struct {
 	simple   map[*resreq.Simple]string
 	odd      bool // a job reserves slots or maxslots, which cycles write
 
-	free    int     // the free slots of the hosts together, as a cycle counts them
-	changed []int   // hosts whose charges changed since the last cycle
-	chMark  []uint8 // by host: the charges that changed it since (2: more); 0: not in changed
+	free    int       // the free slots of the hosts together, as a cycle counts them
+	changed hostMarks // hosts whose charges changed since the last cycle, and how often
 	// conf marks the hosts a start charged just as the last cycle's
 	// commit of its placement did (restorelite.go).
 	conf []bool
@@ -90,8 +89,7 @@ type incHosts struct {
 	vals    []resreq.Host  // each host's values as select reads them
 	valsSrc []*resreq.Host // the Values each was copied from
 	nilVals *resreq.Host   // for hosts without Values
-	touched []int          // hosts the last cycle changed (placements, holds)
-	touchN  []uint8        // by host: how often the last cycle changed it (2: more)
+	touched hostMarks      // hosts the last cycle changed (placements, holds), and how often
 	open    openBits       // the hosts that may take a slot (open.go)
 	// stale are the hosts whose values (vals) a cycle sets from their
 	// state when it reads them (restorelite.go); slotsIdx and maxIdx
@@ -278,7 +276,8 @@ func (l *Ledger) bind(s *Snapshot, schema *resreq.Schema) {
 	l.reqStr, l.defaults, l.simple = map[*resreq.ResReq]string{}, map[*resreq.ResReq]*resreq.ResReq{}, map[*resreq.Simple]string{}
 	l.cyc.valid = false
 	clear(l.cyc.valsSrc) // copy the values afresh
-	l.changed, l.chMark, l.conf = l.changed[:0], make([]uint8, len(s.Hosts)), make([]bool, len(s.Hosts))
+	l.changed.size(len(s.Hosts))
+	l.conf = make([]bool, len(s.Hosts))
 	l.free = 0
 	for i := range s.Hosts {
 		h := &s.Hosts[i]
@@ -457,19 +456,13 @@ func (l *Ledger) contrib(h int) int {
 }
 
 // apply charges (sign 1) or takes back (-1) one host's part of a job,
-// and returns how the free slots changed; a host not yet in l.changed
-// is appended to it.
+// and returns how the free slots changed; the host is marked in
+// l.changed.
 func (l *Ledger) apply(ch *ledgerCharge, j *ledgerJob, sign int) int {
 	h, queue := int(ch.h), j.qi
 	lh := &l.hs[h]
 	free := -l.contrib(h)
-	switch l.chMark[h] {
-	case 0:
-		l.chMark[h] = 1
-		l.changed = append(l.changed, h)
-	case 1:
-		l.chMark[h] = 2
-	}
+	l.changed.mark(h)
 	slots, u := ch.slots*int32(sign), use{end: j.end, slots: int(ch.useSlots)}
 	lh.used += slots
 	if j.excl {
@@ -533,7 +526,7 @@ func (c *cycle) incremental() bool {
 		l.cyc.valsSrc = make([]*resreq.Host, len(s.Hosts))
 		l.cyc.open = make(openBits, (len(s.Hosts)+63)>>6)
 		l.cyc.stale = make(openBits, (len(s.Hosts)+63)>>6)
-		l.cyc.touchN, l.cyc.touched = make([]uint8, len(s.Hosts)), l.cyc.touched[:0]
+		l.cyc.touched.size(len(s.Hosts))
 		l.cyc.valid = false
 		l.cyc.slab(c.schema) // restorelite.go
 	}
@@ -556,10 +549,10 @@ func incrementalOK(s *Snapshot) bool {
 }
 
 func (l *Ledger) clearChanged() {
-	for _, h := range l.changed {
-		l.chMark[h], l.conf[h] = 0, false
+	for _, h := range l.changed.list {
+		l.conf[h] = false
 	}
-	l.changed = l.changed[:0]
+	l.changed.clear()
 }
 
 // touch records that the cycle changed host h's state: the next
@@ -571,13 +564,7 @@ func (c *cycle) touch(h int) {
 		if ic.stale.has(h) {
 			c.valsBefore(h) // from the state before the change (restorelite.go)
 		}
-		switch ic.touchN[h] {
-		case 0:
-			ic.touchN[h] = 1
-			ic.touched = append(ic.touched, h)
-		case 1:
-			ic.touchN[h] = 2
-		}
+		ic.touched.mark(h)
 	}
 }
 
@@ -600,16 +587,15 @@ func (c *cycle) restoreHosts() {
 	if !ic.valid || ic.nres != len(l.res) || ic.hostQ != c.hostQ {
 		c.restoreAll(slotsIdx, maxIdx) // ledgerapply.go
 	} else {
-		for _, h := range ic.touched {
-			if l.chMark[h] == 0 {
-				l.chMark[h] = 1
-				l.changed = append(l.changed, h)
+		for _, h := range ic.touched.list {
+			if l.changed.n[h] == 0 {
+				l.changed.mark(h) // once: a lite restore needs one charge (restorelite.go)
 			}
 		}
-		c.restoreHostList(l.changed, slotsIdx, maxIdx) // restorelite.go
+		c.restoreHostList(l.changed.list, slotsIdx, maxIdx) // restorelite.go
 	}
 	l.clearChanged()
-	ic.clearTouched()
+	ic.touched.clear()
 	ic.valid, ic.nres, ic.hostQ = true, len(l.res), c.hostQ
 	c.free = l.free
 }
@@ -720,7 +706,7 @@ func (c *cycle) incResIndex(name string) int {
 		// The values of the hosts changed so far are set from their
 		// state before the change, which holds no charge of it yet:
 		// later charges of it would be read (restorelite.go).
-		for _, h := range l.cyc.touched {
+		for _, h := range l.cyc.touched.list {
 			if c.hosts[h].pre {
 				c.freshen(h)
 			}
@@ -805,4 +791,35 @@ func (c *cycle) fromLedger() bool {
 		}
 	}
 	return true
+}
+
+// hostMarks lists hosts in the order they were first marked and counts
+// the marks of each, up to 2 (twice or more); 0 is not in the list.
+type hostMarks struct {
+	list []int
+	n    []uint8 // by host
+}
+
+// size makes the marks empty, for n hosts.
+func (m *hostMarks) size(n int) {
+	m.list, m.n = m.list[:0], make([]uint8, n)
+}
+
+// mark lists host h the first time and counts the mark.
+func (m *hostMarks) mark(h int) {
+	switch m.n[h] {
+	case 0:
+		m.n[h] = 1
+		m.list = append(m.list, h)
+	case 1:
+		m.n[h] = 2
+	}
+}
+
+// clear forgets every mark.
+func (m *hostMarks) clear() {
+	for _, h := range m.list {
+		m.n[h] = 0
+	}
+	m.list = m.list[:0]
 }

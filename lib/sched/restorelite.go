@@ -29,7 +29,7 @@ func (c *cycle) restoreHostList(list []int, slotsIdx, maxIdx int) {
 	l := c.ledger
 	lite := 0
 	for _, h := range list {
-		if l.conf[h] && l.chMark[h] == 1 && l.cyc.touchN[h] == 1 && !noLiteRestore && c.sameCharges(h) {
+		if l.conf[h] && l.changed.n[h] == 1 && l.cyc.touched.n[h] == 1 && !noLiteRestore && c.sameCharges(h) {
 			l.cyc.open.setFrom(h, &c.hosts[h])
 			c.valsLater(h)
 			lite++
@@ -58,14 +58,6 @@ func (c *cycle) sameCharges(h int) bool {
 		}
 	}
 	return true
-}
-
-// clearTouched forgets the hosts the last cycle changed.
-func (ic *incHosts) clearTouched() {
-	for _, h := range ic.touched {
-		ic.touchN[h] = 0
-	}
-	ic.touched = ic.touched[:0]
 }
 
 // A restored host's values (what select and order read: its free
