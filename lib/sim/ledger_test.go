@@ -96,23 +96,7 @@ func mixedTrace(n int, seed uint64) string {
 // bundled example on 256 hosts of one slot and on 64 hosts of four, and
 // a trace with fairshare, slot reservation, preemption and limits.
 func TestLedgerSameSchedule(t *testing.T) {
-	ex, err := trace.Read(filepath.Join("..", "..", "examples", "lublin-10k-256.swf"), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A part of the example keeps the test short; the whole of it is
-	// compared by make bench's run (BenchmarkSimulate's check).
-	ex.Jobs = ex.Jobs[:2000]
-	mixed := mustSWF(t, mixedTrace(800, 5))
-	for _, c := range []struct {
-		name string
-		tr   *trace.Trace
-		opt  Options
-	}{
-		{"example on 256x1", ex, Options{Hosts: 256, Slots: 1}},
-		{"example on 64x4", ex, Options{Hosts: 64, Slots: 4}},
-		{"mixed on 16x4", mixed, Options{Config: mustConfig(t, mixedQueues), Hosts: 16, Slots: 4}},
-	} {
+	for _, c := range sameScheduleCases(t) {
 		full := c.opt
 		full.full = true
 		want := schedule(t, c.tr, full)
@@ -133,25 +117,39 @@ func TestLedgerSameSchedule(t *testing.T) {
 // places none.
 func TestPendNeedSameSchedule(t *testing.T) {
 	defer func() { noPendNeed = false }()
-	ex, err := trace.Read(filepath.Join("..", "..", "examples", "lublin-10k-256.swf"), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex.Jobs = ex.Jobs[:2000]
-	mixed := mustSWF(t, mixedTrace(800, 5))
-	for _, c := range []struct {
-		name string
-		tr   *trace.Trace
-		opt  Options
-	}{
-		{"example on 64x4", ex, Options{Hosts: 64, Slots: 4}},
-		{"mixed on 16x4", mixed, Options{Config: mustConfig(t, mixedQueues), Hosts: 16, Slots: 4}},
-	} {
+	for _, c := range sameScheduleCases(t)[1:] {
 		noPendNeed = true
 		want := schedule(t, c.tr, c.opt)
 		noPendNeed = false
 		if got := schedule(t, c.tr, c.opt); !bytes.Equal(want, got) {
 			t.Errorf("%s: the schedule differs with the pending jobs' fewest slots kept", c.name)
 		}
+	}
+}
+
+// sameScheduleCase is a replay the tests above run two ways.
+type sameScheduleCase struct {
+	name string
+	tr   *trace.Trace
+	opt  Options
+}
+
+// sameScheduleCases are the bundled example on 256 hosts of one slot and
+// on 64 of four, and a trace with fairshare, slot reservation,
+// preemption and limits on 16 hosts of four.
+func sameScheduleCases(t *testing.T) []sameScheduleCase {
+	t.Helper()
+	ex, err := trace.Read(filepath.Join("..", "..", "examples", "lublin-10k-256.swf"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A part of the example keeps the tests short; the whole of it is
+	// compared by make bench's run (BenchmarkSimulate's check).
+	ex.Jobs = ex.Jobs[:2000]
+	mixed := mustSWF(t, mixedTrace(800, 5))
+	return []sameScheduleCase{
+		{"example on 256x1", ex, Options{Hosts: 256, Slots: 1}},
+		{"example on 64x4", ex, Options{Hosts: 64, Slots: 4}},
+		{"mixed on 16x4", mixed, Options{Config: mustConfig(t, mixedQueues), Hosts: 16, Slots: 4}},
 	}
 }
