@@ -13,10 +13,9 @@ import (
 // RemoveCgroupTree removes the (empty) directories of a scratch cgroup
 // parent from every hierarchy, deepest first.
 func RemoveCgroupTree(parent string) {
+	// The v1 hierarchies, then the unified (v2) tree.
 	dirs, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", parent))
-	if d := filepath.Join("/sys/fs/cgroup", parent); d != "" {
-		dirs = append(dirs, d)
-	}
+	dirs = append(dirs, filepath.Join("/sys/fs/cgroup", parent))
 	for _, d := range dirs {
 		var all []string
 		filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
