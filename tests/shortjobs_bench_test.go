@@ -31,6 +31,7 @@ import (
 // is a row of its own.
 func BenchmarkShortJobs(b *testing.B) {
 	const n = 1000
+	var machine xargsRef
 	b.Run("xargs", func(b *testing.B) {
 		var ru0, ru1 syscall.Rusage
 		syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru0)
@@ -42,8 +43,9 @@ func BenchmarkShortJobs(b *testing.B) {
 		}
 		d := time.Since(began)
 		syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru1)
+		machine = xargsRef{wall: d, cpuPerJob: ms(rusageCPU(&ru1)-rusageCPU(&ru0)) / n}
 		report(b, fmt.Sprintf("%d `sh -c true` by xargs -P2 (the machine)", n), d.Seconds(), "s", nil)
-		report(b, "  CPU per job", ms(rusageCPU(&ru1)-rusageCPU(&ru0))/n, "ms-jobs", nil)
+		report(b, "  CPU per job", machine.cpuPerJob, "ms-jobs", nil)
 	})
 	b.Run("shepherd", func(b *testing.B) {
 		d, cpu := shepherdLoop(b, n, 2)
@@ -52,18 +54,18 @@ func BenchmarkShortJobs(b *testing.B) {
 	})
 	b.Run("single-host", func(b *testing.B) {
 		c := newBenchCluster(b, "--slots", "2")
-		c.shortJobs(b, n, "single-host default", nil)
+		c.shortJobs(b, n, "single-host default", nil, machine)
 	})
 	b.Run("remote-worker", func(b *testing.B) {
 		c, w := newBenchWorkerCluster(b, 2)
-		c.shortJobs(b, n, "one remote worker", w)
+		c.shortJobs(b, n, "one remote worker", w, machine)
 	})
 	for _, hist := range []int{10000, 100000} {
 		b.Run(fmt.Sprintf("history-%d", hist), func(b *testing.B) {
 			c := newBenchCluster(b, "--slots", "2")
 			c.finishedHistory(b, hist)
 			c.settle(b)
-			c.shortJobs(b, n, fmt.Sprintf("single host, %d finished jobs held", hist), nil)
+			c.shortJobs(b, n, fmt.Sprintf("single host, %d finished jobs held", hist), nil, machine)
 		})
 	}
 	b.Run("empty-rss", func(b *testing.B) {
@@ -75,11 +77,32 @@ func BenchmarkShortJobs(b *testing.B) {
 	})
 }
 
+// xargsRef is the machine's limit measured in the same run (the xargs
+// row); zero when that row did not run.
+type xargsRef struct {
+	wall      time.Duration
+	cpuPerJob float64 // ms
+}
+
+// The issue's targets were set on a machine where the xargs row took
+// 0.40 s: 2.5 s on the single-host default and 3 s through a worker are
+// 6.25 and 7.5 times the machine's own limit. Process starts cost ten
+// times as much on some machines as on others, so the rows give the
+// ratio to the xargs row of the same run beside the absolute figure.
+const (
+	issueXargs         = 0.40 // s
+	singleHostTarget   = 2.5  // s
+	remoteWorkerTarget = 3.0  // s
+)
+
 // shortJobs submits an array of n `true` on the cluster's 2 slots, waits
-// until every element is DONE and reports the time and CPU per job: of
+// until every element has ended and reports the time and CPU per job: of
 // xced (and of the remote worker w, when there is one) and of the jobs'
-// processes (the reaped children of the process that runs them).
-func (c *benchCluster) shortJobs(b *testing.B, n int, where string, w *exec.Cmd) {
+// processes (the reaped children of the process that runs them). It
+// waits on a watch stream, as bsub -K and bwait do: a client polling
+// bjobs every few milliseconds would spend xced's CPU on reading the
+// running jobs' live usage, which is not the jobs' path.
+func (c *benchCluster) shortJobs(b *testing.B, n int, where string, w *exec.Cmd, machine xargsRef) {
 	cl := c.dial()
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -93,15 +116,19 @@ func (c *benchCluster) shortJobs(b *testing.B, n int, where string, w *exec.Cmd)
 	began := time.Now()
 	id := c.submit("-J", fmt.Sprintf("a[1-%d]", n), "-o", "/dev/null", "true")
 	ref := []*api.JobRef{{JobId: id, ArrayIndex: -1}}
-	for {
-		jobs, err := cl.Query(ctx, &api.QueryRequest{Refs: ref})
+	stream, err := cl.Watch(ctx, &api.WatchRequest{Refs: ref, Initial: true})
+	if err != nil {
+		b.Fatalf("Watch: %v", err)
+	}
+	ended := map[int32]bool{}
+	for len(ended) < n {
+		ev, err := stream.Recv()
 		if err != nil {
-			b.Fatalf("Query: %v (after %v)\nxced log:\n%s", err, time.Since(began), c.logTail())
+			b.Fatalf("Watch: %v (after %v, %d of %d ended)\nxced log:\n%s", err, time.Since(began), len(ended), n, c.logTail())
 		}
-		if len(jobs.Jobs) == 0 {
-			break
+		if s := ev.Job.State; s == api.JobState_DONE || s == api.JobState_EXIT {
+			ended[ev.Job.ArrayIndex] = true
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	d := time.Since(began)
 	ctl1, _ := procCPU(b, c.cmd.Process.Pid)
@@ -119,11 +146,14 @@ func (c *benchCluster) shortJobs(b *testing.B, n int, where string, w *exec.Cmd)
 	if done != n {
 		b.Fatalf("%d of %d elements DONE", done, n)
 	}
-	target := atMost(2.5)
+	limit := singleHostTarget
 	if w != nil {
-		target = atMost(3)
+		limit = remoteWorkerTarget
 	}
-	report(b, fmt.Sprintf("%d `true` on 2 slots, %s", n, where), d.Seconds(), "s", target)
+	report(b, fmt.Sprintf("%d `true` on 2 slots, %s", n, where), d.Seconds(), "s", atMost(limit))
+	if machine.wall > 0 {
+		report(b, "  the same, times the xargs row", d.Seconds()/machine.wall.Seconds(), "x-xargs", atMost(limit/issueXargs))
+	}
 	xced := ms(ctl1-ctl0) / float64(n)
 	jobsCPU := ms(kids1-kids0) / float64(n)
 	report(b, "  CPU per job: xced", xced, "ms-xced", nil)
@@ -133,6 +163,9 @@ func (c *benchCluster) shortJobs(b *testing.B, n int, where string, w *exec.Cmd)
 	}
 	report(b, "  CPU per job: the job's processes", jobsCPU, "ms-jobs", nil)
 	report(b, "  CPU per job in all", xced+jobsCPU, "ms", atMost(2.5))
+	if machine.cpuPerJob > 0 {
+		report(b, "  CPU per job in all, times the xargs row's", (xced+jobsCPU)/machine.cpuPerJob, "x-xargs-cpu", nil)
+	}
 }
 
 // procCPU is the user and system CPU time process pid has used, and that
