@@ -43,7 +43,7 @@ func BenchmarkShortJobs(b *testing.B) {
 		}
 		d := time.Since(began)
 		syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru1)
-		machine = xargsRef{wall: d, cpuPerJob: ms(rusageCPU(&ru1)-rusageCPU(&ru0)) / n}
+		machine = xargsRef{wall: d, cpuPerJob: ms(testenv.RusageCPU(&ru1)-testenv.RusageCPU(&ru0)) / n}
 		report(b, fmt.Sprintf("%d `sh -c true` by xargs -P2 (the machine)", n), d.Seconds(), "s", nil)
 		report(b, "  CPU per job", machine.cpuPerJob, "ms-jobs", nil)
 	})
@@ -184,10 +184,6 @@ func procCPU(b *testing.B, pid int) (self, children time.Duration) {
 	return tick(11) + tick(12), tick(13) + tick(14)
 }
 
-func rusageCPU(ru *syscall.Rusage) time.Duration {
-	return time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime))
-}
-
 // finishedHistory makes the controller hold n more finished jobs: arrays
 // of held `true` (1,000 elements each) killed while held, which ends
 // them (EXIT) through the controller's own path without running them.
@@ -294,10 +290,7 @@ func shepherdLoop(b *testing.B, n, inFlight int) (time.Duration, time.Duration) 
 	}
 	defer w.Close()
 	dir := b.TempDir()
-	var ru0, ru1 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
-	var rc0, rc1 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &rc0)
+	cpu0 := testenv.CPUTime()
 	began := time.Now()
 	var wg sync.WaitGroup
 	start := func(i int) {
@@ -327,7 +320,5 @@ func shepherdLoop(b *testing.B, n, inFlight int) (time.Duration, time.Duration) 
 	}
 	d := time.Since(began)
 	wg.Wait()
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &rc1)
-	return d, rusageCPU(&ru1) - rusageCPU(&ru0) + rusageCPU(&rc1) - rusageCPU(&rc0)
+	return d, testenv.CPUTime() - cpu0
 }

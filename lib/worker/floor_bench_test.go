@@ -40,11 +40,11 @@ func BenchmarkJobFloor(b *testing.B) {
 	type row struct{ wall, cpu []float64 } // ms per job, one per round
 	rows := map[string]*row{"xargs": {}, "direct": {}, "shepherd": {}}
 	measure := func(name string, run func()) {
-		c0, t0 := selfAndChildrenCPU(), time.Now()
+		c0, t0 := testenv.CPUTime(), time.Now()
 		run()
 		r := rows[name]
 		r.wall = append(r.wall, float64(time.Since(t0).Microseconds())/1000/n)
-		r.cpu = append(r.cpu, float64((selfAndChildrenCPU()-c0).Microseconds())/1000/n)
+		r.cpu = append(r.cpu, float64((testenv.CPUTime()-c0).Microseconds())/1000/n)
 	}
 	for i := 0; i < b.N; i++ {
 		for r := 0; r < rounds; r++ {
@@ -69,18 +69,6 @@ func BenchmarkJobFloor(b *testing.B) {
 		b.ReportMetric(median(r.cpu), name+"-cpu-ms/job")
 	}
 	b.ReportMetric(0, "ns/op")
-}
-
-// selfAndChildrenCPU is the user and system CPU time of this process and
-// of the children it has reaped.
-func selfAndChildrenCPU() time.Duration {
-	var self, kids syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
-	cpu := func(r *syscall.Rusage) time.Duration {
-		return time.Duration(syscall.TimevalToNsec(r.Utime) + syscall.TimevalToNsec(r.Stime))
-	}
-	return cpu(&self) + cpu(&kids)
 }
 
 // directLoop runs n `sh -c true` as nobody, at most inFlight at once, each
