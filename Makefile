@@ -61,7 +61,8 @@ bench: build
 	$(GO) test -run '^$$' -bench 'DispatchPace' -benchtime 1x ./lib/controller/
 	$(GO) test -run '^$$' -bench 'Restart' -benchtime 3x ./lib/controller/
 	$(GO) test -run '^$$' -bench 'Simulate' -benchtime 1x -timeout 60m ./lib/sim/
-	$(GO) test -run '^$$' -bench 'JobOverhead' -benchtime 1x ./lib/worker/
+	$(GO) test -run '^$$' -bench 'JobOverhead|JobFloor' -benchtime 1x ./lib/worker/
+	$(GO) test -run '^$$' -bench 'WarmRun' -benchtime 1x ./lib/exec/
 	$(GO) test -run '^$$' -bench 'Scrape' -benchtime 200x ./lib/metrics/
 	$(GO) test -run '^$$' -bench 'LoneWrite' -benchtime 3x ./lib/replica/
 
