@@ -476,17 +476,24 @@ func (l *Ledger) apply(ch *ledgerCharge, j *ledgerJob, sign int) int {
 		lh.uses[k] = lh.uses[last]
 		lh.uses = lh.uses[:last]
 	}
-	k := slices.IndexFunc(lh.queues, func(q queueSlots) bool { return q.q == queue })
-	if k < 0 {
-		k = len(lh.queues)
-		lh.queues = append(lh.queues, queueSlots{q: queue})
+	qs := lh.queues
+	k := 0
+	for k < len(qs) && qs[k].q != queue {
+		k++
 	}
-	if lh.queues[k].n += slots; lh.queues[k].n == 0 {
+	if k == len(qs) {
+		lh.queues = append(qs, queueSlots{q: queue, n: slots})
+	} else if n := qs[k].n + slots; n != 0 {
+		// The sum is written, not added in place: the entry is read
+		// whole right after, and a load of a store still in flight
+		// that it only partly covers waits for the store.
+		qs[k].n = n
+	} else {
 		// The order of a host's queues is not read: the last takes its place.
-		last := len(lh.queues) - 1
-		lh.queues[k] = lh.queues[last]
-		lh.queues[last] = queueSlots{}
-		lh.queues = lh.queues[:last]
+		last := len(qs) - 1
+		qs[k] = qs[last]
+		qs[last] = queueSlots{}
+		lh.queues = qs[:last]
 	}
 	return free + l.contrib(h)
 }
