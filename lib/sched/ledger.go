@@ -611,7 +611,14 @@ func (c *cycle) restoreHosts() {
 // order read as a cycle that charges every job sets them.
 func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 	l := c.ledger
-	hs, lh := &c.hosts[i], &l.hs[i]
+	hs := &c.hosts[i]
+	c.restoreState(i, hs, &l.hs[i])
+	l.cyc.open.setFrom(i, hs)
+	c.valsLater(i) // restorelite.go
+}
+
+// restoreState sets host i's state (hs) from the ledger's (lh).
+func (c *cycle) restoreState(i int, hs *hostState, lh *ledgerHost) {
 	h := &c.s.Hosts[i]
 	// Pointers written only where they change: a write costs a
 	// barrier while the collector runs, and most are the same.
@@ -623,8 +630,6 @@ func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 		hs.gpus, hs.cpus = nil, nil
 	}
 	c.chargesFrom(hs, lh)
-	l.cyc.open.setFrom(i, hs)
-	c.valsLater(i) // restorelite.go
 }
 
 // restoreVals sets the values select and order read of host i from its
@@ -685,9 +690,22 @@ func (c *cycle) restoreVals(i, slotsIdx, maxIdx int) {
 // slots) to the ledger's.
 func (c *cycle) chargesFrom(hs *hostState, lh *ledgerHost) {
 	hs.used, hs.excl = int(lh.used), lh.excl > 0
-	// Copies: the cycle appends to them.
-	hs.uses = append(hs.uses[:0], lh.uses...)
-	hs.avail = append(hs.avail[:0], lh.avail...)
+	// Copies: the cycle appends to them. Most hosts hold no use or one
+	// and no resource: those are set without a call to copy.
+	switch n := len(lh.uses); {
+	case n == 0:
+		hs.uses = hs.uses[:0]
+	case n == 1 && cap(hs.uses) > 0:
+		hs.uses = hs.uses[:1]
+		hs.uses[0] = lh.uses[0]
+	default:
+		hs.uses = append(hs.uses[:0], lh.uses...)
+	}
+	if len(lh.avail) == 0 {
+		hs.avail = hs.avail[:0]
+	} else {
+		hs.avail = append(hs.avail[:0], lh.avail...)
+	}
 	if len(hs.qused) > 0 {
 		clear(hs.qused) // not called on an empty map: a call per host restored
 	}
