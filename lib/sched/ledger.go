@@ -364,7 +364,7 @@ func (l *Ledger) start(a *Alloc) {
 		if a.Exclusive {
 			ch.useSlots = int32(max(ha.Slots, int(l.hs[h].max)))
 		}
-		if !timeless(ha.Rusage) {
+		if len(ha.Rusage) > 0 && !timeless(ha.Rusage) {
 			j.inexact = true
 		}
 		for _, u := range ha.Rusage {
@@ -565,7 +565,9 @@ func (l *Ledger) clearChanged() {
 // touch records that the cycle changed host h's state: the next
 // incremental cycle restores it.
 func (c *cycle) touch(h int) {
-	c.noteHost(h) // a gang's trial (gangundo.go)
+	if c.trial != nil {
+		c.noteHost(h) // a gang's trial (gangundo.go)
+	}
 	if c.inc {
 		ic := &c.ledger.cyc
 		if ic.stale.has(h) {
