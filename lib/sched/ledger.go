@@ -364,7 +364,7 @@ func (l *Ledger) start(a *Alloc) {
 		if a.Exclusive {
 			ch.useSlots = int32(max(ha.Slots, int(l.hs[h].max)))
 		}
-		if !timeless(ha.Rusage) {
+		if len(ha.Rusage) > 0 && !timeless(ha.Rusage) {
 			j.inexact = true
 		}
 		for _, u := range ha.Rusage {
@@ -476,17 +476,24 @@ func (l *Ledger) apply(ch *ledgerCharge, j *ledgerJob, sign int) int {
 		lh.uses[k] = lh.uses[last]
 		lh.uses = lh.uses[:last]
 	}
-	k := slices.IndexFunc(lh.queues, func(q queueSlots) bool { return q.q == queue })
-	if k < 0 {
-		k = len(lh.queues)
-		lh.queues = append(lh.queues, queueSlots{q: queue})
+	qs := lh.queues
+	k := 0
+	for k < len(qs) && qs[k].q != queue {
+		k++
 	}
-	if lh.queues[k].n += slots; lh.queues[k].n == 0 {
+	if k == len(qs) {
+		lh.queues = append(qs, queueSlots{q: queue, n: slots})
+	} else if n := qs[k].n + slots; n != 0 {
+		// The sum is written, not added in place: the entry is read
+		// whole right after, and a load of a store still in flight
+		// that it only partly covers waits for the store.
+		qs[k].n = n
+	} else {
 		// The order of a host's queues is not read: the last takes its place.
-		last := len(lh.queues) - 1
-		lh.queues[k] = lh.queues[last]
-		lh.queues[last] = queueSlots{}
-		lh.queues = lh.queues[:last]
+		last := len(qs) - 1
+		qs[k] = qs[last]
+		qs[last] = queueSlots{}
+		lh.queues = qs[:last]
 	}
 	return free + l.contrib(h)
 }
@@ -558,7 +565,9 @@ func (l *Ledger) clearChanged() {
 // touch records that the cycle changed host h's state: the next
 // incremental cycle restores it.
 func (c *cycle) touch(h int) {
-	c.noteHost(h) // a gang's trial (gangundo.go)
+	if c.trial != nil {
+		c.noteHost(h) // a gang's trial (gangundo.go)
+	}
 	if c.inc {
 		ic := &c.ledger.cyc
 		if ic.stale.has(h) {
@@ -604,7 +613,14 @@ func (c *cycle) restoreHosts() {
 // order read as a cycle that charges every job sets them.
 func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 	l := c.ledger
-	hs, lh := &c.hosts[i], &l.hs[i]
+	hs := &c.hosts[i]
+	c.restoreState(i, hs, &l.hs[i])
+	l.cyc.open.setFrom(i, hs)
+	c.valsLater(i) // restorelite.go
+}
+
+// restoreState sets host i's state (hs) from the ledger's (lh).
+func (c *cycle) restoreState(i int, hs *hostState, lh *ledgerHost) {
 	h := &c.s.Hosts[i]
 	// Pointers written only where they change: a write costs a
 	// barrier while the collector runs, and most are the same.
@@ -616,8 +632,6 @@ func (c *cycle) restoreHost(i, slotsIdx, maxIdx int) {
 		hs.gpus, hs.cpus = nil, nil
 	}
 	c.chargesFrom(hs, lh)
-	l.cyc.open.setFrom(i, hs)
-	c.valsLater(i) // restorelite.go
 }
 
 // restoreVals sets the values select and order read of host i from its
@@ -678,9 +692,22 @@ func (c *cycle) restoreVals(i, slotsIdx, maxIdx int) {
 // slots) to the ledger's.
 func (c *cycle) chargesFrom(hs *hostState, lh *ledgerHost) {
 	hs.used, hs.excl = int(lh.used), lh.excl > 0
-	// Copies: the cycle appends to them.
-	hs.uses = append(hs.uses[:0], lh.uses...)
-	hs.avail = append(hs.avail[:0], lh.avail...)
+	// Copies: the cycle appends to them. Most hosts hold no use or one
+	// and no resource: those are set without a call to copy.
+	switch n := len(lh.uses); {
+	case n == 0:
+		hs.uses = hs.uses[:0]
+	case n == 1 && cap(hs.uses) > 0:
+		hs.uses = hs.uses[:1]
+		hs.uses[0] = lh.uses[0]
+	default:
+		hs.uses = append(hs.uses[:0], lh.uses...)
+	}
+	if len(lh.avail) == 0 {
+		hs.avail = hs.avail[:0]
+	} else {
+		hs.avail = append(hs.avail[:0], lh.avail...)
+	}
 	if len(hs.qused) > 0 {
 		clear(hs.qused) // not called on an empty map: a call per host restored
 	}

@@ -224,3 +224,65 @@ func TestRecycleServesSameSize(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainCapSameAsCapNow: over the random clusters of the open-host
+// test (hosts of several slots, exclusive jobs and queues, a host slot
+// limit, rusage, holds of reserving queues), placements that take a
+// host's capacity from its free slots where capNow would check nothing
+// more (plainCap) decide exactly what placements that ask capNow for
+// every host decide.
+func TestPlainCapSameAsCapNow(t *testing.T) {
+	defer func() { noPlainCap = false }()
+	used := plainUsed.Load()
+	for seed := range uint64(24) {
+		r := rand.New(rand.NewPCG(seed, 37))
+		s := openCluster(r, 50+r.IntN(300), 40+r.IntN(200))
+		for i := range s.Jobs {
+			if i%5 == 0 { // rusage that runs hosts out of memory before slots
+				s.Jobs[i].Req = resreq.MustParse("rusage[mem=12000]", resreq.WithSchema(testSchema))
+			}
+		}
+		jobs := map[JobKey]Job{}
+		for _, j := range s.Jobs {
+			jobs[j.Key] = j
+		}
+		lOn, scOn, lOff, scOff := NewLedger(), &Scratch{}, NewLedger(), &Scratch{}
+		for cyc := range 25 {
+			var ds [3]*Decision
+			for k := range ds {
+				x := *s
+				switch k {
+				case 0: // capNow for every host
+					x.Ledger, x.Scratch = lOff, scOff
+				case 1:
+					x.Ledger, x.Scratch = lOn, scOn
+				case 2: // without a ledger
+					x.Ledger, x.Scratch = nil, nil
+				}
+				noPlainCap = k == 0
+				ds[k] = Schedule(&x)
+			}
+			noPlainCap = false
+			for k := 1; k < len(ds); k++ {
+				if !reflect.DeepEqual(ds[0], ds[k]) {
+					t.Fatalf("seed %d, cycle %d, run %d: decisions differ with plain capacities:\n%s", seed, cyc, k, diffDecisions(ds[0], ds[k]))
+				}
+			}
+			placed := map[JobKey]bool{}
+			for _, p := range ds[0].Placements {
+				placed[p.Job] = true
+				j := jobs[p.Job]
+				a := Alloc{Job: p.Job, User: j.User, Queue: j.Queue, Project: j.Project, Start: s.Now, RunLimit: j.RunLimit, Exclusive: j.Exclusive, Hosts: p.Hosts}
+				s.Running = append(s.Running, a)
+				lOn.Start(&s.Running[len(s.Running)-1])
+				lOff.Start(&s.Running[len(s.Running)-1])
+			}
+			dropPlaced(s, placed)
+			endSome(s, r, 5, func(k JobKey) { lOn.End(k); lOff.End(k) })
+			s.Now = s.Now.Add(time.Duration(1+r.IntN(20)) * time.Minute)
+		}
+	}
+	if n := plainUsed.Load() - used; n < 2000 {
+		t.Errorf("a weak test: only %d walks took plain capacities", n)
+	}
+}

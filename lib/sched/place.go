@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"xce/lib/resreq"
@@ -731,7 +732,7 @@ func (c *cycle) ptileOf(p *part, h int) int {
 // that can no longer serve the part are dropped from the list, which is
 // returned.
 func (c *cycle) allocate(p *part, list []int, capf func(int) int, min, max int, prune, own bool) ([]pick, []int, int) {
-	return c.allocateInto(nil, p, list, capf, min, max, prune, own, nil)
+	return c.allocateInto(nil, p, list, capf, min, max, prune, own, nil, plainCap{})
 }
 
 // allocateInto is allocate appending the picks to buf[:0]: fit passes
@@ -741,7 +742,10 @@ func (c *cycle) allocate(p *part, list []int, capf func(int) int, min, max int, 
 // a walk of the shared list that drops none of the hosts it asks then
 // returns a nil list: not pruned, the full hosts skipped again next
 // time for less than copying the list.
-func (c *cycle) allocateInto(buf []pick, p *part, list []int, capf func(int) int, min, max int, prune, own bool, open openBits) ([]pick, []int, int) {
+//
+// With plain.on, a host without holds or cores gets its capacity from
+// its free slots here instead of from capf (plainCap).
+func (c *cycle) allocateInto(buf []pick, p *part, list []int, capf func(int) int, min, max int, prune, own bool, open openBits, plain plainCap) ([]pick, []int, int) {
 	phm := perHostMin(p, min)
 	picks := buf[:0]
 	total := 0
@@ -758,18 +762,8 @@ func (c *cycle) allocateInto(buf []pick, p *part, list []int, capf func(int) int
 		}
 	}
 	dropped := false
-	keep := func(h, cp int) {
-		if !prune {
-			return
-		}
-		// A host with holds may still take a shorter job of the bucket.
-		if cp < phm && len(c.hosts[h].holds) == 0 && !c.advHost(h) {
-			dropped = true
-			return
-		}
-		kept = append(kept, h)
-	}
 	stripe := p.span.Stripe
+	ptiled := p.span.Ptile > 0 || p.span.PtileMXJ || len(p.span.PtileBy) > 0
 	var sc []pick // stripe capacities
 	i := 0
 	for ; i < len(list) && (total < max || stripe); i++ {
@@ -788,8 +782,21 @@ func (c *cycle) allocateInto(buf []pick, p *part, list []int, capf func(int) int
 				continue
 			}
 		}
-		cp := capf(h)
-		keep(h, cp)
+		hs := &c.hosts[h]
+		var cp int
+		if plain.on && len(hs.holds) == 0 && hs.cpus == nil {
+			cp = plain.capOf(hs)
+		} else {
+			cp = capf(h)
+		}
+		if prune {
+			// A host with holds may still take a shorter job of the bucket.
+			if cp < phm && len(hs.holds) == 0 && !c.advHost(h) {
+				dropped = true
+			} else {
+				kept = append(kept, h)
+			}
+		}
 		if cp <= 0 {
 			continue
 		}
@@ -815,12 +822,14 @@ func (c *cycle) allocateInto(buf []pick, p *part, list []int, capf func(int) int
 			sc = append(sc, pick{h, lim})
 			total += lim
 		default:
-			if pt := c.ptileOf(p, h); pt > 0 {
-				n := min2(pt, max-total)
-				if cp >= n {
-					picks, total = append(picks, pick{h, n}), total+n
+			if ptiled { // else ptileOf says 0
+				if pt := c.ptileOf(p, h); pt > 0 {
+					n := min2(pt, max-total)
+					if cp >= n {
+						picks, total = append(picks, pick{h, n}), total+n
+					}
+					continue
 				}
-				continue
 			}
 			n := min2(cp, max-total)
 			picks, total = append(picks, pick{h, n}), total+n
@@ -879,6 +888,47 @@ done:
 	return picks, list, total
 }
 
+// plainCap is capNow for a part that needs nothing of a host but its
+// slots, where nothing else bounds them (no compute units, advance
+// reservations, host slot limit, limits by host, host resources or
+// devices, nothing of the job taken yet): on a host without holds or
+// cores its capacity is its free slots, none where an exclusive job
+// runs or where the bucket's exclusive job finds a slot used. Most
+// hosts a large placement walks are such, and capNow's checks and
+// call cost more than the walk. TestPlainCapSameAsCapNow compares it.
+type plainCap struct {
+	on, excl bool
+}
+
+// noPlainCap makes every placement ask capNow; plainUsed counts the
+// walks that did not (tests).
+var (
+	noPlainCap bool
+	plainUsed  atomic.Int64
+)
+
+// plainCap returns the plain capacity for part p of bucket b (off
+// where capNow checks more than the slots).
+func (c *cycle) plainCap(b *bucket, p *part, ov overlay) plainCap {
+	if noPlainCap || len(ov) > 0 || c.cu != nil || c.adv != nil || b.q.q.HostSlotLimit > 0 ||
+		len(b.lims) > 0 || len(p.hneed) > 0 || p.gpu != nil {
+		return plainCap{}
+	}
+	plainUsed.Add(1)
+	return plainCap{on: true, excl: b.excl}
+}
+
+// capOf is capNow's figure for a host without holds or cores.
+func (pc plainCap) capOf(hs *hostState) int {
+	if hs.excl {
+		return 0
+	}
+	if pc.excl && hs.used > 0 {
+		return 0
+	}
+	return max(0, hs.h.MaxSlots-hs.used)
+}
+
 func min2(a, b int) int {
 	if a < b {
 		return a
@@ -903,7 +953,7 @@ func (c *cycle) fit(b *bucket, p *part, min, max int, ov overlay, prune bool) ([
 		if len(ov) == 0 && p.static != nil && p.static.asc {
 			open = c.openSet()
 		}
-		picks, list, total := c.allocateInto(c.pickBuf, p, list, capf, min, max, prune, own, open)
+		picks, list, total := c.allocateInto(c.pickBuf, p, list, capf, min, max, prune, own, open, c.plainCap(b, p, ov))
 		if prune {
 			p.live = list
 		}

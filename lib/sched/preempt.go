@@ -808,6 +808,11 @@ func (c *cycle) freesNeeded(p *part, h, vi, target int) bool {
 // slots that reservations hold for other jobs (called before it is
 // charged): it backfills, ending before they start.
 func (c *cycle) backfills(has []HostAlloc) bool {
+	if c.nres == 0 {
+		// No reservation made yet: no host holds slots (a cycle's holds
+		// are its reservations', gone at the next cycle's restore).
+		return false
+	}
 	for k := range has {
 		h, ok := c.hostOf(has, k)
 		if !ok {

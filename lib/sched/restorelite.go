@@ -24,18 +24,30 @@ var (
 	liteUsed      atomic.Int64
 )
 
-// restoreHostList restores the hosts of a list for an incremental cycle.
+// restoreHostList restores the hosts of a list for an incremental cycle:
+// restoreHost's steps, in one loop (a simulator's cycle restores every
+// host of each job started or ended, the calls cost as much as the
+// steps).
 func (c *cycle) restoreHostList(list []int, slotsIdx, maxIdx int) {
 	l := c.ledger
-	lite := 0
+	ic := &l.cyc
+	lite, liteOK, lazy := 0, !noLiteRestore, !noLazyVals
 	for _, h := range list {
-		if l.conf[h] && l.changed.n[h] == 1 && l.cyc.touched.n[h] == 1 && !noLiteRestore && c.sameCharges(h) {
-			l.cyc.open.setFrom(h, &c.hosts[h])
-			c.valsLater(h)
+		hs, lh := &c.hosts[h], &l.hs[h]
+		if liteOK && l.conf[h] && l.changed.n[h] == 1 && ic.touched.n[h] == 1 && sameCharges(hs, lh) {
 			lite++
-			continue
+		} else {
+			c.restoreState(h, hs, lh)
 		}
-		c.restoreHost(h, slotsIdx, maxIdx)
+		ic.open.setFrom(h, hs)
+		// valsLater's steps.
+		hs.pre = false
+		if lazy {
+			ic.stale.set(h)
+		} else {
+			c.restoreVals(h, ic.slotsIdx, ic.maxIdx)
+			ic.stale.clear(h)
+		}
 	}
 	if lite > 0 {
 		liteUsed.Add(int64(lite))
@@ -45,8 +57,7 @@ func (c *cycle) restoreHostList(list []int, slotsIdx, maxIdx int) {
 // sameCharges checks what the ledger's figures make sure of already,
 // against a caller that changed the placement's hosts before it started
 // the job: the cycle's charges of host h are the ledger's.
-func (c *cycle) sameCharges(h int) bool {
-	hs, lh := &c.hosts[h], &c.ledger.hs[h]
+func sameCharges(hs *hostState, lh *ledgerHost) bool {
 	if hs.used != int(lh.used) || hs.excl != (lh.excl > 0) || len(hs.holds) > 0 ||
 		len(hs.uses) != len(lh.uses) || len(hs.avail) != len(lh.avail) ||
 		len(lh.uses) > 0 && hs.uses[len(hs.uses)-1] != lh.uses[len(lh.uses)-1] {

@@ -49,10 +49,10 @@ type hostList struct {
 	b   []byte
 }
 
-// makeHostList encodes a placement's hosts.
-func makeHostList(tab *hostNames, has []sched.HostAlloc) hostList {
+// makeHostList encodes a placement's hosts, and returns their slots.
+func makeHostList(tab *hostNames, has []sched.HostAlloc) (hostList, int) {
 	var b []byte
-	end, first, n, slots := 0, -1, 0, 0
+	end, first, n, slots, total := 0, -1, 0, 0, 0
 	flush := func() {
 		if n > 0 {
 			b = binary.AppendVarint(b, int64(first-end))
@@ -63,6 +63,7 @@ func makeHostList(tab *hostNames, has []sched.HostAlloc) hostList {
 	}
 	for k := range has {
 		ha := &has[k] // not copied
+		total += ha.Slots
 		if n > 0 && ha.Slots == slots && first+n < len(tab.names) && tab.names[first+n] == ha.Host {
 			n++ // the run goes on, found without hashing the name
 			continue
@@ -72,7 +73,7 @@ func makeHostList(tab *hostNames, has []sched.HostAlloc) hostList {
 		first, n, slots = i, 1, ha.Slots
 	}
 	flush()
-	return hostList{tab: tab, b: b}
+	return hostList{tab: tab, b: b}, total
 }
 
 // appendTo appends the hosts as "host" or "N*host", joined with ':'.

@@ -39,9 +39,17 @@ func TestHostList(t *testing.T) {
 				want = append(want, ha.Host)
 			}
 		}
-		j := JobResult{hosts: makeHostList(tab, has)}
+		hl, slots := makeHostList(tab, has)
+		j := JobResult{hosts: hl}
 		if got := j.Hosts(); got != strings.Join(want, ":") {
 			t.Fatalf("%v: got %q, want %q", has, got, strings.Join(want, ":"))
+		}
+		wantSlots := 0
+		for _, ha := range has {
+			wantSlots += ha.Slots
+		}
+		if slots != wantSlots {
+			t.Fatalf("%v: %d slots, want %d", has, slots, wantSlots)
 		}
 	}
 }

@@ -801,17 +801,14 @@ func (e *eng) start(j int32, now int64, pl sched.Placement) {
 	a.CUExcl = policy.CUExcl(e.conf, sj.pat.job.Req)
 	a.Hosts = pl.Hosts
 	a.Preempt.Backfill = pl.Backfill
-	slots := 0
-	for k := range pl.Hosts {
-		slots += pl.Hosts[k].Slots
-	}
+	var slots int
+	r.hosts, slots = makeHostList(e.names, pl.Hosts)
 	e.free -= slots
 	if e.sup != nil {
 		e.supplyUse(pl.Hosts, 1, now)
 	}
 	r.Slots = int32(slots)
 	r.Start = time.Duration(now)
-	r.hosts = makeHostList(e.names, pl.Hosts)
 	run := tj.Run
 	if lim := time.Duration(sj.pat.eff.RunLimitSec) * time.Second; lim > 0 && run > lim {
 		run = lim
