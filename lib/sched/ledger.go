@@ -482,7 +482,9 @@ func (l *Ledger) apply(ch *ledgerCharge, j *ledgerJob, sign int) int {
 		k++
 	}
 	if k == len(qs) {
-		lh.queues = append(qs, queueSlots{q: queue, n: slots})
+		if slots != 0 { // a queue's entry is there only while it holds slots
+			lh.queues = append(qs, queueSlots{q: queue, n: slots})
+		}
 	} else if n := qs[k].n + slots; n != 0 {
 		// The sum is written, not added in place: the entry is read
 		// whole right after, and a load of a store still in flight

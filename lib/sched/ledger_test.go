@@ -162,3 +162,34 @@ func endSome(s *Snapshot, r *rand.Rand, oneIn int, end func(JobKey)) {
 		s.Running = s.Running[:last]
 	}
 }
+
+// TestLedgerNoQueueEntryWithoutSlots: a host a running job holds no slots
+// of (a part of 0 slots) gets no entry for the job's queue in the
+// ledger, as a host the job does not use at all: a cycle that takes the
+// hosts' queue slots from the ledger decides what one that charges
+// every running job decides.
+func TestLedgerNoQueueEntryWithoutSlots(t *testing.T) {
+	s := bigSnapshot(7, 20, 60, 10, 4)
+	s.Queues[0].HostSlotLimit = 10 // the cycle reads each host's queue slots
+	s.Running = append(s.Running, Alloc{Job: JobKey{ID: 5_000_000}, User: "run", Queue: "normal", Start: t0,
+		Hosts: []HostAlloc{{Host: s.Hosts[0].Name, Slots: 2, Lead: true}, {Host: s.Hosts[1].Name, Slots: 0}}})
+	l, sc := NewLedger(), &Scratch{}
+	for cyc := range 2 {
+		full := *s
+		full.Ledger, full.Scratch = nil, nil
+		want := Schedule(&full)
+		inc := *s
+		inc.Ledger, inc.Scratch = l, sc
+		got := Schedule(&inc)
+		if !reflect.DeepEqual(want, got) {
+			t.Fatalf("cycle %d: decisions differ with the ledger:\n%s", cyc, diffDecisions(want, got))
+		}
+	}
+	for h := range l.hs {
+		for _, q := range l.hs[h].queues {
+			if q.n == 0 {
+				t.Errorf("host %s: an entry of 0 slots for queue %s", s.Hosts[h].Name, l.qnames[q.q])
+			}
+		}
+	}
+}
