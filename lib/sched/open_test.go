@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,53 +74,69 @@ func TestOpenIndexSameAsScan(t *testing.T) {
 	for seed := range uint64(24) {
 		r := rand.New(rand.NewPCG(seed, 29))
 		s := openCluster(r, 50+r.IntN(300), 40+r.IntN(200))
-		jobs := map[JobKey]Job{}
-		for _, j := range s.Jobs {
-			jobs[j.Key] = j
-		}
-		lOn, scOn, lOff, scOff := NewLedger(), &Scratch{}, NewLedger(), &Scratch{}
-		for cyc := range 25 {
-			var ds [3]*Decision
-			for k := range ds {
-				x := *s
-				switch k {
-				case 0: // the plain walk, ledger and all
-					x.Ledger, x.Scratch = lOff, scOff
-				case 1:
-					x.Ledger, x.Scratch = lOn, scOn
-				case 2: // the index built by the cycle (no ledger)
-					x.Ledger, x.Scratch = nil, nil
-				}
-				noOpenIndex = k == 0
-				before := openUsed.Load()
-				ds[k] = Schedule(&x)
-				if k > 0 && openUsed.Load() > before {
-					used++
-				}
-			}
-			noOpenIndex = false
-			for k := 1; k < len(ds); k++ {
-				if !reflect.DeepEqual(ds[0], ds[k]) {
-					t.Fatalf("seed %d, cycle %d, run %d: decisions differ with the open-host index:\n%s", seed, cyc, k, diffDecisions(ds[0], ds[k]))
-				}
-			}
-			placed := map[JobKey]bool{}
-			for _, p := range ds[0].Placements {
-				placed[p.Job] = true
-				j := jobs[p.Job]
-				a := Alloc{Job: p.Job, User: j.User, Queue: j.Queue, Project: j.Project, Start: s.Now, RunLimit: j.RunLimit, Exclusive: j.Exclusive, Hosts: p.Hosts}
-				s.Running = append(s.Running, a)
-				lOn.Start(&s.Running[len(s.Running)-1])
-				lOff.Start(&s.Running[len(s.Running)-1])
-			}
-			dropPlaced(s, placed)
-			endSome(s, r, 5, func(k JobKey) { lOn.End(k); lOff.End(k) })
-			s.Now = s.Now.Add(time.Duration(1+r.IntN(20)) * time.Minute)
-		}
+		runs, _ := sameOverCycles(t, r, s, fmt.Sprintf("seed %d", seed), "the open-host index",
+			func(off bool) { noOpenIndex = off }, &openUsed)
+		used += runs
 	}
 	if used < 500 {
 		t.Errorf("a weak test: only %d cycles used the open-host index", used)
 	}
+}
+
+// sameOverCycles runs 25 cycles of cluster s (the placed jobs start,
+// random running ones end, the clock moves), each three ways: with
+// off(true) and a ledger of its own, and with off(false) with a ledger
+// and without one. It fails the test when the decisions differ, and
+// returns in how many of the off(false) runs counter went up, and by
+// how much in all.
+func sameOverCycles(t *testing.T, r *rand.Rand, s *Snapshot, label, what string, off func(bool), counter *atomic.Int64) (runs int, total int64) {
+	t.Helper()
+	jobs := map[JobKey]Job{}
+	for _, j := range s.Jobs {
+		jobs[j.Key] = j
+	}
+	lOn, scOn, lOff, scOff := NewLedger(), &Scratch{}, NewLedger(), &Scratch{}
+	defer off(false)
+	for cyc := range 25 {
+		var ds [3]*Decision
+		for k := range ds {
+			x := *s
+			switch k {
+			case 0: // the mechanism off, ledger and all
+				x.Ledger, x.Scratch = lOff, scOff
+			case 1:
+				x.Ledger, x.Scratch = lOn, scOn
+			case 2: // without a ledger
+				x.Ledger, x.Scratch = nil, nil
+			}
+			off(k == 0)
+			before := counter.Load()
+			ds[k] = Schedule(&x)
+			if n := counter.Load() - before; k > 0 && n > 0 {
+				runs++
+				total += n
+			}
+		}
+		off(false)
+		for k := 1; k < len(ds); k++ {
+			if !reflect.DeepEqual(ds[0], ds[k]) {
+				t.Fatalf("%s, cycle %d, run %d: decisions differ with %s:\n%s", label, cyc, k, what, diffDecisions(ds[0], ds[k]))
+			}
+		}
+		placed := map[JobKey]bool{}
+		for _, p := range ds[0].Placements {
+			placed[p.Job] = true
+			j := jobs[p.Job]
+			a := Alloc{Job: p.Job, User: j.User, Queue: j.Queue, Project: j.Project, Start: s.Now, RunLimit: j.RunLimit, Exclusive: j.Exclusive, Hosts: p.Hosts}
+			s.Running = append(s.Running, a)
+			lOn.Start(&s.Running[len(s.Running)-1])
+			lOff.Start(&s.Running[len(s.Running)-1])
+		}
+		dropPlaced(s, placed)
+		endSome(s, r, 5, func(k JobKey) { lOn.End(k); lOff.End(k) })
+		s.Now = s.Now.Add(time.Duration(1+r.IntN(20)) * time.Minute)
+	}
+	return runs, total
 }
 
 func TestSeekAsc(t *testing.T) {
@@ -232,8 +249,7 @@ func TestRecycleServesSameSize(t *testing.T) {
 // more (plainCap) decide exactly what placements that ask capNow for
 // every host decide.
 func TestPlainCapSameAsCapNow(t *testing.T) {
-	defer func() { noPlainCap = false }()
-	used := plainUsed.Load()
+	var walks int64
 	for seed := range uint64(24) {
 		r := rand.New(rand.NewPCG(seed, 37))
 		s := openCluster(r, 50+r.IntN(300), 40+r.IntN(200))
@@ -242,47 +258,11 @@ func TestPlainCapSameAsCapNow(t *testing.T) {
 				s.Jobs[i].Req = resreq.MustParse("rusage[mem=12000]", resreq.WithSchema(testSchema))
 			}
 		}
-		jobs := map[JobKey]Job{}
-		for _, j := range s.Jobs {
-			jobs[j.Key] = j
-		}
-		lOn, scOn, lOff, scOff := NewLedger(), &Scratch{}, NewLedger(), &Scratch{}
-		for cyc := range 25 {
-			var ds [3]*Decision
-			for k := range ds {
-				x := *s
-				switch k {
-				case 0: // capNow for every host
-					x.Ledger, x.Scratch = lOff, scOff
-				case 1:
-					x.Ledger, x.Scratch = lOn, scOn
-				case 2: // without a ledger
-					x.Ledger, x.Scratch = nil, nil
-				}
-				noPlainCap = k == 0
-				ds[k] = Schedule(&x)
-			}
-			noPlainCap = false
-			for k := 1; k < len(ds); k++ {
-				if !reflect.DeepEqual(ds[0], ds[k]) {
-					t.Fatalf("seed %d, cycle %d, run %d: decisions differ with plain capacities:\n%s", seed, cyc, k, diffDecisions(ds[0], ds[k]))
-				}
-			}
-			placed := map[JobKey]bool{}
-			for _, p := range ds[0].Placements {
-				placed[p.Job] = true
-				j := jobs[p.Job]
-				a := Alloc{Job: p.Job, User: j.User, Queue: j.Queue, Project: j.Project, Start: s.Now, RunLimit: j.RunLimit, Exclusive: j.Exclusive, Hosts: p.Hosts}
-				s.Running = append(s.Running, a)
-				lOn.Start(&s.Running[len(s.Running)-1])
-				lOff.Start(&s.Running[len(s.Running)-1])
-			}
-			dropPlaced(s, placed)
-			endSome(s, r, 5, func(k JobKey) { lOn.End(k); lOff.End(k) })
-			s.Now = s.Now.Add(time.Duration(1+r.IntN(20)) * time.Minute)
-		}
+		_, n := sameOverCycles(t, r, s, fmt.Sprintf("seed %d", seed), "plain capacities",
+			func(off bool) { noPlainCap = off }, &plainUsed)
+		walks += n
 	}
-	if n := plainUsed.Load() - used; n < 2000 {
-		t.Errorf("a weak test: only %d walks took plain capacities", n)
+	if walks < 2000 {
+		t.Errorf("a weak test: only %d walks took plain capacities", walks)
 	}
 }
