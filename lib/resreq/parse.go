@@ -142,6 +142,18 @@ func (p *parser) expect(c byte, context string) {
 	p.pos++
 }
 
+// atLeastOne reads a whole number for what and fails, pointing at it,
+// when it is 0: "WHAT must be at least 1".
+func (p *parser) atLeastOne(what string) int {
+	p.skipWS()
+	pos := p.pos
+	n := p.integer(what)
+	if n <= 0 {
+		p.fail(pos, "%s must be at least 1", what)
+	}
+	return n
+}
+
 // name reads a resource-like name [A-Za-z_][A-Za-z0-9_]*.
 func (p *parser) name() string {
 	start := p.pos
@@ -303,10 +315,7 @@ func (p *parser) parseCompound() []Term {
 	for {
 		p.skipWS()
 		start := p.pos
-		n := p.integer("the slot count of a compound term")
-		if n <= 0 {
-			p.fail(start, "the slot count of a compound term must be at least 1")
-		}
+		n := p.atLeastOne("the slot count of a compound term")
 		p.expect('*', "after the slot count of a compound term")
 		p.expect('{', "after '*' in a compound term")
 		open := p.pos - 1

@@ -36,22 +36,12 @@ func (p *parser) parseSpan() *Span {
 		p.parsePtile(sp)
 	case "block":
 		p.expect('=', "after block in span[]")
-		p.skipWS()
-		vpos := p.pos
-		sp.Block = p.integer("span[block=...]")
-		if sp.Block <= 0 {
-			p.fail(vpos, "span[block=...] must be at least 1")
-		}
+		sp.Block = p.atLeastOne("span[block=...]")
 	case "stripe":
 		sp.Stripe = true
 		if p.peekByte() == '=' {
 			p.pos++
-			p.skipWS()
-			vpos := p.pos
-			sp.StripeMax = p.integer("span[stripe=...]")
-			if sp.StripeMax <= 0 {
-				p.fail(vpos, "span[stripe=...] must be at least 1")
-			}
+			sp.StripeMax = p.atLeastOne("span[stripe=...]")
 		}
 	case "":
 		if p.peekByte() == ']' {
@@ -165,20 +155,10 @@ func (p *parser) parseCU() *CU {
 			}
 		case "maxcus":
 			p.expect('=', "after maxcus in cu[]")
-			p.skipWS()
-			vpos := p.pos
-			cu.MaxCUs = p.integer("maxcus")
-			if cu.MaxCUs <= 0 {
-				p.fail(vpos, "maxcus must be at least 1")
-			}
+			cu.MaxCUs = p.atLeastOne("maxcus")
 		case "usablecuslots":
 			p.expect('=', "after usablecuslots in cu[]")
-			p.skipWS()
-			vpos := p.pos
-			cu.UsableCUSlots = p.integer("usablecuslots")
-			if cu.UsableCUSlots <= 0 {
-				p.fail(vpos, "usablecuslots must be at least 1")
-			}
+			cu.UsableCUSlots = p.atLeastOne("usablecuslots")
 		case "balance":
 			cu.Balance = true
 		case "excl":
@@ -210,12 +190,7 @@ func (p *parser) parseAffinity() *Affinity {
 	p.skipWS()
 	if p.peekByte() == '(' {
 		p.pos++
-		p.skipWS()
-		vpos := p.pos
-		a.PUNum = p.integer("the number of processor units")
-		if a.PUNum <= 0 {
-			p.fail(vpos, "the number of processor units must be at least 1")
-		}
+		a.PUNum = p.atLeastOne("the number of processor units")
 		for {
 			p.skipWS()
 			if p.peekByte() == ')' {
@@ -267,12 +242,7 @@ func (p *parser) parseAffinity() *Affinity {
 	p.skipWS()
 	if p.peekByte() == '*' {
 		p.pos++
-		p.skipWS()
-		vpos := p.pos
-		a.Count = p.integer("the processor unit count")
-		if a.Count <= 0 {
-			p.fail(vpos, "the processor unit count must be at least 1")
-		}
+		a.Count = p.atLeastOne("the processor unit count")
 	}
 	for {
 		p.skipWS()
