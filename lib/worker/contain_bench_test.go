@@ -21,13 +21,7 @@ import (
 // (%), the added median side by side, and each containment step's median
 // wall time (traceStep). Root only.
 func BenchmarkJobOverhead(b *testing.B) {
-	if os.Geteuid() != 0 {
-		b.Skip("needs root (cgroups, and a job run as its user)")
-	}
-	shep := testenv.BuildShepherd(b)
-	// The jobs run as nobody, who must reach the shepherd's binary.
-	os.Chmod(filepath.Dir(shep), 0o755)
-	os.Chmod(filepath.Dir(filepath.Dir(shep)), 0o755)
+	shep := nobodyShepherd(b)
 	const total, inFlight, rounds = 1000, 4, 5
 	type mode struct {
 		name       string
@@ -115,6 +109,19 @@ func BenchmarkJobOverhead(b *testing.B) {
 		b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, name+"-median-ms")
 	}
 	b.ReportMetric(100*(rate["tree"]/rate["cgroup"]-1), "cgroup-slower-%")
+}
+
+// nobodyShepherd skips b unless it runs as root (cgroups, and jobs run
+// as nobody), and builds the shepherd where nobody can reach it.
+func nobodyShepherd(b *testing.B) string {
+	b.Helper()
+	if os.Geteuid() != 0 {
+		b.Skip("needs root (cgroups, and a job run as its user)")
+	}
+	shep := testenv.BuildShepherd(b)
+	os.Chmod(filepath.Dir(shep), 0o755)
+	os.Chmod(filepath.Dir(filepath.Dir(shep)), 0o755)
+	return shep
 }
 
 // runTrue runs n `true` jobs, at most inFlight at once, and returns each

@@ -29,13 +29,7 @@ import (
 // The gap between direct and shepherd is what the per-job shepherd
 // process costs. Root only.
 func BenchmarkJobFloor(b *testing.B) {
-	if os.Geteuid() != 0 {
-		b.Skip("needs root (cgroups, and a job run as its user)")
-	}
-	shep := testenv.BuildShepherd(b)
-	// The jobs run as nobody, who must reach the shepherd's binary.
-	os.Chmod(filepath.Dir(shep), 0o755)
-	os.Chmod(filepath.Dir(filepath.Dir(shep)), 0o755)
+	shep := nobodyShepherd(b)
 	const n, rounds = 500, 3
 	type row struct{ wall, cpu []float64 } // ms per job, one per round
 	rows := map[string]*row{"xargs": {}, "direct": {}, "shepherd": {}}
