@@ -63,15 +63,7 @@ func TestLedgerSameDecision(t *testing.T) {
 		}
 		l, sc := NewLedger(), &Scratch{}
 		for cyc := range 30 {
-			full := *s
-			full.Ledger, full.Scratch = nil, nil
-			want := Schedule(&full)
-			inc := *s
-			inc.Ledger, inc.Scratch = l, sc
-			got := Schedule(&inc)
-			if !reflect.DeepEqual(want, got) {
-				t.Fatalf("seed %d, cycle %d: decisions differ with the ledger:\n%s", seed, cyc, diffDecisions(want, got))
-			}
+			want := sameWithLedger(t, s, l, sc, fmt.Sprintf("seed %d, cycle %d", seed, cyc))
 			if l.bound && l.inexact == 0 && !l.devices {
 				used++
 			}
@@ -175,15 +167,7 @@ func TestLedgerNoQueueEntryWithoutSlots(t *testing.T) {
 		Hosts: []HostAlloc{{Host: s.Hosts[0].Name, Slots: 2, Lead: true}, {Host: s.Hosts[1].Name, Slots: 0}}})
 	l, sc := NewLedger(), &Scratch{}
 	for cyc := range 2 {
-		full := *s
-		full.Ledger, full.Scratch = nil, nil
-		want := Schedule(&full)
-		inc := *s
-		inc.Ledger, inc.Scratch = l, sc
-		got := Schedule(&inc)
-		if !reflect.DeepEqual(want, got) {
-			t.Fatalf("cycle %d: decisions differ with the ledger:\n%s", cyc, diffDecisions(want, got))
-		}
+		sameWithLedger(t, s, l, sc, fmt.Sprintf("cycle %d", cyc))
 	}
 	for h := range l.hs {
 		for _, q := range l.hs[h].queues {
@@ -192,4 +176,20 @@ func TestLedgerNoQueueEntryWithoutSlots(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sameWithLedger decides s once charging every running job and once
+// taking the charges from l (with scratch sc), fails the test when the
+// decisions differ, and returns the first.
+func sameWithLedger(t *testing.T, s *Snapshot, l *Ledger, sc *Scratch, label string) *Decision {
+	t.Helper()
+	full := *s
+	full.Ledger, full.Scratch = nil, nil
+	want := Schedule(&full)
+	inc := *s
+	inc.Ledger, inc.Scratch = l, sc
+	if got := Schedule(&inc); !reflect.DeepEqual(want, got) {
+		t.Fatalf("%s: decisions differ with the ledger:\n%s", label, diffDecisions(want, got))
+	}
+	return want
 }
