@@ -10,6 +10,7 @@ import (
 
 	"xce/lib/api"
 	"xce/lib/client"
+	"xce/lib/testenv"
 )
 
 // BenchmarkHA measures a highly available controller against one
@@ -119,9 +120,9 @@ func BenchmarkHA(b *testing.B) {
 	fmt.Fprintf(os.Stderr, "BenchmarkHA rounds: 1 controller %.0f submits/s, 3 candidates %.0f, ratios %.3f; latency %.2f ms, %.2f ms, added %.2f ms\n",
 		singles, replicateds, ratios, singleLats, replicatedLats, added)
 	subs := float64(pairs * n)
-	report(b, fmt.Sprintf("API submissions, %d clients, 1 controller", clients), median(singles), "submits/s", nil)
-	report(b, fmt.Sprintf("API submissions, %d clients, 3 candidates", clients), median(replicateds), "submits/s", nil)
-	report(b, "  3 candidates / 1 controller", median(ratios), "ratio", atLeast(0.7))
+	report(b, fmt.Sprintf("API submissions, %d clients, 1 controller", clients), testenv.Median(singles), "submits/s", nil)
+	report(b, fmt.Sprintf("API submissions, %d clients, 3 candidates", clients), testenv.Median(replicateds), "submits/s", nil)
+	report(b, "  3 candidates / 1 controller", testenv.Median(ratios), "ratio", atLeast(0.7))
 	// Where the CPU goes (on one machine the three candidates share its
 	// cores, so the rate is bound by their sum).
 	report(b, "  CPU per submission: 1 controller", float64(singleCPU.Microseconds())/subs, "us-ctl", nil)
@@ -131,19 +132,9 @@ func BenchmarkHA(b *testing.B) {
 	report(b, "  CPU per lone submission: 1 controller", float64(loneSingleCPU.Microseconds())/lone, "us-ctl-lone", nil)
 	report(b, "  CPU per lone submission: the leader", float64(loneLeaderCPU.Microseconds())/lone, "us-leader-lone", nil)
 	report(b, "  CPU per lone submission: a follower", float64(loneFollowerCPU.Microseconds())/lone, "us-follower-lone", nil)
-	report(b, "one client's submission, 1 controller", median(singleLats), "ms", nil)
-	report(b, "one client's submission, 3 candidates", median(replicatedLats), "ms", nil)
-	report(b, "  write latency added by replication", median(added), "ms", &goal{value: 1, atMost: true})
-}
-
-// median is the middle of vs (the mean of the middle two for an even count).
-func median(vs []float64) float64 {
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	report(b, "one client's submission, 1 controller", testenv.Median(singleLats), "ms", nil)
+	report(b, "one client's submission, 3 candidates", testenv.Median(replicatedLats), "ms", nil)
+	report(b, "  write latency added by replication", testenv.Median(added), "ms", &goal{value: 1, atMost: true})
 }
 
 // BenchmarkHAFailover measures the time from the leader's kill -9 to the

@@ -3,7 +3,6 @@ package exec
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -64,9 +63,7 @@ func BenchmarkWarmRun(b *testing.B) {
 			cpu = append(cpu, float64((testenv.CPUTime()-c0).Microseconds())/1000/n)
 		}
 	}
-	slices.Sort(wall)
-	slices.Sort(cpu)
-	b.ReportMetric(wall[len(wall)/2], "wall-ms/job")
-	b.ReportMetric(cpu[len(cpu)/2], "cpu-ms/job")
+	b.ReportMetric(testenv.Median(wall), "wall-ms/job")
+	b.ReportMetric(testenv.Median(cpu), "cpu-ms/job")
 	b.ReportMetric(0, "ns/op")
 }

@@ -2,11 +2,11 @@ package replica
 
 import (
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
 	"xce/lib/store"
+	"xce/lib/testenv"
 )
 
 // BenchmarkLoneWrite is the store path of one client's submission: a
@@ -57,16 +57,10 @@ func BenchmarkLoneWrite(b *testing.B) {
 			added = append(added, ms(r-s))
 		}
 	}
-	b.ReportMetric(median(single), "ms-single")
-	b.ReportMetric(median(replicated), "ms-replicated")
-	b.ReportMetric(median(added), "ms-added")
+	b.ReportMetric(testenv.Median(single), "ms-single")
+	b.ReportMetric(testenv.Median(replicated), "ms-replicated")
+	b.ReportMetric(testenv.Median(added), "ms-added")
 	b.ReportMetric(0, "ns/op")
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func median(vs []float64) float64 {
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	return s[len(s)/2]
-}

@@ -4,7 +4,6 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,14 +52,9 @@ func BenchmarkJobFloor(b *testing.B) {
 			measure("shepherd", func() { runTrue(b, shep, false, n, 2) })
 		}
 	}
-	median := func(v []float64) float64 {
-		v = slices.Clone(v)
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
 	for name, r := range rows {
-		b.ReportMetric(median(r.wall), name+"-wall-ms/job")
-		b.ReportMetric(median(r.cpu), name+"-cpu-ms/job")
+		b.ReportMetric(testenv.Median(r.wall), name+"-wall-ms/job")
+		b.ReportMetric(testenv.Median(r.cpu), name+"-cpu-ms/job")
 	}
 	b.ReportMetric(0, "ns/op")
 }
