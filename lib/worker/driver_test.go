@@ -2,6 +2,7 @@ package worker
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -176,4 +177,38 @@ func waitFile(t *testing.T, path string, want ...string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Errorf("%s holds %q, want %q", path, lines, want)
+}
+
+// TestDriverControlQueuedSignal: a signal asked for before the job's
+// start is known waits, and goes at the start; the job's exec_driver
+// controller hears of it then, as it does of a signal to a started job.
+func TestDriverControlQueuedSignal(t *testing.T) {
+	w, _ := newWorker(t, "/bin/true") // nothing here starts a shepherd
+	dir := t.TempDir()
+	out := filepath.Join(dir, "control")
+	controller := filepath.Join(dir, "controller")
+	if err := os.WriteFile(controller, []byte("#!/bin/sh\necho \"$1\" >>"+out+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	k := jobKey{7, 0}
+	p := &proc{id: 7, uid: os.Getuid(), gid: os.Getgid(), launching: true, ctr: container.Docker,
+		driver: &container.ExecDriver{Controller: controller}}
+	w.mu.Lock()
+	w.jobs[k] = p
+	w.mu.Unlock()
+	if err := w.Signal(7, 0, syscall.SIGSTOP); err != nil {
+		t.Fatalf("a signal before the start: %v, want it kept for the start", err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("the controller ran before the job's start")
+	}
+	// The job's process starts: the signal goes, and the controller runs.
+	job := exec.Command("sleep", "30")
+	job.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := job.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { job.Process.Kill(); job.Wait() })
+	w.reportStart(k, p, job.Process.Pid)
+	waitFile(t, out, "STOP")
 }

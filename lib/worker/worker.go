@@ -793,13 +793,15 @@ func (w *Worker) Signal(id int64, idx int32, sig syscall.Signal) error {
 	if pgid <= 0 {
 		return fmt.Errorf("job %d[%d] has not started its process yet", id, idx)
 	}
-	w.driverControl(p, sig) // driver.go
 	return w.signalStarted(p, pgid, sig)
 }
 
 // signalStarted sends sig to a started job: through its cgroup where it
-// has one, else to its process group pgid.
+// has one, else to its process group pgid. The job's exec_driver
+// controller hears of it too, whether the signal came now or waited for
+// the job's start.
 func (w *Worker) signalStarted(p *proc, pgid int, sig syscall.Signal) error {
+	w.driverControl(p, sig) // driver.go
 	if p.cg != nil {
 		return w.cgSignal(p, sig)
 	}
