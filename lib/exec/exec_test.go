@@ -898,13 +898,13 @@ func TestShepherdGate(t *testing.T) {
 		if _, err := worker.Write([]byte{GoByte}); err != nil {
 			t.Fatal(err)
 		}
-		said, _ := io.ReadAll(worker)
+		said := readLines(t, worker, 2)
 		worker.Close()
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("shepherd: %v\n%s", err, logs.String())
 		}
-		if pid, err := strconv.Atoi(strings.TrimSuffix(string(said), "\n")); err != nil || int(readEvent(t, l.StartFile).Pid) != pid {
-			t.Errorf("the socket said %q, want the job's pid", said)
+		if pid, err := strconv.Atoi(said[0]); err != nil || int(readEvent(t, l.StartFile).Pid) != pid || said[1] != IdleWord {
+			t.Errorf("the socket said %q, want the job's pid, then %q", said, IdleWord)
 		}
 		if ev := readEvent(t, l.StatusFile); ev.State != api.JobState_DONE {
 			t.Errorf("status = %v, want DONE", ev)
@@ -1017,5 +1017,113 @@ func TestMail(t *testing.T) {
 	wantDone(t, runJob(t, l))
 	if got := readFile(t, filepath.Join(dirOf(l), "out")); !strings.Contains(got, "Successfully completed.") {
 		t.Errorf("without sendmail the report is lost: %q", got)
+	}
+}
+
+// readLines reads n lines from the shepherd's socket.
+func readLines(t *testing.T, r io.Reader, n int) []string {
+	t.Helper()
+	var lines []string
+	var b [1]byte
+	line := ""
+	for len(lines) < n {
+		if _, err := r.Read(b[:]); err != nil {
+			t.Fatalf("after %q: %v", lines, err)
+		}
+		if b[0] == '\n' {
+			lines, line = append(lines, line), ""
+			continue
+		}
+		line += string(b[:])
+	}
+	return lines
+}
+
+// TestShepherdTakesNextJob: a shepherd on the worker's socket says it is
+// idle once the job's end is recorded, and runs the job handed over next
+// (SendJob) with that job's launch, log and records, and nothing of the
+// last job's: not its umask, directory, environment or processes. A
+// handover that is not one ends it with code 2; a closed socket, 0.
+func TestShepherdTakesNextJob(t *testing.T) {
+	t.Parallel()
+	l := newLaunch(t, "sleep 300 & echo $! > bg; touch ran")
+	l.Job.Spec.Umask = 0o077
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker, ready := os.NewFile(uintptr(fds[0]), "worker"), os.NewFile(uintptr(fds[1]), "ready")
+	defer worker.Close()
+	cmd, _ := startShepherd(t, l, ready)
+	defer cmd.Process.Kill()
+	if _, err := worker.Write([]byte{GoByte}); err != nil {
+		t.Fatal(err)
+	}
+	if said := readLines(t, worker, 2); said[1] != IdleWord {
+		t.Fatalf("the socket said %q, want a pid, then %q", said, IdleWord)
+	}
+	bg, _ := strconv.Atoi(strings.TrimSpace(readFile(t, filepath.Join(dirOf(l), "bg"))))
+	if bg <= 0 || syscall.Kill(bg, 0) == nil {
+		t.Errorf("the first job's background process %d lives on into the idle shepherd", bg)
+	}
+
+	// The next job: its own directory, files and records.
+	l2 := newLaunch(t, `umask; pwd; echo "FOO=$FOO"; ls -l /proc/self/fd`)
+	l2.Job.JobId = 749
+	l2.Job.Spec.Env = []string{"PATH=" + os.Getenv("PATH")}
+	run2 := filepath.Dir(l2.StatusFile)
+	os.MkdirAll(run2, 0o700)
+	launchFile := filepath.Join(run2, "launch")
+	b, _ := proto.Marshal(l2)
+	if err := os.WriteFile(launchFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	launch, err := os.Open(launchFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(name string) *os.File {
+		f, err := os.OpenFile(filepath.Join(run2, name), os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	logf, result, usage := open("log"), open("result"), open("usage")
+	if err := SendJob(worker, GoByte, launchFile, launch, logf, result, usage); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []*os.File{launch, logf, usage} {
+		f.Close()
+	}
+	said := readLines(t, worker, 2)
+	if pid, err := strconv.Atoi(said[0]); err != nil || int(readEvent(t, l2.StartFile).Pid) != pid || said[1] != IdleWord {
+		t.Errorf("the socket said %q for the next job, want its pid, then %q", said, IdleWord)
+	}
+	raw, _ := os.ReadFile(result.Name())
+	result.Close()
+	rec, err := ParseRecord(raw)
+	ev := &api.Event{}
+	if err != nil || ev.UnmarshalVT(rec) != nil || ev.JobId != 749 || ev.State != api.JobState_DONE {
+		t.Errorf("the next job's result record: %v, %v", ev, err)
+	}
+	out, _ := output(t, l2.Job.SpoolOutput)
+	want := fmt.Sprintf("0022\n%s\nFOO=\n", dirOf(l2))
+	if !strings.HasPrefix(out, want) {
+		t.Errorf("the next job saw\n%s\nwant it to begin\n%s", out, want)
+	}
+	// Nothing of the shepherd's reaches it: not its socket, nor a record
+	// or log handed to it.
+	if strings.Contains(out, "socket:") || strings.Contains(out, run2) {
+		t.Errorf("the next job inherited the shepherd's descriptors:\n%s", out)
+	}
+
+	// Something that is no handover: the shepherd gives up (2).
+	if _, err := worker.Write([]byte("nonsense\n")); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 2 {
+		t.Errorf("after a bad handover the shepherd ended with %d, want 2", code)
 	}
 }

@@ -77,9 +77,9 @@ func ShepherdMain(launchFile string) int {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		slog.Warn("cannot make the shepherd non-dumpable", "err", err)
 	}
-	started, gated := startedPipe()
-	defer started.Close()
-	result, usage := recordFile(ResultFD, "result"), recordFile(UsageFD, "usage")
+	ctl, gated := startedPipe()
+	defer ctl.Close()
+	next := &nextJob{launchFile: launchFile, result: recordFile(ResultFD, "result"), usage: recordFile(UsageFD, "usage")}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGUSR1)
 	defer signal.Stop(sigs)
@@ -95,19 +95,18 @@ func ShepherdMain(launchFile string) int {
 	// decoded and checked, so protobuf-go's checks (and the reflection
 	// tables it would build first, a tenth of a short job's shepherd)
 	// are not needed.
-	l := &api.Launch{}
-	if err := l.UnmarshalVT(b); err != nil {
+	next.launch = &api.Launch{}
+	if err := next.launch.UnmarshalVT(b); err != nil {
 		log.Error("cannot decode the launch file", "err", err)
 		return 2
 	}
-	var kernelMem bool
 	if gated {
 		var got [1]byte
-		if n, err := started.Read(got[:]); n != 1 || got[0] != GoByte && got[0] != GoKernelMemByte {
+		if n, err := ctl.Read(got[:]); n != 1 || got[0] != GoByte && got[0] != GoKernelMemByte {
 			log.Warn("the worker went before it let the job start; the job is not started", "err", err)
 			return 3
 		}
-		kernelMem = got[0] == GoKernelMemByte
+		next.kernelMem = got[0] == GoKernelMemByte
 	}
 	var pgid struct {
 		sync.Mutex
@@ -137,26 +136,52 @@ func ShepherdMain(launchFile string) int {
 	// A process the job starts that leaves its group or session is
 	// reparented to the shepherd, not to init, and stays the job's.
 	tree := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil
-	_, err = run(l, hooks{tree: tree, kernelMem: kernelMem, reload: reload, limitsFile: LimitsFile(launchFile), killFile: KillFile(launchFile), result: result, usage: usage, started: func(pid int) {
+	for {
+		var background sync.WaitGroup
+		_, err = run(next.launch, hooks{tree: tree, kernelMem: next.kernelMem, reload: reload, background: &background,
+			limitsFile: LimitsFile(next.launchFile), killFile: KillFile(next.launchFile), result: next.result, usage: next.usage,
+			started: func(pid int) {
+				pgid.Lock()
+				pgid.n = pid
+				pgid.Unlock()
+				if ctl != nil {
+					ctl.Write([]byte(strconv.Itoa(pid) + "\n"))
+					if !gated {
+						ctl.Close() // a pipe: its one word is said
+						ctl = nil
+					}
+				}
+			}})
 		pgid.Lock()
-		pgid.n = pid
+		pgid.n = 0 // the group is no longer the job's once it is reaped
 		pgid.Unlock()
-		if started != nil {
-			started.Write([]byte(strconv.Itoa(pid) + "\n"))
-			started.Close()
+		next.closeRecords()
+		if err != nil {
+			log.Error("cannot record the job's end", "err", err)
+			return 1
 		}
-	}})
-	pgid.Lock()
-	pgid.n = 0 // the group is no longer the job's once it is reaped
-	pgid.Unlock()
-	if err != nil {
-		log.Error("cannot record the job's end", "err", err)
-		return 1
+		// Nothing is logged of an end that was recorded: the records hold
+		// it, and the log is for what went wrong (the worker passes a
+		// non-empty one on to its own log).
+		if !gated || !reusable(next.launch) {
+			return 0
+		}
+		// The job's end is recorded: the worker may hand this process
+		// its user's next job (reuse.go) or let it go.
+		background.Wait()
+		if next, err = awaitJob(ctl); err != nil {
+			if !errors.Is(err, io.EOF) {
+				log.Error("no next job", "err", err)
+				return 2
+			}
+			return 0
+		}
+		log = slog.Default().With("launch", next.launchFile)
+		select { // a reload asked of the last job is not this one's
+		case <-reload:
+		default:
+		}
 	}
-	// Nothing is logged of an end that was recorded: the records hold
-	// it, and the log is for what went wrong (the worker passes a
-	// non-empty one on to its own log).
-	return 0
 }
 
 // readLaunch returns the launch: from standard input when that is
@@ -239,6 +264,10 @@ type hooks struct {
 	// result and usage: the worker's records (ResultFD, UsageFD), nil
 	// when the shepherd was started without them.
 	result, usage *os.File
+	// background, when set, counts what the run leaves going after it
+	// returns (the mail of bsub -B), for a shepherd that takes another
+	// job afterwards to wait for.
+	background *sync.WaitGroup
 }
 
 func run(l *api.Launch, h hooks) (*api.Event, error) {
@@ -418,7 +447,15 @@ func (s *shepherd) run(h hooks) *api.Event {
 	pid := cmd.Process.Pid
 	startTime := time.Now()
 	s.writeStart(pid, startTime)
-	go s.mailStart()
+	if h.background != nil {
+		h.background.Add(1)
+	}
+	go func() {
+		if h.background != nil {
+			defer h.background.Done()
+		}
+		s.mailStart()
+	}()
 	if h.started != nil {
 		h.started(pid)
 	}

@@ -365,7 +365,7 @@ func (w *Worker) noteShepherdCPU(p *proc) time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if d, ok := ownCPU(p.shepherd); ok {
-		p.shepherdCPU = max(p.shepherdCPU, d)
+		p.shepherdCPU = max(p.shepherdCPU, d-p.shepherdBase)
 	}
 	return p.shepherdCPU
 }
@@ -482,9 +482,11 @@ func (w *Worker) endTaskCgroup(k jobKey) {
 	}
 }
 
-// Close gives back what the worker made for containment: the empty
-// xce/<cluster> directories of its cgroup hierarchies.
+// Close lets the idle shepherds go and gives back what the worker made for
+// containment: the empty xce/<cluster> directories of its cgroup
+// hierarchies.
 func (w *Worker) Close() {
+	w.closeIdle()
 	w.rm.wg.Wait()
 	if w.cg != nil {
 		w.cg.Close()

@@ -48,7 +48,7 @@ func BenchmarkJobOverhead(b *testing.B) {
 				smu.Lock()
 				cur = m.name
 				smu.Unlock()
-				lat, wall := runTrue(b, shep, m.name == "tree", total/rounds, inFlight)
+				lat, wall := runTrue(b, shep, m.name == "tree", false, total/rounds, inFlight)
 				m.lat = append(m.lat, lat...)
 				m.wall += wall
 			}
@@ -64,7 +64,7 @@ func BenchmarkJobOverhead(b *testing.B) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				lat, _ := runTrue(b, shep, m.name == "tree", total/2, inFlight/2)
+				lat, _ := runTrue(b, shep, m.name == "tree", false, total/2, inFlight/2)
 				m.concurrent = append(m.concurrent, lat...)
 			}()
 		}
@@ -76,7 +76,7 @@ func BenchmarkJobOverhead(b *testing.B) {
 				smu.Lock()
 				cur = m.name + "-serial"
 				smu.Unlock()
-				lat, _ := runTrue(b, shep, m.name == "tree", total/(4*rounds), 1)
+				lat, _ := runTrue(b, shep, m.name == "tree", false, total/(4*rounds), 1)
 				m.serial = append(m.serial, lat...)
 			}
 		}
@@ -126,14 +126,14 @@ func nobodyShepherd(b *testing.B) string {
 
 // runTrue runs n `true` jobs, at most inFlight at once, and returns each
 // one's latency from Start to its end's report, and the wall time.
-func runTrue(b *testing.B, shep string, tree bool, n, inFlight int) ([]time.Duration, time.Duration) {
+func runTrue(b *testing.B, shep string, tree, reuse bool, n, inFlight int) ([]time.Duration, time.Duration) {
 	var mu sync.Mutex
 	started := map[int64]time.Time{}
 	var lat []time.Duration
 	done := make(chan int64, n)
 	w, err := New(Config{
 		Host: "hostA", ClusterName: "bench", RunDir: b.TempDir(), Shepherd: []string{shep},
-		KillGrace: time.Second, TerminateInterval: time.Second, NoProcessTracking: tree,
+		KillGrace: time.Second, TerminateInterval: time.Second, NoProcessTracking: tree, NoShepherdReuse: !reuse,
 		CgroupParent: testCgroupParent,
 		Report: func(r Report) {
 			if r.Finished == nil && r.Err == nil {

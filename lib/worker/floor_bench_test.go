@@ -23,15 +23,18 @@ import (
 //     the job itself (job directory, cgroup, os/exec of `sh -c true` as
 //     nobody, wait, end usage, removal): the floor of a design that keeps
 //     a directory and a cgroup per job but no process of its own per job;
-//   - shepherd: the worker and its real shepherd (runTrue), today's path.
+//   - shepherd: the worker and a real shepherd process per job (runTrue,
+//     NoShepherdReuse);
+//   - reused: the worker as it runs, handing each job to an idle shepherd
+//     of the job's user where it has one (reuse.go).
 //
-// The gap between direct and shepherd is what the per-job shepherd
-// process costs. Root only.
+// The gap between direct and shepherd is what a shepherd process per job
+// costs; reused shows how much of it reuse takes back. Root only.
 func BenchmarkJobFloor(b *testing.B) {
 	shep := nobodyShepherd(b)
 	const n, rounds = 500, 3
 	type row struct{ wall, cpu []float64 } // ms per job, one per round
-	rows := map[string]*row{"xargs": {}, "direct": {}, "shepherd": {}}
+	rows := map[string]*row{"xargs": {}, "direct": {}, "shepherd": {}, "reused": {}}
 	measure := func(name string, run func()) {
 		c0, t0 := testenv.CPUTime(), time.Now()
 		run()
@@ -49,7 +52,8 @@ func BenchmarkJobFloor(b *testing.B) {
 				}
 			})
 			measure("direct", func() { directLoop(b, n, 2) })
-			measure("shepherd", func() { runTrue(b, shep, false, n, 2) })
+			measure("shepherd", func() { runTrue(b, shep, false, false, n, 2) })
+			measure("reused", func() { runTrue(b, shep, false, true, n, 2) })
 		}
 	}
 	for name, r := range rows {

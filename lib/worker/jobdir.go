@@ -5,12 +5,8 @@ package worker
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -108,8 +104,8 @@ var crashAt string
 
 // startSocket makes the socket pair between the worker and a shepherd:
 // the shepherd waits on its end (ready, file descriptor 3) for its go,
-// then writes the job's pid there; the worker's end (started) reads with
-// a deadline.
+// then writes the job's pid there, and IdleWord once the end is recorded
+// (reuse.go); the worker's end (started) reads with a deadline.
 func startSocket() (started, ready *os.File, err error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -121,20 +117,4 @@ func startSocket() (started, ready *os.File, err error) {
 		return nil, nil, fmt.Errorf("shepherd socket: %w", err)
 	}
 	return os.NewFile(uintptr(fds[0]), "shepherd socket"), os.NewFile(uintptr(fds[1]), "shepherd socket"), nil
-}
-
-// readStarted reads the job's pid from the shepherd's socket: decimal digits
-// and a newline, then end of file. 0 when the job did not start (the socket
-// was closed empty) or when what came is not a pid.
-func readStarted(r io.Reader) int {
-	b, _ := io.ReadAll(io.LimitReader(r, 32))
-	s, ok := strings.CutSuffix(string(b), "\n")
-	pid, err := strconv.Atoi(s)
-	if !ok || err != nil || pid <= 1 {
-		if len(b) > 0 {
-			slog.Warn("the shepherd's socket said something that is no pid", "said", fmt.Sprintf("%q", b))
-		}
-		return 0
-	}
-	return pid
 }

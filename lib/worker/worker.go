@@ -157,6 +157,9 @@ type Config struct {
 	// default.
 	SpoolReserve uint64
 	Report       func(Report)
+	// NoShepherdReuse gives every job a shepherd process of its own
+	// (reuse.go).
+	NoShepherdReuse bool
 
 	// Containment (contain.go). NoProcessTracking keeps jobs out of
 	// cgroups (process_tracking = false); CgroupParent replaces the
@@ -192,6 +195,9 @@ type Worker struct {
 
 	// Interactive jobs' terminals relayed to bsub (term.go).
 	trm termTable
+
+	// Shepherds waiting for their user's next job (reuse.go).
+	idle idleShepherds
 }
 
 type jobKey struct {
@@ -202,14 +208,20 @@ type jobKey struct {
 type proc struct {
 	pgid     int // the job's process group, as the shepherd's socket said (or as stored)
 	shepherd int // the shepherd's pid: xced's own child, or as stored
-	// shepherdCPU is the shepherd's own CPU time, last seen (contain.go):
-	// in the job's cgroup, but not the job's.
-	shepherdCPU time.Duration
-	uid         int   // the job's user, who must own what root reads from job/
-	since       int64 // unix ns: the job cannot have ended before this
-	id          int64
-	idx         int32
-	killing     bool
+	// shepherdCPU is the shepherd's own CPU time for this job, last seen
+	// (contain.go): in the job's cgroup, but not the job's. shepherdBase
+	// is what a shepherd handed this job had spent before it (reuse.go).
+	shepherdCPU, shepherdBase time.Duration
+	// sh is the shepherd's process and socket, nil for a reattached job;
+	// keepShepherd: it may take the next job of its user once this one
+	// has ended (reuse.go).
+	sh           *shepherdProc
+	keepShepherd bool
+	uid          int   // the job's user, who must own what root reads from job/
+	since        int64 // unix ns: the job cannot have ended before this
+	id           int64
+	idx          int32
+	killing      bool
 	// pidsFile is the job's pids record, open from its launch until its
 	// start is recorded there (pids.go); nil for a reattached job.
 	pidsFile *os.File
@@ -378,52 +390,52 @@ func (w *Worker) Start(job *api.Job) error {
 			return fmt.Errorf("interactive job's terminal socket: %w", err)
 		}
 	}
-	started, ready, err := startSocket()
-	if err != nil {
-		w.endTasks(k)
-		w.endTerm(k)
-		return err
-	}
-	args := append(append([]string{}, w.cfg.Shepherd[1:]...), filepath.Join(dir, launchName))
-	cmd := exec.Command(w.cfg.Shepherd[0], args...)
-	cmd.Dir = "/"
-	cmd.Env = shepherdEnv(w.cfg.SpoolReserve) // shepenv.go
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = jf.launch, jf.log, jf.log
-	// Descriptors 3, 4 and 5 (exec.ResultFD, exec.UsageFD).
-	cmd.ExtraFiles = []*os.File{ready, jf.result, jf.usage}
-	// Its own session: the shepherd and the job outlive xced, and the
-	// session id (the shepherd's pid) marks the job's processes.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var groups []uint32
 	if asOther {
-		groups, err := supplementaryGroups(job.Spec.GetUser())
-		if err != nil {
+		var err error
+		if groups, err = supplementaryGroups(job.Spec.GetUser()); err != nil {
 			slog.Warn("supplementary groups", "user", job.Spec.GetUser(), "err", err)
 		}
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: groups}
 	}
+	cred := newCredKey(uid, gid, groups)
+	reusable := w.mayReuse(job, relayed, l.Containment)
 	// The cgroup is made while the shepherd starts (a fork and an exec):
 	// it must exist only by the time the shepherd is moved in.
 	madeCgroup := w.startCgroup(k, job, l.Containment)
-	t0 := time.Now()
-	err = cmd.Start()
-	traceStep("shepherd-start", t0)
-	cg := madeCgroup()
-	if err != nil {
-		started.Close()
-		ready.Close()
-		w.endTasks(k)
-		w.endTerm(k)
-		if cg != nil {
-			cg.Remove()
+	var s *shepherdProc
+	var cg cgroup.Job
+	if reusable {
+		if s = w.takeIdle(cred); s != nil {
+			if cg = madeCgroup(); cg == nil {
+				s.letGo() // it would run the job outside any cgroup
+				s, reusable = nil, false
+				madeCgroup = func() cgroup.Job { return nil }
+			}
 		}
-		return fmt.Errorf("start shepherd: %w", err)
 	}
-	ready.Close()
+	handed := s != nil
+	if s == nil {
+		var err error
+		if s, err = w.startFresh(dir, jf, cred, groups, asOther); err != nil {
+			w.endTasks(k)
+			w.endTerm(k)
+			if cg := madeCgroup(); cg != nil {
+				cg.Remove()
+			}
+			return err
+		}
+		cg = madeCgroup()
+	}
+	var shepherdBase time.Duration
+	if handed {
+		// What it spent before this job is not this job's.
+		shepherdBase, _ = ownCPU(s.pid)
+	}
 	// Into the cgroup while it waits for its go: the job and all it
 	// starts are born inside.
 	if cg != nil {
 		t0 := time.Now()
-		err := cg.Add(cmd.Process.Pid)
+		err := cg.Add(s.pid)
 		traceStep("cgroup-add", t0)
 		if err != nil {
 			slog.Warn("the job runs without a cgroup (process tree only)", "job", k.id, "index", k.idx, "err", err)
@@ -432,12 +444,12 @@ func (w *Worker) Start(job *api.Job) error {
 		}
 	}
 	if crashAt == "started" {
-		started.Close()
+		s.sock.Close()
 		return nil
 	}
-	p := &proc{shepherd: cmd.Process.Pid, uid: uid, since: time.Now().UnixNano(), id: k.id, idx: k.idx,
+	p := &proc{shepherd: s.pid, shepherdBase: shepherdBase, uid: uid, since: time.Now().UnixNano(), id: k.id, idx: k.idx,
 		gid: gid, user: job.Spec.GetUser(), hosts: job.ExecHosts, cg: cg, ctr: jobRuntime(job), launching: true, driver: jobDriver(job),
-		pidsFile: pidsFile}
+		pidsFile: pidsFile, sh: s, keepShepherd: reusable && cg != nil}
 	handedOver = true
 	if cg != nil {
 		spec := runLimits(job)
@@ -453,7 +465,7 @@ func (w *Worker) Start(job *api.Job) error {
 	w.recordPids(k, p.pidsFile, p.shepherd, 0)
 	if crashAt == "recorded" {
 		p.pidsFile.Close()
-		started.Close()
+		s.sock.Close()
 		return nil
 	}
 	// Only now may the shepherd start the job. A worker killed before
@@ -468,8 +480,14 @@ func (w *Worker) Start(job *api.Job) error {
 	if p.kernelMem {
 		goByte = jobexec.GoKernelMemByte
 	}
-	if _, err := started.Write([]byte{goByte}); err != nil {
-		slog.Warn("the shepherd did not take its go", "job", k.id, "index", k.idx, "err", err)
+	var goErr error
+	if handed {
+		goErr = s.handOver(goByte, filepath.Join(dir, launchName), jf)
+	} else {
+		_, goErr = s.sock.Write([]byte{goByte})
+	}
+	if goErr != nil {
+		slog.Warn("the shepherd did not take its go", "job", k.id, "index", k.idx, "pid", s.pid, "err", goErr)
 	}
 	w.noteContainerUser(p) // sweepuser.go
 	w.mu.Lock()
@@ -486,37 +504,86 @@ func (w *Worker) Start(job *api.Job) error {
 			slog.Warn("new limits not given", "job", k.id, "index", k.idx, "err", err)
 		}
 	}
-	go func() {
-		waited := make(chan struct{})
-		go func() {
-			cmd.Wait()
-			close(waited)
-			// The socket's other end may live on in a process the user
-			// gave it to: stop waiting for it soon after the shepherd.
-			started.SetReadDeadline(time.Now().Add(time.Second))
-		}()
-		pid := readStarted(started)
-		started.Close()
-		if pid > 0 {
-			w.reportStart(k, p, pid)
-		}
-		p.pidsFile.Close()
-		if pid <= 0 {
-			w.mu.Lock()
-			p.launching, p.unsent = false, nil // no job to signal
-			w.mu.Unlock()
-		}
-		if kill {
-			w.Terminate(k.id, k.idx, killReason)
-		}
-		<-waited
-		how := "ended with exit code " + strconv.Itoa(cmd.ProcessState.ExitCode())
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			how = "was killed by signal " + strconv.Itoa(int(ws.Signal()))
-		}
-		w.finish(k, p, how)
-	}()
+	go w.follow(k, p, s, kill, killReason)
 	return nil
+}
+
+// startFresh starts a shepherd process for the job whose directory is dir
+// and whose files are jf; it waits on its socket for its go.
+func (w *Worker) startFresh(dir string, jf *jobFiles, cred credKey, groups []uint32, asOther bool) (*shepherdProc, error) {
+	sock, ready, err := startSocket()
+	if err != nil {
+		return nil, err
+	}
+	defer ready.Close()
+	args := append(append([]string{}, w.cfg.Shepherd[1:]...), filepath.Join(dir, launchName))
+	cmd := exec.Command(w.cfg.Shepherd[0], args...)
+	cmd.Dir = "/"
+	cmd.Env = shepherdEnv(w.cfg.SpoolReserve) // shepenv.go
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = jf.launch, jf.log, jf.log
+	// Descriptors 3, 4 and 5 (exec.ResultFD, exec.UsageFD).
+	cmd.ExtraFiles = []*os.File{ready, jf.result, jf.usage}
+	// Its own session: the shepherd and the job outlive xced, and the
+	// session id (the shepherd's pid) marks the job's processes.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if asOther {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(cred.uid), Gid: uint32(cred.gid), Groups: groups}
+	}
+	t0 := time.Now()
+	s, err := startShepherd(cmd, sock, cred)
+	traceStep("shepherd-start", t0)
+	if err != nil {
+		sock.Close()
+		return nil, fmt.Errorf("start shepherd: %w", err)
+	}
+	return s, nil
+}
+
+// follow reports the job's start and end as its shepherd tells them, and
+// keeps the shepherd for the next job where it may.
+func (w *Worker) follow(k jobKey, p *proc, s *shepherdProc, kill bool, killReason api.TermReason) {
+	pid, idle := 0, false
+	switch line, err := s.read(); {
+	case err != nil: // gone before the job started
+	case line == jobexec.IdleWord: // the job could not start; its end is recorded
+		idle = true
+	default:
+		if n, err := strconv.Atoi(line); err == nil && n > 1 {
+			pid = n
+		} else {
+			slog.Warn("the shepherd's socket said something that is no pid", "said", fmt.Sprintf("%q", line))
+		}
+	}
+	if pid > 0 {
+		w.reportStart(k, p, pid)
+	}
+	p.pidsFile.Close()
+	if pid <= 0 {
+		w.mu.Lock()
+		p.launching, p.unsent = false, nil // no job to signal
+		w.mu.Unlock()
+	}
+	if kill {
+		w.Terminate(k.id, k.idx, killReason)
+	}
+	if !p.keepShepherd {
+		// It exits once it has recorded the end: its word that it is
+		// idle meets a closed socket.
+		s.letGo()
+		w.finish(k, p, s.how())
+		return
+	}
+	if !idle && pid > 0 {
+		line, err := s.read()
+		idle = err == nil && line == jobexec.IdleWord
+	}
+	if !idle || !w.keepIdle(s) {
+		s.letGo()
+		w.finish(k, p, s.how())
+		return
+	}
+	w.finish(k, p, "is idle")
+	w.putIdle(s)
 }
 
 // jobUID is the user a job runs as: its own when the worker is root (and

@@ -124,6 +124,7 @@ func TestStartTerminateReattach(t *testing.T) {
 		pid = w.ShepherdPid(3, 0)
 		time.Sleep(10 * time.Millisecond)
 	}
+	abandon(w)
 	w2, rs2 := newWorker(t, shep)
 	w2.cfg.RunDir = w.cfg.RunDir
 	j := job(3, "sleep 1; exit 6", dir)
