@@ -131,6 +131,7 @@ func (c *benchCluster) shortJobs(b *testing.B, n int, where string, w *exec.Cmd,
 		}
 	}
 	d := time.Since(began)
+	endIdleShepherds(b, runner)
 	ctl1, _ := procCPU(b, c.cmd.Process.Pid)
 	wk1, kids1 := procCPU(b, runner)
 	jobs, err := cl.Query(ctx, &api.QueryRequest{Scope: api.QueryRequest_ALL, Refs: ref})
@@ -182,6 +183,55 @@ func procCPU(b *testing.B, pid int) (self, children time.Duration) {
 		return time.Duration(v) * 10 * time.Millisecond
 	}
 	return tick(11) + tick(12), tick(13) + tick(14)
+}
+
+// endIdleShepherds ends the shepherds that pid keeps idle for the next
+// job (lib/worker/reuse.go) and waits until pid has reaped them: the
+// CPU of a shepherd, and of the jobs it ran, is its parent's children's
+// only once it is reaped.
+func endIdleShepherds(b *testing.B, pid int) {
+	b.Helper()
+	kids := shepherdsOf(pid)
+	for _, k := range kids {
+		syscall.Kill(k, syscall.SIGKILL)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, k := range kids {
+		for ; ; time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat("/proc/" + strconv.Itoa(k)); err != nil {
+				break // reaped
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("shepherd %d of %d not reaped", k, pid)
+			}
+		}
+	}
+}
+
+// shepherdsOf lists pid's children that run a shepherd.
+func shepherdsOf(pid int) []int {
+	dirs, _ := os.ReadDir("/proc")
+	var kids []int
+	for _, d := range dirs {
+		k, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 2 || f[1] != strconv.Itoa(pid) {
+			continue
+		}
+		if cmdline, _ := os.ReadFile("/proc/" + d.Name() + "/cmdline"); !strings.Contains(string(cmdline), "shepherd") {
+			continue
+		}
+		kids = append(kids, k)
+	}
+	return kids
 }
 
 // finishedHistory makes the controller hold n more finished jobs: arrays
@@ -320,5 +370,6 @@ func shepherdLoop(b *testing.B, n, inFlight int) (time.Duration, time.Duration) 
 	}
 	d := time.Since(began)
 	wg.Wait()
+	w.Close() // the idle shepherds reaped: their CPU and their jobs' counted
 	return d, testenv.CPUTime() - cpu0
 }

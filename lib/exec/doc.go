@@ -44,12 +44,15 @@
 // none of them but the spool files of -o and -e once they are copied
 // (or dropped, for /dev/null). When the process has a pipe or socket open for writing on
 // file descriptor 3, the job's pid is written to it in decimal with a
-// newline and it is closed right after the start file is written (closed
-// empty when the job could not start): the worker's "started" signal, and
-// the only pid the worker takes (never the start file's). The worker
-// passes a socket, on which the shepherd first waits for its go (GoByte,
-// or GoKernelMemByte), sent once the worker has recorded the shepherd's
-// pid; without it the shepherd exits, code 3, having started nothing. Diagnostics go
+// newline right after the start file is written (nothing when the job
+// could not start): the worker's "started" signal, and the only pid the
+// worker takes (never the start file's). A pipe is closed then. The
+// worker passes a socket, on which the shepherd first waits for its go
+// (GoByte, or GoKernelMemByte), sent once the worker has recorded the
+// shepherd's pid; without it the shepherd exits, code 3, having started
+// nothing. Once the job's end is recorded the shepherd writes IdleWord on
+// the socket and takes the next job the worker hands it there, or exits
+// when the socket closes (reuse.go). Diagnostics go
 // to stderr through log/slog.
 //
 // # The job's process

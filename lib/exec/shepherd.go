@@ -59,14 +59,16 @@ const (
 //
 // If the process was started with a pipe (or socket) open for writing on
 // file descriptor 3, ShepherdMain writes the job's pid (also its process
-// group id) to it in decimal, followed by a newline, and closes it once the
-// job's process runs and the start file is written, or closes it without
-// writing when the job could not be started. A socket there is the
+// group id) to it in decimal, followed by a newline, once the job's
+// process runs and the start file is written (nothing when the job could
+// not be started); a pipe is closed then. A socket there is the
 // worker's: before anything else happens the shepherd waits on it for one
 // byte, GoByte, which the worker sends once it has recorded the shepherd;
 // when the socket closes instead (the worker was killed meanwhile), the
 // shepherd exits with code 3 having done nothing, and the job is the
-// restarted worker's to dispatch again. SIGTERM and SIGINT sent to
+// restarted worker's to dispatch again. Once the job's end is recorded it
+// writes IdleWord there and runs the job the worker hands it next, until
+// the socket closes (reuse.go). SIGTERM and SIGINT sent to
 // the shepherd are passed on to the job's process group, and SIGHUP and
 // SIGPIPE are ignored, so that the shepherd lives to record the job's end.
 func ShepherdMain(launchFile string) int {

@@ -64,8 +64,13 @@ func (w *Worker) watchMemLimit(k jobKey, p *proc, kb int64, hard bool) {
 				over = time.Time{}
 				continue
 			}
-			// The shepherd shares the cgroup; its own memory is not the job's.
-			used := max(res-residentOf(p.shepherd), 0) >> 10
+			// The shepherd shares the cgroup; its own memory is not the
+			// job's. A handed shepherd's was charged where it was first
+			// touched, in the cgroup of its first job.
+			if !p.handed {
+				res -= residentOf(p.shepherd)
+			}
+			used := max(res, 0) >> 10
 			if used <= kb {
 				over = time.Time{}
 				continue

@@ -1,5 +1,6 @@
-// Package worker owns a host's side of running jobs: it starts one shepherd
-// process per job (lib/exec, run as `xced shepherd LAUNCHFILE`), reports
+// Package worker owns a host's side of running jobs: it runs each job
+// through a shepherd process (lib/exec, run as `xced shepherd LAUNCHFILE`),
+// started for it or kept from its user's last job (reuse.go), reports
 // when the job started and how it ended, delivers signals to the job's
 // process group, and finds its jobs again after the controller restarts.
 //
@@ -214,14 +215,15 @@ type proc struct {
 	shepherdCPU, shepherdBase time.Duration
 	// sh is the shepherd's process and socket, nil for a reattached job;
 	// keepShepherd: it may take the next job of its user once this one
-	// has ended (reuse.go).
-	sh           *shepherdProc
-	keepShepherd bool
-	uid          int   // the job's user, who must own what root reads from job/
-	since        int64 // unix ns: the job cannot have ended before this
-	id           int64
-	idx          int32
-	killing      bool
+	// has ended; handed: it ran other jobs before, so its memory is
+	// charged to the cgroup of the first, not to this job's (reuse.go).
+	sh                   *shepherdProc
+	keepShepherd, handed bool
+	uid                  int   // the job's user, who must own what root reads from job/
+	since                int64 // unix ns: the job cannot have ended before this
+	id                   int64
+	idx                  int32
+	killing              bool
 	// pidsFile is the job's pids record, open from its launch until its
 	// start is recorded there (pids.go); nil for a reattached job.
 	pidsFile *os.File
@@ -449,7 +451,7 @@ func (w *Worker) Start(job *api.Job) error {
 	}
 	p := &proc{shepherd: s.pid, shepherdBase: shepherdBase, uid: uid, since: time.Now().UnixNano(), id: k.id, idx: k.idx,
 		gid: gid, user: job.Spec.GetUser(), hosts: job.ExecHosts, cg: cg, ctr: jobRuntime(job), launching: true, driver: jobDriver(job),
-		pidsFile: pidsFile, sh: s, keepShepherd: reusable && cg != nil}
+		pidsFile: pidsFile, sh: s, keepShepherd: reusable && cg != nil, handed: handed}
 	handedOver = true
 	if cg != nil {
 		spec := runLimits(job)
