@@ -331,3 +331,34 @@ func BenchmarkCreateRemove(b *testing.B) {
 	b.ReportMetric(float64(remove.Microseconds())/n, "remove-us")
 	b.ReportMetric(float64(add.Microseconds())/float64(max(adds, 1)), "add-us")
 }
+
+// A job's cgroup with a container's below it (RuntimeParent): Remove takes
+// both, in every hierarchy.
+func TestRemoveNested(t *testing.T) {
+	m := scratch(t)
+	j, err := m.Create(31, 0, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	if m.Version() == V2 {
+		dirs = []string{j.Path()}
+	} else {
+		for _, c := range m.ctrls {
+			dirs = append(dirs, j.Dir(c))
+		}
+	}
+	for _, d := range dirs {
+		if err := os.MkdirAll(filepath.Join(d, "ctr", "inner"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s is still there (%v)", d, err)
+		}
+	}
+}

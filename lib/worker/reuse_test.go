@@ -200,3 +200,41 @@ func processExists(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || err == syscall.EPERM
 }
+
+// A worker that goes while a handed shepherd runs a job: the shepherd
+// runs the job to its end and exits (its socket closed), and the
+// restarted worker reports the job's real end, as with a new shepherd.
+func TestHandedShepherdOutlivesWorker(t *testing.T) {
+	shep := testenv.BuildShepherd(t)
+	w, rs := reuseWorker(t, shep)
+	dir := t.TempDir()
+	if err := w.Start(job(1, "true", dir)); err != nil {
+		t.Fatal(err)
+	}
+	rs.finished(t)
+	idle := shepherdOf(w, 1)
+	j := job(2, "sleep 1; exit 6", dir)
+	if err := w.Start(j); err != nil {
+		t.Fatal(err)
+	}
+	if got := shepherdOf(w, 2); got != idle {
+		t.Fatalf("job 2 runs in shepherd %d, not the idle %d", got, idle)
+	}
+	abandon(w)
+	w2, rs2 := newWorker(t, shep)
+	w2.cfg.RunDir = w.cfg.RunDir
+	j.ShepherdPid = int32(idle)
+	if w2.NeverStarted(j) {
+		t.Fatal("a running job looks never started")
+	}
+	w2.Reattach(j)
+	if ev := rs2.finished(t); ev.ExitStatus != 6 {
+		t.Errorf("the reattached job ended with %d (%s), want 6", ev.ExitStatus, ev.Detail)
+	}
+	for deadline := time.Now().Add(10 * time.Second); processExists(idle); {
+		if time.Now().After(deadline) {
+			t.Fatal("the shepherd lives on after its job without a worker")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

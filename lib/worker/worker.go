@@ -572,7 +572,7 @@ func (w *Worker) follow(k jobKey, p *proc, s *shepherdProc, kill bool, killReaso
 		// It exits once it has recorded the end: its word that it is
 		// idle meets a closed socket.
 		s.letGo()
-		w.finish(k, p, s.how())
+		w.finish(k, p, s.how(), nil)
 		return
 	}
 	if !idle && pid > 0 {
@@ -581,11 +581,12 @@ func (w *Worker) follow(k jobKey, p *proc, s *shepherdProc, kill bool, killReaso
 	}
 	if !idle || !w.keepIdle(s) {
 		s.letGo()
-		w.finish(k, p, s.how())
+		w.finish(k, p, s.how(), nil)
 		return
 	}
-	w.finish(k, p, "is idle")
-	w.putIdle(s)
+	// Offered before the end is reported, which is when the controller
+	// dispatches the next job here.
+	w.finish(k, p, "is idle", func() { w.putIdle(s) })
 }
 
 // jobUID is the user a job runs as: its own when the worker is root (and
@@ -632,10 +633,12 @@ func (w *Worker) reportStart(k jobKey, p *proc, pid int) {
 	}
 }
 
-// finish reports a job's end once its shepherd has gone (how says how):
-// what is left of the job's process group is killed, and the end is the
-// status file's, or TERM_CTRL_PID when the shepherd left none.
-func (w *Worker) finish(k jobKey, p *proc, how string) {
+// finish reports a job's end once its shepherd has gone or is idle (how
+// says how): what is left of the job's process group is killed, and the
+// end is the status file's, or TERM_CTRL_PID when the shepherd left none.
+// beforeReport, when set, runs once all of that is done, just before the
+// report.
+func (w *Worker) finish(k jobKey, p *proc, how string, beforeReport func()) {
 	w.mu.Lock()
 	pgid := p.pgid
 	w.mu.Unlock()
@@ -700,6 +703,9 @@ func (w *Worker) finish(k jobKey, p *proc, how string) {
 	w.mu.Lock()
 	delete(w.jobs, k)
 	w.mu.Unlock()
+	if beforeReport != nil {
+		beforeReport()
+	}
 	w.cfg.Report(Report{JobID: k.id, Index: k.idx, Finished: ev})
 }
 
@@ -765,7 +771,7 @@ func (w *Worker) Reattach(job *api.Job) {
 		for shepherdAlive(p.shepherd, p.uid) {
 			time.Sleep(200 * time.Millisecond)
 		}
-		w.finish(k, p, "is gone")
+		w.finish(k, p, "is gone", nil)
 	}()
 }
 
