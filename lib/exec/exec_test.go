@@ -791,7 +791,9 @@ func TestUmask(t *testing.T) {
 // xced does: a separate process in its own session, with fd3 as its file
 // descriptor 3 (closed here once passed on). It returns the process and
 // its log (stderr).
-func startShepherd(t *testing.T, l *api.Launch, fd3 *os.File) (*osexec.Cmd, *bytes.Buffer) {
+// writeLaunch writes l into "launch" beside its status file, as the
+// worker does, and returns the file's path.
+func writeLaunch(t *testing.T, l *api.Launch) string {
 	t.Helper()
 	runDir := filepath.Dir(l.StatusFile)
 	os.MkdirAll(runDir, 0o700)
@@ -800,6 +802,12 @@ func startShepherd(t *testing.T, l *api.Launch, fd3 *os.File) (*osexec.Cmd, *byt
 	if err := os.WriteFile(launchFile, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return launchFile
+}
+
+func startShepherd(t *testing.T, l *api.Launch, fd3 *os.File) (*osexec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	launchFile := writeLaunch(t, l)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -1071,13 +1079,8 @@ func TestShepherdTakesNextJob(t *testing.T) {
 	l2 := newLaunch(t, `umask; pwd; echo "FOO=$FOO"; ls -l /proc/self/fd`)
 	l2.Job.JobId = 749
 	l2.Job.Spec.Env = []string{"PATH=" + os.Getenv("PATH")}
-	run2 := filepath.Dir(l2.StatusFile)
-	os.MkdirAll(run2, 0o700)
-	launchFile := filepath.Join(run2, "launch")
-	b, _ := proto.Marshal(l2)
-	if err := os.WriteFile(launchFile, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	launchFile := writeLaunch(t, l2)
+	run2 := filepath.Dir(launchFile)
 	launch, err := os.Open(launchFile)
 	if err != nil {
 		t.Fatal(err)

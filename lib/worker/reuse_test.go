@@ -25,6 +25,20 @@ func reuseWorker(t *testing.T, shep string) (*Worker, *reports) {
 	return w, rs
 }
 
+// withIdleShepherd is a worker that has run job 1, whose shepherd (idle)
+// now waits for the next job; dir is the jobs' directory.
+func withIdleShepherd(t *testing.T) (w *Worker, rs *reports, shep, dir string, idle int) {
+	t.Helper()
+	shep = testenv.BuildShepherd(t)
+	w, rs = reuseWorker(t, shep)
+	dir = t.TempDir()
+	if err := w.Start(job(1, "true", dir)); err != nil {
+		t.Fatal(err)
+	}
+	rs.finished(t)
+	return w, rs, shep, dir, shepherdOf(w, 1)
+}
+
 // shepherdOf is the shepherd the worker recorded for a job.
 func shepherdOf(w *Worker, id int64) int {
 	pid, _ := w.readPids(jobKey{id, 0})
@@ -143,14 +157,7 @@ func TestShepherdNoReuse(t *testing.T) {
 // its go not sent) leaves the job never started, as with a new shepherd:
 // the idle one sees its socket close and exits.
 func TestKilledDuringHandover(t *testing.T) {
-	shep := testenv.BuildShepherd(t)
-	w, rs := reuseWorker(t, shep)
-	dir := t.TempDir()
-	if err := w.Start(job(1, "true", dir)); err != nil {
-		t.Fatal(err)
-	}
-	rs.finished(t)
-	idle := shepherdOf(w, 1)
+	w, _, shep, dir, idle := withIdleShepherd(t)
 	defer func() { crashAt = "" }()
 	crashAt = "recorded"
 	ran := filepath.Join(dir, "ran")
@@ -205,14 +212,7 @@ func processExists(pid int) bool {
 // runs the job to its end and exits (its socket closed), and the
 // restarted worker reports the job's real end, as with a new shepherd.
 func TestHandedShepherdOutlivesWorker(t *testing.T) {
-	shep := testenv.BuildShepherd(t)
-	w, rs := reuseWorker(t, shep)
-	dir := t.TempDir()
-	if err := w.Start(job(1, "true", dir)); err != nil {
-		t.Fatal(err)
-	}
-	rs.finished(t)
-	idle := shepherdOf(w, 1)
+	w, _, shep, dir, idle := withIdleShepherd(t)
 	j := job(2, "sleep 1; exit 6", dir)
 	if err := w.Start(j); err != nil {
 		t.Fatal(err)
