@@ -406,12 +406,17 @@ func (w *Worker) Start(job *api.Job) error {
 	madeCgroup := w.startCgroup(k, job, l.Containment)
 	var s *shepherdProc
 	var cg cgroup.Job
+	var shepherdBase time.Duration // what a handed shepherd spent before this job
 	if reusable {
 		if s = w.takeIdle(cred); s != nil {
-			if cg = madeCgroup(); cg == nil {
-				s.letGo() // it would run the job outside any cgroup
-				s, reusable = nil, false
-				madeCgroup = func() cgroup.Job { return nil }
+			shepherdBase, _ = ownCPU(s.pid)
+			cg = madeCgroup()
+			madeCgroup = func() cgroup.Job { return cg }
+			// Only into the job's cgroup: never to run the job where
+			// it waited, beside other idle shepherds.
+			if cg == nil || addToCgroup(cg, s.pid) != nil {
+				s.letGo()
+				s, shepherdBase = nil, 0
 			}
 		}
 	}
@@ -426,23 +431,14 @@ func (w *Worker) Start(job *api.Job) error {
 			}
 			return err
 		}
-		cg = madeCgroup()
-	}
-	var shepherdBase time.Duration
-	if handed {
-		// What it spent before this job is not this job's.
-		shepherdBase, _ = ownCPU(s.pid)
-	}
-	// Into the cgroup while it waits for its go: the job and all it
-	// starts are born inside.
-	if cg != nil {
-		t0 := time.Now()
-		err := cg.Add(s.pid)
-		traceStep("cgroup-add", t0)
-		if err != nil {
-			slog.Warn("the job runs without a cgroup (process tree only)", "job", k.id, "index", k.idx, "err", err)
-			cg.Remove()
-			cg = nil
+		// Into the cgroup while it waits for its go: the job and all it
+		// starts are born inside.
+		if cg = madeCgroup(); cg != nil {
+			if err := addToCgroup(cg, s.pid); err != nil {
+				slog.Warn("the job runs without a cgroup (process tree only)", "job", k.id, "index", k.idx, "err", err)
+				cg.Remove()
+				cg = nil
+			}
 		}
 	}
 	if crashAt == "started" {
@@ -508,6 +504,14 @@ func (w *Worker) Start(job *api.Job) error {
 	}
 	go w.follow(k, p, s, kill, killReason)
 	return nil
+}
+
+// addToCgroup moves the shepherd pid into the job's cgroup cg.
+func addToCgroup(cg cgroup.Job, pid int) error {
+	t0 := time.Now()
+	err := cg.Add(pid)
+	traceStep("cgroup-add", t0)
+	return err
 }
 
 // startFresh starts a shepherd process for the job whose directory is dir
