@@ -185,7 +185,12 @@ func (c *Controller) gangFailures(changes []store.Change) ([]store.Change, []gan
 			}
 			switch {
 			case isRunning(m.State) && !m.RequeuePending:
-				if !staged {
+				// A member whose own change is in this batch (its start,
+				// reported in the same cycle) keeps that change and its
+				// event: the signal is a change of its own after it.
+				if staged {
+					m = c.cloneJob(m)
+				} else {
 					m = c.clone(or)
 				}
 				reason, what := api.TermReason_TERM_REQUEUE_ADMIN, "; REQUEUE"
@@ -195,9 +200,7 @@ func (c *Controller) gangFailures(changes []store.Change) ([]store.Change, []gan
 				m.RequeuePending = !kill
 				m.TermReason, m.TermReasonSet = reason, true
 				acts = append(acts, gangAct{or.job.JobId, or.job.ArrayIndex, c.execOf(or.job), reason})
-				if !staged {
-					out = append(out, store.Change{Job: m, Event: c.event(m, api.EventType_SIGNAL, "", detail+what)})
-				}
+				out = append(out, store.Change{Job: m, Event: c.event(m, api.EventType_SIGNAL, "", detail+what)})
 			case kill && (m.State == api.JobState_PEND || m.State == api.JobState_PSUSP):
 				if !staged {
 					m = c.clone(or)
