@@ -79,6 +79,11 @@ type Limits struct {
 	// DenyDevices, non-nil: devices the job may not open (the GPUs that
 	// are not its own; see GPUDeviceRules).
 	DenyDevices []Device
+	// Everywhere: the cgroup is in every hierarchy the manager uses, even
+	// those no limit needs (v1; its cpuset is its parent's and its devices
+	// are not restricted). A process moved into it leaves every job's
+	// cgroup (the idle shepherds' cgroup, lib/worker/reuse.go).
+	Everywhere bool
 }
 
 // Usage is what a job's cgroup measured.

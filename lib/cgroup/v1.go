@@ -178,7 +178,7 @@ func (m *Manager) createV1(name string, lim Limits) (Job, error) {
 			return fail(err)
 		}
 	}
-	if m.Has("cpuset") && lim.CPUs != nil {
+	if m.Has("cpuset") && (lim.CPUs != nil || lim.Everywhere) {
 		if err := j.setCpuset(lim.CPUs); err != nil {
 			return fail(err)
 		}
@@ -211,6 +211,9 @@ func (m *Manager) createV1(name string, lim Limits) (Job, error) {
 // kernel's global cgroup lock and an rmdir; a job outside the others
 // stays in the worker's cgroup there, as it would without cgroups.
 func jobNeeds(c string, lim Limits) bool {
+	if lim.Everywhere {
+		return true
+	}
 	switch c {
 	case "cpuset":
 		return lim.CPUs != nil

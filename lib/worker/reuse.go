@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -39,9 +40,10 @@ const (
 	shepherdIdle = 10 * time.Second
 	// maxIdleShepherds bounds the idle shepherds a worker keeps.
 	maxIdleShepherds = 16
-	// idleCgroupName is the cgroup in xce/<cluster> where idle shepherds
-	// wait.
-	idleCgroupName = "shepherds"
+	// idleCgroupPrefix names the cgroup in xce/<cluster> where idle
+	// shepherds wait, followed by the worker's host: workers that share a
+	// machine (hosts a provider runs side by side) keep theirs apart.
+	idleCgroupPrefix = "shepherds."
 )
 
 // shepherdProc is a shepherd process the worker started, and the worker's
@@ -167,7 +169,10 @@ func (w *Worker) keepIdle(s *shepherdProc) bool {
 		return false
 	}
 	if w.idle.cg == nil {
-		cg, err := w.cg.CreateNamed(idleCgroupName, cgroup.Limits{})
+		// In every hierarchy: a job's cgroup in one the idle cgroup
+		// were not in would keep the shepherd, and could not be removed.
+		name := idleCgroupPrefix + strings.ReplaceAll(w.cfg.Host, "/", "_")
+		cg, err := w.cg.CreateNamed(name, cgroup.Limits{Everywhere: true})
 		if err != nil {
 			slog.Warn("no cgroup for idle shepherds: each job gets a shepherd of its own", "err", err)
 			return false

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"xce/lib/api"
+	"xce/lib/cgroup"
 	"xce/lib/testenv"
 )
 
@@ -236,5 +237,87 @@ func TestHandedShepherdOutlivesWorker(t *testing.T) {
 			t.Fatal("the shepherd lives on after its job without a worker")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A job whose cgroup is in the cpuset hierarchy too (resource_enforce cpu):
+// its shepherd, kept idle, leaves that cgroup in every hierarchy, so the
+// job's cgroup is removed at its end, and the next job of the user still
+// gets the kept shepherd.
+func TestShepherdReuseLeavesEveryHierarchy(t *testing.T) {
+	shep := testenv.BuildShepherd(t)
+	w, rs := reuseWorker(t, shep)
+	if w.cg.Version() != cgroup.V1 || !w.cg.Has("cpuset") {
+		t.Skip("no cgroup v1 cpuset hierarchy here")
+	}
+	w.cfg.Containment = func(*api.Job) *api.Containment {
+		return &api.Containment{ProcessTracking: true, CgroupAcct: true, ResourceEnforce: []string{"cpu"}}
+	}
+	dir := t.TempDir()
+	start := func(id int64) {
+		j := job(id, "sleep 0.3", dir)
+		j.ExecHosts[0].Cpus = []int32{0}
+		if err := w.Start(j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start(1)
+	var dirs []string
+	for deadline := time.Now().Add(5 * time.Second); dirs == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("job 1 has no cgroup")
+		}
+		w.mu.Lock()
+		if p := w.jobs[jobKey{1, 0}]; p != nil && p.cg != nil {
+			dirs = []string{p.cg.Dir("freezer"), p.cg.Dir("cpuset")}
+		}
+		w.mu.Unlock()
+	}
+	if ev := rs.finished(t); ev.State != api.JobState_DONE {
+		t.Fatalf("job 1 ended %v: %s", ev.State, ev.Detail)
+	}
+	// Removed while its shepherd waits idle.
+	for _, d := range dirs {
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(d); os.IsNotExist(err) {
+				break
+			}
+			if time.Now().After(deadline) {
+				procs, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+				t.Errorf("job 1's cgroup %s is still there, holding %q", d, procs)
+				break
+			}
+		}
+	}
+	start(2)
+	if ev := rs.finished(t); ev.State != api.JobState_DONE {
+		t.Fatalf("job 2 ended %v: %s", ev.State, ev.Detail)
+	}
+	if a, b := shepherdOf(w, 1), shepherdOf(w, 2); a != b {
+		t.Errorf("jobs 1 and 2 had shepherds %d and %d, want one", a, b)
+	}
+}
+
+// Two workers on one machine (hosts a provider runs side by side) keep
+// their idle shepherds apart: one making its idle cgroup does not empty
+// the other's.
+func TestIdleShepherdsPerHost(t *testing.T) {
+	w, rs, shep, dir, idle := withIdleShepherd(t)
+	wb, rsb := reuseWorker(t, shep)
+	wb.cfg.Host = "hostB"
+	jb := job(1, "true", t.TempDir())
+	jb.ExecHosts[0].Host = "hostB"
+	if err := wb.Start(jb); err != nil {
+		t.Fatal(err)
+	}
+	rsb.finished(t)
+	if err := w.Start(job(2, "true", dir)); err != nil {
+		t.Fatal(err)
+	}
+	if ev := rs.finished(t); ev.State != api.JobState_DONE {
+		t.Fatalf("job 2 ended %v: %s", ev.State, ev.Detail)
+	}
+	if got := shepherdOf(w, 2); got != idle {
+		t.Errorf("job 2 ran in shepherd %d, not in the idle %d that another host's worker left alone", got, idle)
 	}
 }
