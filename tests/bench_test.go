@@ -315,14 +315,19 @@ func (c *benchCluster) rssKB() float64 { return c.statusKB("VmRSS") }
 // statusKB reads one of the controller's memory figures (VmRSS, RssAnon,
 // RssFile) from /proc.
 func (c *benchCluster) statusKB(field string) float64 {
-	c.tb.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	return procStatusKB(c.tb, c.cmd.Process.Pid, field)
+}
+
+// procStatusKB is statusKB for process pid.
+func procStatusKB(tb testing.TB, pid int, field string) float64 {
+	tb.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		c.tb.Fatal(err)
+		tb.Fatal(err)
 	}
 	m := regexp.MustCompile(`(?m)^` + field + `:\s+(\d+) kB$`).FindSubmatch(data)
 	if m == nil {
-		c.tb.Fatalf("no %s in /proc/%d/status", field, c.cmd.Process.Pid)
+		tb.Fatalf("no %s in /proc/%d/status", field, pid)
 	}
 	kb, _ := strconv.ParseFloat(string(m[1]), 64)
 	return kb
@@ -794,10 +799,15 @@ func BenchmarkManyJobs(b *testing.B) {
 // releaser returns a burst's garbage (a restore's, a listing's) at its
 // first quiet 200 ms, which a busy machine can put past any one sample.
 func (c *benchCluster) resting() (rss, anon, file float64) {
+	return restingOf(c.tb, c.cmd.Process.Pid)
+}
+
+// restingOf is resting for process pid.
+func restingOf(tb testing.TB, pid int) (rss, anon, file float64) {
 	for range 12 {
 		time.Sleep(250 * time.Millisecond)
-		if r := c.rssKB(); rss == 0 || r < rss {
-			rss, anon, file = r, c.statusKB("RssAnon"), c.statusKB("RssFile")
+		if r := procStatusKB(tb, pid, "VmRSS"); rss == 0 || r < rss {
+			rss, anon, file = r, procStatusKB(tb, pid, "RssAnon"), procStatusKB(tb, pid, "RssFile")
 		}
 	}
 	return rss, anon, file

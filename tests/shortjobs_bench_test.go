@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -74,7 +75,40 @@ func BenchmarkShortJobs(b *testing.B) {
 		report(b, "empty xced's RSS (VmRSS at rest after start)", rss/1024, "MB", atMost(12))
 		report(b, "  of which anonymous", anon/1024, "MB-anon", nil)
 		report(b, "  of which file-mapped", file/1024, "MB-file", nil)
+		rss, anon, file = stackFloor(b)
+		report(b, "the stack alone: store, empty gRPC server, raft", rss/1024, "MB-floor", nil)
+		report(b, "  of which anonymous", anon/1024, "MB-floor-anon", nil)
+		report(b, "  of which file-mapped", file/1024, "MB-floor-file", nil)
 	})
+}
+
+// stackFloor is the empty controller's reference, measured as it is: the
+// RSS at rest of tools/stackfloor, which opens the store xced uses, serves
+// an empty gRPC server and links raft, with none of the controller.
+func stackFloor(b *testing.B) (rss, anon, file float64) {
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "stackfloor")
+	build := exec.Command("go", "build", "-tags", "grpcnotrace", "-ldflags", buildLDFlags(), "-o", bin, "../tools/stackfloor")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build stackfloor: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
+		b.Fatalf("stackfloor said %q: %v", line, err)
+	}
+	return restingOf(b, cmd.Process.Pid)
 }
 
 // xargsRef is the machine's limit measured in the same run (the xargs
