@@ -321,3 +321,41 @@ func TestIdleShepherdsPerHost(t *testing.T) {
 		t.Errorf("job 2 ran in shepherd %d, not in the idle %d that another host's worker left alone", got, idle)
 	}
 }
+
+// A job reattached after a restart that came before its process group was
+// recorded (the pids record says none, nor does the controller) is still
+// killed by bkill: through its cgroup, which holds it.
+func TestReattachedWithoutGroupIsKilled(t *testing.T) {
+	shep := testenv.BuildShepherd(t)
+	w, _ := reuseWorker(t, shep)
+	dir := t.TempDir()
+	j := job(1, "sleep 60", dir)
+	if err := w.Start(j); err != nil {
+		t.Fatal(err)
+	}
+	var sp int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if s, pg := w.readPids(jobKey{1, 0}); pg > 0 {
+			sp = s
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the job did not start")
+		}
+	}
+	abandon(w)
+	// As a crash between the start and its record would have left it.
+	if err := os.WriteFile(filepath.Join(w.JobDir(1, 0), pidsName), []byte(strconv.Itoa(sp)+" 0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w2, rs2 := newWorker(t, shep)
+	w2.cfg.RunDir = w.cfg.RunDir
+	j.StartTime = time.Now().UnixNano()
+	w2.Reattach(j)
+	if err := w2.Terminate(1, 0, api.TermReason_TERM_OWNER); err != nil {
+		t.Fatal(err)
+	}
+	if ev := rs2.finished(t); ev.State != api.JobState_EXIT {
+		t.Errorf("the reattached job ended %v (%d), want EXIT", ev.State, ev.ExitStatus)
+	}
+}

@@ -869,7 +869,9 @@ func (w *Worker) Signal(id int64, idx int32, sig syscall.Signal) error {
 	if queued {
 		return nil
 	}
-	if pgid <= 0 {
+	// A job reattached after a restart that came before its process
+	// group was recorded has none: its cgroup still holds the job.
+	if pgid <= 0 && (p.cg == nil || p.launching) {
 		return fmt.Errorf("job %d[%d] has not started its process yet", id, idx)
 	}
 	return w.signalStarted(p, pgid, sig)
