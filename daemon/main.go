@@ -56,6 +56,7 @@ func main() {
 
 type options struct {
 	dir               string
+	runDir            string
 	configFile        string
 	slots             int
 	cluster           string
@@ -85,6 +86,7 @@ func run() int {
 	f.BoolP("version", "V", false, "print the version and exit")
 	f.StringVar(&o.dir, "dir", "", "keep all state and the socket under this directory (default: "+client.DefaultDir()+")")
 	f.IntVar(&o.slots, "slots", 0, "job slots of this host (default: its CPUs)")
+	f.StringVar(&o.runDir, "run-dir", "", runDirHelp)
 	f.StringVar(&o.configFile, "config", "", "the cluster's configuration (xce.toml); without it, the single-host default")
 	f.StringVar(&o.cluster, "cluster", "", "cluster name (overrides the configuration's)")
 	f.DurationVar(&o.cleanPeriod, "clean-period", 0, "how long finished jobs stay visible (CLEAN_PERIOD; overrides the configuration's)")
@@ -268,7 +270,7 @@ func serve(o options) error {
 			Host:              host,
 			ClusterName:       cfg.Cluster.Name,
 			ClusterAdmin:      controller.PrimaryAdmin(cfg),
-			RunDir:            filepath.Join(dir, "jobs"),
+			RunDir:            jobsDir(o.runDir, dir),
 			Shepherd:          shepherdCommand(self),
 			KillGrace:         o.runlimitGrace,
 			TerminateInterval: o.terminateInterval,
@@ -432,6 +434,21 @@ func (o options) override(cfg *config.Config) {
 
 // shepherdCommand is what runs one job: the small xce-shepherd next to
 // xced when it is there (it starts several times faster), else xced itself.
+// runDirHelp is the --run-dir flag's help, xced's and xced worker's.
+const runDirHelp = "keep the jobs' directories here (default DIR/jobs): their records, sockets and spooled output; a tmpfs, on a path only root can change, takes the disk out of a short job's path"
+
+// jobsDir is where the worker keeps its jobs' directories: runDir (made
+// absolute) when set, else DIR/jobs.
+func jobsDir(runDir, dir string) string {
+	if runDir == "" {
+		return filepath.Join(dir, "jobs")
+	}
+	if abs, err := filepath.Abs(runDir); err == nil {
+		return abs
+	}
+	return runDir
+}
+
 func shepherdCommand(self string) []string {
 	small := filepath.Join(filepath.Dir(self), "xce-shepherd")
 	if fi, err := os.Stat(small); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {

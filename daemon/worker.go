@@ -24,6 +24,7 @@ type workerOptions struct {
 	controller   string
 	tokenFile    string
 	dir          string
+	runDir       string
 	name         string
 	slots        int
 	instance     string
@@ -61,6 +62,7 @@ root, else to the worker's own user.`,
 	f.StringVar(&o.controller, "controller", "", "the controller's HOST:PORT (xced --listen), or the candidates' HOST:PORT list, comma-separated")
 	f.StringVar(&o.tokenFile, "token-file", "", "the cluster token (the controller's DIR/cluster.token)")
 	f.StringVar(&o.dir, "dir", "", "the worker's directory: its jobs' files are under DIR/jobs")
+	f.StringVar(&o.runDir, "run-dir", "", runDirHelp)
 	f.StringVar(&o.name, "name", "", "the host's name in the cluster (default: this host's name)")
 	f.IntVar(&o.slots, "slots", 0, "job slots of this host (default: its CPUs)")
 	f.StringVar(&o.instance, "instance", "", "the provider's instance this host is (set by the provisioner that started it)")
@@ -142,13 +144,13 @@ func runWorker(o workerOptions) error {
 		return err
 	}
 	defer stopMetrics()
-	fmt.Fprintf(os.Stderr, "xced worker: host %s, controller %s, jobs under %s, commands' credentials at %s\n", name, o.controller, filepath.Join(dir, "jobs"), sock)
+	fmt.Fprintf(os.Stderr, "xced worker: host %s, controller %s, jobs under %s, commands' credentials at %s\n", name, o.controller, jobsDir(o.runDir, dir), sock)
 	return agent.Run(ctx, agent.Config{
 		Controller:   o.controller,
 		DialOptions:  []grpc.DialOption{workerCredentials(tok)},
 		Host:         name,
 		Slots:        o.slots,
-		RunDir:       filepath.Join(dir, "jobs"),
+		RunDir:       jobsDir(o.runDir, dir),
 		Shepherd:     shepherdCommand(self),
 		Version:      controller.Version,
 		Instance:     o.instance,
