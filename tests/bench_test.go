@@ -56,6 +56,8 @@ var xcedProfiles = flag.String("xced-cpuprofile", "", "benchmarks: each xced sta
 
 var profileSeq atomic.Int64
 
+var benchRunDir = flag.String("bench-run-dir", "", "benchmarks: each xced keeps its jobs' directories (--run-dir) in a new directory under this one, such as a tmpfs")
+
 // profileEnv is the XCE_CPUPROFILE setting for the next xced named name
 // with -xced-cpuprofile; "" without.
 func profileEnv(name string) string {
@@ -145,6 +147,14 @@ func newBenchCluster(tb testing.TB, args ...string) *benchCluster {
 	dir, err := os.MkdirTemp("", "xce-bench-")
 	if err != nil {
 		tb.Fatal(err)
+	}
+	if *benchRunDir != "" {
+		run, err := os.MkdirTemp(*benchRunDir, "xce-bench-run-")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { os.RemoveAll(run) })
+		args = append(append([]string{}, args...), "--run-dir", run)
 	}
 	c := &benchCluster{tb: tb, dir: dir, work: filepath.Join(dir, "work"), state: filepath.Join(dir, "state"), args: args}
 	if err := os.MkdirAll(c.work, 0o755); err != nil {
