@@ -109,12 +109,7 @@ func TestShepherdReuse(t *testing.T) {
 
 	// Killed while idle: the next job gets a shepherd of its own.
 	syscall.Kill(first, syscall.SIGKILL)
-	for deadline := time.Now().Add(10 * time.Second); processExists(first); {
-		if time.Now().After(deadline) {
-			t.Fatal("the killed shepherd is still there")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitGone(t, first, "the killed shepherd is still there")
 	if err := w.Start(job(3, "true", dir2)); err != nil {
 		t.Fatal(err)
 	}
@@ -127,12 +122,7 @@ func TestShepherdReuse(t *testing.T) {
 	}
 
 	w.Close()
-	for deadline := time.Now().Add(10 * time.Second); processExists(third); {
-		if time.Now().After(deadline) {
-			t.Fatal("an idle shepherd outlived the worker's Close")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitGone(t, third, "an idle shepherd outlived the worker's Close")
 }
 
 // Where shepherds are not reused (NoShepherdReuse), each job has its own.
@@ -203,6 +193,17 @@ func readOrEmpty(path string) string {
 	return string(b)
 }
 
+// waitGone waits until process pid has gone (been reaped), and fails the
+// test with msg after 10 s.
+func waitGone(t *testing.T, pid int, msg string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); processExists(pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal(msg)
+		}
+	}
+}
+
 // processExists reports whether pid is a process that has not been reaped.
 func processExists(pid int) bool {
 	err := syscall.Kill(pid, 0)
@@ -232,12 +233,7 @@ func TestHandedShepherdOutlivesWorker(t *testing.T) {
 	if ev := rs2.finished(t); ev.ExitStatus != 6 {
 		t.Errorf("the reattached job ended with %d (%s), want 6", ev.ExitStatus, ev.Detail)
 	}
-	for deadline := time.Now().Add(10 * time.Second); processExists(idle); {
-		if time.Now().After(deadline) {
-			t.Fatal("the shepherd lives on after its job without a worker")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitGone(t, idle, "the shepherd lives on after its job without a worker")
 }
 
 // A job whose cgroup is in the cpuset hierarchy too (resource_enforce cpu):
