@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"xce/lib/api"
+	jobexec "xce/lib/exec"
 	"xce/lib/testenv"
 	"xce/lib/worker"
 )
@@ -251,13 +252,7 @@ func shepherdsOf(pid int) []int {
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile("/proc/" + d.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(stat, ')')
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 2 || f[1] != strconv.Itoa(pid) {
+		if ids, err := jobexec.ReadProcIDs(k); err != nil || ids.PPid != pid {
 			continue
 		}
 		if cmdline, _ := os.ReadFile("/proc/" + d.Name() + "/cmdline"); !strings.Contains(string(cmdline), "shepherd") {

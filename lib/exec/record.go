@@ -80,14 +80,20 @@ func ParseRecord(b []byte) ([]byte, error) {
 // a regular file open for writing. It is made close-on-exec so the job
 // does not inherit it. Anything else there is left alone (nil).
 func recordFile(fd int, name string) *os.File {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return nil
-	}
-	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
-	if err != nil || fl&unix.O_ACCMODE == unix.O_RDONLY {
+	if !writableRegular(fd) {
 		return nil
 	}
 	syscall.CloseOnExec(fd)
 	return os.NewFile(uintptr(fd), name)
+}
+
+// writableRegular reports whether descriptor fd is a regular file open for
+// writing: what a record must be.
+func writableRegular(fd int) bool {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return false
+	}
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	return err == nil && fl&unix.O_ACCMODE != unix.O_RDONLY
 }

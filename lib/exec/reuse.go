@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -87,15 +86,13 @@ func awaitJob(ctl *os.File) (*nextJob, error) {
 		return nil, err
 	}
 	launch, logf := files[0], files[1]
-	n := &nextJob{launchFile: path, kernelMem: goByte == GoKernelMemByte}
-	var ok bool
-	if n.result, ok = writableRecord(files[2]); ok {
-		n.usage, ok = writableRecord(files[3])
-	}
-	if !ok {
+	// Received close-on-exec (recvJob), as recordFile makes the first
+	// job's records.
+	if !writableRegular(int(files[2].Fd())) || !writableRegular(int(files[3].Fd())) {
 		closeAll(files...)
 		return nil, errors.New("the handover's records are not writable regular files")
 	}
+	n := &nextJob{launchFile: path, kernelMem: goByte == GoKernelMemByte, result: files[2], usage: files[3]}
 	unix.Dup3(int(logf.Fd()), 1, 0)
 	unix.Dup3(int(logf.Fd()), 2, 0)
 	logf.Close()
@@ -160,19 +157,6 @@ func closeAll(files ...*os.File) {
 	for _, f := range files {
 		f.Close()
 	}
-}
-
-// writableRecord is recordFile for a handed descriptor.
-func writableRecord(f *os.File) (*os.File, bool) {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return nil, false
-	}
-	fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
-	if err != nil || fl&unix.O_ACCMODE == unix.O_RDONLY {
-		return nil, false
-	}
-	return f, true
 }
 
 // reapStrays reaps the children left: a process of the last job's that

@@ -74,7 +74,6 @@ func newCredKey(uid, gid int, groups []uint32) credKey {
 type idleShepherds struct {
 	mu     sync.Mutex
 	byCred map[credKey][]*shepherdProc
-	n      int
 	cg     cgroup.Job // where they wait; made at the first need
 	closed bool
 }
@@ -151,7 +150,6 @@ func (w *Worker) takeIdle(cred credKey) *shepherdProc {
 		}
 		s := list[len(list)-1]
 		w.idle.byCred[cred] = list[:len(list)-1]
-		w.idle.n--
 		if s.timer.Stop() && s.alive() {
 			return s
 		}
@@ -163,10 +161,29 @@ func (w *Worker) takeIdle(cred credKey) *shepherdProc {
 // cgroup, so that what the job left can be killed there; false when it
 // cannot be kept (let go, then: it exits).
 func (w *Worker) keepIdle(s *shepherdProc) bool {
+	cg := w.idleCgroup()
+	if cg == nil {
+		return false
+	}
+	// Outside the lock: a write of cgroup.procs per hierarchy.
+	if err := cg.Add(s.pid); err != nil {
+		slog.Warn("a shepherd could not be moved out of its job's cgroup", "pid", s.pid, "err", err)
+		return false
+	}
+	return true
+}
+
+// idleCgroup is where idle shepherds wait, made at the first need; nil
+// when no more may wait (the worker closed, or keeps its most).
+func (w *Worker) idleCgroup() cgroup.Job {
 	w.idle.mu.Lock()
 	defer w.idle.mu.Unlock()
-	if w.idle.closed || w.idle.n >= maxIdleShepherds {
-		return false
+	n := 0
+	for _, list := range w.idle.byCred {
+		n += len(list)
+	}
+	if w.idle.closed || n >= maxIdleShepherds {
+		return nil
 	}
 	if w.idle.cg == nil {
 		// In every hierarchy: a job's cgroup in one the idle cgroup
@@ -175,15 +192,11 @@ func (w *Worker) keepIdle(s *shepherdProc) bool {
 		cg, err := w.cg.CreateNamed(name, cgroup.Limits{Everywhere: true})
 		if err != nil {
 			slog.Warn("no cgroup for idle shepherds: each job gets a shepherd of its own", "err", err)
-			return false
+			return nil
 		}
 		w.idle.cg = cg
 	}
-	if err := w.idle.cg.Add(s.pid); err != nil {
-		slog.Warn("a shepherd could not be moved out of its job's cgroup", "pid", s.pid, "err", err)
-		return false
-	}
-	return true
+	return w.idle.cg
 }
 
 // putIdle offers a kept shepherd (keepIdle) for the next job of its user.
@@ -198,13 +211,11 @@ func (w *Worker) putIdle(s *shepherdProc) {
 		w.idle.byCred = map[credKey][]*shepherdProc{}
 	}
 	w.idle.byCred[s.cred] = append(w.idle.byCred[s.cred], s)
-	w.idle.n++
 	s.timer = time.AfterFunc(shepherdIdle, func() {
 		w.idle.mu.Lock()
 		list := w.idle.byCred[s.cred]
 		if i := slices.Index(list, s); i >= 0 {
 			w.idle.byCred[s.cred] = slices.Delete(list, i, i+1)
-			w.idle.n--
 		}
 		w.idle.mu.Unlock()
 		s.letGo()
@@ -220,7 +231,7 @@ func (w *Worker) closeIdle() {
 	for _, list := range w.idle.byCred {
 		all = append(all, list...)
 	}
-	w.idle.byCred, w.idle.n = nil, 0
+	w.idle.byCred = nil
 	cg := w.idle.cg
 	w.idle.mu.Unlock()
 	for _, s := range all {

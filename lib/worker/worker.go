@@ -572,18 +572,13 @@ func (w *Worker) follow(k jobKey, p *proc, s *shepherdProc, kill bool, killReaso
 	if kill {
 		w.Terminate(k.id, k.idx, killReason)
 	}
-	if !p.keepShepherd {
-		// It exits once it has recorded the end: its word that it is
-		// idle meets a closed socket.
-		s.letGo()
-		w.finish(k, p, s.how(), nil)
-		return
-	}
-	if !idle && pid > 0 {
+	if p.keepShepherd && !idle && pid > 0 {
 		line, err := s.read()
 		idle = err == nil && line == jobexec.IdleWord
 	}
-	if !idle || !w.keepIdle(s) {
+	if !p.keepShepherd || !idle || !w.keepIdle(s) {
+		// Not kept: it exits once it has recorded the end (its word
+		// that it is idle meets a closed socket), or has gone.
 		s.letGo()
 		w.finish(k, p, s.how(), nil)
 		return
